@@ -1,0 +1,21 @@
+// `bun run build`: one executable, dist/corpadmin, with the migrations and the docs page inside.
+import { renderMigrationsModule } from "./scripts/embed-migrations";
+import { readFileSync } from "node:fs";
+
+const generated = readFileSync("src/db/migrations.generated.ts", "utf8");
+if (generated !== renderMigrationsModule()) {
+  console.error("src/db/migrations.generated.ts is stale: run `bun run db:generate`");
+  process.exit(1);
+}
+const result = await Bun.build({
+  entrypoints: ["./src/main.ts"],
+  compile: { outfile: "./dist/corpadmin" },
+  minify: true,
+  sourcemap: "linked",
+  target: "bun",
+});
+if (!result.success) {
+  for (const log of result.logs) console.error(log);
+  process.exit(1);
+}
+console.log("built dist/corpadmin");

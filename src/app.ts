@@ -1,0 +1,164 @@
+// createApp builds the whole service from its configuration: the context (databases, caches,
+// background work) and the Elysia app with every module. Nothing is module-level, so each test
+// builds its own app over its own data directory.
+import { Elysia, ValidationError } from "elysia";
+import type { Config } from "./config";
+import { createContext, type AppContext, type ContextOptions } from "./context";
+import { MAX_BODY_BYTES } from "./lib/http";
+import { newId } from "./lib/ids";
+import {
+  internal,
+  invalid,
+  invalidMany,
+  notFound,
+  payloadTooLarge,
+  Problem,
+  problemResponse,
+  unsupportedMediaType,
+  conflict,
+  type FieldError,
+} from "./lib/problem";
+import { authModule } from "./modules/auth";
+import { startModule } from "./modules/start";
+import { docsModule, healthModule } from "./modules/system";
+
+const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+/** Elysia's validation error → 400 naming every bad field by its dotted path. */
+function validationProblem(error: ValidationError): Problem {
+  const seen = new Set<string>();
+  const errors: FieldError[] = [];
+  for (const e of error.all as { path?: string; message: string }[]) {
+    const path = (e.path ?? "").replace(/^\//, "").replace(/\//g, ".").replace(/~1/g, "/").replace(/~0/g, "~") || error.type;
+    if (seen.has(path)) continue;
+    seen.add(path);
+    errors.push({ path, message: e.message });
+  }
+  return invalidMany(errors.length ? errors : [{ path: error.type, message: "is invalid" }]);
+}
+
+/** Reads a JSON body with the size limit enforced while reading (chunked bodies have no length). */
+async function readJsonBody(request: Request): Promise<unknown> {
+  if (!request.body) return {};
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_BODY_BYTES) {
+      await reader.cancel().catch(() => {});
+      throw payloadTooLarge(MAX_BODY_BYTES);
+    }
+    chunks.push(value);
+  }
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(chunks));
+  } catch {
+    throw invalid("body", "is not valid UTF-8");
+  }
+  if (text.trim() === "") return {};
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw invalid("body", `malformed JSON: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * The app reads JSON bodies with its own size-capped parser, and the OpenAPI generator cannot tell
+ * what a custom parser accepts, so it leaves such request bodies without content: fill them in.
+ */
+function describeJsonBodies(doc: any, routes: { method: string; path: string; hooks: { body?: unknown } }[]): void {
+  if (doc?.__bodiesDescribed) return;
+  for (const r of routes) {
+    if (!r.hooks.body) continue;
+    const path = r.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
+    const op = doc?.paths?.[path]?.[r.method.toLowerCase()];
+    if (op?.requestBody && Object.keys(op.requestBody.content ?? {}).length === 0) {
+      op.requestBody.content = { "application/json": { schema: r.hooks.body } };
+    }
+  }
+  Object.defineProperty(doc, "__bodiesDescribed", { value: true, enumerable: false });
+}
+
+export interface AppOptions extends ContextOptions {}
+
+export function createApp(config: Config, options: AppOptions = {}) {
+  const ctx = createContext(config, options);
+  const started = new WeakMap<Request, { at: number; id: string }>();
+
+  const app = new Elysia({ name: "corpadmin" })
+    .onRequest(({ request, set }) => {
+      const id = request.headers.get("x-request-id")?.slice(0, 64) || newId();
+      started.set(request, { at: performance.now(), id });
+      set.headers["x-request-id"] = id;
+      if (!BODY_METHODS.has(request.method)) return;
+      const length = request.headers.get("content-length");
+      const hasBody = length !== null ? length !== "0" : request.body !== null;
+      if (!hasBody) return;
+      let refused: Problem | null = null;
+      const type = (request.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
+      if (length !== null && Number(length) > MAX_BODY_BYTES) refused = payloadTooLarge(MAX_BODY_BYTES);
+      else if (type !== "application/json" && !type.endsWith("+json")) refused = unsupportedMediaType();
+      if (refused) {
+        set.status = refused.status;
+        return problemResponse(refused);
+      }
+    })
+    .onParse({ as: "global" }, async ({ request }) => readJsonBody(request))
+    .onError({ as: "global" }, ({ code, error, request, set }) => {
+      let problem: Problem;
+      if (error instanceof Problem) problem = error;
+      else if (code === "PARSE" && (error as { cause?: unknown }).cause instanceof Problem) problem = (error as { cause: Problem }).cause;
+      else if (code === "VALIDATION") {
+        const v = error as ValidationError;
+        if (v.type === "params") problem = notFound();
+        else if (v.type === "response") {
+          ctx.logger.error("response failed its schema", { path: new URL(request.url).pathname, error: v.message.slice(0, 2000) });
+          problem = internal();
+        } else problem = validationProblem(v);
+      } else if (code === "PARSE") problem = invalid("body", "malformed request body");
+      else if (code === "NOT_FOUND") problem = notFound("Route");
+      else if ((error as { code?: string }).code === "SQLITE_CONSTRAINT_UNIQUE" || (error as { code?: string }).code === "SQLITE_CONSTRAINT_PRIMARYKEY") {
+        problem = conflict("A record with the same unique value already exists");
+      } else if ((error as { code?: string }).code === "SQLITE_CONSTRAINT_FOREIGNKEY") {
+        problem = conflict("The record is still referenced, or references a record that does not exist");
+      } else {
+        ctx.logger.error("unexpected error", {
+          path: new URL(request.url).pathname,
+          error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+          stack: error instanceof Error ? error.stack?.split("\n").slice(0, 8).join("\n") : undefined,
+        });
+        problem = internal();
+      }
+      set.status = problem.status;
+      return problemResponse(problem);
+    })
+    .onAfterResponse({ as: "global" }, ({ request, set, route }) => {
+      const s = started.get(request);
+      if (!s) return;
+      ctx.logger.info("request", {
+        request_id: s.id,
+        method: request.method,
+        path: new URL(request.url).pathname,
+        route,
+        status: typeof set.status === "number" ? set.status : 200,
+        duration_ms: Math.round((performance.now() - s.at) * 100) / 100,
+      });
+    })
+    .onAfterHandle({ as: "global" }, ({ route, response }) => {
+      if (route === "/api/openapi.json") describeJsonBodies(response, app.routes as never);
+    })
+    .use(docsModule())
+    .use(healthModule(ctx))
+    .use(startModule(ctx))
+    .use(authModule(ctx));
+
+  return { app, ctx };
+}
+
+export type App = ReturnType<typeof createApp>["app"];
+export type { AppContext };

@@ -1,0 +1,122 @@
+// Configuration: flags win over CORPADMIN_* environment variables, which win over defaults.
+// Every setting is declared once in SETTINGS; `corpadmin help` prints the same table.
+import { resolve } from "node:path";
+import type { LogLevel } from "./lib/log";
+
+export interface OidcProviderConfig {
+  clientId: string | null;
+  issuer: string;
+  jwksUrl: string;
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  publicUrl: string;
+  logLevel: LogLevel;
+  tokenTtl: number;
+  tokenSecret: string | null;
+  trustedProxies: string[];
+  smtpUrl: string | null;
+  smtpFrom: string;
+  egressAllow: string[];
+  egressDeny: string[];
+  oidc: { google: OidcProviderConfig; microsoft: OidcProviderConfig };
+  /** Upper bound of argon2id hashes computed at once (each holds ~19 MiB). */
+  maxConcurrentHashes: number;
+}
+
+interface Setting {
+  flag: string;
+  env: string;
+  default: string;
+  help: string;
+}
+
+export const SETTINGS: Setting[] = [
+  { flag: "port", env: "CORPADMIN_PORT", default: "8080", help: "TCP port of the HTTP API" },
+  { flag: "host", env: "CORPADMIN_HOST", default: "0.0.0.0", help: "address the HTTP API listens on" },
+  { flag: "data-dir", env: "CORPADMIN_DATA_DIR", default: "./data", help: "platform database, built-in server directory, generated secrets" },
+  { flag: "public-url", env: "CORPADMIN_PUBLIC_URL", default: "", help: "base of links handed out (QR codes, socket URL); default http://localhost:<port>" },
+  { flag: "log-level", env: "CORPADMIN_LOG_LEVEL", default: "info", help: "debug, info, warn or error" },
+  { flag: "token-ttl", env: "CORPADMIN_TOKEN_TTL", default: "3600", help: "seconds a token lives" },
+  { flag: "token-secret", env: "CORPADMIN_TOKEN_SECRET", default: "", help: "HS256 signing key; generated into DATA_DIR/secret.key (mode 0600) when empty" },
+  { flag: "trusted-proxies", env: "CORPADMIN_TRUSTED_PROXIES", default: "", help: "comma-separated CIDRs whose X-Forwarded-For is believed" },
+  { flag: "smtp-url", env: "CORPADMIN_SMTP_URL", default: "", help: "smtp://user:pass@host:port for outgoing e-mail; empty: e-mail is logged, not sent" },
+  { flag: "smtp-from", env: "CORPADMIN_SMTP_FROM", default: "corpadmin@localhost", help: "sender address of outgoing e-mail" },
+  { flag: "egress-allow", env: "CORPADMIN_EGRESS_ALLOW", default: "", help: "comma-separated CIDRs outbound requests may reach even when denied by default" },
+  { flag: "egress-deny", env: "CORPADMIN_EGRESS_DENY", default: "", help: "comma-separated CIDRs outbound requests may never reach" },
+  { flag: "oidc-google-client-id", env: "CORPADMIN_OIDC_GOOGLE_CLIENT_ID", default: "", help: "Google OpenID Connect client id; empty: provider off" },
+  { flag: "oidc-google-issuer", env: "CORPADMIN_OIDC_GOOGLE_ISSUER", default: "https://accounts.google.com", help: "Google issuer" },
+  { flag: "oidc-google-jwks-url", env: "CORPADMIN_OIDC_GOOGLE_JWKS_URL", default: "https://www.googleapis.com/oauth2/v3/certs", help: "Google JWKS URL" },
+  { flag: "oidc-microsoft-client-id", env: "CORPADMIN_OIDC_MICROSOFT_CLIENT_ID", default: "", help: "Microsoft OpenID Connect client id; empty: provider off" },
+  { flag: "oidc-microsoft-issuer", env: "CORPADMIN_OIDC_MICROSOFT_ISSUER", default: "https://login.microsoftonline.com/{tenantid}/v2.0", help: "Microsoft issuer ({tenantid} matches the token's tid)" },
+  { flag: "oidc-microsoft-jwks-url", env: "CORPADMIN_OIDC_MICROSOFT_JWKS_URL", default: "https://login.microsoftonline.com/common/discovery/v2.0/keys", help: "Microsoft JWKS URL" },
+  { flag: "max-concurrent-hashes", env: "CORPADMIN_MAX_CONCURRENT_HASHES", default: "4", help: "password hashes computed at once (each holds ~19 MiB)" },
+];
+
+export class ConfigError extends Error {}
+
+/** Splits `--flag value` / `--flag=value` pairs; returns the flags and the remaining words. */
+export function parseFlags(argv: string[]): { flags: Map<string, string>; words: string[] } {
+  const flags = new Map<string, string>();
+  const words: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (!a.startsWith("--")) {
+      words.push(a);
+      continue;
+    }
+    const eq = a.indexOf("=");
+    if (eq > 0) flags.set(a.slice(2, eq), a.slice(eq + 1));
+    else if (i + 1 < argv.length && !argv[i + 1].startsWith("--")) flags.set(a.slice(2), argv[++i]);
+    else flags.set(a.slice(2), "true");
+  }
+  return { flags, words };
+}
+
+const list = (s: string) => s.split(",").map((x) => x.trim()).filter(Boolean);
+
+export function loadConfig(flags: Map<string, string> = new Map(), env: Record<string, string | undefined> = process.env): Config {
+  const raw = new Map<string, string>();
+  for (const s of SETTINGS) raw.set(s.flag, flags.get(s.flag) ?? env[s.env] ?? s.default);
+  const get = (k: string) => raw.get(k)!;
+  const int = (k: string, min: number, max: number) => {
+    const v = Number(get(k));
+    if (!Number.isInteger(v) || v < min || v > max) throw new ConfigError(`--${k} must be an integer from ${min} to ${max}`);
+    return v;
+  };
+  const port = int("port", 0, 65535);
+  const logLevel = get("log-level") as LogLevel;
+  if (!["debug", "info", "warn", "error"].includes(logLevel)) throw new ConfigError("--log-level must be debug, info, warn or error");
+  const provider = (p: string): OidcProviderConfig => ({
+    clientId: get(`oidc-${p}-client-id`) || null,
+    issuer: get(`oidc-${p}-issuer`),
+    jwksUrl: get(`oidc-${p}-jwks-url`),
+  });
+  return {
+    port,
+    host: get("host"),
+    dataDir: resolve(get("data-dir")),
+    publicUrl: (get("public-url") || `http://localhost:${port}`).replace(/\/+$/, ""),
+    logLevel,
+    tokenTtl: int("token-ttl", 60, 31 * 86400),
+    tokenSecret: get("token-secret") || null,
+    trustedProxies: list(get("trusted-proxies")),
+    smtpUrl: get("smtp-url") || null,
+    smtpFrom: get("smtp-from"),
+    egressAllow: list(get("egress-allow")),
+    egressDeny: list(get("egress-deny")),
+    oidc: { google: provider("google"), microsoft: provider("microsoft") },
+    maxConcurrentHashes: int("max-concurrent-hashes", 1, 64),
+  };
+}
+
+export function settingsHelp(): string {
+  const w = Math.max(...SETTINGS.map((s) => s.flag.length + s.env.length + 5));
+  return SETTINGS.map((s) => {
+    const names = `--${s.flag} / ${s.env}`.padEnd(w + 2);
+    return `  ${names}${s.help}${s.default ? ` (default ${s.default})` : ""}`;
+  }).join("\n");
+}

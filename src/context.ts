@@ -1,0 +1,99 @@
+// Everything a module needs, built once per app from its configuration. There is no
+// module-level state: each createApp (each test) gets its own databases and caches.
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import type { Config } from "./config";
+import { bootstrapPlatform, migrateAllCorps } from "./db/bootstrap";
+import { openPlatformDb, type PlatformDb } from "./db/sqlite";
+import { TenantDbs } from "./db/tenants";
+import { EventBus } from "./events/outbox";
+import { clientIpResolver, type ClientIpResolver } from "./lib/client-ip";
+import { createLogger, type Logger } from "./lib/log";
+import { PasswordHasher } from "./lib/passwords";
+import { CorpCache } from "./modules/auth/corp-cache";
+import type { ApiKeyVerifier, Principal } from "./modules/auth/guard";
+import { PermissionCache } from "./modules/auth/permissions";
+import { Sessions } from "./modules/auth/sessions";
+
+export interface AppContext {
+  config: Config;
+  logger: Logger;
+  platform: PlatformDb;
+  tenants: TenantDbs;
+  corps: CorpCache;
+  permissions: PermissionCache;
+  sessions: Sessions;
+  passwords: PasswordHasher;
+  events: EventBus;
+  builtinServerId: string;
+  clientIp: ClientIpResolver;
+  /** Checks run on every token request after the session is found (safe IP ranges, ...). */
+  authChecks: ((p: Principal) => void)[];
+  /** Verifies external-app API keys; set by the registry module. */
+  apiKeys: ApiKeyVerifier | null;
+  /** Current time; tests inject a clock to drive schedules, retries and expiries. */
+  now: () => number;
+  /** Stops background work and closes databases, in reverse order of registration. */
+  onClose(fn: () => void | Promise<void>): void;
+  close(): Promise<void>;
+}
+
+export interface ContextOptions {
+  logger?: Logger;
+  clientIp?: ClientIpResolver;
+  now?: () => number;
+}
+
+/** The HS256 key: from configuration, else generated once into DATA_DIR/secret.key (mode 0600). */
+function tokenKey(config: Config): Uint8Array {
+  if (config.tokenSecret) return new TextEncoder().encode(config.tokenSecret);
+  const path = join(config.dataDir, "secret.key");
+  if (!existsSync(path)) {
+    writeFileSync(path, randomBytes(48).toString("base64url") + "\n", { mode: 0o600, flag: "wx" });
+  }
+  chmodSync(path, 0o600);
+  return new TextEncoder().encode(readFileSync(path, "utf8").trim());
+}
+
+export function createContext(config: Config, options: ContextOptions = {}): AppContext {
+  mkdirSync(config.dataDir, { recursive: true });
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const platform = openPlatformDb(join(config.dataDir, "platform.db"));
+  const { builtinServerId } = bootstrapPlatform(platform, config.dataDir);
+  const tenants = new TenantDbs(platform, logger);
+  migrateAllCorps(platform, tenants, logger);
+  const closers: (() => void | Promise<void>)[] = [];
+  let closed = false;
+  const ctx: AppContext = {
+    config,
+    logger,
+    platform,
+    tenants,
+    corps: new CorpCache(platform),
+    permissions: new PermissionCache(platform),
+    sessions: new Sessions(platform.$client, tokenKey(config), config.tokenTtl),
+    passwords: new PasswordHasher(config.maxConcurrentHashes),
+    events: new EventBus(),
+    builtinServerId,
+    clientIp: options.clientIp ?? clientIpResolver(config.trustedProxies),
+    authChecks: [],
+    apiKeys: null,
+    now: options.now ?? Date.now,
+    onClose: (fn) => void closers.push(fn),
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const fn of closers.reverse()) {
+        try {
+          await fn();
+        } catch (err) {
+          logger.error("shutdown step failed", { error: String(err) });
+        }
+      }
+      tenants.closeAll();
+      platform.$client.close();
+    },
+  };
+  return ctx;
+}

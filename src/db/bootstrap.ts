@@ -1,0 +1,80 @@
+// Start-up work on the databases: migrate the platform database, seed what the platform always
+// has (the built-in server and the 16 built-in services), then migrate every corporation database.
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { eq, sql } from "drizzle-orm";
+import type { Logger } from "../lib/log";
+import { newId } from "../lib/ids";
+import { nowIso } from "../lib/time";
+import { applyMigrations, migrationStatus, migrationsOf } from "./migrations";
+import { corporations, servers, services } from "./platform/schema";
+import type { PlatformDb } from "./sqlite";
+import type { TenantDbs } from "./tenants";
+
+export const BUILTIN_SERVICES: [identifier: string, name: string][] = [
+  ["platform.auth", "Authentication"],
+  ["platform.corp", "Corporations"],
+  ["platform.user", "Users"],
+  ["platform.workgroup", "Workgroups"],
+  ["platform.service", "Services and features"],
+  ["platform.server", "Database servers"],
+  ["platform.core", "Core"],
+  ["platform.city", "Cities"],
+  ["platform.externalapp", "External applications"],
+  ["platform.person", "Persons"],
+  ["platform.product", "Products"],
+  ["platform.contract", "Contracts"],
+  ["platform.webhook", "Webhooks"],
+  ["platform.metric", "Metrics"],
+  ["platform.isp", "ISP network"],
+  ["platform.qrcode", "QR codes"],
+];
+
+export const BUILTIN_SERVER_NAME = "builtin";
+
+export function bootstrapPlatform(db: PlatformDb, dataDir: string): { builtinServerId: string } {
+  applyMigrations(db, migrationsOf("platform"));
+  const corpsDir = join(dataDir, "corps");
+  mkdirSync(corpsDir, { recursive: true });
+  const now = nowIso();
+  db.transaction(
+    (tx) => {
+      tx.insert(servers)
+        .values({ id: newId(), name: BUILTIN_SERVER_NAME, path: corpsDir, description: "Built-in data directory", builtin: true })
+        .onConflictDoNothing()
+        .run();
+      // The data directory may have moved since the last start; the built-in server follows it.
+      tx.update(servers).set({ path: corpsDir, updated_at: now }).where(sql`${servers.builtin} = 1 AND ${servers.path} <> ${corpsDir}`).run();
+      for (const [identifier, name] of BUILTIN_SERVICES) {
+        tx.insert(services).values({ id: newId(), identifier, name, builtin: true }).onConflictDoNothing().run();
+      }
+    },
+    { behavior: "immediate" },
+  );
+  const builtin = db.select({ id: servers.id }).from(servers).where(eq(servers.builtin, true)).get()!;
+  return { builtinServerId: builtin.id };
+}
+
+/**
+ * Migrates every corporation database. A corporation whose migration fails is rolled back and
+ * marked NEEDS_UPDATE so that the others keep serving; the error is logged.
+ */
+export function migrateAllCorps(db: PlatformDb, tenants: TenantDbs, logger: Logger) {
+  const results: { corp_id: string; from: number; to: number; applied: string[]; error: string | null }[] = [];
+  for (const corp of db.select({ id: corporations.id, status: corporations.status }).from(corporations).all()) {
+    try {
+      const r = tenants.migrate(corp.id);
+      if (corp.status === "NEEDS_UPDATE") {
+        db.update(corporations).set({ status: "ENABLED" }).where(eq(corporations.id, corp.id)).run();
+      }
+      results.push({ corp_id: corp.id, ...r, error: null });
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      logger.error("corporation database migration failed", { corp_id: corp.id, error: message });
+      db.update(corporations).set({ status: "NEEDS_UPDATE" }).where(eq(corporations.id, corp.id)).run();
+      const version = migrationStatus(tenants.get(corp.id).$client, tenants.migrations).version;
+      results.push({ corp_id: corp.id, from: version, to: version, applied: [], error: message });
+    }
+  }
+  return results;
+}

@@ -1,0 +1,37 @@
+import { index, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { bool, idColumn, timestamps } from "../columns";
+import { users } from "./users";
+
+/** A Server is a directory holding corporation databases; the built-in one is DATA_DIR/corps. */
+export const servers = sqliteTable("servers", {
+  id: idColumn(),
+  name: text("name").notNull().unique(),
+  path: text("path").notNull().unique(),
+  description: text("description"),
+  builtin: bool("builtin").notNull().default(false),
+  ...timestamps,
+});
+
+export const corporations = sqliteTable("corporations", {
+  id: idColumn(),
+  auth_name: text("auth_name").notNull().unique(),
+  company_name: text("company_name").notNull(),
+  trade_name: text("trade_name"),
+  doc_identity: text("doc_identity"),
+  email: text("email"),
+  phone: text("phone"),
+  timezone: text("timezone").notNull().default("UTC"),
+  server_id: text("server_id").notNull().references(() => servers.id),
+  status: text("status", { enum: ["ENABLED", "BLOCKED", "MAINTENANCE", "NEEDS_UPDATE"] }).notNull().default("ENABLED"),
+  ...timestamps,
+});
+
+export const corpMembers = sqliteTable(
+  "corp_members",
+  {
+    corp_id: text("corp_id").notNull().references(() => corporations.id, { onDelete: "cascade" }),
+    user_id: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    created_at: timestamps.created_at,
+  },
+  (t) => [primaryKey({ columns: [t.corp_id, t.user_id] }), index("corp_members_user").on(t.user_id)],
+);

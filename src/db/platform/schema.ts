@@ -1,0 +1,6 @@
+// The platform database (DATA_DIR/platform.db). One file per table family; drizzle-kit reads this.
+export * from "./catalog";
+export * from "./corporations";
+export * from "./settings";
+export * from "./users";
+export * from "./workgroups";

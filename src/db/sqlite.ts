@@ -1,0 +1,37 @@
+// Opening SQLite files the one way this service does: WAL, synchronous=FULL (an on-premises box
+// can lose power), foreign keys on, a generous busy timeout, and IMMEDIATE write transactions.
+import { Database } from "bun:sqlite";
+import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
+import * as platformSchema from "./platform/schema";
+import * as tenantSchema from "./tenant/schema";
+
+export type PlatformDb = BunSQLiteDatabase<typeof platformSchema> & { $client: Database };
+export type TenantDb = BunSQLiteDatabase<typeof tenantSchema> & { $client: Database };
+export type AnyDb = PlatformDb | TenantDb;
+
+export function openSqlite(path: string): Database {
+  const sqlite = new Database(path, { create: true, strict: true });
+  sqlite.exec("PRAGMA journal_mode = WAL");
+  sqlite.exec("PRAGMA synchronous = FULL");
+  sqlite.exec("PRAGMA foreign_keys = ON");
+  sqlite.exec("PRAGMA busy_timeout = 10000");
+  sqlite.exec("PRAGMA journal_size_limit = 67108864");
+  return sqlite;
+}
+
+export function openPlatformDb(path: string): PlatformDb {
+  return drizzle({ client: openSqlite(path), schema: platformSchema }) as PlatformDb;
+}
+
+export function openTenantDb(path: string): TenantDb {
+  return drizzle({ client: openSqlite(path), schema: tenantSchema }) as TenantDb;
+}
+
+/**
+ * A write transaction that takes the write lock up front (BEGIN IMMEDIATE): a deferred
+ * read-then-write upgrade fails with SQLITE_BUSY instead of waiting. The callback must be
+ * synchronous: on bun:sqlite an async callback would commit at its first await.
+ */
+export function writeTx<D extends AnyDb, T>(db: D, fn: (tx: Parameters<Parameters<D["transaction"]>[0]>[0]) => T): T {
+  return (db as any).transaction(fn, { behavior: "immediate" });
+}

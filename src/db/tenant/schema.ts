@@ -1,0 +1,2 @@
+// A corporation database (<server dir>/<corp id>.db). One file per table family; drizzle-kit reads this.
+export * from "./events";

@@ -1,0 +1,81 @@
+// Corporation databases: one SQLite file per corporation in its Server's directory. Handles are
+// opened on demand, cached (least recently used first out) and closed on shutdown.
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { eq } from "drizzle-orm";
+import type { Logger } from "../lib/log";
+import { applyMigrations, migrationsOf, type Migration } from "./migrations";
+import { corporations, servers } from "./platform/schema";
+import { openTenantDb, type PlatformDb, type TenantDb } from "./sqlite";
+
+export class TenantDbs {
+  private open = new Map<string, TenantDb>();
+
+  constructor(
+    private platform: PlatformDb,
+    private logger: Logger,
+    private maxOpen = 256,
+    /** The tenant migrations in force; tests replace them to simulate another release. */
+    public migrations: Migration[] = migrationsOf("tenant"),
+  ) {}
+
+  /** Where a corporation's database lives (its server's directory). */
+  pathOf(corpId: string): string {
+    const row = this.platform
+      .select({ path: servers.path })
+      .from(corporations)
+      .innerJoin(servers, eq(servers.id, corporations.server_id))
+      .where(eq(corporations.id, corpId))
+      .get();
+    if (!row) throw new Error(`unknown corporation ${corpId}`);
+    return join(row.path, `${corpId}.db`);
+  }
+
+  /** The cached handle of a corporation's database (opened, not migrated, when not cached). */
+  get(corpId: string): TenantDb {
+    const cached = this.open.get(corpId);
+    if (cached) {
+      // Re-insert to mark it most recently used.
+      this.open.delete(corpId);
+      this.open.set(corpId, cached);
+      return cached;
+    }
+    const path = this.pathOf(corpId);
+    mkdirSync(join(path, ".."), { recursive: true });
+    const db = openTenantDb(path);
+    this.open.set(corpId, db);
+    if (this.open.size > this.maxOpen) {
+      const [oldestId] = this.open.keys();
+      this.close(oldestId);
+    }
+    return db;
+  }
+
+  /** Applies pending migrations to one corporation database (creating the file when missing). */
+  migrate(corpId: string) {
+    return applyMigrations(this.get(corpId), this.migrations);
+  }
+
+  isOpen(corpId: string): boolean {
+    return this.open.has(corpId);
+  }
+
+  openCount(): number {
+    return this.open.size;
+  }
+
+  close(corpId: string): void {
+    const db = this.open.get(corpId);
+    if (!db) return;
+    this.open.delete(corpId);
+    try {
+      db.$client.close();
+    } catch (err) {
+      this.logger.warn("closing a corporation database failed", { corp_id: corpId, error: String(err) });
+    }
+  }
+
+  closeAll(): void {
+    for (const id of [...this.open.keys()]) this.close(id);
+  }
+}

@@ -1,0 +1,103 @@
+// The list convention of routes.md: ?page, ?limit, ?q, ?sort=field|-field, ?<field>=<value>.
+import { and, asc, count, desc, eq, or, sql, type SQL } from "drizzle-orm";
+import { getTableColumns } from "drizzle-orm";
+import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
+import type { AnyDb } from "../db/sqlite";
+import { invalid } from "./problem";
+
+export interface ListParams {
+  page?: number;
+  limit?: number;
+  q?: string;
+  sort?: string;
+  [filter: string]: unknown;
+}
+
+export interface ListSpec {
+  /** Columns that ?q searches (case-insensitive substring). */
+  q: SQLiteColumn[];
+  /** Columns never filterable or sortable (secrets, blobs). */
+  hidden?: string[];
+  /** Default sort when ?sort is absent, e.g. "-at"; default "id". */
+  defaultSort?: string;
+  /** Query keys that are not field filters but belong to the route (handled by the caller). */
+  extraKeys?: string[];
+}
+
+export interface Page<T> {
+  items: T[];
+  page: number;
+  limit: number;
+  total: number;
+}
+
+const RESERVED = new Set(["page", "limit", "q", "sort"]);
+
+function scalarColumns(table: SQLiteTable, hidden: string[]): Record<string, SQLiteColumn> {
+  const out: Record<string, SQLiteColumn> = {};
+  for (const [k, c] of Object.entries(getTableColumns(table))) {
+    const col = c as SQLiteColumn;
+    if (hidden.includes(k)) continue;
+    if (col.dataType === "string" || col.dataType === "number" || col.dataType === "boolean") out[k] = col;
+  }
+  return out;
+}
+
+function filterValue(field: string, col: SQLiteColumn, raw: unknown): unknown {
+  const text = Array.isArray(raw) ? String(raw[raw.length - 1]) : String(raw);
+  if (col.dataType === "boolean") {
+    if (text === "true") return true;
+    if (text === "false") return false;
+    throw invalid(field, "must be true or false");
+  }
+  if (col.dataType === "number") {
+    const n = Number(text);
+    if (text.trim() === "" || !Number.isFinite(n)) throw invalid(field, "must be a number");
+    return n;
+  }
+  return text;
+}
+
+const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => "\\" + c);
+
+/** Builds the WHERE and ORDER BY of a list request; throws 400 naming an unknown field. */
+export function listClauses(table: SQLiteTable, spec: ListSpec, params: ListParams, where: (SQL | undefined)[] = []) {
+  const cols = scalarColumns(table, spec.hidden ?? []);
+  const conds: (SQL | undefined)[] = [...where];
+  for (const [key, raw] of Object.entries(params)) {
+    if (RESERVED.has(key) || raw === undefined || spec.extraKeys?.includes(key)) continue;
+    const col = cols[key];
+    if (!col) throw invalid(key, "is not a filterable field");
+    conds.push(eq(col, filterValue(key, col, raw)));
+  }
+  if (params.q) {
+    const pattern = `%${escapeLike(params.q.toLowerCase())}%`;
+    conds.push(or(...spec.q.map((c) => sql`lower(${c}) LIKE ${pattern} ESCAPE '\\'`)));
+  }
+  const sortText = params.sort ?? spec.defaultSort ?? "id";
+  const descending = sortText.startsWith("-");
+  const sortField = descending ? sortText.slice(1) : sortText;
+  const sortCol = cols[sortField];
+  if (!sortCol) throw invalid("sort", `unknown field '${sortField}'`);
+  const order = [descending ? desc(sortCol) : asc(sortCol)];
+  if (sortField !== "id" && cols.id) order.push(asc(cols.id));
+  return { where: and(...conds), order };
+}
+
+/** Runs a paged list over one table; `view` maps a row to its response shape. */
+export function listRows<R, V>(
+  db: AnyDb,
+  table: SQLiteTable,
+  spec: ListSpec,
+  params: ListParams,
+  view: (row: R) => V,
+  where: (SQL | undefined)[] = [],
+): Page<V> {
+  const page = params.page ?? 1;
+  const limit = params.limit ?? 50;
+  const { where: w, order } = listClauses(table, spec, params, where);
+  const d = db as any;
+  const total = (d.select({ n: count() }).from(table).where(w).get() as { n: number }).n;
+  const rows = d.select().from(table).where(w).orderBy(...order).limit(limit).offset((page - 1) * limit).all() as R[];
+  return { items: rows.map(view), page, limit, total };
+}

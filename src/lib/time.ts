@@ -1,0 +1,77 @@
+// Instants travel as ISO 8601 text. Responses always use UTC with an explicit `+00:00` offset and
+// milliseconds; the same canonical text is what the databases store, so it sorts as it reads.
+
+const OFFSET_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
+const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})/;
+
+export function toIso(d: Date | number): string {
+  return new Date(d).toISOString().replace("Z", "+00:00");
+}
+
+export const nowIso = (): string => toIso(Date.now());
+
+/** Parses an instant that must carry an offset; returns null when it is not one. */
+export function parseInstant(text: string): Date | null {
+  if (!OFFSET_RE.test(text)) return null;
+  const d = new Date(text);
+  return Number.isNaN(d.getTime()) ? null : d;
+}
+
+/** Normalises an instant to the canonical form, or null when malformed. */
+export function canonicalInstant(text: string): string | null {
+  const d = parseInstant(text);
+  return d ? toIso(d) : null;
+}
+
+/** `YYYY-MM-DD` (a date-time is accepted and its date part kept); null when not a real date. */
+export function canonicalDate(text: string): string | null {
+  const m = DATE_RE.exec(text);
+  if (!m) return null;
+  if (text.length > 10 && text[10] !== "T" && text[10] !== " ") return null;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const dt = new Date(Date.UTC(y, mo - 1, d));
+  if (dt.getUTCFullYear() !== y || dt.getUTCMonth() !== mo - 1 || dt.getUTCDate() !== d) return null;
+  return `${m[1]}-${m[2]}-${m[3]}`;
+}
+
+/** Offset of `timeZone` at `at`, in minutes east of UTC. */
+export function zoneOffsetMinutes(timeZone: string, at: Date): number {
+  const parts = new Intl.DateTimeFormat("en-US", {
+    timeZone,
+    hourCycle: "h23",
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+  }).formatToParts(at);
+  const get = (t: string) => Number(parts.find((p) => p.type === t)?.value);
+  const asUtc = Date.UTC(get("year"), get("month") - 1, get("day"), get("hour"), get("minute"), get("second"));
+  return Math.round((asUtc - Math.floor(at.getTime() / 1000) * 1000) / 60000);
+}
+
+function formatOffset(minutes: number): string {
+  const sign = minutes < 0 ? "-" : "+";
+  const abs = Math.abs(minutes);
+  return `${sign}${String(Math.floor(abs / 60)).padStart(2, "0")}:${String(abs % 60).padStart(2, "0")}`;
+}
+
+/** A stored date as midnight in the corporation's timezone: `2025-01-31T00:00:00.000-03:00`. */
+export function dateAsMidnight(date: string | null, timeZone: string): string | null {
+  if (!date) return null;
+  const [y, m, d] = date.split("-").map(Number);
+  // The offset at local midnight: look it up at noon UTC of that day, then refine once (DST edges).
+  let offset = zoneOffsetMinutes(timeZone, new Date(Date.UTC(y, m - 1, d, 12)));
+  offset = zoneOffsetMinutes(timeZone, new Date(Date.UTC(y, m - 1, d) - offset * 60000));
+  return `${date}T00:00:00.000${formatOffset(offset)}`;
+}
+
+export function isValidTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}

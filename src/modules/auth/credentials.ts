@@ -1,0 +1,40 @@
+// Issuing tokens and describing them: the Credentials resource of the interface document.
+import { eq } from "drizzle-orm";
+import type { AppContext } from "../../context";
+import { users } from "../../db/platform/schema";
+import { unauthorized } from "../../lib/problem";
+import { corpsOf, type UserRow } from "../user/view";
+import type { Credentials } from "./model";
+
+export function credentialsOf(ctx: AppContext, user: UserRow, corpId: string, token: string, expiresIn: number): Credentials {
+  const permission = ctx.permissions.get(user.id, corpId, user.super_admin).lists;
+  return {
+    access_token: token,
+    token_type: "bearer",
+    expires_in: expiresIn,
+    credentials: {
+      user: {
+        id: user.id,
+        name: user.name,
+        email: user.email,
+        login: user.login,
+        status: user.status,
+        two_factor_required: user.two_factor_secret !== null,
+        corps: corpsOf(ctx.platform, user.id),
+      },
+      corp: corpId,
+      permission: { admin: [...permission.admin], allow: [...permission.allow] },
+    },
+  };
+}
+
+export async function issueCredentials(ctx: AppContext, user: UserRow, corpId: string): Promise<Credentials> {
+  const { token, expiresIn } = await ctx.sessions.issue(user.id, corpId);
+  return credentialsOf(ctx, user, corpId, token, expiresIn);
+}
+
+export function loadUser(ctx: AppContext, userId: string): UserRow {
+  const user = ctx.platform.select().from(users).where(eq(users.id, userId)).get();
+  if (!user) throw unauthorized("The user no longer exists");
+  return user;
+}

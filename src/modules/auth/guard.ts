@@ -1,0 +1,137 @@
+// The auth macro. Every route declares its guard (routes.md, "Notes legend"):
+//   { auth: "platform.city" }            permission check for the row's service area
+//   { auth: "token" }                    any valid token
+//   { auth: "*" }                        platform super-admin only
+//   { auth: { guard: "platform.user", self: "id" } }   the user named by :id, or the permission
+//   { auth: { guard: "self", self: "id" } }            only the user named by :id
+//   { auth: { guard: "platform.contract", key: true } } an external app's X-Api-Key is accepted too
+// Authentication runs in `transform`, before schema validation, so a request without a credential
+// is 401 whatever its body; the principal is then handed to the handler through `resolve`.
+import { Elysia } from "elysia";
+import type { AppContext } from "../../context";
+import type { TenantDb } from "../../db/sqlite";
+import { forbidden, unauthorized, unavailable } from "../../lib/problem";
+import type { CorpRow } from "./corp-cache";
+import { permits, SUPER_PERMISSION, type PermissionSets } from "./permissions";
+
+/** Areas whose rows act on the working corporation's database (routes.md, "Tenancy"). */
+export const TENANT_AREAS = new Set(["city", "externalapp", "person", "product", "contract", "core", "webhook", "metric", "isp", "qrcode"]);
+
+export type Guard = "token" | "*" | "self" | `platform.${string}`;
+export type AuthSpec = Guard | { guard: Guard; self?: string; key?: boolean; tenant?: boolean };
+
+export interface Principal {
+  kind: "user" | "key";
+  userId: string | null;
+  sessionId: string | null;
+  corpId: string;
+  corp: CorpRow;
+  superAdmin: boolean;
+  permission: PermissionSets;
+  /** The external application whose key authenticated the request. */
+  externalAppId: string | null;
+  ip: string;
+}
+
+export interface ApiKeyCheck {
+  appId: string;
+  active: boolean;
+}
+
+/** Filled by the registry module: checks `<app id>.<secret>` against a corporation's database. */
+export type ApiKeyVerifier = (db: TenantDb, appId: string, secret: string) => ApiKeyCheck | null;
+
+/** The corporation gate (routes.md): BLOCKED 403, MAINTENANCE/NEEDS_UPDATE 503, except for `*`. */
+export function corpGate(corp: CorpRow, superAdmin: boolean): void {
+  if (corp.status === "ENABLED" || superAdmin) return;
+  if (corp.status === "BLOCKED") throw forbidden("The corporation is blocked", "corp-blocked");
+  throw unavailable(corp.status === "MAINTENANCE" ? "The corporation is under maintenance" : "The corporation's database needs an update", 300);
+}
+
+/** `localhost:80/api/contract/{id}/active/PUT`: host:port from the Host header, the row's path. */
+export function actionOf(request: Request, route: string): string {
+  const url = new URL(request.url);
+  const host = request.headers.get("host") ?? url.host;
+  const withPort = /:\d+$/.test(host) && !host.endsWith("]") ? host : `${host}:${url.protocol === "https:" ? 443 : 80}`;
+  const path = route.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
+  return `${withPort}${path}/${request.method.toUpperCase()}`;
+}
+
+function normalize(spec: AuthSpec): { guard: Guard; self?: string; key?: boolean; tenant: boolean } {
+  const s = typeof spec === "string" ? { guard: spec } : spec;
+  const area = s.guard.startsWith("platform.") ? s.guard.slice(9) : null;
+  return { ...s, tenant: s.tenant ?? (area !== null && TENANT_AREAS.has(area)) };
+}
+
+export function authGuard(ctx: AppContext) {
+  const principals = new WeakMap<Request, { principal: Principal; db: TenantDb | null }>();
+
+  async function fromApiKey(header: string, ip: string): Promise<Principal> {
+    const [corpId, appId, secret] = header.split(".");
+    const corp = corpId && appId && secret ? ctx.corps.get(corpId) : null;
+    if (!corp || !ctx.apiKeys) throw unauthorized("Invalid API key");
+    corpGate(corp, false);
+    const check = ctx.apiKeys(ctx.tenants.get(corp.id), appId, secret);
+    if (!check) throw unauthorized("Invalid API key");
+    if (!check.active) throw forbidden("The external application is inactive");
+    const none: PermissionSets = { admin: new Set(), allow: new Set(), lists: { admin: [], allow: [] } };
+    return { kind: "key", userId: null, sessionId: null, corpId: corp.id, corp, superAdmin: false, permission: none, externalAppId: check.appId, ip };
+  }
+
+  async function fromToken(header: string | null, ip: string): Promise<Principal> {
+    if (!header?.toLowerCase().startsWith("bearer ")) throw unauthorized();
+    const claims = await ctx.sessions.verify(header.slice(7).trim());
+    if (!claims) throw unauthorized("The token is invalid or expired");
+    const session = ctx.sessions.live(claims.jti);
+    if (!session || session.user_id !== claims.sub || session.corp_id !== claims.corp) throw unauthorized("The session has ended");
+    if (!session.user_status) throw unauthorized("The account is inactive");
+    const corp = ctx.corps.get(session.corp_id);
+    if (!corp) throw unauthorized("The corporation no longer exists");
+    const superAdmin = session.super_admin === 1;
+    const principal: Principal = {
+      kind: "user",
+      userId: session.user_id,
+      sessionId: session.id,
+      corpId: corp.id,
+      corp,
+      superAdmin,
+      permission: ctx.permissions.get(session.user_id, corp.id, superAdmin),
+      externalAppId: null,
+      ip,
+    };
+    for (const check of ctx.authChecks) check(principal);
+    return principal;
+  }
+
+  return new Elysia({ name: "auth-guard" }).macro({
+    auth: (spec: AuthSpec) => {
+      const s = normalize(spec);
+      return {
+        async transform({ request, route, params, server }) {
+          const ip = ctx.clientIp(request, server?.requestIP(request)?.address ?? null);
+          const apiKey = s.key ? request.headers.get("x-api-key") : null;
+          const principal = apiKey ? await fromApiKey(apiKey, ip) : await fromToken(request.headers.get("authorization"), ip);
+          if (principal.kind === "user") {
+            const selfParam = s.self ? (params as Record<string, string>)[s.self] : undefined;
+            const isSelf = selfParam !== undefined && selfParam === principal.userId;
+            if (s.guard === "self") {
+              if (!isSelf) throw forbidden("Only the user themself may do this");
+            } else if (s.guard === "*") {
+              if (!principal.superAdmin) throw forbidden("Only a platform administrator may do this");
+            } else if (s.guard !== "token" && !isSelf) {
+              if (!permits(principal.permission, s.guard, actionOf(request, route))) throw forbidden(`Requires ${s.guard}`);
+            }
+          }
+          if (s.tenant) corpGate(principal.corp, principal.superAdmin);
+          principals.set(request, { principal, db: s.tenant || principal.kind === "key" ? ctx.tenants.get(principal.corpId) : null });
+        },
+        resolve({ request }) {
+          const found = principals.get(request)!;
+          return { principal: found.principal, tenantDb: found.db as TenantDb };
+        },
+      };
+    },
+  });
+}
+
+export { SUPER_PERMISSION };

@@ -1,0 +1,39 @@
+import { t, type Static } from "elysia";
+import { Uuid } from "../../lib/schemas";
+import { CorpsMap } from "../user/model";
+
+export const Credentials = t.Object({
+  access_token: t.String(),
+  token_type: t.Literal("bearer"),
+  expires_in: t.Integer(),
+  credentials: t.Object({
+    user: t.Object({
+      id: Uuid,
+      name: t.String(),
+      email: t.String(),
+      login: t.String(),
+      status: t.Boolean(),
+      two_factor_required: t.Boolean(),
+      corps: CorpsMap,
+    }),
+    corp: Uuid,
+    permission: t.Object({ admin: t.Array(t.String()), allow: t.Array(t.String()) }),
+  }),
+});
+export type Credentials = Static<typeof Credentials>;
+
+/** A 6-digit string, or an integer that is left-padded to 6 digits. */
+export const TwoFactorCode = t.Union([t.Integer({ minimum: 0, maximum: 999999 }), t.String({ pattern: "^[0-9]{6}$" })]);
+
+export const LoginBody = t.Object({
+  corp: t.String({ minLength: 1, maxLength: 64, description: "auth_name or id of the corporation" }),
+  login: t.String({ minLength: 1, maxLength: 64 }),
+  password: t.String({ minLength: 1, maxLength: 128 }),
+  two_factor_code: t.Optional(t.Union([TwoFactorCode, t.Null()])),
+  remember_device: t.Optional(t.Union([t.Boolean(), t.Null()])),
+});
+export type LoginBody = Static<typeof LoginBody>;
+
+export const ChangeCorpBody = t.Object({
+  corp: t.String({ minLength: 1, maxLength: 64, description: "auth_name or id of the corporation" }),
+});

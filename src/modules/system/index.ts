@@ -1,0 +1,57 @@
+// Health, the OpenAPI document and the interactive docs page. The page's script is served from
+// the binary itself: on-premises sites are often offline, and the plugin's default page loads
+// Scalar from a CDN.
+import { Elysia, t } from "elysia";
+import { openapi } from "@elysiajs/openapi";
+// The package's exports do not expose the standalone bundle; a relative path reaches it, and
+// `type: "file"` embeds it in the compiled binary.
+import scalarBundle from "../../../node_modules/@scalar/api-reference/dist/browser/standalone.js" with { type: "file" };
+import type { AppContext } from "../../context";
+import { unavailable } from "../../lib/problem";
+import { VERSION } from "../../version";
+
+const SCALAR_PATH = "/api/docs/scalar.js";
+
+export function docsModule() {
+  return new Elysia({ name: "docs" })
+    .get(SCALAR_PATH, () => new Response(Bun.file(scalarBundle), { headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=86400" } }), {
+      detail: { hide: true },
+    })
+    .use(
+      openapi({
+        path: "/api/docs",
+        specPath: "/api/openapi.json",
+        exclude: { paths: [SCALAR_PATH] },
+        documentation: {
+          info: {
+            title: "corpadmin",
+            version: VERSION,
+            description: "Multi-tenant administration and registry service for internet service providers.",
+          },
+          components: {
+            securitySchemes: {
+              bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" },
+              apiKey: { type: "apiKey", in: "header", name: "X-Api-Key" },
+            },
+          },
+          security: [{ bearer: [] }],
+        },
+        scalar: { cdn: SCALAR_PATH, url: "/api/openapi.json", withDefaultFonts: false } as never,
+      }),
+    );
+}
+
+export function healthModule(ctx: AppContext) {
+  return new Elysia({ name: "health", prefix: "/api", tags: ["System"] }).get(
+    "/health",
+    () => {
+      try {
+        ctx.platform.$client.query("SELECT 1").get();
+      } catch {
+        throw unavailable("The platform database is not reachable", 5);
+      }
+      return { status: "ok" as const, version: VERSION };
+    },
+    { response: { 200: t.Object({ status: t.Literal("ok"), version: t.String() }) }, detail: { summary: "Health check", security: [] } },
+  );
+}

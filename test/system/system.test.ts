@@ -1,0 +1,55 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { renderMigrationsModule } from "../../scripts/embed-migrations";
+import { makeApp, type TestApp } from "../helpers";
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await makeApp();
+});
+afterAll(() => t.close());
+
+test("health is 200 while the platform database answers, 503 when it does not", async () => {
+  const ok = await t.req("GET", "/api/health");
+  expect(ok.status).toBe(200);
+  expect(ok.body.status).toBe("ok");
+  const other = await makeApp();
+  other.ctx.platform.$client.close();
+  const down = await other.req("GET", "/api/health");
+  expect(down.status).toBe(503);
+  expect(down.body.type).toBe("urn:corpadmin:problem:unavailable");
+});
+
+test("the OpenAPI document lists the routes with their schemas", async () => {
+  const res = await t.req("GET", "/api/openapi.json");
+  expect(res.status).toBe(200);
+  const paths = res.body.paths;
+  for (const [path, method] of [["/api/login", "post"], ["/api/logout", "delete"], ["/api/auth/credentials", "get"], ["/api/auth/refresh", "get"], ["/api/auth/corp", "post"], ["/api/start", "post"], ["/api/health", "get"]]) {
+    expect(paths[path]?.[method]).toBeDefined();
+  }
+  expect(JSON.stringify(paths["/api/login"].post.requestBody)).toContain("two_factor_code");
+  expect(paths["/api/docs/scalar.js"]).toBeUndefined();
+});
+
+test("the docs page loads its script from the service itself, not from a CDN", async () => {
+  const page = await t.req("GET", "/api/docs");
+  expect(page.status).toBe(200);
+  expect(page.text).toContain('src="/api/docs/scalar.js"');
+  expect(page.text).not.toMatch(/<script[^>]+src="https?:/);
+  expect(page.text).not.toMatch(/<link[^>]+href="https?:/);
+  const script = await t.app.handle(new Request("http://localhost/api/docs/scalar.js"));
+  expect(script.status).toBe(200);
+  expect(script.headers.get("content-type")).toContain("javascript");
+  expect((await script.arrayBuffer()).byteLength).toBeGreaterThan(1_000_000);
+});
+
+test("unknown routes are 404 problem documents", async () => {
+  const res = await t.req("GET", "/api/nothing-here");
+  expect(res.status).toBe(404);
+  expect(res.headers.get("content-type")).toContain("application/problem+json");
+  expect(res.body.type).toBe("urn:corpadmin:problem:not-found");
+});
+
+test("the embedded migrations module is in step with migrations/", () => {
+  expect(readFileSync("src/db/migrations.generated.ts", "utf8")).toBe(renderMigrationsModule());
+});
