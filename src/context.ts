@@ -9,7 +9,9 @@ import { openPlatformDb, type PlatformDb } from "./db/sqlite";
 import { TenantDbs } from "./db/tenants";
 import { EventBus } from "./events/outbox";
 import { clientIpResolver, type ClientIpResolver } from "./lib/client-ip";
+import { EgressPolicy } from "./lib/egress";
 import { createLogger, type Logger } from "./lib/log";
+import { Mailer } from "./lib/mailer";
 import { PasswordHasher } from "./lib/passwords";
 import { CorpCache } from "./modules/auth/corp-cache";
 import type { ApiKeyVerifier, Principal } from "./modules/auth/guard";
@@ -26,6 +28,8 @@ export interface AppContext {
   sessions: Sessions;
   passwords: PasswordHasher;
   events: EventBus;
+  mailer: Mailer;
+  egress: EgressPolicy;
   builtinServerId: string;
   clientIp: ClientIpResolver;
   /** Checks run on every token request after the session is found (safe IP ranges, ...). */
@@ -75,6 +79,8 @@ export function createContext(config: Config, options: ContextOptions = {}): App
     sessions: new Sessions(platform.$client, tokenKey(config), config.tokenTtl),
     passwords: new PasswordHasher(config.maxConcurrentHashes),
     events: new EventBus(),
+    mailer: new Mailer(config.smtpUrl, config.smtpFrom, logger),
+    egress: new EgressPolicy(config.egressAllow, config.egressDeny),
     builtinServerId,
     clientIp: options.clientIp ?? clientIpResolver(config.trustedProxies),
     authChecks: [],
@@ -91,6 +97,7 @@ export function createContext(config: Config, options: ContextOptions = {}): App
           logger.error("shutdown step failed", { error: String(err) });
         }
       }
+      ctx.mailer.close();
       tenants.closeAll();
       platform.$client.close();
     },

@@ -42,14 +42,14 @@ test("dist/corpadmin alone: start, log in, credentials, SIGTERM → exit 0", asy
     const post = (path: string, body: unknown) => fetch(base + path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
     const start = await post("/api/start", { user: ADMIN, corp: { auth_name: "bin-corp", company_name: "Binary Corp" } });
     expect(start.status).toBe(200);
-    const corpId = (await start.json()).corp.id;
+    const corpId = ((await start.json()) as any).corp.id;
     expect(existsSync(join(dir, "data", "corps", `${corpId}.db`))).toBe(true);
     const login = await post("/api/login", { corp: "bin-corp", login: ADMIN.login, password: ADMIN.password });
     expect(login.status).toBe(200);
-    const { access_token } = await login.json();
+    const { access_token } = (await login.json()) as any;
     const creds = await fetch(`${base}/api/auth/credentials`, { headers: { authorization: `Bearer ${access_token}` } });
     expect(creds.status).toBe(200);
-    expect((await creds.json()).credentials.corp).toBe(corpId);
+    expect(((await creds.json()) as any).credentials.corp).toBe(corpId);
     const docs = await fetch(`${base}/api/docs/scalar.js`);
     expect(docs.status).toBe(200);
   } finally {
