@@ -12,6 +12,7 @@ import { clientIpResolver, type ClientIpResolver } from "./lib/client-ip";
 import { EgressPolicy } from "./lib/egress";
 import { createLogger, type Logger } from "./lib/log";
 import { Mailer } from "./lib/mailer";
+import { RateLimiter } from "./lib/rate-limit";
 import { PasswordHasher } from "./lib/passwords";
 import { CorpCache } from "./modules/auth/corp-cache";
 import type { ApiKeyVerifier, Principal } from "./modules/auth/guard";
@@ -29,6 +30,8 @@ export interface AppContext {
   passwords: PasswordHasher;
   events: EventBus;
   mailer: Mailer;
+  /** 60 requests a minute per client IP on the public auth rows (routes.md, "Lock and rate limits"). */
+  publicAuthLimiter: RateLimiter;
   egress: EgressPolicy;
   builtinServerId: string;
   clientIp: ClientIpResolver;
@@ -47,6 +50,8 @@ export interface ContextOptions {
   logger?: Logger;
   clientIp?: ClientIpResolver;
   now?: () => number;
+  /** Requests a minute per IP on the public auth rows (60; test suites raise it). */
+  publicAuthLimit?: number;
 }
 
 /** The HS256 key: from configuration, else generated once into DATA_DIR/secret.key (mode 0600). */
@@ -80,6 +85,7 @@ export function createContext(config: Config, options: ContextOptions = {}): App
     passwords: new PasswordHasher(config.maxConcurrentHashes),
     events: new EventBus(),
     mailer: new Mailer(config.smtpUrl, config.smtpFrom, logger),
+    publicAuthLimiter: new RateLimiter(options.publicAuthLimit ?? 60, 60_000, options.now ?? Date.now),
     egress: new EgressPolicy(config.egressAllow, config.egressDeny),
     builtinServerId,
     clientIp: options.clientIp ?? clientIpResolver(config.trustedProxies),

@@ -264,3 +264,22 @@ describe("the auth guard", () => {
   });
 
 });
+
+describe("rate limit of the public auth rows", () => {
+  test("a client IP gets 60 logins a minute, then 429 with Retry-After; other IPs are unaffected", async () => {
+    const t = await makeApp({ options: { publicAuthLimit: 60 } });
+    await startAndLogin(t);
+    const statuses: number[] = [];
+    for (let i = 0; i < 61; i++) {
+      statuses.push((await t.req("POST", "/api/login", { body: { corp: "acme", login: "x", password: "" }, ip: "203.0.113.7" })).status);
+    }
+    expect(statuses.slice(0, 60).every((s) => s === 400)).toBe(true);
+    const limited = await t.req("POST", "/api/login", { body: { corp: "acme", login: "x", password: "y" }, ip: "203.0.113.7" });
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(limited.body.type).toBe("urn:corpadmin:problem:rate-limited");
+    const other = await t.req("POST", "/api/login", { body: { corp: "acme", login: ADMIN.login, password: ADMIN.password }, ip: "203.0.113.8" });
+    expect(other.status).toBe(200);
+    await t.close();
+  });
+});

@@ -19,6 +19,7 @@ export function authModule(ctx: AppContext) {
         return issueCredentials(ctx, user, corp.id);
       },
       {
+        publicAuth: true,
         body: LoginBody,
         response: { 200: Credentials, 403: ProblemSchema },
         detail: { summary: "Log in and obtain a token", security: [] },
