@@ -53,3 +53,11 @@ test("unknown routes are 404 problem documents", async () => {
 test("the embedded migrations module is in step with migrations/", () => {
   expect(readFileSync("src/db/migrations.generated.ts", "utf8")).toBe(renderMigrationsModule());
 });
+
+test("each operation says how it is guarded: public rows carry no security", async () => {
+  const { paths } = (await t.req("GET", "/api/openapi.json")).body;
+  expect(paths["/api/login"].post.security).toBeUndefined();
+  expect(paths["/api/start"].post.security).toBeUndefined();
+  expect(paths["/api/auth/credentials"].get.security).toEqual([{ bearer: [] }]);
+  expect(paths["/api/auth/credentials"].get["x-corpadmin-guard"].guard).toBe("token");
+});

@@ -114,6 +114,11 @@ export function authGuard(ctx: AppContext) {
     auth: (spec: AuthSpec) => {
       const s = normalize(spec);
       return {
+        // The OpenAPI document tells clients (and the route-matrix test) how each row is guarded.
+        detail: {
+          security: s.key ? [{ bearer: [] }, { apiKey: [] }] : [{ bearer: [] }],
+          "x-corpadmin-guard": { guard: s.guard, self: s.self ?? null, key: !!s.key, tenant: s.tenant },
+        } as Record<string, unknown>,
         async transform({ request, route, params, server }) {
           const ip = ctx.clientIp(request, server?.requestIP(request)?.address ?? null);
           const apiKey = s.key ? request.headers.get("x-api-key") : null;

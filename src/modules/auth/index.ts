@@ -22,7 +22,7 @@ export function authModule(ctx: AppContext) {
         publicAuth: true,
         body: LoginBody,
         response: { 200: Credentials, 403: ProblemSchema },
-        detail: { summary: "Log in and obtain a token", security: [] },
+        detail: { summary: "Log in and obtain a token" },
       },
     )
     .delete(

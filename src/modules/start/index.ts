@@ -59,7 +59,7 @@ export function startModule(ctx: AppContext) {
     {
       body: StartBody,
       response: { 200: t.Object({ user: User, corp: Corporation }) },
-      detail: { summary: "Create the built-in user and the first corporation", security: [] },
+      detail: { summary: "Create the built-in user and the first corporation" },
     },
   );
 }

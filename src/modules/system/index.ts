@@ -34,7 +34,6 @@ export function docsModule() {
               apiKey: { type: "apiKey", in: "header", name: "X-Api-Key" },
             },
           },
-          security: [{ bearer: [] }],
         },
         scalar: { cdn: SCALAR_PATH, url: "/api/openapi.json", withDefaultFonts: false } as never,
       }),
@@ -52,6 +51,6 @@ export function healthModule(ctx: AppContext) {
       }
       return { status: "ok" as const, version: VERSION };
     },
-    { response: { 200: t.Object({ status: t.Literal("ok"), version: t.String() }) }, detail: { summary: "Health check", security: [] } },
+    { response: { 200: t.Object({ status: t.Literal("ok"), version: t.String() }) }, detail: { summary: "Health check" } },
   );
 }
