@@ -25,6 +25,8 @@ export interface Config {
   oidc: { google: OidcProviderConfig; microsoft: OidcProviderConfig };
   /** Upper bound of argon2id hashes computed at once (each holds ~19 MiB). */
   maxConcurrentHashes: number;
+  /** Requests a minute per client IP on the public auth rows. */
+  authRateLimit: number;
 }
 
 interface Setting {
@@ -54,6 +56,7 @@ export const SETTINGS: Setting[] = [
   { flag: "oidc-microsoft-issuer", env: "CORPADMIN_OIDC_MICROSOFT_ISSUER", default: "https://login.microsoftonline.com/{tenantid}/v2.0", help: "Microsoft issuer ({tenantid} matches the token's tid)" },
   { flag: "oidc-microsoft-jwks-url", env: "CORPADMIN_OIDC_MICROSOFT_JWKS_URL", default: "https://login.microsoftonline.com/common/discovery/v2.0/keys", help: "Microsoft JWKS URL" },
   { flag: "max-concurrent-hashes", env: "CORPADMIN_MAX_CONCURRENT_HASHES", default: "4", help: "password hashes computed at once (each holds ~19 MiB)" },
+  { flag: "auth-rate-limit", env: "CORPADMIN_AUTH_RATE_LIMIT", default: "60", help: "requests a minute per client IP on the public auth rows (login, OIDC exchange, corp check, password reset)" },
 ];
 
 export class ConfigError extends Error {}
@@ -110,6 +113,7 @@ export function loadConfig(flags: Map<string, string> = new Map(), env: Record<s
     egressDeny: list(get("egress-deny")),
     oidc: { google: provider("google"), microsoft: provider("microsoft") },
     maxConcurrentHashes: int("max-concurrent-hashes", 1, 64),
+    authRateLimit: int("auth-rate-limit", 1, 1_000_000),
   };
 }
 

@@ -50,7 +50,7 @@ export interface ContextOptions {
   logger?: Logger;
   clientIp?: ClientIpResolver;
   now?: () => number;
-  /** Requests a minute per IP on the public auth rows (60; test suites raise it). */
+  /** Overrides config.authRateLimit (test suites raise it). */
   publicAuthLimit?: number;
 }
 
@@ -85,7 +85,7 @@ export function createContext(config: Config, options: ContextOptions = {}): App
     passwords: new PasswordHasher(config.maxConcurrentHashes),
     events: new EventBus(),
     mailer: new Mailer(config.smtpUrl, config.smtpFrom, logger),
-    publicAuthLimiter: new RateLimiter(options.publicAuthLimit ?? 60, 60_000, options.now ?? Date.now),
+    publicAuthLimiter: new RateLimiter(options.publicAuthLimit ?? config.authRateLimit, 60_000, options.now ?? Date.now),
     egress: new EgressPolicy(config.egressAllow, config.egressDeny),
     builtinServerId,
     clientIp: options.clientIp ?? clientIpResolver(config.trustedProxies),

@@ -1,0 +1,329 @@
+// `bun run bench`: measures the hot paths of the compiled binary against the machine's own
+// ceiling (a raw Bun.serve started in the same run), with wrk driving load from another process.
+// Prints one table and writes bench/results/latest.json. Seeded data and load shape are fixed:
+// do not tune them to the code.
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const root = join(import.meta.dir, "..");
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const CONNECTIONS = 32;
+const SEED_CONTRACTS = Number(process.env.BENCH_CONTRACTS ?? 10_000);
+const SEED_QRCODES = 100;
+const ADMIN = { name: "Bench Admin", email: "bench@example.com", login: "bench", password: "bench-password-1" };
+
+type Row = { path: string; rps: number; p50_ms: number; p99_ms: number; ratio: number | null; rss_mb: number; errors: number; ok: boolean; note?: string };
+
+function freePort(): number {
+  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  const port = s.port!;
+  s.stop(true);
+  return port;
+}
+
+function ensureWrk(): void {
+  if (Bun.which("wrk")) return;
+  console.log("wrk is missing: installing it from Debian's packages (apt-get install -y wrk)");
+  const r = Bun.spawnSync(["bash", "-c", "apt-get update -qq && apt-get install -y -qq wrk"], { stdout: "inherit", stderr: "inherit" });
+  if (r.exitCode !== 0 || !Bun.which("wrk")) throw new Error("wrk is required: apt-get install wrk");
+}
+
+function rssMb(pid: number): number {
+  try {
+    const status = require("node:fs").readFileSync(`/proc/${pid}/status`, "utf8") as string;
+    const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+    return Math.round(kb / 1024);
+  } catch {
+    return 0;
+  }
+}
+
+async function waitHealthy(base: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await fetch(`${base}/api/health`).then((r) => r.ok, () => false)) return;
+    await Bun.sleep(5);
+  }
+  throw new Error(`${base} did not become healthy`);
+}
+
+/** Runs fn over items with at most `n` in flight. */
+async function pool<T, R>(items: T[], n: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i], i);
+      }
+    }),
+  );
+  return out;
+}
+
+function luaString(s: string): string {
+  return JSON.stringify(s);
+}
+
+/** A wrk Lua script: random request from a list; counts responses whose status is not expected. */
+function wrkScript(requests: { method: string; path: string; body?: string; headers?: Record<string, string> }[], expected: number[]): string {
+  const reqs = requests
+    .map((r) => {
+      const headers = Object.entries(r.headers ?? {}).map(([k, v]) => `[${luaString(k)}]=${luaString(v)}`).join(",");
+      return `{${luaString(r.method)},${luaString(r.path)},{${headers}},${r.body ? luaString(r.body) : "nil"}}`;
+    })
+    .join(",\n");
+  return `
+local reqs = {${reqs}}
+local expected = {${expected.map((s) => `[${s}]=true`).join(",")}}
+local threads = {}
+bad = 0 -- global: the main state reads it from each thread with thread:get
+function setup(thread) table.insert(threads, thread) end
+function init(args) bad = 0; math.randomseed(os.time() + tonumber(tostring({}):sub(8), 16)) end
+function request()
+  local r = reqs[math.random(#reqs)]
+  return wrk.format(r[1], r[2], r[3], r[4])
+end
+function response(status, headers, body)
+  if not expected[status] then bad = bad + 1 end
+end
+function done(summary, latency, requests)
+  local total = 0
+  for _, t in ipairs(threads) do total = total + (t:get("bad") or 0) end
+  io.write(string.format("UNEXPECTED %d\\n", total))
+  io.write(string.format("P50 %f\\nP99 %f\\nRPS %f\\nERRORS %d\\n", latency:percentile(50) / 1000, latency:percentile(99) / 1000,
+    summary.requests / (summary.duration / 1e6), summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout))
+end
+`;
+}
+
+async function runWrk(base: string, script: string, seconds = SECONDS, connections = CONNECTIONS) {
+  const dir = mkdtempSync(join(tmpdir(), "corpadmin-wrk-"));
+  const file = join(dir, "script.lua");
+  writeFileSync(file, script);
+  const run = (d: number) =>
+    Bun.spawnSync(["wrk", "-t2", `-c${connections}`, `-d${d}s`, "--timeout", "5s", "-s", file, base], { stdout: "pipe", stderr: "pipe" });
+  run(2); // warm-up
+  const r = run(seconds);
+  rmSync(dir, { recursive: true, force: true });
+  const out = r.stdout.toString();
+  const num = (k: string) => Number(new RegExp(`${k} ([0-9.]+)`).exec(out)?.[1] ?? NaN);
+  return { rps: num("RPS"), p50: num("P50"), p99: num("P99"), errors: num("ERRORS") + num("UNEXPECTED"), raw: out };
+}
+
+async function main() {
+  ensureWrk();
+  console.log("building dist/corpadmin ...");
+  const build = Bun.spawnSync(["bun", "build.ts"], { cwd: root, stdout: "inherit", stderr: "inherit" });
+  if (build.exitCode !== 0) throw new Error("build failed");
+  const binary = join(root, "dist", "corpadmin");
+  const binarySizeMb = Math.round(statSync(binary).size / 1024 / 1024);
+
+  // The ceiling: a raw Bun.serve answering a small JSON object, in its own process.
+  const ceilingPort = freePort();
+  const ceiling = Bun.spawn(["bun", "-e", `Bun.serve({ port: ${ceilingPort}, hostname: "127.0.0.1", fetch: () => Response.json({ status: "ok" }) })`], { stdout: "ignore", stderr: "inherit" });
+  await Bun.sleep(300);
+  const ceil = await runWrk(`http://127.0.0.1:${ceilingPort}/`, wrkScript([{ method: "GET", path: "/" }], [200]));
+  ceiling.kill();
+  console.log(`ceiling (raw Bun.serve): ${Math.round(ceil.rps)} req/s`);
+
+  const dataDir = mkdtempSync(join(tmpdir(), "corpadmin-bench-"));
+  const port = freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const env = { ...process.env, CORPADMIN_DATA_DIR: dataDir, CORPADMIN_PORT: String(port), CORPADMIN_HOST: "127.0.0.1", CORPADMIN_LOG_LEVEL: "warn", CORPADMIN_PUBLIC_URL: base,
+    // One load generator on one IP: the per-IP limit of the public auth rows would turn the
+    // login measurement into a 429 measurement.
+    CORPADMIN_AUTH_RATE_LIMIT: "1000000" };
+  let server = Bun.spawn([binary, "serve"], { env, stdout: "ignore", stderr: "inherit" });
+  await waitHealthy(base);
+  const rows: Row[] = [];
+  const extra: Record<string, unknown> = { binary_size_mb: binarySizeMb, ceiling_rps: Math.round(ceil.rps) };
+  try {
+    const json = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+      const res = await fetch(base + path, { method, headers: { "content-type": "application/json", ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const text = await res.text();
+      if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
+      return text ? JSON.parse(text) : null;
+    };
+    const spec = await json("GET", "/api/openapi.json");
+    const has = (method: string, path: string) => !!spec.paths?.[path]?.[method.toLowerCase()];
+
+    await json("POST", "/api/start", { user: ADMIN, corp: { auth_name: "bench", company_name: "Bench ISP", timezone: "America/Sao_Paulo" } });
+    const login = await json("POST", "/api/login", { corp: "bench", login: ADMIN.login, password: ADMIN.password });
+    const auth = { authorization: `Bearer ${login.access_token}` };
+    extra.idle_rss_mb = rssMb(server.pid);
+
+    // Seed: contracts (each with its customer person and city) through the external-app upsert.
+    const contractIds: string[] = [];
+    const passwords: { username: string; password: string }[] = [];
+    let upsertBody: ((i: number) => unknown) | null = null;
+    if (has("POST", "/api/contract/create/externalapp/name/{externalAppName}") && has("POST", "/api/externalapp")) {
+      await json("POST", "/api/externalapp", { name: "erp" }, auth);
+      upsertBody = (i: number) => contractBody(i);
+      const t0 = performance.now();
+      const created = await pool(Array.from({ length: SEED_CONTRACTS }, (_, i) => i), 16, (i) => json("POST", "/api/contract/create/externalapp/name/erp", upsertBody!(i), auth));
+      const secs = (performance.now() - t0) / 1000;
+      extra.seed_upserts_per_s = Math.round(SEED_CONTRACTS / secs);
+      for (const c of created) {
+        contractIds.push(c.id);
+        passwords.push({ username: c.config.username, password: c.config.password });
+      }
+      console.log(`seeded ${contractIds.length} contracts in ${secs.toFixed(1)} s`);
+    }
+    const slugs: string[] = [];
+    if (has("POST", "/api/qrcode")) {
+      for (let i = 0; i < SEED_QRCODES; i++) {
+        const qr = await json("POST", "/api/qrcode", { name: `promo ${i}`, kind: "dynamic", target: `https://example.com/promo/${i}` }, auth);
+        slugs.push(qr.slug);
+      }
+    }
+    let metricId: string | null = null;
+    if (has("POST", "/api/metric")) {
+      const m = await json("POST", "/api/metric", { name: "bench-load", endpoint: null, data_type: "Int", periodicity: "1h", start_date: "2026-01-01T00:00:00-03:00", end_date: null, daily_start_time: "00:00", daily_end_time: "00:00" }, auth);
+      metricId = m.id;
+    }
+    let radius: { basic: string } | null = null;
+    if (has("GET", "/api/isp/radius/authorize") && passwords.length) {
+      const attr = await json("POST", "/api/isp/radius-attribute", { name: "Mikrotik-Rate-Limit", type: "string" }, auth);
+      const layout = await json("POST", "/api/isp/layout", { name: "mikrotik" }, auth);
+      await json("POST", `/api/isp/layout/${layout.id}/attribute`, { attribute_id: attr.id, operator: ":=", value: "{{contract.config.max_upload}}/{{contract.config.max_download}}" }, auth);
+      await json("POST", "/api/isp/nas", { name: "nas-1", ip: "127.0.0.1", secret: "nas-secret-1", layout_id: layout.id }, auth);
+      radius = { basic: `Basic ${Buffer.from("bench:nas-secret-1").toString("base64")}` };
+    }
+
+    const measure = async (name: string, script: string, expected = true, note?: string) => {
+      const r = await runWrk(base, script);
+      const row: Row = {
+        path: name,
+        rps: Math.round(r.rps),
+        p50_ms: Math.round(r.p50 * 100) / 100,
+        p99_ms: Math.round(r.p99 * 100) / 100,
+        ratio: Math.round((r.rps / ceil.rps) * 100) / 100,
+        rss_mb: rssMb(server.pid),
+        errors: r.errors,
+        ok: expected && r.errors === 0,
+        note,
+      };
+      rows.push(row);
+      console.log(`${name}: ${row.rps} req/s, p99 ${row.p99_ms} ms, errors ${row.errors}`);
+    };
+
+    await measure("GET /api/health", wrkScript([{ method: "GET", path: "/api/health" }], [200]));
+    if (contractIds.length) {
+      await measure("GET /api/contract/{id}", wrkScript(contractIds.slice(0, 5000).map((id) => ({ method: "GET", path: `/api/contract/${id}`, headers: auth })), [200]));
+    }
+    if (has("GET", "/api/person")) {
+      const qs = ["silva", "souza", "maria", "joao", "ana", "lima", "costa", "pereira"];
+      await measure("GET /api/person?q=", wrkScript(qs.map((q) => ({ method: "GET", path: `/api/person?q=${q}&limit=50`, headers: auth })), [200]));
+    }
+    if (upsertBody) {
+      // Mixed inserts and updates: half the bodies reuse seeded identities.
+      const bodies = Array.from({ length: 2000 }, (_, k) => (k % 2 === 0 ? k : SEED_CONTRACTS + 100_000 + k));
+      await measure(
+        "POST /api/contract/create/externalapp/name/{name}",
+        wrkScript(bodies.map((i) => ({ method: "POST", path: "/api/contract/create/externalapp/name/erp", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify(upsertBody!(i)) })), [200]),
+      );
+    }
+    if (slugs.length) await measure("GET /q/{slug}", wrkScript(slugs.map((s) => ({ method: "GET", path: `/q/${s}`, headers: { "user-agent": "Mozilla/5.0 bench" } })), [302]));
+    if (metricId) {
+      await measure("POST /api/metric/{id}/value", wrkScript([{ method: "POST", path: `/api/metric/${metricId}/value`, headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ value: 42 }) }], [200]));
+    }
+    if (radius) {
+      await measure(
+        "GET /api/isp/radius/authorize",
+        wrkScript(passwords.slice(0, 5000).map((p) => ({ method: "GET", path: `/api/isp/radius/authorize?username=${encodeURIComponent(p.username)}&password=${encodeURIComponent(p.password)}&nas_ip=127.0.0.1`, headers: { authorization: radius!.basic } })), [200, 204]),
+      );
+    }
+    await measure("POST /api/login", wrkScript([{ method: "POST", path: "/api/login", headers: { "content-type": "application/json" }, body: JSON.stringify({ corp: "bench", login: ADMIN.login, password: ADMIN.password }) }], [200]));
+    extra.load_rss_mb = Math.max(...rows.map((r) => r.rss_mb));
+
+    // Start-up: exec to first 200 of /api/health, median of 5, with 100 corporation databases.
+    server.kill("SIGTERM");
+    await server.exited;
+    await seedCorporations(binary, env, base, 100);
+    const starts: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const t0 = performance.now();
+      server = Bun.spawn([binary, "serve"], { env, stdout: "ignore", stderr: "inherit" });
+      await waitHealthy(base, 20_000);
+      starts.push(performance.now() - t0);
+      if (i === 4) {
+        await Bun.sleep(1000);
+        extra.idle_rss_mb_100_corps = rssMb(server.pid);
+      }
+      server.kill("SIGTERM");
+      await server.exited;
+    }
+    starts.sort((a, b) => a - b);
+    extra.start_to_first_200_ms = Math.round(starts[2]);
+  } finally {
+    server.kill("SIGTERM");
+    await server.exited;
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+
+  console.log("\n| path | req/s | p50 ms | p99 ms | ratio to ceiling | RSS MB | errors |");
+  console.log("|---|---|---|---|---|---|---|");
+  for (const r of rows) console.log(`| ${r.path} | ${r.rps} | ${r.p50_ms} | ${r.p99_ms} | ${r.ratio} | ${r.rss_mb} | ${r.errors}${r.ok ? "" : " FAILED"} |`);
+  console.log("");
+  for (const [k, v] of Object.entries(extra)) console.log(`${k}: ${v}`);
+  mkdirSync(join(root, "bench", "results"), { recursive: true });
+  writeFileSync(join(root, "bench", "results", "latest.json"), JSON.stringify({ at: new Date().toISOString(), seconds: SECONDS, connections: CONNECTIONS, rows, ...extra }, null, 2));
+  if (rows.some((r) => !r.ok)) {
+    console.error("some paths answered unexpected statuses or errors: the run FAILED");
+    process.exit(1);
+  }
+}
+
+/** Adds corporations (through the API) until `count` exist, for the start-up measurement. */
+async function seedCorporations(binary: string, env: Record<string, string | undefined>, base: string, count: number) {
+  const server = Bun.spawn([binary, "serve"], { env, stdout: "ignore", stderr: "inherit" });
+  try {
+    await waitHealthy(base);
+    const login = await (await fetch(`${base}/api/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ corp: "bench", login: ADMIN.login, password: ADMIN.password }) })).json() as { access_token: string };
+    const list = await (await fetch(`${base}/api/corp?limit=1`, { headers: { authorization: `Bearer ${login.access_token}` } })).json() as { total?: number };
+    for (let i = list.total ?? 1; i < count; i++) {
+      const r = await fetch(`${base}/api/corp`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${login.access_token}` }, body: JSON.stringify({ auth_name: `bench-corp-${i}`, company_name: `Bench ${i}` }) });
+      if (!r.ok) throw new Error(`creating corporation ${i}: ${r.status} ${await r.text()}`);
+    }
+  } finally {
+    server.kill("SIGTERM");
+    await server.exited;
+  }
+}
+
+const FIRST = ["Maria", "Joao", "Ana", "Pedro", "Paula", "Lucas", "Julia", "Marcos"];
+const LAST = ["Silva", "Souza", "Lima", "Costa", "Pereira", "Oliveira", "Santos", "Almeida"];
+const CITIES = [["Campinas", "SP"], ["Curitiba", "PR"], ["Recife", "PE"], ["Natal", "RN"], ["Belem", "PA"]];
+
+/** The interface document's contract request shape, varied by `i`. */
+function contractBody(i: number) {
+  const [city, state] = CITIES[i % CITIES.length];
+  const address = { line1: `Rua ${i}`, line2: null, district: "Centro", postal_code: "13000-000", city: { identity: `city-${city}`, name: city, state, country: "BR" }, latitude: -22.9, longitude: -47.06, detail: "casa" };
+  const name = `${FIRST[i % FIRST.length]} ${LAST[(i >> 3) % LAST.length]} ${i}`;
+  return {
+    identity: `contract-${i}`,
+    customer: { identity: `customer-${i}`, name, display_name: name, tp_doc_identity: "CPF", doc_identity: String(10_000_000_000 + i), corporate: false, address },
+    billing_customer: { identity: `customer-${i}`, name, display_name: name, tp_doc_identity: "CPF", doc_identity: String(10_000_000_000 + i), corporate: false, address },
+    agent: { identity: "agent-1", name: "Agent One", display_name: "Agent", tp_doc_identity: "CPF", doc_identity: "99999999999", corporate: false, address: null },
+    number: `C-${i}`,
+    signature_date: "2025-01-10",
+    approval_date: "2025-01-11",
+    start_date: "2025-01-15",
+    end_date: null,
+    suspension_date: null,
+    cancellation_date: null,
+    total_value: 99.9,
+    contract_status: "ACTIVE",
+    contract_stage: "INSTALLED",
+    address,
+    json_original: { source: "erp", seq: i },
+    json_billing: null,
+    json_payment_method: { kind: "boleto" },
+    json_items: [{ sku: "FIBER-300", qty: 1 }],
+  };
+}
+
+await main();
