@@ -59,3 +59,33 @@ test("no operation answers 5xx to an unknown id or a junk body", async () => {
   expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   expect(failures).toEqual([]);
 });
+
+test("SQL injection probes in q, sort, filters and string path parameters change nothing", async () => {
+  const failures: string[] = [];
+  const before = t.ctx.platform.$client.query("SELECT count(*) AS n FROM sqlite_master").get();
+  const probes = ["' OR '1'='1", "x'; DROP TABLE users; --", "\" OR 1=1 --", "%' --", "1) UNION SELECT * FROM sessions --"];
+  for (const op of ops.filter((o) => o.method === "GET" && o.guard)) {
+    const stringParams = op.params.filter((p) => !p.uuid);
+    if (op.params.length === 0) {
+      for (const probe of probes) {
+        const q = await t.req("GET", `${op.path}?q=${encodeURIComponent(probe)}`, { token: admin.token });
+        if (q.status >= 500 || (q.status === 200 && Array.isArray(q.body?.items) && q.body.items.length > 0 && q.body.total !== undefined && q.body.total > 0 && !JSON.stringify(q.body.items).includes(probe))) {
+          failures.push(`${op.path}?q=${probe}: ${q.status} ${q.text.slice(0, 120)}`);
+        }
+        const sort = await t.req("GET", `${op.path}?sort=${encodeURIComponent(probe)}`, { token: admin.token });
+        if (sort.status >= 500 || sort.status === 200 && op.path !== "/api/openapi.json" && sort.body?.items !== undefined && sort.body?.page !== undefined) failures.push(`${op.path}?sort=${probe}: ${sort.status}`);
+        const filter = await t.req("GET", `${op.path}?id=${encodeURIComponent(probe)}`, { token: admin.token });
+        if (filter.status >= 500 || (filter.status === 200 && (filter.body?.total ?? 0) > 0)) failures.push(`${op.path}?id=${probe}: ${filter.status}`);
+      }
+    } else if (stringParams.length) {
+      for (const probe of probes) {
+        const values = Object.fromEntries(op.params.map((p) => [p.name, p.uuid ? UNKNOWN_ID : probe]));
+        const res = await t.req("GET", fill(op.path, values), { token: admin.token });
+        if (res.status >= 500 || res.status === 200) failures.push(`${fill(op.path, values)}: ${res.status}`);
+      }
+    }
+  }
+  expect(failures).toEqual([]);
+  expect(t.ctx.platform.$client.query("SELECT count(*) AS n FROM sqlite_master").get()).toEqual(before);
+  expect((await t.req("GET", "/api/auth/credentials", { token: admin.token })).status).toBe(200);
+});
