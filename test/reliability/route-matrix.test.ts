@@ -17,6 +17,14 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
+// Operations that end the caller's session when they succeed: the admin logs in again after them.
+const REVOKING = new Set(["DELETE /api/logout", "GET /api/auth/refresh", "POST /api/auth/corp"]);
+async function afterCall(op: Operation) {
+  if (!REVOKING.has(`${op.method} ${op.path}`)) return;
+  const res = await t.req("POST", "/api/login", { body: { corp: "acme", login: "admin", password: "admin-password-1" } });
+  admin.token = res.body.access_token;
+}
+
 const plausible = (op: Operation): Record<string, string> => Object.fromEntries(op.params.map((p) => [p.name, p.uuid ? UNKNOWN_ID : "probe"]));
 const bodyFor = (op: Operation) => (op.hasBody || ["POST", "PUT", "PATCH"].includes(op.method) ? {} : undefined);
 
@@ -40,6 +48,7 @@ test("route matrix: 401 without a credential, 403 without the permission, 404 fo
     if (uuids.length) {
       const malformed = fill(op.path, { ...plausible(op), ...Object.fromEntries(uuids.map((p) => [p.name, "not-a-uuid"])) });
       await expectStatus(op, "malformed id", malformed, [404], admin.token);
+      await afterCall(op);
     }
   }
   console.log(`route matrix: ${ops.length} operations (${guarded.length} guarded), ${requests} requests, ${failures.length} failures`);
@@ -54,6 +63,7 @@ test("no operation answers 5xx to an unknown id or a junk body", async () => {
     for (const body of [{}, { id: "x", __proto__: { polluted: true } }, [], "text", 12]) {
       const res = await t.req(op.method, fill(op.path, plausible(op)), { token: admin.token, body: ["POST", "PUT", "PATCH"].includes(op.method) ? body : undefined });
       if (res.status >= 500) failures.push(`${op.method} ${op.path}: ${res.status} ${res.text.slice(0, 200)}`);
+      await afterCall(op);
     }
   }
   expect(({} as Record<string, unknown>).polluted).toBeUndefined();
@@ -69,12 +79,15 @@ test("SQL injection probes in q, sort, filters and string path parameters change
     if (op.params.length === 0) {
       for (const probe of probes) {
         const q = await t.req("GET", `${op.path}?q=${encodeURIComponent(probe)}`, { token: admin.token });
+        await afterCall(op);
         if (q.status >= 500 || (q.status === 200 && Array.isArray(q.body?.items) && q.body.items.length > 0 && q.body.total !== undefined && q.body.total > 0 && !JSON.stringify(q.body.items).includes(probe))) {
           failures.push(`${op.path}?q=${probe}: ${q.status} ${q.text.slice(0, 120)}`);
         }
         const sort = await t.req("GET", `${op.path}?sort=${encodeURIComponent(probe)}`, { token: admin.token });
+        await afterCall(op);
         if (sort.status >= 500 || sort.status === 200 && op.path !== "/api/openapi.json" && sort.body?.items !== undefined && sort.body?.page !== undefined) failures.push(`${op.path}?sort=${probe}: ${sort.status}`);
         const filter = await t.req("GET", `${op.path}?id=${encodeURIComponent(probe)}`, { token: admin.token });
+        await afterCall(op);
         if (filter.status >= 500 || (filter.status === 200 && (filter.body?.total ?? 0) > 0)) failures.push(`${op.path}?id=${probe}: ${filter.status}`);
       }
     } else if (stringParams.length) {
