@@ -1,0 +1,26 @@
+// A checksum of every table of every database of an app, to prove a request changed nothing.
+import type { Database } from "bun:sqlite";
+import { corporations } from "../../src/db/platform/schema";
+import type { TestApp } from "../helpers";
+
+/** Tables that legitimately change on a refused request (sessions of re-logins, audit trails, counters). */
+const VOLATILE = new Set(["sessions", "audit_log", "login_failures", "__drizzle_migrations"]);
+
+function tablesChecksum(db: Database): string {
+  const hasher = new Bun.CryptoHasher("sha256");
+  const tables = db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as { name: string }[];
+  for (const { name } of tables) {
+    if (VOLATILE.has(name)) continue;
+    hasher.update(name);
+    for (const row of db.query(`SELECT * FROM "${name}"`).values()) hasher.update(JSON.stringify(row, (_k, v) => (v instanceof Uint8Array ? Buffer.from(v).toString("base64") : typeof v === "bigint" ? String(v) : v)));
+  }
+  return hasher.digest("hex");
+}
+
+export function appChecksum(t: TestApp): string {
+  const parts = [tablesChecksum(t.ctx.platform.$client)];
+  for (const corp of t.ctx.platform.select({ id: corporations.id }).from(corporations).orderBy(corporations.id).all()) {
+    parts.push(tablesChecksum(t.ctx.tenants.get(corp.id).$client));
+  }
+  return parts.join(":");
+}
