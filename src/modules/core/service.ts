@@ -110,7 +110,12 @@ function migrateCorp(ctx: AppContext, corp: CorpRef): CorpUpdate & { error: stri
     const error = err instanceof Error ? err.message : String(err);
     ctx.logger.error("corporation database migration failed", { corp_id: corp.id, error });
     setStatus(ctx, corp.id, "NEEDS_UPDATE");
-    const version = migrationStatus(ctx.tenants.get(corp.id).$client, ctx.tenants.migrations).version;
+    let version = 0;
+    try {
+      version = migrationStatus(ctx.tenants.get(corp.id).$client, ctx.tenants.migrations).version;
+    } catch {
+      // the database cannot even be opened (its server directory is gone): report version 0
+    }
     return { corp_id: corp.id, from: version, to: version, applied: [], error };
   }
 }
