@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { addUser, makeApp, startAndLogin, tempDir, UNKNOWN_ID, type TestApp } from "../helpers";
 
@@ -97,6 +97,17 @@ describe("servers", () => {
     expect((await asAdmin("DELETE", `/api/corp/${corp.body.id}`)).status).toBe(204);
     expect((await asAdmin("DELETE", `/api/server/${s.id}`)).status).toBe(204);
     expect((await asAdmin("GET", `/api/server/${s.id}`)).status).toBe(404);
+  });
+
+  test("a server whose directory became unusable: creating a corporation there is 409 and leaves nothing behind", async () => {
+    const dir = join(root, "vanishing");
+    const s = (await asAdmin("POST", "/api/server", { name: "vanishing", path: dir })).body;
+    rmSync(dir, { recursive: true });
+    writeFileSync(dir, "now a file");
+    const res = await asAdmin("POST", "/api/corp", { auth_name: "lost-corp", company_name: "Lost", server_id: s.id });
+    expect(res.status).toBe(409);
+    expect((await asAdmin("GET", "/api/corp/authname/lost-corp")).status).toBe(404);
+    expect((await asAdmin("GET", `/api/server/${s.id}`)).body.corp_count).toBe(0);
   });
 
   test("the built-in server cannot be deleted", async () => {

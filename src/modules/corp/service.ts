@@ -78,7 +78,9 @@ export function createCorporation(ctx: AppContext, input: CorporationInput, memb
   } catch (err) {
     ctx.tenants.close(id);
     ctx.platform.delete(corporations).where(eq(corporations.id, id)).run();
-    throw err;
+    // The server's directory went away or became unwritable since it was registered.
+    ctx.logger.error("creating a corporation database failed", { corp_id: id, server_id: serverId, error: String(err) });
+    throw conflict(`The corporation's database could not be created on its server: ${err instanceof Error ? err.message : String(err)}`);
   }
   ctx.permissions.invalidate();
   return ctx.corps.get(id)!;
