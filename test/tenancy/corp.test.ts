@@ -230,10 +230,14 @@ describe("users of a corporation", () => {
     expect((await asAdmin("POST", `/api/corp/${admin.corpId}/user/${u.userId}`)).status).toBe(204);
     const acmeLogin = await t.req("POST", "/api/login", { body: { corp: "acme", login: u.login, password: u.password } });
     expect(acmeLogin.status).toBe(200);
+    const acmeWg = crypto.randomUUID();
+    t.ctx.platform.$client.query("INSERT INTO workgroups (id, corp_id, name, created_at, updated_at) VALUES (?, ?, 'acme-leavers', '', '')").run(acmeWg, admin.corpId);
+    t.ctx.platform.$client.query("INSERT INTO workgroup_members VALUES (?, ?)").run(acmeWg, u.userId);
 
     const res = await asAdmin("DELETE", `/api/corp/${id}/user/${u.userId}`);
     expect(res.status).toBe(204);
-    expect(t.ctx.platform.$client.query("SELECT * FROM workgroup_members WHERE user_id = ?").all(u.userId)).toEqual([]);
+    // out of the corporation's workgroups, still in acme's
+    expect(t.ctx.platform.$client.query("SELECT workgroup_id FROM workgroup_members WHERE user_id = ?").all(u.userId)).toEqual([{ workgroup_id: acmeWg }]);
     expect((await t.req("GET", "/api/auth/credentials", { token: u.token })).status).toBe(401);
     expect((await t.req("GET", "/api/auth/credentials", { token: acmeLogin.body.access_token })).status).toBe(200);
     expect((await t.req("POST", "/api/login", { body: { corp: "leave-corp", login: u.login, password: u.password } })).status).toBe(403);
