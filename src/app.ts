@@ -19,6 +19,10 @@ import {
   type FieldError,
 } from "./lib/problem";
 import { authModule } from "./modules/auth";
+import { catalogModule } from "./modules/catalog";
+import { coreModule } from "./modules/core";
+import { corpModule } from "./modules/corp";
+import { serverModule } from "./modules/server";
 import { startModule } from "./modules/start";
 import { docsModule, healthModule } from "./modules/system";
 
@@ -155,7 +159,11 @@ export function createApp(config: Config, options: AppOptions = {}) {
     .use(docsModule())
     .use(healthModule(ctx))
     .use(startModule(ctx))
-    .use(authModule(ctx));
+    .use(authModule(ctx))
+    .use(corpModule(ctx))
+    .use(catalogModule(ctx))
+    .use(serverModule(ctx))
+    .use(coreModule(ctx));
 
   return { app, ctx };
 }

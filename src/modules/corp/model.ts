@@ -1,5 +1,6 @@
 import { t, type Static } from "elysia";
 import { Opt, Uuid } from "../../lib/schemas";
+import { Action } from "../catalog/model";
 
 export const AUTH_NAME_PATTERN = "^[a-z0-9][a-z0-9-]{1,62}$";
 export const CORP_STATUSES = ["ENABLED", "BLOCKED", "MAINTENANCE", "NEEDS_UPDATE"] as const;
@@ -31,3 +32,29 @@ export const CorporationInput = t.Object({
   server_id: Opt(Uuid),
 });
 export type CorporationInput = Static<typeof CorporationInput>;
+
+export const CorpIdParams = t.Object({ id: Uuid });
+export const CorpUserParams = t.Object({ id: Uuid, userId: Uuid });
+export const CorpServiceParams = t.Object({ id: Uuid, serviceId: Uuid });
+export const AuthNameParams = t.Object({ authName: t.String({ minLength: 1, maxLength: 64 }) });
+
+export const CorpCheckBody = t.Object({ auth_name: t.String({ minLength: 1, maxLength: 64 }) });
+export const CorpCheck = t.Object({
+  auth_name: t.String(),
+  exists: t.Boolean(),
+  status: t.Union([t.String(), t.Null()]),
+  usable: t.Boolean(),
+});
+export type CorpCheck = Static<typeof CorpCheck>;
+
+export const CorpTree = t.Object({
+  services: t.Array(
+    t.Object({
+      id: Uuid,
+      identifier: t.String(),
+      name: t.String(),
+      features: t.Array(t.Object({ id: Uuid, name: t.String(), actions: t.Array(Action) })),
+    }),
+  ),
+});
+export type CorpTree = Static<typeof CorpTree>;

@@ -1,0 +1,372 @@
+// The platform catalog: services, their features and the actions that make up a feature, and the
+// application menu built over them. Every change here can change somebody's permission, so each
+// one drops the permission cache.
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import type { AppContext } from "../../context";
+import {
+  actions,
+  corpServices,
+  features,
+  menus,
+  services,
+  workgroupFeatures,
+  workgroupMembers,
+  workgroupServices,
+  workgroups,
+} from "../../db/platform/schema";
+import { writeTx, type PlatformDb } from "../../db/sqlite";
+import { newId } from "../../lib/ids";
+import { listRows, type ListParams } from "../../lib/list";
+import { conflict, invalid, notFound } from "../../lib/problem";
+import type { PermissionSets } from "../auth/permissions";
+import type { Action, ActionInput, Feature, FeatureInput, FeatureUpload, Menu, MenuInput, MenuNode, Service, ServiceInput, Workgroup } from "./model";
+
+type ServiceRow = typeof services.$inferSelect;
+type FeatureRow = typeof features.$inferSelect;
+type MenuRow = typeof menus.$inferSelect;
+/** A write transaction over the platform database, or the database itself. */
+type Tx = Parameters<Parameters<PlatformDb["transaction"]>[0]>[0];
+
+export const serviceView = (row: ServiceRow): Service => ({ ...row });
+export const actionView = (row: typeof actions.$inferSelect): Action => ({ ...row });
+export const menuView = (row: MenuRow): Menu => ({ ...row });
+
+/** The actions of many features at once, each list in creation order. */
+export function actionsByFeature(db: PlatformDb, featureIds: string[]): Map<string, Action[]> {
+  const out = new Map<string, Action[]>();
+  if (!featureIds.length) return out;
+  const rows = db.select().from(actions).where(inArray(actions.feature_id, featureIds)).orderBy(asc(actions.id)).all();
+  for (const r of rows) {
+    let list = out.get(r.feature_id);
+    if (!list) out.set(r.feature_id, (list = []));
+    list.push(actionView(r));
+  }
+  return out;
+}
+
+function featureViews(db: PlatformDb, rows: FeatureRow[]): Feature[] {
+  const acts = actionsByFeature(db, rows.map((r) => r.id));
+  return rows.map((r) => ({ ...r, actions: acts.get(r.id) ?? [] }));
+}
+
+// ---- services ----------------------------------------------------------------------------------
+
+export function getServiceRow(ctx: AppContext, id: string): ServiceRow {
+  const row = ctx.platform.select().from(services).where(eq(services.id, id)).get();
+  if (!row) throw notFound("Service");
+  return row;
+}
+
+export function listServices(ctx: AppContext, query: ListParams) {
+  return listRows(ctx.platform, services, { q: [services.identifier, services.name] }, query, serviceView);
+}
+
+export function featuresOfService(ctx: AppContext, serviceId: string): Feature[] {
+  const rows = ctx.platform.select().from(features).where(eq(features.service_id, serviceId)).orderBy(asc(features.id)).all();
+  return featureViews(ctx.platform, rows);
+}
+
+export function getService(ctx: AppContext, id: string): Service & { features: Feature[] } {
+  return { ...serviceView(getServiceRow(ctx, id)), features: featuresOfService(ctx, id) };
+}
+
+function identifierTaken(tx: Tx, identifier: string, exceptId?: string): boolean {
+  const row = tx.select({ id: services.id }).from(services).where(eq(services.identifier, identifier)).get();
+  return !!row && row.id !== exceptId;
+}
+
+export function createService(ctx: AppContext, input: ServiceInput): Service {
+  const id = newId();
+  writeTx(ctx.platform, (tx) => {
+    if (identifierTaken(tx, input.identifier)) throw conflict(`identifier '${input.identifier}' is taken`);
+    tx.insert(services).values({ id, identifier: input.identifier, name: input.name, description: input.description ?? null }).run();
+  });
+  return serviceView(getServiceRow(ctx, id));
+}
+
+export function updateService(ctx: AppContext, id: string, input: ServiceInput): Service {
+  const current = getServiceRow(ctx, id);
+  if (current.builtin && input.identifier !== current.identifier) throw conflict("A built-in service keeps its identifier");
+  writeTx(ctx.platform, (tx) => {
+    if (identifierTaken(tx, input.identifier, id)) throw conflict(`identifier '${input.identifier}' is taken`);
+    tx.update(services).set({ identifier: input.identifier, name: input.name, description: input.description ?? null }).where(eq(services.id, id)).run();
+  });
+  // The identifier is what `admin` lists hold.
+  ctx.permissions.invalidate();
+  return serviceView(getServiceRow(ctx, id));
+}
+
+/** Features, actions, grants and corporations' enablement go with it (ON DELETE CASCADE). */
+export function deleteService(ctx: AppContext, id: string): void {
+  const current = getServiceRow(ctx, id);
+  if (current.builtin) throw conflict("A built-in service cannot be deleted");
+  writeTx(ctx.platform, (tx) => {
+    tx.delete(services).where(eq(services.id, id)).run();
+  });
+  ctx.permissions.invalidate();
+}
+
+/**
+ * Upserts the service's features by name and their actions by action string, in one
+ * transaction; nothing is removed. A description or action name left out keeps its stored value.
+ */
+export function uploadFeatures(ctx: AppContext, serviceId: string, upload: FeatureUpload): Feature[] {
+  getServiceRow(ctx, serviceId);
+  writeTx(ctx.platform, (tx) => {
+    for (const f of upload.features) {
+      let feature = tx
+        .select({ id: features.id })
+        .from(features)
+        .where(and(eq(features.service_id, serviceId), eq(features.name, f.name)))
+        .get();
+      if (!feature) {
+        feature = { id: newId() };
+        tx.insert(features).values({ id: feature.id, service_id: serviceId, name: f.name, description: f.description ?? null }).run();
+      } else if (f.description !== undefined) {
+        tx.update(features).set({ description: f.description }).where(eq(features.id, feature.id)).run();
+      }
+      for (const a of f.actions) {
+        const existing = tx
+          .select({ id: actions.id })
+          .from(actions)
+          .where(and(eq(actions.feature_id, feature.id), eq(actions.action, a.action)))
+          .get();
+        if (!existing) tx.insert(actions).values({ feature_id: feature.id, action: a.action, name: a.name ?? null }).run();
+        else if (a.name !== undefined) tx.update(actions).set({ name: a.name }).where(eq(actions.id, existing.id)).run();
+      }
+    }
+  });
+  ctx.permissions.invalidate();
+  return featuresOfService(ctx, serviceId);
+}
+
+// ---- features ----------------------------------------------------------------------------------
+
+function getFeatureRow(ctx: AppContext, id: string): FeatureRow {
+  const row = ctx.platform.select().from(features).where(eq(features.id, id)).get();
+  if (!row) throw notFound("Feature");
+  return row;
+}
+
+export function getFeature(ctx: AppContext, id: string): Feature {
+  return featureViews(ctx.platform, [getFeatureRow(ctx, id)])[0];
+}
+
+export function listFeatures(ctx: AppContext, query: ListParams) {
+  const page = listRows(ctx.platform, features, { q: [features.name] }, query, (r: FeatureRow) => r);
+  return { ...page, items: featureViews(ctx.platform, page.items) };
+}
+
+function checkFeatureInput(tx: Tx, input: FeatureInput, exceptId?: string): void {
+  if (!tx.select({ id: services.id }).from(services).where(eq(services.id, input.service_id)).get()) {
+    throw invalid("service_id", "unknown service");
+  }
+  const clash = tx
+    .select({ id: features.id })
+    .from(features)
+    .where(and(eq(features.service_id, input.service_id), eq(features.name, input.name)))
+    .get();
+  if (clash && clash.id !== exceptId) throw conflict(`The service already has a feature named '${input.name}'`);
+}
+
+export function createFeature(ctx: AppContext, input: FeatureInput): Feature {
+  const id = newId();
+  writeTx(ctx.platform, (tx) => {
+    checkFeatureInput(tx, input);
+    tx.insert(features).values({ id, service_id: input.service_id, name: input.name, description: input.description ?? null }).run();
+  });
+  return getFeature(ctx, id);
+}
+
+export function updateFeature(ctx: AppContext, id: string, input: FeatureInput): Feature {
+  getFeatureRow(ctx, id);
+  writeTx(ctx.platform, (tx) => {
+    checkFeatureInput(tx, input, id);
+    tx.update(features).set({ service_id: input.service_id, name: input.name, description: input.description ?? null }).where(eq(features.id, id)).run();
+  });
+  // Moving a feature to another service changes which corporations it counts in.
+  ctx.permissions.invalidate();
+  return getFeature(ctx, id);
+}
+
+/** Actions and grants go with it; menus pointing at it keep going without a feature. */
+export function deleteFeature(ctx: AppContext, id: string): void {
+  getFeatureRow(ctx, id);
+  writeTx(ctx.platform, (tx) => {
+    tx.delete(features).where(eq(features.id, id)).run();
+  });
+  ctx.permissions.invalidate();
+}
+
+export function addAction(ctx: AppContext, featureId: string, input: ActionInput): Feature {
+  getFeatureRow(ctx, featureId);
+  writeTx(ctx.platform, (tx) => {
+    const clash = tx
+      .select({ id: actions.id })
+      .from(actions)
+      .where(and(eq(actions.feature_id, featureId), eq(actions.action, input.action)))
+      .get();
+    if (clash) throw conflict(`The feature already has the action '${input.action}'`);
+    tx.insert(actions).values({ feature_id: featureId, action: input.action, name: input.name ?? null }).run();
+  });
+  ctx.permissions.invalidate();
+  return getFeature(ctx, featureId);
+}
+
+export function removeAction(ctx: AppContext, featureId: string, actionId: string): void {
+  getFeatureRow(ctx, featureId);
+  const removed = ctx.platform
+    .delete(actions)
+    .where(and(eq(actions.id, actionId), eq(actions.feature_id, featureId)))
+    .returning({ id: actions.id })
+    .all();
+  if (!removed.length) throw notFound("Action");
+  ctx.permissions.invalidate();
+}
+
+// ---- menus -------------------------------------------------------------------------------------
+
+function getMenuRow(ctx: AppContext, id: string): MenuRow {
+  const row = ctx.platform.select().from(menus).where(eq(menus.id, id)).get();
+  if (!row) throw notFound("Menu");
+  return row;
+}
+
+/**
+ * Creates a menu (no id) or replaces one (id given: every field as sent, left out null or 0).
+ * A parent must exist and must not be the menu itself or one of its descendants.
+ */
+export function saveMenu(ctx: AppContext, input: MenuInput): { menu: Menu; created: boolean } {
+  const id = input.id ?? newId();
+  const created = !input.id;
+  writeTx(ctx.platform, (tx) => {
+    if (!created && !tx.select({ id: menus.id }).from(menus).where(eq(menus.id, id)).get()) throw notFound("Menu");
+    const parentId = input.parent_id ?? null;
+    if (parentId) {
+      const parents = new Map(tx.select({ id: menus.id, parent_id: menus.parent_id }).from(menus).all().map((m) => [m.id, m.parent_id]));
+      if (!parents.has(parentId)) throw invalid("parent_id", "unknown menu");
+      // Walk up from the new parent: meeting the menu itself means the change would close a loop.
+      for (let at: string | null | undefined = parentId, steps = 0; at; at = parents.get(at), steps++) {
+        if (at === id || steps > parents.size) throw invalid("parent_id", "would make the menu its own ancestor");
+      }
+    }
+    if (input.feature_id && !tx.select({ id: features.id }).from(features).where(eq(features.id, input.feature_id)).get()) {
+      throw invalid("feature_id", "unknown feature");
+    }
+    const values = {
+      parent_id: parentId,
+      name: input.name,
+      icon: input.icon ?? null,
+      url: input.url ?? null,
+      position: input.position ?? 0,
+      feature_id: input.feature_id ?? null,
+    };
+    if (created) tx.insert(menus).values({ id, ...values }).run();
+    else tx.update(menus).set(values).where(eq(menus.id, id)).run();
+  });
+  return { menu: menuView(getMenuRow(ctx, id)), created };
+}
+
+/** Does the caller's permission cover every action of the feature? (the menu's `allowed`) */
+function covers(p: PermissionSets, serviceIdentifier: string | null, acts: Action[]): boolean {
+  if (p.admin.has("*") || p.allow.has("*")) return true;
+  if (serviceIdentifier && p.admin.has(serviceIdentifier)) return true;
+  return acts.every((a) => p.allow.has(a.action));
+}
+
+/** The whole menu forest, siblings by position, each node with its feature's actions and `allowed`. */
+export function menuTree(ctx: AppContext, permission: PermissionSets): MenuNode[] {
+  const rows = ctx.platform.select().from(menus).orderBy(asc(menus.position), asc(menus.id)).all();
+  const featureIds = [...new Set(rows.map((r) => r.feature_id).filter((f): f is string => !!f))];
+  const acts = actionsByFeature(ctx.platform, featureIds);
+  const serviceOf = new Map(
+    featureIds.length
+      ? ctx.platform
+          .select({ id: features.id, identifier: services.identifier })
+          .from(features)
+          .innerJoin(services, eq(services.id, features.service_id))
+          .where(inArray(features.id, featureIds))
+          .all()
+          .map((r) => [r.id, r.identifier])
+      : [],
+  );
+  const nodes = new Map<string, MenuNode>();
+  for (const r of rows) {
+    const a = r.feature_id ? acts.get(r.feature_id) ?? [] : [];
+    const allowed = r.feature_id ? covers(permission, serviceOf.get(r.feature_id) ?? null, a) : true;
+    nodes.set(r.id, { ...menuView(r), actions: a, allowed, children: [] });
+  }
+  const roots: MenuNode[] = [];
+  for (const r of rows) {
+    const node = nodes.get(r.id)!;
+    const parent = r.parent_id ? nodes.get(r.parent_id) : undefined;
+    if (parent) parent.children.push(node);
+    else roots.push(node);
+  }
+  return roots;
+}
+
+/** The Workgroup resource (the user module owns the workgroup routes; this is its shape). */
+export function workgroupView(db: PlatformDb, id: string): Workgroup {
+  const row = db.select().from(workgroups).where(eq(workgroups.id, id)).get();
+  if (!row) throw notFound("Workgroup");
+  const ids = <T extends { id: string }>(rows: T[]) => rows.map((r) => r.id);
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    corp_id: row.corp_id,
+    user_ids: ids(db.select({ id: workgroupMembers.user_id }).from(workgroupMembers).where(eq(workgroupMembers.workgroup_id, id)).orderBy(asc(workgroupMembers.user_id)).all()),
+    service_ids: ids(db.select({ id: workgroupServices.service_id }).from(workgroupServices).where(eq(workgroupServices.workgroup_id, id)).orderBy(asc(workgroupServices.service_id)).all()),
+    feature_ids: ids(db.select({ id: workgroupFeatures.feature_id }).from(workgroupFeatures).where(eq(workgroupFeatures.workgroup_id, id)).orderBy(asc(workgroupFeatures.feature_id)).all()),
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+/**
+ * Grants a workgroup the features of a menu and of all its descendants. All or nothing: when a
+ * feature's service is not enabled for the workgroup's corporation, nothing is granted (409).
+ */
+export function assignMenuToWorkgroup(ctx: AppContext, menuId: string, workgroupId: string): Workgroup {
+  getMenuRow(ctx, menuId);
+  const wg = ctx.platform.select().from(workgroups).where(eq(workgroups.id, workgroupId)).get();
+  if (!wg) throw notFound("Workgroup");
+  writeTx(ctx.platform, (tx) => {
+    const all = tx.select({ id: menus.id, parent_id: menus.parent_id, feature_id: menus.feature_id }).from(menus).all();
+    const children = new Map<string, string[]>();
+    for (const m of all) if (m.parent_id) children.set(m.parent_id, [...(children.get(m.parent_id) ?? []), m.id]);
+    const byId = new Map(all.map((m) => [m.id, m]));
+    const featureIds = new Set<string>();
+    const stack = [menuId];
+    const seen = new Set<string>();
+    while (stack.length) {
+      const at = stack.pop()!;
+      if (seen.has(at)) continue;
+      seen.add(at);
+      const f = byId.get(at)?.feature_id;
+      if (f) featureIds.add(f);
+      stack.push(...(children.get(at) ?? []));
+    }
+    if (!featureIds.size) return;
+    const ids = [...featureIds];
+    const disabled = tx
+      .select({ name: features.name, identifier: services.identifier })
+      .from(features)
+      .innerJoin(services, eq(services.id, features.service_id))
+      .where(
+        and(
+          inArray(features.id, ids),
+          sql`NOT EXISTS (SELECT 1 FROM ${corpServices} WHERE ${corpServices.corp_id} = ${wg.corp_id} AND ${corpServices.service_id} = ${features.service_id})`,
+        ),
+      )
+      .all();
+    if (disabled.length) {
+      const d = disabled[0];
+      throw conflict(`The service '${d.identifier}' of feature '${d.name}' is not enabled for the workgroup's corporation`);
+    }
+    tx.insert(workgroupFeatures).values(ids.map((feature_id) => ({ workgroup_id: workgroupId, feature_id }))).onConflictDoNothing().run();
+  });
+  ctx.permissions.invalidate();
+  return workgroupView(ctx.platform, workgroupId);
+}
