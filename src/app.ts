@@ -19,6 +19,7 @@ import {
   type FieldError,
 } from "./lib/problem";
 import { authModule } from "./modules/auth";
+import { opsModule, recordRequest } from "./modules/ops";
 import { startModule } from "./modules/start";
 import { docsModule, healthModule } from "./modules/system";
 
@@ -140,13 +141,16 @@ export function createApp(config: Config, options: AppOptions = {}) {
     .onAfterResponse({ as: "global" }, ({ request, set, route }) => {
       const s = started.get(request);
       if (!s) return;
+      const status = typeof set.status === "number" ? set.status : 200;
+      const ms = performance.now() - s.at;
+      recordRequest(ctx.serviceMetrics, request.method, route, status, ms / 1000);
       ctx.logger.info("request", {
         request_id: s.id,
         method: request.method,
         path: new URL(request.url).pathname,
         route,
-        status: typeof set.status === "number" ? set.status : 200,
-        duration_ms: Math.round((performance.now() - s.at) * 100) / 100,
+        status,
+        duration_ms: Math.round(ms * 100) / 100,
       });
     })
     .onAfterHandle({ as: "global" }, ({ route, response }) => {
@@ -155,7 +159,8 @@ export function createApp(config: Config, options: AppOptions = {}) {
     .use(docsModule())
     .use(healthModule(ctx))
     .use(startModule(ctx))
-    .use(authModule(ctx));
+    .use(authModule(ctx))
+    .use(opsModule(ctx));
 
   return { app, ctx };
 }
