@@ -135,7 +135,7 @@ test("restore refuses a non-empty data directory and a backup that does not veri
   await expect(restoreBackup(backupDir, target)).rejects.toThrow(`${corpFile.path}: sha256 does not match`);
   expect(readdirSync(target)).toEqual([]);
 
-  // A manifest edited to match the damage still fails the integrity check or the size check.
+  // A manifest naming a file outside the backup directory is refused, and so is a missing manifest.
   const edited = JSON.parse(readFileSync(join(backupDir, "manifest.json"), "utf8")) as Manifest;
   edited.files.push({ path: "../escape.db", kind: "corporation", size: 1, sha256: "0".repeat(64), corp_id: newId() });
   writeFileSync(join(backupDir, "manifest.json"), JSON.stringify(edited));
