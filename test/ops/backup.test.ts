@@ -1,7 +1,7 @@
 // Backups taken while the service runs and a second process keeps writing; restore; the
 // scheduled backup with retention; the CLI.
 import { afterAll, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chownSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { servers } from "../../src/db/platform/schema";
 import { newId } from "../../src/lib/ids";
@@ -161,6 +161,33 @@ test("scheduled backups run inside the service and keep the newest N", async () 
   }
   expect(t.ctx.serviceMetrics.counter("corpadmin_backups_total").get({ outcome: "failure" })).toBe(0);
 }, 20_000);
+
+test("restore refuses a backup whose databases are newer than this binary", async () => {
+  const { t, corpIds } = await populated();
+  // As if a newer release had applied one more migration to this corporation.
+  t.ctx.tenants.get(corpIds[1]).$client.run("INSERT INTO __drizzle_migrations (hash, created_at) VALUES ('future', ?)", [Date.now() + 1e9]);
+  const backupDir = join(fresh(), "b");
+  await createBackup(t.dir, backupDir);
+  const target = join(fresh(), "t");
+  await expect(restoreBackup(backupDir, target)).rejects.toThrow(`corps/${corpIds[1]}.db has schema version`);
+  expect(existsSync(target)).toBe(false);
+});
+
+test("restore as root into an existing directory hands the files to the directory's owner", async () => {
+  if (process.getuid?.() !== 0) {
+    console.log("not root: skipping the ownership check");
+    return;
+  }
+  const { t } = await populated();
+  const backupDir = join(fresh(), "b");
+  await createBackup(t.dir, backupDir);
+  const target = fresh();
+  chownSync(target, 4242, 4343);
+  await restoreBackup(backupDir, target);
+  for (const p of [join(target, "platform.db"), join(target, "corps"), ...readdirSync(join(target, "corps")).map((f) => join(target, "corps", f))]) {
+    expect([statSync(p).uid, statSync(p).gid]).toEqual([4242, 4343]);
+  }
+});
 
 test("corpadmin backup and restore through the command line", async () => {
   const { t, corpIds } = await populated();

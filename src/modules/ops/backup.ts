@@ -10,7 +10,7 @@
 // Layout: manifest.json, platform.db, secret.key (the token signing key, when present),
 // corps/<corp id>.db for every corporation whatever its server.
 import { Database } from "bun:sqlite";
-import { chmodSync, closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { isAbsolute, join, normalize } from "node:path";
 import { Cron } from "croner";
 import type { Logger } from "../../lib/log";
@@ -261,6 +261,18 @@ export async function restoreBackup(backupDir: string, dataDir: string): Promise
     throw new BackupError(`data directory ${dataDir} is not empty: restore only into an empty or new directory`);
   }
   const manifest = await verifyBackup(backupDir);
+  // A backup made by a newer release carries schema this binary does not know: starting on it
+  // would run old code against it. Read the versions from the copies, not the editable manifest.
+  const known = { platform: migrationsOf("platform").length, corporation: migrationsOf("tenant").length };
+  for (const f of manifest.files) {
+    if (f.kind === "secret") continue;
+    const db = new Database(join(backupDir, f.path), { readonly: true, strict: true });
+    const version = schemaVersion(db);
+    db.close();
+    if (version > known[f.kind]) {
+      throw new BackupError(`${f.path} has schema version ${version}, newer than this corpadmin ${VERSION} knows (${known[f.kind]}): restore it with the release that made the backup (${manifest.app_version}) or a newer one`);
+    }
+  }
   const created = !existsSync(dataDir);
   mkdirSync(join(dataDir, "corps"), { recursive: true, mode: 0o750 });
   try {
@@ -285,6 +297,12 @@ export async function restoreBackup(backupDir: string, dataDir: string): Promise
       db.close();
     }
     fsyncPath(join(dataDir, "platform.db"));
+    // Run as root into a directory the service user owns (StateDirectory): hand the files over,
+    // or the service could not open them.
+    if (!created && process.getuid?.() === 0) {
+      const { uid, gid } = statSync(dataDir);
+      for (const p of [join(dataDir, "corps"), ...manifest.files.map((f) => join(dataDir, f.path))]) chownSync(p, uid, gid);
+    }
     fsyncPath(join(dataDir, "corps"));
     fsyncPath(dataDir);
     return { manifest, corporations: manifest.files.filter((f) => f.kind === "corporation").length, moved };

@@ -19,9 +19,18 @@ const escapeHelp = (v: string) => v.replace(/\\/g, "\\\\").replace(/\n/g, "\\n")
 const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
+// Label names are checked once each: labelKey runs on every request.
+const checkedLabelNames = new Set<string>();
+
 function labelKey(labels: Labels): string {
-  const keys = Object.keys(labels).sort();
-  for (const k of keys) if (!LABEL.test(k) || k.startsWith("__")) throw new Error(`invalid metric label name ${k}`);
+  const keys = Object.keys(labels);
+  if (keys.length === 0) return "";
+  if (keys.length > 1) keys.sort();
+  for (const k of keys) {
+    if (checkedLabelNames.has(k)) continue;
+    if (!LABEL.test(k) || k.startsWith("__")) throw new Error(`invalid metric label name ${k}`);
+    checkedLabelNames.add(k);
+  }
   return keys.map((k) => `${k}="${escapeLabel(String(labels[k]))}"`).join(",");
 }
 
