@@ -51,7 +51,7 @@ async function main(argv: string[]): Promise<number | null> {
       await serve(config);
       return null; // keeps running until a signal
     case "migrate":
-      if (flags.get("dry-run") === "true") {
+      if (flags.has("dry-run") && flags.get("dry-run") !== "false") {
         process.stdout.write(formatMigrationPlan(migrationPlan(config.dataDir)));
         return 0;
       }

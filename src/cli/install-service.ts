@@ -22,7 +22,7 @@ export function installOptionsFrom(flags: Map<string, string>): InstallOptions {
     user: flag("user") ?? UNIT_DEFAULTS.user,
     unitDir: flag("unit-dir") ?? "/etc/systemd/system",
     root: flag("root"),
-    dryRun: flags.get("dry-run") === "true",
+    dryRun: flags.has("dry-run") && flags.get("dry-run") !== "false",
   };
 }
 
