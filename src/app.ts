@@ -23,6 +23,7 @@ import { catalogModule } from "./modules/catalog";
 import { coreModule } from "./modules/core";
 import { corpModule } from "./modules/corp";
 import { serverModule } from "./modules/server";
+import { opsModule, recordRequest } from "./modules/ops";
 import { startModule } from "./modules/start";
 import { docsModule, healthModule } from "./modules/system";
 
@@ -144,26 +145,35 @@ export function createApp(config: Config, options: AppOptions = {}) {
     .onAfterResponse({ as: "global" }, ({ request, set, route }) => {
       const s = started.get(request);
       if (!s) return;
+      const status = typeof set.status === "number" ? set.status : 200;
+      const ms = performance.now() - s.at;
+      recordRequest(ctx.serviceMetrics, request.method, route, status, ms / 1000);
       ctx.logger.info("request", {
         request_id: s.id,
         method: request.method,
         path: new URL(request.url).pathname,
         route,
-        status: typeof set.status === "number" ? set.status : 200,
-        duration_ms: Math.round((performance.now() - s.at) * 100) / 100,
+        status,
+        duration_ms: Math.round(ms * 100) / 100,
       });
     })
     .onAfterHandle({ as: "global" }, ({ route, response }) => {
       if (route === "/api/openapi.json") describeJsonBodies(response, app.routes as never);
     })
-    .use(docsModule())
-    .use(healthModule(ctx))
-    .use(startModule(ctx))
-    .use(authModule(ctx))
-    .use(corpModule(ctx))
-    .use(catalogModule(ctx))
-    .use(serverModule(ctx))
-    .use(coreModule(ctx));
+    .use(docsModule());
+
+  // One line per module: each is an Elysia instance built from the context.
+  const modules = [
+    healthModule(ctx),
+    startModule(ctx),
+    authModule(ctx),
+    corpModule(ctx),
+    catalogModule(ctx),
+    serverModule(ctx),
+    coreModule(ctx),
+    opsModule(ctx),
+  ];
+  for (const m of modules) app.use(m);
 
   return { app, ctx };
 }

@@ -1,6 +1,7 @@
 // Configuration: flags win over CORPADMIN_* environment variables, which win over defaults.
 // Every setting is declared once in SETTINGS; `corpadmin help` prints the same table.
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
+import { Cron } from "croner";
 import type { LogLevel } from "./lib/log";
 
 export interface OidcProviderConfig {
@@ -27,6 +28,16 @@ export interface Config {
   maxConcurrentHashes: number;
   /** Requests a minute per client IP on the public auth rows. */
   authRateLimit: number;
+  /** croner expression of the scheduled backup; null: off. */
+  backupCron: string | null;
+  backupDir: string;
+  /** Scheduled backups kept (the oldest beyond this are deleted). */
+  backupKeep: number;
+  /** Bearer token that GET /metrics requires; null: no token. */
+  metricsToken: string | null;
+  /** GET /metrics answers loopback clients only. */
+  metricsLoopbackOnly: boolean;
+  auditRetentionDays: number;
 }
 
 interface Setting {
@@ -57,6 +68,12 @@ export const SETTINGS: Setting[] = [
   { flag: "oidc-microsoft-jwks-url", env: "CORPADMIN_OIDC_MICROSOFT_JWKS_URL", default: "https://login.microsoftonline.com/common/discovery/v2.0/keys", help: "Microsoft JWKS URL" },
   { flag: "max-concurrent-hashes", env: "CORPADMIN_MAX_CONCURRENT_HASHES", default: "4", help: "password hashes computed at once (each holds ~19 MiB)" },
   { flag: "auth-rate-limit", env: "CORPADMIN_AUTH_RATE_LIMIT", default: "60", help: "requests a minute per client IP on the public auth rows (login, OIDC exchange, corp check, password reset)" },
+  { flag: "backup-cron", env: "CORPADMIN_BACKUP_CRON", default: "", help: "croner expression of the scheduled backup (e.g. '0 3 * * *'); empty: off" },
+  { flag: "backup-dir", env: "CORPADMIN_BACKUP_DIR", default: "", help: "where scheduled backups go; default DATA_DIR/backups" },
+  { flag: "backup-keep", env: "CORPADMIN_BACKUP_KEEP", default: "7", help: "scheduled backups kept; older ones are deleted" },
+  { flag: "metrics-token", env: "CORPADMIN_METRICS_TOKEN", default: "", help: "bearer token GET /metrics requires; /metrics is off unless this or --metrics-loopback-only is set" },
+  { flag: "metrics-loopback-only", env: "CORPADMIN_METRICS_LOOPBACK", default: "false", help: "serve GET /metrics to loopback clients (with the token too when one is set)" },
+  { flag: "audit-retention-days", env: "CORPADMIN_AUDIT_RETENTION_DAYS", default: "90", help: "days audit log entries are kept in the platform database" },
 ];
 
 export class ConfigError extends Error {}
@@ -77,6 +94,24 @@ export function parseFlags(argv: string[]): { flags: Map<string, string>; words:
     else flags.set(a.slice(2), "true");
   }
   return { flags, words };
+}
+
+function boolSetting(flag: string, v: string): boolean {
+  const s = v.trim().toLowerCase();
+  if (["true", "1", "yes", "on"].includes(s)) return true;
+  if (["false", "0", "no", "off", ""].includes(s)) return false;
+  throw new ConfigError(`--${flag} must be true or false`);
+}
+
+function cronSetting(v: string): string | null {
+  const expr = v.trim();
+  if (!expr) return null;
+  try {
+    new Cron(expr, { paused: true }).stop();
+  } catch (err) {
+    throw new ConfigError(`--backup-cron is not a valid cron expression: ${(err as Error).message}`);
+  }
+  return expr;
 }
 
 const list = (s: string) => s.split(",").map((x) => x.trim()).filter(Boolean);
@@ -114,6 +149,12 @@ export function loadConfig(flags: Map<string, string> = new Map(), env: Record<s
     oidc: { google: provider("google"), microsoft: provider("microsoft") },
     maxConcurrentHashes: int("max-concurrent-hashes", 1, 64),
     authRateLimit: int("auth-rate-limit", 1, 1_000_000),
+    backupCron: cronSetting(get("backup-cron")),
+    backupDir: get("backup-dir") ? resolve(get("backup-dir")) : join(resolve(get("data-dir")), "backups"),
+    backupKeep: int("backup-keep", 1, 10_000),
+    metricsToken: get("metrics-token") || null,
+    metricsLoopbackOnly: boolSetting("metrics-loopback-only", get("metrics-loopback-only")),
+    auditRetentionDays: int("audit-retention-days", 1, 36_500),
   };
 }
 

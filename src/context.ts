@@ -18,6 +18,9 @@ import { CorpCache } from "./modules/auth/corp-cache";
 import type { ApiKeyVerifier, Principal } from "./modules/auth/guard";
 import { PermissionCache } from "./modules/auth/permissions";
 import { Sessions } from "./modules/auth/sessions";
+import type { Migration } from "./db/migrations";
+import { AuditLog } from "./modules/ops/audit";
+import { MetricsRegistry } from "./modules/ops/metrics";
 
 export interface AppContext {
   config: Config;
@@ -44,6 +47,10 @@ export interface AppContext {
   /** Stops background work and closes databases, in reverse order of registration. */
   onClose(fn: () => void | Promise<void>): void;
   close(): Promise<void>;
+  /** Prometheus metrics registry (GET /metrics); see src/modules/ops/metrics.ts for the API. */
+  serviceMetrics: MetricsRegistry;
+  /** Security audit log; see src/modules/ops/audit.ts for the API. */
+  audit: AuditLog;
 }
 
 export interface ContextOptions {
@@ -52,6 +59,9 @@ export interface ContextOptions {
   now?: () => number;
   /** Overrides config.authRateLimit (test suites raise it). */
   publicAuthLimit?: number;
+  /** Migration lists in force (tests simulate another release); default: the embedded ones. */
+  platformMigrations?: Migration[];
+  tenantMigrations?: Migration[];
 }
 
 /** The HS256 key: from configuration, else generated once into DATA_DIR/secret.key (mode 0600). */
@@ -69,8 +79,8 @@ export function createContext(config: Config, options: ContextOptions = {}): App
   mkdirSync(config.dataDir, { recursive: true });
   const logger = options.logger ?? createLogger(config.logLevel);
   const platform = openPlatformDb(join(config.dataDir, "platform.db"));
-  const { builtinServerId } = bootstrapPlatform(platform, config.dataDir);
-  const tenants = new TenantDbs(platform, logger);
+  const { builtinServerId } = bootstrapPlatform(platform, config.dataDir, options.platformMigrations);
+  const tenants = new TenantDbs(platform, logger, undefined, options.tenantMigrations);
   migrateAllCorps(platform, tenants, logger);
   const closers: (() => void | Promise<void>)[] = [];
   let closed = false;
@@ -107,6 +117,8 @@ export function createContext(config: Config, options: ContextOptions = {}): App
       tenants.closeAll();
       platform.$client.close();
     },
+    serviceMetrics: new MetricsRegistry(),
+    audit: new AuditLog(platform.$client, logger, config.auditRetentionDays, options.now ?? Date.now),
   };
   return ctx;
 }

@@ -1,7 +1,10 @@
 #!/usr/bin/env bun
-// corpadmin: the command line. `corpadmin [serve]`, `migrate`, `version`, `help`.
+// corpadmin: the command line. `corpadmin [serve]`, `migrate`, `backup`, `restore`,
+// `install-service`, `version`, `help`.
 import { ConfigError, loadConfig, parseFlags, settingsHelp } from "./config";
-import { migrate } from "./cli/migrate";
+import { backup, restore } from "./cli/backup";
+import { installOptionsFrom, installService } from "./cli/install-service";
+import { formatMigrationPlan, migrate, migrationPlan } from "./cli/migrate";
 import { serve } from "./cli/serve";
 import { VERSION } from "./version";
 
@@ -12,6 +15,18 @@ Usage: corpadmin [command] [--flag value ...]
 Commands:
   serve      run the HTTP API, webhook dispatcher and metric scheduler (default)
   migrate    apply pending database migrations and exit
+             --dry-run: list the pending migrations of every database, apply nothing
+  backup <dir>
+             consistent copy of every database (also while serving) into <dir>,
+             which must be empty or absent; writes manifest.json with checksums
+  restore <backup-dir>
+             verify a backup and restore it into --data-dir, which must be empty
+  install-service
+             install the hardened systemd unit (needs root): creates the user
+             and directories, writes the unit, prints the systemctl commands
+             --binary PATH (default: this executable), --user NAME (corpadmin),
+             --unit-dir DIR (/etc/systemd/system), --root DIR (install under DIR),
+             --dry-run (print what it would do, change nothing)
   version    print the version
   help       print this text
 
@@ -36,7 +51,17 @@ async function main(argv: string[]): Promise<number | null> {
       await serve(config);
       return null; // keeps running until a signal
     case "migrate":
+      if (flags.has("dry-run") && flags.get("dry-run") !== "false") {
+        process.stdout.write(formatMigrationPlan(migrationPlan(config.dataDir)));
+        return 0;
+      }
       return migrate(config);
+    case "backup":
+      return backup(config, words[1]);
+    case "restore":
+      return restore(config, words[1]);
+    case "install-service":
+      return installService(installOptionsFrom(flags));
     default:
       process.stderr.write(`unknown command '${command}'\n\n${USAGE}`);
       return 2;

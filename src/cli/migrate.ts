@@ -1,9 +1,11 @@
 // `corpadmin migrate`: applies pending migrations to the platform database and every corporation
 // database, then exits. (`serve` does the same at start.)
+import { Database } from "bun:sqlite";
 import { join } from "node:path";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import type { Config } from "../config";
 import { bootstrapPlatform, migrateAllCorps } from "../db/bootstrap";
+import { migrationStatus, migrationsOf, type Migration } from "../db/migrations";
 import { openPlatformDb } from "../db/sqlite";
 import { TenantDbs } from "../db/tenants";
 import { createLogger } from "../lib/log";
@@ -24,4 +26,62 @@ export function migrate(config: Config): number {
     tenants.closeAll();
     platform.$client.close();
   }
+}
+
+export interface MigrationPlanEntry {
+  database: "platform" | "corporation";
+  corp_id?: string;
+  auth_name?: string;
+  path: string;
+  exists: boolean;
+  version: number;
+  latest: number;
+  pending: string[];
+}
+
+function statusOf(path: string, migrations: Migration[]): { exists: boolean; version: number; latest: number; pending: string[] } {
+  if (!existsSync(path)) return { exists: false, version: 0, latest: migrations.length, pending: migrations.map((m) => m.tag) };
+  const db = new Database(path, { readonly: true });
+  try {
+    db.exec("PRAGMA busy_timeout = 10000");
+    return { exists: true, ...migrationStatus(db, migrations) };
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * What `migrate` (or a start) would apply, per database, without writing anything: databases are
+ * opened read-only and a missing file or directory stays missing.
+ */
+export function migrationPlan(dataDir: string, platformMigrations = migrationsOf("platform"), tenantMigrations = migrationsOf("tenant")): MigrationPlanEntry[] {
+  const platformPath = join(dataDir, "platform.db");
+  const plan: MigrationPlanEntry[] = [{ database: "platform", path: platformPath, ...statusOf(platformPath, platformMigrations) }];
+  if (!plan[0].exists) return plan;
+  const db = new Database(platformPath, { readonly: true });
+  let corps: { id: string; auth_name: string; path: string; builtin: number }[];
+  try {
+    corps = db
+      .query("SELECT c.id, c.auth_name, s.path, s.builtin FROM corporations c JOIN servers s ON s.id = c.server_id ORDER BY c.auth_name")
+      .all() as typeof corps;
+  } finally {
+    db.close();
+  }
+  for (const c of corps) {
+    const path = join(c.builtin ? join(dataDir, "corps") : c.path, `${c.id}.db`);
+    plan.push({ database: "corporation", corp_id: c.id, auth_name: c.auth_name, path, ...statusOf(path, tenantMigrations) });
+  }
+  return plan;
+}
+
+export function formatMigrationPlan(plan: MigrationPlanEntry[]): string {
+  const lines = plan.map((e) => {
+    const name = e.database === "platform" ? "platform" : `corporation ${e.auth_name} (${e.corp_id})`;
+    const state = !e.exists ? "missing: would be created" : `schema version ${e.version} of ${e.latest}`;
+    const todo = e.pending.length ? `pending: ${e.pending.join(", ")}` : "up to date";
+    return `${name}\n  ${e.path}\n  ${state}; ${todo}`;
+  });
+  const pending = plan.filter((e) => e.pending.length).length;
+  lines.push(pending ? `${pending} of ${plan.length} database(s) have pending migrations (nothing was applied: --dry-run)` : `all ${plan.length} database(s) are up to date`);
+  return lines.join("\n") + "\n";
 }

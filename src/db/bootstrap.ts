@@ -6,7 +6,7 @@ import { eq, sql } from "drizzle-orm";
 import type { Logger } from "../lib/log";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
-import { applyMigrations, migrationStatus, migrationsOf } from "./migrations";
+import { applyMigrations, migrationStatus, migrationsOf, type Migration } from "./migrations";
 import { corporations, servers, services } from "./platform/schema";
 import type { PlatformDb } from "./sqlite";
 import type { TenantDbs } from "./tenants";
@@ -32,8 +32,8 @@ export const BUILTIN_SERVICES: [identifier: string, name: string][] = [
 
 export const BUILTIN_SERVER_NAME = "builtin";
 
-export function bootstrapPlatform(db: PlatformDb, dataDir: string): { builtinServerId: string } {
-  applyMigrations(db, migrationsOf("platform"));
+export function bootstrapPlatform(db: PlatformDb, dataDir: string, migrations: Migration[] = migrationsOf("platform")): { builtinServerId: string } {
+  applyMigrations(db, migrations);
   const corpsDir = join(dataDir, "corps");
   mkdirSync(corpsDir, { recursive: true });
   const now = nowIso();

@@ -3,6 +3,7 @@
 import platformJournal from "../../migrations/platform/meta/_journal.json";
 import platform_0 from "../../migrations/platform/0000_init.sql" with { type: "text" };
 import platform_1 from "../../migrations/platform/0001_tidy_cannonball.sql" with { type: "text" };
+import platform_2 from "../../migrations/platform/0002_true_bulldozer.sql" with { type: "text" };
 import tenantJournal from "../../migrations/tenant/meta/_journal.json";
 import tenant_0 from "../../migrations/tenant/0000_init.sql" with { type: "text" };
 import tenant_1 from "../../migrations/tenant/0001_flowery_gorilla_man.sql" with { type: "text" };
@@ -13,6 +14,7 @@ export const embeddedMigrations = {
     files: {
     "0000_init": platform_0,
     "0001_tidy_cannonball": platform_1,
+    "0002_true_bulldozer": platform_2,
     } as Record<string, string>,
   },
   tenant: {

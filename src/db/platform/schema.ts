@@ -5,3 +5,4 @@ export * from "./settings";
 export * from "./users";
 export * from "./workgroups";
 export * from "./menus";
+export * from "./audit";

@@ -2,11 +2,14 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context";
 import { ProblemSchema } from "../../lib/schemas";
-import { notFound, forbidden } from "../../lib/problem";
+import { notFound, forbidden, Problem } from "../../lib/problem";
 import { credentialsOf, issueCredentials, loadUser } from "./credentials";
 import { authGuard } from "./guard";
 import { checkLogin, checkTokenIssue, isMember } from "./login";
 import { ChangeCorpBody, Credentials, LoginBody } from "./model";
+
+/** The audit reason of a failure: the problem's slug (`invalid-credentials`, `rate-limited`, ...). */
+const problemSlug = (err: unknown) => (err instanceof Problem ? err.slug : "error");
 
 export function authModule(ctx: AppContext) {
   return new Elysia({ name: "auth", prefix: "/api", tags: ["Authentication"] })
@@ -15,8 +18,19 @@ export function authModule(ctx: AppContext) {
       "/login",
       async ({ body, request, server }) => {
         const ip = ctx.clientIp(request, server?.requestIP(request)?.address ?? null);
-        const { user, corp } = await checkLogin(ctx, body, ip);
-        return issueCredentials(ctx, user, corp.id);
+        let checked: Awaited<ReturnType<typeof checkLogin>>;
+        try {
+          checked = await checkLogin(ctx, body, ip);
+        } catch (err) {
+          // The attempted login name is the target (never the password or the 2FA code).
+          const corpId = ctx.corps.find(body.corp)?.id ?? null;
+          ctx.audit.record({ action: "auth.login", outcome: "failure", reason: problemSlug(err), target: body.login, corp_id: corpId, ip });
+          throw err;
+        }
+        const { user, corp } = checked;
+        const credentials = await issueCredentials(ctx, user, corp.id);
+        ctx.audit.record({ action: "auth.login", outcome: "success", actor_user_id: user.id, target: user.login, corp_id: corp.id, ip });
+        return credentials;
       },
       {
         publicAuth: true,
@@ -29,6 +43,7 @@ export function authModule(ctx: AppContext) {
       "/logout",
       ({ principal, set }) => {
         ctx.sessions.revoke(principal.sessionId!);
+        ctx.audit.record({ action: "auth.logout", outcome: "success", actor_user_id: principal.userId, corp_id: principal.corpId, ip: principal.ip });
         set.status = 204;
       },
       { auth: "token", detail: { summary: "Log out: revoke the token's session" } },
@@ -46,10 +61,18 @@ export function authModule(ctx: AppContext) {
     .get(
       "/auth/refresh",
       async ({ principal }) => {
+        const audit = { action: "auth.refresh", actor_user_id: principal.userId, corp_id: principal.corpId, ip: principal.ip };
         const user = loadUser(ctx, principal.userId!);
-        checkTokenIssue(ctx, user, principal.corp, principal.ip);
+        try {
+          checkTokenIssue(ctx, user, principal.corp, principal.ip);
+        } catch (err) {
+          ctx.audit.record({ ...audit, outcome: "failure", reason: problemSlug(err) });
+          throw err;
+        }
         ctx.sessions.revoke(principal.sessionId!);
-        return issueCredentials(ctx, user, principal.corpId);
+        const credentials = await issueCredentials(ctx, user, principal.corpId);
+        ctx.audit.record({ ...audit, outcome: "success" });
+        return credentials;
       },
       { auth: "token", response: { 200: Credentials }, detail: { summary: "Refresh: a new token; the old session is revoked" } },
     )
@@ -58,11 +81,20 @@ export function authModule(ctx: AppContext) {
       async ({ principal, body }) => {
         const user = loadUser(ctx, principal.userId!);
         const corp = ctx.corps.find(body.corp);
-        if (!corp && user.super_admin) throw notFound("Corporation");
-        if (!corp || (!user.super_admin && !isMember(ctx, user.id, corp.id))) throw forbidden("Not a member of that corporation");
-        checkTokenIssue(ctx, user, corp, principal.ip);
+        // target: the corporation asked for (its id when it exists); corp_id: the one being left.
+        const audit = { action: "auth.corp_change", actor_user_id: user.id, corp_id: principal.corpId, target: corp?.id ?? body.corp, ip: principal.ip };
+        try {
+          if (!corp && user.super_admin) throw notFound("Corporation");
+          if (!corp || (!user.super_admin && !isMember(ctx, user.id, corp.id))) throw forbidden("Not a member of that corporation");
+          checkTokenIssue(ctx, user, corp, principal.ip);
+        } catch (err) {
+          ctx.audit.record({ ...audit, outcome: "failure", reason: problemSlug(err) });
+          throw err;
+        }
         ctx.sessions.revoke(principal.sessionId!);
-        return issueCredentials(ctx, user, corp.id);
+        const credentials = await issueCredentials(ctx, user, corp.id);
+        ctx.audit.record({ ...audit, outcome: "success" });
+        return credentials;
       },
       {
         auth: "token",

@@ -1,0 +1,22 @@
+import { index, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { idColumn } from "../columns";
+
+/**
+ * Security events (logins, logouts, permission changes, ...). No foreign keys: the log outlives
+ * the users and corporations it names. Pruned after the configured retention.
+ */
+export const auditLog = sqliteTable(
+  "audit_log",
+  {
+    id: idColumn(),
+    at: text("at").notNull(),
+    action: text("action").notNull(),
+    outcome: text("outcome", { enum: ["success", "failure"] }).notNull(),
+    actor_user_id: text("actor_user_id"),
+    corp_id: text("corp_id"),
+    target: text("target"),
+    ip: text("ip"),
+    reason: text("reason"),
+  },
+  (t) => [index("audit_log_at").on(t.at), index("audit_log_actor").on(t.actor_user_id, t.at), index("audit_log_corp").on(t.corp_id, t.at)],
+);

@@ -1,0 +1,93 @@
+// The audit log: security events as JSON lines on stdout (msg "audit") and rows in the platform
+// table audit_log, kept for the configured number of days.
+//
+// API (ctx.audit):
+//   ctx.audit.record({ action: "user.password_change", actor_user_id, corp_id, target: userId,
+//                      ip: principal.ip, outcome: "success" });
+// - action: "<area>.<verb>" in snake_case (auth.login, auth.logout, auth.refresh,
+//   auth.corp_change, user.password_change, user.password_reset, user.two_factor_enable,
+//   workgroup.grant, corp.status_change, externalapp.key_rotate, ...).
+// - target: what was acted on (a user id, a login name, a corporation id), never a secret.
+// - reason: why it failed, as the problem slug (`invalid-credentials`, `rate-limited`, ...).
+// - Call it after the change's transaction has committed (a failure record must survive the
+//   rollback of the change it reports). Passwords, tokens, keys, TOTP codes and request bodies
+//   never go into any field; values are cut to 200 characters.
+import type { Database, Statement } from "bun:sqlite";
+import type { Logger } from "../../lib/log";
+import { newId } from "../../lib/ids";
+import { toIso } from "../../lib/time";
+
+export interface AuditEntry {
+  action: string;
+  outcome: "success" | "failure";
+  actor_user_id?: string | null;
+  corp_id?: string | null;
+  target?: string | null;
+  ip?: string | null;
+  reason?: string | null;
+}
+
+const MAX_FIELD = 200;
+const DAY_MS = 86_400_000;
+
+const clip = (v: string | null | undefined): string | null => (v == null || v === "" ? null : String(v).slice(0, MAX_FIELD));
+
+export class AuditLog {
+  private insert: Statement;
+  private prune: Statement;
+
+  constructor(
+    private sqlite: Database,
+    private logger: Logger,
+    private retentionDays: number,
+    private now: () => number,
+  ) {
+    this.insert = sqlite.query(
+      "INSERT INTO audit_log (id, at, action, outcome, actor_user_id, corp_id, target, ip, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    );
+    this.prune = sqlite.query("DELETE FROM audit_log WHERE at < ?");
+  }
+
+  record(entry: AuditEntry): void {
+    const row = {
+      id: newId(),
+      at: toIso(new Date(this.now())),
+      action: clip(entry.action) ?? "unknown",
+      outcome: entry.outcome,
+      actor_user_id: clip(entry.actor_user_id),
+      corp_id: clip(entry.corp_id),
+      target: clip(entry.target),
+      ip: clip(entry.ip),
+      reason: clip(entry.reason),
+    };
+    // The log line goes out even when the database write fails: the event must not vanish.
+    this.logger.info("audit", row);
+    try {
+      this.insert.run(row.id, row.at, row.action, row.outcome, row.actor_user_id, row.corp_id, row.target, row.ip, row.reason);
+    } catch (err) {
+      this.logger.error("audit log write failed", { action: row.action, error: String(err) });
+    }
+  }
+
+  /** Deletes entries older than the retention; returns how many went. */
+  pruneExpired(): number {
+    const cutoff = toIso(new Date(this.now() - this.retentionDays * DAY_MS));
+    return this.prune.run(cutoff).changes;
+  }
+
+  /** Prunes now and then once a day until stopped. */
+  startRetention(): () => void {
+    const run = () => {
+      try {
+        const removed = this.pruneExpired();
+        if (removed) this.logger.info("audit log pruned", { removed, retention_days: this.retentionDays });
+      } catch (err) {
+        this.logger.error("audit log pruning failed", { error: String(err) });
+      }
+    };
+    run();
+    const timer = setInterval(run, DAY_MS);
+    timer.unref?.();
+    return () => clearInterval(timer);
+  }
+}

@@ -1,0 +1,383 @@
+// Backups: a consistent snapshot of the platform database and every corporation database, taken
+// while the service keeps writing, and its restore into an empty data directory.
+//
+// Each database is copied with VACUUM INTO on a connection of its own: a read transaction, so
+// under WAL it sees one committed state and never blocks writers. The copy is fsynced, then
+// checked with PRAGMA integrity_check, then hashed into manifest.json, written last: a directory
+// without a manifest is not a backup. The platform copy is taken first and the corporations to
+// copy are read from it, so every corporation the copied platform knows has its database.
+//
+// Layout: manifest.json, platform.db, secret.key (the token signing key, when present),
+// corps/<corp id>.db for every corporation whatever its server.
+import { Database } from "bun:sqlite";
+import { chmodSync, chownSync, closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { isAbsolute, join, normalize } from "node:path";
+import { Cron } from "croner";
+import type { Logger } from "../../lib/log";
+import { toIso } from "../../lib/time";
+import { migrationsOf } from "../../db/migrations";
+import { VERSION } from "../../version";
+import type { MetricsRegistry } from "./metrics";
+
+export const MANIFEST = "manifest.json";
+export const BACKUP_FORMAT = 1;
+
+export interface ManifestFile {
+  /** Relative to the backup directory. */
+  path: string;
+  kind: "platform" | "corporation" | "secret";
+  size: number;
+  sha256: string;
+  /** Migrations applied to this database when it was copied. */
+  schema_version?: number;
+  corp_id?: string;
+  auth_name?: string;
+  server_id?: string;
+  /** false: the corporation lived on another Server (restore moves it to the built-in one). */
+  builtin_server?: boolean;
+}
+
+export interface Manifest {
+  format: number;
+  created_at: string;
+  app_version: string;
+  source_data_dir: string;
+  /** Migrations the binary that made the backup knows, per database kind. */
+  schema_versions: { platform: number; tenant: number };
+  files: ManifestFile[];
+  /** Corporations the platform names whose database file did not exist. */
+  missing: { corp_id: string; auth_name: string; path: string }[];
+}
+
+export class BackupError extends Error {}
+
+export function fsyncPath(path: string): void {
+  const fd = openSync(path, "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+async function sha256File(path: string): Promise<string> {
+  const hasher = new Bun.CryptoHasher("sha256");
+  for await (const chunk of Bun.file(path).stream()) hasher.update(chunk);
+  return hasher.digest("hex");
+}
+
+function openExisting(path: string): Database {
+  const db = new Database(path, { create: false, readwrite: true, strict: true });
+  db.exec("PRAGMA busy_timeout = 10000");
+  return db;
+}
+
+function integrity(path: string): string {
+  const db = new Database(path, { readonly: true, strict: true });
+  try {
+    const rows = db.query("PRAGMA integrity_check").all() as { integrity_check: string }[];
+    return rows.map((r) => r.integrity_check).join("; ");
+  } finally {
+    db.close();
+  }
+}
+
+function schemaVersion(db: Database): number {
+  const exists = db.query("SELECT 1 FROM sqlite_master WHERE type='table' AND name='__drizzle_migrations'").get();
+  if (!exists) return 0;
+  return (db.query("SELECT count(*) AS n FROM __drizzle_migrations").get() as { n: number }).n;
+}
+
+/** VACUUM INTO, fsync, integrity check; returns the copy's schema version. */
+function snapshot(source: string, target: string): void {
+  const db = openExisting(source);
+  try {
+    db.query("VACUUM INTO ?").run(target);
+  } finally {
+    db.close();
+  }
+  fsyncPath(target);
+  const check = integrity(target);
+  if (check !== "ok") throw new BackupError(`integrity check of the copy of ${source} failed: ${check}`);
+}
+
+const yieldToRequests = () => new Promise((r) => setImmediate(r));
+
+function ensureEmptyDir(dir: string, what: string): void {
+  if (existsSync(dir)) {
+    if (!statSync(dir).isDirectory()) throw new BackupError(`${what} ${dir} is not a directory`);
+    if (readdirSync(dir).length) throw new BackupError(`${what} ${dir} is not empty`);
+  }
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+}
+
+/**
+ * Backs up the data directory `dataDir` into `dest` (absent or empty). Between databases it
+ * yields to the event loop, so a running service keeps answering while a backup runs.
+ */
+export async function createBackup(dataDir: string, dest: string, logger?: Logger): Promise<Manifest> {
+  const platformPath = join(dataDir, "platform.db");
+  if (!existsSync(platformPath)) throw new BackupError(`no platform database in ${dataDir}`);
+  ensureEmptyDir(dest, "backup directory");
+  mkdirSync(join(dest, "corps"), { mode: 0o700 });
+  const createdAt = toIso(Date.now());
+  const files: ManifestFile[] = [];
+  const missing: Manifest["missing"] = [];
+
+  snapshot(platformPath, join(dest, "platform.db"));
+  const copy = new Database(join(dest, "platform.db"), { readonly: true, strict: true });
+  let corps: { id: string; auth_name: string; server_id: string; path: string; builtin: number }[];
+  try {
+    files.push({ path: "platform.db", kind: "platform", size: 0, sha256: "", schema_version: schemaVersion(copy) });
+    corps = copy
+      .query(
+        "SELECT c.id, c.auth_name, c.server_id, s.path, s.builtin FROM corporations c JOIN servers s ON s.id = c.server_id ORDER BY c.id",
+      )
+      .all() as typeof corps;
+  } finally {
+    copy.close();
+  }
+
+  for (const corp of corps) {
+    await yieldToRequests();
+    // The built-in server is wherever this data directory is now (it may have moved).
+    const dir = corp.builtin ? join(dataDir, "corps") : corp.path;
+    const source = join(dir, `${corp.id}.db`);
+    if (!existsSync(source)) {
+      missing.push({ corp_id: corp.id, auth_name: corp.auth_name, path: source });
+      logger?.warn("backup: corporation database missing", { corp_id: corp.id, path: source });
+      continue;
+    }
+    const rel = `corps/${corp.id}.db`;
+    snapshot(source, join(dest, rel));
+    const db = new Database(join(dest, rel), { readonly: true, strict: true });
+    const version = schemaVersion(db);
+    db.close();
+    files.push({
+      path: rel,
+      kind: "corporation",
+      size: 0,
+      sha256: "",
+      schema_version: version,
+      corp_id: corp.id,
+      auth_name: corp.auth_name,
+      server_id: corp.server_id,
+      builtin_server: !!corp.builtin,
+    });
+  }
+
+  const secret = join(dataDir, "secret.key");
+  if (existsSync(secret)) {
+    writeFileSync(join(dest, "secret.key"), readFileSync(secret), { mode: 0o600 });
+    fsyncPath(join(dest, "secret.key"));
+    files.push({ path: "secret.key", kind: "secret", size: 0, sha256: "" });
+  }
+
+  for (const f of files) {
+    await yieldToRequests();
+    f.size = statSync(join(dest, f.path)).size;
+    f.sha256 = await sha256File(join(dest, f.path));
+  }
+  const manifest: Manifest = {
+    format: BACKUP_FORMAT,
+    created_at: createdAt,
+    app_version: VERSION,
+    source_data_dir: dataDir,
+    schema_versions: { platform: migrationsOf("platform").length, tenant: migrationsOf("tenant").length },
+    files,
+    missing,
+  };
+  const tmp = join(dest, `${MANIFEST}.tmp`);
+  writeFileSync(tmp, JSON.stringify(manifest, null, 2) + "\n", { mode: 0o600 });
+  fsyncPath(tmp);
+  renameSync(tmp, join(dest, MANIFEST));
+  fsyncPath(join(dest, "corps"));
+  fsyncPath(dest);
+  return manifest;
+}
+
+/** Reads a backup's manifest and checks every file against it; throws BackupError listing what is wrong. */
+export async function verifyBackup(dir: string): Promise<Manifest> {
+  const manifestPath = join(dir, MANIFEST);
+  if (!existsSync(manifestPath)) throw new BackupError(`${dir} has no ${MANIFEST}: not a corpadmin backup`);
+  let manifest: Manifest;
+  try {
+    manifest = JSON.parse(readFileSync(manifestPath, "utf8"));
+  } catch (err) {
+    throw new BackupError(`${MANIFEST} is not valid JSON: ${(err as Error).message}`);
+  }
+  if (manifest?.format !== BACKUP_FORMAT || !Array.isArray(manifest.files)) throw new BackupError(`${MANIFEST} is not a format ${BACKUP_FORMAT} manifest`);
+  const problems: string[] = [];
+  if (manifest.files.filter((f) => f.kind === "platform").length !== 1) problems.push("the manifest must list exactly one platform database");
+  for (const f of manifest.files) {
+    const rel = String(f.path ?? "");
+    // Paths come from a file anyone could edit: keep them inside the backup directory.
+    if (!rel || isAbsolute(rel) || normalize(rel).startsWith("..") || normalize(rel) !== rel) {
+      problems.push(`${rel}: not a plain relative path`);
+      continue;
+    }
+    if (f.kind === "corporation" && (rel !== `corps/${f.corp_id}.db` || !/^[0-9a-f-]{36}$/.test(String(f.corp_id)))) {
+      problems.push(`${rel}: not the database file of corporation ${f.corp_id}`);
+      continue;
+    }
+    const path = join(dir, rel);
+    if (!existsSync(path)) {
+      problems.push(`${rel}: missing`);
+      continue;
+    }
+    const size = statSync(path).size;
+    if (size !== f.size) {
+      problems.push(`${rel}: size ${size}, the manifest says ${f.size}`);
+      continue;
+    }
+    if ((await sha256File(path)) !== f.sha256) {
+      problems.push(`${rel}: sha256 does not match the manifest`);
+      continue;
+    }
+    if (f.kind !== "secret") {
+      const check = integrity(path);
+      if (check !== "ok") problems.push(`${rel}: integrity check failed: ${check}`);
+    }
+  }
+  if (problems.length) throw new BackupError(`the backup does not verify:\n  ${problems.join("\n  ")}`);
+  return manifest;
+}
+
+export interface RestoreResult {
+  manifest: Manifest;
+  corporations: number;
+  /** Corporations that lived on a non-built-in Server, now on the built-in one. */
+  moved: { corp_id: string; auth_name?: string; from_server_id?: string }[];
+}
+
+/**
+ * Restores a verified backup into `dataDir`, which must be absent or empty. Every corporation
+ * database goes to DATA_DIR/corps; corporations that lived on another Server are moved to the
+ * built-in server, so a restore never writes outside the data directory (the other server's
+ * directory may still hold live data, or belong to another machine).
+ */
+export async function restoreBackup(backupDir: string, dataDir: string): Promise<RestoreResult> {
+  if (existsSync(dataDir) && (!statSync(dataDir).isDirectory() || readdirSync(dataDir).length)) {
+    throw new BackupError(`data directory ${dataDir} is not empty: restore only into an empty or new directory`);
+  }
+  const manifest = await verifyBackup(backupDir);
+  // A backup made by a newer release carries schema this binary does not know: starting on it
+  // would run old code against it. Read the versions from the copies, not the editable manifest.
+  const known = { platform: migrationsOf("platform").length, corporation: migrationsOf("tenant").length };
+  for (const f of manifest.files) {
+    if (f.kind === "secret") continue;
+    const db = new Database(join(backupDir, f.path), { readonly: true, strict: true });
+    const version = schemaVersion(db);
+    db.close();
+    if (version > known[f.kind]) {
+      throw new BackupError(`${f.path} has schema version ${version}, newer than this corpadmin ${VERSION} knows (${known[f.kind]}): restore it with the release that made the backup (${manifest.app_version}) or a newer one`);
+    }
+  }
+  const created = !existsSync(dataDir);
+  mkdirSync(join(dataDir, "corps"), { recursive: true, mode: 0o750 });
+  try {
+    for (const f of manifest.files) {
+      const target = join(dataDir, f.path);
+      copyFileSync(join(backupDir, f.path), target);
+      if (f.kind === "secret") chmodSync(target, 0o600);
+      fsyncPath(target);
+    }
+    const moved = manifest.files
+      .filter((f) => f.kind === "corporation" && f.builtin_server === false)
+      .map((f) => ({ corp_id: f.corp_id!, auth_name: f.auth_name, from_server_id: f.server_id }));
+    const db = new Database(join(dataDir, "platform.db"), { strict: true });
+    try {
+      const builtin = db.query("SELECT id FROM servers WHERE builtin = 1").get() as { id: string } | null;
+      if (!builtin) throw new BackupError("the platform database has no built-in server");
+      const move = db.query("UPDATE corporations SET server_id = ? WHERE id = ?");
+      db.transaction(() => {
+        for (const m of moved) move.run(builtin.id, m.corp_id);
+      })();
+    } finally {
+      db.close();
+    }
+    fsyncPath(join(dataDir, "platform.db"));
+    // Run as root into a directory the service user owns (StateDirectory): hand the files over,
+    // or the service could not open them.
+    if (!created && process.getuid?.() === 0) {
+      const { uid, gid } = statSync(dataDir);
+      for (const p of [join(dataDir, "corps"), ...manifest.files.map((f) => join(dataDir, f.path))]) chownSync(p, uid, gid);
+    }
+    fsyncPath(join(dataDir, "corps"));
+    fsyncPath(dataDir);
+    return { manifest, corporations: manifest.files.filter((f) => f.kind === "corporation").length, moved };
+  } catch (err) {
+    // Leave the directory as it was found: empty (or absent).
+    if (created) rmSync(dataDir, { recursive: true, force: true });
+    else for (const e of readdirSync(dataDir)) rmSync(join(dataDir, e), { recursive: true, force: true });
+    throw err;
+  }
+}
+
+const SCHEDULED = /^corpadmin-\d{8}T\d{6}\.\d{3}Z$/;
+
+/** Names scheduled backups so that they sort by time. */
+export const scheduledBackupName = (at: number) => `corpadmin-${new Date(at).toISOString().replace(/[-:]/g, "")}`;
+
+/** Deletes the oldest scheduled backups beyond `keep`, and leftovers of interrupted runs. */
+export function pruneBackups(backupDir: string, keep: number): string[] {
+  if (!existsSync(backupDir)) return [];
+  const entries = readdirSync(backupDir);
+  const removed: string[] = [];
+  for (const e of entries) {
+    if (e.endsWith(".partial") && SCHEDULED.test(e.slice(0, -".partial".length))) {
+      rmSync(join(backupDir, e), { recursive: true, force: true });
+      removed.push(e);
+    }
+  }
+  const complete = entries.filter((e) => SCHEDULED.test(e) && existsSync(join(backupDir, e, MANIFEST))).sort();
+  for (const e of complete.slice(0, Math.max(0, complete.length - keep))) {
+    rmSync(join(backupDir, e), { recursive: true, force: true });
+    removed.push(e);
+  }
+  return removed;
+}
+
+/** One scheduled run: back up into `<name>.partial`, rename when complete, prune. */
+export async function runScheduledBackup(dataDir: string, backupDir: string, keep: number, logger: Logger): Promise<string> {
+  mkdirSync(backupDir, { recursive: true, mode: 0o700 });
+  // Interrupted runs leave `.partial` directories; only complete backups count toward `keep`.
+  pruneBackups(backupDir, Number.MAX_SAFE_INTEGER);
+  const name = scheduledBackupName(Date.now());
+  const partial = join(backupDir, `${name}.partial`);
+  try {
+    await createBackup(dataDir, partial, logger);
+    renameSync(partial, join(backupDir, name));
+    fsyncPath(backupDir);
+  } catch (err) {
+    rmSync(partial, { recursive: true, force: true });
+    throw err;
+  }
+  const removed = pruneBackups(backupDir, keep);
+  logger.info("backup done", { dir: join(backupDir, name), removed });
+  return join(backupDir, name);
+}
+
+/** Runs the scheduled backup while the service runs; returns the stop function. */
+export function startBackupSchedule(opts: { cron: string; dataDir: string; backupDir: string; keep: number; logger: Logger; metrics: MetricsRegistry }): () => Promise<void> {
+  const outcomes = opts.metrics.counter("corpadmin_backups_total");
+  let running: Promise<unknown> | null = null;
+  // protect: a run that takes longer than the interval is not overlapped by the next one.
+  const job = new Cron(opts.cron, { protect: true }, async () => {
+    const run = runScheduledBackup(opts.dataDir, opts.backupDir, opts.keep, opts.logger).then(
+      () => outcomes.inc({ outcome: "success" }),
+      (err) => {
+        outcomes.inc({ outcome: "failure" });
+        opts.logger.error("backup failed", { error: err instanceof Error ? err.message : String(err) });
+      },
+    );
+    running = run;
+    await run;
+    running = null;
+  });
+  opts.logger.info("backup schedule", { cron: opts.cron, dir: opts.backupDir, keep: opts.keep, next: job.nextRun()?.toISOString() ?? null });
+  return async () => {
+    job.stop();
+    await running;
+  };
+}

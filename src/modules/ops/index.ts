@@ -1,0 +1,102 @@
+// Operations inside the running service: GET /metrics, the request metrics, the audit log's
+// retention and the scheduled backup. (The CLI side lives in src/cli/.)
+import { existsSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { createHash, timingSafeEqual } from "node:crypto";
+import { Elysia } from "elysia";
+import type { AppContext } from "../../context";
+import { normalizeAddress } from "../../lib/client-ip";
+import { forbidden, notFound, unauthorized } from "../../lib/problem";
+import { VERSION } from "../../version";
+import { startBackupSchedule } from "./backup";
+import type { MetricsRegistry } from "./metrics";
+
+const REQUESTS = "corpadmin_http_requests_total";
+const DURATION = "corpadmin_http_request_duration_seconds";
+
+/** Called once per response (src/app.ts). `route` is the matched pattern, never the raw path. */
+export function recordRequest(metrics: MetricsRegistry, method: string, route: string | undefined, status: number, seconds: number): void {
+  // Unmatched paths are unbounded (scanners): they share one label value.
+  const r = route || "unmatched";
+  metrics.counter(REQUESTS, "HTTP requests, by method, route pattern and status").inc({ method, route: r, status });
+  metrics.histogram(DURATION, "HTTP request latency in seconds, by method and route pattern").observe({ method, route: r }, seconds);
+}
+
+function fileSize(path: string): number {
+  let size = 0;
+  for (const p of [path, `${path}-wal`]) if (existsSync(p)) size += statSync(p).size;
+  return size;
+}
+
+function isLoopback(ip: string): boolean {
+  const addr = normalizeAddress(ip);
+  return !!addr && addr.range() === "loopback";
+}
+
+const digest = (s: string) => createHash("sha256").update(s).digest();
+
+/** Metrics computed at scrape time from what the service already holds. */
+function registerCollectors(ctx: AppContext): void {
+  const m = ctx.serviceMetrics;
+  const startedAt = ctx.now() / 1000;
+  m.gauge("corpadmin_info", "Build information").collect(() => [[{ version: VERSION }, 1]]);
+  m.gauge("corpadmin_start_time_seconds", "When the service started, in Unix seconds").collect(() => [[{}, startedAt]]);
+  m.gauge("corpadmin_open_corporation_databases", "Corporation databases open in the handle cache").collect(() => [[{}, ctx.tenants.openCount()]]);
+  const byStatus = ctx.platform.$client.query("SELECT status, count(*) AS n FROM corporations GROUP BY status");
+  m.gauge("corpadmin_corporations", "Corporations, by status").collect(() =>
+    (byStatus.all() as { status: string; n: number }[]).map((r) => [{ status: r.status }, r.n]),
+  );
+  const corpFiles = ctx.platform.$client.query(
+    "SELECT c.id, c.auth_name, s.path, s.builtin FROM corporations c JOIN servers s ON s.id = c.server_id",
+  );
+  m.gauge("corpadmin_database_size_bytes", "Database file sizes (WAL included)").collect(() => {
+    const out: [Record<string, string>, number][] = [[{ database: "platform", corp: "" }, fileSize(join(ctx.config.dataDir, "platform.db"))]];
+    for (const c of corpFiles.all() as { id: string; auth_name: string; path: string; builtin: number }[]) {
+      const dir = c.builtin ? join(ctx.config.dataDir, "corps") : c.path;
+      out.push([{ database: "corporation", corp: c.auth_name }, fileSize(join(dir, `${c.id}.db`))]);
+    }
+    return out;
+  });
+}
+
+function startBackgroundWork(ctx: AppContext): void {
+  ctx.onClose(ctx.audit.startRetention());
+  if (ctx.config.backupCron) {
+    ctx.onClose(
+      startBackupSchedule({
+        cron: ctx.config.backupCron,
+        dataDir: ctx.config.dataDir,
+        backupDir: ctx.config.backupDir,
+        keep: ctx.config.backupKeep,
+        logger: ctx.logger,
+        metrics: ctx.serviceMetrics,
+      }),
+    );
+  }
+}
+
+export function opsModule(ctx: AppContext) {
+  registerCollectors(ctx);
+  startBackgroundWork(ctx);
+  const { metricsToken, metricsLoopbackOnly } = ctx.config;
+  const tokenDigest = metricsToken ? digest(metricsToken) : null;
+  return new Elysia({ name: "ops" }).get(
+    "/metrics",
+    ({ request, server }) => {
+      // Off unless configured: answer as for any unknown path.
+      if (!tokenDigest && !metricsLoopbackOnly) throw notFound("Route");
+      if (metricsLoopbackOnly) {
+        const ip = ctx.clientIp(request, server?.requestIP(request)?.address ?? null);
+        if (!isLoopback(ip)) throw forbidden("Metrics are served to loopback clients only");
+      }
+      if (tokenDigest) {
+        const header = request.headers.get("authorization") ?? "";
+        const given = header.toLowerCase().startsWith("bearer ") ? header.slice(7).trim() : "";
+        if (!given || !timingSafeEqual(digest(given), tokenDigest)) throw unauthorized("A valid metrics bearer token is required");
+      }
+      return new Response(ctx.serviceMetrics.render(), { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } });
+    },
+    // Not part of the API contract: an operator endpoint outside /api.
+    { detail: { hide: true } },
+  );
+}
