@@ -22,6 +22,8 @@ import { authModule } from "./modules/auth";
 import { cityModule } from "./modules/city";
 import { externalAppModule } from "./modules/externalapp";
 import { personModule } from "./modules/person";
+import { classificationModule } from "./modules/classification";
+import { productModule } from "./modules/product";
 import { startModule } from "./modules/start";
 import { docsModule, healthModule } from "./modules/system";
 
@@ -179,7 +181,9 @@ export function createApp(config: Config, options: AppOptions = {}) {
     .use(authModule(ctx))
     .use(externalAppModule(ctx))
     .use(cityModule(ctx))
-    .use(personModule(ctx));
+    .use(personModule(ctx))
+    .use(classificationModule(ctx))
+    .use(productModule(ctx));
 
   return { app, ctx };
 }
