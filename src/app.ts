@@ -24,6 +24,7 @@ import { externalAppModule } from "./modules/externalapp";
 import { personModule } from "./modules/person";
 import { classificationModule } from "./modules/classification";
 import { productModule } from "./modules/product";
+import { contractModule } from "./modules/contract";
 import { startModule } from "./modules/start";
 import { docsModule, healthModule } from "./modules/system";
 
@@ -183,7 +184,8 @@ export function createApp(config: Config, options: AppOptions = {}) {
     .use(cityModule(ctx))
     .use(personModule(ctx))
     .use(classificationModule(ctx))
-    .use(productModule(ctx));
+    .use(productModule(ctx))
+    .use(contractModule(ctx));
 
   return { app, ctx };
 }
