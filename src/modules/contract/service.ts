@@ -2,11 +2,11 @@
 import { asc, eq, sql } from "drizzle-orm";
 import ipaddr from "ipaddr.js";
 import type { TenantDb } from "../../db/sqlite";
-import { classifications, contractConfigs, contractFlags, contractItems, contracts } from "../../db/tenant/schema";
+import { contractConfigs, contractItems, contracts } from "../../db/tenant/schema";
 import { randomBase62 } from "../../lib/ids";
 import { conflict, invalidMany, notFound, type FieldError } from "../../lib/problem";
 import { canonicalDate, dateAsMidnight } from "../../lib/time";
-import { addressColumns, addressView, cityRef, type Db } from "../registry-common";
+import { addressColumns, addressView, cityRef, clientOf, type Db } from "../registry-common";
 import { findPerson, partyView } from "../person/service";
 import { DATE_FIELDS, type Contract, type ContractConfig, type ContractConfigInput, type ContractInput, type ContractItem, type DateField } from "./model";
 
@@ -18,7 +18,7 @@ const json = (v: unknown): string | null => (v === undefined || v === null ? nul
 const unjson = (v: string | null): unknown => (v === null ? null : JSON.parse(v));
 
 export function findContract(db: Db, id: string): ContractRow | undefined {
-  return db.select().from(contracts).where(eq(contracts.id, id)).get();
+  return clientOf(db).query<ContractRow, [string]>("SELECT * FROM contracts WHERE id = ?1").get(id) ?? undefined;
 }
 
 export function getContract(db: Db, id: string): ContractRow {
@@ -28,17 +28,15 @@ export function getContract(db: Db, id: string): ContractRow {
 }
 
 export function getConfig(db: Db, contractId: string): ConfigRow {
-  return db.select().from(contractConfigs).where(eq(contractConfigs.contract_id, contractId)).get()!;
+  return clientOf(db).query<ConfigRow, [string]>("SELECT * FROM contract_configs WHERE contract_id = ?1").get(contractId)!;
 }
 
 export function flagNames(db: Db, contractId: string): string[] {
-  return db
-    .select({ name: classifications.name })
-    .from(contractFlags)
-    .innerJoin(classifications, eq(classifications.id, contractFlags.classification_id))
-    .where(eq(contractFlags.contract_id, contractId))
-    .orderBy(asc(classifications.name))
-    .all()
+  return clientOf(db)
+    .query<{ name: string }, [string]>(
+      "SELECT c.name FROM contract_flags f JOIN classifications c ON c.id = f.classification_id WHERE f.contract_id = ?1 ORDER BY c.name",
+    )
+    .all(contractId)
     .map((r) => r.name);
 }
 

@@ -3,7 +3,7 @@ import { t, type Static } from "elysia";
 import { contracts, persons } from "../../db/tenant/schema";
 import { notFound } from "../../lib/problem";
 import { Opt, Uuid } from "../../lib/schemas";
-import { AddressInput, addressColumns, AddressView, addressView, checkCityId, type Db } from "../registry-common";
+import { AddressInput, addressColumns, AddressView, addressView, checkCityId, clientOf, type Db } from "../registry-common";
 
 const optText = (max = 200) => Opt(t.String({ maxLength: max }));
 
@@ -80,7 +80,9 @@ export function partyView(db: Db, r: PersonRow): Party {
 }
 
 export function findPerson(db: Db, id: string): PersonRow | undefined {
-  return db.select().from(persons).where(eq(persons.id, id)).get();
+  // Read on every contract view (three parties): a cached raw statement.
+  const row = clientOf(db).query<Omit<PersonRow, "corporate"> & { corporate: number }, [string]>("SELECT * FROM persons WHERE id = ?1").get(id);
+  return row ? { ...row, corporate: row.corporate === 1 } : undefined;
 }
 
 export function getPerson(db: Db, id: string): PersonRow {

@@ -1,11 +1,12 @@
 // What the registry modules share: embedded addresses, external-app links, resolving the app a
 // route names (and checking that an API key belongs to it), and committing with events.
-import { and, eq, inArray, sql } from "drizzle-orm";
+import type { Database } from "bun:sqlite";
+import { and, eq, inArray } from "drizzle-orm";
 import { t, type Static } from "elysia";
 import type { AppContext } from "../../context";
 import { recordEvent, type EventGroup } from "../../events/outbox";
 import type { TenantDb } from "../../db/sqlite";
-import { cities, externalApps, externalLinks } from "../../db/tenant/schema";
+import { externalApps, externalLinks } from "../../db/tenant/schema";
 import { conflict, forbidden, invalid, notFound } from "../../lib/problem";
 import { Opt, Uuid } from "../../lib/schemas";
 import { nowIso } from "../../lib/time";
@@ -94,25 +95,20 @@ export function addressColumns(a: Omit<AddressInput, "city_id"> | null | undefin
   };
 }
 
-const cityById = new WeakMap<object, ReturnType<typeof prepareCity>>();
-function prepareCity(db: TenantDb) {
-  return db
-    .select({ id: cities.id, name: cities.name, state: cities.state, country: cities.country })
-    .from(cities)
-    .where(eq(cities.id, sqlPlaceholder("id")))
-    .prepare();
+/**
+ * The bun:sqlite connection under a database or a transaction handle. Hot reads go through
+ * `client.query(sql)`, which bun:sqlite prepares once per connection and caches; inside a
+ * transaction they run on the same connection, so they see its uncommitted writes.
+ */
+export function clientOf(db: Db): Database {
+  return (db as TenantDb).$client ?? (db as unknown as { session: { client: Database } }).session.client;
 }
-const sqlPlaceholder = (name: string) => sql.placeholder(name);
 
-/** The city part of an address response; prepared once per corporation database. */
-export function cityRef(db: Db, id: string) {
-  const key = (db as TenantDb).$client ?? db;
-  let stmt = cityById.get(key);
-  if (!stmt) {
-    stmt = prepareCity(db as TenantDb);
-    cityById.set(key, stmt);
-  }
-  return stmt.get({ id }) ?? null;
+type CityRefRow = { id: string; name: string; state: string; country: string };
+
+/** The city part of an address response. */
+export function cityRef(db: Db, id: string): CityRefRow | null {
+  return clientOf(db).query<CityRefRow, [string]>("SELECT id, name, state, country FROM cities WHERE id = ?1").get(id);
 }
 
 export function addressView(db: Db, row: AddressColumns): AddressView | null {
@@ -172,11 +168,11 @@ export function resolveApp(db: Db, principal: Principal, by: { externalAppId?: s
 }
 
 export function linkedRecordId(db: Db, appId: string, type: RecordType, identity: string): string | null {
-  const row = db
-    .select({ id: externalLinks.record_id })
-    .from(externalLinks)
-    .where(and(eq(externalLinks.external_app_id, appId), eq(externalLinks.record_type, type), eq(externalLinks.identity, identity)))
-    .get();
+  const row = clientOf(db)
+    .query<{ id: string }, [string, string, string]>(
+      "SELECT record_id AS id FROM external_links WHERE external_app_id = ?1 AND record_type = ?2 AND identity = ?3",
+    )
+    .get(appId, type, identity);
   return row?.id ?? null;
 }
 
