@@ -63,6 +63,14 @@ describe("cities", () => {
     expect((await req("PUT", `/api/city/${c.body.id}`, { token: o, body: { name: "a", state: "b", country: "c" } })).status).toBe(404);
     expect((await req("DELETE", `/api/city/${c.body.id}`, { token: o })).status).toBe(404);
     expect((await req("GET", "/api/city", { token: o })).body.total).toBe(0);
+    const app = (await req("POST", "/api/externalapp", { token, body: { name: "iso" } })).body;
+    await req("POST", `/api/city/${c.body.id}/externalapp`, { token, body: { external_app_id: app.id, identity: "N-1" } });
+    expect((await req("POST", `/api/city/${c.body.id}/externalapp`, { token: o, body: { external_app_id: app.id, identity: "N-2" } })).status).toBe(404);
+    expect((await req("GET", "/api/city/externalapp/name/iso/identity/N-1", { token: o })).status).toBe(404);
+    expect((await req("GET", `/api/city/externalapp/id/${app.id}/identity/N-1`, { token: o })).status).toBe(404);
+    expect((await req("GET", `/api/externalapp/${app.id}`, { token: o })).status).toBe(404);
+    expect((await req("PUT", `/api/externalapp/${app.id}`, { token: o, body: { name: "iso" } })).status).toBe(404);
+    expect((await req("GET", "/api/city/externalapp/name/iso/identity/N-1", { token })).status).toBe(200);
     expect((await req("GET", `/api/city/${c.body.id}`, { token })).status).toBe(200);
   });
 
@@ -165,5 +173,23 @@ describe("external apps and keys", () => {
     expect(bad.status).toBe(400);
     expect(bad.body.errors[0].path).toBe("external_app_id");
     expect(newEvents(f.t, corpId, mark)).toEqual([]);
+  });
+});
+
+describe("dispatcher wake-up", () => {
+  test("committed(corpId) follows each mutation that wrote events, and no failed request", async () => {
+    const woken: string[] = [];
+    const off = f.t.ctx.events.subscribe((id) => woken.push(id));
+    try {
+      const c = await req("POST", "/api/city", { token, body: { name: "Wake", state: "W", country: "W" } });
+      expect(woken).toEqual([corpId]);
+      expect((await req("POST", "/api/city", { token, body: { name: "Wake", state: "W", country: "W" } })).status).toBe(409);
+      expect((await req("DELETE", `/api/city/${UNKNOWN_ID}`, { token })).status).toBe(404);
+      expect(woken).toEqual([corpId]);
+      await req("DELETE", `/api/city/${c.body.id}`, { token });
+      expect(woken).toEqual([corpId, corpId]);
+    } finally {
+      off();
+    }
   });
 });
