@@ -146,6 +146,12 @@ export const contracts = sqliteTable(
     index("contracts_status").on(t.contract_status),
     index("contracts_stage").on(t.contract_stage),
     index("contracts_start_date").on(t.start_date),
+    index("contracts_signature_date").on(t.signature_date),
+    index("contracts_approval_date").on(t.approval_date),
+    index("contracts_end_date").on(t.end_date),
+    index("contracts_suspension_date").on(t.suspension_date),
+    index("contracts_cancellation_date").on(t.cancellation_date),
+    index("contracts_total_value").on(t.total_value),
     index("contracts_city").on(t.address_city_id),
   ],
 );

@@ -58,6 +58,8 @@ import {
 } from "./service";
 import { upsertFromExternalApp } from "./upsert";
 
+export { findContractByUsername, type ContractByUsername } from "./service";
+
 const LIST = {
   q: [contracts.number],
   hidden: [...ADDRESS_COLUMN_NAMES, "json_original", "json_billing", "json_payment_method", "json_items"],

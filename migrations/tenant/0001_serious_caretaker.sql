@@ -103,6 +103,12 @@ CREATE INDEX `contracts_agent` ON `contracts` (`agent_id`);--> statement-breakpo
 CREATE INDEX `contracts_status` ON `contracts` (`contract_status`);--> statement-breakpoint
 CREATE INDEX `contracts_stage` ON `contracts` (`contract_stage`);--> statement-breakpoint
 CREATE INDEX `contracts_start_date` ON `contracts` (`start_date`);--> statement-breakpoint
+CREATE INDEX `contracts_signature_date` ON `contracts` (`signature_date`);--> statement-breakpoint
+CREATE INDEX `contracts_approval_date` ON `contracts` (`approval_date`);--> statement-breakpoint
+CREATE INDEX `contracts_end_date` ON `contracts` (`end_date`);--> statement-breakpoint
+CREATE INDEX `contracts_suspension_date` ON `contracts` (`suspension_date`);--> statement-breakpoint
+CREATE INDEX `contracts_cancellation_date` ON `contracts` (`cancellation_date`);--> statement-breakpoint
+CREATE INDEX `contracts_total_value` ON `contracts` (`total_value`);--> statement-breakpoint
 CREATE INDEX `contracts_city` ON `contracts` (`address_city_id`);--> statement-breakpoint
 CREATE TABLE `external_apps` (
 	`id` text PRIMARY KEY NOT NULL,
