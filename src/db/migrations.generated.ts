@@ -7,6 +7,7 @@ import platform_2 from "../../migrations/platform/0002_true_bulldozer.sql" with 
 import tenantJournal from "../../migrations/tenant/meta/_journal.json";
 import tenant_0 from "../../migrations/tenant/0000_init.sql" with { type: "text" };
 import tenant_1 from "../../migrations/tenant/0001_flowery_gorilla_man.sql" with { type: "text" };
+import tenant_2 from "../../migrations/tenant/0002_lazy_zaladane.sql" with { type: "text" };
 
 export const embeddedMigrations = {
   platform: {
@@ -22,6 +23,7 @@ export const embeddedMigrations = {
     files: {
     "0000_init": tenant_0,
     "0001_flowery_gorilla_man": tenant_1,
+    "0002_lazy_zaladane": tenant_2,
     } as Record<string, string>,
   },
 };
