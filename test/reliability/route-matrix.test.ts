@@ -102,3 +102,34 @@ test("SQL injection probes in q, sort, filters and string path parameters change
   expect(t.ctx.platform.$client.query("SELECT count(*) AS n FROM sqlite_master").get()).toEqual(before);
   expect((await t.req("GET", "/api/auth/credentials", { token: admin.token })).status).toBe(200);
 });
+
+test("another corporation's real ids are 404 from a fully permitted user of this corporation", async () => {
+  const { seedFixtures, pathWith } = await import("./fixtures");
+  const { addCorp } = await import("../helpers");
+  const ALL = ["auth", "corp", "user", "workgroup", "service", "server", "core", "city", "externalapp", "person", "product", "contract", "webhook", "metric", "isp", "qrcode"].map((a) => `platform.${a}`);
+  const theirs = await seedFixtures(t, admin.token, ops, "a", admin.corpId);
+  const other = await addCorp(t, "rival-isp");
+  const rival = await addUser(t, other, { login: "rival-admin", services: ALL });
+  const failures: string[] = [];
+  const uncovered: string[] = [];
+  let tried = 0;
+  for (const op of ops) {
+    const g = op.guard;
+    if (!g || g.guard === "*" || g.guard === "self" || op.params.length === 0) continue;
+    if (REVOKING.has(`${op.method} ${op.path}`)) continue;
+    const path = pathWith(op, theirs);
+    if (!path) {
+      uncovered.push(`${op.method} ${op.path}`);
+      continue;
+    }
+    tried++;
+    const res = await t.req(op.method, path, { token: rival.token, body: bodyFor(op) });
+    // Corporation-scoped platform rows may refuse outright (403) instead of hiding (404).
+    const acceptable = [404, ...(op.hasBody ? [400] : []), ...(op.path.startsWith("/api/corp/") ? [403] : [])];
+    if (!acceptable.includes(res.status)) failures.push(`${op.method} ${path}: ${res.status} ${res.text.slice(0, 120)}`);
+  }
+  console.log(`other-tenant ids: ${tried} operations tried, ${uncovered.length} without a fixture, ${failures.length} failures`);
+  if (uncovered.length) console.log(`  without a fixture: ${uncovered.join(", ")}`);
+  expect(failures).toEqual([]);
+  expect(tried).toBeGreaterThan(0);
+});
