@@ -2,6 +2,7 @@
 
 import platformJournal from "../../migrations/platform/meta/_journal.json";
 import platform_0 from "../../migrations/platform/0000_init.sql" with { type: "text" };
+import platform_1 from "../../migrations/platform/0001_melodic_the_enforcers.sql" with { type: "text" };
 import tenantJournal from "../../migrations/tenant/meta/_journal.json";
 import tenant_0 from "../../migrations/tenant/0000_init.sql" with { type: "text" };
 
@@ -10,6 +11,7 @@ export const embeddedMigrations = {
     journal: platformJournal,
     files: {
     "0000_init": platform_0,
+    "0001_melodic_the_enforcers": platform_1,
     } as Record<string, string>,
   },
   tenant: {
