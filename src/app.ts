@@ -20,6 +20,8 @@ import {
 } from "./lib/problem";
 import { authModule } from "./modules/auth";
 import { startModule } from "./modules/start";
+import { userModule } from "./modules/user";
+import { workgroupModule } from "./modules/workgroup";
 import { docsModule, healthModule } from "./modules/system";
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
@@ -155,7 +157,9 @@ export function createApp(config: Config, options: AppOptions = {}) {
     .use(docsModule())
     .use(healthModule(ctx))
     .use(startModule(ctx))
-    .use(authModule(ctx));
+    .use(authModule(ctx))
+    .use(userModule(ctx))
+    .use(workgroupModule(ctx));
 
   return { app, ctx };
 }
