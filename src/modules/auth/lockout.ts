@@ -3,12 +3,12 @@
 // logins cannot all be evaluated before the fifth failure is counted: the sixth always sees the
 // lock. The counters live in the platform database and survive restarts.
 import type { Database } from "bun:sqlite";
-import type { AppContext } from "../../context";
 import { rateLimited } from "../../lib/problem";
 import { toIso } from "../../lib/time";
 
 export const MAX_FAILURES = 5;
 export const LOCK_MS = 15 * 60_000;
+const PRUNE_AFTER_MS = 24 * 60 * 60_000;
 
 interface FailureRow {
   failures: number;
@@ -20,6 +20,8 @@ export class Lockout {
   private readStmt;
   private failStmt;
   private resetStmt;
+  private pruneStmt;
+  private lastPrune = 0;
 
   constructor(
     sqlite: Database,
@@ -38,6 +40,8 @@ export class Lockout {
         updated_at = ?3
       RETURNING failures, locked_until`);
     this.resetStmt = sqlite.query("DELETE FROM login_failures WHERE corp_id = ?1 AND login = ?2");
+    // Counters idle for a day are forgotten, so guessed logins cannot grow the table forever.
+    this.pruneStmt = sqlite.query("DELETE FROM login_failures WHERE updated_at < ?1 AND (locked_until IS NULL OR locked_until < ?2)");
   }
 
   /** Runs `fn` after every earlier attempt on the same key has finished. */
@@ -67,6 +71,10 @@ export class Lockout {
 
   failure(corpId: string, login: string): void {
     const now = this.now();
+    if (now - this.lastPrune > 60_000) {
+      this.lastPrune = now;
+      this.pruneStmt.run(toIso(now - PRUNE_AFTER_MS), toIso(now));
+    }
     this.failStmt.get(corpId, login, toIso(now), toIso(now + LOCK_MS), MAX_FAILURES);
   }
 

@@ -3,7 +3,7 @@
 // on the user row and moved forward by a conditional UPDATE, so two requests racing with the same
 // code cannot both win. Remembered devices skip the code; only a hash of the cookie is stored.
 import { randomBytes } from "node:crypto";
-import { and, eq, gt } from "drizzle-orm";
+import { and, eq, gt, lt } from "drizzle-orm";
 import * as OTPAuth from "otpauth";
 import type { Cookie } from "elysia";
 import type { AppContext } from "../../context";
@@ -57,6 +57,7 @@ export function consumeCode(ctx: AppContext, userId: string, secret: string, cod
 /** Remembers the device for 30 days; returns the cookie value (only its hash is stored). */
 export function rememberDevice(ctx: AppContext, userId: string): string {
   const value = randomBytes(32).toString("base64url");
+  ctx.platform.delete(rememberedDevices).where(lt(rememberedDevices.expires_at, toIso(ctx.now()))).run();
   ctx.platform
     .insert(rememberedDevices)
     .values({ user_id: userId, token_hash: sha256Hex(value), expires_at: toIso(ctx.now() + DEVICE_MAX_AGE * 1000) })

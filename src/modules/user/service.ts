@@ -1,7 +1,7 @@
 // Users of the platform: visibility (the working corporation's members; everyone for `*`),
 // create/update/delete, status, passwords and their reset keys, two-factor, permissions.
 import { randomBytes } from "node:crypto";
-import { and, eq, inArray, ne } from "drizzle-orm";
+import { and, eq, inArray, lt, ne } from "drizzle-orm";
 import type { AppContext } from "../../context";
 import { corpMembers, passwordResetKeys, users } from "../../db/platform/schema";
 import { writeTx } from "../../db/sqlite";
@@ -114,16 +114,28 @@ export async function changePassword(ctx: AppContext, p: Principal, row: UserRow
 }
 
 /**
- * Creates a single-use key (1 hour) and e-mails it. Unknown logins get the same answer; the mail
- * goes out in the background so that the answer takes the same time either way.
+ * Creates a single-use key (1 hour) and e-mails it. Unknown logins get the same answer in the
+ * same time: the lookup, the write and the mail all happen after the answer has gone out.
  */
 export function createResetKey(ctx: AppContext, login: string): void {
+  setTimeout(() => {
+    try {
+      issueResetKey(ctx, login);
+    } catch (err) {
+      ctx.logger.error("password reset key not created", { error: String(err) });
+    }
+  }, 0);
+}
+
+function issueResetKey(ctx: AppContext, login: string): void {
   const user = ctx.platform.select().from(users).where(eq(users.login, login)).get();
-  const key = randomBytes(32).toString("base64url");
-  const keyHash = sha256Hex(key);
   if (!user) return;
-  const expires = ctx.now() + RESET_KEY_TTL_MS;
-  ctx.platform.insert(passwordResetKeys).values({ user_id: user.id, key_hash: keyHash, expires_at: toIso(expires) }).run();
+  const key = randomBytes(32).toString("base64url");
+  const now = ctx.now();
+  const expires = now + RESET_KEY_TTL_MS;
+  // Spent and expired keys are worthless; keep the table small.
+  ctx.platform.delete(passwordResetKeys).where(lt(passwordResetKeys.expires_at, toIso(now))).run();
+  ctx.platform.insert(passwordResetKeys).values({ user_id: user.id, key_hash: sha256Hex(key), expires_at: toIso(expires) }).run();
   void ctx.mailer.send({
     to: user.email,
     subject: "corpadmin password reset",
