@@ -239,3 +239,28 @@ describe("exchange", () => {
     expect((await t.req("POST", "/api/login", { body: { corp: "acme", login: u.login, password: u.password } })).status).toBe(429);
   });
 });
+
+describe("the provider's key set unavailable", () => {
+  test("unreachable or failing JWKS endpoint: 503 with Retry-After, not 403 or 500", async () => {
+    const failing = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("oops", { status: 500 }) });
+    const closed = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("") });
+    const closedPort = closed.port;
+    closed.stop(true);
+    try {
+      for (const jwksUrl of [`http://127.0.0.1:${failing.port}/keys`, `http://127.0.0.1:${closedPort}/keys`]) {
+        const app = await makeApp({
+          config: { oidc: { google: { clientId: GOOGLE_CLIENT, issuer: GOOGLE_ISS, jwksUrl }, microsoft: { clientId: null, issuer: "x", jwksUrl: "http://127.0.0.1:1/" } } },
+        });
+        try {
+          const res = await app.req("POST", "/api/auth/oidc/google/exchange", { body: { id_token: await idToken() } });
+          expect(res.status).toBe(503);
+          expect(res.headers.get("retry-after")).toBeTruthy();
+        } finally {
+          await app.close();
+        }
+      }
+    } finally {
+      failing.stop(true);
+    }
+  });
+});

@@ -60,7 +60,7 @@ export function authModule(ctx: AppContext) {
       "/login",
       async ({ body, request, server, cookie }) => {
         const ip = ctx.clientIp(request, server?.requestIP(request)?.address ?? null);
-        const { user, corp, deviceToken } = await checkLogin(ctx, body, ip, cookie[DEVICE_COOKIE]?.value as string | undefined);
+        const { user, corp, deviceToken } = await checkLogin(ctx, body, ip, cookie[DEVICE_COOKIE]?.value);
         if (deviceToken) setDeviceCookie(ctx, cookie, request, deviceToken);
         return issueCredentials(ctx, user, corp.id);
       },
@@ -135,7 +135,7 @@ export function authModule(ctx: AppContext) {
           if (!found) throw invalidCredentials();
           corp = found;
         } else corp = onlyCorpOf(ctx, link.user_id);
-        const twoFactor = { code: body.two_factor_code, remember: body.remember_device, deviceCookie: cookie[DEVICE_COOKIE]?.value as string | undefined };
+        const twoFactor = { code: body.two_factor_code, remember: body.remember_device, deviceCookie: cookie[DEVICE_COOKIE]?.value };
         const { user, deviceToken } = await checkExternalLogin(ctx, link.user_id, corp, ip, twoFactor);
         if (deviceToken) setDeviceCookie(ctx, cookie, request, deviceToken);
         return issueCredentials(ctx, user, corp.id);

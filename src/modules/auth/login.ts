@@ -60,7 +60,7 @@ function finishLogin(ctx: AppContext, user: UserRow, corp: CorpRow, ip: string, 
 }
 
 /** The password login: returns the user and corporation a token may be issued for. */
-export async function checkLogin(ctx: AppContext, body: LoginBody, ip: string, deviceCookie?: string): Promise<LoginResult> {
+export async function checkLogin(ctx: AppContext, body: LoginBody, ip: string, deviceCookie?: unknown): Promise<LoginResult> {
   const corp = ctx.corps.find(body.corp);
   if (!corp) {
     await ctx.passwords.verifyDummy(body.password);

@@ -70,26 +70,30 @@ export class OidcVerifier {
     } catch {
       throw invalidIdToken();
     }
+    const issuer = this.issuers(name, config.issuer, unverified);
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(idToken, this.keysOf(name, config.jwksUrl), {
         algorithms: ALGORITHMS,
-        issuer: this.issuers(name, config.issuer, unverified),
+        issuer,
         audience: config.clientId,
         clockTolerance: CLOCK_TOLERANCE_SECONDS,
         currentDate: new Date(this.ctx.now()),
         requiredClaims: ["sub", "exp", "iat"],
       }));
     } catch (err) {
-      if (err instanceof joseErrors.JWKSTimeout) throw unavailable("The identity provider's keys could not be fetched", 30);
-      if (err instanceof joseErrors.JOSEError || err instanceof TypeError || err instanceof SyntaxError) {
-        // A fetch failure of the key set is the provider's trouble, not a bad token.
-        if (!(err instanceof joseErrors.JOSEError) && /fetch|connect|network/i.test(err.message)) {
-          throw unavailable("The identity provider's keys could not be fetched", 30);
-        }
-        throw invalidIdToken();
+      // The key set not arriving (timeout, refused, not a JWKS, not 200) is the provider's
+      // trouble, not a bad token: 503, so that clients retry instead of giving up.
+      const keysUnavailable =
+        !(err instanceof joseErrors.JOSEError) ||
+        err instanceof joseErrors.JWKSTimeout ||
+        err instanceof joseErrors.JWKSInvalid ||
+        err.code === "ERR_JOSE_GENERIC";
+      if (keysUnavailable) {
+        this.ctx.logger.warn("OIDC key set unavailable", { provider: name, error: err instanceof Error ? err.message : String(err) });
+        throw unavailable("The identity provider's keys could not be fetched", 30);
       }
-      throw err;
+      throw invalidIdToken();
     }
     if (typeof payload.sub !== "string" || payload.sub.length === 0 || payload.sub.length > 255) throw invalidIdToken();
     const email = typeof payload.email === "string" ? payload.email : typeof payload.preferred_username === "string" ? payload.preferred_username : null;

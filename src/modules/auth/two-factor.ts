@@ -65,8 +65,9 @@ export function rememberDevice(ctx: AppContext, userId: string): string {
   return value;
 }
 
-export function deviceRemembered(ctx: AppContext, userId: string, value: string | undefined): boolean {
-  if (!value || value.length > 200) return false;
+export function deviceRemembered(ctx: AppContext, userId: string, value: unknown): boolean {
+  // Elysia turns cookie values that look like JSON or numbers into those; ours are plain text.
+  if (typeof value !== "string" || value.length === 0 || value.length > 200) return false;
   const row = ctx.platform
     .select({ id: rememberedDevices.id })
     .from(rememberedDevices)
@@ -82,7 +83,7 @@ export function forgetDevices(ctx: AppContext, userId: string): void {
 export interface TwoFactorInput {
   code?: number | string | null;
   remember?: boolean | null;
-  deviceCookie?: string;
+  deviceCookie?: unknown;
 }
 
 /**
