@@ -154,6 +154,24 @@ describe("PUT /api/user/{id}", () => {
   });
 });
 
+describe("accounts reaching beyond the working corporation", () => {
+  test("a member of another corporation is changed only by * or themself", async () => {
+    const u = await addUser(t, admin.corpId, { login: "shared-user" });
+    t.ctx.platform.$client.query("INSERT INTO corp_members (corp_id, user_id, created_at) VALUES (?, ?, ?)").run(otherCorp, u.userId, new Date().toISOString());
+    const body = { name: "Hijacked", email: "attacker@example.com", login: "shared-user" };
+    const put = await t.req("PUT", `/api/user/${u.userId}`, { token: manager.token, body });
+    expect(put.status).toBe(403);
+    expect((await t.req("POST", `/api/user/${u.userId}/password`, { token: manager.token, body: { new_password: "taken-over-1" } })).status).toBe(403);
+    expect((await t.req("PUT", `/api/user/${u.userId}/inactive`, { token: manager.token })).status).toBe(403);
+    expect((await t.req("POST", `/api/user/${u.userId}/2fa/reset`, { token: manager.token })).status).toBe(403);
+    // still readable, and unchanged
+    const shown = await t.req("GET", `/api/user/${u.userId}`, { token: manager.token });
+    expect(shown.body.email).toBe("shared-user@example.com");
+    expect((await t.req("PUT", `/api/user/${u.userId}`, { token: u.token, body: { ...body, name: "Own choice" } })).status).toBe(200);
+    expect((await t.req("PUT", `/api/user/${u.userId}`, { token: admin.token, body })).status).toBe(200);
+  });
+});
+
 describe("active and inactive", () => {
   test("inactive revokes the sessions and blocks login; active restores login", async () => {
     const u = await addUser(t, admin.corpId, { login: "sleepy" });

@@ -95,7 +95,7 @@ export function userModule(ctx: AppContext) {
       "/user/:id",
       ({ params, body, principal }) => {
         const row = visibleUser(ctx, principal, findUser(ctx, params.id));
-        assertMayManage(principal, row);
+        assertMayManage(ctx, principal, row);
         return view(updateUser(ctx, principal, row, body));
       },
       { auth: { guard: "platform.user", self: "id" }, params: IdParams, body: UserUpdate, response: { 200: User }, detail: { summary: "Update a user (not the password)" } },
@@ -103,9 +103,7 @@ export function userModule(ctx: AppContext) {
     .delete(
       "/user/:id",
       ({ params, principal, set }) => {
-        const row = visibleUser(ctx, principal, findUser(ctx, params.id));
-        assertMayManage(principal, row);
-        deleteUser(ctx, principal, row);
+        deleteUser(ctx, principal, visibleUser(ctx, principal, findUser(ctx, params.id)));
         noContent(set);
       },
       { auth: "platform.user", params: IdParams, detail: { summary: "Delete a user" } },
@@ -114,7 +112,7 @@ export function userModule(ctx: AppContext) {
       "/user/:id/active",
       ({ params, principal }) => {
         const row = visibleUser(ctx, principal, findUser(ctx, params.id));
-        assertMayManage(principal, row);
+        assertMayManage(ctx, principal, row);
         return view(setStatus(ctx, principal, row, true));
       },
       { auth: "platform.user", params: IdParams, response: { 200: User }, detail: { summary: "Activate a user" } },
@@ -123,7 +121,7 @@ export function userModule(ctx: AppContext) {
       "/user/:id/inactive",
       ({ params, principal }) => {
         const row = visibleUser(ctx, principal, findUser(ctx, params.id));
-        assertMayManage(principal, row);
+        assertMayManage(ctx, principal, row);
         return view(setStatus(ctx, principal, row, false));
       },
       { auth: "platform.user", params: IdParams, response: { 200: User }, detail: { summary: "Inactivate a user; their sessions are revoked" } },
@@ -132,7 +130,7 @@ export function userModule(ctx: AppContext) {
       "/user/:id/password",
       async ({ params, body, principal, set }) => {
         const row = visibleUser(ctx, principal, findUser(ctx, params.id));
-        assertMayManage(principal, row);
+        assertMayManage(ctx, principal, row);
         await changePassword(ctx, principal, row, body.current_password, body.new_password);
         noContent(set);
       },
@@ -184,7 +182,7 @@ export function userModule(ctx: AppContext) {
       "/user/:id/2fa/reset",
       ({ params, principal }) => {
         const row = visibleUser(ctx, principal, findUser(ctx, params.id));
-        assertMayManage(principal, row);
+        assertMayManage(ctx, principal, row);
         return view(clearTwoFactor(ctx, row.id));
       },
       { auth: "platform.user", params: IdParams, response: { 200: User }, detail: { summary: "Reset two-factor authentication (lost authenticator)" } },

@@ -27,9 +27,23 @@ export function visibleUser(ctx: AppContext, p: Principal, row: UserRow | undefi
   throw notFound("User");
 }
 
-/** Only `*` acts on a platform administrator; otherwise a corporation admin could take one over. */
-export function assertMayManage(p: Principal, row: UserRow): void {
-  if (row.super_admin && !p.superAdmin && p.userId !== row.id) throw forbidden("Only a platform administrator may change a platform administrator");
+/**
+ * Changes to someone else's account need `*` when it reaches beyond the working corporation: a
+ * platform administrator, or a member of another corporation (a new e-mail address or password
+ * set here would open that corporation too).
+ */
+export function assertMayManage(ctx: AppContext, p: Principal, row: UserRow): void {
+  if (p.superAdmin || p.userId === row.id) return;
+  if (row.super_admin) throw forbidden("Only a platform administrator may change a platform administrator");
+  if (memberElsewhere(ctx, row.id, p.corpId)) throw forbidden("The user also belongs to another corporation; only a platform administrator may change the account");
+}
+
+function memberElsewhere(ctx: AppContext, userId: string, corpId: string): boolean {
+  return !!ctx.platform
+    .select({ c: corpMembers.corp_id })
+    .from(corpMembers)
+    .where(and(eq(corpMembers.user_id, userId), ne(corpMembers.corp_id, corpId)))
+    .get();
 }
 
 /** The working corporation's members, as a sub-select for list filters. */
@@ -72,14 +86,8 @@ export function updateUser(ctx: AppContext, p: Principal, row: UserRow, input: U
 export function deleteUser(ctx: AppContext, p: Principal, row: UserRow): void {
   if (row.id === p.userId) throw conflict("You cannot delete yourself");
   if (row.builtin) throw conflict("The built-in user cannot be deleted");
-  if (!p.superAdmin) {
-    const elsewhere = ctx.platform
-      .select({ c: corpMembers.corp_id })
-      .from(corpMembers)
-      .where(and(eq(corpMembers.user_id, row.id), ne(corpMembers.corp_id, p.corpId)))
-      .get();
-    if (elsewhere) throw conflict("The user is a member of another corporation");
-  }
+  if (!p.superAdmin && memberElsewhere(ctx, row.id, p.corpId)) throw conflict("The user is a member of another corporation");
+  assertMayManage(ctx, p, row);
   ctx.sessions.revokeAllOfUser(row.id);
   // Memberships, workgroup links, sessions, identities, devices and keys go by ON DELETE CASCADE.
   ctx.platform.delete(users).where(eq(users.id, row.id)).run();
