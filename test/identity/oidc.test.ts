@@ -264,3 +264,17 @@ describe("the provider's key set unavailable", () => {
     }
   });
 });
+
+test("the exchange is rate-limited per client IP like the other public auth rows", async () => {
+  const app = await makeApp({ options: { publicAuthLimit: 60 } });
+  try {
+    for (let i = 0; i < 60; i++) {
+      expect((await app.req("POST", "/api/auth/oidc/google/exchange", { body: { id_token: "x" }, ip: "2001:db8::77" })).status).toBe(404);
+    }
+    const over = await app.req("POST", "/api/auth/oidc/google/exchange", { body: { id_token: "x" }, ip: "2001:db8::77" });
+    expect(over.status).toBe(429);
+    expect((await app.req("POST", "/api/auth/oidc/google/exchange", { body: { id_token: "x" }, ip: "2001:db8::78" })).status).toBe(404);
+  } finally {
+    await app.close();
+  }
+});
