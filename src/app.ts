@@ -31,6 +31,8 @@ import { classificationModule } from "./modules/classification";
 import { productModule } from "./modules/product";
 import { contractModule } from "./modules/contract";
 import { startModule } from "./modules/start";
+import { userModule } from "./modules/user";
+import { workgroupModule } from "./modules/workgroup";
 import { docsModule, healthModule } from "./modules/system";
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
@@ -202,6 +204,8 @@ export function createApp(config: Config, options: AppOptions = {}) {
     classificationModule(ctx),
     productModule(ctx),
     contractModule(ctx),
+    userModule(ctx),
+    workgroupModule(ctx),
   ];
   for (const m of modules) app.use(m);
 

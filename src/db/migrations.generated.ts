@@ -4,6 +4,7 @@ import platformJournal from "../../migrations/platform/meta/_journal.json";
 import platform_0 from "../../migrations/platform/0000_init.sql" with { type: "text" };
 import platform_1 from "../../migrations/platform/0001_tidy_cannonball.sql" with { type: "text" };
 import platform_2 from "../../migrations/platform/0002_true_bulldozer.sql" with { type: "text" };
+import platform_3 from "../../migrations/platform/0003_early_black_bolt.sql" with { type: "text" };
 import tenantJournal from "../../migrations/tenant/meta/_journal.json";
 import tenant_0 from "../../migrations/tenant/0000_init.sql" with { type: "text" };
 import tenant_1 from "../../migrations/tenant/0001_flowery_gorilla_man.sql" with { type: "text" };
@@ -16,6 +17,7 @@ export const embeddedMigrations = {
     "0000_init": platform_0,
     "0001_tidy_cannonball": platform_1,
     "0002_true_bulldozer": platform_2,
+    "0003_early_black_bolt": platform_3,
     } as Record<string, string>,
   },
   tenant: {

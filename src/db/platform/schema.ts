@@ -6,3 +6,4 @@ export * from "./users";
 export * from "./workgroups";
 export * from "./menus";
 export * from "./audit";
+export * from "./identity";

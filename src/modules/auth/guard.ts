@@ -11,7 +11,8 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context";
 import type { TenantDb } from "../../db/sqlite";
-import { forbidden, unauthorized, unavailable } from "../../lib/problem";
+import { isUuid } from "../../lib/ids";
+import { forbidden, notFound, unauthorized, unavailable } from "../../lib/problem";
 import type { CorpRow } from "./corp-cache";
 import { permits, SUPER_PERMISSION, type PermissionSets } from "./permissions";
 
@@ -127,7 +128,8 @@ export function authGuard(ctx: AppContext) {
             const selfParam = s.self ? (params as Record<string, string>)[s.self] : undefined;
             const isSelf = selfParam !== undefined && selfParam === principal.userId;
             if (s.guard === "self") {
-              if (!isSelf) throw forbidden("Only the user themself may do this");
+              // A malformed id names nobody: 404 as for every malformed path id.
+              if (!isSelf) throw selfParam !== undefined && !isUuid(selfParam) ? notFound() : forbidden("Only the user themself may do this");
             } else if (s.guard === "*") {
               if (!principal.superAdmin) throw forbidden("Only a platform administrator may do this");
             } else if (s.guard !== "token" && !isSelf) {

@@ -1,33 +1,79 @@
-// Authentication rows of routes.md: login, logout, credentials, refresh, change of corporation.
+// Authentication rows of routes.md: login, logout, credentials, refresh, change of corporation,
+// the OIDC exchange and link, and the safe IP ranges of each domain.
+import { and, eq } from "drizzle-orm";
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context";
-import { ProblemSchema } from "../../lib/schemas";
-import { notFound, forbidden, Problem } from "../../lib/problem";
+import { corpMembers, externalIdentities, safeIpRanges } from "../../db/platform/schema";
+import { created, noContent } from "../../lib/http";
+import { listRows } from "../../lib/list";
+import { ListOf, ListQuery, ProblemSchema } from "../../lib/schemas";
+import { conflict, forbidden, invalid, notFound, Problem } from "../../lib/problem";
+import type { CorpRow } from "./corp-cache";
 import { credentialsOf, issueCredentials, loadUser } from "./credentials";
-import { authGuard } from "./guard";
-import { checkLogin, checkTokenIssue, isMember } from "./login";
-import { ChangeCorpBody, Credentials, LoginBody } from "./model";
+import { authGuard, type Principal } from "./guard";
+import { checkExternalLogin, checkLogin, checkTokenIssue, invalidCredentials, isMember } from "./login";
+import {
+  ChangeCorpBody,
+  Credentials,
+  DomainIdParams,
+  DomainParams,
+  ExternalIdentity,
+  LoginBody,
+  OidcExchangeBody,
+  OidcLinkBody,
+  OidcParams,
+  SafeIpBody,
+  SafeIpRange,
+} from "./model";
+import { externalIdentityView, oidcOf } from "./oidc";
+import { canonicalRange, findRange, safeIpsOf, safeIpView, type SafeIpRangeRow } from "./safe-ip";
+import { DEVICE_COOKIE, setDeviceCookie } from "./two-factor";
+
+/** The corporation named by a safe-IP domain: the working one, any for `*`; others 404. */
+function domainCorp(ctx: AppContext, principal: Principal, domain: string): CorpRow {
+  const corp = ctx.corps.find(domain);
+  if (!corp || corp.auth_name !== domain) throw notFound("Domain");
+  if (corp.id !== principal.corpId && !principal.superAdmin) throw notFound("Domain");
+  return corp;
+}
+
+/** The user's only corporation, for an exchange that names none. */
+function onlyCorpOf(ctx: AppContext, userId: string): CorpRow {
+  const rows = ctx.platform.select({ id: corpMembers.corp_id }).from(corpMembers).where(eq(corpMembers.user_id, userId)).limit(2).all();
+  if (rows.length !== 1) throw invalid("corp", "is required: the account works in more than one corporation, or none");
+  return ctx.corps.get(rows[0].id)!;
+}
 
 /** The audit reason of a failure: the problem's slug (`invalid-credentials`, `rate-limited`, ...). */
 const problemSlug = (err: unknown) => (err instanceof Problem ? err.slug : "error");
 
 export function authModule(ctx: AppContext) {
+  const safeIps = safeIpsOf(ctx);
+  // A token carried to another network is useless: every request re-checks the ranges.
+  ctx.authChecks.push((p) => {
+    if (p.kind === "user") safeIps.assert(p.corpId, p.ip, p.superAdmin);
+  });
+  const oidc = oidcOf(ctx);
+  const rangeView = (row: SafeIpRangeRow) => safeIpView(ctx, row);
+  const rangeList = { q: [safeIpRanges.range, safeIpRanges.description], hidden: ["corp_id"], extraKeys: ["domain"] };
+
   return new Elysia({ name: "auth", prefix: "/api", tags: ["Authentication"] })
     .use(authGuard(ctx))
     .post(
       "/login",
-      async ({ body, request, server }) => {
+      async ({ body, request, server, cookie }) => {
         const ip = ctx.clientIp(request, server?.requestIP(request)?.address ?? null);
         let checked: Awaited<ReturnType<typeof checkLogin>>;
         try {
-          checked = await checkLogin(ctx, body, ip);
+          checked = await checkLogin(ctx, body, ip, cookie[DEVICE_COOKIE]?.value);
         } catch (err) {
           // The attempted login name is the target (never the password or the 2FA code).
           const corpId = ctx.corps.find(body.corp)?.id ?? null;
           ctx.audit.record({ action: "auth.login", outcome: "failure", reason: problemSlug(err), target: body.login, corp_id: corpId, ip });
           throw err;
         }
-        const { user, corp } = checked;
+        const { user, corp, deviceToken } = checked;
+        if (deviceToken) setDeviceCookie(ctx, cookie, request, deviceToken);
         const credentials = await issueCredentials(ctx, user, corp.id);
         ctx.audit.record({ action: "auth.login", outcome: "success", actor_user_id: user.id, target: user.login, corp_id: corp.id, ip });
         return credentials;
@@ -35,7 +81,7 @@ export function authModule(ctx: AppContext) {
       {
         publicAuth: true,
         body: LoginBody,
-        response: { 200: Credentials, 403: ProblemSchema },
+        response: { 200: Credentials, 403: ProblemSchema, 429: ProblemSchema },
         detail: { summary: "Log in and obtain a token" },
       },
     )
@@ -102,5 +148,127 @@ export function authModule(ctx: AppContext) {
         response: { 200: Credentials },
         detail: { summary: "Change the working corporation and reset the token" },
       },
+    )
+    .post(
+      "/auth/oidc/:provider/exchange",
+      async ({ params, body, request, server, cookie }) => {
+        oidc.provider(params.provider);
+        const ip = ctx.clientIp(request, server?.requestIP(request)?.address ?? null);
+        const token = await oidc.verify(params.provider, body.id_token);
+        const link = ctx.platform
+          .select()
+          .from(externalIdentities)
+          .where(and(eq(externalIdentities.provider, token.provider), eq(externalIdentities.subject, token.subject)))
+          .get();
+        if (!link) throw invalidCredentials();
+        let corp: CorpRow;
+        if (body.corp) {
+          const found = ctx.corps.find(body.corp);
+          if (!found) throw invalidCredentials();
+          corp = found;
+        } else corp = onlyCorpOf(ctx, link.user_id);
+        const twoFactor = { code: body.two_factor_code, remember: body.remember_device, deviceCookie: cookie[DEVICE_COOKIE]?.value };
+        const { user, deviceToken } = await checkExternalLogin(ctx, link.user_id, corp, ip, twoFactor);
+        if (deviceToken) setDeviceCookie(ctx, cookie, request, deviceToken);
+        return issueCredentials(ctx, user, corp.id);
+      },
+      {
+        publicAuth: true,
+        params: OidcParams,
+        body: OidcExchangeBody,
+        response: { 200: Credentials, 403: ProblemSchema, 404: ProblemSchema, 429: ProblemSchema },
+        detail: { summary: "Exchange an ID token of an external provider for a token of the service", security: [] },
+      },
+    )
+    .post(
+      "/auth/oidc/:provider/link",
+      async ({ params, body, principal }) => {
+        oidc.provider(params.provider);
+        const token = await oidc.verify(params.provider, body.id_token);
+        if (token.provider === "google" && !token.emailVerified) throw forbidden("The account's e-mail address is not verified");
+        const where = and(eq(externalIdentities.provider, token.provider), eq(externalIdentities.subject, token.subject));
+        const existing = ctx.platform.select().from(externalIdentities).where(where).get();
+        if (existing) {
+          if (existing.user_id !== principal.userId) throw conflict("That account is linked to another user");
+          return externalIdentityView(existing);
+        }
+        ctx.platform
+          .insert(externalIdentities)
+          .values({ provider: token.provider, subject: token.subject, email: token.email, user_id: principal.userId! })
+          .onConflictDoNothing()
+          .run();
+        const row = ctx.platform.select().from(externalIdentities).where(where).get()!;
+        if (row.user_id !== principal.userId) throw conflict("That account is linked to another user");
+        return externalIdentityView(row);
+      },
+      {
+        auth: "token",
+        params: OidcParams,
+        body: OidcLinkBody,
+        response: { 200: ExternalIdentity },
+        detail: { summary: "Link a verified account of the provider to the caller" },
+      },
+    )
+    .get(
+      "/auth/safe-ip",
+      ({ query }) => {
+        const domain = (query as Record<string, unknown>).domain;
+        const extra = typeof domain === "string" ? [eq(safeIpRanges.corp_id, ctx.corps.find(domain)?.id ?? "")] : [];
+        return listRows(ctx.platform, safeIpRanges, rangeList, query, rangeView, extra);
+      },
+      { auth: "*", query: ListQuery, response: { 200: ListOf(SafeIpRange) }, detail: { summary: "List all safe IP ranges" } },
+    )
+    .get(
+      "/auth/safe-ip/:domain",
+      ({ params, query, principal }) => {
+        const corp = domainCorp(ctx, principal, params.domain);
+        return listRows(ctx.platform, safeIpRanges, rangeList, query, rangeView, [eq(safeIpRanges.corp_id, corp.id)]);
+      },
+      {
+        auth: "platform.auth",
+        params: DomainParams,
+        query: ListQuery,
+        response: { 200: ListOf(SafeIpRange) },
+        detail: { summary: "List the safe IP ranges of a domain" },
+      },
+    )
+    .post(
+      "/auth/safe-ip/:domain",
+      ({ params, body, principal, set }) => {
+        const corp = domainCorp(ctx, principal, params.domain);
+        const range = canonicalRange(body.range);
+        if (!range) throw invalid("range", "is not an IPv4 or IPv6 address or CIDR");
+        const taken = ctx.platform
+          .select({ id: safeIpRanges.id })
+          .from(safeIpRanges)
+          .where(and(eq(safeIpRanges.corp_id, corp.id), eq(safeIpRanges.range, range)))
+          .get();
+        if (taken) throw conflict(`The range ${range} is already there`);
+        const row = ctx.platform
+          .insert(safeIpRanges)
+          .values({ corp_id: corp.id, range, description: body.description ?? null })
+          .returning()
+          .get();
+        safeIps.invalidate(corp.id);
+        return created(set, `/api/auth/safe-ip/${corp.auth_name}`, rangeView(row));
+      },
+      {
+        auth: "platform.auth",
+        params: DomainParams,
+        body: SafeIpBody,
+        response: { 200: SafeIpRange },
+        detail: { summary: "Add a safe IP range to a domain" },
+      },
+    )
+    .delete(
+      "/auth/safe-ip/:domain/:id",
+      ({ params, principal, set }) => {
+        const corp = domainCorp(ctx, principal, params.domain);
+        if (!findRange(ctx, corp.id, params.id)) throw notFound("Safe IP range");
+        ctx.platform.delete(safeIpRanges).where(eq(safeIpRanges.id, params.id)).run();
+        safeIps.invalidate(corp.id);
+        noContent(set);
+      },
+      { auth: "platform.auth", params: DomainIdParams, detail: { summary: "Remove a safe IP range from a domain" } },
     );
 }

@@ -1,0 +1,112 @@
+// Workgroup rows of routes.md (in its User group): CRUD, members, service and feature grants.
+import { Elysia } from "elysia";
+import { eq } from "drizzle-orm";
+import type { AppContext } from "../../context";
+import { workgroups } from "../../db/platform/schema";
+import { created, noContent } from "../../lib/http";
+import { listRows } from "../../lib/list";
+import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
+import { authGuard } from "../auth/guard";
+import { FeatureParams, MemberParams, ServiceParams, Workgroup, WorkgroupInput } from "./model";
+import {
+  addMember,
+  createWorkgroup,
+  deleteWorkgroup,
+  grantFeature,
+  grantService,
+  removeMember,
+  revokeFeature,
+  revokeService,
+  updateWorkgroup,
+  visibleWorkgroup,
+  workgroupView,
+  type WorkgroupRow,
+} from "./service";
+
+export function workgroupModule(ctx: AppContext) {
+  const view = (row: WorkgroupRow) => workgroupView(ctx, row);
+  const auth = "platform.workgroup" as const;
+  return new Elysia({ name: "workgroup", prefix: "/api", tags: ["User"] })
+    .use(authGuard(ctx))
+    .get("/workgroup", ({ query, principal }) => listRows(ctx.platform, workgroups, { q: [workgroups.name] }, query, view, [eq(workgroups.corp_id, principal.corpId)]), {
+      auth,
+      query: ListQuery,
+      response: { 200: ListOf(Workgroup) },
+      detail: { summary: "List the working corporation's workgroups" },
+    })
+    .post("/workgroup", ({ body, principal, set }) => created(set, "/api/workgroup", view(createWorkgroup(ctx, principal.corpId, body))), {
+      auth,
+      body: WorkgroupInput,
+      response: { 200: Workgroup },
+      detail: { summary: "Create a workgroup in the working corporation" },
+    })
+    .get("/workgroup/:id", ({ params, principal }) => view(visibleWorkgroup(ctx, principal, params.id)), {
+      auth,
+      params: IdParams,
+      response: { 200: Workgroup },
+      detail: { summary: "Show a workgroup" },
+    })
+    .put("/workgroup/:id", ({ params, body, principal }) => view(updateWorkgroup(ctx, visibleWorkgroup(ctx, principal, params.id), body)), {
+      auth,
+      params: IdParams,
+      body: WorkgroupInput,
+      response: { 200: Workgroup },
+      detail: { summary: "Update a workgroup" },
+    })
+    .delete(
+      "/workgroup/:id",
+      ({ params, principal, set }) => {
+        deleteWorkgroup(ctx, visibleWorkgroup(ctx, principal, params.id));
+        noContent(set);
+      },
+      { auth, params: IdParams, detail: { summary: "Delete a workgroup with its memberships and grants" } },
+    )
+    .post(
+      "/workgroup/:id/user/:userId",
+      ({ params, principal, set }) => {
+        addMember(ctx, visibleWorkgroup(ctx, principal, params.id), params.userId);
+        noContent(set);
+      },
+      { auth, params: MemberParams, detail: { summary: "Add a user to the workgroup" } },
+    )
+    .delete(
+      "/workgroup/:id/user/:userId",
+      ({ params, principal, set }) => {
+        removeMember(ctx, visibleWorkgroup(ctx, principal, params.id), params.userId);
+        noContent(set);
+      },
+      { auth, params: MemberParams, detail: { summary: "Remove a user from the workgroup" } },
+    )
+    .post(
+      "/workgroup/:id/service/:serviceId",
+      ({ params, principal, set }) => {
+        grantService(ctx, visibleWorkgroup(ctx, principal, params.id), params.serviceId);
+        noContent(set);
+      },
+      { auth, params: ServiceParams, detail: { summary: "Give the workgroup access to a service" } },
+    )
+    .delete(
+      "/workgroup/:id/service/:serviceId",
+      ({ params, principal, set }) => {
+        revokeService(ctx, visibleWorkgroup(ctx, principal, params.id), params.serviceId);
+        noContent(set);
+      },
+      { auth, params: ServiceParams, detail: { summary: "Take the access to a service away" } },
+    )
+    .post(
+      "/workgroup/:id/feature/:featureId",
+      ({ params, principal, set }) => {
+        grantFeature(ctx, visibleWorkgroup(ctx, principal, params.id), params.featureId);
+        noContent(set);
+      },
+      { auth, params: FeatureParams, detail: { summary: "Give the workgroup access to a feature" } },
+    )
+    .delete(
+      "/workgroup/:id/feature/:featureId",
+      ({ params, principal, set }) => {
+        revokeFeature(ctx, visibleWorkgroup(ctx, principal, params.id), params.featureId);
+        noContent(set);
+      },
+      { auth, params: FeatureParams, detail: { summary: "Take the access to a feature away" } },
+    );
+}
