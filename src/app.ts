@@ -21,6 +21,7 @@ import {
 import { authModule } from "./modules/auth";
 import { startModule } from "./modules/start";
 import { docsModule, healthModule } from "./modules/system";
+import { webhookModule } from "./modules/webhook";
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
@@ -155,7 +156,8 @@ export function createApp(config: Config, options: AppOptions = {}) {
     .use(docsModule())
     .use(healthModule(ctx))
     .use(startModule(ctx))
-    .use(authModule(ctx));
+    .use(authModule(ctx))
+    .use(webhookModule(ctx));
 
   return { app, ctx };
 }
