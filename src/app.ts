@@ -21,6 +21,7 @@ import {
 import { authModule } from "./modules/auth";
 import { startModule } from "./modules/start";
 import { docsModule, healthModule } from "./modules/system";
+import { socketModule } from "./modules/socket";
 import { webhookModule } from "./modules/webhook";
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
@@ -157,7 +158,8 @@ export function createApp(config: Config, options: AppOptions = {}) {
     .use(healthModule(ctx))
     .use(startModule(ctx))
     .use(authModule(ctx))
-    .use(webhookModule(ctx));
+    .use(webhookModule(ctx))
+    .use(socketModule(ctx));
 
   return { app, ctx };
 }
