@@ -29,7 +29,7 @@ function checkTarget(target: string): string {
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw invalid("target", "must be an http or https URL");
   if (url.username || url.password) throw invalid("target", "must not carry credentials");
-  return url.toString();
+  return target;
 }
 
 /** `whsec_` + base64 of 24 random bytes (the Standard Webhooks secret format). */
