@@ -10,6 +10,7 @@ import { actionOf, type Principal } from "../auth/guard";
 export const TICKET_SECONDS = 30 as const;
 /** Close code for a socket whose session was revoked or expired (4000-4999: application codes). */
 export const CLOSE_SESSION_ENDED = 4401;
+const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 
 interface Ticket {
   userId: string;
@@ -167,6 +168,11 @@ export class SocketHub {
       for (const r of rows) {
         const area = r.type.slice(0, r.type.indexOf("_AFTER_"));
         if (this.allowed(c, area)) c.raw.send(r.payload);
+      }
+      // A client that stops reading would make the server buffer without bound.
+      if (c.raw.getBufferedAmount() > MAX_BUFFERED_BYTES) {
+        c.raw.close(1008, "the client does not keep up");
+        this.remove(c.raw);
       }
     }
     if (rows.length === 5000) this.schedule(corpId);

@@ -122,8 +122,11 @@ export class WebhookDispatcher {
     this.unsubscribe?.();
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
-    const pending = Promise.allSettled([...this.sends]);
-    await Promise.race([pending, Bun.sleep(graceMs)]);
+    if (this.sends.size) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([Promise.allSettled([...this.sends]), new Promise((res) => (timer = setTimeout(res, graceMs)))]);
+      clearTimeout(timer);
+    }
     this.flush();
     this.closed = true;
   }
