@@ -383,7 +383,10 @@ export class WebhookDispatcher {
         if (o.responseStatus === 410) {
           end("failed");
           const changed = sqlite.query("UPDATE webhooks SET status = 0, updated_at = ?2 WHERE id = ?1 AND status = 1").run(o.webhookId, now);
-          if (changed.changes) cancelPending(sqlite, o.webhookId, "the receiver answered 410 Gone; the webhook was made inactive", now);
+          if (changed.changes) {
+            cancelPending(sqlite, o.webhookId, "the receiver answered 410 Gone; the webhook was made inactive", now);
+            this.ctx.logger.warn("webhook made inactive: the receiver answered 410 Gone", { webhook_id: o.webhookId });
+          }
           continue;
         }
         if (attempts < MAX_ATTEMPTS) {
@@ -401,6 +404,7 @@ export class WebhookDispatcher {
           sqlite.query("UPDATE webhooks SET status = 0, updated_at = ?2 WHERE id = ?1").run(o.webhookId, now);
           cancelPending(sqlite, o.webhookId, `${FAILURES_TO_DISABLE} consecutive events failed; the webhook was made inactive`, now);
           alerts.push({ to: hook.email, name: hook.name, target: hook.target });
+          this.ctx.logger.warn("webhook made inactive after consecutive failed events", { webhook_id: o.webhookId, failures: hook.failure_count });
         }
       }
     });
