@@ -34,6 +34,8 @@ import { startModule } from "./modules/start";
 import { userModule } from "./modules/user";
 import { workgroupModule } from "./modules/workgroup";
 import { docsModule, healthModule } from "./modules/system";
+import { socketModule } from "./modules/socket";
+import { webhookModule } from "./modules/webhook";
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
@@ -206,6 +208,8 @@ export function createApp(config: Config, options: AppOptions = {}) {
     contractModule(ctx),
     userModule(ctx),
     workgroupModule(ctx),
+    webhookModule(ctx),
+    socketModule(ctx),
   ];
   for (const m of modules) app.use(m);
 

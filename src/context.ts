@@ -51,6 +51,19 @@ export interface AppContext {
   serviceMetrics: MetricsRegistry;
   /** Security audit log; see src/modules/ops/audit.ts for the API. */
   audit: AuditLog;
+  /** Webhook dispatcher and realtime socket timing (tests shorten them). */
+  dispatchTuning: DispatchTuning;
+}
+
+export interface DispatchTuning {
+  /** A delivery succeeds only with a 2xx within this time (routes.md: 15 s). */
+  deliveryTimeoutMs: number;
+  /** How often due retries are looked for in memory. */
+  tickMs: number;
+  /** How often every corporation's outbox and queue are swept from the database. */
+  sweepMs: number;
+  /** How often open sockets check that their session still lives. */
+  socketCheckMs: number;
 }
 
 export interface ContextOptions {
@@ -62,6 +75,7 @@ export interface ContextOptions {
   /** Migration lists in force (tests simulate another release); default: the embedded ones. */
   platformMigrations?: Migration[];
   tenantMigrations?: Migration[];
+  dispatchTuning?: Partial<DispatchTuning>;
 }
 
 /** The HS256 key: from configuration, else generated once into DATA_DIR/secret.key (mode 0600). */
@@ -102,6 +116,7 @@ export function createContext(config: Config, options: ContextOptions = {}): App
     authChecks: [],
     apiKeys: null,
     now: options.now ?? Date.now,
+    dispatchTuning: { deliveryTimeoutMs: 15_000, tickMs: 1_000, sweepMs: 60_000, socketCheckMs: 5_000, ...options.dispatchTuning },
     onClose: (fn) => void closers.push(fn),
     async close() {
       if (closed) return;

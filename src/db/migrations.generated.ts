@@ -9,6 +9,7 @@ import tenantJournal from "../../migrations/tenant/meta/_journal.json";
 import tenant_0 from "../../migrations/tenant/0000_init.sql" with { type: "text" };
 import tenant_1 from "../../migrations/tenant/0001_flowery_gorilla_man.sql" with { type: "text" };
 import tenant_2 from "../../migrations/tenant/0002_lazy_zaladane.sql" with { type: "text" };
+import tenant_3 from "../../migrations/tenant/0003_chunky_sasquatch.sql" with { type: "text" };
 
 export const embeddedMigrations = {
   platform: {
@@ -26,6 +27,7 @@ export const embeddedMigrations = {
     "0000_init": tenant_0,
     "0001_flowery_gorilla_man": tenant_1,
     "0002_lazy_zaladane": tenant_2,
+    "0003_chunky_sasquatch": tenant_3,
     } as Record<string, string>,
   },
 };

@@ -2,3 +2,4 @@
 export * from "./events";
 export * from "./notepad";
 export * from "./registry";
+export * from "./webhooks";

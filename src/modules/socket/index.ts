@@ -1,0 +1,74 @@
+// The realtime socket (routes.md, User group and Events): GET /api/user/socket issues a
+// single-use 30 s ticket; GET /api/socket?ticket= upgrades to a WebSocket that streams the working
+// corporation's event payloads the user may see, and closes with 4401 when the session ends.
+import { Elysia, t } from "elysia";
+import type { ServerWebSocket } from "bun";
+import type { AppContext } from "../../context";
+import { unauthorized } from "../../lib/problem";
+import { authGuard } from "../auth/guard";
+import { SocketHub, TICKET_SECONDS, type SocketClient } from "./hub";
+
+const SocketTicket = t.Object({
+  ticket: t.String(),
+  expires_in: t.Literal(TICKET_SECONDS),
+  url: t.String({ description: "ws(s) URL of /api/socket with the ticket" }),
+});
+
+export function socketModule(ctx: AppContext) {
+  const hub = new SocketHub(ctx);
+  hub.start();
+  ctx.onClose(() => hub.stop());
+  const clients = new WeakMap<object, Omit<SocketClient, "raw">>();
+
+  return new Elysia({ name: "socket", prefix: "/api", tags: ["User"] })
+    .use(authGuard(ctx))
+    .get("/user/socket", ({ principal }) => hub.issue(principal), {
+      auth: "token",
+      response: { 200: SocketTicket },
+      detail: { summary: "Socket user: a short-lived single-use ticket for the realtime socket" },
+    })
+    .ws("/socket", {
+      query: t.Object({ ticket: t.Optional(t.String({ maxLength: 200 })) }),
+      upgrade(context) {
+        const client = hub.redeem(context.query.ticket, context.request);
+        if (!client) throw unauthorized("The socket ticket is invalid, used or expired");
+        clients.set(context.request, client);
+      },
+      open(ws) {
+        const client = clients.get(ws.data.request);
+        if (!client) return void ws.close(4401, "no ticket");
+        hub.add({ ...client, raw: ws.raw as ServerWebSocket<unknown> });
+      },
+      close(ws) {
+        hub.remove(ws.raw as ServerWebSocket<unknown>);
+      },
+      message() {
+        // The socket only streams; what a client sends is ignored.
+      },
+      // Published through the GET below: OpenAPI has no method for a WebSocket route.
+      detail: { hide: true },
+    })
+    // The same path without an Upgrade header: the document's entry for the socket, and a clear
+    // answer to a client that did not ask for a WebSocket. The ticket is checked, not consumed.
+    .get(
+      "/socket",
+      ({ query, set }) => {
+        if (!hub.peek(query.ticket)) throw unauthorized("The socket ticket is invalid, used or expired");
+        set.status = 426;
+        set.headers.upgrade = "websocket";
+        return { detail: "Upgrade Required: open this URL as a WebSocket" };
+      },
+      {
+        query: t.Object({ ticket: t.Optional(t.String({ maxLength: 200 })) }),
+        response: { 426: t.Object({ detail: t.String() }) },
+        detail: {
+          summary: "Realtime socket (WebSocket) streaming the working corporation's events",
+          description:
+            "Open as a WebSocket with the ticket of GET /api/user/socket (single use, 30 s). An invalid, used or expired ticket is 401 before the upgrade. " +
+            "Each event arrives as a text message {type, timestamp, data}, for the areas the user's permission covers; the socket is closed with code 4401 when the session ends.",
+          security: [],
+          responses: { 101: { description: "Switching Protocols (WebSocket)" } },
+        } as never,
+      },
+    );
+}

@@ -1,0 +1,52 @@
+import { t, type Static } from "elysia";
+import { Opt, Uuid } from "../../lib/schemas";
+
+export const Webhook = t.Object({
+  id: Uuid,
+  name: t.String(),
+  target: t.String(),
+  email: t.String(),
+  body_content: t.Union([t.String(), t.Null()]),
+  log_enabled: t.Boolean(),
+  groups: t.Array(t.String()),
+  status: t.Boolean(),
+  created_at: t.String(),
+  updated_at: t.String(),
+});
+export type Webhook = Static<typeof Webhook>;
+
+export const WebhookWithSecret = t.Composite([Webhook, t.Object({ secret: t.String() })]);
+export type WebhookWithSecret = Static<typeof WebhookWithSecret>;
+
+const fields = {
+  name: t.String({ minLength: 1, maxLength: 200 }),
+  target: t.String({ minLength: 8, maxLength: 2000, description: "http(s) URL the deliveries are POSTed to" }),
+  email: t.String({ format: "email", maxLength: 254 }),
+  body_content: Opt(t.String({ maxLength: 65536, description: "body template with {{path.to.field}} placeholders" })),
+  log_enabled: Opt(t.Boolean()),
+};
+
+export const WebhookCreate = t.Object({
+  ...fields,
+  groups: Opt(t.Array(t.String({ maxLength: 64 }), { maxItems: 64 })),
+});
+export type WebhookCreate = Static<typeof WebhookCreate>;
+
+export const WebhookAlter = t.Object(fields);
+export type WebhookAlter = Static<typeof WebhookAlter>;
+
+export const GroupParams = t.Object({ id: Uuid, group: t.String({ maxLength: 200 }) });
+
+export const Delivery = t.Object({
+  id: Uuid,
+  event_id: t.String({ description: "the webhook-id header of the delivery" }),
+  type: t.String(),
+  status: t.UnionEnum(["pending", "succeeded", "failed"]),
+  attempts: t.Integer(),
+  response_status: t.Union([t.Integer(), t.Null()]),
+  error: t.Union([t.String(), t.Null()]),
+  next_attempt_at: t.Union([t.String(), t.Null()]),
+  created_at: t.String(),
+  updated_at: t.String(),
+});
+export type Delivery = Static<typeof Delivery>;
