@@ -2,20 +2,24 @@
 
 import platformJournal from "../../migrations/platform/meta/_journal.json";
 import platform_0 from "../../migrations/platform/0000_init.sql" with { type: "text" };
+import platform_1 from "../../migrations/platform/0001_workable_argent.sql" with { type: "text" };
 import tenantJournal from "../../migrations/tenant/meta/_journal.json";
 import tenant_0 from "../../migrations/tenant/0000_init.sql" with { type: "text" };
+import tenant_1 from "../../migrations/tenant/0001_quiet_johnny_storm.sql" with { type: "text" };
 
 export const embeddedMigrations = {
   platform: {
     journal: platformJournal,
     files: {
     "0000_init": platform_0,
+    "0001_workable_argent": platform_1,
     } as Record<string, string>,
   },
   tenant: {
     journal: tenantJournal,
     files: {
     "0000_init": tenant_0,
+    "0001_quiet_johnny_storm": tenant_1,
     } as Record<string, string>,
   },
 };

@@ -4,3 +4,4 @@ export * from "./corporations";
 export * from "./settings";
 export * from "./users";
 export * from "./workgroups";
+export * from "./qrcode";
