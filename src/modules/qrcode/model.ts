@@ -87,8 +87,10 @@ export type AllReport = Static<typeof AllReport>;
 
 export const ImageQuery = t.Object({
   format: t.Optional(t.UnionEnum(["png", "svg"])),
-  size: t.Optional(t.Integer({ minimum: 64, maximum: 4096 })),
-  margin: t.Optional(t.Integer({ minimum: 0, maximum: 16 })),
+  // Ranges are checked by the handler: Elysia reports a coerced query number out of range without
+  // its field name, and a 400 must name the field.
+  size: t.Optional(t.Integer({ description: "pixels, 64..4096 (default 512)" })),
+  margin: t.Optional(t.Integer({ description: "modules, 0..16 (default 4)" })),
   dark: t.Optional(t.String({ pattern: HEX_COLOUR })),
   light: t.Optional(t.String({ pattern: HEX_COLOUR })),
   ecc: t.Optional(t.UnionEnum(["L", "M", "Q", "H"])),

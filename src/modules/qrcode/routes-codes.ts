@@ -130,14 +130,18 @@ export function codeRoutes(deps: QrDeps) {
       "/qrcode/:id/image",
       async ({ tenantDb, params, query }) => {
         const code = findCode(tenantDb, params.id);
+        const size = query.size ?? 512;
+        const margin = query.margin ?? 4;
+        if (size < 64 || size > 4096) throw invalid("size", "must be from 64 to 4096");
+        if (margin < 0 || margin > 16) throw invalid("margin", "must be from 0 to 16");
         let logo = null;
         if (query.logo) {
           if (!code.logo_id) throw invalid("logo", "the QR code has no logo");
           logo = findLogo(tenantDb, code.logo_id);
         }
         const opts: ImageOptions = {
-          size: query.size ?? 512,
-          margin: query.margin ?? 4,
+          size,
+          margin,
           dark: (query.dark ?? "000000").replace("#", "").toLowerCase(),
           light: (query.light ?? "FFFFFF").replace("#", "").toLowerCase(),
           ecc: query.ecc ?? "M",
