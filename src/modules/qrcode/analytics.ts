@@ -63,13 +63,13 @@ export function parseRange(query: { from?: string; to?: string }, tz: string): R
   return { from, to };
 }
 
-/** A report's range: the last 30 days (today included) by default. */
+/** A report's range; by default the last 30 local days, today included (up to its end). */
 function reportRange(query: { from?: string; to?: string }, tz: string, now: number): { from: string; to: string } {
   const r = parseRange(query, tz);
-  const to = r.to ?? toIso(now);
+  const to = r.to ?? midnight(nextDate(localDate(toIso(now), tz)), tz);
   let from = r.from;
   if (!from) {
-    let day = localDate(to, tz);
+    let day = localDate(toIso(Date.parse(to) - 1), tz);
     for (let i = 0; i < 29; i++) day = new Date(Date.parse(`${day}T00:00:00Z`) - DAY_MS).toISOString().slice(0, 10);
     from = midnight(day, tz);
     if (from > to) from = to;
