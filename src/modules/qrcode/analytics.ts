@@ -143,14 +143,14 @@ export function codeReport(db: TenantDb, codeId: string, query: { from?: string;
   const perDay = db.$client
     .query(
       "WITH d(date, s, e) AS (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]') FROM json_each(?1)) " +
-        "SELECT d.date AS date, count(a.id) AS total, count(DISTINCT a.visitor) AS unique_visitors " +
+        "SELECT d.date AS date, count(a.qrcode_id) AS total, count(DISTINCT a.visitor) AS unique_visitors " +
         "FROM d LEFT JOIN qr_accesses a ON a.qrcode_id = ?2 AND a.at >= d.s AND a.at < d.e GROUP BY d.date ORDER BY d.date",
     )
     .all(JSON.stringify(days), codeId) as ({ date: string } & Counts)[];
   return { qrcode_id: codeId, from, to, total: totals.total, unique_visitors: totals.unique_visitors, days: perDay };
 }
 
-const GROUP_COLUMN = { qrcode: "c.id", campaign: "c.campaign_id", category: "c.category_id" } as const;
+const GROUP_COLUMN = { qrcode: "a.qrcode_id", campaign: "c.campaign_id", category: "c.category_id" } as const;
 const GROUP_NAMES = {
   qrcode: "SELECT name FROM qr_codes WHERE id = g.key",
   campaign: "SELECT name FROM qr_campaigns WHERE id = g.key",
@@ -165,9 +165,12 @@ export function allReport(
 ): AllReport {
   const { from, to } = reportRange(query, tz, now);
   const groupBy = query.group_by ?? "qrcode";
-  const base =
-    "FROM qr_accesses a JOIN qr_codes c ON c.id = a.qrcode_id " +
-    "WHERE a.at >= ?1 AND a.at < ?2 AND (?3 IS NULL OR c.campaign_id = ?3) AND (?4 IS NULL OR c.category_id = ?4)";
+  // The join to the codes is only needed to filter or group by campaign or category.
+  const joined = groupBy !== "qrcode" || query.campaign_id || query.category_id;
+  const base = joined
+    ? "FROM qr_accesses a JOIN qr_codes c ON c.id = a.qrcode_id " +
+      "WHERE a.at >= ?1 AND a.at < ?2 AND (?3 IS NULL OR c.campaign_id = ?3) AND (?4 IS NULL OR c.category_id = ?4)"
+    : "FROM qr_accesses a WHERE a.at >= ?1 AND a.at < ?2 AND ?3 IS NULL AND ?4 IS NULL";
   const args = [from, to, query.campaign_id ?? null, query.category_id ?? null];
   const totals = db.$client.query(`SELECT count(*) AS total, count(DISTINCT a.visitor) AS unique_visitors ${base}`).get(...args) as Counts;
   const groups = db.$client
