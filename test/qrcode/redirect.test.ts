@@ -364,3 +364,24 @@ describe("reports across a daylight-saving change", () => {
     });
   });
 });
+
+describe("scans of a corporation deleted before they were written", () => {
+  test("are dropped without holding back anyone else's", async () => {
+    const doomed = await addCorp(t, "doomed");
+    const d = await addUser(t, doomed, { services: ["platform.qrcode"] });
+    const dCode = (await t.req("POST", "/api/qrcode", { token: d.token, body: { name: "d", kind: "dynamic", target: "https://example.com" } })).body;
+    const mine = await dynamic("survivor");
+    expect((await scan(dCode.slug)).status).toBe(302);
+    expect((await scan(mine.slug)).status).toBe(302);
+    // Deleted before the flush: the platform row (and with it the slug), the open handle, the file.
+    const path = t.ctx.tenants.pathOf(doomed);
+    t.ctx.platform.$client.query("DELETE FROM corporations WHERE id = ?").run(doomed);
+    t.ctx.corps.invalidate(doomed);
+    t.ctx.tenants.close(doomed);
+    rmSync(path, { force: true });
+    await flushed();
+    expect((await api("GET", `/api/qrcode/${mine.id}`)).body.scans).toBe(1);
+    expect(await Bun.file(path).exists()).toBe(false);
+    expect((await scan(dCode.slug)).status).toBe(404);
+  });
+});

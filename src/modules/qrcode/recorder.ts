@@ -8,6 +8,8 @@ import { WRITER_SOURCE, type AccessRow, type DoneMessage, type WriteBatch } from
 
 const FLUSH_MS = 250;
 const FLUSH_BATCH = 5_000;
+/** Pause before writing again after a failure (a locked or broken database). */
+const RETRY_MS = 2_000;
 /** Kept in memory while a corporation's database refuses writes; beyond it the oldest go. */
 const MAX_PENDING_PER_CORP = 200_000;
 
@@ -84,7 +86,7 @@ export class AccessRecorder {
       this.inflight = null;
       // Rows are inserted OR IGNORE by id, so writing a batch twice counts it once.
       if (lost) for (const b of lost.batches) this.requeue(b.corpId, b.rows);
-      this.after();
+      this.after(RETRY_MS);
     };
     this.worker = worker;
     return worker;
@@ -93,12 +95,14 @@ export class AccessRecorder {
   private done(msg: DoneMessage): void {
     if (!this.inflight || msg.seq !== this.inflight.seq) return;
     this.inflight = null;
+    let kept = false;
     for (const f of msg.failed) {
       if (f.missing || !this.ctx.corps.get(f.corpId)) continue; // the corporation is gone
       this.ctx.logger.error("writing QR accesses failed; kept for the next attempt", { corp_id: f.corpId, count: f.rows.length, error: f.error });
       this.requeue(f.corpId, f.rows);
+      kept = true;
     }
-    this.after();
+    this.after(kept ? RETRY_MS : FLUSH_MS);
   }
 
   private requeue(corpId: string, rows: AccessRow[]): void {
@@ -108,14 +112,14 @@ export class AccessRecorder {
   }
 
   /** After a batch: wake whoever waits for it; schedule what is left (retries after a pause). */
-  private after(): void {
+  private after(delay: number): void {
     for (const resolve of this.waiters.splice(0)) resolve();
     if (this.count === 0 || this.closed) {
       this.worker?.unref();
       return;
     }
-    if (this.count >= FLUSH_BATCH) this.send();
-    else if (!this.timer) this.timer = setTimeout(() => this.send(), FLUSH_MS);
+    if (this.count >= FLUSH_BATCH && delay === FLUSH_MS) this.send();
+    else if (!this.timer) this.timer = setTimeout(() => this.send(), delay);
   }
 
   private batchDone(): Promise<void> {

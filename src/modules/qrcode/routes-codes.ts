@@ -1,5 +1,5 @@
 // /api/qrcode rows for codes: CRUD, active/inactive, image, CSV export, accesses and reports.
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import { authGuard } from "../auth/guard";
 import { created, noContent } from "../../lib/http";
 import { invalid } from "../../lib/problem";
