@@ -30,6 +30,7 @@ import { personModule } from "./modules/person";
 import { classificationModule } from "./modules/classification";
 import { productModule } from "./modules/product";
 import { contractModule } from "./modules/contract";
+import { qrcodeModule } from "./modules/qrcode";
 import { startModule } from "./modules/start";
 import { userModule } from "./modules/user";
 import { workgroupModule } from "./modules/workgroup";
@@ -210,6 +211,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
     workgroupModule(ctx),
     webhookModule(ctx),
     socketModule(ctx),
+    qrcodeModule(ctx),
   ];
   for (const m of modules) app.use(m);
 

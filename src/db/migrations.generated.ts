@@ -5,11 +5,13 @@ import platform_0 from "../../migrations/platform/0000_init.sql" with { type: "t
 import platform_1 from "../../migrations/platform/0001_tidy_cannonball.sql" with { type: "text" };
 import platform_2 from "../../migrations/platform/0002_true_bulldozer.sql" with { type: "text" };
 import platform_3 from "../../migrations/platform/0003_early_black_bolt.sql" with { type: "text" };
+import platform_4 from "../../migrations/platform/0004_broad_cammi.sql" with { type: "text" };
 import tenantJournal from "../../migrations/tenant/meta/_journal.json";
 import tenant_0 from "../../migrations/tenant/0000_init.sql" with { type: "text" };
 import tenant_1 from "../../migrations/tenant/0001_flowery_gorilla_man.sql" with { type: "text" };
 import tenant_2 from "../../migrations/tenant/0002_lazy_zaladane.sql" with { type: "text" };
 import tenant_3 from "../../migrations/tenant/0003_chunky_sasquatch.sql" with { type: "text" };
+import tenant_4 from "../../migrations/tenant/0004_talented_wild_child.sql" with { type: "text" };
 
 export const embeddedMigrations = {
   platform: {
@@ -19,6 +21,7 @@ export const embeddedMigrations = {
     "0001_tidy_cannonball": platform_1,
     "0002_true_bulldozer": platform_2,
     "0003_early_black_bolt": platform_3,
+    "0004_broad_cammi": platform_4,
     } as Record<string, string>,
   },
   tenant: {
@@ -28,6 +31,7 @@ export const embeddedMigrations = {
     "0001_flowery_gorilla_man": tenant_1,
     "0002_lazy_zaladane": tenant_2,
     "0003_chunky_sasquatch": tenant_3,
+    "0004_talented_wild_child": tenant_4,
     } as Record<string, string>,
   },
 };

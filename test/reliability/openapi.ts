@@ -14,6 +14,8 @@ export interface Operation {
   guard: Guard | null;
   params: { name: string; uuid: boolean }[];
   hasBody: boolean;
+  /** Required query parameters (without them the request is 400 before any lookup). */
+  requiredQuery: string[];
 }
 
 export async function operationsOf(t: TestApp): Promise<Operation[]> {
@@ -26,7 +28,8 @@ export async function operationsOf(t: TestApp): Promise<Operation[]> {
         .map((p) => ({ name: p.name as string, uuid: p.schema?.format === "uuid" }));
       // Path parameters without a declared schema still appear in the path template.
       for (const m of path.matchAll(/\{([^}]+)\}/g)) if (!params.some((p) => p.name === m[1])) params.push({ name: m[1], uuid: false });
-      ops.push({ method: method.toUpperCase(), path, guard: op["x-corpadmin-guard"] ?? null, params, hasBody: !!op.requestBody });
+      const requiredQuery = ((op.parameters ?? []) as any[]).filter((p) => p.in === "query" && p.required).map((p) => p.name as string);
+      ops.push({ method: method.toUpperCase(), path, guard: op["x-corpadmin-guard"] ?? null, params, hasBody: !!op.requestBody, requiredQuery });
     }
   }
   return ops;

@@ -125,7 +125,7 @@ test("another corporation's real ids are 404 from a fully permitted user of this
     tried++;
     const res = await t.req(op.method, path, { token: rival.token, body: bodyFor(op) });
     // Corporation-scoped platform rows may refuse outright (403) instead of hiding (404).
-    const acceptable = [404, ...(op.hasBody ? [400] : []), ...(op.path.startsWith("/api/corp/") ? [403] : [])];
+    const acceptable = [404, ...(op.hasBody || op.requiredQuery.length ? [400] : []), ...(op.path.startsWith("/api/corp/") ? [403] : [])];
     if (!acceptable.includes(res.status)) failures.push(`${op.method} ${path}: ${res.status} ${res.text.slice(0, 120)}`);
   }
   console.log(`other-tenant ids: ${tried} operations tried, ${uncovered.length} without a fixture, ${failures.length} failures`);

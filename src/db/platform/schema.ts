@@ -7,3 +7,4 @@ export * from "./workgroups";
 export * from "./menus";
 export * from "./audit";
 export * from "./identity";
+export * from "./qrcode";

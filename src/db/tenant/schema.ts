@@ -3,3 +3,4 @@ export * from "./events";
 export * from "./notepad";
 export * from "./registry";
 export * from "./webhooks";
+export * from "./qrcode";

@@ -1,0 +1,68 @@
+// The thread that writes scan records. The public redirect only appends to memory; batches go to
+// this worker, which holds the commit (and its fsync) off the event loop. It opens a corporation
+// database per batch and never creates one (a deleted corporation's file stays deleted). The
+// source is a self-contained string so that it also runs from inside the compiled binary.
+export type AccessRow = [id: string, qrcodeId: string, at: string, ip: string, userAgent: string | null, referer: string | null, bot: 0 | 1, visitor: number | null];
+
+export interface WriteBatch {
+  corpId: string;
+  path: string;
+  rows: AccessRow[];
+}
+
+/** main → worker */
+export interface WriteMessage {
+  seq: number;
+  batches: WriteBatch[];
+}
+
+/** worker → main: the batches that could not be written (the rest are committed). */
+export interface DoneMessage {
+  seq: number;
+  failed: { corpId: string; rows: AccessRow[]; error: string; missing: boolean }[];
+}
+
+export const WRITER_SOURCE = `
+import { Database } from "bun:sqlite";
+import { existsSync } from "node:fs";
+
+function writeBatch(batch) {
+  const db = new Database(batch.path, { readwrite: true, create: false, strict: true });
+  try {
+    db.exec("PRAGMA synchronous = FULL");
+    db.exec("PRAGMA foreign_keys = ON");
+    db.exec("PRAGMA busy_timeout = 10000");
+    const exists = db.query("SELECT 1 AS x FROM qr_codes WHERE id = ?");
+    // OR IGNORE: a batch retried after an unclear failure must not count twice.
+    const insert = db.query("INSERT OR IGNORE INTO qr_accesses (id, qrcode_id, at, ip, user_agent, referer, bot, visitor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+    const bump = db.query("UPDATE qr_codes SET scans = scans + ? WHERE id = ?");
+    db.transaction(() => {
+      const known = new Map();
+      const added = new Map();
+      for (const row of batch.rows) {
+        let ok = known.get(row[1]);
+        // A code deleted while its scans waited loses them, as it lost its other accesses.
+        if (ok === undefined) known.set(row[1], (ok = exists.get(row[1]) !== null));
+        if (!ok) continue;
+        if (insert.run(...row).changes) added.set(row[1], (added.get(row[1]) ?? 0) + 1);
+      }
+      for (const [codeId, n] of added) bump.run(n, codeId);
+    }).immediate();
+  } finally {
+    db.close();
+  }
+}
+
+self.onmessage = (event) => {
+  const { seq, batches } = event.data;
+  const failed = [];
+  for (const batch of batches) {
+    try {
+      writeBatch(batch);
+    } catch (err) {
+      failed.push({ corpId: batch.corpId, rows: batch.rows, error: String(err), missing: !existsSync(batch.path) });
+    }
+  }
+  postMessage({ seq, failed });
+};
+`;

@@ -1,0 +1,150 @@
+// Scan records are appended to memory and handed in batches to a writer thread (access-writer.ts)
+// at most FLUSH_MS after they arrive, sooner when a batch fills up, and on shutdown: a visitor
+// never waits for a commit, and the commit's disk sync never stalls the event loop.
+import type { AppContext } from "../../context";
+import { newId } from "../../lib/ids";
+import { toIso } from "../../lib/time";
+import { WRITER_SOURCE, type AccessRow, type DoneMessage, type WriteBatch } from "./access-writer";
+
+const FLUSH_MS = 250;
+const FLUSH_BATCH = 5_000;
+/** Pause before writing again after a failure (a locked or broken database). */
+const RETRY_MS = 2_000;
+/** Kept in memory while a corporation's database refuses writes; beyond it the oldest go. */
+const MAX_PENDING_PER_CORP = 200_000;
+
+const BOT_RE =
+  /bot|crawl|spider|slurp|archiver|facebookexternalhit|embedly|preview|whatsapp|telegram|skype|discord|monitor|uptime|pingdom|lighthouse|headless|phantomjs|curl|wget|httpie|python|java\/|okhttp|go-http-client|node-fetch|axios|libwww|scrapy|httpclient|^$/i;
+
+/** A likely crawler or script, by its user agent (none at all counts as one). */
+export function isBot(userAgent: string | null): boolean {
+  return BOT_RE.test(userAgent ?? "");
+}
+
+/** A 53-bit hash of (ip, user agent): the unique-visitor key. */
+function visitorKey(ip: string, userAgent: string | null): number {
+  return Number(BigInt.asUintN(53, BigInt(Bun.hash(`${ip}\u0000${userAgent ?? ""}`))));
+}
+
+export class AccessRecorder {
+  private pending = new Map<string, AccessRow[]>();
+  private count = 0;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private worker: Worker | null = null;
+  private inflight: { seq: number; batches: WriteBatch[] } | null = null;
+  private seq = 0;
+  private waiters: (() => void)[] = [];
+  private closed = false;
+
+  constructor(private ctx: AppContext) {}
+
+  record(corpId: string, qrcodeId: string, ip: string, userAgent: string | null, referer: string | null): void {
+    const bot = isBot(userAgent);
+    const row: AccessRow = [newId(), qrcodeId, toIso(this.ctx.now()), ip, userAgent, referer, bot ? 1 : 0, bot ? null : visitorKey(ip, userAgent)];
+    let list = this.pending.get(corpId);
+    if (!list) this.pending.set(corpId, (list = []));
+    list.push(row);
+    this.count++;
+    if (this.count >= FLUSH_BATCH) this.send();
+    else if (!this.timer && !this.closed) this.timer = setTimeout(() => this.send(), FLUSH_MS);
+  }
+
+  /** Hands everything pending to the writer, unless a batch is still being written. */
+  private send(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.inflight || this.count === 0) return;
+    const batches: WriteBatch[] = [];
+    for (const [corpId, rows] of this.pending) {
+      let path: string;
+      try {
+        path = this.ctx.tenants.pathOf(corpId);
+      } catch {
+        continue; // the corporation was deleted, and its scans with it
+      }
+      batches.push({ corpId, path, rows });
+    }
+    this.pending = new Map();
+    this.count = 0;
+    if (batches.length === 0) return;
+    this.inflight = { seq: ++this.seq, batches };
+    const worker = this.writer();
+    worker.ref(); // keep the process alive until the batch is written (shutdown waits for it)
+    worker.postMessage(this.inflight);
+  }
+
+  private writer(): Worker {
+    if (this.worker) return this.worker;
+    const url = URL.createObjectURL(new Blob([WRITER_SOURCE], { type: "application/javascript" }));
+    const worker = new Worker(url);
+    worker.onmessage = (event: MessageEvent<DoneMessage>) => this.done(event.data);
+    worker.onerror = (event) => {
+      this.ctx.logger.error("the QR access writer failed; restarting it", { error: String(event.message) });
+      worker.terminate();
+      this.worker = null;
+      const lost = this.inflight;
+      this.inflight = null;
+      // Rows are inserted OR IGNORE by id, so writing a batch twice counts it once.
+      if (lost) for (const b of lost.batches) this.requeue(b.corpId, b.rows);
+      this.after(RETRY_MS);
+    };
+    this.worker = worker;
+    return worker;
+  }
+
+  private done(msg: DoneMessage): void {
+    if (!this.inflight || msg.seq !== this.inflight.seq) return;
+    this.inflight = null;
+    let kept = false;
+    for (const f of msg.failed) {
+      if (f.missing || !this.ctx.corps.get(f.corpId)) continue; // the corporation is gone
+      this.ctx.logger.error("writing QR accesses failed; kept for the next attempt", { corp_id: f.corpId, count: f.rows.length, error: f.error });
+      this.requeue(f.corpId, f.rows);
+      kept = true;
+    }
+    this.after(kept ? RETRY_MS : FLUSH_MS);
+  }
+
+  private requeue(corpId: string, rows: AccessRow[]): void {
+    const merged = rows.concat(this.pending.get(corpId) ?? []).slice(-MAX_PENDING_PER_CORP);
+    this.count += merged.length - (this.pending.get(corpId)?.length ?? 0);
+    this.pending.set(corpId, merged);
+  }
+
+  /** After a batch: wake whoever waits for it; schedule what is left (retries after a pause). */
+  private after(delay: number): void {
+    for (const resolve of this.waiters.splice(0)) resolve();
+    if (this.count === 0 || this.closed) {
+      this.worker?.unref();
+      return;
+    }
+    if (this.count >= FLUSH_BATCH && delay === FLUSH_MS) this.send();
+    else if (!this.timer) this.timer = setTimeout(() => this.send(), delay);
+  }
+
+  private batchDone(): Promise<void> {
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** Writes everything recorded so far; a corporation whose writes keep failing is given up after a few tries. */
+  async drain(attempts = 5): Promise<void> {
+    for (let i = 0; i < attempts; i++) {
+      if (this.inflight) await this.batchDone();
+      if (this.count === 0) return;
+      this.send();
+      if (this.inflight) await this.batchDone();
+      if (this.count === 0) return;
+    }
+  }
+
+  /** Shutdown: write what is left, then stop the writer. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.drain();
+    if (this.count > 0) this.ctx.logger.error("QR accesses dropped at shutdown", { count: this.count });
+    this.worker?.terminate();
+    this.worker = null;
+  }
+}

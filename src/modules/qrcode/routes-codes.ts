@@ -1,0 +1,174 @@
+// /api/qrcode rows for codes: CRUD, active/inactive, image, CSV export, accesses and reports.
+import { Elysia } from "elysia";
+import { authGuard } from "../auth/guard";
+import { created, noContent } from "../../lib/http";
+import { invalid } from "../../lib/problem";
+import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
+import { allReport, codeReport, exportAccesses, listAccesses } from "./analytics";
+import { findLogo } from "./assets";
+import { codeView, createCode, deleteCode, exportCodes, findCode, listCodes, setCodeStatus, updateCode, type QrDeps } from "./codes";
+import { renderPng, renderSvg, type ImageOptions } from "./image";
+import {
+  AccessExportQuery,
+  AccessListQuery,
+  AllReport,
+  AllReportQuery,
+  ExportQuery,
+  ImageQuery,
+  QrAccess,
+  QrCode,
+  QrCodeInput,
+  RangeQuery,
+  Report,
+} from "./model";
+
+const CSV = "text/csv; charset=utf-8";
+const csvResponse = (body: string | ReadableStream<Uint8Array>, filename: string) =>
+  new Response(body, { headers: { "content-type": CSV, "content-disposition": `attachment; filename="${filename}"` } });
+
+export function codeRoutes(deps: QrDeps) {
+  const { ctx } = deps;
+  const auth = "platform.qrcode" as const;
+  return new Elysia({ name: "qrcode-codes", prefix: "/api", tags: ["QRCode"] })
+    .use(authGuard(ctx))
+    .get("/qrcode", ({ tenantDb, query }) => listCodes(deps, tenantDb, query), {
+      auth,
+      query: ListQuery,
+      response: { 200: ListOf(QrCode) },
+      detail: { summary: "List QR codes" },
+    })
+    .post("/qrcode", ({ tenantDb, principal, body, set }) => created(set, "/api/qrcode", createCode(deps, tenantDb, principal.corpId, body)), {
+      auth,
+      body: QrCodeInput,
+      response: { 200: QrCode },
+      detail: { summary: "Create a QR code (static: encodes content; dynamic: encodes its /q/{slug} URL)" },
+    })
+    .get(
+      "/qrcode/export",
+      ({ tenantDb, query }) => csvResponse(exportCodes(deps, tenantDb, query), "qrcodes.csv"),
+      {
+        auth,
+        query: ExportQuery,
+        detail: {
+          summary: "Export the QR codes",
+          responses: { 200: { description: "CSV: id,name,kind,content,target,slug,url,campaign,category,status,scans,created_at", content: { "text/csv": { schema: { type: "string" } } } } },
+        },
+      },
+    )
+    .get("/qrcode/report", ({ tenantDb, principal, query }) => allReport(tenantDb, query, ctx.corps.get(principal.corpId)!.timezone, ctx.now()), {
+      auth,
+      query: AllReportQuery,
+      response: { 200: AllReport },
+      detail: { summary: "Report for all codes, grouped by code, campaign or category" },
+    })
+    .get("/qrcode/:id", ({ tenantDb, params }) => codeView(ctx.config.publicUrl, findCode(tenantDb, params.id)), {
+      auth,
+      params: IdParams,
+      response: { 200: QrCode },
+      detail: { summary: "Get a QR code" },
+    })
+    .put("/qrcode/:id", ({ tenantDb, principal, params, body }) => updateCode(deps, tenantDb, principal.corpId, params.id, body), {
+      auth,
+      params: IdParams,
+      body: QrCodeInput,
+      response: { 200: QrCode },
+      detail: { summary: "Update a QR code (a dynamic code's target can change, its image does not)" },
+    })
+    .delete(
+      "/qrcode/:id",
+      ({ tenantDb, principal, params, set }) => {
+        deleteCode(deps, tenantDb, principal.corpId, params.id);
+        noContent(set);
+      },
+      { auth, params: IdParams, detail: { summary: "Delete a QR code with its accesses; the slug is freed" } },
+    )
+    .put("/qrcode/:id/active", ({ tenantDb, principal, params }) => setCodeStatus(deps, tenantDb, principal.corpId, params.id, true), {
+      auth,
+      params: IdParams,
+      response: { 200: QrCode },
+      detail: { summary: "Activate a QR code" },
+    })
+    .put("/qrcode/:id/inactive", ({ tenantDb, principal, params }) => setCodeStatus(deps, tenantDb, principal.corpId, params.id, false), {
+      auth,
+      params: IdParams,
+      response: { 200: QrCode },
+      detail: { summary: "Inactivate a QR code (its /q/{slug} answers 410)" },
+    })
+    .get(
+      "/qrcode/:id/accesses",
+      ({ tenantDb, principal, params, query }) => {
+        findCode(tenantDb, params.id);
+        return listAccesses(tenantDb, params.id, query, ctx.corps.get(principal.corpId)!.timezone);
+      },
+      { auth, params: IdParams, query: AccessListQuery, response: { 200: ListOf(QrAccess) }, detail: { summary: "List the accesses (scans) of a QR code" } },
+    )
+    .get(
+      "/qrcode/:id/accesses/export",
+      ({ tenantDb, principal, params, query }) => {
+        findCode(tenantDb, params.id);
+        return csvResponse(exportAccesses(tenantDb, params.id, query, ctx.corps.get(principal.corpId)!.timezone), `qrcode-${params.id}-accesses.csv`);
+      },
+      {
+        auth,
+        params: IdParams,
+        query: AccessExportQuery,
+        detail: {
+          summary: "Export the accesses of a QR code",
+          responses: { 200: { description: "CSV: at,ip,user_agent,referer", content: { "text/csv": { schema: { type: "string" } } } } },
+        },
+      },
+    )
+    .get(
+      "/qrcode/:id/report",
+      ({ tenantDb, principal, params, query }) => {
+        findCode(tenantDb, params.id);
+        return codeReport(tenantDb, params.id, query, ctx.corps.get(principal.corpId)!.timezone, ctx.now());
+      },
+      { auth, params: IdParams, query: RangeQuery, response: { 200: Report }, detail: { summary: "Report for one QR code" } },
+    )
+    .get(
+      "/qrcode/:id/image",
+      async ({ tenantDb, params, query }) => {
+        const code = findCode(tenantDb, params.id);
+        const size = query.size ?? 512;
+        const margin = query.margin ?? 4;
+        if (size < 64 || size > 4096) throw invalid("size", "must be from 64 to 4096");
+        if (margin < 0 || margin > 16) throw invalid("margin", "must be from 0 to 16");
+        let logo = null;
+        if (query.logo) {
+          if (!code.logo_id) throw invalid("logo", "the QR code has no logo");
+          logo = findLogo(tenantDb, code.logo_id);
+        }
+        const opts: ImageOptions = {
+          size,
+          margin,
+          dark: (query.dark ?? "000000").replace("#", "").toLowerCase(),
+          light: (query.light ?? "FFFFFF").replace("#", "").toLowerCase(),
+          ecc: query.ecc ?? "M",
+        };
+        const text = codeView(ctx.config.publicUrl, code).encoded;
+        const format = query.format ?? "png";
+        const body = format === "png" ? renderPng(text, opts, logo) : await renderSvg(text, opts, logo);
+        return new Response(body, {
+          headers: {
+            "content-type": format === "png" ? "image/png" : "image/svg+xml",
+            "content-disposition": `attachment; filename="qrcode-${code.slug ?? code.id}.${format}"`,
+          },
+        });
+      },
+      {
+        auth,
+        params: IdParams,
+        query: ImageQuery,
+        detail: {
+          summary: "Download the image of a QR code",
+          responses: {
+            200: {
+              description: "The image (Content-Disposition: attachment)",
+              content: { "image/png": { schema: { type: "string", format: "binary" } }, "image/svg+xml": { schema: { type: "string" } } },
+            },
+          },
+        },
+      },
+    );
+}
