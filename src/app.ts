@@ -19,6 +19,7 @@ import {
   type FieldError,
 } from "./lib/problem";
 import { authModule } from "./modules/auth";
+import { ispModule } from "./modules/isp";
 import { startModule } from "./modules/start";
 import { docsModule, healthModule } from "./modules/system";
 
@@ -155,7 +156,8 @@ export function createApp(config: Config, options: AppOptions = {}) {
     .use(docsModule())
     .use(healthModule(ctx))
     .use(startModule(ctx))
-    .use(authModule(ctx));
+    .use(authModule(ctx))
+    .use(ispModule(ctx));
 
   return { app, ctx };
 }
