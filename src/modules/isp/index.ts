@@ -8,6 +8,7 @@ import { manufacturerRoutes } from "./manufacturer";
 import { nasRoutes } from "./nas";
 import { poolRoutes } from "./pool";
 import { popRoutes } from "./pop";
+import { radiusRoutes } from "./radius";
 import { radiusAttributeRoutes } from "./radius-attribute";
 
 export function ispModule(ctx: AppContext) {
@@ -18,5 +19,6 @@ export function ispModule(ctx: AppContext) {
     .use(radiusAttributeRoutes(ctx, guard))
     .use(layoutRoutes(ctx, guard))
     .use(poolRoutes(ctx, guard))
-    .use(nasRoutes(ctx, guard));
+    .use(nasRoutes(ctx, guard))
+    .use(radiusRoutes(ctx));
 }
