@@ -79,11 +79,11 @@ export interface RadiusReply {
  * Sends one packet with radclient and returns the reply's code (Access-Accept, Access-Reject,
  * Accounting-Response; null when none came) and attributes.
  */
-export async function radclient(port: number, kind: "auth" | "acct", secret: string, attrs: Record<string, string | number>): Promise<RadiusReply> {
+export async function radclient(port: number, kind: "auth" | "acct", secret: string, attrs: Record<string, string | number>, timeoutSeconds = 5): Promise<RadiusReply> {
   const lines = Object.entries(attrs)
     .map(([k, v]) => `${k} = ${typeof v === "number" || /^[A-Za-z-]+$/.test(v) && k.endsWith("-Type") ? v : JSON.stringify(v)}`)
     .join(", ");
-  const proc = Bun.spawn(["radclient", "-x", "-r", "1", "-t", "5", `127.0.0.1:${port}`, kind, secret], {
+  const proc = Bun.spawn(["radclient", "-x", "-r", "1", "-t", String(timeoutSeconds), `127.0.0.1:${port}`, kind, secret], {
     stdin: new TextEncoder().encode(lines + "\n"),
     stdout: "pipe",
     stderr: "pipe",
