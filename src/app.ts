@@ -20,16 +20,40 @@ import {
 } from "./lib/problem";
 import { authModule } from "./modules/auth";
 import { ispModule } from "./modules/isp";
+import { cityModule } from "./modules/city";
+import { externalAppModule } from "./modules/externalapp";
+import { personModule } from "./modules/person";
+import { classificationModule } from "./modules/classification";
+import { productModule } from "./modules/product";
+import { contractModule } from "./modules/contract";
 import { startModule } from "./modules/start";
 import { docsModule, healthModule } from "./modules/system";
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
+type UnionAwareError = { path?: string; message: string; errors?: Iterable<UnionAwareError>[] };
+
+/**
+ * A failed union (an optional-or-null object such as `customer.address`) is reported at the
+ * union's own path; name the nested field instead, taken from the variant that got furthest.
+ */
+function expandUnions(errors: UnionAwareError[]): UnionAwareError[] {
+  const out: UnionAwareError[] = [];
+  for (const e of errors) {
+    const variants = (e.errors ?? []).map((it) => [...it]);
+    const depth = (v: UnionAwareError[]) => Math.max(0, ...v.map((x) => (x.path ?? "").split("/").length));
+    const best = variants.filter((v) => v.length > 0).sort((a, b) => depth(b) - depth(a))[0];
+    if (best && depth(best) > (e.path ?? "").split("/").length) out.push(...expandUnions(best));
+    else out.push(e);
+  }
+  return out;
+}
+
 /** Elysia's validation error → 400 naming every bad field by its dotted path. */
 function validationProblem(error: ValidationError): Problem {
   const seen = new Set<string>();
   const errors: FieldError[] = [];
-  for (const e of error.all as { path?: string; message: string }[]) {
+  for (const e of expandUnions(error.all as UnionAwareError[])) {
     const path = (e.path ?? "").replace(/^\//, "").replace(/\//g, ".").replace(/~1/g, "/").replace(/~0/g, "~") || error.type;
     if (seen.has(path)) continue;
     seen.add(path);
@@ -157,6 +181,12 @@ export function createApp(config: Config, options: AppOptions = {}) {
     .use(healthModule(ctx))
     .use(startModule(ctx))
     .use(authModule(ctx))
+    .use(externalAppModule(ctx))
+    .use(cityModule(ctx))
+    .use(personModule(ctx))
+    .use(classificationModule(ctx))
+    .use(productModule(ctx))
+    .use(contractModule(ctx))
     .use(ispModule(ctx));
 
   return { app, ctx };

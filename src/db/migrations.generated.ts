@@ -4,7 +4,8 @@ import platformJournal from "../../migrations/platform/meta/_journal.json";
 import platform_0 from "../../migrations/platform/0000_init.sql" with { type: "text" };
 import tenantJournal from "../../migrations/tenant/meta/_journal.json";
 import tenant_0 from "../../migrations/tenant/0000_init.sql" with { type: "text" };
-import tenant_1 from "../../migrations/tenant/0001_square_black_knight.sql" with { type: "text" };
+import tenant_1 from "../../migrations/tenant/0001_serious_caretaker.sql" with { type: "text" };
+import tenant_2 from "../../migrations/tenant/0002_normal_northstar.sql" with { type: "text" };
 
 export const embeddedMigrations = {
   platform: {
@@ -17,7 +18,8 @@ export const embeddedMigrations = {
     journal: tenantJournal,
     files: {
     "0000_init": tenant_0,
-    "0001_square_black_knight": tenant_1,
+    "0001_serious_caretaker": tenant_1,
+    "0002_normal_northstar": tenant_2,
     } as Record<string, string>,
   },
 };

@@ -1,3 +1,4 @@
 // A corporation database (<server dir>/<corp id>.db). One file per table family; drizzle-kit reads this.
 export * from "./events";
 export * from "./isp";
+export * from "./registry";

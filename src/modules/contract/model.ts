@@ -1,0 +1,145 @@
+// Contract schemas: the local input, the interface document's external-app input, the response.
+import { t, type Static } from "elysia";
+import { DateText, Opt, Uuid } from "../../lib/schemas";
+import { AddressExternalInput, AddressInput, AddressView } from "../registry-common";
+import { Party } from "../person/service";
+
+export const CONTRACT_STATUSES = ["ACTIVE", "INACTIVE", "SUSPENDED", "CANCELLED"] as const;
+export const CONTRACT_STAGES = ["PENDING", "INSTALLING", "INSTALLED", "UNINSTALLED"] as const;
+export const DATE_FIELDS = ["signature_date", "approval_date", "start_date", "end_date", "suspension_date", "cancellation_date"] as const;
+export type DateField = (typeof DATE_FIELDS)[number];
+
+const optText = (max = 200) => Opt(t.String({ maxLength: max }));
+
+/** Fields common to both inputs (everything but the parties and the address). */
+const commonFields = {
+  number: t.String({ minLength: 1, maxLength: 64 }),
+  signature_date: Opt(DateText),
+  approval_date: Opt(DateText),
+  start_date: DateText,
+  end_date: Opt(DateText),
+  suspension_date: Opt(DateText),
+  cancellation_date: Opt(DateText),
+  total_value: t.Number({ minimum: 0 }),
+  contract_status: Opt(t.UnionEnum([...CONTRACT_STATUSES])),
+  contract_stage: Opt(t.UnionEnum([...CONTRACT_STAGES])),
+  json_original: t.Optional(t.Any()),
+  json_billing: t.Optional(t.Any()),
+  json_payment_method: t.Optional(t.Any()),
+  json_items: t.Optional(t.Any()),
+};
+
+export const ContractInput = t.Object({
+  customer_id: Uuid,
+  billing_customer_id: Opt(Uuid),
+  agent_id: Opt(Uuid),
+  ...commonFields,
+  address: AddressInput,
+});
+export type ContractInput = Static<typeof ContractInput>;
+
+/** The document's Party in a request: identity instead of id. */
+export const PartyExternalInput = t.Object({
+  identity: t.String({ minLength: 1, maxLength: 128 }),
+  name: t.String({ minLength: 1, maxLength: 200 }),
+  display_name: optText(),
+  tp_doc_identity: optText(32),
+  doc_identity: optText(64),
+  corporate: Opt(t.Boolean()),
+  address: Opt(AddressExternalInput),
+});
+export type PartyExternalInput = Static<typeof PartyExternalInput>;
+
+export const ContractExternalInput = t.Object({
+  identity: t.String({ minLength: 1, maxLength: 128 }),
+  customer: PartyExternalInput,
+  billing_customer: Opt(PartyExternalInput),
+  agent: Opt(PartyExternalInput),
+  ...commonFields,
+  address: AddressExternalInput,
+});
+export type ContractExternalInput = Static<typeof ContractExternalInput>;
+
+export const RATE_PATTERN = "^[0-9]+(\\.[0-9]+)?[kKmMgG]$";
+
+export const ContractConfigInput = t.Object({
+  username: t.Optional(t.String({ minLength: 1, maxLength: 64, pattern: "^\\S+$" })),
+  password: t.Optional(t.String({ minLength: 4, maxLength: 64 })),
+  min_upload: Opt(t.String({ pattern: RATE_PATTERN, maxLength: 32 })),
+  max_upload: Opt(t.String({ pattern: RATE_PATTERN, maxLength: 32 })),
+  min_download: Opt(t.String({ pattern: RATE_PATTERN, maxLength: 32 })),
+  max_download: Opt(t.String({ pattern: RATE_PATTERN, maxLength: 32 })),
+  pool_name_ipv4: optText(64),
+  ipv4: optText(15),
+  poll_name_ipv6: optText(64),
+  ipv6: optText(64),
+});
+export type ContractConfigInput = Static<typeof ContractConfigInput>;
+
+const NullableText = t.Union([t.String(), t.Null()]);
+export const ContractConfig = t.Object({
+  username: t.String(),
+  password: t.String(),
+  min_upload: NullableText,
+  max_upload: NullableText,
+  min_download: NullableText,
+  max_download: NullableText,
+  pool_name_ipv4: NullableText,
+  ipv4: NullableText,
+  poll_name_ipv6: NullableText,
+  ipv6: NullableText,
+});
+export type ContractConfig = Static<typeof ContractConfig>;
+
+const contractFields = {
+  id: Uuid,
+  customer: Party,
+  billing_customer: Party,
+  agent: t.Union([Party, t.Null()]),
+  number: t.String(),
+  signature_date: NullableText,
+  approval_date: NullableText,
+  start_date: t.String(),
+  end_date: NullableText,
+  cancellation_date: NullableText,
+  suspension_date: NullableText,
+  address: t.Union([AddressView, t.Null()]),
+  total_value: t.Number(),
+  contract_status: t.String(),
+  contract_stage: t.String(),
+  original: t.Any(),
+  billing: t.Any(),
+  payment_method: t.Any(),
+  items: t.Any(),
+  config: ContractConfig,
+  flags: t.Array(t.String()),
+  created_at: t.String(),
+  updated_at: t.String(),
+};
+export const Contract = t.Object(contractFields);
+export type Contract = Static<typeof Contract>;
+export const ContractWithIdentity = t.Object({ ...contractFields, identity: t.String() });
+
+export const ContractItemInput = t.Object({
+  product_id: Uuid,
+  description: optText(500),
+  quantity: Opt(t.Number({ exclusiveMinimum: 0 })),
+  unit_price: Opt(t.Number({ minimum: 0 })),
+});
+export const ContractItem = t.Object({
+  id: Uuid,
+  product_id: Uuid,
+  description: t.String(),
+  quantity: t.Number(),
+  unit_price: t.Number(),
+  total: t.Number(),
+  created_at: t.String(),
+  updated_at: t.String(),
+});
+export type ContractItem = Static<typeof ContractItem>;
+export const ItemsBody = t.Object({ items: t.Array(ContractItemInput, { maxItems: 500 }) });
+export const ItemsResponse = t.Object({ items: t.Array(ContractItem) });
+
+const FlagName = t.String({ minLength: 1, maxLength: 64 });
+export const FlagsBody = t.Object({ add: t.Optional(t.Array(FlagName, { maxItems: 500 })), remove: t.Optional(t.Array(FlagName, { maxItems: 500 })) });
+export const FlagsResponse = t.Object({ flags: t.Array(t.String()) });

@@ -1,0 +1,107 @@
+// External App rows of routes.md. The API key (`<corp id>.<app id>.<secret>`) is shown only by
+// create and rotation; only the secret's hash is stored. This module also installs the guard's
+// key verifier, so `key: true` routes of every module accept keys once it is registered.
+import { eq } from "drizzle-orm";
+import { Elysia } from "elysia";
+import type { AppContext } from "../../context";
+import { externalApps } from "../../db/tenant/schema";
+import { created, noContent } from "../../lib/http";
+import { listRows } from "../../lib/list";
+import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
+import { authGuard } from "../auth/guard";
+import { commit } from "../registry-common";
+import {
+  apiKeyOf,
+  checkNameFree,
+  ExternalApp,
+  ExternalAppInput,
+  externalAppView,
+  ExternalAppWithKey,
+  getExternalApp,
+  newSecret,
+  verifyApiKey,
+} from "./service";
+
+const LIST = { q: [externalApps.name], hidden: ["key_hash"] };
+
+export function externalAppModule(ctx: AppContext) {
+  ctx.apiKeys = verifyApiKey;
+  return new Elysia({ name: "externalapp", prefix: "/api", tags: ["External App"] })
+    .use(authGuard(ctx))
+    .get("/externalapp", ({ tenantDb, query }) => listRows(tenantDb, externalApps, LIST, query, externalAppView), {
+      auth: "platform.externalapp",
+      query: ListQuery,
+      response: { 200: ListOf(ExternalApp) },
+      detail: { summary: "List external applications" },
+    })
+    .post(
+      "/externalapp",
+      ({ tenantDb, principal, body, set }) => {
+        const key = newSecret();
+        const row = commit(ctx, tenantDb, principal.corpId, (tx, emit) => {
+          checkNameFree(tx, body.name, null);
+          const r = tx
+            .insert(externalApps)
+            .values({ name: body.name, description: body.description ?? null, status: body.status ?? true, key_prefix: key.key_prefix, key_hash: key.key_hash })
+            .returning()
+            .get();
+          emit("EXTERNALAPP_AFTER_INSERT", r.id, () => externalAppView(r));
+          return r;
+        });
+        return created(set, "/api/externalapp", { ...externalAppView(row), api_key: apiKeyOf(principal.corpId, row.id, key.secret) });
+      },
+      { auth: "platform.externalapp", body: ExternalAppInput, response: { 200: ExternalAppWithKey }, detail: { summary: "Create an external application; its API key is returned this once" } },
+    )
+    .get("/externalapp/:id", ({ tenantDb, params }) => externalAppView(getExternalApp(tenantDb, params.id)), {
+      auth: "platform.externalapp",
+      params: IdParams,
+      response: { 200: ExternalApp },
+      detail: { summary: "Show an external application" },
+    })
+    .put(
+      "/externalapp/:id",
+      ({ tenantDb, principal, params, body }) =>
+        externalAppView(
+          commit(ctx, tenantDb, principal.corpId, (tx, emit) => {
+            getExternalApp(tx, params.id);
+            checkNameFree(tx, body.name, params.id);
+            const r = tx
+              .update(externalApps)
+              .set({ name: body.name, description: body.description ?? null, status: body.status ?? true })
+              .where(eq(externalApps.id, params.id))
+              .returning()
+              .get();
+            emit("EXTERNALAPP_AFTER_UPDATE", r.id, () => externalAppView(r));
+            return r;
+          }),
+        ),
+      { auth: "platform.externalapp", params: IdParams, body: ExternalAppInput, response: { 200: ExternalApp }, detail: { summary: "Update an external application" } },
+    )
+    .delete(
+      "/externalapp/:id",
+      ({ tenantDb, principal, params, set }) => {
+        commit(ctx, tenantDb, principal.corpId, (tx, emit) => {
+          const before = externalAppView(getExternalApp(tx, params.id));
+          // Its external links go with it (ON DELETE CASCADE).
+          tx.delete(externalApps).where(eq(externalApps.id, params.id)).run();
+          emit("EXTERNALAPP_AFTER_DELETE", params.id, () => before);
+        });
+        noContent(set);
+      },
+      { auth: "platform.externalapp", params: IdParams, detail: { summary: "Delete an external application with its external links" } },
+    )
+    .post(
+      "/externalapp/:id/key",
+      ({ tenantDb, principal, params }) => {
+        const key = newSecret();
+        const row = commit(ctx, tenantDb, principal.corpId, (tx, emit) => {
+          getExternalApp(tx, params.id);
+          const r = tx.update(externalApps).set({ key_prefix: key.key_prefix, key_hash: key.key_hash }).where(eq(externalApps.id, params.id)).returning().get();
+          emit("EXTERNALAPP_AFTER_UPDATE", r.id, () => externalAppView(r));
+          return r;
+        });
+        return { ...externalAppView(row), api_key: apiKeyOf(principal.corpId, row.id, key.secret) };
+      },
+      { auth: "platform.externalapp", params: IdParams, response: { 200: ExternalAppWithKey }, detail: { summary: "Rotate the API key; the old key stops working at once" } },
+    );
+}
