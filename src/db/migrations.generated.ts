@@ -5,7 +5,7 @@ import platform_0 from "../../migrations/platform/0000_init.sql" with { type: "t
 import tenantJournal from "../../migrations/tenant/meta/_journal.json";
 import tenant_0 from "../../migrations/tenant/0000_init.sql" with { type: "text" };
 import tenant_1 from "../../migrations/tenant/0001_serious_caretaker.sql" with { type: "text" };
-import tenant_2 from "../../migrations/tenant/0002_normal_northstar.sql" with { type: "text" };
+import tenant_2 from "../../migrations/tenant/0002_friendly_penance.sql" with { type: "text" };
 
 export const embeddedMigrations = {
   platform: {
@@ -19,7 +19,7 @@ export const embeddedMigrations = {
     files: {
     "0000_init": tenant_0,
     "0001_serious_caretaker": tenant_1,
-    "0002_normal_northstar": tenant_2,
+    "0002_friendly_penance": tenant_2,
     } as Record<string, string>,
   },
 };

@@ -193,16 +193,33 @@ describe("manufacturer", () => {
 });
 
 describe("pop", () => {
-  test("stores an address and answers it with a city object; PUT without it clears it", async () => {
-    const cityId = "01930000-0000-7000-8000-0000000000aa";
-    const body = { name: uniq("Norte"), address: { line1: "Rua das Flores, 10", postal_code: "01000-000", latitude: -23.5, longitude: -46.6, city_id: cityId } };
+  test("stores an address and answers it with its city; PUT without it clears it", async () => {
+    const city = await make("/api/city", { name: uniq("Campinas"), state: "SP", country: "BR" });
+    const body = { name: uniq("Norte"), address: { line1: "Rua das Flores, 10", postal_code: "01000-000", latitude: -23.5, longitude: -46.6, city_id: city.id } };
     const res = await req("POST", "/api/isp/pop", body);
     expect(res.status).toBe(200);
-    expect(res.body.address).toMatchObject({ line1: "Rua das Flores, 10", line2: null, postal_code: "01000-000", latitude: -23.5, longitude: -46.6 });
-    expect(res.body.address.city.id).toBe(cityId);
-    expect(res.body.address.city_id).toBeUndefined();
+    expect(res.body.address).toEqual({
+      line1: "Rua das Flores, 10",
+      line2: null,
+      district: null,
+      postal_code: "01000-000",
+      detail: null,
+      latitude: -23.5,
+      longitude: -46.6,
+      city: { id: city.id, name: city.name, state: "SP", country: "BR" },
+    });
+    expect((await req("GET", `/api/isp/pop/${res.body.id}`)).body.address.city.id).toBe(city.id);
+    // the city cannot go while the POP's address names it
+    expect((await req("DELETE", `/api/city/${city.id}`)).status).toBe(409);
     const cleared = await req("PUT", `/api/isp/pop/${res.body.id}`, { name: body.name });
     expect(cleared.body.address).toBeNull();
+    expect((await req("DELETE", `/api/city/${city.id}`)).status).toBe(204);
+  });
+
+  test("an unknown city is 400 naming address.city_id", async () => {
+    const res = await req("POST", "/api/isp/pop", { name: uniq("P"), address: { line1: "x", city_id: UNKNOWN_ID } });
+    expect(res.status).toBe(400);
+    expect(res.body.errors.map((e: any) => e.path)).toEqual(["address.city_id"]);
   });
 
   test("an out-of-range latitude is 400 naming address.latitude", async () => {

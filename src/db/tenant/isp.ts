@@ -1,7 +1,8 @@
 // ISP network records (manufacturers, POPs, RADIUS attributes, layouts, pools, NAS) and the
 // RADIUS accounting log, all in the corporation's database.
-import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { bool, idColumn, timestamps } from "../columns";
+import { cities } from "./registry";
 
 export const ispManufacturers = sqliteTable("isp_manufacturers", {
   id: idColumn(),
@@ -17,14 +18,20 @@ export const ispPops = sqliteTable(
     id: idColumn(),
     name: text("name").notNull().unique(),
     description: text("description"),
-    /** The Address as sent (city_id inside), JSON; null when the POP has none. */
-    address: text("address"),
-    /** Copied out of `address` so a city delete can find the POPs that use it. */
-    city_id: text("city_id"),
+    /** The embedded Address, as the registry stores it (`address_line1` null: none). */
+    address_line1: text("address_line1"),
+    address_line2: text("address_line2"),
+    address_district: text("address_district"),
+    address_postal_code: text("address_postal_code"),
+    address_detail: text("address_detail"),
+    address_latitude: real("address_latitude"),
+    address_longitude: real("address_longitude"),
+    /** The reference keeps a city that a POP's address names from being deleted (409). */
+    address_city_id: text("address_city_id").references(() => cities.id),
     status: bool("status").notNull().default(true),
     ...timestamps,
   },
-  (t) => [index("isp_pops_city").on(t.city_id)],
+  (t) => [index("isp_pops_city").on(t.address_city_id)],
 );
 
 export const ispRadiusAttributes = sqliteTable(

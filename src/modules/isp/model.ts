@@ -1,6 +1,7 @@
 // Request and response schemas of the ISP rows (routes.md, Resources: Manufacturer ... Nas).
 import { t, type Static } from "elysia";
 import { Nullable, Opt, Uuid } from "../../lib/schemas";
+import { AddressInput, AddressView } from "../registry-common";
 
 const Name = t.String({ minLength: 1, maxLength: 200 });
 const Description = Opt(t.String({ maxLength: 2000 }));
@@ -16,29 +17,6 @@ export const Manufacturer = t.Object({
   ...Stamps,
 });
 
-export const AddressInput = t.Object({
-  line1: t.String({ minLength: 1, maxLength: 200 }),
-  line2: Opt(t.String({ maxLength: 200 })),
-  district: Opt(t.String({ maxLength: 200 })),
-  postal_code: Opt(t.String({ maxLength: 32 })),
-  detail: Opt(t.String({ maxLength: 500 })),
-  latitude: Opt(t.Number({ minimum: -90, maximum: 90 })),
-  longitude: Opt(t.Number({ minimum: -180, maximum: 180 })),
-  city_id: Uuid,
-});
-export type AddressInput = Static<typeof AddressInput>;
-export const Address = t.Object({
-  line1: t.String(),
-  line2: Nullable(t.String()),
-  district: Nullable(t.String()),
-  postal_code: Nullable(t.String()),
-  detail: Nullable(t.String()),
-  latitude: Nullable(t.Number()),
-  longitude: Nullable(t.Number()),
-  city: t.Object({ id: Uuid, name: Nullable(t.String()), state: Nullable(t.String()), country: Nullable(t.String()) }),
-});
-export type Address = Static<typeof Address>;
-
 /**
  * `address` may be null, but a union with null would report a bad address as a whole; the POP
  * routes turn null into absent before validation (dropNullAddress) so errors name the inner field.
@@ -49,7 +27,7 @@ export const Pop = t.Object({
   id: Uuid,
   name: t.String(),
   description: Nullable(t.String()),
-  address: Nullable(Address),
+  address: Nullable(AddressView),
   status: t.Boolean(),
   ...Stamps,
 });

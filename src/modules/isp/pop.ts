@@ -10,7 +10,7 @@ import { conflict } from "../../lib/problem";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
 import { nowIso } from "../../lib/time";
 import type { authGuard } from "../auth/guard";
-import { addressToStore, addressView } from "./address";
+import { ADDRESS_COLUMN_NAMES, addressColumns, addressView, checkCityId, type AddressInput } from "../registry-common";
 import { checkUniqueName, isUsed, requireRow, setStatus, type Q } from "./common";
 import { Pop, PopInput } from "./model";
 
@@ -18,12 +18,24 @@ type Row = typeof ispPops.$inferSelect;
 const AUTH = "platform.isp" as const;
 
 export function popView(db: Q, row: Row) {
-  const { address, city_id: _city, ...rest } = row;
-  return { ...rest, address: addressView(db, address) };
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    address: addressView(db as never, row),
+    status: row.status,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+function addressOf(db: Q, address: AddressInput | undefined) {
+  if (address) checkCityId(db as never, address.city_id, "address");
+  return addressColumns(address, address?.city_id ?? null);
 }
 
 export function listPops(db: TenantDb, query: ListParams) {
-  return listRows(db, ispPops, { q: [ispPops.name], hidden: ["address"] }, query, (r: Row) => popView(db, r));
+  return listRows(db, ispPops, { q: [ispPops.name], hidden: ADDRESS_COLUMN_NAMES }, query, (r: Row) => popView(db, r));
 }
 
 export function getPop(db: TenantDb, id: string) {
@@ -33,10 +45,9 @@ export function getPop(db: TenantDb, id: string) {
 export function createPop(db: TenantDb, input: PopInput) {
   return writeTx(db, (tx) => {
     checkUniqueName(tx, ispPops, input.name, null, "POP");
-    const address = addressToStore(tx, input.address);
     const row = tx
       .insert(ispPops)
-      .values({ name: input.name, description: input.description ?? null, address: address.json, city_id: address.cityId })
+      .values({ name: input.name, description: input.description ?? null, ...addressOf(tx, input.address) })
       .returning()
       .get();
     return popView(tx, row);
@@ -47,10 +58,9 @@ export function updatePop(db: TenantDb, id: string, input: PopInput) {
   return writeTx(db, (tx) => {
     requireRow(tx, ispPops, id, "POP");
     checkUniqueName(tx, ispPops, input.name, id, "POP");
-    const address = addressToStore(tx, input.address);
     const row = tx
       .update(ispPops)
-      .set({ name: input.name, description: input.description ?? null, address: address.json, city_id: address.cityId, updated_at: nowIso() })
+      .set({ name: input.name, description: input.description ?? null, ...addressOf(tx, input.address), updated_at: nowIso() })
       .where(eq(ispPops.id, id))
       .returning()
       .get();
@@ -67,9 +77,9 @@ export function deletePop(db: TenantDb, id: string): void {
   });
 }
 
-/** Whether any POP's address names the city (for the registry's city delete). */
+/** Whether any POP's address names the city (the city delete is refused then). */
 export function cityUsedByPop(db: Q, cityId: string): boolean {
-  return isUsed(db, ispPops, ispPops.city_id, cityId);
+  return isUsed(db, ispPops, ispPops.address_city_id, cityId);
 }
 
 function dropNullAddress({ body }: { body: unknown }) {

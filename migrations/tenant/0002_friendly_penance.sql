@@ -76,15 +76,22 @@ CREATE TABLE `isp_pops` (
 	`id` text PRIMARY KEY NOT NULL,
 	`name` text NOT NULL,
 	`description` text,
-	`address` text,
-	`city_id` text,
+	`address_line1` text,
+	`address_line2` text,
+	`address_district` text,
+	`address_postal_code` text,
+	`address_detail` text,
+	`address_latitude` real,
+	`address_longitude` real,
+	`address_city_id` text,
 	`status` integer DEFAULT true NOT NULL,
 	`created_at` text NOT NULL,
-	`updated_at` text NOT NULL
+	`updated_at` text NOT NULL,
+	FOREIGN KEY (`address_city_id`) REFERENCES `cities`(`id`) ON UPDATE no action ON DELETE no action
 );
 --> statement-breakpoint
 CREATE UNIQUE INDEX `isp_pops_name_unique` ON `isp_pops` (`name`);--> statement-breakpoint
-CREATE INDEX `isp_pops_city` ON `isp_pops` (`city_id`);--> statement-breakpoint
+CREATE INDEX `isp_pops_city` ON `isp_pops` (`address_city_id`);--> statement-breakpoint
 CREATE TABLE `isp_radius_accounting` (
 	`id` text PRIMARY KEY NOT NULL,
 	`nas_id` text NOT NULL,
