@@ -13,6 +13,10 @@ import type { authGuard } from "../auth/guard";
 import { checkRef, checkUniqueName, isUsed, requireRow, setStatus, type Q } from "./common";
 import { Layout, LayoutAttributeInput, LayoutAttributeParams, LayoutInput, LayoutVariable } from "./model";
 import { checkTemplate, LAYOUT_VARIABLES } from "./template";
+import { getConfig, MASKED_PASSWORD } from "../contract/service";
+import { invalid } from "../../lib/problem";
+import { contractRow, renderLayout } from "./render";
+import { Rendered, RenderParams, RenderQuery } from "./model";
 
 type Row = typeof ispLayouts.$inferSelect;
 const AUTH = "platform.isp" as const;
@@ -125,6 +129,27 @@ export function detachAttribute(db: TenantDb, layoutId: string, attributeId: str
   });
 }
 
+/**
+ * A preview of what RADIUS would send: the password variable renders masked, as the contract's
+ * password is shown nowhere but in the response that set it (routes.md, ContractConfig).
+ */
+export function renderForContract(db: TenantDb, layoutId: string, contractId: string, nasId: string | undefined) {
+  requireRow(db, ispLayouts, layoutId, "Layout");
+  const contract = contractRow(db, contractId);
+  if (!contract) throw notFound("Contract");
+  let nas = null;
+  if (nasId !== undefined) {
+    nas = db.select().from(ispNas).where(eq(ispNas.id, nasId)).get();
+    if (!nas) throw invalid("nas_id", `no NAS with id ${nasId}`);
+  }
+  const { contract_id: _c, ...config } = getConfig(db, contractId);
+  return {
+    layout_id: layoutId,
+    contract_id: contractId,
+    attributes: renderLayout(db, layoutId, { contract, config, password: MASKED_PASSWORD, nas: nas ?? null }),
+  };
+}
+
 export function layoutRoutes(_ctx: AppContext, guard: ReturnType<typeof authGuard>) {
   return new Elysia({ name: "isp-layout", prefix: "/api/isp/layout", tags: ["ISP"] })
     .use(guard)
@@ -184,6 +209,13 @@ export function layoutRoutes(_ctx: AppContext, guard: ReturnType<typeof authGuar
       body: LayoutAttributeInput,
       response: { 200: Layout },
       detail: { summary: "Add an attribute to a layout (again: replaces its operator and value)" },
+    })
+    .get("/:id/render/:contractId", ({ tenantDb, params, query }) => renderForContract(tenantDb, params.id, params.contractId, query.nas_id), {
+      auth: AUTH,
+      params: RenderParams,
+      query: RenderQuery,
+      response: { 200: Rendered },
+      detail: { summary: "Render a layout's attributes for a contract (nas_id fills nas.* and pop.*)" },
     })
     .delete("/:id/attribute/:attributeId", ({ tenantDb, params }) => detachAttribute(tenantDb, params.id, params.attributeId), {
       auth: AUTH,
