@@ -63,7 +63,7 @@ export interface RenderInput {
   nas: RenderNas | null;
 }
 
-/** Fills the layout's active attributes; values that render empty are left out. */
+/** Fills the layout's active attributes; those rendering empty or with a variable unset are left out. */
 export function renderLayout(db: TenantDb | Db, layoutId: string, input: RenderInput): RenderedAttribute[] {
   const templates = activeTemplates(db, layoutId);
   if (templates.length === 0) return [];
@@ -97,7 +97,7 @@ export function renderLayout(db: TenantDb | Db, layoutId: string, input: RenderI
   const out: RenderedAttribute[] = [];
   for (const t of templates) {
     const value = renderTemplate(t.value, vars);
-    if (value !== "") out.push({ name: t.name, operator: t.operator, value });
+    if (value !== null) out.push({ name: t.name, operator: t.operator, value });
   }
   return out;
 }

@@ -38,10 +38,16 @@ export function checkTemplate(template: string, field = "value"): void {
 
 export type Variables = Partial<Record<VariableName, string | number | null | undefined>>;
 
-/** Fills every placeholder; a variable without a value renders empty. */
-export function renderTemplate(template: string, vars: Variables): string {
-  return template.replace(PLACEHOLDER, (_all, name: string) => {
+/**
+ * Fills every placeholder. Returns null when a variable it uses has no value (or the result is
+ * empty): a half-filled value such as `10M/` would be worse for a NAS than no attribute at all.
+ */
+export function renderTemplate(template: string, vars: Variables): string | null {
+  let missing = false;
+  const out = template.replace(PLACEHOLDER, (_all, name: string) => {
     const v = vars[name as VariableName];
+    if (v === null || v === undefined || v === "") missing = true;
     return v === null || v === undefined ? "" : String(v);
   });
+  return missing || out === "" ? null : out;
 }
