@@ -35,7 +35,7 @@ describe("GET /api/isp/radius/authorize", () => {
   });
 
   test("without a password (CHAP) the clear password goes to control:Cleartext-Password", async () => {
-    for (const q of [{ username: "maria", nas_ip: NAS_IP }, { username: "maria", password: "", nas_ip: NAS_IP }]) {
+    for (const q of [{ username: "maria", nas_ip: NAS_IP }, { username: "maria", password: "", nas_ip: NAS_IP }] as Record<string, string>[]) {
       const res = await authorize(q);
       expect(res.status).toBe(200);
       expect(res.body["control:Cleartext-Password"]).toEqual({ op: ":=", value: "maria-pass", do_xlat: false });
