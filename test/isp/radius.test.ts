@@ -105,6 +105,23 @@ describe("GET /api/isp/radius/authorize", () => {
     expect((await authorize({}, {})).status).toBe(401);
   });
 
+  test("a BLOCKED corporation is 403 (rlm_rest: userlock), under maintenance 503 (fail)", async () => {
+    const q = { username: "maria", password: "maria-pass", nas_ip: NAS_IP };
+    const setStatus = (status: string) => {
+      t.ctx.platform.$client.query("UPDATE corporations SET status = ? WHERE id = ?").run(status, admin.corpId);
+      t.ctx.corps.invalidate(admin.corpId);
+    };
+    try {
+      setStatus("BLOCKED");
+      expect((await authorize(q)).status).toBe(403);
+      setStatus("MAINTENANCE");
+      expect((await authorize(q)).status).toBe(503);
+    } finally {
+      setStatus("ENABLED");
+    }
+    expect((await authorize(q)).status).toBe(200);
+  });
+
   test("a missing username or nas_ip is 400 naming it", async () => {
     const res = await authorize({ password: "x", nas_ip: NAS_IP });
     expect(res.status).toBe(400);
