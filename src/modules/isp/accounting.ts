@@ -76,13 +76,10 @@ function eventAt(body: AccountingBody): string | null {
   return null;
 }
 
-export interface ParsedAccounting {
-  /** null: a status corpadmin does not keep (Accounting-On/Off, ...), acknowledged and dropped. */
-  status: string | null;
-  nasIp: string | null;
-  build(nasId: string, contractId: string | null): AccountingRow;
-  username: string;
-}
+export type ParsedAccounting =
+  /** A status corpadmin does not keep (Accounting-On/Off, ...): acknowledged and dropped. */
+  | { status: null; nasIp: string | null }
+  | { status: string; nasIp: string; username: string; build(nasId: string, contractId: string | null): AccountingRow };
 
 /** Reads the record; 400 naming the attribute when a required one is missing or malformed. */
 export function parseAccounting(body: AccountingBody): ParsedAccounting {
@@ -90,7 +87,7 @@ export function parseAccounting(body: AccountingBody): ParsedAccounting {
   if (statusText === null) throw invalid("Acct-Status-Type", "is required");
   const status = STATUS_NAMES[statusText.toLowerCase()] ?? null;
   const nasIp = text(body, "NAS-IP-Address") ?? text(body, "NAS-IPv6-Address");
-  if (status === null) return { status, nasIp, username: "", build: () => ({}) as AccountingRow };
+  if (status === null) return { status, nasIp };
   const username = text(body, "User-Name");
   const sessionId = text(body, "Acct-Session-Id");
   const missing = [username === null && "User-Name", sessionId === null && "Acct-Session-Id", nasIp === null && "NAS-IP-Address"].filter(Boolean) as string[];
@@ -115,7 +112,7 @@ export function parseAccounting(body: AccountingBody): ParsedAccounting {
     received_at: receivedAt,
     attributes: JSON.stringify(Object.fromEntries(Object.keys(body).map((k) => [k, valuesOf(body, k)]))),
   };
-  return { status, nasIp, username: username!, build: (nasId, contractId) => ({ id: newId(), ...row, nas_id: nasId, contract_id: contractId }) };
+  return { status, nasIp: nasIp!, username: username!, build: (nasId, contractId) => ({ id: newId(), ...row, nas_id: nasId, contract_id: contractId }) };
 }
 
 interface Pending {

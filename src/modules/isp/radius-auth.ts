@@ -24,7 +24,7 @@ export interface RadiusNas {
 export interface RadiusCaller {
   corp: CorpRow;
   db: TenantDb;
-  /** Set when the credential was accepted but before the NAS was looked up. */
+  /** The external app whose X-Api-Key authenticated the request; null for HTTP Basic. */
   keyApp: string | null;
 }
 

@@ -86,7 +86,7 @@ export function radiusRoutes(ctx: AppContext) {
         set.status = 204;
         return;
       }
-      const nas = radiusNas(caller, record.nasIp!);
+      const nas = radiusNas(caller, record.nasIp);
       const contract = findContractByUsername(caller.db, record.username);
       await accounting.write(caller.db, record.build(nas.id, contract?.contractId ?? null));
       set.status = 204;

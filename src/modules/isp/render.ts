@@ -3,8 +3,7 @@
 // route and by RADIUS authorize, which runs it on every Access-Request, so reads are prepared
 // raw statements and only the records the templates name are read.
 import type { TenantDb } from "../../db/sqlite";
-import type { ContractRow } from "../contract/service";
-import type { ContractByUsername } from "../contract/service";
+import type { ContractByUsername, ContractRow } from "../contract/service";
 import { findPerson } from "../person/service";
 import { clientOf, type Db } from "../registry-common";
 import { renderTemplate, type Variables } from "./template";
