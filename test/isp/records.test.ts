@@ -330,6 +330,12 @@ describe("layout attributes and variables", () => {
     expect((await t.req("POST", `/api/isp/layout/${l.id}/attribute`, { body: { attribute_id: a.id, value: "x" } })).status).toBe(401);
   });
 
+  test("an unknown manufacturer_id on a layout is 400 naming it", async () => {
+    const res = await req("POST", "/api/isp/layout", { name: uniq("L"), manufacturer_id: UNKNOWN_ID });
+    expect(res.status).toBe(400);
+    expect(res.body.errors[0].path).toBe("manufacturer_id");
+  });
+
   test("GET /api/isp/layout/variables lists every variable with a description and an example", async () => {
     const res = await req("GET", "/api/isp/layout/variables", undefined, isp.token);
     expect(res.status).toBe(200);
