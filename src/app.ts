@@ -24,6 +24,7 @@ import { coreModule } from "./modules/core";
 import { corpModule } from "./modules/corp";
 import { serverModule } from "./modules/server";
 import { opsModule, recordRequest } from "./modules/ops";
+import { ispModule } from "./modules/isp";
 import { cityModule } from "./modules/city";
 import { externalAppModule } from "./modules/externalapp";
 import { personModule } from "./modules/person";
@@ -212,6 +213,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
     webhookModule(ctx),
     socketModule(ctx),
     qrcodeModule(ctx),
+    ispModule(ctx),
   ];
   for (const m of modules) app.use(m);
 

@@ -12,6 +12,7 @@ import tenant_1 from "../../migrations/tenant/0001_flowery_gorilla_man.sql" with
 import tenant_2 from "../../migrations/tenant/0002_lazy_zaladane.sql" with { type: "text" };
 import tenant_3 from "../../migrations/tenant/0003_chunky_sasquatch.sql" with { type: "text" };
 import tenant_4 from "../../migrations/tenant/0004_talented_wild_child.sql" with { type: "text" };
+import tenant_5 from "../../migrations/tenant/0005_fixed_wind_dancer.sql" with { type: "text" };
 
 export const embeddedMigrations = {
   platform: {
@@ -32,6 +33,7 @@ export const embeddedMigrations = {
     "0002_lazy_zaladane": tenant_2,
     "0003_chunky_sasquatch": tenant_3,
     "0004_talented_wild_child": tenant_4,
+    "0005_fixed_wind_dancer": tenant_5,
     } as Record<string, string>,
   },
 };

@@ -1,0 +1,156 @@
+// ISP network records (manufacturers, POPs, RADIUS attributes, layouts, pools, NAS) and the
+// RADIUS accounting log, all in the corporation's database.
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { bool, idColumn, timestamps } from "../columns";
+import { cities } from "./registry";
+
+export const ispManufacturers = sqliteTable("isp_manufacturers", {
+  id: idColumn(),
+  name: text("name").notNull().unique(),
+  description: text("description"),
+  status: bool("status").notNull().default(true),
+  ...timestamps,
+});
+
+export const ispPops = sqliteTable(
+  "isp_pops",
+  {
+    id: idColumn(),
+    name: text("name").notNull().unique(),
+    description: text("description"),
+    /** The embedded Address, as the registry stores it (`address_line1` null: none). */
+    address_line1: text("address_line1"),
+    address_line2: text("address_line2"),
+    address_district: text("address_district"),
+    address_postal_code: text("address_postal_code"),
+    address_detail: text("address_detail"),
+    address_latitude: real("address_latitude"),
+    address_longitude: real("address_longitude"),
+    /** The reference keeps a city that a POP's address names from being deleted (409). */
+    address_city_id: text("address_city_id").references(() => cities.id),
+    status: bool("status").notNull().default(true),
+    ...timestamps,
+  },
+  (t) => [index("isp_pops_city").on(t.address_city_id)],
+);
+
+export const ispRadiusAttributes = sqliteTable(
+  "isp_radius_attributes",
+  {
+    id: idColumn(),
+    name: text("name").notNull(),
+    manufacturer_id: text("manufacturer_id").references(() => ispManufacturers.id),
+    type: text("type").notNull(),
+    description: text("description"),
+    status: bool("status").notNull().default(true),
+    ...timestamps,
+  },
+  // SQLite treats NULLs as distinct in a unique index, so standard attributes (no vendor) are kept
+  // unique by name by the service's check inside its write transaction (drizzle-kit cannot emit an
+  // expression index such as coalesce(manufacturer_id, '')).
+  (t) => [uniqueIndex("isp_radius_attributes_name_vendor").on(t.name, t.manufacturer_id), index("isp_radius_attributes_vendor").on(t.manufacturer_id)],
+);
+
+export const ispLayouts = sqliteTable(
+  "isp_layouts",
+  {
+    id: idColumn(),
+    name: text("name").notNull().unique(),
+    manufacturer_id: text("manufacturer_id").references(() => ispManufacturers.id),
+    description: text("description"),
+    status: bool("status").notNull().default(true),
+    ...timestamps,
+  },
+  (t) => [index("isp_layouts_vendor").on(t.manufacturer_id)],
+);
+
+export const ispLayoutAttributes = sqliteTable(
+  "isp_layout_attributes",
+  {
+    layout_id: text("layout_id")
+      .notNull()
+      .references(() => ispLayouts.id, { onDelete: "cascade" }),
+    attribute_id: text("attribute_id")
+      .notNull()
+      .references(() => ispRadiusAttributes.id),
+    operator: text("operator").notNull(),
+    value: text("value").notNull(),
+    /** Attributes render in the order they were first attached. */
+    position: integer("position").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.layout_id, t.attribute_id] }), index("isp_layout_attributes_attribute").on(t.attribute_id)],
+);
+
+export const ispNas = sqliteTable(
+  "isp_nas",
+  {
+    id: idColumn(),
+    name: text("name").notNull().unique(),
+    /** Canonical text of the address (ipaddr.js toString; IPv4-mapped IPv6 stored as IPv4). */
+    ip: text("ip").notNull().unique(),
+    /** sha256(salt ‖ secret), hex; the secret itself is never stored. */
+    secret_hash: text("secret_hash").notNull(),
+    secret_salt: text("secret_salt").notNull(),
+    manufacturer_id: text("manufacturer_id").references(() => ispManufacturers.id),
+    pop_id: text("pop_id").references(() => ispPops.id),
+    layout_id: text("layout_id").references(() => ispLayouts.id),
+    status: bool("status").notNull().default(true),
+    ...timestamps,
+  },
+  (t) => [index("isp_nas_vendor").on(t.manufacturer_id), index("isp_nas_pop").on(t.pop_id), index("isp_nas_layout").on(t.layout_id)],
+);
+
+export const ispPools = sqliteTable(
+  "isp_pools",
+  {
+    id: idColumn(),
+    name: text("name").notNull().unique(),
+    version: integer("version").notNull(),
+    /** Canonical CIDR: network address with host bits cleared, then the prefix length. */
+    cidr: text("cidr").notNull(),
+    pop_id: text("pop_id").references(() => ispPops.id),
+    nas_id: text("nas_id").references(() => ispNas.id),
+    status: bool("status").notNull().default(true),
+    ...timestamps,
+  },
+  (t) => [index("isp_pools_pop").on(t.pop_id), index("isp_pools_nas").on(t.nas_id)],
+);
+
+/**
+ * One row per accounting record FreeRADIUS forwarded. A NAS retransmits a record it got no answer
+ * for (same session, status and session time, only Acct-Delay-Time grows), so that tuple is the
+ * key that makes a retransmission a no-op.
+ */
+export const ispRadiusAccounting = sqliteTable(
+  "isp_radius_accounting",
+  {
+    id: idColumn(),
+    nas_id: text("nas_id").notNull(),
+    nas_ip: text("nas_ip").notNull(),
+    username: text("username").notNull(),
+    contract_id: text("contract_id"),
+    session_id: text("session_id").notNull(),
+    unique_session_id: text("unique_session_id"),
+    status_type: text("status_type").notNull(),
+    /** Acct-Session-Time in seconds; 0 when the record has none (a Start). */
+    session_time: integer("session_time").notNull(),
+    input_octets: integer("input_octets"),
+    output_octets: integer("output_octets"),
+    input_packets: integer("input_packets"),
+    output_packets: integer("output_packets"),
+    framed_ip: text("framed_ip"),
+    framed_ipv6_prefix: text("framed_ipv6_prefix"),
+    calling_station_id: text("calling_station_id"),
+    terminate_cause: text("terminate_cause"),
+    /** Event-Timestamp when the NAS sent one, else when corpadmin received the record. */
+    event_at: text("event_at").notNull(),
+    received_at: text("received_at").notNull(),
+    /** Every attribute of the record as received (name → value or values). */
+    attributes: text("attributes").notNull(),
+  },
+  (t) => [
+    uniqueIndex("isp_radius_accounting_record").on(t.nas_id, t.session_id, t.status_type, t.session_time),
+    index("isp_radius_accounting_user").on(t.username, t.received_at),
+    index("isp_radius_accounting_contract").on(t.contract_id),
+  ],
+);

@@ -1,0 +1,24 @@
+// ISP rows of routes.md: manufacturers, POPs, RADIUS attributes, layouts, pools and NAS, plus
+// the FreeRADIUS rlm_rest endpoints. One routes file per record type.
+import { Elysia } from "elysia";
+import type { AppContext } from "../../context";
+import { authGuard } from "../auth/guard";
+import { layoutRoutes } from "./layout";
+import { manufacturerRoutes } from "./manufacturer";
+import { nasRoutes } from "./nas";
+import { poolRoutes } from "./pool";
+import { popRoutes } from "./pop";
+import { radiusRoutes } from "./radius";
+import { radiusAttributeRoutes } from "./radius-attribute";
+
+export function ispModule(ctx: AppContext) {
+  const guard = authGuard(ctx);
+  return new Elysia({ name: "isp" })
+    .use(manufacturerRoutes(ctx, guard))
+    .use(popRoutes(ctx, guard))
+    .use(radiusAttributeRoutes(ctx, guard))
+    .use(layoutRoutes(ctx, guard))
+    .use(poolRoutes(ctx, guard))
+    .use(nasRoutes(ctx, guard))
+    .use(radiusRoutes(ctx));
+}

@@ -1,0 +1,122 @@
+// Request and response schemas of the ISP rows (routes.md, Resources: Manufacturer ... Nas).
+import { t, type Static } from "elysia";
+import { Nullable, Opt, Uuid } from "../../lib/schemas";
+import { AddressInput, AddressView } from "../registry-common";
+
+const Name = t.String({ minLength: 1, maxLength: 200 });
+const Description = Opt(t.String({ maxLength: 2000 }));
+const Stamps = { created_at: t.String(), updated_at: t.String() };
+
+export const ManufacturerInput = t.Object({ name: Name, description: Description });
+export type ManufacturerInput = Static<typeof ManufacturerInput>;
+export const Manufacturer = t.Object({
+  id: Uuid,
+  name: t.String(),
+  description: Nullable(t.String()),
+  status: t.Boolean(),
+  ...Stamps,
+});
+
+/**
+ * `address` may be null, but a union with null would report a bad address as a whole; the POP
+ * routes turn null into absent before validation (dropNullAddress) so errors name the inner field.
+ */
+export const PopInput = t.Object({ name: Name, description: Description, address: t.Optional(AddressInput) });
+export type PopInput = Static<typeof PopInput>;
+export const Pop = t.Object({
+  id: Uuid,
+  name: t.String(),
+  description: Nullable(t.String()),
+  address: Nullable(AddressView),
+  status: t.Boolean(),
+  ...Stamps,
+});
+
+export const ATTRIBUTE_TYPES = ["string", "integer", "ipaddr", "ipv6addr", "ipv6prefix", "date", "octets"] as const;
+/** A RADIUS dictionary name: letters, digits and the punctuation dictionaries use. */
+export const ATTRIBUTE_NAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$";
+export const RadiusAttributeInput = t.Object({
+  name: t.String({ pattern: ATTRIBUTE_NAME_PATTERN }),
+  manufacturer_id: Opt(Uuid),
+  type: t.UnionEnum([...ATTRIBUTE_TYPES]),
+  description: Description,
+});
+export type RadiusAttributeInput = Static<typeof RadiusAttributeInput>;
+export const RadiusAttribute = t.Object({
+  id: Uuid,
+  name: t.String(),
+  manufacturer_id: Nullable(Uuid),
+  type: t.String(),
+  description: Nullable(t.String()),
+  status: t.Boolean(),
+  ...Stamps,
+});
+
+export const OPERATORS = [":=", "=", "+="] as const;
+export const LayoutInput = t.Object({ name: Name, manufacturer_id: Opt(Uuid), description: Description });
+export type LayoutInput = Static<typeof LayoutInput>;
+export const LayoutAttributeInput = t.Object({
+  attribute_id: Uuid,
+  operator: Opt(t.UnionEnum([...OPERATORS])),
+  value: t.String({ maxLength: 1000 }),
+});
+export type LayoutAttributeInput = Static<typeof LayoutAttributeInput>;
+export const Layout = t.Object({
+  id: Uuid,
+  name: t.String(),
+  manufacturer_id: Nullable(Uuid),
+  description: Nullable(t.String()),
+  status: t.Boolean(),
+  attributes: t.Array(t.Object({ attribute_id: Uuid, name: t.String(), operator: t.String(), value: t.String() })),
+  ...Stamps,
+});
+export const LayoutVariable = t.Object({ name: t.String(), description: t.String(), example: t.String() });
+export const LayoutAttributeParams = t.Object({ id: Uuid, attributeId: Uuid });
+export const RenderParams = t.Object({ id: Uuid, contractId: Uuid });
+export const RenderQuery = t.Object({ nas_id: t.Optional(Uuid) });
+export const Rendered = t.Object({
+  layout_id: Uuid,
+  contract_id: Uuid,
+  attributes: t.Array(t.Object({ name: t.String(), operator: t.String(), value: t.String() })),
+});
+
+export const PoolInput = t.Object({
+  name: Name,
+  version: t.Union([t.Literal(4), t.Literal(6)]),
+  cidr: t.String({ minLength: 1, maxLength: 64 }),
+  pop_id: Opt(Uuid),
+  nas_id: Opt(Uuid),
+});
+export type PoolInput = Static<typeof PoolInput>;
+export const Pool = t.Object({
+  id: Uuid,
+  name: t.String(),
+  version: t.Integer(),
+  cidr: t.String(),
+  pop_id: Nullable(Uuid),
+  nas_id: Nullable(Uuid),
+  status: t.Boolean(),
+  ...Stamps,
+});
+
+const NasFields = {
+  name: Name,
+  ip: t.String({ minLength: 2, maxLength: 64 }),
+  manufacturer_id: Opt(Uuid),
+  pop_id: Opt(Uuid),
+  layout_id: Opt(Uuid),
+};
+const Secret = t.String({ minLength: 8, maxLength: 128 });
+export const NasCreateInput = t.Object({ ...NasFields, secret: Secret });
+export const NasUpdateInput = t.Object({ ...NasFields, secret: Opt(Secret) });
+export type NasUpdateInput = Static<typeof NasUpdateInput>;
+export const Nas = t.Object({
+  id: Uuid,
+  name: t.String(),
+  ip: t.String(),
+  manufacturer_id: Nullable(Uuid),
+  pop_id: Nullable(Uuid),
+  layout_id: Nullable(Uuid),
+  status: t.Boolean(),
+  ...Stamps,
+});

@@ -1,0 +1,145 @@
+// NAS (the routers PPPoE users connect through). The secret is write-only: only a salted SHA-256
+// is kept, enough to check the HTTP Basic credential FreeRADIUS presents on the RADIUS rows.
+import { Elysia } from "elysia";
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { and, eq, ne } from "drizzle-orm";
+import type { AppContext } from "../../context";
+import { writeTx, type TenantDb } from "../../db/sqlite";
+import { ispLayouts, ispManufacturers, ispNas, ispPools, ispPops } from "../../db/tenant/schema";
+import { created, noContent } from "../../lib/http";
+import { listRows, type ListParams } from "../../lib/list";
+import { conflict, invalid } from "../../lib/problem";
+import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
+import { nowIso } from "../../lib/time";
+import type { authGuard } from "../auth/guard";
+import { canonicalIp, checkRef, checkUniqueName, isUsed, requireRow, setStatus, type Q } from "./common";
+import { Nas, NasCreateInput, NasUpdateInput } from "./model";
+
+export type NasRow = typeof ispNas.$inferSelect;
+const AUTH = "platform.isp" as const;
+
+/**
+ * NAS secrets are machine credentials checked on every RADIUS request (a thousand a second), so
+ * a slow password hash is out; a per-NAS salt keeps equal secrets from showing as equal hashes.
+ */
+export function hashSecret(secret: string, salt: string): string {
+  return createHash("sha256").update(salt).update("\0").update(secret, "utf8").digest("hex");
+}
+
+/** Constant-time check of a presented secret against the stored hash. */
+export function secretMatches(row: { secret_hash: string; secret_salt: string }, presented: string): boolean {
+  const expected = Buffer.from(row.secret_hash, "hex");
+  const actual = Buffer.from(hashSecret(presented, row.secret_salt), "hex");
+  return expected.length === actual.length && timingSafeEqual(expected, actual);
+}
+
+export function nasView(row: NasRow) {
+  const { secret_hash: _h, secret_salt: _s, ...rest } = row;
+  return rest;
+}
+
+function values(db: Q, input: NasUpdateInput, exceptId: string | null) {
+  const ip = canonicalIp(input.ip);
+  if (!ip) throw invalid("ip", "is not an IPv4 or IPv6 address");
+  const sameIp = exceptId ? and(eq(ispNas.ip, ip), ne(ispNas.id, exceptId)) : eq(ispNas.ip, ip);
+  const v = {
+    name: input.name,
+    ip,
+    manufacturer_id: checkRef(db, ispManufacturers, input.manufacturer_id, "manufacturer_id", "manufacturer"),
+    pop_id: checkRef(db, ispPops, input.pop_id, "pop_id", "POP"),
+    layout_id: checkRef(db, ispLayouts, input.layout_id, "layout_id", "layout"),
+  };
+  checkUniqueName(db, ispNas, input.name, exceptId, "NAS");
+  if (db.select({ id: ispNas.id }).from(ispNas).where(sameIp).get()) throw conflict(`A NAS with IP ${ip} already exists`);
+  return v;
+}
+
+function secretColumns(secret: string) {
+  const salt = randomBytes(16).toString("hex");
+  return { secret_salt: salt, secret_hash: hashSecret(secret, salt) };
+}
+
+export function listNas(db: TenantDb, query: ListParams) {
+  return listRows(db, ispNas, { q: [ispNas.name, ispNas.ip], hidden: ["secret_hash", "secret_salt"] }, query, nasView);
+}
+
+export function getNas(db: Q, id: string) {
+  return nasView(requireRow<NasRow>(db, ispNas, id, "NAS"));
+}
+
+export function createNas(db: TenantDb, input: typeof NasCreateInput.static) {
+  return writeTx(db, (tx) => nasView(tx.insert(ispNas).values({ ...values(tx, input, null), ...secretColumns(input.secret) }).returning().get()));
+}
+
+/** A PUT without `secret` keeps the stored one (routes.md: `(wo)` secrets). */
+export function updateNas(db: TenantDb, id: string, input: NasUpdateInput) {
+  return writeTx(db, (tx) => {
+    requireRow(tx, ispNas, id, "NAS");
+    const v = values(tx, input, id);
+    const row = tx
+      .update(ispNas)
+      .set({ ...v, ...(input.secret ? secretColumns(input.secret) : {}), updated_at: nowIso() })
+      .where(eq(ispNas.id, id))
+      .returning()
+      .get();
+    return nasView(row);
+  });
+}
+
+export function deleteNas(db: TenantDb, id: string): void {
+  writeTx(db, (tx) => {
+    requireRow(tx, ispNas, id, "NAS");
+    if (isUsed(tx, ispPools, ispPools.nas_id, id)) throw conflict("The NAS is used by a pool");
+    tx.delete(ispNas).where(eq(ispNas.id, id)).run();
+  });
+}
+
+export function nasRoutes(_ctx: AppContext, guard: ReturnType<typeof authGuard>) {
+  return new Elysia({ name: "isp-nas", prefix: "/api/isp/nas", tags: ["ISP"] })
+    .use(guard)
+    .get("", ({ tenantDb, query }) => listNas(tenantDb, query), {
+      auth: AUTH,
+      query: ListQuery,
+      response: { 200: ListOf(Nas) },
+      detail: { summary: "List NAS" },
+    })
+    .post("", ({ tenantDb, body, set }) => created(set, "/api/isp/nas", createNas(tenantDb, body)), {
+      auth: AUTH,
+      body: NasCreateInput,
+      response: { 200: Nas },
+      detail: { summary: "Create a NAS" },
+    })
+    .get("/:id", ({ tenantDb, params }) => getNas(tenantDb, params.id), {
+      auth: AUTH,
+      params: IdParams,
+      response: { 200: Nas },
+      detail: { summary: "Get a NAS" },
+    })
+    .put("/:id", ({ tenantDb, params, body }) => updateNas(tenantDb, params.id, body), {
+      auth: AUTH,
+      params: IdParams,
+      body: NasUpdateInput,
+      response: { 200: Nas },
+      detail: { summary: "Update a NAS" },
+    })
+    .delete(
+      "/:id",
+      ({ tenantDb, params, set }) => {
+        deleteNas(tenantDb, params.id);
+        noContent(set);
+      },
+      { auth: AUTH, params: IdParams, detail: { summary: "Delete a NAS" } },
+    )
+    .put("/:id/active", ({ tenantDb, params }) => nasView(setStatus<NasRow>(tenantDb, ispNas, params.id, true, "NAS")), {
+      auth: AUTH,
+      params: IdParams,
+      response: { 200: Nas },
+      detail: { summary: "Activate a NAS" },
+    })
+    .put("/:id/inactive", ({ tenantDb, params }) => nasView(setStatus<NasRow>(tenantDb, ispNas, params.id, false, "NAS")), {
+      auth: AUTH,
+      params: IdParams,
+      response: { 200: Nas },
+      detail: { summary: "Deactivate a NAS (RADIUS rejects requests through it)" },
+    });
+}

@@ -1,0 +1,92 @@
+// Who may call the RADIUS rows (routes.md, GET /api/isp/radius/authorize): FreeRADIUS with HTTP
+// Basic `<corp auth_name>:<NAS secret>`, or an external app's X-Api-Key; never a user token. The
+// NAS is the one registered with the request's NAS address either way. Every refusal is 401, which
+// rlm_rest turns into a reject.
+import type { AppContext } from "../../context";
+import type { TenantDb } from "../../db/sqlite";
+import { unauthorized } from "../../lib/problem";
+import { corpGate } from "../auth/guard";
+import type { CorpRow } from "../auth/corp-cache";
+import { canonicalIp } from "./common";
+import { hashSecret, secretMatches } from "./nas";
+
+export interface RadiusNas {
+  id: string;
+  name: string;
+  ip: string;
+  secret_hash: string;
+  secret_salt: string;
+  pop_id: string | null;
+  layout_id: string | null;
+  status: boolean;
+}
+
+export interface RadiusCaller {
+  corp: CorpRow;
+  db: TenantDb;
+  /** The external app whose X-Api-Key authenticated the request; null for HTTP Basic. */
+  keyApp: string | null;
+}
+
+/** A prepared NAS-by-IP read per corporation database (this runs on every RADIUS request). */
+const nasStatements = new WeakMap<TenantDb, ReturnType<TenantDb["$client"]["query"]>>();
+
+export function nasByIp(db: TenantDb, ip: string): RadiusNas | null {
+  let stmt = nasStatements.get(db);
+  if (!stmt) {
+    stmt = db.$client.query("SELECT id, name, ip, secret_hash, secret_salt, pop_id, layout_id, status FROM isp_nas WHERE ip = ?");
+    nasStatements.set(db, stmt);
+  }
+  const row = stmt.get(ip) as (Omit<RadiusNas, "status"> & { status: number }) | null;
+  return row ? { ...row, status: row.status === 1 } : null;
+}
+
+const DUMMY = { secret_salt: "0", secret_hash: hashSecret("", "0") };
+
+/**
+ * Checks the credential's first half: which corporation, and for a key the whole check. Runs
+ * before the request is validated, so a request without a credential is 401 whatever it holds.
+ */
+export function radiusCaller(ctx: AppContext, request: Request): RadiusCaller & { basicSecret: string | null } {
+  const key = request.headers.get("x-api-key");
+  if (key) {
+    const [corpId, appId, secret] = key.split(".");
+    const corp = corpId && appId && secret ? ctx.corps.get(corpId) : null;
+    if (!corp || !ctx.apiKeys) throw unauthorized("Invalid API key");
+    corpGate(corp, false);
+    const db = ctx.tenants.get(corp.id);
+    const check = ctx.apiKeys(db, appId, secret);
+    if (!check || !check.active) throw unauthorized("Invalid API key");
+    return { corp, db, keyApp: check.appId, basicSecret: null };
+  }
+  const auth = request.headers.get("authorization") ?? "";
+  if (!/^basic /i.test(auth)) throw unauthorized("HTTP Basic <corporation>:<NAS secret> or X-Api-Key is required");
+  let decoded: string;
+  try {
+    decoded = Buffer.from(auth.slice(6).trim(), "base64").toString("utf8");
+  } catch {
+    throw unauthorized("Malformed Basic credential");
+  }
+  const colon = decoded.indexOf(":");
+  if (colon <= 0) throw unauthorized("Malformed Basic credential");
+  const corp = ctx.corps.find(decoded.slice(0, colon));
+  if (!corp) throw unauthorized("Invalid corporation or NAS secret");
+  corpGate(corp, false);
+  return { corp, db: ctx.tenants.get(corp.id), keyApp: null, basicSecret: decoded.slice(colon + 1) };
+}
+
+/**
+ * The credential's second half: the NAS registered at `nasIp`, its secret (Basic) and its status.
+ * An unknown NAS still costs a hash comparison, so timing does not tell which NAS addresses exist.
+ */
+export function radiusNas(caller: RadiusCaller & { basicSecret: string | null }, nasIp: string): RadiusNas {
+  const ip = canonicalIp(nasIp);
+  const nas = ip ? nasByIp(caller.db, ip) : null;
+  if (caller.basicSecret !== null) {
+    const ok = secretMatches(nas ?? DUMMY, caller.basicSecret);
+    if (!nas || !ok) throw unauthorized("Invalid corporation or NAS secret");
+  }
+  if (!nas) throw unauthorized(`No NAS is registered with address ${nasIp}`);
+  if (!nas.status) throw unauthorized("The NAS is inactive");
+  return nas;
+}

@@ -1,0 +1,106 @@
+// The FreeRADIUS rlm_rest rows: authorize and accounting. rlm_rest maps the
+// HTTP status to a module code (FINDINGS.md): 200 with attributes → updated, 204 → ok,
+// 401 → reject, 404 → notfound, 5xx → fail (accounting: no response, so the NAS retries).
+import { createHash, timingSafeEqual } from "node:crypto";
+import { Elysia, t } from "elysia";
+import type { AppContext } from "../../context";
+import { notFound, unauthorized } from "../../lib/problem";
+import { findContractByUsername } from "../contract/service";
+import { AccountingWriter, parseAccounting } from "./accounting";
+import { contractRow, layoutStatus, renderLayout } from "./render";
+import { radiusCaller, radiusNas, type RadiusCaller } from "./radius-auth";
+
+type Caller = RadiusCaller & { basicSecret: string | null };
+
+export const AuthorizeQuery = t.Object({
+  username: t.String({ minLength: 1, maxLength: 253 }),
+  password: t.Optional(t.String({ maxLength: 253 })),
+  nas_ip: t.String({ minLength: 1, maxLength: 64 }),
+});
+
+/** One rlm_rest attribute: `do_xlat: false` so FreeRADIUS never expands `%{...}` in stored text. */
+const RlmValue = t.Object({ op: t.String(), value: t.Union([t.String(), t.Array(t.String())]), do_xlat: t.Boolean() });
+export const AuthorizeReply = t.Record(t.String(), RlmValue);
+type RlmMap = Record<string, { op: string; value: string | string[]; do_xlat: boolean }>;
+
+const digest = (s: string) => createHash("sha256").update(s, "utf8").digest();
+/** Equal-length digests, so the comparison takes the same time whatever the password. */
+const samePassword = (a: string, b: string) => timingSafeEqual(digest(a), digest(b));
+
+export const AccountingBodySchema = t.Record(t.String({ maxLength: 128 }), t.Unknown(), { maxProperties: 256 });
+
+export function radiusRoutes(ctx: AppContext) {
+  const callers = new WeakMap<Request, Caller>();
+  const accounting = new AccountingWriter(ctx);
+  // Authentication runs in transform, before validation: without a credential it is 401 whatever
+  // the request holds.
+  const authenticate = ({ request }: { request: Request }) => void callers.set(request, radiusCaller(ctx, request));
+
+  return new Elysia({ name: "isp-radius", prefix: "/api/isp/radius", tags: ["ISP"] })
+    .get(
+      "/authorize",
+      ({ request, query }) => {
+        const caller = callers.get(request)!;
+        const nas = radiusNas(caller, query.nas_ip);
+        if (!nas.layout_id) throw unauthorized("The NAS has no layout");
+        if (layoutStatus(caller.db, nas.layout_id) !== true) throw unauthorized("The NAS's layout is inactive");
+        const found = findContractByUsername(caller.db, query.username);
+        if (!found) throw notFound("User");
+        if (found.contractStatus !== "ACTIVE") throw unauthorized("The contract is not active");
+        // An empty password is no password: FreeRADIUS sends `password=` for CHAP and MS-CHAP.
+        const password = query.password ? query.password : null;
+        if (password !== null && !samePassword(password, found.config.password)) throw unauthorized("Wrong password");
+        const contract = contractRow(caller.db, found.contractId)!;
+        const attributes = renderLayout(caller.db, nas.layout_id, { contract, config: found.config, password: found.config.password, nas });
+        const reply: RlmMap = {};
+        for (const a of attributes) {
+          const key = `reply:${a.name}`;
+          const prior = reply[key];
+          // The same attribute twice: rlm_rest adds one per value with "+=".
+          if (prior) reply[key] = { op: "+=", value: [...[prior.value].flat(), a.value], do_xlat: false };
+          else reply[key] = { op: a.operator, value: a.value, do_xlat: false };
+        }
+        if (password === null) reply["control:Cleartext-Password"] = { op: ":=", value: found.config.password, do_xlat: false };
+        return reply;
+      },
+      {
+        transform: authenticate,
+        query: AuthorizeQuery,
+        response: { 200: AuthorizeReply },
+        detail: {
+          summary: "FreeRADIUS rlm_rest authorize: check a PPPoE user against the contract's connection settings and return the reply attributes",
+          description:
+            "HTTP Basic `<corp auth_name>:<NAS secret>` or `X-Api-Key`; the NAS is the one registered at nas_ip. 200: the NAS's layout rendered for the contract, plus `control:Cleartext-Password` when no password was sent (CHAP). 401: reject. 404: unknown user name.",
+          // HTTP Basic (<corp>:<NAS secret>) has no scheme in the shared document; the description says it.
+          security: [{ apiKey: [] }],
+        },
+      },
+    )
+    .post(
+    "/accounting",
+    async ({ request, body, set }) => {
+      const caller = callers.get(request)!;
+      const record = parseAccounting(body);
+      if (record.status === null) {
+        // Accounting-On/Off and the like: acknowledged so the NAS stops resending, not stored.
+        if (record.nasIp) radiusNas(caller, record.nasIp);
+        set.status = 204;
+        return;
+      }
+      const nas = radiusNas(caller, record.nasIp);
+      const contract = findContractByUsername(caller.db, record.username);
+      await accounting.write(caller.db, record.build(nas.id, contract?.contractId ?? null));
+      set.status = 204;
+    },
+    {
+      transform: authenticate,
+      body: AccountingBodySchema,
+      detail: {
+        summary: "FreeRADIUS rlm_rest accounting: record Start, Interim-Update and Stop",
+        description:
+          "HTTP Basic `<corp auth_name>:<NAS secret>` or `X-Api-Key`; the NAS is the one registered at NAS-IP-Address. A repeated record (same NAS, Acct-Session-Id, status and Acct-Session-Time) is ignored.",
+        security: [{ apiKey: [] }],
+      },
+    },
+  );
+}

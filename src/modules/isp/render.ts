@@ -1,0 +1,102 @@
+// Rendering a layout for a contract: each active attribute's template filled from the contract,
+// its connection settings, its customer and (optionally) the NAS and its POP. Used by the render
+// route and by RADIUS authorize, which runs it on every Access-Request, so reads are prepared
+// raw statements and only the records the templates name are read.
+import type { TenantDb } from "../../db/sqlite";
+import type { ContractByUsername, ContractRow } from "../contract/service";
+import { findPerson } from "../person/service";
+import { clientOf, type Db } from "../registry-common";
+import { renderTemplate, type Variables } from "./template";
+
+export interface RenderedAttribute {
+  name: string;
+  operator: string;
+  value: string;
+}
+
+export interface RenderNas {
+  name: string;
+  ip: string;
+  pop_id: string | null;
+}
+
+type Config = ContractByUsername["config"];
+
+interface AttributeTemplate {
+  name: string;
+  operator: string;
+  value: string;
+}
+
+/** The active attributes of a layout, in order (inactive RADIUS attributes are left out). */
+function activeTemplates(db: Db, layoutId: string): AttributeTemplate[] {
+  return clientOf(db)
+    .query<AttributeTemplate, [string]>(
+      `SELECT a.name AS name, la.operator AS operator, la.value AS value
+         FROM isp_layout_attributes la JOIN isp_radius_attributes a ON a.id = la.attribute_id
+        WHERE la.layout_id = ?1 AND a.status = 1
+        ORDER BY la.position`,
+    )
+    .all(layoutId);
+}
+
+export function layoutStatus(db: Db, layoutId: string): boolean | null {
+  const row = clientOf(db).query<{ status: number }, [string]>("SELECT status FROM isp_layouts WHERE id = ?1").get(layoutId);
+  return row ? row.status === 1 : null;
+}
+
+export function contractRow(db: Db, id: string): ContractRow | null {
+  return clientOf(db).query<ContractRow, [string]>("SELECT * FROM contracts WHERE id = ?1").get(id);
+}
+
+function popName(db: Db, popId: string | null): string | null {
+  if (!popId) return null;
+  return clientOf(db).query<{ name: string }, [string]>("SELECT name FROM isp_pops WHERE id = ?1").get(popId)?.name ?? null;
+}
+
+export interface RenderInput {
+  contract: Pick<ContractRow, "id" | "number" | "contract_status" | "contract_stage" | "customer_id">;
+  config: Config;
+  /** The password as the templates see it (the render route masks it; RADIUS needs it in clear). */
+  password: string;
+  nas: RenderNas | null;
+}
+
+/** Fills the layout's active attributes; those rendering empty or with a variable unset are left out. */
+export function renderLayout(db: TenantDb | Db, layoutId: string, input: RenderInput): RenderedAttribute[] {
+  const templates = activeTemplates(db, layoutId);
+  if (templates.length === 0) return [];
+  const uses = (prefix: string) => templates.some((t) => t.value.includes(prefix));
+  const { contract, config, nas } = input;
+  const vars: Variables = {
+    "contract.id": contract.id,
+    "contract.number": contract.number,
+    "contract.contract_status": contract.contract_status,
+    "contract.contract_stage": contract.contract_stage,
+    "contract.config.username": config.username,
+    "contract.config.password": input.password,
+    "contract.config.min_upload": config.min_upload,
+    "contract.config.max_upload": config.max_upload,
+    "contract.config.min_download": config.min_download,
+    "contract.config.max_download": config.max_download,
+    "contract.config.pool_name_ipv4": config.pool_name_ipv4,
+    "contract.config.ipv4": config.ipv4,
+    "contract.config.poll_name_ipv6": config.poll_name_ipv6,
+    "contract.config.ipv6": config.ipv6,
+    "nas.name": nas?.name,
+    "nas.ip": nas?.ip,
+  };
+  if (uses("customer.")) {
+    const customer = findPerson(db as Db, contract.customer_id);
+    vars["customer.name"] = customer?.name;
+    vars["customer.display_name"] = customer?.display_name;
+    vars["customer.doc_identity"] = customer?.doc_identity;
+  }
+  if (nas && uses("pop.")) vars["pop.name"] = popName(db, nas.pop_id);
+  const out: RenderedAttribute[] = [];
+  for (const t of templates) {
+    const value = renderTemplate(t.value, vars);
+    if (value !== null) out.push({ name: t.name, operator: t.operator, value });
+  }
+  return out;
+}
