@@ -62,6 +62,21 @@ export async function seedFixtures(t: TestApp, token: string, ops: Operation[], 
   await post("isp/layout", "/api/isp/layout", { name: `layout-${tag}` });
   await post("isp/pool", "/api/isp/pool", { name: `pool-${tag}`, version: 4, cidr: "10.0.0.0/24" });
   await post("isp/nas", "/api/isp/nas", { name: `nas-${tag}`, ip: `10.9.${tag.length}.1`, secret: "nas-secret-1" });
+  const user = ids.user ? (await t.req("GET", `/api/user/${ids.user}`, { token })).body : null;
+  if (user?.login) ids["user:login"] = user.login;
+  const corp = (await t.req("GET", `/api/corp/${corpId}`, { token })).body;
+  ids["auth:domain"] = corp.auth_name;
+  // A range that admits every IPv4 client, so the corporation stays usable in the suite.
+  if (has("POST", "/api/auth/safe-ip/{domain}")) {
+    const res = await t.req("POST", `/api/auth/safe-ip/${corp.auth_name}`, { token, body: { range: "0.0.0.0/0", description: `all ${tag}` } });
+    if (res.status !== 200) throw new Error(`fixture safe-ip: ${res.status} ${res.text}`);
+    ids["auth/safe-ip"] = res.body.id;
+  }
+  ids["auth:provider"] = "google";
+  ids["webhook:group"] = "CITY_AFTER_INSERT";
+  const services = (await t.req("GET", "/api/service?identifier=platform.city", { token })).body;
+  if (services?.items?.[0]) ids.service = services.items[0].id;
+  if (ids.service) await post("feature", "/api/feature", { service_id: ids.service, name: `feature-${tag}` });
   // String-keyed parameters, by the first path segment that names the record kind.
   ids["city:identity"] = `city-${tag}`;
   ids["person:identity"] = `person-${tag}`;
@@ -80,7 +95,7 @@ export function pathWith(op: Operation, values: Values): string | null {
     let key = name;
     if (name === "id") {
       const at = segments.indexOf("{id}");
-      key = segments.slice(2, at).join("/");
+      key = segments.slice(2, at).filter((seg) => !seg.startsWith("{")).join("/");
     } else if (NAMED[name]) key = NAMED[name];
     else if (values[`${segments[2]}:${name}`] !== undefined) key = `${segments[2]}:${name}`;
     const v = values[key];
