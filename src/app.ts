@@ -59,12 +59,20 @@ function expandUnions(errors: UnionAwareError[]): UnionAwareError[] {
   return out;
 }
 
+function queryKeyOf(request: Request, value: unknown): string | null {
+  const keys = [...new URL(request.url).searchParams].filter(([, v]) => v === String(value)).map(([k]) => k);
+  return keys.length === 1 ? keys[0] : null;
+}
+
 /** Elysia's validation error → 400 naming every bad field by its dotted path. */
-function validationProblem(error: ValidationError): Problem {
+function validationProblem(error: ValidationError, request: Request): Problem {
   const seen = new Set<string>();
+  // Elysia checks a coerced query number on its own ("property") and forgets its name: find the
+  // query parameter that carried the refused value.
+  const unnamed = error.type === "property" ? queryKeyOf(request, (error as { value?: unknown }).value) : null;
   const errors: FieldError[] = [];
   for (const e of expandUnions(error.all as UnionAwareError[])) {
-    const path = (e.path ?? "").replace(/^\//, "").replace(/\//g, ".").replace(/~1/g, "/").replace(/~0/g, "~") || error.type;
+    const path = (e.path ?? "").replace(/^\//, "").replace(/\//g, ".").replace(/~1/g, "/").replace(/~0/g, "~") || unnamed || error.type;
     if (seen.has(path)) continue;
     seen.add(path);
     errors.push({ path, message: e.message });
@@ -154,7 +162,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
         else if (v.type === "response") {
           ctx.logger.error("response failed its schema", { path: new URL(request.url).pathname, error: v.message.slice(0, 2000) });
           problem = internal();
-        } else problem = validationProblem(v);
+        } else problem = validationProblem(v, request);
       } else if (code === "PARSE") problem = invalid("body", "malformed request body");
       else if (code === "NOT_FOUND") problem = notFound("Route");
       else if ((error as { code?: string }).code === "SQLITE_CONSTRAINT_UNIQUE" || (error as { code?: string }).code === "SQLITE_CONSTRAINT_PRIMARYKEY") {

@@ -283,3 +283,13 @@ describe("rate limit of the public auth rows", () => {
     await t.close();
   });
 });
+
+describe("list query validation", () => {
+  test("an out-of-range page or limit is 400 naming the parameter", async () => {
+    for (const [q, field] of [["limit=501", "limit"], ["page=0", "page"], ["limit=abc", "limit"]]) {
+      const res = await t.req("GET", `/api/city?${q}`, { token: admin.token });
+      expect(res.status).toBe(400);
+      expect(res.body.errors[0].path).toBe(field);
+    }
+  });
+});
