@@ -19,6 +19,7 @@ import {
   type FieldError,
 } from "./lib/problem";
 import { authModule } from "./modules/auth";
+import { metricModule } from "./modules/metric";
 import { startModule } from "./modules/start";
 import { docsModule, healthModule } from "./modules/system";
 
@@ -155,7 +156,8 @@ export function createApp(config: Config, options: AppOptions = {}) {
     .use(docsModule())
     .use(healthModule(ctx))
     .use(startModule(ctx))
-    .use(authModule(ctx));
+    .use(authModule(ctx))
+    .use(metricModule(ctx));
 
   return { app, ctx };
 }

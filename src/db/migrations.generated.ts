@@ -4,6 +4,7 @@ import platformJournal from "../../migrations/platform/meta/_journal.json";
 import platform_0 from "../../migrations/platform/0000_init.sql" with { type: "text" };
 import tenantJournal from "../../migrations/tenant/meta/_journal.json";
 import tenant_0 from "../../migrations/tenant/0000_init.sql" with { type: "text" };
+import tenant_1 from "../../migrations/tenant/0001_friendly_ares.sql" with { type: "text" };
 
 export const embeddedMigrations = {
   platform: {
@@ -16,6 +17,7 @@ export const embeddedMigrations = {
     journal: tenantJournal,
     files: {
     "0000_init": tenant_0,
+    "0001_friendly_ares": tenant_1,
     } as Record<string, string>,
   },
 };
