@@ -4,6 +4,9 @@ import { Instant, ListQuery, Nullable, Opt, Uuid } from "../../lib/schemas";
 
 export const DATA_TYPES = ["Int", "Float", "Bool", "Text"] as const;
 export type DataType = (typeof DATA_TYPES)[number];
+/** A union of literals, not t.UnionEnum: Elysia fills a missing UnionEnum property with its first
+ *  member instead of reporting it. */
+const DataTypeSchema = t.Union([t.Literal("Int"), t.Literal("Float"), t.Literal("Bool"), t.Literal("Text")], { description: "Int, Float, Bool or Text" });
 export const DURATION_PATTERN = "^[1-9][0-9]*[smhdw]$";
 export const DAILY_TIME_PATTERN = "^([01][0-9]|2[0-3]):[0-5][0-9]$";
 /** Metric names travel in paths (`/api/metric/name/{name}`), hence no `/`. */
@@ -15,7 +18,7 @@ export const Metric = t.Object({
   id: Uuid,
   name: t.String(),
   endpoint: Nullable(t.String()),
-  data_type: t.UnionEnum([...DATA_TYPES]),
+  data_type: DataTypeSchema,
   periodicity: t.String(),
   start_date: t.String(),
   end_date: Nullable(t.String()),
@@ -29,7 +32,7 @@ export type Metric = Static<typeof Metric>;
 export const MetricInput = t.Object({
   name: t.String({ minLength: 1, maxLength: 128, pattern: METRIC_NAME_PATTERN }),
   endpoint: Opt(t.String({ minLength: 1, maxLength: 2048, description: "http(s) URL the collector GETs" })),
-  data_type: t.UnionEnum([...DATA_TYPES]),
+  data_type: DataTypeSchema,
   periodicity: t.String({ maxLength: 16, pattern: DURATION_PATTERN, description: "e.g. 30s, 5m, 1h, 1d, 1w" }),
   start_date: Instant,
   end_date: Opt(Instant),
