@@ -50,7 +50,7 @@ describe("POST /api/metric/{id}/value", () => {
     ["Int", [0, -7, 42, Number.MAX_SAFE_INTEGER], [1.5, "1", true, 2 ** 53, 1e300]],
     ["Float", [0, 1, -2.75, 1e-9], ["1.2", false]],
     ["Bool", [true, false], [1, 0, "true"]],
-    ["Text", ["", "up", "é".repeat(4096)], [5, true, "x".repeat(4097)]],
+    ["Text", ["", "up", "42", "true", "é".repeat(4096)], [5, true, "x".repeat(4097)]],
   ];
   test.each(cases)("%s: values of the type are stored as they were sent, others are 400 naming value", async (type, good, bad) => {
     const m = await metric(type);
