@@ -215,6 +215,38 @@ describe("the collector", () => {
   }, 20_000);
 });
 
+describe("the corporation's state", () => {
+  test("a corporation not ENABLED collects nothing; a deleted one loses its jobs", async () => {
+    const { t } = await setup();
+    await startAndLogin(t);
+    const { addCorp } = await import("../helpers");
+    const { createMetric } = await import("../../src/modules/metric/service");
+    const corpId = await addCorp(t, "state-isp");
+    const m = createMetric(t.ctx.tenants.get(corpId), metricBody({ endpoint: `${base}/state/int` }) as any);
+    const scheduler = metricSchedulers.get(t.ctx)!;
+    scheduler.sync(corpId, m);
+    const setStatus = (status: string) => {
+      t.ctx.platform.$client.query("UPDATE corporations SET status = ? WHERE id = ?").run(status, corpId);
+      t.ctx.corps.invalidate(corpId);
+    };
+    setStatus("MAINTENANCE");
+    await Bun.sleep(1_300);
+    expect(hit("/state/int")).toBe(0);
+    setStatus("ENABLED");
+    await Bun.sleep(1_300);
+    expect(hit("/state/int")).toBeGreaterThanOrEqual(1);
+    t.ctx.platform.$client.query("DELETE FROM corp_services WHERE corp_id = ?").run(corpId);
+    t.ctx.platform.$client.query("DELETE FROM corporations WHERE id = ?").run(corpId);
+    t.ctx.corps.invalidate(corpId);
+    await Bun.sleep(1_200);
+    expect(scheduler.nextTick(corpId, m.id)).toBeNull();
+    const after = hit("/state/int");
+    await Bun.sleep(1_200);
+    expect(hit("/state/int")).toBe(after);
+    await t.close();
+  }, 20_000);
+});
+
 describe("process start and shutdown", () => {
   test("jobs are rebuilt from every corporation's metrics at start, and stop on close", async () => {
     const first = await setup();

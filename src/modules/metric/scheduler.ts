@@ -95,13 +95,15 @@ export class MetricScheduler {
   }
 
   private fire(job: Job, timer: ReturnType<typeof setTimeout>, tick: number): void {
-    if (this.stopped || job.timer !== timer) return;
+    // A job replaced or removed since this timer was set has nothing more to do.
+    if (this.stopped || job.timer !== timer || this.jobs.get(key(job.corpId, job.metric.id)) !== job) return;
     job.timer = null;
     // A clamped long wait wakes early: go back to sleep.
     if (this.ctx.now() < tick - 1_000) return this.arm(job);
     job.lastTick = tick;
-    void this.run(job, tick);
+    // Arm first: the run may remove the job (its corporation is gone), and that must stick.
     this.arm(job);
+    void this.run(job, tick);
   }
 
   private async run(job: Job, tick: number): Promise<void> {

@@ -1,14 +1,13 @@
 // Metrics and their values in a corporation's database. Every function takes the corporation's
 // database first; the HTTP layer (index.ts) and the collector (scheduler.ts) share them.
 import { eq } from "drizzle-orm";
-import type { TenantDb } from "../../db/sqlite";
+import { writeTx, type TenantDb } from "../../db/sqlite";
 import { metrics } from "../../db/tenant/schema";
 import { recordEvent } from "../../events/outbox";
 import { newId } from "../../lib/ids";
 import { listRows, type Page } from "../../lib/list";
 import { conflict, invalid, invalidMany, notFound, type FieldError } from "../../lib/problem";
 import { canonicalInstant, nowIso, toIso } from "../../lib/time";
-import { writeTx } from "../../db/sqlite";
 import {
   MAX_BUCKETS,
   TEXT_VALUE_MAX,
@@ -103,8 +102,8 @@ function metricFields(input: MetricInput): MetricFields {
   };
 }
 
-function checkNameFree(tx: TenantDb, name: string, exceptId: string | null): void {
-  const holder = tx.$client.query(BY_NAME).get(name) as MetricRow | null;
+function checkNameFree(db: TenantDb, name: string, exceptId: string | null): void {
+  const holder = db.$client.query(BY_NAME).get(name) as MetricRow | null;
   if (holder && holder.id !== exceptId) throw conflict(`A metric named '${name}' already exists`);
 }
 
@@ -266,8 +265,8 @@ function rawHistory(db: TenantDb, metric: MetricRow, from: number, to: number, q
   const sqlite = db.$client;
   const total = (sqlite.query(`SELECT count(*) AS n FROM metric_values WHERE ${where}`).get(...args) as { n: number }).n;
   const rows = sqlite
-    .query(`SELECT at, value FROM metric_values WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${(page - 1) * limit}`)
-    .all(...args) as { at: string; value: number | string }[];
+    .query(`SELECT at, value FROM metric_values WHERE ${where} ORDER BY ${order} LIMIT ?${args.length + 1} OFFSET ?${args.length + 2}`)
+    .all(...args, limit, (page - 1) * limit) as { at: string; value: number | string }[];
   return {
     items: rows.map((r) => ({ metric_id: metric.id, value: valueOut(metric.data_type, r.value), at: r.at })),
     page,
