@@ -72,6 +72,14 @@ describe("POST /api/metric (the interface document's operation)", () => {
     }
   });
 
+  test("read-only and unknown fields in the body are ignored", async () => {
+    const res = await create({ ...doc(), id: UNKNOWN_ID, created_at: "2000-01-01T00:00:00Z", color: "red" });
+    expect(res.status).toBe(200);
+    expect(res.body.id).not.toBe(UNKNOWN_ID);
+    expect(res.body.created_at).not.toStartWith("2000");
+    expect(res.body.color).toBeUndefined();
+  });
+
   test("every data type and every duration unit is accepted", async () => {
     for (const [data_type, periodicity] of [["Int", "1s"], ["Float", "90m"], ["Bool", "12h"], ["Text", "1d"], ["Int", "2w"]]) {
       const res = await create(doc({ data_type, periodicity }));

@@ -121,6 +121,8 @@ describe("the collector", () => {
       wrong: await create({ endpoint: ep("wrong", "/wrong-type") }),
       error: await create({ endpoint: ep("error", "/error") }),
       noEndpoint: await create({}),
+      // ends while the test runs: its job stops by itself
+      ending: await create({ endpoint: ep("ending", "/int"), end_date: new Date(now + 1_500).toISOString() }),
     };
     const scheduler = metricSchedulers.get(t.ctx)!;
     expect(scheduler.nextTick(admin.corpId, m.ended.id)).toBeNull();
@@ -136,6 +138,9 @@ describe("the collector", () => {
       // samples fall on start_date + k·1s
       expect(v.every((x) => (x.at_ms - Date.parse(m[k].start_date)) % 1000 === 0)).toBe(true);
     }
+    expect(scheduler.nextTick(admin.corpId, m.ending.id)).toBeNull();
+    expect(hit("/ending/int")).toBeGreaterThanOrEqual(1);
+    expect(vals("ending").every((x) => x.at_ms < now + 1_500)).toBe(true);
     for (const k of ["outside", "reversed", "future", "ended"] as const) {
       expect(hit(`/${k}/int`)).toBe(0);
       expect(vals(k)).toEqual([]);
