@@ -12,6 +12,7 @@ interface Endpoint {
   maxInFlight: number;
 }
 const endpoints = new Map<string, Endpoint>();
+let flakyDown = true;
 const hit = (path: string) => endpoints.get(path)?.hits ?? 0;
 let server: ReturnType<typeof Bun.serve>;
 let base: string;
@@ -25,6 +26,7 @@ const BODIES: Record<string, () => Response | Promise<Response>> = {
   "/plain": () => new Response("42 packets"),
   "/wrong-type": () => Response.json("42"),
   "/error": () => Response.json(42, { status: 500 }),
+  "/flaky": () => (flakyDown ? new Response("down", { status: 503 }) : Response.json(3)),
   "/slow": async () => {
     await Bun.sleep(2_500);
     return Response.json(5);
@@ -202,6 +204,20 @@ describe("the collector", () => {
     const thirdAfter = hit("/third/int");
     await Bun.sleep(1_500);
     expect(hit("/third/int")).toBe(thirdAfter);
+  }, 20_000);
+
+  test("a failing endpoint warns once per reason, then says when it works again", async () => {
+    const m = await create({ endpoint: `${base}/flaky1/flaky` });
+    await Bun.sleep(2_300);
+    const mine = () => logs.filter((l) => l.fields.metric_id === m.id && l.level !== "debug");
+    expect(hit("/flaky1/flaky")).toBeGreaterThanOrEqual(2);
+    expect(mine().map((l) => `${l.level} ${l.msg}`)).toEqual(["warn metric endpoint answered an error status; nothing stored"]);
+    expect(mine()[0].fields).toMatchObject({ status: 503, host: `127.0.0.1:${server.port}` });
+    flakyDown = false;
+    await Bun.sleep(1_300);
+    expect(mine().map((l) => `${l.level} ${l.msg}`)).toEqual(["warn metric endpoint answered an error status; nothing stored", "info metric collection works again"]);
+    expect(valuesOf(t, admin.corpId, m.id).length).toBeGreaterThanOrEqual(1);
+    await t.req("DELETE", `/api/metric/${m.id}`, { token: admin.token });
   }, 20_000);
 
   test("runs of one metric never overlap, and a slow endpoint delays no other metric", async () => {

@@ -28,6 +28,8 @@ export class MetricScheduler {
   private jobs = new Map<string, Job>();
   /** Metrics with a run in flight: runs of one metric never overlap, even across a rebuild of its job. */
   private running = new Set<string>();
+  /** The last reason each failing metric stored nothing. */
+  private failures = new Map<string, string>();
   private stopped = false;
 
   constructor(private ctx: AppContext) {}
@@ -53,6 +55,7 @@ export class MetricScheduler {
     if (job?.timer) clearTimeout(job.timer);
     if (this.stopped || !metric || !metric.endpoint) {
       this.jobs.delete(k);
+      this.failures.delete(k);
       return;
     }
     const rebuilt: Job = { corpId, metric, timer: null, lastTick: -Infinity };
@@ -128,59 +131,69 @@ export class MetricScheduler {
       return;
     }
     this.running.add(k);
+    let failure: Failure | null;
     try {
-      await this.collect(job, tick);
+      failure = await this.collect(job, tick);
     } catch (err) {
-      this.ctx.logger.warn("metric collection failed", { ...log, error: String(err) });
+      failure = { why: "metric collection failed", error: String(err) };
     } finally {
       this.running.delete(k);
     }
+    // A broken endpoint polled every second would flood the log: warn when the reason changes,
+    // repeat it at debug, and say when collection works again.
+    const previous = this.failures.get(k);
+    if (failure) {
+      const { why, ...fields } = failure;
+      this.ctx.logger[previous === why ? "debug" : "warn"](why, { ...log, ...fields });
+      this.failures.set(k, why);
+    } else if (previous !== undefined) {
+      this.failures.delete(k);
+      this.ctx.logger.info("metric collection works again", log);
+    }
   }
 
-  private async collect(job: Job, tick: number): Promise<void> {
+  /** Fetches and stores one value; says why when nothing was stored. */
+  private async collect(job: Job, tick: number): Promise<Failure | null> {
     const { corpId, metric } = job;
-    // The endpoint may carry credentials in its query or user info: log its host only.
-    const log = { corp_id: corpId, metric_id: metric.id, metric: metric.name, host: new URL(metric.endpoint!).host };
+    // The endpoint may carry credentials in its path, query or user info: log its host only.
+    const host = new URL(metric.endpoint!).host;
     let res: Response;
     try {
       res = await this.ctx.egress.fetch(metric.endpoint!, { method: "GET", timeoutMs: FETCH_TIMEOUT_MS, headers: { accept: "application/json" } });
     } catch (err) {
-      this.ctx.logger.warn("metric endpoint request failed", { ...log, error: err instanceof Error ? err.message : String(err) });
-      return;
+      return { why: "metric endpoint request failed", host, error: err instanceof Error ? err.message : String(err) };
     }
     if (res.status < 200 || res.status > 299) {
       await res.body?.cancel().catch(() => {});
-      this.ctx.logger.warn("metric endpoint answered an error status; nothing stored", { ...log, status: res.status });
-      return;
+      return { why: "metric endpoint answered an error status; nothing stored", host, status: res.status };
     }
     const text = await readLimited(res, MAX_BODY_BYTES);
-    if (text === null) {
-      this.ctx.logger.warn("metric endpoint body is too large to be a value; nothing stored", { ...log, limit: MAX_BODY_BYTES });
-      return;
-    }
+    if (text === null) return { why: "metric endpoint body is too large to be a value; nothing stored", host, limit: MAX_BODY_BYTES };
     let body: unknown;
     try {
       body = JSON.parse(text);
     } catch {
-      this.ctx.logger.warn("metric endpoint body is not JSON; nothing stored", log);
-      return;
+      return { why: "metric endpoint body is not JSON; nothing stored", host };
     }
-    if (this.stopped) return;
+    if (this.stopped) return null;
     const db = this.ctx.tenants.get(corpId);
     // The metric may have changed or gone while the request ran: check against what is stored now.
     const current = findMetric(db, metric.id);
     if (!current) {
-      this.ctx.logger.debug("metric deleted during its collection; nothing stored", log);
-      return;
+      this.ctx.logger.debug("metric deleted during its collection; nothing stored", { corp_id: corpId, metric_id: metric.id });
+      return null;
     }
     const value = pickValue(current.data_type, body);
-    if (value === undefined) {
-      this.ctx.logger.warn(`metric endpoint body is not a ${current.data_type} value nor {"value": ...}; nothing stored`, log);
-      return;
-    }
+    if (value === undefined) return { why: `metric endpoint body is not a ${current.data_type} value nor {"value": ...}; nothing stored`, host };
     insertValue(db, current, value, tick);
-    this.ctx.logger.debug("metric value collected", log);
+    this.ctx.logger.debug("metric value collected", { corp_id: corpId, metric_id: metric.id, at: new Date(tick).toISOString() });
+    return null;
   }
+}
+
+interface Failure {
+  why: string;
+  [field: string]: unknown;
 }
 
 /** The body itself when it is a value of the type, else its `value` member when that is one. */
