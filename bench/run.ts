@@ -6,6 +6,8 @@ import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
+import { contractBody } from "../test/fixtures/contract-body";
+
 const root = join(import.meta.dir, "..");
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = 32;
@@ -292,38 +294,6 @@ async function seedCorporations(binary: string, env: Record<string, string | und
     server.kill("SIGTERM");
     await server.exited;
   }
-}
-
-const FIRST = ["Maria", "Joao", "Ana", "Pedro", "Paula", "Lucas", "Julia", "Marcos"];
-const LAST = ["Silva", "Souza", "Lima", "Costa", "Pereira", "Oliveira", "Santos", "Almeida"];
-const CITIES = [["Campinas", "SP"], ["Curitiba", "PR"], ["Recife", "PE"], ["Natal", "RN"], ["Belem", "PA"]];
-
-/** The interface document's contract request shape, varied by `i`. */
-function contractBody(i: number) {
-  const [city, state] = CITIES[i % CITIES.length];
-  const address = { line1: `Rua ${i}`, line2: null, district: "Centro", postal_code: "13000-000", city: { identity: `city-${city}`, name: city, state, country: "BR" }, latitude: -22.9, longitude: -47.06, detail: "casa" };
-  const name = `${FIRST[i % FIRST.length]} ${LAST[(i >> 3) % LAST.length]} ${i}`;
-  return {
-    identity: `contract-${i}`,
-    customer: { identity: `customer-${i}`, name, display_name: name, tp_doc_identity: "CPF", doc_identity: String(10_000_000_000 + i), corporate: false, address },
-    billing_customer: { identity: `customer-${i}`, name, display_name: name, tp_doc_identity: "CPF", doc_identity: String(10_000_000_000 + i), corporate: false, address },
-    agent: { identity: "agent-1", name: "Agent One", display_name: "Agent", tp_doc_identity: "CPF", doc_identity: "99999999999", corporate: false, address: null },
-    number: `C-${i}`,
-    signature_date: "2025-01-10",
-    approval_date: "2025-01-11",
-    start_date: "2025-01-15",
-    end_date: null,
-    suspension_date: null,
-    cancellation_date: null,
-    total_value: 99.9,
-    contract_status: "ACTIVE",
-    contract_stage: "INSTALLED",
-    address,
-    json_original: { source: "erp", seq: i },
-    json_billing: null,
-    json_payment_method: { kind: "boleto" },
-    json_items: [{ sku: "FIBER-300", qty: 1 }],
-  };
 }
 
 await main();

@@ -32,6 +32,7 @@ import { classificationModule } from "./modules/classification";
 import { productModule } from "./modules/product";
 import { contractModule } from "./modules/contract";
 import { qrcodeModule } from "./modules/qrcode";
+import { metricModule } from "./modules/metric";
 import { startModule } from "./modules/start";
 import { userModule } from "./modules/user";
 import { workgroupModule } from "./modules/workgroup";
@@ -222,6 +223,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
     socketModule(ctx),
     qrcodeModule(ctx),
     ispModule(ctx),
+    metricModule(ctx),
   ];
   for (const m of modules) app.use(m);
 

@@ -13,6 +13,7 @@ import tenant_2 from "../../migrations/tenant/0002_lazy_zaladane.sql" with { typ
 import tenant_3 from "../../migrations/tenant/0003_chunky_sasquatch.sql" with { type: "text" };
 import tenant_4 from "../../migrations/tenant/0004_talented_wild_child.sql" with { type: "text" };
 import tenant_5 from "../../migrations/tenant/0005_fixed_wind_dancer.sql" with { type: "text" };
+import tenant_6 from "../../migrations/tenant/0006_peaceful_tana_nile.sql" with { type: "text" };
 
 export const embeddedMigrations = {
   platform: {
@@ -34,6 +35,7 @@ export const embeddedMigrations = {
     "0003_chunky_sasquatch": tenant_3,
     "0004_talented_wild_child": tenant_4,
     "0005_fixed_wind_dancer": tenant_5,
+    "0006_peaceful_tana_nile": tenant_6,
     } as Record<string, string>,
   },
 };

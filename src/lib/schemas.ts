@@ -1,4 +1,5 @@
 // Schemas shared by every module. Types are derived from these, never re-declared.
+import type { TLiteral, TUnion } from "@sinclair/typebox";
 import { t, type TSchema } from "elysia";
 
 export const Uuid = t.String({ format: "uuid" });
@@ -6,6 +7,13 @@ export const IdParams = t.Object({ id: Uuid });
 /** ISO 8601 instant with an offset; services canonicalise it (lib/time.ts). */
 export const Instant = t.String({ minLength: 10, maxLength: 40, description: "ISO 8601 instant with offset" });
 export const DateText = t.String({ minLength: 10, maxLength: 40, description: "YYYY-MM-DD" });
+
+/**
+ * One of the given strings. Not t.UnionEnum: Elysia fills a missing required UnionEnum property
+ * with its first member instead of refusing the body.
+ */
+export const Enum = <const T extends string>(values: readonly T[], options: { description?: string } = {}): TUnion<[TLiteral<T>]> =>
+  t.Union(values.map((v) => t.Literal(v)), options) as unknown as TUnion<[TLiteral<T>]>;
 
 export const Nullable = <T extends TSchema>(s: T) => t.Union([s, t.Null()]);
 /** Optional in requests: absent or null. */

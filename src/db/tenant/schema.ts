@@ -5,3 +5,4 @@ export * from "./isp";
 export * from "./registry";
 export * from "./webhooks";
 export * from "./qrcode";
+export * from "./metrics";

@@ -1,5 +1,5 @@
 import { t, type Static } from "elysia";
-import { Uuid } from "../../lib/schemas";
+import { Uuid, Enum } from "../../lib/schemas";
 import { CorpsMap } from "../user/model";
 
 export const Credentials = t.Object({
@@ -52,7 +52,7 @@ export const OidcParams = t.Object({ provider: t.String({ maxLength: 32 }) });
 
 export const ExternalIdentity = t.Object({
   id: Uuid,
-  provider: t.UnionEnum(["google", "microsoft"]),
+  provider: Enum(["google", "microsoft"]),
   subject: t.String(),
   email: t.Union([t.String(), t.Null()]),
   user_id: Uuid,

@@ -1,6 +1,6 @@
 // Contract schemas: the local input, the interface document's external-app input, the response.
 import { t, type Static } from "elysia";
-import { DateText, Opt, Uuid } from "../../lib/schemas";
+import { DateText, Opt, Uuid, Enum } from "../../lib/schemas";
 import { AddressExternalInput, AddressInput, AddressView } from "../registry-common";
 import { Party } from "../person/service";
 
@@ -21,8 +21,8 @@ const commonFields = {
   suspension_date: Opt(DateText),
   cancellation_date: Opt(DateText),
   total_value: t.Number({ minimum: 0 }),
-  contract_status: Opt(t.UnionEnum([...CONTRACT_STATUSES])),
-  contract_stage: Opt(t.UnionEnum([...CONTRACT_STAGES])),
+  contract_status: Opt(Enum([...CONTRACT_STATUSES])),
+  contract_stage: Opt(Enum([...CONTRACT_STAGES])),
   json_original: t.Optional(t.Any()),
   json_billing: t.Optional(t.Any()),
   json_payment_method: t.Optional(t.Any()),

@@ -1,5 +1,5 @@
 import { t, type Static } from "elysia";
-import { Opt, Uuid } from "../../lib/schemas";
+import { Opt, Uuid, Enum } from "../../lib/schemas";
 import { Action } from "../catalog/model";
 
 export const AUTH_NAME_PATTERN = "^[a-z0-9][a-z0-9-]{1,62}$";
@@ -15,7 +15,7 @@ export const Corporation = t.Object({
   phone: t.Union([t.String(), t.Null()]),
   timezone: t.String(),
   server_id: Uuid,
-  status: t.UnionEnum([...CORP_STATUSES]),
+  status: Enum([...CORP_STATUSES]),
   created_at: t.String(),
   updated_at: t.String(),
 });

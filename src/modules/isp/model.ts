@@ -1,6 +1,6 @@
 // Request and response schemas of the ISP rows (routes.md, Resources: Manufacturer ... Nas).
 import { t, type Static } from "elysia";
-import { Nullable, Opt, Uuid } from "../../lib/schemas";
+import { Nullable, Opt, Uuid, Enum } from "../../lib/schemas";
 import { AddressInput, AddressView } from "../registry-common";
 
 const Name = t.String({ minLength: 1, maxLength: 200 });
@@ -38,7 +38,7 @@ export const ATTRIBUTE_NAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$";
 export const RadiusAttributeInput = t.Object({
   name: t.String({ pattern: ATTRIBUTE_NAME_PATTERN }),
   manufacturer_id: Opt(Uuid),
-  type: t.UnionEnum([...ATTRIBUTE_TYPES]),
+  type: Enum([...ATTRIBUTE_TYPES]),
   description: Description,
 });
 export type RadiusAttributeInput = Static<typeof RadiusAttributeInput>;
@@ -57,7 +57,7 @@ export const LayoutInput = t.Object({ name: Name, manufacturer_id: Opt(Uuid), de
 export type LayoutInput = Static<typeof LayoutInput>;
 export const LayoutAttributeInput = t.Object({
   attribute_id: Uuid,
-  operator: Opt(t.UnionEnum([...OPERATORS])),
+  operator: Opt(Enum([...OPERATORS])),
   value: t.String({ maxLength: 1000 }),
 });
 export type LayoutAttributeInput = Static<typeof LayoutAttributeInput>;

@@ -1,6 +1,6 @@
 // Schemas of the QRCode group (routes.md: QrCode, QrAccess, QrLogo, QrCampaign, QrCategory).
 import { t, type Static } from "elysia";
-import { DateText, Instant, ListQuery, Nullable, Opt, Uuid } from "../../lib/schemas";
+import { DateText, Instant, ListQuery, Nullable, Opt, Uuid, Enum } from "../../lib/schemas";
 
 export const SLUG_PATTERN = "^[A-Za-z0-9_-]{3,64}$";
 export const HEX_COLOUR = "^#?[0-9A-Fa-f]{6}$";
@@ -10,7 +10,7 @@ export const MAX_LOGO_BYTES = 512 * 1024;
 export const QrCode = t.Object({
   id: Uuid,
   name: t.String(),
-  kind: t.UnionEnum(["static", "dynamic"]),
+  kind: Enum(["static", "dynamic"]),
   content: Nullable(t.String()),
   target: Nullable(t.String()),
   slug: Nullable(t.String()),
@@ -28,7 +28,7 @@ export type QrCode = Static<typeof QrCode>;
 
 export const QrCodeInput = t.Object({
   name: t.String({ minLength: 1, maxLength: 200 }),
-  kind: t.UnionEnum(["static", "dynamic"]),
+  kind: Enum(["static", "dynamic"]),
   content: Opt(t.String({ minLength: 1, maxLength: 2000 })),
   target: Opt(t.String({ minLength: 1, maxLength: 2000 })),
   slug: Opt(t.String({ pattern: SLUG_PATTERN })),
@@ -72,7 +72,7 @@ export type Report = Static<typeof Report>;
 
 export const AllReportQuery = t.Object({
   ...Range,
-  group_by: t.Optional(t.UnionEnum(["qrcode", "campaign", "category"])),
+  group_by: t.Optional(Enum(["qrcode", "campaign", "category"])),
   campaign_id: t.Optional(Uuid),
   category_id: t.Optional(Uuid),
 });
@@ -86,14 +86,14 @@ export const AllReport = t.Object({
 export type AllReport = Static<typeof AllReport>;
 
 export const ImageQuery = t.Object({
-  format: t.Optional(t.UnionEnum(["png", "svg"])),
+  format: t.Optional(Enum(["png", "svg"])),
   // Ranges are checked by the handler: Elysia reports a coerced query number out of range without
   // its field name, and a 400 must name the field.
   size: t.Optional(t.Integer({ description: "pixels, 64..4096 (default 512)" })),
   margin: t.Optional(t.Integer({ description: "modules, 0..16 (default 4)" })),
   dark: t.Optional(t.String({ pattern: HEX_COLOUR })),
   light: t.Optional(t.String({ pattern: HEX_COLOUR })),
-  ecc: t.Optional(t.UnionEnum(["L", "M", "Q", "H"])),
+  ecc: t.Optional(Enum(["L", "M", "Q", "H"])),
   logo: t.Optional(t.Boolean()),
 });
 export type ImageQuery = Static<typeof ImageQuery>;
@@ -103,7 +103,7 @@ export const ExportQuery = t.Composite([ListQuery, t.Object({ format: t.String()
 export const QrLogo = t.Object({
   id: Uuid,
   name: t.String(),
-  content_type: t.UnionEnum(["image/png", "image/jpeg"]),
+  content_type: Enum(["image/png", "image/jpeg"]),
   data: t.Optional(t.String()),
   size: t.Integer(),
   created_at: t.String(),
@@ -113,7 +113,7 @@ export type QrLogo = Static<typeof QrLogo>;
 
 export const QrLogoInput = t.Object({
   name: t.String({ minLength: 1, maxLength: 200 }),
-  content_type: t.UnionEnum(["image/png", "image/jpeg"]),
+  content_type: Enum(["image/png", "image/jpeg"]),
   // The 512 KiB limit is checked on the decoded bytes, with a message that says so.
   data: t.String({ minLength: 1, maxLength: 1_000_000 }),
 });

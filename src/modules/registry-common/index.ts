@@ -8,7 +8,7 @@ import { recordEvent, type EventGroup } from "../../events/outbox";
 import type { TenantDb } from "../../db/sqlite";
 import { externalApps, externalLinks } from "../../db/tenant/schema";
 import { conflict, forbidden, invalid, notFound } from "../../lib/problem";
-import { Opt, Uuid } from "../../lib/schemas";
+import { Opt, Uuid, Enum } from "../../lib/schemas";
 import { nowIso } from "../../lib/time";
 import type { Principal } from "../auth/guard";
 
@@ -141,7 +141,7 @@ export const ExternalLinkView = t.Object({
   external_app_id: Uuid,
   identity: t.String(),
   external_app_name: t.String(),
-  record_type: t.UnionEnum(["city", "person", "contract"]),
+  record_type: Enum(["city", "person", "contract"]),
   record_id: Uuid,
   created_at: t.String(),
 });

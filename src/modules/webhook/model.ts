@@ -1,5 +1,5 @@
 import { t, type Static } from "elysia";
-import { Opt, Uuid } from "../../lib/schemas";
+import { Opt, Uuid, Enum } from "../../lib/schemas";
 
 export const Webhook = t.Object({
   id: Uuid,
@@ -41,7 +41,7 @@ export const Delivery = t.Object({
   id: Uuid,
   event_id: t.String({ description: "the webhook-id header of the delivery" }),
   type: t.String(),
-  status: t.UnionEnum(["pending", "succeeded", "failed"]),
+  status: Enum(["pending", "succeeded", "failed"]),
   attempts: t.Integer(),
   response_status: t.Union([t.Integer(), t.Null()]),
   error: t.Union([t.String(), t.Null()]),

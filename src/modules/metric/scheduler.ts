@@ -1,0 +1,226 @@
+// The metric collector: one timer-driven job per metric that has an endpoint. A job ticks every
+// `periodicity` from start_date (ticks on start_date + k·periodicity) and, when the tick falls
+// inside the metric's window in the corporation's timezone, GETs the endpoint through the egress
+// policy and stores the value. Plain timers rather than croner: a periodicity such as 7m or 90s
+// is not a cron pattern, and timers computed from ctx.now() keep the rules in pure functions.
+import { corporations } from "../../db/platform/schema";
+import type { AppContext } from "../../context";
+import { findMetric, insertValue, valueProblem, type MetricRow } from "./service";
+import { isInsideWindow, nextTickAfter } from "./window";
+
+/** setTimeout's longest delay is 2^31-1 ms (≈ 24.8 days); a longer wait re-arms on the way. */
+const MAX_DELAY_MS = 2 ** 31 - 1;
+const FETCH_TIMEOUT_MS = 10_000;
+/** A body larger than this is not a metric value; stop reading it. */
+const MAX_BODY_BYTES = 64 * 1024;
+
+interface Job {
+  corpId: string;
+  metric: MetricRow;
+  timer: ReturnType<typeof setTimeout> | null;
+  /** The last tick handled, so that a timer firing a little early never runs one tick twice. */
+  lastTick: number;
+}
+
+const key = (corpId: string, metricId: string) => `${corpId}/${metricId}`;
+
+export class MetricScheduler {
+  private jobs = new Map<string, Job>();
+  /** Metrics with a run in flight: runs of one metric never overlap, even across a rebuild of its job. */
+  private running = new Set<string>();
+  /** The last reason each failing metric stored nothing. */
+  private failures = new Map<string, string>();
+  private stopped = false;
+
+  constructor(private ctx: AppContext) {}
+
+  /** Builds the jobs of every corporation's metrics (process start). */
+  start(): void {
+    for (const { id } of this.ctx.platform.select({ id: corporations.id }).from(corporations).all()) {
+      try {
+        const rows = this.ctx.tenants.get(id).$client.query("SELECT * FROM metrics WHERE endpoint IS NOT NULL").all() as MetricRow[];
+        for (const row of rows) this.sync(id, row);
+      } catch (err) {
+        // A corporation whose database cannot be read (failed migration) keeps the others going.
+        this.ctx.logger.warn("metric jobs of a corporation not started", { corp_id: id, error: String(err) });
+      }
+    }
+  }
+
+  /** (Re)builds the job of one metric after it was created or changed; `null` removes it. */
+  sync(corpId: string, metric: MetricRow | null, metricId = metric?.id): void {
+    if (!metricId) return;
+    const k = key(corpId, metricId);
+    const job = this.jobs.get(k);
+    if (job?.timer) clearTimeout(job.timer);
+    if (this.stopped || !metric || !metric.endpoint) {
+      this.jobs.delete(k);
+      this.failures.delete(k);
+      return;
+    }
+    const rebuilt: Job = { corpId, metric, timer: null, lastTick: -Infinity };
+    this.jobs.set(k, rebuilt);
+    this.arm(rebuilt);
+  }
+
+  remove(corpId: string, metricId: string): void {
+    this.sync(corpId, null, metricId);
+  }
+
+  /** The tick a metric's job waits for, or null when it has no job (tests and diagnostics). */
+  nextTick(corpId: string, metricId: string): number | null {
+    const job = this.jobs.get(key(corpId, metricId));
+    return job ? (nextTickAfter(job.metric, Math.max(this.ctx.now(), job.lastTick)) ?? null) : null;
+  }
+
+  get size(): number {
+    return this.jobs.size;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const job of this.jobs.values()) if (job.timer) clearTimeout(job.timer);
+    this.jobs.clear();
+  }
+
+  private arm(job: Job): void {
+    const now = this.ctx.now();
+    const tick = nextTickAfter(job.metric, Math.max(now, job.lastTick));
+    if (tick === null) {
+      // Past end_date: the job is finished.
+      this.jobs.delete(key(job.corpId, job.metric.id));
+      this.ctx.logger.debug("metric job finished", { corp_id: job.corpId, metric_id: job.metric.id });
+      return;
+    }
+    const timer = setTimeout(() => this.fire(job, timer, tick), Math.max(0, Math.min(tick - now, MAX_DELAY_MS)));
+    timer.unref?.();
+    job.timer = timer;
+  }
+
+  private fire(job: Job, timer: ReturnType<typeof setTimeout>, tick: number): void {
+    // A job replaced or removed since this timer was set has nothing more to do.
+    if (this.stopped || job.timer !== timer || this.jobs.get(key(job.corpId, job.metric.id)) !== job) return;
+    job.timer = null;
+    // A clamped long wait wakes early: go back to sleep.
+    if (this.ctx.now() < tick - 1_000) return this.arm(job);
+    job.lastTick = tick;
+    // Arm first: the run may remove the job (its corporation is gone), and that must stick.
+    this.arm(job);
+    void this.run(job, tick);
+  }
+
+  private async run(job: Job, tick: number): Promise<void> {
+    const { corpId, metric } = job;
+    const log = { corp_id: corpId, metric_id: metric.id, metric: metric.name };
+    const corp = this.ctx.corps.get(corpId);
+    if (!corp) {
+      this.remove(corpId, metric.id);
+      return;
+    }
+    if (corp.status !== "ENABLED") {
+      this.ctx.logger.debug("metric not collected: the corporation is not enabled", { ...log, status: corp.status });
+      return;
+    }
+    if (!isInsideWindow(metric, tick, corp.timezone)) {
+      this.ctx.logger.debug("metric not collected: outside its window", { ...log, at: new Date(tick).toISOString() });
+      return;
+    }
+    const k = key(corpId, metric.id);
+    if (this.running.has(k)) {
+      this.ctx.logger.warn("metric not collected: the previous request is still running", log);
+      return;
+    }
+    this.running.add(k);
+    let failure: Failure | null;
+    try {
+      failure = await this.collect(job, tick);
+    } catch (err) {
+      failure = { why: "metric collection failed", error: String(err) };
+    } finally {
+      this.running.delete(k);
+    }
+    // A broken endpoint polled every second would flood the log: warn when the reason changes,
+    // repeat it at debug, and say when collection works again.
+    const previous = this.failures.get(k);
+    if (failure) {
+      const { why, ...fields } = failure;
+      this.ctx.logger[previous === why ? "debug" : "warn"](why, { ...log, ...fields });
+      this.failures.set(k, why);
+    } else if (previous !== undefined) {
+      this.failures.delete(k);
+      this.ctx.logger.info("metric collection works again", log);
+    }
+  }
+
+  /** Fetches and stores one value; says why when nothing was stored. */
+  private async collect(job: Job, tick: number): Promise<Failure | null> {
+    const { corpId, metric } = job;
+    // The endpoint may carry credentials in its path, query or user info: log its host only.
+    const host = new URL(metric.endpoint!).host;
+    let res: Response;
+    try {
+      res = await this.ctx.egress.fetch(metric.endpoint!, { method: "GET", timeoutMs: FETCH_TIMEOUT_MS, headers: { accept: "application/json" } });
+    } catch (err) {
+      return { why: "metric endpoint request failed", host, error: err instanceof Error ? err.message : String(err) };
+    }
+    if (res.status < 200 || res.status > 299) {
+      await res.body?.cancel().catch(() => {});
+      return { why: "metric endpoint answered an error status; nothing stored", host, status: res.status };
+    }
+    const text = await readLimited(res, MAX_BODY_BYTES);
+    if (text === null) return { why: "metric endpoint body is too large to be a value; nothing stored", host, limit: MAX_BODY_BYTES };
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return { why: "metric endpoint body is not JSON; nothing stored", host };
+    }
+    if (this.stopped) return null;
+    const db = this.ctx.tenants.get(corpId);
+    // The metric may have changed or gone while the request ran: check against what is stored now.
+    const current = findMetric(db, metric.id);
+    if (!current) {
+      this.ctx.logger.debug("metric deleted during its collection; nothing stored", { corp_id: corpId, metric_id: metric.id });
+      return null;
+    }
+    const value = pickValue(current.data_type, body);
+    if (value === undefined) return { why: `metric endpoint body is not a ${current.data_type} value nor {"value": ...}; nothing stored`, host };
+    insertValue(db, current, value, tick);
+    this.ctx.logger.debug("metric value collected", { corp_id: corpId, metric_id: metric.id, at: new Date(tick).toISOString() });
+    return null;
+  }
+}
+
+interface Failure {
+  why: string;
+  [field: string]: unknown;
+}
+
+/** The body itself when it is a value of the type, else its `value` member when that is one. */
+export function pickValue(type: MetricRow["data_type"], body: unknown): number | boolean | string | undefined {
+  if (valueProblem(type, body) === null) return body as number | boolean | string;
+  if (body !== null && typeof body === "object" && !Array.isArray(body) && "value" in body) {
+    const inner = (body as { value: unknown }).value;
+    if (valueProblem(type, inner) === null) return inner as number | boolean | string;
+  }
+  return undefined;
+}
+
+/** The body as UTF-8 text, or null when it is longer than `limit` bytes. */
+async function readLimited(res: Response, limit: number): Promise<string | null> {
+  if (!res.body) return "";
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      return null;
+    }
+    chunks.push(value);
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks));
+}
