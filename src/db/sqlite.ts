@@ -9,8 +9,30 @@ export type PlatformDb = BunSQLiteDatabase<typeof platformSchema> & { $client: D
 export type TenantDb = BunSQLiteDatabase<typeof tenantSchema> & { $client: Database };
 export type AnyDb = PlatformDb | TenantDb;
 
+/**
+ * Drizzle compiles every query it runs with `client.prepare(sql)`, uncached, so a query built per
+ * request pays SQLite's compile each time. Statements are reused by their SQL text instead (the
+ * parameters are bound separately, so the set of texts is small); bun:sqlite is synchronous, so a
+ * statement is never in use twice at once.
+ */
+function cacheStatements(sqlite: Database, max = 2000): void {
+  const compile = sqlite.prepare.bind(sqlite);
+  const cache = new Map<string, ReturnType<Database["prepare"]>>();
+  (sqlite as { prepare: unknown }).prepare = (sql: string, ...rest: unknown[]) => {
+    if (rest.length) return (compile as (...a: unknown[]) => unknown)(sql, ...rest);
+    let stmt = cache.get(sql);
+    if (!stmt) {
+      stmt = compile(sql);
+      cache.set(sql, stmt);
+      if (cache.size > max) cache.delete(cache.keys().next().value!);
+    }
+    return stmt;
+  };
+}
+
 export function openSqlite(path: string): Database {
   const sqlite = new Database(path, { create: true, strict: true });
+  cacheStatements(sqlite);
   sqlite.exec("PRAGMA journal_mode = WAL");
   sqlite.exec("PRAGMA synchronous = FULL");
   sqlite.exec("PRAGMA foreign_keys = ON");

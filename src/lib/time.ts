@@ -35,17 +35,29 @@ export function canonicalDate(text: string): string | null {
 }
 
 /** Offset of `timeZone` at `at`, in minutes east of UTC. */
+// Building an Intl.DateTimeFormat costs tens of microseconds; contract views need several per
+// response, so one formatter per zone is kept.
+const formatters = new Map<string, Intl.DateTimeFormat>();
+function formatterOf(timeZone: string): Intl.DateTimeFormat {
+  let f = formatters.get(timeZone);
+  if (!f) {
+    f = new Intl.DateTimeFormat("en-US", {
+      timeZone,
+      hourCycle: "h23",
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+      second: "2-digit",
+    });
+    formatters.set(timeZone, f);
+  }
+  return f;
+}
+
 export function zoneOffsetMinutes(timeZone: string, at: Date): number {
-  const parts = new Intl.DateTimeFormat("en-US", {
-    timeZone,
-    hourCycle: "h23",
-    year: "numeric",
-    month: "2-digit",
-    day: "2-digit",
-    hour: "2-digit",
-    minute: "2-digit",
-    second: "2-digit",
-  }).formatToParts(at);
+  const parts = formatterOf(timeZone).formatToParts(at);
   const get = (t: string) => Number(parts.find((p) => p.type === t)?.value);
   const asUtc = Date.UTC(get("year"), get("month") - 1, get("day"), get("hour"), get("minute"), get("second"));
   return Math.round((asUtc - Math.floor(at.getTime() / 1000) * 1000) / 60000);
@@ -60,12 +72,21 @@ function formatOffset(minutes: number): string {
 /** A stored date as midnight in the corporation's timezone: `2025-01-31T00:00:00.000-03:00`. */
 export function dateAsMidnight(date: string | null, timeZone: string): string | null {
   if (!date) return null;
-  const [y, m, d] = date.split("-").map(Number);
-  // The offset at local midnight: look it up at noon UTC of that day, then refine once (DST edges).
-  let offset = zoneOffsetMinutes(timeZone, new Date(Date.UTC(y, m - 1, d, 12)));
-  offset = zoneOffsetMinutes(timeZone, new Date(Date.UTC(y, m - 1, d) - offset * 60000));
-  return `${date}T00:00:00.000${formatOffset(offset)}`;
+  // Views render the same few dates over and over; the answer for (zone, date) never changes.
+  const key = `${timeZone} ${date}`;
+  let hit = midnights.get(key);
+  if (hit === undefined) {
+    const [y, m, d] = date.split("-").map(Number);
+    // The offset at local midnight: look it up at noon UTC of that day, then refine once (DST edges).
+    let offset = zoneOffsetMinutes(timeZone, new Date(Date.UTC(y, m - 1, d, 12)));
+    offset = zoneOffsetMinutes(timeZone, new Date(Date.UTC(y, m - 1, d) - offset * 60000));
+    hit = `${date}T00:00:00.000${formatOffset(offset)}`;
+    if (midnights.size >= 50_000) midnights.clear();
+    midnights.set(key, hit);
+  }
+  return hit;
 }
+const midnights = new Map<string, string>();
 
 export function isValidTimeZone(tz: string): boolean {
   try {

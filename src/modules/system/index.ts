@@ -7,10 +7,14 @@ import { openapi } from "@elysiajs/openapi";
 // `type: "file"` embeds it in the compiled binary.
 import scalarBundle from "../../../node_modules/@scalar/api-reference/dist/browser/standalone.js" with { type: "file" };
 import type { AppContext } from "../../context";
+import { registerFormats } from "../../lib/formats";
 import { unavailable } from "../../lib/problem";
 import { VERSION } from "../../version";
 
 const SCALAR_PATH = "/api/docs/scalar.js";
+
+// After the openapi plugin's import has replaced them (see lib/formats.ts).
+registerFormats();
 
 export function docsModule() {
   return new Elysia({ name: "docs" })
