@@ -11,7 +11,7 @@ export const auditLog = sqliteTable(
     id: idColumn(),
     at: text("at").notNull(),
     action: text("action").notNull(),
-    outcome: text("outcome", { enum: ["success", "failure"] }).notNull(),
+    outcome: text("outcome", { enum: ["success", "failure", "requested"] }).notNull(),
     actor_user_id: text("actor_user_id"),
     corp_id: text("corp_id"),
     target: text("target"),

@@ -44,8 +44,11 @@ function onlyCorpOf(ctx: AppContext, userId: string): CorpRow {
   return ctx.corps.get(rows[0].id)!;
 }
 
-/** The audit reason of a failure: the problem's slug (`invalid-credentials`, `rate-limited`, ...). */
-const problemSlug = (err: unknown) => (err instanceof Problem ? err.slug : "error");
+/**
+ * The audit reason of a failure: the problem's slug (`invalid-credentials`, `corp-blocked`, ...).
+ * A 429 inside these handlers is the lockout (the per-IP limit answers before any handler runs).
+ */
+const problemSlug = (err: unknown) => (err instanceof Problem ? (err.status === 429 ? "locked" : err.slug) : "error");
 
 export function authModule(ctx: AppContext) {
   const safeIps = safeIpsOf(ctx);
@@ -74,6 +77,7 @@ export function authModule(ctx: AppContext) {
         }
         const { user, corp, deviceToken } = checked;
         if (deviceToken) setDeviceCookie(ctx, cookie, request, deviceToken);
+        if (deviceToken) ctx.audit.record({ action: "auth.device_remember", outcome: "success", actor_user_id: user.id, target: user.login, corp_id: corp.id, ip });
         const credentials = await issueCredentials(ctx, user, corp.id);
         ctx.audit.record({ action: "auth.login", outcome: "success", actor_user_id: user.id, target: user.login, corp_id: corp.id, ip });
         return credentials;
@@ -154,23 +158,37 @@ export function authModule(ctx: AppContext) {
       async ({ params, body, request, server, cookie }) => {
         oidc.provider(params.provider);
         const ip = ctx.clientIp(request, server?.requestIP(request)?.address ?? null);
-        const token = await oidc.verify(params.provider, body.id_token);
-        const link = ctx.platform
-          .select()
-          .from(externalIdentities)
-          .where(and(eq(externalIdentities.provider, token.provider), eq(externalIdentities.subject, token.subject)))
-          .get();
-        if (!link) throw invalidCredentials();
-        let corp: CorpRow;
-        if (body.corp) {
-          const found = ctx.corps.find(body.corp);
-          if (!found) throw invalidCredentials();
-          corp = found;
-        } else corp = onlyCorpOf(ctx, link.user_id);
-        const twoFactor = { code: body.two_factor_code, remember: body.remember_device, deviceCookie: cookie[DEVICE_COOKIE]?.value };
-        const { user, deviceToken } = await checkExternalLogin(ctx, link.user_id, corp, ip, twoFactor);
+        // target: the provider, then `provider:subject` once the ID token is verified (never the token).
+        const audit = { action: "auth.oidc_exchange", target: params.provider, corp_id: (body.corp && ctx.corps.find(body.corp)?.id) || null, ip };
+        let checked: Awaited<ReturnType<typeof checkExternalLogin>>;
+        try {
+          const token = await oidc.verify(params.provider, body.id_token);
+          audit.target = `${token.provider}:${token.subject}`;
+          const link = ctx.platform
+            .select()
+            .from(externalIdentities)
+            .where(and(eq(externalIdentities.provider, token.provider), eq(externalIdentities.subject, token.subject)))
+            .get();
+          if (!link) throw invalidCredentials();
+          let corp: CorpRow;
+          if (body.corp) {
+            const found = ctx.corps.find(body.corp);
+            if (!found) throw invalidCredentials();
+            corp = found;
+          } else corp = onlyCorpOf(ctx, link.user_id);
+          audit.corp_id = corp.id;
+          const twoFactor = { code: body.two_factor_code, remember: body.remember_device, deviceCookie: cookie[DEVICE_COOKIE]?.value };
+          checked = await checkExternalLogin(ctx, link.user_id, corp, ip, twoFactor);
+        } catch (err) {
+          ctx.audit.record({ ...audit, outcome: "failure", reason: problemSlug(err) });
+          throw err;
+        }
+        const { user, corp, deviceToken } = checked;
         if (deviceToken) setDeviceCookie(ctx, cookie, request, deviceToken);
-        return issueCredentials(ctx, user, corp.id);
+        if (deviceToken) ctx.audit.record({ action: "auth.device_remember", outcome: "success", actor_user_id: user.id, target: user.login, corp_id: corp.id, ip });
+        const credentials = await issueCredentials(ctx, user, corp.id);
+        ctx.audit.record({ ...audit, outcome: "success", actor_user_id: user.id });
+        return credentials;
       },
       {
         publicAuth: true,
@@ -184,21 +202,31 @@ export function authModule(ctx: AppContext) {
       "/auth/oidc/:provider/link",
       async ({ params, body, principal }) => {
         oidc.provider(params.provider);
-        const token = await oidc.verify(params.provider, body.id_token);
-        if (token.provider === "google" && !token.emailVerified) throw forbidden("The account's e-mail address is not verified");
-        const where = and(eq(externalIdentities.provider, token.provider), eq(externalIdentities.subject, token.subject));
-        const existing = ctx.platform.select().from(externalIdentities).where(where).get();
-        if (existing) {
-          if (existing.user_id !== principal.userId) throw conflict("That account is linked to another user");
-          return externalIdentityView(existing);
+        const audit = { action: "auth.oidc_link", actor_user_id: principal.userId, corp_id: principal.corpId, target: params.provider, ip: principal.ip };
+        let row: typeof externalIdentities.$inferSelect;
+        try {
+          const token = await oidc.verify(params.provider, body.id_token);
+          audit.target = `${token.provider}:${token.subject}`;
+          if (token.provider === "google" && !token.emailVerified) throw forbidden("The account's e-mail address is not verified");
+          const where = and(eq(externalIdentities.provider, token.provider), eq(externalIdentities.subject, token.subject));
+          const existing = ctx.platform.select().from(externalIdentities).where(where).get();
+          if (existing) {
+            if (existing.user_id !== principal.userId) throw conflict("That account is linked to another user");
+            // Already linked to the caller: nothing changed, nothing to record.
+            return externalIdentityView(existing);
+          }
+          ctx.platform
+            .insert(externalIdentities)
+            .values({ provider: token.provider, subject: token.subject, email: token.email, user_id: principal.userId! })
+            .onConflictDoNothing()
+            .run();
+          row = ctx.platform.select().from(externalIdentities).where(where).get()!;
+          if (row.user_id !== principal.userId) throw conflict("That account is linked to another user");
+        } catch (err) {
+          ctx.audit.record({ ...audit, outcome: "failure", reason: problemSlug(err) });
+          throw err;
         }
-        ctx.platform
-          .insert(externalIdentities)
-          .values({ provider: token.provider, subject: token.subject, email: token.email, user_id: principal.userId! })
-          .onConflictDoNothing()
-          .run();
-        const row = ctx.platform.select().from(externalIdentities).where(where).get()!;
-        if (row.user_id !== principal.userId) throw conflict("That account is linked to another user");
+        ctx.audit.record({ ...audit, outcome: "success" });
         return externalIdentityView(row);
       },
       {
@@ -250,6 +278,7 @@ export function authModule(ctx: AppContext) {
           .returning()
           .get();
         safeIps.invalidate(corp.id);
+        ctx.audit.record({ action: "auth.safe_ip_add", outcome: "success", actor_user_id: principal.userId, corp_id: corp.id, target: range, ip: principal.ip });
         return created(set, `/api/auth/safe-ip/${corp.auth_name}`, rangeView(row));
       },
       {
@@ -264,9 +293,11 @@ export function authModule(ctx: AppContext) {
       "/auth/safe-ip/:domain/:id",
       ({ params, principal, set }) => {
         const corp = domainCorp(ctx, principal, params.domain);
-        if (!findRange(ctx, corp.id, params.id)) throw notFound("Safe IP range");
+        const range = findRange(ctx, corp.id, params.id);
+        if (!range) throw notFound("Safe IP range");
         ctx.platform.delete(safeIpRanges).where(eq(safeIpRanges.id, params.id)).run();
         safeIps.invalidate(corp.id);
+        ctx.audit.record({ action: "auth.safe_ip_remove", outcome: "success", actor_user_id: principal.userId, corp_id: corp.id, target: range.range, ip: principal.ip });
         noContent(set);
       },
       { auth: "platform.auth", params: DomainIdParams, detail: { summary: "Remove a safe IP range from a domain" } },

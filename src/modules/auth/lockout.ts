@@ -69,13 +69,16 @@ export class Lockout {
     if (left > 0) throw rateLimited(left / 1000, "Too many failed logins; try again later");
   }
 
-  failure(corpId: string, login: string): void {
+  /** Counts a failure; true when this one set the lock. */
+  failure(corpId: string, login: string): boolean {
     const now = this.now();
     if (now - this.lastPrune > 60_000) {
       this.lastPrune = now;
       this.pruneStmt.run(toIso(now - PRUNE_AFTER_MS), toIso(now));
     }
-    this.failStmt.get(corpId, login, toIso(now), toIso(now + LOCK_MS), MAX_FAILURES);
+    const row = this.failStmt.get(corpId, login, toIso(now), toIso(now + LOCK_MS), MAX_FAILURES);
+    // Attempts on a locked key are refused before counting, so the count meets the limit only once.
+    return row?.locked_until != null && row.failures === MAX_FAILURES;
   }
 
   success(corpId: string, login: string): void {

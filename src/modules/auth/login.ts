@@ -36,6 +36,11 @@ export function lockoutOf(ctx: AppContext): Lockout {
   return l;
 }
 
+/** Counts a failed attempt; the one that locks the (corporation, login) is an audit event. */
+function countFailure(ctx: AppContext, corpId: string, login: string, ip: string): void {
+  if (lockoutOf(ctx).failure(corpId, login)) ctx.audit.record({ action: "auth.lockout", outcome: "success", corp_id: corpId, target: login, ip, reason: "too-many-failures" });
+}
+
 /** Checks 3–5: may this user hold a token working in this corporation, from this address? */
 export function checkTokenIssue(ctx: AppContext, user: UserRow, corp: CorpRow, ip: string): void {
   if (!user.status) throw forbidden("The account is inactive", "account-inactive");
@@ -54,7 +59,7 @@ export interface LoginResult {
 function finishLogin(ctx: AppContext, user: UserRow, corp: CorpRow, ip: string, twoFactor: TwoFactorInput, login: string): LoginResult {
   const lock = lockoutOf(ctx);
   checkTokenIssue(ctx, user, corp, ip);
-  const deviceToken = checkTwoFactor(ctx, user, twoFactor, () => lock.failure(corp.id, login));
+  const deviceToken = checkTwoFactor(ctx, user, twoFactor, () => countFailure(ctx, corp.id, login, ip));
   lock.success(corp.id, login);
   return { user, corp, deviceToken };
 }
@@ -73,7 +78,7 @@ export async function checkLogin(ctx: AppContext, body: LoginBody, ip: string, d
     // Always spend one password verification, so timing does not tell which part was wrong.
     const passwordOk = user ? await ctx.passwords.verify(body.password, user.password_hash) : await ctx.passwords.verifyDummy(body.password);
     if (!user || !passwordOk || (!user.super_admin && !isMember(ctx, user.id, corp.id))) {
-      lock.failure(corp.id, body.login);
+      countFailure(ctx, corp.id, body.login, ip);
       throw invalidCredentials();
     }
     if (ctx.passwords.needsRehash(user.password_hash)) {
@@ -96,7 +101,7 @@ export async function checkExternalLogin(ctx: AppContext, userId: string, corp: 
     const user = ctx.platform.select().from(users).where(eq(users.id, userId)).get();
     if (!user) throw invalidCredentials();
     if (!user.super_admin && !isMember(ctx, user.id, corp.id)) {
-      lock.failure(corp.id, user.login);
+      countFailure(ctx, corp.id, user.login, ip);
       throw invalidCredentials();
     }
     return finishLogin(ctx, user, corp, ip, twoFactor, user.login);

@@ -61,12 +61,21 @@ export function catalogModule(ctx: AppContext) {
         detail: { summary: "Create a menu (no id) or replace one (id given)" },
       },
     )
-    .post("/menu/:id/workgroup/:workgroupId", ({ params }) => assignMenuToWorkgroup(ctx, params.id, params.workgroupId), {
+    .post(
+      "/menu/:id/workgroup/:workgroupId",
+      ({ params, principal }) => {
+        const wg = assignMenuToWorkgroup(ctx, params.id, params.workgroupId);
+        const target = `workgroup=${wg.id} menu=${params.id}`;
+        ctx.audit.record({ action: "workgroup.menu_assign", outcome: "success", actor_user_id: principal.userId, corp_id: wg.corp_id, target, ip: principal.ip });
+        return wg;
+      },
+      {
       auth: "*",
       params: MenuWorkgroupParams,
       response: { 200: Workgroup, 409: ProblemSchema },
       detail: { summary: "Grant a workgroup the features of a menu and of its descendants" },
-    })
+      },
+    )
     .post("/service/:id/features", ({ params, body }) => ({ items: uploadFeatures(ctx, params.id, body) }), {
       auth: "*",
       params: IdParams,

@@ -5,7 +5,7 @@ import type { AppContext } from "../../context";
 import { created, noContent } from "../../lib/http";
 import { forbidden } from "../../lib/problem";
 import { ListOf, ListQuery, ProblemSchema } from "../../lib/schemas";
-import { actionOf, authGuard } from "../auth/guard";
+import { actionOf, authGuard, type Principal } from "../auth/guard";
 import { permits } from "../auth/permissions";
 import { User } from "../user/model";
 import {
@@ -45,6 +45,16 @@ const TRANSITIONS: [path: string, status: CorpStatus, summary: string][] = [
   ["needs-update", "NEEDS_UPDATE", "Mark as needing update: status NEEDS_UPDATE (tokens into it: 503)"],
 ];
 
+/** A change to corporation `corpId` by the caller; `target` says what in it changed. */
+const audit = (p: Principal, action: string, corpId: string, target: string = corpId) => ({
+  action,
+  outcome: "success" as const,
+  actor_user_id: p.userId,
+  corp_id: corpId,
+  target,
+  ip: p.ip,
+});
+
 export function corpModule(ctx: AppContext) {
   const app = new Elysia({ name: "corp", prefix: "/api", tags: ["Corporation"] })
     .use(authGuard(ctx))
@@ -60,12 +70,20 @@ export function corpModule(ctx: AppContext) {
       response: { 200: ListOf(Corporation) },
       detail: { summary: "List corporations" },
     })
-    .post("/corp", ({ body, set }) => created(set, "/api/corp", corpView(createCorporation(ctx, body))), {
+    .post(
+      "/corp",
+      ({ body, set, principal }) => {
+        const row = createCorporation(ctx, body);
+        ctx.audit.record(audit(principal, "corp.create", row.id));
+        return created(set, "/api/corp", corpView(row));
+      },
+      {
       auth: "*",
       body: CorporationInput,
       response: { 200: Corporation, 409: ProblemSchema },
       detail: { summary: "Create a corporation with its database on its server; every built-in service is enabled" },
-    })
+      },
+    )
     .get("/corp/authname/:authName", ({ params }) => corpView(getCorpByAuthName(ctx, params.authName)), {
       auth: "*",
       params: AuthNameParams,
@@ -78,17 +96,26 @@ export function corpModule(ctx: AppContext) {
       response: { 200: Corporation },
       detail: { summary: "Show a corporation" },
     })
-    .put("/corp/:id", ({ params, body }) => corpView(updateCorporation(ctx, params.id, body)), {
+    .put(
+      "/corp/:id",
+      ({ params, body, principal }) => {
+        const row = updateCorporation(ctx, params.id, body);
+        ctx.audit.record(audit(principal, "corp.update", row.id));
+        return corpView(row);
+      },
+      {
       auth: "*",
       params: CorpIdParams,
       body: CorporationInput,
       response: { 200: Corporation, 409: ProblemSchema },
       detail: { summary: "Update a corporation (server_id is immutable)" },
-    })
+      },
+    )
     .delete(
       "/corp/:id",
-      ({ params, set }) => {
+      ({ params, set, principal }) => {
         deleteCorporation(ctx, params.id);
+        ctx.audit.record(audit(principal, "corp.delete", params.id));
         noContent(set);
       },
       {
@@ -106,16 +133,18 @@ export function corpModule(ctx: AppContext) {
     })
     .post(
       "/corp/:id/user/:userId",
-      ({ params, set }) => {
+      ({ params, set, principal }) => {
         addCorpUser(ctx, params.id, params.userId);
+        ctx.audit.record(audit(principal, "corp.user_add", params.id, `user=${params.userId}`));
         noContent(set);
       },
       { auth: "*", params: CorpUserParams, detail: { summary: "Add a user to the corporation" } },
     )
     .delete(
       "/corp/:id/user/:userId",
-      ({ params, set }) => {
+      ({ params, set, principal }) => {
         removeCorpUser(ctx, params.id, params.userId);
+        ctx.audit.record(audit(principal, "corp.user_remove", params.id, `user=${params.userId}`));
         noContent(set);
       },
       {
@@ -126,16 +155,18 @@ export function corpModule(ctx: AppContext) {
     )
     .post(
       "/corp/:id/service/:serviceId",
-      ({ params, set }) => {
+      ({ params, set, principal }) => {
         addCorpService(ctx, params.id, params.serviceId);
+        ctx.audit.record(audit(principal, "corp.service_add", params.id, `service=${params.serviceId}`));
         noContent(set);
       },
       { auth: "*", params: CorpServiceParams, detail: { summary: "Enable a service for the corporation" } },
     )
     .delete(
       "/corp/:id/service/:serviceId",
-      ({ params, set }) => {
+      ({ params, set, principal }) => {
         removeCorpService(ctx, params.id, params.serviceId);
+        ctx.audit.record(audit(principal, "corp.service_remove", params.id, `service=${params.serviceId}`));
         noContent(set);
       },
       {
@@ -163,12 +194,20 @@ export function corpModule(ctx: AppContext) {
     );
 
   for (const [path, status, summary] of TRANSITIONS) {
-    app.post(`/corp/:id/${path}`, ({ params }) => corpView(setCorpStatus(ctx, params.id, status)), {
+    app.post(
+      `/corp/:id/${path}`,
+      ({ params, principal }) => {
+        const row = setCorpStatus(ctx, params.id, status);
+        ctx.audit.record(audit(principal, "corp.status_change", row.id, `status=${status}`));
+        return corpView(row);
+      },
+      {
       auth: "*",
       params: CorpIdParams,
       response: { 200: Corporation },
       detail: { summary },
-    });
+      },
+    );
   }
   return app;
 }

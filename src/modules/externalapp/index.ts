@@ -8,7 +8,7 @@ import { externalApps } from "../../db/tenant/schema";
 import { created, noContent } from "../../lib/http";
 import { listRows } from "../../lib/list";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
-import { authGuard } from "../auth/guard";
+import { authGuard, type Principal } from "../auth/guard";
 import { commit } from "../registry-common";
 import {
   apiKeyOf,
@@ -21,6 +21,16 @@ import {
   newSecret,
   verifyApiKey,
 } from "./service";
+
+/** The app `appId` of the working corporation, changed by the caller; never the key. */
+const audit = (p: Principal, action: string, appId: string) => ({
+  action,
+  outcome: "success" as const,
+  actor_user_id: p.userId,
+  corp_id: p.corpId,
+  target: appId,
+  ip: p.ip,
+});
 
 const LIST = { q: [externalApps.name], hidden: ["key_hash"] };
 
@@ -48,6 +58,7 @@ export function externalAppModule(ctx: AppContext) {
           emit("EXTERNALAPP_AFTER_INSERT", r.id, () => externalAppView(r));
           return r;
         });
+        ctx.audit.record(audit(principal, "externalapp.create", row.id));
         return created(set, "/api/externalapp", { ...externalAppView(row), api_key: apiKeyOf(principal.corpId, row.id, key.secret) });
       },
       { auth: "platform.externalapp", body: ExternalAppInput, response: { 200: ExternalAppWithKey }, detail: { summary: "Create an external application; its API key is returned this once" } },
@@ -60,21 +71,23 @@ export function externalAppModule(ctx: AppContext) {
     })
     .put(
       "/externalapp/:id",
-      ({ tenantDb, principal, params, body }) =>
-        externalAppView(
-          commit(ctx, tenantDb, principal.corpId, (tx, emit) => {
-            getExternalApp(tx, params.id);
-            checkNameFree(tx, body.name, params.id);
-            const r = tx
-              .update(externalApps)
-              .set({ name: body.name, description: body.description ?? null, status: body.status ?? true })
-              .where(eq(externalApps.id, params.id))
-              .returning()
-              .get();
-            emit("EXTERNALAPP_AFTER_UPDATE", r.id, () => externalAppView(r));
-            return r;
-          }),
-        ),
+      ({ tenantDb, principal, params, body }) => {
+        const row = commit(ctx, tenantDb, principal.corpId, (tx, emit) => {
+          getExternalApp(tx, params.id);
+          checkNameFree(tx, body.name, params.id);
+          const r = tx
+            .update(externalApps)
+            .set({ name: body.name, description: body.description ?? null, status: body.status ?? true })
+            .where(eq(externalApps.id, params.id))
+            .returning()
+            .get();
+          emit("EXTERNALAPP_AFTER_UPDATE", r.id, () => externalAppView(r));
+          return r;
+        });
+        // The status turns the app's key on or off.
+        ctx.audit.record(audit(principal, "externalapp.update", row.id));
+        return externalAppView(row);
+      },
       { auth: "platform.externalapp", params: IdParams, body: ExternalAppInput, response: { 200: ExternalApp }, detail: { summary: "Update an external application" } },
     )
     .delete(
@@ -86,6 +99,7 @@ export function externalAppModule(ctx: AppContext) {
           tx.delete(externalApps).where(eq(externalApps.id, params.id)).run();
           emit("EXTERNALAPP_AFTER_DELETE", params.id, () => before);
         });
+        ctx.audit.record(audit(principal, "externalapp.delete", params.id));
         noContent(set);
       },
       { auth: "platform.externalapp", params: IdParams, detail: { summary: "Delete an external application with its external links" } },
@@ -100,6 +114,7 @@ export function externalAppModule(ctx: AppContext) {
           emit("EXTERNALAPP_AFTER_UPDATE", r.id, () => externalAppView(r));
           return r;
         });
+        ctx.audit.record(audit(principal, "externalapp.key_rotate", row.id));
         return { ...externalAppView(row), api_key: apiKeyOf(principal.corpId, row.id, key.secret) };
       },
       { auth: "platform.externalapp", params: IdParams, response: { 200: ExternalAppWithKey }, detail: { summary: "Rotate the API key; the old key stops working at once" } },

@@ -19,7 +19,8 @@ import { toIso } from "../../lib/time";
 
 export interface AuditEntry {
   action: string;
-  outcome: "success" | "failure";
+  /** `requested`: asked for, result not disclosed (a password reset key for a login). */
+  outcome: "success" | "failure" | "requested";
   actor_user_id?: string | null;
   corp_id?: string | null;
   target?: string | null;

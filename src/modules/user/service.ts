@@ -154,7 +154,8 @@ function issueResetKey(ctx: AppContext, login: string): void {
   });
 }
 
-export async function resetPassword(ctx: AppContext, key: string, password: string): Promise<void> {
+/** Returns the id of the user whose password was reset. */
+export async function resetPassword(ctx: AppContext, key: string, password: string): Promise<string> {
   const keyHash = sha256Hex(key);
   const row = ctx.platform.select().from(passwordResetKeys).where(eq(passwordResetKeys.key_hash, keyHash)).get();
   const badKey = () => invalid("key", "is unknown, used or expired");
@@ -169,6 +170,7 @@ export async function resetPassword(ctx: AppContext, key: string, password: stri
   forgetDevices(ctx, row.user_id);
   // The other keys of the user were asked for the same purpose; they die with this one.
   ctx.platform.delete(passwordResetKeys).where(and(eq(passwordResetKeys.user_id, row.user_id), ne(passwordResetKeys.id, row.id))).run();
+  return row.user_id;
 }
 
 export function startTwoFactor(ctx: AppContext, row: UserRow): { secret: string; otpauth_uri: string } {

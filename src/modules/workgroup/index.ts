@@ -6,7 +6,7 @@ import { workgroups } from "../../db/platform/schema";
 import { created, noContent } from "../../lib/http";
 import { listRows } from "../../lib/list";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
-import { authGuard } from "../auth/guard";
+import { authGuard, type Principal } from "../auth/guard";
 import { FeatureParams, MemberParams, ServiceParams, Workgroup, WorkgroupInput } from "./model";
 import {
   addMember,
@@ -23,6 +23,16 @@ import {
   type WorkgroupRow,
 } from "./service";
 
+/** Who changed whose permissions: `target` names the workgroup and, for a link, what it links. */
+const audit = (p: Principal, action: string, row: WorkgroupRow, link = "") => ({
+  action,
+  outcome: "success" as const,
+  actor_user_id: p.userId,
+  corp_id: row.corp_id,
+  target: `workgroup=${row.id}${link}`,
+  ip: p.ip,
+});
+
 export function workgroupModule(ctx: AppContext) {
   const view = (row: WorkgroupRow) => workgroupView(ctx, row);
   const auth = "platform.workgroup" as const;
@@ -34,29 +44,41 @@ export function workgroupModule(ctx: AppContext) {
       response: { 200: ListOf(Workgroup) },
       detail: { summary: "List the working corporation's workgroups" },
     })
-    .post("/workgroup", ({ body, principal, set }) => created(set, "/api/workgroup", view(createWorkgroup(ctx, principal.corpId, body))), {
+    .post(
+      "/workgroup",
+      ({ body, principal, set }) => {
+        const row = createWorkgroup(ctx, principal.corpId, body);
+        ctx.audit.record(audit(principal, "workgroup.create", row));
+        return created(set, "/api/workgroup", view(row));
+      },
+      {
       auth,
       body: WorkgroupInput,
       response: { 200: Workgroup },
       detail: { summary: "Create a workgroup in the working corporation" },
-    })
+      },
+    )
     .get("/workgroup/:id", ({ params, principal }) => view(visibleWorkgroup(ctx, principal, params.id)), {
       auth,
       params: IdParams,
       response: { 200: Workgroup },
       detail: { summary: "Show a workgroup" },
     })
-    .put("/workgroup/:id", ({ params, body, principal }) => view(updateWorkgroup(ctx, visibleWorkgroup(ctx, principal, params.id), body)), {
-      auth,
-      params: IdParams,
-      body: WorkgroupInput,
-      response: { 200: Workgroup },
-      detail: { summary: "Update a workgroup" },
-    })
+    .put(
+      "/workgroup/:id",
+      ({ params, body, principal }) => {
+        const row = updateWorkgroup(ctx, visibleWorkgroup(ctx, principal, params.id), body);
+        ctx.audit.record(audit(principal, "workgroup.update", row));
+        return view(row);
+      },
+      { auth, params: IdParams, body: WorkgroupInput, response: { 200: Workgroup }, detail: { summary: "Update a workgroup" } },
+    )
     .delete(
       "/workgroup/:id",
       ({ params, principal, set }) => {
-        deleteWorkgroup(ctx, visibleWorkgroup(ctx, principal, params.id));
+        const row = visibleWorkgroup(ctx, principal, params.id);
+        deleteWorkgroup(ctx, row);
+        ctx.audit.record(audit(principal, "workgroup.delete", row));
         noContent(set);
       },
       { auth, params: IdParams, detail: { summary: "Delete a workgroup with its memberships and grants" } },
@@ -64,7 +86,9 @@ export function workgroupModule(ctx: AppContext) {
     .post(
       "/workgroup/:id/user/:userId",
       ({ params, principal, set }) => {
-        addMember(ctx, visibleWorkgroup(ctx, principal, params.id), params.userId);
+        const row = visibleWorkgroup(ctx, principal, params.id);
+        addMember(ctx, row, params.userId);
+        ctx.audit.record(audit(principal, "workgroup.member_add", row, ` user=${params.userId}`));
         noContent(set);
       },
       { auth, params: MemberParams, detail: { summary: "Add a user to the workgroup" } },
@@ -72,7 +96,9 @@ export function workgroupModule(ctx: AppContext) {
     .delete(
       "/workgroup/:id/user/:userId",
       ({ params, principal, set }) => {
-        removeMember(ctx, visibleWorkgroup(ctx, principal, params.id), params.userId);
+        const row = visibleWorkgroup(ctx, principal, params.id);
+        removeMember(ctx, row, params.userId);
+        ctx.audit.record(audit(principal, "workgroup.member_remove", row, ` user=${params.userId}`));
         noContent(set);
       },
       { auth, params: MemberParams, detail: { summary: "Remove a user from the workgroup" } },
@@ -80,7 +106,9 @@ export function workgroupModule(ctx: AppContext) {
     .post(
       "/workgroup/:id/service/:serviceId",
       ({ params, principal, set }) => {
-        grantService(ctx, visibleWorkgroup(ctx, principal, params.id), params.serviceId);
+        const row = visibleWorkgroup(ctx, principal, params.id);
+        grantService(ctx, row, params.serviceId);
+        ctx.audit.record(audit(principal, "workgroup.service_grant", row, ` service=${params.serviceId}`));
         noContent(set);
       },
       { auth, params: ServiceParams, detail: { summary: "Give the workgroup access to a service" } },
@@ -88,7 +116,9 @@ export function workgroupModule(ctx: AppContext) {
     .delete(
       "/workgroup/:id/service/:serviceId",
       ({ params, principal, set }) => {
-        revokeService(ctx, visibleWorkgroup(ctx, principal, params.id), params.serviceId);
+        const row = visibleWorkgroup(ctx, principal, params.id);
+        revokeService(ctx, row, params.serviceId);
+        ctx.audit.record(audit(principal, "workgroup.service_revoke", row, ` service=${params.serviceId}`));
         noContent(set);
       },
       { auth, params: ServiceParams, detail: { summary: "Take the access to a service away" } },
@@ -96,7 +126,9 @@ export function workgroupModule(ctx: AppContext) {
     .post(
       "/workgroup/:id/feature/:featureId",
       ({ params, principal, set }) => {
-        grantFeature(ctx, visibleWorkgroup(ctx, principal, params.id), params.featureId);
+        const row = visibleWorkgroup(ctx, principal, params.id);
+        grantFeature(ctx, row, params.featureId);
+        ctx.audit.record(audit(principal, "workgroup.feature_grant", row, ` feature=${params.featureId}`));
         noContent(set);
       },
       { auth, params: FeatureParams, detail: { summary: "Give the workgroup access to a feature" } },
@@ -104,7 +136,9 @@ export function workgroupModule(ctx: AppContext) {
     .delete(
       "/workgroup/:id/feature/:featureId",
       ({ params, principal, set }) => {
-        revokeFeature(ctx, visibleWorkgroup(ctx, principal, params.id), params.featureId);
+        const row = visibleWorkgroup(ctx, principal, params.id);
+        revokeFeature(ctx, row, params.featureId);
+        ctx.audit.record(audit(principal, "workgroup.feature_revoke", row, ` feature=${params.featureId}`));
         noContent(set);
       },
       { auth, params: FeatureParams, detail: { summary: "Take the access to a feature away" } },
