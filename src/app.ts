@@ -39,6 +39,7 @@ import { workgroupModule } from "./modules/workgroup";
 import { docsModule, healthModule } from "./modules/system";
 import { socketModule } from "./modules/socket";
 import { webhookModule } from "./modules/webhook";
+import { retentionModule } from "./modules/retention";
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
@@ -224,6 +225,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
     qrcodeModule(ctx),
     ispModule(ctx),
     metricModule(ctx),
+    retentionModule(ctx),
   ];
   for (const m of modules) app.use(m);
 

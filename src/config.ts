@@ -38,6 +38,10 @@ export interface Config {
   /** GET /metrics answers loopback clients only. */
   metricsLoopbackOnly: boolean;
   auditRetentionDays: number;
+  /** Days dispatched outbox events and finished webhook deliveries are kept. */
+  eventRetentionDays: number;
+  /** Days RADIUS accounting records are kept; 0: forever. */
+  accountingRetentionDays: number;
 }
 
 interface Setting {
@@ -74,6 +78,8 @@ export const SETTINGS: Setting[] = [
   { flag: "metrics-token", env: "CORPADMIN_METRICS_TOKEN", default: "", help: "bearer token GET /metrics requires; /metrics is off unless this or --metrics-loopback-only is set" },
   { flag: "metrics-loopback-only", env: "CORPADMIN_METRICS_LOOPBACK", default: "false", help: "serve GET /metrics to loopback clients (with the token too when one is set)" },
   { flag: "audit-retention-days", env: "CORPADMIN_AUDIT_RETENTION_DAYS", default: "90", help: "days audit log entries are kept in the platform database" },
+  { flag: "event-retention-days", env: "CORPADMIN_EVENT_RETENTION_DAYS", default: "30", help: "days dispatched outbox events and finished webhook deliveries (the delivery log) are kept" },
+  { flag: "accounting-retention-days", env: "CORPADMIN_ACCOUNTING_RETENTION_DAYS", default: "400", help: "days RADIUS accounting records are kept; 0: forever" },
 ];
 
 export class ConfigError extends Error {}
@@ -155,6 +161,8 @@ export function loadConfig(flags: Map<string, string> = new Map(), env: Record<s
     metricsToken: get("metrics-token") || null,
     metricsLoopbackOnly: boolSetting("metrics-loopback-only", get("metrics-loopback-only")),
     auditRetentionDays: int("audit-retention-days", 1, 36_500),
+    eventRetentionDays: int("event-retention-days", 1, 36_500),
+    accountingRetentionDays: int("accounting-retention-days", 0, 36_500),
   };
 }
 
