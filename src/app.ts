@@ -182,12 +182,16 @@ export function createApp(config: Config, options: AppOptions = {}) {
       set.status = problem.status;
       return problemResponse(problem);
     })
-    .onAfterResponse({ as: "global" }, ({ request, set, route }) => {
+    .onAfterResponse({ as: "global" }, (c) => {
+      const { request, set, route } = c;
       const s = started.get(request);
       if (!s) return;
-      const status = typeof set.status === "number" ? set.status : 200;
+      // A handler that returns a Response (redirects, images, problems) sets its status there.
+      const value = (c as { responseValue?: unknown }).responseValue;
+      const status = value instanceof Response ? value.status : typeof set.status === "number" ? set.status : 200;
       const ms = performance.now() - s.at;
       recordRequest(ctx.serviceMetrics, request.method, route, status, ms / 1000);
+      if (ctx.logger.enabled?.("info") === false) return;
       ctx.logger.info("request", {
         request_id: s.id,
         method: request.method,

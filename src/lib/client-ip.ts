@@ -47,7 +47,10 @@ export function clientIpResolver(trustedProxies: string[]): ClientIpResolver {
   });
   return (request, peer) => {
     const direct = peer ?? "127.0.0.1";
-    if (trusted.length === 0 || !inCidrs(direct, trusted)) return normalizeAddress(direct)?.toString() ?? direct;
+    // Hot path (every request of /q/{slug}): without trusted proxies, only an IPv4-mapped IPv6
+    // peer needs rewriting, and that is a prefix check, not a parse.
+    if (trusted.length === 0) return direct.startsWith("::ffff:") && direct.includes(".") ? direct.slice(7) : direct;
+    if (!inCidrs(direct, trusted)) return normalizeAddress(direct)?.toString() ?? direct;
     const forwarded = request.headers.get("x-forwarded-for");
     if (!forwarded) return normalizeAddress(direct)?.toString() ?? direct;
     const hops = forwarded.split(",").map((s) => s.trim()).filter(Boolean);
