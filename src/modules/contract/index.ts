@@ -1,7 +1,7 @@
 // Contract rows of routes.md: local CRUD, the external-app upsert (upsert.ts), lookups by the
 // app's identity, connection settings, items, flags and the active/inactive transitions.
 import { and, eq, inArray } from "drizzle-orm";
-import { Elysia } from "elysia";
+import { Elysia, type Context } from "elysia";
 import type { AppContext } from "../../context";
 import type { TenantDb } from "../../db/sqlite";
 import { contractFlags, contractItems, contracts } from "../../db/tenant/schema";
@@ -101,10 +101,19 @@ function linkedList(db: TenantDb, principal: Principal, params: { externalAppId?
   return { ...page, items: page.items.map((c) => ({ ...c, identity: identities.get(c.id)! })) };
 }
 
-function upsert(ctx: AppContext, db: TenantDb, principal: Principal, params: { externalAppId?: string; externalAppName?: string }, body: ContractExternalInput) {
+function upsert(
+  ctx: AppContext,
+  db: TenantDb,
+  principal: Principal,
+  params: { externalAppId?: string; externalAppName?: string },
+  body: ContractExternalInput,
+  set: Context["set"],
+) {
   const app = resolveApp(db, principal, params);
   if (!app.status) throw forbidden("The external application is inactive");
-  return upsertFromExternalApp(ctx, db, principal.corpId, tzOf(principal), app, body);
+  const { contract, created: isNew } = upsertFromExternalApp(ctx, db, principal.corpId, tzOf(principal), app, body);
+  // A creating upsert is a create: it sends Location as every create does (routes.md, Success).
+  return isNew ? created(set, "/api/contract", contract) : contract;
 }
 
 /** A change to one contract that fires CONTRACT_AFTER_UPDATE with its new view. */
@@ -153,14 +162,14 @@ export function contractModule(ctx: AppContext) {
       },
       { auth: "platform.contract", body: ContractInput, response: { 200: Contract }, detail: { summary: "Create a contract (the generated password is shown this once)" } },
     )
-    .post("/contract/create/externalapp/name/:externalAppName", ({ tenantDb, principal, params, body }) => upsert(ctx, tenantDb, principal, params, body), {
+    .post("/contract/create/externalapp/name/:externalAppName", ({ tenantDb, principal, params, body, set }) => upsert(ctx, tenantDb, principal, params, body, set), {
       auth: key("platform.contract"),
       params: AppByName,
       body: ContractExternalInput,
       response: { 200: ContractWithIdentity },
       detail: { summary: "Create or update a contract from an external application (by name)" },
     })
-    .post("/contract/create/externalapp/id/:externalAppId", ({ tenantDb, principal, params, body }) => upsert(ctx, tenantDb, principal, params, body), {
+    .post("/contract/create/externalapp/id/:externalAppId", ({ tenantDb, principal, params, body, set }) => upsert(ctx, tenantDb, principal, params, body, set), {
       auth: key("platform.contract"),
       params: AppById,
       body: ContractExternalInput,
