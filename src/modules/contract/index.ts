@@ -265,7 +265,7 @@ export function contractModule(ctx: AppContext) {
           return true;
         });
         // The password is in clear only when this request set it.
-        return contractView(tenantDb, getContract(tenantDb, params.id), tzOf(principal), body.password !== undefined);
+        return contractView(tenantDb, getContract(tenantDb, params.id), tzOf(principal), body.password != null);
       },
       { auth: "platform.contract", params: IdParams, body: ContractConfigInput, response: { 200: Contract }, detail: { summary: "Update the connection settings" } },
     )
