@@ -60,7 +60,20 @@ function filterValue(field: string, col: { dataType: string }, raw: unknown): un
   return text;
 }
 
-const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => "\\" + c);
+/**
+ * A GLOB pattern that finds `q` as a substring in any letter case. SQLite's lower() and LIKE fold
+ * ASCII letters only, so `joão` would miss `JOÃO`; a character class per cased letter does not.
+ */
+function caselessGlob(q: string): string {
+  let out = "*";
+  for (const ch of q) {
+    const variants = new Set([ch, ch.toLowerCase(), ch.toUpperCase()].filter((v) => [...v].length === 1));
+    if (variants.size > 1) out += `[${[...variants].join("")}]`;
+    else if (ch === "*" || ch === "?" || ch === "[") out += `[${ch}]`;
+    else out += ch;
+  }
+  return out + "*";
+}
 
 /** Builds the WHERE and ORDER BY of a list request; throws 400 naming an unknown field. */
 export function listClauses(table: SQLiteTable, spec: ListSpec, params: ListParams, where: (SQL | undefined)[] = []) {
@@ -75,8 +88,8 @@ export function listClauses(table: SQLiteTable, spec: ListSpec, params: ListPara
     else throw invalid(key, "is not a filterable field");
   }
   if (params.q) {
-    const pattern = `%${escapeLike(params.q.toLowerCase())}%`;
-    conds.push(or(...spec.q.map((c) => sql`lower(${c}) LIKE ${pattern} ESCAPE '\\'`)));
+    const pattern = caselessGlob(params.q);
+    conds.push(or(...spec.q.map((c) => sql`${c} GLOB ${pattern}`)));
   }
   const sortText = params.sort ?? spec.defaultSort ?? "id";
   const descending = sortText.startsWith("-");

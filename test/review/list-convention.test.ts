@@ -125,3 +125,22 @@ describe("contract lists", () => {
     expect(csv.text.trim().split("\n")).toHaveLength(2);
   });
 });
+
+describe("?q", () => {
+  test("is case-insensitive beyond ASCII (Brazilian names are often written in capitals) and takes wildcards literally", async () => {
+    const names = ["JOÃO DA CONCEIÇÃO", "Joana 50% [VIP]_*?", "ÉDEN ÁVILA"];
+    const ids: Record<string, string> = {};
+    for (const name of names) ids[name] = (await t.req("POST", "/api/person", { token: admin.token, body: { name } })).body.id;
+    const found = async (q: string) => (await get(`/api/person?q=${encodeURIComponent(q)}`)).body.items.map((p: any) => p.name);
+    expect(await found("joão")).toEqual(["JOÃO DA CONCEIÇÃO"]);
+    expect(await found("conceição")).toEqual(["JOÃO DA CONCEIÇÃO"]);
+    expect(await found("éden á")).toEqual(["ÉDEN ÁVILA"]);
+    expect(await found("ÉDEN")).toEqual(["ÉDEN ÁVILA"]);
+    expect(await found("50% [vip]_*?")).toEqual(["Joana 50% [VIP]_*?"]);
+    expect(await found("%")).toEqual(["Joana 50% [VIP]_*?"]);
+    expect(await found("_")).toEqual(["Joana 50% [VIP]_*?"]);
+    expect(await found("*")).toEqual(["Joana 50% [VIP]_*?"]);
+    expect(await found("[v")).toEqual(["Joana 50% [VIP]_*?"]);
+    expect(await found("joao")).toEqual([]);
+  });
+});
