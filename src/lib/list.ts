@@ -1,5 +1,5 @@
 // The list convention of routes.md: ?page, ?limit, ?q, ?sort=field|-field, ?<field>=<value>.
-import { and, asc, count, desc, eq, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import { getTableColumns } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { AnyDb } from "../db/sqlite";
@@ -22,6 +22,8 @@ export interface ListSpec {
   defaultSort?: string;
   /** Query keys that are not field filters but belong to the route (handled by the caller). */
   extraKeys?: string[];
+  /** Scalar response fields that are not columns of the table, as SQL expressions to sort and filter by. */
+  computed?: Record<string, { expr: SQLWrapper; dataType: "string" | "number" | "boolean" }>;
 }
 
 export interface Page<T> {
@@ -43,7 +45,7 @@ function scalarColumns(table: SQLiteTable, hidden: string[]): Record<string, SQL
   return out;
 }
 
-function filterValue(field: string, col: SQLiteColumn, raw: unknown): unknown {
+function filterValue(field: string, col: { dataType: string }, raw: unknown): unknown {
   const text = Array.isArray(raw) ? String(raw[raw.length - 1]) : String(raw);
   if (col.dataType === "boolean") {
     if (text === "true") return true;
@@ -58,7 +60,20 @@ function filterValue(field: string, col: SQLiteColumn, raw: unknown): unknown {
   return text;
 }
 
-const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => "\\" + c);
+/**
+ * A GLOB pattern that finds `q` as a substring in any letter case. SQLite's lower() and LIKE fold
+ * ASCII letters only, so `joão` would miss `JOÃO`; a character class per cased letter does not.
+ */
+function caselessGlob(q: string): string {
+  let out = "*";
+  for (const ch of q) {
+    const variants = new Set([ch, ch.toLowerCase(), ch.toUpperCase()].filter((v) => [...v].length === 1));
+    if (variants.size > 1) out += `[${[...variants].join("")}]`;
+    else if (ch === "*" || ch === "?" || ch === "[") out += `[${ch}]`;
+    else out += ch;
+  }
+  return out + "*";
+}
 
 /** Builds the WHERE and ORDER BY of a list request; throws 400 naming an unknown field. */
 export function listClauses(table: SQLiteTable, spec: ListSpec, params: ListParams, where: (SQL | undefined)[] = []) {
@@ -67,17 +82,19 @@ export function listClauses(table: SQLiteTable, spec: ListSpec, params: ListPara
   for (const [key, raw] of Object.entries(params)) {
     if (RESERVED.has(key) || raw === undefined || spec.extraKeys?.includes(key)) continue;
     const col = cols[key];
-    if (!col) throw invalid(key, "is not a filterable field");
-    conds.push(eq(col, filterValue(key, col, raw)));
+    const computed = spec.computed?.[key];
+    if (col) conds.push(eq(col, filterValue(key, col, raw)));
+    else if (computed) conds.push(eq(computed.expr, filterValue(key, computed, raw)));
+    else throw invalid(key, "is not a filterable field");
   }
   if (params.q) {
-    const pattern = `%${escapeLike(params.q.toLowerCase())}%`;
-    conds.push(or(...spec.q.map((c) => sql`lower(${c}) LIKE ${pattern} ESCAPE '\\'`)));
+    const pattern = caselessGlob(params.q);
+    conds.push(or(...spec.q.map((c) => sql`${c} GLOB ${pattern}`)));
   }
   const sortText = params.sort ?? spec.defaultSort ?? "id";
   const descending = sortText.startsWith("-");
   const sortField = descending ? sortText.slice(1) : sortText;
-  const sortCol = cols[sortField];
+  const sortCol: SQLWrapper | undefined = cols[sortField] ?? spec.computed?.[sortField]?.expr;
   if (!sortCol) throw invalid("sort", `unknown field '${sortField}'`);
   const order = [descending ? desc(sortCol) : asc(sortCol)];
   if (sortField !== "id" && cols.id) order.push(asc(cols.id));

@@ -1,7 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import { t, type Static } from "elysia";
 import type { TenantDb } from "../../db/sqlite";
-import { cities, contracts, persons } from "../../db/tenant/schema";
+import { cities, contracts, ispPops, persons } from "../../db/tenant/schema";
 import { conflict, notFound } from "../../lib/problem";
 import { Uuid } from "../../lib/schemas";
 import type { Db } from "../registry-common";
@@ -54,7 +54,9 @@ export function cityInUse(db: TenantDb | Db, id: string): boolean {
   const p = db.select({ id: persons.id }).from(persons).where(eq(persons.address_city_id, id)).limit(1).get();
   if (p) return true;
   const c = db.select({ id: contracts.id }).from(contracts).where(eq(contracts.address_city_id, id)).limit(1).get();
-  return !!c;
+  if (c) return true;
+  // A point of presence's address counts too (ISP), or its foreign key would refuse with a vaguer 409.
+  return !!db.select({ id: ispPops.id }).from(ispPops).where(eq(ispPops.address_city_id, id)).limit(1).get();
 }
 
 

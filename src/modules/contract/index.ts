@@ -1,15 +1,15 @@
 // Contract rows of routes.md: local CRUD, the external-app upsert (upsert.ts), lookups by the
 // app's identity, connection settings, items, flags and the active/inactive transitions.
 import { and, eq, inArray } from "drizzle-orm";
-import { Elysia } from "elysia";
+import { Elysia, type Context } from "elysia";
 import type { AppContext } from "../../context";
 import type { TenantDb } from "../../db/sqlite";
 import { contractFlags, contractItems, contracts } from "../../db/tenant/schema";
 import { created } from "../../lib/http";
 import { listRows, type ListParams } from "../../lib/list";
-import { conflict, forbidden, invalidMany, notFound, type FieldError } from "../../lib/problem";
+import { conflict, forbidden, invalid, invalidMany, notFound, type FieldError } from "../../lib/problem";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
-import { nowIso } from "../../lib/time";
+import { canonicalDate, nowIso } from "../../lib/time";
 import { authGuard, type Principal } from "../auth/guard";
 import { classificationIds } from "../classification";
 import { productsByIds } from "../product/service";
@@ -26,6 +26,7 @@ import {
   ExternalLinkInput,
   ExternalLinkView,
   identitiesOf,
+  identityListField,
   linkedIdsOf,
   linkedRecordId,
   linkFromRequest,
@@ -38,6 +39,7 @@ import {
   ContractExternalInput,
   ContractInput,
   ContractWithIdentity,
+  DATE_FIELDS,
   FlagsBody,
   FlagsResponse,
   ItemsBody,
@@ -67,6 +69,23 @@ const LIST = {
 
 const tzOf = (p: Principal) => p.corp.timezone;
 
+/**
+ * Contract dates are stored as `YYYY-MM-DD` but shown as midnight in the corporation's timezone:
+ * a date filter accepts either form (a date-time's date part is used, as in request bodies).
+ */
+function listQuery(query: ListParams): ListParams {
+  const out = { ...query };
+  for (const f of DATE_FIELDS) {
+    const raw = out[f];
+    if (raw === undefined) continue;
+    const text = Array.isArray(raw) ? String(raw[raw.length - 1]) : String(raw);
+    const date = canonicalDate(text);
+    if (!date) throw invalid(f, "must be a date, YYYY-MM-DD");
+    out[f] = date;
+  }
+  return out;
+}
+
 function byIdentity(db: TenantDb, principal: Principal, params: { externalAppId?: string; externalAppName?: string; identity: string }) {
   const app = resolveApp(db, principal, params);
   const id = linkedRecordId(db, app.id, "contract", params.identity);
@@ -77,15 +96,24 @@ function byIdentity(db: TenantDb, principal: Principal, params: { externalAppId?
 function linkedList(db: TenantDb, principal: Principal, params: { externalAppId?: string; externalAppName?: string }, query: ListParams) {
   const app = resolveApp(db, principal, params);
   const tz = tzOf(principal);
-  const page = listRows(db, contracts, LIST, query, (r: ContractRow) => contractView(db, r, tz), [inArray(contracts.id, linkedIdsOf(db, app.id, "contract"))]);
+  const page = listRows(db, contracts, { ...LIST, computed: identityListField(app.id, "contract", contracts.id) }, listQuery(query), (r: ContractRow) => contractView(db, r, tz), [inArray(contracts.id, linkedIdsOf(db, app.id, "contract"))]);
   const identities = identitiesOf(db, app.id, "contract", page.items.map((c) => c.id));
   return { ...page, items: page.items.map((c) => ({ ...c, identity: identities.get(c.id)! })) };
 }
 
-function upsert(ctx: AppContext, db: TenantDb, principal: Principal, params: { externalAppId?: string; externalAppName?: string }, body: ContractExternalInput) {
+function upsert(
+  ctx: AppContext,
+  db: TenantDb,
+  principal: Principal,
+  params: { externalAppId?: string; externalAppName?: string },
+  body: ContractExternalInput,
+  set: Context["set"],
+) {
   const app = resolveApp(db, principal, params);
   if (!app.status) throw forbidden("The external application is inactive");
-  return upsertFromExternalApp(ctx, db, principal.corpId, tzOf(principal), app, body);
+  const { contract, created: isNew } = upsertFromExternalApp(ctx, db, principal.corpId, tzOf(principal), app, body);
+  // A creating upsert is a create: it sends Location as every create does (routes.md, Success).
+  return isNew ? created(set, "/api/contract", contract) : contract;
 }
 
 /** A change to one contract that fires CONTRACT_AFTER_UPDATE with its new view. */
@@ -116,7 +144,7 @@ export function contractModule(ctx: AppContext) {
     .use(authGuard(ctx))
     .get(
       "/contract",
-      ({ tenantDb, principal, query }) => listRows(tenantDb, contracts, LIST, query, (r: ContractRow) => contractView(tenantDb, r, tzOf(principal))),
+      ({ tenantDb, principal, query }) => listRows(tenantDb, contracts, LIST, listQuery(query), (r: ContractRow) => contractView(tenantDb, r, tzOf(principal))),
       { auth: "platform.contract", query: ListQuery, response: { 200: ListOf(Contract) }, detail: { summary: "List all contracts (also ?customer_id)" } },
     )
     .post(
@@ -134,14 +162,14 @@ export function contractModule(ctx: AppContext) {
       },
       { auth: "platform.contract", body: ContractInput, response: { 200: Contract }, detail: { summary: "Create a contract (the generated password is shown this once)" } },
     )
-    .post("/contract/create/externalapp/name/:externalAppName", ({ tenantDb, principal, params, body }) => upsert(ctx, tenantDb, principal, params, body), {
+    .post("/contract/create/externalapp/name/:externalAppName", ({ tenantDb, principal, params, body, set }) => upsert(ctx, tenantDb, principal, params, body, set), {
       auth: key("platform.contract"),
       params: AppByName,
       body: ContractExternalInput,
       response: { 200: ContractWithIdentity },
       detail: { summary: "Create or update a contract from an external application (by name)" },
     })
-    .post("/contract/create/externalapp/id/:externalAppId", ({ tenantDb, principal, params, body }) => upsert(ctx, tenantDb, principal, params, body), {
+    .post("/contract/create/externalapp/id/:externalAppId", ({ tenantDb, principal, params, body, set }) => upsert(ctx, tenantDb, principal, params, body, set), {
       auth: key("platform.contract"),
       params: AppById,
       body: ContractExternalInput,
@@ -237,7 +265,7 @@ export function contractModule(ctx: AppContext) {
           return true;
         });
         // The password is in clear only when this request set it.
-        return contractView(tenantDb, getContract(tenantDb, params.id), tzOf(principal), body.password !== undefined);
+        return contractView(tenantDb, getContract(tenantDb, params.id), tzOf(principal), body.password != null);
       },
       { auth: "platform.contract", params: IdParams, body: ContractConfigInput, response: { 200: Contract }, detail: { summary: "Update the connection settings" } },
     )

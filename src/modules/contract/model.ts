@@ -64,7 +64,8 @@ export const RATE_PATTERN = "^[0-9]+(\\.[0-9]+)?[kKmMgG]$";
 
 export const ContractConfigInput = t.Object({
   username: t.Optional(t.String({ minLength: 1, maxLength: 64, pattern: "^\\S+$" })),
-  password: t.Optional(t.String({ minLength: 4, maxLength: 64 })),
+  // Left out or null: unchanged (routes.md, ContractConfig).
+  password: Opt(t.String({ minLength: 4, maxLength: 64 })),
   min_upload: Opt(t.String({ pattern: RATE_PATTERN, maxLength: 32 })),
   max_upload: Opt(t.String({ pattern: RATE_PATTERN, maxLength: 32 })),
   min_download: Opt(t.String({ pattern: RATE_PATTERN, maxLength: 32 })),
@@ -141,5 +142,5 @@ export const ItemsBody = t.Object({ items: t.Array(ContractItemInput, { maxItems
 export const ItemsResponse = t.Object({ items: t.Array(ContractItem) });
 
 const FlagName = t.String({ minLength: 1, maxLength: 64 });
-export const FlagsBody = t.Object({ add: t.Optional(t.Array(FlagName, { maxItems: 500 })), remove: t.Optional(t.Array(FlagName, { maxItems: 500 })) });
+export const FlagsBody = t.Object({ add: Opt(t.Array(FlagName, { maxItems: 500 })), remove: Opt(t.Array(FlagName, { maxItems: 500 })) });
 export const FlagsResponse = t.Object({ flags: t.Array(t.String()) });

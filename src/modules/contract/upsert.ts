@@ -123,7 +123,7 @@ export function upsertFromExternalApp(ctx: AppContext, db: TenantDb, corpId: str
   });
   const row = db.select().from(contracts).where(eq(contracts.id, contractId)).get() as ContractRow;
   // The generated password is shown by the response that generated it, and only there.
-  return { ...contractView(db, row, timeZone, created), identity: body.identity };
+  return { contract: { ...contractView(db, row, timeZone, created), identity: body.identity }, created };
 }
 
 function viewOf(tx: Tx, kind: Kind, id: string, timeZone: string): unknown {

@@ -22,6 +22,7 @@ import {
   ExternalLinkInput,
   ExternalLinkView,
   identitiesOf,
+  identityListField,
   linkedIdsOf,
   linkedRecordId,
   linkFromRequest,
@@ -41,7 +42,7 @@ function byIdentity(db: TenantDb, principal: Principal, params: { externalAppId?
 
 function linkedList(db: TenantDb, principal: Principal, params: { externalAppId?: string; externalAppName?: string }, query: ListParams) {
   const app = resolveApp(db, principal, params);
-  const page = listRows(db, persons, LIST, query, (r: typeof persons.$inferSelect) => personView(db, r), [inArray(persons.id, linkedIdsOf(db, app.id, "person"))]);
+  const page = listRows(db, persons, { ...LIST, computed: identityListField(app.id, "person", persons.id) }, query, (r: typeof persons.$inferSelect) => personView(db, r), [inArray(persons.id, linkedIdsOf(db, app.id, "person"))]);
   const identities = identitiesOf(db, app.id, "person", page.items.map((p) => p.id));
   return { ...page, items: page.items.map((p) => ({ ...p, identity: identities.get(p.id)! })) };
 }

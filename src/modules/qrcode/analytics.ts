@@ -82,7 +82,14 @@ export function listAccesses(db: TenantDb, codeId: string, query: ListParams & {
   return listRows(
     db,
     qrAccesses,
-    { q: [qrAccesses.ip, qrAccesses.user_agent, qrAccesses.referer], hidden: ["visitor"], defaultSort: "-at", extraKeys: ["from", "to"] },
+    {
+      q: [qrAccesses.ip, qrAccesses.user_agent, qrAccesses.referer],
+      hidden: ["visitor"],
+      defaultSort: "-at",
+      extraKeys: ["from", "to"],
+      // An access is never updated: accessView shows `at` as both timestamps, so lists take them too.
+      computed: { created_at: { expr: qrAccesses.at, dataType: "string" }, updated_at: { expr: qrAccesses.at, dataType: "string" } },
+    },
     query,
     accessView,
     [eq(qrAccesses.qrcode_id, codeId), from ? gte(qrAccesses.at, from) : undefined, to ? lt(qrAccesses.at, to) : undefined],

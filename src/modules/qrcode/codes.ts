@@ -1,6 +1,6 @@
 // QR codes: create, update, active/inactive, delete, list and CSV export. Dynamic codes also own a
 // row of the platform slug index, written before the tenant row and removed if that fails.
-import { and, asc, eq, getTableColumns } from "drizzle-orm";
+import { and, asc, eq, getTableColumns, sql } from "drizzle-orm";
 import type { AppContext } from "../../context";
 import { qrCampaigns, qrCategories, qrCodes, qrLogos } from "../../db/tenant/schema";
 import { writeTx, type TenantDb } from "../../db/sqlite";
@@ -16,7 +16,14 @@ import type { SlugCache } from "./redirect";
 
 export type CodeRow = typeof qrCodes.$inferSelect;
 
-export const CODE_LIST: ListSpec = { q: [qrCodes.name, qrCodes.content, qrCodes.target, qrCodes.slug] };
+const CODE_Q = [qrCodes.name, qrCodes.content, qrCodes.target, qrCodes.slug];
+
+/** The list spec of codes; `url` and `encoded` are derived as codeView derives them, so lists sort and filter by them too. */
+export function codeListSpec(publicUrl: string): ListSpec {
+  const url = sql`CASE WHEN ${qrCodes.slug} IS NULL THEN NULL ELSE ${publicUrl + "/q/"} || ${qrCodes.slug} END`;
+  const encoded = sql`CASE WHEN ${qrCodes.kind} = 'dynamic' THEN ${url} ELSE coalesce(${qrCodes.content}, '') END`;
+  return { q: CODE_Q, computed: { url: { expr: url, dataType: "string" }, encoded: { expr: encoded, dataType: "string" } } };
+}
 
 export interface QrDeps {
   ctx: AppContext;
@@ -178,7 +185,7 @@ export function deleteCode(deps: QrDeps, db: TenantDb, corpId: string, id: strin
 }
 
 export function listCodes(deps: QrDeps, db: TenantDb, query: ListParams) {
-  return listRows(db, qrCodes, CODE_LIST, query, (row: CodeRow) => codeView(deps.ctx.config.publicUrl, row));
+  return listRows(db, qrCodes, codeListSpec(deps.ctx.config.publicUrl), query, (row: CodeRow) => codeView(deps.ctx.config.publicUrl, row));
 }
 
 export const CODES_CSV_HEADER = ["id", "name", "kind", "content", "target", "slug", "url", "campaign", "category", "status", "scans", "created_at"];
@@ -187,7 +194,7 @@ export const CODES_CSV_HEADER = ["id", "name", "kind", "content", "target", "slu
 export function exportCodes(deps: QrDeps, db: TenantDb, query: ListParams): string {
   if (query.format !== "csv") throw invalid("format", "must be csv");
   const { format: _format, page: _page, limit: _limit, ...filters } = query;
-  const { where, order } = listClauses(qrCodes, CODE_LIST, filters);
+  const { where, order } = listClauses(qrCodes, codeListSpec(deps.ctx.config.publicUrl), filters);
   const rows = db
     .select({ ...getTableColumns(qrCodes), campaign: qrCampaigns.name, category: qrCategories.name })
     .from(qrCodes)

@@ -1,7 +1,8 @@
 // What the registry modules share: embedded addresses, external-app links, resolving the app a
 // route names (and checking that an API key belongs to it), and committing with events.
 import type { Database } from "bun:sqlite";
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { t, type Static } from "elysia";
 import type { AppContext } from "../../context";
 import { recordEvent, type EventGroup } from "../../events/outbox";
@@ -235,6 +236,12 @@ export function linkedIdsOf(db: Db, appId: string, type: RecordType) {
     .select({ id: externalLinks.record_id })
     .from(externalLinks)
     .where(and(eq(externalLinks.external_app_id, appId), eq(externalLinks.record_type, type)));
+}
+
+/** The `identity` of the lists by external app, as a list field (routes.md: sort and filter by any scalar field). */
+export function identityListField(appId: string, type: RecordType, recordId: SQLiteColumn) {
+  const expr = sql`(SELECT ${externalLinks.identity} FROM ${externalLinks} WHERE ${externalLinks.external_app_id} = ${appId} AND ${externalLinks.record_type} = ${type} AND ${externalLinks.record_id} = ${recordId})`;
+  return { identity: { expr, dataType: "string" as const } };
 }
 
 /** Identities of a page of records (one query). */
