@@ -44,6 +44,11 @@ export interface AppContext {
   apiKeys: ApiKeyVerifier | null;
   /** Current time; tests inject a clock to drive schedules, retries and expiries. */
   now: () => number;
+  /**
+   * Runs the first pass of background work (webhook sweep, metric jobs, housekeeping) shortly
+   * after start-up, so that the API answers before every corporation database has been opened.
+   */
+  deferStart(fn: () => void): void;
   /** Stops background work and closes databases, in reverse order of registration. */
   onClose(fn: () => void | Promise<void>): void;
   close(): Promise<void>;
@@ -70,6 +75,8 @@ export interface ContextOptions {
   logger?: Logger;
   clientIp?: ClientIpResolver;
   now?: () => number;
+  /** Delay of the first background pass after start-up (default 250 ms; test suites use 0). */
+  startDelayMs?: number;
   /** Overrides config.authRateLimit (test suites raise it). */
   publicAuthLimit?: number;
   /** Migration lists in force (tests simulate another release); default: the embedded ones. */
@@ -118,6 +125,17 @@ export function createContext(config: Config, options: ContextOptions = {}): App
     now: options.now ?? Date.now,
     dispatchTuning: { deliveryTimeoutMs: 15_000, tickMs: 1_000, sweepMs: 60_000, socketCheckMs: 5_000, ...options.dispatchTuning },
     onClose: (fn) => void closers.push(fn),
+    deferStart(fn) {
+      const timer = setTimeout(() => {
+        if (closed) return;
+        try {
+          fn();
+        } catch (err) {
+          logger.error("background start-up pass failed", { error: String(err) });
+        }
+      }, options.startDelayMs ?? 250);
+      closers.push(() => clearTimeout(timer));
+    },
     async close() {
       if (closed) return;
       closed = true;

@@ -46,6 +46,7 @@ export async function makeApp(opts: { config?: Partial<Config>; env?: Record<str
     clientIp: (request, peer) => request.headers.get("x-test-peer") ?? peer ?? "127.0.0.1",
     // Suites log in far more than 60 times a minute; the rate-limit tests use the real default.
     publicAuthLimit: 100_000,
+    startDelayMs: 0,
     ...opts.options,
   });
   async function req<T = any>(method: string, path: string, o: ReqOptions = {}): Promise<Res<T>> {

@@ -17,7 +17,7 @@ export function migrate(config: Config): number {
   const tenants = new TenantDbs(platform, logger);
   try {
     bootstrapPlatform(platform, config.dataDir);
-    const results = migrateAllCorps(platform, tenants, logger);
+    const results = migrateAllCorps(platform, tenants, logger, true);
     const failed = results.filter((r) => r.error);
     for (const r of results) logger.info("corporation database", r);
     logger.info("migrate done", { corporations: results.length, failed: failed.length });

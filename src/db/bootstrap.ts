@@ -56,12 +56,20 @@ export function bootstrapPlatform(db: PlatformDb, dataDir: string, migrations: M
 }
 
 /**
- * Migrates every corporation database. A corporation whose migration fails is rolled back and
+ * Migrates the corporation databases. A corporation whose migration fails is rolled back and
  * marked NEEDS_UPDATE so that the others keep serving; the error is logged.
+ * `every`: open and check every file (`corpadmin migrate`); otherwise only the corporations whose
+ * recorded schema version is behind, or that are marked NEEDS_UPDATE — start-up then opens no
+ * file that is known to be current (opening a WAL database costs ≈ 0.5 ms).
  */
-export function migrateAllCorps(db: PlatformDb, tenants: TenantDbs, logger: Logger) {
+export function migrateAllCorps(db: PlatformDb, tenants: TenantDbs, logger: Logger, every = false) {
   const results: { corp_id: string; from: number; to: number; applied: string[]; error: string | null }[] = [];
-  for (const corp of db.select({ id: corporations.id, status: corporations.status }).from(corporations).all()) {
+  const all = db
+    .select({ id: corporations.id, status: corporations.status, schema_version: corporations.schema_version })
+    .from(corporations)
+    .all();
+  const latest = tenants.migrations.length;
+  for (const corp of all.filter((c) => every || c.schema_version !== latest || c.status === "NEEDS_UPDATE")) {
     try {
       const r = tenants.migrate(corp.id);
       if (corp.status === "NEEDS_UPDATE") {

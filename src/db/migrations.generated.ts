@@ -6,6 +6,7 @@ import platform_1 from "../../migrations/platform/0001_tidy_cannonball.sql" with
 import platform_2 from "../../migrations/platform/0002_true_bulldozer.sql" with { type: "text" };
 import platform_3 from "../../migrations/platform/0003_early_black_bolt.sql" with { type: "text" };
 import platform_4 from "../../migrations/platform/0004_broad_cammi.sql" with { type: "text" };
+import platform_5 from "../../migrations/platform/0005_mature_tomas.sql" with { type: "text" };
 import tenantJournal from "../../migrations/tenant/meta/_journal.json";
 import tenant_0 from "../../migrations/tenant/0000_init.sql" with { type: "text" };
 import tenant_1 from "../../migrations/tenant/0001_flowery_gorilla_man.sql" with { type: "text" };
@@ -24,6 +25,7 @@ export const embeddedMigrations = {
     "0002_true_bulldozer": platform_2,
     "0003_early_black_bolt": platform_3,
     "0004_broad_cammi": platform_4,
+    "0005_mature_tomas": platform_5,
     } as Record<string, string>,
   },
   tenant: {

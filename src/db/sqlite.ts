@@ -2,11 +2,11 @@
 // can lose power), foreign keys on, a generous busy timeout, and IMMEDIATE write transactions.
 import { Database } from "bun:sqlite";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
-import * as platformSchema from "./platform/schema";
-import * as tenantSchema from "./tenant/schema";
 
-export type PlatformDb = BunSQLiteDatabase<typeof platformSchema> & { $client: Database };
-export type TenantDb = BunSQLiteDatabase<typeof tenantSchema> & { $client: Database };
+// No relational schema is handed to drizzle: the code uses the query builder only, and building
+// the relational metadata costs ≈ 0.3 ms per handle (per corporation database opened).
+export type PlatformDb = BunSQLiteDatabase & { $client: Database };
+export type TenantDb = BunSQLiteDatabase & { $client: Database };
 export type AnyDb = PlatformDb | TenantDb;
 
 /**
@@ -42,11 +42,11 @@ export function openSqlite(path: string): Database {
 }
 
 export function openPlatformDb(path: string): PlatformDb {
-  return drizzle({ client: openSqlite(path), schema: platformSchema }) as PlatformDb;
+  return drizzle({ client: openSqlite(path) }) as PlatformDb;
 }
 
 export function openTenantDb(path: string): TenantDb {
-  return drizzle({ client: openSqlite(path), schema: tenantSchema }) as TenantDb;
+  return drizzle({ client: openSqlite(path) }) as TenantDb;
 }
 
 /**

@@ -51,9 +51,14 @@ export class TenantDbs {
     return db;
   }
 
-  /** Applies pending migrations to one corporation database (creating the file when missing). */
+  /**
+   * Applies pending migrations to one corporation database (creating the file when missing) and
+   * records the version reached in the platform database, so that start-up can skip it next time.
+   */
   migrate(corpId: string) {
-    return applyMigrations(this.get(corpId), this.migrations);
+    const result = applyMigrations(this.get(corpId), this.migrations);
+    this.platform.$client.query("UPDATE corporations SET schema_version = ?1 WHERE id = ?2").run(this.migrations.length, corpId);
+    return result;
   }
 
   isOpen(corpId: string): boolean {

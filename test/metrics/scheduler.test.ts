@@ -288,6 +288,7 @@ describe("process start and shutdown", () => {
     await second.t.close(false);
 
     const third = await setup({ dir });
+    await Bun.sleep(50); // the jobs are built by the first background pass after start-up
     const scheduler = metricSchedulers.get(third.t.ctx)!;
     expect(scheduler.size).toBe(2);
     expect(scheduler.nextTick(admin.corpId, res.body.id)).toBeGreaterThan(Date.now());

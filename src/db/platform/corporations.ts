@@ -1,4 +1,4 @@
-import { index, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { bool, idColumn, timestamps } from "../columns";
 import { users } from "./users";
 
@@ -23,6 +23,8 @@ export const corporations = sqliteTable("corporations", {
   timezone: text("timezone").notNull().default("UTC"),
   server_id: text("server_id").notNull().references(() => servers.id),
   status: text("status", { enum: ["ENABLED", "BLOCKED", "MAINTENANCE", "NEEDS_UPDATE"] }).notNull().default("ENABLED"),
+  /** Tenant migrations applied to its database, as last recorded: start-up opens only those behind. */
+  schema_version: integer("schema_version").notNull().default(0),
   ...timestamps,
 });
 

@@ -4,12 +4,12 @@ import { and, eq, ne } from "drizzle-orm";
 import type { BaseSQLiteDatabase, SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import ipaddr from "ipaddr.js";
 import { writeTx, type TenantDb } from "../../db/sqlite";
-import type * as tenantSchema from "../../db/tenant/schema";
+
 import { conflict, invalid, notFound } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
 
 /** A corporation database or a transaction on it. */
-export type Q = BaseSQLiteDatabase<"sync", any, typeof tenantSchema>;
+export type Q = BaseSQLiteDatabase<"sync", any>;
 
 /** A table with the columns every ISP record has. */
 export type RecordTable = SQLiteTable & { id: SQLiteColumn; status: SQLiteColumn; updated_at: SQLiteColumn };

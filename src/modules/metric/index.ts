@@ -30,7 +30,7 @@ const errors = { 400: ProblemSchema, 401: ProblemSchema, 403: ProblemSchema, 404
 
 export function metricModule(ctx: AppContext) {
   const scheduler = new MetricScheduler(ctx);
-  scheduler.start();
+  ctx.deferStart(() => scheduler.start());
   ctx.onClose(() => scheduler.stop());
   metricSchedulers.set(ctx, scheduler);
 

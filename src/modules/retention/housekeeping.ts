@@ -203,13 +203,11 @@ export class Housekeeping {
       // A clock set back (or forward) makes a pass due at once rather than never.
       if (this.lastRunAt === null || now >= this.lastRunAt + this.intervalMs || now < this.lastRunAt) void this.runOnce();
     };
-    const first = setTimeout(tick, 0);
+    this.ctx.deferStart(tick);
     const timer = setInterval(tick, this.tickMs);
-    (first as { unref?: () => void }).unref?.();
     (timer as { unref?: () => void }).unref?.();
     return async () => {
       this.stopped = true;
-      clearTimeout(first);
       clearInterval(timer);
       // The pass stops at its next batch boundary; the databases close only after it has.
       await this.running;

@@ -113,8 +113,9 @@ export class WebhookDispatcher {
     const { tickMs, sweepMs } = this.ctx.dispatchTuning;
     this.timers.push(setInterval(() => this.tick(), tickMs), setInterval(() => this.sweep(), sweepMs));
     for (const t of this.timers) (t as { unref?: () => void }).unref?.();
-    // Whatever a crash left behind (undispatched events, pending deliveries) goes out now.
-    this.sweep();
+    // Whatever a crash left behind (undispatched events, pending deliveries) goes out right after
+    // start-up (deferred so that the API answers first).
+    this.ctx.deferStart(() => this.sweep());
   }
 
   /** Stops taking work and waits a little for requests in flight; unrecorded ones are resent later. */

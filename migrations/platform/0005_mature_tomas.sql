@@ -1,0 +1,1 @@
+ALTER TABLE `corporations` ADD `schema_version` integer DEFAULT 0 NOT NULL;
