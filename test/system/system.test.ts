@@ -61,3 +61,9 @@ test("each operation says how it is guarded: public rows carry no security", asy
   expect(paths["/api/auth/credentials"].get.security).toEqual([{ bearer: [] }]);
   expect(paths["/api/auth/credentials"].get["x-corpadmin-guard"].guard).toBe("token");
 });
+
+test("README's configuration table lists every setting", async () => {
+  const { SETTINGS } = await import("../../src/config");
+  const readme = await Bun.file("README.md").text();
+  for (const s of SETTINGS) expect(readme).toContain(`\`--${s.flag}\` / \`${s.env}\``);
+});
