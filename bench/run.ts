@@ -105,12 +105,16 @@ async function runWrk(base: string, script: string, seconds = SECONDS, connectio
   const dir = mkdtempSync(join(tmpdir(), "corpadmin-wrk-"));
   const file = join(dir, "script.lua");
   writeFileSync(file, script);
-  const run = (d: number) =>
-    Bun.spawnSync(["wrk", "-t2", `-c${connections}`, `-d${d}s`, "--timeout", "5s", "-s", file, base], { stdout: "pipe", stderr: "pipe" });
-  run(2); // warm-up
-  const r = run(seconds);
+  // Asynchronous, so that this process keeps serving the webhook receiver meanwhile.
+  const run = async (d: number) => {
+    const p = Bun.spawn(["wrk", "-t2", `-c${connections}`, `-d${d}s`, "--timeout", "5s", "-s", file, base], { stdout: "pipe", stderr: "pipe" });
+    const out = await new Response(p.stdout).text();
+    await p.exited;
+    return out;
+  };
+  await run(2); // warm-up
+  const out = await run(seconds);
   rmSync(dir, { recursive: true, force: true });
-  const out = r.stdout.toString();
   const num = (k: string) => Number(new RegExp(`${k} ([0-9.]+)`).exec(out)?.[1] ?? NaN);
   return { rps: num("RPS"), p50: num("P50"), p99: num("P99"), errors: num("ERRORS") + num("UNEXPECTED"), raw: out };
 }
@@ -131,13 +135,27 @@ async function main() {
   ceiling.kill();
   console.log(`ceiling (raw Bun.serve): ${Math.round(ceil.rps)} req/s`);
 
+  const received = { count: 0, firstAt: 0, lastAt: 0 };
+  const receiver = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    async fetch(req) {
+      await req.arrayBuffer();
+      const now = performance.now();
+      if (received.count++ === 0) received.firstAt = now;
+      received.lastAt = now;
+      return new Response(null, { status: 204 });
+    },
+  });
   const dataDir = mkdtempSync(join(tmpdir(), "corpadmin-bench-"));
   const port = freePort();
   const base = `http://127.0.0.1:${port}`;
   const env = { ...process.env, CORPADMIN_DATA_DIR: dataDir, CORPADMIN_PORT: String(port), CORPADMIN_HOST: "127.0.0.1", CORPADMIN_LOG_LEVEL: "warn", CORPADMIN_PUBLIC_URL: base,
     // One load generator on one IP: the per-IP limit of the public auth rows would turn the
     // login measurement into a 429 measurement.
-    CORPADMIN_AUTH_RATE_LIMIT: "1000000" };
+    CORPADMIN_AUTH_RATE_LIMIT: "1000000",
+    // The webhook receiver of the dispatch measurement listens on loopback.
+    CORPADMIN_EGRESS_ALLOW: "127.0.0.0/8" };
   let server = Bun.spawn([binary, "serve"], { env, stdout: "ignore", stderr: "inherit" });
   await waitHealthy(base);
   const rows: Row[] = [];
@@ -220,6 +238,10 @@ async function main() {
       const qs = ["silva", "souza", "maria", "joao", "ana", "lima", "costa", "pereira"];
       await measure("GET /api/person?q=", wrkScript(qs.map((q) => ({ method: "GET", path: `/api/person?q=${q}&limit=50`, headers: auth })), [200]));
     }
+    if (upsertBody && has("POST", "/api/webhook")) {
+      // Every upsert below fires a contract event: a local receiver measures dispatch throughput.
+      await json("POST", "/api/webhook", { name: "bench-receiver", target: `http://127.0.0.1:${receiver.port}/hook`, email: "ops@example.com", groups: ["CONTRACT_AFTER_INSERT", "CONTRACT_AFTER_UPDATE"] }, auth);
+    }
     if (upsertBody) {
       // Mixed inserts and updates: half the bodies reuse seeded identities.
       const bodies = Array.from({ length: 2000 }, (_, k) => (k % 2 === 0 ? k : SEED_CONTRACTS + 100_000 + k));
@@ -227,6 +249,17 @@ async function main() {
         "POST /api/contract/create/externalapp/name/{name}",
         wrkScript(bodies.map((i) => ({ method: "POST", path: "/api/contract/create/externalapp/name/erp", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify(upsertBody!(i)) })), [200]),
       );
+    }
+    if (received.count > 0) {
+      // Let the backlog drain, then report deliveries per second from the first to the last.
+      let last = -1;
+      while (received.count !== last) {
+        last = received.count;
+        await Bun.sleep(2000);
+      }
+      extra.webhook_deliveries = received.count;
+      extra.webhook_deliveries_per_s = Math.round(received.count / ((received.lastAt - received.firstAt) / 1000));
+      console.log(`webhook dispatch: ${received.count} deliveries at ${extra.webhook_deliveries_per_s}/s`);
     }
     if (slugs.length) await measure("GET /q/{slug}", wrkScript(slugs.map((s) => ({ method: "GET", path: `/q/${s}`, headers: { "user-agent": "Mozilla/5.0 bench" } })), [302]));
     if (metricId) {
@@ -263,6 +296,7 @@ async function main() {
   } finally {
     server.kill("SIGTERM");
     await server.exited;
+    receiver.stop(true);
     rmSync(dataDir, { recursive: true, force: true });
   }
 
