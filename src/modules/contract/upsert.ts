@@ -19,7 +19,7 @@ import {
   type Tx,
 } from "../registry-common";
 import type { ContractExternalInput, PartyExternalInput } from "./model";
-import { checkDates, checkNumberFree, contractColumns, contractView, insertDefaultConfig, type ContractRow } from "./service";
+import { checkDates, checkNumberFree, contractColumns, contractViewById, insertDefaultConfig } from "./service";
 
 type Kind = "city" | "person" | "contract";
 type Change = { kind: Kind; action: "INSERT" | "UPDATE" };
@@ -121,13 +121,12 @@ export function upsertFromExternalApp(ctx: AppContext, db: TenantDb, corpId: str
     }
     return id;
   });
-  const row = db.select().from(contracts).where(eq(contracts.id, contractId)).get() as ContractRow;
   // The generated password is shown by the response that generated it, and only there.
-  return { contract: { ...contractView(db, row, timeZone, created), identity: body.identity }, created };
+  return { contract: { ...contractViewById(db, contractId, timeZone, created)!, identity: body.identity }, created };
 }
 
 function viewOf(tx: Tx, kind: Kind, id: string, timeZone: string): unknown {
   if (kind === "city") return cityView(getCity(tx, id));
   if (kind === "person") return personView(tx, tx.select().from(persons).where(eq(persons.id, id)).get()!);
-  return contractView(tx, tx.select().from(contracts).where(eq(contracts.id, id)).get()!, timeZone);
+  return contractViewById(tx, id, timeZone);
 }
