@@ -198,19 +198,21 @@ export function contractColumns(body: CommonInput, dates: Record<DateField, stri
 }
 
 export function checkNumberFree(db: Db, number: string, exceptId: string | null): void {
-  const other = db.select({ id: contracts.id }).from(contracts).where(eq(contracts.number, number)).get();
+  const other = clientOf(db).query<{ id: string }, [string]>("SELECT id FROM contracts WHERE number = ?1").get(number);
   if (other && other.id !== exceptId) throw conflict("The contract number is used by another contract");
 }
 
 function usernameTaken(db: Db, username: string, exceptContractId: string | null): boolean {
-  const row = db.select({ id: contractConfigs.contract_id }).from(contractConfigs).where(eq(contractConfigs.username, username)).get();
+  const row = clientOf(db).query<{ id: string }, [string]>("SELECT contract_id AS id FROM contract_configs WHERE username = ?1").get(username);
   return !!row && row.id !== exceptContractId;
 }
 
-/** A new contract's connection settings: username = number (or the id when taken), random password. */
-export function insertDefaultConfig(tx: Db, contractId: string, number: string): void {
+/** A new contract's connection settings: username = number (or the id when taken), random password (returned). */
+export function insertDefaultConfig(tx: Db, contractId: string, number: string): string {
   const username = usernameTaken(tx, number, null) ? contractId : number;
-  tx.insert(contractConfigs).values({ contract_id: contractId, username, password: randomBase62(12) }).run();
+  const password = randomBase62(12);
+  clientOf(tx).query("INSERT INTO contract_configs (contract_id, username, password) VALUES (?1, ?2, ?3)").run(contractId, username, password);
+  return password;
 }
 
 /** The local input's ids must name existing records: 400 naming each unknown one. */
