@@ -102,7 +102,7 @@ function linkedList(db: TenantDb, principal: Principal, params: { externalAppId?
   return { ...page, items: page.items.map((c) => ({ ...c, identity: identities.get(c.id)! })) };
 }
 
-function upsert(
+async function upsert(
   ctx: AppContext,
   db: TenantDb,
   principal: Principal,
@@ -112,7 +112,7 @@ function upsert(
 ) {
   const app = resolveApp(db, principal, params);
   if (!app.status) throw forbidden("The external application is inactive");
-  const { contract, created: isNew } = upsertFromExternalApp(ctx, db, principal.corpId, tzOf(principal), app, body);
+  const { contract, created: isNew } = await upsertFromExternalApp(ctx, db, principal.corpId, tzOf(principal), app, body);
   // A creating upsert is a create: it sends Location as every create does (routes.md, Success).
   return isNew ? created(set, "/api/contract", contract) : contract;
 }

@@ -1,6 +1,7 @@
 // Create or update a contract from an external application (the interface document's exchange).
 // Everything the body names — cities, customer, billing customer, agent, the contract — is matched
-// by the app's identities and written in ONE synchronous transaction: any failure rolls it all back.
+// by the app's identities and written atomically (one savepoint of a grouped commit, see
+// commitGrouped): any failure rolls the whole body back, and the answer waits for the COMMIT.
 import type { AppContext } from "../../context";
 import type { TenantDb } from "../../db/sqlite";
 import type { EventGroup } from "../../events/outbox";
@@ -12,7 +13,7 @@ import { findPerson, personView } from "../person/service";
 import {
   addressColumns,
   clientOf,
-  commit,
+  commitGrouped,
   insertRow,
   linkedRecordId,
   linkRecord,
@@ -37,11 +38,11 @@ function validate(body: ContractExternalInput) {
 
 const same = (a: Record<string, unknown>, b: Record<string, unknown>) => Object.keys(b).every((k) => a[k] === b[k]);
 
-export function upsertFromExternalApp(ctx: AppContext, db: TenantDb, corpId: string, timeZone: string, app: ExternalAppRow, body: ContractExternalInput) {
+export async function upsertFromExternalApp(ctx: AppContext, db: TenantDb, corpId: string, timeZone: string, app: ExternalAppRow, body: ContractExternalInput) {
   const dates = validate(body);
   let password: string | null = null;
   let view: Contract | undefined;
-  commit(ctx, db, corpId, (tx, emit) => {
+  await commitGrouped(ctx, db, corpId, (tx, emit) => {
     // One event per record changed, in the order first touched; an INSERT is not followed by an UPDATE.
     const changes = new Map<string, Change>();
     const touch = (id: string, kind: Kind, action: Change["action"]) => {
