@@ -63,7 +63,7 @@ const VIEW_SQL = `SELECT ${[
   ...partyCols("p2"),
   ...partyCols("p3"),
 ].join(", ")},
-  (SELECT json_group_array(k.name ORDER BY k.name) FROM contract_flags f JOIN classifications k ON k.id = f.classification_id WHERE f.contract_id = c.id)
+  (SELECT json_group_array(k.name) FROM contract_flags f JOIN classifications k ON k.id = f.classification_id WHERE f.contract_id = c.id)
 FROM contracts c LEFT JOIN cities ac ON ac.id = c.address_city_id LEFT JOIN contract_configs cc ON cc.contract_id = c.id
   ${partyJoin("p1", "customer_id")} ${partyJoin("p2", "billing_customer_id")} ${partyJoin("p3", "agent_id")}
 WHERE c.id IN (?1)`;
@@ -106,6 +106,17 @@ function partyAt(v: Cell[], o: number): Party | null {
   };
 }
 
+const SURROGATE = /[\ud800-\udfff]/;
+/** SQLite's BINARY order (UTF-8 bytes, i.e. code points); JS's `<` agrees unless a surrogate pair is involved. */
+const binaryOrder = (a: string, b: string) =>
+  SURROGATE.test(a) || SURROGATE.test(b) ? Buffer.compare(Buffer.from(a), Buffer.from(b)) : a < b ? -1 : a > b ? 1 : 0;
+
+/** Flag names sorted here: an ORDER BY inside the aggregate opens a sorter even for none (≈ 3 µs). */
+function flagsAt(v: Cell[]): string[] {
+  const names = JSON.parse(text(v, FLAGS_AT)) as string[];
+  return names.length > 1 ? names.sort(binaryOrder) : names;
+}
+
 const unjsonAt = (v: Cell[], i: number) => unjson(v[i] as string | null);
 
 /** The Contract as GET returns it, or null when there is none; the password in clear only when `revealPassword`. */
@@ -146,7 +157,7 @@ export function contractViewById(db: Db, id: string, timeZone: string, revealPas
       poll_name_ipv6: textOrNull(v, k + 8),
       ipv6: textOrNull(v, k + 9),
     },
-    flags: JSON.parse(text(v, FLAGS_AT)) as string[],
+    flags: flagsAt(v),
     created_at: text(v, 15),
     updated_at: text(v, 16),
   };
