@@ -1,5 +1,5 @@
 // Contract logic shared by the local rows and the external-app upsert.
-import { asc, eq, sql } from "drizzle-orm";
+import { asc, eq } from "drizzle-orm";
 import ipaddr from "ipaddr.js";
 import type { TenantDb } from "../../db/sqlite";
 import { contractConfigs, contractItems, contracts } from "../../db/tenant/schema";
@@ -302,27 +302,19 @@ export interface ContractByUsername {
   config: Omit<ConfigRow, "contract_id">;
 }
 
-const byUsername = new WeakMap<object, ReturnType<typeof prepareByUsername>>();
-function prepareByUsername(db: TenantDb) {
-  return db
-    .select({ config: contractConfigs, status: contracts.contract_status })
-    .from(contractConfigs)
-    .innerJoin(contracts, eq(contracts.id, contractConfigs.contract_id))
-    .where(eq(contractConfigs.username, sql.placeholder("username")))
-    .prepare();
-}
-
-/** For RADIUS: the contract whose connection username is `username` (unique per corporation). */
+/**
+ * For RADIUS: the contract whose connection username is `username` (unique per corporation).
+ * Bound as `IN (?1)`: a joined statement with `= ?1` takes ≈ 4× as long here (see contractViewById).
+ */
 export function findContractByUsername(db: TenantDb, username: string): ContractByUsername | null {
-  let stmt = byUsername.get(db.$client);
-  if (!stmt) {
-    stmt = prepareByUsername(db);
-    byUsername.set(db.$client, stmt);
-  }
-  const row = stmt.get({ username });
+  const row = db.$client
+    .query<ConfigRow & { contract_status: string }, [string]>(
+      "SELECT cc.*, c.contract_status FROM contract_configs cc JOIN contracts c ON c.id = cc.contract_id WHERE cc.username IN (?1)",
+    )
+    .get(username);
   if (!row) return null;
-  const { contract_id, ...config } = row.config;
-  return { contractId: contract_id, contractStatus: row.status, config };
+  const { contract_id, contract_status, ...config } = row;
+  return { contractId: contract_id, contractStatus: contract_status, config };
 }
 
 // ---- items ----
