@@ -75,6 +75,22 @@ function caselessGlob(q: string): string {
   return out + "*";
 }
 
+const ASCII = /^[\x00-\x7f]*$/;
+
+/**
+ * The ?q condition on one column. For an ASCII-only `q` the GLOB above finds exactly what LIKE
+ * finds (LIKE folds ASCII letters only, and an ASCII letter's case variants are ASCII), and LIKE
+ * runs in less than half the time: a search counts its matches over the whole table.
+ */
+function qCondition(q: string): (c: SQLiteColumn) => SQL {
+  if (ASCII.test(q)) {
+    const pattern = `%${q.replace(/[\\%_]/g, "\\$&")}%`;
+    return (c) => sql`${c} LIKE ${pattern} ESCAPE '\\'`;
+  }
+  const pattern = caselessGlob(q);
+  return (c) => sql`${c} GLOB ${pattern}`;
+}
+
 /** Builds the WHERE and ORDER BY of a list request; throws 400 naming an unknown field. */
 export function listClauses(table: SQLiteTable, spec: ListSpec, params: ListParams, where: (SQL | undefined)[] = []) {
   const cols = scalarColumns(table, spec.hidden ?? []);
@@ -88,8 +104,7 @@ export function listClauses(table: SQLiteTable, spec: ListSpec, params: ListPara
     else throw invalid(key, "is not a filterable field");
   }
   if (params.q) {
-    const pattern = caselessGlob(params.q);
-    conds.push(or(...spec.q.map((c) => sql`${c} GLOB ${pattern}`)));
+    conds.push(or(...spec.q.map(qCondition(params.q))));
   }
   const sortText = params.sort ?? spec.defaultSort ?? "id";
   const descending = sortText.startsWith("-");

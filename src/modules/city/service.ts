@@ -4,7 +4,7 @@ import type { TenantDb } from "../../db/sqlite";
 import { cities, contracts, ispPops, persons } from "../../db/tenant/schema";
 import { conflict, notFound } from "../../lib/problem";
 import { Uuid } from "../../lib/schemas";
-import type { Db } from "../registry-common";
+import { clientOf, type Db } from "../registry-common";
 
 export const CityInput = t.Object({
   name: t.String({ minLength: 1, maxLength: 200 }),
@@ -21,7 +21,8 @@ export type CityRow = typeof cities.$inferSelect;
 export const cityView = (r: CityRow): City => ({ id: r.id, name: r.name, state: r.state, country: r.country, created_at: r.created_at, updated_at: r.updated_at });
 
 export function getCity(db: Db, id: string): CityRow {
-  const row = db.select().from(cities).where(eq(cities.id, id)).get();
+  // Read up to three times per external-app upsert: a cached raw statement.
+  const row = clientOf(db).query<CityRow, [string]>("SELECT id, name, state, country, created_at, updated_at FROM cities WHERE id = ?1").get(id);
   if (!row) throw notFound("City");
   return row;
 }

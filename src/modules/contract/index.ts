@@ -51,6 +51,7 @@ import {
   checkNumberFree,
   contractView,
   flagNames,
+  getContractView,
   getContract,
   insertDefaultConfig,
   itemsOf,
@@ -90,7 +91,7 @@ function byIdentity(db: TenantDb, principal: Principal, params: { externalAppId?
   const app = resolveApp(db, principal, params);
   const id = linkedRecordId(db, app.id, "contract", params.identity);
   if (!id) throw notFound("Contract");
-  return { ...contractView(db, getContract(db, id), tzOf(principal)), identity: params.identity };
+  return { ...getContractView(db, id, tzOf(principal)), identity: params.identity };
 }
 
 function linkedList(db: TenantDb, principal: Principal, params: { externalAppId?: string; externalAppName?: string }, query: ListParams) {
@@ -101,7 +102,7 @@ function linkedList(db: TenantDb, principal: Principal, params: { externalAppId?
   return { ...page, items: page.items.map((c) => ({ ...c, identity: identities.get(c.id)! })) };
 }
 
-function upsert(
+async function upsert(
   ctx: AppContext,
   db: TenantDb,
   principal: Principal,
@@ -111,7 +112,7 @@ function upsert(
 ) {
   const app = resolveApp(db, principal, params);
   if (!app.status) throw forbidden("The external application is inactive");
-  const { contract, created: isNew } = upsertFromExternalApp(ctx, db, principal.corpId, tzOf(principal), app, body);
+  const { contract, created: isNew } = await upsertFromExternalApp(ctx, db, principal.corpId, tzOf(principal), app, body);
   // A creating upsert is a create: it sends Location as every create does (routes.md, Success).
   return isNew ? created(set, "/api/contract", contract) : contract;
 }
@@ -123,7 +124,7 @@ function changeContract<T>(ctx: AppContext, db: TenantDb, principal: Principal, 
     const out = fn(tx, row);
     if (out === null) return null;
     tx.update(contracts).set({ updated_at: nowIso() }).where(eq(contracts.id, id)).run();
-    emit("CONTRACT_AFTER_UPDATE", id, (t) => contractView(t, getContract(t, id), tzOf(principal)));
+    emit("CONTRACT_AFTER_UPDATE", id, (t) => getContractView(t, id, tzOf(principal)));
     return out;
   });
 }
@@ -135,7 +136,7 @@ function setStatus(ctx: AppContext, db: TenantDb, principal: Principal, id: stri
     tx.update(contracts).set({ contract_status: target }).where(eq(contracts.id, id)).run();
     return true;
   });
-  return contractView(db, getContract(db, id), tzOf(principal));
+  return getContractView(db, id, tzOf(principal));
 }
 
 export function contractModule(ctx: AppContext) {
@@ -155,10 +156,10 @@ export function contractModule(ctx: AppContext) {
           checkNumberFree(tx, body.number, null);
           const id = tx.insert(contracts).values(localColumns(body, dates)).returning({ id: contracts.id }).get().id;
           insertDefaultConfig(tx, id, body.number);
-          emit("CONTRACT_AFTER_INSERT", id, (t) => contractView(t, getContract(t, id), tzOf(principal)));
+          emit("CONTRACT_AFTER_INSERT", id, (t) => getContractView(t, id, tzOf(principal)));
           return id;
         });
-        return created(set, "/api/contract", contractView(tenantDb, getContract(tenantDb, id), tzOf(principal), true));
+        return created(set, "/api/contract", getContractView(tenantDb, id, tzOf(principal), true));
       },
       { auth: "platform.contract", body: ContractInput, response: { 200: Contract }, detail: { summary: "Create a contract (the generated password is shown this once)" } },
     )
@@ -202,7 +203,7 @@ export function contractModule(ctx: AppContext) {
       response: { 200: ListOf(ContractWithIdentity) },
       detail: { summary: "List the contracts of an external application (by name)" },
     })
-    .get("/contract/:id", ({ tenantDb, principal, params }) => contractView(tenantDb, getContract(tenantDb, params.id), tzOf(principal)), {
+    .get("/contract/:id", ({ tenantDb, principal, params }) => getContractView(tenantDb, params.id, tzOf(principal)), {
       auth: "platform.contract",
       params: IdParams,
       response: { 200: Contract },
@@ -218,7 +219,7 @@ export function contractModule(ctx: AppContext) {
           tx.update(contracts).set(localColumns(body, dates)).where(eq(contracts.id, params.id)).run();
           return true;
         });
-        return contractView(tenantDb, getContract(tenantDb, params.id), tzOf(principal));
+        return getContractView(tenantDb, params.id, tzOf(principal));
       },
       { auth: "platform.contract", params: IdParams, body: ContractInput, response: { 200: Contract }, detail: { summary: "Alter a contract (full update)" } },
     )
@@ -239,7 +240,7 @@ export function contractModule(ctx: AppContext) {
           tx.update(contracts).set(addressColumns(body, body.city_id)).where(eq(contracts.id, params.id)).run();
           return true;
         });
-        return contractView(tenantDb, getContract(tenantDb, params.id), tzOf(principal));
+        return getContractView(tenantDb, params.id, tzOf(principal));
       },
       { auth: "platform.contract", params: IdParams, body: AddressInput, response: { 200: Contract }, detail: { summary: "Update the contract's address" } },
     )
@@ -265,7 +266,7 @@ export function contractModule(ctx: AppContext) {
           return true;
         });
         // The password is in clear only when this request set it.
-        return contractView(tenantDb, getContract(tenantDb, params.id), tzOf(principal), body.password != null);
+        return getContractView(tenantDb, params.id, tzOf(principal), body.password != null);
       },
       { auth: "platform.contract", params: IdParams, body: ContractConfigInput, response: { 200: Contract }, detail: { summary: "Update the connection settings" } },
     )

@@ -1,25 +1,29 @@
 // Create or update a contract from an external application (the interface document's exchange).
 // Everything the body names — cities, customer, billing customer, agent, the contract — is matched
-// by the app's identities and written in ONE synchronous transaction: any failure rolls it all back.
-import { eq } from "drizzle-orm";
+// by the app's identities and written atomically (one savepoint of a grouped commit, see
+// commitGrouped): any failure rolls the whole body back, and the answer waits for the COMMIT.
 import type { AppContext } from "../../context";
 import type { TenantDb } from "../../db/sqlite";
-import { cities, contracts, persons } from "../../db/tenant/schema";
 import type { EventGroup } from "../../events/outbox";
 import { invalidMany, type FieldError } from "../../lib/problem";
-import { cityView, findCityByNames, getCity, updateCity } from "../city/service";
-import { personView } from "../person/service";
+import { newId } from "../../lib/ids";
+import { nowIso } from "../../lib/time";
+import { cityView, getCity, updateCity } from "../city/service";
+import { findPerson, personView } from "../person/service";
 import {
   addressColumns,
-  commit,
+  clientOf,
+  commitGrouped,
+  insertRow,
   linkedRecordId,
   linkRecord,
   type AddressExternalInput,
   type ExternalAppRow,
   type Tx,
+  updateRow,
 } from "../registry-common";
-import type { ContractExternalInput, PartyExternalInput } from "./model";
-import { checkDates, checkNumberFree, contractColumns, contractView, insertDefaultConfig, type ContractRow } from "./service";
+import type { Contract, ContractExternalInput, PartyExternalInput } from "./model";
+import { checkDates, checkNumberFree, contractColumns, contractViewById, insertDefaultConfig } from "./service";
 
 type Kind = "city" | "person" | "contract";
 type Change = { kind: Kind; action: "INSERT" | "UPDATE" };
@@ -34,19 +38,35 @@ function validate(body: ContractExternalInput) {
 
 const same = (a: Record<string, unknown>, b: Record<string, unknown>) => Object.keys(b).every((k) => a[k] === b[k]);
 
-export function upsertFromExternalApp(ctx: AppContext, db: TenantDb, corpId: string, timeZone: string, app: ExternalAppRow, body: ContractExternalInput) {
+export async function upsertFromExternalApp(ctx: AppContext, db: TenantDb, corpId: string, timeZone: string, app: ExternalAppRow, body: ContractExternalInput) {
   const dates = validate(body);
-  let created = false;
-  const contractId = commit(ctx, db, corpId, (tx, emit) => {
+  let password: string | null = null;
+  let view: Contract | undefined;
+  await commitGrouped(ctx, db, corpId, (tx, emit) => {
     // One event per record changed, in the order first touched; an INSERT is not followed by an UPDATE.
     const changes = new Map<string, Change>();
     const touch = (id: string, kind: Kind, action: Change["action"]) => {
       if (!changes.has(id)) changes.set(id, { kind, action });
     };
+    // A body names the same city (and often the same party) several times: each identity is
+    // resolved once; a repeat with other data is resolved again, so the last one wins as before.
+    const resolved = new Map<string, { data: Record<string, unknown>; id: string }>();
+    const again = (key: string, data: Record<string, unknown>) => {
+      const r = resolved.get(key);
+      return r && same(r.data, data) && same(data, r.data) ? r.id : null;
+    };
 
     const cityIdFor = (c: AddressExternalInput["city"]): string => {
       const data = { name: c.name, state: c.state, country: c.country };
-      const linked = linkedRecordId(tx, app.id, "city", c.identity);
+      const key = `city\n${c.identity}`;
+      const known = again(key, data);
+      if (known) return known;
+      const id = resolveCity(c.identity, data);
+      resolved.set(key, { data, id });
+      return id;
+    };
+    const resolveCity = (identity: string, data: { name: string; state: string; country: string }): string => {
+      const linked = linkedRecordId(tx, app.id, "city", identity);
       if (linked) {
         if (!same(getCity(tx, linked), data)) {
           updateCity(tx, linked, data);
@@ -55,10 +75,17 @@ export function upsertFromExternalApp(ctx: AppContext, db: TenantDb, corpId: str
         return linked;
       }
       // A city the corporation already has under these names is adopted, not duplicated.
-      const existing = findCityByNames(tx, data);
-      const id = existing?.id ?? tx.insert(cities).values(data).returning({ id: cities.id }).get().id;
-      if (!existing) touch(id, "city", "INSERT");
-      linkRecord(tx, app.id, "city", id, c.identity);
+      const existing = clientOf(tx)
+        .query<{ id: string }, [string, string, string]>("SELECT id FROM cities WHERE name = ?1 AND state = ?2 AND country = ?3")
+        .get(data.name, data.state, data.country);
+      let id = existing?.id;
+      if (!id) {
+        id = newId();
+        const at = nowIso();
+        insertRow(tx, "cities", { id, ...data, created_at: at, updated_at: at });
+        touch(id, "city", "INSERT");
+      }
+      linkRecord(tx, app.id, "city", id, identity);
       return id;
     };
 
@@ -76,17 +103,24 @@ export function upsertFromExternalApp(ctx: AppContext, db: TenantDb, corpId: str
         corporate: p.corporate ?? false,
         ...addressOf(p.address),
       };
+      const key = `person\n${p.identity}`;
+      const known = again(key, data);
+      if (known) return known;
+      let id: string;
       if (linked) {
-        const current = tx.select().from(persons).where(eq(persons.id, linked)).get()!;
-        if (!same(current, data)) {
-          tx.update(persons).set(data).where(eq(persons.id, linked)).run();
+        id = linked;
+        if (!same(findPerson(tx, linked)!, data)) {
+          updateRow(tx, "persons", linked, data);
           touch(linked, "person", "UPDATE");
         }
-        return linked;
+      } else {
+        id = newId();
+        const at = nowIso();
+        insertRow(tx, "persons", { id, ...data, created_at: at, updated_at: at });
+        touch(id, "person", "INSERT");
+        linkRecord(tx, app.id, "person", id, p.identity);
       }
-      const id = tx.insert(persons).values(data).returning({ id: persons.id }).get().id;
-      touch(id, "person", "INSERT");
-      linkRecord(tx, app.id, "person", id, p.identity);
+      resolved.set(key, { data, id });
       return id;
     };
 
@@ -105,29 +139,30 @@ export function upsertFromExternalApp(ctx: AppContext, db: TenantDb, corpId: str
     let id: string;
     if (existingId) {
       id = existingId;
-      tx.update(contracts).set(columns).where(eq(contracts.id, id)).run();
+      updateRow(tx, "contracts", id, columns);
       touch(id, "contract", "UPDATE");
     } else {
-      id = tx.insert(contracts).values(columns).returning({ id: contracts.id }).get().id;
-      insertDefaultConfig(tx, id, body.number);
+      id = newId();
+      const at = nowIso();
+      insertRow(tx, "contracts", { id, ...columns, created_at: at, updated_at: at });
+      password = insertDefaultConfig(tx, id, body.number);
       linkRecord(tx, app.id, "contract", id, body.identity);
       touch(id, "contract", "INSERT");
-      created = true;
     }
+    // Read once: the event's payload and (after the commit) the response are this same state.
+    view = contractViewById(tx, id, timeZone)!;
 
     for (const [recordId, c] of changes) {
       const type = `${c.kind.toUpperCase()}_AFTER_${c.action}` as EventGroup;
-      emit(type, recordId, (t: Tx) => viewOf(t, c.kind, recordId, timeZone));
+      emit(type, recordId, (t: Tx) => (c.kind === "contract" ? view : viewOf(t, c.kind, recordId)));
     }
-    return id;
   });
-  const row = db.select().from(contracts).where(eq(contracts.id, contractId)).get() as ContractRow;
   // The generated password is shown by the response that generated it, and only there.
-  return { contract: { ...contractView(db, row, timeZone, created), identity: body.identity }, created };
+  const contract = password === null ? view! : { ...view!, config: { ...view!.config, password } };
+  return { contract: { ...contract, identity: body.identity }, created: password !== null };
 }
 
-function viewOf(tx: Tx, kind: Kind, id: string, timeZone: string): unknown {
+function viewOf(tx: Tx, kind: Kind, id: string): unknown {
   if (kind === "city") return cityView(getCity(tx, id));
-  if (kind === "person") return personView(tx, tx.select().from(persons).where(eq(persons.id, id)).get()!);
-  return contractView(tx, tx.select().from(contracts).where(eq(contracts.id, id)).get()!, timeZone);
+  return personView(tx, findPerson(tx, id)!);
 }

@@ -1,0 +1,42 @@
+// The contract view is read in one joined statement: its parts must match what the narrower rows return.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { contractBody } from "../fixtures/contract-body";
+import { registryApp } from "./fixtures";
+
+let f: Awaited<ReturnType<typeof registryApp>>;
+let token: string;
+
+beforeAll(async () => {
+  f = await registryApp();
+  token = f.admin.token;
+  await f.t.req("POST", "/api/externalapp", { token, body: { name: "erp" } });
+});
+afterAll(() => f.t.close());
+
+test("flags in SQLite's binary order, parties and addresses as their own rows show them", async () => {
+  const c = (await f.t.req("POST", "/api/contract/create/externalapp/name/erp", { token, body: contractBody(7) })).body;
+  // Created out of order, with a capital, an accent and a character beyond the BMP.
+  const names = ["zeta", "Émile", "alpha", "Beta", "😀 smile", "\u{ff5e}tilde"];
+  for (const name of names) expect((await f.t.req("POST", "/api/classification", { token, body: { name } })).status).toBe(200);
+  const patched = await f.t.req("PATCH", `/api/contract/${c.id}/flags`, { token, body: { add: names } });
+  expect(patched.status).toBe(200);
+  const expected = ["Beta", "alpha", "zeta", "Émile", "\u{ff5e}tilde", "😀 smile"];
+  expect(patched.body.flags).toEqual(expected);
+  const got = (await f.t.req("GET", `/api/contract/${c.id}`, { token })).body;
+  expect(got.flags).toEqual(expected);
+
+  for (const role of ["customer", "billing_customer", "agent"] as const) {
+    const person = (await f.t.req("GET", `/api/person/${got[role].id}`, { token })).body;
+    const { email: _e, phone: _p, created_at: _c, updated_at: _u, ...party } = person;
+    expect(got[role]).toEqual(party);
+  }
+  expect(got.agent.address).toBeNull();
+  expect(got.address.city).toEqual(got.customer.address.city);
+  const city = (await f.t.req("GET", `/api/city/${got.address.city.id}`, { token })).body;
+  expect(got.address.city).toEqual({ id: city.id, name: city.name, state: city.state, country: city.country });
+  expect(got.config.password).toBe("********");
+  expect(got.config.username).toBe("C-7");
+  // The list shows the same view.
+  const listed = (await f.t.req("GET", `/api/contract?number=C-7`, { token })).body.items;
+  expect(listed).toEqual([got]);
+});
