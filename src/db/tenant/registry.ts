@@ -74,7 +74,9 @@ export const persons = sqliteTable(
     ...timestamps,
   },
   (t) => [
-    index("persons_name").on(t.name),
+    // Leads with name (lookups and sorts by name) and covers the ?q fields, so a search counts
+    // its matches over this index instead of the whole table.
+    index("persons_search").on(t.name, t.display_name, t.doc_identity),
     index("persons_display_name").on(t.display_name),
     index("persons_doc_identity").on(t.doc_identity),
     index("persons_tp_doc_identity").on(t.tp_doc_identity),
