@@ -22,14 +22,16 @@ const AUTH = "platform.isp" as const;
  * NAS secrets are machine credentials checked on every RADIUS request (a thousand a second), so
  * a slow password hash is out; a per-NAS salt keeps equal secrets from showing as equal hashes.
  */
+const secretDigest = (secret: string, salt: string) => createHash("sha256").update(salt).update("\0").update(secret, "utf8").digest();
+
 export function hashSecret(secret: string, salt: string): string {
-  return createHash("sha256").update(salt).update("\0").update(secret, "utf8").digest("hex");
+  return secretDigest(secret, salt).toString("hex");
 }
 
 /** Constant-time check of a presented secret against the stored hash. */
 export function secretMatches(row: { secret_hash: string; secret_salt: string }, presented: string): boolean {
   const expected = Buffer.from(row.secret_hash, "hex");
-  const actual = Buffer.from(hashSecret(presented, row.secret_salt), "hex");
+  const actual = secretDigest(presented, row.secret_salt);
   return expected.length === actual.length && timingSafeEqual(expected, actual);
 }
 

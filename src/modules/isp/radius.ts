@@ -5,9 +5,9 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context";
 import { notFound, unauthorized } from "../../lib/problem";
-import { findContractByUsername } from "../contract/service";
 import { AccountingWriter, parseAccounting } from "./accounting";
-import { contractRow, layoutStatus, renderLayout } from "./render";
+import { layoutStatus, renderLayout } from "./render";
+import { contractIdOf, radiusContract } from "./radius-contract";
 import { radiusCaller, radiusNas, type RadiusCaller } from "./radius-auth";
 
 type Caller = RadiusCaller & { basicSecret: string | null };
@@ -44,13 +44,13 @@ export function radiusRoutes(ctx: AppContext) {
         const nas = radiusNas(caller, query.nas_ip);
         if (!nas.layout_id) throw unauthorized("The NAS has no layout");
         if (layoutStatus(caller.db, nas.layout_id) !== true) throw unauthorized("The NAS's layout is inactive");
-        const found = findContractByUsername(caller.db, query.username);
+        const found = radiusContract(caller.db, query.username);
         if (!found) throw notFound("User");
-        if (found.contractStatus !== "ACTIVE") throw unauthorized("The contract is not active");
+        const { contract } = found;
+        if (contract.contract_status !== "ACTIVE") throw unauthorized("The contract is not active");
         // An empty password is no password: FreeRADIUS sends `password=` for CHAP and MS-CHAP.
         const password = query.password ? query.password : null;
         if (password !== null && !samePassword(password, found.config.password)) throw unauthorized("Wrong password");
-        const contract = contractRow(caller.db, found.contractId)!;
         const attributes = renderLayout(caller.db, nas.layout_id, { contract, config: found.config, password: found.config.password, nas });
         const reply: RlmMap = {};
         for (const a of attributes) {
@@ -88,8 +88,7 @@ export function radiusRoutes(ctx: AppContext) {
         return;
       }
       const nas = radiusNas(caller, record.nasIp);
-      const contract = findContractByUsername(caller.db, record.username);
-      await accounting.write(caller.db, record.build(nas.id, contract?.contractId ?? null));
+      await accounting.write(caller.db, record.build(nas.id, contractIdOf(caller.db, record.username)));
       set.status = 204;
     },
     {
