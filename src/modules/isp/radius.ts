@@ -6,7 +6,8 @@ import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context";
 import { notFound, unauthorized } from "../../lib/problem";
 import { AccountingWriter, parseAccounting } from "./accounting";
-import { layoutStatus, renderLayout } from "./render";
+import { renderLayout } from "./render";
+import { cachedLayout } from "./radius-cache";
 import { contractIdOf, radiusContract } from "./radius-contract";
 import { radiusCaller, radiusNas, type RadiusCaller } from "./radius-auth";
 
@@ -43,7 +44,8 @@ export function radiusRoutes(ctx: AppContext) {
         const caller = callers.get(request)!;
         const nas = radiusNas(caller, query.nas_ip);
         if (!nas.layout_id) throw unauthorized("The NAS has no layout");
-        if (layoutStatus(caller.db, nas.layout_id) !== true) throw unauthorized("The NAS's layout is inactive");
+        const layout = cachedLayout(caller.db, nas.layout_id);
+        if (layout.status !== true) throw unauthorized("The NAS's layout is inactive");
         const found = radiusContract(caller.db, query.username);
         if (!found) throw notFound("User");
         const { contract } = found;
@@ -51,7 +53,7 @@ export function radiusRoutes(ctx: AppContext) {
         // An empty password is no password: FreeRADIUS sends `password=` for CHAP and MS-CHAP.
         const password = query.password ? query.password : null;
         if (password !== null && !samePassword(password, found.config.password)) throw unauthorized("Wrong password");
-        const attributes = renderLayout(caller.db, nas.layout_id, { contract, config: found.config, password: found.config.password, nas });
+        const attributes = renderLayout(caller.db, nas.layout_id, { contract, config: found.config, password: found.config.password, nas }, layout.templates);
         const reply: RlmMap = {};
         for (const a of attributes) {
           const key = `reply:${a.name}`;
