@@ -46,6 +46,7 @@ export class AccessRecorder {
   private waiters: (() => void)[] = [];
   private closed = false;
   private lastAt = NaN;
+  private paths = new Map<string, string>();
   private lastAtText = "";
 
   constructor(private ctx: AppContext) {}
@@ -78,11 +79,17 @@ export class AccessRecorder {
     const batches: EncodedBatch[] = [];
     const parts: string[] = [];
     for (const [corpId, rows] of this.pending) {
-      let path: string;
-      try {
-        path = this.ctx.tenants.pathOf(corpId);
-      } catch {
-        continue; // the corporation was deleted, and its scans with it
+      let path = this.paths.get(corpId);
+      if (path !== undefined && !this.ctx.corps.get(corpId)) path = undefined; // deleted since: pathOf decides
+      if (path === undefined) {
+        try {
+          path = this.ctx.tenants.pathOf(corpId);
+        } catch {
+          continue; // the corporation was deleted, and its scans with it
+        }
+        // A corporation's file stays where it is while the service runs (pathOf builds a query).
+        if (this.paths.size >= 10_000) this.paths.clear();
+        this.paths.set(corpId, path);
       }
       batches.push({ corpId, path, rows });
       parts.push(`{"corpId":${json(corpId)},"path":${json(path)},"rows":[${rows.join(",")}]}`);
