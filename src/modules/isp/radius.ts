@@ -1,7 +1,7 @@
 // The FreeRADIUS rlm_rest rows: authorize and accounting. rlm_rest maps the
 // HTTP status to a module code (FINDINGS.md): 200 with attributes → updated, 204 → ok,
 // 401 → reject, 404 → notfound, 5xx → fail (accounting: no response, so the NAS retries).
-import { createHash, timingSafeEqual } from "node:crypto";
+import { timingSafeEqual } from "node:crypto";
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context";
 import { notFound, unauthorized } from "../../lib/problem";
@@ -24,7 +24,7 @@ const RlmValue = t.Object({ op: t.String(), value: t.Union([t.String(), t.Array(
 export const AuthorizeReply = t.Record(t.String(), RlmValue);
 type RlmMap = Record<string, { op: string; value: string | string[]; do_xlat: boolean }>;
 
-const digest = (s: string) => createHash("sha256").update(s, "utf8").digest();
+const digest = (s: string) => Bun.SHA256.hash(s) as Uint8Array;
 /** Equal-length digests, so the comparison takes the same time whatever the password. */
 const samePassword = (a: string, b: string) => timingSafeEqual(digest(a), digest(b));
 
