@@ -5,6 +5,7 @@ import { Elysia, ValidationError } from "elysia";
 import type { Config } from "./config";
 import { createContext, type AppContext, type ContextOptions } from "./context";
 import { MAX_BODY_BYTES } from "./lib/http";
+import { EdgeRoutes } from "./lib/edge";
 import { newId } from "./lib/ids";
 import {
   internal,
@@ -134,10 +135,56 @@ export interface AppOptions extends ContextOptions {}
 export function createApp(config: Config, options: AppOptions = {}) {
   const ctx = createContext(config, options);
   const started = new WeakMap<Request, { at: number; id: string }>();
+  const edge = new EdgeRoutes();
+
+  const requestIdOf = (request: Request) => request.headers.get("x-request-id")?.slice(0, 64) || newId();
+
+  /** The problem document for any error (validation, parse, constraint, unexpected). */
+  function problemOf(code: unknown, error: unknown, request: Request): Problem {
+    if (error instanceof Problem) return error;
+    if (code === "PARSE" && (error as { cause?: unknown }).cause instanceof Problem) return (error as { cause: Problem }).cause;
+    if (code === "VALIDATION") {
+      const v = error as ValidationError;
+      if (v.type === "params") return notFound();
+      if (v.type === "response") {
+        ctx.logger.error("response failed its schema", { path: new URL(request.url).pathname, error: v.message.slice(0, 2000) });
+        return internal();
+      }
+      return validationProblem(v, request);
+    }
+    if (code === "PARSE") return invalid("body", "malformed request body");
+    if (code === "NOT_FOUND") return notFound("Route");
+    const sqliteCode = (error as { code?: string } | null)?.code;
+    if (sqliteCode === "SQLITE_CONSTRAINT_UNIQUE" || sqliteCode === "SQLITE_CONSTRAINT_PRIMARYKEY") {
+      return conflict("A record with the same unique value already exists");
+    }
+    if (sqliteCode === "SQLITE_CONSTRAINT_FOREIGNKEY") return conflict("The record is still referenced, or references a record that does not exist");
+    ctx.logger.error("unexpected error", {
+      path: new URL(request.url).pathname,
+      error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+      stack: error instanceof Error ? error.stack?.split("\n").slice(0, 8).join("\n") : undefined,
+    });
+    return internal();
+  }
+
+  /** After every response: the request metrics, and the request log line when info is logged. */
+  function finished(request: Request, id: string, at: number, route: string | undefined, status: number): void {
+    const ms = performance.now() - at;
+    recordRequest(ctx.serviceMetrics, request.method, route, status, ms / 1000);
+    if (ctx.logger.enabled?.("info") === false) return;
+    ctx.logger.info("request", {
+      request_id: id,
+      method: request.method,
+      path: new URL(request.url).pathname,
+      route,
+      status,
+      duration_ms: Math.round(ms * 100) / 100,
+    });
+  }
 
   const app = new Elysia({ name: "corpadmin" })
     .onRequest(({ request, set }) => {
-      const id = request.headers.get("x-request-id")?.slice(0, 64) || newId();
+      const id = requestIdOf(request);
       started.set(request, { at: performance.now(), id });
       set.headers["x-request-id"] = id;
       if (!BODY_METHODS.has(request.method)) return;
@@ -155,30 +202,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
     })
     .onParse({ as: "global" }, async ({ request }) => readJsonBody(request))
     .onError({ as: "global" }, ({ code, error, request, set }) => {
-      let problem: Problem;
-      if (error instanceof Problem) problem = error;
-      else if (code === "PARSE" && (error as { cause?: unknown }).cause instanceof Problem) problem = (error as { cause: Problem }).cause;
-      else if (code === "VALIDATION") {
-        const v = error as ValidationError;
-        if (v.type === "params") problem = notFound();
-        else if (v.type === "response") {
-          ctx.logger.error("response failed its schema", { path: new URL(request.url).pathname, error: v.message.slice(0, 2000) });
-          problem = internal();
-        } else problem = validationProblem(v, request);
-      } else if (code === "PARSE") problem = invalid("body", "malformed request body");
-      else if (code === "NOT_FOUND") problem = notFound("Route");
-      else if ((error as { code?: string }).code === "SQLITE_CONSTRAINT_UNIQUE" || (error as { code?: string }).code === "SQLITE_CONSTRAINT_PRIMARYKEY") {
-        problem = conflict("A record with the same unique value already exists");
-      } else if ((error as { code?: string }).code === "SQLITE_CONSTRAINT_FOREIGNKEY") {
-        problem = conflict("The record is still referenced, or references a record that does not exist");
-      } else {
-        ctx.logger.error("unexpected error", {
-          path: new URL(request.url).pathname,
-          error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-          stack: error instanceof Error ? error.stack?.split("\n").slice(0, 8).join("\n") : undefined,
-        });
-        problem = internal();
-      }
+      const problem = problemOf(code, error, request);
       set.status = problem.status;
       return problemResponse(problem);
     })
@@ -189,17 +213,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
       // A handler that returns a Response (redirects, images, problems) sets its status there.
       const value = (c as { responseValue?: unknown }).responseValue;
       const status = value instanceof Response ? value.status : typeof set.status === "number" ? set.status : 200;
-      const ms = performance.now() - s.at;
-      recordRequest(ctx.serviceMetrics, request.method, route, status, ms / 1000);
-      if (ctx.logger.enabled?.("info") === false) return;
-      ctx.logger.info("request", {
-        request_id: s.id,
-        method: request.method,
-        path: new URL(request.url).pathname,
-        route,
-        status,
-        duration_ms: Math.round(ms * 100) / 100,
-      });
+      finished(request, s.id, s.at, route, status);
     })
     .onAfterHandle({ as: "global" }, ({ route, response }) => {
       if (route === "/api/openapi.json") describeJsonBodies(response, app.routes as never);
@@ -226,14 +240,22 @@ export function createApp(config: Config, options: AppOptions = {}) {
     workgroupModule(ctx),
     webhookModule(ctx),
     socketModule(ctx),
-    qrcodeModule(ctx),
+    qrcodeModule(ctx, edge),
     ispModule(ctx),
     metricModule(ctx),
     retentionModule(ctx),
   ];
   for (const m of modules) app.use(m);
 
-  return { app, ctx };
+  /** Bun.serve routes answered in front of Elysia (src/lib/edge.ts), with the same hooks' work. */
+  const serveRoutes = () =>
+    edge.bunRoutes({
+      begin: requestIdOf,
+      finish: finished,
+      error: (error, request) => problemResponse(problemOf(undefined, error, request)),
+    });
+
+  return { app, ctx, serveRoutes };
 }
 
 export type App = ReturnType<typeof createApp>["app"];

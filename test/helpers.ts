@@ -41,7 +41,7 @@ export function tempDir(prefix = "corpadmin-test-"): string {
 export async function makeApp(opts: { config?: Partial<Config>; env?: Record<string, string>; options?: AppOptions; dir?: string } = {}) {
   const dir = opts.dir ?? tempDir();
   const config: Config = { ...loadConfig(new Map(), { CORPADMIN_DATA_DIR: dir, CORPADMIN_TOKEN_SECRET: "test-secret-key-0123456789abcdef", ...opts.env }), ...opts.config };
-  const { app, ctx } = createApp(config, {
+  const { app, ctx, serveRoutes } = createApp(config, {
     logger: silentLogger,
     clientIp: (request, peer) => request.headers.get("x-test-peer") ?? peer ?? "127.0.0.1",
     // Suites log in far more than 60 times a minute; the rate-limit tests use the real default.
@@ -71,6 +71,7 @@ export async function makeApp(opts: { config?: Partial<Config>; env?: Record<str
   return {
     app,
     ctx,
+    serveRoutes,
     dir,
     config,
     req,

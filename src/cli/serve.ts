@@ -4,11 +4,21 @@ import type { Config } from "../config";
 import { MAX_BODY_BYTES } from "../lib/http";
 import { VERSION } from "../version";
 
-export async function serve(config: Config): Promise<void> {
-  const { app, ctx } = createApp(config);
+type Built = ReturnType<typeof createApp>;
+
+/** Starts the HTTP server of a built app: Elysia's routes plus the edge routes in front of them. */
+export function listen({ app, serveRoutes }: Pick<Built, "app" | "serveRoutes">, port: number, hostname: string): void {
+  // Elysia hands `serve.routes` to Bun's router over its own, so these paths skip its lifecycle.
+  app.config.serve = { ...app.config.serve, routes: { ...app.config.serve?.routes, ...serveRoutes() } };
   // Bun's own cap answers 413 with an empty body before the app runs; keep it above the app's
   // limit so that the app answers with a problem document.
-  app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: MAX_BODY_BYTES * 4 });
+  app.listen({ port, hostname, maxRequestBodySize: MAX_BODY_BYTES * 4 });
+}
+
+export async function serve(config: Config): Promise<void> {
+  const built = createApp(config);
+  const { app, ctx } = built;
+  listen(built, config.port, config.host);
   const port = app.server?.port;
   ctx.logger.info("corpadmin listening", { version: VERSION, host: config.host, port, data_dir: config.dataDir });
 

@@ -1,5 +1,6 @@
 // GET /api/isp/radius/authorize and GET /api/isp/layout/{id}/render/{contractId} through HTTP.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import { addCorp, addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../helpers";
 import { contractWith, mikrotikLayout, must } from "./fixtures";
 
@@ -75,6 +76,24 @@ describe("GET /api/isp/radius/authorize", () => {
     expect((await authorize({ ...q, nas_ip: "192.0.2.11" })).status).toBe(401);
     await t.req("DELETE", `/api/isp/nas/${bare.id}`, { token: admin.token });
     expect((await authorize(q)).status).toBe(200);
+  });
+
+  test("a change committed by another connection (a second process) applies at once", async () => {
+    const q = { username: "maria", password: "maria-pass", nas_ip: NAS_IP };
+    expect((await authorize(q)).status).toBe(200);
+    const other = new Database(t.ctx.tenants.pathOf(admin.corpId));
+    try {
+      other.run("UPDATE isp_nas SET status = 0 WHERE id = ?", [nas.id]);
+      expect((await authorize(q)).status).toBe(401);
+      other.run("UPDATE isp_nas SET status = 1 WHERE id = ?", [nas.id]);
+      expect((await authorize(q)).status).toBe(200);
+      other.run("UPDATE isp_layout_attributes SET value = 'x-{{contract.config.max_upload}}' WHERE layout_id = ? AND attribute_id = ?", [fx.layout.id, fx.rate.id]);
+      expect((await authorize(q)).body["reply:Mikrotik-Rate-Limit"].value).toBe("x-10M");
+      other.run("UPDATE isp_layout_attributes SET value = '{{contract.config.max_upload}}/{{contract.config.max_download}}' WHERE layout_id = ? AND attribute_id = ?", [fx.layout.id, fx.rate.id]);
+      expect((await authorize(q)).body["reply:Mikrotik-Rate-Limit"].value).toBe("10M/100M");
+    } finally {
+      other.close();
+    }
   });
 
   test("an inactive RADIUS attribute is left out; an attribute rendering empty or half-filled too", async () => {

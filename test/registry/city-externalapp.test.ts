@@ -115,7 +115,7 @@ describe("external apps and keys", () => {
     expect((await req("GET", `/api/city/externalapp/name/ghost/identity/C-1`, { token })).status).toBe(404);
     // not a key row: the key is no credential there
     expect((await req("GET", `/api/city/${city.body.id}`, { apiKey: app.api_key })).status).toBe(401);
-    expect((await req("GET", `/api/city/externalapp/name/erp/identity/C-1`, { apiKey: app.api_key.slice(0, -1) + "x" })).status).toBe(401);
+    expect((await req("GET", `/api/city/externalapp/name/erp/identity/C-1`, { apiKey: app.api_key.slice(0, -1) + (app.api_key.endsWith("x") ? "y" : "x") })).status).toBe(401);
 
     // another app's key on a route naming this app: 403
     const other = (await req("POST", "/api/externalapp", { token, body: { name: "crm" } })).body;

@@ -8,6 +8,7 @@ export type CorpRow = typeof corporations.$inferSelect;
 
 export class CorpCache {
   private byId = new Map<string, CorpRow>();
+  private idByName = new Map<string, string>();
   private byIdStmt;
   private byNameStmt;
 
@@ -26,11 +27,29 @@ export class CorpCache {
 
   /** Finds by auth_name or id (login and change of corporation accept either). */
   find(authNameOrId: string): CorpRow | null {
-    return this.byNameStmt.get({ name: authNameOrId }) ?? this.get(authNameOrId);
+    // RADIUS names its corporation on every request. A remembered name only points at an id: the
+    // row comes from the id cache, which invalidate() keeps current, and must still carry the name.
+    const knownId = this.idByName.get(authNameOrId);
+    if (knownId !== undefined) {
+      const row = this.get(knownId);
+      if (row && row.auth_name === authNameOrId) return row;
+      this.idByName.delete(authNameOrId);
+    }
+    const byName = this.byNameStmt.get({ name: authNameOrId });
+    if (byName) {
+      if (this.idByName.size >= 10_000) this.idByName.clear();
+      this.idByName.set(authNameOrId, byName.id);
+      if (!this.byId.has(byName.id)) this.byId.set(byName.id, byName);
+      return byName;
+    }
+    return this.get(authNameOrId);
   }
 
   invalidate(id?: string): void {
     if (id) this.byId.delete(id);
-    else this.byId.clear();
+    else {
+      this.byId.clear();
+      this.idByName.clear();
+    }
   }
 }

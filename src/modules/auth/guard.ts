@@ -52,12 +52,19 @@ export function corpGate(corp: CorpRow, superAdmin: boolean): void {
 
 /** `localhost:80/api/contract/{id}/active/PUT`: host:port from the Host header, the row's path. */
 export function actionOf(request: Request, route: string): string {
-  const url = new URL(request.url);
-  const host = request.headers.get("host") ?? url.host;
-  const withPort = /:\d+$/.test(host) && !host.endsWith("]") ? host : `${host}:${url.protocol === "https:" ? 443 : 80}`;
-  const path = route.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
+  // Runs on every permission check: no URL parse when the Host header is there (it always is
+  // over HTTP/1.1), and each route pattern is rewritten once.
+  const url = request.url;
+  const host = request.headers.get("host") ?? new URL(url).host;
+  const withPort = /:\d+$/.test(host) && !host.endsWith("]") ? host : `${host}:${url.startsWith("https:") ? 443 : 80}`;
+  let path = routePaths.get(route);
+  if (path === undefined) {
+    path = route.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
+    if (routePaths.size < 10_000) routePaths.set(route, path);
+  }
   return `${withPort}${path}/${request.method.toUpperCase()}`;
 }
+const routePaths = new Map<string, string>();
 
 function normalize(spec: AuthSpec): { guard: Guard; self?: string; key?: boolean; tenant: boolean } {
   const s = typeof spec === "string" ? { guard: spec } : spec;

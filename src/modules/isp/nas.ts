@@ -1,7 +1,7 @@
 // NAS (the routers PPPoE users connect through). The secret is write-only: only a salted SHA-256
 // is kept, enough to check the HTTP Basic credential FreeRADIUS presents on the RADIUS rows.
 import { Elysia } from "elysia";
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes, timingSafeEqual } from "node:crypto";
 import { and, eq, ne } from "drizzle-orm";
 import type { AppContext } from "../../context";
 import { writeTx, type TenantDb } from "../../db/sqlite";
@@ -22,14 +22,18 @@ const AUTH = "platform.isp" as const;
  * NAS secrets are machine credentials checked on every RADIUS request (a thousand a second), so
  * a slow password hash is out; a per-NAS salt keeps equal secrets from showing as equal hashes.
  */
+// Bun's one-shot SHA-256 costs a fraction of node:crypto's streaming hash; RADIUS checks a NAS
+// secret on every request. The bytes are those of salt, NUL, secret in UTF-8, as stored before.
+const secretDigest = (secret: string, salt: string) => Bun.SHA256.hash(`${salt}\0${secret}`) as Uint8Array;
+
 export function hashSecret(secret: string, salt: string): string {
-  return createHash("sha256").update(salt).update("\0").update(secret, "utf8").digest("hex");
+  return Buffer.from(secretDigest(secret, salt)).toString("hex");
 }
 
 /** Constant-time check of a presented secret against the stored hash. */
 export function secretMatches(row: { secret_hash: string; secret_salt: string }, presented: string): boolean {
   const expected = Buffer.from(row.secret_hash, "hex");
-  const actual = Buffer.from(hashSecret(presented, row.secret_salt), "hex");
+  const actual = secretDigest(presented, row.secret_salt);
   return expected.length === actual.length && timingSafeEqual(expected, actual);
 }
 

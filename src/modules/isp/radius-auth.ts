@@ -8,6 +8,7 @@ import { unauthorized } from "../../lib/problem";
 import { corpGate } from "../auth/guard";
 import type { CorpRow } from "../auth/corp-cache";
 import { canonicalIp } from "./common";
+import { cachedNas } from "./radius-cache";
 import { hashSecret, secretMatches } from "./nas";
 
 export interface RadiusNas {
@@ -40,6 +41,8 @@ export function nasByIp(db: TenantDb, ip: string): RadiusNas | null {
   const row = stmt.get(ip) as (Omit<RadiusNas, "status"> & { status: number }) | null;
   return row ? { ...row, status: row.status === 1 } : null;
 }
+
+const canonicalIps = new Map<string, string | null>();
 
 const DUMMY = { secret_salt: "0", secret_hash: hashSecret("", "0") };
 
@@ -80,8 +83,14 @@ export function radiusCaller(ctx: AppContext, request: Request): RadiusCaller & 
  * An unknown NAS still costs a hash comparison, so timing does not tell which NAS addresses exist.
  */
 export function radiusNas(caller: RadiusCaller & { basicSecret: string | null }, nasIp: string): RadiusNas {
-  const ip = canonicalIp(nasIp);
-  const nas = ip ? nasByIp(caller.db, ip) : null;
+  let ip = canonicalIps.get(nasIp);
+  if (ip === undefined) {
+    ip = canonicalIp(nasIp);
+    // A NAS sends its own address on every request: a handful of distinct texts.
+    if (canonicalIps.size >= 1_000) canonicalIps.clear();
+    canonicalIps.set(nasIp, ip);
+  }
+  const nas = ip ? cachedNas(caller.db, ip, nasByIp) : null;
   if (caller.basicSecret !== null) {
     const ok = secretMatches(nas ?? DUMMY, caller.basicSecret);
     if (!nas || !ok) throw unauthorized("Invalid corporation or NAS secret");

@@ -1,13 +1,14 @@
 // The FreeRADIUS rlm_rest rows: authorize and accounting. rlm_rest maps the
 // HTTP status to a module code (FINDINGS.md): 200 with attributes → updated, 204 → ok,
 // 401 → reject, 404 → notfound, 5xx → fail (accounting: no response, so the NAS retries).
-import { createHash, timingSafeEqual } from "node:crypto";
+import { timingSafeEqual } from "node:crypto";
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context";
 import { notFound, unauthorized } from "../../lib/problem";
-import { findContractByUsername } from "../contract/service";
 import { AccountingWriter, parseAccounting } from "./accounting";
-import { contractRow, layoutStatus, renderLayout } from "./render";
+import { renderLayout } from "./render";
+import { cachedLayout } from "./radius-cache";
+import { contractIdOf, radiusContract } from "./radius-contract";
 import { radiusCaller, radiusNas, type RadiusCaller } from "./radius-auth";
 
 type Caller = RadiusCaller & { basicSecret: string | null };
@@ -23,7 +24,7 @@ const RlmValue = t.Object({ op: t.String(), value: t.Union([t.String(), t.Array(
 export const AuthorizeReply = t.Record(t.String(), RlmValue);
 type RlmMap = Record<string, { op: string; value: string | string[]; do_xlat: boolean }>;
 
-const digest = (s: string) => createHash("sha256").update(s, "utf8").digest();
+const digest = (s: string) => Bun.SHA256.hash(s) as Uint8Array;
 /** Equal-length digests, so the comparison takes the same time whatever the password. */
 const samePassword = (a: string, b: string) => timingSafeEqual(digest(a), digest(b));
 
@@ -43,15 +44,16 @@ export function radiusRoutes(ctx: AppContext) {
         const caller = callers.get(request)!;
         const nas = radiusNas(caller, query.nas_ip);
         if (!nas.layout_id) throw unauthorized("The NAS has no layout");
-        if (layoutStatus(caller.db, nas.layout_id) !== true) throw unauthorized("The NAS's layout is inactive");
-        const found = findContractByUsername(caller.db, query.username);
+        const layout = cachedLayout(caller.db, nas.layout_id);
+        if (layout.status !== true) throw unauthorized("The NAS's layout is inactive");
+        const found = radiusContract(caller.db, query.username);
         if (!found) throw notFound("User");
-        if (found.contractStatus !== "ACTIVE") throw unauthorized("The contract is not active");
+        const { contract } = found;
+        if (contract.contract_status !== "ACTIVE") throw unauthorized("The contract is not active");
         // An empty password is no password: FreeRADIUS sends `password=` for CHAP and MS-CHAP.
         const password = query.password ? query.password : null;
         if (password !== null && !samePassword(password, found.config.password)) throw unauthorized("Wrong password");
-        const contract = contractRow(caller.db, found.contractId)!;
-        const attributes = renderLayout(caller.db, nas.layout_id, { contract, config: found.config, password: found.config.password, nas });
+        const attributes = renderLayout(caller.db, nas.layout_id, { contract, config: found.config, password: found.config.password, nas }, layout.templates);
         const reply: RlmMap = {};
         for (const a of attributes) {
           const key = `reply:${a.name}`;
@@ -88,8 +90,7 @@ export function radiusRoutes(ctx: AppContext) {
         return;
       }
       const nas = radiusNas(caller, record.nasIp);
-      const contract = findContractByUsername(caller.db, record.username);
-      await accounting.write(caller.db, record.build(nas.id, contract?.contractId ?? null));
+      await accounting.write(caller.db, record.build(nas.id, contractIdOf(caller.db, record.username)));
       set.status = 204;
     },
     {

@@ -22,22 +22,28 @@ export interface RenderNas {
 
 type Config = ContractByUsername["config"];
 
-interface AttributeTemplate {
+export interface AttributeTemplate {
   name: string;
   operator: string;
   value: string;
 }
 
 /** The active attributes of a layout, in order (inactive RADIUS attributes are left out). */
-function activeTemplates(db: Db, layoutId: string): AttributeTemplate[] {
+export function activeTemplates(db: Db, layoutId: string): AttributeTemplate[] {
+  // RADIUS authorize runs this on every request. A scalar subquery rather than a join, and the
+  // order taken in JS rather than by ORDER BY: SQLite's sorter and a join each add several µs to
+  // a read of a few rows. The name is null for an inactive attribute.
   return clientOf(db)
-    .query<AttributeTemplate, [string]>(
-      `SELECT a.name AS name, la.operator AS operator, la.value AS value
-         FROM isp_layout_attributes la JOIN isp_radius_attributes a ON a.id = la.attribute_id
-        WHERE la.layout_id = ?1 AND a.status = 1
-        ORDER BY la.position`,
+    .query<{ name: string | null; operator: string; value: string; position: number }, [string]>(
+      `SELECT (SELECT a.name FROM isp_radius_attributes a WHERE a.id = la.attribute_id AND a.status = 1) AS name,
+              la.operator AS operator, la.value AS value, la.position AS position
+         FROM isp_layout_attributes la
+        WHERE la.layout_id = ?1`,
     )
-    .all(layoutId);
+    .all(layoutId)
+    .filter((t) => t.name !== null)
+    .sort((x, y) => x.position - y.position)
+    .map((t) => ({ name: t.name!, operator: t.operator, value: t.value }));
 }
 
 export function layoutStatus(db: Db, layoutId: string): boolean | null {
@@ -63,8 +69,7 @@ export interface RenderInput {
 }
 
 /** Fills the layout's active attributes; those rendering empty or with a variable unset are left out. */
-export function renderLayout(db: TenantDb | Db, layoutId: string, input: RenderInput): RenderedAttribute[] {
-  const templates = activeTemplates(db, layoutId);
+export function renderLayout(db: TenantDb | Db, layoutId: string, input: RenderInput, templates = activeTemplates(db, layoutId)): RenderedAttribute[] {
   if (templates.length === 0) return [];
   const uses = (prefix: string) => templates.some((t) => t.value.includes(prefix));
   const { contract, config, nas } = input;

@@ -9,17 +9,28 @@ import { normalizeAddress } from "../../lib/client-ip";
 import { forbidden, notFound, unauthorized } from "../../lib/problem";
 import { VERSION } from "../../version";
 import { startBackupSchedule } from "./backup";
-import type { MetricsRegistry } from "./metrics";
+import { labelKey, type MetricsRegistry } from "./metrics";
 
 const REQUESTS = "corpadmin_http_requests_total";
 const DURATION = "corpadmin_http_request_duration_seconds";
+
+/** Rendered label sets of the request metrics, by method, route and status (a small set). */
+const requestKeys = new WeakMap<MetricsRegistry, Map<string, { counter: string; histogram: string }>>();
 
 /** Called once per response (src/app.ts). `route` is the matched pattern, never the raw path. */
 export function recordRequest(metrics: MetricsRegistry, method: string, route: string | undefined, status: number, seconds: number): void {
   // Unmatched paths are unbounded (scanners): they share one label value.
   const r = route || "unmatched";
-  metrics.counter(REQUESTS, "HTTP requests, by method, route pattern and status").inc({ method, route: r, status });
-  metrics.histogram(DURATION, "HTTP request latency in seconds, by method and route pattern").observe({ method, route: r }, seconds);
+  let keys = requestKeys.get(metrics);
+  if (!keys) requestKeys.set(metrics, (keys = new Map()));
+  const id = `${method} ${status} ${r}`;
+  let key = keys.get(id);
+  if (!key) {
+    key = { counter: labelKey({ method, route: r, status }), histogram: labelKey({ method, route: r }) };
+    if (keys.size < 1_000) keys.set(id, key);
+  }
+  metrics.counter(REQUESTS, "HTTP requests, by method, route pattern and status").incKey(key.counter);
+  metrics.histogram(DURATION, "HTTP request latency in seconds, by method and route pattern").observeKey(key.histogram, seconds);
 }
 
 function fileSize(path: string): number {

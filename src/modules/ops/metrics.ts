@@ -22,7 +22,7 @@ const LABEL = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 // Label names are checked once each: labelKey runs on every request.
 const checkedLabelNames = new Set<string>();
 
-function labelKey(labels: Labels): string {
+export function labelKey(labels: Labels): string {
   const keys = Object.keys(labels);
   if (keys.length === 0) return "";
   if (keys.length > 1) keys.sort();
@@ -60,7 +60,10 @@ export class Counter extends Metric {
   }
   inc(labels: Labels = {}, by = 1): void {
     if (!(by >= 0)) throw new Error(`counter ${this.name} can only increase`);
-    const key = labelKey(labels);
+    this.incKey(labelKey(labels), by);
+  }
+  /** inc() with the labels already rendered by labelKey() (per-request callers keep the key). */
+  incKey(key: string, by = 1): void {
     // The unlabelled zero only stands in until a labelled series exists.
     if (key) this.values.delete("");
     this.values.set(key, (this.values.get(key) ?? 0) + by);
@@ -117,7 +120,10 @@ export class Histogram extends Metric {
     if (!buckets.length || buckets.some((b, i) => i > 0 && b <= buckets[i - 1])) throw new Error(`histogram ${name}: buckets must increase`);
   }
   observe(labels: Labels, value: number): void {
-    const key = labelKey(labels);
+    this.observeKey(labelKey(labels), value);
+  }
+  /** observe() with the labels already rendered by labelKey(). */
+  observeKey(key: string, value: number): void {
     let h = this.values.get(key);
     if (!h) this.values.set(key, (h = { counts: this.buckets.map(() => 0), sum: 0, count: 0 }));
     for (let i = 0; i < this.buckets.length; i++) if (value <= this.buckets[i]) h.counts[i]++;

@@ -10,7 +10,7 @@ export interface WriteBatch {
   rows: AccessRow[];
 }
 
-/** main → worker */
+/** main → worker, as JSON text */
 export interface WriteMessage {
   seq: number;
   batches: WriteBatch[];
@@ -54,7 +54,7 @@ function writeBatch(batch) {
 }
 
 self.onmessage = (event) => {
-  const { seq, batches } = event.data;
+  const { seq, batches } = typeof event.data === "string" ? JSON.parse(event.data) : event.data;
   const failed = [];
   for (const batch of batches) {
     try {

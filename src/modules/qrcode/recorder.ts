@@ -4,7 +4,17 @@
 import type { AppContext } from "../../context";
 import { newId } from "../../lib/ids";
 import { toIso } from "../../lib/time";
-import { WRITER_SOURCE, type AccessRow, type DoneMessage, type WriteBatch } from "./access-writer";
+import { WRITER_SOURCE, type DoneMessage } from "./access-writer";
+
+/** A batch as sent: each row already JSON text (see record()). */
+interface EncodedBatch {
+  corpId: string;
+  path: string;
+  rows: string[];
+}
+
+const json = JSON.stringify;
+const jsonOrNull = (v: string | null) => (v === null ? "null" : json(v));
 
 const FLUSH_MS = 250;
 const FLUSH_BATCH = 5_000;
@@ -27,20 +37,32 @@ function visitorKey(ip: string, userAgent: string | null): number {
 }
 
 export class AccessRecorder {
-  private pending = new Map<string, AccessRow[]>();
+  private pending = new Map<string, string[]>();
   private count = 0;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private worker: Worker | null = null;
-  private inflight: { seq: number; batches: WriteBatch[] } | null = null;
+  private inflight: { seq: number; batches: EncodedBatch[] } | null = null;
   private seq = 0;
   private waiters: (() => void)[] = [];
   private closed = false;
+  private lastAt = NaN;
+  private paths = new Map<string, string>();
+  private lastAtText = "";
 
   constructor(private ctx: AppContext) {}
 
   record(corpId: string, qrcodeId: string, ip: string, userAgent: string | null, referer: string | null): void {
     const bot = isBot(userAgent);
-    const row: AccessRow = [newId(), qrcodeId, toIso(this.ctx.now()), ip, userAgent, referer, bot ? 1 : 0, bot ? null : visitorKey(ip, userAgent)];
+    const now = this.ctx.now();
+    // Under load many scans share a millisecond: format each instant once.
+    if (now !== this.lastAt) {
+      this.lastAt = now;
+      this.lastAtText = toIso(now);
+    }
+    // Each row is encoded as JSON text (an AccessRow, access-writer.ts) as it arrives: the batch then goes to the
+    // writer as one string, built by joining, with no pause of the event loop to clone or encode
+    // thousands of rows at once. Ids and instants need no escaping.
+    const row = `["${newId()}","${qrcodeId}","${this.lastAtText}",${json(ip)},${jsonOrNull(userAgent)},${jsonOrNull(referer)},${bot ? "1,null" : `0,${visitorKey(ip, userAgent)}`}]`;
     let list = this.pending.get(corpId);
     if (!list) this.pending.set(corpId, (list = []));
     list.push(row);
@@ -54,15 +76,23 @@ export class AccessRecorder {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     if (this.inflight || this.count === 0) return;
-    const batches: WriteBatch[] = [];
+    const batches: EncodedBatch[] = [];
+    const parts: string[] = [];
     for (const [corpId, rows] of this.pending) {
-      let path: string;
-      try {
-        path = this.ctx.tenants.pathOf(corpId);
-      } catch {
-        continue; // the corporation was deleted, and its scans with it
+      let path = this.paths.get(corpId);
+      if (path !== undefined && !this.ctx.corps.get(corpId)) path = undefined; // deleted since: pathOf decides
+      if (path === undefined) {
+        try {
+          path = this.ctx.tenants.pathOf(corpId);
+        } catch {
+          continue; // the corporation was deleted, and its scans with it
+        }
+        // A corporation's file stays where it is while the service runs (pathOf builds a query).
+        if (this.paths.size >= 10_000) this.paths.clear();
+        this.paths.set(corpId, path);
       }
       batches.push({ corpId, path, rows });
+      parts.push(`{"corpId":${json(corpId)},"path":${json(path)},"rows":[${rows.join(",")}]}`);
     }
     this.pending = new Map();
     this.count = 0;
@@ -70,7 +100,8 @@ export class AccessRecorder {
     this.inflight = { seq: ++this.seq, batches };
     const worker = this.writer();
     worker.ref(); // keep the process alive until the batch is written (shutdown waits for it)
-    worker.postMessage(this.inflight);
+    // One string: cloning thousands of small row arrays would cost the event loop several ms.
+    worker.postMessage(`{"seq":${this.inflight.seq},"batches":[${parts.join(",")}]}`);
   }
 
   private writer(): Worker {
@@ -99,13 +130,13 @@ export class AccessRecorder {
     for (const f of msg.failed) {
       if (f.missing || !this.ctx.corps.get(f.corpId)) continue; // the corporation is gone
       this.ctx.logger.error("writing QR accesses failed; kept for the next attempt", { corp_id: f.corpId, count: f.rows.length, error: f.error });
-      this.requeue(f.corpId, f.rows);
+      this.requeue(f.corpId, f.rows.map((r) => json(r)));
       kept = true;
     }
     this.after(kept ? RETRY_MS : FLUSH_MS);
   }
 
-  private requeue(corpId: string, rows: AccessRow[]): void {
+  private requeue(corpId: string, rows: string[]): void {
     const merged = rows.concat(this.pending.get(corpId) ?? []).slice(-MAX_PENDING_PER_CORP);
     this.count += merged.length - (this.pending.get(corpId)?.length ?? 0);
     this.pending.set(corpId, merged);

@@ -67,33 +67,34 @@ const goneSlug = (detail: string) => new Problem(410, "gone", "Gone", detail, un
 const MAX_HEADER_TEXT = 1024;
 const clip = (v: string | null) => (v === null || v === "" ? null : v.length > MAX_HEADER_TEXT ? v.slice(0, MAX_HEADER_TEXT) : v);
 
-export function redirectModule(ctx: AppContext, slugs: SlugCache, recorder: AccessRecorder) {
+/** The redirect itself, shared by the Elysia route and the server's edge route (src/lib/edge.ts). */
+export type Redirect = (slug: string, request: Request, peer: string | null) => Response;
+
+export function redirectHandler(ctx: AppContext, slugs: SlugCache, recorder: AccessRecorder): Redirect {
+  return (slug, request, peer) => {
+    if (!SLUG_RE.test(slug)) throw unknownSlug();
+    let entry = slugs.get(slug);
+    if (!entry) throw unknownSlug();
+    let corp = ctx.corps.get(entry.corpId);
+    if (!corp) {
+      // The corporation was deleted (its slugs with it): look again in case the slug was reused.
+      slugs.forget(slug);
+      entry = slugs.get(slug);
+      corp = entry ? ctx.corps.get(entry.corpId) : null;
+      if (!entry || !corp) throw unknownSlug();
+    }
+    if (corp.status === "BLOCKED") throw goneSlug("The QR code's corporation is blocked");
+    if (!entry.active) throw goneSlug("The QR code is inactive");
+    const h = request.headers;
+    recorder.record(entry.corpId, entry.codeId, ctx.clientIp(request, peer), clip(h.get("user-agent")), clip(h.get("referer")));
+    return new Response(null, { status: 302, headers: { location: entry.target, "cache-control": "no-store" } });
+  };
+}
+
+export function redirectModule(redirect: Redirect) {
   return new Elysia({ name: "qrcode-redirect", tags: ["QRCode"] }).get(
     "/q/:slug",
-    ({ params, request, server }) => {
-      if (!SLUG_RE.test(params.slug)) throw unknownSlug();
-      let entry = slugs.get(params.slug);
-      if (!entry) throw unknownSlug();
-      let corp = ctx.corps.get(entry.corpId);
-      if (!corp) {
-        // The corporation was deleted (its slugs with it): look again in case the slug was reused.
-        slugs.forget(params.slug);
-        entry = slugs.get(params.slug);
-        corp = entry ? ctx.corps.get(entry.corpId) : null;
-        if (!entry || !corp) throw unknownSlug();
-      }
-      if (corp.status === "BLOCKED") throw goneSlug("The QR code's corporation is blocked");
-      if (!entry.active) throw goneSlug("The QR code is inactive");
-      const h = request.headers;
-      recorder.record(
-        entry.corpId,
-        entry.codeId,
-        ctx.clientIp(request, server?.requestIP(request)?.address ?? null),
-        clip(h.get("user-agent")),
-        clip(h.get("referer")),
-      );
-      return new Response(null, { status: 302, headers: { location: entry.target, "cache-control": "no-store" } });
-    },
+    ({ params, request, server }) => redirect(params.slug, request, server?.requestIP(request)?.address ?? null),
     {
       params: t.Object({ slug: t.String() }),
       detail: {

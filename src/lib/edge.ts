@@ -1,0 +1,55 @@
+// Routes answered from Bun's own router, in front of Elysia's request lifecycle: the public hot
+// paths whose work is a cache lookup (GET /q/{slug}), where the lifecycle costs as much as the
+// work. Each runs the very handler its Elysia route runs (the one app.handle and the tests reach),
+// wrapped in what the global hooks do for every request: request id, metrics and log, problems.
+import type { Server } from "bun";
+
+/** A handler shared with an Elysia route; it throws a Problem to refuse. */
+export type EdgeHandler = (request: Request, params: Record<string, string>, peer: string | null) => Response;
+
+export interface EdgeHooks {
+  /** The request id (the caller's X-Request-Id or a new one). */
+  begin(request: Request): string;
+  /** Metrics and the request log, as after every response. */
+  finish(request: Request, id: string, startedAt: number, route: string, status: number): void;
+  /** The problem document for an error, as the app's error hook answers it. */
+  error(error: unknown, request: Request): Response;
+}
+
+type BunRoute = (request: Request & { params: Record<string, string> }, server: Server<unknown>) => Response;
+
+export class EdgeRoutes {
+  private entries: { path: string; handler: EdgeHandler }[] = [];
+
+  /** A GET route; `path` uses the Elysia route's pattern (`/q/:slug`), which Bun's router shares. */
+  get(path: string, handler: EdgeHandler): void {
+    this.entries.push({ path, handler });
+  }
+
+  get size(): number {
+    return this.entries.length;
+  }
+
+  /** The `routes` entries for Bun.serve; other methods and paths fall through to Elysia. */
+  bunRoutes(hooks: EdgeHooks): Record<string, { GET: BunRoute }> {
+    const routes: Record<string, { GET: BunRoute }> = {};
+    for (const { path, handler } of this.entries) {
+      routes[path] = {
+        GET: (request, server) => {
+          const startedAt = performance.now();
+          const id = hooks.begin(request);
+          let response: Response;
+          try {
+            response = handler(request, request.params, server.requestIP(request)?.address ?? null);
+          } catch (err) {
+            response = hooks.error(err, request);
+          }
+          response.headers.set("x-request-id", id);
+          hooks.finish(request, id, startedAt, path, response.status);
+          return response;
+        },
+      };
+    }
+    return routes;
+  }
+}
