@@ -293,3 +293,27 @@ describe("list query validation", () => {
     }
   });
 });
+
+describe("parallel logins of one user", () => {
+  test("are not serialised behind one password hash while far from the lock", async () => {
+    const u = await addUser(t, admin.corpId, { login: "busy-user" });
+    const original = t.ctx.passwords.verify.bind(t.ctx.passwords);
+    let running = 0;
+    let peak = 0;
+    t.ctx.passwords.verify = async (p: string, h: string) => {
+      peak = Math.max(peak, ++running);
+      try {
+        return await original(p, h);
+      } finally {
+        running--;
+      }
+    };
+    try {
+      const results = await Promise.all(Array.from({ length: 8 }, () => login({ corp: "acme", login: u.login, password: u.password })));
+      expect(results.every((r) => r.status === 200)).toBe(true);
+      expect(peak).toBeGreaterThan(1);
+    } finally {
+      t.ctx.passwords.verify = original;
+    }
+  });
+});

@@ -1,7 +1,7 @@
 // Lockout (routes.md, "Lock and rate limits"): 5 consecutive failures for one (corporation,
-// login) lock it for 15 minutes. Attempts on one key run one after another, so parallel wrong
-// logins cannot all be evaluated before the fifth failure is counted: the sixth always sees the
-// lock. The counters live in the platform database and survive restarts.
+// login) lock it for 15 minutes. Attempts on one key are admitted only as far as the remaining
+// allowance goes, so parallel wrong logins cannot all be evaluated before the fifth failure is
+// counted: the sixth always sees the lock. The counters live in the platform database.
 import type { Database } from "bun:sqlite";
 import { rateLimited } from "../../lib/problem";
 import { toIso } from "../../lib/time";
@@ -16,7 +16,8 @@ interface FailureRow {
 }
 
 export class Lockout {
-  private tails = new Map<string, Promise<void>>();
+  private inFlight = new Map<string, number>();
+  private waiting = new Map<string, (() => void)[]>();
   private readStmt;
   private failStmt;
   private resetStmt;
@@ -44,21 +45,42 @@ export class Lockout {
     this.pruneStmt = sqlite.query("DELETE FROM login_failures WHERE updated_at < ?1 AND (locked_until IS NULL OR locked_until < ?2)");
   }
 
-  /** Runs `fn` after every earlier attempt on the same key has finished. */
+  /**
+   * Runs one login attempt on a key. Attempts run side by side only while the attempts in flight
+   * plus the failures already counted stay below the limit, so that even if every admitted attempt
+   * fails, no more than MAX_FAILURES are evaluated before the lock. One user logging in from many
+   * clients is not serialised behind a single password hash; a key close to its lock is.
+   */
   async serialize<T>(corpId: string, login: string, fn: () => Promise<T>): Promise<T> {
     const key = `${corpId}\u0000${login}`;
-    const previous = this.tails.get(key) ?? Promise.resolve();
-    let release!: () => void;
-    const mine = new Promise<void>((r) => (release = r));
-    const tail = previous.then(() => mine);
-    this.tails.set(key, tail);
-    await previous;
+    for (;;) {
+      const busy = this.inFlight.get(key) ?? 0;
+      if (busy === 0 || busy + this.counted(corpId, login) < MAX_FAILURES) break;
+      await new Promise<void>((resolve) => {
+        const list = this.waiting.get(key);
+        if (list) list.push(resolve);
+        else this.waiting.set(key, [resolve]);
+      });
+    }
+    this.inFlight.set(key, (this.inFlight.get(key) ?? 0) + 1);
     try {
       return await fn();
     } finally {
-      release();
-      if (this.tails.get(key) === tail) this.tails.delete(key);
+      const left = (this.inFlight.get(key) ?? 1) - 1;
+      if (left === 0) this.inFlight.delete(key);
+      else this.inFlight.set(key, left);
+      const waiters = this.waiting.get(key);
+      this.waiting.delete(key);
+      for (const wake of waiters ?? []) wake();
     }
+  }
+
+  /** Failures counted toward the lock now (an expired lock counts as none). */
+  private counted(corpId: string, login: string): number {
+    const row = this.readStmt.get(corpId, login);
+    if (!row) return 0;
+    if (row.locked_until && Date.parse(row.locked_until) <= this.now()) return 0;
+    return row.failures;
   }
 
   /** 429 with Retry-After while the key is locked. */
