@@ -1,5 +1,6 @@
 // Service & Feature rows of routes.md: the service catalog, features and their actions, and the
 // application menu with its permission-aware tree.
+import { Workgroup } from "../workgroup/model";
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context";
 import { created, noContent } from "../../lib/http";
@@ -18,7 +19,6 @@ import {
   Service,
   ServiceInput,
   ServiceWithFeatures,
-  Workgroup,
 } from "./model";
 import {
   addAction,

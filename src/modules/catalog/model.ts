@@ -115,18 +115,6 @@ export const MenuNode = t.Recursive(
   { $id: "MenuNode" },
 );
 
-export const Workgroup = t.Object({
-  id: Uuid,
-  name: t.String(),
-  description: t.Union([t.String(), t.Null()]),
-  corp_id: Uuid,
-  user_ids: t.Array(Uuid),
-  service_ids: t.Array(Uuid),
-  feature_ids: t.Array(Uuid),
-  created_at: t.String(),
-  updated_at: t.String(),
-});
-export type Workgroup = Static<typeof Workgroup>;
 
 export const MenuWorkgroupParams = t.Object({ id: Uuid, workgroupId: Uuid });
 export const FeatureActionParams = t.Object({ id: Uuid, actionId: Uuid });

@@ -10,8 +10,6 @@ import {
   menus,
   services,
   workgroupFeatures,
-  workgroupMembers,
-  workgroupServices,
   workgroups,
 } from "../../db/platform/schema";
 import { writeTx, type PlatformDb } from "../../db/sqlite";
@@ -19,7 +17,9 @@ import { newId } from "../../lib/ids";
 import { listRows, type ListParams } from "../../lib/list";
 import { conflict, invalid, notFound } from "../../lib/problem";
 import type { PermissionSets } from "../auth/permissions";
-import type { Action, ActionInput, Feature, FeatureInput, FeatureUpload, Menu, MenuInput, MenuNode, Service, ServiceInput, Workgroup } from "./model";
+import { workgroupView } from "../workgroup/service";
+import type { Workgroup } from "../workgroup/model";
+import type { Action, ActionInput, Feature, FeatureInput, FeatureUpload, Menu, MenuInput, MenuNode, Service, ServiceInput } from "./model";
 
 type ServiceRow = typeof services.$inferSelect;
 type FeatureRow = typeof features.$inferSelect;
@@ -306,24 +306,6 @@ export function menuTree(ctx: AppContext, permission: PermissionSets): MenuNode[
   return roots;
 }
 
-/** The Workgroup resource (the user module owns the workgroup routes; this is its shape). */
-export function workgroupView(db: PlatformDb, id: string): Workgroup {
-  const row = db.select().from(workgroups).where(eq(workgroups.id, id)).get();
-  if (!row) throw notFound("Workgroup");
-  const ids = <T extends { id: string }>(rows: T[]) => rows.map((r) => r.id);
-  return {
-    id: row.id,
-    name: row.name,
-    description: row.description,
-    corp_id: row.corp_id,
-    user_ids: ids(db.select({ id: workgroupMembers.user_id }).from(workgroupMembers).where(eq(workgroupMembers.workgroup_id, id)).orderBy(asc(workgroupMembers.user_id)).all()),
-    service_ids: ids(db.select({ id: workgroupServices.service_id }).from(workgroupServices).where(eq(workgroupServices.workgroup_id, id)).orderBy(asc(workgroupServices.service_id)).all()),
-    feature_ids: ids(db.select({ id: workgroupFeatures.feature_id }).from(workgroupFeatures).where(eq(workgroupFeatures.workgroup_id, id)).orderBy(asc(workgroupFeatures.feature_id)).all()),
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  };
-}
-
 /**
  * Grants a workgroup the features of a menu and of all its descendants. All or nothing: when a
  * feature's service is not enabled for the workgroup's corporation, nothing is granted (409).
@@ -368,5 +350,5 @@ export function assignMenuToWorkgroup(ctx: AppContext, menuId: string, workgroup
     tx.insert(workgroupFeatures).values(ids.map((feature_id) => ({ workgroup_id: workgroupId, feature_id }))).onConflictDoNothing().run();
   });
   ctx.permissions.invalidate();
-  return workgroupView(ctx.platform, workgroupId);
+  return workgroupView(ctx, ctx.platform.select().from(workgroups).where(eq(workgroups.id, workgroupId)).get()!);
 }
