@@ -84,8 +84,9 @@ export class Sessions {
    * Verifies an HS256 JWT synchronously (a WebCrypto round trip per request costs more than the
    * HMAC itself): the header must say HS256, the signature must match in constant time, `exp`
    * must be in the future and `nbf`, when present, in the past. Null for anything else.
+   * Synchronous so that the guard, which runs on every request, needs no await.
    */
-  async verify(token: string): Promise<SessionClaims | null> {
+  verify(token: string): SessionClaims | null {
     const parts = token.split(".");
     if (parts.length !== 3) return null;
     const [h, p, sig] = parts;
