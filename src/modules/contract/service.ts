@@ -6,6 +6,7 @@ import { contractConfigs, contractItems, contracts } from "../../db/tenant/schem
 import { randomBase62 } from "../../lib/ids";
 import { conflict, invalidMany, notFound, type FieldError } from "../../lib/problem";
 import { canonicalDate, dateAsMidnight } from "../../lib/time";
+import type { Database, Statement } from "bun:sqlite";
 import { addressColumns, cityRef, clientOf, type AddressView, type Db } from "../registry-common";
 import { findPerson, type Party } from "../person/service";
 import { DATE_FIELDS, type Contract, type ContractConfigInput, type ContractInput, type ContractItem, type DateField } from "./model";
@@ -119,9 +120,18 @@ function flagsAt(v: Cell[]): string[] {
 
 const unjsonAt = (v: Cell[], i: number) => unjson(v[i] as string | null);
 
+// bun:sqlite's own statement cache is keyed by the SQL text, and finding this long text in it
+// costs ≈ 2 µs a read (a fifth of the view): each database keeps its statement here instead.
+const viewStatements = new WeakMap<Database, Statement<Record<string, never>, [string]>>();
+function viewStatement(client: Database): Statement<Record<string, never>, [string]> {
+  let stmt = viewStatements.get(client);
+  if (!stmt) viewStatements.set(client, (stmt = client.query<Record<string, never>, [string]>(VIEW_SQL)));
+  return stmt;
+}
+
 /** The Contract as GET returns it, or null when there is none; the password in clear only when `revealPassword`. */
 export function contractViewById(db: Db, id: string, timeZone: string, revealPassword = false): Contract | null {
-  const v = clientOf(db).query<Record<string, never>, [string]>(VIEW_SQL).values(id)[0] as Cell[] | undefined;
+  const v = viewStatement(clientOf(db)).values(id)[0] as Cell[] | undefined;
   if (!v) return null;
   const date = (i: number) => dateAsMidnight(textOrNull(v, 2 + i), timeZone);
   const k = CONFIG_AT;
