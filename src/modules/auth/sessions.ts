@@ -24,7 +24,11 @@ export interface LiveSession {
   super_admin: number;
 }
 
+/** Verified tokens remembered at most (≈ 300 bytes each); the whole memory is dropped when full. */
+const VERIFIED_MAX = 8192;
+
 export class Sessions {
+  private verified = new Map<string, SessionClaims>();
   private lookupStmt;
   private insertStmt;
   private revokeOneStmt;
@@ -88,6 +92,10 @@ export class Sessions {
    * Synchronous so that the guard, which runs on every request, needs no await.
    */
   verify(token: string): SessionClaims | null {
+    // A token seen before skips the decode and the HMAC: its signature and fields were checked
+    // then, and the key never changes while the process runs. Only time moves on.
+    const known = this.verified.get(token);
+    if (known !== undefined) return this.inTime(known) ? known : null;
     const parts = token.split(".");
     if (parts.length !== 3) return null;
     const [h, p, sig] = parts;
@@ -101,14 +109,21 @@ export class Sessions {
       const given = Buffer.from(sig, "base64url");
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
       const payload = JSON.parse(Buffer.from(p, "base64url").toString("utf8"));
-      const now = Math.floor(Date.now() / 1000);
       if (typeof payload?.sub !== "string" || typeof payload.jti !== "string" || typeof payload.corp !== "string") return null;
-      if (typeof payload.exp !== "number" || typeof payload.iat !== "number" || payload.exp <= now) return null;
-      if (payload.nbf !== undefined && (typeof payload.nbf !== "number" || payload.nbf > now)) return null;
-      return payload as SessionClaims;
+      if (typeof payload.exp !== "number" || typeof payload.iat !== "number") return null;
+      if (payload.nbf !== undefined && typeof payload.nbf !== "number") return null;
+      if (this.verified.size >= VERIFIED_MAX) this.verified.clear();
+      this.verified.set(token, payload as SessionClaims);
+      return this.inTime(payload) ? (payload as SessionClaims) : null;
     } catch {
       return null;
     }
+  }
+
+  /** `exp` in the future and `nbf`, when present, in the past. */
+  private inTime(claims: SessionClaims & { nbf?: number }): boolean {
+    const now = Math.floor(Date.now() / 1000);
+    return claims.exp > now && (claims.nbf === undefined || claims.nbf <= now);
   }
 
   /** The live session row (not revoked, not expired) with its user's status flags. */
