@@ -25,8 +25,13 @@ export const MAX_BODY_BYTES = 1024 * 1024;
  * as a stream, which costs more than the check saved.
  */
 export function checkedJson<T>(set: Context["set"], value: T): Response {
+  return checkedJsonText(set, JSON.stringify(value));
+}
+
+/** checkedJson for a value already serialised. */
+export function checkedJsonText(set: Context["set"], json: string): Response {
   const headers = set.headers as Record<string, string>;
   headers["content-type"] = "application/json;charset=utf-8";
   set.headers = {};
-  return new Response(JSON.stringify(value), { headers });
+  return new Response(json, { headers });
 }

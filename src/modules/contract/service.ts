@@ -179,6 +179,45 @@ export function getContractView(db: Db, id: string, timeZone: string, revealPass
   return view;
 }
 
+// GET /api/contract/{id} answers the same bytes until the tenant database changes: the JSON text
+// is kept per connection, time zone and id, and dropped whole as soon as anything was written
+// (by this connection: total_changes(); by any other: data_version). Never inside a transaction,
+// whose changes may still roll back without moving either counter back.
+const VERSION_SQL = "SELECT total_changes(), data_version FROM pragma_data_version";
+const BODIES_MAX = 8192;
+interface ViewBodies {
+  stamp: Statement<Record<string, never>, []>;
+  changes: number;
+  version: number;
+  bodies: Map<string, string>;
+}
+const viewBodies = new WeakMap<Database, ViewBodies>();
+
+/** The JSON text of the Contract GET returns (password masked); throws 404 as getContractView does. */
+export function contractViewJson(db: Db, id: string, timeZone: string): string {
+  const client = clientOf(db);
+  if (client.inTransaction) return JSON.stringify(getContractView(db, id, timeZone));
+  let cache = viewBodies.get(client);
+  if (!cache) {
+    cache = { stamp: client.query<Record<string, never>, []>(VERSION_SQL), changes: -1, version: -1, bodies: new Map() };
+    viewBodies.set(client, cache);
+  }
+  const [changes, version] = cache.stamp.values()[0] as [number, number];
+  if (changes !== cache.changes || version !== cache.version) {
+    cache.changes = changes;
+    cache.version = version;
+    cache.bodies.clear();
+  }
+  const key = `${timeZone} ${id}`;
+  let body = cache.bodies.get(key);
+  if (body === undefined) {
+    body = JSON.stringify(getContractView(db, id, timeZone));
+    if (cache.bodies.size >= BODIES_MAX) cache.bodies.clear();
+    cache.bodies.set(key, body);
+  }
+  return body;
+}
+
 /** The view of a contract just read (read again, whole, in the one statement above). */
 export function contractView(db: Db, r: ContractRow, timeZone: string, revealPassword = false): Contract {
   return contractViewById(db, r.id, timeZone, revealPassword)!;
