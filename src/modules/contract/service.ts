@@ -180,40 +180,44 @@ export function getContractView(db: Db, id: string, timeZone: string, revealPass
 }
 
 // GET /api/contract/{id} answers the same bytes until the tenant database changes: the JSON text
-// is kept per connection, time zone and id, and dropped whole as soon as anything was written
-// (by this connection: total_changes(); by any other: data_version). Never inside a transaction,
-// whose changes may still roll back without moving either counter back.
-const VERSION_SQL = "SELECT total_changes(), data_version FROM pragma_data_version";
+// is kept per connection state, time zone and id. A connection's state moves on as soon as
+// anything was written (by this connection: total_changes(); by any other: data_version), and
+// texts of an older state are never read again. Never inside a transaction, whose changes may
+// still roll back without moving either counter back. One bound for all corporations together.
+const STAMP_SQL = "SELECT total_changes(), data_version FROM pragma_data_version";
 const BODIES_MAX = 8192;
-interface ViewBodies {
+interface ConnectionState {
   stamp: Statement<Record<string, never>, []>;
   changes: number;
   version: number;
-  bodies: Map<string, string>;
+  /** Unique across connections and states: the prefix of this state's keys. */
+  generation: number;
 }
-const viewBodies = new WeakMap<Database, ViewBodies>();
+const states = new WeakMap<Database, ConnectionState>();
+let generations = 0;
+const bodies = new Map<string, string>();
 
 /** The JSON text of the Contract GET returns (password masked); throws 404 as getContractView does. */
 export function contractViewJson(db: Db, id: string, timeZone: string): string {
   const client = clientOf(db);
   if (client.inTransaction) return JSON.stringify(getContractView(db, id, timeZone));
-  let cache = viewBodies.get(client);
-  if (!cache) {
-    cache = { stamp: client.query<Record<string, never>, []>(VERSION_SQL), changes: -1, version: -1, bodies: new Map() };
-    viewBodies.set(client, cache);
+  let state = states.get(client);
+  if (!state) {
+    state = { stamp: client.query<Record<string, never>, []>(STAMP_SQL), changes: -1, version: -1, generation: 0 };
+    states.set(client, state);
   }
-  const [changes, version] = cache.stamp.values()[0] as [number, number];
-  if (changes !== cache.changes || version !== cache.version) {
-    cache.changes = changes;
-    cache.version = version;
-    cache.bodies.clear();
+  const [changes, version] = state.stamp.values()[0] as [number, number];
+  if (changes !== state.changes || version !== state.version) {
+    state.changes = changes;
+    state.version = version;
+    state.generation = ++generations;
   }
-  const key = `${timeZone} ${id}`;
-  let body = cache.bodies.get(key);
+  const key = `${state.generation} ${timeZone} ${id}`;
+  let body = bodies.get(key);
   if (body === undefined) {
     body = JSON.stringify(getContractView(db, id, timeZone));
-    if (cache.bodies.size >= BODIES_MAX) cache.bodies.clear();
-    cache.bodies.set(key, body);
+    if (bodies.size >= BODIES_MAX) bodies.clear();
+    bodies.set(key, body);
   }
   return body;
 }
