@@ -83,6 +83,24 @@ function validationProblem(error: ValidationError, request: Request): Problem {
   return invalidMany(errors.length ? errors : [{ path: error.type, message: "is invalid" }]);
 }
 
+const STARTED = Symbol("started");
+const REQUEST_ID = Symbol("request id");
+type Started = { [STARTED]?: number; [REQUEST_ID]?: string };
+
+/** A body the app refuses before reading it: too large, or not JSON. */
+function refusedBody(request: Request, set: { status?: number | string }): Response | undefined {
+  const length = request.headers.get("content-length");
+  const hasBody = length !== null ? length !== "0" : request.body !== null;
+  if (!hasBody) return undefined;
+  let refused: Problem | null = null;
+  const type = (request.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
+  if (length !== null && Number(length) > MAX_BODY_BYTES) refused = payloadTooLarge(MAX_BODY_BYTES);
+  else if (type !== "application/json" && !type.endsWith("+json")) refused = unsupportedMediaType();
+  if (!refused) return undefined;
+  set.status = refused.status;
+  return problemResponse(refused);
+}
+
 /** Reads a JSON body with the size limit enforced while reading (chunked bodies have no length). */
 async function readJsonBody(request: Request): Promise<unknown> {
   if (!request.body) return {};
@@ -134,7 +152,6 @@ export interface AppOptions extends ContextOptions {}
 
 export function createApp(config: Config, options: AppOptions = {}) {
   const ctx = createContext(config, options);
-  const started = new WeakMap<Request, { at: number; id: string }>();
   const edge = new EdgeRoutes();
 
   const requestIdOf = (request: Request) => request.headers.get("x-request-id")?.slice(0, 64) || newId();
@@ -183,22 +200,15 @@ export function createApp(config: Config, options: AppOptions = {}) {
   }
 
   const app = new Elysia({ name: "corpadmin" })
-    .onRequest(({ request, set }) => {
+    // The start time and request id ride on the request's context (the object every later hook of
+    // the request receives) rather than in a WeakMap keyed by the Request.
+    .onRequest(function (c) {
+      const { request, set } = c;
       const id = requestIdOf(request);
-      started.set(request, { at: performance.now(), id });
+      (c as Started)[STARTED] = performance.now();
+      (c as Started)[REQUEST_ID] = id;
       set.headers["x-request-id"] = id;
-      if (!BODY_METHODS.has(request.method)) return;
-      const length = request.headers.get("content-length");
-      const hasBody = length !== null ? length !== "0" : request.body !== null;
-      if (!hasBody) return;
-      let refused: Problem | null = null;
-      const type = (request.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
-      if (length !== null && Number(length) > MAX_BODY_BYTES) refused = payloadTooLarge(MAX_BODY_BYTES);
-      else if (type !== "application/json" && !type.endsWith("+json")) refused = unsupportedMediaType();
-      if (refused) {
-        set.status = refused.status;
-        return problemResponse(refused);
-      }
+      return BODY_METHODS.has(request.method) ? refusedBody(request, set) : undefined;
     })
     .onParse({ as: "global" }, async ({ request }) => readJsonBody(request))
     .onError({ as: "global" }, ({ code, error, request, set }) => {
@@ -208,17 +218,22 @@ export function createApp(config: Config, options: AppOptions = {}) {
     })
     .onAfterResponse({ as: "global" }, (c) => {
       const { request, set, route } = c;
-      const s = started.get(request);
-      if (!s) return;
+      const at = (c as Started)[STARTED];
+      if (at === undefined) return;
       // A handler that returns a Response (redirects, images, problems) sets its status there.
       const value = (c as { responseValue?: unknown }).responseValue;
       const status = value instanceof Response ? value.status : typeof set.status === "number" ? set.status : 200;
-      finished(request, s.id, s.at, route, status);
+      finished(request, (c as Started)[REQUEST_ID]!, at, route, status);
     })
     .onAfterHandle({ as: "global" }, ({ route, response }) => {
       if (route === "/api/openapi.json") describeJsonBodies(response, app.routes as never);
     })
     .use(docsModule());
+
+  // Elysia guesses from a hook's source text whether to await it (any `return f(...)` counts) and
+  // caches the guess on the hook. The request hook above is synchronous: saying so spares every
+  // request an await in Elysia's entry function.
+  for (const hook of app.event.request ?? []) (hook as { isAsync?: boolean }).isAsync = false;
 
   // One line per module: each is an Elysia instance built from the context.
   const modules = [

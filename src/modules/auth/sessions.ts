@@ -1,7 +1,7 @@
 // Tokens are HS256 JWTs whose `jti` names a session row. The row is read on every request, so
 // revoking it (logout, refresh, change of corporation, password change, ...) takes effect at once.
 import type { Database } from "bun:sqlite";
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { timingSafeEqual } from "node:crypto";
 import { newId } from "../../lib/ids";
 import { nowIso, toIso } from "../../lib/time";
 
@@ -24,7 +24,11 @@ export interface LiveSession {
   super_admin: number;
 }
 
+/** Verified tokens remembered at most (≈ 300 bytes each); the whole memory is dropped when full. */
+const VERIFIED_MAX = 8192;
+
 export class Sessions {
+  private verified = new Map<string, SessionClaims>();
   private lookupStmt;
   private insertStmt;
   private revokeOneStmt;
@@ -77,15 +81,21 @@ export class Sessions {
   }
 
   private sign(signingInput: string): Buffer {
-    return createHmac("sha256", this.key).update(signingInput).digest();
+    // Bun's hasher: the same HMAC-SHA256 bytes as node:crypto's createHmac, in ≈ 60 % of the time.
+    return new Bun.CryptoHasher("sha256", this.key).update(signingInput).digest() as Buffer;
   }
 
   /**
    * Verifies an HS256 JWT synchronously (a WebCrypto round trip per request costs more than the
    * HMAC itself): the header must say HS256, the signature must match in constant time, `exp`
    * must be in the future and `nbf`, when present, in the past. Null for anything else.
+   * Synchronous so that the guard, which runs on every request, needs no await.
    */
-  async verify(token: string): Promise<SessionClaims | null> {
+  verify(token: string): SessionClaims | null {
+    // A token seen before skips the decode and the HMAC: its signature and fields were checked
+    // then, and the key never changes while the process runs. Only time moves on.
+    const known = this.verified.get(token);
+    if (known !== undefined) return this.inTime(known) ? known : null;
     const parts = token.split(".");
     if (parts.length !== 3) return null;
     const [h, p, sig] = parts;
@@ -99,14 +109,21 @@ export class Sessions {
       const given = Buffer.from(sig, "base64url");
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
       const payload = JSON.parse(Buffer.from(p, "base64url").toString("utf8"));
-      const now = Math.floor(Date.now() / 1000);
       if (typeof payload?.sub !== "string" || typeof payload.jti !== "string" || typeof payload.corp !== "string") return null;
-      if (typeof payload.exp !== "number" || typeof payload.iat !== "number" || payload.exp <= now) return null;
-      if (payload.nbf !== undefined && (typeof payload.nbf !== "number" || payload.nbf > now)) return null;
-      return payload as SessionClaims;
+      if (typeof payload.exp !== "number" || typeof payload.iat !== "number") return null;
+      if (payload.nbf !== undefined && typeof payload.nbf !== "number") return null;
+      if (this.verified.size >= VERIFIED_MAX) this.verified.clear();
+      this.verified.set(token, payload as SessionClaims);
+      return this.inTime(payload) ? (payload as SessionClaims) : null;
     } catch {
       return null;
     }
+  }
+
+  /** `exp` in the future and `nbf`, when present, in the past. */
+  private inTime(claims: SessionClaims & { nbf?: number }): boolean {
+    const now = Math.floor(Date.now() / 1000);
+    return claims.exp > now && (claims.nbf === undefined || claims.nbf <= now);
   }
 
   /** The live session row (not revoked, not expired) with its user's status flags. */
