@@ -7,6 +7,8 @@ export type AccessRow = [id: string, qrcodeId: string, at: string, ip: string, u
 export interface WriteBatch {
   corpId: string;
   path: string;
+  /** Set when some rows may already be stored (sent again after a failure): those are skipped. */
+  recheck?: boolean;
   rows: AccessRow[];
 }
 
@@ -33,8 +35,10 @@ function writeBatch(batch) {
     db.exec("PRAGMA foreign_keys = ON");
     db.exec("PRAGMA busy_timeout = 10000");
     const exists = db.query("SELECT 1 AS x FROM qr_codes WHERE id = ?");
-    // OR IGNORE: a batch retried after an unclear failure must not count twice.
-    const insert = db.query("INSERT OR IGNORE INTO qr_accesses (id, qrcode_id, at, ip, user_agent, referer, bot, visitor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+    const insert = db.query("INSERT INTO qr_accesses (id, qrcode_id, at, ip, user_agent, referer, bot, visitor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+    // A batch sent again after an unclear failure must not count twice; ids are not indexed (one
+    // b-tree less per scan), so a row is found through the (qrcode_id, at) index instead.
+    const stored = batch.recheck ? db.query("SELECT 1 AS x FROM qr_accesses WHERE qrcode_id = ? AND at = ? AND id = ?") : null;
     const bump = db.query("UPDATE qr_codes SET scans = scans + ? WHERE id = ?");
     db.transaction(() => {
       const known = new Map();
@@ -44,7 +48,9 @@ function writeBatch(batch) {
         // A code deleted while its scans waited loses them, as it lost its other accesses.
         if (ok === undefined) known.set(row[1], (ok = exists.get(row[1]) !== null));
         if (!ok) continue;
-        if (insert.run(...row).changes) added.set(row[1], (added.get(row[1]) ?? 0) + 1);
+        if (stored !== null && stored.get(row[1], row[2], row[0]) !== null) continue;
+        insert.run(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7]);
+        added.set(row[1], (added.get(row[1]) ?? 0) + 1);
       }
       for (const [codeId, n] of added) bump.run(n, codeId);
     }).immediate();

@@ -48,6 +48,8 @@ export class AccessRecorder {
   private lastAt = NaN;
   private paths = new Map<string, string>();
   private lastAtText = "";
+  /** Corporations whose pending rows include some sent before, perhaps stored (see WriteBatch.recheck). */
+  private recheck = new Set<string>();
 
   constructor(private ctx: AppContext) {}
 
@@ -92,9 +94,11 @@ export class AccessRecorder {
         this.paths.set(corpId, path);
       }
       batches.push({ corpId, path, rows });
-      parts.push(`{"corpId":${json(corpId)},"path":${json(path)},"rows":[${rows.join(",")}]}`);
+      const recheck = this.recheck.has(corpId) ? `"recheck":true,` : "";
+      parts.push(`{"corpId":${json(corpId)},"path":${json(path)},${recheck}"rows":[${rows.join(",")}]}`);
     }
     this.pending = new Map();
+    this.recheck.clear();
     this.count = 0;
     if (batches.length === 0) return;
     this.inflight = { seq: ++this.seq, batches };
@@ -115,7 +119,7 @@ export class AccessRecorder {
       this.worker = null;
       const lost = this.inflight;
       this.inflight = null;
-      // Rows are inserted OR IGNORE by id, so writing a batch twice counts it once.
+      // The batch may have been committed: the writer skips the rows it already holds.
       if (lost) for (const b of lost.batches) this.requeue(b.corpId, b.rows);
       this.after(RETRY_MS);
     };
@@ -137,6 +141,7 @@ export class AccessRecorder {
   }
 
   private requeue(corpId: string, rows: string[]): void {
+    this.recheck.add(corpId);
     const merged = rows.concat(this.pending.get(corpId) ?? []).slice(-MAX_PENDING_PER_CORP);
     this.count += merged.length - (this.pending.get(corpId)?.length ?? 0);
     this.pending.set(corpId, merged);
