@@ -31,6 +31,14 @@ export function isBot(userAgent: string | null): boolean {
   return BOT_RE.test(userAgent ?? "");
 }
 
+/** A user agent's JSON text and whether it is a bot's. */
+interface Agent {
+  json: string;
+  bot: boolean;
+}
+/** User agents remembered (most scans come from a few hundred browsers); past it the memory starts over. */
+const MAX_AGENTS = 2_000;
+
 /** A 53-bit hash of (ip, user agent): the unique-visitor key. */
 function visitorKey(ip: string, userAgent: string | null): number {
   return Number(BigInt.asUintN(53, BigInt(Bun.hash(`${ip}\u0000${userAgent ?? ""}`))));
@@ -50,11 +58,18 @@ export class AccessRecorder {
   private lastAtText = "";
   /** Corporations whose pending rows include some sent before, perhaps stored (see WriteBatch.recheck). */
   private recheck = new Set<string>();
+  /** The bot test runs a long regex over a long header, the largest part of a scan's work: done once per agent. */
+  private agents = new Map<string, Agent>();
+  private nullAgent: Agent = { json: "null", bot: isBot(null) };
 
   constructor(private ctx: AppContext) {}
 
   record(corpId: string, qrcodeId: string, ip: string, userAgent: string | null, referer: string | null): void {
-    const bot = isBot(userAgent);
+    let agent = userAgent === null ? this.nullAgent : this.agents.get(userAgent);
+    if (agent === undefined) {
+      if (this.agents.size >= MAX_AGENTS) this.agents.clear();
+      this.agents.set(userAgent!, (agent = { json: json(userAgent), bot: isBot(userAgent) }));
+    }
     const now = this.ctx.now();
     // Under load many scans share a millisecond: format each instant once.
     if (now !== this.lastAt) {
@@ -64,7 +79,7 @@ export class AccessRecorder {
     // Each row is encoded as JSON text (an AccessRow, access-writer.ts) as it arrives: the batch then goes to the
     // writer as one string, built by joining, with no pause of the event loop to clone or encode
     // thousands of rows at once. Ids and instants need no escaping.
-    const row = `["${newId()}","${qrcodeId}","${this.lastAtText}",${json(ip)},${jsonOrNull(userAgent)},${jsonOrNull(referer)},${bot ? "1,null" : `0,${visitorKey(ip, userAgent)}`}]`;
+    const row = `["${newId()}","${qrcodeId}","${this.lastAtText}",${json(ip)},${agent.json},${jsonOrNull(referer)},${agent.bot ? "1,null" : `0,${visitorKey(ip, userAgent)}`}]`;
     let list = this.pending.get(corpId);
     if (!list) this.pending.set(corpId, (list = []));
     list.push(row);
