@@ -8,11 +8,12 @@ export interface WriteBatch {
   corpId: string;
   path: string;
   /** Set when some rows may already be stored (sent again after a failure): those are skipped. */
-  recheck?: boolean;
-  rows: AccessRow[];
+  recheck: boolean;
+  /** UTF-8 JSON text of AccessRows, comma separated (without the brackets), per buffer. */
+  chunks: Uint8Array[];
 }
 
-/** main → worker, as JSON text */
+/** main → worker */
 export interface WriteMessage {
   seq: number;
   batches: WriteBatch[];
@@ -21,12 +22,14 @@ export interface WriteMessage {
 /** worker → main: the batches that could not be written (the rest are committed). */
 export interface DoneMessage {
   seq: number;
-  failed: { corpId: string; rows: AccessRow[]; error: string; missing: boolean }[];
+  failed: { corpId: string; error: string; missing: boolean }[];
 }
 
 export const WRITER_SOURCE = `
 import { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
+
+const decoder = new TextDecoder();
 
 function writeBatch(batch) {
   const db = new Database(batch.path, { readwrite: true, create: false, strict: true });
@@ -43,7 +46,7 @@ function writeBatch(batch) {
     db.transaction(() => {
       const known = new Map();
       const added = new Map();
-      for (const row of batch.rows) {
+      for (const chunk of batch.chunks) for (const row of JSON.parse("[" + decoder.decode(chunk) + "]")) {
         let ok = known.get(row[1]);
         // A code deleted while its scans waited loses them, as it lost its other accesses.
         if (ok === undefined) known.set(row[1], (ok = exists.get(row[1]) !== null));
@@ -60,13 +63,13 @@ function writeBatch(batch) {
 }
 
 self.onmessage = (event) => {
-  const { seq, batches } = typeof event.data === "string" ? JSON.parse(event.data) : event.data;
+  const { seq, batches } = event.data;
   const failed = [];
   for (const batch of batches) {
     try {
       writeBatch(batch);
     } catch (err) {
-      failed.push({ corpId: batch.corpId, rows: batch.rows, error: String(err), missing: !existsSync(batch.path) });
+      failed.push({ corpId: batch.corpId, error: String(err), missing: !existsSync(batch.path) });
     }
   }
   postMessage({ seq, failed });
