@@ -17,9 +17,12 @@ class Chunk {
   length = 0;
   rows = 0;
   constructor(size: number) {
-    this.bytes = Buffer.allocUnsafe(size);
+    // Not from the shared pool: a view of it would be copied to the writer with its neighbours.
+    this.bytes = Buffer.allocUnsafeSlow(size);
   }
 }
+/** A corporation's first buffer is small (thousands of corporations may each have a scan pending); the next ones grow. */
+const FIRST_CHUNK_BYTES = 2 * 1024;
 const CHUNK_BYTES = 256 * 1024;
 const COMMA = 44;
 
@@ -99,7 +102,10 @@ export class AccessRecorder {
     // At most 3 UTF-8 bytes per UTF-16 unit, and the comma.
     const room = row.length * 3 + 1;
     let chunk = chunks[chunks.length - 1];
-    if (chunk === undefined || chunk.bytes.length - chunk.length < room) chunks.push((chunk = new Chunk(Math.max(CHUNK_BYTES, room))));
+    if (chunk === undefined || chunk.bytes.length - chunk.length < room) {
+      const size = chunk === undefined ? FIRST_CHUNK_BYTES : Math.min(chunk.bytes.length * 4, CHUNK_BYTES);
+      chunks.push((chunk = new Chunk(Math.max(size, room))));
+    }
     if (chunk.rows > 0) chunk.bytes[chunk.length++] = COMMA;
     chunk.length += chunk.bytes.write(row, chunk.length, "utf8");
     chunk.rows++;
