@@ -7,10 +7,13 @@ export type AccessRow = [id: string, qrcodeId: string, at: string, ip: string, u
 export interface WriteBatch {
   corpId: string;
   path: string;
-  rows: AccessRow[];
+  /** Set when some rows may already be stored (sent again after a failure): those are skipped. */
+  recheck: boolean;
+  /** UTF-8 JSON text of AccessRows, comma separated (without the brackets), per buffer. */
+  chunks: Uint8Array[];
 }
 
-/** main → worker, as JSON text */
+/** main → worker */
 export interface WriteMessage {
   seq: number;
   batches: WriteBatch[];
@@ -19,12 +22,14 @@ export interface WriteMessage {
 /** worker → main: the batches that could not be written (the rest are committed). */
 export interface DoneMessage {
   seq: number;
-  failed: { corpId: string; rows: AccessRow[]; error: string; missing: boolean }[];
+  failed: { corpId: string; error: string; missing: boolean }[];
 }
 
 export const WRITER_SOURCE = `
 import { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
+
+const decoder = new TextDecoder();
 
 function writeBatch(batch) {
   const db = new Database(batch.path, { readwrite: true, create: false, strict: true });
@@ -33,18 +38,22 @@ function writeBatch(batch) {
     db.exec("PRAGMA foreign_keys = ON");
     db.exec("PRAGMA busy_timeout = 10000");
     const exists = db.query("SELECT 1 AS x FROM qr_codes WHERE id = ?");
-    // OR IGNORE: a batch retried after an unclear failure must not count twice.
-    const insert = db.query("INSERT OR IGNORE INTO qr_accesses (id, qrcode_id, at, ip, user_agent, referer, bot, visitor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+    const insert = db.query("INSERT INTO qr_accesses (id, qrcode_id, at, ip, user_agent, referer, bot, visitor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+    // A batch sent again after an unclear failure must not count twice; ids are not indexed (one
+    // b-tree less per scan), so a row is found through the (qrcode_id, at) index instead.
+    const stored = batch.recheck ? db.query("SELECT 1 AS x FROM qr_accesses WHERE qrcode_id = ? AND at = ? AND id = ?") : null;
     const bump = db.query("UPDATE qr_codes SET scans = scans + ? WHERE id = ?");
     db.transaction(() => {
       const known = new Map();
       const added = new Map();
-      for (const row of batch.rows) {
+      for (const chunk of batch.chunks) for (const row of JSON.parse("[" + decoder.decode(chunk) + "]")) {
         let ok = known.get(row[1]);
         // A code deleted while its scans waited loses them, as it lost its other accesses.
         if (ok === undefined) known.set(row[1], (ok = exists.get(row[1]) !== null));
         if (!ok) continue;
-        if (insert.run(...row).changes) added.set(row[1], (added.get(row[1]) ?? 0) + 1);
+        if (stored !== null && stored.get(row[1], row[2], row[0]) !== null) continue;
+        insert.run(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7]);
+        added.set(row[1], (added.get(row[1]) ?? 0) + 1);
       }
       for (const [codeId, n] of added) bump.run(n, codeId);
     }).immediate();
@@ -54,13 +63,13 @@ function writeBatch(batch) {
 }
 
 self.onmessage = (event) => {
-  const { seq, batches } = typeof event.data === "string" ? JSON.parse(event.data) : event.data;
+  const { seq, batches } = event.data;
   const failed = [];
   for (const batch of batches) {
     try {
       writeBatch(batch);
     } catch (err) {
-      failed.push({ corpId: batch.corpId, rows: batch.rows, error: String(err), missing: !existsSync(batch.path) });
+      failed.push({ corpId: batch.corpId, error: String(err), missing: !existsSync(batch.path) });
     }
   }
   postMessage({ seq, failed });

@@ -4,13 +4,32 @@
 import type { AppContext } from "../../context";
 import { newId } from "../../lib/ids";
 import { toIso } from "../../lib/time";
-import { WRITER_SOURCE, type DoneMessage } from "./access-writer";
+import { WRITER_SOURCE, type DoneMessage, type WriteMessage } from "./access-writer";
 
-/** A batch as sent: each row already JSON text (see record()). */
-interface EncodedBatch {
+/**
+ * Rows of one corporation as UTF-8 JSON text (AccessRows, access-writer.ts), comma separated, in
+ * buffers of a fixed size: a row is written to bytes as it arrives, so a batch goes to the writer
+ * as a few buffers copied whole (no pause of the event loop to join, clone or encode thousands of
+ * rows at once), and pending rows are not thousands of strings for the collector to walk.
+ */
+class Chunk {
+  bytes: Buffer;
+  length = 0;
+  rows = 0;
+  constructor(size: number) {
+    // Not from the shared pool: a view of it would be copied to the writer with its neighbours.
+    this.bytes = Buffer.allocUnsafeSlow(size);
+  }
+}
+/** A corporation's first buffer is small (thousands of corporations may each have a scan pending); the next ones grow. */
+const FIRST_CHUNK_BYTES = 2 * 1024;
+const CHUNK_BYTES = 256 * 1024;
+const COMMA = 44;
+
+/** A batch as sent. */
+interface SentBatch {
   corpId: string;
-  path: string;
-  rows: string[];
+  chunks: Chunk[];
 }
 
 const json = JSON.stringify;
@@ -31,41 +50,65 @@ export function isBot(userAgent: string | null): boolean {
   return BOT_RE.test(userAgent ?? "");
 }
 
+/** A user agent's JSON text and whether it is a bot's. */
+interface Agent {
+  json: string;
+  bot: boolean;
+}
+/** User agents remembered (most scans come from a few hundred browsers); past it the memory starts over. */
+const MAX_AGENTS = 2_000;
+
 /** A 53-bit hash of (ip, user agent): the unique-visitor key. */
 function visitorKey(ip: string, userAgent: string | null): number {
   return Number(BigInt.asUintN(53, BigInt(Bun.hash(`${ip}\u0000${userAgent ?? ""}`))));
 }
 
 export class AccessRecorder {
-  private pending = new Map<string, string[]>();
+  private pending = new Map<string, Chunk[]>();
   private count = 0;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private worker: Worker | null = null;
-  private inflight: { seq: number; batches: EncodedBatch[] } | null = null;
+  private inflight: { seq: number; batches: SentBatch[] } | null = null;
   private seq = 0;
   private waiters: (() => void)[] = [];
   private closed = false;
   private lastAt = NaN;
   private paths = new Map<string, string>();
   private lastAtText = "";
+  /** Corporations whose pending rows include some sent before, perhaps stored (see WriteBatch.recheck). */
+  private recheck = new Set<string>();
+  /** The bot test runs a long regex over a long header, the largest part of a scan's work: done once per agent. */
+  private agents = new Map<string, Agent>();
+  private nullAgent: Agent = { json: "null", bot: isBot(null) };
 
   constructor(private ctx: AppContext) {}
 
   record(corpId: string, qrcodeId: string, ip: string, userAgent: string | null, referer: string | null): void {
-    const bot = isBot(userAgent);
+    let agent = userAgent === null ? this.nullAgent : this.agents.get(userAgent);
+    if (agent === undefined) {
+      if (this.agents.size >= MAX_AGENTS) this.agents.clear();
+      this.agents.set(userAgent!, (agent = { json: json(userAgent), bot: isBot(userAgent) }));
+    }
     const now = this.ctx.now();
     // Under load many scans share a millisecond: format each instant once.
     if (now !== this.lastAt) {
       this.lastAt = now;
       this.lastAtText = toIso(now);
     }
-    // Each row is encoded as JSON text (an AccessRow, access-writer.ts) as it arrives: the batch then goes to the
-    // writer as one string, built by joining, with no pause of the event loop to clone or encode
-    // thousands of rows at once. Ids and instants need no escaping.
-    const row = `["${newId()}","${qrcodeId}","${this.lastAtText}",${json(ip)},${jsonOrNull(userAgent)},${jsonOrNull(referer)},${bot ? "1,null" : `0,${visitorKey(ip, userAgent)}`}]`;
-    let list = this.pending.get(corpId);
-    if (!list) this.pending.set(corpId, (list = []));
-    list.push(row);
+    // Ids and instants need no escaping.
+    const row = `["${newId()}","${qrcodeId}","${this.lastAtText}",${json(ip)},${agent.json},${jsonOrNull(referer)},${agent.bot ? "1,null" : `0,${visitorKey(ip, userAgent)}`}]`;
+    let chunks = this.pending.get(corpId);
+    if (!chunks) this.pending.set(corpId, (chunks = []));
+    // At most 3 UTF-8 bytes per UTF-16 unit, and the comma.
+    const room = row.length * 3 + 1;
+    let chunk = chunks[chunks.length - 1];
+    if (chunk === undefined || chunk.bytes.length - chunk.length < room) {
+      const size = chunk === undefined ? FIRST_CHUNK_BYTES : Math.min(chunk.bytes.length * 4, CHUNK_BYTES);
+      chunks.push((chunk = new Chunk(Math.max(size, room))));
+    }
+    if (chunk.rows > 0) chunk.bytes[chunk.length++] = COMMA;
+    chunk.length += chunk.bytes.write(row, chunk.length, "utf8");
+    chunk.rows++;
     this.count++;
     if (this.count >= FLUSH_BATCH) this.send();
     else if (!this.timer && !this.closed) this.timer = setTimeout(() => this.send(), FLUSH_MS);
@@ -76,9 +119,9 @@ export class AccessRecorder {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     if (this.inflight || this.count === 0) return;
-    const batches: EncodedBatch[] = [];
-    const parts: string[] = [];
-    for (const [corpId, rows] of this.pending) {
+    const batches: SentBatch[] = [];
+    const message: WriteMessage = { seq: ++this.seq, batches: [] };
+    for (const [corpId, chunks] of this.pending) {
       let path = this.paths.get(corpId);
       if (path !== undefined && !this.ctx.corps.get(corpId)) path = undefined; // deleted since: pathOf decides
       if (path === undefined) {
@@ -91,17 +134,18 @@ export class AccessRecorder {
         if (this.paths.size >= 10_000) this.paths.clear();
         this.paths.set(corpId, path);
       }
-      batches.push({ corpId, path, rows });
-      parts.push(`{"corpId":${json(corpId)},"path":${json(path)},"rows":[${rows.join(",")}]}`);
+      batches.push({ corpId, chunks });
+      // Copied, not transferred: if the writer dies, the rows are still here to send again.
+      message.batches.push({ corpId, path, recheck: this.recheck.has(corpId), chunks: chunks.map((c) => c.bytes.subarray(0, c.length)) });
     }
     this.pending = new Map();
+    this.recheck.clear();
     this.count = 0;
     if (batches.length === 0) return;
-    this.inflight = { seq: ++this.seq, batches };
+    this.inflight = { seq: message.seq, batches };
     const worker = this.writer();
     worker.ref(); // keep the process alive until the batch is written (shutdown waits for it)
-    // One string: cloning thousands of small row arrays would cost the event loop several ms.
-    worker.postMessage(`{"seq":${this.inflight.seq},"batches":[${parts.join(",")}]}`);
+    worker.postMessage(message);
   }
 
   private writer(): Worker {
@@ -115,8 +159,8 @@ export class AccessRecorder {
       this.worker = null;
       const lost = this.inflight;
       this.inflight = null;
-      // Rows are inserted OR IGNORE by id, so writing a batch twice counts it once.
-      if (lost) for (const b of lost.batches) this.requeue(b.corpId, b.rows);
+      // The batch may have been committed: the writer skips the rows it already holds.
+      if (lost) for (const b of lost.batches) this.requeue(b.corpId, b.chunks);
       this.after(RETRY_MS);
     };
     this.worker = worker;
@@ -125,20 +169,29 @@ export class AccessRecorder {
 
   private done(msg: DoneMessage): void {
     if (!this.inflight || msg.seq !== this.inflight.seq) return;
+    const sent = this.inflight.batches;
     this.inflight = null;
     let kept = false;
     for (const f of msg.failed) {
       if (f.missing || !this.ctx.corps.get(f.corpId)) continue; // the corporation is gone
-      this.ctx.logger.error("writing QR accesses failed; kept for the next attempt", { corp_id: f.corpId, count: f.rows.length, error: f.error });
-      this.requeue(f.corpId, f.rows.map((r) => json(r)));
+      const batch = sent.find((b) => b.corpId === f.corpId);
+      if (!batch) continue;
+      const count = batch.chunks.reduce((n, c) => n + c.rows, 0);
+      this.ctx.logger.error("writing QR accesses failed; kept for the next attempt", { corp_id: f.corpId, count, error: f.error });
+      this.requeue(f.corpId, batch.chunks);
       kept = true;
     }
     this.after(kept ? RETRY_MS : FLUSH_MS);
   }
 
-  private requeue(corpId: string, rows: string[]): void {
-    const merged = rows.concat(this.pending.get(corpId) ?? []).slice(-MAX_PENDING_PER_CORP);
-    this.count += merged.length - (this.pending.get(corpId)?.length ?? 0);
+  /** Puts rows sent before back in front of the pending ones; past the limit the oldest go, a buffer at a time. */
+  private requeue(corpId: string, chunks: Chunk[]): void {
+    this.recheck.add(corpId);
+    const before = this.pending.get(corpId) ?? [];
+    const merged = chunks.concat(before);
+    let rows = merged.reduce((n, c) => n + c.rows, 0);
+    while (rows > MAX_PENDING_PER_CORP && merged.length > 1) rows -= merged.shift()!.rows;
+    this.count += rows - before.reduce((n, c) => n + c.rows, 0);
     this.pending.set(corpId, merged);
   }
 
