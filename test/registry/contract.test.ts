@@ -58,7 +58,7 @@ describe("local contract rows", () => {
     expect(JSON.stringify(ev)).not.toContain(c.config.password);
     // RADIUS lookup by username, with the stored password.
     const found = findContractByUsername(f.t.ctx.tenants.get(corpId), "C-1");
-    expect(found).toMatchObject({ contractId: c.id, contractStatus: "ACTIVE", config: { username: "C-1", password: c.config.password } });
+    expect(found).toMatchObject({ contract: { id: c.id, contract_status: "ACTIVE" }, config: { username: "C-1", password: c.config.password } });
     expect(findContractByUsername(f.t.ctx.tenants.get(corpId), "nobody")).toBeNull();
   });
 

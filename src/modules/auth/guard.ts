@@ -14,7 +14,7 @@ import type { TenantDb } from "../../db/sqlite";
 import { isUuid } from "../../lib/ids";
 import { forbidden, notFound, unauthorized, unavailable } from "../../lib/problem";
 import type { CorpRow } from "./corp-cache";
-import { permits, SUPER_PERMISSION, type PermissionSets } from "./permissions";
+import { permits, type PermissionSets } from "./permissions";
 
 /** Areas whose rows act on the working corporation's database (routes.md, "Tenancy"). */
 export const TENANT_AREAS = new Set(["city", "externalapp", "person", "product", "contract", "core", "webhook", "metric", "isp", "qrcode"]);
@@ -157,4 +157,3 @@ export function authGuard(ctx: AppContext) {
   });
 }
 
-export { SUPER_PERMISSION };

@@ -348,26 +348,48 @@ export function updateConfig(tx: Db, contractId: string, body: ContractConfigInp
     .run();
 }
 
+/** The contract fields RADIUS needs, and its stored settings (password in clear: CHAP needs it). */
 export interface ContractByUsername {
-  contractId: string;
-  contractStatus: string;
-  /** The stored settings, password in clear (RADIUS CHAP needs it); never put it in a response. */
+  contract: Pick<ContractRow, "id" | "number" | "contract_status" | "contract_stage" | "customer_id">;
+  /** Never put the password in a response. */
   config: Omit<ConfigRow, "contract_id">;
 }
 
-/**
- * For RADIUS: the contract whose connection username is `username` (unique per corporation).
- * Bound as `IN (?1)`: a joined statement with `= ?1` takes ≈ 4× as long here (see contractViewById).
- */
+// RADIUS looks contracts up by connection user name on every Access-Request: two single-table
+// reads prepared once per connection (bun:sqlite runs a two-table join several µs slower than two
+// unique-index reads, and the whole contract row carries its JSON documents).
+interface ByUsernameStatements {
+  config: Statement<ConfigRow, [string]>;
+  contract: Statement<ContractByUsername["contract"], [string]>;
+}
+const byUsername = new WeakMap<Database, ByUsernameStatements>();
+
+function byUsernameStatements(db: TenantDb): ByUsernameStatements {
+  let s = byUsername.get(db.$client);
+  if (!s) {
+    s = {
+      config: db.$client.prepare("SELECT * FROM contract_configs WHERE username = ?1"),
+      contract: db.$client.prepare("SELECT id, number, contract_status, contract_stage, customer_id FROM contracts WHERE id = ?1"),
+    };
+    byUsername.set(db.$client, s);
+  }
+  return s;
+}
+
+/** The id of the contract whose connection user name is `username` (unique per corporation). */
+export function contractIdByUsername(db: TenantDb, username: string): string | null {
+  return byUsernameStatements(db).config.get(username)?.contract_id ?? null;
+}
+
+/** The contract whose connection user name is `username`, with its settings. */
 export function findContractByUsername(db: TenantDb, username: string): ContractByUsername | null {
-  const row = db.$client
-    .query<ConfigRow & { contract_status: string }, [string]>(
-      "SELECT cc.*, c.contract_status FROM contract_configs cc JOIN contracts c ON c.id = cc.contract_id WHERE cc.username IN (?1)",
-    )
-    .get(username);
+  const s = byUsernameStatements(db);
+  const row = s.config.get(username);
   if (!row) return null;
-  const { contract_id, contract_status, ...config } = row;
-  return { contractId: contract_id, contractStatus: contract_status, config };
+  const contract = s.contract.get(row.contract_id);
+  if (!contract) return null;
+  const { contract_id: _, ...config } = row;
+  return { contract, config };
 }
 
 // ---- items ----

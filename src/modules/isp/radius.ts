@@ -8,7 +8,7 @@ import { notFound, unauthorized } from "../../lib/problem";
 import { AccountingWriter, parseAccounting } from "./accounting";
 import { renderLayout } from "./render";
 import { cachedLayout } from "./radius-cache";
-import { contractIdOf, radiusContract } from "./radius-contract";
+import { contractIdByUsername, findContractByUsername } from "../contract/service";
 import { radiusCaller, radiusNas, type RadiusCaller } from "./radius-auth";
 
 type Caller = RadiusCaller & { basicSecret: string | null };
@@ -46,7 +46,7 @@ export function radiusRoutes(ctx: AppContext) {
         if (!nas.layout_id) throw unauthorized("The NAS has no layout");
         const layout = cachedLayout(caller.db, nas.layout_id);
         if (layout.status !== true) throw unauthorized("The NAS's layout is inactive");
-        const found = radiusContract(caller.db, query.username);
+        const found = findContractByUsername(caller.db, query.username);
         if (!found) throw notFound("User");
         const { contract } = found;
         if (contract.contract_status !== "ACTIVE") throw unauthorized("The contract is not active");
@@ -90,7 +90,7 @@ export function radiusRoutes(ctx: AppContext) {
         return;
       }
       const nas = radiusNas(caller, record.nasIp);
-      await accounting.write(caller.db, record.build(nas.id, contractIdOf(caller.db, record.username)));
+      await accounting.write(caller.db, record.build(nas.id, contractIdByUsername(caller.db, record.username)));
       set.status = 204;
     },
     {
