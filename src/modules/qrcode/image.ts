@@ -1,10 +1,20 @@
 // QR images: the symbol comes from `qrcode`; PNG pixels are drawn here (so the size is exact and a
 // logo is composited in the same buffer) and encoded with pngjs; SVG is qrcode's own output with
 // the logo added as a data-URI <image>. Logos are decoded with pngjs or jpeg-js (pure JS).
-import jpeg from "jpeg-js";
-import { PNG } from "pngjs";
-import QRCode from "qrcode";
 import { invalid } from "../../lib/problem";
+
+// The three libraries (CommonJS) are required on first use, synchronously: together they hold
+// ≈ 10 MB of resident memory that a service which never draws or validates a code need not carry.
+interface Imaging {
+  QRCode: typeof import("qrcode");
+  PNG: typeof import("pngjs").PNG;
+  jpeg: typeof import("jpeg-js");
+}
+let loaded: Imaging | undefined;
+function imaging(): Imaging {
+  loaded ??= { QRCode: require("qrcode"), PNG: require("pngjs").PNG, jpeg: require("jpeg-js") };
+  return loaded;
+}
 
 export type Ecc = "L" | "M" | "Q" | "H";
 
@@ -39,10 +49,10 @@ const MIN_LOGO_VERSION = 5;
 /** Encodes `text` as a QR symbol; 400 naming `field` when it does not fit at that level. */
 export function symbolOf(text: string, ecc: Ecc, withLogo = false, field = "ecc") {
   try {
-    const symbol = QRCode.create(text, { errorCorrectionLevel: ecc });
+    const symbol = imaging().QRCode.create(text, { errorCorrectionLevel: ecc });
     // In the smallest versions function patterns take most of the area, so a centred logo would
     // hide too many data modules: give a logo at least version MIN_LOGO_VERSION to sit on.
-    if (withLogo && symbol.version < MIN_LOGO_VERSION) return QRCode.create(text, { errorCorrectionLevel: ecc, version: MIN_LOGO_VERSION });
+    if (withLogo && symbol.version < MIN_LOGO_VERSION) return imaging().QRCode.create(text, { errorCorrectionLevel: ecc, version: MIN_LOGO_VERSION });
     return symbol;
   } catch {
     throw invalid(field, `the text does not fit in a QR code at error-correction level ${ecc}`);
@@ -67,10 +77,10 @@ export function decodeLogo(logo: Logo): Bitmap {
     const width = logo.data.readUInt32BE(16);
     const height = logo.data.readUInt32BE(20);
     if (width > MAX_LOGO_SIDE || height > MAX_LOGO_SIDE) throw new Error(`larger than ${MAX_LOGO_SIDE} px`);
-    const png = PNG.sync.read(logo.data);
+    const png = imaging().PNG.sync.read(logo.data);
     return { width: png.width, height: png.height, data: png.data };
   }
-  const img = jpeg.decode(logo.data, {
+  const img = imaging().jpeg.decode(logo.data, {
     useTArray: true,
     formatAsRGBA: true,
     maxResolutionInMP: (MAX_LOGO_SIDE * MAX_LOGO_SIDE) / 1_000_000,
@@ -140,7 +150,7 @@ export function renderPng(text: string, opts: ImageOptions, logo: Logo | null): 
   const S = opts.size;
   const [dr, dg, db] = rgb(opts.dark);
   const [lr, lg, lb] = rgb(opts.light);
-  const png = new PNG({ width: S, height: S, colorType: 2 });
+  const png = new (imaging().PNG)({ width: S, height: S, colorType: 2 });
   const px = png.data;
   // Module index of every pixel column/row (-1: in the margin).
   const moduleAt = new Int32Array(S);
@@ -190,13 +200,13 @@ export function renderPng(text: string, opts: ImageOptions, logo: Logo | null): 
       }
     }
   }
-  return PNG.sync.write(png, { colorType: 2 });
+  return imaging().PNG.sync.write(png, { colorType: 2 });
 }
 
 export async function renderSvg(text: string, opts: ImageOptions, logo: Logo | null): Promise<string> {
   const ecc = logo ? "H" : opts.ecc;
   const symbol = symbolOf(text, ecc, !!logo); // the same 400 as PNG when the text does not fit
-  const svg = await QRCode.toString(text, {
+  const svg = await imaging().QRCode.toString(text, {
     type: "svg",
     errorCorrectionLevel: ecc,
     version: symbol.version,
