@@ -1,12 +1,14 @@
 // `bun run build`: one executable, dist/corpadmin, with the migrations and the docs page inside.
 import { renderMigrationsModule } from "./scripts/embed-migrations";
 import { readFileSync } from "node:fs";
+import { openapiDocument } from "./scripts/openapi-document";
 
 const generated = readFileSync("src/db/migrations.generated.ts", "utf8");
 if (generated !== renderMigrationsModule()) {
   console.error("src/db/migrations.generated.ts is stale: run `bun run db:generate`");
   process.exit(1);
 }
+const document = await openapiDocument();
 const result = await Bun.build({
   entrypoints: ["./src/main.ts"],
   compile: { outfile: "./dist/corpadmin" },
@@ -16,6 +18,8 @@ const result = await Bun.build({
   bytecode: true,
   sourcemap: "linked",
   target: "bun",
+  // The published OpenAPI document, served as it is by the binary (src/modules/system/embedded-openapi.ts).
+  define: { CORPADMIN_OPENAPI_DOCUMENT: JSON.stringify(document) },
 });
 if (!result.success) {
   for (const log of result.logs) console.error(log);

@@ -6,6 +6,7 @@ import type { Config } from "./config";
 import { createContext, type AppContext, type ContextOptions } from "./context";
 import { MAX_BODY_BYTES } from "./lib/http";
 import { EdgeRoutes } from "./lib/edge";
+import { embeddedOpenApi } from "./modules/system/embedded-openapi";
 import { newId } from "./lib/ids";
 import {
   internal,
@@ -153,6 +154,10 @@ export interface AppOptions extends ContextOptions {}
 export function createApp(config: Config, options: AppOptions = {}) {
   const ctx = createContext(config, options);
   const edge = new EdgeRoutes();
+  // The binary carries the document its build generated (the same routes, the same hooks' work):
+  // served from Bun's router, the plugin's route behind it is never asked to generate it again.
+  const openapiText = embeddedOpenApi;
+  if (openapiText !== null) edge.get("/api/openapi.json", () => new Response(openapiText, { headers: { "content-type": "application/json" } }));
 
   const requestIdOf = (request: Request) => request.headers.get("x-request-id")?.slice(0, 64) || newId();
 

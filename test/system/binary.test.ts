@@ -52,6 +52,26 @@ test("dist/corpadmin alone: start, log in, credentials, SIGTERM → exit 0", asy
     expect(((await creds.json()) as any).credentials.corp).toBe(corpId);
     const docs = await fetch(`${base}/api/docs/scalar.js`);
     expect(docs.status).toBe(200);
+    const page = await fetch(`${base}/api/docs`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain("/api/docs/scalar.js");
+    // The binary serves the document its build generated: the one the running code publishes.
+    const served = await fetch(`${base}/api/openapi.json`);
+    expect(served.status).toBe(200);
+    expect(served.headers.get("content-type")).toContain("application/json");
+    expect(served.headers.get("x-request-id")).toBeTruthy();
+    // Generated afresh in another process whose settings differ from the build's defaults (the
+    // document must not depend on them); this process has served other tests' requests.
+    const fresh = Bun.spawnSync(["bun", "scripts/openapi-document.ts"], {
+      cwd: root,
+      env: { ...process.env, CORPADMIN_PUBLIC_URL: "https://isp.example.net", CORPADMIN_PORT: "9999", CORPADMIN_AUTH_RATE_LIMIT: "5", CORPADMIN_OIDC_GOOGLE_CLIENT_ID: "client-1", CORPADMIN_SMTP_URL: "smtp://127.0.0.1:2525", CORPADMIN_METRICS_TOKEN: "metrics-token-0123456789" },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    expect(fresh.exitCode).toBe(0);
+    const fromSource = JSON.parse(fresh.stdout.toString());
+    expect(Object.keys(fromSource.paths).length).toBeGreaterThan(100);
+    expect(await served.json()).toEqual(fromSource);
   } finally {
     proc.kill("SIGTERM");
   }
