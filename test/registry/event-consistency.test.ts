@@ -249,3 +249,24 @@ describe("classification rename and delete propagate to products and contracts",
     expect((await req("DELETE", `/api/classification/${fiberId}`, { token })).status).toBe(404);
   });
 });
+
+describe("product classifications set to the set it has", () => {
+  test("in another order or with repeats: nothing written, no event; a different set fires once", async () => {
+    await req("POST", "/api/classification", { token, body: { name: "tv" } });
+    await req("POST", "/api/classification", { token, body: { name: "phone" } });
+    const p = (await req("POST", "/api/product", { token, body: { identity: "SAME-1", name: "Combo" } })).body;
+    const set = await req("PUT", `/api/product/${p.id}/classifications`, { token, body: { names: ["tv", "phone"] } });
+    const mark = lastSeq(f.t, corpId);
+    await tick();
+    const same = await req("PUT", `/api/product/${p.id}/classifications`, { token, body: { names: ["phone", "tv", "phone"] } });
+    expect(same.status).toBe(200);
+    expect(same.body).toEqual(set.body);
+    expect(newEvents(f.t, corpId, mark)).toEqual([]);
+    const changed = await req("PUT", `/api/product/${p.id}/classifications`, { token, body: { names: ["tv"] } });
+    expect(changed.body.classifications).toEqual(["tv"]);
+    expect(changed.body.updated_at > set.body.updated_at).toBe(true);
+    const ev = newEvents(f.t, corpId, mark);
+    expect(ev.map((e) => [e.type, e.record_id])).toEqual([["PRODUCT_AFTER_UPDATE", p.id]]);
+    expect(ev[0].payload.data).toEqual(changed.body);
+  });
+});
