@@ -182,8 +182,9 @@ describe("contract upsert from an external application", () => {
     expect(second.body.config.password).toBe("********");
     const after = tableCounts(f.t, corpId);
     expect({ ...after, events: 0 }).toEqual({ ...before, events: 0 });
-    // Nothing else changed: only the contract itself is rewritten.
-    expect(newEvents(f.t, corpId, mark).map((e) => e.type)).toEqual(["CONTRACT_AFTER_UPDATE"]);
+    // Nothing changed, so nothing is written and nothing fires (not even the contract's update).
+    expect(newEvents(f.t, corpId, mark).map((e) => e.type)).toEqual([]);
+    expect(second.body.updated_at).toBe(first.body.updated_at);
     // A changed customer and city are updated in place, with their events.
     const changed = documentBody({
       identity: "CT-2",

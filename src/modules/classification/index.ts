@@ -1,5 +1,7 @@
 // Classification rows of Core: flags that products carry and contracts are tagged with.
-// Deleting one removes it from products and contract flags (ON DELETE CASCADE).
+// Deleting one removes it from products and contract flags (ON DELETE CASCADE). Products show
+// their classifications' names and contracts their flags' names, so a rename or a delete changes
+// those records as GET returns them: each fires its *_AFTER_UPDATE in the same transaction.
 import { eq } from "drizzle-orm";
 import { Elysia, t, type Static } from "elysia";
 import type { AppContext } from "../../context";
@@ -9,8 +11,12 @@ import { created, noContent } from "../../lib/http";
 import { listRows } from "../../lib/list";
 import { conflict, notFound } from "../../lib/problem";
 import { IdParams, ListOf, ListQuery, Opt, Uuid } from "../../lib/schemas";
-import { authGuard } from "../auth/guard";
-import type { Db } from "../registry-common";
+import { nowIso } from "../../lib/time";
+import { authGuard, type Principal } from "../auth/guard";
+import { getContractView } from "../contract/service";
+import { findProduct, productView } from "../product/service";
+import { clientOf, commit, type Db, type Tx } from "../registry-common";
+import type { EventGroup } from "../../events/outbox";
 
 export const ClassificationInput = t.Object({
   name: t.String({ pattern: "^[^/]{1,64}$" }),
@@ -39,7 +45,7 @@ export function classificationIds(db: Db, names: string[]): { ids: string[]; unk
   return { ids, unknown };
 }
 
-function find(db: TenantDb, by: { id?: string; name?: string }): ClassificationRow {
+function find(db: Db, by: { id?: string; name?: string }): ClassificationRow {
   const row = by.id !== undefined
     ? db.select().from(classifications).where(eq(classifications.id, by.id)).get()
     : db.select().from(classifications).where(eq(classifications.name, by.name!)).get();
@@ -47,24 +53,60 @@ function find(db: TenantDb, by: { id?: string; name?: string }): ClassificationR
   return row;
 }
 
-function checkName(db: TenantDb, name: string, exceptId: string | null) {
+function checkName(db: Db, name: string, exceptId: string | null) {
   const other = db.select({ id: classifications.id }).from(classifications).where(eq(classifications.name, name)).get();
   if (other && other.id !== exceptId) throw conflict("A classification with this name already exists");
 }
 
-function update(db: TenantDb, current: ClassificationRow, body: ClassificationInput) {
-  return db.transaction(
-    (tx) => {
-      checkName(tx as unknown as TenantDb, body.name, current.id);
-      return tx
-        .update(classifications)
-        .set({ name: body.name, description: body.description ?? null, color: body.color ?? null })
-        .where(eq(classifications.id, current.id))
-        .returning()
-        .get();
-    },
-    { behavior: "immediate" },
-  );
+type Emit = (type: EventGroup, id: string, data: (tx: Tx) => unknown) => void;
+
+/**
+ * The products and contracts showing a classification get a new `updated_at` and one UPDATE
+ * event each, carrying their view once the change is done (the events are built after it).
+ * Call before the change: a delete's cascade removes the links that find them.
+ */
+function touchHolders(tx: Tx, emit: Emit, classificationId: string, timeZone: string): void {
+  const client = clientOf(tx);
+  const at = nowIso();
+  const productIds = client
+    .query<{ id: string }, [string]>("SELECT product_id AS id FROM product_classifications WHERE classification_id = ?1 ORDER BY product_id")
+    .all(classificationId)
+    .map((r) => r.id);
+  const contractIds = client
+    .query<{ id: string }, [string]>("SELECT contract_id AS id FROM contract_flags WHERE classification_id = ?1 ORDER BY contract_id")
+    .all(classificationId)
+    .map((r) => r.id);
+  if (productIds.length) {
+    client.query("UPDATE products SET updated_at = ?1 WHERE id IN (SELECT product_id FROM product_classifications WHERE classification_id = ?2)").run(at, classificationId);
+  }
+  if (contractIds.length) {
+    client.query("UPDATE contracts SET updated_at = ?1 WHERE id IN (SELECT contract_id FROM contract_flags WHERE classification_id = ?2)").run(at, classificationId);
+  }
+  for (const id of productIds) emit("PRODUCT_AFTER_UPDATE", id, (t) => productView(t, findProduct(t, id)!));
+  for (const id of contractIds) emit("CONTRACT_AFTER_UPDATE", id, (t) => getContractView(t, id, timeZone));
+}
+
+function update(ctx: AppContext, db: TenantDb, principal: Principal, by: { id?: string; name?: string }, body: ClassificationInput) {
+  return commit(ctx, db, principal.corpId, (tx, emit) => {
+    const current = find(tx, by);
+    checkName(tx, body.name, current.id);
+    // Description and color are not part of any product's or contract's view.
+    if (body.name !== current.name) touchHolders(tx, emit, current.id, principal.corp.timezone);
+    return tx
+      .update(classifications)
+      .set({ name: body.name, description: body.description ?? null, color: body.color ?? null })
+      .where(eq(classifications.id, current.id))
+      .returning()
+      .get();
+  });
+}
+
+function remove(ctx: AppContext, db: TenantDb, principal: Principal, by: { id?: string; name?: string }) {
+  commit(ctx, db, principal.corpId, (tx, emit) => {
+    const row = find(tx, by);
+    touchHolders(tx, emit, row.id, principal.corp.timezone);
+    tx.delete(classifications).where(eq(classifications.id, row.id)).run();
+  });
 }
 
 export function classificationModule(ctx: AppContext) {
@@ -91,7 +133,7 @@ export function classificationModule(ctx: AppContext) {
       response: { 200: Classification },
       detail: { summary: "Get a classification by name" },
     })
-    .put("/classification/name/:name", ({ tenantDb, params, body }) => view(update(tenantDb, find(tenantDb, { name: params.name }), body)), {
+    .put("/classification/name/:name", ({ tenantDb, principal, params, body }) => view(update(ctx, tenantDb, principal, { name: params.name }, body)), {
       auth: "platform.core",
       params: NameParams,
       body: ClassificationInput,
@@ -100,9 +142,8 @@ export function classificationModule(ctx: AppContext) {
     })
     .delete(
       "/classification/name/:name",
-      ({ tenantDb, params, set }) => {
-        const row = find(tenantDb, { name: params.name });
-        tenantDb.delete(classifications).where(eq(classifications.id, row.id)).run();
+      ({ tenantDb, principal, params, set }) => {
+        remove(ctx, tenantDb, principal, { name: params.name });
         noContent(set);
       },
       { auth: "platform.core", params: NameParams, detail: { summary: "Delete a classification by name (also from products and contract flags)" } },
@@ -113,7 +154,7 @@ export function classificationModule(ctx: AppContext) {
       response: { 200: Classification },
       detail: { summary: "Get a classification by id" },
     })
-    .put("/classification/:id", ({ tenantDb, params, body }) => view(update(tenantDb, find(tenantDb, { id: params.id }), body)), {
+    .put("/classification/:id", ({ tenantDb, principal, params, body }) => view(update(ctx, tenantDb, principal, { id: params.id }, body)), {
       auth: "platform.core",
       params: IdParams,
       body: ClassificationInput,
@@ -122,9 +163,8 @@ export function classificationModule(ctx: AppContext) {
     })
     .delete(
       "/classification/:id",
-      ({ tenantDb, params, set }) => {
-        find(tenantDb, { id: params.id });
-        tenantDb.delete(classifications).where(eq(classifications.id, params.id)).run();
+      ({ tenantDb, principal, params, set }) => {
+        remove(ctx, tenantDb, principal, { id: params.id });
         noContent(set);
       },
       { auth: "platform.core", params: IdParams, detail: { summary: "Delete a classification by id (also from products and contract flags)" } },

@@ -266,6 +266,16 @@ export function checkNumberFree(db: Db, number: string, exceptId: string | null)
   if (other && other.id !== exceptId) throw conflict("The contract number is used by another contract");
 }
 
+/**
+ * checkNumberFree that returns the whole holder: when the number is unchanged that is the contract
+ * being updated, read by the same unique-index lookup, so the upsert compares with it for free.
+ */
+export function numberHolder(db: Db, number: string, exceptId: string | null): ContractRow | null {
+  const row = clientOf(db).query<ContractRow, [string]>("SELECT * FROM contracts WHERE number = ?1").get(number);
+  if (row && row.id !== exceptId) throw conflict("The contract number is used by another contract");
+  return row;
+}
+
 function usernameTaken(db: Db, username: string, exceptContractId: string | null): boolean {
   const row = clientOf(db).query<{ id: string }, [string]>("SELECT contract_id AS id FROM contract_configs WHERE username = ?1").get(username);
   return !!row && row.id !== exceptContractId;

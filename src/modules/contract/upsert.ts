@@ -23,7 +23,7 @@ import {
   updateRow,
 } from "../registry-common";
 import type { Contract, ContractExternalInput, PartyExternalInput } from "./model";
-import { checkDates, checkNumberFree, contractColumns, contractViewById, insertDefaultConfig } from "./service";
+import { checkDates, contractColumns, contractViewById, insertDefaultConfig, numberHolder } from "./service";
 
 type Kind = "city" | "person" | "contract";
 type Change = { kind: Kind; action: "INSERT" | "UPDATE" };
@@ -128,7 +128,7 @@ export async function upsertFromExternalApp(ctx: AppContext, db: TenantDb, corpI
     const billingId = body.billing_customer ? partyIdFor(body.billing_customer, true) : customerId;
     const agentId = body.agent ? partyIdFor(body.agent, false) : null;
     const existingId = linkedRecordId(tx, app.id, "contract", body.identity);
-    checkNumberFree(tx, body.number, existingId);
+    const holder = numberHolder(tx, body.number, existingId);
     const columns = {
       customer_id: customerId,
       billing_customer_id: billingId,
@@ -139,8 +139,13 @@ export async function upsertFromExternalApp(ctx: AppContext, db: TenantDb, corpI
     let id: string;
     if (existingId) {
       id = existingId;
-      updateRow(tx, "contracts", id, columns);
-      touch(id, "contract", "UPDATE");
+      // Unchanged: its columns as stored (the holder of an unchanged number is this contract) and
+      // nothing it embeds (parties, cities) changed above. Then nothing is written and nothing
+      // fires; config, items, flags and links are never touched by the upsert.
+      if (changes.size > 0 || holder === null || !same(holder, columns)) {
+        updateRow(tx, "contracts", id, columns);
+        touch(id, "contract", "UPDATE");
+      }
     } else {
       id = newId();
       const at = nowIso();

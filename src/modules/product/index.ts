@@ -86,9 +86,14 @@ export function productModule(ctx: AppContext) {
         const { ids, unknown } = classificationIds(tenantDb, body.names);
         if (unknown.length) throw invalidMany(unknown.map((i) => ({ path: `names.${i}`, message: `unknown classification '${body.names[i]}'` })));
         return commit(ctx, tenantDb, principal.corpId, (tx, emit) => {
-          getProduct(tx, { id: params.id });
+          const current = getProduct(tx, { id: params.id });
+          const wanted = new Set(ids);
+          const held = tx.select({ id: productClassifications.classification_id }).from(productClassifications).where(eq(productClassifications.product_id, params.id)).all();
+          // The set it already has changes nothing the product shows: nothing is written and
+          // nothing fires (as PATCH /api/contract/{id}/flags).
+          if (held.length === wanted.size && held.every((h) => wanted.has(h.id))) return productView(tx, current);
           tx.delete(productClassifications).where(eq(productClassifications.product_id, params.id)).run();
-          for (const id of new Set(ids)) tx.insert(productClassifications).values({ product_id: params.id, classification_id: id }).run();
+          for (const id of wanted) tx.insert(productClassifications).values({ product_id: params.id, classification_id: id }).run();
           const r = tx.update(products).set({ updated_at: nowIso() }).where(eq(products.id, params.id)).returning().get();
           const v = productView(tx, r);
           emit("PRODUCT_AFTER_UPDATE", r.id, () => v);
