@@ -83,10 +83,23 @@ local expected = {${expected.map((s) => `[${s}]=true`).join(",")}}
 local threads = {}
 bad = 0 -- global: the main state reads it from each thread with thread:get
 function setup(thread) table.insert(threads, thread) end
-function init(args) bad = 0; math.randomseed(os.time() + tonumber(tostring({}):sub(8), 16)) end
+-- "@SEQ@" in a body becomes a tag unique to the request (across threads and runs), so that a body
+-- can insert a new record or change an existing one every time it is sent.
+local prefix = ""
+local seq = 0
+function init(args)
+  bad = 0
+  math.randomseed(os.time() + tonumber(tostring({}):sub(8), 16))
+  prefix = string.format("%d-%d", os.time(), math.random(1, 1000000000))
+end
 function request()
   local r = reqs[math.random(#reqs)]
-  return wrk.format(r[1], r[2], r[3], r[4])
+  local body = r[4]
+  if body and body:find("@SEQ@", 1, true) then
+    seq = seq + 1
+    body = body:gsub("@SEQ@", prefix .. "-" .. seq)
+  end
+  return wrk.format(r[1], r[2], r[3], body)
 end
 function response(status, headers, body)
   if not expected[status] then bad = bad + 1 end
@@ -243,15 +256,25 @@ async function main() {
       await measure("GET /api/person?q=", wrkScript(qs.map((q) => ({ method: "GET", path: `/api/person?q=${q}&limit=50`, headers: auth })), [200]));
     }
     if (upsertBody && has("POST", "/api/webhook")) {
-      // Every upsert below fires a contract event: a local receiver measures dispatch throughput.
+      // Every upsert below inserts or changes a contract, so each fires a contract event: a local
+      // receiver measures dispatch throughput.
       await json("POST", "/api/webhook", { name: "bench-receiver", target: `http://127.0.0.1:${receiver.port}/hook`, email: "ops@example.com", groups: ["CONTRACT_AFTER_INSERT", "CONTRACT_AFTER_UPDATE"] }, auth);
     }
     if (upsertBody) {
-      // Mixed inserts and updates: half the bodies reuse seeded identities.
-      const bodies = Array.from({ length: 2000 }, (_, k) => (k % 2 === 0 ? k : SEED_CONTRACTS + 100_000 + k));
+      // Mixed inserts and updates, every one a real write (an unchanged upsert writes nothing):
+      // half the bodies change a seeded contract, half create a new contract with its customer.
+      const bodies = Array.from({ length: 2000 }, (_, k) => {
+        if (k % 2 === 0) {
+          const b = contractBody(k);
+          return { ...b, json_original: { ...b.json_original, revision: "@SEQ@" } };
+        }
+        const b = contractBody(SEED_CONTRACTS + 100_000 + k);
+        const tag = (v: string) => `${v}-@SEQ@`;
+        return { ...b, identity: tag(b.identity), number: tag(b.number), customer: { ...b.customer, identity: tag(b.customer.identity) }, billing_customer: { ...b.billing_customer, identity: tag(b.billing_customer.identity) } };
+      });
       await measure(
         "POST /api/contract/create/externalapp/name/{name}",
-        wrkScript(bodies.map((i) => ({ method: "POST", path: "/api/contract/create/externalapp/name/erp", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify(upsertBody!(i)) })), [200]),
+        wrkScript(bodies.map((b) => ({ method: "POST", path: "/api/contract/create/externalapp/name/erp", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify(b) })), [200]),
       );
     }
     if (received.count > 0) {
