@@ -22,6 +22,7 @@ import {
 import type { Principal } from "../auth/guard";
 import type { TenantDb } from "../../db/sqlite";
 import { City, CityInput, cityInUse, cityView, CityWithIdentity, getCity, insertCity, updateCity } from "./service";
+import { unchanged } from "../../lib/unchanged";
 
 const LIST = { q: [cities.name, cities.state] };
 
@@ -64,7 +65,8 @@ export function cityModule(ctx: AppContext) {
       ({ tenantDb, principal, params, body }) =>
         cityView(
           commit(ctx, tenantDb, principal.corpId, (tx, emit) => {
-            getCity(tx, params.id);
+            const current = getCity(tx, params.id);
+            if (unchanged(current, body)) return current;
             const r = updateCity(tx, params.id, body);
             emit("CITY_AFTER_UPDATE", r.id, () => cityView(r));
             return r;

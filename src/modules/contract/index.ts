@@ -61,6 +61,7 @@ import {
   type ContractRow,
 } from "./service";
 import { upsertFromExternalApp } from "./upsert";
+import { unchanged } from "../../lib/unchanged";
 
 export { findContractByUsername, type ContractByUsername } from "./service";
 
@@ -218,9 +219,12 @@ export function contractModule(ctx: AppContext) {
       ({ tenantDb, principal, params, body }) => {
         getContract(tenantDb, params.id);
         const { dates } = checkLocalInput(tenantDb, body);
-        changeContract(ctx, tenantDb, principal, params.id, (tx) => {
+        changeContract(ctx, tenantDb, principal, params.id, (tx, row) => {
+          const columns = localColumns(body, dates);
+          // The body as stored (dates, JSON text, left-out fields as null) is what it has: no change.
+          if (unchanged(row, columns)) return null;
           checkNumberFree(tx, body.number, params.id);
-          tx.update(contracts).set(localColumns(body, dates)).where(eq(contracts.id, params.id)).run();
+          tx.update(contracts).set(columns).where(eq(contracts.id, params.id)).run();
           return true;
         });
         return getContractView(tenantDb, params.id, tzOf(principal));
@@ -240,8 +244,10 @@ export function contractModule(ctx: AppContext) {
       ({ tenantDb, principal, params, body }) => {
         getContract(tenantDb, params.id);
         checkCityId(tenantDb, body.city_id, "");
-        changeContract(ctx, tenantDb, principal, params.id, (tx) => {
-          tx.update(contracts).set(addressColumns(body, body.city_id)).where(eq(contracts.id, params.id)).run();
+        changeContract(ctx, tenantDb, principal, params.id, (tx, row) => {
+          const columns = addressColumns(body, body.city_id);
+          if (unchanged(row, columns)) return null;
+          tx.update(contracts).set(columns).where(eq(contracts.id, params.id)).run();
           return true;
         });
         return getContractView(tenantDb, params.id, tzOf(principal));
@@ -265,10 +271,7 @@ export function contractModule(ctx: AppContext) {
       ({ tenantDb, principal, params, body }) => {
         getContract(tenantDb, params.id);
         checkConfigInput(body);
-        changeContract(ctx, tenantDb, principal, params.id, (tx) => {
-          updateConfig(tx, params.id, body);
-          return true;
-        });
+        changeContract(ctx, tenantDb, principal, params.id, (tx) => (updateConfig(tx, params.id, body) ? true : null));
         // The password is in clear only when this request set it.
         return getContractView(tenantDb, params.id, tzOf(principal), body.password != null);
       },
@@ -291,20 +294,16 @@ export function contractModule(ctx: AppContext) {
         });
         if (errors.length) throw invalidMany(errors);
         changeContract(ctx, tenantDb, principal, params.id, (tx) => {
-          tx.delete(contractItems).where(eq(contractItems.contract_id, params.id)).run();
-          body.items.forEach((i, n) => {
+          const wanted = body.items.map((i, n) => {
             const p = found.get(i.product_id)!;
-            tx.insert(contractItems)
-              .values({
-                contract_id: params.id,
-                position: n,
-                product_id: p.id,
-                description: i.description ?? p.name,
-                quantity: i.quantity ?? 1,
-                unit_price: i.unit_price ?? p.price ?? 0,
-              })
-              .run();
+            return { product_id: p.id, description: i.description ?? p.name, quantity: i.quantity ?? 1, unit_price: i.unit_price ?? p.price ?? 0 };
           });
+          // The same list, in the same order (itemsOf reads by position), as stored: the items keep
+          // their ids and nothing fires.
+          const held = itemsOf(tx, params.id);
+          if (held.length === wanted.length && held.every((h, n) => unchanged(h, wanted[n]))) return null;
+          tx.delete(contractItems).where(eq(contractItems.contract_id, params.id)).run();
+          wanted.forEach((w, n) => tx.insert(contractItems).values({ contract_id: params.id, position: n, ...w }).run());
           return true;
         });
         return { items: itemsOf(tenantDb, params.id) };

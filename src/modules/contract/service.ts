@@ -10,6 +10,7 @@ import type { Database, Statement } from "bun:sqlite";
 import { addressColumns, cityRef, clientOf, type AddressView, type Db } from "../registry-common";
 import { findPerson, type Party } from "../person/service";
 import { DATE_FIELDS, type Contract, type ContractConfigInput, type ContractInput, type ContractItem, type DateField } from "./model";
+import { unchanged } from "../../lib/unchanged";
 
 export type ContractRow = typeof contracts.$inferSelect;
 export type ConfigRow = typeof contractConfigs.$inferSelect;
@@ -337,25 +338,25 @@ export function checkConfigInput(body: ContractConfigInput): void {
   if (errors.length) throw invalidMany(errors);
 }
 
-export function updateConfig(tx: Db, contractId: string, body: ContractConfigInput): void {
+/** Writes the connection settings; false (and nothing written) when they are already these. */
+export function updateConfig(tx: Db, contractId: string, body: ContractConfigInput): boolean {
   const current = getConfig(tx, contractId);
-  const username = body.username ?? current.username;
-  if (usernameTaken(tx, username, contractId)) throw conflict("The username is taken by another contract");
-  tx.update(contractConfigs)
-    .set({
-      username,
-      password: body.password ?? current.password,
-      min_upload: body.min_upload ?? null,
-      max_upload: body.max_upload ?? null,
-      min_download: body.min_download ?? null,
-      max_download: body.max_download ?? null,
-      pool_name_ipv4: body.pool_name_ipv4 ?? null,
-      ipv4: body.ipv4 ?? null,
-      poll_name_ipv6: body.poll_name_ipv6 ?? null,
-      ipv6: body.ipv6 ?? null,
-    })
-    .where(eq(contractConfigs.contract_id, contractId))
-    .run();
+  const columns = {
+    username: body.username ?? current.username,
+    password: body.password ?? current.password,
+    min_upload: body.min_upload ?? null,
+    max_upload: body.max_upload ?? null,
+    min_download: body.min_download ?? null,
+    max_download: body.max_download ?? null,
+    pool_name_ipv4: body.pool_name_ipv4 ?? null,
+    ipv4: body.ipv4 ?? null,
+    poll_name_ipv6: body.poll_name_ipv6 ?? null,
+    ipv6: body.ipv6 ?? null,
+  };
+  if (unchanged(current, columns)) return false;
+  if (columns.username !== current.username && usernameTaken(tx, columns.username, contractId)) throw conflict("The username is taken by another contract");
+  tx.update(contractConfigs).set(columns).where(eq(contractConfigs.contract_id, contractId)).run();
+  return true;
 }
 
 /** The contract fields RADIUS needs, and its stored settings (password in clear: CHAP needs it). */

@@ -21,6 +21,7 @@ import {
   newSecret,
   verifyApiKey,
 } from "./service";
+import { unchanged } from "../../lib/unchanged";
 
 /** The app `appId` of the working corporation, changed by the caller; never the key. */
 const audit = (p: Principal, action: string, appId: string) => ({
@@ -73,11 +74,13 @@ export function externalAppModule(ctx: AppContext) {
       "/externalapp/:id",
       ({ tenantDb, principal, params, body }) => {
         const row = commit(ctx, tenantDb, principal.corpId, (tx, emit) => {
-          getExternalApp(tx, params.id);
+          const current = getExternalApp(tx, params.id);
+          const columns = { name: body.name, description: body.description ?? null, status: body.status ?? true };
+          if (unchanged(current, columns)) return current;
           checkNameFree(tx, body.name, params.id);
           const r = tx
             .update(externalApps)
-            .set({ name: body.name, description: body.description ?? null, status: body.status ?? true })
+            .set(columns)
             .where(eq(externalApps.id, params.id))
             .returning()
             .get();

@@ -39,8 +39,8 @@ export function metricModule(ctx: AppContext) {
     scheduler.sync(corpId, row, id);
   };
   const update = (corpId: string, db: TenantDb, id: string, body: MetricInput) => {
-    const row = updateMetric(db, id, body);
-    afterWrite(corpId, row, id);
+    const { row, changed } = updateMetric(db, id, body);
+    if (changed) afterWrite(corpId, row, id);
     return metricView(row);
   };
   const remove = (corpId: string, db: TenantDb, id: string) => {

@@ -19,6 +19,7 @@ import {
   type MetricValue,
 } from "./model";
 import { durationMs } from "./window";
+import { unchanged } from "../../lib/unchanged";
 
 export type MetricRow = typeof metrics.$inferSelect;
 
@@ -121,11 +122,16 @@ export function createMetric(db: TenantDb, input: MetricInput): MetricRow {
 
 const HAS_VALUES = "SELECT 1 FROM metric_values WHERE metric_id = ?1 LIMIT 1";
 
-/** PUT semantics: every writable field is replaced; omitted optional ones fall back to defaults. */
-export function updateMetric(db: TenantDb, id: string, input: MetricInput): MetricRow {
+/**
+ * PUT semantics: every writable field is replaced; omitted optional ones fall back to defaults.
+ * Fields that are already stored (instants compared canonical) change nothing: no write, the same
+ * updated_at, no event, and `changed` false.
+ */
+export function updateMetric(db: TenantDb, id: string, input: MetricInput): { row: MetricRow; changed: boolean } {
   const fields = metricFields(input);
   return writeTx(db, (tx) => {
     const current = getMetric(db, id);
+    if (unchanged(current, fields)) return { row: current, changed: false };
     checkNameFree(db, fields.name, id);
     // Stored values keep the type they were checked against; reinterpreting them would corrupt
     // the history (a Text value has no average).
@@ -135,7 +141,7 @@ export function updateMetric(db: TenantDb, id: string, input: MetricInput): Metr
     const row: MetricRow = { ...current, ...fields, updated_at: nowIso() };
     tx.update(metrics).set({ ...fields, updated_at: row.updated_at }).where(eq(metrics.id, id)).run();
     recordEvent(tx, "METRIC_AFTER_UPDATE", id, metricView(row));
-    return row;
+    return { row, changed: true };
   });
 }
 

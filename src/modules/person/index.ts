@@ -30,6 +30,7 @@ import {
   unlinkAll,
 } from "../registry-common";
 import { checkPersonInput, getPerson, Person, personColumns, PersonInput, personIsParty, personView, PersonWithIdentity } from "./service";
+import { unchanged } from "../../lib/unchanged";
 
 const LIST = { q: [persons.name, persons.display_name, persons.doc_identity], hidden: ADDRESS_COLUMN_NAMES };
 
@@ -82,8 +83,10 @@ export function personModule(ctx: AppContext) {
         getPerson(tenantDb, params.id);
         checkPersonInput(tenantDb, body);
         return commit(ctx, tenantDb, principal.corpId, (tx, emit) => {
-          getPerson(tx, params.id);
-          const r = tx.update(persons).set(personColumns(body)).where(eq(persons.id, params.id)).returning().get();
+          const current = getPerson(tx, params.id);
+          const columns = personColumns(body);
+          if (unchanged(current, columns)) return personView(tx, current);
+          const r = tx.update(persons).set(columns).where(eq(persons.id, params.id)).returning().get();
           const v = personView(tx, r);
           emit("PERSON_AFTER_UPDATE", r.id, () => v);
           return v;
@@ -119,8 +122,10 @@ export function personModule(ctx: AppContext) {
         getPerson(tenantDb, params.id);
         checkCityId(tenantDb, body.city_id, "");
         return commit(ctx, tenantDb, principal.corpId, (tx, emit) => {
-          getPerson(tx, params.id);
-          const r = tx.update(persons).set(addressColumns(body, body.city_id)).where(eq(persons.id, params.id)).returning().get();
+          const current = getPerson(tx, params.id);
+          const columns = addressColumns(body, body.city_id);
+          if (unchanged(current, columns)) return personView(tx, current);
+          const r = tx.update(persons).set(columns).where(eq(persons.id, params.id)).returning().get();
           const v = personView(tx, r);
           emit("PERSON_AFTER_UPDATE", r.id, () => v);
           return v;

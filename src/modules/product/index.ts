@@ -12,6 +12,7 @@ import { classificationIds } from "../classification";
 import { commit } from "../registry-common";
 import { nowIso } from "../../lib/time";
 import { checkIdentityFree, getProduct, Product, ProductInput, productInUse, productView, type ProductRow } from "./service";
+import { unchanged } from "../../lib/unchanged";
 
 const LIST = { q: [products.identity, products.name] };
 const ClassificationsBody = t.Object({ names: t.Array(t.String({ minLength: 1, maxLength: 64 }), { maxItems: 500 }) });
@@ -57,9 +58,11 @@ export function productModule(ctx: AppContext) {
       "/product/:id",
       ({ tenantDb, principal, params, body }) =>
         commit(ctx, tenantDb, principal.corpId, (tx, emit) => {
-          getProduct(tx, { id: params.id });
+          const current = getProduct(tx, { id: params.id });
+          const set = columns(body);
+          if (unchanged(current, set)) return productView(tx, current);
           checkIdentityFree(tx, body.identity, params.id);
-          const r = tx.update(products).set(columns(body)).where(eq(products.id, params.id)).returning().get();
+          const r = tx.update(products).set(set).where(eq(products.id, params.id)).returning().get();
           const v = productView(tx, r);
           emit("PRODUCT_AFTER_UPDATE", r.id, () => v);
           return v;

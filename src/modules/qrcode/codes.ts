@@ -9,6 +9,7 @@ import { newId, randomBase62 } from "../../lib/ids";
 import { listClauses, listRows, type ListParams, type ListSpec } from "../../lib/list";
 import { conflict, invalid, invalidMany, notFound, type FieldError } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
+import { unchanged } from "../../lib/unchanged";
 import { csvLine } from "./csv";
 import { symbolOf } from "./image";
 import type { QrCode, QrCodeInput } from "./model";
@@ -133,17 +134,21 @@ export function createCode(deps: QrDeps, db: TenantDb, corpId: string, input: Qr
 export function updateCode(deps: QrDeps, db: TenantDb, corpId: string, id: string, input: QrCodeInput): QrCode {
   const existing = findCode(db, id);
   checkInput(db, input, existing);
+  const columns = {
+    name: input.name,
+    content: input.content ?? null,
+    target: existing.kind === "dynamic" ? input.target! : null,
+    campaign_id: input.campaign_id ?? null,
+    category_id: input.category_id ?? null,
+    logo_id: input.logo_id ?? null,
+  };
+  // Nothing to change: no write, the same updated_at, no event (as setCodeStatus). The row was
+  // read in this same synchronous turn on the tenant's one connection, so it is still current.
+  if (unchanged(existing, columns)) return codeView(deps.ctx.config.publicUrl, existing);
   const view = writeTx(db, (tx) => {
     const row = tx
       .update(qrCodes)
-      .set({
-        name: input.name,
-        content: input.content ?? null,
-        target: existing.kind === "dynamic" ? input.target! : null,
-        campaign_id: input.campaign_id ?? null,
-        category_id: input.category_id ?? null,
-        logo_id: input.logo_id ?? null,
-      })
+      .set(columns)
       .where(eq(qrCodes.id, id))
       .returning()
       .get();
