@@ -66,7 +66,7 @@ export function cityModule(ctx: AppContext) {
         cityView(
           commit(ctx, tenantDb, principal.corpId, (tx, emit) => {
             const current = getCity(tx, params.id);
-            if (unchanged(current, body)) return current;
+            if (unchanged(current, { name: body.name, state: body.state, country: body.country })) return current;
             const r = updateCity(tx, params.id, body);
             emit("CITY_AFTER_UPDATE", r.id, () => cityView(r));
             return r;

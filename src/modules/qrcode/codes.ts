@@ -143,7 +143,8 @@ export function updateCode(deps: QrDeps, db: TenantDb, corpId: string, id: strin
     logo_id: input.logo_id ?? null,
   };
   // Nothing to change: no write, the same updated_at, no event (as setCodeStatus). The row was
-  // read in this same synchronous turn on the tenant's one connection, so it is still current.
+  // read in this same synchronous turn; the only other writer of qr_codes (the access writer)
+  // changes scans alone, which is not compared.
   if (unchanged(existing, columns)) return codeView(deps.ctx.config.publicUrl, existing);
   const view = writeTx(db, (tx) => {
     const row = tx
