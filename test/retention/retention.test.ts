@@ -4,6 +4,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { existsSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
+import type { AppOptions } from "../../src/app";
 import { ConfigError, loadConfig } from "../../src/config";
 import { Housekeeping, METRIC_PRUNED, METRIC_RUNS, uuidV7Floor, type HousekeepingOptions } from "../../src/modules/retention/housekeeping";
 import { addCorp, makeApp, startAndLogin, type TestApp } from "../helpers";
@@ -24,8 +25,8 @@ afterEach(async () => {
  * An app whose own housekeeping has finished its start-up pass (so it does not race the rows a
  * test inserts; its next pass is an hour away) and whose dispatcher does not sweep by itself.
  */
-async function setup(env: Record<string, string> = {}) {
-  const t = await makeApp({ env: { ...LOOPBACK_ALLOWED, ...env }, options: { dispatchTuning: { tickMs: 10, sweepMs: 3_600_000 } } });
+async function setup(env: Record<string, string> = {}, options: AppOptions = {}) {
+  const t = await makeApp({ env: { ...LOOPBACK_ALLOWED, ...env }, options: { dispatchTuning: { tickMs: 10, sweepMs: 3_600_000 }, ...options } });
   cleanups.push(() => t.close());
   const admin = await startAndLogin(t);
   await waitFor("the start-up pass", () => t.ctx.serviceMetrics.counter(METRIC_RUNS).get({ outcome: "ok" }) >= 1);
@@ -288,22 +289,6 @@ describe("corporation tables", () => {
     });
   });
 
-  test("QR scan accesses are kept whatever their age", async () => {
-    const { t, admin, T0, job } = await setup();
-    const code = await t.req("POST", "/api/qrcode", { token: admin.token, body: { name: "flyer", kind: "dynamic", target: "https://example.net/" } });
-    expect(code.status).toBe(200);
-    const db = tenantSql(t, admin.corpId);
-    const columns = db.query<{ name: string; notnull: number }, []>("PRAGMA table_info(qr_accesses)").all();
-    expect(columns.map((c) => c.name)).toContain("at");
-    const before = (db.query("SELECT count(*) AS n FROM qr_accesses").get() as { n: number }).n;
-    await t.req("GET", `/q/${code.body.slug}`, { ip: "203.0.113.7", headers: { "user-agent": "test" } });
-    await waitFor("the access row", () => (db.query("SELECT count(*) AS n FROM qr_accesses").get() as { n: number }).n > before);
-    db.query("UPDATE qr_accesses SET at = ?").run(iso(T0 - 3000 * DAY));
-    const n = (db.query("SELECT count(*) AS n FROM qr_accesses").get() as { n: number }).n;
-    await job(T0).runOnce();
-    expect((db.query("SELECT count(*) AS n FROM qr_accesses").get() as { n: number }).n).toBe(n);
-  });
-
   test("every ENABLED or BLOCKED corporation is pruned; MAINTENANCE ones and missing databases are left alone", async () => {
     const { t, admin, T0, job } = await setup();
     const beta = await addCorp(t, "beta");
@@ -333,6 +318,275 @@ describe("corporation tables", () => {
     expect(existsSync(deltaPath)).toBe(false);
     expect(report.databases.map((d) => d.database).sort()).toEqual(["acme", "beta", "platform"]);
     expect(report.databases.every((d) => !d.error)).toBe(true);
+  });
+});
+
+/** Metrics, values, QR codes and their accesses written straight into a corporation's database, as the service writes them. */
+function analyticsFixture(t: TestApp, corpId: string, T0: number) {
+  const db = tenantSql(t, corpId);
+  const count = (sql: string, ...args: string[]) => (db.query(sql).get(...args) as { n: number }).n;
+  const insertMetric = db.query("INSERT INTO metrics (id, name, data_type, periodicity, start_date, created_at, updated_at) VALUES (?, ?, 'Int', '5m', ?, ?, ?)");
+  const insertValue = db.query("INSERT INTO metric_values (metric_id, at, at_ms, value) VALUES (?, ?, ?, ?)");
+  const insertCode = db.query("INSERT INTO qr_codes (id, name, kind, target, created_at, updated_at) VALUES (?, ?, 'dynamic', 'https://example.net/', ?, ?)");
+  const insertAccess = db.query("INSERT INTO qr_accesses (id, qrcode_id, at, ip, user_agent, referer, bot, visitor) VALUES (?, ?, ?, '203.0.113.7', 'test', NULL, 0, 1)");
+  const bump = db.query("UPDATE qr_codes SET scans = scans + 1 WHERE id = ?");
+  return {
+    metric(name: string) {
+      const id = idAt(T0);
+      insertMetric.run(id, name, iso(T0 - 3000 * DAY), iso(T0), iso(T0));
+      return id;
+    },
+    value(metricId: string, at: number, value = 1) {
+      insertValue.run(metricId, iso(at), at, value);
+    },
+    code(name: string) {
+      const id = idAt(T0);
+      insertCode.run(id, name, iso(T0), iso(T0));
+      return id;
+    },
+    access(codeId: string, at: number) {
+      db.transaction(() => {
+        insertAccess.run(idAt(at), codeId, iso(at));
+        bump.run(codeId);
+      })();
+    },
+    values: (metricId?: string) => (metricId ? count("SELECT count(*) AS n FROM metric_values WHERE metric_id = ?", metricId) : count("SELECT count(*) AS n FROM metric_values")),
+    accesses: (codeId?: string) => (codeId ? count("SELECT count(*) AS n FROM qr_accesses WHERE qrcode_id = ?", codeId) : count("SELECT count(*) AS n FROM qr_accesses")),
+    scans: (codeId: string) => count("SELECT scans AS n FROM qr_codes WHERE id = ?", codeId),
+    /** Codes whose `scans` differs from their stored accesses. */
+    incoherent: () => count("SELECT count(*) AS n FROM qr_codes c WHERE scans <> (SELECT count(*) FROM qr_accesses WHERE qrcode_id = c.id)"),
+  };
+}
+
+describe("metric values and QR accesses", () => {
+  const range = (from: number, to: number) => `from=${encodeURIComponent(iso(from))}&to=${encodeURIComponent(iso(to))}`;
+
+  test("values timed over --metric-value-retention-days ago (default 400) go, by their own `at` whatever order they came in; the history shows what is left", async () => {
+    const { t, admin, T0, job } = await setup();
+    const metric = async (name: string) => {
+      const res = await t.req("POST", "/api/metric", { token: admin.token, body: { name, data_type: "Int", periodicity: "5m", start_date: iso(T0 - 3000 * DAY) } });
+      expect(res.status).toBe(200);
+      return res.body.id as string;
+    };
+    const post = async (id: string, value: number, at: number) => {
+      expect((await t.req("POST", `/api/metric/${id}/value`, { token: admin.token, body: { value, at: iso(at) } })).status).toBe(200);
+    };
+    const a = await metric("temperature");
+    const b = await metric("clients");
+    // Newest first: the values' seq runs against their time.
+    await post(a, 6, T0 + HOUR);
+    await post(a, 5, T0 - 10 * DAY);
+    await post(a, 4, T0 - 400 * DAY + 60_000);
+    await post(a, 3, T0 - 400 * DAY - 60_000);
+    await post(a, 2, T0 - 401 * DAY);
+    await post(a, 1, T0 - 500 * DAY);
+    await post(b, 11, T0 - DAY);
+    await post(b, 10, T0 - 1000 * DAY);
+    const all = range(T0 - 3000 * DAY, T0 + DAY);
+    const history = async (id: string) => {
+      const res = await t.req("GET", `/api/metric/${id}/history?${all}&limit=100`, { token: admin.token });
+      expect(res.status).toBe(200);
+      return { values: (res.body.items as { value: number }[]).map((i) => i.value), total: res.body.total as number };
+    };
+    expect(await history(a)).toEqual({ values: [1, 2, 3, 4, 5, 6], total: 6 });
+
+    const report = await job(T0).runOnce();
+
+    expect(report.pruned.metric_values).toBe(4);
+    expect(await history(a)).toEqual({ values: [4, 5, 6], total: 3 });
+    expect(await history(b)).toEqual({ values: [11], total: 1 });
+    const buckets = await t.req("GET", `/api/metric/${a}/history?${all}&bucket=1d`, { token: admin.token });
+    expect(buckets.status).toBe(200);
+    const items = buckets.body.items as { count: number; min: number; sum: number }[];
+    expect(items.reduce((n, i) => n + i.count, 0)).toBe(3);
+    expect(Math.min(...items.map((i) => i.min))).toBe(4);
+    // The metrics themselves are untouched.
+    expect((await t.req("GET", `/api/metric/${b}`, { token: admin.token })).status).toBe(200);
+  });
+
+  test("accesses scanned over --qr-access-retention-days ago (default 400) go; the code's scans, its accesses and the reports agree on what is left", async () => {
+    let fixed: number | null = null;
+    const { t, admin, T0, job } = await setup({}, { now: () => fixed ?? Date.now() });
+    const dynamic = async (name: string) => {
+      const res = await t.req("POST", "/api/qrcode", { token: admin.token, body: { name, kind: "dynamic", target: `https://example.net/${name}` } });
+      expect(res.status).toBe(200);
+      return res.body as { id: string; slug: string };
+    };
+    const a = await dynamic("flyer");
+    const b = await dynamic("poster");
+    const db = tenantSql(t, admin.corpId);
+    const stored = () => (db.query("SELECT count(*) AS n FROM qr_accesses").get() as { n: number }).n;
+    // Scanned through the public redirect on a clock moved back: the writer thread stores them.
+    const scanAt = async (code: { slug: string }, at: number, n = 1) => {
+      fixed = at;
+      for (let i = 0; i < n; i++) expect((await t.req("GET", `/q/${code.slug}`, { ip: `198.51.100.${i + 1}`, headers: { "user-agent": "Mozilla/5.0 Firefox/130.0" } })).status).toBe(302);
+      fixed = null;
+    };
+    await scanAt(a, T0 - 500 * DAY, 2);
+    await scanAt(a, T0 - 401 * DAY);
+    await scanAt(a, T0 - 399 * DAY);
+    await scanAt(a, T0 - HOUR, 2);
+    await scanAt(b, T0 - 450 * DAY);
+    await scanAt(b, T0 - DAY);
+    await waitFor("the scans to be written", () => stored() === 8);
+
+    const get = async (path: string) => {
+      const res = await t.req("GET", path, { token: admin.token });
+      expect(res.status).toBe(200);
+      return res.body;
+    };
+    const all = range(T0 - 600 * DAY, T0 + DAY);
+    const state = async (code: { id: string }) => ({
+      scans: (await get(`/api/qrcode/${code.id}`)).scans,
+      accesses: (await get(`/api/qrcode/${code.id}/accesses?${all}`)).total,
+      report: (await get(`/api/qrcode/${code.id}/report?${all}`)).total,
+    });
+    expect(await state(a)).toEqual({ scans: 6, accesses: 6, report: 6 });
+
+    const report = await job(T0).runOnce();
+
+    expect(report.pruned.qr_accesses).toBe(4);
+    expect(await state(a)).toEqual({ scans: 3, accesses: 3, report: 3 });
+    expect(await state(b)).toEqual({ scans: 1, accesses: 1, report: 1 });
+    const overall = await get(`/api/qrcode/report?${all}`);
+    expect(overall.total).toBe(4);
+    expect(Object.fromEntries((overall.groups as { id: string; total: number }[]).map((g) => [g.id, g.total]))).toEqual({ [a.id]: 3, [b.id]: 1 });
+    const left = (await get(`/api/qrcode/${a.id}/accesses?${all}&sort=at`)).items as { at: string }[];
+    expect(left.map((x) => x.at)).toEqual([iso(T0 - 399 * DAY), iso(T0 - HOUR), iso(T0 - HOUR)]);
+
+    // The counter goes on from there.
+    await scanAt(a, T0);
+    await waitFor("the new scan", () => stored() === 5);
+    expect(await state(a)).toEqual({ scans: 4, accesses: 4, report: 4 });
+  });
+
+  test("0 keeps metric values and QR accesses forever", async () => {
+    const { t, admin, T0, job } = await setup({ CORPADMIN_METRIC_VALUE_RETENTION_DAYS: "0", CORPADMIN_QR_ACCESS_RETENTION_DAYS: "0" });
+    const f = analyticsFixture(t, admin.corpId, T0);
+    const m = f.metric("old");
+    const c = f.code("old");
+    f.value(m, T0 - 3000 * DAY);
+    f.value(m, T0 - 36_000 * DAY);
+    f.access(c, T0 - 3000 * DAY);
+    const report = await job(T0).runOnce();
+    expect([f.values(m), f.accesses(c), f.scans(c)]).toEqual([2, 1, 1]);
+    expect(report.pruned).toMatchObject({ metric_values: 0, qr_accesses: 0 });
+  });
+
+  test("shorter settings prune accordingly", async () => {
+    const { t, admin, T0, job } = await setup({ CORPADMIN_METRIC_VALUE_RETENTION_DAYS: "7", CORPADMIN_QR_ACCESS_RETENTION_DAYS: "30" });
+    const f = analyticsFixture(t, admin.corpId, T0);
+    const m = f.metric("week");
+    const c = f.code("month");
+    for (const days of [8, 6, 29, 31]) {
+      f.value(m, T0 - days * DAY);
+      f.access(c, T0 - days * DAY);
+    }
+    const report = await job(T0).runOnce();
+    expect(report.pruned).toMatchObject({ metric_values: 3, qr_accesses: 1 });
+    expect([f.values(m), f.accesses(c), f.scans(c)]).toEqual([1, 3, 3]);
+  });
+
+  test("many rows go in batches, across metrics and codes, each batch leaving every code's scans right", async () => {
+    const { t, admin, T0, job } = await setup();
+    const f = analyticsFixture(t, admin.corpId, T0);
+    const metrics = [f.metric("m1"), f.metric("m2"), f.metric("m3")];
+    const codes = [f.code("c1"), f.code("c2"), f.code("c3")];
+    for (let i = 0; i < 23; i++) f.value(metrics[i % 3], T0 - (401 + i) * DAY, i);
+    for (let i = 0; i < 17; i++) f.access(codes[i % 3], T0 - (401 + i) * DAY);
+    f.value(metrics[0], T0 - DAY);
+    f.value(metrics[2], T0);
+    f.access(codes[1], T0 - DAY);
+    const seenValues = new Set<number>();
+    const seenAccesses = new Set<number>();
+    let incoherent = 0;
+    let done = false;
+    const pass = job(T0, { batchSize: 5 })
+      .runOnce()
+      .finally(() => (done = true));
+    while (!done) {
+      seenValues.add(f.values());
+      seenAccesses.add(f.accesses());
+      incoherent += f.incoherent();
+      await new Promise((r) => setImmediate(r));
+    }
+    const report = await pass;
+    expect(report.pruned).toMatchObject({ metric_values: 23, qr_accesses: 17 });
+    for (const n of [20, 15, 10, 5]) expect(seenValues).toContain(n);
+    for (const n of [13, 8, 3]) expect(seenAccesses).toContain(n);
+    expect(incoherent).toBe(0);
+    expect(metrics.map((m) => f.values(m))).toEqual([1, 0, 1]);
+    expect(codes.map((c) => [f.accesses(c), f.scans(c)])).toEqual([
+      [0, 0],
+      [1, 1],
+      [0, 0],
+    ]);
+  });
+
+  test("scans recorded while a pass prunes are all kept and counted", async () => {
+    const { t, admin, T0, job } = await setup();
+    const code = await t.req("POST", "/api/qrcode", { token: admin.token, body: { name: "busy", kind: "dynamic", target: "https://example.net/busy" } });
+    expect(code.status).toBe(200);
+    const f = analyticsFixture(t, admin.corpId, T0);
+    const db = tenantSql(t, admin.corpId);
+    db.transaction(() => {
+      for (let i = 0; i < 3000; i++) f.access(code.body.id, T0 - 500 * DAY + i);
+    })();
+    let done = false;
+    const pass = job(T0, { batchSize: 20 })
+      .runOnce()
+      .finally(() => (done = true));
+    let scans = 0;
+    // Requests run between the batches; the writer thread commits them on its own connection.
+    while (!done || scans < 20) {
+      expect((await t.req("GET", `/q/${code.body.slug}`, { ip: `192.0.2.${scans % 250}`, headers: { "user-agent": "Mozilla/5.0" } })).status).toBe(302);
+      scans++;
+      // A request is answered within microtasks: let the pass (and the writer's timer) have a turn.
+      await new Promise((r) => setImmediate(r));
+    }
+    expect((await pass).pruned.qr_accesses).toBe(3000);
+    await waitFor("the scans to be written", () => f.accesses(code.body.id) === scans);
+    expect(f.scans(code.body.id)).toBe(scans);
+    expect((await t.req("GET", `/api/qrcode/${code.body.id}`, { token: admin.token })).body.scans).toBe(scans);
+  });
+
+  test("every ENABLED or BLOCKED corporation is pruned, each on its own; MAINTENANCE and NEEDS_UPDATE ones are left alone", async () => {
+    const { t, admin, T0, job } = await setup();
+    const corps = { acme: admin.corpId, beta: await addCorp(t, "beta"), gamma: await addCorp(t, "gamma"), delta: await addCorp(t, "delta") };
+    const fixtures = Object.fromEntries(
+      Object.entries(corps).map(([name, id]) => {
+        const f = analyticsFixture(t, id, T0);
+        const m = f.metric(`${name}-metric`);
+        const c = f.code(`${name}-code`);
+        f.value(m, T0 - 500 * DAY);
+        f.value(m, T0 - DAY);
+        f.access(c, T0 - 500 * DAY);
+        f.access(c, T0 - 500 * DAY);
+        f.access(c, T0 - DAY);
+        return [name, { f, m, c }];
+      }),
+    );
+    const status = t.ctx.platform.$client.query("UPDATE corporations SET status = ? WHERE id = ?");
+    status.run("BLOCKED", corps.beta);
+    status.run("MAINTENANCE", corps.gamma);
+    status.run("NEEDS_UPDATE", corps.delta);
+    t.ctx.corps.invalidate();
+
+    const report = await job(T0).runOnce();
+
+    const left = (name: string) => {
+      const { f, m, c } = fixtures[name];
+      return [f.values(m), f.accesses(c), f.scans(c)];
+    };
+    expect(left("acme")).toEqual([1, 1, 1]);
+    expect(left("beta")).toEqual([1, 1, 1]);
+    expect(left("gamma")).toEqual([2, 3, 3]);
+    expect(left("delta")).toEqual([2, 3, 3]);
+    const pruned = Object.fromEntries(report.databases.map((d) => [d.database, d.pruned]));
+    expect(Object.keys(pruned).sort()).toEqual(["acme", "beta", "platform"]);
+    expect(pruned.acme).toMatchObject({ metric_values: 1, qr_accesses: 2 });
+    expect(pruned.beta).toMatchObject({ metric_values: 1, qr_accesses: 2 });
+    expect(report.pruned).toMatchObject({ metric_values: 2, qr_accesses: 4 });
   });
 });
 
@@ -421,7 +675,7 @@ describe("the job", () => {
     expect(counter.get({ table: "events" }) - before).toBe(2);
     const text = t.ctx.serviceMetrics.render();
     expect(text).toContain(`# TYPE ${METRIC_PRUNED} counter`);
-    for (const table of ["sessions", "password_reset_keys", "remembered_devices", "login_failures", "events", "webhook_deliveries", "isp_radius_accounting"]) {
+    for (const table of ["sessions", "password_reset_keys", "remembered_devices", "login_failures", "events", "webhook_deliveries", "isp_radius_accounting", "metric_values", "qr_accesses"]) {
       expect(text).toMatch(new RegExp(`^${METRIC_PRUNED}\\{table="${table}"\\} \\d+$`, "m"));
     }
     expect(text).toMatch(new RegExp(`^${METRIC_RUNS}\\{outcome="ok"\\} [1-9]`, "m"));
@@ -448,15 +702,29 @@ describe("the job", () => {
 
 test("settings: defaults, environment, flags and bounds", () => {
   const base = { CORPADMIN_DATA_DIR: "/tmp/x" };
-  const d = loadConfig(new Map(), base);
-  expect([d.eventRetentionDays, d.accountingRetentionDays]).toEqual([30, 400]);
-  const e = loadConfig(new Map(), { ...base, CORPADMIN_EVENT_RETENTION_DAYS: "7", CORPADMIN_ACCOUNTING_RETENTION_DAYS: "0" });
-  expect([e.eventRetentionDays, e.accountingRetentionDays]).toEqual([7, 0]);
-  const f = loadConfig(new Map([["event-retention-days", "90"], ["accounting-retention-days", "730"]]), { ...base, CORPADMIN_EVENT_RETENTION_DAYS: "7" });
-  expect([f.eventRetentionDays, f.accountingRetentionDays]).toEqual([90, 730]);
+  const days = (c: ReturnType<typeof loadConfig>) => [c.eventRetentionDays, c.accountingRetentionDays, c.metricValueRetentionDays, c.qrAccessRetentionDays];
+  expect(days(loadConfig(new Map(), base))).toEqual([30, 400, 400, 400]);
+  const env = {
+    ...base,
+    CORPADMIN_EVENT_RETENTION_DAYS: "7",
+    CORPADMIN_ACCOUNTING_RETENTION_DAYS: "0",
+    CORPADMIN_METRIC_VALUE_RETENTION_DAYS: "0",
+    CORPADMIN_QR_ACCESS_RETENTION_DAYS: "36500",
+  };
+  expect(days(loadConfig(new Map(), env))).toEqual([7, 0, 0, 36_500]);
+  const flags = new Map([
+    ["event-retention-days", "90"],
+    ["accounting-retention-days", "730"],
+    ["metric-value-retention-days", "31"],
+    ["qr-access-retention-days", "0"],
+  ]);
+  expect(days(loadConfig(flags, env))).toEqual([90, 730, 31, 0]);
   expect(() => loadConfig(new Map([["event-retention-days", "0"]]), base)).toThrow(ConfigError);
-  expect(() => loadConfig(new Map([["accounting-retention-days", "-1"]]), base)).toThrow(ConfigError);
-  expect(() => loadConfig(new Map([["accounting-retention-days", "x"]]), base)).toThrow(ConfigError);
+  for (const flag of ["accounting-retention-days", "metric-value-retention-days", "qr-access-retention-days"]) {
+    expect(() => loadConfig(new Map([[flag, "-1"]]), base)).toThrow(ConfigError);
+    expect(() => loadConfig(new Map([[flag, "36501"]]), base)).toThrow(ConfigError);
+    expect(() => loadConfig(new Map([[flag, "x"]]), base)).toThrow(ConfigError);
+  }
 });
 
 test("uuidV7Floor orders below every id of its millisecond and above every earlier one", () => {

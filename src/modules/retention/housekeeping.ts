@@ -12,7 +12,12 @@
 //                                  (first try or retrying) delivery still needs its payload
 //             webhook_deliveries   succeeded or failed, last touched before the same retention
 //             isp_radius_accounting received before --accounting-retention-days (0: kept)
-// QR accesses are analytics and the audit log has its own retention: neither is touched here.
+//             metric_values        timed (their own `at`, which a client may set in the past)
+//                                  before --metric-value-retention-days (0: kept)
+//             qr_accesses          scanned before --qr-access-retention-days (0: kept); the
+//                                  code's `scans` counter drops by as many in the same batch, so
+//                                  it stays the number of accesses the reports can show
+// The audit log has its own retention and is not touched here.
 //
 // Each table is emptied in batches of at most `batchSize` rows, one IMMEDIATE transaction per
 // batch, and the pass yields to the event loop between batches, so requests and other writers are
@@ -35,6 +40,8 @@ export const PRUNED_TABLES = [
   "events",
   "webhook_deliveries",
   "isp_radius_accounting",
+  "metric_values",
+  "qr_accesses",
 ] as const;
 export type PrunedTable = (typeof PRUNED_TABLES)[number];
 
@@ -76,6 +83,12 @@ interface Prune {
   /** Selects the rowids (or seqs) of at most ?2 rows to delete; ?1.. are `params`. */
   sql: string;
   params: (string | number)[];
+  /**
+   * Keeps a count held elsewhere in step with the rows deleted. With it, `sql` selects the key as
+   * `k` and the owner as `owner`, and this runs in the batch's transaction with the rows deleted
+   * per owner.
+   */
+  settle?: (sqlite: Database, perOwner: Map<string, number>) => void;
 }
 
 /**
@@ -117,7 +130,14 @@ function platformPrunes(now: number): Prune[] {
   ];
 }
 
-function tenantPrunes(now: number, eventDays: number, accountingDays: number): Prune[] {
+interface TenantRetention {
+  eventDays: number;
+  accountingDays: number;
+  metricValueDays: number;
+  qrAccessDays: number;
+}
+
+function tenantPrunes(now: number, { eventDays, accountingDays, metricValueDays, qrAccessDays }: TenantRetention): Prune[] {
   const eventCutoff = now - eventDays * DAY_MS;
   const out: Prune[] = [
     {
@@ -150,7 +170,37 @@ function tenantPrunes(now: number, eventDays: number, accountingDays: number): P
       params: [toIso(cutoff), uuidV7Floor(cutoff + ID_SLACK_MS)],
     });
   }
+  if (metricValueDays > 0) {
+    // A value's `at` may be any instant a client posted, so neither seq nor insertion order
+    // follows it: each metric's old values are a range of the (metric_id, at_ms, value) index,
+    // walked metric by metric (a few dozen per corporation), which also bounds the empty batch.
+    out.push({
+      table: "metric_values",
+      sql: `SELECT v.seq FROM metrics m CROSS JOIN metric_values v INDEXED BY metric_values_metric_at ON v.metric_id = m.id
+            WHERE v.at_ms < ?1 LIMIT ?2`,
+      params: [now - metricValueDays * DAY_MS],
+    });
+  }
+  if (qrAccessDays > 0) {
+    // Scans have one index, (qrcode_id, at, visitor), and no other is worth its cost on every scan
+    // (see the schema): the old scans are a range of it per code, walked code by code as the
+    // all-codes report walks it. The QR writer thread commits scans on its own connection; a
+    // batch here is one short IMMEDIATE transaction, which its busy timeout waits out.
+    out.push({
+      table: "qr_accesses",
+      sql: `SELECT a.seq AS k, a.qrcode_id AS owner FROM qr_codes c CROSS JOIN qr_accesses a INDEXED BY qr_accesses_code_at ON a.qrcode_id = c.id
+            WHERE a.at < ?1 LIMIT ?2`,
+      params: [toIso(now - qrAccessDays * DAY_MS)],
+      settle: settleScans,
+    });
+  }
   return out;
+}
+
+/** `qr_codes.scans` counts the code's stored accesses (lists sort on it without counting): it loses the pruned ones. */
+function settleScans(sqlite: Database, perCode: Map<string, number>): void {
+  const drop = sqlite.query("UPDATE qr_codes SET scans = max(0, scans - ?1) WHERE id = ?2");
+  for (const [code, n] of perCode) drop.run(n, code);
 }
 
 const KEY_OF: Record<PrunedTable, string> = {
@@ -161,6 +211,8 @@ const KEY_OF: Record<PrunedTable, string> = {
   events: "seq",
   webhook_deliveries: "rowid",
   isp_radius_accounting: "rowid",
+  metric_values: "seq",
+  qr_accesses: "seq",
 };
 
 const yieldToRequests = () => new Promise<void>((r) => setImmediate(r));
@@ -237,7 +289,13 @@ export class Housekeeping {
       const corps = ctx.platform.$client
         .query<{ id: string; auth_name: string }, []>("SELECT id, auth_name FROM corporations WHERE status IN ('ENABLED', 'BLOCKED') ORDER BY id")
         .all();
-      const prunes = tenantPrunes(now, ctx.config.eventRetentionDays, ctx.config.accountingRetentionDays);
+      const { config } = ctx;
+      const prunes = tenantPrunes(now, {
+        eventDays: config.eventRetentionDays,
+        accountingDays: config.accountingRetentionDays,
+        metricValueDays: config.metricValueRetentionDays,
+        qrAccessDays: config.qrAccessRetentionDays,
+      });
       for (const corp of corps) {
         if (this.stopped) throw new Stopped();
         let db: AnyDb;
@@ -276,11 +334,11 @@ export class Housekeeping {
     let total = 0;
     try {
       for (const p of prunes) {
-        const remove = sqlite.query(`DELETE FROM ${p.table} WHERE ${KEY_OF[p.table]} IN (${p.sql})`);
-        const args = [p.params[0], this.batchSize, ...p.params.slice(1)];
+        const args = [p.params[0], this.batchSize, ...p.params.slice(1)] as [string | number, number];
+        const batch = p.settle ? settledBatch(sqlite, p, p.settle, args) : plainBatch(sqlite, p, args);
         for (;;) {
           if (this.stopped) throw new Stopped();
-          const n = writeTx(db, () => remove.run(...(args as [string, number])).changes);
+          const n = writeTx(db, batch);
           if (n) {
             out.pruned[p.table] = (out.pruned[p.table] ?? 0) + n;
             counter.inc({ table: p.table }, n);
@@ -302,6 +360,27 @@ export class Housekeeping {
     }
     return out;
   }
+}
+
+/** One batch's deletion, to run inside its transaction; returns the rows deleted. */
+function plainBatch(sqlite: Database, p: Prune, args: [string | number, number]): () => number {
+  const remove = sqlite.query(`DELETE FROM ${p.table} WHERE ${KEY_OF[p.table]} IN (${p.sql})`);
+  return () => remove.run(...args).changes;
+}
+
+/** As plainBatch, the rows' owners read first (in the same transaction) and settled after the delete. */
+function settledBatch(sqlite: Database, p: Prune, settle: NonNullable<Prune["settle"]>, args: [string | number, number]): () => number {
+  const select = sqlite.query<{ k: number; owner: string }, [string | number, number]>(p.sql);
+  const remove = sqlite.query(`DELETE FROM ${p.table} WHERE ${KEY_OF[p.table]} IN (SELECT value FROM json_each(?1))`);
+  return () => {
+    const rows = select.all(...args);
+    if (rows.length === 0) return 0;
+    const perOwner = new Map<string, number>();
+    for (const r of rows) perOwner.set(r.owner, (perOwner.get(r.owner) ?? 0) + 1);
+    const n = remove.run(JSON.stringify(rows.map((r) => r.k))).changes;
+    settle(sqlite, perOwner);
+    return n;
+  };
 }
 
 /**
