@@ -28,7 +28,8 @@ export const qrLogos = sqliteTable("qr_logos", {
 
 /**
  * A QR code. `url` and `encoded` are derived (PUBLIC_URL + slug, or content), never stored.
- * `scans` is a counter kept by the access flusher so lists can sort by it without counting.
+ * `scans` counts every scan the code ever had: kept by the access flusher so that lists sort by it
+ * without counting, and not lowered when housekeeping prunes old accesses.
  * Campaigns, categories and logos are referenced without cascade: deleting a used one is a 409.
  */
 export const qrCodes = sqliteTable(

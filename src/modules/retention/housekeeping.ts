@@ -14,9 +14,9 @@
 //             isp_radius_accounting received before --accounting-retention-days (0: kept)
 //             metric_values        timed (their own `at`, which a client may set in the past)
 //                                  before --metric-value-retention-days (0: kept)
-//             qr_accesses          scanned before --qr-access-retention-days (0: kept); the
-//                                  code's `scans` counter drops by as many in the same batch, so
-//                                  it stays the number of accesses the reports can show
+//             qr_accesses          scanned before --qr-access-retention-days (0: kept); a code's
+//                                  `scans` stays the count of every scan it ever had, while its
+//                                  accesses and reports cover the retention window
 // The audit log has its own retention and is not touched here.
 //
 // Each table is emptied in batches of at most `batchSize` rows, one IMMEDIATE transaction per
@@ -83,12 +83,6 @@ interface Prune {
   /** Selects the rowids (or seqs) of at most ?2 rows to delete; ?1.. are `params`. */
   sql: string;
   params: (string | number)[];
-  /**
-   * Keeps a count held elsewhere in step with the rows deleted. With it, `sql` selects the key as
-   * `k` and the owner as `owner`, and this runs in the batch's transaction with the rows deleted
-   * per owner.
-   */
-  settle?: (sqlite: Database, perOwner: Map<string, number>) => void;
 }
 
 /**
@@ -188,19 +182,12 @@ function tenantPrunes(now: number, { eventDays, accountingDays, metricValueDays,
     // batch here is one short IMMEDIATE transaction, which its busy timeout waits out.
     out.push({
       table: "qr_accesses",
-      sql: `SELECT a.seq AS k, a.qrcode_id AS owner FROM qr_codes c CROSS JOIN qr_accesses a INDEXED BY qr_accesses_code_at ON a.qrcode_id = c.id
+      sql: `SELECT a.seq FROM qr_codes c CROSS JOIN qr_accesses a INDEXED BY qr_accesses_code_at ON a.qrcode_id = c.id
             WHERE a.at < ?1 LIMIT ?2`,
       params: [toIso(now - qrAccessDays * DAY_MS)],
-      settle: settleScans,
     });
   }
   return out;
-}
-
-/** `qr_codes.scans` counts the code's stored accesses (lists sort on it without counting): it loses the pruned ones. */
-function settleScans(sqlite: Database, perCode: Map<string, number>): void {
-  const drop = sqlite.query("UPDATE qr_codes SET scans = max(0, scans - ?1) WHERE id = ?2");
-  for (const [code, n] of perCode) drop.run(n, code);
 }
 
 const KEY_OF: Record<PrunedTable, string> = {
@@ -335,7 +322,7 @@ export class Housekeeping {
     try {
       for (const p of prunes) {
         const args = [p.params[0], this.batchSize, ...p.params.slice(1)] as [string | number, number];
-        const batch = p.settle ? settledBatch(sqlite, p, p.settle, args) : plainBatch(sqlite, p, args);
+        const batch = plainBatch(sqlite, p, args);
         for (;;) {
           if (this.stopped) throw new Stopped();
           const n = writeTx(db, batch);
@@ -366,21 +353,6 @@ export class Housekeeping {
 function plainBatch(sqlite: Database, p: Prune, args: [string | number, number]): () => number {
   const remove = sqlite.query(`DELETE FROM ${p.table} WHERE ${KEY_OF[p.table]} IN (${p.sql})`);
   return () => remove.run(...args).changes;
-}
-
-/** As plainBatch, the rows' owners read first (in the same transaction) and settled after the delete. */
-function settledBatch(sqlite: Database, p: Prune, settle: NonNullable<Prune["settle"]>, args: [string | number, number]): () => number {
-  const select = sqlite.query<{ k: number; owner: string }, [string | number, number]>(p.sql);
-  const remove = sqlite.query(`DELETE FROM ${p.table} WHERE ${KEY_OF[p.table]} IN (SELECT value FROM json_each(?1))`);
-  return () => {
-    const rows = select.all(...args);
-    if (rows.length === 0) return 0;
-    const perOwner = new Map<string, number>();
-    for (const r of rows) perOwner.set(r.owner, (perOwner.get(r.owner) ?? 0) + 1);
-    const n = remove.run(JSON.stringify(rows.map((r) => r.k))).changes;
-    settle(sqlite, perOwner);
-    return n;
-  };
 }
 
 /**
