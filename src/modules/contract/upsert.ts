@@ -8,6 +8,7 @@ import type { EventGroup } from "../../events/outbox";
 import { invalidMany, type FieldError } from "../../lib/problem";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
+import { unchanged } from "../../lib/unchanged";
 import { cityView, getCity, updateCity } from "../city/service";
 import { findPerson, personView } from "../person/service";
 import {
@@ -36,7 +37,6 @@ function validate(body: ContractExternalInput) {
   return dates;
 }
 
-const same = (a: Record<string, unknown>, b: Record<string, unknown>) => Object.keys(b).every((k) => a[k] === b[k]);
 
 export async function upsertFromExternalApp(ctx: AppContext, db: TenantDb, corpId: string, timeZone: string, app: ExternalAppRow, body: ContractExternalInput) {
   const dates = validate(body);
@@ -53,7 +53,7 @@ export async function upsertFromExternalApp(ctx: AppContext, db: TenantDb, corpI
     const resolved = new Map<string, { data: Record<string, unknown>; id: string }>();
     const again = (key: string, data: Record<string, unknown>) => {
       const r = resolved.get(key);
-      return r && same(r.data, data) && same(data, r.data) ? r.id : null;
+      return r && unchanged(r.data, data) && unchanged(data, r.data) ? r.id : null;
     };
 
     const cityIdFor = (c: AddressExternalInput["city"]): string => {
@@ -68,7 +68,7 @@ export async function upsertFromExternalApp(ctx: AppContext, db: TenantDb, corpI
     const resolveCity = (identity: string, data: { name: string; state: string; country: string }): string => {
       const linked = linkedRecordId(tx, app.id, "city", identity);
       if (linked) {
-        if (!same(getCity(tx, linked), data)) {
+        if (!unchanged(getCity(tx, linked), data)) {
           updateCity(tx, linked, data);
           touch(linked, "city", "UPDATE");
         }
@@ -109,7 +109,7 @@ export async function upsertFromExternalApp(ctx: AppContext, db: TenantDb, corpI
       let id: string;
       if (linked) {
         id = linked;
-        if (!same(findPerson(tx, linked)!, data)) {
+        if (!unchanged(findPerson(tx, linked)!, data)) {
           updateRow(tx, "persons", linked, data);
           touch(linked, "person", "UPDATE");
         }
@@ -142,7 +142,7 @@ export async function upsertFromExternalApp(ctx: AppContext, db: TenantDb, corpI
       // Unchanged: its columns as stored (the holder of an unchanged number is this contract) and
       // nothing it embeds (parties, cities) changed above. Then nothing is written and nothing
       // fires; config, items, flags and links are never touched by the upsert.
-      if (changes.size > 0 || holder === null || !same(holder, columns)) {
+      if (changes.size > 0 || holder === null || !unchanged(holder, columns)) {
         updateRow(tx, "contracts", id, columns);
         touch(id, "contract", "UPDATE");
       }
