@@ -8,7 +8,7 @@ import { unauthorized } from "../../lib/problem";
 import { corpGate } from "../auth/guard";
 import type { CorpRow } from "../auth/corp-cache";
 import { canonicalIp } from "./common";
-import { cachedNas } from "./radius-cache";
+import { cachedNas, radiusSnapshot, type Snapshot } from "./radius-cache";
 import { hashSecret, secretMatches } from "./nas";
 
 export interface RadiusNas {
@@ -82,7 +82,7 @@ export function radiusCaller(ctx: AppContext, request: Request): RadiusCaller & 
  * The credential's second half: the NAS registered at `nasIp`, its secret (Basic) and its status.
  * An unknown NAS still costs a hash comparison, so timing does not tell which NAS addresses exist.
  */
-export function radiusNas(caller: RadiusCaller & { basicSecret: string | null }, nasIp: string): RadiusNas {
+export function radiusNas(caller: RadiusCaller & { basicSecret: string | null }, nasIp: string, snap: Snapshot = radiusSnapshot(caller.db)): RadiusNas {
   let ip = canonicalIps.get(nasIp);
   if (ip === undefined) {
     ip = canonicalIp(nasIp);
@@ -90,7 +90,7 @@ export function radiusNas(caller: RadiusCaller & { basicSecret: string | null },
     if (canonicalIps.size >= 1_000) canonicalIps.clear();
     canonicalIps.set(nasIp, ip);
   }
-  const nas = ip ? cachedNas(caller.db, ip, nasByIp) : null;
+  const nas = ip ? cachedNas(snap, caller.db, ip, nasByIp) : null;
   if (caller.basicSecret !== null) {
     const ok = secretMatches(nas ?? DUMMY, caller.basicSecret);
     if (!nas || !ok) throw unauthorized("Invalid corporation or NAS secret");

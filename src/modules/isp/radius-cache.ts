@@ -1,14 +1,14 @@
 // The NAS rows and layouts RADIUS authorize reads on every Access-Request, kept per corporation
 // connection until anything at all changes in that database: the connection's own writes
 // (total_changes(), which also counts statements later rolled back) or another connection's
-// commits (data_version). One tiny read then stands in for three; callers must not modify what
-// they are given.
+// commits (data_version). A request takes the snapshot once (two tiny reads) and finds its NAS and
+// layout in it; callers must not modify what they are given.
 import type { Database, Statement } from "bun:sqlite";
 import type { TenantDb } from "../../db/sqlite";
 import { activeTemplates, layoutStatus, type AttributeTemplate } from "./render";
 import type { RadiusNas } from "./radius-auth";
 
-interface Snapshot {
+export interface Snapshot {
   version: string;
   nas: Map<string, RadiusNas | null>;
   layouts: Map<string, { status: boolean | null; templates: AttributeTemplate[] }>;
@@ -26,7 +26,8 @@ interface Entry {
 
 const snapshots = new WeakMap<Database, Entry>();
 
-function current(db: TenantDb): Snapshot {
+/** The snapshot valid for the database as it is now (a fresh one when anything changed). */
+export function radiusSnapshot(db: TenantDb): Snapshot {
   let entry = snapshots.get(db.$client);
   if (!entry) {
     entry = {
@@ -45,16 +46,14 @@ function current(db: TenantDb): Snapshot {
 }
 
 /** The NAS registered at a canonical address, as `load` reads it, remembered until a change. */
-export function cachedNas(db: TenantDb, ip: string, load: (db: TenantDb, ip: string) => RadiusNas | null): RadiusNas | null {
-  const snap = current(db);
+export function cachedNas(snap: Snapshot, db: TenantDb, ip: string, load: (db: TenantDb, ip: string) => RadiusNas | null): RadiusNas | null {
   let nas = snap.nas.get(ip);
   if (nas === undefined) snap.nas.set(ip, (nas = load(db, ip)));
   return nas;
 }
 
 /** A layout's status (null: no such layout) and its active attribute templates. */
-export function cachedLayout(db: TenantDb, layoutId: string): { status: boolean | null; templates: AttributeTemplate[] } {
-  const snap = current(db);
+export function cachedLayout(snap: Snapshot, db: TenantDb, layoutId: string): { status: boolean | null; templates: AttributeTemplate[] } {
   let layout = snap.layouts.get(layoutId);
   if (!layout) {
     const status = layoutStatus(db, layoutId);

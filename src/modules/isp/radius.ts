@@ -7,7 +7,7 @@ import type { AppContext } from "../../context";
 import { notFound, unauthorized } from "../../lib/problem";
 import { AccountingWriter, parseAccounting } from "./accounting";
 import { renderLayout } from "./render";
-import { cachedLayout } from "./radius-cache";
+import { cachedLayout, radiusSnapshot } from "./radius-cache";
 import { contractIdByUsername, findContractByUsername } from "../contract/service";
 import { radiusCaller, radiusNas, type RadiusCaller } from "./radius-auth";
 
@@ -42,9 +42,10 @@ export function radiusRoutes(ctx: AppContext) {
       "/authorize",
       ({ request, query }) => {
         const caller = callers.get(request)!;
-        const nas = radiusNas(caller, query.nas_ip);
+        const snap = radiusSnapshot(caller.db);
+        const nas = radiusNas(caller, query.nas_ip, snap);
         if (!nas.layout_id) throw unauthorized("The NAS has no layout");
-        const layout = cachedLayout(caller.db, nas.layout_id);
+        const layout = cachedLayout(snap, caller.db, nas.layout_id);
         if (layout.status !== true) throw unauthorized("The NAS's layout is inactive");
         const found = findContractByUsername(caller.db, query.username);
         if (!found) throw notFound("User");
