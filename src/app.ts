@@ -156,8 +156,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
   const edge = new EdgeRoutes();
   // The binary carries the document its build generated (the same routes, the same hooks' work):
   // served from Bun's router, the plugin's route behind it is never asked to generate it again.
-  const openapiText = embeddedOpenApi;
-  if (openapiText !== null) edge.get("/api/openapi.json", () => new Response(openapiText, { headers: { "content-type": "application/json" } }));
+  if (embeddedOpenApi !== null) edge.get("/api/openapi.json", () => new Response(embeddedOpenApi, { headers: { "content-type": "application/json" } }));
 
   const requestIdOf = (request: Request) => request.headers.get("x-request-id")?.slice(0, 64) || newId();
 

@@ -7,6 +7,7 @@ import { created, noContent } from "../../lib/http";
 import { listRows } from "../../lib/list";
 import { conflict, notFound } from "../../lib/problem";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
+import { unchanged } from "../../lib/unchanged";
 import { authGuard } from "../auth/guard";
 import {
   AppByIdIdentity,
@@ -22,7 +23,6 @@ import {
 import type { Principal } from "../auth/guard";
 import type { TenantDb } from "../../db/sqlite";
 import { City, CityInput, cityInUse, cityView, CityWithIdentity, getCity, insertCity, updateCity } from "./service";
-import { unchanged } from "../../lib/unchanged";
 
 const LIST = { q: [cities.name, cities.state] };
 

@@ -10,6 +10,7 @@ import { listRows, type ListParams } from "../../lib/list";
 import { conflict, forbidden, invalid, invalidMany, notFound, type FieldError } from "../../lib/problem";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
 import { canonicalDate, nowIso } from "../../lib/time";
+import { unchanged } from "../../lib/unchanged";
 import { authGuard, type Principal } from "../auth/guard";
 import { classificationIds } from "../classification";
 import { productsByIds } from "../product/service";
@@ -48,7 +49,6 @@ import {
 import {
   checkConfigInput,
   checkLocalInput,
-  checkNumberFree,
   contractView,
   flagNames,
   contractViewJson,
@@ -57,11 +57,11 @@ import {
   insertDefaultConfig,
   itemsOf,
   localColumns,
+  numberHolder,
   updateConfig,
   type ContractRow,
 } from "./service";
 import { upsertFromExternalApp } from "./upsert";
-import { unchanged } from "../../lib/unchanged";
 
 export { findContractByUsername, type ContractByUsername } from "./service";
 
@@ -155,7 +155,7 @@ export function contractModule(ctx: AppContext) {
       ({ tenantDb, principal, body, set }) => {
         const { dates } = checkLocalInput(tenantDb, body);
         const id = commit(ctx, tenantDb, principal.corpId, (tx, emit) => {
-          checkNumberFree(tx, body.number, null);
+          numberHolder(tx, body.number, null);
           const id = tx.insert(contracts).values(localColumns(body, dates)).returning({ id: contracts.id }).get().id;
           insertDefaultConfig(tx, id, body.number);
           emit("CONTRACT_AFTER_INSERT", id, (t) => getContractView(t, id, tzOf(principal)));
@@ -223,7 +223,7 @@ export function contractModule(ctx: AppContext) {
           const columns = localColumns(body, dates);
           // The body as stored (dates, JSON text, left-out fields as null) is what it has: no change.
           if (unchanged(row, columns)) return null;
-          checkNumberFree(tx, body.number, params.id);
+          numberHolder(tx, body.number, params.id);
           tx.update(contracts).set(columns).where(eq(contracts.id, params.id)).run();
           return true;
         });

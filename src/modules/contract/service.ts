@@ -6,11 +6,11 @@ import { contractConfigs, contractItems, contracts } from "../../db/tenant/schem
 import { randomBase62 } from "../../lib/ids";
 import { conflict, invalidMany, notFound, type FieldError } from "../../lib/problem";
 import { canonicalDate, dateAsMidnight } from "../../lib/time";
+import { unchanged } from "../../lib/unchanged";
 import type { Database, Statement } from "bun:sqlite";
 import { addressColumns, cityRef, clientOf, type AddressView, type Db } from "../registry-common";
 import { findPerson, type Party } from "../person/service";
 import { DATE_FIELDS, type Contract, type ContractConfigInput, type ContractInput, type ContractItem, type DateField } from "./model";
-import { unchanged } from "../../lib/unchanged";
 
 export type ContractRow = typeof contracts.$inferSelect;
 export type ConfigRow = typeof contractConfigs.$inferSelect;
@@ -262,14 +262,9 @@ export function contractColumns(body: CommonInput, dates: Record<DateField, stri
   };
 }
 
-export function checkNumberFree(db: Db, number: string, exceptId: string | null): void {
-  const other = clientOf(db).query<{ id: string }, [string]>("SELECT id FROM contracts WHERE number = ?1").get(number);
-  if (other && other.id !== exceptId) throw conflict("The contract number is used by another contract");
-}
-
 /**
- * checkNumberFree that returns the whole holder: when the number is unchanged that is the contract
- * being updated, read by the same unique-index lookup, so the upsert compares with it for free.
+ * The contract holding `number` (409 when it is another than `exceptId`). When the number is
+ * unchanged that is the contract being updated, so the upsert compares with it for free.
  */
 export function numberHolder(db: Db, number: string, exceptId: string | null): ContractRow | null {
   const row = clientOf(db).query<ContractRow, [string]>("SELECT * FROM contracts WHERE number = ?1").get(number);

@@ -37,7 +37,6 @@ function validate(body: ContractExternalInput) {
   return dates;
 }
 
-
 export async function upsertFromExternalApp(ctx: AppContext, db: TenantDb, corpId: string, timeZone: string, app: ExternalAppRow, body: ContractExternalInput) {
   const dates = validate(body);
   let password: string | null = null;

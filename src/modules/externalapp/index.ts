@@ -8,6 +8,7 @@ import { externalApps } from "../../db/tenant/schema";
 import { created, noContent } from "../../lib/http";
 import { listRows } from "../../lib/list";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
+import { unchanged } from "../../lib/unchanged";
 import { authGuard, type Principal } from "../auth/guard";
 import { commit } from "../registry-common";
 import {
@@ -21,7 +22,6 @@ import {
   newSecret,
   verifyApiKey,
 } from "./service";
-import { unchanged } from "../../lib/unchanged";
 
 /** The app `appId` of the working corporation, changed by the caller; never the key. */
 const audit = (p: Principal, action: string, appId: string) => ({

@@ -8,6 +8,7 @@ import { newId } from "../../lib/ids";
 import { listRows, type Page } from "../../lib/list";
 import { conflict, invalid, invalidMany, notFound, type FieldError } from "../../lib/problem";
 import { canonicalInstant, nowIso, toIso } from "../../lib/time";
+import { unchanged } from "../../lib/unchanged";
 import {
   MAX_BUCKETS,
   TEXT_VALUE_MAX,
@@ -19,7 +20,6 @@ import {
   type MetricValue,
 } from "./model";
 import { durationMs } from "./window";
-import { unchanged } from "../../lib/unchanged";
 
 export type MetricRow = typeof metrics.$inferSelect;
 

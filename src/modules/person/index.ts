@@ -8,6 +8,7 @@ import { created, noContent } from "../../lib/http";
 import { listRows, type ListParams } from "../../lib/list";
 import { conflict, notFound } from "../../lib/problem";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
+import { unchanged } from "../../lib/unchanged";
 import { authGuard, type Principal } from "../auth/guard";
 import {
   ADDRESS_COLUMN_NAMES,
@@ -30,7 +31,6 @@ import {
   unlinkAll,
 } from "../registry-common";
 import { checkPersonInput, getPerson, Person, personColumns, PersonInput, personIsParty, personView, PersonWithIdentity } from "./service";
-import { unchanged } from "../../lib/unchanged";
 
 const LIST = { q: [persons.name, persons.display_name, persons.doc_identity], hidden: ADDRESS_COLUMN_NAMES };
 

@@ -11,8 +11,8 @@ import { authGuard } from "../auth/guard";
 import { classificationIds } from "../classification";
 import { commit } from "../registry-common";
 import { nowIso } from "../../lib/time";
-import { checkIdentityFree, getProduct, Product, ProductInput, productInUse, productView, type ProductRow } from "./service";
 import { unchanged } from "../../lib/unchanged";
+import { checkIdentityFree, getProduct, Product, ProductInput, productInUse, productView, type ProductRow } from "./service";
 
 const LIST = { q: [products.identity, products.name] };
 const ClassificationsBody = t.Object({ names: t.Array(t.String({ minLength: 1, maxLength: 64 }), { maxItems: 500 }) });

@@ -321,11 +321,11 @@ export class Housekeeping {
     let total = 0;
     try {
       for (const p of prunes) {
+        const remove = sqlite.query(`DELETE FROM ${p.table} WHERE ${KEY_OF[p.table]} IN (${p.sql})`);
         const args = [p.params[0], this.batchSize, ...p.params.slice(1)] as [string | number, number];
-        const batch = plainBatch(sqlite, p, args);
         for (;;) {
           if (this.stopped) throw new Stopped();
-          const n = writeTx(db, batch);
+          const n = writeTx(db, () => remove.run(...args).changes);
           if (n) {
             out.pruned[p.table] = (out.pruned[p.table] ?? 0) + n;
             counter.inc({ table: p.table }, n);
@@ -347,12 +347,6 @@ export class Housekeeping {
     }
     return out;
   }
-}
-
-/** One batch's deletion, to run inside its transaction; returns the rows deleted. */
-function plainBatch(sqlite: Database, p: Prune, args: [string | number, number]): () => number {
-  const remove = sqlite.query(`DELETE FROM ${p.table} WHERE ${KEY_OF[p.table]} IN (${p.sql})`);
-  return () => remove.run(...args).changes;
 }
 
 /**
