@@ -82,3 +82,182 @@ test("invalid UTF-8, wrong content types and oversized bodies: 400, 415, 413", a
   expect(failures).toEqual([]);
   expect(appChecksum(t)).toBe(before);
 });
+
+// ---- bounded input: nesting, non-object JSON, extreme numbers ----------------------------------
+// Read from the OpenAPI document, so the next route with a body is covered without anyone
+// remembering. Each refused request must be a 400 naming a field, fast, change nothing, and leave
+// the serving process's memory where it was.
+
+/**
+ * Resident memory of the process that serves the requests: this one, as the app runs in-process
+ * (a spawned service would read its /proc/<pid>/status instead).
+ */
+async function serviceRss(): Promise<number> {
+  Bun.gc(true);
+  return process.memoryUsage().rss;
+}
+/** What a refused request must leave unchanged. */
+const stateOf = () => appChecksum(t);
+
+const MB = 1024 * 1024;
+/** A request that is refused before any work must answer in far less than this, even on a loaded CI machine. */
+const FAST_MS = 250;
+
+interface BodyOp {
+  op: Operation;
+  schema: any;
+}
+
+async function bodyOps(): Promise<BodyOp[]> {
+  const doc = (await t.req("GET", "/api/openapi.json")).body;
+  const out: BodyOp[] = [];
+  for (const op of await operationsOf(t)) {
+    if (!op.hasBody) continue;
+    const schema = doc.paths[op.path][op.method.toLowerCase()].requestBody?.content?.["application/json"]?.schema;
+    if (schema) out.push({ op, schema });
+  }
+  return out;
+}
+
+/** Every property path of a body schema (through objects, optional/nullable unions and array items). */
+function fieldPaths(schema: any, at: string[] = [], out: { path: string[]; schema: any }[] = []): { path: string[]; schema: any }[] {
+  if (!schema || at.length > 6) return out;
+  for (const variant of schema.anyOf ?? []) if (variant.type !== "null") fieldPaths(variant, at, out);
+  if (schema.type === "array" && schema.items) fieldPaths(schema.items, [...at, "0"], out);
+  for (const [name, sub] of Object.entries<any>(schema.properties ?? {})) {
+    out.push({ path: [...at, name], schema: sub });
+    fieldPaths(sub, [...at, name], out);
+  }
+  return out;
+}
+
+
+/** A plausible body for a schema: required properties with values of their type (not necessarily accepted). */
+function example(s: any): unknown {
+  if (!s) return null;
+  if (s.anyOf) return example(s.anyOf.find((v: any) => v.type !== "null") ?? s.anyOf[0]);
+  switch (s.type) {
+    case "object":
+      return Object.fromEntries((s.required ?? []).map((k: string) => [k, example(s.properties?.[k])]));
+    case "array":
+      return s.minItems ? [example(s.items)] : [];
+    case "string":
+      if (s.format === "uuid") return UNKNOWN_ID;
+      if (s.format === "email") return "probe@example.com";
+      return "x".repeat(Math.max(1, s.minLength ?? 1));
+    case "number":
+    case "integer":
+      return s.minimum ?? 1;
+    case "boolean":
+      return true;
+    case "null":
+      return null;
+    default:
+      return {};
+  }
+}
+
+/** `base` with the raw JSON text `literal` placed at `path` (objects and arrays made on the way). */
+function withRaw(base: unknown, path: string[], literal: string): string {
+  const root: any = structuredClone(base ?? {});
+  let node = root;
+  path.forEach((seg, i) => {
+    if (i === path.length - 1) node[seg] = "\u0000RAW\u0000";
+    else {
+      if (node[seg] === null || typeof node[seg] !== "object") node[seg] = path[i + 1] === "0" ? [] : {};
+      node = node[seg];
+    }
+  });
+  return JSON.stringify(root).replace('"\\u0000RAW\\u0000"', literal);
+}
+
+const nested = (levels: number) => "[".repeat(levels) + "]".repeat(levels);
+
+async function sendRaw(op: Operation, body: string | undefined, ids: Record<string, string> = {}) {
+  const path = fill(op.path, { ...Object.fromEntries(op.params.map((p) => [p.name, p.uuid ? UNKNOWN_ID : "probe"])), ...ids });
+  const headers: Record<string, string> = { host: "localhost", authorization: `Bearer ${admin.token}`, "content-type": "application/json" };
+  const started = performance.now();
+  const res = await t.app.handle(new Request(`http://localhost${path}`, { method: op.method, headers, body }));
+  const text = await res.text();
+  const ms = performance.now() - started;
+  let json: any = null;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    // not JSON: reported below
+  }
+  return { status: res.status, ms, text, json, type: res.headers.get("content-type") ?? "" };
+}
+
+/** A refusal as the conventions want it: 400 problem document naming `wanted` (a path or a test of the paths). */
+function refusal(label: string, r: Awaited<ReturnType<typeof sendRaw>>, wanted: (path: string) => boolean): string | null {
+  if (r.status !== 400) return `${label}: ${r.status} ${r.text.slice(0, 160)}`;
+  if (!r.type.includes("problem+json")) return `${label}: 400 is not a problem document`;
+  const paths: string[] = (r.json?.errors ?? []).map((e: { path: string }) => e.path);
+  if (!paths.some(wanted)) return `${label}: names ${JSON.stringify(paths).slice(0, 160)}`;
+  if (r.ms > FAST_MS) return `${label}: took ${r.ms.toFixed(0)} ms`;
+  return null;
+}
+
+test("defect 2: a 20,000-level body to POST /api/start is 400 naming the field, in milliseconds, memory unchanged", async () => {
+  const start = (await operationsOf(t)).find((o) => o.method === "POST" && o.path === "/api/start")!;
+  const before = stateOf();
+  const rss = await serviceRss();
+  const r = await sendRaw(start, `{"user":${nested(20_000)}}`);
+  expect(r.status).toBe(400);
+  expect(r.json.errors[0].path).toStartWith("user.0.0");
+  expect(r.json.errors[0].message).toContain("deeper than 32 levels");
+  expect(r.ms).toBeLessThan(FAST_MS);
+  expect((await serviceRss()) - rss).toBeLessThan(64 * MB);
+  expect(stateOf()).toBe(before);
+});
+
+test("deep nesting at the top and inside every field of every body: 400 naming the field, fast, nothing changed, memory flat", async () => {
+  const failures: string[] = [];
+  const before = stateOf();
+  const rss = await serviceRss();
+  let requests = 0;
+  for (const { op, schema } of await bodyOps()) {
+    const label = `${op.method} ${op.path}`;
+    for (const levels of [33, 20_000]) {
+      requests++;
+      const top = await sendRaw(op, `{"deep":${nested(levels)}}`);
+      const f = refusal(`${label} top-level ${levels}`, top, (p) => p.startsWith("deep.0"));
+      if (f) failures.push(f);
+    }
+    // Inside each field, free-form ones (t.Any, records) included; the deep value sits under it.
+    // 1,000 levels: far over the limit, and small enough that the bodies' own copies (the
+    // allocator keeps freed pages a while) do not hide a jump in the serving process's memory.
+    for (const field of fieldPaths(schema)) {
+      requests++;
+      const r = await sendRaw(op, withRaw(example(schema), field.path, nested(1_000)));
+      const dotted = field.path.join(".");
+      const f = refusal(`${label} inside ${dotted}`, r, (p) => p.startsWith(dotted));
+      if (f) failures.push(f);
+    }
+  }
+  const grew = (await serviceRss()) - rss;
+  console.log(`deep bodies: ${requests} requests, ${failures.length} failures, RSS +${(grew / MB).toFixed(1)} MB`);
+  expect(failures).toEqual([]);
+  expect(stateOf()).toBe(before);
+  expect(grew).toBeLessThan(64 * MB);
+});
+
+test("defect 5: bodies that are not JSON objects are 400 naming body on every body route; so are empty ones where a field is required", async () => {
+  const failures: string[] = [];
+  const before = stateOf();
+  let requests = 0;
+  for (const { op, schema } of await bodyOps()) {
+    // An empty body is `{}` where every field is optional (2FA enable starts with none).
+    const empties = schema.required?.length ? ["", "  "] : [];
+    for (const raw of ["123", '"x"', "[]", "[{}]", "null", "true", "1e400", ...empties]) {
+      requests++;
+      const r = await sendRaw(op, raw);
+      const f = refusal(`${op.method} ${op.path} ${JSON.stringify(raw)}`, r, (p) => p === "body");
+      if (f) failures.push(f);
+    }
+  }
+  console.log(`non-object bodies: ${requests} requests, ${failures.length} failures`);
+  expect(failures).toEqual([]);
+  expect(stateOf()).toBe(before);
+});
