@@ -131,6 +131,9 @@ function fieldPaths(schema: any, at: string[] = [], out: { path: string[]; schem
   return out;
 }
 
+const isNumeric = (s: any): boolean => s?.type === "number" || s?.type === "integer" || (s?.anyOf ?? []).some(isNumeric);
+/** The numeric variants of a field's schema (a union's number members). */
+const numericParts = (s: any): any[] => (s?.type === "number" || s?.type === "integer" ? [s] : (s?.anyOf ?? []).flatMap(numericParts));
 
 /** A plausible body for a schema: required properties with values of their type (not necessarily accepted). */
 function example(s: any): unknown {
@@ -260,4 +263,93 @@ test("defect 5: bodies that are not JSON objects are 400 naming body on every bo
   console.log(`non-object bodies: ${requests} requests, ${failures.length} failures`);
   expect(failures).toEqual([]);
   expect(stateOf()).toBe(before);
+});
+
+test("every numeric body field declares finite bounds (money, quantities and every other number)", async () => {
+  const unbounded: string[] = [];
+  for (const { op, schema } of await bodyOps()) {
+    for (const field of fieldPaths(schema).filter((f) => isNumeric(f.schema))) {
+      for (const part of numericParts(field.schema)) {
+        if (part.const !== undefined || part.enum !== undefined) continue;
+        const low = part.minimum ?? part.exclusiveMinimum;
+        const high = part.maximum ?? part.exclusiveMaximum;
+        if (!Number.isFinite(low) || !Number.isFinite(high) || Math.abs(low) > 2 ** 53 || Math.abs(high) > 2 ** 53) {
+          unbounded.push(`${op.method} ${op.path} ${field.path.join(".")}`);
+        }
+      }
+    }
+  }
+  expect(unbounded).toEqual([]);
+});
+
+const EXTREMES = ["1e308", "-1e308", "1e400", "-1e400", "123456789012345678901234567890", "9007199254740993", "-0", "1e-400"];
+const OUT_OF_BOUNDS = new Set(["1e308", "-1e308", "1e400", "-1e400", "123456789012345678901234567890"]);
+
+test("extreme and non-finite numbers in every numeric body field: never 5xx, out of bounds 400 naming the field, nothing changed", async () => {
+  const failures: string[] = [];
+  const rss = await serviceRss();
+  let requests = 0;
+  for (const { op, schema } of await bodyOps()) {
+    if (op.path === "/api/start") continue;
+    for (const field of fieldPaths(schema).filter((f) => isNumeric(f.schema))) {
+      const dotted = field.path.join(".");
+      for (const literal of EXTREMES) {
+        requests++;
+        const before = stateOf();
+        // The user's own rows (2FA) are reached as the user; elsewhere an unknown id, as the body is checked first.
+        const r = await sendRaw(op, withRaw(example(schema), field.path, literal), op.path.startsWith("/api/user/{id}") ? { id: admin.userId } : {});
+        const label = `${op.method} ${op.path} ${dotted}=${literal}`;
+        if (r.status >= 500) failures.push(`${label}: ${r.status} ${r.text.slice(0, 160)}`);
+        else if (r.status >= 400 && !r.type.includes("problem+json")) failures.push(`${label}: not a problem document`);
+        else if (r.status >= 400 && stateOf() !== before) failures.push(`${label}: a refused request changed data`);
+        else if (OUT_OF_BOUNDS.has(literal)) {
+          const f = refusal(label, r, (p) => p === dotted);
+          if (f) failures.push(f);
+        }
+      }
+    }
+  }
+  const grew = (await serviceRss()) - rss;
+  console.log(`extreme numbers: ${requests} requests, ${failures.length} failures, RSS +${(grew / MB).toFixed(1)} MB`);
+  expect(failures).toEqual([]);
+  expect(grew).toBeLessThan(64 * MB);
+});
+
+test("defect 4: a price or quantity out of bounds is 400 and a contract's items stay readable", async () => {
+  const token = admin.token;
+  const city = (await t.req("POST", "/api/city", { token, body: { name: "Bounds City", state: "SP", country: "BR" } })).body;
+  const person = (await t.req("POST", "/api/person", { token, body: { name: "Bounds Person", address: null } })).body;
+  const contract = await t.req("POST", "/api/contract", {
+    token,
+    body: { customer_id: person.id, number: "BOUNDS-1", start_date: "2025-01-01", total_value: 10, address: { line1: "Rua 1", city_id: city.id } },
+  });
+  expect(contract.status).toBe(200);
+  const id = contract.body.id;
+  const huge = await t.req("POST", "/api/product", { token, raw: '{"identity":"HUGE","name":"Huge","price":1e308}' });
+  expect(huge.status).toBe(400);
+  expect(huge.body.errors.map((e: { path: string }) => e.path)).toContain("price");
+  const product = await t.req("POST", "/api/product", { token, body: { identity: "TOP", name: "Top", price: 1e12 } });
+  expect(product.status).toBe(200);
+  for (const raw of [
+    `{"items":[{"product_id":"${product.body.id}","quantity":1e308}]}`,
+    `{"items":[{"product_id":"${product.body.id}","quantity":2,"unit_price":1e400}]}`,
+    `{"items":[{"product_id":"${product.body.id}","quantity":1e10}]}`,
+  ]) {
+    const before = stateOf();
+    const r = await t.req("POST", `/api/contract/${id}/items`, { token, raw });
+    expect(r.status).toBe(400);
+    expect(r.body.errors[0].path).toMatch(/^items\.0\.(quantity|unit_price)$/);
+    expect(stateOf()).toBe(before);
+  }
+  // The largest accepted values give a finite total.
+  const most = await t.req("POST", `/api/contract/${id}/items`, { token, body: { items: [{ product_id: product.body.id, quantity: 1e9 }] } });
+  expect(most.status).toBe(200);
+  expect(most.body.items[0].total).toBe(1e21);
+  expect((await t.req("GET", `/api/contract/${id}/items`, { token })).status).toBe(200);
+  const total = await t.req("PUT", `/api/contract/${id}`, {
+    token,
+    raw: JSON.stringify({ customer_id: person.id, number: "BOUNDS-1", start_date: "2025-01-01", total_value: 0, address: { line1: "Rua 1", city_id: city.id } }).replace('"total_value":0', '"total_value":1e400'),
+  });
+  expect(total.status).toBe(400);
+  expect(total.body.errors.map((e: { path: string }) => e.path)).toContain("total_value");
 });
