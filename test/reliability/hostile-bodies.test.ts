@@ -353,3 +353,27 @@ test("defect 4: a price or quantity out of bounds is 400 and a contract's items 
   expect(total.status).toBe(400);
   expect(total.body.errors.map((e: { path: string }) => e.path)).toContain("total_value");
 });
+
+test("a validation error never serialises the refused value (the patched Elysia)", async () => {
+  const { ValidationError, t: types } = await import("elysia");
+  const { TypeCompiler } = await import("@sinclair/typebox/compiler");
+  const value = { name: Array.from({ length: 20 }, () => Object.fromEntries(Array.from({ length: 4000 }, (_, i) => [`k${i}`, [i]]))) };
+  const error = new ValidationError("body", TypeCompiler.Compile(types.Object({ name: types.String() })), value);
+  expect(error.message.length).toBeLessThan(10_000);
+  expect(error.all[0].path).toBe("/name");
+});
+
+test("a large, shallow invalid body is 400 naming the field, memory flat", async () => {
+  const city = (await operationsOf(t)).find((o) => o.method === "POST" && o.path === "/api/city")!;
+  const wide = JSON.stringify({ name: [[[Array.from({ length: 20 }, () => Object.fromEntries(Array.from({ length: 4000 }, (_, i) => [`k${i}`, [1]])))]]] });
+  expect(wide.length).toBeGreaterThan(900_000);
+  const before = stateOf();
+  const rss = await serviceRss();
+  for (let i = 0; i < 3; i++) {
+    const r = await sendRaw(city, wide);
+    expect(r.status).toBe(400);
+    expect(r.json.errors.map((e: { path: string }) => e.path)).toContain("name");
+  }
+  expect((await serviceRss()) - rss).toBeLessThan(64 * MB);
+  expect(stateOf()).toBe(before);
+});
