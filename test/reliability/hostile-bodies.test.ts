@@ -176,20 +176,14 @@ function withRaw(base: unknown, path: string[], literal: string): string {
 
 const nested = (levels: number) => "[".repeat(levels) + "]".repeat(levels);
 
+/** Sends raw JSON text through the harness (t.req), timed. */
 async function sendRaw(op: Operation, body: string | undefined, ids: Record<string, string> = {}) {
   const path = fill(op.path, { ...Object.fromEntries(op.params.map((p) => [p.name, p.uuid ? UNKNOWN_ID : "probe"])), ...ids });
-  const headers: Record<string, string> = { host: "localhost", authorization: `Bearer ${admin.token}`, "content-type": "application/json" };
   const started = performance.now();
-  const res = await t.app.handle(new Request(`http://localhost${path}`, { method: op.method, headers, body }));
-  const text = await res.text();
+  const res = await t.req(op.method, path, { token: admin.token, raw: body ?? "" });
   const ms = performance.now() - started;
-  let json: any = null;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    // not JSON: reported below
-  }
-  return { status: res.status, ms, text, json, type: res.headers.get("content-type") ?? "" };
+  const json = typeof res.body === "object" ? res.body : null;
+  return { status: res.status, ms, text: res.text, json, type: res.headers.get("content-type") ?? "" };
 }
 
 /** A refusal as the conventions want it: 400 problem document naming `wanted` (a path or a test of the paths). */
