@@ -1,7 +1,7 @@
-// Bounds a JSON body before JSON.parse builds it: nesting depth and number of values. A deeply
-// nested body is cheap to send and expensive for everything after the parse (validation, error
-// messages, recursive walks), so it is refused by a linear scan of the text, in constant time per
-// character, before any value exists.
+// Bounds a JSON body before JSON.parse builds it: nesting depth, number of values, and numbers
+// that would parse to Infinity. A deeply nested body is cheap to send and expensive for everything
+// after the parse (validation, error messages, recursive walks), so it is refused by a linear scan
+// of the text, in constant time per character, before any value exists.
 import { invalid, type Problem } from "./problem";
 
 /** Levels of objects and arrays a body may nest, the body itself being level 1. */
@@ -21,9 +21,9 @@ interface Frame {
 }
 
 /**
- * The 400 for a body nested deeper than `maxDepth` (naming the path where it got too deep) or
- * holding more than `maxValues` values; null when within bounds. Malformed text is left to
- * JSON.parse, which reports it.
+ * The 400 for a body nested deeper than `maxDepth` (naming the path where it got too deep),
+ * holding more than `maxValues` values, or with a number beyond a double's range (naming its
+ * path); null when within bounds. Malformed text is left to JSON.parse, which reports it.
  */
 export function jsonShapeProblem(text: string, maxDepth = MAX_JSON_DEPTH, maxValues = MAX_JSON_VALUES): Problem | null {
   const frames: Frame[] = [];
@@ -67,6 +67,20 @@ export function jsonShapeProblem(text: string, maxDepth = MAX_JSON_DEPTH, maxVal
       // ',' starts the next member or element
       if (++values > maxValues) return invalid("body", `holds more than ${maxValues} values`);
       if (depth > 0) frames[depth - 1].index++;
+    } else if ((c >= 0x30 && c <= 0x39) || c === 0x2d) {
+      // A number: JSON.parse turns one too large for a double (1e400, 400 digits) into Infinity,
+      // which no field can hold; only a literal with an exponent or 309+ characters can be one.
+      let j = i + 1;
+      let exponent = false;
+      for (; j < text.length; j++) {
+        const d = text.charCodeAt(j);
+        if (d === 0x65 || d === 0x45) exponent = true;
+        else if (!((d >= 0x30 && d <= 0x39) || d === 0x2e || d === 0x2b || d === 0x2d)) break;
+      }
+      if ((exponent || j - i > 308) && !Number.isFinite(Number(text.slice(i, j)))) {
+        return invalid(depth > 0 ? pathOf(text, frames, depth) : "body", "is a number too large for a double");
+      }
+      i = j - 1;
     }
   }
   return null;

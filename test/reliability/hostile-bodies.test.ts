@@ -309,6 +309,30 @@ test("extreme and non-finite numbers in every numeric body field: never 5xx, out
   expect(grew).toBeLessThan(64 * MB);
 });
 
+test("a number beyond a double's range is 400 naming its path anywhere in a body, free-form fields included", async () => {
+  const failures: string[] = [];
+  const before = stateOf();
+  let requests = 0;
+  for (const { op, schema } of await bodyOps()) {
+    const label = `${op.method} ${op.path}`;
+    requests++;
+    const top = await sendRaw(op, '{"probe":1e400}');
+    const f = refusal(`${label} probe=1e400`, top, (p) => p === "probe");
+    if (f) failures.push(f);
+    // Free-form fields (t.Any: the contract's JSON documents) would otherwise keep it as null.
+    for (const field of fieldPaths(schema).filter((x) => !x.schema.type && !x.schema.anyOf)) {
+      requests++;
+      const dotted = field.path.join(".");
+      const r = await sendRaw(op, withRaw(example(schema), field.path, '{"n":[-1e400]}'));
+      const g = refusal(`${label} ${dotted}.n.0=-1e400`, r, (p) => p === `${dotted}.n.0`);
+      if (g) failures.push(g);
+    }
+  }
+  console.log(`numbers beyond a double: ${requests} requests, ${failures.length} failures`);
+  expect(failures).toEqual([]);
+  expect(stateOf()).toBe(before);
+});
+
 test("defect 4: a price or quantity out of bounds is 400 and a contract's items stay readable", async () => {
   const token = admin.token;
   const city = (await t.req("POST", "/api/city", { token, body: { name: "Bounds City", state: "SP", country: "BR" } })).body;
