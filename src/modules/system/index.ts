@@ -9,6 +9,7 @@ import scalarBundle from "../../../node_modules/@scalar/api-reference/dist/brows
 import type { AppContext } from "../../context";
 import { registerFormats } from "../../lib/formats";
 import { unavailable } from "../../lib/problem";
+import { ProblemSchema } from "../../lib/schemas";
 import { VERSION } from "../../version";
 
 const SCALAR_PATH = "/api/docs/scalar.js";
@@ -32,12 +33,6 @@ export function docsModule() {
             version: VERSION,
             description: "Multi-tenant administration and registry service for internet service providers.",
           },
-          components: {
-            securitySchemes: {
-              bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" },
-              apiKey: { type: "apiKey", in: "header", name: "X-Api-Key" },
-            },
-          },
         },
         scalar: { cdn: SCALAR_PATH, url: "/api/openapi.json", withDefaultFonts: false } as never,
       }),
@@ -55,6 +50,6 @@ export function healthModule(ctx: AppContext) {
       }
       return { status: "ok" as const, version: VERSION };
     },
-    { response: { 200: t.Object({ status: t.Literal("ok"), version: t.String() }) }, detail: { summary: "Health check" } },
+    { response: { 200: t.Object({ status: t.Literal("ok"), version: t.String() }), 503: ProblemSchema }, detail: { summary: "Health check" } },
   );
 }
