@@ -119,6 +119,7 @@ const ACTIONS = new Set(["enable", "disable", "block", "reset", "check", "exchan
 /** Literal segments that say which key the following parameter is: `metric/name/{name}`. */
 const LOOKUPS = new Set(["id", "name", "identity", "login", "authname"]);
 
+const singular = (s: string) => s.replace(/ies$/, "y").replace(/([^s])s$/, "$1");
 const isParam = (s: string) => /^\{.+\}$/.test(s);
 const camel = (s: string) => s.replace(/[-_]+([A-Za-z0-9])/g, (_, c: string) => c.toUpperCase());
 const pascal = (s: string) => {
@@ -158,8 +159,16 @@ export function operationIdOf(method: string, path: string, isList: boolean): st
         i++;
         continue;
       }
-      if (next === `${lit}Id` || (next === lit && !LOOKUPS.has(lit))) {
-        // `user/{userId}`, `group/{group}`: a link to another record, added and removed.
+      if (next === `${singular(lit)}Id`) {
+        // `user/{userId}`, `deliveries/{deliveryId}`: one record of a sub-collection; a POST or
+        // DELETE on it links or unlinks it.
+        words.push(pascal(singular(lit)));
+        subItem = true;
+        i++;
+        continue;
+      }
+      if (next === lit && !LOOKUPS.has(lit)) {
+        // `group/{group}`: the same, keyed by its value.
         words.push(pascal(s));
         subItem = true;
         i++;
