@@ -38,6 +38,9 @@ test("the docs page loads its script from the service itself, not from a CDN", a
   expect(page.text).toContain('src="/api/docs/scalar.js"');
   expect(page.text).not.toMatch(/<script[^>]+src="https?:/);
   expect(page.text).not.toMatch(/<link[^>]+href="https?:/);
+  // None of Scalar's hosted services: they are dead ends on an offline box.
+  const config = JSON.parse(page.text.match(/data-configuration='([^']*)'/)![1]);
+  expect(config).toMatchObject({ agent: { disabled: true }, mcp: { disabled: true }, showDeveloperTools: "never", telemetry: false, hideClientButton: true, withDefaultFonts: false });
   const script = await t.app.handle(new Request("http://localhost/api/docs/scalar.js"));
   expect(script.status).toBe(200);
   expect(script.headers.get("content-type")).toContain("javascript");

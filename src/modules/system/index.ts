@@ -34,7 +34,21 @@ export function docsModule() {
             description: "Multi-tenant administration and registry service for internet service providers.",
           },
         },
-        scalar: { cdn: SCALAR_PATH, url: "/api/openapi.json", withDefaultFonts: false } as never,
+        // Offline: no fonts from a CDN, none of Scalar's hosted services (its AI agent, MCP
+        // generation, the developer toolbar's share/deploy, the hosted client), no telemetry; try-it-out requests
+        // go straight to this service and authenticate with the document's schemes.
+        scalar: {
+          cdn: SCALAR_PATH,
+          url: "/api/openapi.json",
+          withDefaultFonts: false,
+          agent: { disabled: true },
+          // Its "Open API Client" opens Scalar's hosted client; each operation's "Test Request" stays local.
+          hideClientButton: true,
+          mcp: { disabled: true },
+          showDeveloperTools: "never",
+          telemetry: false,
+          authentication: { preferredSecurityScheme: "bearer" },
+        } as never,
       }),
     );
 }
