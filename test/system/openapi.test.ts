@@ -120,12 +120,56 @@ test("openapi-typescript generates from the document; the README's client type-c
   expect(tsc.stdout.toString() + tsc.stderr.toString()).toBe("");
   expect(tsc.exitCode).toBe(0);
 
-  // The same client, its requests answered by the app.
+  // The same client, its requests answered by the app (through t.req, whichever app serves it).
   const { login, createApp, upsertContract, allContracts } = await import("../../examples/integrating/client");
-  const o = { baseUrl: "http://localhost", fetch: (request: Request) => t.app.handle(request) };
+  const viaTestApp = async (request: Request) => {
+    const url = new URL(request.url);
+    const raw = request.body ? await request.text() : undefined;
+    const res = await t.req(request.method, url.pathname + url.search, { headers: Object.fromEntries(request.headers), raw });
+    return new Response(res.text, { status: res.status, headers: res.headers });
+  };
+  const o = { baseUrl: "http://localhost", fetch: viaTestApp };
   await startAndLogin(t);
   const token = await login(o, "acme", ADMIN.login, ADMIN.password);
   const key = await createApp(o, token, "erp");
   for (const identity of ["C-1", "C-2", "C-3"]) expect((await upsertContract(o, key, "erp", identity)).number).toBe(`N-${identity}`);
   expect((await allContracts(o, key, "erp", 2)).map((c) => c.identity)).toEqual(["C-1", "C-2", "C-3"]);
 }, 60_000);
+
+test("a new route follows the rules with no extra work: refs, page wrapper, security, problems, operationId", async () => {
+  const { publishOpenApi } = await import("../../src/modules/system/openapi-publish");
+  const { Contract, ContractInput } = await import("../../src/modules/contract/model");
+  const { ListOf } = await import("../../src/lib/schemas");
+  const { t: types } = await import("elysia");
+  const body = types.Object({ note: types.String(), contract: ContractInput });
+  const raw = {
+    openapi: "3.1.2",
+    info: { title: "x", version: "1" },
+    paths: {
+      "/api/contract/{id}/notes/{noteId}": {
+        post: {
+          operationId: "postApiContractByIdNotesByNoteId",
+          "x-corpadmin-guard": { guard: "contract", self: null, key: false, tenant: true },
+          security: [{ bearer: [] }],
+          parameters: [{ name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
+          requestBody: { required: true, content: {} },
+          responses: { "200": { description: "Response for status 200", content: { "application/json": { schema: ListOf(Contract) } } } },
+        },
+      },
+      "/api/ping": { get: { operationId: "getApiPing", responses: {} } },
+    },
+  };
+  const out = publishOpenApi(raw, [{ method: "POST", path: "/api/contract/:id/notes/:noteId", hooks: { body } }]);
+  const op = out.paths["/api/contract/{id}/notes/{noteId}"].post;
+  expect(op.operationId).toBe("contract.addNote");
+  expect(op.tags).toEqual(["Contract"]);
+  expect(op.security).toEqual([{ bearer: [] }]);
+  expect(op.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/ContractPage" });
+  expect(op.requestBody.content["application/json"].schema.properties.contract).toEqual({ $ref: "#/components/schemas/ContractInput" });
+  expect(Object.keys(op.responses).sort()).toEqual(["200", "400", "401", "403", "404", "409", "413", "415", "503"]);
+  const ping = out.paths["/api/ping"].get;
+  expect([ping.operationId, ping.security, ping.tags, Object.keys(ping.responses)]).toEqual(["ping.get", [], ["Ping"], ["204"]]);
+  expect(Object.keys(out.components.schemas)).toEqual(expect.arrayContaining(["Contract", "ContractPage", "ContractInput", "Party", "Problem"]));
+  // The plugin's document (holding the live route schemas) is left as it was.
+  expect(raw.paths["/api/contract/{id}/notes/{noteId}"].post.requestBody.content).toEqual({});
+});
