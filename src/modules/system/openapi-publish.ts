@@ -119,7 +119,8 @@ const ACTIONS = new Set(["enable", "disable", "block", "reset", "check", "exchan
 /** Literal segments that say which key the following parameter is: `metric/name/{name}`. */
 const LOOKUPS = new Set(["id", "name", "identity", "login", "authname"]);
 
-const singular = (s: string) => s.replace(/ies$/, "y").replace(/([^s])s$/, "$1");
+/** `deliveries` → `delivery`, `sessions` → `session`; `nas`, `status` and `access` stay. */
+const singular = (s: string) => s.replace(/ies$/, "y").replace(/sses$/, "ss").replace(/([^aus])s$/, "$1");
 const isParam = (s: string) => /^\{.+\}$/.test(s);
 const camel = (s: string) => s.replace(/[-_]+([A-Za-z0-9])/g, (_, c: string) => c.toUpperCase());
 const pascal = (s: string) => {
@@ -155,7 +156,7 @@ export function operationIdOf(method: string, path: string, isList: boolean): st
       const lit = camel(s);
       if (next === "id") {
         // `logo/{id}`: an item of a sub-collection, read and written with the usual verbs.
-        words.push(pascal(s));
+        words.push(pascal(singular(lit)));
         i++;
         continue;
       }
