@@ -68,6 +68,9 @@ test("resources are named schemas, referenced from the operations; recursion res
     expect(schemas[name]).toBeDefined();
   }
   expect(schemas.MenuNode.properties.children.items).toEqual({ $ref: "#/components/schemas/MenuNode" });
+  // Copies made before the schemas were named (t.Optional at module load, t.Recursive's clone).
+  expect(schemas.PopInput.properties.address).toEqual({ $ref: "#/components/schemas/AddressInput" });
+  expect(schemas.MenuNode.properties.actions.items).toEqual({ $ref: "#/components/schemas/Action" });
   expect(doc.paths["/api/contract/{id}"].get.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Contract" });
   expect(doc.paths["/api/contract"].get.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/ContractPage" });
   // `Party | null` stays nullable.

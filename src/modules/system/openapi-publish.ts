@@ -260,8 +260,33 @@ class SchemaWriter {
     return out;
   }
 
+  /**
+   * A copy of a named schema made before it was named (`t.Optional(AddressInput)` at module load,
+   * the clone inside a t.Recursive) carries no name: an inline object equal to a named one
+   * becomes its reference. Then list pages of those become `<Item>Page` too.
+   */
+  referenceCopies(paths: Json): void {
+    const byContent = new Map<string, string>();
+    for (const [name, schema] of Object.entries(this.schemas)) if (!byContent.has(JSON.stringify(schema))) byContent.set(JSON.stringify(schema), name);
+    const visit = (node: unknown, root = false): unknown => {
+      if (Array.isArray(node)) return node.map((n) => visit(n));
+      if (!node || typeof node !== "object") return node;
+      const n = node as Json;
+      if (!root && n.properties && Object.keys(n.properties).length) {
+        const nullable = Array.isArray(n.type) && n.type.length === 2 && n.type.includes("object") && n.type.includes("null");
+        const name = byContent.get(JSON.stringify(nullable ? { ...n, type: "object" } : n));
+        if (name) return nullable ? { anyOf: [{ $ref: REF + name }, { type: "null" }] } : { $ref: REF + name };
+      }
+      const out: Json = {};
+      for (const [key, value] of Object.entries(n)) out[key] = visit(value);
+      return root ? out : this.page(out);
+    };
+    for (const [name, schema] of Object.entries(this.schemas)) this.schemas[name] = visit(schema, true) as Json;
+    for (const [path, methods] of Object.entries(paths)) paths[path] = visit(methods);
+  }
+
   /** `{items: Item[], page, limit, total}` → ItemPage; `{items: Item[]}` → ItemList. */
-  private page(node: Json): Json {
+  page(node: Json): Json {
     const props = node.properties;
     const item = props?.items?.type === "array" ? props.items.items?.$ref : undefined;
     if (typeof item !== "string" || !item.startsWith(REF)) return node;
@@ -351,6 +376,7 @@ export function publishOpenApi(raw: Json, routes: RouteHooks[]): Json {
       paths[path][method] = op;
     }
   }
+  writer.referenceCopies(paths);
   const responses: Json = {};
   for (const [status, r] of Object.entries(PROBLEM_RESPONSES)) {
     if (!used.has(status)) continue;
