@@ -266,15 +266,18 @@ class SchemaWriter {
    * becomes its reference. Then list pages of those become `<Item>Page` too.
    */
   referenceCopies(paths: Json): void {
+    // Without `additionalProperties`: Elysia sets it in place on a schema it has validated with,
+    // so of two copies only one may carry it.
+    const content = (schema: unknown) => JSON.stringify(schema, (key, value) => (key === "additionalProperties" ? undefined : value));
     const byContent = new Map<string, string>();
-    for (const [name, schema] of Object.entries(this.schemas)) if (!byContent.has(JSON.stringify(schema))) byContent.set(JSON.stringify(schema), name);
+    for (const [name, schema] of Object.entries(this.schemas)) if (!byContent.has(content(schema))) byContent.set(content(schema), name);
     const visit = (node: unknown, root = false): unknown => {
       if (Array.isArray(node)) return node.map((n) => visit(n));
       if (!node || typeof node !== "object") return node;
       const n = node as Json;
       if (!root && n.properties && Object.keys(n.properties).length) {
         const nullable = Array.isArray(n.type) && n.type.length === 2 && n.type.includes("object") && n.type.includes("null");
-        const name = byContent.get(JSON.stringify(nullable ? { ...n, type: "object" } : n));
+        const name = byContent.get(content(nullable ? { ...n, type: "object" } : n));
         if (name) return nullable ? { anyOf: [{ $ref: REF + name }, { type: "null" }] } : { $ref: REF + name };
       }
       const out: Json = {};
