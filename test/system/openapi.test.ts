@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openapiTypes } from "../../scripts/openapi-types";
-import { operationIdOf } from "../../src/modules/system/openapi-publish";
+import { OPERATION_IDS, operationIdOf } from "../../src/modules/system/openapi-publish";
 import { makeApp, startAndLogin, ADMIN, type TestApp } from "../helpers";
 
 const root = join(import.meta.dir, "../..");
@@ -111,6 +111,14 @@ test("every operation: a unique method-like operationId, a tag, security, proble
   expect(doc.paths["/api/contract/create/externalapp/name/{externalAppName}"].post.operationId).toBe("contract.upsertFromExternalAppByName");
   expect(doc.servers).toEqual([{ url: "/", description: expect.any(String) }]);
   expect(doc.info.license.name).toBeTruthy();
+});
+
+test("every operationId override names an existing operation", () => {
+  const missing = Object.keys(OPERATION_IDS).filter((key) => {
+    const [method, path] = key.split(" ");
+    return doc.paths[path]?.[method.toLowerCase()]?.operationId !== OPERATION_IDS[key];
+  });
+  expect(missing).toEqual([]);
 });
 
 test("the operationId rule reads as method names", () => {
