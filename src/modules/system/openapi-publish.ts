@@ -72,6 +72,8 @@ export const PROBLEM_RESPONSES: Record<string, { name: string; description: stri
   503: { name: "ServiceUnavailable", description: "The corporation is under maintenance or needs a database update, or a dependency is down", headers: retryAfter },
 };
 
+const STATUS_TEXT: Record<string, string> = { 200: "OK", 201: "Created", 202: "Accepted", 204: "No content", 302: "Found", 426: "Upgrade required" };
+
 /** operationIds where the rule reads badly (keyed `METHOD path`). */
 export const OPERATION_IDS: Record<string, string> = {
   "GET /q/{slug}": "qrcode.redirect",
@@ -367,6 +369,8 @@ export function publishOpenApi(raw: Json, routes: RouteHooks[]): Json {
         }
         if (status === "200" && schema?.properties?.items?.type === "array") isList = true;
         responses[status] = writer.write(response);
+        // The plugin's placeholder ("Response for status 200") says nothing: the status text does.
+        if (response.description === `Response for status ${status}` && STATUS_TEXT[status]) responses[status].description = STATUS_TEXT[status];
       }
       if (Object.keys(responses).length === 0) responses["204"] = { description: "No content" };
       if (!rawOp["x-corpadmin-guard"] && !Array.isArray(rawOp.security)) op.security = [];
