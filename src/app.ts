@@ -8,6 +8,7 @@ import { MAX_BODY_BYTES } from "./lib/http";
 import { jsonShapeProblem } from "./lib/json-limits";
 import { EdgeRoutes } from "./lib/edge";
 import { embeddedOpenApi } from "./modules/system/embedded-openapi";
+import { publishedOpenApi, type RouteHooks } from "./modules/system/openapi-publish";
 import { newId } from "./lib/ids";
 import {
   internal,
@@ -152,23 +153,6 @@ async function readJsonBody(request: Request, required: boolean): Promise<unknow
   return value;
 }
 
-/**
- * The app reads JSON bodies with its own size-capped parser, and the OpenAPI generator cannot tell
- * what a custom parser accepts, so it leaves such request bodies without content: fill them in.
- */
-function describeJsonBodies(doc: any, routes: { method: string; path: string; hooks: { body?: unknown } }[]): void {
-  if (doc?.__bodiesDescribed) return;
-  for (const r of routes) {
-    if (!r.hooks.body) continue;
-    const path = r.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
-    const op = doc?.paths?.[path]?.[r.method.toLowerCase()];
-    if (op?.requestBody && Object.keys(op.requestBody.content ?? {}).length === 0) {
-      op.requestBody.content = { "application/json": { schema: r.hooks.body } };
-    }
-  }
-  Object.defineProperty(doc, "__bodiesDescribed", { value: true, enumerable: false });
-}
-
 export interface AppOptions extends ContextOptions {}
 
 export function createApp(config: Config, options: AppOptions = {}) {
@@ -233,6 +217,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
     });
   }
 
+  const routesOf = (): RouteHooks[] => app.routes as never;
   const app = new Elysia({ name: "corpadmin" })
     // The start time and request id ride on the request's context (the object every later hook of
     // the request receives) rather than in a WeakMap keyed by the Request.
@@ -259,8 +244,9 @@ export function createApp(config: Config, options: AppOptions = {}) {
       const status = value instanceof Response ? value.status : typeof set.status === "number" ? set.status : 200;
       finished(request, (c as Started)[REQUEST_ID]!, at, route, status);
     })
-    .onAfterHandle({ as: "global" }, ({ route, response }) => {
-      if (route === "/api/openapi.json") describeJsonBodies(response, app.routes as never);
+    // The document the plugin generates, with the publishing rules applied (system/openapi-publish.ts).
+    .onAfterHandle({ as: "global" }, ({ route, response }): unknown => {
+      if (route === "/api/openapi.json") return publishedOpenApi(response as never, routesOf());
     })
     .use(docsModule());
 

@@ -115,6 +115,8 @@ export function authGuard(ctx: AppContext) {
   return new Elysia({ name: "auth-guard" }).macro({
     /** A public row: counted against the per-IP limit before anything else happens. */
     publicAuth: (on: boolean) => ({
+      // The published document lists 429 for these rows (system/openapi-publish.ts).
+      detail: on ? ({ "x-corpadmin-rate-limited": true } as Record<string, unknown>) : {},
       transform({ request, server }) {
         if (on) ctx.publicAuthLimiter.hit(ctx.clientIp(request, server?.requestIP(request)?.address ?? null));
       },
