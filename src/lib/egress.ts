@@ -95,10 +95,10 @@ export class EgressPolicy {
 
   /**
    * Resolves the URL's host once and checks every address; the request then goes to the checked
-   * address itself (Host header, and for https the TLS server name, kept), so a DNS answer that
-   * changes later cannot send it anywhere else.
+   * addresses themselves (Host header, and for https the TLS server name, kept), so a DNS answer
+   * that changes later cannot send it anywhere else. One target per address, in the resolver's order.
    */
-  async resolve(url: URL): Promise<{ target: URL; host: string; serverName: string | null }> {
+  async resolve(url: URL): Promise<{ targets: URL[]; host: string; serverName: string | null }> {
     if (url.protocol !== "http:" && url.protocol !== "https:") throw new EgressRefused(`scheme ${url.protocol} is not allowed`);
     const hostname = url.hostname.replace(/^\[|\]$/g, "");
     const literal = isIP(hostname) !== 0;
@@ -106,19 +106,34 @@ export class EgressPolicy {
     if (addresses.length === 0) throw new EgressRefused(`cannot resolve ${hostname}`);
     const refused = addresses.find((a) => !this.allows(a));
     if (refused) throw new EgressRefused(`address ${refused} of ${hostname} is not allowed by the egress policy`);
-    const target = new URL(url);
-    if (!literal) target.hostname = addresses[0].includes(":") ? `[${addresses[0]}]` : addresses[0];
-    return { target, host: url.host, serverName: literal ? null : hostname };
+    const targets = literal
+      ? [new URL(url)]
+      : addresses.map((a) => {
+          const target = new URL(url);
+          target.hostname = a.includes(":") ? `[${a}]` : a;
+          return target;
+        });
+    return { targets, host: url.host, serverName: literal ? null : hostname };
   }
 
-  /** fetch with the policy, no redirects (a 3xx is returned as is) and a timeout. */
+  /**
+   * fetch with the policy, no redirects (a 3xx is returned as is) and a timeout. A refused
+   * connection moves on to the host's next checked address (nothing was sent yet).
+   */
   async fetch(url: string, init: BunFetchRequestInit & { timeoutMs: number }): Promise<Response> {
-    const { target, host, serverName } = await this.resolve(new URL(url));
+    const { targets, host, serverName } = await this.resolve(new URL(url));
     const headers = new Headers(init.headers);
     headers.set("host", host);
     const { timeoutMs, tls, ...rest } = init;
     // The certificate is checked against the name in the URL, not the address connected to.
-    const tlsOptions = target.protocol === "https:" && serverName ? { ...tls, serverName } : tls;
-    return fetch(target, { ...rest, tls: tlsOptions, headers, redirect: "manual", signal: AbortSignal.timeout(timeoutMs) });
+    const tlsOptions = serverName && url.startsWith("https:") ? { ...tls, serverName } : tls;
+    const signal = AbortSignal.timeout(timeoutMs);
+    for (let i = 0; ; i++) {
+      try {
+        return await fetch(targets[i], { ...rest, tls: tlsOptions, headers, redirect: "manual", signal });
+      } catch (err) {
+        if (i + 1 >= targets.length || (err as { code?: string }).code !== "ECONNREFUSED") throw err;
+      }
+    }
   }
 }

@@ -60,3 +60,11 @@ test("https: a certificate not for the URL's name is refused although the addres
   expect(err).not.toBeInstanceOf(EgressRefused);
   expect(String(err.code ?? err.message)).toContain("ALTNAME");
 });
+
+test("a refused connection moves on to the next checked address; every address is checked first", async () => {
+  const p = new EgressPolicy(["127.0.0.1/32", "127.0.0.3/32"], [], async () => ["127.0.0.3", "127.0.0.1"]); // nothing listens on .3
+  expect(await (await p.fetch(`http://two.test:${httpPort}/`, { timeoutMs: 2000 })).text()).toBe(`checked two.test:${httpPort}`);
+  expect(await (await p.fetch(`https://${NAME}:${httpsPort}/`, { timeoutMs: 2000, tls: { ca } })).text()).toBe(`checked ${NAME}:${httpsPort}`);
+  const mixed = new EgressPolicy(["127.0.0.1/32"], [], async () => ["127.0.0.1", "127.0.0.2"]);
+  expect(await mixed.fetch(`http://two.test:${httpPort}/`, { timeoutMs: 2000 }).catch((e) => e)).toBeInstanceOf(EgressRefused);
+});
