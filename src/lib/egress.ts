@@ -126,7 +126,7 @@ export class EgressPolicy {
     headers.set("host", host);
     const { timeoutMs, tls, ...rest } = init;
     // The certificate is checked against the name in the URL, not the address connected to.
-    const tlsOptions = serverName && url.startsWith("https:") ? { ...tls, serverName } : tls;
+    const tlsOptions = serverName && targets[0].protocol === "https:" ? { ...tls, serverName } : tls;
     const signal = AbortSignal.timeout(timeoutMs);
     for (let i = 0; ; i++) {
       try {
