@@ -1,5 +1,6 @@
-// Outbound requests (webhook deliveries, the metric collector): no redirects, a timeout, and only
-// to addresses the egress policy allows, checked on the address actually connected to.
+// Outbound requests (webhook deliveries, the metric collector, OIDC key sets): no redirects, a
+// timeout, and only to addresses the egress policy allows, checked on the address actually
+// connected to.
 // Default: loopback, link-local (cloud metadata included), unspecified, multicast and reserved
 // addresses are refused, everything else (the ISP's private networks included) is allowed. An
 // IPv6 address that embeds an IPv4 one (mapped, compatible, NAT64, 6to4, Teredo) is judged by
