@@ -63,7 +63,7 @@ beforeAll(async () => {
   const smtpPort = (smtp.server.address() as { port: number }).port;
   t = await makeApp({
     env: { CORPADMIN_SMTP_URL: `smtp://127.0.0.1:${smtpPort}`, CORPADMIN_SMTP_FROM: "noreply@corpadmin.test" },
-    config: { oidc: { google: { clientId: GOOGLE_CLIENT, issuer: GOOGLE_ISS, jwksUrl: `http://127.0.0.1:${jwks.port}/google` }, microsoft: { clientId: null, issuer: "", jwksUrl: "" } } },
+    config: { egressAllow: ["127.0.0.0/8"], oidc: { google: { clientId: GOOGLE_CLIENT, issuer: GOOGLE_ISS, jwksUrl: `http://127.0.0.1:${jwks.port}/google` }, microsoft: { clientId: null, issuer: "", jwksUrl: "" } } },
     options: { logger: createLogger("debug", (line) => lines.push(line)), now },
   });
   admin = await startAndLogin(t);

@@ -36,6 +36,7 @@ beforeAll(async () => {
   const base = `http://127.0.0.1:${jwks.port}`;
   t = await makeApp({
     config: {
+      egressAllow: ["127.0.0.0/8"], // the key sets are served on loopback
       oidc: {
         google: { clientId: GOOGLE_CLIENT, issuer: GOOGLE_ISS, jwksUrl: `${base}/google` },
         microsoft: { clientId: MS_CLIENT, issuer: "https://login.microsoftonline.com/{tenantid}/v2.0", jwksUrl: `${base}/microsoft` },
@@ -249,7 +250,7 @@ describe("the provider's key set unavailable", () => {
     try {
       for (const jwksUrl of [`http://127.0.0.1:${failing.port}/keys`, `http://127.0.0.1:${closedPort}/keys`]) {
         const app = await makeApp({
-          config: { oidc: { google: { clientId: GOOGLE_CLIENT, issuer: GOOGLE_ISS, jwksUrl }, microsoft: { clientId: null, issuer: "x", jwksUrl: "http://127.0.0.1:1/" } } },
+          config: { egressAllow: ["127.0.0.0/8"], oidc: { google: { clientId: GOOGLE_CLIENT, issuer: GOOGLE_ISS, jwksUrl }, microsoft: { clientId: null, issuer: "x", jwksUrl: "http://127.0.0.1:1/" } } },
         });
         try {
           const res = await app.req("POST", "/api/auth/oidc/google/exchange", { body: { id_token: await idToken() } });
@@ -263,6 +264,26 @@ describe("the provider's key set unavailable", () => {
       failing.stop(true);
     }
   });
+});
+
+test("the key set is fetched through the egress policy: a refused address is 503 and never asked", async () => {
+  let asked = 0;
+  const keys = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => (asked++, Response.json({ keys: [rsa.jwk, ec.jwk] })) });
+  try {
+    for (const host of ["127.0.0.1", "[::ffff:127.0.0.1]", "[::127.0.0.1]"]) {
+      const jwksUrl = `http://${host}:${keys.port}/keys`;
+      const app = await makeApp({ config: { oidc: { google: { clientId: GOOGLE_CLIENT, issuer: GOOGLE_ISS, jwksUrl }, microsoft: { clientId: null, issuer: "x", jwksUrl: "http://127.0.0.1:1/" } } } });
+      try {
+        const res = await app.req("POST", "/api/auth/oidc/google/exchange", { body: { id_token: await idToken() } });
+        expect(res.status).toBe(503);
+      } finally {
+        await app.close();
+      }
+    }
+    expect(asked).toBe(0);
+  } finally {
+    keys.stop(true);
+  }
 });
 
 test("the exchange is rate-limited per client IP like the other public auth rows", async () => {

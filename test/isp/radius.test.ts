@@ -155,6 +155,7 @@ describe("GET /api/isp/radius/authorize", () => {
     expect(ok.status).toBe(200);
     expect(ok.body["reply:Mikrotik-Rate-Limit"].value).toBe("10M/100M");
     expect((await authorize(q, { "x-api-key": `${app.api_key}x` })).status).toBe(401);
+    expect((await authorize(q, { "x-api-key": `${app.api_key}.extra` })).status).toBe(401);
     await must(t, admin.token, "PUT", `/api/externalapp/${app.id}`, { name: "radius-proxy", status: false });
     expect((await authorize(q, { "x-api-key": app.api_key })).status).toBe(401);
   });

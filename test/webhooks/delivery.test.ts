@@ -334,13 +334,16 @@ describe("delivery", () => {
 });
 
 describe("egress policy", () => {
-  test("loopback is refused when not allowed, by address and by a name resolving to it", async () => {
+  test("loopback is refused when not allowed, by address, by IPv6 forms embedding it and by a name resolving to it", async () => {
     const { t, admin, hook, deliveries } = await setup({ env: { CORPADMIN_EGRESS_ALLOW: "" } });
     const a = startReceiver();
     const byIp = await hook(a.url());
     const byName = await hook(`http://localhost:${a.server.port}/hook`);
+    // IPv6 spellings of 127.0.0.1: IPv4-compatible, IPv4-mapped, NAT64
+    const embedded = [];
+    for (const host of ["[::127.0.0.1]", "[::ffff:7f00:1]", "[64:ff9b::7f00:1]"]) embedded.push(await hook(`http://${host}:${a.server.port}/hook`));
     emit(t, admin.corpId, "CITY_AFTER_INSERT", { n: 1 });
-    for (const w of [byIp, byName]) {
+    for (const w of [byIp, byName, ...embedded]) {
       const [row] = await waitFor("the refused attempt", async () => {
         const d = await deliveries(w.id);
         return d[0]?.attempts === 1 && d;

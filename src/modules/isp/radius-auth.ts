@@ -5,7 +5,7 @@
 import type { AppContext } from "../../context";
 import type { TenantDb } from "../../db/sqlite";
 import { unauthorized } from "../../lib/problem";
-import { corpGate } from "../auth/guard";
+import { corpGate, parseApiKey } from "../auth/guard";
 import type { CorpRow } from "../auth/corp-cache";
 import { canonicalIp } from "./common";
 import { cachedNas, radiusSnapshot, type Snapshot } from "./radius-cache";
@@ -53,12 +53,12 @@ const DUMMY = { secret_salt: "0", secret_hash: hashSecret("", "0") };
 export function radiusCaller(ctx: AppContext, request: Request): RadiusCaller & { basicSecret: string | null } {
   const key = request.headers.get("x-api-key");
   if (key) {
-    const [corpId, appId, secret] = key.split(".");
-    const corp = corpId && appId && secret ? ctx.corps.get(corpId) : null;
-    if (!corp || !ctx.apiKeys) throw unauthorized("Invalid API key");
+    const parsed = parseApiKey(key);
+    const corp = parsed ? ctx.corps.get(parsed.corpId) : null;
+    if (!parsed || !corp || !ctx.apiKeys) throw unauthorized("Invalid API key");
     corpGate(corp, false);
     const db = ctx.tenants.get(corp.id);
-    const check = ctx.apiKeys(db, appId, secret);
+    const check = ctx.apiKeys(db, parsed.appId, parsed.secret);
     if (!check || !check.active) throw unauthorized("Invalid API key");
     return { corp, db, keyApp: check.appId, basicSecret: null };
   }
