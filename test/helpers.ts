@@ -1,15 +1,25 @@
 // Test harness: a real app over real SQLite files in a fresh temporary directory per test file.
-import { mkdtempSync, rmSync } from "node:fs";
+// CORPADMIN_TEST_TARGET=binary runs the same suites against the compiled executable
+// (CORPADMIN_TEST_BINARY, default dist/corpadmin) over real HTTP on a loopback port.
+import { describe, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { eq } from "drizzle-orm";
+import { join, resolve } from "node:path";
 import { createApp, type AppOptions } from "../src/app";
 import { loadConfig, type Config } from "../src/config";
-import { actions, corpMembers, features, services, users, workgroupFeatures, workgroupMembers, workgroupServices, workgroups } from "../src/db/platform/schema";
-import { newId } from "../src/lib/ids";
 import { silentLogger } from "../src/lib/log";
 
 export const ADMIN = { login: "admin", password: "admin-password-1", name: "Admin", email: "admin@example.com" };
+
+export const TARGET: "source" | "binary" = process.env.CORPADMIN_TEST_TARGET === "binary" ? "binary" : "source";
+const BINARY = resolve(process.env.CORPADMIN_TEST_BINARY ?? join(import.meta.dir, "../dist/corpadmin"));
+
+/**
+ * Suites (or tests) that need the in-process app — its context (`t.ctx`), its options or its
+ * Elysia instance — run against the source only.
+ */
+export const sourceOnly = TARGET === "binary" ? describe.skip : describe;
+export const testSourceOnly = TARGET === "binary" ? test.skip : test;
 
 export interface Res<T = any> {
   status: number;
@@ -28,19 +38,51 @@ export interface ReqOptions {
   ip?: string;
 }
 
-export type TestApp = Awaited<ReturnType<typeof makeApp>>;
+type MakeAppOptions = { config?: Partial<Config>; env?: Record<string, string>; options?: AppOptions; dir?: string };
+
+export type TestApp = Awaited<ReturnType<typeof makeSourceApp>>;
 
 export function tempDir(prefix = "corpadmin-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
+const TEST_ENV = { CORPADMIN_TOKEN_SECRET: "test-secret-key-0123456789abcdef" };
+
+function requestParts(o: ReqOptions, ipHeader: string) {
+  const headers: Record<string, string> = { host: "localhost", ...o.headers };
+  if (o.token) headers.authorization = `Bearer ${o.token}`;
+  if (o.apiKey) headers["x-api-key"] = o.apiKey;
+  if (o.ip) headers[ipHeader] = o.ip;
+  let body: string | undefined;
+  if (o.raw !== undefined) body = o.raw;
+  else if (o.body !== undefined) body = JSON.stringify(o.body);
+  if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === "content-type")) headers["content-type"] = "application/json";
+  return { headers, body };
+}
+
+async function toRes<T>(res: Response): Promise<Res<T>> {
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    // not JSON: keep the text
+  }
+  return { status: res.status, body: parsed as T, text, headers: res.headers };
+}
+
 /**
- * A fresh app. `ip` of a request becomes the client address through the app's client-IP
- * resolver (the `x-test-peer` header), so tests can act from IPv4, IPv6 or mapped addresses.
+ * A fresh app. `ip` of a request becomes the client address: in-process through the app's
+ * client-IP resolver (the `x-test-peer` header), against the binary as X-Forwarded-For from a
+ * trusted loopback proxy; so tests can act from IPv4, IPv6 or mapped addresses.
  */
-export async function makeApp(opts: { config?: Partial<Config>; env?: Record<string, string>; options?: AppOptions; dir?: string } = {}) {
+export function makeApp(opts: MakeAppOptions = {}): Promise<TestApp> {
+  return TARGET === "binary" ? makeBinaryApp(opts) : makeSourceApp(opts);
+}
+
+async function makeSourceApp(opts: MakeAppOptions = {}) {
   const dir = opts.dir ?? tempDir();
-  const config: Config = { ...loadConfig(new Map(), { CORPADMIN_DATA_DIR: dir, CORPADMIN_TOKEN_SECRET: "test-secret-key-0123456789abcdef", ...opts.env }), ...opts.config };
+  const config: Config = { ...loadConfig(new Map(), { CORPADMIN_DATA_DIR: dir, ...TEST_ENV, ...opts.env }), ...opts.config };
   const { app, ctx, serveRoutes } = createApp(config, {
     logger: silentLogger,
     clientIp: (request, peer) => request.headers.get("x-test-peer") ?? peer ?? "127.0.0.1",
@@ -50,23 +92,8 @@ export async function makeApp(opts: { config?: Partial<Config>; env?: Record<str
     ...opts.options,
   });
   async function req<T = any>(method: string, path: string, o: ReqOptions = {}): Promise<Res<T>> {
-    const headers: Record<string, string> = { host: "localhost", ...o.headers };
-    if (o.token) headers.authorization = `Bearer ${o.token}`;
-    if (o.apiKey) headers["x-api-key"] = o.apiKey;
-    if (o.ip) headers["x-test-peer"] = o.ip;
-    let body: string | undefined;
-    if (o.raw !== undefined) body = o.raw;
-    else if (o.body !== undefined) body = JSON.stringify(o.body);
-    if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === "content-type")) headers["content-type"] = "application/json";
-    const res = await app.handle(new Request(`http://localhost${path}`, { method, headers, body }));
-    const text = await res.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text ? JSON.parse(text) : null;
-    } catch {
-      // not JSON: keep the text
-    }
-    return { status: res.status, body: parsed as T, text, headers: res.headers };
+    const { headers, body } = requestParts(o, "x-test-peer");
+    return toRes<T>(await app.handle(new Request(`http://localhost${path}`, { method, headers, body })));
   }
   return {
     app,
@@ -75,6 +102,8 @@ export async function makeApp(opts: { config?: Partial<Config>; env?: Record<str
     dir,
     config,
     req,
+    /** Resident memory of the process serving the requests, in bytes. */
+    rss: (): number => process.memoryUsage().rss,
     async close(removeDir = true) {
       await ctx.close();
       if (removeDir) rmSync(dir, { recursive: true, force: true });
@@ -82,57 +111,190 @@ export async function makeApp(opts: { config?: Partial<Config>; env?: Record<str
   };
 }
 
+function freePort(): number {
+  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  const port = s.port!;
+  s.stop(true);
+  return port;
+}
+
+function sourceOnlyError(what: string): never {
+  throw new Error(`${what} exists in-process only: mark the test source-only (helpers.ts sourceOnly)`);
+}
+
+/** The compiled binary serving on a free loopback port, with the settings the in-process app gets. */
+async function makeBinaryApp(opts: MakeAppOptions = {}): Promise<TestApp> {
+  if (opts.config || opts.options) sourceOnlyError("makeApp's config/options");
+  const dir = opts.dir ?? tempDir();
+  const log = join(tmpdir(), `corpadmin-test-log-${crypto.randomUUID()}.log`);
+  let proc: ReturnType<typeof Bun.spawn> | null = null;
+  let base = "";
+  let env: Record<string, string> = {};
+  for (let attempt = 0; attempt < 3 && !proc; attempt++) {
+    const port = freePort();
+    env = {
+      CORPADMIN_HOST: "127.0.0.1",
+      CORPADMIN_PORT: String(port),
+      CORPADMIN_DATA_DIR: dir,
+      // The in-process app's public URL (the default port), so links compare alike in both modes.
+      CORPADMIN_PUBLIC_URL: "http://localhost:8080",
+      CORPADMIN_LOG_LEVEL: "warn",
+      // Suites log in far more than 60 times a minute; the rate-limit tests use the real default.
+      CORPADMIN_AUTH_RATE_LIMIT: "100000",
+      // Requests come from this process; `ip` travels as X-Forwarded-For.
+      CORPADMIN_TRUSTED_PROXIES: "127.0.0.1/32",
+      ...TEST_ENV,
+      ...opts.env,
+    };
+    const p = Bun.spawn([BINARY, "serve"], { cwd: dir, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env }, stdout: Bun.file(log), stderr: Bun.file(log) });
+    base = `http://127.0.0.1:${port}`;
+    const deadline = Date.now() + 15_000;
+    let up = false;
+    while (!up && p.exitCode === null && Date.now() < deadline) {
+      up = await fetch(`${base}/api/health`).then((r) => r.ok, () => false);
+      if (!up) await Bun.sleep(20);
+    }
+    if (up) proc = p;
+    else {
+      p.kill("SIGKILL");
+      await p.exited;
+      const out = readFileSync(log, "utf8");
+      // A bad setting is the test's point (e.g. rejected configuration): report it as the source does.
+      if (/corpadmin: /.test(out) && p.exitCode === 2) {
+        rmSync(log, { force: true });
+        throw new Error(out.trim());
+      }
+      if (attempt === 2) throw new Error(`dist/corpadmin did not start: ${out}`);
+    }
+  }
+  const running = proc!;
+  const config = loadConfig(new Map(), env);
+  async function req<T = any>(method: string, path: string, o: ReqOptions = {}): Promise<Res<T>> {
+    const { headers, body } = requestParts(o, "x-forwarded-for");
+    return toRes<T>(await fetch(base + path, { method, headers, body, redirect: "manual", decompress: false } as RequestInit));
+  }
+  let closed = false;
+  const t = {
+    get app(): TestApp["app"] {
+      return sourceOnlyError("t.app");
+    },
+    get ctx(): TestApp["ctx"] {
+      return sourceOnlyError("t.ctx");
+    },
+    get serveRoutes(): TestApp["serveRoutes"] {
+      return sourceOnlyError("t.serveRoutes");
+    },
+    dir,
+    config,
+    req,
+    base,
+    pid: running.pid,
+    rss(): number {
+      const status = readFileSync(`/proc/${running.pid}/status`, "utf8");
+      return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) * 1024;
+    },
+    async close(removeDir = true) {
+      if (!closed) {
+        closed = true;
+        running.kill("SIGTERM");
+        const stopped = await Promise.race([running.exited.then(() => true), Bun.sleep(10_000).then(() => false)]);
+        if (!stopped) {
+          running.kill("SIGKILL");
+          await running.exited;
+        }
+        rmSync(log, { force: true });
+      }
+      if (removeDir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return t;
+}
+
+/** The built-in admin (super_admin) working in a corporation: one session per app and corporation. */
+const adminSessions = new WeakMap<object, Map<string, string>>();
+
 /** POST /api/start and log the built-in admin in: a super-admin token in the first corporation. */
 export async function startAndLogin(t: TestApp, corp = { auth_name: "acme", company_name: "ACME Telecom", timezone: "America/Sao_Paulo" }) {
   const start = await t.req("POST", "/api/start", { body: { user: ADMIN, corp } });
   if (start.status !== 200) throw new Error(`start failed: ${start.status} ${start.text}`);
   const login = await t.req("POST", "/api/login", { body: { corp: corp.auth_name, login: ADMIN.login, password: ADMIN.password } });
   if (login.status !== 200) throw new Error(`login failed: ${login.status} ${login.text}`);
-  return { token: login.body.access_token as string, corpId: start.body.corp.id as string, userId: start.body.user.id as string };
+  const admin = { token: login.body.access_token as string, corpId: start.body.corp.id as string, userId: start.body.user.id as string };
+  if (!adminSessions.has(t)) adminSessions.set(t, new Map([[admin.corpId, admin.token]]));
+  return admin;
 }
 
-/** Another corporation, created by the super-admin through the platform service layer. */
+async function adminReq(t: TestApp, corpId: string, method: string, path: string, body?: unknown): Promise<Res> {
+  let sessions = adminSessions.get(t);
+  if (!sessions) adminSessions.set(t, (sessions = new Map()));
+  for (let attempt = 0; attempt < 2; attempt++) {
+    let token = sessions.get(corpId);
+    if (!token) {
+      const login = await t.req("POST", "/api/login", { body: { corp: corpId, login: ADMIN.login, password: ADMIN.password } });
+      if (login.status !== 200) throw new Error(`admin login into ${corpId} failed: ${login.status} ${login.text}`);
+      sessions.set(corpId, (token = login.body.access_token as string));
+    }
+    const res = await t.req(method, path, { token, body });
+    if (res.status === 401) {
+      sessions.delete(corpId); // revoked by the test: log in again
+      continue;
+    }
+    if (res.status >= 300) throw new Error(`${method} ${path} failed: ${res.status} ${res.text}`);
+    return res;
+  }
+  throw new Error(`${method} ${path}: the admin's session keeps being refused`);
+}
+
+/** Another corporation, created by the super-admin through the HTTP API. */
 export async function addCorp(t: TestApp, authName: string, timezone = "UTC"): Promise<string> {
-  const { createCorporation } = await import("../src/modules/corp/service");
-  return createCorporation(t.ctx, { auth_name: authName, company_name: authName.toUpperCase(), timezone }).id;
+  const via = await anyAdminCorp(t);
+  return (await adminReq(t, via, "POST", "/api/corp", { auth_name: authName, company_name: authName.toUpperCase(), timezone })).body.id as string;
+}
+
+/** A corporation the built-in admin has worked in (startAndLogin's first one). */
+async function anyAdminCorp(t: TestApp): Promise<string> {
+  const known = adminSessions.get(t);
+  if (!known?.size) throw new Error("addCorp/addUser need startAndLogin first");
+  return known.keys().next().value!;
+}
+
+const serviceIds = new WeakMap<object, Map<string, string>>();
+async function serviceId(t: TestApp, corpId: string, identifier: string): Promise<string> {
+  let ids = serviceIds.get(t);
+  if (!ids) serviceIds.set(t, (ids = new Map()));
+  if (!ids.has(identifier)) {
+    const found = (await adminReq(t, corpId, "GET", `/api/service?identifier=${encodeURIComponent(identifier)}`)).body.items as { id: string }[];
+    if (!found.length) throw new Error(`unknown service ${identifier}`);
+    ids.set(identifier, found[0].id);
+  }
+  return ids.get(identifier)!;
 }
 
 /**
  * A user who is a member of `corpId`, in a workgroup granted `services` (identifiers, e.g.
  * "platform.city") and `actions` (e.g. "localhost:80/api/city/GET"); logged in there.
- * Fixture set-up goes straight to the database so module tests do not depend on each other.
+ * Set up by the built-in admin through the HTTP API, so it works against the binary too.
  */
 export async function addUser(
   t: TestApp,
   corpId: string,
   o: { login?: string; password?: string; services?: string[]; actions?: string[]; superAdmin?: boolean } = {},
 ) {
-  const login = o.login ?? `user-${newId().slice(-8)}`;
+  const login = o.login ?? `user-${crypto.randomUUID().slice(-8)}`;
   const password = o.password ?? "user-password-1";
-  const userId = newId();
-  const db = t.ctx.platform;
-  db.insert(users).values({ id: userId, name: login, email: `${login}@example.com`, login, password_hash: await t.ctx.passwords.hash(password), super_admin: !!o.superAdmin }).run();
-  db.insert(corpMembers).values({ corp_id: corpId, user_id: userId }).run();
+  const as = (method: string, path: string, body?: unknown) => adminReq(t, corpId, method, path, body);
+  const userId = (await as("POST", "/api/user", { name: login, email: `${login}@example.com`, login, password, super_admin: !!o.superAdmin })).body.id as string;
   if (o.services?.length || o.actions?.length) {
-    const wgId = newId();
-    db.insert(workgroups).values({ id: wgId, corp_id: corpId, name: `wg-${login}` }).run();
-    db.insert(workgroupMembers).values({ workgroup_id: wgId, user_id: userId }).run();
-    for (const identifier of o.services ?? []) {
-      const s = db.select().from(services).where(eq(services.identifier, identifier)).get();
-      if (!s) throw new Error(`unknown service ${identifier}`);
-      db.insert(workgroupServices).values({ workgroup_id: wgId, service_id: s.id }).run();
-    }
+    const wgId = (await as("POST", "/api/workgroup", { name: `wg-${login}` })).body.id as string;
+    await as("POST", `/api/workgroup/${wgId}/user/${userId}`);
+    for (const identifier of o.services ?? []) await as("POST", `/api/workgroup/${wgId}/service/${await serviceId(t, corpId, identifier)}`);
     if (o.actions?.length) {
-      const svc = db.select().from(services).where(eq(services.identifier, "platform.core")).get()!;
-      const featureId = newId();
-      db.insert(features).values({ id: featureId, service_id: svc.id, name: `feature-${login}` }).run();
-      for (const action of o.actions) db.insert(actions).values({ feature_id: featureId, action }).run();
-      db.insert(workgroupFeatures).values({ workgroup_id: wgId, feature_id: featureId }).run();
+      const featureId = (await as("POST", "/api/feature", { service_id: await serviceId(t, corpId, "platform.core"), name: `feature-${login}` })).body.id as string;
+      for (const action of o.actions) await as("POST", `/api/feature/${featureId}/action`, { action });
+      await as("POST", `/api/workgroup/${wgId}/feature/${featureId}`);
     }
   }
-  t.ctx.permissions.invalidate();
-  const corp = t.ctx.corps.get(corpId)!;
-  const res = await t.req("POST", "/api/login", { body: { corp: corp.auth_name, login, password } });
+  const res = await t.req("POST", "/api/login", { body: { corp: corpId, login, password } });
   if (res.status !== 200) throw new Error(`login of ${login} failed: ${res.status} ${res.text}`);
   return { userId, login, password, token: res.body.access_token as string };
 }
