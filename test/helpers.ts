@@ -2,6 +2,7 @@
 // CORPADMIN_TEST_TARGET=binary runs the same suites against the compiled executable
 // (CORPADMIN_TEST_BINARY, default dist/corpadmin) over real HTTP on a loopback port.
 import { describe, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -91,6 +92,7 @@ async function makeSourceApp(opts: MakeAppOptions = {}) {
     startDelayMs: 0,
     ...opts.options,
   });
+  const files = readers(dir);
   async function req<T = any>(method: string, path: string, o: ReqOptions = {}): Promise<Res<T>> {
     const { headers, body } = requestParts(o, "x-test-peer");
     return toRes<T>(await app.handle(new Request(`http://localhost${path}`, { method, headers, body })));
@@ -104,9 +106,32 @@ async function makeSourceApp(opts: MakeAppOptions = {}) {
     req,
     /** Resident memory of the process serving the requests, in bytes. */
     rss: (): number => process.memoryUsage().rss,
+    /** A read-only connection to the platform database, or to a corporation's. */
+    sql: files.sql,
     async close(removeDir = true) {
+      files.closeAll();
       await ctx.close();
       if (removeDir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Read-only connections to the app's database files (the platform one, or a corporation's on the
+ * built-in server), for checks of what was stored: they work against the binary too.
+ */
+function readers(dir: string) {
+  const open = new Map<string, Database>();
+  return {
+    sql(corpId?: string): Database {
+      const file = corpId ? join(dir, "corps", `${corpId}.db`) : join(dir, "platform.db");
+      let db = open.get(file);
+      if (!db) open.set(file, (db = new Database(file, { readonly: true })));
+      return db;
+    },
+    closeAll() {
+      for (const db of open.values()) db.close();
+      open.clear();
     },
   };
 }
@@ -174,6 +199,7 @@ async function makeBinaryApp(opts: MakeAppOptions = {}): Promise<TestApp> {
     return toRes<T>(await fetch(base + path, { method, headers, body, redirect: "manual", decompress: false } as RequestInit));
   }
   let closed = false;
+  const files = readers(dir);
   const t = {
     get app(): TestApp["app"] {
       return sourceOnlyError("t.app");
@@ -189,11 +215,13 @@ async function makeBinaryApp(opts: MakeAppOptions = {}): Promise<TestApp> {
     req,
     base,
     pid: running.pid,
+    sql: files.sql,
     rss(): number {
       const status = readFileSync(`/proc/${running.pid}/status`, "utf8");
       return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) * 1024;
     },
     async close(removeDir = true) {
+      files.closeAll();
       if (!closed) {
         closed = true;
         running.kill("SIGTERM");

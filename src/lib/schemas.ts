@@ -1,6 +1,7 @@
 // Schemas shared by every module. Types are derived from these, never re-declared.
 import type { TLiteral, TUnion } from "@sinclair/typebox";
 import { t, type TSchema } from "elysia";
+import { MAX_LIMIT, MAX_PAGE } from "./list";
 
 export const Uuid = t.String({ format: "uuid" });
 export const IdParams = t.Object({ id: Uuid });
@@ -21,8 +22,8 @@ export const Opt = <T extends TSchema>(s: T) => t.Optional(t.Union([s, t.Null()]
 
 export const ListQuery = t.Object(
   {
-    page: t.Optional(t.Integer({ minimum: 1 })),
-    limit: t.Optional(t.Integer({ minimum: 1, maximum: 500 })),
+    page: t.Optional(t.Integer({ minimum: 1, maximum: MAX_PAGE })),
+    limit: t.Optional(t.Integer({ minimum: 1, maximum: MAX_LIMIT })),
     q: t.Optional(t.String({ maxLength: 200 })),
     sort: t.Optional(t.String({ maxLength: 64 })),
   },

@@ -257,7 +257,7 @@ describe("the auth guard", () => {
     const u = await addUser(t, admin.corpId);
     const granted = await addUser(t, admin.corpId, { services: ["platform.city"] });
     expect((await call(app, "/api/city", u.token)).status).toBe(403);
-    const wg = t.ctx.platform.$client.query("SELECT workgroup_id FROM workgroup_members WHERE user_id = ?").get(granted.userId) as { workgroup_id: string };
+    const wg = t.sql().query("SELECT workgroup_id FROM workgroup_members WHERE user_id = ?").get(granted.userId) as { workgroup_id: string };
     t.ctx.platform.$client.query("INSERT INTO workgroup_members (workgroup_id, user_id) VALUES (?, ?)").run(wg.workgroup_id, u.userId);
     t.ctx.permissions.invalidate();
     expect((await call(app, "/api/city", u.token)).status).toBe(200);

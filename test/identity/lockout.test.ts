@@ -23,7 +23,7 @@ describe("lockout after 5 consecutive failures", () => {
     const statuses = results.map((r) => r.status);
     expect(statuses.filter((s) => s === 403).length).toBe(5);
     expect(statuses.filter((s) => s === 429).length).toBe(15);
-    const row = t.ctx.platform.$client.query("SELECT failures FROM login_failures WHERE login = ?").get(u.login) as { failures: number };
+    const row = t.sql().query("SELECT failures FROM login_failures WHERE login = ?").get(u.login) as { failures: number };
     expect(row.failures).toBe(5);
     const right = await login(u.login, u.password);
     expect(right.status).toBe(429);
@@ -38,7 +38,7 @@ describe("lockout after 5 consecutive failures", () => {
     // 15 minutes later the lock is gone and a success clears the count
     offsetMs += 15 * 60_000 + 1000;
     expect((await login(u.login, u.password)).status).toBe(200);
-    expect(t.ctx.platform.$client.query("SELECT failures FROM login_failures WHERE login = ?").get(u.login)).toBeNull();
+    expect(t.sql().query("SELECT failures FROM login_failures WHERE login = ?").get(u.login)).toBeNull();
   });
 
   test("unknown logins lock the same way, so the lock reveals nothing", async () => {

@@ -78,7 +78,7 @@ describe("password reset", () => {
     expect(mail.text).toContain("From: noreply@corpadmin.test");
     const key = keyIn(mail);
     // the key is stored hashed, never in clear
-    const stored = t.ctx.platform.$client.query("SELECT key_hash FROM password_reset_keys").all() as { key_hash: string }[];
+    const stored = t.sql().query("SELECT key_hash FROM password_reset_keys").all() as { key_hash: string }[];
     expect(stored.some((r) => r.key_hash === key)).toBe(false);
     expect((await reset(key, "a-new-password-1")).status).toBe(204);
     expect((await t.req("GET", "/api/auth/credentials", { token: u.token })).status).toBe(401);

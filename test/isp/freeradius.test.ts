@@ -119,7 +119,7 @@ describe.skipIf(FREERADIUS_MISSING !== null)("FreeRADIUS rlm_rest → corpadmin"
   });
 
   const rows = (sessionId: string) =>
-    t.ctx.tenants.get(admin.corpId).$client.query("SELECT status_type, username, session_time, input_octets, contract_id IS NOT NULL AS linked FROM isp_radius_accounting WHERE session_id = ? ORDER BY rowid").all(sessionId);
+    t.sql(admin.corpId).query("SELECT status_type, username, session_time, input_octets, contract_id IS NOT NULL AS linked FROM isp_radius_accounting WHERE session_id = ? ORDER BY rowid").all(sessionId);
 
   test("Accounting-Request Start and Stop are answered and stored once each", async () => {
     const base = { "User-Name": "maria@isp", "Acct-Session-Id": "81000001", "NAS-IP-Address": NAS_IP };

@@ -247,7 +247,7 @@ describe("list, get, update and delete by id", () => {
     expect(res.text).toBe("");
     expect((await t.req("GET", `/api/metric/${m.id}`, { token: admin.token })).status).toBe(404);
     expect((await t.req("DELETE", `/api/metric/${m.id}`, { token: admin.token })).status).toBe(404);
-    const left = t.ctx.tenants.get(admin.corpId).$client.query("SELECT count(*) AS n FROM metric_values WHERE metric_id = ?").get(m.id) as { n: number };
+    const left = t.sql(admin.corpId).query("SELECT count(*) AS n FROM metric_values WHERE metric_id = ?").get(m.id) as { n: number };
     expect(left.n).toBe(0);
     const evs = eventsOf(admin.corpId, m.id);
     expect(evs.map((e) => e.type)).toEqual(["METRIC_AFTER_INSERT", "METRIC_AFTER_DELETE"]);

@@ -86,7 +86,7 @@ const metricBody = (over: Record<string, unknown>) => ({
   ...over,
 });
 const valuesOf = (t: TestApp, corpId: string, metricId: string) =>
-  t.ctx.tenants.get(corpId).$client.query("SELECT at, at_ms, value FROM metric_values WHERE metric_id = ? ORDER BY at_ms").all(metricId) as { at: string; at_ms: number; value: unknown }[];
+  t.sql(corpId).query("SELECT at, at_ms, value FROM metric_values WHERE metric_id = ? ORDER BY at_ms").all(metricId) as { at: string; at_ms: number; value: unknown }[];
 
 describe("the collector", () => {
   let t: TestApp;

@@ -26,7 +26,7 @@ const as = (token: string) => ({
 const A = () => as(admin.token);
 
 function events(corpId = admin.corpId) {
-  return t.ctx.tenants.get(corpId).$client.query("SELECT type, record_id, payload FROM events ORDER BY seq").all() as { type: string; record_id: string; payload: string }[];
+  return t.sql(corpId).query("SELECT type, record_id, payload FROM events ORDER BY seq").all() as { type: string; record_id: string; payload: string }[];
 }
 
 describe("POST /api/qrcode", () => {
@@ -103,7 +103,7 @@ describe("POST /api/qrcode", () => {
   test("a failed create leaves no slug behind", async () => {
     const res = await A().post("/api/qrcode", { name: "x", kind: "dynamic", target: "https://e.com", slug: "never-made", campaign_id: UNKNOWN_ID });
     expect(res.status).toBe(400);
-    expect(t.ctx.platform.$client.query("SELECT count(*) AS n FROM qr_slugs WHERE slug = 'never-made'").get()).toEqual({ n: 0 });
+    expect(t.sql().query("SELECT count(*) AS n FROM qr_slugs WHERE slug = 'never-made'").get()).toEqual({ n: 0 });
   });
 
   test("401 without a token, 403 without the permission", async () => {

@@ -15,7 +15,7 @@ afterAll(() => t.close());
 
 const asAdmin = (method: string, path: string, body?: unknown) => t.req(method, path, { token: admin.token, body });
 const builtinId = (identifier: string) =>
-  (t.ctx.platform.$client.query("SELECT id FROM services WHERE identifier = ?").get(identifier) as { id: string }).id;
+  (t.sql().query("SELECT id FROM services WHERE identifier = ?").get(identifier) as { id: string }).id;
 
 /** A workgroup of `corpId` holding `userId` and granted `featureId`, straight in the database. */
 function grantFeature(corpId: string, userId: string, featureId: string) {
@@ -70,7 +70,7 @@ describe("services", () => {
     expect(await allowOf(u.token)).toEqual(["localhost:80/api/gone/GET"]);
     expect((await asAdmin("DELETE", `/api/service/${svc.id}`)).status).toBe(204);
     expect(await allowOf(u.token)).toEqual([]);
-    expect(t.ctx.platform.$client.query("SELECT * FROM corp_services WHERE service_id = ?").all(svc.id)).toEqual([]);
+    expect(t.sql().query("SELECT * FROM corp_services WHERE service_id = ?").all(svc.id)).toEqual([]);
   });
 
   test("400 identifier pattern, 409 identifier taken", async () => {
@@ -244,7 +244,7 @@ describe("features and actions", () => {
     expect(await allowOf(u.token)).toEqual(["localhost:80/api/g2/GET"]);
     await asAdmin("DELETE", `/api/feature/${f.id}`);
     expect(await allowOf(u.token)).toEqual([]);
-    expect(t.ctx.platform.$client.query("SELECT * FROM workgroup_features WHERE workgroup_id = ?").all(wg)).toEqual([]);
+    expect(t.sql().query("SELECT * FROM workgroup_features WHERE workgroup_id = ?").all(wg)).toEqual([]);
   });
 
   test("401, 403, 404", async () => {

@@ -56,8 +56,8 @@ describe("notepad", () => {
     expect((await t.req("GET", "/api/notepad", { token })).body.total).toBe(0);
     expect((await t.req("GET", `/api/notepad/${note.id}`, { token })).status).toBe(404);
     const otherNote = (await t.req("POST", "/api/notepad", { token, body: { content: "elsewhere" } })).body;
-    expect(t.ctx.tenants.get(other).$client.query("SELECT id FROM notes").all()).toEqual([{ id: otherNote.id }]);
-    expect(t.ctx.tenants.get(admin.corpId).$client.query("SELECT id FROM notes WHERE id = ?").get(otherNote.id)).toBeNull();
+    expect(t.sql(other).query("SELECT id FROM notes").all()).toEqual([{ id: otherNote.id }]);
+    expect(t.sql(admin.corpId).query("SELECT id FROM notes WHERE id = ?").get(otherNote.id)).toBeNull();
   });
 
   test("400 content missing or too long, title too long; 401; 404 unknown", async () => {
@@ -140,7 +140,7 @@ describe("database maintenance", () => {
       expect(byId[bad]).toMatchObject({ corp_id: bad, from: embedded.length, to: embedded.length, applied: [] });
       expect(byId[bad].error).toContain("release_two");
       // rolled back: the first table of the failed migration is not there
-      const tables = (id: string) => (d.ctx.tenants.get(id).$client.query("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((r) => r.name);
+      const tables = (id: string) => (d.sql(id).query("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((r) => r.name);
       expect(tables(bad)).not.toContain("release_one");
       expect(tables(good)).toContain("release_one");
 

@@ -17,7 +17,7 @@ afterAll(() => t.close());
 
 const asAdmin = (method: string, path: string, body?: unknown) => t.req(method, path, { token: admin.token, body });
 const serviceId = (identifier: string) =>
-  (t.ctx.platform.$client.query("SELECT id FROM services WHERE identifier = ?").get(identifier) as { id: string }).id;
+  (t.sql().query("SELECT id FROM services WHERE identifier = ?").get(identifier) as { id: string }).id;
 
 describe("POST /api/corp", () => {
   test("creates the corporation, its database on the built-in server, every built-in service enabled", async () => {
@@ -36,7 +36,7 @@ describe("POST /api/corp", () => {
       status: "ENABLED",
     });
     expect(existsSync(join(t.dir, "corps", `${res.body.id}.db`))).toBe(true);
-    const tables = t.ctx.tenants.get(res.body.id).$client.query("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[];
+    const tables = t.sql(res.body.id).query("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[];
     expect(tables.map((r) => r.name)).toContain("notes");
     const tree = await asAdmin("GET", `/api/corp/${res.body.id}/tree`);
     expect(tree.body.services.map((s: { identifier: string }) => s.identifier)).toHaveLength(16);
@@ -176,7 +176,7 @@ describe("DELETE /api/corp/{id}", () => {
     const id = await addCorp(t, "doomed-two");
     const member = await addUser(t, id, { login: "doomed-two-user" });
     expect((await asAdmin("DELETE", `/api/corp/${id}`)).status).toBe(204);
-    expect(t.ctx.platform.$client.query("SELECT id FROM users WHERE id = ?").get(member.userId)).not.toBeNull();
+    expect(t.sql().query("SELECT id FROM users WHERE id = ?").get(member.userId)).not.toBeNull();
   });
 
   test("401, 403, 404", async () => {
@@ -237,7 +237,7 @@ describe("users of a corporation", () => {
     const res = await asAdmin("DELETE", `/api/corp/${id}/user/${u.userId}`);
     expect(res.status).toBe(204);
     // out of the corporation's workgroups, still in acme's
-    expect(t.ctx.platform.$client.query("SELECT workgroup_id FROM workgroup_members WHERE user_id = ?").all(u.userId)).toEqual([{ workgroup_id: acmeWg }]);
+    expect(t.sql().query("SELECT workgroup_id FROM workgroup_members WHERE user_id = ?").all(u.userId)).toEqual([{ workgroup_id: acmeWg }]);
     expect((await t.req("GET", "/api/auth/credentials", { token: u.token })).status).toBe(401);
     expect((await t.req("GET", "/api/auth/credentials", { token: acmeLogin.body.access_token })).status).toBe(200);
     expect((await t.req("POST", "/api/login", { body: { corp: "leave-corp", login: u.login, password: u.password } })).status).toBe(403);
@@ -292,7 +292,7 @@ describe("services of a corporation", () => {
     expect(await allow()).toEqual(["localhost:80/api/invoice/GET"]);
     expect((await asAdmin("DELETE", `/api/corp/${id}/service/${svc.id}`)).status).toBe(204);
     expect(await allow()).toEqual([]);
-    expect(t.ctx.platform.$client.query("SELECT * FROM workgroup_features WHERE workgroup_id = ?").all(wg.id)).toEqual([]);
+    expect(t.sql().query("SELECT * FROM workgroup_features WHERE workgroup_id = ?").all(wg.id)).toEqual([]);
   });
 
   test("401, 403, 404", async () => {

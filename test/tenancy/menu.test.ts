@@ -156,13 +156,13 @@ describe("POST /api/menu/{id}/workgroup/{workgroupId}", () => {
   test("409 when a feature's service is not enabled for the workgroup's corporation; nothing granted", async () => {
     const corp = await addCorp(t, "no-docs");
     const wg = workgroup(corp);
-    const plainFeature = (await asAdmin("POST", "/api/feature", { service_id: (t.ctx.platform.$client.query("SELECT id FROM services WHERE identifier = 'platform.city'").get() as { id: string }).id, name: "city-read" })).body;
+    const plainFeature = (await asAdmin("POST", "/api/feature", { service_id: (t.sql().query("SELECT id FROM services WHERE identifier = 'platform.city'").get() as { id: string }).id, name: "city-read" })).body;
     const top = (await asAdmin("POST", "/api/menu", { name: "Mixed", feature_id: plainFeature.id })).body;
     await asAdmin("POST", "/api/menu", { name: "Mixed child", parent_id: top.id, feature_id: read.id });
     const res = await asAdmin("POST", `/api/menu/${top.id}/workgroup/${wg}`);
     expect(res.status).toBe(409);
     expect(res.body.detail).toContain("ext.docs");
-    expect(t.ctx.platform.$client.query("SELECT * FROM workgroup_features WHERE workgroup_id = ?").all(wg)).toEqual([]);
+    expect(t.sql().query("SELECT * FROM workgroup_features WHERE workgroup_id = ?").all(wg)).toEqual([]);
     // once enabled, it works
     await asAdmin("POST", `/api/corp/${corp}/service/${svc.id}`);
     expect((await asAdmin("POST", `/api/menu/${top.id}/workgroup/${wg}`)).body.feature_ids).toHaveLength(2);

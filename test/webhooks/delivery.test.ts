@@ -223,7 +223,7 @@ describe("delivery", () => {
     // The queue (kept whether or not the log is on): after attempt n every one of the events is
     // pending with n attempts recorded, and after the last none is pending.
     const pending = () =>
-      t.ctx.tenants.get(admin.corpId).$client.query("SELECT attempts FROM webhook_deliveries WHERE webhook_id = ? AND status = 'pending'").all(w.id) as { attempts: number }[];
+      t.sql(admin.corpId).query("SELECT attempts FROM webhook_deliveries WHERE webhook_id = ? AND status = 'pending'").all(w.id) as { attempts: number }[];
     const recorded = (events: number, attempt: number) => {
       const rows = pending();
       return attempt < MAX_ATTEMPTS ? rows.length === events && rows.every((r) => r.attempts === attempt) : rows.length === 0;
