@@ -104,6 +104,8 @@ async function makeSourceApp(opts: MakeAppOptions = {}) {
     dir,
     config,
     req,
+    /** A raw request (the Response as it is: binary bodies, streams); Host defaults to localhost. */
+    fetch: (path: string, init: RequestInit = {}): Promise<Response> => app.handle(new Request(`http://localhost${path}`, init)),
     /** Resident memory of the process serving the requests, in bytes. */
     rss: (): number => process.memoryUsage().rss,
     /** A read-only connection to the platform database, or to a corporation's. */
@@ -213,6 +215,11 @@ async function makeBinaryApp(opts: MakeAppOptions = {}): Promise<TestApp> {
     dir,
     config,
     req,
+    fetch: (path: string, init: RequestInit = {}): Promise<Response> => {
+      const headers = new Headers(init.headers);
+      if (!headers.has("host")) headers.set("host", "localhost");
+      return fetch(base + path, { ...init, headers, redirect: "manual" });
+    },
     base,
     pid: running.pid,
     sql: files.sql,
@@ -277,6 +284,11 @@ async function adminReq(t: TestApp, corpId: string, method: string, path: string
 export async function addCorp(t: TestApp, authName: string, timezone = "UTC"): Promise<string> {
   const via = await anyAdminCorp(t);
   return (await adminReq(t, via, "POST", "/api/corp", { auth_name: authName, company_name: authName.toUpperCase(), timezone })).body.id as string;
+}
+
+/** Makes `userId` a member of `corpId` too (as the built-in admin, through the HTTP API). */
+export async function addMember(t: TestApp, corpId: string, userId: string): Promise<void> {
+  await adminReq(t, await anyAdminCorp(t), "POST", `/api/corp/${corpId}/user/${userId}`);
 }
 
 /** A corporation the built-in admin has worked in (startAndLogin's first one). */

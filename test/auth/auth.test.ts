@@ -4,7 +4,7 @@ import { SignJWT } from "jose";
 import { events } from "../../src/db/tenant/schema";
 import { authGuard } from "../../src/modules/auth/guard";
 import { recordEvent } from "../../src/events/outbox";
-import { ADMIN, addCorp, addUser, makeApp, startAndLogin, type TestApp } from "../helpers";
+import { ADMIN, addCorp, addMember, addUser, makeApp, startAndLogin, type TestApp } from "../helpers";
 
 let t: TestApp;
 let admin: Awaited<ReturnType<typeof startAndLogin>>;
@@ -111,9 +111,7 @@ describe("POST /api/login", () => {
         else c.close();
       },
     });
-    const res = await t.app.handle(
-      new Request("http://localhost/api/login", { method: "POST", headers: { "content-type": "application/json", "transfer-encoding": "chunked" }, body: stream }),
-    );
+    const res = await t.fetch("/api/login", { method: "POST", headers: { "content-type": "application/json", "transfer-encoding": "chunked" }, body: stream });
     expect(res.status).toBe(413);
   });
 });
@@ -185,7 +183,7 @@ describe("tokens", () => {
   test("change of corporation: member 200 and old token revoked; non-member 403; bad body 400", async () => {
     const corpId = await addCorp(t, "second-corp");
     const u = await addUser(t, admin.corpId, { login: "two-corps" });
-    t.ctx.platform.$client.query("INSERT INTO corp_members (corp_id, user_id, created_at) VALUES (?, ?, ?)").run(corpId, u.userId, new Date().toISOString());
+    await addMember(t, corpId, u.userId);
     const res = await t.req("POST", "/api/auth/corp", { token: u.token, body: { corp: "second-corp" } });
     expect(res.status).toBe(200);
     expect(res.body.credentials.corp).toBe(corpId);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import * as OTPAuth from "otpauth";
-import { addCorp, addUser, makeApp, startAndLogin, type TestApp } from "../helpers";
+import { addCorp, addMember, addUser, makeApp, startAndLogin, type TestApp } from "../helpers";
 
 let t: TestApp;
 let admin: Awaited<ReturnType<typeof startAndLogin>>;
@@ -33,7 +33,7 @@ describe("lockout after 5 consecutive failures", () => {
     expect(retry).toBeLessThanOrEqual(15 * 60);
     // the lock is per (corporation, login): the same user elsewhere is not locked
     const other = await addCorp(t, "lock-other");
-    t.ctx.platform.$client.query("INSERT INTO corp_members (corp_id, user_id, created_at) VALUES (?, ?, ?)").run(other, u.userId, new Date().toISOString());
+    await addMember(t, other, u.userId);
     expect((await login(u.login, u.password, {}, "lock-other")).status).toBe(200);
     // 15 minutes later the lock is gone and a success clears the count
     offsetMs += 15 * 60_000 + 1000;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from "jose";
 import * as OTPAuth from "otpauth";
-import { addCorp, addUser, makeApp, startAndLogin, type TestApp } from "../helpers";
+import { addCorp, addMember, addUser, makeApp, startAndLogin, type TestApp } from "../helpers";
 
 const GOOGLE_CLIENT = "google-client-id.apps.example";
 const MS_CLIENT = "8c1e5f3a-ms-client";
@@ -195,7 +195,7 @@ describe("exchange", () => {
   test("corp left out with several corporations is 400 naming corp", async () => {
     const u = await addUser(t, admin.corpId, { login: "oidc-two-corps" });
     const second = await addCorp(t, "oidc-second");
-    t.ctx.platform.$client.query("INSERT INTO corp_members (corp_id, user_id, created_at) VALUES (?, ?, ?)").run(second, u.userId, new Date().toISOString());
+    await addMember(t, second, u.userId);
     await link("google", u.token, await idToken({ sub: "two-corps-sub" }));
     const res = await exchange("google", { id_token: await idToken({ sub: "two-corps-sub" }) });
     expect(res.status).toBe(400);
@@ -220,7 +220,7 @@ describe("exchange", () => {
     expect(ok.headers.getSetCookie().some((c) => c.startsWith("corpadmin_device="))).toBe(true);
     // safe IP ranges of the corporation
     const fenced = await addCorp(t, "oidc-fenced");
-    t.ctx.platform.$client.query("INSERT INTO corp_members (corp_id, user_id, created_at) VALUES (?, ?, ?)").run(fenced, u.userId, new Date().toISOString());
+    await addMember(t, fenced, u.userId);
     expect((await t.req("POST", "/api/auth/safe-ip/oidc-fenced", { token: admin.token, body: { range: "10.0.0.0/8" } })).status).toBe(200);
     t.ctx.platform.$client.query("UPDATE users SET two_factor_secret = NULL WHERE id = ?").run(u.userId);
     expect((await exchange("google", { id_token: await tok(), corp: "oidc-fenced" }, "192.0.2.1")).body.type).toBe("urn:corpadmin:problem:ip-not-allowed");

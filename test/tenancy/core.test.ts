@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { migrationsOf, type Migration } from "../../src/db/migrations";
 import { sha256Hex } from "../../src/lib/ids";
 import pkg from "../../package.json";
-import { addCorp, addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../helpers";
+import { addCorp, addMember, addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../helpers";
 
 let t: TestApp;
 let admin: Awaited<ReturnType<typeof startAndLogin>>;
@@ -49,7 +49,7 @@ describe("notepad", () => {
 
     // the same author working in another corporation sees that corporation's notes only
     const other = await addCorp(t, "notes-other");
-    t.ctx.platform.$client.query("INSERT INTO corp_members (corp_id, user_id, created_at) VALUES (?, ?, '')").run(other, alice.userId);
+    await addMember(t, other, alice.userId);
     const there = await t.req("POST", "/api/auth/corp", { token: alice.token, body: { corp: "notes-other" } });
     expect(there.status).toBe(200);
     const token = there.body.access_token;
