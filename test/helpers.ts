@@ -151,7 +151,9 @@ function sourceOnlyError(what: string): never {
 
 /** The compiled binary serving on a free loopback port, with the settings the in-process app gets. */
 async function makeBinaryApp(opts: MakeAppOptions = {}): Promise<TestApp> {
-  if (opts.config || opts.options) sourceOnlyError("makeApp's config/options");
+  // The auth rate limit is a setting of the binary too; every other in-process option is not.
+  const { publicAuthLimit, ...inProcess } = opts.options ?? {};
+  if (opts.config || Object.keys(inProcess).length) sourceOnlyError("makeApp's config/options");
   const dir = opts.dir ?? tempDir();
   const log = join(tmpdir(), `corpadmin-test-log-${crypto.randomUUID()}.log`);
   let proc: ReturnType<typeof Bun.spawn> | null = null;
@@ -167,7 +169,7 @@ async function makeBinaryApp(opts: MakeAppOptions = {}): Promise<TestApp> {
       CORPADMIN_PUBLIC_URL: "http://localhost:8080",
       CORPADMIN_LOG_LEVEL: "warn",
       // Suites log in far more than 60 times a minute; the rate-limit tests use the real default.
-      CORPADMIN_AUTH_RATE_LIMIT: "100000",
+      CORPADMIN_AUTH_RATE_LIMIT: String(publicAuthLimit ?? 100_000),
       // Requests come from this process; `ip` travels as X-Forwarded-For.
       CORPADMIN_TRUSTED_PROXIES: "127.0.0.1/32",
       ...TEST_ENV,
@@ -259,7 +261,8 @@ export async function startAndLogin(t: TestApp, corp = { auth_name: "acme", comp
   return admin;
 }
 
-async function adminReq(t: TestApp, corpId: string, method: string, path: string, body?: unknown): Promise<Res> {
+/** A request of the built-in admin working in `corpId` (logged in there once); throws unless 2xx. */
+export async function adminIn(t: TestApp, corpId: string, method: string, path: string, body?: unknown): Promise<Res> {
   let sessions = adminSessions.get(t);
   if (!sessions) adminSessions.set(t, (sessions = new Map()));
   for (let attempt = 0; attempt < 2; attempt++) {
@@ -283,12 +286,12 @@ async function adminReq(t: TestApp, corpId: string, method: string, path: string
 /** Another corporation, created by the super-admin through the HTTP API. */
 export async function addCorp(t: TestApp, authName: string, timezone = "UTC"): Promise<string> {
   const via = await anyAdminCorp(t);
-  return (await adminReq(t, via, "POST", "/api/corp", { auth_name: authName, company_name: authName.toUpperCase(), timezone })).body.id as string;
+  return (await adminIn(t, via, "POST", "/api/corp", { auth_name: authName, company_name: authName.toUpperCase(), timezone })).body.id as string;
 }
 
 /** Makes `userId` a member of `corpId` too (as the built-in admin, through the HTTP API). */
 export async function addMember(t: TestApp, corpId: string, userId: string): Promise<void> {
-  await adminReq(t, await anyAdminCorp(t), "POST", `/api/corp/${corpId}/user/${userId}`);
+  await adminIn(t, await anyAdminCorp(t), "POST", `/api/corp/${corpId}/user/${userId}`);
 }
 
 /** A corporation the built-in admin has worked in (startAndLogin's first one). */
@@ -303,7 +306,7 @@ async function serviceId(t: TestApp, corpId: string, identifier: string): Promis
   let ids = serviceIds.get(t);
   if (!ids) serviceIds.set(t, (ids = new Map()));
   if (!ids.has(identifier)) {
-    const found = (await adminReq(t, corpId, "GET", `/api/service?identifier=${encodeURIComponent(identifier)}`)).body.items as { id: string }[];
+    const found = (await adminIn(t, corpId, "GET", `/api/service?identifier=${encodeURIComponent(identifier)}`)).body.items as { id: string }[];
     if (!found.length) throw new Error(`unknown service ${identifier}`);
     ids.set(identifier, found[0].id);
   }
@@ -322,7 +325,7 @@ export async function addUser(
 ) {
   const login = o.login ?? `user-${crypto.randomUUID().slice(-8)}`;
   const password = o.password ?? "user-password-1";
-  const as = (method: string, path: string, body?: unknown) => adminReq(t, corpId, method, path, body);
+  const as = (method: string, path: string, body?: unknown) => adminIn(t, corpId, method, path, body);
   const userId = (await as("POST", "/api/user", { name: login, email: `${login}@example.com`, login, password, super_admin: !!o.superAdmin })).body.id as string;
   if (o.services?.length || o.actions?.length) {
     const wgId = (await as("POST", "/api/workgroup", { name: `wg-${login}` })).body.id as string;

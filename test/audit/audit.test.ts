@@ -2,6 +2,7 @@
 // audit row (platform table audit_log) and JSON line are checked. Every secret handled on the
 // way (passwords, TOTP secrets and codes, device cookies, reset keys, ID tokens, API keys,
 // bearer tokens) is collected and must appear in no audit row and no log line, at debug level.
+// source-only: captures the in-process logger.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from "jose";
 import * as OTPAuth from "otpauth";

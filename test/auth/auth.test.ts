@@ -4,7 +4,7 @@ import { SignJWT } from "jose";
 import { events } from "../../src/db/tenant/schema";
 import { authGuard } from "../../src/modules/auth/guard";
 import { recordEvent } from "../../src/events/outbox";
-import { ADMIN, addCorp, addMember, addUser, makeApp, startAndLogin, type TestApp } from "../helpers";
+import { ADMIN, addCorp, addMember, addUser, makeApp, sourceOnly, startAndLogin, type TestApp } from "../helpers";
 
 let t: TestApp;
 let admin: Awaited<ReturnType<typeof startAndLogin>>;
@@ -68,7 +68,7 @@ describe("POST /api/login", () => {
 
   test("an inactive user is 403 account-inactive", async () => {
     const u = await addUser(t, admin.corpId, { login: "inactive-one" });
-    t.ctx.platform.$client.query("UPDATE users SET status = 0 WHERE id = ?").run(u.userId);
+    expect((await t.req("PUT", `/api/user/${u.userId}/inactive`, { token: admin.token })).status).toBe(200);
     const res = await login({ corp: "acme", login: u.login, password: u.password });
     expect(res.status).toBe(403);
     expect(res.body.type).toBe("urn:corpadmin:problem:account-inactive");
@@ -167,13 +167,11 @@ describe("tokens", () => {
   test("refresh of a blocked corporation is 403 corp-blocked; maintenance 503 with Retry-After", async () => {
     const corpId = await addCorp(t, "gate-test");
     const u = await addUser(t, corpId, { login: "gate-user" });
-    t.ctx.platform.$client.query("UPDATE corporations SET status = 'BLOCKED' WHERE id = ?").run(corpId);
-    t.ctx.corps.invalidate(corpId);
+    expect((await t.req("POST", `/api/corp/${corpId}/block`, { token: admin.token })).status).toBe(200);
     const blocked = await t.req("GET", "/api/auth/refresh", { token: u.token });
     expect(blocked.status).toBe(403);
     expect(blocked.body.type).toBe("urn:corpadmin:problem:corp-blocked");
-    t.ctx.platform.$client.query("UPDATE corporations SET status = 'MAINTENANCE' WHERE id = ?").run(corpId);
-    t.ctx.corps.invalidate(corpId);
+    expect((await t.req("POST", `/api/corp/${corpId}/maintenance`, { token: admin.token })).status).toBe(200);
     const maint = await t.req("GET", "/api/auth/refresh", { token: u.token });
     expect(maint.status).toBe(503);
     expect(maint.headers.get("retry-after")).toBeTruthy();
@@ -199,7 +197,8 @@ describe("tokens", () => {
   });
 });
 
-describe("the auth guard", () => {
+// In-process: probe routes mounted over the real guard.
+sourceOnly("the auth guard", () => {
   // A probe route over the real guard: the tenant handle it resolves is the working corporation's.
   function probeApp() {
     return new Elysia()
@@ -292,7 +291,8 @@ describe("list query validation", () => {
   });
 });
 
-describe("parallel logins of one user", () => {
+// In-process: counts the concurrent password checks.
+sourceOnly("parallel logins of one user", () => {
   test("are not serialised behind one password hash while far from the lock", async () => {
     const u = await addUser(t, admin.corpId, { login: "busy-user" });
     const original = t.ctx.passwords.verify.bind(t.ctx.passwords);

@@ -1,3 +1,4 @@
+// source-only: deletes rows past the API to check the database's own cascades.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { addCorp, addUser, makeApp, startAndLogin, type TestApp } from "../helpers";
 

@@ -1,3 +1,4 @@
+// source-only: points the OIDC providers at a local JWKS through the in-process config.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from "jose";
 import * as OTPAuth from "otpauth";

@@ -1,3 +1,4 @@
+// source-only: moves the app's clock (options.now).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SMTPServer } from "smtp-server";
 import { addUser, makeApp, startAndLogin, type TestApp } from "../helpers";

@@ -1,3 +1,4 @@
+// source-only: moves the app's clock (options.now).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import * as OTPAuth from "otpauth";
 import { addCorp, addUser, makeApp, startAndLogin, type TestApp } from "../helpers";

@@ -1,5 +1,6 @@
 // End to end with the real thing: Debian's FreeRADIUS 3.2 started with the generated configuration,
 // its rlm_rest module calling this app over loopback HTTP, radclient playing the NAS.
+// source-only: listens with the in-process app (FreeRADIUS end to end).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { makeApp, startAndLogin, type TestApp } from "../helpers";
 import { contractWith, mikrotikLayout, must } from "./fixtures";

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { drizzle } from "drizzle-orm/bun-sqlite";
 import { events } from "../../src/db/tenant/schema";
 import { addCorp, addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../helpers";
 
@@ -30,8 +31,7 @@ const doc = (over: Record<string, unknown> = {}) => ({
 
 const create = (body: unknown, token = admin.token) => t.req("POST", "/api/metric", { token, body });
 const eventsOf = (corpId: string, recordId: string) =>
-  t.ctx.tenants
-    .get(corpId)
+  drizzle(t.sql(corpId))
     .select()
     .from(events)
     .all()

@@ -1,4 +1,5 @@
 // The collector against a real local HTTP endpoint, with real 1 s periodicities.
+// source-only: drives the metric scheduler in-process.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { metricSchedulers } from "../../src/modules/metric";
 import { ADMIN, makeApp, startAndLogin, type TestApp } from "../helpers";

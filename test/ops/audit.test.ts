@@ -1,5 +1,6 @@
 // The audit log: security events of the auth rows as platform rows and JSON lines, retention,
 // and no secrets anywhere.
+// source-only: captures the in-process logger and drives the audit log with a clock.
 import { afterAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { createLogger } from "../../src/lib/log";

@@ -1,5 +1,6 @@
 // Backups taken while the service runs and a second process keeps writing; restore; the
 // scheduled backup with retention; the CLI.
+// source-only: reads the app's service metrics and closes its context mid-run.
 import { afterAll, expect, test } from "bun:test";
 import { chownSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

@@ -1,4 +1,5 @@
 // GET /metrics: off by default, a bearer token and/or loopback-only, Prometheus text format.
+// source-only: compares /metrics with the app's in-process counters.
 import { afterAll, expect, test } from "bun:test";
 import { MetricsRegistry } from "../../src/modules/ops/metrics";
 import { makeApp, startAndLogin, type TestApp } from "../helpers";

@@ -1,3 +1,4 @@
+// source-only: closes the app's context to check the scan writer's flush.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { ADMIN, addCorp, addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../helpers";

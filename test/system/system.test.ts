@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { renderMigrationsModule } from "../../scripts/embed-migrations";
-import { makeApp, type TestApp } from "../helpers";
+import { makeApp, testSourceOnly, type TestApp } from "../helpers";
 
 let t: TestApp;
 beforeAll(async () => {
@@ -9,7 +9,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-test("health is 200 while the platform database answers, 503 when it does not", async () => {
+// In-process: closes the app's platform database under it.
+testSourceOnly("health is 200 while the platform database answers, 503 when it does not", async () => {
   const ok = await t.req("GET", "/api/health");
   expect(ok.status).toBe(200);
   expect(ok.body.status).toBe("ok");

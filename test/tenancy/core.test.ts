@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { migrationsOf, type Migration } from "../../src/db/migrations";
 import { sha256Hex } from "../../src/lib/ids";
 import pkg from "../../package.json";
-import { addCorp, addMember, addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../helpers";
+import { addCorp, addMember, addUser, makeApp, startAndLogin, testSourceOnly, UNKNOWN_ID, type TestApp } from "../helpers";
 
 let t: TestApp;
 let admin: Awaited<ReturnType<typeof startAndLogin>>;
@@ -104,7 +104,8 @@ function extraMigration(tag: string, statements: string[], offset = 1): Migratio
 }
 
 describe("database maintenance", () => {
-  test("check, then update all: a failing corporation is rolled back and set NEEDS_UPDATE, the others go on", async () => {
+  // In-process: simulates a newer release's migrations.
+  testSourceOnly("check, then update all: a failing corporation is rolled back and set NEEDS_UPDATE, the others go on", async () => {
     const d = await makeApp();
     try {
       const a = await startAndLogin(d);
@@ -184,7 +185,8 @@ describe("database maintenance", () => {
     expect((await asAdmin("GET", `/api/corp/${id}`)).body.status).toBe("MAINTENANCE");
   });
 
-  test("tables: creates a missing database file with every table; idempotent", async () => {
+  // In-process: closes the app's handle of the file.
+  testSourceOnly("tables: creates a missing database file with every table; idempotent", async () => {
     const id = await addCorp(t, "tables-corp");
     const file = join(t.dir, "corps", `${id}.db`);
     const first = await asAdmin("POST", `/api/core/database/tables/${id}`);
@@ -213,7 +215,7 @@ describe("database maintenance", () => {
     expect((await t.req("POST", "/api/notepad", { token: u.token, body: { content: "fresh" } })).status).toBe(200);
   });
 
-  test("tables: a file removed while its handle is cached is recreated on disk", async () => {
+  testSourceOnly("tables: a file removed while its handle is cached is recreated on disk", async () => {
     const id = await addCorp(t, "tables-cached");
     const file = join(t.dir, "corps", `${id}.db`);
     t.ctx.tenants.get(id);

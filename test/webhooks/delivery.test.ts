@@ -1,5 +1,6 @@
 // Delivery of outbox events to real HTTP receivers on 127.0.0.1: signing, body, retries on an
 // injected clock, 410, redirects, timeouts, Retry-After, disabling with e-mail, egress, fairness.
+// source-only: shortens the dispatcher's timings (options.dispatchTuning).
 import { afterEach, describe, expect, test } from "bun:test";
 import { SMTPServer } from "smtp-server";
 import { PER_WEBHOOK_CONCURRENCY } from "../../src/modules/webhook/dispatcher";
