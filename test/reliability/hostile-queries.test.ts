@@ -1,7 +1,7 @@
 // Generated hostile query strings on every GET operation of the OpenAPI document (a new route is
 // covered without anyone remembering): property names every JavaScript object inherits as filter
-// keys, sort keys and values, and huge or exotic numbers in every query parameter and in every
-// filter of a list. Each answer is 200 or 400 (or what the operation answers without them), a 400
+// keys, sort keys and values; huge or exotic numbers and far dates in every query parameter;
+// exotic numbers in every filter of a list. Each answer is 200 or 400 (or what the operation answers without them), a 400
 // is a problem document, it comes quickly, the serving process does not grow, and nothing changes.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { makeApp, startAndLogin, type TestApp } from "../helpers";
@@ -11,6 +11,8 @@ import { operationsOf, type Operation } from "./openapi";
 
 const INHERITED = ["constructor", "__proto__", "toString", "hasOwnProperty", "valueOf", "prototype"];
 const NUMBERS = ["-1", "0", "501", "1e6", "1e308", "-0", "NaN", "Infinity", "0x10", "1e20", " 1", "9007199254740993"];
+/** Dates at and past the ends of what date arithmetic represents (reports, ranges). */
+const DATES = ["9999-12-31", "0000-01-01", "9999-12-31T23:59:59-14:00", "+275760-09-13T00:00:00Z"];
 /** Operations that end the caller's session, or answer only on a WebSocket upgrade. */
 const SKIPPED = new Set(["GET /api/auth/refresh", "GET /api/socket"]);
 /** Values a required query parameter takes when it is not the one under test. */
@@ -53,7 +55,7 @@ test("inherited names and exotic numbers in every query parameter and list filte
     operations++;
     const cases: [string, string][][] = [];
     const withRequired = (pair: [string, string]) => [...required.filter(([name]) => name !== pair[0]), pair];
-    for (const name of op.query) for (const v of [...NUMBERS, ...INHERITED]) cases.push(withRequired([name, v]));
+    for (const name of op.query) for (const v of [...NUMBERS, ...INHERITED, ...DATES]) cases.push(withRequired([name, v]));
     if (isList) {
       for (const name of INHERITED) {
         cases.push(withRequired([name, "1"]), withRequired([name, name]), withRequired(["sort", name]), withRequired(["sort", `-${name}`]));
