@@ -1,8 +1,7 @@
-// source-only: points the OIDC providers at a local JWKS through the in-process config.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from "jose";
 import * as OTPAuth from "otpauth";
-import { addCorp, addMember, addUser, makeApp, startAndLogin, type TestApp } from "../helpers";
+import { addCorp, addMember, addUser, makeApp, startAndLogin, testSourceOnly, type TestApp } from "../helpers";
 
 const GOOGLE_CLIENT = "google-client-id.apps.example";
 const MS_CLIENT = "8c1e5f3a-ms-client";
@@ -36,11 +35,12 @@ beforeAll(async () => {
   });
   const base = `http://127.0.0.1:${jwks.port}`;
   t = await makeApp({
-    config: {
-      oidc: {
-        google: { clientId: GOOGLE_CLIENT, issuer: GOOGLE_ISS, jwksUrl: `${base}/google` },
-        microsoft: { clientId: MS_CLIENT, issuer: "https://login.microsoftonline.com/{tenantid}/v2.0", jwksUrl: `${base}/microsoft` },
-      },
+    env: {
+      CORPADMIN_OIDC_GOOGLE_CLIENT_ID: GOOGLE_CLIENT,
+      CORPADMIN_OIDC_GOOGLE_ISSUER: GOOGLE_ISS,
+      CORPADMIN_OIDC_GOOGLE_JWKS_URL: `${base}/google`,
+      CORPADMIN_OIDC_MICROSOFT_CLIENT_ID: MS_CLIENT,
+      CORPADMIN_OIDC_MICROSOFT_JWKS_URL: `${base}/microsoft`,
     },
   });
   admin = await startAndLogin(t);
@@ -206,7 +206,8 @@ describe("exchange", () => {
     expect(named.body.credentials.corp).toBe(second);
   });
 
-  test("the login checks apply: inactive, safe IP, two-factor and the lock", async () => {
+  // In-process: sets the second factor and the status past the API.
+  testSourceOnly("the login checks apply: inactive, safe IP, two-factor and the lock", async () => {
     const u = await addUser(t, admin.corpId, { login: "oidc-checked" });
     await link("google", u.token, await idToken({ sub: "checked-sub" }));
     const tok = () => idToken({ sub: "checked-sub" });
@@ -249,9 +250,7 @@ describe("the provider's key set unavailable", () => {
     closed.stop(true);
     try {
       for (const jwksUrl of [`http://127.0.0.1:${failing.port}/keys`, `http://127.0.0.1:${closedPort}/keys`]) {
-        const app = await makeApp({
-          config: { oidc: { google: { clientId: GOOGLE_CLIENT, issuer: GOOGLE_ISS, jwksUrl }, microsoft: { clientId: null, issuer: "x", jwksUrl: "http://127.0.0.1:1/" } } },
-        });
+        const app = await makeApp({ env: { CORPADMIN_OIDC_GOOGLE_CLIENT_ID: GOOGLE_CLIENT, CORPADMIN_OIDC_GOOGLE_ISSUER: GOOGLE_ISS, CORPADMIN_OIDC_GOOGLE_JWKS_URL: jwksUrl } });
         try {
           const res = await app.req("POST", "/api/auth/oidc/google/exchange", { body: { id_token: await idToken() } });
           expect(res.status).toBe(503);
