@@ -1,10 +1,7 @@
 // The 10 Webhook rows: success, 400 naming the field, 401, 403, 404 (unknown and other tenant).
-// source-only: shortens the dispatcher's timings (options.dispatchTuning).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { EVENT_GROUPS } from "../../src/events/outbox";
-import { createWebhook } from "../../src/modules/webhook/service";
-import { addCorp, addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../helpers";
-import { FAST } from "./support";
+import { addCorp, addUser, adminIn, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../helpers";
 
 let t: TestApp;
 let admin: Awaited<ReturnType<typeof startAndLogin>>;
@@ -14,11 +11,11 @@ let otherCorpHookId: string;
 const body = (o: Record<string, unknown> = {}) => ({ name: "ERP", target: "https://erp.example.net/hooks", email: "ops@example.net", ...o });
 
 beforeAll(async () => {
-  t = await makeApp({ options: { dispatchTuning: FAST } });
+  t = await makeApp();
   admin = await startAndLogin(t);
   cityUser = await addUser(t, admin.corpId, { services: ["platform.city"] });
   const other = await addCorp(t, "globex");
-  otherCorpHookId = createWebhook(t.ctx.tenants.get(other), body({ name: "theirs" })).id;
+  otherCorpHookId = (await adminIn(t, other, "POST", "/api/webhook", body({ name: "theirs" }))).body.id;
 });
 afterAll(() => t.close());
 
