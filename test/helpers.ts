@@ -21,6 +21,9 @@ const BINARY = resolve(process.env.CORPADMIN_TEST_BINARY ?? join(import.meta.dir
  */
 export const sourceOnly = TARGET === "binary" ? describe.skip : describe;
 export const testSourceOnly = TARGET === "binary" ? test.skip : test;
+/** In-process options (a clock, a logger) for a suite that also runs against the binary, which
+ * does not get them: the tests that depend on them are testSourceOnly. */
+export const inProcessOnly = (options: AppOptions): AppOptions | undefined => (TARGET === "source" ? options : undefined);
 
 export interface Res<T = any> {
   status: number;

@@ -1,7 +1,6 @@
-// source-only: moves the app's clock (options.now).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SMTPServer } from "smtp-server";
-import { addUser, makeApp, startAndLogin, type TestApp } from "../helpers";
+import { addUser, inProcessOnly, makeApp, startAndLogin, testSourceOnly, type TestApp } from "../helpers";
 
 interface Delivered {
   to: string[];
@@ -35,7 +34,7 @@ beforeAll(async () => {
   smtpPort = (smtp.server.address() as { port: number }).port;
   t = await makeApp({
     env: { CORPADMIN_SMTP_URL: `smtp://127.0.0.1:${smtpPort}`, CORPADMIN_SMTP_FROM: "noreply@corpadmin.test" },
-    options: { now: () => Date.now() + offsetMs },
+    options: inProcessOnly({ now: () => Date.now() + offsetMs }),
   });
   admin = await startAndLogin(t);
 });
@@ -104,7 +103,8 @@ describe("password reset", () => {
     expect(inbox.length).toBe(before + 1);
   });
 
-  test("an expired key (after 1 hour) is 400", async () => {
+  // In-process: moves the app's clock.
+  testSourceOnly("an expired key (after 1 hour) is 400", async () => {
     const u = await addUser(t, admin.corpId, { login: "slow-reader" });
     const before = inbox.length;
     await requestKey(u.login);
