@@ -290,3 +290,24 @@ describe("references to logos, campaigns and categories", () => {
     expect(res.body.errors[0].path).toBe("campaign_id");
   });
 });
+
+// The public redirect and the reports on the real clock (redirect.test.ts moves an in-process one).
+describe("GET /q/{slug}, then the accesses and the report", () => {
+  test("302 to the target; the scan is listed, exported and counted", async () => {
+    const code = (await A().post("/api/qrcode", { name: "scanned", kind: "dynamic", target: "https://example.com/scanned" })).body;
+    const scan = await t.req("GET", `/q/${code.slug}`, { ip: "203.0.113.9", headers: { "user-agent": "Mozilla/5.0 (X11; Linux x86_64) Firefox/128.0" } });
+    expect(scan.status).toBe(302);
+    expect(scan.headers.get("location")).toBe("https://example.com/scanned");
+    let accesses = await A().get(`/api/qrcode/${code.id}/accesses`);
+    for (let i = 0; i < 40 && accesses.body.total === 0; i++) {
+      await Bun.sleep(50); // scans are written in batches
+      accesses = await A().get(`/api/qrcode/${code.id}/accesses`);
+    }
+    expect(accesses.body).toMatchObject({ total: 1, items: [{ qrcode_id: code.id, ip: "203.0.113.9" }] });
+    const csv = await t.req("GET", `/api/qrcode/${code.id}/accesses/export?format=csv`, { token: admin.token });
+    expect(csv.text.trim().split("\n")).toHaveLength(2);
+    expect((await A().get(`/api/qrcode/${code.id}/report`)).body).toMatchObject({ qrcode_id: code.id, total: 1, unique_visitors: 1 });
+    expect((await A().get("/api/qrcode/report")).body.total).toBeGreaterThanOrEqual(1);
+    expect((await t.req("GET", "/q/no-such-slug")).status).toBe(404);
+  });
+});
