@@ -149,8 +149,14 @@ function freePort(): number {
 }
 
 function sourceOnlyError(what: string): never {
-  throw new Error(`${what} exists in-process only: mark the test source-only (helpers.ts sourceOnly)`);
+  throw new Error(`${what} exists in-process only: mark the test testSourceOnly, or the file \`// source-only: <why>\``);
 }
+
+/** Binaries still running when the test process ends (a suite that never closed its app) are stopped. */
+const running = new Set<ReturnType<typeof Bun.spawn>>();
+process.on("exit", () => {
+  for (const p of running) p.kill("SIGKILL");
+});
 
 /** The compiled binary serving on a free loopback port, with the settings the in-process app gets. */
 async function makeBinaryApp(opts: MakeAppOptions = {}): Promise<TestApp> {
@@ -158,7 +164,9 @@ async function makeBinaryApp(opts: MakeAppOptions = {}): Promise<TestApp> {
   const { publicAuthLimit, ...inProcess } = opts.options ?? {};
   if (opts.config || Object.keys(inProcess).length) sourceOnlyError("makeApp's config/options");
   const dir = opts.dir ?? tempDir();
-  const log = join(tmpdir(), `corpadmin-test-log-${crypto.randomUUID()}.log`);
+  const log = join(tmpdir(), `corpadmin-test-${crypto.randomUUID()}`);
+  const output = () => ["out", "err"].map((k) => readFileSync(`${log}.${k}`, "utf8")).join("");
+  const removeLogs = () => ["out", "err"].forEach((k) => rmSync(`${log}.${k}`, { force: true }));
   let proc: ReturnType<typeof Bun.spawn> | null = null;
   let base = "";
   let env: Record<string, string> = {};
@@ -178,7 +186,7 @@ async function makeBinaryApp(opts: MakeAppOptions = {}): Promise<TestApp> {
       ...TEST_ENV,
       ...opts.env,
     };
-    const p = Bun.spawn([BINARY, "serve"], { cwd: dir, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env }, stdout: Bun.file(log), stderr: Bun.file(log) });
+    const p = Bun.spawn([BINARY, "serve"], { cwd: dir, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env }, stdout: Bun.file(`${log}.out`), stderr: Bun.file(`${log}.err`) });
     base = `http://127.0.0.1:${port}`;
     const deadline = Date.now() + 15_000;
     let up = false;
@@ -190,16 +198,15 @@ async function makeBinaryApp(opts: MakeAppOptions = {}): Promise<TestApp> {
     else {
       p.kill("SIGKILL");
       await p.exited;
-      const out = readFileSync(log, "utf8");
+      const out = output();
+      removeLogs();
       // A bad setting is the test's point (e.g. rejected configuration): report it as the source does.
-      if (/corpadmin: /.test(out) && p.exitCode === 2) {
-        rmSync(log, { force: true });
-        throw new Error(out.trim());
-      }
-      if (attempt === 2) throw new Error(`dist/corpadmin did not start: ${out}`);
+      if (/corpadmin: /.test(out) && p.exitCode === 2) throw new Error(out.trim());
+      if (attempt === 2) throw new Error(`${BINARY} did not start: ${out}`);
     }
   }
-  const running = proc!;
+  const server = proc!;
+  running.add(server);
   const config = loadConfig(new Map(), env);
   async function req<T = any>(method: string, path: string, o: ReqOptions = {}): Promise<Res<T>> {
     const { headers, body } = requestParts(o, "x-forwarded-for");
@@ -226,23 +233,24 @@ async function makeBinaryApp(opts: MakeAppOptions = {}): Promise<TestApp> {
       return fetch(base + path, { ...init, headers, redirect: "manual" });
     },
     base,
-    pid: running.pid,
+    pid: server.pid,
     sql: files.sql,
     rss(): number {
-      const status = readFileSync(`/proc/${running.pid}/status`, "utf8");
+      const status = readFileSync(`/proc/${server.pid}/status`, "utf8");
       return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) * 1024;
     },
     async close(removeDir = true) {
       files.closeAll();
       if (!closed) {
         closed = true;
-        running.kill("SIGTERM");
-        const stopped = await Promise.race([running.exited.then(() => true), Bun.sleep(10_000).then(() => false)]);
+        server.kill("SIGTERM");
+        const stopped = await Promise.race([server.exited.then(() => true), Bun.sleep(10_000).then(() => false)]);
         if (!stopped) {
-          running.kill("SIGKILL");
-          await running.exited;
+          server.kill("SIGKILL");
+          await server.exited;
         }
-        rmSync(log, { force: true });
+        running.delete(server);
+        removeLogs();
       }
       if (removeDir) rmSync(dir, { recursive: true, force: true });
     },
