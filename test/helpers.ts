@@ -109,12 +109,18 @@ async function makeSourceApp(opts: MakeAppOptions = {}) {
     req,
     /** A raw request (the Response as it is: binary bodies, streams); Host defaults to localhost. */
     fetch: (path: string, init: RequestInit = {}): Promise<Response> => app.handle(new Request(`http://localhost${path}`, init)),
+    /** The base URL of the app on a real loopback socket (for clients in other processes). */
+    listen(): string {
+      if (!app.server) app.listen({ hostname: "127.0.0.1", port: 0 });
+      return `http://127.0.0.1:${app.server!.port}`;
+    },
     /** Resident memory of the process serving the requests, in bytes. */
     rss: (): number => process.memoryUsage().rss,
     /** A read-only connection to the platform database, or to a corporation's. */
     sql: files.sql,
     async close(removeDir = true) {
       files.closeAll();
+      if (app.server) await app.stop();
       await ctx.close();
       if (removeDir) rmSync(dir, { recursive: true, force: true });
     },
@@ -232,7 +238,7 @@ async function makeBinaryApp(opts: MakeAppOptions = {}): Promise<TestApp> {
       if (!headers.has("host")) headers.set("host", "localhost");
       return fetch(base + path, { ...init, headers, redirect: "manual" });
     },
-    base,
+    listen: (): string => base,
     pid: server.pid,
     sql: files.sql,
     rss(): number {

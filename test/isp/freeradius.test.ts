@@ -1,6 +1,5 @@
 // End to end with the real thing: Debian's FreeRADIUS 3.2 started with the generated configuration,
 // its rlm_rest module calling this app over loopback HTTP, radclient playing the NAS.
-// source-only: listens with the in-process app (FreeRADIUS end to end).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { makeApp, startAndLogin, type TestApp } from "../helpers";
 import { contractWith, mikrotikLayout, must } from "./fixtures";
@@ -22,8 +21,7 @@ describe.skipIf(FREERADIUS_MISSING !== null)("FreeRADIUS rlm_rest → corpadmin"
   beforeAll(async () => {
     t = await makeApp();
     admin = await startAndLogin(t);
-    t.app.listen({ hostname: "127.0.0.1", port: 0 });
-    const port = t.app.server!.port;
+    const baseUrl = t.listen();
     const fx = await mikrotikLayout(t, admin.token);
     layoutId = fx.layout.id;
     // The NAS is registered with its RADIUS shared secret, which FreeRADIUS forwards as the NAS secret.
@@ -33,14 +31,13 @@ describe.skipIf(FREERADIUS_MISSING !== null)("FreeRADIUS rlm_rest → corpadmin"
     const off = await contractWith(t, admin.token, { username: "joao", password: "joao-pass", max_upload: "1M", max_download: "2M" }, "INACTIVE");
     inactiveContract = off.contract.id;
     radius = await startFreeradius({
-      baseUrl: `http://127.0.0.1:${port}`,
+      baseUrl,
       credential: { kind: "basic", corp: "acme" },
       clients: [{ name: "nas_e2e", ipaddr: "127.0.0.1", secret: RADIUS_SECRET }],
     });
   });
   afterAll(async () => {
     await radius?.stop();
-    await t.app.stop();
     await t.close();
   });
 
@@ -100,7 +97,7 @@ describe.skipIf(FREERADIUS_MISSING !== null)("FreeRADIUS rlm_rest → corpadmin"
   test("FreeRADIUS configured with an external app's X-Api-Key instead of the NAS secret", async () => {
     const app = await must(t, admin.token, "POST", "/api/externalapp", { name: "freeradius" });
     const keyed = await startFreeradius({
-      baseUrl: `http://127.0.0.1:${t.app.server!.port}`,
+      baseUrl: t.listen(),
       credential: { kind: "api-key", key: app.api_key },
       clients: [{ name: "nas_key", ipaddr: "127.0.0.1", secret: "other-radius-secret" }],
     });
