@@ -197,3 +197,24 @@ describe("GET /api/webhook/{id}/deliveries", () => {
     expect((await t.req("GET", `/api/webhook/${otherCorpHookId}/deliveries`, { token: admin.token })).status).toBe(404);
   });
 });
+
+// The socket on a real connection with the service's own timings (socket.test.ts moves an in-process clock).
+describe("GET /api/user/socket, then the socket", () => {
+  test("a ticket opens the socket, which streams a write made through the API", async () => {
+    const ticket = (await t.req("GET", "/api/user/socket", { token: admin.token })).body.ticket as string;
+    const ws = new WebSocket(`${t.listen().replace("http:", "ws:")}/api/socket?ticket=${encodeURIComponent(ticket)}`);
+    const messages: { type: string; data: { id: string } }[] = [];
+    ws.onmessage = (e) => messages.push(JSON.parse(String(e.data)));
+    await new Promise((resolve, reject) => {
+      ws.onopen = resolve;
+      ws.onclose = (e) => reject(new Error(`refused (${e.code})`));
+    });
+    try {
+      const city = (await t.req("POST", "/api/city", { token: admin.token, body: { name: "Socket City", state: "PE", country: "BR" } })).body;
+      for (let i = 0; i < 100 && !messages.some((m) => m.data?.id === city.id); i++) await Bun.sleep(20);
+      expect(messages.find((m) => m.data?.id === city.id)?.type).toBe("CITY_AFTER_INSERT");
+    } finally {
+      ws.close();
+    }
+  });
+});
