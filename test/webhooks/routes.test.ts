@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { EVENT_GROUPS } from "../../src/events/outbox";
 import { addCorp, addUser, adminIn, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../helpers";
+import { LOOPBACK_ALLOWED, receiver, verifyStandardWebhook, waitFor } from "./support";
 
 let t: TestApp;
 let admin: Awaited<ReturnType<typeof startAndLogin>>;
@@ -215,6 +216,26 @@ describe("GET /api/user/socket, then the socket", () => {
       expect(messages.find((m) => m.data?.id === city.id)?.type).toBe("CITY_AFTER_INSERT");
     } finally {
       ws.close();
+    }
+  });
+});
+
+// A delivery with the service's own timings (delivery.test.ts shortens them in-process).
+describe("a write through the API reaches a webhook", () => {
+  test("signed POST of the event to a receiver on loopback (allowed by --egress-allow)", async () => {
+    const app = await makeApp({ env: LOOPBACK_ALLOWED });
+    const r = receiver();
+    try {
+      const owner = await startAndLogin(app);
+      const hook = (await app.req("POST", "/api/webhook", { token: owner.token, body: body({ target: r.url(), groups: ["CITY_AFTER_INSERT"] }) })).body;
+      const city = (await app.req("POST", "/api/city", { token: owner.token, body: { name: "Hooked", state: "SP", country: "BR" } })).body;
+      await waitFor("the delivery", () => r.requests.length === 1);
+      const got = r.requests[0];
+      expect(JSON.parse(got.body)).toMatchObject({ type: "CITY_AFTER_INSERT", data: { id: city.id, name: "Hooked" } });
+      expect(await verifyStandardWebhook(hook.secret, got.headers, got.body, Date.now())).toBe(true);
+    } finally {
+      r.stop();
+      await app.close();
     }
   });
 });
