@@ -216,6 +216,8 @@ async function makeBinaryApp(opts: MakeAppOptions = {}): Promise<TestApp> {
   const config = loadConfig(new Map(), env);
   async function req<T = any>(method: string, path: string, o: ReqOptions = {}): Promise<Res<T>> {
     const { headers, body } = requestParts(o, "x-forwarded-for");
+    // fetch would send its own User-Agent; an in-process request carries none, which "" stands for.
+    if (!Object.keys(headers).some((h) => h.toLowerCase() === "user-agent")) headers["user-agent"] = "";
     return toRes<T>(await fetch(base + path, { method, headers, body, redirect: "manual", decompress: false } as RequestInit));
   }
   let closed = false;
@@ -236,6 +238,7 @@ async function makeBinaryApp(opts: MakeAppOptions = {}): Promise<TestApp> {
     fetch: (path: string, init: RequestInit = {}): Promise<Response> => {
       const headers = new Headers(init.headers);
       if (!headers.has("host")) headers.set("host", "localhost");
+      if (!headers.has("user-agent")) headers.set("user-agent", "");
       return fetch(base + path, { ...init, headers, redirect: "manual" });
     },
     listen: (): string => base,
