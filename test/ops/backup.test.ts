@@ -1,5 +1,6 @@
 // Backups taken while the service runs and a second process keeps writing; restore; the
 // scheduled backup with retention; the CLI.
+// source-only: reads the app's service metrics and closes its context mid-run.
 import { afterAll, expect, test } from "bun:test";
 import { chownSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -86,10 +87,10 @@ test("backup under a concurrent write load loses nothing acknowledged before it 
     const t2 = await makeApp({ dir: restoredDir });
     apps.push(t2);
     const missing: string[] = [];
-    const settingsKeys = new Set((t2.ctx.platform.$client.query("SELECT key FROM settings").all() as { key: string }[]).map((r) => r.key));
+    const settingsKeys = new Set((t2.sql().query("SELECT key FROM settings").all() as { key: string }[]).map((r) => r.key));
     const eventIds = new Map<string, Set<string>>();
     for (const id of corpIds) {
-      const rows = t2.ctx.tenants.get(id).$client.query("SELECT record_id FROM events").all() as { record_id: string }[];
+      const rows = t2.sql(id).query("SELECT record_id FROM events").all() as { record_id: string }[];
       eventIds.set(id, new Set(rows.map((r) => r.record_id)));
     }
     for (const line of ackedBefore) {

@@ -1,6 +1,7 @@
 // GET /q/{slug} as the server answers it: from Bun's router in front of Elysia (src/lib/edge.ts),
 // through the same handler app.handle reaches. Both must answer alike, record every scan, and
 // feed the request metrics.
+// source-only: reads the app's in-process request counters.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { listen } from "../../src/cli/serve";
 import { makeApp, startAndLogin, type TestApp } from "../helpers";

@@ -33,9 +33,7 @@ const hostileValue = fc.oneof(
 
 async function send(op: Operation, body: string | Uint8Array, contentType = "application/json") {
   const path = fill(op.path, Object.fromEntries(op.params.map((p) => [p.name, p.uuid ? UNKNOWN_ID : "probe"])));
-  const res = await t.app.handle(
-    new Request(`http://localhost${path}`, { method: op.method, headers: { host: "localhost", authorization: `Bearer ${admin.token}`, "content-type": contentType }, body }),
-  );
+  const res = await t.fetch(path, { method: op.method, headers: { authorization: `Bearer ${admin.token}`, "content-type": contentType }, body });
   const text = await res.text();
   if (SESSION_ENDING.has(`${op.method} ${op.path}`) && res.status === 200) {
     admin.token = JSON.parse(text).access_token;

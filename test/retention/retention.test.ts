@@ -1,5 +1,6 @@
 // Housekeeping: exactly the rows past their use are deleted, on an injected clock; a pending
 // delivery keeps its event; batches, the schedule, PRAGMA optimize, the WAL checkpoint, metrics.
+// source-only: drives the housekeeping job in-process with an injected clock.
 import { afterEach, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { existsSync, rmSync, statSync } from "node:fs";

@@ -1,5 +1,6 @@
 // Delivery of outbox events to real HTTP receivers on 127.0.0.1: signing, body, retries on an
 // injected clock, 410, redirects, timeouts, Retry-After, disabling with e-mail, egress, fairness.
+// source-only: shortens the dispatcher's timings (options.dispatchTuning).
 import { afterEach, describe, expect, test } from "bun:test";
 import { SMTPServer } from "smtp-server";
 import { PER_WEBHOOK_CONCURRENCY } from "../../src/modules/webhook/dispatcher";
@@ -223,7 +224,7 @@ describe("delivery", () => {
     // The queue (kept whether or not the log is on): after attempt n every one of the events is
     // pending with n attempts recorded, and after the last none is pending.
     const pending = () =>
-      t.ctx.tenants.get(admin.corpId).$client.query("SELECT attempts FROM webhook_deliveries WHERE webhook_id = ? AND status = 'pending'").all(w.id) as { attempts: number }[];
+      t.sql(admin.corpId).query("SELECT attempts FROM webhook_deliveries WHERE webhook_id = ? AND status = 'pending'").all(w.id) as { attempts: number }[];
     const recorded = (events: number, attempt: number) => {
       const rows = pending();
       return attempt < MAX_ATTEMPTS ? rows.length === events && rows.every((r) => r.attempts === attempt) : rows.length === 0;
