@@ -272,7 +272,7 @@ test("the key set is fetched through the egress policy: a refused address is 503
   try {
     for (const host of ["127.0.0.1", "[::ffff:127.0.0.1]", "[::127.0.0.1]"]) {
       const jwksUrl = `http://${host}:${keys.port}/keys`;
-      const app = await makeApp({ config: { oidc: { google: { clientId: GOOGLE_CLIENT, issuer: GOOGLE_ISS, jwksUrl }, microsoft: { clientId: null, issuer: "x", jwksUrl: "http://127.0.0.1:1/" } } } });
+      const app = await makeApp({ env: { CORPADMIN_OIDC_GOOGLE_CLIENT_ID: GOOGLE_CLIENT, CORPADMIN_OIDC_GOOGLE_ISSUER: GOOGLE_ISS, CORPADMIN_OIDC_GOOGLE_JWKS_URL: jwksUrl } });
       try {
         const res = await app.req("POST", "/api/auth/oidc/google/exchange", { body: { id_token: await idToken() } });
         expect(res.status).toBe(503);

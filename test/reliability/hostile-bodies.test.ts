@@ -86,13 +86,10 @@ test("invalid UTF-8, wrong content types and oversized bodies: 400, 415, 413", a
 // remembering. Each refused request must be a 400 naming a field, fast, change nothing, and leave
 // the serving process's memory where it was.
 
-/**
- * Resident memory of the process that serves the requests: this one, as the app runs in-process
- * (a spawned service would read its /proc/<pid>/status instead).
- */
+/** Resident memory of the process that serves the requests (this one, or the spawned binary). */
 async function serviceRss(): Promise<number> {
   Bun.gc(true);
-  return process.memoryUsage().rss;
+  return t.rss();
 }
 /** What a refused request must leave unchanged. */
 const stateOf = () => appChecksum(t);

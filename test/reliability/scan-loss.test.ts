@@ -1,3 +1,4 @@
+// source-only: starts and kills its own service process; the binary pass would only repeat it.
 // The README's bound on QR scans lost by a crash, measured: `bun src/main.ts serve` takes scans
 // (each with its own referer, so each can be found) beside a write load on the same corporation
 // (contract upserts that fire webhooks, metric values), and is kill -9'd several times. A scan
