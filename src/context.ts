@@ -13,6 +13,7 @@ import { EgressPolicy } from "./lib/egress";
 import { createLogger, type Logger } from "./lib/log";
 import { Mailer } from "./lib/mailer";
 import { RateLimiter } from "./lib/rate-limit";
+import { SecretBox } from "./lib/secret-box";
 import { PasswordHasher } from "./lib/passwords";
 import { CorpCache } from "./modules/auth/corp-cache";
 import type { ApiKeyVerifier, Principal } from "./modules/auth/guard";
@@ -58,6 +59,8 @@ export interface AppContext {
   audit: AuditLog;
   /** Webhook dispatcher and realtime socket timing (tests shorten them). */
   dispatchTuning: DispatchTuning;
+  /** Encrypts secrets kept for later use in clear (NAS secrets) under DATA_DIR/data.key. */
+  secrets: SecretBox;
 }
 
 export interface DispatchTuning {
@@ -69,6 +72,8 @@ export interface DispatchTuning {
   sweepMs: number;
   /** How often open sockets check that their session still lives. */
   socketCheckMs: number;
+  /** Time between the attempts of an RFC 5176 request (routes.md: 2 s). */
+  coaRetryMs: number;
 }
 
 export interface ContextOptions {
@@ -123,7 +128,7 @@ export function createContext(config: Config, options: ContextOptions = {}): App
     authChecks: [],
     apiKeys: null,
     now: options.now ?? Date.now,
-    dispatchTuning: { deliveryTimeoutMs: 15_000, tickMs: 1_000, sweepMs: 60_000, socketCheckMs: 5_000, ...options.dispatchTuning },
+    dispatchTuning: { deliveryTimeoutMs: 15_000, tickMs: 1_000, sweepMs: 60_000, socketCheckMs: 5_000, coaRetryMs: 2_000, ...options.dispatchTuning },
     onClose: (fn) => void closers.push(fn),
     deferStart(fn) {
       const timer = setTimeout(() => {
@@ -152,6 +157,7 @@ export function createContext(config: Config, options: ContextOptions = {}): App
     },
     serviceMetrics: new MetricsRegistry(),
     audit: new AuditLog(platform.$client, logger, config.auditRetentionDays, options.now ?? Date.now),
+    secrets: SecretBox.forDataDir(config.dataDir),
   };
   return ctx;
 }

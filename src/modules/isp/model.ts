@@ -105,6 +105,7 @@ const NasFields = {
   manufacturer_id: Opt(Uuid),
   pop_id: Opt(Uuid),
   layout_id: Opt(Uuid),
+  coa_port: Opt(t.Integer({ minimum: 1, maximum: 65535, description: "UDP port of the NAS's RFC 5176 listener (default 3799)" })),
 };
 const Secret = t.String({ minLength: 8, maxLength: 128 });
 export const NasCreateInput = t.Object({ ...NasFields, secret: Secret });
@@ -117,6 +118,7 @@ export const Nas = t.Object({
   manufacturer_id: Nullable(Uuid),
   pop_id: Nullable(Uuid),
   layout_id: Nullable(Uuid),
+  coa_port: t.Integer(),
   status: t.Boolean(),
   ...Stamps,
 });

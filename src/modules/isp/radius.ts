@@ -91,7 +91,7 @@ export function radiusRoutes(ctx: AppContext) {
         return;
       }
       const nas = radiusNas(caller, record.nasIp);
-      await accounting.write(caller.db, record.build(nas.id, contractIdByUsername(caller.db, record.username)));
+      await accounting.write(caller.db, record.build(nas.id, contractIdByUsername(caller.db, record.username)), record.interimInterval);
       set.status = 204;
     },
     {
