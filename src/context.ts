@@ -20,6 +20,7 @@ import type { ApiKeyVerifier, Principal } from "./modules/auth/guard";
 import { PermissionCache } from "./modules/auth/permissions";
 import { Sessions } from "./modules/auth/sessions";
 import type { Migration } from "./db/migrations";
+import type { ContractConnection } from "./modules/contract/service";
 import { AuditLog } from "./modules/ops/audit";
 import { MetricsRegistry } from "./modules/ops/metrics";
 
@@ -41,6 +42,12 @@ export interface AppContext {
   clientIp: ClientIpResolver;
   /** Checks run on every token request after the session is found (safe IP ranges, ...). */
   authChecks: ((p: Principal) => void)[];
+  /**
+   * Told after a committed change to a contract (status, connection settings, ...), with its
+   * connection state before the change; the ISP module disconnects or re-authorizes its RADIUS
+   * sessions. Listeners must return at once (they schedule their work).
+   */
+  contractWatchers: ((change: ContractChange) => void)[];
   /** Verifies external-app API keys; set by the registry module. */
   apiKeys: ApiKeyVerifier | null;
   /** Current time; tests inject a clock to drive schedules, retries and expiries. */
@@ -61,6 +68,15 @@ export interface AppContext {
   dispatchTuning: DispatchTuning;
   /** Encrypts secrets kept for later use in clear (NAS secrets) under DATA_DIR/data.key. */
   secrets: SecretBox;
+}
+
+export interface ContractChange {
+  corpId: string;
+  contractId: string;
+  /** What RADIUS renders from, before the change (contract/service.ts contractConnection); null: new. */
+  before: ContractConnection | null;
+  actorUserId: string | null;
+  ip: string | null;
 }
 
 export interface DispatchTuning {
@@ -126,6 +142,7 @@ export function createContext(config: Config, options: ContextOptions = {}): App
     builtinServerId,
     clientIp: options.clientIp ?? clientIpResolver(config.trustedProxies),
     authChecks: [],
+    contractWatchers: [],
     apiKeys: null,
     now: options.now ?? Date.now,
     dispatchTuning: { deliveryTimeoutMs: 15_000, tickMs: 1_000, sweepMs: 60_000, socketCheckMs: 5_000, coaRetryMs: 2_000, ...options.dispatchTuning },

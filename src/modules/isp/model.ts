@@ -96,7 +96,14 @@ export const Pool = t.Object({
   pop_id: Nullable(Uuid),
   nas_id: Nullable(Uuid),
   status: t.Boolean(),
+  size: Nullable(t.Integer({ description: "IPv4: every address of the cidr, network and broadcast included; IPv6: null" })),
+  used: t.Integer({ description: "distinct addresses inside it held by online sessions or set as contracts' static addresses" }),
   ...Stamps,
+});
+export const PoolUsage = t.Object({
+  size: Nullable(t.Integer()),
+  used: t.Integer(),
+  items: t.Array(t.Object({ address: t.String(), source: t.Union([t.Literal("session"), t.Literal("contract")]), id: Uuid })),
 });
 
 const NasFields = {
