@@ -109,7 +109,9 @@ export function listAttempts(db: TenantDb, query: ListParams) {
   if (from && to && from > to) throw invalid("from", "must not be after to");
   if (from) where.push(gte(ispRadiusAttempts.at, from));
   if (to) where.push(lte(ispRadiusAttempts.at, to));
-  return listRows(db, ispRadiusAttempts, { q: [ispRadiusAttempts.username], defaultSort: "-at", extraKeys: ["from", "to"] }, query, (r: Row) => ({ ...r, outcome: r.outcome as AttemptOutcome }), [and(...where)]);
+  // Newest first: -id is -at with the order of arrival among equal instants (the id is a UUIDv7
+  // taken with `at`), which ?sort=-at would break by id ascending.
+  return listRows(db, ispRadiusAttempts, { q: [ispRadiusAttempts.username], defaultSort: "-id", extraKeys: ["from", "to"] }, query, (r: Row) => ({ ...r, outcome: r.outcome as AttemptOutcome }), [and(...where)]);
 }
 
 export function attemptRoutes(log: AttemptLog, guard: ReturnType<typeof authGuard>) {

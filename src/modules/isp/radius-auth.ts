@@ -98,7 +98,8 @@ export function radiusNas(caller: RadiusCaller & { basicSecret: string | null },
   const nas = ip ? cachedNas(snap, caller.db, ip, nasByIp) : null;
   if (caller.basicSecret !== null) {
     const ok = secretMatches(nas ?? DUMMY, caller.basicSecret);
-    if (!nas || !ok) throw refused("credential-invalid", "Invalid corporation or NAS secret");
+    // The answer does not tell an unknown NAS from a wrong secret; the operator's attempt log does.
+    if (!nas || !ok) throw refused(nas ? "credential-invalid" : "nas-unknown", "Invalid corporation or NAS secret");
   }
   if (!nas) throw refused("nas-unknown", `No NAS is registered with address ${nasIp}`);
   if (!nas.status) throw refused("nas-inactive", "The NAS is inactive");
