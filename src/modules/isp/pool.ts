@@ -8,7 +8,7 @@ import type { AppContext } from "../../context";
 import { writeTx, type TenantDb } from "../../db/sqlite";
 import { ispNas, ispPools, ispPops } from "../../db/tenant/schema";
 import { created, noContent } from "../../lib/http";
-import { listRows, type ListParams } from "../../lib/list";
+import { listClauses, listRows, type ListParams } from "../../lib/list";
 import { invalid } from "../../lib/problem";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
 import { nowIso, toIso } from "../../lib/time";
@@ -99,9 +99,39 @@ function values(db: Q, input: PoolInput) {
   };
 }
 
+const LIST = { q: [ispPools.name, ispPools.cidr] };
+const USAGE_FIELDS = ["size", "used"] as const;
+
+/**
+ * The list convention over the stored fields, plus `size` and `used`, which are computed (IP
+ * ranges are not SQL): with either in ?sort or as a filter, the matching pools (a corporation has
+ * tens, not thousands) are read whole and sorted, filtered and paged here.
+ */
 export function listPools(ctx: AppContext, db: TenantDb, query: ListParams) {
   const inUse = addressesInUse(db, toIso(ctx.now()));
-  return listRows(db, ispPools, { q: [ispPools.name, ispPools.cidr] }, query, (r: Row) => poolView(r, inUse));
+  const view = (r: Row) => poolView(r, inUse);
+  const sortField = query.sort?.replace(/^-/, "");
+  const usageFilters = USAGE_FIELDS.filter((f) => query[f] !== undefined);
+  if (!usageFilters.length && !USAGE_FIELDS.includes(sortField as (typeof USAGE_FIELDS)[number])) return listRows(db, ispPools, LIST, query, view);
+  const rest: ListParams = { ...query, page: undefined, limit: undefined, sort: USAGE_FIELDS.includes(sortField as "size") ? undefined : query.sort };
+  for (const f of usageFilters) delete rest[f];
+  const { where, order } = listClauses(ispPools, LIST, rest);
+  let items = db.select().from(ispPools).where(where).orderBy(...order).all().map(view);
+  for (const f of usageFilters) {
+    const raw = query[f];
+    const text = Array.isArray(raw) ? String(raw[raw.length - 1]) : String(raw);
+    const wanted = text === "null" ? null : Number(text);
+    if (wanted !== null && (text.trim() === "" || !Number.isFinite(wanted))) throw invalid(f, "must be a number");
+    items = items.filter((p) => p[f] === wanted);
+  }
+  if (sortField === "size" || sortField === "used") {
+    const dir = query.sort!.startsWith("-") ? -1 : 1;
+    // Stable: ties keep creation order, as listRows's secondary order by id.
+    items.sort((a, b) => dir * ((a[sortField] ?? -1) - (b[sortField] ?? -1)) || (a.id < b.id ? -1 : 1));
+  }
+  const page = query.page ?? 1;
+  const limit = query.limit ?? 50;
+  return { items: items.slice((page - 1) * limit, page * limit), page, limit, total: items.length };
 }
 
 export function createPool(db: TenantDb, input: PoolInput): Row {
