@@ -236,6 +236,35 @@ describe("RFC 5176 disconnect", () => {
     await until(() => auditRows("isp.disconnect").find((r) => r.reason === "contract INACTIVE" && r.target.includes("goes-inactive")));
   });
 
+  test("an alter to SUSPENDED, and an external app's upsert to CANCELLED, disconnect too", async () => {
+    answer = () => ({ code: "Disconnect-ACK" });
+    const c = await contractWith(t, admin.token, { username: "altered" });
+    const { sid } = await start("altered");
+    const body = { customer_id: c.customer.id, number: c.contract.number, start_date: "2025-01-01", total_value: 99.9, contract_status: "SUSPENDED", address: { line1: "Rua 1", city_id: c.city.id } };
+    expect((await t.req("PUT", `/api/contract/${c.contract.id}`, { token: admin.token, body })).status).toBe(200);
+    expect((await until(() => nas.received.find((r) => r.attributes.some((a) => a.value === sid)))).code).toBe("Disconnect-Request");
+
+    const app = await must(t, admin.token, "POST", "/api/externalapp", { name: "erp-radius" });
+    const city = { identity: "C-1", name: "Campinas", state: "SP", country: "BR" };
+    const doc = (status: string) => ({
+      identity: "EXT-1",
+      customer: { identity: "P-1", name: "Ext Customer", address: { line1: "Rua 9", city } },
+      number: "EXT-0001",
+      start_date: "2025-01-01",
+      total_value: 10,
+      contract_status: status,
+      address: { line1: "Rua 9", city },
+    });
+    const created = await t.req("POST", "/api/contract/create/externalapp/name/erp-radius", { apiKey: app.api_key, body: doc("ACTIVE") });
+    expect(created.status).toBe(200);
+    await must(t, admin.token, "POST", `/api/contract/${created.body.id}/config`, { username: "from-erp" });
+    const ext = await start("from-erp");
+    expect((await t.req("POST", "/api/contract/create/externalapp/name/erp-radius", { apiKey: app.api_key, body: doc("CANCELLED") })).status).toBe(200);
+    expect((await until(() => nas.received.find((r) => r.attributes.some((a) => a.value === ext.sid)))).code).toBe("Disconnect-Request");
+    // No actor for a change an external app made; the cause says why.
+    await until(() => auditRows("isp.disconnect").find((r) => r.reason === "contract CANCELLED" && r.actor_user_id === null));
+  });
+
   test("a speed change sends a CoA-Request with the re-rendered layout; a password change sends nothing", async () => {
     answer = (p) => ({ code: p.code === "CoA-Request" ? "CoA-ACK" : "Disconnect-ACK" });
     const c = await contractWith(t, admin.token, { username: "gets-faster", password: "pass-0001", max_upload: "5M", max_download: "10M", pool_name_ipv4: "pool-a" });
