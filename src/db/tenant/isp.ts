@@ -190,7 +190,7 @@ export const ispRadiusSessions = sqliteTable(
     output_packets: integer("output_packets").notNull().default(0),
     session_time: integer("session_time").notNull().default(0),
     terminate_cause: text("terminate_cause"),
-    /** When corpadmin last heard of it (its clock; the retention cutoff). */
+    /** When corpadmin last heard of it (its clock). */
     received_at: text("received_at").notNull(),
     created_at: text("created_at").notNull(),
   },
@@ -201,7 +201,8 @@ export const ispRadiusSessions = sqliteTable(
     index("isp_radius_sessions_started").on(t.started_at),
     index("isp_radius_sessions_contract").on(t.contract_id, t.started_at),
     index("isp_radius_sessions_username").on(t.username, t.started_at),
-    index("isp_radius_sessions_received").on(t.received_at),
+    // No index on received_at: every record moves a session's entry in each index holding a
+    // column it updates; retention finds old sessions through the stale_at index instead.
   ],
 );
 

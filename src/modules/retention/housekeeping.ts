@@ -12,7 +12,7 @@
 //                                  (first try or retrying) delivery still needs its payload
 //             webhook_deliveries   succeeded or failed, last touched before the same retention
 //             isp_radius_accounting received before --accounting-retention-days (0: kept)
-//             isp_radius_sessions  last heard of before the same retention (closed or stale by then)
+//             isp_radius_sessions  stale (no record) since before the same retention
 //             isp_radius_attempts  made before --radius-attempt-retention-days (0: kept)
 //             metric_values        timed (their own `at`, which a client may set in the past)
 //                                  before --metric-value-retention-days (0: kept)
@@ -168,10 +168,12 @@ function tenantPrunes(now: number, { eventDays, accountingDays, radiusAttemptDay
       sql: "SELECT rowid FROM isp_radius_accounting WHERE id < ?3 AND received_at < ?1 LIMIT ?2",
       params: [toIso(cutoff), uuidV7Floor(cutoff + ID_SLACK_MS)],
     });
-    // A session goes with its records: one not heard of since the cutoff (the received_at index).
+    // A session goes with its records. stale_at is its last record's received_at plus at most
+    // three interim intervals, so a session goes that much after its last record (through the
+    // (open, stale_at) index, which the accounting writer keeps anyway).
     out.push({
       table: "isp_radius_sessions",
-      sql: "SELECT rowid FROM isp_radius_sessions WHERE received_at < ?1 LIMIT ?2",
+      sql: "SELECT rowid FROM isp_radius_sessions WHERE open IN (0, 1) AND stale_at < ?1 LIMIT ?2",
       params: [toIso(cutoff)],
     });
   }

@@ -38,6 +38,5 @@ CREATE INDEX `isp_radius_sessions_open` ON `isp_radius_sessions` (`open`,`stale_
 CREATE INDEX `isp_radius_sessions_started` ON `isp_radius_sessions` (`started_at`);--> statement-breakpoint
 CREATE INDEX `isp_radius_sessions_contract` ON `isp_radius_sessions` (`contract_id`,`started_at`);--> statement-breakpoint
 CREATE INDEX `isp_radius_sessions_username` ON `isp_radius_sessions` (`username`,`started_at`);--> statement-breakpoint
-CREATE INDEX `isp_radius_sessions_received` ON `isp_radius_sessions` (`received_at`);--> statement-breakpoint
 ALTER TABLE `isp_nas` ADD `secret_enc` text;--> statement-breakpoint
 ALTER TABLE `isp_nas` ADD `coa_port` integer DEFAULT 3799 NOT NULL;
