@@ -1,10 +1,14 @@
 // RADIUS authorize attempts: who tried to connect through which NAS, and why they were refused
 // (the "why can't this customer connect" screen). Authorize only appends to memory; the buffer is
-// committed in one transaction per corporation every second, or at once when it reaches 1,000
-// attempts, and when the service stops. Bound on loss: a crash loses at most the attempts of the
-// last second (never more than 1,000 per corporation); an attempt is a diagnostic, not a record
-// anyone is billed by. No password is ever part of an attempt. The list route commits the buffer
-// before it reads, so what it shows is complete up to the request.
+// committed in one transaction per corporation every 100 ms, or at once when it reaches 200
+// attempts, and when the service stops; small batches keep each write (on the event loop) to
+// about a millisecond at 1,000 attempts a second. Those commits skip the fsync (synchronous =
+// NORMAL for that transaction; WAL keeps the file consistent): the next ordinary commit on the
+// database, or a checkpoint, makes them durable. Bound on loss: a crash or power cut loses the
+// attempts not yet committed (≤ 100 ms, ≤ 200 per corporation) plus, on power loss only, those
+// committed since that database's last fsync; an attempt is a diagnostic, nobody is billed by it.
+// No password is ever part of an attempt. The list route commits the buffer before it reads, so
+// what it shows is complete up to the request.
 import { Elysia, t } from "elysia";
 import { and, gte, lte, type SQL } from "drizzle-orm";
 import type { AppContext } from "../../context";
@@ -31,8 +35,8 @@ export interface Attempt {
 
 type Row = typeof ispRadiusAttempts.$inferSelect;
 
-const FLUSH_MS = 1_000;
-const FLUSH_AT = 1_000;
+const FLUSH_MS = 100;
+const FLUSH_AT = 200;
 
 export class AttemptLog {
   private buffers = new Map<TenantDb, Row[]>();
@@ -64,11 +68,17 @@ export class AttemptLog {
     const rows = this.buffers.get(db);
     if (!rows?.length) return;
     this.buffers.delete(db);
+    const sqlite = db.$client;
     try {
-      const insert = db.$client.query("INSERT INTO isp_radius_attempts (id, at, username, nas_id, nas_ip, outcome, reason) VALUES (?, ?, ?, ?, ?, ?, ?)");
-      db.$client.transaction(() => {
-        for (const r of rows) insert.run(r.id, r.at, r.username, r.nas_id, r.nas_ip, r.outcome, r.reason);
-      })();
+      const insert = sqlite.query("INSERT INTO isp_radius_attempts (id, at, username, nas_id, nas_ip, outcome, reason) VALUES (?, ?, ?, ?, ?, ?, ?)");
+      sqlite.exec("PRAGMA synchronous = NORMAL");
+      try {
+        sqlite.transaction(() => {
+          for (const r of rows) insert.run(r.id, r.at, r.username, r.nas_id, r.nas_ip, r.outcome, r.reason);
+        }).immediate();
+      } finally {
+        sqlite.exec("PRAGMA synchronous = FULL");
+      }
     } catch (err) {
       // A closed or failing database: the attempts are diagnostics, logged and let go.
       this.ctx.logger.warn("writing RADIUS attempts failed", { error: String(err), attempts: rows.length });

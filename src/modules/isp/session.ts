@@ -17,7 +17,7 @@ import { contractConnection, findContract, type ContractConnection } from "../co
 import { sendDynamicAuth, type DynamicAuthKind, type DynamicAuthResult } from "./coa-client";
 import { nasSecret, type NasRow } from "./nas";
 import { renderLayout, type RenderedAttribute } from "./render";
-import { dictionaryName, valueName, type Attribute } from "./rfc5176";
+import { dictionaryName, RadiusCodecError, valueName, type Attribute } from "./rfc5176";
 
 type SessionRow = typeof ispRadiusSessions.$inferSelect;
 const STATES = ["online", "stale", "closed"] as const;
@@ -187,6 +187,8 @@ async function send(ctx: AppContext, p: Prepared, kind: DynamicAuthKind, attribu
   } catch (err) {
     // An attribute the dictionary cannot encode, or a socket error: nothing (more) was sent.
     ctx.audit.record({ action, outcome: "failure", actor_user_id: actor.userId, corp_id: actor.corpId, target: `session:${p.session.id}`, ip: actor.ip, reason: `not sent: ${(err as Error).message}` });
+    // A stored value RADIUS cannot carry (longer than 253 octets, ...): the session's state, not the request, is at fault.
+    if (err instanceof RadiusCodecError) throw conflict(`The request cannot be encoded: ${err.message}`);
     throw err;
   }
   const causeName = result.error_cause === null ? null : valueName("Error-Cause", result.error_cause);
