@@ -93,6 +93,20 @@ describe("RADIUS sessions", () => {
     clockOffset = 0;
   });
 
+  test("a layout that hands out Acct-Interim-Interval sets the stale window of its NAS's sessions", async () => {
+    const attr = await must(t, admin.token, "POST", "/api/isp/radius-attribute", { name: "Acct-Interim-Interval", type: "integer" });
+    const layout = await must(t, admin.token, "POST", "/api/isp/layout", { name: "interim-120" });
+    await must(t, admin.token, "POST", `/api/isp/layout/${layout.id}/attribute`, { attribute_id: attr.id, operator: ":=", value: "120" });
+    await must(t, admin.token, "POST", "/api/isp/nas", { name: "bng-interim", ip: "127.0.0.2", secret: SECRET, layout_id: layout.id });
+    expect((await acct({ "NAS-IP-Address": "127.0.0.2", "Acct-Status-Type": "Start", "User-Name": "interim-user", "Acct-Session-Id": "int-1" })).status).toBe(204);
+    const s = (await get("/api/isp/session?acct_session_id=int-1")).body.items[0];
+    clockOffset = 5 * 60_000;
+    expect((await get(`/api/isp/session/${s.id}`)).body.state).toBe("online");
+    clockOffset = 7 * 60_000;
+    expect((await get(`/api/isp/session/${s.id}`)).body.state).toBe("stale");
+    clockOffset = 0;
+  });
+
   test("list: filters by state, contract, NAS, username, time; default sort -started_at; bad input 400", async () => {
     const a = await start("lister");
     await Bun.sleep(2);

@@ -4,6 +4,7 @@
 import { timingSafeEqual } from "node:crypto";
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context";
+import type { TenantDb } from "../../db/sqlite";
 import { notFound } from "../../lib/problem";
 import { AccountingWriter, parseAccounting } from "./accounting";
 import { renderLayout } from "./render";
@@ -30,6 +31,16 @@ const digest = (s: string) => Bun.SHA256.hash(s) as Uint8Array;
 const samePassword = (a: string, b: string) => timingSafeEqual(digest(a), digest(b));
 
 export const AccountingBodySchema = t.Record(t.String({ maxLength: 128 }), t.Unknown(), { maxProperties: 256 });
+
+/**
+ * The Acct-Interim-Interval the NAS's layout hands out, when it is a plain number: what the NAS
+ * was told, since most NAS do not repeat it in their accounting records.
+ */
+function layoutInterimInterval(snap: ReturnType<typeof radiusSnapshot>, db: TenantDb, layoutId: string | null): number | null {
+  if (!layoutId) return null;
+  const t = cachedLayout(snap, db, layoutId).templates.find((a) => a.name.toLowerCase() === "acct-interim-interval");
+  return t && /^\d{1,6}$/.test(t.value.trim()) && Number(t.value) > 0 ? Number(t.value) : null;
+}
 
 export function radiusRoutes(ctx: AppContext, attempts: AttemptLog) {
   const callers = new WeakMap<Request, Caller>();
@@ -103,8 +114,10 @@ export function radiusRoutes(ctx: AppContext, attempts: AttemptLog) {
         set.status = 204;
         return;
       }
-      const nas = radiusNas(caller, record.nasIp);
-      await accounting.write(caller.db, record.build(nas.id, contractIdByUsername(caller.db, record.username)), record.interimInterval);
+      const snap = radiusSnapshot(caller.db);
+      const nas = radiusNas(caller, record.nasIp, snap);
+      const interim = record.interimInterval ?? layoutInterimInterval(snap, caller.db, nas.layout_id);
+      await accounting.write(caller.db, record.build(nas.id, contractIdByUsername(caller.db, record.username)), interim);
       set.status = 204;
     },
     {
