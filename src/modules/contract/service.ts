@@ -368,6 +368,13 @@ export function contractConnection(db: Db, contractId: string): ContractConnecti
   return { contract: { id: c.id, number: c.number, contract_status: c.contract_status, contract_stage: c.contract_stage, customer_id: c.customer_id }, config };
 }
 
+/** Every contract's static addresses (connection settings ipv4/ipv6; ipv6 may be a prefix). */
+export function staticAddresses(db: Db): { contract_id: string; ipv4: string | null; ipv6: string | null }[] {
+  return clientOf(db)
+    .query<{ contract_id: string; ipv4: string | null; ipv6: string | null }, []>("SELECT contract_id, ipv4, ipv6 FROM contract_configs WHERE ipv4 IS NOT NULL OR ipv6 IS NOT NULL")
+    .all();
+}
+
 /** Tells the context's contract watchers (the ISP module's RADIUS sessions) of a committed change. */
 export function contractChanged(ctx: AppContext, change: ContractChange): void {
   for (const w of ctx.contractWatchers) {

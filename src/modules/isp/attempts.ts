@@ -12,7 +12,7 @@
 import { Elysia, t } from "elysia";
 import { and, gte, lte, type SQL } from "drizzle-orm";
 import type { AppContext } from "../../context";
-import type { TenantDb } from "../../db/sqlite";
+import { writeTx, type TenantDb } from "../../db/sqlite";
 import { ispRadiusAttempts } from "../../db/tenant/schema";
 import { newId } from "../../lib/ids";
 import { listRows, type ListParams } from "../../lib/list";
@@ -73,9 +73,9 @@ export class AttemptLog {
       const insert = sqlite.query("INSERT INTO isp_radius_attempts (id, at, username, nas_id, nas_ip, outcome, reason) VALUES (?, ?, ?, ?, ?, ?, ?)");
       sqlite.exec("PRAGMA synchronous = NORMAL");
       try {
-        sqlite.transaction(() => {
+        writeTx(db, () => {
           for (const r of rows) insert.run(r.id, r.at, r.username, r.nas_id, r.nas_ip, r.outcome, r.reason);
-        }).immediate();
+        });
       } finally {
         sqlite.exec("PRAGMA synchronous = FULL");
       }

@@ -14,6 +14,7 @@ import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
 import { nowIso, toIso } from "../../lib/time";
 import type { authGuard } from "../auth/guard";
 import { canonicalCidr, checkRef, checkUniqueName, requireRow, setStatus, type Q } from "./common";
+import { staticAddresses } from "../contract/service";
 import { Pool, PoolInput, PoolUsage } from "./model";
 
 type Row = typeof ispPools.$inferSelect;
@@ -47,10 +48,7 @@ function addressesInUse(db: TenantDb, now: string): InUse[] {
     const parsed = parsedAddress(s.framed_ip);
     if (parsed) out.push({ address: s.framed_ip, source: "session", id: s.id, parsed });
   }
-  const configs = db.$client
-    .query<{ contract_id: string; ipv4: string | null; ipv6: string | null }, []>("SELECT contract_id, ipv4, ipv6 FROM contract_configs WHERE ipv4 IS NOT NULL OR ipv6 IS NOT NULL")
-    .all();
-  for (const c of configs) {
+  for (const c of staticAddresses(db)) {
     for (const a of [c.ipv4, c.ipv6]) {
       const parsed = a ? parsedAddress(a) : null;
       if (parsed) out.push({ address: a!, source: "contract", id: c.contract_id, parsed });
