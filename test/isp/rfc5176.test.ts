@@ -4,9 +4,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sendDynamicAuth } from "../../src/modules/isp/coa-client";
 import { decodeRequest, decodeResponse, encodeRequest, encodeResponse, RadiusCodecError } from "../../src/modules/isp/rfc5176";
+import { makeApp, startAndLogin } from "../helpers";
 import { FREERADIUS_MISSING, RADCLIENT_MISSING, startFreeradiusCoa, startResponder, type CoaListener } from "./coa-harness";
 
 const SECRET = "coa-secret-0001";
+for (const missing of [FREERADIUS_MISSING, RADCLIENT_MISSING]) if (missing) console.warn(`skipping FreeRADIUS interoperability tests: ${missing}`);
 
 describe("codec", () => {
   test("a request round-trips, vendor attributes included, and a wrong secret or a changed octet is refused", () => {
@@ -78,6 +80,24 @@ describe.skipIf(FREERADIUS_MISSING !== null)("corpadmin's requests to FreeRADIUS
     expect(fr.requests()).toContain("CoA-Request joao s2   10M/20M");
     const nak = await sendDynamicAuth("coa", target(), [{ name: "User-Name", value: "nak-me" }, { name: "Acct-Session-Id", value: "s3" }], { intervalMs: 1000 });
     expect(nak).toMatchObject({ outcome: "nak", error_cause: 503, attempts: 1 });
+  });
+
+  test("through HTTP: POST /api/isp/session/{id}/disconnect, signed with the NAS secret kept sealed, is ACKed by FreeRADIUS", async () => {
+    const t = await makeApp({ options: { dispatchTuning: { coaRetryMs: 500 } } });
+    try {
+      const admin = await startAndLogin(t);
+      const nas = await t.req("POST", "/api/isp/nas", { token: admin.token, body: { name: "fr-nas", ip: "127.0.0.1", secret: SECRET, coa_port: fr.port } });
+      expect(nas.body.coa_port).toBe(fr.port);
+      const authorization = `Basic ${Buffer.from(`acme:${SECRET}`).toString("base64")}`;
+      const body = { "Acct-Status-Type": "Start", "User-Name": "http-user", "Acct-Session-Id": "http-1", "NAS-IP-Address": "127.0.0.1", "Framed-IP-Address": "100.64.1.1" };
+      expect((await t.req("POST", "/api/isp/radius/accounting", { body, headers: { authorization } })).status).toBe(204);
+      const session = (await t.req("GET", "/api/isp/session?username=http-user", { token: admin.token })).body.items[0];
+      const res = await t.req("POST", `/api/isp/session/${session.id}/disconnect`, { token: admin.token });
+      expect(res.body).toMatchObject({ kind: "disconnect", outcome: "ack", attempts: 1 });
+      expect(fr.requests()).toContain("Disconnect-Request http-user http-1 127.0.0.1 100.64.1.1 ");
+    } finally {
+      await t.close();
+    }
   });
 
   test("signed with the wrong secret, FreeRADIUS drops it: timeout after 3 attempts", async () => {
