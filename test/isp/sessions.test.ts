@@ -73,6 +73,29 @@ describe("RADIUS sessions", () => {
     expect((await get(`/api/isp/session/${id}`)).body.state).toBe("closed");
   });
 
+  test("Accounting-On (the NAS restarted) closes its open sessions; an id it reuses afterwards is a new session", async () => {
+    const sid = `reused-${++n}`;
+    const T = 1767225600; // 2026-01-01T00:00:00Z
+    await acct({ "Acct-Status-Type": "Start", "User-Name": "reuse", "Acct-Session-Id": sid, "Event-Timestamp": T });
+    await acct({ "Acct-Status-Type": "Interim-Update", "User-Name": "reuse", "Acct-Session-Id": sid, "Acct-Session-Time": 600, "Event-Timestamp": T + 600 });
+    const other = await start("reuse-2");
+    expect((await acct({ "Acct-Status-Type": "Accounting-On", "Event-Timestamp": T + 1000 })).status).toBe(204);
+    const closed = (await get(`/api/isp/session?acct_session_id=${sid}`)).body.items[0];
+    expect(closed).toMatchObject({ state: "closed", stopped_at: "2026-01-01T00:16:40.000+00:00", terminate_cause: "NAS-Reboot" });
+    expect((await get(`/api/isp/session/${other.id}`)).body.state).toBe("closed");
+    // After the reboot the NAS numbers sessions from the start again: its Start (session time 0, as
+    // the old one's) is taken for a retransmission of the old record, so the Interim-Update opens it.
+    await acct({ "Acct-Status-Type": "Start", "User-Name": "reuse", "Acct-Session-Id": sid, "Event-Timestamp": T + 2000 });
+    await acct({ "Acct-Status-Type": "Interim-Update", "User-Name": "reuse", "Acct-Session-Id": sid, "Acct-Session-Time": 300, "Event-Timestamp": T + 2300 });
+    // A late retransmission of the first session's Interim-Update (its start is before the reboot) is not a new session.
+    await acct({ "Acct-Status-Type": "Interim-Update", "User-Name": "reuse", "Acct-Session-Id": sid, "Acct-Session-Time": 240, "Acct-Delay-Time": 900, "Event-Timestamp": T + 240 });
+    const list = (await get(`/api/isp/session?acct_session_id=${sid}`)).body.items;
+    expect(list.map((s: { state: string; session_time: number; started_at: string }) => [s.state, s.session_time, s.started_at])).toEqual([
+      ["online", 300, "2026-01-01T00:33:20.000+00:00"],
+      ["closed", 600, "2026-01-01T00:00:00.000+00:00"],
+    ]);
+  });
+
   test("a session whose Start was lost is opened by its Interim-Update, dated back by its session time", async () => {
     const sid = `lost-${++n}`;
     await acct({ "Acct-Status-Type": "Interim-Update", "User-Name": "joao", "Acct-Session-Id": sid, "Acct-Session-Time": 3600, "Event-Timestamp": 1767229200 });

@@ -79,8 +79,11 @@ function eventAt(body: AccountingBody): string | null {
 }
 
 export type ParsedAccounting =
-  /** A status corpadmin does not keep (Accounting-On/Off, ...): acknowledged and dropped. */
-  | { status: null; nasIp: string | null }
+  /**
+   * A status corpadmin does not keep (Accounting-On/Off, ...): acknowledged and dropped. For
+   * Accounting-On/Off (the NAS restarted), `nasRestart` says when and why its sessions ended.
+   */
+  | { status: null; nasIp: string | null; nasRestart: { at: string; cause: string } | null }
   | {
       status: string;
       nasIp: string;
@@ -96,7 +99,10 @@ export function parseAccounting(body: AccountingBody): ParsedAccounting {
   if (statusText === null) throw invalid("Acct-Status-Type", "is required");
   const status = STATUS_NAMES[statusText.toLowerCase()] ?? null;
   const nasIp = text(body, "NAS-IP-Address") ?? text(body, "NAS-IPv6-Address");
-  if (status === null) return { status, nasIp };
+  if (status === null) {
+    const restart = ["7", "8", "accounting-on", "accounting-off"].includes(statusText.toLowerCase());
+    return { status, nasIp, nasRestart: restart ? { at: eventAt(body) ?? nowIso(), cause: text(body, "Acct-Terminate-Cause") ?? "NAS-Reboot" } : null };
+  }
   const username = text(body, "User-Name");
   const sessionId = text(body, "Acct-Session-Id");
   const missing = [username === null && "User-Name", sessionId === null && "Acct-Session-Id", nasIp === null && "NAS-IP-Address"].filter(Boolean) as string[];
@@ -125,6 +131,15 @@ export function parseAccounting(body: AccountingBody): ParsedAccounting {
   return { status, nasIp: nasIp!, username: username!, interimInterval: interim || null, build: (nasId, contractId) => ({ id: newId(), ...row, nas_id: nasId, contract_id: contractId }) };
 }
 
+/** Accounting-On/Off: the NAS restarted, so every session still open on it has ended. */
+export function closeNasSessions(db: TenantDb, nasId: string, restart: { at: string; cause: string }): number {
+  return writeTx(db, () =>
+    db.$client
+      .query("UPDATE isp_radius_sessions SET open = 0, stopped_at = ?2, updated_at = ?2, terminate_cause = coalesce(terminate_cause, ?3), received_at = ?4 WHERE open = 1 AND nas_id = ?1")
+      .run(nasId, restart.at, restart.cause, nowIso()).changes,
+  );
+}
+
 interface Pending {
   row: AccountingRow;
   interimInterval: number | null;
@@ -139,7 +154,7 @@ export const STALE_INTERVALS = 3;
 type SessionRow = typeof ispRadiusSessions.$inferSelect;
 interface SessionStatements {
   /** Every session with that key: one, unless the NAS reused the id (after a reboot). */
-  byKey: Statement<Pick<SessionRow, "id" | "session_time" | "started_at"> & { open: number }, [string, string]>;
+  byKey: Statement<Pick<SessionRow, "id" | "session_time" | "started_at" | "stopped_at"> & { open: number }, [string, string]>;
   insert: Statement<unknown, [Record<string, string | number | null>]>;
   update: Statement<unknown, [Record<string, string | number | null>]>;
 }
@@ -150,7 +165,7 @@ function statementsOf(sqlite: Database): SessionStatements {
   if (!s) {
     s = {
       // Not ORDER BY ... LIMIT 1: that costs several times the read of the one row there usually is.
-      byKey: sqlite.prepare("SELECT id, session_time, open, started_at FROM isp_radius_sessions WHERE nas_id = ?1 AND acct_session_id = ?2"),
+      byKey: sqlite.prepare("SELECT id, session_time, open, started_at, stopped_at FROM isp_radius_sessions WHERE nas_id = ?1 AND acct_session_id = ?2"),
       insert: sqlite.prepare(
         `INSERT INTO isp_radius_sessions (id, nas_id, acct_session_id, username, contract_id, framed_ip, calling_station_id, started_at, updated_at,
            stopped_at, open, stale_at, input_bytes, output_bytes, input_packets, output_packets, session_time, terminate_cause, received_at, created_at)
@@ -178,7 +193,9 @@ function statementsOf(sqlite: Database): SessionStatements {
  * already closed is the NAS reusing the id: a new session); Interim-Update refreshes counters and
  * the stale deadline; Stop closes it. A record for a session never started (its Start lost) opens
  * one dated back by Acct-Session-Time. A record older than what the session holds (a late
- * retransmission) or arriving after the Stop changes nothing.
+ * retransmission) changes nothing; so does one for a closed session, unless that record's own
+ * start (its time less Acct-Session-Time) is after the Stop: the NAS restarted and reused the id
+ * (its new Start, at session time 0 like the old one's, is taken for a retransmission).
  */
 export function applyToSession(sqlite: Database, row: AccountingRow, interimInterval: number | null): void {
   const s = statementsOf(sqlite);
@@ -202,13 +219,14 @@ export function applyToSession(sqlite: Database, row: AccountingRow, interimInte
   };
   let latest: ReturnType<typeof s.byKey.get> = null;
   for (const r of s.byKey.all(row.nas_id, row.session_id)) if (!latest || r.started_at > latest.started_at) latest = r;
-  if (latest && (latest.open === 1 || row.status_type !== "Start")) {
+  const startedAt = row.status_type === "Start" ? row.event_at : toIso(Date.parse(row.event_at) - (row.session_time ?? 0) * 1000);
+  const reused = latest !== null && latest.open !== 1 && (row.status_type === "Start" || startedAt > latest.stopped_at!);
+  if (latest && !reused) {
     if (latest.open !== 1) return;
     if (!stop && (row.session_time ?? 0) < latest.session_time) return;
     s.update.run({ ...values, $id: latest.id, $session_time: Math.max(row.session_time ?? 0, latest.session_time) });
     return;
   }
-  const startedAt = row.status_type === "Start" ? row.event_at : toIso(Date.parse(row.event_at) - (row.session_time ?? 0) * 1000);
   s.insert.run({
     ...values,
     $id: newId(),

@@ -6,7 +6,7 @@ import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context";
 import type { TenantDb } from "../../db/sqlite";
 import { notFound } from "../../lib/problem";
-import { AccountingWriter, parseAccounting } from "./accounting";
+import { AccountingWriter, closeNasSessions, parseAccounting } from "./accounting";
 import { renderLayout } from "./render";
 import { cachedLayout, radiusSnapshot } from "./radius-cache";
 import { contractIdByUsername, findContractByUsername } from "../contract/service";
@@ -109,8 +109,12 @@ export function radiusRoutes(ctx: AppContext, attempts: AttemptLog) {
       const caller = callers.get(request)!;
       const record = parseAccounting(body);
       if (record.status === null) {
-        // Accounting-On/Off and the like: acknowledged so the NAS stops resending, not stored.
-        if (record.nasIp) radiusNas(caller, record.nasIp);
+        // Accounting-On/Off and the like: acknowledged so the NAS stops resending, not stored;
+        // On/Off close the NAS's open sessions (it restarted: none of them survived).
+        if (record.nasIp) {
+          const nas = radiusNas(caller, record.nasIp);
+          if (record.nasRestart) closeNasSessions(caller.db, nas.id, record.nasRestart);
+        }
         set.status = 204;
         return;
       }
