@@ -262,6 +262,41 @@ describe("RFC 5176 disconnect", () => {
     expect((await post(`/api/contract/${c.contract.id}/disconnect`, ispOnly.token)).status).toBe(403);
   });
 
+  test("at most 64 requests are in flight: the 65th waits for a slot", async () => {
+    // A silent NAS: every request runs its 3 attempts. Ports are the requests' own sockets.
+    const seen: { port: number; n: number }[] = [];
+    const counts = new Map<number, number>();
+    const silent = await Bun.udpSocket({
+      hostname: "127.0.0.1",
+      port: 0,
+      socket: {
+        data(_s, _buf, port) {
+          counts.set(port, (counts.get(port) ?? 0) + 1);
+          seen.push({ port, n: counts.get(port)! });
+        },
+      },
+    });
+    const slow = await makeApp({ options: { dispatchTuning: { coaRetryMs: 300 } } });
+    try {
+      const a = await startAndLogin(slow);
+      await must(slow, a.token, "POST", "/api/isp/nas", { name: "silent", ip: "127.0.0.1", secret: SECRET, coa_port: silent.port });
+      const c = await contractWith(slow, a.token, { username: "many" });
+      for (let i = 0; i < 70; i++) {
+        const res = await slow.req("POST", "/api/isp/radius/accounting", { body: { "NAS-IP-Address": "127.0.0.1", "Acct-Status-Type": "Start", "User-Name": "many", "Acct-Session-Id": `m-${i}` }, headers: { authorization: basic } });
+        expect(res.status).toBe(204);
+      }
+      const res = await slow.req("POST", `/api/contract/${c.contract.id}/disconnect`, { token: a.token });
+      expect(res.body.items).toHaveLength(70);
+      expect(res.body.items.every((r: { outcome: string; attempts: number }) => r.outcome === "timeout" && r.attempts === 3)).toBe(true);
+      const firstThird = seen.findIndex((p) => p.n === 3);
+      expect(new Set(seen.slice(0, firstThird).map((p) => p.port)).size).toBe(64);
+      expect(counts.size).toBe(70);
+    } finally {
+      await slow.close();
+      silent.close();
+    }
+  });
+
   test("a contract made inactive has its sessions disconnected by the service", async () => {
     answer = () => ({ code: "Disconnect-ACK" });
     const c = await contractWith(t, admin.token, { username: "goes-inactive" });

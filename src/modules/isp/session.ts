@@ -179,11 +179,39 @@ interface Actor {
   cause: string | null;
 }
 
+/**
+ * At most this many RFC 5176 requests in flight per app (each holds a UDP socket up to 6 s): a
+ * billing run that suspends thousands of contracts at once queues its disconnects instead of
+ * running out of file descriptors.
+ */
+const MAX_IN_FLIGHT = 64;
+
+class Gate {
+  private active = 0;
+  private waiting: (() => void)[] = [];
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    // A finishing request hands its slot to the next waiter directly, so `active` never overshoots.
+    if (this.active >= MAX_IN_FLIGHT) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.active++;
+    try {
+      return await fn();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.active--;
+    }
+  }
+}
+const gates = new WeakMap<AppContext, Gate>();
+const gateOf = (ctx: AppContext) => gates.get(ctx) ?? (gates.set(ctx, new Gate()), gates.get(ctx)!);
+
 async function send(ctx: AppContext, p: Prepared, kind: DynamicAuthKind, attributes: Attribute[], actor: Actor) {
   const action = kind === "disconnect" ? "isp.disconnect" : "isp.coa";
   let result: DynamicAuthResult;
   try {
-    result = await sendDynamicAuth(kind, { ip: p.nas.ip, port: p.nas.coa_port, secret: p.secret }, attributes, { intervalMs: ctx.dispatchTuning.coaRetryMs, now: ctx.now });
+    result = await gateOf(ctx).run(() =>
+      sendDynamicAuth(kind, { ip: p.nas.ip, port: p.nas.coa_port, secret: p.secret }, attributes, { intervalMs: ctx.dispatchTuning.coaRetryMs, now: ctx.now }),
+    );
   } catch (err) {
     // An attribute the dictionary cannot encode, or a socket error: nothing (more) was sent.
     ctx.audit.record({ action, outcome: "failure", actor_user_id: actor.userId, corp_id: actor.corpId, target: `session:${p.session.id}`, ip: actor.ip, reason: `not sent: ${(err as Error).message}` });
