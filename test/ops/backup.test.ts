@@ -70,7 +70,9 @@ test("backup under a concurrent write load loses nothing acknowledged before it 
     expect(acked.length).toBeGreaterThan(countAtEnd);
 
     expect(manifest.app_version).toBe(VERSION);
-    expect(manifest.files.map((f) => f.kind).sort()).toEqual(["corporation", "corporation", "corporation", "platform"]);
+    // The token key comes from configuration here; data.key (NAS secrets are sealed with it) is a file.
+    expect(manifest.files.map((f) => f.kind).sort()).toEqual(["corporation", "corporation", "corporation", "platform", "secret"]);
+    expect(manifest.files.find((f) => f.kind === "secret")?.path).toBe("data.key");
     for (const f of manifest.files) {
       expect(statSync(join(backupDir, f.path)).size).toBe(f.size);
       expect(f.sha256).toMatch(/^[0-9a-f]{64}$/);
@@ -83,6 +85,7 @@ test("backup under a concurrent write load loses nothing acknowledged before it 
     expect(result.corporations).toBe(3);
     expect(result.moved.map((m) => m.corp_id)).toEqual([gamma]);
     expect(existsSync(join(restoredDir, "corps", `${gamma}.db`))).toBe(true);
+    expect(readFileSync(join(restoredDir, "data.key"), "utf8")).toBe(readFileSync(join(t.dir, "data.key"), "utf8"));
 
     const t2 = await makeApp({ dir: restoredDir });
     apps.push(t2);

@@ -42,6 +42,11 @@ export function nasByIp(db: TenantDb, ip: string): RadiusNas | null {
   return row ? { ...row, status: row.status === 1 } : null;
 }
 
+/** A 401 that carries the attempt log's reason code. */
+export function refused(reason: string, detail: string) {
+  return Object.assign(unauthorized(detail), { radiusReason: reason });
+}
+
 const canonicalIps = new Map<string, string | null>();
 
 const DUMMY = { secret_salt: "0", secret_hash: hashSecret("", "0") };
@@ -93,9 +98,10 @@ export function radiusNas(caller: RadiusCaller & { basicSecret: string | null },
   const nas = ip ? cachedNas(snap, caller.db, ip, nasByIp) : null;
   if (caller.basicSecret !== null) {
     const ok = secretMatches(nas ?? DUMMY, caller.basicSecret);
-    if (!nas || !ok) throw unauthorized("Invalid corporation or NAS secret");
+    // The answer does not tell an unknown NAS from a wrong secret; the operator's attempt log does.
+    if (!nas || !ok) throw refused(nas ? "credential-invalid" : "nas-unknown", "Invalid corporation or NAS secret");
   }
-  if (!nas) throw unauthorized(`No NAS is registered with address ${nasIp}`);
-  if (!nas.status) throw unauthorized("The NAS is inactive");
+  if (!nas) throw refused("nas-unknown", `No NAS is registered with address ${nasIp}`);
+  if (!nas.status) throw refused("nas-inactive", "The NAS is inactive");
   return nas;
 }
