@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sendDynamicAuth } from "../../src/modules/isp/coa-client";
 import { decodeRequest, decodeResponse, encodeRequest, encodeResponse, RadiusCodecError } from "../../src/modules/isp/rfc5176";
-import { makeApp, startAndLogin } from "../helpers";
+import { inProcessOnly, makeApp, startAndLogin } from "../helpers";
 import { FREERADIUS_MISSING, RADCLIENT_MISSING, startFreeradiusCoa, startResponder, type CoaListener } from "./coa-harness";
 
 const SECRET = "coa-secret-0001";
@@ -83,7 +83,7 @@ describe.skipIf(FREERADIUS_MISSING !== null)("corpadmin's requests to FreeRADIUS
   });
 
   test("through HTTP: POST /api/isp/session/{id}/disconnect, signed with the NAS secret kept sealed, is ACKed by FreeRADIUS", async () => {
-    const t = await makeApp({ options: { dispatchTuning: { coaRetryMs: 500 } } });
+    const t = await makeApp({ options: inProcessOnly({ dispatchTuning: { coaRetryMs: 500 } }) });
     try {
       const admin = await startAndLogin(t);
       const nas = await t.req("POST", "/api/isp/nas", { token: admin.token, body: { name: "fr-nas", ip: "127.0.0.1", secret: SECRET, coa_port: fr.port } });

@@ -1,3 +1,4 @@
+// source-only: moves the app's clock (options.now) to make sessions stale and shortens the CoA retry interval.
 // RADIUS sessions from accounting, RFC 5176 disconnect/CoA to a NAS stand-in on loopback (which
 // decodes with the codec test/isp/rfc5176.test.ts proves against FreeRADIUS), pool usage and the
 // authorize attempt log, all through HTTP.
