@@ -1,0 +1,204 @@
+// "CSV on every list" (routes.md, Operator additions): every GET route whose success is a list
+// ({items, page, limit, total}) also answers text/csv for `Accept: text/csv` or `?format=csv`,
+// with the same filters and sort, every page, up to CSV_MAX_ROWS rows.
+//
+// Done once here rather than per route: a transform hook (before validation) takes `format` out
+// of the query and asks the route for its first page of PAGE rows; the after-handle hook turns
+// that page into the start of a streamed CSV body and asks the same handler for the following
+// pages as the client reads, with the context it already resolved (principal, tenant database).
+// Every list route, present or future, gets it without a line of its own.
+import { Elysia } from "elysia";
+import { csvLine } from "./csv";
+import type { Page } from "./list";
+import { invalid } from "./problem";
+
+export const CSV_MAX_ROWS = 100_000;
+/** Rows asked of the handler per page: the list convention's largest limit. */
+const PAGE = 500;
+
+const CSV = Symbol("csv export");
+
+interface RouteLike {
+  method: string;
+  path: string;
+  handler: unknown;
+  hooks: { response?: unknown };
+}
+
+interface ListRoute {
+  handler: (context: unknown) => unknown;
+  columns: string[];
+  filename: string;
+}
+
+type Schema = { type?: string; anyOf?: Schema[]; allOf?: Schema[]; const?: unknown; properties?: Record<string, Schema>; items?: Schema };
+
+const SCALAR_TYPES = new Set(["string", "number", "integer", "boolean", "null"]);
+
+function isScalar(s: Schema | undefined): boolean {
+  if (!s) return false;
+  if (s.anyOf) return s.anyOf.every(isScalar);
+  if (s.const !== undefined) return true;
+  return s.type !== undefined && SCALAR_TYPES.has(s.type);
+}
+
+function propertiesOf(s: Schema | undefined): Record<string, Schema> {
+  if (!s) return {};
+  if (s.properties) return s.properties;
+  if (s.allOf) return Object.assign({}, ...s.allOf.map(propertiesOf));
+  return {};
+}
+
+/** The item schema of a `ListOf(...)` response, or null when the schema is not a paged list. */
+export function listItemSchema(response: unknown): Schema | null {
+  const r = response as { 200?: Schema } & Schema;
+  const ok = (r && typeof r === "object" && "200" in r ? r[200] : r) as Schema | undefined;
+  const p = ok?.properties;
+  if (!p || p.items?.type !== "array" || !p.page || !p.limit || !p.total) return null;
+  return p.items.items ?? null;
+}
+
+/** The CSV header of a list: its items' scalar fields (objects and arrays are left out). */
+export function csvColumns(item: Schema): string[] {
+  return Object.entries(propertiesOf(item))
+    .filter(([, s]) => isScalar(s))
+    .map(([name]) => name);
+}
+
+/** Whether `Accept` asks for CSV: text/csv listed with q > 0 and not below application/json. */
+function acceptsCsv(accept: string): boolean {
+  let csv = 0;
+  let json = -1;
+  for (const part of accept.split(",")) {
+    const [type, ...params] = part.split(";");
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith("q="));
+    const weight = q ? Number(q.slice(2)) : 1;
+    const media = type.trim().toLowerCase();
+    if (media === "text/csv") csv = Math.max(csv, Number.isFinite(weight) ? weight : 0);
+    else if (media === "application/json") json = Math.max(json, weight);
+  }
+  return csv > 0 && csv >= json;
+}
+
+function rowsOf(items: unknown[], columns: string[]): string {
+  let out = "";
+  for (const item of items) {
+    const record = item as Record<string, unknown>;
+    out += csvLine(columns.map((c) => record[c]));
+  }
+  return out;
+}
+
+/**
+ * The plugin; `routes` gives the app's routes (read once, at the first request that asks for
+ * CSV, when every module has been mounted). Mount it before the modules: a global hook applies
+ * to the routes registered after it.
+ */
+export function csvLists(routes: () => readonly RouteLike[]) {
+  let lists: Map<string, ListRoute> | null = null;
+  const listRoute = (path: string): ListRoute | undefined => {
+    if (!lists) {
+      lists = new Map();
+      for (const r of routes()) {
+        if (r.method !== "GET" || typeof r.handler !== "function") continue;
+        const item = listItemSchema(r.hooks.response);
+        if (!item) continue;
+        const name = r.path.replace(/^\/api\//, "").split("/").filter((s) => s && !s.startsWith(":")).join("-") || "list";
+        lists.set(r.path, { handler: r.handler as ListRoute["handler"], columns: csvColumns(item), filename: `${name}.csv` });
+      }
+    }
+    return lists.get(path);
+  };
+
+  return new Elysia({ name: "csv-lists" })
+    .onTransform({ as: "global" }, (c) => {
+      if (c.request.method !== "GET") return;
+      const query = c.query as Record<string, unknown>;
+      const accept = c.request.headers.get("accept");
+      // The common case costs one property read and one header read.
+      if (query.format === undefined && (accept === null || !accept.includes("text/csv"))) return;
+      const route = listRoute(c.route);
+      if (!route) return;
+      const raw = query.format;
+      const format = Array.isArray(raw) ? raw[raw.length - 1] : raw;
+      // `format` is never a filter on a list.
+      delete query.format;
+      if (format !== undefined && format !== "csv" && format !== "json") {
+        // Refused after authentication (a request without a token is 401 whatever its query).
+        (c as { [CSV]?: unknown })[CSV] = "invalid";
+        return;
+      }
+      if (format === "json" || (format === undefined && !acceptsCsv(accept ?? ""))) return;
+      // Every page: the client's page and limit do not apply.
+      query.page = "1";
+      query.limit = String(PAGE);
+      (c as { [CSV]?: unknown })[CSV] = route;
+    })
+    .onBeforeHandle({ as: "global" }, (c) => {
+      if ((c as { [CSV]?: unknown })[CSV] === "invalid") throw invalid("format", "must be csv or json");
+    })
+    .onAfterHandle({ as: "global" }, (c) => {
+      const route = (c as { [CSV]?: ListRoute | "invalid" })[CSV];
+      if (!route || route === "invalid") return;
+      const first = (c as unknown as { response: Page<unknown> }).response;
+      if (!first || !Array.isArray(first.items)) return;
+      if (first.total > CSV_MAX_ROWS) {
+        throw invalid("format", `the list holds ${first.total} rows and a CSV export at most ${CSV_MAX_ROWS}: narrow it with a filter or ?q`);
+      }
+      const encoder = new TextEncoder();
+      let page = 1;
+      let sent = 0;
+      let last = first;
+      let done = false;
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(encoder.encode(csvLine(route.columns) + rowsOf(first.items, route.columns)));
+          sent = first.items.length;
+          done = first.items.length < PAGE;
+        },
+        async pull(controller) {
+          // Rows written meanwhile may shift a page; the cap still holds.
+          if (done || sent >= CSV_MAX_ROWS) {
+            controller.close();
+            return;
+          }
+          page += 1;
+          const query = { ...(c.query as object), page, limit: PAGE };
+          last = (await route.handler(Object.assign(Object.create(c), { query }))) as Page<unknown>;
+          const items = last.items.slice(0, CSV_MAX_ROWS - sent);
+          sent += items.length;
+          done = last.items.length < PAGE;
+          if (items.length) controller.enqueue(encoder.encode(rowsOf(items, route.columns)));
+          if (done) controller.close();
+        },
+      });
+      return new Response(body, {
+        status: 200,
+        headers: { "content-type": "text/csv; charset=utf-8", "content-disposition": `attachment; filename="${route.filename}"` },
+      });
+    });
+}
+
+/**
+ * Publishes the CSV form in the OpenAPI document: a `format` query parameter and a `text/csv`
+ * response on every list route.
+ */
+export function describeCsvLists(doc: any, routes: readonly RouteLike[]): void {
+  for (const r of routes) {
+    if (r.method !== "GET" || !listItemSchema(r.hooks.response)) continue;
+    const op = doc?.paths?.[r.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")]?.get;
+    if (!op) continue;
+    op.parameters ??= [];
+    if (!op.parameters.some((p: { in: string; name: string }) => p.in === "query" && p.name === "format")) {
+      op.parameters.push({
+        name: "format",
+        in: "query",
+        required: false,
+        description: "csv: the whole filtered, sorted list as CSV (also `Accept: text/csv`), at most 100000 rows",
+        schema: { type: "string", enum: ["csv", "json"] },
+      });
+    }
+    const ok = (op.responses ??= {})["200"] ??= { description: "OK" };
+    (ok.content ??= {})["text/csv"] = { schema: { type: "string", description: "header row of the items' scalar fields, then one row per item" } };
+  }
+}
