@@ -21,6 +21,7 @@ import {
   conflict,
   type FieldError,
 } from "./lib/problem";
+import { auditModule } from "./modules/audit";
 import { authModule } from "./modules/auth";
 import { catalogModule } from "./modules/catalog";
 import { coreModule } from "./modules/core";
@@ -258,6 +259,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
     serverModule(ctx),
     coreModule(ctx),
     opsModule(ctx),
+    auditModule(ctx),
     externalAppModule(ctx),
     cityModule(ctx),
     personModule(ctx),
