@@ -17,6 +17,7 @@ const NAMED: Record<string, string> = {
   corpId: "corp",
   actionId: "action",
   deliveryId: "delivery",
+  sessionId: "session",
 };
 
 export async function seedFixtures(t: TestApp, token: string, ops: Operation[], tag: string, corpId: string): Promise<Values> {
@@ -74,6 +75,12 @@ export async function seedFixtures(t: TestApp, token: string, ops: Operation[], 
   if (user?.login) ids["user:login"] = user.login;
   const corp = (await t.req("GET", `/api/corp/${corpId}`, { token })).body;
   ids["auth:domain"] = corp.auth_name;
+  // A session of the fixture user (its token's jti).
+  if (user?.login) {
+    const res = await t.req("POST", "/api/login", { body: { corp: corp.auth_name, login: user.login, password: "user-password-1" } });
+    if (res.status !== 200) throw new Error(`fixture session: ${res.status} ${res.text}`);
+    ids.session = JSON.parse(Buffer.from(res.body.access_token.split(".")[1], "base64url").toString()).jti;
+  }
   // A range that admits every IPv4 client, so the corporation stays usable in the suite.
   if (has("POST", "/api/auth/safe-ip/{domain}")) {
     const res = await t.req("POST", `/api/auth/safe-ip/${corp.auth_name}`, { token, body: { range: "0.0.0.0/0", description: `all ${tag}` } });

@@ -94,6 +94,7 @@ export function authGuard(ctx: AppContext) {
     const session = ctx.sessions.live(claims.jti);
     if (!session || session.user_id !== claims.sub || session.corp_id !== claims.corp) throw unauthorized("The session has ended");
     if (!session.user_status) throw unauthorized("The account is inactive");
+    ctx.sessions.seen(session.id);
     const corp = ctx.corps.get(session.corp_id);
     if (!corp) throw unauthorized("The corporation no longer exists");
     const superAdmin = session.super_admin === 1;

@@ -9,7 +9,7 @@ import { listRows } from "../../lib/list";
 import { ListOf, ListQuery, ProblemSchema } from "../../lib/schemas";
 import { conflict, forbidden, invalid, notFound, Problem } from "../../lib/problem";
 import type { CorpRow } from "./corp-cache";
-import { credentialsOf, issueCredentials, loadUser } from "./credentials";
+import { clientOf, credentialsOf, issueCredentials, loadUser } from "./credentials";
 import { authGuard, type Principal } from "./guard";
 import { checkExternalLogin, checkLogin, checkTokenIssue, invalidCredentials, isMember } from "./login";
 import {
@@ -78,7 +78,7 @@ export function authModule(ctx: AppContext) {
         const { user, corp, deviceToken } = checked;
         if (deviceToken) setDeviceCookie(ctx, cookie, request, deviceToken);
         if (deviceToken) ctx.audit.record({ action: "auth.device_remember", outcome: "success", actor_user_id: user.id, target: user.login, corp_id: corp.id, ip });
-        const credentials = await issueCredentials(ctx, user, corp.id);
+        const credentials = await issueCredentials(ctx, user, corp.id, clientOf(ip, request));
         ctx.audit.record({ action: "auth.login", outcome: "success", actor_user_id: user.id, target: user.login, corp_id: corp.id, ip });
         return credentials;
       },
@@ -110,7 +110,7 @@ export function authModule(ctx: AppContext) {
     )
     .get(
       "/auth/refresh",
-      async ({ principal }) => {
+      async ({ principal, request }) => {
         const audit = { action: "auth.refresh", actor_user_id: principal.userId, corp_id: principal.corpId, ip: principal.ip };
         const user = loadUser(ctx, principal.userId!);
         try {
@@ -120,7 +120,7 @@ export function authModule(ctx: AppContext) {
           throw err;
         }
         ctx.sessions.revoke(principal.sessionId!);
-        const credentials = await issueCredentials(ctx, user, principal.corpId);
+        const credentials = await issueCredentials(ctx, user, principal.corpId, clientOf(principal.ip, request));
         ctx.audit.record({ ...audit, outcome: "success" });
         return credentials;
       },
@@ -128,7 +128,7 @@ export function authModule(ctx: AppContext) {
     )
     .post(
       "/auth/corp",
-      async ({ principal, body }) => {
+      async ({ principal, body, request }) => {
         const user = loadUser(ctx, principal.userId!);
         const corp = ctx.corps.find(body.corp);
         // target: the corporation asked for (its id when it exists); corp_id: the one being left.
@@ -142,7 +142,7 @@ export function authModule(ctx: AppContext) {
           throw err;
         }
         ctx.sessions.revoke(principal.sessionId!);
-        const credentials = await issueCredentials(ctx, user, corp.id);
+        const credentials = await issueCredentials(ctx, user, corp.id, clientOf(principal.ip, request));
         ctx.audit.record({ ...audit, outcome: "success" });
         return credentials;
       },
@@ -186,7 +186,7 @@ export function authModule(ctx: AppContext) {
         const { user, corp, deviceToken } = checked;
         if (deviceToken) setDeviceCookie(ctx, cookie, request, deviceToken);
         if (deviceToken) ctx.audit.record({ action: "auth.device_remember", outcome: "success", actor_user_id: user.id, target: user.login, corp_id: corp.id, ip });
-        const credentials = await issueCredentials(ctx, user, corp.id);
+        const credentials = await issueCredentials(ctx, user, corp.id, clientOf(ip, request));
         ctx.audit.record({ ...audit, outcome: "success", actor_user_id: user.id });
         return credentials;
       },

@@ -42,6 +42,7 @@ import {
   updateUser,
   visibleUser,
 } from "./service";
+import { userSessionRoutes } from "./sessions";
 import { userView, type UserRow } from "./view";
 
 /** Who did it, where, from which address: the common fields of an audit record. */
@@ -57,6 +58,7 @@ export function userModule(ctx: AppContext) {
 
   return new Elysia({ name: "user", prefix: "/api", tags: ["User"] })
     .use(authGuard(ctx))
+    .use(userSessionRoutes(ctx))
     .get(
       "/user",
       ({ query, principal }) => listRows(ctx.platform, users, listSpec, query, view, principal.superAdmin ? [] : [membersOf(ctx, principal.corpId)]),
