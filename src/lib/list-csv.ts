@@ -137,46 +137,54 @@ export function csvLists(routes: () => readonly RouteLike[]) {
     .onBeforeHandle({ as: "global" }, (c) => {
       if ((c as { [CSV]?: unknown })[CSV] === "invalid") throw invalid("format", "must be csv or json");
     })
+    // Synchronous, and written so that Elysia's source-text guess (an `await`, or `return f(`)
+    // does not take it for async: an async hook costs every request of the app an await.
     .onAfterHandle({ as: "global" }, (c) => {
       const route = (c as { [CSV]?: ListRoute | "invalid" })[CSV];
       if (!route || route === "invalid") return;
-      const first = (c as unknown as { response: Page<unknown> }).response;
-      if (!first || !Array.isArray(first.items)) return;
-      if (first.total > CSV_MAX_ROWS) {
-        throw invalid("format", `the list holds ${first.total} rows and a CSV export at most ${CSV_MAX_ROWS}: narrow it with a filter or ?q`);
-      }
-      const encoder = new TextEncoder();
-      let page = 1;
-      let sent = 0;
-      let last = first;
-      let done = false;
-      const body = new ReadableStream<Uint8Array>({
-        start(controller) {
-          controller.enqueue(encoder.encode(csvLine(route.columns) + rowsOf(first.items, route.columns)));
-          sent = first.items.length;
-          done = first.items.length < PAGE;
-        },
-        async pull(controller) {
-          // Rows written meanwhile may shift a page; the cap still holds.
-          if (done || sent >= CSV_MAX_ROWS) {
-            controller.close();
-            return;
-          }
-          page += 1;
-          const query = { ...(c.query as object), page, limit: PAGE };
-          last = (await route.handler(Object.assign(Object.create(c), { query }))) as Page<unknown>;
-          const items = last.items.slice(0, CSV_MAX_ROWS - sent);
-          sent += items.length;
-          done = last.items.length < PAGE;
-          if (items.length) controller.enqueue(encoder.encode(rowsOf(items, route.columns)));
-          if (done) controller.close();
-        },
-      });
-      return new Response(body, {
-        status: 200,
-        headers: { "content-type": "text/csv; charset=utf-8", "content-disposition": `attachment; filename="${route.filename}"` },
-      });
+      const response = csvResponse(route, c, (c as unknown as { response: Page<unknown> }).response);
+      return response;
     });
+}
+
+/**
+ * The CSV answer: the first page (already computed) at once, then the following pages asked of
+ * the route's handler as the client reads. List handlers return the page object (not a
+ * Response), as every one does.
+ */
+function csvResponse(route: ListRoute, c: { query: unknown }, first: Page<unknown>): Response {
+  if (first.total > CSV_MAX_ROWS) {
+    throw invalid("format", `the list holds ${first.total} rows and a CSV export at most ${CSV_MAX_ROWS}: narrow it with a filter or ?q`);
+  }
+  const encoder = new TextEncoder();
+  let page = 1;
+  let sent = first.items.length;
+  let done = first.items.length < PAGE;
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(encoder.encode(csvLine(route.columns) + rowsOf(first.items, route.columns)));
+      if (done) controller.close();
+    },
+    async pull(controller) {
+      // Rows written meanwhile may shift a page; the cap still holds.
+      if (sent >= CSV_MAX_ROWS) {
+        controller.close();
+        return;
+      }
+      page += 1;
+      const query = { ...(c.query as object), page, limit: PAGE };
+      const next = (await route.handler(Object.assign(Object.create(c), { query }))) as Page<unknown>;
+      const items = next.items.slice(0, CSV_MAX_ROWS - sent);
+      sent += items.length;
+      done = next.items.length < PAGE;
+      if (items.length) controller.enqueue(encoder.encode(rowsOf(items, route.columns)));
+      if (done) controller.close();
+    },
+  });
+  return new Response(body, {
+    status: 200,
+    headers: { "content-type": "text/csv; charset=utf-8", "content-disposition": `attachment; filename="${route.filename}"` },
+  });
 }
 
 /**
