@@ -18,7 +18,7 @@ function octal(value: number, width: number): string {
   return value.toString(8).padStart(width - 1, "0") + "\0";
 }
 
-function header(name: string, size: number, mtimeSeconds: number, directory: boolean): Uint8Array {
+export function tarHeader(name: string, size: number, mtimeSeconds: number, directory: boolean): Uint8Array {
   const bytes = Buffer.from(name, "utf8");
   if (bytes.length > 100) throw new Error(`tar: name longer than 100 bytes: ${name}`);
   const h = new Uint8Array(BLOCK);
@@ -79,11 +79,11 @@ export function tarStream(entries: TarEntry[]): ReadableStream<Uint8Array> {
         }
         const entry = entries[index++];
         if (!entry.path) {
-          controller.enqueue(header(entry.name, 0, Math.floor(Date.now() / 1000), true));
+          controller.enqueue(tarHeader(entry.name, 0, Math.floor(Date.now() / 1000), true));
           return;
         }
         const st = statSync(entry.path);
-        controller.enqueue(header(entry.name, st.size, Math.floor(st.mtimeMs / 1000), false));
+        controller.enqueue(tarHeader(entry.name, st.size, Math.floor(st.mtimeMs / 1000), false));
         written = 0;
         expected = st.size;
         reader = Bun.file(entry.path).stream().getReader() as ReadableStreamDefaultReader<Uint8Array>;
