@@ -46,8 +46,9 @@ function describe(backupDir: string, name: string): Backup | null {
   if (!manifest) return null;
   let complete = true;
   for (const f of manifest.files) {
-    const path = join(dir, String(f.path));
-    if (!existsSync(path) || statSync(path).size !== f.size) complete = false;
+    // statSync without throwing: the schedule may be pruning this very backup.
+    const size = statSync(join(dir, String(f.path)), { throwIfNoEntry: false })?.size;
+    if (size !== f.size) complete = false;
   }
   return {
     name,
