@@ -16,7 +16,7 @@ beforeAll(async () => {
   // A failed login in acme, one in beta, and a user created in acme by the super-admin.
   await t.req("POST", "/api/login", { body: { corp: "acme", login: ADMIN.login, password: "wrong-password-123" }, ip: "203.0.113.9" });
   await t.req("POST", "/api/login", { body: { corp: "beta", login: ADMIN.login, password: "wrong-password-123" } });
-  await t.req("POST", "/api/user", { token: admin.token, body: { name: "Ann", email: "ann@example.com", login: "ann", password: "ann-password-1" } });
+  await t.req("POST", "/api/user", { token: admin.token, body: { name: "Ann", email: "ann@example.com", login: "ann", password: "ann-password-1" }, headers: { "x-request-id": "req-create-ann" } });
 });
 
 afterAll(() => t.close());
@@ -31,13 +31,13 @@ test("super-admin: every corporation, newest first, with the actor's login", asy
   expect(items.map((e) => e.at)).toEqual([...items.map((e) => e.at)].sort().reverse());
   expect(new Set(items.map((e) => e.corp_id))).toContain(betaId);
   const created = items.find((e) => e.action === "user.create");
-  expect(created).toMatchObject({ actor_user_id: admin.userId, actor: ADMIN.login, corp_id: admin.corpId, outcome: "success" });
-  expect(Object.keys(created).sort()).toEqual(["action", "actor", "actor_user_id", "at", "corp_id", "id", "ip", "outcome", "reason", "target"]);
+  expect(created).toMatchObject({ actor_user_id: admin.userId, actor: ADMIN.login, corp_id: admin.corpId, outcome: "success", request_id: "req-create-ann" });
+  expect(Object.keys(created).sort()).toEqual(["action", "actor", "actor_user_id", "at", "corp_id", "id", "ip", "outcome", "reason", "request_id", "target"]);
 });
 
 test("filters: action, outcome, corp_id, actor_user_id, q, from/to", async () => {
   const failures = (await list("?action=auth.login&outcome=failure")).body.items as any[];
-  expect(failures).toHaveLength(2);
+  expect(failures.filter((e) => e.target === ADMIN.login)).toHaveLength(2);
   expect(failures.every((e) => e.reason === "invalid-credentials" && e.actor === null)).toBe(true);
   const beta = (await list(`?corp_id=${betaId}`)).body.items as any[];
   expect(beta.length).toBeGreaterThan(0);
@@ -55,6 +55,15 @@ test("filters: action, outcome, corp_id, actor_user_id, q, from/to", async () =>
   const earlier = (await list(`?to=${encodeURIComponent(middle)}`)).body.items as any[];
   expect(earlier.every((e) => e.at <= middle)).toBe(true);
   expect(earlier.length + later.length).toBeGreaterThanOrEqual(all.length);
+});
+
+test("request_id: the x-request-id the response carried, for public rows too", async () => {
+  const res = await t.req("POST", "/api/login", { body: { corp: "acme", login: "nobody", password: "wrong-password-123" } });
+  const id = res.headers.get("x-request-id");
+  expect(id).toBeTruthy();
+  const entry = (await list("?action=auth.login&q=nobody")).body.items[0];
+  expect(entry.request_id).toBe(id);
+  expect((await list(`?request_id=${id}`)).body.items.map((e: any) => e.target)).toEqual(["nobody"]);
 });
 
 test("platform.corp without *: the working corporation's entries only; another corp_id finds nothing", async () => {
@@ -90,6 +99,6 @@ test("CSV of the audit log", async () => {
   const res = await t.req("GET", "/api/audit?outcome=failure", { token: admin.token, headers: { accept: "text/csv" } });
   expect(res.status).toBe(200);
   const lines = res.text.trim().split("\r\n");
-  expect(lines[0]).toBe("id,at,actor_user_id,actor,corp_id,action,target,outcome,reason,ip");
-  expect(lines).toHaveLength(3);
+  expect(lines[0]).toBe("id,at,actor_user_id,actor,corp_id,action,target,outcome,reason,ip,request_id");
+  expect(lines).toHaveLength(4);
 });

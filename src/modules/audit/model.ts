@@ -12,6 +12,7 @@ export const AuditEntry = t.Object({
   outcome: Enum(["success", "failure", "requested"]),
   reason: Nullable(t.String({ description: "why it failed, as the problem slug" })),
   ip: Nullable(t.String()),
+  request_id: Nullable(t.String({ description: "the x-request-id of the request, as on its request log line" })),
 });
 export type AuditEntry = Static<typeof AuditEntry>;
 

@@ -46,6 +46,7 @@ export function listAudit(db: PlatformDb, query: ListParams, onlyCorpId: string 
       outcome: r.outcome,
       reason: r.reason,
       ip: r.ip,
+      request_id: r.request_id,
     })),
   };
 }

@@ -135,10 +135,10 @@ export function backupRoutes(ctx: AppContext, lock: BackupLock) {
         if (!run) throw conflict("A backup is running: try again when it has finished");
         try {
           const backup = await run;
-          ctx.audit.record({ action: "backup.create", outcome: "success", actor_user_id: principal.userId, target: backup.name, ip: principal.ip });
+          ctx.audit.record({ action: "backup.create", outcome: "success", actor_user_id: principal.userId, target: backup.name, ip: principal.ip, request_id: principal.requestId });
           return backup;
         } catch (err) {
-          ctx.audit.record({ action: "backup.create", outcome: "failure", actor_user_id: principal.userId, ip: principal.ip, reason: err instanceof BackupError ? "backup-failed" : "error" });
+          ctx.audit.record({ action: "backup.create", outcome: "failure", actor_user_id: principal.userId, ip: principal.ip, request_id: principal.requestId, reason: err instanceof BackupError ? "backup-failed" : "error" });
           // Not the client's doing: a 500 that says why (disk full, a database that fails its check).
           if (err instanceof BackupError) throw new Problem(500, "internal", "Internal error", `The backup failed: ${err.message}`);
           throw err;
@@ -177,7 +177,7 @@ export function backupRoutes(ctx: AppContext, lock: BackupLock) {
       ({ params, principal, set }) => {
         const dir = backupPath(backupDir, params.name);
         rmSync(dir, { recursive: true, force: true });
-        ctx.audit.record({ action: "backup.delete", outcome: "success", actor_user_id: principal.userId, target: params.name, ip: principal.ip });
+        ctx.audit.record({ action: "backup.delete", outcome: "success", actor_user_id: principal.userId, target: params.name, ip: principal.ip, request_id: principal.requestId });
         noContent(set);
       },
       { auth: "*", params: NameParams, detail: { summary: "Delete a backup" } },

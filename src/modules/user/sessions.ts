@@ -54,7 +54,7 @@ export function userSessionRoutes(ctx: AppContext) {
           throw forbidden("Only a platform administrator may end a platform administrator's session");
         }
         ctx.sessions.revoke(session.id);
-        ctx.audit.record({ action: "user.session_revoke", outcome: "success", actor_user_id: principal.userId, corp_id: principal.corpId, target: params.id, ip: principal.ip });
+        ctx.audit.record({ action: "user.session_revoke", outcome: "success", actor_user_id: principal.userId, corp_id: principal.corpId, target: params.id, ip: principal.ip, request_id: principal.requestId });
         noContent(set);
       },
       {

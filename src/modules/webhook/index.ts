@@ -42,7 +42,7 @@ export function webhookModule(ctx: AppContext) {
       "/webhook/:id/deliveries/:deliveryId/resend",
       ({ tenantDb, params, principal }) => {
         const delivery = service.resendDelivery(tenantDb, params.id, params.deliveryId, toIso(ctx.now()));
-        ctx.audit.record({ action: "webhook.delivery_resend", outcome: "success", actor_user_id: principal.userId, corp_id: principal.corpId, target: params.deliveryId, ip: principal.ip });
+        ctx.audit.record({ action: "webhook.delivery_resend", outcome: "success", actor_user_id: principal.userId, corp_id: principal.corpId, target: params.deliveryId, ip: principal.ip, request_id: principal.requestId });
         ctx.events.committed(principal.corpId);
         return delivery;
       },
@@ -59,7 +59,7 @@ export function webhookModule(ctx: AppContext) {
         const since = canonicalInstant(body.since);
         if (!since) throw invalid("since", "must be an ISO 8601 instant with an offset");
         const result = service.recoverDeliveries(tenantDb, params.id, since, toIso(ctx.now()));
-        ctx.audit.record({ action: "webhook.recover", outcome: "success", actor_user_id: principal.userId, corp_id: principal.corpId, target: params.id, ip: principal.ip });
+        ctx.audit.record({ action: "webhook.recover", outcome: "success", actor_user_id: principal.userId, corp_id: principal.corpId, target: params.id, ip: principal.ip, request_id: principal.requestId });
         if (result.queued) ctx.events.committed(principal.corpId);
         return result;
       },
@@ -78,7 +78,7 @@ export function webhookModule(ctx: AppContext) {
         const deliveryId = newId();
         const msgId = `msg_${deliveryId}`;
         const attempt = await deliverOnce(ctx, hook, msgId, payload);
-        ctx.audit.record({ action: "webhook.test", outcome: attempt.ok ? "success" : "failure", actor_user_id: principal.userId, corp_id: principal.corpId, target: params.id, ip: principal.ip, reason: attempt.error });
+        ctx.audit.record({ action: "webhook.test", outcome: attempt.ok ? "success" : "failure", actor_user_id: principal.userId, corp_id: principal.corpId, target: params.id, ip: principal.ip, request_id: principal.requestId, reason: attempt.error });
         return service.recordTestDelivery(tenantDb, hook, msgId, deliveryId, attempt, toIso(ctx.now()));
       },
       {
