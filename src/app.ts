@@ -6,7 +6,7 @@ import type { Config } from "./config";
 import { createContext, type AppContext, type ContextOptions } from "./context";
 import { MAX_BODY_BYTES } from "./lib/http";
 import { EdgeRoutes } from "./lib/edge";
-import { csvLists, describeCsvLists } from "./lib/list-csv";
+import { csvLists } from "./lib/list-csv";
 import { embeddedOpenApi } from "./modules/system/embedded-openapi";
 import { newId } from "./lib/ids";
 import {
@@ -205,8 +205,6 @@ export function createApp(config: Config, options: AppOptions = {}) {
     });
   }
 
-  // The app's routes, for the CSV hook (set once the app exists; read at request time).
-  let appRoutes: () => never = () => [] as never;
   const app = new Elysia({ name: "corpadmin" })
     // The start time and request id ride on the request's context (the object every later hook of
     // the request receives) rather than in a WeakMap keyed by the Request.
@@ -234,20 +232,16 @@ export function createApp(config: Config, options: AppOptions = {}) {
       finished(request, (c as Started)[REQUEST_ID]!, at, route, status);
     })
     .onAfterHandle({ as: "global" }, ({ route, response }) => {
-      if (route === "/api/openapi.json") {
-        describeJsonBodies(response, app.routes as never);
-        describeCsvLists(response, app.routes as never);
-      }
+      if (route === "/api/openapi.json") describeJsonBodies(response, app.routes as never);
     })
-    // Before the modules: its global hooks apply to the routes mounted after it.
-    .use(csvLists(() => appRoutes()))
+    // Before the modules and the document: its global hooks apply to the routes mounted after it.
+    .use(csvLists((): never => app.routes as never))
     .use(docsModule());
 
   // Elysia guesses from a hook's source text whether to await it (any `return f(...)` counts) and
   // caches the guess on the hook. The request hook above is synchronous: saying so spares every
   // request an await in Elysia's entry function.
   for (const hook of app.event.request ?? []) (hook as { isAsync?: boolean }).isAsync = false;
-  appRoutes = () => app.routes as never;
 
   // One line per module: each is an Elysia instance built from the context.
   const modules = [

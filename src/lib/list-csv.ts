@@ -99,8 +99,9 @@ function rowsOf(items: unknown[], columns: string[]): string {
 
 /**
  * The plugin; `routes` gives the app's routes (read once, at the first request that asks for
- * CSV, when every module has been mounted). Mount it before the modules: a global hook applies
- * to the routes registered after it.
+ * CSV, when every module has been mounted). Mount it before the modules and the OpenAPI
+ * document's route: a global hook applies to the routes registered after it. It also publishes
+ * `format` in that document (describeCsvLists).
  */
 export function csvLists(routes: () => readonly RouteLike[]) {
   let lists: Map<string, ListRoute> | null = null;
@@ -152,6 +153,11 @@ export function csvLists(routes: () => readonly RouteLike[]) {
     // Synchronous, and written so that Elysia's source-text guess (an `await`, or `return f(`)
     // does not take it for async: an async hook costs every request of the app an await.
     .onAfterHandle({ as: "global" }, (c) => {
+      // After the app's own hook on the document (registered before this plugin).
+      if (c.route === "/api/openapi.json") {
+        describeCsvLists((c as unknown as { response: unknown }).response, routes());
+        return;
+      }
       const route = (c as { [CSV]?: ListRoute | "invalid" })[CSV];
       if (!route || route === "invalid") return;
       const response = csvResponse(route, c, (c as unknown as { response: Page<unknown> }).response);

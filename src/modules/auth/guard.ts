@@ -83,7 +83,7 @@ function normalize(spec: AuthSpec): { guard: Guard; self?: string; key?: boolean
 export function authGuard(ctx: AppContext) {
   const principals = new WeakMap<Request, { principal: Principal; db: TenantDb | null }>();
 
-  function fromApiKey(header: string, ip: string, requestId: string | null): Principal {
+  function fromApiKey(header: string, ip: string): Principal {
     const [corpId, appId, secret] = header.split(".");
     const corp = corpId && appId && secret ? ctx.corps.get(corpId) : null;
     if (!corp || !ctx.apiKeys) throw unauthorized("Invalid API key");
@@ -92,10 +92,10 @@ export function authGuard(ctx: AppContext) {
     if (!check) throw unauthorized("Invalid API key");
     if (!check.active) throw forbidden("The external application is inactive");
     const none: PermissionSets = { admin: new Set(), allow: new Set(), lists: { admin: [], allow: [] } };
-    return { kind: "key", userId: null, sessionId: null, corpId: corp.id, corp, superAdmin: false, permission: none, externalAppId: check.appId, ip, requestId };
+    return { kind: "key", userId: null, sessionId: null, corpId: corp.id, corp, superAdmin: false, permission: none, externalAppId: check.appId, ip, requestId: null };
   }
 
-  function fromToken(header: string | null, ip: string, requestId: string | null): Principal {
+  function fromToken(header: string | null, ip: string): Principal {
     if (!header?.toLowerCase().startsWith("bearer ")) throw unauthorized();
     const claims = ctx.sessions.verify(header.slice(7).trim());
     if (!claims) throw unauthorized("The token is invalid or expired");
@@ -116,7 +116,7 @@ export function authGuard(ctx: AppContext) {
       permission: ctx.permissions.get(session.user_id, corp.id, superAdmin),
       externalAppId: null,
       ip,
-      requestId,
+      requestId: null,
     };
     for (const check of ctx.authChecks) check(principal);
     return principal;
@@ -141,9 +141,9 @@ export function authGuard(ctx: AppContext) {
         // turn on every guarded request.
         transform({ request, route, params, server, set }) {
           const ip = ctx.clientIp(request, server?.requestIP(request)?.address ?? null);
-          const requestId = requestIdOf(set);
           const apiKey = s.key ? request.headers.get("x-api-key") : null;
-          const principal = apiKey ? fromApiKey(apiKey, ip, requestId) : fromToken(request.headers.get("authorization"), ip, requestId);
+          const principal = apiKey ? fromApiKey(apiKey, ip) : fromToken(request.headers.get("authorization"), ip);
+          principal.requestId = requestIdOf(set);
           if (principal.kind === "user") {
             const selfParam = s.self ? (params as Record<string, string>)[s.self] : undefined;
             const isSelf = selfParam !== undefined && selfParam === principal.userId;
