@@ -67,18 +67,6 @@ export function personView(db: Db, r: PersonRow): Person {
   };
 }
 
-export function partyView(db: Db, r: PersonRow): Party {
-  return {
-    id: r.id,
-    name: r.name,
-    display_name: r.display_name,
-    tp_doc_identity: r.tp_doc_identity,
-    doc_identity: r.doc_identity,
-    corporate: r.corporate,
-    address: addressView(db, r),
-  };
-}
-
 export function findPerson(db: Db, id: string): PersonRow | undefined {
   // Read on every contract view (three parties): a cached raw statement.
   const row = clientOf(db).query<Omit<PersonRow, "corporate"> & { corporate: number }, [string]>("SELECT * FROM persons WHERE id = ?1").get(id);

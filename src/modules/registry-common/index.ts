@@ -206,15 +206,6 @@ export function linkedRecordId(db: Db, appId: string, type: RecordType, identity
   return row?.id ?? null;
 }
 
-export function identityOf(db: Db, appId: string, type: RecordType, recordId: string): string | null {
-  const row = db
-    .select({ identity: externalLinks.identity })
-    .from(externalLinks)
-    .where(and(eq(externalLinks.external_app_id, appId), eq(externalLinks.record_type, type), eq(externalLinks.record_id, recordId)))
-    .get();
-  return row?.identity ?? null;
-}
-
 /**
  * Links a record to an app's identity. The identity may name only one record of the type (409),
  * and a record has one identity per app, so linking again replaces the old identity.
@@ -283,12 +274,6 @@ export function identitiesOf(db: Db, appId: string, type: RecordType, ids: strin
     .where(and(eq(externalLinks.external_app_id, appId), eq(externalLinks.record_type, type), inArray(externalLinks.record_id, ids)))
     .all();
   return new Map(rows.map((r) => [r.id, r.identity]));
-}
-
-export interface PendingEvent {
-  type: EventGroup;
-  id: string;
-  data: () => unknown;
 }
 
 /**
