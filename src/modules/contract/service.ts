@@ -1,6 +1,7 @@
 // Contract logic shared by the local rows and the external-app upsert.
 import { asc, eq, or } from "drizzle-orm";
 import ipaddr from "ipaddr.js";
+import { changeStamp } from "../../db/change-stamp";
 import type { TenantDb } from "../../db/sqlite";
 import { contractConfigs, contractItems, contracts } from "../../db/tenant/schema";
 import { newId, randomBase62 } from "../../lib/ids";
@@ -181,39 +182,17 @@ export function getContractView(db: Db, id: string, timeZone: string, revealPass
 }
 
 // GET /api/contract/{id} answers the same bytes until the tenant database changes: the JSON text
-// is kept per connection state, time zone and id. A connection's state moves on as soon as
-// anything was written (by this connection: total_changes(); by any other: data_version), and
-// texts of an older state are never read again. Never inside a transaction, whose changes may
-// still roll back without moving either counter back. One bound for all corporations together.
-const STAMP_SQL = "SELECT total_changes(), data_version FROM pragma_data_version";
+// is kept per change stamp (src/db/change-stamp.ts), time zone and id; texts of an older stamp are
+// never read again. Never inside a transaction, whose changes may still roll back without moving
+// the stamp back. One bound for all corporations together.
 const BODIES_MAX = 8192;
-interface ConnectionState {
-  stamp: Statement<Record<string, never>, []>;
-  changes: number;
-  version: number;
-  /** Unique across connections and states: the prefix of this state's keys. */
-  generation: number;
-}
-const states = new WeakMap<Database, ConnectionState>();
-let generations = 0;
 const bodies = new Map<string, string>();
 
 /** The JSON text of the Contract GET returns (password masked); throws 404 as getContractView does. */
 export function contractViewJson(db: Db, id: string, timeZone: string): string {
   const client = clientOf(db);
   if (client.inTransaction) return JSON.stringify(getContractView(db, id, timeZone));
-  let state = states.get(client);
-  if (!state) {
-    state = { stamp: client.query<Record<string, never>, []>(STAMP_SQL), changes: -1, version: -1, generation: 0 };
-    states.set(client, state);
-  }
-  const [changes, version] = state.stamp.values()[0] as [number, number];
-  if (changes !== state.changes || version !== state.version) {
-    state.changes = changes;
-    state.version = version;
-    state.generation = ++generations;
-  }
-  const key = `${state.generation} ${timeZone} ${id}`;
+  const key = `${changeStamp(client)} ${timeZone} ${id}`;
   let body = bodies.get(key);
   if (body === undefined) {
     body = JSON.stringify(getContractView(db, id, timeZone));
