@@ -10,7 +10,7 @@ if (generated !== renderMigrationsModule()) {
 }
 const document = await openapiDocument();
 const result = await Bun.build({
-  entrypoints: ["./src/main.ts"],
+  entrypoints: ["./src/main.ts", "./src/modules/qrcode/access-writer.worker.ts"],
   compile: { outfile: "./dist/corpadmin" },
   minify: true,
   // Bytecode compiled at build time: start-up skips parsing the bundle (≈ 175 → 100 ms to the
