@@ -442,3 +442,8 @@ export function addContract(tx: Db, columns: UpsertColumns): string {
 export function setContract(tx: Db, id: string, columns: UpsertColumns): void {
   updateRow(tx, contracts, id, columns);
 }
+
+/** Whether any contract item names the product (its delete is refused then). */
+export function productOnContractItems(db: Db, productId: string): boolean {
+  return !!db.select({ id: contractItems.id }).from(contractItems).where(eq(contractItems.product_id, productId)).limit(1).get();
+}

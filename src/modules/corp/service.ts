@@ -18,7 +18,8 @@ import { listRows, type ListParams } from "../../lib/list";
 import { conflict, invalid, notFound } from "../../lib/problem";
 import { isValidTimeZone } from "../../lib/time";
 import type { CorpRow } from "../auth/corp-cache";
-import { actionsByFeature, featureIdsOf } from "../catalog/service";
+import { actionsByFeature, featureIdsOf, getServiceRow } from "../catalog/service";
+import { findUser } from "../user/service";
 import { removeUserFromCorpWorkgroups, revokeServiceInCorp } from "../workgroup/service";
 import { userView } from "../user/view";
 import type { CORP_STATUSES, CorpCheck, CorpTree, Corporation, CorporationInput } from "./model";
@@ -212,7 +213,7 @@ export function listCorpUsers(ctx: AppContext, corpId: string, query: ListParams
 }
 
 function requireUser(ctx: AppContext, userId: string): void {
-  if (!ctx.platform.select({ id: users.id }).from(users).where(eq(users.id, userId)).get()) throw notFound("User");
+  if (!findUser(ctx, userId)) throw notFound("User");
 }
 
 /** Adds a member; adding one already there changes nothing. */
@@ -240,9 +241,8 @@ export function removeCorpUser(ctx: AppContext, corpId: string, userId: string):
   ctx.permissions.invalidate();
 }
 
-function requireService(ctx: AppContext, serviceId: string): void {
-  if (!ctx.platform.select({ id: services.id }).from(services).where(eq(services.id, serviceId)).get()) throw notFound("Service");
-}
+/** The service must exist (404 "Service" otherwise). */
+const requireService = (ctx: AppContext, serviceId: string): void => void getServiceRow(ctx, serviceId);
 
 /** Enables a service for the corporation; enabling one already enabled changes nothing. */
 export function addCorpService(ctx: AppContext, corpId: string, serviceId: string): void {

@@ -1,6 +1,6 @@
 import { asc, eq, inArray } from "drizzle-orm";
 import { t, type Static } from "elysia";
-import { classifications, contractItems, productClassifications, products } from "../../db/tenant/schema";
+import { classifications, productClassifications, products } from "../../db/tenant/schema";
 import { conflict, notFound } from "../../lib/problem";
 import { Money, Opt, Uuid } from "../../lib/schemas";
 import { clientOf, type Db } from "../registry-common";
@@ -68,10 +68,6 @@ export function productsByIds(db: Db, ids: string[]): Map<string, ProductRow> {
 export function checkIdentityFree(db: Db, identity: string, exceptId: string | null): void {
   const other = db.select({ id: products.id }).from(products).where(eq(products.identity, identity)).get();
   if (other && other.id !== exceptId) throw conflict("A product with this identity already exists");
-}
-
-export function productInUse(db: Db, id: string): boolean {
-  return !!db.select({ id: contractItems.id }).from(contractItems).where(eq(contractItems.product_id, id)).limit(1).get();
 }
 
 /**
