@@ -10,7 +10,7 @@ if (generated !== renderMigrationsModule()) {
 }
 const document = await openapiDocument();
 const result = await Bun.build({
-  entrypoints: ["./src/main.ts"],
+  entrypoints: ["./src/main.ts", "./src/modules/qrcode/access-writer.worker.ts"],
   compile: { outfile: "./dist/corpadmin" },
   // No identifier minification: Elysia's compiled validators break under it (elysiajs/elysia#724,
   // #1711) — range checks on query numbers were skipped. The test suites run against this build.
