@@ -200,10 +200,12 @@ async function main() {
   const binarySizeMb = Math.round(statSync(binary).size / 1024 / 1024);
 
   // The ceiling: a raw Bun.serve answering a small JSON object, in its own process, kept up for
-  // the whole run. Measured once, right after the build, it read 10-30 % under what the machine
-  // gives (other load comes and goes on a shared machine), which flattered every ratio. So it is
-  // sampled before every path and after the last, with the same wrk settings and Lua script as
-  // the paths and every other process of the run paused; the ceiling is the best sample.
+  // the whole run. It used to be one run right after the build, and read 68-72k req/s where the
+  // same server alone under a plain `wrk -t1 -c32` read 75-104k: no other process of the run was
+  // busy then; the Lua script costs wrk ≈ 10 % (the paths pay it too); the rest is one sample at
+  // one moment of a shared machine, which flattered every ratio. So it is sampled before every
+  // path and after the last, with the same wrk settings and script as the paths and every other
+  // process of the run paused; the ceiling is the best sample.
   const ceilingPort = freePort();
   const ceiling = Bun.spawn(["bun", "-e", `Bun.serve({ port: ${ceilingPort}, hostname: "127.0.0.1", fetch: () => Response.json({ status: "ok" }) })`], { stdout: "ignore", stderr: "inherit" });
   background.add(ceiling.pid);
@@ -215,7 +217,10 @@ async function main() {
     if (r.errors > 0 || !Number.isFinite(r.rps)) throw new Error(`the ceiling answered errors: ${r.raw}`);
     ceilingSamples.push(Math.round(r.rps));
   };
-  await sampleCeiling();
+  await sampleCeiling().catch((e) => {
+    ceiling.kill();
+    throw e;
+  });
 
   const received = { count: 0, firstAt: 0, lastAt: 0 };
   const receiver = Bun.serve({
