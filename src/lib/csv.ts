@@ -8,7 +8,9 @@ export function csvCell(value: unknown): string {
   if (value === null || value === undefined) return "";
   let text = typeof value === "number" ? JSON.stringify(value) : String(value);
   if (typeof value === "string" && FORMULA_START.test(text)) text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  // `;` too: a spreadsheet whose locale separates lists with `;` (pt-BR, most of Europe) splits
+  // an unquoted `a;=1+1` into a second cell that starts with `=`, which the apostrophe never saw.
+  return /[",;\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
 export function csvLine(values: unknown[]): string {

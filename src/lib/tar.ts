@@ -2,7 +2,7 @@
 // enough to write here rather than depend on a package: per entry one 512-byte header, then the
 // content padded to 512 bytes; two zero blocks end the archive. Sizes of 8 GiB or more use the
 // base-256 size field that GNU tar and libarchive read.
-import { statSync } from "node:fs";
+import { closeSync, fstatSync, openSync, read } from "node:fs";
 
 const BLOCK = 512;
 
@@ -50,25 +50,49 @@ export function tarHeader(name: string, size: number, mtimeSeconds: number, dire
   return h;
 }
 
-/** The archive of `entries` as a stream; files are read as the stream is consumed. */
+const CHUNK = 64 * 1024;
+
+/**
+ * The archive of `entries` as a stream. Every file is opened here, before the first byte, and read
+ * through its descriptor as the stream is consumed: a file deleted meanwhile (the backup deleted
+ * or pruned during its download) is still read whole. A missing file throws here (ENOENT).
+ */
 export function tarStream(entries: TarEntry[]): ReadableStream<Uint8Array> {
+  const fds = new Map<number, number>();
+  const closeAll = () => {
+    for (const fd of fds.values()) closeSync(fd);
+    fds.clear();
+  };
+  try {
+    entries.forEach((e, i) => e.path && fds.set(i, openSync(e.path, "r")));
+  } catch (err) {
+    closeAll();
+    throw err;
+  }
   let index = 0;
-  let reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
+  let current: number | null = null;
   let written = 0;
   let expected = 0;
+  const finish = (i: number) => {
+    closeSync(fds.get(i)!);
+    fds.delete(i);
+  };
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
-      for (;;) {
-        if (reader) {
-          const { done, value } = await reader.read();
-          if (!done) {
-            written += value.byteLength;
-            controller.enqueue(value);
+      try {
+        if (current !== null) {
+          const fd = fds.get(current)!;
+          const buf = Buffer.allocUnsafe(CHUNK);
+          const n = await new Promise<number>((resolve, reject) => read(fd, buf, 0, CHUNK, written, (err, bytes) => (err ? reject(err) : resolve(bytes))));
+          if (n > 0) {
+            written += n;
+            controller.enqueue(buf.subarray(0, n));
             return;
           }
-          reader = null;
+          finish(current);
           // The header promised a size: a file that changed meanwhile would corrupt the archive.
-          if (written !== expected) throw new Error(`tar: ${entries[index - 1].name} changed while being archived`);
+          if (written !== expected) throw new Error(`tar: ${entries[current].name} changed while being archived`);
+          current = null;
           const pad = (BLOCK - (written % BLOCK)) % BLOCK;
           if (pad) controller.enqueue(new Uint8Array(pad));
         }
@@ -77,21 +101,24 @@ export function tarStream(entries: TarEntry[]): ReadableStream<Uint8Array> {
           controller.close();
           return;
         }
-        const entry = entries[index++];
+        const i = index++;
+        const entry = entries[i];
         if (!entry.path) {
           controller.enqueue(tarHeader(entry.name, 0, Math.floor(Date.now() / 1000), true));
           return;
         }
-        const st = statSync(entry.path);
+        const st = fstatSync(fds.get(i)!);
         controller.enqueue(tarHeader(entry.name, st.size, Math.floor(st.mtimeMs / 1000), false));
         written = 0;
         expected = st.size;
-        reader = Bun.file(entry.path).stream().getReader() as ReadableStreamDefaultReader<Uint8Array>;
-        return;
+        current = i;
+      } catch (err) {
+        closeAll();
+        throw err;
       }
     },
     cancel() {
-      void reader?.cancel();
+      closeAll();
     },
   });
 }

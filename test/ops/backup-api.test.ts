@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { addCorp, addUser, makeApp, startAndLogin, tempDir, type TestApp } from "../helpers";
 
@@ -76,6 +76,32 @@ test("409 while a backup is running", async () => {
   const [a, b] = await Promise.all([t.req("POST", "/api/backup", { token: admin.token }), t.req("POST", "/api/backup", { token: admin.token })]);
   expect([a.status, b.status].sort()).toEqual([200, 409]);
   expect((a.status === 409 ? a : b).body.type).toBe("urn:corpadmin:problem:conflict");
+});
+
+test("a backup deleted while it is being downloaded still downloads whole", async () => {
+  await Bun.sleep(1100); // a name of its own
+  const created = await t.req("POST", "/api/backup", { token: admin.token });
+  expect(created.status).toBe(200);
+  const manifest = JSON.parse(readFileSync(join(t.config.backupDir, created.body.name, "manifest.json"), "utf8"));
+  const raw = await t.fetch(`/api/backup/${created.body.name}/download`, { headers: { authorization: `Bearer ${admin.token}` } });
+  expect(raw.status).toBe(200);
+  const reader = raw.body!.getReader();
+  const chunks: Uint8Array[] = [(await reader.read()).value!];
+  expect((await t.req("DELETE", `/api/backup/${created.body.name}`, { token: admin.token })).status).toBe(204);
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+  }
+  const out = tempDir("corpadmin-download-");
+  writeFileSync(join(out, "b.tar.gz"), Buffer.concat(chunks));
+  mkdirSync(join(out, "x"));
+  expect(Bun.spawnSync(["tar", "-xzf", join(out, "b.tar.gz"), "-C", join(out, "x")]).exitCode).toBe(0);
+  for (const f of manifest.files) {
+    const sha = createHash("sha256").update(readFileSync(join(out, "x", f.path))).digest("hex");
+    expect({ path: f.path, sha }).toEqual({ path: f.path, sha: f.sha256 });
+  }
+  rmSync(out, { recursive: true, force: true });
 });
 
 test("names are validated strictly: anything else is 404, nothing outside the backup directory is reached", async () => {

@@ -61,6 +61,8 @@ beforeAll(async () => {
   values = await seedFixtures(t, token, ops, "csv", corpId);
   // A name a spreadsheet would run as a formula, and one that needs quoting.
   await t.req("POST", "/api/city", { token, body: { name: "=HYPERLINK(\"x\")", state: "S,P", country: "BR" } });
+  // A formula behind a `;`, the list separator of spreadsheets in pt-BR and most European locales.
+  await t.req("POST", "/api/city", { token, body: { name: "Sé;=1+1", state: "SP", country: "BR" } });
 });
 
 afterAll(() => t.close());
@@ -118,6 +120,8 @@ describe("CSV export of one list", () => {
   test("formula guard and RFC 4180 quoting", async () => {
     const res = await t.req("GET", "/api/city?format=csv&country=BR&sort=name", { token });
     expect(res.text).toContain(`"'=HYPERLINK(""x"")","S,P",BR`);
+    // Quoted, so a `;`-separated reading keeps it one text cell.
+    expect(res.text).toContain(`,"Sé;=1+1",SP,BR`);
   });
 
   test("filters and sort apply; page and limit do not; format is not a filter", async () => {

@@ -195,9 +195,9 @@ sourceOnly("accesses list and export", () => {
     expect(res.headers.get("content-disposition")).toContain("attachment");
     expect(res.text.split("\r\n")).toEqual([
       "at,ip,user_agent,referer",
-      `2025-03-01T10:00:00.000+00:00,192.0.2.1,${UA},`,
-      `2025-03-02T10:00:00.000+00:00,192.0.2.2,${UA},`,
-      `2025-03-03T10:00:00.000+00:00,192.0.2.3,${UA},"'=HYPERLINK(""http://evil"")"`,
+      `2025-03-01T10:00:00.000+00:00,192.0.2.1,"${UA}",`,
+      `2025-03-02T10:00:00.000+00:00,192.0.2.2,"${UA}",`,
+      `2025-03-03T10:00:00.000+00:00,192.0.2.3,"${UA}","'=HYPERLINK(""http://evil"")"`,
       "",
     ]);
     const ranged = await api("GET", `/api/qrcode/${code.id}/accesses/export?format=csv&from=2025-03-02&to=2025-03-02`);

@@ -239,3 +239,23 @@ describe("a write through the API reaches a webhook", () => {
     }
   });
 });
+
+describe("POST /api/webhook/{id}/test against a target the egress policy refuses", () => {
+  test("loopback without --egress-allow: 200 with a failed delivery naming the policy; nothing reaches the receiver", async () => {
+    const r = receiver();
+    try {
+      for (const target of [r.url(), r.url().replace("127.0.0.1", "localhost"), r.url().replace("127.0.0.1", "[::ffff:127.0.0.1]")]) {
+        const hook = await create({ name: `loopback ${target}`, target });
+        const res = await t.req("POST", `/api/webhook/${hook.id}/test`, { token: admin.token });
+        expect(res.status).toBe(200);
+        expect(res.body).toMatchObject({ type: "WEBHOOK_TEST", status: "failed", response_status: null });
+        expect(res.body.error).toContain("egress policy");
+        expect(JSON.stringify(res.body)).not.toContain(hook.secret);
+      }
+      await Bun.sleep(100);
+      expect(r.requests).toHaveLength(0);
+    } finally {
+      r.stop();
+    }
+  });
+});

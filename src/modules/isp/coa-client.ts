@@ -20,7 +20,7 @@ export interface DynamicAuthResult {
   outcome: "ack" | "nak" | "timeout";
   /** The NAK's Error-Cause (RFC 5176 §3.5), null otherwise. */
   error_cause: number | null;
-  /** Requests sent. */
+  /** Requests sent (a send the kernel refused is not counted). */
   attempts: number;
   at: string;
 }
@@ -61,13 +61,22 @@ export async function sendDynamicAuth(
           // Not signed with the secret: not an answer.
         }
       },
+      // An ICMP error (port unreachable: nothing listens at coa_port) surfaces as a receive error
+      // on this socket. It is no answer: the attempts go on and end as a timeout. Unhandled, it
+      // would be an uncaught exception that takes the whole process down.
+      error() {},
     },
   });
   let sent = 0;
   try {
     for (let i = 0; i < attempts; i++) {
-      socket.send(packet, target.port, target.ip);
-      sent++;
+      try {
+        socket.send(packet, target.port, target.ip);
+        sent++;
+      } catch {
+        // Refused by the kernel (an address it will not send to, such as a broadcast or 0.0.0.0,
+        // or an ICMP error still queued from the previous attempt): not sent; the wait goes on.
+      }
       let timer: ReturnType<typeof setTimeout> | undefined;
       const waited = await Promise.race([answered, new Promise<null>((r) => (timer = setTimeout(() => r(null), options.intervalMs)))]);
       clearTimeout(timer);

@@ -154,7 +154,15 @@ export function backupRoutes(ctx: AppContext, lock: BackupLock) {
       "/backup/:name/download",
       ({ params }) => {
         const dir = backupPath(backupDir, params.name);
-        const body = tarStream(entriesOf(dir)).pipeThrough(new CompressionStream("gzip"));
+        let tar: ReadableStream<Uint8Array>;
+        try {
+          tar = tarStream(entriesOf(dir));
+        } catch (err) {
+          // Deleted or pruned between the check and the opening of its files.
+          if ((err as NodeJS.ErrnoException).code === "ENOENT") throw notFound("Backup");
+          throw err;
+        }
+        const body = tar.pipeThrough(new CompressionStream("gzip"));
         return new Response(body, {
           headers: {
             "content-type": "application/gzip",
