@@ -149,6 +149,7 @@ export function ListView(props: {
     if (v) query[f.name] = v;
   }
   const key = JSON.stringify(query) + props.path;
+  const narrowed = search !== "" || (props.filters ?? []).some((f) => q.get(`${prefix}${f.name}`));
   const { data, error, loading } = useLoad(() => call<Page<Row>>("GET", props.path, { query }), [key]);
   const [draft, setDraft] = useState(search);
   useEffect(() => setDraft(search), [search, loc]);
@@ -213,7 +214,7 @@ export function ListView(props: {
               ))}
             </tbody>
           </table>
-          {data && data.items.length === 0 && <p class="empty">{search || Object.keys(query).length > 3 ? t("list.noMatch") : t("list.empty")}</p>}
+          {data && data.items.length === 0 && <p class="empty">{narrowed ? t("list.noMatch") : t("list.empty")}</p>}
         </div>
       )}
       {data && data.total > 0 && (
@@ -410,7 +411,7 @@ export function Field(props: { def: FieldDef; value: any; error?: string; disabl
  * A reference to another record: a search box that narrows the list (the server's ?q) and a
  * select of the matches, so 10,000 contracts never load at once.
  */
-export function RefSelect(props: { id: string; path: string; labelOf: (r: Row) => string; value: string; onChange: (v: string) => void; disabled?: boolean; required?: boolean; "aria-invalid"?: boolean; "aria-describedby"?: string }) {
+export function RefSelect(props: { id: string; name?: string; path: string; labelOf: (r: Row) => string; value: string; onChange: (v: string) => void; disabled?: boolean; required?: boolean; "aria-invalid"?: boolean; "aria-describedby"?: string }) {
   const [q, setQ] = useState("");
   const [items, setItems] = useState<Row[]>([]);
   const [current, setCurrent] = useState<Row | null>(null);
@@ -443,7 +444,7 @@ export function RefSelect(props: { id: string; path: string; labelOf: (r: Row) =
         disabled={props.disabled}
         onInput={(e) => setQ(e.currentTarget.value)}
       />
-      <select id={props.id} value={props.value} disabled={props.disabled} aria-invalid={props["aria-invalid"]} aria-describedby={props["aria-describedby"]} onChange={(e) => props.onChange(e.currentTarget.value)}>
+      <select id={props.id} name={props.name} value={props.value} disabled={props.disabled} aria-invalid={props["aria-invalid"]} aria-describedby={props["aria-describedby"]} onChange={(e) => props.onChange(e.currentTarget.value)}>
         <option value="">—</option>
         {options.map((r) => (
           <option key={r.id} value={r.id}>

@@ -58,6 +58,176 @@ test("served at /console with strict headers, / redirects there, the assets are 
   expect(Object.keys(doc.paths).some((p) => p === "/" || p.startsWith("/console"))).toBe(false);
 });
 
+/** Setup through the API: the records the journeys use. */
+async function seed() {
+  const post = async (path: string, body: unknown) => {
+    const r = await api(server.base, "POST", path, body, token);
+    if (r.status !== 200) throw new Error(`${path}: ${r.status} ${JSON.stringify(r.body)}`);
+    return r.body;
+  };
+  const city = await post("/api/city", { name: "Campinas", state: "SP", country: "BR" });
+  const person = await post("/api/person", { name: "Maria Souza", doc_identity: "12345678909", tp_doc_identity: "CPF" });
+  await post("/api/classification", { name: "vip", color: "#aa3300" });
+  const attribute = await post("/api/isp/radius-attribute", { name: "Mikrotik-Rate-Limit", type: "string" });
+  const layout = await post("/api/isp/layout", { name: "Default" });
+  await post(`/api/isp/layout/${layout.id}/attribute`, { attribute_id: attribute.id, operator: ":=", value: "{{contract.config.max_upload}}/{{contract.config.max_download}}" });
+  return { city, person, layout };
+}
+
+async function selectOption(page: Page, label: string | RegExp, option: string | RegExp) {
+  const select = page.getByLabel(typeof label === "string" ? new RegExp(`^${label}( \\*)?$`) : label).and(page.locator("select"));
+  await select.locator("option", { hasText: option }).first().waitFor({ state: "attached" });
+  const text = await select.locator("option", { hasText: option }).first().textContent();
+  await select.selectOption({ label: text! });
+}
+
+let seeded: Awaited<ReturnType<typeof seed>>;
+let contractId: string;
+
+test("contract: validation next to the field, create, find in the list, change the speed, render on a layout", async () => {
+  seeded = await seed();
+  const page = await newPage();
+  await uiLogin(page, server.base);
+  await page.goto(`${server.base}/console/contracts/new`);
+  // The server's validation errors land next to the fields they name.
+  await page.getByRole("button", { name: "Create" }).click();
+  await page.locator("#page-title").waitFor();
+  await page.locator("[aria-invalid=true]").first().waitFor();
+  const invalid = await page.locator("[aria-invalid=true]").evaluateAll((els) => els.map((e) => (e as HTMLInputElement).name));
+  expect(invalid).toContain("number");
+  expect(invalid).toContain("customer_id");
+  await shot(page, "contract-new-errors-light");
+
+  await page.getByLabel(/^Number/).fill("C-1001");
+  await selectOption(page, "Customer", "Maria Souza");
+  await page.getByLabel("Total value").fill("99.90");
+  await page.getByLabel(/^Address( \*)?$/).fill("Rua das Flores, 10");
+  await selectOption(page, "City", "Campinas");
+  await page.getByRole("button", { name: "Create" }).click();
+  await page.waitForURL(/\/console\/contracts\/[0-9a-f-]{36}$/);
+  contractId = page.url().split("/").pop()!;
+  // The generated connection password, this once.
+  expect((await page.locator(".secret code").textContent())!.length).toBeGreaterThanOrEqual(4);
+
+  await page.goto(`${server.base}/console/contracts?q=C-1001&contract_status=ACTIVE`);
+  await page.getByRole("link", { name: "C-1001" }).waitFor();
+  expect(await page.getByRole("cell", { name: "Maria Souza" }).count()).toBe(1);
+  await shot(page, "contracts-light");
+  await page.getByRole("link", { name: "C-1001" }).click();
+  await page.waitForURL(/\/console\/contracts\/[0-9a-f-]{36}$/);
+  const connection = page.locator("section", { has: page.getByRole("heading", { name: "Connection settings" }) });
+  await connection.getByLabel("Max. upload").fill("100M");
+  await connection.getByLabel("Max. download").fill("200M");
+  await connection.getByRole("button", { name: "Save" }).click();
+  await connection.getByText("Saved.").waitFor();
+  expect(await page.locator(".secret").count()).toBe(0);
+  const stored = await api(server.base, "GET", `/api/contract/${contractId}`, undefined, token);
+  expect(stored.body.config.max_download).toBe("200M");
+  // A flag, from the classifications.
+  await selectOption(page, "Add flag", "vip");
+  await page.locator("section", { has: page.getByRole("heading", { name: "Flags" }) }).getByRole("button", { name: "Add" }).click();
+  await page.getByRole("button", { name: "Remove flag vip" }).waitFor();
+  await shot(page, "contract-detail-light");
+
+  await page.goto(`${server.base}/console/layouts/${seeded.layout.id}`);
+  await selectOption(page, "Contract", "C-1001");
+  await page.locator("code.rendered-value", { hasText: "100M/200M" }).waitFor();
+  await shot(page, "layout-render-light");
+  await page.context().close();
+}, 90_000);
+
+test("webhook: created with its secret shown once, an event reaches a local receiver and shows in the delivery log", async () => {
+  const received: unknown[] = [];
+  const receiver = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    async fetch(req) {
+      received.push(await req.json());
+      return new Response("ok");
+    },
+  });
+  try {
+    const page = await newPage();
+    await uiLogin(page, server.base);
+    await page.goto(`${server.base}/console/webhooks/new`);
+    await page.getByLabel(/^Name/).fill("ERP");
+    await page.getByLabel(/^Target URL/).fill(`http://127.0.0.1:${receiver.port}/hook`);
+    await page.getByLabel(/^E-mail/).fill("ops@example.com");
+    await page.getByLabel("Keep a delivery log").check();
+    await page.getByRole("button", { name: "Create" }).click();
+    await page.waitForURL(/\/console\/webhooks\/[0-9a-f-]{36}$/);
+    expect(await page.locator(".secret code").textContent()).toStartWith("whsec_");
+    await page.getByLabel("CONTRACT_AFTER_UPDATE").check();
+    await page.waitForFunction(() => (document.querySelector("input[type=checkbox]:checked") as HTMLInputElement | null) !== null);
+    const id = page.url().split("/").pop()!;
+    for (let i = 0; i < 50; i++) {
+      const w = await api(server.base, "GET", `/api/webhook/${id}`, undefined, token);
+      if (w.body.groups.includes("CONTRACT_AFTER_UPDATE")) break;
+      await Bun.sleep(100);
+    }
+    expect((await api(server.base, "PUT", `/api/contract/${contractId}/inactive`, undefined, token)).status).toBe(200);
+    for (let i = 0; i < 100 && received.length === 0; i++) await Bun.sleep(100);
+    expect(received.length).toBe(1);
+    // The secret is not shown again.
+    await page.reload();
+    await page.getByRole("heading", { name: "Delivery log" }).waitFor();
+    expect(await page.locator(".secret").count()).toBe(0);
+    await page.getByRole("cell", { name: "CONTRACT_AFTER_UPDATE" }).waitFor();
+    await selectOption(page, "Status", "Failed");
+    await page.waitForURL(/d_status=failed/);
+    await page.getByText("Nothing matches this search.").waitFor();
+    await selectOption(page, "Status", "Delivered");
+    await page.getByRole("cell", { name: "CONTRACT_AFTER_UPDATE" }).waitFor();
+    await shot(page, "webhook-detail-light");
+    await page.context().close();
+  } finally {
+    receiver.stop(true);
+  }
+}, 90_000);
+
+test("QR code: created, scanned through /q/{slug}, the chart's table shows the scan", async () => {
+  const page = await newPage();
+  await uiLogin(page, server.base);
+  await page.goto(`${server.base}/console/qrcodes/new`);
+  await page.getByLabel(/^Name/).fill("Flyer");
+  await page.getByLabel(/^Target URL/).fill("https://example.com/promo");
+  await page.getByLabel("Short link").fill("flyer-2026");
+  await page.getByRole("button", { name: "Create" }).click();
+  await page.waitForURL(/\/console\/qrcodes\/[0-9a-f-]{36}$/);
+  await page.getByRole("img", { name: "QR code Flyer" }).waitFor();
+  const scan = await fetch(`${server.base}/q/flyer-2026`, { redirect: "manual", headers: { "user-agent": "Mozilla/5.0 (X11; Linux x86_64) Chrome/120" } });
+  expect(scan.status).toBe(302);
+  // Scans are written in batches: ask again until it is there.
+  for (let i = 0; i < 40; i++) {
+    await page.reload();
+    await page.getByText(/scans, \d+ unique visitors/).waitFor();
+    if ((await page.getByText("1 scans, 1 unique visitors").count()) === 1) break;
+    await Bun.sleep(250);
+  }
+  await page.getByText("1 scans, 1 unique visitors").waitFor();
+  const today = await page.evaluate(() => new Intl.DateTimeFormat("en-CA", { timeZone: "America/Sao_Paulo" }).format(new Date()));
+  const row = page.locator(".chart-table tr", { has: page.getByRole("rowheader", { name: today }) });
+  expect(await row.locator("td").first().textContent()).toBe("1");
+  expect(await page.locator(".chart-canvas canvas").count()).toBeGreaterThan(0);
+  await shot(page, "qrcode-detail-light");
+  await page.context().close();
+}, 60_000);
+
+test("a user without permission sees no menu entry and a clear message on a direct link", async () => {
+  const user = await api(server.base, "POST", "/api/user", { name: "Viewer", email: "viewer@example.com", login: "viewer", password: "viewer-password-1" }, token);
+  expect(user.status).toBe(200);
+  const page = await newPage();
+  await uiLogin(page, server.base, "viewer", "viewer-password-1");
+  expect(await page.getByRole("navigation", { name: "Main menu" }).getByRole("link", { name: "Contracts" }).count()).toBe(0);
+  expect(await page.getByRole("navigation", { name: "Main menu" }).getByRole("link", { name: "Dashboard" }).count()).toBe(1);
+  await page.goto(`${server.base}/console/contracts`);
+  await page.getByRole("heading", { name: "No permission" }).waitFor();
+  expect(await page.getByRole("alert").textContent()).toContain("Ask an administrator");
+  await shot(page, "forbidden-light");
+  await page.context().close();
+}, 60_000);
+
+// Last: it turns on the administrator's 2FA, which every later login would need.
 test("login, 2FA enrolment, 2FA login with the keyboard only, session expiry returns where the operator was", async () => {
   const page = await newPage();
   await uiLogin(page, server.base);
