@@ -41,7 +41,8 @@ export function Chart(props: { title: string; x: number[]; xLabels: string[]; se
       <div ref={box} class="chart-canvas" role="img" aria-label={props.title} />
       <details class="chart-table" open>
         <summary>{t("chart.table")}</summary>
-        <div class="table-wrap">
+        {/* Focusable so that a keyboard can scroll a long table. */}
+        <div class="table-wrap" tabIndex={0} role="region" aria-label={`${t("chart.table")}: ${props.title}`}>
           <table>
             <caption>{props.title}</caption>
             <thead>

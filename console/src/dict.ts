@@ -228,6 +228,8 @@ export const DICT = {
   "form.filterOptions": ["Filter the options", "Filtrar as opções"],
   "form.fixErrors": ["Please correct the fields marked above.", "Corrija os campos indicados acima."],
   "form.saved": ["Saved.", "Salvo."],
+  "form.required": ["Required.", "Obrigatório."],
+  "form.number": ["Must be a number.", "Deve ser um número."],
 
   "error.conflict": ["This conflicts with an existing record.", "Isto conflita com um registro existente."],
   "error.forbidden": ["You do not have permission to do this.", "Você não tem permissão para fazer isto."],
@@ -346,6 +348,8 @@ export const DICT = {
   "workgroup.wholeService": ["All of {name}", "Todo o serviço {name}"],
 
   "corp.status": ["Status", "Situação"],
+  "corp.services": ["Services enabled", "Serviços habilitados"],
+  "corp.removeService": ["Remove {name} from {corp}? Its grants to the corporation's workgroups go too.", "Remover {name} de {corp}? As concessões aos grupos da empresa também são removidas."],
   "corp.current": ["Current status:", "Situação atual:"],
   "corp.setStatus": ["Set {status}", "Mudar para {status}"],
   "corp.enableConfirm": ["Enable {name}? Its users can sign in and work again.", "Habilitar {name}? Os usuários voltam a entrar e trabalhar."],
@@ -355,6 +359,7 @@ export const DICT = {
 
   "feature.removeAction": ["Remove the action {name}? Workgroups granted this feature lose it.", "Remover a ação {name}? Os grupos com esta funcionalidade a perdem."],
 
+  "person.address": ["Address", "Endereço"],
   "contract.summary": ["Summary", "Resumo"],
   "contract.parties": ["Parties", "Partes"],
   "contract.connection": ["Connection settings", "Configuração de conexão"],

@@ -18,6 +18,13 @@ export function Link(props: { to: string; children: ComponentChildren; class?: s
   );
 }
 
+/** A field error in the operator's language where its server text is a common one. */
+export function fieldMessage(message: string): string {
+  if (/length greater or equal to 1|Required property|match 'uuid' format/.test(message)) return t("form.required");
+  if (/^Expected (number|integer)/.test(message)) return t("form.number");
+  return message;
+}
+
 /** A problem as a sentence for the operator. */
 export function problemText(p: Problem | null | undefined): string {
   if (!p) return "";
@@ -288,7 +295,8 @@ export function Form(props: {
   for (const e of problem?.errors ?? []) {
     const path = props.errorPrefix && e.path.startsWith(props.errorPrefix) ? e.path.slice(props.errorPrefix.length) : e.path;
     const field = props.fields.find((f) => path === f.name || path.startsWith(`${f.name}.`));
-    if (field) fieldErrors[field.name] = fieldErrors[field.name] ? `${fieldErrors[field.name]}; ${e.message}` : e.message;
+    const message = fieldMessage(e.message);
+    if (field) fieldErrors[field.name] = fieldErrors[field.name] ? `${fieldErrors[field.name]}; ${message}` : message;
   }
   const unplaced = (problem?.errors ?? []).filter((e) => !props.fields.some((f) => e.path === f.name || e.path.startsWith(`${f.name}.`) || (props.errorPrefix && e.path.startsWith(props.errorPrefix + f.name))));
   return (

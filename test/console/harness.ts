@@ -92,8 +92,9 @@ export function totpNow(secret: string): string {
 }
 
 /** WCAG 2.1 A/AA violations on the page as it is now, as readable lines. */
-export async function axeViolations(page: Page): Promise<string[]> {
-  const result = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]).analyze();
+export async function axeViolations(page: Page, rules?: string[]): Promise<string[]> {
+  const builder = new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]);
+  const result = await (rules ? builder.withRules(rules) : builder).analyze();
   return result.violations.map((v) => `${v.id}: ${v.help} — ${v.nodes.map((n) => n.target.join(" ")).slice(0, 3).join(" | ")}`);
 }
 

@@ -40,7 +40,7 @@ export function ContractList() {
   );
 }
 
-const ADDRESS_FIELDS: FieldDef[] = [
+export const ADDRESS_FIELDS: FieldDef[] = [
   { name: "line1", label: "f.line1", required: true },
   { name: "line2", label: "f.line2" },
   { name: "district", label: "f.district" },
@@ -48,7 +48,7 @@ const ADDRESS_FIELDS: FieldDef[] = [
   { name: "city_id", label: "f.city", type: "ref", required: true, ref: { path: "/api/city", label: (c) => `${c.name} / ${c.state}` } },
 ];
 
-function addressOf(v: Values) {
+export function addressOf(v: Values) {
   return { line1: v.line1, line2: v.line2 || null, district: v.district || null, postal_code: v.postal_code || null, city_id: v.city_id || "" };
 }
 

@@ -4,7 +4,7 @@ import type { Row } from "../api";
 import { t, tx } from "../i18n";
 import type { ResourceDef } from "../resource";
 import type { FieldDef } from "../ui";
-import { CorpStatus, ExternalAppKey, FeatureActions, LayoutExtras, MetricHistory, QrExtras, UserExtras, WebhookExtras, WorkgroupExtras } from "./extras";
+import { CorpServices, CorpStatus, ExternalAppKey, PersonAddress, FeatureActions, LayoutExtras, MetricHistory, QrExtras, UserExtras, WebhookExtras, WorkgroupExtras } from "./extras";
 
 const ref = (path: string, label: (r: Row) => string = (r) => r.name) => ({ path, label });
 const manufacturerField: FieldDef = { name: "manufacturer_id", label: "f.manufacturer", type: "ref", ref: ref("/api/isp/manufacturer") };
@@ -34,6 +34,7 @@ export const RESOURCES: ResourceDef[] = [
       { name: "email", label: "f.email", type: "email" },
       { name: "phone", label: "f.phone" },
     ],
+    extra: (r, _reload, replace) => <PersonAddress row={r} replace={replace} />,
   },
   {
     key: "cities",
@@ -404,7 +405,12 @@ export const RESOURCES: ResourceDef[] = [
     ],
     nameOf: (r) => r.company_name,
     deleteMessage: "confirm.deleteCorp",
-    extra: (r, _reload, replace) => <CorpStatus row={r} replace={replace} />,
+    extra: (r, _reload, replace) => (
+      <>
+        <CorpStatus row={r} replace={replace} />
+        <CorpServices row={r} />
+      </>
+    ),
   },
   {
     key: "servers",

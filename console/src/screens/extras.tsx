@@ -7,6 +7,7 @@ import { Chart } from "../chart";
 import { fmtDate, t, tx } from "../i18n";
 import { ConfirmButton, ErrorNote, Form, ListView, RefSelect, SecretOnce, Section, StatusBadge, useLoad, type FieldDef } from "../ui";
 import { EVENT_GROUPS } from "./defs";
+import { ADDRESS_FIELDS, addressOf } from "./contracts";
 
 export function ExternalAppKey({ row }: { row: Row }) {
   const [key, setKey] = useState<string | null>(null);
@@ -390,21 +391,26 @@ export function WorkgroupExtras({ row, reload }: { row: Row; reload: () => void 
       </Section>
       <Section title={t("workgroup.grants")}>
         <ErrorNote problem={tree.error} />
-        {(tree.data?.services ?? []).map((s: Row) => (
-          <fieldset key={s.id} class="checks">
-            <legend>
-              <label class="check-item">
-                <input type="checkbox" checked={(row.service_ids ?? []).includes(s.id)} onChange={(e) => act(e.currentTarget.checked ? "POST" : "DELETE", `/service/${s.id}`)} />{" "}
-                {t("workgroup.wholeService", { name: s.name })}
-              </label>
-            </legend>
-            {(s.features ?? []).map((f: Row) => (
-              <label key={f.id} class="check-item">
-                <input type="checkbox" checked={(row.feature_ids ?? []).includes(f.id)} onChange={(e) => act(e.currentTarget.checked ? "POST" : "DELETE", `/feature/${f.id}`)} /> {f.name}
-              </label>
-            ))}
-          </fieldset>
-        ))}
+        {(tree.data?.services ?? []).map((s: Row) => {
+          const whole = (
+            <label class="check-item">
+              <input type="checkbox" checked={(row.service_ids ?? []).includes(s.id)} onChange={(e) => act(e.currentTarget.checked ? "POST" : "DELETE", `/service/${s.id}`)} />{" "}
+              {t("workgroup.wholeService", { name: s.name })}
+            </label>
+          );
+          // A service without features is one checkbox; one with features groups them under it.
+          if (!(s.features ?? []).length) return <div key={s.id} class="check-row">{whole}</div>;
+          return (
+            <fieldset key={s.id} class="checks">
+              <legend>{whole}</legend>
+              {(s.features ?? []).map((f: Row) => (
+                <label key={f.id} class="check-item">
+                  <input type="checkbox" checked={(row.feature_ids ?? []).includes(f.id)} onChange={(e) => act(e.currentTarget.checked ? "POST" : "DELETE", `/feature/${f.id}`)} /> {f.name}
+                </label>
+              ))}
+            </fieldset>
+          );
+        })}
       </Section>
     </>
   );
@@ -463,6 +469,52 @@ export function FeatureActions({ row, replace }: { row: Row; replace: (r: Row) =
         ))}
       </ul>
       <Form fields={fields} initial={initial} submitLabel={t("common.add")} onSubmit={async (v) => replace(await call<Row>("POST", `/api/feature/${row.id}/action`, { body: { action: v.action, name: v.name || null } }))} />
+    </Section>
+  );
+}
+
+export function PersonAddress({ row, replace }: { row: Row; replace: (r: Row) => void }) {
+  const initial = useMemo(() => {
+    const a = row.address ?? {};
+    return { line1: a.line1 ?? "", line2: a.line2 ?? "", district: a.district ?? "", postal_code: a.postal_code ?? "", city_id: a.city?.id ?? "" };
+  }, [row.updated_at]);
+  return (
+    <Section title={t("person.address")}>
+      <Form fields={ADDRESS_FIELDS} initial={initial} submitLabel={t("common.save")} onSubmit={async (v) => replace(await call<Row>("POST", `/api/person/${row.id}/address`, { body: addressOf(v) }))} />
+    </Section>
+  );
+}
+
+/** The services a corporation may use (super-admin): enabled ones can be removed, the others added. */
+export function CorpServices({ row }: { row: Row }) {
+  const all = useLoad(() => call<Page<Row>>("GET", "/api/service", { query: { limit: 500, sort: "name" } }), []);
+  const tree = useLoad(() => call<Row>("GET", `/api/corp/${row.id}/tree`), [row.id]);
+  const [problem, setProblem] = useState<Problem | null>(null);
+  const enabled = new Set<string>((tree.data?.services ?? []).map((s: Row) => s.id));
+  const change = async (method: "POST" | "DELETE", serviceId: string) => {
+    await call(method, `/api/corp/${row.id}/service/${serviceId}`);
+    tree.reload();
+  };
+  return (
+    <Section title={t("corp.services")}>
+      <ErrorNote problem={problem ?? all.error ?? tree.error} />
+      <ul class="chips">
+        {(all.data?.items ?? []).map((s) =>
+          enabled.has(s.id) ? (
+            <li key={s.id}>
+              {s.name}{" "}
+              <ConfirmButton danger label={t("common.remove")} message={t("corp.removeService", { name: s.name, corp: row.company_name })} onConfirm={() => change("DELETE", s.id)} />
+            </li>
+          ) : (
+            <li key={s.id} class="off">
+              {s.name}{" "}
+              <button type="button" onClick={() => change("POST", s.id).then(() => setProblem(null), (e) => setProblem(e as Problem))}>
+                {t("common.add")}
+              </button>
+            </li>
+          ),
+        )}
+      </ul>
     </Section>
   );
 }
