@@ -317,6 +317,10 @@ export const DICT = {
   "qr.totals": ["{total} scans, {unique} unique visitors", "{total} leituras, {unique} visitantes únicos"],
   "qr.total": ["Scans", "Leituras"],
   "qr.unique": ["Unique visitors", "Visitantes únicos"],
+  "qr.report": ["Scans of all codes", "Leituras de todos os códigos"],
+  "qr.groupBy": ["By", "Por"],
+  "qr.exportCsv": ["Export codes (CSV)", "Exportar códigos (CSV)"],
+  "qr.exportScans": ["Export scans (CSV)", "Exportar leituras (CSV)"],
 
   "metric.history": ["History", "Histórico"],
   "metric.range": ["Period", "Período"],

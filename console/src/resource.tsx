@@ -30,6 +30,8 @@ export interface ResourceDef {
   /** A response field shown once after creating (api_key, secret). */
   once?: { field: string; label: Key };
   extra?: (row: Row, reload: () => void, replace: (r: Row) => void) => ComponentChildren;
+  /** Sections below the list. */
+  listExtra?: () => ComponentChildren;
   deleteMessage?: Key;
 }
 
@@ -80,6 +82,7 @@ export function ResourceList({ def }: { def: ResourceDef }) {
         )}
       </PageHeader>
       <ListView path={def.api} columns={def.columns} filters={def.filters} rowHref={(r) => `/${def.key}/${r.id}`} label={t(def.title)} />
+      {def.listExtra?.()}
     </>
   );
 }

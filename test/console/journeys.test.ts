@@ -136,6 +136,26 @@ test("contract: validation next to the field, create, find in the list, change t
   await page.getByRole("button", { name: "Remove flag vip" }).waitFor();
   await shot(page, "contract-detail-light");
 
+  // Pages come from the server, 25 rows at a time; sort and page live in the URL.
+  for (let i = 0; i < 30; i++) {
+    const r = await api(server.base, "POST", "/api/contract", { number: `P-${String(i).padStart(3, "0")}`, customer_id: seeded.person.id, start_date: "2026-01-01", total_value: 10, address: { line1: "Rua A", city_id: seeded.city.id } }, token);
+    expect(r.status).toBe(200);
+  }
+  await page.goto(`${server.base}/console/contracts`);
+  await page.getByText("Page 1 of 2 (31 in all)").waitFor();
+  expect(await page.locator("tbody tr").count()).toBe(25);
+  await page.getByRole("button", { name: "Number" }).click();
+  await page.waitForURL(/sort=number/);
+  await page.getByRole("button", { name: "Number" }).click();
+  await page.waitForURL(/sort=-number/);
+  expect(await page.locator("th[aria-sort=descending]").textContent()).toContain("Number");
+  await page.getByRole("button", { name: "Next" }).click();
+  await page.waitForURL(/page=2/);
+  await page.getByText("Page 2 of 2 (31 in all)").waitFor();
+  expect(await page.locator("tbody tr").count()).toBe(6);
+  // The last of the descending order, on the second page.
+  expect(await page.locator("tbody tr").last().locator("td").first().textContent()).toBe("C-1001");
+
   await page.goto(`${server.base}/console/layouts/${seeded.layout.id}`);
   await selectOption(page, "Contract", "C-1001");
   await page.locator("code.rendered-value", { hasText: "100M/200M" }).waitFor();
@@ -217,6 +237,13 @@ test("QR code: created, scanned through /q/{slug}, the chart's table shows the s
   expect(await row.locator("td").first().textContent()).toBe("1");
   expect(await page.locator(".chart-canvas canvas").count()).toBeGreaterThan(0);
   await shot(page, "qrcode-detail-light");
+  const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Export scans (CSV)" }).click()]);
+  expect(download.suggestedFilename()).toBe("flyer-2026-scans.csv");
+  // Every code's scans, on the list.
+  await page.goto(`${server.base}/console/qrcodes`);
+  const report = page.locator("section", { has: page.getByRole("heading", { name: "Scans of all codes" }) });
+  await report.getByRole("cell", { name: "Flyer" }).waitFor();
+  expect(await report.locator("tbody tr", { hasText: "Flyer" }).locator("td").nth(1).textContent()).toBe("1");
   await page.context().close();
 }, 60_000);
 

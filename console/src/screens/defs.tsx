@@ -4,7 +4,7 @@ import type { Row } from "../api";
 import { t, tx } from "../i18n";
 import type { ResourceDef } from "../resource";
 import type { FieldDef } from "../ui";
-import { CorpServices, CorpStatus, ExternalAppKey, PersonAddress, FeatureActions, LayoutExtras, MetricHistory, QrExtras, UserExtras, WebhookExtras, WorkgroupExtras } from "./extras";
+import { CorpServices, CorpStatus, ExternalAppKey, PersonAddress, QrReport, FeatureActions, LayoutExtras, MetricHistory, QrExtras, UserExtras, WebhookExtras, WorkgroupExtras } from "./extras";
 
 const ref = (path: string, label: (r: Row) => string = (r) => r.name) => ({ path, label });
 const manufacturerField: FieldDef = { name: "manufacturer_id", label: "f.manufacturer", type: "ref", ref: ref("/api/isp/manufacturer") };
@@ -165,6 +165,7 @@ export const RESOURCES: ResourceDef[] = [
     },
     toValues: (r) => ({ name: r.name, kind: r.kind, target: r.target ?? "", content: r.content ?? "", slug: r.slug ?? "", campaign_id: r.campaign_id ?? "", category_id: r.category_id ?? "" }),
     extra: (r) => <QrExtras row={r} />,
+    listExtra: () => <QrReport />,
   },
   {
     key: "qr-campaigns",

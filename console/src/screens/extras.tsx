@@ -75,6 +75,70 @@ function isoDay(d: Date): string {
   return d.toISOString().slice(0, 10);
 }
 
+/** Saves what an authenticated GET answers (CSV exports, images) as a file. */
+export async function download(path: string, name: string): Promise<void> {
+  const url = URL.createObjectURL(await fetchBlob(path));
+  const a = document.createElement("a");
+  a.href = url;
+  a.download = name;
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+/** All codes' scans in a period, by code, campaign or category; the codes as CSV. */
+export function QrReport() {
+  const [by, setBy] = useState<"qrcode" | "campaign" | "category">("qrcode");
+  const [days, setDays] = useState(30);
+  const from = useMemo(() => isoDay(new Date(Date.now() - (days - 1) * 86400000)), [days]);
+  const report = useLoad(() => call<Row>("GET", "/api/qrcode/report", { query: { from, to: isoDay(new Date()), group_by: by } }), [by, from]);
+  const [problem, setProblem] = useState<Problem | null>(null);
+  return (
+    <Section title={t("qr.report")}>
+      <div class="toolbar">
+        <label for="qr-report-by">{t("qr.groupBy")}</label>
+        <select id="qr-report-by" value={by} onChange={(e) => setBy(e.currentTarget.value as "qrcode")}>
+          <option value="qrcode">{t("r.qrcode")}</option>
+          <option value="campaign">{t("f.campaign")}</option>
+          <option value="category">{t("f.category")}</option>
+        </select>
+        {[7, 30, 90].map((n) => (
+          <button type="button" key={n} aria-pressed={days === n} onClick={() => setDays(n)}>
+            {t("qr.lastDays", { n })}
+          </button>
+        ))}
+        <button type="button" onClick={() => download("/api/qrcode/export?format=csv", "qrcodes.csv").then(() => setProblem(null), (e) => setProblem(e as Problem))}>
+          {t("qr.exportCsv")}
+        </button>
+      </div>
+      <ErrorNote problem={report.error ?? problem} />
+      {report.data && (
+        <div class="table-wrap">
+          <table>
+            <caption>{t("qr.totals", { total: report.data.total, unique: report.data.unique_visitors })}</caption>
+            <thead>
+              <tr>
+                <th scope="col">{t("f.name")}</th>
+                <th scope="col">{t("qr.total")}</th>
+                <th scope="col">{t("qr.unique")}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {(report.data.groups as Row[]).map((g) => (
+                <tr key={g.id ?? "none"}>
+                  <td>{g.name ?? "—"}</td>
+                  <td>{g.total}</td>
+                  <td>{g.unique_visitors}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {report.data.groups.length === 0 && <p class="empty">{t("chart.empty")}</p>}
+        </div>
+      )}
+    </Section>
+  );
+}
+
 export function QrExtras({ row }: { row: Row }) {
   const [dark, setDark] = useState("#000000");
   const [light, setLight] = useState("#ffffff");
@@ -83,14 +147,8 @@ export function QrExtras({ row }: { row: Row }) {
   const [days, setDays] = useState(30);
   const from = useMemo(() => isoDay(new Date(Date.now() - (days - 1) * 86400000)), [days]);
   const report = useLoad(() => call<Row>("GET", `/api/qrcode/${row.id}/report`, { query: { from, to: isoDay(new Date()) } }), [row.id, from]);
-  const download = async (format: "png" | "svg") => {
-    const url = URL.createObjectURL(await fetchBlob(imagePath(format, 1024)));
-    const a = document.createElement("a");
-    a.href = url;
-    a.download = `${row.slug ?? row.name}.${format}`;
-    a.click();
-    setTimeout(() => URL.revokeObjectURL(url), 1000);
-  };
+  const [problem, setProblem] = useState<Problem | null>(null);
+  const save = (path: string, name: string) => download(path, name).then(() => setProblem(null), (e) => setProblem(e as Problem));
   const series = useMemo(() => {
     const d: Row[] = report.data?.days ?? [];
     return {
@@ -112,7 +170,7 @@ export function QrExtras({ row }: { row: Row }) {
         )}
         <div class="qr-preview">
           {image.data && <img src={image.data} width={256} height={256} alt={t("qr.imageAlt", { name: row.name })} />}
-          <ErrorNote problem={image.error} />
+          <ErrorNote problem={image.error ?? problem} />
           <div class="form">
             <div class="field">
               <label for="qr-dark">{t("qr.dark")}</label>
@@ -123,10 +181,10 @@ export function QrExtras({ row }: { row: Row }) {
               <input id="qr-light" type="color" value={light} onChange={(e) => setLight(e.currentTarget.value)} />
             </div>
             <div class="form-actions">
-              <button type="button" onClick={() => download("png")}>
+              <button type="button" onClick={() => save(imagePath("png", 1024), `${row.slug ?? row.name}.png`)}>
                 {t("qr.downloadPng")}
               </button>
-              <button type="button" onClick={() => download("svg")}>
+              <button type="button" onClick={() => save(imagePath("svg", 1024), `${row.slug ?? row.name}.svg`)}>
                 {t("qr.downloadSvg")}
               </button>
             </div>
@@ -148,6 +206,9 @@ export function QrExtras({ row }: { row: Row }) {
               {t("qr.totals", { total: report.data.total, unique: report.data.unique_visitors })}
             </p>
             <Chart title={t("qr.scans")} x={series.x} xLabels={series.labels} series={series.series} emptyText={t("chart.empty")} />
+            <button type="button" onClick={() => save(`/api/qrcode/${row.id}/accesses/export?format=csv&from=${from}T00:00:00Z`, `${row.slug ?? row.name}-scans.csv`)}>
+              {t("qr.exportScans")}
+            </button>
           </>
         )}
       </Section>
