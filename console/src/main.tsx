@@ -45,7 +45,8 @@ const NAV: NavItem[] = [
 function groupOf(key: string): Key {
   if (["persons", "cities", "products", "classifications", "external-apps"].includes(key)) return "nav.group.customers";
   if (["nas", "layouts", "radius-attributes", "pools", "pops", "manufacturers"].includes(key)) return "nav.group.network";
-  if (["webhooks", "qrcodes", "qr-campaigns", "qr-categories", "metrics"].includes(key)) return "nav.group.integrations";
+  if (["webhooks", "qrcodes", "qr-campaigns", "qr-categories", "qr-logos", "metrics"].includes(key)) return "nav.group.integrations";
+  if (key === "notes") return "nav.group.overview";
   if (["users", "workgroups"].includes(key)) return "nav.group.access";
   return "nav.group.platform";
 }

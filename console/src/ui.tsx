@@ -258,7 +258,7 @@ function FilterSelect({ filter, value, onChange }: { filter: Filter; value: stri
 
 // ---------- Forms ----------
 
-export type FieldType = "text" | "number" | "email" | "password" | "textarea" | "checkbox" | "select" | "ref" | "date" | "datetime" | "time" | "url" | "color";
+export type FieldType = "image" | "text" | "number" | "email" | "password" | "textarea" | "checkbox" | "select" | "ref" | "date" | "datetime" | "time" | "url" | "color";
 
 export interface FieldDef {
   name: string;
@@ -378,6 +378,27 @@ export function Field(props: { def: FieldDef; value: any; error?: string; disabl
           </option>
         ))}
       </select>
+    );
+  } else if (type === "image") {
+    // A PNG or JPEG read into {content_type, data (base64)}, with a preview.
+    const v = props.value as { content_type: string; data: string } | "" | undefined;
+    control = (
+      <span class="image-field">
+        {v && v.data && <img src={`data:${v.content_type};base64,${v.data}`} alt="" width={64} height={64} />}
+        <input
+          {...common}
+          type="file"
+          accept="image/png,image/jpeg"
+          onChange={async (e) => {
+            const file = e.currentTarget.files?.[0];
+            if (!file) return;
+            const bytes = new Uint8Array(await file.arrayBuffer());
+            let binary = "";
+            for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+            props.onChange({ content_type: file.type, data: btoa(binary) });
+          }}
+        />
+      </span>
     );
   } else if (type === "ref") {
     control = <RefSelect {...common} path={def.ref!.path} labelOf={def.ref!.label} value={props.value ?? ""} onChange={props.onChange} />;

@@ -268,7 +268,7 @@ async function everyScreen(): Promise<string[]> {
   const resources: [string, string][] = [
     ["persons", "/api/person"], ["cities", "/api/city"], ["products", "/api/product"], ["classifications", "/api/classification"],
     ["external-apps", "/api/externalapp"], ["webhooks", "/api/webhook"], ["qrcodes", "/api/qrcode"], ["qr-campaigns", "/api/qrcode/campaign"],
-    ["qr-categories", "/api/qrcode/category"], ["metrics", "/api/metric"], ["nas", "/api/isp/nas"], ["layouts", "/api/isp/layout"],
+    ["qr-categories", "/api/qrcode/category"], ["qr-logos", "/api/qrcode/logo"], ["notes", "/api/notepad"], ["metrics", "/api/metric"], ["nas", "/api/isp/nas"], ["layouts", "/api/isp/layout"],
     ["radius-attributes", "/api/isp/radius-attribute"], ["pools", "/api/isp/pool"], ["pops", "/api/isp/pop"], ["manufacturers", "/api/isp/manufacturer"],
     ["users", "/api/user"], ["workgroups", "/api/workgroup"], ["corporations", "/api/corp"], ["servers", "/api/server"], ["services", "/api/service"], ["features", "/api/feature"],
   ];
@@ -291,6 +291,8 @@ async function seedRest() {
   await post("/api/externalapp", { name: "erp" });
   await post("/api/qrcode/campaign", { name: "Spring" });
   await post("/api/qrcode/category", { name: "Flyers" });
+  await post("/api/qrcode/logo", { name: "Brand", content_type: "image/png", data: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==" });
+  await post("/api/notepad", { title: "Shift", content: "Check the BRAS at 22:00." });
   const metric = await post("/api/metric", { name: "link-usage", data_type: "Float", periodicity: "5m", start_date: new Date(Date.now() - 86400000).toISOString() });
   for (let i = 0; i < 6; i++) await post(`/api/metric/${metric.id}/value`, { value: 40 + i * 7, at: new Date(Date.now() - i * 3600000).toISOString() });
   const manufacturer = await post("/api/isp/manufacturer", { name: "MikroTik" });

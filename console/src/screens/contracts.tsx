@@ -5,6 +5,7 @@ import { useMemo, useState } from "preact/hooks";
 import { call, type Page, type Problem, type Row } from "../api";
 import { fmtDate, fmtNumber, t, tx } from "../i18n";
 import { navigate } from "../router";
+import { ContractLinks } from "./extras";
 import { ConfirmButton, ErrorNote, Facts, Form, Link, ListView, PageHeader, RefSelect, SecretOnce, Section, useLoad, type FieldDef, type Values } from "../ui";
 
 const STATUSES = ["ACTIVE", "INACTIVE", "SUSPENDED", "CANCELLED"];
@@ -216,6 +217,7 @@ export function ContractDetail({ id }: { id: string }) {
       </Section>
       <ContractItems id={id} />
       <ContractFlags id={id} flags={c.flags ?? []} onChange={(flags) => set({ ...c, flags })} />
+      <ContractLinks id={id} />
     </>
   );
 }

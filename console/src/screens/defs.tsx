@@ -1,10 +1,10 @@
 // The resources whose screens are the generic list, form and detail (resource.tsx), each with
 // the fields routes.md gives it, and the extra sections of those that need more.
 import type { Row } from "../api";
-import { t, tx } from "../i18n";
+import { fmtDate, t, tx } from "../i18n";
 import type { ResourceDef } from "../resource";
 import type { FieldDef } from "../ui";
-import { CorpServices, CorpStatus, ExternalAppKey, PersonAddress, QrReport, FeatureActions, LayoutExtras, MetricHistory, QrExtras, UserExtras, WebhookExtras, WorkgroupExtras } from "./extras";
+import { CorpServices, CorpStatus, CorpUsers, ContractLinks, ExternalAppKey, NoteView, PersonAddress, QrReport, UserPermissions, FeatureActions, LayoutExtras, MetricHistory, QrExtras, UserExtras, WebhookExtras, WorkgroupExtras } from "./extras";
 
 const ref = (path: string, label: (r: Row) => string = (r) => r.name) => ({ path, label });
 const manufacturerField: FieldDef = { name: "manufacturer_id", label: "f.manufacturer", type: "ref", ref: ref("/api/isp/manufacturer") };
@@ -154,16 +154,17 @@ export const RESOURCES: ResourceDef[] = [
       { name: "slug", label: "f.slug", createOnly: true, hint: "hint.slug" },
       { name: "campaign_id", label: "f.campaign", type: "ref", ref: ref("/api/qrcode/campaign") },
       { name: "category_id", label: "f.category", type: "ref", ref: ref("/api/qrcode/category") },
+      { name: "logo_id", label: "f.logo", type: "ref", ref: ref("/api/qrcode/logo") },
     ],
     toBody: (v, editing) => {
-      const body: Record<string, unknown> = { name: v.name, campaign_id: v.campaign_id || null, category_id: v.category_id || null };
+      const body: Record<string, unknown> = { name: v.name, campaign_id: v.campaign_id || null, category_id: v.category_id || null, logo_id: v.logo_id || null };
       if (!editing) body.kind = v.kind || "dynamic";
       if (v.target) body.target = v.target;
       if (v.content) body.content = v.content;
       if (!editing && v.slug) body.slug = v.slug;
       return body;
     },
-    toValues: (r) => ({ name: r.name, kind: r.kind, target: r.target ?? "", content: r.content ?? "", slug: r.slug ?? "", campaign_id: r.campaign_id ?? "", category_id: r.category_id ?? "" }),
+    toValues: (r) => ({ name: r.name, kind: r.kind, target: r.target ?? "", content: r.content ?? "", slug: r.slug ?? "", campaign_id: r.campaign_id ?? "", category_id: r.category_id ?? "", logo_id: r.logo_id ?? "" }),
     extra: (r) => <QrExtras row={r} />,
     listExtra: () => <QrReport />,
   },
@@ -184,6 +185,43 @@ export const RESOURCES: ResourceDef[] = [
       { name: "start_date", label: "f.start_date", type: "date" },
       { name: "end_date", label: "f.end_date", type: "date" },
     ],
+  },
+  {
+    key: "qr-logos",
+    api: "/api/qrcode/logo",
+    title: "nav.qrLogos",
+    singular: "r.qrLogo",
+    area: "qrcode",
+    columns: [
+      { key: "name", label: "f.name" },
+      { key: "content_type", label: "f.type" },
+      { key: "size", label: "f.size" },
+    ],
+    fields: [
+      { name: "name", label: "f.name", required: true },
+      { name: "image", label: "f.image", type: "image", required: true, hint: "hint.logo" },
+    ],
+    toBody: (v) => ({ name: v.name, content_type: v.image?.content_type ?? "", data: v.image?.data ?? "" }),
+    toValues: (r) => ({ name: r.name, image: r.data ? { content_type: r.content_type, data: r.data } : "" }),
+  },
+  {
+    key: "notes",
+    api: "/api/notepad",
+    title: "nav.notes",
+    singular: "r.note",
+    area: "",
+    editable: false,
+    deletable: false,
+    columns: [
+      { key: "title", label: "f.title" },
+      { key: "created_at", label: "f.created_at" },
+    ],
+    fields: [
+      { name: "title", label: "f.title" },
+      { name: "content", label: "f.content", type: "textarea", required: true },
+    ],
+    nameOf: (r) => r.title ?? fmtDate(r.created_at),
+    extra: (r) => <NoteView row={r} />,
   },
   {
     key: "qr-categories",
@@ -363,7 +401,12 @@ export const RESOURCES: ResourceDef[] = [
       return body;
     },
     deleteMessage: "confirm.deleteUser",
-    extra: (r, _reload, replace) => <UserExtras row={r} replace={replace} />,
+    extra: (r, _reload, replace) => (
+      <>
+        <UserExtras row={r} replace={replace} />
+        <UserPermissions row={r} />
+      </>
+    ),
   },
   {
     key: "workgroups",
@@ -410,6 +453,7 @@ export const RESOURCES: ResourceDef[] = [
       <>
         <CorpStatus row={r} replace={replace} />
         <CorpServices row={r} />
+        <CorpUsers row={r} />
       </>
     ),
   },

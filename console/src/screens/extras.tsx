@@ -5,7 +5,7 @@ import { useMemo, useState } from "preact/hooks";
 import { call, fetchBlob, session, type Page, type Problem, type Row } from "../api";
 import { Chart } from "../chart";
 import { fmtDate, t, tx } from "../i18n";
-import { ConfirmButton, ErrorNote, Form, ListView, RefSelect, SecretOnce, Section, StatusBadge, useLoad, type FieldDef } from "../ui";
+import { ConfirmButton, ErrorNote, Facts, Form, ListView, RefSelect, SecretOnce, Section, StatusBadge, useLoad, type FieldDef } from "../ui";
 import { EVENT_GROUPS } from "./defs";
 import { ADDRESS_FIELDS, addressOf } from "./contracts";
 
@@ -142,8 +142,9 @@ export function QrReport() {
 export function QrExtras({ row }: { row: Row }) {
   const [dark, setDark] = useState("#000000");
   const [light, setLight] = useState("#ffffff");
-  const imagePath = (format: string, size = 256) => `/api/qrcode/${row.id}/image?format=${format}&size=${size}&dark=${dark.slice(1)}&light=${light.slice(1)}`;
-  const image = useLoad(async () => URL.createObjectURL(await fetchBlob(imagePath("png"))), [row.id, row.updated_at, dark, light]);
+  const [logo, setLogo] = useState(false);
+  const imagePath = (format: string, size = 256) => `/api/qrcode/${row.id}/image?format=${format}&size=${size}&dark=${dark.slice(1)}&light=${light.slice(1)}${logo && row.logo_id ? "&logo=true" : ""}`;
+  const image = useLoad(async () => URL.createObjectURL(await fetchBlob(imagePath("png"))), [row.id, row.updated_at, dark, light, logo]);
   const [days, setDays] = useState(30);
   const from = useMemo(() => isoDay(new Date(Date.now() - (days - 1) * 86400000)), [days]);
   const report = useLoad(() => call<Row>("GET", `/api/qrcode/${row.id}/report`, { query: { from, to: isoDay(new Date()) } }), [row.id, from]);
@@ -180,6 +181,12 @@ export function QrExtras({ row }: { row: Row }) {
               <label for="qr-light">{t("qr.light")}</label>
               <input id="qr-light" type="color" value={light} onChange={(e) => setLight(e.currentTarget.value)} />
             </div>
+            {row.logo_id && (
+              <div class="field check">
+                <label for="qr-logo">{t("qr.withLogo")}</label>
+                <input id="qr-logo" type="checkbox" checked={logo} onChange={(e) => setLogo(e.currentTarget.checked)} />
+              </div>
+            )}
             <div class="form-actions">
               <button type="button" onClick={() => save(imagePath("png", 1024), `${row.slug ?? row.name}.png`)}>
                 {t("qr.downloadPng")}
@@ -576,6 +583,96 @@ export function CorpServices({ row }: { row: Row }) {
           ),
         )}
       </ul>
+    </Section>
+  );
+}
+
+export function NoteView({ row }: { row: Row }) {
+  return (
+    <Section title={row.title ?? t("r.note")}>
+      <p class="note">{row.content}</p>
+    </Section>
+  );
+}
+
+/** What the user may do in the working corporation, as the server computes it. */
+export function UserPermissions({ row }: { row: Row }) {
+  const perms = useLoad(() => call<Row>("GET", `/api/user/${row.id}/permissions`), [row.id]);
+  return (
+    <Section title={t("user.permissions")}>
+      <ErrorNote problem={perms.error} />
+      {perms.data && (
+        <Facts
+          items={[
+            [t("user.adminOf"), perms.data.admin.length ? perms.data.admin.join(", ") : t("user.nothing")],
+            [t("user.allowed"), perms.data.allow.length ? t("user.actions", { n: perms.data.allow.length }) : t("user.nothing")],
+          ]}
+        />
+      )}
+    </Section>
+  );
+}
+
+/** The corporation's members (super-admin): add an existing user, remove one. */
+export function CorpUsers({ row }: { row: Row }) {
+  const members = useLoad(() => call<Page<Row>>("GET", `/api/corp/${row.id}/user`, { query: { limit: 500 } }), [row.id]);
+  const [add, setAdd] = useState("");
+  const [problem, setProblem] = useState<Problem | null>(null);
+  return (
+    <Section title={t("corp.users")}>
+      <ErrorNote problem={problem ?? members.error} />
+      <ul class="chips">
+        {(members.data?.items ?? []).map((u) => (
+          <li key={u.id}>
+            {`${u.name} (${u.login})`}{" "}
+            <ConfirmButton
+              danger
+              label={t("common.remove")}
+              message={t("corp.removeUser", { name: u.name, corp: row.company_name })}
+              onConfirm={async () => {
+                await call("DELETE", `/api/corp/${row.id}/user/${u.id}`);
+                members.reload();
+              }}
+            />
+          </li>
+        ))}
+      </ul>
+      <div class="toolbar">
+        <label for="corp-add-user">{t("corp.addUser")}</label>
+        <RefSelect id="corp-add-user" path="/api/user" labelOf={(u) => `${u.name} (${u.login})`} value={add} onChange={setAdd} />
+        <button
+          type="button"
+          disabled={!add}
+          onClick={() =>
+            call("POST", `/api/corp/${row.id}/user/${add}`).then(
+              () => {
+                setAdd("");
+                setProblem(null);
+                members.reload();
+              },
+              (e) => setProblem(e as Problem),
+            )
+          }
+        >
+          {t("common.add")}
+        </button>
+      </div>
+    </Section>
+  );
+}
+
+/** Links the contract to its identity in an external application. */
+export function ContractLinks({ id }: { id: string }) {
+  const fields: FieldDef[] = [
+    { name: "external_app_id", label: "f.externalApp", type: "ref", required: true, ref: { path: "/api/externalapp", label: (a) => a.name } },
+    { name: "identity", label: "f.externalIdentity", required: true },
+  ];
+  const [linked, setLinked] = useState<Row | null>(null);
+  const initial = useMemo(() => ({ external_app_id: "", identity: "" }), [linked]);
+  return (
+    <Section title={t("contract.links")}>
+      {linked && <p role="status">{t("contract.linked", { app: linked.external_app_name, identity: linked.identity })}</p>}
+      <Form fields={fields} initial={initial} submitLabel={t("contract.link")} onSubmit={async (v) => setLinked(await call<Row>("POST", `/api/contract/${id}/externalapp`, { body: v }))} />
     </Section>
   );
 }
