@@ -26,7 +26,7 @@ export function Chart(props: { title: string; x: number[]; xLabels: string[]; se
       {
         width: Math.max(280, box.current.clientWidth),
         height: 240,
-        series: [{}, ...props.series.map((s, i) => ({ label: s.label, stroke: colors[i % colors.length], width: 2, dash: s.band ? [4, 4] : undefined }))],
+        series: [{ label: t("chart.when") }, ...props.series.map((s, i) => ({ label: s.label, stroke: colors[i % colors.length], width: 2, dash: s.band ? [4, 4] : undefined }))],
         axes: [axis, axis],
         legend: { show: true },
       },

@@ -36,7 +36,9 @@ export function tx(key: string, fallback?: string): string {
 
 export function fmtDate(value: string | null | undefined): string {
   if (!value) return "—";
-  const d = new Date(value);
+  // A date alone is a calendar day, not an instant: never shift it by the browser's offset.
+  const day = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
+  const d = day ? new Date(Number(day[1]), Number(day[2]) - 1, Number(day[3])) : new Date(value);
   if (Number.isNaN(d.getTime())) return value;
   return d.toLocaleString(lang.value, { dateStyle: "short", timeStyle: value.length > 10 ? "short" : undefined });
 }
