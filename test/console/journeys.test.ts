@@ -261,6 +261,42 @@ test("a user without permission sees no menu entry and a clear message on a dire
   await page.context().close();
 }, 60_000);
 
+test("keyboard only: open the create form from a list, fill it, submit", async () => {
+  const page = await newPage();
+  await uiLogin(page, server.base);
+  await page.goto(`${server.base}/console/cities`);
+  await page.locator("table").waitFor();
+  // A new screen focuses its heading; Tab goes on from there.
+  expect(await page.evaluate(() => (globalThis as any).document.activeElement?.id)).toBe("page-title");
+  await page.keyboard.press("Tab");
+  expect(await page.evaluate(() => (globalThis as any).document.activeElement?.textContent)).toBe("New");
+  await page.keyboard.press("Enter");
+  await page.waitForURL(/\/console\/cities\/new$/);
+  await page.keyboard.press("Tab"); // the link back to the list
+  await page.keyboard.press("Tab");
+  await page.keyboard.type("Sumaré");
+  await page.keyboard.press("Tab");
+  await page.keyboard.type("SP");
+  await page.keyboard.press("Tab");
+  await page.keyboard.type("BR");
+  await page.keyboard.press("Enter");
+  await page.waitForURL(/\/console\/cities\/[0-9a-f-]{36}$/);
+  await page.getByRole("heading", { name: "City: Sumaré" }).waitFor();
+  await page.context().close();
+}, 60_000);
+
+test("the first screen is interactive quickly", async () => {
+  const page = await newPage();
+  const started = Date.now();
+  await page.goto(`${server.base}/console/login`);
+  await page.locator("#login-corp").waitFor();
+  const ms = Date.now() - started;
+  console.log(`console login form interactive after ${ms} ms`);
+  // The issue's budget is 1 s on loopback; a loaded 2-core test machine gets some slack.
+  expect(ms).toBeLessThan(2000);
+  await page.context().close();
+});
+
 /** Every screen of the console, with an id for each detail screen (from the API). */
 async function everyScreen(): Promise<string[]> {
   const first = async (path: string) => (await api(server.base, "GET", `${path}?limit=1`, undefined, token)).body.items[0]?.id as string | undefined;
