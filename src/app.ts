@@ -5,8 +5,10 @@ import { Elysia, ValidationError } from "elysia";
 import type { Config } from "./config";
 import { createContext, type AppContext, type ContextOptions } from "./context";
 import { MAX_BODY_BYTES } from "./lib/http";
+import { jsonShapeProblem } from "./lib/json-limits";
 import { EdgeRoutes } from "./lib/edge";
 import { embeddedOpenApi } from "./modules/system/embedded-openapi";
+import { publishedOpenApi, type RouteHooks } from "./modules/system/openapi-publish";
 import { newId } from "./lib/ids";
 import {
   internal,
@@ -103,9 +105,20 @@ function refusedBody(request: Request, set: { status?: number | string }): Respo
   return problemResponse(refused);
 }
 
-/** Reads a JSON body with the size limit enforced while reading (chunked bodies have no length). */
-async function readJsonBody(request: Request): Promise<unknown> {
-  if (!request.body) return {};
+/**
+ * Reads a JSON body with the size limit enforced while reading (chunked bodies have no length),
+ * and its nesting and number of values bounded before it is parsed (lib/json-limits.ts). Every
+ * body the API takes is a JSON object: anything else is 400 naming `body` (Elysia skips validating
+ * an all-optional body that is not an object and would hand `123` to the handler). An empty body
+ * is `{}` where every field is optional (POST /api/user/{id}/2fa/enable starts with none), and
+ * 400 naming `body` where the route requires a field.
+ */
+async function readJsonBody(request: Request, required: boolean): Promise<unknown> {
+  const missing = () => invalid("body", "is required: a JSON object");
+  if (!request.body) {
+    if (required) throw missing();
+    return {};
+  }
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -125,29 +138,20 @@ async function readJsonBody(request: Request): Promise<unknown> {
   } catch {
     throw invalid("body", "is not valid UTF-8");
   }
-  if (text.trim() === "") return {};
+  if (text.trim() === "") {
+    if (required) throw missing();
+    return {};
+  }
+  const tooLarge = jsonShapeProblem(text);
+  if (tooLarge) throw tooLarge;
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (err) {
     throw invalid("body", `malformed JSON: ${(err as Error).message}`);
   }
-}
-
-/**
- * The app reads JSON bodies with its own size-capped parser, and the OpenAPI generator cannot tell
- * what a custom parser accepts, so it leaves such request bodies without content: fill them in.
- */
-function describeJsonBodies(doc: any, routes: { method: string; path: string; hooks: { body?: unknown } }[]): void {
-  if (doc?.__bodiesDescribed) return;
-  for (const r of routes) {
-    if (!r.hooks.body) continue;
-    const path = r.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
-    const op = doc?.paths?.[path]?.[r.method.toLowerCase()];
-    if (op?.requestBody && Object.keys(op.requestBody.content ?? {}).length === 0) {
-      op.requestBody.content = { "application/json": { schema: r.hooks.body } };
-    }
-  }
-  Object.defineProperty(doc, "__bodiesDescribed", { value: true, enumerable: false });
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw invalid("body", "must be a JSON object");
+  return value;
 }
 
 export interface AppOptions extends ContextOptions {}
@@ -158,6 +162,16 @@ export function createApp(config: Config, options: AppOptions = {}) {
   // The binary carries the document its build generated (the same routes, the same hooks' work):
   // served from Bun's router, the plugin's route behind it is never asked to generate it again.
   if (embeddedOpenApi !== null) edge.get("/api/openapi.json", () => new Response(embeddedOpenApi, { headers: { "content-type": "application/json" } }));
+
+  // Which routes need a body (a schema with a required field), read once the modules are mounted:
+  // parse runs on every POST/PUT/PATCH/DELETE, and an empty body is `{}` everywhere else.
+  let bodyRoutes: Set<string> | null = null;
+  const requiresBody = (method: string, route: string) => {
+    bodyRoutes ??= new Set(
+      app.routes.filter((r) => ((r.hooks.body as { required?: string[] } | undefined)?.required?.length ?? 0) > 0).map((r) => `${r.method} ${r.path}`),
+    );
+    return bodyRoutes.has(`${method} ${route}`);
+  };
 
   const requestIdOf = (request: Request) => request.headers.get("x-request-id")?.slice(0, 64) || newId();
 
@@ -204,6 +218,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
     });
   }
 
+  const routesOf = (): RouteHooks[] => app.routes as never;
   const app = new Elysia({ name: "corpadmin" })
     // The start time and request id ride on the request's context (the object every later hook of
     // the request receives) rather than in a WeakMap keyed by the Request.
@@ -215,7 +230,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
       set.headers["x-request-id"] = id;
       return BODY_METHODS.has(request.method) ? refusedBody(request, set) : undefined;
     })
-    .onParse({ as: "global" }, async ({ request }) => readJsonBody(request))
+    .onParse({ as: "global" }, async ({ request, route }) => readJsonBody(request, requiresBody(request.method, route)))
     .onError({ as: "global" }, ({ code, error, request, set }) => {
       const problem = problemOf(code, error, request);
       set.status = problem.status;
@@ -230,8 +245,9 @@ export function createApp(config: Config, options: AppOptions = {}) {
       const status = value instanceof Response ? value.status : typeof set.status === "number" ? set.status : 200;
       finished(request, (c as Started)[REQUEST_ID]!, at, route, status);
     })
-    .onAfterHandle({ as: "global" }, ({ route, response }) => {
-      if (route === "/api/openapi.json") describeJsonBodies(response, app.routes as never);
+    // The document the plugin generates, with the publishing rules applied (system/openapi-publish.ts).
+    .onAfterHandle({ as: "global" }, ({ route, response }): unknown => {
+      if (route === "/api/openapi.json") return publishedOpenApi(response as never, routesOf());
     })
     .use(docsModule());
 

@@ -26,7 +26,7 @@ export interface Config {
   oidc: { google: OidcProviderConfig; microsoft: OidcProviderConfig };
   /** Upper bound of argon2id hashes computed at once (each holds ~19 MiB). */
   maxConcurrentHashes: number;
-  /** Requests a minute per client IP on the public auth rows. */
+  /** Requests a minute per client IP on the public rows together. */
   authRateLimit: number;
   /** croner expression of the scheduled backup; null: off. */
   backupCron: string | null;
@@ -75,7 +75,7 @@ export const SETTINGS: Setting[] = [
   { flag: "oidc-microsoft-issuer", env: "CORPADMIN_OIDC_MICROSOFT_ISSUER", default: "https://login.microsoftonline.com/{tenantid}/v2.0", help: "Microsoft issuer ({tenantid} matches the token's tid)" },
   { flag: "oidc-microsoft-jwks-url", env: "CORPADMIN_OIDC_MICROSOFT_JWKS_URL", default: "https://login.microsoftonline.com/common/discovery/v2.0/keys", help: "Microsoft JWKS URL" },
   { flag: "max-concurrent-hashes", env: "CORPADMIN_MAX_CONCURRENT_HASHES", default: "4", help: "password hashes computed at once (each holds ~19 MiB)" },
-  { flag: "auth-rate-limit", env: "CORPADMIN_AUTH_RATE_LIMIT", default: "60", help: "requests a minute per client IP on the public auth rows (login, OIDC exchange, corp check, password reset)" },
+  { flag: "auth-rate-limit", env: "CORPADMIN_AUTH_RATE_LIMIT", default: "60", help: "requests a minute per client IP on the public rows together (start, login, OIDC exchange, corp check, password reset-key and reset)" },
   { flag: "backup-cron", env: "CORPADMIN_BACKUP_CRON", default: "", help: "croner expression of the scheduled backup (e.g. '0 3 * * *'); empty: off" },
   { flag: "backup-dir", env: "CORPADMIN_BACKUP_DIR", default: "", help: "where scheduled backups go; default DATA_DIR/backups" },
   { flag: "backup-keep", env: "CORPADMIN_BACKUP_KEEP", default: "7", help: "scheduled backups kept; older ones are deleted" },

@@ -33,7 +33,7 @@ export interface AppContext {
   passwords: PasswordHasher;
   events: EventBus;
   mailer: Mailer;
-  /** 60 requests a minute per client IP on the public auth rows (routes.md, "Lock and rate limits"). */
+  /** 60 requests a minute per client IP on the public rows (routes.md, "Lock and rate limits"; README, "Request limits"). */
   publicAuthLimiter: RateLimiter;
   egress: EgressPolicy;
   builtinServerId: string;

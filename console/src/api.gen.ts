@@ -8,7 +8,7 @@ export interface paths {
             cookie?: never;
         };
         /** Health check */
-        get: operations["getApiHealth"];
+        get: operations["health.get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -27,7 +27,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Create the built-in user and the first corporation */
-        post: operations["postApiStart"];
+        post: operations["start.initialize"];
         delete?: never;
         options?: never;
         head?: never;
@@ -44,7 +44,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Log in and obtain a token */
-        post: operations["postApiLogin"];
+        post: operations["auth.login"];
         delete?: never;
         options?: never;
         head?: never;
@@ -62,7 +62,7 @@ export interface paths {
         put?: never;
         post?: never;
         /** Log out: revoke the token's session */
-        delete: operations["deleteApiLogout"];
+        delete: operations["auth.logout"];
         options?: never;
         head?: never;
         patch?: never;
@@ -76,7 +76,7 @@ export interface paths {
             cookie?: never;
         };
         /** Show the caller's credentials */
-        get: operations["getApiAuthCredentials"];
+        get: operations["auth.getCredentials"];
         put?: never;
         post?: never;
         delete?: never;
@@ -93,7 +93,7 @@ export interface paths {
             cookie?: never;
         };
         /** Refresh: a new token; the old session is revoked */
-        get: operations["getApiAuthRefresh"];
+        get: operations["auth.refresh"];
         put?: never;
         post?: never;
         delete?: never;
@@ -112,7 +112,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Change the working corporation and reset the token */
-        post: operations["postApiAuthCorp"];
+        post: operations["auth.changeCorp"];
         delete?: never;
         options?: never;
         head?: never;
@@ -129,7 +129,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Exchange an ID token of an external provider for a token of the service */
-        post: operations["postApiAuthOidcByProviderExchange"];
+        post: operations["auth.exchangeOidcByProvider"];
         delete?: never;
         options?: never;
         head?: never;
@@ -146,7 +146,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Link a verified account of the provider to the caller */
-        post: operations["postApiAuthOidcByProviderLink"];
+        post: operations["auth.linkOidcByProvider"];
         delete?: never;
         options?: never;
         head?: never;
@@ -161,7 +161,7 @@ export interface paths {
             cookie?: never;
         };
         /** List all safe IP ranges */
-        get: operations["getApiAuthSafe-ip"];
+        get: operations["auth.listSafeIp"];
         put?: never;
         post?: never;
         delete?: never;
@@ -178,10 +178,10 @@ export interface paths {
             cookie?: never;
         };
         /** List the safe IP ranges of a domain */
-        get: operations["getApiAuthSafe-ipByDomain"];
+        get: operations["auth.listSafeIpByDomain"];
         put?: never;
         /** Add a safe IP range to a domain */
-        post: operations["postApiAuthSafe-ipByDomain"];
+        post: operations["auth.createSafeIpByDomain"];
         delete?: never;
         options?: never;
         head?: never;
@@ -199,7 +199,7 @@ export interface paths {
         put?: never;
         post?: never;
         /** Remove a safe IP range from a domain */
-        delete: operations["deleteApiAuthSafe-ipByDomainById"];
+        delete: operations["auth.deleteSafeIpByDomainAndId"];
         options?: never;
         head?: never;
         patch?: never;
@@ -215,7 +215,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Corporation check (public; unknown names answer exists: false) */
-        post: operations["postApiCorpCheck"];
+        post: operations["corp.check"];
         delete?: never;
         options?: never;
         head?: never;
@@ -230,10 +230,10 @@ export interface paths {
             cookie?: never;
         };
         /** List corporations */
-        get: operations["getApiCorp"];
+        get: operations["corp.list"];
         put?: never;
         /** Create a corporation with its database on its server; every built-in service is enabled */
-        post: operations["postApiCorp"];
+        post: operations["corp.create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -248,7 +248,7 @@ export interface paths {
             cookie?: never;
         };
         /** Show a corporation by auth name */
-        get: operations["getApiCorpAuthnameByAuthName"];
+        get: operations["corp.getByAuthName"];
         put?: never;
         post?: never;
         delete?: never;
@@ -265,12 +265,12 @@ export interface paths {
             cookie?: never;
         };
         /** Show a corporation */
-        get: operations["getApiCorpById"];
+        get: operations["corp.get"];
         /** Update a corporation (server_id is immutable) */
-        put: operations["putApiCorpById"];
+        put: operations["corp.update"];
         post?: never;
         /** Delete a corporation; its database file is moved to DATA_DIR/deleted/ */
-        delete: operations["deleteApiCorpById"];
+        delete: operations["corp.delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -284,7 +284,7 @@ export interface paths {
             cookie?: never;
         };
         /** List the corporation's users */
-        get: operations["getApiCorpByIdUser"];
+        get: operations["corp.listUser"];
         put?: never;
         post?: never;
         delete?: never;
@@ -303,9 +303,9 @@ export interface paths {
         get?: never;
         put?: never;
         /** Add a user to the corporation */
-        post: operations["postApiCorpByIdUserByUserId"];
+        post: operations["corp.addUser"];
         /** Remove a user from the corporation and its workgroups; their sessions there are revoked */
-        delete: operations["deleteApiCorpByIdUserByUserId"];
+        delete: operations["corp.removeUser"];
         options?: never;
         head?: never;
         patch?: never;
@@ -321,9 +321,9 @@ export interface paths {
         get?: never;
         put?: never;
         /** Enable a service for the corporation */
-        post: operations["postApiCorpByIdServiceByServiceId"];
+        post: operations["corp.addService"];
         /** Remove a service from the corporation, with its grants to the corporation's workgroups */
-        delete: operations["deleteApiCorpByIdServiceByServiceId"];
+        delete: operations["corp.removeService"];
         options?: never;
         head?: never;
         patch?: never;
@@ -337,7 +337,7 @@ export interface paths {
             cookie?: never;
         };
         /** Tree of the services, features and actions available to the corporation */
-        get: operations["getApiCorpByIdTree"];
+        get: operations["corp.getTree"];
         put?: never;
         post?: never;
         delete?: never;
@@ -356,7 +356,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Enable: status ENABLED */
-        post: operations["postApiCorpByIdEnable"];
+        post: operations["corp.enable"];
         delete?: never;
         options?: never;
         head?: never;
@@ -373,7 +373,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Block: status BLOCKED (tokens into it: 403 corp-blocked) */
-        post: operations["postApiCorpByIdBlock"];
+        post: operations["corp.block"];
         delete?: never;
         options?: never;
         head?: never;
@@ -390,7 +390,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Set under maintenance: status MAINTENANCE (tokens into it: 503) */
-        post: operations["postApiCorpByIdMaintenance"];
+        post: operations["corp.maintenance"];
         delete?: never;
         options?: never;
         head?: never;
@@ -407,7 +407,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Mark as needing update: status NEEDS_UPDATE (tokens into it: 503) */
-        post: operations["postApiCorpByIdNeeds-update"];
+        post: operations["corp.markNeedsUpdate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -422,7 +422,7 @@ export interface paths {
             cookie?: never;
         };
         /** The menu tree with its actions; `allowed` says whether the caller's permission covers them */
-        get: operations["getApiMenuTree"];
+        get: operations["menu.getTree"];
         put?: never;
         post?: never;
         delete?: never;
@@ -441,7 +441,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Create a menu (no id) or replace one (id given) */
-        post: operations["postApiMenu"];
+        post: operations["menu.create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -458,7 +458,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Grant a workgroup the features of a menu and of its descendants */
-        post: operations["postApiMenuByIdWorkgroupByWorkgroupId"];
+        post: operations["menu.addWorkgroup"];
         delete?: never;
         options?: never;
         head?: never;
@@ -475,7 +475,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Upload the service's features with their actions (upsert; nothing removed) */
-        post: operations["postApiServiceByIdFeatures"];
+        post: operations["service.setFeatures"];
         delete?: never;
         options?: never;
         head?: never;
@@ -490,10 +490,10 @@ export interface paths {
             cookie?: never;
         };
         /** List services */
-        get: operations["getApiService"];
+        get: operations["service.list"];
         put?: never;
         /** Create a service */
-        post: operations["postApiService"];
+        post: operations["service.create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -508,12 +508,12 @@ export interface paths {
             cookie?: never;
         };
         /** Show a service with its features */
-        get: operations["getApiServiceById"];
+        get: operations["service.get"];
         /** Update a service (a built-in one keeps its identifier) */
-        put: operations["putApiServiceById"];
+        put: operations["service.update"];
         post?: never;
         /** Delete a service with its features, actions and grants */
-        delete: operations["deleteApiServiceById"];
+        delete: operations["service.delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -527,10 +527,10 @@ export interface paths {
             cookie?: never;
         };
         /** List features */
-        get: operations["getApiFeature"];
+        get: operations["feature.list"];
         put?: never;
         /** Create a feature */
-        post: operations["postApiFeature"];
+        post: operations["feature.create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -545,12 +545,12 @@ export interface paths {
             cookie?: never;
         };
         /** Show a feature */
-        get: operations["getApiFeatureById"];
+        get: operations["feature.get"];
         /** Update a feature */
-        put: operations["putApiFeatureById"];
+        put: operations["feature.update"];
         post?: never;
         /** Delete a feature with its actions and grants */
-        delete: operations["deleteApiFeatureById"];
+        delete: operations["feature.delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -566,7 +566,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Add an action to a feature */
-        post: operations["postApiFeatureByIdAction"];
+        post: operations["feature.createAction"];
         delete?: never;
         options?: never;
         head?: never;
@@ -584,7 +584,7 @@ export interface paths {
         put?: never;
         post?: never;
         /** Remove an action from a feature */
-        delete: operations["deleteApiFeatureByIdActionByActionId"];
+        delete: operations["feature.removeAction"];
         options?: never;
         head?: never;
         patch?: never;
@@ -598,10 +598,10 @@ export interface paths {
             cookie?: never;
         };
         /** List database servers */
-        get: operations["getApiServer"];
+        get: operations["server.list"];
         put?: never;
         /** Create a server (a data directory for corporation databases) */
-        post: operations["postApiServer"];
+        post: operations["server.create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -616,12 +616,12 @@ export interface paths {
             cookie?: never;
         };
         /** Show a server */
-        get: operations["getApiServerById"];
+        get: operations["server.get"];
         /** Update a server (the path is fixed on the built-in one and on one holding corporations) */
-        put: operations["putApiServerById"];
+        put: operations["server.update"];
         post?: never;
         /** Delete a server (409 built-in or holding corporations) */
-        delete: operations["deleteApiServerById"];
+        delete: operations["server.delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -635,10 +635,10 @@ export interface paths {
             cookie?: never;
         };
         /** Recover the caller's notes */
-        get: operations["getApiNotepad"];
+        get: operations["notepad.list"];
         put?: never;
         /** Create a notepad note (private to its author in the working corporation) */
-        post: operations["postApiNotepad"];
+        post: operations["notepad.create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -653,7 +653,7 @@ export interface paths {
             cookie?: never;
         };
         /** Recover one of the caller's notes */
-        get: operations["getApiNotepadById"];
+        get: operations["notepad.get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -670,7 +670,7 @@ export interface paths {
             cookie?: never;
         };
         /** Versions of the application modules and schemas */
-        get: operations["getApiCoreVersions"];
+        get: operations["core.getVersions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -687,7 +687,7 @@ export interface paths {
             cookie?: never;
         };
         /** Check the databases: applied and pending migrations */
-        get: operations["getApiCoreDatabase"];
+        get: operations["core.getDatabase"];
         put?: never;
         post?: never;
         delete?: never;
@@ -706,7 +706,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Update all databases, the platform one first; a failing corporation is rolled back and set NEEDS_UPDATE */
-        post: operations["postApiCoreDatabaseUpdate"];
+        post: operations["core.updateDatabase"];
         delete?: never;
         options?: never;
         head?: never;
@@ -723,7 +723,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Update one corporation's database (409 when its migration fails) */
-        post: operations["postApiCoreDatabaseUpdateByCorpId"];
+        post: operations["core.updateDatabaseByCorpId"];
         delete?: never;
         options?: never;
         head?: never;
@@ -740,7 +740,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Create a corporation database's tables (and the file when missing); idempotent */
-        post: operations["postApiCoreDatabaseTablesByCorpId"];
+        post: operations["core.createDatabaseTablesByCorpId"];
         delete?: never;
         options?: never;
         head?: never;
@@ -755,10 +755,10 @@ export interface paths {
             cookie?: never;
         };
         /** List external applications */
-        get: operations["getApiExternalapp"];
+        get: operations["externalapp.list"];
         put?: never;
         /** Create an external application; its API key is returned this once */
-        post: operations["postApiExternalapp"];
+        post: operations["externalapp.create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -773,12 +773,12 @@ export interface paths {
             cookie?: never;
         };
         /** Show an external application */
-        get: operations["getApiExternalappById"];
+        get: operations["externalapp.get"];
         /** Update an external application */
-        put: operations["putApiExternalappById"];
+        put: operations["externalapp.update"];
         post?: never;
         /** Delete an external application with its external links */
-        delete: operations["deleteApiExternalappById"];
+        delete: operations["externalapp.delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -794,7 +794,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Rotate the API key; the old key stops working at once */
-        post: operations["postApiExternalappByIdKey"];
+        post: operations["externalapp.createKey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -809,10 +809,10 @@ export interface paths {
             cookie?: never;
         };
         /** List cities */
-        get: operations["getApiCity"];
+        get: operations["city.list"];
         put?: never;
         /** Create a city */
-        post: operations["postApiCity"];
+        post: operations["city.create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -827,12 +827,12 @@ export interface paths {
             cookie?: never;
         };
         /** Show a city */
-        get: operations["getApiCityById"];
+        get: operations["city.get"];
         /** Update a city */
-        put: operations["putApiCityById"];
+        put: operations["city.update"];
         post?: never;
         /** Delete a city */
-        delete: operations["deleteApiCityById"];
+        delete: operations["city.delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -848,7 +848,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Link the city to an external application */
-        post: operations["postApiCityByIdExternalapp"];
+        post: operations["city.linkExternalApp"];
         delete?: never;
         options?: never;
         head?: never;
@@ -863,7 +863,7 @@ export interface paths {
             cookie?: never;
         };
         /** Show city from identity (app by name) */
-        get: operations["getApiCityExternalappNameByExternalAppNameIdentityByIdentity"];
+        get: operations["city.getByExternalAppNameAndIdentity"];
         put?: never;
         post?: never;
         delete?: never;
@@ -880,7 +880,7 @@ export interface paths {
             cookie?: never;
         };
         /** Show city from identity (app by id) */
-        get: operations["getApiCityExternalappIdByExternalAppIdIdentityByIdentity"];
+        get: operations["city.getByExternalAppIdAndIdentity"];
         put?: never;
         post?: never;
         delete?: never;
@@ -897,10 +897,10 @@ export interface paths {
             cookie?: never;
         };
         /** List persons */
-        get: operations["getApiPerson"];
+        get: operations["person.list"];
         put?: never;
         /** Create a person */
-        post: operations["postApiPerson"];
+        post: operations["person.create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -915,12 +915,12 @@ export interface paths {
             cookie?: never;
         };
         /** Show a person */
-        get: operations["getApiPersonById"];
+        get: operations["person.get"];
         /** Update a person */
-        put: operations["putApiPersonById"];
+        put: operations["person.update"];
         post?: never;
         /** Delete a person */
-        delete: operations["deleteApiPersonById"];
+        delete: operations["person.delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -936,7 +936,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Link the person to an external application */
-        post: operations["postApiPersonByIdExternalapp"];
+        post: operations["person.linkExternalApp"];
         delete?: never;
         options?: never;
         head?: never;
@@ -953,7 +953,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Update the person's address */
-        post: operations["postApiPersonByIdAddress"];
+        post: operations["person.setAddress"];
         delete?: never;
         options?: never;
         head?: never;
@@ -968,7 +968,7 @@ export interface paths {
             cookie?: never;
         };
         /** Show a person by external application id and identity */
-        get: operations["getApiPersonExternalappIdByExternalAppIdIdentityByIdentity"];
+        get: operations["person.getByExternalAppIdAndIdentity"];
         put?: never;
         post?: never;
         delete?: never;
@@ -985,7 +985,7 @@ export interface paths {
             cookie?: never;
         };
         /** Show a person by external application name and identity */
-        get: operations["getApiPersonExternalappNameByExternalAppNameIdentityByIdentity"];
+        get: operations["person.getByExternalAppNameAndIdentity"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1002,7 +1002,7 @@ export interface paths {
             cookie?: never;
         };
         /** List the persons linked to an external application (by id) */
-        get: operations["getApiPersonExternalappIdByExternalAppId"];
+        get: operations["person.listByExternalAppId"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1019,7 +1019,7 @@ export interface paths {
             cookie?: never;
         };
         /** List the persons linked to an external application (by name) */
-        get: operations["getApiPersonExternalappNameByExternalAppName"];
+        get: operations["person.listByExternalAppName"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1036,10 +1036,10 @@ export interface paths {
             cookie?: never;
         };
         /** List classifications */
-        get: operations["getApiClassification"];
+        get: operations["classification.list"];
         put?: never;
         /** Create a classification */
-        post: operations["postApiClassification"];
+        post: operations["classification.create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1054,12 +1054,12 @@ export interface paths {
             cookie?: never;
         };
         /** Get a classification by name */
-        get: operations["getApiClassificationNameByName"];
+        get: operations["classification.getByName"];
         /** Update a classification by name (may rename) */
-        put: operations["putApiClassificationNameByName"];
+        put: operations["classification.updateByName"];
         post?: never;
         /** Delete a classification by name (also from products and contract flags) */
-        delete: operations["deleteApiClassificationNameByName"];
+        delete: operations["classification.deleteByName"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1073,12 +1073,12 @@ export interface paths {
             cookie?: never;
         };
         /** Get a classification by id */
-        get: operations["getApiClassificationById"];
+        get: operations["classification.get"];
         /** Update a classification by id */
-        put: operations["putApiClassificationById"];
+        put: operations["classification.update"];
         post?: never;
         /** Delete a classification by id (also from products and contract flags) */
-        delete: operations["deleteApiClassificationById"];
+        delete: operations["classification.delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1092,10 +1092,10 @@ export interface paths {
             cookie?: never;
         };
         /** List products */
-        get: operations["getApiProduct"];
+        get: operations["product.list"];
         put?: never;
         /** Create a product */
-        post: operations["postApiProduct"];
+        post: operations["product.create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1110,7 +1110,7 @@ export interface paths {
             cookie?: never;
         };
         /** Show a product by identity */
-        get: operations["getApiProductIdentityByIdentity"];
+        get: operations["product.getByIdentity"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1127,12 +1127,12 @@ export interface paths {
             cookie?: never;
         };
         /** Show a product by id */
-        get: operations["getApiProductById"];
+        get: operations["product.get"];
         /** Update a product */
-        put: operations["putApiProductById"];
+        put: operations["product.update"];
         post?: never;
         /** Delete a product */
-        delete: operations["deleteApiProductById"];
+        delete: operations["product.delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1147,7 +1147,7 @@ export interface paths {
         };
         get?: never;
         /** Associate classification flags (replaces the set) */
-        put: operations["putApiProductByIdClassifications"];
+        put: operations["product.setClassifications"];
         post?: never;
         delete?: never;
         options?: never;
@@ -1163,10 +1163,10 @@ export interface paths {
             cookie?: never;
         };
         /** List all contracts (also ?customer_id) */
-        get: operations["getApiContract"];
+        get: operations["contract.list"];
         put?: never;
         /** Create a contract (the generated password is shown this once) */
-        post: operations["postApiContract"];
+        post: operations["contract.create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1183,7 +1183,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Create or update a contract from an external application (by name) */
-        post: operations["postApiContractCreateExternalappNameByExternalAppName"];
+        post: operations["contract.upsertFromExternalAppByName"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1200,7 +1200,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Create or update a contract from an external application (by id) */
-        post: operations["postApiContractCreateExternalappIdByExternalAppId"];
+        post: operations["contract.upsertFromExternalAppById"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1215,7 +1215,7 @@ export interface paths {
             cookie?: never;
         };
         /** Show a contract by external application id and identity */
-        get: operations["getApiContractExternalappIdByExternalAppIdIdentityByIdentity"];
+        get: operations["contract.getByExternalAppIdAndIdentity"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1232,7 +1232,7 @@ export interface paths {
             cookie?: never;
         };
         /** Show a contract by external application name and identity */
-        get: operations["getApiContractExternalappNameByExternalAppNameIdentityByIdentity"];
+        get: operations["contract.getByExternalAppNameAndIdentity"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1249,7 +1249,7 @@ export interface paths {
             cookie?: never;
         };
         /** List the contracts of an external application (by id) */
-        get: operations["getApiContractExternalappIdByExternalAppId"];
+        get: operations["contract.listByExternalAppId"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1266,7 +1266,7 @@ export interface paths {
             cookie?: never;
         };
         /** List the contracts of an external application (by name) */
-        get: operations["getApiContractExternalappNameByExternalAppName"];
+        get: operations["contract.listByExternalAppName"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1283,9 +1283,9 @@ export interface paths {
             cookie?: never;
         };
         /** Show a contract */
-        get: operations["getApiContractById"];
+        get: operations["contract.get"];
         /** Alter a contract (full update) */
-        put: operations["putApiContractById"];
+        put: operations["contract.update"];
         post?: never;
         delete?: never;
         options?: never;
@@ -1303,7 +1303,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Link the contract to an external application */
-        post: operations["postApiContractByIdExternalapp"];
+        post: operations["contract.linkExternalApp"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1320,7 +1320,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Update the contract's address */
-        post: operations["postApiContractByIdAddress"];
+        post: operations["contract.setAddress"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1336,7 +1336,7 @@ export interface paths {
         };
         get?: never;
         /** Make active: contract_status ACTIVE (from INACTIVE or SUSPENDED; 409 CANCELLED) */
-        put: operations["putApiContractByIdActive"];
+        put: operations["contract.activate"];
         post?: never;
         delete?: never;
         options?: never;
@@ -1353,7 +1353,7 @@ export interface paths {
         };
         get?: never;
         /** Make inactive: contract_status INACTIVE (from ACTIVE or SUSPENDED; 409 CANCELLED) */
-        put: operations["putApiContractByIdInactive"];
+        put: operations["contract.deactivate"];
         post?: never;
         delete?: never;
         options?: never;
@@ -1371,7 +1371,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Update the connection settings */
-        post: operations["postApiContractByIdConfig"];
+        post: operations["contract.setConfig"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1386,10 +1386,10 @@ export interface paths {
             cookie?: never;
         };
         /** Get the contract's items */
-        get: operations["getApiContractByIdItems"];
+        get: operations["contract.listItems"];
         put?: never;
         /** Define the contract's items (replaces the set) */
-        post: operations["postApiContractByIdItems"];
+        post: operations["contract.setItems"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1410,7 +1410,7 @@ export interface paths {
         options?: never;
         head?: never;
         /** Manipulate flags (classification names) */
-        patch: operations["patchApiContractByIdFlags"];
+        patch: operations["contract.setFlags"];
         trace?: never;
     };
     "/api/user": {
@@ -1421,10 +1421,10 @@ export interface paths {
             cookie?: never;
         };
         /** List the working corporation's users (`*`: all users) */
-        get: operations["getApiUser"];
+        get: operations["user.list"];
         put?: never;
         /** Create a user, a member of the working corporation */
-        post: operations["postApiUser"];
+        post: operations["user.create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1441,7 +1441,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Create a password-reset key and e-mail it to the user */
-        post: operations["postApiUserPasswordReset-key"];
+        post: operations["user.requestPasswordReset"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1458,7 +1458,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Reset the password with a key */
-        post: operations["postApiUserPasswordReset"];
+        post: operations["user.resetPassword"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1473,7 +1473,7 @@ export interface paths {
             cookie?: never;
         };
         /** Get a user by login */
-        get: operations["getApiUserLoginByLogin"];
+        get: operations["user.getByLogin"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1490,12 +1490,12 @@ export interface paths {
             cookie?: never;
         };
         /** Show a user */
-        get: operations["getApiUserById"];
+        get: operations["user.get"];
         /** Update a user (not the password) */
-        put: operations["putApiUserById"];
+        put: operations["user.update"];
         post?: never;
         /** Delete a user */
-        delete: operations["deleteApiUserById"];
+        delete: operations["user.delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1510,7 +1510,7 @@ export interface paths {
         };
         get?: never;
         /** Activate a user */
-        put: operations["putApiUserByIdActive"];
+        put: operations["user.activate"];
         post?: never;
         delete?: never;
         options?: never;
@@ -1527,7 +1527,7 @@ export interface paths {
         };
         get?: never;
         /** Inactivate a user; their sessions are revoked */
-        put: operations["putApiUserByIdInactive"];
+        put: operations["user.deactivate"];
         post?: never;
         delete?: never;
         options?: never;
@@ -1545,7 +1545,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Change a password; the user's other sessions are revoked */
-        post: operations["postApiUserByIdPassword"];
+        post: operations["user.changePassword"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1560,7 +1560,7 @@ export interface paths {
             cookie?: never;
         };
         /** Global and per-service permissions in a corporation */
-        get: operations["getApiUserByIdPermissions"];
+        get: operations["user.getPermissions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1579,7 +1579,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Enable two-factor authentication: a pending secret without code; confirm it with a code */
-        post: operations["postApiUserById2faEnable"];
+        post: operations["user.enable2fa"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1596,7 +1596,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Disable two-factor authentication (needs a code) */
-        post: operations["postApiUserById2faDisable"];
+        post: operations["user.disable2fa"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1613,7 +1613,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Reset two-factor authentication (lost authenticator) */
-        post: operations["postApiUserById2faReset"];
+        post: operations["user.reset2fa"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1628,10 +1628,10 @@ export interface paths {
             cookie?: never;
         };
         /** List the working corporation's workgroups */
-        get: operations["getApiWorkgroup"];
+        get: operations["workgroup.list"];
         put?: never;
         /** Create a workgroup in the working corporation */
-        post: operations["postApiWorkgroup"];
+        post: operations["workgroup.create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1646,12 +1646,12 @@ export interface paths {
             cookie?: never;
         };
         /** Show a workgroup */
-        get: operations["getApiWorkgroupById"];
+        get: operations["workgroup.get"];
         /** Update a workgroup */
-        put: operations["putApiWorkgroupById"];
+        put: operations["workgroup.update"];
         post?: never;
         /** Delete a workgroup with its memberships and grants */
-        delete: operations["deleteApiWorkgroupById"];
+        delete: operations["workgroup.delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1667,9 +1667,9 @@ export interface paths {
         get?: never;
         put?: never;
         /** Add a user to the workgroup */
-        post: operations["postApiWorkgroupByIdUserByUserId"];
+        post: operations["workgroup.addUser"];
         /** Remove a user from the workgroup */
-        delete: operations["deleteApiWorkgroupByIdUserByUserId"];
+        delete: operations["workgroup.removeUser"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1685,9 +1685,9 @@ export interface paths {
         get?: never;
         put?: never;
         /** Give the workgroup access to a service */
-        post: operations["postApiWorkgroupByIdServiceByServiceId"];
+        post: operations["workgroup.addService"];
         /** Take the access to a service away */
-        delete: operations["deleteApiWorkgroupByIdServiceByServiceId"];
+        delete: operations["workgroup.removeService"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1703,9 +1703,9 @@ export interface paths {
         get?: never;
         put?: never;
         /** Give the workgroup access to a feature */
-        post: operations["postApiWorkgroupByIdFeatureByFeatureId"];
+        post: operations["workgroup.addFeature"];
         /** Take the access to a feature away */
-        delete: operations["deleteApiWorkgroupByIdFeatureByFeatureId"];
+        delete: operations["workgroup.removeFeature"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1719,10 +1719,10 @@ export interface paths {
             cookie?: never;
         };
         /** List webhooks */
-        get: operations["getApiWebhook"];
+        get: operations["webhook.list"];
         put?: never;
         /** Create a webhook; its signing secret is returned this once */
-        post: operations["postApiWebhook"];
+        post: operations["webhook.create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1737,12 +1737,12 @@ export interface paths {
             cookie?: never;
         };
         /** Show a webhook */
-        get: operations["getApiWebhookById"];
+        get: operations["webhook.get"];
         /** Alter a webhook (groups and status unchanged) */
-        put: operations["putApiWebhookById"];
+        put: operations["webhook.update"];
         post?: never;
         /** Delete a webhook with its deliveries */
-        delete: operations["deleteApiWebhookById"];
+        delete: operations["webhook.delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1756,7 +1756,7 @@ export interface paths {
             cookie?: never;
         };
         /** Show a webhook's delivery log (recorded only while log_enabled; newest first) */
-        get: operations["getApiWebhookByIdDeliveries"];
+        get: operations["webhook.listDeliveries"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1775,9 +1775,9 @@ export interface paths {
         get?: never;
         put?: never;
         /** Link the webhook and a group */
-        post: operations["postApiWebhookByIdGroupByGroup"];
+        post: operations["webhook.addGroup"];
         /** Remove the link between the webhook and a group */
-        delete: operations["deleteApiWebhookByIdGroupByGroup"];
+        delete: operations["webhook.removeGroup"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1792,7 +1792,7 @@ export interface paths {
         };
         get?: never;
         /** Make active (failure count reset) */
-        put: operations["putApiWebhookByIdActive"];
+        put: operations["webhook.activate"];
         post?: never;
         delete?: never;
         options?: never;
@@ -1809,7 +1809,7 @@ export interface paths {
         };
         get?: never;
         /** Make inactive (events no longer queued for it) */
-        put: operations["putApiWebhookByIdInactive"];
+        put: operations["webhook.deactivate"];
         post?: never;
         delete?: never;
         options?: never;
@@ -1825,7 +1825,7 @@ export interface paths {
             cookie?: never;
         };
         /** Socket user: a short-lived single-use ticket for the realtime socket */
-        get: operations["getApiUserSocket"];
+        get: operations["user.getSocketTicket"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1845,7 +1845,7 @@ export interface paths {
          * Realtime socket (WebSocket) streaming the working corporation's events
          * @description Open as a WebSocket with the ticket of GET /api/user/socket (single use, 30 s). An invalid, used or expired ticket is 401 before the upgrade. Each event arrives as a text message {type, timestamp, data}, for the areas the user's permission covers; the socket is closed with code 4401 when the session ends.
          */
-        get: operations["getApiSocket"];
+        get: operations["socket.open"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1862,7 +1862,7 @@ export interface paths {
             cookie?: never;
         };
         /** Public redirect of a dynamic QR code */
-        get: operations["getQBySlug"];
+        get: operations["qrcode.redirect"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1879,10 +1879,10 @@ export interface paths {
             cookie?: never;
         };
         /** List logos (without their data) */
-        get: operations["getApiQrcodeLogo"];
+        get: operations["qrcode.listLogo"];
         put?: never;
         /** Upload a logo (PNG or JPEG, at most 512 KiB) */
-        post: operations["postApiQrcodeLogo"];
+        post: operations["qrcode.createLogo"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1897,12 +1897,12 @@ export interface paths {
             cookie?: never;
         };
         /** Get a logo, with its data */
-        get: operations["getApiQrcodeLogoById"];
+        get: operations["qrcode.getLogo"];
         /** Update a logo */
-        put: operations["putApiQrcodeLogoById"];
+        put: operations["qrcode.updateLogo"];
         post?: never;
         /** Delete a logo */
-        delete: operations["deleteApiQrcodeLogoById"];
+        delete: operations["qrcode.deleteLogo"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1916,10 +1916,10 @@ export interface paths {
             cookie?: never;
         };
         /** List campaigns */
-        get: operations["getApiQrcodeCampaign"];
+        get: operations["qrcode.listCampaign"];
         put?: never;
         /** Create a campaign */
-        post: operations["postApiQrcodeCampaign"];
+        post: operations["qrcode.createCampaign"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1934,12 +1934,12 @@ export interface paths {
             cookie?: never;
         };
         /** Get a campaign */
-        get: operations["getApiQrcodeCampaignById"];
+        get: operations["qrcode.getCampaign"];
         /** Update a campaign */
-        put: operations["putApiQrcodeCampaignById"];
+        put: operations["qrcode.updateCampaign"];
         post?: never;
         /** Delete a campaign */
-        delete: operations["deleteApiQrcodeCampaignById"];
+        delete: operations["qrcode.deleteCampaign"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1953,10 +1953,10 @@ export interface paths {
             cookie?: never;
         };
         /** List categories */
-        get: operations["getApiQrcodeCategory"];
+        get: operations["qrcode.listCategory"];
         put?: never;
         /** Create a category */
-        post: operations["postApiQrcodeCategory"];
+        post: operations["qrcode.createCategory"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1971,12 +1971,12 @@ export interface paths {
             cookie?: never;
         };
         /** Get a category */
-        get: operations["getApiQrcodeCategoryById"];
+        get: operations["qrcode.getCategory"];
         /** Update a category */
-        put: operations["putApiQrcodeCategoryById"];
+        put: operations["qrcode.updateCategory"];
         post?: never;
         /** Delete a category */
-        delete: operations["deleteApiQrcodeCategoryById"];
+        delete: operations["qrcode.deleteCategory"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1990,10 +1990,10 @@ export interface paths {
             cookie?: never;
         };
         /** List QR codes */
-        get: operations["getApiQrcode"];
+        get: operations["qrcode.list"];
         put?: never;
         /** Create a QR code (static: encodes content; dynamic: encodes its /q/{slug} URL) */
-        post: operations["postApiQrcode"];
+        post: operations["qrcode.create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2008,7 +2008,7 @@ export interface paths {
             cookie?: never;
         };
         /** Export the QR codes */
-        get: operations["getApiQrcodeExport"];
+        get: operations["qrcode.export"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2025,7 +2025,7 @@ export interface paths {
             cookie?: never;
         };
         /** Report for all codes, grouped by code, campaign or category */
-        get: operations["getApiQrcodeReport"];
+        get: operations["qrcode.getAllReport"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2042,12 +2042,12 @@ export interface paths {
             cookie?: never;
         };
         /** Get a QR code */
-        get: operations["getApiQrcodeById"];
+        get: operations["qrcode.get"];
         /** Update a QR code (a dynamic code's target can change, its image does not) */
-        put: operations["putApiQrcodeById"];
+        put: operations["qrcode.update"];
         post?: never;
         /** Delete a QR code with its accesses; the slug is freed */
-        delete: operations["deleteApiQrcodeById"];
+        delete: operations["qrcode.delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2062,7 +2062,7 @@ export interface paths {
         };
         get?: never;
         /** Activate a QR code */
-        put: operations["putApiQrcodeByIdActive"];
+        put: operations["qrcode.activate"];
         post?: never;
         delete?: never;
         options?: never;
@@ -2079,7 +2079,7 @@ export interface paths {
         };
         get?: never;
         /** Inactivate a QR code (its /q/{slug} answers 410) */
-        put: operations["putApiQrcodeByIdInactive"];
+        put: operations["qrcode.deactivate"];
         post?: never;
         delete?: never;
         options?: never;
@@ -2095,7 +2095,7 @@ export interface paths {
             cookie?: never;
         };
         /** List the accesses (scans) of a QR code */
-        get: operations["getApiQrcodeByIdAccesses"];
+        get: operations["qrcode.listAccesses"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2112,7 +2112,7 @@ export interface paths {
             cookie?: never;
         };
         /** Export the accesses of a QR code */
-        get: operations["getApiQrcodeByIdAccessesExport"];
+        get: operations["qrcode.exportAccesses"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2129,7 +2129,7 @@ export interface paths {
             cookie?: never;
         };
         /** Report for one QR code */
-        get: operations["getApiQrcodeByIdReport"];
+        get: operations["qrcode.getReport"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2146,7 +2146,7 @@ export interface paths {
             cookie?: never;
         };
         /** Download the image of a QR code */
-        get: operations["getApiQrcodeByIdImage"];
+        get: operations["qrcode.getImage"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2163,10 +2163,10 @@ export interface paths {
             cookie?: never;
         };
         /** List manufacturers */
-        get: operations["getApiIspManufacturer"];
+        get: operations["isp.listManufacturer"];
         put?: never;
         /** Create a manufacturer */
-        post: operations["postApiIspManufacturer"];
+        post: operations["isp.createManufacturer"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2181,12 +2181,12 @@ export interface paths {
             cookie?: never;
         };
         /** Get a manufacturer */
-        get: operations["getApiIspManufacturerById"];
+        get: operations["isp.getManufacturer"];
         /** Update a manufacturer */
-        put: operations["putApiIspManufacturerById"];
+        put: operations["isp.updateManufacturer"];
         post?: never;
         /** Delete a manufacturer */
-        delete: operations["deleteApiIspManufacturerById"];
+        delete: operations["isp.deleteManufacturer"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2201,7 +2201,7 @@ export interface paths {
         };
         get?: never;
         /** Activate a manufacturer */
-        put: operations["putApiIspManufacturerByIdActive"];
+        put: operations["isp.activateManufacturer"];
         post?: never;
         delete?: never;
         options?: never;
@@ -2218,7 +2218,7 @@ export interface paths {
         };
         get?: never;
         /** Deactivate a manufacturer */
-        put: operations["putApiIspManufacturerByIdInactive"];
+        put: operations["isp.deactivateManufacturer"];
         post?: never;
         delete?: never;
         options?: never;
@@ -2234,10 +2234,10 @@ export interface paths {
             cookie?: never;
         };
         /** List points of presence */
-        get: operations["getApiIspPop"];
+        get: operations["isp.listPop"];
         put?: never;
         /** Create a POP */
-        post: operations["postApiIspPop"];
+        post: operations["isp.createPop"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2252,12 +2252,12 @@ export interface paths {
             cookie?: never;
         };
         /** Get a POP */
-        get: operations["getApiIspPopById"];
+        get: operations["isp.getPop"];
         /** Update a POP */
-        put: operations["putApiIspPopById"];
+        put: operations["isp.updatePop"];
         post?: never;
         /** Delete a POP */
-        delete: operations["deleteApiIspPopById"];
+        delete: operations["isp.deletePop"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2272,7 +2272,7 @@ export interface paths {
         };
         get?: never;
         /** Activate a POP */
-        put: operations["putApiIspPopByIdActive"];
+        put: operations["isp.activatePop"];
         post?: never;
         delete?: never;
         options?: never;
@@ -2289,7 +2289,7 @@ export interface paths {
         };
         get?: never;
         /** Deactivate a POP */
-        put: operations["putApiIspPopByIdInactive"];
+        put: operations["isp.deactivatePop"];
         post?: never;
         delete?: never;
         options?: never;
@@ -2305,10 +2305,10 @@ export interface paths {
             cookie?: never;
         };
         /** List RADIUS attributes */
-        get: operations["getApiIspRadius-attribute"];
+        get: operations["isp.listRadiusAttribute"];
         put?: never;
         /** Create a RADIUS attribute */
-        post: operations["postApiIspRadius-attribute"];
+        post: operations["isp.createRadiusAttribute"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2323,12 +2323,12 @@ export interface paths {
             cookie?: never;
         };
         /** Get a RADIUS attribute */
-        get: operations["getApiIspRadius-attributeById"];
+        get: operations["isp.getRadiusAttribute"];
         /** Update a RADIUS attribute */
-        put: operations["putApiIspRadius-attributeById"];
+        put: operations["isp.updateRadiusAttribute"];
         post?: never;
         /** Delete a RADIUS attribute */
-        delete: operations["deleteApiIspRadius-attributeById"];
+        delete: operations["isp.deleteRadiusAttribute"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2343,7 +2343,7 @@ export interface paths {
         };
         get?: never;
         /** Activate a RADIUS attribute */
-        put: operations["putApiIspRadius-attributeByIdActive"];
+        put: operations["isp.activateRadiusAttribute"];
         post?: never;
         delete?: never;
         options?: never;
@@ -2360,7 +2360,7 @@ export interface paths {
         };
         get?: never;
         /** Deactivate a RADIUS attribute (left out when layouts render) */
-        put: operations["putApiIspRadius-attributeByIdInactive"];
+        put: operations["isp.deactivateRadiusAttribute"];
         post?: never;
         delete?: never;
         options?: never;
@@ -2376,10 +2376,10 @@ export interface paths {
             cookie?: never;
         };
         /** List layouts */
-        get: operations["getApiIspLayout"];
+        get: operations["isp.listLayout"];
         put?: never;
         /** Create a layout */
-        post: operations["postApiIspLayout"];
+        post: operations["isp.createLayout"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2394,7 +2394,7 @@ export interface paths {
             cookie?: never;
         };
         /** Retrieve the variable templates usable in attribute values */
-        get: operations["getApiIspLayoutVariables"];
+        get: operations["isp.listLayoutVariables"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2411,12 +2411,12 @@ export interface paths {
             cookie?: never;
         };
         /** Get a layout */
-        get: operations["getApiIspLayoutById"];
+        get: operations["isp.getLayout"];
         /** Update a layout (attributes unchanged) */
-        put: operations["putApiIspLayoutById"];
+        put: operations["isp.updateLayout"];
         post?: never;
         /** Delete a layout */
-        delete: operations["deleteApiIspLayoutById"];
+        delete: operations["isp.deleteLayout"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2431,7 +2431,7 @@ export interface paths {
         };
         get?: never;
         /** Activate a layout */
-        put: operations["putApiIspLayoutByIdActive"];
+        put: operations["isp.activateLayout"];
         post?: never;
         delete?: never;
         options?: never;
@@ -2448,7 +2448,7 @@ export interface paths {
         };
         get?: never;
         /** Deactivate a layout (RADIUS rejects users through a NAS with an inactive layout) */
-        put: operations["putApiIspLayoutByIdInactive"];
+        put: operations["isp.deactivateLayout"];
         post?: never;
         delete?: never;
         options?: never;
@@ -2466,7 +2466,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Add an attribute to a layout (again: replaces its operator and value) */
-        post: operations["postApiIspLayoutByIdAttribute"];
+        post: operations["isp.addLayoutAttribute"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2481,7 +2481,7 @@ export interface paths {
             cookie?: never;
         };
         /** Render a layout's attributes for a contract (nas_id fills nas.* and pop.*) */
-        get: operations["getApiIspLayoutByIdRenderByContractId"];
+        get: operations["isp.renderLayout"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2501,7 +2501,7 @@ export interface paths {
         put?: never;
         post?: never;
         /** Remove an attribute (RADIUS attribute id) from a layout */
-        delete: operations["deleteApiIspLayoutByIdAttributeByAttributeId"];
+        delete: operations["isp.removeLayoutAttribute"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2515,10 +2515,10 @@ export interface paths {
             cookie?: never;
         };
         /** List pools */
-        get: operations["getApiIspPool"];
+        get: operations["isp.listPool"];
         put?: never;
         /** Create a pool */
-        post: operations["postApiIspPool"];
+        post: operations["isp.createPool"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2533,12 +2533,12 @@ export interface paths {
             cookie?: never;
         };
         /** Get a pool */
-        get: operations["getApiIspPoolById"];
+        get: operations["isp.getPool"];
         /** Update a pool */
-        put: operations["putApiIspPoolById"];
+        put: operations["isp.updatePool"];
         post?: never;
         /** Delete a pool */
-        delete: operations["deleteApiIspPoolById"];
+        delete: operations["isp.deletePool"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2553,7 +2553,7 @@ export interface paths {
         };
         get?: never;
         /** Activate a pool */
-        put: operations["putApiIspPoolByIdActive"];
+        put: operations["isp.activatePool"];
         post?: never;
         delete?: never;
         options?: never;
@@ -2570,7 +2570,7 @@ export interface paths {
         };
         get?: never;
         /** Deactivate a pool */
-        put: operations["putApiIspPoolByIdInactive"];
+        put: operations["isp.deactivatePool"];
         post?: never;
         delete?: never;
         options?: never;
@@ -2586,10 +2586,10 @@ export interface paths {
             cookie?: never;
         };
         /** List NAS */
-        get: operations["getApiIspNas"];
+        get: operations["isp.listNas"];
         put?: never;
         /** Create a NAS */
-        post: operations["postApiIspNas"];
+        post: operations["isp.createNas"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2604,12 +2604,12 @@ export interface paths {
             cookie?: never;
         };
         /** Get a NAS */
-        get: operations["getApiIspNasById"];
+        get: operations["isp.getNas"];
         /** Update a NAS */
-        put: operations["putApiIspNasById"];
+        put: operations["isp.updateNas"];
         post?: never;
         /** Delete a NAS */
-        delete: operations["deleteApiIspNasById"];
+        delete: operations["isp.deleteNas"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2624,7 +2624,7 @@ export interface paths {
         };
         get?: never;
         /** Activate a NAS */
-        put: operations["putApiIspNasByIdActive"];
+        put: operations["isp.activateNas"];
         post?: never;
         delete?: never;
         options?: never;
@@ -2641,7 +2641,7 @@ export interface paths {
         };
         get?: never;
         /** Deactivate a NAS (RADIUS rejects requests through it) */
-        put: operations["putApiIspNasByIdInactive"];
+        put: operations["isp.deactivateNas"];
         post?: never;
         delete?: never;
         options?: never;
@@ -2660,7 +2660,7 @@ export interface paths {
          * FreeRADIUS rlm_rest authorize: check a PPPoE user against the contract's connection settings and return the reply attributes
          * @description HTTP Basic `<corp auth_name>:<NAS secret>` or `X-Api-Key`; the NAS is the one registered at nas_ip. 200: the NAS's layout rendered for the contract, plus `control:Cleartext-Password` when no password was sent (CHAP). 401: reject. 404: unknown user name.
          */
-        get: operations["getApiIspRadiusAuthorize"];
+        get: operations["radius.authorize"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2682,7 +2682,7 @@ export interface paths {
          * FreeRADIUS rlm_rest accounting: record Start, Interim-Update and Stop
          * @description HTTP Basic `<corp auth_name>:<NAS secret>` or `X-Api-Key`; the NAS is the one registered at NAS-IP-Address. A repeated record (same NAS, Acct-Session-Id, status and Acct-Session-Time) is ignored.
          */
-        post: operations["postApiIspRadiusAccounting"];
+        post: operations["radius.accounting"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2697,10 +2697,10 @@ export interface paths {
             cookie?: never;
         };
         /** List metrics */
-        get: operations["getApiMetric"];
+        get: operations["metric.list"];
         put?: never;
         /** Create a metric */
-        post: operations["postApiMetric"];
+        post: operations["metric.create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2715,12 +2715,12 @@ export interface paths {
             cookie?: never;
         };
         /** Get a metric by id */
-        get: operations["getApiMetricById"];
+        get: operations["metric.get"];
         /** Update a metric by id (every field replaced) */
-        put: operations["putApiMetricById"];
+        put: operations["metric.update"];
         post?: never;
         /** Delete a metric by id, with its values */
-        delete: operations["deleteApiMetricById"];
+        delete: operations["metric.delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2734,12 +2734,12 @@ export interface paths {
             cookie?: never;
         };
         /** Get a metric by name */
-        get: operations["getApiMetricNameByName"];
+        get: operations["metric.getByName"];
         /** Update a metric by name (the body's name may rename it) */
-        put: operations["putApiMetricNameByName"];
+        put: operations["metric.updateByName"];
         post?: never;
         /** Delete a metric by name, with its values */
-        delete: operations["deleteApiMetricNameByName"];
+        delete: operations["metric.deleteByName"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2755,7 +2755,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Add a value to a metric */
-        post: operations["postApiMetricByIdValue"];
+        post: operations["metric.addValue"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2772,7 +2772,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Add a value to a metric named in the path */
-        post: operations["postApiMetricNameByNameValue"];
+        post: operations["metric.addValueByName"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2790,7 +2790,7 @@ export interface paths {
          * Retrieve a metric's history
          * @description Without bucket: the values by `at` (paged). With bucket: epoch-aligned buckets {start, count, min, max, avg, sum}, empty ones left out.
          */
-        get: operations["getApiMetricByIdHistory"];
+        get: operations["metric.getHistory"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2810,7 +2810,7 @@ export interface paths {
          * Retrieve the history of a metric named in the path
          * @description As GET /api/metric/{id}/history.
          */
-        get: operations["getApiMetricNameByNameHistory"];
+        get: operations["metric.getHistoryByName"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2823,6 +2823,640 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        Action: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            feature_id: string;
+            action: string;
+            name: string | null;
+            created_at: string;
+            updated_at: string;
+        };
+        ActionInput: {
+            action: string;
+            name?: string | null;
+        };
+        Address: {
+            line1: string;
+            line2: string | null;
+            district: string | null;
+            postal_code: string | null;
+            detail: string | null;
+            latitude: number | null;
+            longitude: number | null;
+            city: components["schemas"]["CityRef"];
+        };
+        AddressExternalInput: {
+            line1: string;
+            line2?: string | null;
+            district?: string | null;
+            postal_code?: string | null;
+            detail?: string | null;
+            latitude?: number | null;
+            longitude?: number | null;
+            city: components["schemas"]["CityExternalInput"];
+        };
+        AddressInput: {
+            line1: string;
+            line2?: string | null;
+            district?: string | null;
+            postal_code?: string | null;
+            detail?: string | null;
+            latitude?: number | null;
+            longitude?: number | null;
+            /** Format: uuid */
+            city_id: string;
+        };
+        AllReport: {
+            from: string;
+            to: string;
+            total: number;
+            unique_visitors: number;
+            groups: {
+                /** Format: uuid */
+                id: string | null;
+                name: string | null;
+                total: number;
+                unique_visitors: number;
+            }[];
+        };
+        Bucket: {
+            start: string;
+            count: number;
+            min: number | null;
+            max: number | null;
+            avg: number | null;
+            sum: number | null;
+        };
+        BucketList: {
+            items: components["schemas"]["Bucket"][];
+        };
+        ChangeCorpBody: {
+            /** @description auth_name or id of the corporation */
+            corp: string;
+        };
+        City: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            state: string;
+            country: string;
+            created_at: string;
+            updated_at: string;
+        };
+        CityExternalInput: {
+            identity: string;
+            name: string;
+            state: string;
+            country: string;
+        };
+        CityInput: {
+            name: string;
+            state: string;
+            country: string;
+        };
+        CityPage: {
+            items: components["schemas"]["City"][];
+            page: number;
+            limit: number;
+            total: number;
+        };
+        CityRef: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            state: string;
+            country: string;
+        };
+        CityWithIdentity: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            state: string;
+            country: string;
+            created_at: string;
+            updated_at: string;
+            identity: string;
+        };
+        Classification: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            description: string | null;
+            color: string | null;
+            created_at: string;
+            updated_at: string;
+        };
+        ClassificationInput: {
+            name: string;
+            description?: string | null;
+            color?: string | null;
+        };
+        ClassificationPage: {
+            items: components["schemas"]["Classification"][];
+            page: number;
+            limit: number;
+            total: number;
+        };
+        Contract: {
+            /** Format: uuid */
+            id: string;
+            customer: components["schemas"]["Party"];
+            billing_customer: components["schemas"]["Party"];
+            agent: components["schemas"]["Party"] | null;
+            number: string;
+            signature_date: string | null;
+            approval_date: string | null;
+            start_date: string;
+            end_date: string | null;
+            cancellation_date: string | null;
+            suspension_date: string | null;
+            address: components["schemas"]["Address"] | null;
+            total_value: number;
+            contract_status: string;
+            contract_stage: string;
+            original: unknown;
+            billing: unknown;
+            payment_method: unknown;
+            items: unknown;
+            config: components["schemas"]["ContractConfig"];
+            flags: string[];
+            created_at: string;
+            updated_at: string;
+        };
+        ContractConfig: {
+            username: string;
+            password: string;
+            min_upload: string | null;
+            max_upload: string | null;
+            min_download: string | null;
+            max_download: string | null;
+            pool_name_ipv4: string | null;
+            ipv4: string | null;
+            poll_name_ipv6: string | null;
+            ipv6: string | null;
+        };
+        ContractConfigInput: {
+            username?: string;
+            password?: string | null;
+            min_upload?: string | null;
+            max_upload?: string | null;
+            min_download?: string | null;
+            max_download?: string | null;
+            pool_name_ipv4?: string | null;
+            ipv4?: string | null;
+            poll_name_ipv6?: string | null;
+            ipv6?: string | null;
+        };
+        ContractExternalInput: {
+            identity: string;
+            customer: components["schemas"]["PartyExternalInput"];
+            billing_customer?: components["schemas"]["PartyExternalInput"] | null;
+            agent?: components["schemas"]["PartyExternalInput"] | null;
+            number: string;
+            signature_date?: string | null;
+            approval_date?: string | null;
+            /** @description YYYY-MM-DD */
+            start_date: string;
+            end_date?: string | null;
+            suspension_date?: string | null;
+            cancellation_date?: string | null;
+            total_value: number;
+            contract_status?: ("ACTIVE" | "INACTIVE" | "SUSPENDED" | "CANCELLED") | null;
+            contract_stage?: ("PENDING" | "INSTALLING" | "INSTALLED" | "UNINSTALLED") | null;
+            json_original?: unknown;
+            json_billing?: unknown;
+            json_payment_method?: unknown;
+            json_items?: unknown;
+            address: components["schemas"]["AddressExternalInput"];
+        };
+        ContractInput: {
+            /** Format: uuid */
+            customer_id: string;
+            billing_customer_id?: string | null;
+            agent_id?: string | null;
+            number: string;
+            signature_date?: string | null;
+            approval_date?: string | null;
+            /** @description YYYY-MM-DD */
+            start_date: string;
+            end_date?: string | null;
+            suspension_date?: string | null;
+            cancellation_date?: string | null;
+            total_value: number;
+            contract_status?: ("ACTIVE" | "INACTIVE" | "SUSPENDED" | "CANCELLED") | null;
+            contract_stage?: ("PENDING" | "INSTALLING" | "INSTALLED" | "UNINSTALLED") | null;
+            json_original?: unknown;
+            json_billing?: unknown;
+            json_payment_method?: unknown;
+            json_items?: unknown;
+            address: components["schemas"]["AddressInput"];
+        };
+        ContractItem: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            product_id: string;
+            description: string;
+            quantity: number;
+            unit_price: number;
+            total: number;
+            created_at: string;
+            updated_at: string;
+        };
+        ContractItemInput: {
+            /** Format: uuid */
+            product_id: string;
+            description?: string | null;
+            quantity?: number | null;
+            unit_price?: number | null;
+        };
+        ContractPage: {
+            items: components["schemas"]["Contract"][];
+            page: number;
+            limit: number;
+            total: number;
+        };
+        ContractWithIdentity: {
+            /** Format: uuid */
+            id: string;
+            customer: components["schemas"]["Party"];
+            billing_customer: components["schemas"]["Party"];
+            agent: components["schemas"]["Party"] | null;
+            number: string;
+            signature_date: string | null;
+            approval_date: string | null;
+            start_date: string;
+            end_date: string | null;
+            cancellation_date: string | null;
+            suspension_date: string | null;
+            address: components["schemas"]["Address"] | null;
+            total_value: number;
+            contract_status: string;
+            contract_stage: string;
+            original: unknown;
+            billing: unknown;
+            payment_method: unknown;
+            items: unknown;
+            config: components["schemas"]["ContractConfig"];
+            flags: string[];
+            created_at: string;
+            updated_at: string;
+            identity: string;
+        };
+        ContractWithIdentityPage: {
+            items: components["schemas"]["ContractWithIdentity"][];
+            page: number;
+            limit: number;
+            total: number;
+        };
+        CorpCheck: {
+            auth_name: string;
+            exists: boolean;
+            status: string | null;
+            usable: boolean;
+        };
+        CorpCheckBody: {
+            auth_name: string;
+        };
+        Corporation: {
+            /** Format: uuid */
+            id: string;
+            auth_name: string;
+            company_name: string;
+            trade_name: string | null;
+            doc_identity: string | null;
+            email: string | null;
+            phone: string | null;
+            timezone: string;
+            /** Format: uuid */
+            server_id: string;
+            /** @enum {string} */
+            status: "ENABLED" | "BLOCKED" | "MAINTENANCE" | "NEEDS_UPDATE";
+            created_at: string;
+            updated_at: string;
+        };
+        CorporationInput: {
+            auth_name: string;
+            company_name: string;
+            trade_name?: string | null;
+            doc_identity?: string | null;
+            email?: string | null;
+            phone?: string | null;
+            timezone?: string | null;
+            server_id?: string | null;
+        };
+        CorporationPage: {
+            items: components["schemas"]["Corporation"][];
+            page: number;
+            limit: number;
+            total: number;
+        };
+        CorpTree: {
+            services: {
+                /** Format: uuid */
+                id: string;
+                identifier: string;
+                name: string;
+                features: {
+                    /** Format: uuid */
+                    id: string;
+                    name: string;
+                    actions: components["schemas"]["Action"][];
+                }[];
+            }[];
+        };
+        CorpUpdate: {
+            /** Format: uuid */
+            corp_id: string;
+            from: number;
+            to: number;
+            applied: string[];
+        };
+        Credentials: {
+            access_token: string;
+            /** @constant */
+            token_type: "bearer";
+            expires_in: number;
+            credentials: {
+                user: {
+                    /** Format: uuid */
+                    id: string;
+                    name: string;
+                    email: string;
+                    login: string;
+                    status: boolean;
+                    two_factor_required: boolean;
+                    corps: {
+                        [key: string]: {
+                            /** Format: uuid */
+                            id: string;
+                            company_name: string;
+                        };
+                    };
+                };
+                /** Format: uuid */
+                corp: string;
+                permission: {
+                    admin: string[];
+                    allow: string[];
+                };
+            };
+        };
+        DatabaseCheck: {
+            platform: {
+                version: number;
+                latest: number;
+                pending: string[];
+            };
+            corps: {
+                /** Format: uuid */
+                corp_id: string;
+                auth_name: string;
+                /** Format: uuid */
+                server_id: string;
+                status: string;
+                version: number;
+                latest: number;
+                pending: string[];
+            }[];
+        };
+        DatabaseUpdate: {
+            platform: {
+                from: number;
+                to: number;
+                applied: string[];
+            };
+            corps: {
+                /** Format: uuid */
+                corp_id: string;
+                from: number;
+                to: number;
+                applied: string[];
+                error: string | null;
+            }[];
+        };
+        Delivery: {
+            /** Format: uuid */
+            id: string;
+            /** @description the webhook-id header of the delivery */
+            event_id: string;
+            type: string;
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed";
+            attempts: number;
+            response_status: number | null;
+            error: string | null;
+            next_attempt_at: string | null;
+            created_at: string;
+            updated_at: string;
+        };
+        DeliveryPage: {
+            items: components["schemas"]["Delivery"][];
+            page: number;
+            limit: number;
+            total: number;
+        };
+        ExternalApp: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            description: string | null;
+            status: boolean;
+            key_prefix: string;
+            created_at: string;
+            updated_at: string;
+        };
+        ExternalAppInput: {
+            name: string;
+            description?: string | null;
+            status?: boolean | null;
+        };
+        ExternalAppPage: {
+            items: components["schemas"]["ExternalApp"][];
+            page: number;
+            limit: number;
+            total: number;
+        };
+        ExternalAppWithKey: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            description: string | null;
+            status: boolean;
+            key_prefix: string;
+            created_at: string;
+            updated_at: string;
+            api_key: string;
+        };
+        ExternalIdentity: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            provider: "google" | "microsoft";
+            subject: string;
+            email: string | null;
+            /** Format: uuid */
+            user_id: string;
+            created_at: string;
+            updated_at: string;
+        };
+        ExternalLink: {
+            /** Format: uuid */
+            external_app_id: string;
+            identity: string;
+            external_app_name: string;
+            /** @enum {string} */
+            record_type: "city" | "person" | "contract";
+            /** Format: uuid */
+            record_id: string;
+            created_at: string;
+        };
+        ExternalLinkInput: {
+            /** Format: uuid */
+            external_app_id: string;
+            identity: string;
+        };
+        Feature: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            service_id: string;
+            name: string;
+            description: string | null;
+            actions: components["schemas"]["Action"][];
+            created_at: string;
+            updated_at: string;
+        };
+        FeatureInput: {
+            /** Format: uuid */
+            service_id: string;
+            name: string;
+            description?: string | null;
+        };
+        FeatureList: {
+            items: components["schemas"]["Feature"][];
+        };
+        FeaturePage: {
+            items: components["schemas"]["Feature"][];
+            page: number;
+            limit: number;
+            total: number;
+        };
+        FeatureUpload: {
+            features: {
+                name: string;
+                description?: string | null;
+                actions: components["schemas"]["ActionInput"][];
+            }[];
+        };
+        FlagsBody: {
+            add?: string[] | null;
+            remove?: string[] | null;
+        };
+        FlagsResponse: {
+            flags: string[];
+        };
+        ItemsBody: {
+            items: components["schemas"]["ContractItemInput"][];
+        };
+        ItemsResponse: {
+            items: components["schemas"]["ContractItem"][];
+        };
+        Layout: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** Format: uuid */
+            manufacturer_id: string | null;
+            description: string | null;
+            status: boolean;
+            attributes: {
+                /** Format: uuid */
+                attribute_id: string;
+                name: string;
+                operator: string;
+                value: string;
+            }[];
+            created_at: string;
+            updated_at: string;
+        };
+        LayoutAttributeInput: {
+            /** Format: uuid */
+            attribute_id: string;
+            operator?: (":=" | "=" | "+=") | null;
+            value: string;
+        };
+        LayoutInput: {
+            name: string;
+            manufacturer_id?: string | null;
+            description?: string | null;
+        };
+        LayoutPage: {
+            items: components["schemas"]["Layout"][];
+            page: number;
+            limit: number;
+            total: number;
+        };
+        LayoutVariable: {
+            name: string;
+            description: string;
+            example: string;
+        };
+        LayoutVariableList: {
+            items: components["schemas"]["LayoutVariable"][];
+        };
+        LoginBody: {
+            /** @description auth_name or id of the corporation */
+            corp: string;
+            login: string;
+            password: string;
+            two_factor_code?: (number | string) | null;
+            remember_device?: boolean | null;
+        };
+        Manufacturer: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            description: string | null;
+            status: boolean;
+            created_at: string;
+            updated_at: string;
+        };
+        ManufacturerInput: {
+            name: string;
+            description?: string | null;
+        };
+        ManufacturerPage: {
+            items: components["schemas"]["Manufacturer"][];
+            page: number;
+            limit: number;
+            total: number;
+        };
+        Menu: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            parent_id: string | null;
+            name: string;
+            icon: string | null;
+            url: string | null;
+            position: number;
+            /** Format: uuid */
+            feature_id: string | null;
+            created_at: string;
+            updated_at: string;
+        };
+        MenuInput: {
+            id?: string | null;
+            parent_id?: string | null;
+            name: string;
+            icon?: string | null;
+            url?: string | null;
+            position?: number | null;
+            feature_id?: string | null;
+        };
         MenuNode: {
             /** Format: uuid */
             id: string;
@@ -2831,26 +3465,775 @@ export interface components {
             name: string;
             icon: string | null;
             url: string | null;
-            position: string | number;
+            position: number;
             /** Format: uuid */
             feature_id: string | null;
             created_at: string;
             updated_at: string;
-            actions: {
-                /** Format: uuid */
-                id: string;
-                /** Format: uuid */
-                feature_id: string;
-                action: string;
-                name: string | null;
-                created_at: string;
-                updated_at: string;
-            }[];
+            actions: components["schemas"]["Action"][];
             allowed: boolean;
             children: components["schemas"]["MenuNode"][];
         };
+        MenuNodeList: {
+            items: components["schemas"]["MenuNode"][];
+        };
+        Metric: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            endpoint: string | null;
+            /** @enum {string} */
+            data_type: "Int" | "Float" | "Bool" | "Text";
+            periodicity: string;
+            start_date: string;
+            end_date: string | null;
+            daily_start_time: string;
+            daily_end_time: string;
+            created_at: string;
+            updated_at: string;
+        };
+        MetricInput: {
+            name: string;
+            endpoint?: string | null;
+            /** @description Int, Float, Bool or Text */
+            data_type: "Int" | "Float" | "Bool" | "Text";
+            /** @description e.g. 30s, 5m, 1h, 1d, 1w */
+            periodicity: string;
+            /** @description ISO 8601 instant with offset */
+            start_date: string;
+            end_date?: string | null;
+            daily_start_time?: string | null;
+            daily_end_time?: string | null;
+        };
+        MetricPage: {
+            items: components["schemas"]["Metric"][];
+            page: number;
+            limit: number;
+            total: number;
+        };
+        MetricValue: {
+            /** Format: uuid */
+            metric_id: string;
+            /** @description Int: integer, Float: number, Bool: boolean, Text: string ≤ 4096 */
+            value: number | boolean | string;
+            at: string;
+        };
+        MetricValueInput: {
+            /** @description Int: integer, Float: number (both within ±(2^53 − 1)), Bool: boolean, Text: string ≤ 4096 */
+            value: number | boolean | string;
+            at?: string | null;
+        };
+        MetricValuePage: {
+            items: components["schemas"]["MetricValue"][];
+            page: number;
+            limit: number;
+            total: number;
+        };
+        Nas: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            ip: string;
+            /** Format: uuid */
+            manufacturer_id: string | null;
+            /** Format: uuid */
+            pop_id: string | null;
+            /** Format: uuid */
+            layout_id: string | null;
+            status: boolean;
+            created_at: string;
+            updated_at: string;
+        };
+        NasCreateInput: {
+            name: string;
+            ip: string;
+            manufacturer_id?: string | null;
+            pop_id?: string | null;
+            layout_id?: string | null;
+            secret: string;
+        };
+        NasPage: {
+            items: components["schemas"]["Nas"][];
+            page: number;
+            limit: number;
+            total: number;
+        };
+        NasUpdateInput: {
+            name: string;
+            ip: string;
+            manufacturer_id?: string | null;
+            pop_id?: string | null;
+            layout_id?: string | null;
+            secret?: string | null;
+        };
+        Note: {
+            /** Format: uuid */
+            id: string;
+            title: string | null;
+            content: string;
+            /** Format: uuid */
+            user_id: string;
+            created_at: string;
+            updated_at: string;
+        };
+        NoteInput: {
+            title?: string | null;
+            /** @description at most 64 KiB of UTF-8 */
+            content: string;
+        };
+        NotePage: {
+            items: components["schemas"]["Note"][];
+            page: number;
+            limit: number;
+            total: number;
+        };
+        OidcExchangeBody: {
+            id_token: string;
+            corp?: string | null;
+            two_factor_code?: (number | string) | null;
+            remember_device?: boolean | null;
+        };
+        OidcLinkBody: {
+            id_token: string;
+        };
+        Party: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            display_name: string | null;
+            tp_doc_identity: string | null;
+            doc_identity: string | null;
+            corporate: boolean;
+            address: components["schemas"]["Address"] | null;
+        };
+        PartyExternalInput: {
+            identity: string;
+            name: string;
+            display_name?: string | null;
+            tp_doc_identity?: string | null;
+            doc_identity?: string | null;
+            corporate?: boolean | null;
+            address?: components["schemas"]["AddressExternalInput"] | null;
+        };
+        PasswordChange: {
+            current_password?: string | null;
+            new_password: string;
+        };
+        Permissions: {
+            /** Format: uuid */
+            user_id: string;
+            /** Format: uuid */
+            corp: string;
+            admin: string[];
+            allow: string[];
+            services: {
+                [key: string]: {
+                    admin: boolean;
+                    allow: string[];
+                };
+            };
+        };
+        Person: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            display_name: string | null;
+            tp_doc_identity: string | null;
+            doc_identity: string | null;
+            corporate: boolean;
+            email: string | null;
+            phone: string | null;
+            address: components["schemas"]["Address"] | null;
+            created_at: string;
+            updated_at: string;
+        };
+        PersonInput: {
+            name: string;
+            display_name?: string | null;
+            tp_doc_identity?: string | null;
+            doc_identity?: string | null;
+            corporate?: boolean | null;
+            email?: string | null;
+            phone?: string | null;
+            address?: components["schemas"]["AddressInput"] | null;
+        };
+        PersonPage: {
+            items: components["schemas"]["Person"][];
+            page: number;
+            limit: number;
+            total: number;
+        };
+        PersonWithIdentity: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            display_name: string | null;
+            tp_doc_identity: string | null;
+            doc_identity: string | null;
+            corporate: boolean;
+            email: string | null;
+            phone: string | null;
+            address: components["schemas"]["Address"] | null;
+            created_at: string;
+            updated_at: string;
+            identity: string;
+        };
+        PersonWithIdentityPage: {
+            items: components["schemas"]["PersonWithIdentity"][];
+            page: number;
+            limit: number;
+            total: number;
+        };
+        Pool: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            version: number;
+            cidr: string;
+            /** Format: uuid */
+            pop_id: string | null;
+            /** Format: uuid */
+            nas_id: string | null;
+            status: boolean;
+            created_at: string;
+            updated_at: string;
+        };
+        PoolInput: {
+            name: string;
+            version: 4 | 6;
+            cidr: string;
+            pop_id?: string | null;
+            nas_id?: string | null;
+        };
+        PoolPage: {
+            items: components["schemas"]["Pool"][];
+            page: number;
+            limit: number;
+            total: number;
+        };
+        Pop: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            description: string | null;
+            address: components["schemas"]["Address"] | null;
+            status: boolean;
+            created_at: string;
+            updated_at: string;
+        };
+        PopInput: {
+            name: string;
+            description?: string | null;
+            address?: components["schemas"]["AddressInput"];
+        };
+        PopPage: {
+            items: components["schemas"]["Pop"][];
+            page: number;
+            limit: number;
+            total: number;
+        };
+        Problem: {
+            type: string;
+            title: string;
+            status: number;
+            detail: string;
+            errors?: {
+                path: string;
+                message: string;
+            }[];
+        };
+        Product: {
+            /** Format: uuid */
+            id: string;
+            identity: string;
+            name: string;
+            description: string | null;
+            price: number | null;
+            classifications: string[];
+            created_at: string;
+            updated_at: string;
+        };
+        ProductInput: {
+            identity: string;
+            name: string;
+            description?: string | null;
+            price?: number | null;
+        };
+        ProductPage: {
+            items: components["schemas"]["Product"][];
+            page: number;
+            limit: number;
+            total: number;
+        };
+        QrAccess: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            qrcode_id: string;
+            at: string;
+            ip: string;
+            user_agent: string | null;
+            referer: string | null;
+            bot: boolean;
+            created_at: string;
+            updated_at: string;
+        };
+        QrAccessPage: {
+            items: components["schemas"]["QrAccess"][];
+            page: number;
+            limit: number;
+            total: number;
+        };
+        QrCampaign: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            description: string | null;
+            start_date: string | null;
+            end_date: string | null;
+            created_at: string;
+            updated_at: string;
+        };
+        QrCampaignInput: {
+            name: string;
+            description?: string | null;
+            start_date?: string | null;
+            end_date?: string | null;
+        };
+        QrCampaignPage: {
+            items: components["schemas"]["QrCampaign"][];
+            page: number;
+            limit: number;
+            total: number;
+        };
+        QrCategory: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            description: string | null;
+            created_at: string;
+            updated_at: string;
+        };
+        QrCategoryInput: {
+            name: string;
+            description?: string | null;
+        };
+        QrCategoryPage: {
+            items: components["schemas"]["QrCategory"][];
+            page: number;
+            limit: number;
+            total: number;
+        };
+        QrCode: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** @enum {string} */
+            kind: "static" | "dynamic";
+            content: string | null;
+            target: string | null;
+            slug: string | null;
+            url: string | null;
+            encoded: string;
+            /** Format: uuid */
+            campaign_id: string | null;
+            /** Format: uuid */
+            category_id: string | null;
+            /** Format: uuid */
+            logo_id: string | null;
+            status: boolean;
+            scans: number;
+            created_at: string;
+            updated_at: string;
+        };
+        QrCodeInput: {
+            name: string;
+            kind: "static" | "dynamic";
+            content?: string | null;
+            target?: string | null;
+            slug?: string | null;
+            campaign_id?: string | null;
+            category_id?: string | null;
+            logo_id?: string | null;
+        };
+        QrCodePage: {
+            items: components["schemas"]["QrCode"][];
+            page: number;
+            limit: number;
+            total: number;
+        };
+        QrLogo: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** @enum {string} */
+            content_type: "image/png" | "image/jpeg";
+            data?: string;
+            size: number;
+            created_at: string;
+            updated_at: string;
+        };
+        QrLogoInput: {
+            name: string;
+            content_type: "image/png" | "image/jpeg";
+            data: string;
+        };
+        RadiusAttribute: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** Format: uuid */
+            manufacturer_id: string | null;
+            type: string;
+            description: string | null;
+            status: boolean;
+            created_at: string;
+            updated_at: string;
+        };
+        RadiusAttributeInput: {
+            name: string;
+            manufacturer_id?: string | null;
+            type: "string" | "integer" | "ipaddr" | "ipv6addr" | "ipv6prefix" | "date" | "octets";
+            description?: string | null;
+        };
+        RadiusAttributePage: {
+            items: components["schemas"]["RadiusAttribute"][];
+            page: number;
+            limit: number;
+            total: number;
+        };
+        Rendered: {
+            /** Format: uuid */
+            layout_id: string;
+            /** Format: uuid */
+            contract_id: string;
+            attributes: {
+                name: string;
+                operator: string;
+                value: string;
+            }[];
+        };
+        Report: {
+            /** Format: uuid */
+            qrcode_id: string;
+            from: string;
+            to: string;
+            total: number;
+            unique_visitors: number;
+            days: {
+                date: string;
+                total: number;
+                unique_visitors: number;
+            }[];
+        };
+        ResetBody: {
+            key: string;
+            new_password: string;
+        };
+        ResetKeyBody: {
+            login: string;
+        };
+        SafeIpBody: {
+            /** @description CIDR, IPv4 or IPv6; a bare address means /32 or /128 */
+            range: string;
+            description?: string | null;
+        };
+        SafeIpRange: {
+            /** Format: uuid */
+            id: string;
+            domain: string;
+            range: string;
+            description: string | null;
+            created_at: string;
+            updated_at: string;
+        };
+        SafeIpRangePage: {
+            items: components["schemas"]["SafeIpRange"][];
+            page: number;
+            limit: number;
+            total: number;
+        };
+        Server: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            path: string;
+            description: string | null;
+            builtin: boolean;
+            corp_count: number;
+            created_at: string;
+            updated_at: string;
+        };
+        ServerInput: {
+            name: string;
+            /** @description absolute directory; created when missing; must be writable */
+            path: string;
+            description?: string | null;
+        };
+        ServerPage: {
+            items: components["schemas"]["Server"][];
+            page: number;
+            limit: number;
+            total: number;
+        };
+        Service: {
+            /** Format: uuid */
+            id: string;
+            identifier: string;
+            name: string;
+            description: string | null;
+            builtin: boolean;
+            created_at: string;
+            updated_at: string;
+        };
+        ServiceInput: {
+            identifier: string;
+            name: string;
+            description?: string | null;
+        };
+        ServicePage: {
+            items: components["schemas"]["Service"][];
+            page: number;
+            limit: number;
+            total: number;
+        };
+        ServiceWithFeatures: {
+            /** Format: uuid */
+            id: string;
+            identifier: string;
+            name: string;
+            description: string | null;
+            builtin: boolean;
+            created_at: string;
+            updated_at: string;
+            features: components["schemas"]["Feature"][];
+        };
+        TablesResult: {
+            /** Format: uuid */
+            corp_id: string;
+            created: string[];
+            version: number;
+        };
+        TwoFactorDisableBody: {
+            code: number | string;
+        };
+        TwoFactorEnableBody: {
+            code?: (number | string) | null;
+        };
+        TwoFactorSecret: {
+            secret: string;
+            otpauth_uri: string;
+        };
+        User: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            email: string;
+            login: string;
+            super_admin: boolean;
+            status: boolean;
+            two_factor_required: boolean;
+            builtin: boolean;
+            corps: {
+                [key: string]: {
+                    /** Format: uuid */
+                    id: string;
+                    company_name: string;
+                };
+            };
+            created_at: string;
+            updated_at: string;
+        };
+        UserCreate: {
+            name: string;
+            /** Format: email */
+            email: string;
+            login: string;
+            password: string;
+            super_admin?: boolean | null;
+        };
+        UserPage: {
+            items: components["schemas"]["User"][];
+            page: number;
+            limit: number;
+            total: number;
+        };
+        UserUpdate: {
+            name: string;
+            /** Format: email */
+            email: string;
+            login: string;
+            super_admin?: boolean | null;
+        };
+        Versions: {
+            api: string;
+            platform_schema: number;
+            tenant_schema: number;
+            runtime: string;
+        };
+        Webhook: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            target: string;
+            email: string;
+            body_content: string | null;
+            log_enabled: boolean;
+            groups: string[];
+            status: boolean;
+            created_at: string;
+            updated_at: string;
+        };
+        WebhookAlter: {
+            name: string;
+            /** @description http(s) URL the deliveries are POSTed to */
+            target: string;
+            /** Format: email */
+            email: string;
+            body_content?: string | null;
+            log_enabled?: boolean | null;
+        };
+        WebhookCreate: {
+            name: string;
+            /** @description http(s) URL the deliveries are POSTed to */
+            target: string;
+            /** Format: email */
+            email: string;
+            body_content?: string | null;
+            log_enabled?: boolean | null;
+            groups?: string[] | null;
+        };
+        WebhookPage: {
+            items: components["schemas"]["Webhook"][];
+            page: number;
+            limit: number;
+            total: number;
+        };
+        WebhookWithSecret: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            target: string;
+            email: string;
+            body_content: string | null;
+            log_enabled: boolean;
+            groups: string[];
+            status: boolean;
+            created_at: string;
+            updated_at: string;
+            secret: string;
+        };
+        Workgroup: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            description: string | null;
+            /** Format: uuid */
+            corp_id: string;
+            user_ids: string[];
+            service_ids: string[];
+            feature_ids: string[];
+            created_at: string;
+            updated_at: string;
+        };
+        WorkgroupInput: {
+            name: string;
+            description?: string | null;
+        };
+        WorkgroupPage: {
+            items: components["schemas"]["Workgroup"][];
+            page: number;
+            limit: number;
+            total: number;
+        };
     };
-    responses: never;
+    responses: {
+        /** @description Invalid input: `errors` names each refused field by its dotted path */
+        BadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description No valid credential */
+        Unauthorized: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The credential does not allow this (or the corporation is blocked) */
+        Forbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description Unknown id or name (a malformed id included) */
+        NotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description A unique value is taken, or the record is still referenced */
+        Conflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The request body exceeds the size limit */
+        PayloadTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The request body is not application/json */
+        UnsupportedMediaType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description Rate limited: retry after Retry-After seconds */
+        TooManyRequests: {
+            headers: {
+                /** @description Seconds to wait before trying again */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The corporation is under maintenance or needs a database update, or a dependency is down */
+        ServiceUnavailable: {
+            headers: {
+                /** @description Seconds to wait before trying again */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+    };
     parameters: never;
     requestBodies: never;
     headers: never;
@@ -2858,7 +4241,7 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    getApiHealth: {
+    "health.get": {
         parameters: {
             query?: never;
             header?: never;
@@ -2867,7 +4250,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2880,9 +4263,10 @@ export interface operations {
                     };
                 };
             };
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    postApiStart: {
+    "start.initialize": {
         parameters: {
             query?: never;
             header?: never;
@@ -2908,56 +4292,25 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        user: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            email: string;
-                            login: string;
-                            super_admin: boolean;
-                            status: boolean;
-                            two_factor_required: boolean;
-                            builtin: boolean;
-                            corps: {
-                                [key: string]: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    company_name: string;
-                                };
-                            };
-                            created_at: string;
-                            updated_at: string;
-                        };
-                        corp: {
-                            /** Format: uuid */
-                            id: string;
-                            auth_name: string;
-                            company_name: string;
-                            trade_name: string | null;
-                            doc_identity: string | null;
-                            email: string | null;
-                            phone: string | null;
-                            timezone: string;
-                            /** Format: uuid */
-                            server_id: string;
-                            /** @enum {string} */
-                            status: "ENABLED" | "BLOCKED" | "MAINTENANCE" | "NEEDS_UPDATE";
-                            created_at: string;
-                            updated_at: string;
-                        };
+                        user: components["schemas"]["User"];
+                        corp: components["schemas"]["Corporation"];
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
-    postApiLogin: {
+    "auth.login": {
         parameters: {
             query?: never;
             header?: never;
@@ -2966,104 +4319,27 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description auth_name or id of the corporation */
-                    corp: string;
-                    login: string;
-                    password: string;
-                    two_factor_code?: ((string | number) | string) | null;
-                    remember_device?: boolean | null;
-                };
+                "application/json": components["schemas"]["LoginBody"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        access_token: string;
-                        /** @constant */
-                        token_type: "bearer";
-                        expires_in: string | number;
-                        credentials: {
-                            user: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                email: string;
-                                login: string;
-                                status: boolean;
-                                two_factor_required: boolean;
-                                corps: {
-                                    [key: string]: {
-                                        /** Format: uuid */
-                                        id: string;
-                                        company_name: string;
-                                    };
-                                };
-                            };
-                            /** Format: uuid */
-                            corp: string;
-                            permission: {
-                                admin: string[];
-                                allow: string[];
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["Credentials"];
                 };
             };
-            /** @description Response for status 403 */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Response for status 429 */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
-    deleteApiLogout: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: never;
-    };
-    getApiAuthCredentials: {
+    "auth.logout": {
         parameters: {
             query?: never;
             header?: never;
@@ -3072,47 +4348,19 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
-            200: {
+            /** @description No content */
+            204: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": {
-                        access_token: string;
-                        /** @constant */
-                        token_type: "bearer";
-                        expires_in: string | number;
-                        credentials: {
-                            user: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                email: string;
-                                login: string;
-                                status: boolean;
-                                two_factor_required: boolean;
-                                corps: {
-                                    [key: string]: {
-                                        /** Format: uuid */
-                                        id: string;
-                                        company_name: string;
-                                    };
-                                };
-                            };
-                            /** Format: uuid */
-                            corp: string;
-                            permission: {
-                                admin: string[];
-                                allow: string[];
-                            };
-                        };
-                    };
-                };
+                content?: never;
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
         };
     };
-    getApiAuthRefresh: {
+    "auth.getCredentials": {
         parameters: {
             query?: never;
             header?: never;
@@ -3121,47 +4369,42 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        access_token: string;
-                        /** @constant */
-                        token_type: "bearer";
-                        expires_in: string | number;
-                        credentials: {
-                            user: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                email: string;
-                                login: string;
-                                status: boolean;
-                                two_factor_required: boolean;
-                                corps: {
-                                    [key: string]: {
-                                        /** Format: uuid */
-                                        id: string;
-                                        company_name: string;
-                                    };
-                                };
-                            };
-                            /** Format: uuid */
-                            corp: string;
-                            permission: {
-                                admin: string[];
-                                allow: string[];
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["Credentials"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
         };
     };
-    postApiAuthCorp: {
+    "auth.refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Credentials"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
+    "auth.changeCorp": {
         parameters: {
             query?: never;
             header?: never;
@@ -3170,54 +4413,28 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description auth_name or id of the corporation */
-                    corp: string;
-                };
+                "application/json": components["schemas"]["ChangeCorpBody"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        access_token: string;
-                        /** @constant */
-                        token_type: "bearer";
-                        expires_in: string | number;
-                        credentials: {
-                            user: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                email: string;
-                                login: string;
-                                status: boolean;
-                                two_factor_required: boolean;
-                                corps: {
-                                    [key: string]: {
-                                        /** Format: uuid */
-                                        id: string;
-                                        company_name: string;
-                                    };
-                                };
-                            };
-                            /** Format: uuid */
-                            corp: string;
-                            permission: {
-                                admin: string[];
-                                allow: string[];
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["Credentials"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
-    postApiAuthOidcByProviderExchange: {
+    "auth.exchangeOidcByProvider": {
         parameters: {
             query?: never;
             header?: never;
@@ -3228,110 +4445,28 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    id_token: string;
-                    corp?: string | null;
-                    two_factor_code?: ((string | number) | string) | null;
-                    remember_device?: boolean | null;
-                };
+                "application/json": components["schemas"]["OidcExchangeBody"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        access_token: string;
-                        /** @constant */
-                        token_type: "bearer";
-                        expires_in: string | number;
-                        credentials: {
-                            user: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                email: string;
-                                login: string;
-                                status: boolean;
-                                two_factor_required: boolean;
-                                corps: {
-                                    [key: string]: {
-                                        /** Format: uuid */
-                                        id: string;
-                                        company_name: string;
-                                    };
-                                };
-                            };
-                            /** Format: uuid */
-                            corp: string;
-                            permission: {
-                                admin: string[];
-                                allow: string[];
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["Credentials"];
                 };
             };
-            /** @description Response for status 403 */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Response for status 404 */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Response for status 429 */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
-    postApiAuthOidcByProviderLink: {
+    "auth.linkOidcByProvider": {
         parameters: {
             query?: never;
             header?: never;
@@ -3342,39 +4477,33 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    id_token: string;
-                };
+                "application/json": components["schemas"]["OidcLinkBody"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        /** @enum {string} */
-                        provider: "google" | "microsoft";
-                        subject: string;
-                        email: string | null;
-                        /** Format: uuid */
-                        user_id: string;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["ExternalIdentity"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
-    "getApiAuthSafe-ip": {
+    "auth.listSafeIp": {
         parameters: {
             query?: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
             };
@@ -3384,35 +4513,25 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            domain: string;
-                            range: string;
-                            description: string | null;
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                        page: string | number;
-                        limit: string | number;
-                        total: string | number;
-                    };
+                    "application/json": components["schemas"]["SafeIpRangePage"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
         };
     };
-    "getApiAuthSafe-ipByDomain": {
+    "auth.listSafeIpByDomain": {
         parameters: {
             query?: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
             };
@@ -3424,31 +4543,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            domain: string;
-                            range: string;
-                            description: string | null;
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                        page: string | number;
-                        limit: string | number;
-                        total: string | number;
-                    };
+                    "application/json": components["schemas"]["SafeIpRangePage"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
         };
     };
-    "postApiAuthSafe-ipByDomain": {
+    "auth.createSafeIpByDomain": {
         parameters: {
             query?: never;
             header?: never;
@@ -3459,34 +4569,29 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description CIDR, IPv4 or IPv6; a bare address means /32 or /128 */
-                    range: string;
-                    description?: string | null;
-                };
+                "application/json": components["schemas"]["SafeIpBody"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        domain: string;
-                        range: string;
-                        description: string | null;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["SafeIpRange"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
-    "deleteApiAuthSafe-ipByDomainById": {
+    "auth.deleteSafeIpByDomainAndId": {
         parameters: {
             query?: never;
             header?: never;
@@ -3497,9 +4602,21 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
     };
-    postApiCorpCheck: {
+    "corp.check": {
         parameters: {
             query?: never;
             header?: never;
@@ -3508,51 +4625,30 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    auth_name: string;
-                };
+                "application/json": components["schemas"]["CorpCheckBody"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        auth_name: string;
-                        exists: boolean;
-                        status: string | null;
-                        usable: boolean;
-                    };
+                    "application/json": components["schemas"]["CorpCheck"];
                 };
             };
-            /** @description Response for status 429 */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
-    getApiCorp: {
+    "corp.list": {
         parameters: {
             query?: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
             };
@@ -3562,39 +4658,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            auth_name: string;
-                            company_name: string;
-                            trade_name: string | null;
-                            doc_identity: string | null;
-                            email: string | null;
-                            phone: string | null;
-                            timezone: string;
-                            /** Format: uuid */
-                            server_id: string;
-                            /** @enum {string} */
-                            status: "ENABLED" | "BLOCKED" | "MAINTENANCE" | "NEEDS_UPDATE";
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                        page: string | number;
-                        limit: string | number;
-                        total: string | number;
-                    };
+                    "application/json": components["schemas"]["CorporationPage"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
         };
     };
-    postApiCorp: {
+    "corp.create": {
         parameters: {
             query?: never;
             header?: never;
@@ -3603,65 +4681,28 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    auth_name: string;
-                    company_name: string;
-                    trade_name?: string | null;
-                    doc_identity?: string | null;
-                    email?: string | null;
-                    phone?: string | null;
-                    timezone?: string | null;
-                    server_id?: string | null;
-                };
+                "application/json": components["schemas"]["CorporationInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        auth_name: string;
-                        company_name: string;
-                        trade_name: string | null;
-                        doc_identity: string | null;
-                        email: string | null;
-                        phone: string | null;
-                        timezone: string;
-                        /** Format: uuid */
-                        server_id: string;
-                        /** @enum {string} */
-                        status: "ENABLED" | "BLOCKED" | "MAINTENANCE" | "NEEDS_UPDATE";
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Corporation"];
                 };
             };
-            /** @description Response for status 409 */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
-    getApiCorpAuthnameByAuthName: {
+    "corp.getByAuthName": {
         parameters: {
             query?: never;
             header?: never;
@@ -3672,34 +4713,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        auth_name: string;
-                        company_name: string;
-                        trade_name: string | null;
-                        doc_identity: string | null;
-                        email: string | null;
-                        phone: string | null;
-                        timezone: string;
-                        /** Format: uuid */
-                        server_id: string;
-                        /** @enum {string} */
-                        status: "ENABLED" | "BLOCKED" | "MAINTENANCE" | "NEEDS_UPDATE";
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Corporation"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
         };
     };
-    getApiCorpById: {
+    "corp.get": {
         parameters: {
             query?: never;
             header?: never;
@@ -3710,34 +4738,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        auth_name: string;
-                        company_name: string;
-                        trade_name: string | null;
-                        doc_identity: string | null;
-                        email: string | null;
-                        phone: string | null;
-                        timezone: string;
-                        /** Format: uuid */
-                        server_id: string;
-                        /** @enum {string} */
-                        status: "ENABLED" | "BLOCKED" | "MAINTENANCE" | "NEEDS_UPDATE";
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Corporation"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
         };
     };
-    putApiCorpById: {
+    "corp.update": {
         parameters: {
             query?: never;
             header?: never;
@@ -3748,65 +4763,29 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    auth_name: string;
-                    company_name: string;
-                    trade_name?: string | null;
-                    doc_identity?: string | null;
-                    email?: string | null;
-                    phone?: string | null;
-                    timezone?: string | null;
-                    server_id?: string | null;
-                };
+                "application/json": components["schemas"]["CorporationInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        auth_name: string;
-                        company_name: string;
-                        trade_name: string | null;
-                        doc_identity: string | null;
-                        email: string | null;
-                        phone: string | null;
-                        timezone: string;
-                        /** Format: uuid */
-                        server_id: string;
-                        /** @enum {string} */
-                        status: "ENABLED" | "BLOCKED" | "MAINTENANCE" | "NEEDS_UPDATE";
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Corporation"];
                 };
             };
-            /** @description Response for status 409 */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
-    deleteApiCorpById: {
+    "corp.delete": {
         parameters: {
             query?: never;
             header?: never;
@@ -3816,13 +4795,25 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
     };
-    getApiCorpByIdUser: {
+    "corp.listUser": {
         parameters: {
             query?: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
             };
@@ -3834,42 +4825,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            email: string;
-                            login: string;
-                            super_admin: boolean;
-                            status: boolean;
-                            two_factor_required: boolean;
-                            builtin: boolean;
-                            corps: {
-                                [key: string]: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    company_name: string;
-                                };
-                            };
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                        page: string | number;
-                        limit: string | number;
-                        total: string | number;
-                    };
+                    "application/json": components["schemas"]["UserPage"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
         };
     };
-    postApiCorpByIdUserByUserId: {
+    "corp.addUser": {
         parameters: {
             query?: never;
             header?: never;
@@ -3880,9 +4851,21 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
     };
-    deleteApiCorpByIdUserByUserId: {
+    "corp.removeUser": {
         parameters: {
             query?: never;
             header?: never;
@@ -3893,9 +4876,21 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
     };
-    postApiCorpByIdServiceByServiceId: {
+    "corp.addService": {
         parameters: {
             query?: never;
             header?: never;
@@ -3906,9 +4901,21 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
     };
-    deleteApiCorpByIdServiceByServiceId: {
+    "corp.removeService": {
         parameters: {
             query?: never;
             header?: never;
@@ -3919,9 +4926,21 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
     };
-    getApiCorpByIdTree: {
+    "corp.getTree": {
         parameters: {
             query?: never;
             header?: never;
@@ -3932,40 +4951,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        services: {
-                            /** Format: uuid */
-                            id: string;
-                            identifier: string;
-                            name: string;
-                            features: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                actions: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    /** Format: uuid */
-                                    feature_id: string;
-                                    action: string;
-                                    name: string | null;
-                                    created_at: string;
-                                    updated_at: string;
-                                }[];
-                            }[];
-                        }[];
-                    };
+                    "application/json": components["schemas"]["CorpTree"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
         };
     };
-    postApiCorpByIdEnable: {
+    "corp.enable": {
         parameters: {
             query?: never;
             header?: never;
@@ -3976,34 +4976,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        auth_name: string;
-                        company_name: string;
-                        trade_name: string | null;
-                        doc_identity: string | null;
-                        email: string | null;
-                        phone: string | null;
-                        timezone: string;
-                        /** Format: uuid */
-                        server_id: string;
-                        /** @enum {string} */
-                        status: "ENABLED" | "BLOCKED" | "MAINTENANCE" | "NEEDS_UPDATE";
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Corporation"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
         };
     };
-    postApiCorpByIdBlock: {
+    "corp.block": {
         parameters: {
             query?: never;
             header?: never;
@@ -4014,34 +5002,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        auth_name: string;
-                        company_name: string;
-                        trade_name: string | null;
-                        doc_identity: string | null;
-                        email: string | null;
-                        phone: string | null;
-                        timezone: string;
-                        /** Format: uuid */
-                        server_id: string;
-                        /** @enum {string} */
-                        status: "ENABLED" | "BLOCKED" | "MAINTENANCE" | "NEEDS_UPDATE";
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Corporation"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
         };
     };
-    postApiCorpByIdMaintenance: {
+    "corp.maintenance": {
         parameters: {
             query?: never;
             header?: never;
@@ -4052,34 +5028,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        auth_name: string;
-                        company_name: string;
-                        trade_name: string | null;
-                        doc_identity: string | null;
-                        email: string | null;
-                        phone: string | null;
-                        timezone: string;
-                        /** Format: uuid */
-                        server_id: string;
-                        /** @enum {string} */
-                        status: "ENABLED" | "BLOCKED" | "MAINTENANCE" | "NEEDS_UPDATE";
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Corporation"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
         };
     };
-    "postApiCorpByIdNeeds-update": {
+    "corp.markNeedsUpdate": {
         parameters: {
             query?: never;
             header?: never;
@@ -4090,34 +5054,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        auth_name: string;
-                        company_name: string;
-                        trade_name: string | null;
-                        doc_identity: string | null;
-                        email: string | null;
-                        phone: string | null;
-                        timezone: string;
-                        /** Format: uuid */
-                        server_id: string;
-                        /** @enum {string} */
-                        status: "ENABLED" | "BLOCKED" | "MAINTENANCE" | "NEEDS_UPDATE";
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Corporation"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
         };
     };
-    getApiMenuTree: {
+    "menu.getTree": {
         parameters: {
             query?: never;
             header?: never;
@@ -4126,20 +5078,20 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: components["schemas"]["MenuNode"][];
-                    };
+                    "application/json": components["schemas"]["MenuNodeList"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
         };
     };
-    postApiMenu: {
+    "menu.create": {
         parameters: {
             query?: never;
             header?: never;
@@ -4148,43 +5100,28 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    id?: string | null;
-                    parent_id?: string | null;
-                    name: string;
-                    icon?: string | null;
-                    url?: string | null;
-                    position?: (string | number) | null;
-                    feature_id?: string | null;
-                };
+                "application/json": components["schemas"]["MenuInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        /** Format: uuid */
-                        parent_id: string | null;
-                        name: string;
-                        icon: string | null;
-                        url: string | null;
-                        position: string | number;
-                        /** Format: uuid */
-                        feature_id: string | null;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Menu"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
-    postApiMenuByIdWorkgroupByWorkgroupId: {
+    "menu.addWorkgroup": {
         parameters: {
             query?: never;
             header?: never;
@@ -4196,48 +5133,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        description: string | null;
-                        /** Format: uuid */
-                        corp_id: string;
-                        user_ids: string[];
-                        service_ids: string[];
-                        feature_ids: string[];
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Workgroup"];
                 };
             };
-            /** @description Response for status 409 */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
         };
     };
-    postApiServiceByIdFeatures: {
+    "service.setFeatures": {
         parameters: {
             query?: never;
             header?: never;
@@ -4248,56 +5159,33 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    features: {
-                        name: string;
-                        description?: string | null;
-                        actions: {
-                            action: string;
-                            name?: string | null;
-                        }[];
-                    }[];
-                };
+                "application/json": components["schemas"]["FeatureUpload"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            /** Format: uuid */
-                            service_id: string;
-                            name: string;
-                            description: string | null;
-                            actions: {
-                                /** Format: uuid */
-                                id: string;
-                                /** Format: uuid */
-                                feature_id: string;
-                                action: string;
-                                name: string | null;
-                                created_at: string;
-                                updated_at: string;
-                            }[];
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["FeatureList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
-    getApiService: {
+    "service.list": {
         parameters: {
             query?: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
             };
@@ -4307,32 +5195,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            identifier: string;
-                            name: string;
-                            description: string | null;
-                            builtin: boolean;
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                        page: string | number;
-                        limit: string | number;
-                        total: string | number;
-                    };
+                    "application/json": components["schemas"]["ServicePage"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
         };
     };
-    postApiService: {
+    "service.create": {
         parameters: {
             query?: never;
             header?: never;
@@ -4341,53 +5218,28 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    identifier: string;
-                    name: string;
-                    description?: string | null;
-                };
+                "application/json": components["schemas"]["ServiceInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        identifier: string;
-                        name: string;
-                        description: string | null;
-                        builtin: boolean;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Service"];
                 };
             };
-            /** @description Response for status 409 */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
-    getApiServiceById: {
+    "service.get": {
         parameters: {
             query?: never;
             header?: never;
@@ -4398,47 +5250,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        identifier: string;
-                        name: string;
-                        description: string | null;
-                        builtin: boolean;
-                        created_at: string;
-                        updated_at: string;
-                        features: {
-                            /** Format: uuid */
-                            id: string;
-                            /** Format: uuid */
-                            service_id: string;
-                            name: string;
-                            description: string | null;
-                            actions: {
-                                /** Format: uuid */
-                                id: string;
-                                /** Format: uuid */
-                                feature_id: string;
-                                action: string;
-                                name: string | null;
-                                created_at: string;
-                                updated_at: string;
-                            }[];
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["ServiceWithFeatures"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
         };
     };
-    putApiServiceById: {
+    "service.update": {
         parameters: {
             query?: never;
             header?: never;
@@ -4449,53 +5275,29 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    identifier: string;
-                    name: string;
-                    description?: string | null;
-                };
+                "application/json": components["schemas"]["ServiceInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        identifier: string;
-                        name: string;
-                        description: string | null;
-                        builtin: boolean;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Service"];
                 };
             };
-            /** @description Response for status 409 */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
-    deleteApiServiceById: {
+    "service.delete": {
         parameters: {
             query?: never;
             header?: never;
@@ -4505,13 +5307,25 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
     };
-    getApiFeature: {
+    "feature.list": {
         parameters: {
             query?: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
             };
@@ -4521,42 +5335,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            /** Format: uuid */
-                            service_id: string;
-                            name: string;
-                            description: string | null;
-                            actions: {
-                                /** Format: uuid */
-                                id: string;
-                                /** Format: uuid */
-                                feature_id: string;
-                                action: string;
-                                name: string | null;
-                                created_at: string;
-                                updated_at: string;
-                            }[];
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                        page: string | number;
-                        limit: string | number;
-                        total: string | number;
-                    };
+                    "application/json": components["schemas"]["FeaturePage"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
         };
     };
-    postApiFeature: {
+    "feature.create": {
         parameters: {
             query?: never;
             header?: never;
@@ -4565,64 +5358,28 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** Format: uuid */
-                    service_id: string;
-                    name: string;
-                    description?: string | null;
-                };
+                "application/json": components["schemas"]["FeatureInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        /** Format: uuid */
-                        service_id: string;
-                        name: string;
-                        description: string | null;
-                        actions: {
-                            /** Format: uuid */
-                            id: string;
-                            /** Format: uuid */
-                            feature_id: string;
-                            action: string;
-                            name: string | null;
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Feature"];
                 };
             };
-            /** @description Response for status 409 */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
-    getApiFeatureById: {
+    "feature.get": {
         parameters: {
             query?: never;
             header?: never;
@@ -4633,37 +5390,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        /** Format: uuid */
-                        service_id: string;
-                        name: string;
-                        description: string | null;
-                        actions: {
-                            /** Format: uuid */
-                            id: string;
-                            /** Format: uuid */
-                            feature_id: string;
-                            action: string;
-                            name: string | null;
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Feature"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
         };
     };
-    putApiFeatureById: {
+    "feature.update": {
         parameters: {
             query?: never;
             header?: never;
@@ -4674,64 +5415,29 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** Format: uuid */
-                    service_id: string;
-                    name: string;
-                    description?: string | null;
-                };
+                "application/json": components["schemas"]["FeatureInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        /** Format: uuid */
-                        service_id: string;
-                        name: string;
-                        description: string | null;
-                        actions: {
-                            /** Format: uuid */
-                            id: string;
-                            /** Format: uuid */
-                            feature_id: string;
-                            action: string;
-                            name: string | null;
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Feature"];
                 };
             };
-            /** @description Response for status 409 */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
-    deleteApiFeatureById: {
+    "feature.delete": {
         parameters: {
             query?: never;
             header?: never;
@@ -4741,9 +5447,21 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
     };
-    postApiFeatureByIdAction: {
+    "feature.createAction": {
         parameters: {
             query?: never;
             header?: never;
@@ -4754,62 +5472,29 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    action: string;
-                    name?: string | null;
-                };
+                "application/json": components["schemas"]["ActionInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        /** Format: uuid */
-                        service_id: string;
-                        name: string;
-                        description: string | null;
-                        actions: {
-                            /** Format: uuid */
-                            id: string;
-                            /** Format: uuid */
-                            feature_id: string;
-                            action: string;
-                            name: string | null;
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Feature"];
                 };
             };
-            /** @description Response for status 409 */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
-    deleteApiFeatureByIdActionByActionId: {
+    "feature.removeAction": {
         parameters: {
             query?: never;
             header?: never;
@@ -4820,13 +5505,25 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
     };
-    getApiServer: {
+    "server.list": {
         parameters: {
             query?: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
             };
@@ -4836,33 +5533,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            path: string;
-                            description: string | null;
-                            builtin: boolean;
-                            corp_count: string | number;
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                        page: string | number;
-                        limit: string | number;
-                        total: string | number;
-                    };
+                    "application/json": components["schemas"]["ServerPage"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
         };
     };
-    postApiServer: {
+    "server.create": {
         parameters: {
             query?: never;
             header?: never;
@@ -4871,55 +5556,28 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    /** @description absolute directory; created when missing; must be writable */
-                    path: string;
-                    description?: string | null;
-                };
+                "application/json": components["schemas"]["ServerInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        path: string;
-                        description: string | null;
-                        builtin: boolean;
-                        corp_count: string | number;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Server"];
                 };
             };
-            /** @description Response for status 409 */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
-    getApiServerById: {
+    "server.get": {
         parameters: {
             query?: never;
             header?: never;
@@ -4930,28 +5588,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        path: string;
-                        description: string | null;
-                        builtin: boolean;
-                        corp_count: string | number;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Server"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
         };
     };
-    putApiServerById: {
+    "server.update": {
         parameters: {
             query?: never;
             header?: never;
@@ -4962,55 +5613,29 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    /** @description absolute directory; created when missing; must be writable */
-                    path: string;
-                    description?: string | null;
-                };
+                "application/json": components["schemas"]["ServerInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        path: string;
-                        description: string | null;
-                        builtin: boolean;
-                        corp_count: string | number;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Server"];
                 };
             };
-            /** @description Response for status 409 */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
-    deleteApiServerById: {
+    "server.delete": {
         parameters: {
             query?: never;
             header?: never;
@@ -5020,13 +5645,25 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
     };
-    getApiNotepad: {
+    "notepad.list": {
         parameters: {
             query?: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
             };
@@ -5036,32 +5673,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            title: string | null;
-                            content: string;
-                            /** Format: uuid */
-                            user_id: string;
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                        page: string | number;
-                        limit: string | number;
-                        total: string | number;
-                    };
+                    "application/json": components["schemas"]["NotePage"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    postApiNotepad: {
+    "notepad.create": {
         parameters: {
             query?: never;
             header?: never;
@@ -5070,35 +5697,29 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    title?: string | null;
-                    /** @description at most 64 KiB of UTF-8 */
-                    content: string;
-                };
+                "application/json": components["schemas"]["NoteInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        title: string | null;
-                        content: string;
-                        /** Format: uuid */
-                        user_id: string;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Note"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiNotepadById: {
+    "notepad.get": {
         parameters: {
             query?: never;
             header?: never;
@@ -5109,27 +5730,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        title: string | null;
-                        content: string;
-                        /** Format: uuid */
-                        user_id: string;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Note"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiCoreVersions: {
+    "core.getVersions": {
         parameters: {
             query?: never;
             header?: never;
@@ -5138,23 +5754,20 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        api: string;
-                        platform_schema: string | number;
-                        tenant_schema: string | number;
-                        runtime: string;
-                    };
+                    "application/json": components["schemas"]["Versions"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
         };
     };
-    getApiCoreDatabase: {
+    "core.getDatabase": {
         parameters: {
             query?: never;
             header?: never;
@@ -5163,35 +5776,20 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        platform: {
-                            version: string | number;
-                            latest: string | number;
-                            pending: string[];
-                        };
-                        corps: {
-                            /** Format: uuid */
-                            corp_id: string;
-                            auth_name: string;
-                            /** Format: uuid */
-                            server_id: string;
-                            status: string;
-                            version: string | number;
-                            latest: string | number;
-                            pending: string[];
-                        }[];
-                    };
+                    "application/json": components["schemas"]["DatabaseCheck"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
         };
     };
-    postApiCoreDatabaseUpdate: {
+    "core.updateDatabase": {
         parameters: {
             query?: never;
             header?: never;
@@ -5200,32 +5798,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        platform: {
-                            from: string | number;
-                            to: string | number;
-                            applied: string[];
-                        };
-                        corps: {
-                            /** Format: uuid */
-                            corp_id: string;
-                            from: string | number;
-                            to: string | number;
-                            applied: string[];
-                            error: string | null;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["DatabaseUpdate"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
         };
     };
-    postApiCoreDatabaseUpdateByCorpId: {
+    "core.updateDatabaseByCorpId": {
         parameters: {
             query?: never;
             header?: never;
@@ -5236,42 +5823,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        corp_id: string;
-                        from: string | number;
-                        to: string | number;
-                        applied: string[];
-                    };
+                    "application/json": components["schemas"]["CorpUpdate"];
                 };
             };
-            /** @description Response for status 409 */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
         };
     };
-    postApiCoreDatabaseTablesByCorpId: {
+    "core.createDatabaseTablesByCorpId": {
         parameters: {
             query?: never;
             header?: never;
@@ -5282,45 +5849,26 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        corp_id: string;
-                        created: string[];
-                        version: string | number;
-                    };
+                    "application/json": components["schemas"]["TablesResult"];
                 };
             };
-            /** @description Response for status 409 */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
         };
     };
-    getApiExternalapp: {
+    "externalapp.list": {
         parameters: {
             query?: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
             };
@@ -5330,32 +5878,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            description: string | null;
-                            status: boolean;
-                            key_prefix: string;
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                        page: string | number;
-                        limit: string | number;
-                        total: string | number;
-                    };
+                    "application/json": components["schemas"]["ExternalAppPage"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    postApiExternalapp: {
+    "externalapp.create": {
         parameters: {
             query?: never;
             header?: never;
@@ -5364,36 +5902,29 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    description?: string | null;
-                    status?: boolean | null;
-                };
+                "application/json": components["schemas"]["ExternalAppInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        description: string | null;
-                        status: boolean;
-                        key_prefix: string;
-                        created_at: string;
-                        updated_at: string;
-                        api_key: string;
-                    };
+                    "application/json": components["schemas"]["ExternalAppWithKey"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiExternalappById: {
+    "externalapp.get": {
         parameters: {
             query?: never;
             header?: never;
@@ -5404,27 +5935,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        description: string | null;
-                        status: boolean;
-                        key_prefix: string;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["ExternalApp"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    putApiExternalappById: {
+    "externalapp.update": {
         parameters: {
             query?: never;
             header?: never;
@@ -5435,47 +5961,30 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    description?: string | null;
-                    status?: boolean | null;
-                };
+                "application/json": components["schemas"]["ExternalAppInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        description: string | null;
-                        status: boolean;
-                        key_prefix: string;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["ExternalApp"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    deleteApiExternalappById: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: never;
-    };
-    postApiExternalappByIdKey: {
+    "externalapp.delete": {
         parameters: {
             query?: never;
             header?: never;
@@ -5486,32 +5995,52 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    "externalapp.createKey": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        description: string | null;
-                        status: boolean;
-                        key_prefix: string;
-                        created_at: string;
-                        updated_at: string;
-                        api_key: string;
-                    };
+                    "application/json": components["schemas"]["ExternalAppWithKey"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiCity: {
+    "city.list": {
         parameters: {
             query?: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
             };
@@ -5521,31 +6050,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            state: string;
-                            country: string;
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                        page: string | number;
-                        limit: string | number;
-                        total: string | number;
-                    };
+                    "application/json": components["schemas"]["CityPage"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    postApiCity: {
+    "city.create": {
         parameters: {
             query?: never;
             header?: never;
@@ -5554,34 +6074,29 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    state: string;
-                    country: string;
-                };
+                "application/json": components["schemas"]["CityInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        state: string;
-                        country: string;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["City"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiCityById: {
+    "city.get": {
         parameters: {
             query?: never;
             header?: never;
@@ -5592,26 +6107,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        state: string;
-                        country: string;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["City"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    putApiCityById: {
+    "city.update": {
         parameters: {
             query?: never;
             header?: never;
@@ -5622,34 +6133,30 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    state: string;
-                    country: string;
-                };
+                "application/json": components["schemas"]["CityInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        state: string;
-                        country: string;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["City"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    deleteApiCityById: {
+    "city.delete": {
         parameters: {
             query?: never;
             header?: never;
@@ -5659,9 +6166,22 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
     };
-    postApiCityByIdExternalapp: {
+    "city.linkExternalApp": {
         parameters: {
             query?: never;
             header?: never;
@@ -5672,36 +6192,30 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** Format: uuid */
-                    external_app_id: string;
-                    identity: string;
-                };
+                "application/json": components["schemas"]["ExternalLinkInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        external_app_id: string;
-                        identity: string;
-                        external_app_name: string;
-                        /** @enum {string} */
-                        record_type: "city" | "person" | "contract";
-                        /** Format: uuid */
-                        record_id: string;
-                        created_at: string;
-                    };
+                    "application/json": components["schemas"]["ExternalLink"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiCityExternalappNameByExternalAppNameIdentityByIdentity: {
+    "city.getByExternalAppNameAndIdentity": {
         parameters: {
             query?: never;
             header?: never;
@@ -5713,27 +6227,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        state: string;
-                        country: string;
-                        created_at: string;
-                        updated_at: string;
-                        identity: string;
-                    };
+                    "application/json": components["schemas"]["CityWithIdentity"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiCityExternalappIdByExternalAppIdIdentityByIdentity: {
+    "city.getByExternalAppIdAndIdentity": {
         parameters: {
             query?: never;
             header?: never;
@@ -5745,31 +6254,26 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        state: string;
-                        country: string;
-                        created_at: string;
-                        updated_at: string;
-                        identity: string;
-                    };
+                    "application/json": components["schemas"]["CityWithIdentity"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiPerson: {
+    "person.list": {
         parameters: {
             query?: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
             };
@@ -5779,51 +6283,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            display_name: string | null;
-                            tp_doc_identity: string | null;
-                            doc_identity: string | null;
-                            corporate: boolean;
-                            email: string | null;
-                            phone: string | null;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                        page: string | number;
-                        limit: string | number;
-                        total: string | number;
-                    };
+                    "application/json": components["schemas"]["PersonPage"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    postApiPerson: {
+    "person.create": {
         parameters: {
             query?: never;
             header?: never;
@@ -5832,69 +6307,29 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    display_name?: string | null;
-                    tp_doc_identity?: string | null;
-                    doc_identity?: string | null;
-                    corporate?: boolean | null;
-                    email?: string | null;
-                    phone?: string | null;
-                    address?: {
-                        line1: string;
-                        line2?: string | null;
-                        district?: string | null;
-                        postal_code?: string | null;
-                        detail?: string | null;
-                        latitude?: number | null;
-                        longitude?: number | null;
-                        /** Format: uuid */
-                        city_id: string;
-                    } | null;
-                };
+                "application/json": components["schemas"]["PersonInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        display_name: string | null;
-                        tp_doc_identity: string | null;
-                        doc_identity: string | null;
-                        corporate: boolean;
-                        email: string | null;
-                        phone: string | null;
-                        address: {
-                            line1: string;
-                            line2: string | null;
-                            district: string | null;
-                            postal_code: string | null;
-                            detail: string | null;
-                            latitude: number | null;
-                            longitude: number | null;
-                            city: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                state: string;
-                                country: string;
-                            };
-                        } | null;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Person"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiPersonById: {
+    "person.get": {
         parameters: {
             query?: never;
             header?: never;
@@ -5905,46 +6340,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        display_name: string | null;
-                        tp_doc_identity: string | null;
-                        doc_identity: string | null;
-                        corporate: boolean;
-                        email: string | null;
-                        phone: string | null;
-                        address: {
-                            line1: string;
-                            line2: string | null;
-                            district: string | null;
-                            postal_code: string | null;
-                            detail: string | null;
-                            latitude: number | null;
-                            longitude: number | null;
-                            city: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                state: string;
-                                country: string;
-                            };
-                        } | null;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Person"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    putApiPersonById: {
+    "person.update": {
         parameters: {
             query?: never;
             header?: never;
@@ -5955,69 +6366,30 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    display_name?: string | null;
-                    tp_doc_identity?: string | null;
-                    doc_identity?: string | null;
-                    corporate?: boolean | null;
-                    email?: string | null;
-                    phone?: string | null;
-                    address?: {
-                        line1: string;
-                        line2?: string | null;
-                        district?: string | null;
-                        postal_code?: string | null;
-                        detail?: string | null;
-                        latitude?: number | null;
-                        longitude?: number | null;
-                        /** Format: uuid */
-                        city_id: string;
-                    } | null;
-                };
+                "application/json": components["schemas"]["PersonInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        display_name: string | null;
-                        tp_doc_identity: string | null;
-                        doc_identity: string | null;
-                        corporate: boolean;
-                        email: string | null;
-                        phone: string | null;
-                        address: {
-                            line1: string;
-                            line2: string | null;
-                            district: string | null;
-                            postal_code: string | null;
-                            detail: string | null;
-                            latitude: number | null;
-                            longitude: number | null;
-                            city: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                state: string;
-                                country: string;
-                            };
-                        } | null;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Person"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    deleteApiPersonById: {
+    "person.delete": {
         parameters: {
             query?: never;
             header?: never;
@@ -6027,9 +6399,22 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
     };
-    postApiPersonByIdExternalapp: {
+    "person.linkExternalApp": {
         parameters: {
             query?: never;
             header?: never;
@@ -6040,36 +6425,30 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** Format: uuid */
-                    external_app_id: string;
-                    identity: string;
-                };
+                "application/json": components["schemas"]["ExternalLinkInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        external_app_id: string;
-                        identity: string;
-                        external_app_name: string;
-                        /** @enum {string} */
-                        record_type: "city" | "person" | "contract";
-                        /** Format: uuid */
-                        record_id: string;
-                        created_at: string;
-                    };
+                    "application/json": components["schemas"]["ExternalLink"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    postApiPersonByIdAddress: {
+    "person.setAddress": {
         parameters: {
             query?: never;
             header?: never;
@@ -6080,60 +6459,30 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    line1: string;
-                    line2?: string | null;
-                    district?: string | null;
-                    postal_code?: string | null;
-                    detail?: string | null;
-                    latitude?: number | null;
-                    longitude?: number | null;
-                    /** Format: uuid */
-                    city_id: string;
-                };
+                "application/json": components["schemas"]["AddressInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        display_name: string | null;
-                        tp_doc_identity: string | null;
-                        doc_identity: string | null;
-                        corporate: boolean;
-                        email: string | null;
-                        phone: string | null;
-                        address: {
-                            line1: string;
-                            line2: string | null;
-                            district: string | null;
-                            postal_code: string | null;
-                            detail: string | null;
-                            latitude: number | null;
-                            longitude: number | null;
-                            city: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                state: string;
-                                country: string;
-                            };
-                        } | null;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Person"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiPersonExternalappIdByExternalAppIdIdentityByIdentity: {
+    "person.getByExternalAppIdAndIdentity": {
         parameters: {
             query?: never;
             header?: never;
@@ -6145,47 +6494,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        display_name: string | null;
-                        tp_doc_identity: string | null;
-                        doc_identity: string | null;
-                        corporate: boolean;
-                        email: string | null;
-                        phone: string | null;
-                        address: {
-                            line1: string;
-                            line2: string | null;
-                            district: string | null;
-                            postal_code: string | null;
-                            detail: string | null;
-                            latitude: number | null;
-                            longitude: number | null;
-                            city: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                state: string;
-                                country: string;
-                            };
-                        } | null;
-                        created_at: string;
-                        updated_at: string;
-                        identity: string;
-                    };
+                    "application/json": components["schemas"]["PersonWithIdentity"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiPersonExternalappNameByExternalAppNameIdentityByIdentity: {
+    "person.getByExternalAppNameAndIdentity": {
         parameters: {
             query?: never;
             header?: never;
@@ -6197,51 +6521,26 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        display_name: string | null;
-                        tp_doc_identity: string | null;
-                        doc_identity: string | null;
-                        corporate: boolean;
-                        email: string | null;
-                        phone: string | null;
-                        address: {
-                            line1: string;
-                            line2: string | null;
-                            district: string | null;
-                            postal_code: string | null;
-                            detail: string | null;
-                            latitude: number | null;
-                            longitude: number | null;
-                            city: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                state: string;
-                                country: string;
-                            };
-                        } | null;
-                        created_at: string;
-                        updated_at: string;
-                        identity: string;
-                    };
+                    "application/json": components["schemas"]["PersonWithIdentity"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiPersonExternalappIdByExternalAppId: {
+    "person.listByExternalAppId": {
         parameters: {
             query?: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
             };
@@ -6253,56 +6552,27 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            display_name: string | null;
-                            tp_doc_identity: string | null;
-                            doc_identity: string | null;
-                            corporate: boolean;
-                            email: string | null;
-                            phone: string | null;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                            created_at: string;
-                            updated_at: string;
-                            identity: string;
-                        }[];
-                        page: string | number;
-                        limit: string | number;
-                        total: string | number;
-                    };
+                    "application/json": components["schemas"]["PersonWithIdentityPage"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiPersonExternalappNameByExternalAppName: {
+    "person.listByExternalAppName": {
         parameters: {
             query?: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
             };
@@ -6314,56 +6584,27 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            display_name: string | null;
-                            tp_doc_identity: string | null;
-                            doc_identity: string | null;
-                            corporate: boolean;
-                            email: string | null;
-                            phone: string | null;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                            created_at: string;
-                            updated_at: string;
-                            identity: string;
-                        }[];
-                        page: string | number;
-                        limit: string | number;
-                        total: string | number;
-                    };
+                    "application/json": components["schemas"]["PersonWithIdentityPage"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiClassification: {
+    "classification.list": {
         parameters: {
             query?: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
             };
@@ -6373,31 +6614,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            description: string | null;
-                            color: string | null;
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                        page: string | number;
-                        limit: string | number;
-                        total: string | number;
-                    };
+                    "application/json": components["schemas"]["ClassificationPage"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    postApiClassification: {
+    "classification.create": {
         parameters: {
             query?: never;
             header?: never;
@@ -6406,34 +6638,29 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    description?: string | null;
-                    color?: string | null;
-                };
+                "application/json": components["schemas"]["ClassificationInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        description: string | null;
-                        color: string | null;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Classification"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiClassificationNameByName: {
+    "classification.getByName": {
         parameters: {
             query?: never;
             header?: never;
@@ -6444,26 +6671,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        description: string | null;
-                        color: string | null;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Classification"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    putApiClassificationNameByName: {
+    "classification.updateByName": {
         parameters: {
             query?: never;
             header?: never;
@@ -6474,34 +6697,30 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    description?: string | null;
-                    color?: string | null;
-                };
+                "application/json": components["schemas"]["ClassificationInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        description: string | null;
-                        color: string | null;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Classification"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    deleteApiClassificationNameByName: {
+    "classification.deleteByName": {
         parameters: {
             query?: never;
             header?: never;
@@ -6511,9 +6730,22 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
     };
-    getApiClassificationById: {
+    "classification.get": {
         parameters: {
             query?: never;
             header?: never;
@@ -6524,26 +6756,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        description: string | null;
-                        color: string | null;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Classification"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    putApiClassificationById: {
+    "classification.update": {
         parameters: {
             query?: never;
             header?: never;
@@ -6554,34 +6782,30 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    description?: string | null;
-                    color?: string | null;
-                };
+                "application/json": components["schemas"]["ClassificationInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        description: string | null;
-                        color: string | null;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Classification"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    deleteApiClassificationById: {
+    "classification.delete": {
         parameters: {
             query?: never;
             header?: never;
@@ -6591,13 +6815,26 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
     };
-    getApiProduct: {
+    "product.list": {
         parameters: {
             query?: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
             };
@@ -6607,33 +6844,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            identity: string;
-                            name: string;
-                            description: string | null;
-                            price: number | null;
-                            classifications: string[];
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                        page: string | number;
-                        limit: string | number;
-                        total: string | number;
-                    };
+                    "application/json": components["schemas"]["ProductPage"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    postApiProduct: {
+    "product.create": {
         parameters: {
             query?: never;
             header?: never;
@@ -6642,37 +6868,29 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    identity: string;
-                    name: string;
-                    description?: string | null;
-                    price?: number | null;
-                };
+                "application/json": components["schemas"]["ProductInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        identity: string;
-                        name: string;
-                        description: string | null;
-                        price: number | null;
-                        classifications: string[];
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Product"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiProductIdentityByIdentity: {
+    "product.getByIdentity": {
         parameters: {
             query?: never;
             header?: never;
@@ -6683,28 +6901,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        identity: string;
-                        name: string;
-                        description: string | null;
-                        price: number | null;
-                        classifications: string[];
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Product"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiProductById: {
+    "product.get": {
         parameters: {
             query?: never;
             header?: never;
@@ -6715,28 +6927,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        identity: string;
-                        name: string;
-                        description: string | null;
-                        price: number | null;
-                        classifications: string[];
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Product"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    putApiProductById: {
+    "product.update": {
         parameters: {
             query?: never;
             header?: never;
@@ -6747,37 +6953,30 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    identity: string;
-                    name: string;
-                    description?: string | null;
-                    price?: number | null;
-                };
+                "application/json": components["schemas"]["ProductInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        identity: string;
-                        name: string;
-                        description: string | null;
-                        price: number | null;
-                        classifications: string[];
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Product"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    deleteApiProductById: {
+    "product.delete": {
         parameters: {
             query?: never;
             header?: never;
@@ -6787,9 +6986,22 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
     };
-    putApiProductByIdClassifications: {
+    "product.setClassifications": {
         parameters: {
             query?: never;
             header?: never;
@@ -6806,32 +7018,30 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        identity: string;
-                        name: string;
-                        description: string | null;
-                        price: number | null;
-                        classifications: string[];
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Product"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiContract: {
+    "contract.list": {
         parameters: {
             query?: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
             };
@@ -6841,146 +7051,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            customer: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                display_name: string | null;
-                                tp_doc_identity: string | null;
-                                doc_identity: string | null;
-                                corporate: boolean;
-                                address: {
-                                    line1: string;
-                                    line2: string | null;
-                                    district: string | null;
-                                    postal_code: string | null;
-                                    detail: string | null;
-                                    latitude: number | null;
-                                    longitude: number | null;
-                                    city: {
-                                        /** Format: uuid */
-                                        id: string;
-                                        name: string;
-                                        state: string;
-                                        country: string;
-                                    };
-                                } | null;
-                            };
-                            billing_customer: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                display_name: string | null;
-                                tp_doc_identity: string | null;
-                                doc_identity: string | null;
-                                corporate: boolean;
-                                address: {
-                                    line1: string;
-                                    line2: string | null;
-                                    district: string | null;
-                                    postal_code: string | null;
-                                    detail: string | null;
-                                    latitude: number | null;
-                                    longitude: number | null;
-                                    city: {
-                                        /** Format: uuid */
-                                        id: string;
-                                        name: string;
-                                        state: string;
-                                        country: string;
-                                    };
-                                } | null;
-                            };
-                            agent: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                display_name: string | null;
-                                tp_doc_identity: string | null;
-                                doc_identity: string | null;
-                                corporate: boolean;
-                                address: {
-                                    line1: string;
-                                    line2: string | null;
-                                    district: string | null;
-                                    postal_code: string | null;
-                                    detail: string | null;
-                                    latitude: number | null;
-                                    longitude: number | null;
-                                    city: {
-                                        /** Format: uuid */
-                                        id: string;
-                                        name: string;
-                                        state: string;
-                                        country: string;
-                                    };
-                                } | null;
-                            } | null;
-                            number: string;
-                            signature_date: string | null;
-                            approval_date: string | null;
-                            start_date: string;
-                            end_date: string | null;
-                            cancellation_date: string | null;
-                            suspension_date: string | null;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                            total_value: number;
-                            contract_status: string;
-                            contract_stage: string;
-                            original: unknown;
-                            billing: unknown;
-                            payment_method: unknown;
-                            items: unknown;
-                            config: {
-                                username: string;
-                                password: string;
-                                min_upload: string | null;
-                                max_upload: string | null;
-                                min_download: string | null;
-                                max_download: string | null;
-                                pool_name_ipv4: string | null;
-                                ipv4: string | null;
-                                poll_name_ipv6: string | null;
-                                ipv6: string | null;
-                            };
-                            flags: string[];
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                        page: string | number;
-                        limit: string | number;
-                        total: string | number;
-                    };
+                    "application/json": components["schemas"]["ContractPage"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    postApiContract: {
+    "contract.create": {
         parameters: {
             query?: never;
             header?: never;
@@ -6989,176 +7075,29 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** Format: uuid */
-                    customer_id: string;
-                    billing_customer_id?: string | null;
-                    agent_id?: string | null;
-                    number: string;
-                    signature_date?: string | null;
-                    approval_date?: string | null;
-                    /** @description YYYY-MM-DD */
-                    start_date: string;
-                    end_date?: string | null;
-                    suspension_date?: string | null;
-                    cancellation_date?: string | null;
-                    total_value: number;
-                    contract_status?: ("ACTIVE" | "INACTIVE" | "SUSPENDED" | "CANCELLED") | null;
-                    contract_stage?: ("PENDING" | "INSTALLING" | "INSTALLED" | "UNINSTALLED") | null;
-                    json_original?: unknown;
-                    json_billing?: unknown;
-                    json_payment_method?: unknown;
-                    json_items?: unknown;
-                    address: {
-                        line1: string;
-                        line2?: string | null;
-                        district?: string | null;
-                        postal_code?: string | null;
-                        detail?: string | null;
-                        latitude?: number | null;
-                        longitude?: number | null;
-                        /** Format: uuid */
-                        city_id: string;
-                    };
-                };
+                "application/json": components["schemas"]["ContractInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        customer: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            display_name: string | null;
-                            tp_doc_identity: string | null;
-                            doc_identity: string | null;
-                            corporate: boolean;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                        };
-                        billing_customer: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            display_name: string | null;
-                            tp_doc_identity: string | null;
-                            doc_identity: string | null;
-                            corporate: boolean;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                        };
-                        agent: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            display_name: string | null;
-                            tp_doc_identity: string | null;
-                            doc_identity: string | null;
-                            corporate: boolean;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                        } | null;
-                        number: string;
-                        signature_date: string | null;
-                        approval_date: string | null;
-                        start_date: string;
-                        end_date: string | null;
-                        cancellation_date: string | null;
-                        suspension_date: string | null;
-                        address: {
-                            line1: string;
-                            line2: string | null;
-                            district: string | null;
-                            postal_code: string | null;
-                            detail: string | null;
-                            latitude: number | null;
-                            longitude: number | null;
-                            city: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                state: string;
-                                country: string;
-                            };
-                        } | null;
-                        total_value: number;
-                        contract_status: string;
-                        contract_stage: string;
-                        original: unknown;
-                        billing: unknown;
-                        payment_method: unknown;
-                        items: unknown;
-                        config: {
-                            username: string;
-                            password: string;
-                            min_upload: string | null;
-                            max_upload: string | null;
-                            min_download: string | null;
-                            max_download: string | null;
-                            pool_name_ipv4: string | null;
-                            ipv4: string | null;
-                            poll_name_ipv6: string | null;
-                            ipv6: string | null;
-                        };
-                        flags: string[];
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Contract"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    postApiContractCreateExternalappNameByExternalAppName: {
+    "contract.upsertFromExternalAppByName": {
         parameters: {
             query?: never;
             header?: never;
@@ -7169,247 +7108,30 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    identity: string;
-                    customer: {
-                        identity: string;
-                        name: string;
-                        display_name?: string | null;
-                        tp_doc_identity?: string | null;
-                        doc_identity?: string | null;
-                        corporate?: boolean | null;
-                        address?: {
-                            line1: string;
-                            line2?: string | null;
-                            district?: string | null;
-                            postal_code?: string | null;
-                            detail?: string | null;
-                            latitude?: number | null;
-                            longitude?: number | null;
-                            city: {
-                                identity: string;
-                                name: string;
-                                state: string;
-                                country: string;
-                            };
-                        } | null;
-                    };
-                    billing_customer?: {
-                        identity: string;
-                        name: string;
-                        display_name?: string | null;
-                        tp_doc_identity?: string | null;
-                        doc_identity?: string | null;
-                        corporate?: boolean | null;
-                        address?: {
-                            line1: string;
-                            line2?: string | null;
-                            district?: string | null;
-                            postal_code?: string | null;
-                            detail?: string | null;
-                            latitude?: number | null;
-                            longitude?: number | null;
-                            city: {
-                                identity: string;
-                                name: string;
-                                state: string;
-                                country: string;
-                            };
-                        } | null;
-                    } | null;
-                    agent?: {
-                        identity: string;
-                        name: string;
-                        display_name?: string | null;
-                        tp_doc_identity?: string | null;
-                        doc_identity?: string | null;
-                        corporate?: boolean | null;
-                        address?: {
-                            line1: string;
-                            line2?: string | null;
-                            district?: string | null;
-                            postal_code?: string | null;
-                            detail?: string | null;
-                            latitude?: number | null;
-                            longitude?: number | null;
-                            city: {
-                                identity: string;
-                                name: string;
-                                state: string;
-                                country: string;
-                            };
-                        } | null;
-                    } | null;
-                    number: string;
-                    signature_date?: string | null;
-                    approval_date?: string | null;
-                    /** @description YYYY-MM-DD */
-                    start_date: string;
-                    end_date?: string | null;
-                    suspension_date?: string | null;
-                    cancellation_date?: string | null;
-                    total_value: number;
-                    contract_status?: ("ACTIVE" | "INACTIVE" | "SUSPENDED" | "CANCELLED") | null;
-                    contract_stage?: ("PENDING" | "INSTALLING" | "INSTALLED" | "UNINSTALLED") | null;
-                    json_original?: unknown;
-                    json_billing?: unknown;
-                    json_payment_method?: unknown;
-                    json_items?: unknown;
-                    address: {
-                        line1: string;
-                        line2?: string | null;
-                        district?: string | null;
-                        postal_code?: string | null;
-                        detail?: string | null;
-                        latitude?: number | null;
-                        longitude?: number | null;
-                        city: {
-                            identity: string;
-                            name: string;
-                            state: string;
-                            country: string;
-                        };
-                    };
-                };
+                "application/json": components["schemas"]["ContractExternalInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        customer: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            display_name: string | null;
-                            tp_doc_identity: string | null;
-                            doc_identity: string | null;
-                            corporate: boolean;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                        };
-                        billing_customer: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            display_name: string | null;
-                            tp_doc_identity: string | null;
-                            doc_identity: string | null;
-                            corporate: boolean;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                        };
-                        agent: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            display_name: string | null;
-                            tp_doc_identity: string | null;
-                            doc_identity: string | null;
-                            corporate: boolean;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                        } | null;
-                        number: string;
-                        signature_date: string | null;
-                        approval_date: string | null;
-                        start_date: string;
-                        end_date: string | null;
-                        cancellation_date: string | null;
-                        suspension_date: string | null;
-                        address: {
-                            line1: string;
-                            line2: string | null;
-                            district: string | null;
-                            postal_code: string | null;
-                            detail: string | null;
-                            latitude: number | null;
-                            longitude: number | null;
-                            city: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                state: string;
-                                country: string;
-                            };
-                        } | null;
-                        total_value: number;
-                        contract_status: string;
-                        contract_stage: string;
-                        original: unknown;
-                        billing: unknown;
-                        payment_method: unknown;
-                        items: unknown;
-                        config: {
-                            username: string;
-                            password: string;
-                            min_upload: string | null;
-                            max_upload: string | null;
-                            min_download: string | null;
-                            max_download: string | null;
-                            pool_name_ipv4: string | null;
-                            ipv4: string | null;
-                            poll_name_ipv6: string | null;
-                            ipv6: string | null;
-                        };
-                        flags: string[];
-                        created_at: string;
-                        updated_at: string;
-                        identity: string;
-                    };
+                    "application/json": components["schemas"]["ContractWithIdentity"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    postApiContractCreateExternalappIdByExternalAppId: {
+    "contract.upsertFromExternalAppById": {
         parameters: {
             query?: never;
             header?: never;
@@ -7420,247 +7142,30 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    identity: string;
-                    customer: {
-                        identity: string;
-                        name: string;
-                        display_name?: string | null;
-                        tp_doc_identity?: string | null;
-                        doc_identity?: string | null;
-                        corporate?: boolean | null;
-                        address?: {
-                            line1: string;
-                            line2?: string | null;
-                            district?: string | null;
-                            postal_code?: string | null;
-                            detail?: string | null;
-                            latitude?: number | null;
-                            longitude?: number | null;
-                            city: {
-                                identity: string;
-                                name: string;
-                                state: string;
-                                country: string;
-                            };
-                        } | null;
-                    };
-                    billing_customer?: {
-                        identity: string;
-                        name: string;
-                        display_name?: string | null;
-                        tp_doc_identity?: string | null;
-                        doc_identity?: string | null;
-                        corporate?: boolean | null;
-                        address?: {
-                            line1: string;
-                            line2?: string | null;
-                            district?: string | null;
-                            postal_code?: string | null;
-                            detail?: string | null;
-                            latitude?: number | null;
-                            longitude?: number | null;
-                            city: {
-                                identity: string;
-                                name: string;
-                                state: string;
-                                country: string;
-                            };
-                        } | null;
-                    } | null;
-                    agent?: {
-                        identity: string;
-                        name: string;
-                        display_name?: string | null;
-                        tp_doc_identity?: string | null;
-                        doc_identity?: string | null;
-                        corporate?: boolean | null;
-                        address?: {
-                            line1: string;
-                            line2?: string | null;
-                            district?: string | null;
-                            postal_code?: string | null;
-                            detail?: string | null;
-                            latitude?: number | null;
-                            longitude?: number | null;
-                            city: {
-                                identity: string;
-                                name: string;
-                                state: string;
-                                country: string;
-                            };
-                        } | null;
-                    } | null;
-                    number: string;
-                    signature_date?: string | null;
-                    approval_date?: string | null;
-                    /** @description YYYY-MM-DD */
-                    start_date: string;
-                    end_date?: string | null;
-                    suspension_date?: string | null;
-                    cancellation_date?: string | null;
-                    total_value: number;
-                    contract_status?: ("ACTIVE" | "INACTIVE" | "SUSPENDED" | "CANCELLED") | null;
-                    contract_stage?: ("PENDING" | "INSTALLING" | "INSTALLED" | "UNINSTALLED") | null;
-                    json_original?: unknown;
-                    json_billing?: unknown;
-                    json_payment_method?: unknown;
-                    json_items?: unknown;
-                    address: {
-                        line1: string;
-                        line2?: string | null;
-                        district?: string | null;
-                        postal_code?: string | null;
-                        detail?: string | null;
-                        latitude?: number | null;
-                        longitude?: number | null;
-                        city: {
-                            identity: string;
-                            name: string;
-                            state: string;
-                            country: string;
-                        };
-                    };
-                };
+                "application/json": components["schemas"]["ContractExternalInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        customer: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            display_name: string | null;
-                            tp_doc_identity: string | null;
-                            doc_identity: string | null;
-                            corporate: boolean;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                        };
-                        billing_customer: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            display_name: string | null;
-                            tp_doc_identity: string | null;
-                            doc_identity: string | null;
-                            corporate: boolean;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                        };
-                        agent: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            display_name: string | null;
-                            tp_doc_identity: string | null;
-                            doc_identity: string | null;
-                            corporate: boolean;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                        } | null;
-                        number: string;
-                        signature_date: string | null;
-                        approval_date: string | null;
-                        start_date: string;
-                        end_date: string | null;
-                        cancellation_date: string | null;
-                        suspension_date: string | null;
-                        address: {
-                            line1: string;
-                            line2: string | null;
-                            district: string | null;
-                            postal_code: string | null;
-                            detail: string | null;
-                            latitude: number | null;
-                            longitude: number | null;
-                            city: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                state: string;
-                                country: string;
-                            };
-                        } | null;
-                        total_value: number;
-                        contract_status: string;
-                        contract_stage: string;
-                        original: unknown;
-                        billing: unknown;
-                        payment_method: unknown;
-                        items: unknown;
-                        config: {
-                            username: string;
-                            password: string;
-                            min_upload: string | null;
-                            max_upload: string | null;
-                            min_download: string | null;
-                            max_download: string | null;
-                            pool_name_ipv4: string | null;
-                            ipv4: string | null;
-                            poll_name_ipv6: string | null;
-                            ipv6: string | null;
-                        };
-                        flags: string[];
-                        created_at: string;
-                        updated_at: string;
-                        identity: string;
-                    };
+                    "application/json": components["schemas"]["ContractWithIdentity"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiContractExternalappIdByExternalAppIdIdentityByIdentity: {
+    "contract.getByExternalAppIdAndIdentity": {
         parameters: {
             query?: never;
             header?: never;
@@ -7672,142 +7177,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        customer: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            display_name: string | null;
-                            tp_doc_identity: string | null;
-                            doc_identity: string | null;
-                            corporate: boolean;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                        };
-                        billing_customer: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            display_name: string | null;
-                            tp_doc_identity: string | null;
-                            doc_identity: string | null;
-                            corporate: boolean;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                        };
-                        agent: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            display_name: string | null;
-                            tp_doc_identity: string | null;
-                            doc_identity: string | null;
-                            corporate: boolean;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                        } | null;
-                        number: string;
-                        signature_date: string | null;
-                        approval_date: string | null;
-                        start_date: string;
-                        end_date: string | null;
-                        cancellation_date: string | null;
-                        suspension_date: string | null;
-                        address: {
-                            line1: string;
-                            line2: string | null;
-                            district: string | null;
-                            postal_code: string | null;
-                            detail: string | null;
-                            latitude: number | null;
-                            longitude: number | null;
-                            city: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                state: string;
-                                country: string;
-                            };
-                        } | null;
-                        total_value: number;
-                        contract_status: string;
-                        contract_stage: string;
-                        original: unknown;
-                        billing: unknown;
-                        payment_method: unknown;
-                        items: unknown;
-                        config: {
-                            username: string;
-                            password: string;
-                            min_upload: string | null;
-                            max_upload: string | null;
-                            min_download: string | null;
-                            max_download: string | null;
-                            pool_name_ipv4: string | null;
-                            ipv4: string | null;
-                            poll_name_ipv6: string | null;
-                            ipv6: string | null;
-                        };
-                        flags: string[];
-                        created_at: string;
-                        updated_at: string;
-                        identity: string;
-                    };
+                    "application/json": components["schemas"]["ContractWithIdentity"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiContractExternalappNameByExternalAppNameIdentityByIdentity: {
+    "contract.getByExternalAppNameAndIdentity": {
         parameters: {
             query?: never;
             header?: never;
@@ -7819,146 +7204,26 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        customer: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            display_name: string | null;
-                            tp_doc_identity: string | null;
-                            doc_identity: string | null;
-                            corporate: boolean;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                        };
-                        billing_customer: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            display_name: string | null;
-                            tp_doc_identity: string | null;
-                            doc_identity: string | null;
-                            corporate: boolean;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                        };
-                        agent: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            display_name: string | null;
-                            tp_doc_identity: string | null;
-                            doc_identity: string | null;
-                            corporate: boolean;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                        } | null;
-                        number: string;
-                        signature_date: string | null;
-                        approval_date: string | null;
-                        start_date: string;
-                        end_date: string | null;
-                        cancellation_date: string | null;
-                        suspension_date: string | null;
-                        address: {
-                            line1: string;
-                            line2: string | null;
-                            district: string | null;
-                            postal_code: string | null;
-                            detail: string | null;
-                            latitude: number | null;
-                            longitude: number | null;
-                            city: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                state: string;
-                                country: string;
-                            };
-                        } | null;
-                        total_value: number;
-                        contract_status: string;
-                        contract_stage: string;
-                        original: unknown;
-                        billing: unknown;
-                        payment_method: unknown;
-                        items: unknown;
-                        config: {
-                            username: string;
-                            password: string;
-                            min_upload: string | null;
-                            max_upload: string | null;
-                            min_download: string | null;
-                            max_download: string | null;
-                            pool_name_ipv4: string | null;
-                            ipv4: string | null;
-                            poll_name_ipv6: string | null;
-                            ipv6: string | null;
-                        };
-                        flags: string[];
-                        created_at: string;
-                        updated_at: string;
-                        identity: string;
-                    };
+                    "application/json": components["schemas"]["ContractWithIdentity"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiContractExternalappIdByExternalAppId: {
+    "contract.listByExternalAppId": {
         parameters: {
             query?: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
             };
@@ -7970,151 +7235,27 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            customer: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                display_name: string | null;
-                                tp_doc_identity: string | null;
-                                doc_identity: string | null;
-                                corporate: boolean;
-                                address: {
-                                    line1: string;
-                                    line2: string | null;
-                                    district: string | null;
-                                    postal_code: string | null;
-                                    detail: string | null;
-                                    latitude: number | null;
-                                    longitude: number | null;
-                                    city: {
-                                        /** Format: uuid */
-                                        id: string;
-                                        name: string;
-                                        state: string;
-                                        country: string;
-                                    };
-                                } | null;
-                            };
-                            billing_customer: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                display_name: string | null;
-                                tp_doc_identity: string | null;
-                                doc_identity: string | null;
-                                corporate: boolean;
-                                address: {
-                                    line1: string;
-                                    line2: string | null;
-                                    district: string | null;
-                                    postal_code: string | null;
-                                    detail: string | null;
-                                    latitude: number | null;
-                                    longitude: number | null;
-                                    city: {
-                                        /** Format: uuid */
-                                        id: string;
-                                        name: string;
-                                        state: string;
-                                        country: string;
-                                    };
-                                } | null;
-                            };
-                            agent: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                display_name: string | null;
-                                tp_doc_identity: string | null;
-                                doc_identity: string | null;
-                                corporate: boolean;
-                                address: {
-                                    line1: string;
-                                    line2: string | null;
-                                    district: string | null;
-                                    postal_code: string | null;
-                                    detail: string | null;
-                                    latitude: number | null;
-                                    longitude: number | null;
-                                    city: {
-                                        /** Format: uuid */
-                                        id: string;
-                                        name: string;
-                                        state: string;
-                                        country: string;
-                                    };
-                                } | null;
-                            } | null;
-                            number: string;
-                            signature_date: string | null;
-                            approval_date: string | null;
-                            start_date: string;
-                            end_date: string | null;
-                            cancellation_date: string | null;
-                            suspension_date: string | null;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                            total_value: number;
-                            contract_status: string;
-                            contract_stage: string;
-                            original: unknown;
-                            billing: unknown;
-                            payment_method: unknown;
-                            items: unknown;
-                            config: {
-                                username: string;
-                                password: string;
-                                min_upload: string | null;
-                                max_upload: string | null;
-                                min_download: string | null;
-                                max_download: string | null;
-                                pool_name_ipv4: string | null;
-                                ipv4: string | null;
-                                poll_name_ipv6: string | null;
-                                ipv6: string | null;
-                            };
-                            flags: string[];
-                            created_at: string;
-                            updated_at: string;
-                            identity: string;
-                        }[];
-                        page: string | number;
-                        limit: string | number;
-                        total: string | number;
-                    };
+                    "application/json": components["schemas"]["ContractWithIdentityPage"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiContractExternalappNameByExternalAppName: {
+    "contract.listByExternalAppName": {
         parameters: {
             query?: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
             };
@@ -8126,147 +7267,23 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            customer: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                display_name: string | null;
-                                tp_doc_identity: string | null;
-                                doc_identity: string | null;
-                                corporate: boolean;
-                                address: {
-                                    line1: string;
-                                    line2: string | null;
-                                    district: string | null;
-                                    postal_code: string | null;
-                                    detail: string | null;
-                                    latitude: number | null;
-                                    longitude: number | null;
-                                    city: {
-                                        /** Format: uuid */
-                                        id: string;
-                                        name: string;
-                                        state: string;
-                                        country: string;
-                                    };
-                                } | null;
-                            };
-                            billing_customer: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                display_name: string | null;
-                                tp_doc_identity: string | null;
-                                doc_identity: string | null;
-                                corporate: boolean;
-                                address: {
-                                    line1: string;
-                                    line2: string | null;
-                                    district: string | null;
-                                    postal_code: string | null;
-                                    detail: string | null;
-                                    latitude: number | null;
-                                    longitude: number | null;
-                                    city: {
-                                        /** Format: uuid */
-                                        id: string;
-                                        name: string;
-                                        state: string;
-                                        country: string;
-                                    };
-                                } | null;
-                            };
-                            agent: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                display_name: string | null;
-                                tp_doc_identity: string | null;
-                                doc_identity: string | null;
-                                corporate: boolean;
-                                address: {
-                                    line1: string;
-                                    line2: string | null;
-                                    district: string | null;
-                                    postal_code: string | null;
-                                    detail: string | null;
-                                    latitude: number | null;
-                                    longitude: number | null;
-                                    city: {
-                                        /** Format: uuid */
-                                        id: string;
-                                        name: string;
-                                        state: string;
-                                        country: string;
-                                    };
-                                } | null;
-                            } | null;
-                            number: string;
-                            signature_date: string | null;
-                            approval_date: string | null;
-                            start_date: string;
-                            end_date: string | null;
-                            cancellation_date: string | null;
-                            suspension_date: string | null;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                            total_value: number;
-                            contract_status: string;
-                            contract_stage: string;
-                            original: unknown;
-                            billing: unknown;
-                            payment_method: unknown;
-                            items: unknown;
-                            config: {
-                                username: string;
-                                password: string;
-                                min_upload: string | null;
-                                max_upload: string | null;
-                                min_download: string | null;
-                                max_download: string | null;
-                                pool_name_ipv4: string | null;
-                                ipv4: string | null;
-                                poll_name_ipv6: string | null;
-                                ipv6: string | null;
-                            };
-                            flags: string[];
-                            created_at: string;
-                            updated_at: string;
-                            identity: string;
-                        }[];
-                        page: string | number;
-                        limit: string | number;
-                        total: string | number;
-                    };
+                    "application/json": components["schemas"]["ContractWithIdentityPage"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiContractById: {
+    "contract.get": {
         parameters: {
             query?: never;
             header?: never;
@@ -8277,141 +7294,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        customer: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            display_name: string | null;
-                            tp_doc_identity: string | null;
-                            doc_identity: string | null;
-                            corporate: boolean;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                        };
-                        billing_customer: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            display_name: string | null;
-                            tp_doc_identity: string | null;
-                            doc_identity: string | null;
-                            corporate: boolean;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                        };
-                        agent: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            display_name: string | null;
-                            tp_doc_identity: string | null;
-                            doc_identity: string | null;
-                            corporate: boolean;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                        } | null;
-                        number: string;
-                        signature_date: string | null;
-                        approval_date: string | null;
-                        start_date: string;
-                        end_date: string | null;
-                        cancellation_date: string | null;
-                        suspension_date: string | null;
-                        address: {
-                            line1: string;
-                            line2: string | null;
-                            district: string | null;
-                            postal_code: string | null;
-                            detail: string | null;
-                            latitude: number | null;
-                            longitude: number | null;
-                            city: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                state: string;
-                                country: string;
-                            };
-                        } | null;
-                        total_value: number;
-                        contract_status: string;
-                        contract_stage: string;
-                        original: unknown;
-                        billing: unknown;
-                        payment_method: unknown;
-                        items: unknown;
-                        config: {
-                            username: string;
-                            password: string;
-                            min_upload: string | null;
-                            max_upload: string | null;
-                            min_download: string | null;
-                            max_download: string | null;
-                            pool_name_ipv4: string | null;
-                            ipv4: string | null;
-                            poll_name_ipv6: string | null;
-                            ipv6: string | null;
-                        };
-                        flags: string[];
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Contract"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    putApiContractById: {
+    "contract.update": {
         parameters: {
             query?: never;
             header?: never;
@@ -8422,176 +7320,30 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** Format: uuid */
-                    customer_id: string;
-                    billing_customer_id?: string | null;
-                    agent_id?: string | null;
-                    number: string;
-                    signature_date?: string | null;
-                    approval_date?: string | null;
-                    /** @description YYYY-MM-DD */
-                    start_date: string;
-                    end_date?: string | null;
-                    suspension_date?: string | null;
-                    cancellation_date?: string | null;
-                    total_value: number;
-                    contract_status?: ("ACTIVE" | "INACTIVE" | "SUSPENDED" | "CANCELLED") | null;
-                    contract_stage?: ("PENDING" | "INSTALLING" | "INSTALLED" | "UNINSTALLED") | null;
-                    json_original?: unknown;
-                    json_billing?: unknown;
-                    json_payment_method?: unknown;
-                    json_items?: unknown;
-                    address: {
-                        line1: string;
-                        line2?: string | null;
-                        district?: string | null;
-                        postal_code?: string | null;
-                        detail?: string | null;
-                        latitude?: number | null;
-                        longitude?: number | null;
-                        /** Format: uuid */
-                        city_id: string;
-                    };
-                };
+                "application/json": components["schemas"]["ContractInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        customer: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            display_name: string | null;
-                            tp_doc_identity: string | null;
-                            doc_identity: string | null;
-                            corporate: boolean;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                        };
-                        billing_customer: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            display_name: string | null;
-                            tp_doc_identity: string | null;
-                            doc_identity: string | null;
-                            corporate: boolean;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                        };
-                        agent: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            display_name: string | null;
-                            tp_doc_identity: string | null;
-                            doc_identity: string | null;
-                            corporate: boolean;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                        } | null;
-                        number: string;
-                        signature_date: string | null;
-                        approval_date: string | null;
-                        start_date: string;
-                        end_date: string | null;
-                        cancellation_date: string | null;
-                        suspension_date: string | null;
-                        address: {
-                            line1: string;
-                            line2: string | null;
-                            district: string | null;
-                            postal_code: string | null;
-                            detail: string | null;
-                            latitude: number | null;
-                            longitude: number | null;
-                            city: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                state: string;
-                                country: string;
-                            };
-                        } | null;
-                        total_value: number;
-                        contract_status: string;
-                        contract_stage: string;
-                        original: unknown;
-                        billing: unknown;
-                        payment_method: unknown;
-                        items: unknown;
-                        config: {
-                            username: string;
-                            password: string;
-                            min_upload: string | null;
-                            max_upload: string | null;
-                            min_download: string | null;
-                            max_download: string | null;
-                            pool_name_ipv4: string | null;
-                            ipv4: string | null;
-                            poll_name_ipv6: string | null;
-                            ipv6: string | null;
-                        };
-                        flags: string[];
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Contract"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    postApiContractByIdExternalapp: {
+    "contract.linkExternalApp": {
         parameters: {
             query?: never;
             header?: never;
@@ -8602,36 +7354,30 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** Format: uuid */
-                    external_app_id: string;
-                    identity: string;
-                };
+                "application/json": components["schemas"]["ExternalLinkInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        external_app_id: string;
-                        identity: string;
-                        external_app_name: string;
-                        /** @enum {string} */
-                        record_type: "city" | "person" | "contract";
-                        /** Format: uuid */
-                        record_id: string;
-                        created_at: string;
-                    };
+                    "application/json": components["schemas"]["ExternalLink"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    postApiContractByIdAddress: {
+    "contract.setAddress": {
         parameters: {
             query?: never;
             header?: never;
@@ -8642,155 +7388,30 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    line1: string;
-                    line2?: string | null;
-                    district?: string | null;
-                    postal_code?: string | null;
-                    detail?: string | null;
-                    latitude?: number | null;
-                    longitude?: number | null;
-                    /** Format: uuid */
-                    city_id: string;
-                };
+                "application/json": components["schemas"]["AddressInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        customer: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            display_name: string | null;
-                            tp_doc_identity: string | null;
-                            doc_identity: string | null;
-                            corporate: boolean;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                        };
-                        billing_customer: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            display_name: string | null;
-                            tp_doc_identity: string | null;
-                            doc_identity: string | null;
-                            corporate: boolean;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                        };
-                        agent: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            display_name: string | null;
-                            tp_doc_identity: string | null;
-                            doc_identity: string | null;
-                            corporate: boolean;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                        } | null;
-                        number: string;
-                        signature_date: string | null;
-                        approval_date: string | null;
-                        start_date: string;
-                        end_date: string | null;
-                        cancellation_date: string | null;
-                        suspension_date: string | null;
-                        address: {
-                            line1: string;
-                            line2: string | null;
-                            district: string | null;
-                            postal_code: string | null;
-                            detail: string | null;
-                            latitude: number | null;
-                            longitude: number | null;
-                            city: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                state: string;
-                                country: string;
-                            };
-                        } | null;
-                        total_value: number;
-                        contract_status: string;
-                        contract_stage: string;
-                        original: unknown;
-                        billing: unknown;
-                        payment_method: unknown;
-                        items: unknown;
-                        config: {
-                            username: string;
-                            password: string;
-                            min_upload: string | null;
-                            max_upload: string | null;
-                            min_download: string | null;
-                            max_download: string | null;
-                            pool_name_ipv4: string | null;
-                            ipv4: string | null;
-                            poll_name_ipv6: string | null;
-                            ipv6: string | null;
-                        };
-                        flags: string[];
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Contract"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    putApiContractByIdActive: {
+    "contract.activate": {
         parameters: {
             query?: never;
             header?: never;
@@ -8801,141 +7422,23 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        customer: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            display_name: string | null;
-                            tp_doc_identity: string | null;
-                            doc_identity: string | null;
-                            corporate: boolean;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                        };
-                        billing_customer: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            display_name: string | null;
-                            tp_doc_identity: string | null;
-                            doc_identity: string | null;
-                            corporate: boolean;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                        };
-                        agent: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            display_name: string | null;
-                            tp_doc_identity: string | null;
-                            doc_identity: string | null;
-                            corporate: boolean;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                        } | null;
-                        number: string;
-                        signature_date: string | null;
-                        approval_date: string | null;
-                        start_date: string;
-                        end_date: string | null;
-                        cancellation_date: string | null;
-                        suspension_date: string | null;
-                        address: {
-                            line1: string;
-                            line2: string | null;
-                            district: string | null;
-                            postal_code: string | null;
-                            detail: string | null;
-                            latitude: number | null;
-                            longitude: number | null;
-                            city: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                state: string;
-                                country: string;
-                            };
-                        } | null;
-                        total_value: number;
-                        contract_status: string;
-                        contract_stage: string;
-                        original: unknown;
-                        billing: unknown;
-                        payment_method: unknown;
-                        items: unknown;
-                        config: {
-                            username: string;
-                            password: string;
-                            min_upload: string | null;
-                            max_upload: string | null;
-                            min_download: string | null;
-                            max_download: string | null;
-                            pool_name_ipv4: string | null;
-                            ipv4: string | null;
-                            poll_name_ipv6: string | null;
-                            ipv6: string | null;
-                        };
-                        flags: string[];
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Contract"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    putApiContractByIdInactive: {
+    "contract.deactivate": {
         parameters: {
             query?: never;
             header?: never;
@@ -8946,141 +7449,23 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        customer: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            display_name: string | null;
-                            tp_doc_identity: string | null;
-                            doc_identity: string | null;
-                            corporate: boolean;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                        };
-                        billing_customer: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            display_name: string | null;
-                            tp_doc_identity: string | null;
-                            doc_identity: string | null;
-                            corporate: boolean;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                        };
-                        agent: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            display_name: string | null;
-                            tp_doc_identity: string | null;
-                            doc_identity: string | null;
-                            corporate: boolean;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                        } | null;
-                        number: string;
-                        signature_date: string | null;
-                        approval_date: string | null;
-                        start_date: string;
-                        end_date: string | null;
-                        cancellation_date: string | null;
-                        suspension_date: string | null;
-                        address: {
-                            line1: string;
-                            line2: string | null;
-                            district: string | null;
-                            postal_code: string | null;
-                            detail: string | null;
-                            latitude: number | null;
-                            longitude: number | null;
-                            city: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                state: string;
-                                country: string;
-                            };
-                        } | null;
-                        total_value: number;
-                        contract_status: string;
-                        contract_stage: string;
-                        original: unknown;
-                        billing: unknown;
-                        payment_method: unknown;
-                        items: unknown;
-                        config: {
-                            username: string;
-                            password: string;
-                            min_upload: string | null;
-                            max_upload: string | null;
-                            min_download: string | null;
-                            max_download: string | null;
-                            pool_name_ipv4: string | null;
-                            ipv4: string | null;
-                            poll_name_ipv6: string | null;
-                            ipv6: string | null;
-                        };
-                        flags: string[];
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Contract"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    postApiContractByIdConfig: {
+    "contract.setConfig": {
         parameters: {
             query?: never;
             header?: never;
@@ -9091,156 +7476,30 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    username?: string;
-                    password?: string | null;
-                    min_upload?: string | null;
-                    max_upload?: string | null;
-                    min_download?: string | null;
-                    max_download?: string | null;
-                    pool_name_ipv4?: string | null;
-                    ipv4?: string | null;
-                    poll_name_ipv6?: string | null;
-                    ipv6?: string | null;
-                };
+                "application/json": components["schemas"]["ContractConfigInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        customer: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            display_name: string | null;
-                            tp_doc_identity: string | null;
-                            doc_identity: string | null;
-                            corporate: boolean;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                        };
-                        billing_customer: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            display_name: string | null;
-                            tp_doc_identity: string | null;
-                            doc_identity: string | null;
-                            corporate: boolean;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                        };
-                        agent: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            display_name: string | null;
-                            tp_doc_identity: string | null;
-                            doc_identity: string | null;
-                            corporate: boolean;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                        } | null;
-                        number: string;
-                        signature_date: string | null;
-                        approval_date: string | null;
-                        start_date: string;
-                        end_date: string | null;
-                        cancellation_date: string | null;
-                        suspension_date: string | null;
-                        address: {
-                            line1: string;
-                            line2: string | null;
-                            district: string | null;
-                            postal_code: string | null;
-                            detail: string | null;
-                            latitude: number | null;
-                            longitude: number | null;
-                            city: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                state: string;
-                                country: string;
-                            };
-                        } | null;
-                        total_value: number;
-                        contract_status: string;
-                        contract_stage: string;
-                        original: unknown;
-                        billing: unknown;
-                        payment_method: unknown;
-                        items: unknown;
-                        config: {
-                            username: string;
-                            password: string;
-                            min_upload: string | null;
-                            max_upload: string | null;
-                            min_download: string | null;
-                            max_download: string | null;
-                            pool_name_ipv4: string | null;
-                            ipv4: string | null;
-                            poll_name_ipv6: string | null;
-                            ipv6: string | null;
-                        };
-                        flags: string[];
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Contract"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiContractByIdItems: {
+    "contract.listItems": {
         parameters: {
             query?: never;
             header?: never;
@@ -9251,31 +7510,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            /** Format: uuid */
-                            product_id: string;
-                            description: string;
-                            quantity: number;
-                            unit_price: number;
-                            total: number;
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["ItemsResponse"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    postApiContractByIdItems: {
+    "contract.setItems": {
         parameters: {
             query?: never;
             header?: never;
@@ -9286,43 +7536,30 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    items: {
-                        /** Format: uuid */
-                        product_id: string;
-                        description?: string | null;
-                        quantity?: number | null;
-                        unit_price?: number | null;
-                    }[];
-                };
+                "application/json": components["schemas"]["ItemsBody"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            /** Format: uuid */
-                            product_id: string;
-                            description: string;
-                            quantity: number;
-                            unit_price: number;
-                            total: number;
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["ItemsResponse"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    patchApiContractByIdFlags: {
+    "contract.setFlags": {
         parameters: {
             query?: never;
             header?: never;
@@ -9333,31 +7570,34 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    add?: string[] | null;
-                    remove?: string[] | null;
-                };
+                "application/json": components["schemas"]["FlagsBody"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        flags: string[];
-                    };
+                    "application/json": components["schemas"]["FlagsResponse"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiUser: {
+    "user.list": {
         parameters: {
             query?: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
             };
@@ -9367,42 +7607,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            email: string;
-                            login: string;
-                            super_admin: boolean;
-                            status: boolean;
-                            two_factor_required: boolean;
-                            builtin: boolean;
-                            corps: {
-                                [key: string]: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    company_name: string;
-                                };
-                            };
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                        page: string | number;
-                        limit: string | number;
-                        total: string | number;
-                    };
+                    "application/json": components["schemas"]["UserPage"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
         };
     };
-    postApiUser: {
+    "user.create": {
         parameters: {
             query?: never;
             header?: never;
@@ -9411,48 +7630,28 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    /** Format: email */
-                    email: string;
-                    login: string;
-                    password: string;
-                    super_admin?: boolean | null;
-                };
+                "application/json": components["schemas"]["UserCreate"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        email: string;
-                        login: string;
-                        super_admin: boolean;
-                        status: boolean;
-                        two_factor_required: boolean;
-                        builtin: boolean;
-                        corps: {
-                            [key: string]: {
-                                /** Format: uuid */
-                                id: string;
-                                company_name: string;
-                            };
-                        };
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["User"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
-    "postApiUserPasswordReset-key": {
+    "user.requestPasswordReset": {
         parameters: {
             query?: never;
             header?: never;
@@ -9461,14 +7660,24 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    login: string;
-                };
+                "application/json": components["schemas"]["ResetKeyBody"];
             };
         };
-        responses: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+        };
     };
-    postApiUserPasswordReset: {
+    "user.resetPassword": {
         parameters: {
             query?: never;
             header?: never;
@@ -9477,15 +7686,24 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    key: string;
-                    new_password: string;
-                };
+                "application/json": components["schemas"]["ResetBody"];
             };
         };
-        responses: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+        };
     };
-    getApiUserLoginByLogin: {
+    "user.getByLogin": {
         parameters: {
             query?: never;
             header?: never;
@@ -9496,37 +7714,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        email: string;
-                        login: string;
-                        super_admin: boolean;
-                        status: boolean;
-                        two_factor_required: boolean;
-                        builtin: boolean;
-                        corps: {
-                            [key: string]: {
-                                /** Format: uuid */
-                                id: string;
-                                company_name: string;
-                            };
-                        };
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["User"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
         };
     };
-    getApiUserById: {
+    "user.get": {
         parameters: {
             query?: never;
             header?: never;
@@ -9537,37 +7739,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        email: string;
-                        login: string;
-                        super_admin: boolean;
-                        status: boolean;
-                        two_factor_required: boolean;
-                        builtin: boolean;
-                        corps: {
-                            [key: string]: {
-                                /** Format: uuid */
-                                id: string;
-                                company_name: string;
-                            };
-                        };
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["User"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
         };
     };
-    putApiUserById: {
+    "user.update": {
         parameters: {
             query?: never;
             header?: never;
@@ -9578,59 +7764,29 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    /** Format: email */
-                    email: string;
-                    login: string;
-                    super_admin?: boolean | null;
-                };
+                "application/json": components["schemas"]["UserUpdate"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        email: string;
-                        login: string;
-                        super_admin: boolean;
-                        status: boolean;
-                        two_factor_required: boolean;
-                        builtin: boolean;
-                        corps: {
-                            [key: string]: {
-                                /** Format: uuid */
-                                id: string;
-                                company_name: string;
-                            };
-                        };
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["User"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
-    deleteApiUserById: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: never;
-    };
-    putApiUserByIdActive: {
+    "user.delete": {
         parameters: {
             query?: never;
             header?: never;
@@ -9641,37 +7797,20 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
-            200: {
+            /** @description No content */
+            204: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        email: string;
-                        login: string;
-                        super_admin: boolean;
-                        status: boolean;
-                        two_factor_required: boolean;
-                        builtin: boolean;
-                        corps: {
-                            [key: string]: {
-                                /** Format: uuid */
-                                id: string;
-                                company_name: string;
-                            };
-                        };
-                        created_at: string;
-                        updated_at: string;
-                    };
-                };
+                content?: never;
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
         };
     };
-    putApiUserByIdInactive: {
+    "user.activate": {
         parameters: {
             query?: never;
             header?: never;
@@ -9682,37 +7821,48 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        email: string;
-                        login: string;
-                        super_admin: boolean;
-                        status: boolean;
-                        two_factor_required: boolean;
-                        builtin: boolean;
-                        corps: {
-                            [key: string]: {
-                                /** Format: uuid */
-                                id: string;
-                                company_name: string;
-                            };
-                        };
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["User"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
         };
     };
-    postApiUserByIdPassword: {
+    "user.deactivate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
+    };
+    "user.changePassword": {
         parameters: {
             query?: never;
             header?: never;
@@ -9723,15 +7873,27 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    current_password?: string | null;
-                    new_password: string;
-                };
+                "application/json": components["schemas"]["PasswordChange"];
             };
         };
-        responses: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+        };
     };
-    getApiUserByIdPermissions: {
+    "user.getPermissions": {
         parameters: {
             query?: {
                 corp_id?: string;
@@ -9744,31 +7906,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        user_id: string;
-                        /** Format: uuid */
-                        corp: string;
-                        admin: string[];
-                        allow: string[];
-                        services: {
-                            [key: string]: {
-                                admin: boolean;
-                                allow: string[];
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["Permissions"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
         };
     };
-    postApiUserById2faEnable: {
+    "user.enable2fa": {
         parameters: {
             query?: never;
             header?: never;
@@ -9779,46 +7932,29 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    code?: ((string | number) | string) | null;
-                };
+                "application/json": components["schemas"]["TwoFactorEnableBody"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        secret: string;
-                        otpauth_uri: string;
-                    } | {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        email: string;
-                        login: string;
-                        super_admin: boolean;
-                        status: boolean;
-                        two_factor_required: boolean;
-                        builtin: boolean;
-                        corps: {
-                            [key: string]: {
-                                /** Format: uuid */
-                                id: string;
-                                company_name: string;
-                            };
-                        };
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["TwoFactorSecret"] | components["schemas"]["User"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
-    postApiUserById2faDisable: {
+    "user.disable2fa": {
         parameters: {
             query?: never;
             header?: never;
@@ -9829,43 +7965,29 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    code: (string | number) | string;
-                };
+                "application/json": components["schemas"]["TwoFactorDisableBody"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        email: string;
-                        login: string;
-                        super_admin: boolean;
-                        status: boolean;
-                        two_factor_required: boolean;
-                        builtin: boolean;
-                        corps: {
-                            [key: string]: {
-                                /** Format: uuid */
-                                id: string;
-                                company_name: string;
-                            };
-                        };
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["User"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
-    postApiUserById2faReset: {
+    "user.reset2fa": {
         parameters: {
             query?: never;
             header?: never;
@@ -9876,41 +7998,26 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        email: string;
-                        login: string;
-                        super_admin: boolean;
-                        status: boolean;
-                        two_factor_required: boolean;
-                        builtin: boolean;
-                        corps: {
-                            [key: string]: {
-                                /** Format: uuid */
-                                id: string;
-                                company_name: string;
-                            };
-                        };
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["User"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
         };
     };
-    getApiWorkgroup: {
+    "workgroup.list": {
         parameters: {
             query?: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
             };
@@ -9920,35 +8027,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            description: string | null;
-                            /** Format: uuid */
-                            corp_id: string;
-                            user_ids: string[];
-                            service_ids: string[];
-                            feature_ids: string[];
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                        page: string | number;
-                        limit: string | number;
-                        total: string | number;
-                    };
+                    "application/json": components["schemas"]["WorkgroupPage"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
         };
     };
-    postApiWorkgroup: {
+    "workgroup.create": {
         parameters: {
             query?: never;
             header?: never;
@@ -9957,37 +8050,28 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    description?: string | null;
-                };
+                "application/json": components["schemas"]["WorkgroupInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        description: string | null;
-                        /** Format: uuid */
-                        corp_id: string;
-                        user_ids: string[];
-                        service_ids: string[];
-                        feature_ids: string[];
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Workgroup"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
-    getApiWorkgroupById: {
+    "workgroup.get": {
         parameters: {
             query?: never;
             header?: never;
@@ -9998,30 +8082,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        description: string | null;
-                        /** Format: uuid */
-                        corp_id: string;
-                        user_ids: string[];
-                        service_ids: string[];
-                        feature_ids: string[];
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Workgroup"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
         };
     };
-    putApiWorkgroupById: {
+    "workgroup.update": {
         parameters: {
             query?: never;
             header?: never;
@@ -10032,37 +8107,29 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    description?: string | null;
-                };
+                "application/json": components["schemas"]["WorkgroupInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        description: string | null;
-                        /** Format: uuid */
-                        corp_id: string;
-                        user_ids: string[];
-                        service_ids: string[];
-                        feature_ids: string[];
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Workgroup"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
-    deleteApiWorkgroupById: {
+    "workgroup.delete": {
         parameters: {
             query?: never;
             header?: never;
@@ -10072,9 +8139,21 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
     };
-    postApiWorkgroupByIdUserByUserId: {
+    "workgroup.addUser": {
         parameters: {
             query?: never;
             header?: never;
@@ -10085,9 +8164,21 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
     };
-    deleteApiWorkgroupByIdUserByUserId: {
+    "workgroup.removeUser": {
         parameters: {
             query?: never;
             header?: never;
@@ -10098,9 +8189,21 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
     };
-    postApiWorkgroupByIdServiceByServiceId: {
+    "workgroup.addService": {
         parameters: {
             query?: never;
             header?: never;
@@ -10111,9 +8214,21 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
     };
-    deleteApiWorkgroupByIdServiceByServiceId: {
+    "workgroup.removeService": {
         parameters: {
             query?: never;
             header?: never;
@@ -10124,9 +8239,21 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
     };
-    postApiWorkgroupByIdFeatureByFeatureId: {
+    "workgroup.addFeature": {
         parameters: {
             query?: never;
             header?: never;
@@ -10137,9 +8264,21 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
     };
-    deleteApiWorkgroupByIdFeatureByFeatureId: {
+    "workgroup.removeFeature": {
         parameters: {
             query?: never;
             header?: never;
@@ -10150,13 +8289,25 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
     };
-    getApiWebhook: {
+    "webhook.list": {
         parameters: {
             query?: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
             };
@@ -10166,35 +8317,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            target: string;
-                            email: string;
-                            body_content: string | null;
-                            log_enabled: boolean;
-                            groups: string[];
-                            status: boolean;
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                        page: string | number;
-                        limit: string | number;
-                        total: string | number;
-                    };
+                    "application/json": components["schemas"]["WebhookPage"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    postApiWebhook: {
+    "webhook.create": {
         parameters: {
             query?: never;
             header?: never;
@@ -10203,44 +8341,29 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    /** @description http(s) URL the deliveries are POSTed to */
-                    target: string;
-                    /** Format: email */
-                    email: string;
-                    body_content?: string | null;
-                    log_enabled?: boolean | null;
-                    groups?: string[] | null;
-                };
+                "application/json": components["schemas"]["WebhookCreate"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        target: string;
-                        email: string;
-                        body_content: string | null;
-                        log_enabled: boolean;
-                        groups: string[];
-                        status: boolean;
-                        created_at: string;
-                        updated_at: string;
-                        secret: string;
-                    };
+                    "application/json": components["schemas"]["WebhookWithSecret"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiWebhookById: {
+    "webhook.get": {
         parameters: {
             query?: never;
             header?: never;
@@ -10251,30 +8374,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        target: string;
-                        email: string;
-                        body_content: string | null;
-                        log_enabled: boolean;
-                        groups: string[];
-                        status: boolean;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Webhook"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    putApiWebhookById: {
+    "webhook.update": {
         parameters: {
             query?: never;
             header?: never;
@@ -10285,42 +8400,30 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    /** @description http(s) URL the deliveries are POSTed to */
-                    target: string;
-                    /** Format: email */
-                    email: string;
-                    body_content?: string | null;
-                    log_enabled?: boolean | null;
-                };
+                "application/json": components["schemas"]["WebhookAlter"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        target: string;
-                        email: string;
-                        body_content: string | null;
-                        log_enabled: boolean;
-                        groups: string[];
-                        status: boolean;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Webhook"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    deleteApiWebhookById: {
+    "webhook.delete": {
         parameters: {
             query?: never;
             header?: never;
@@ -10330,13 +8433,26 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
     };
-    getApiWebhookByIdDeliveries: {
+    "webhook.listDeliveries": {
         parameters: {
             query?: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
             };
@@ -10348,37 +8464,23 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            /** @description the webhook-id header of the delivery */
-                            event_id: string;
-                            type: string;
-                            /** @enum {string} */
-                            status: "pending" | "succeeded" | "failed";
-                            attempts: string | number;
-                            response_status: (string | number) | null;
-                            error: string | null;
-                            next_attempt_at: string | null;
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                        page: string | number;
-                        limit: string | number;
-                        total: string | number;
-                    };
+                    "application/json": components["schemas"]["DeliveryPage"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    postApiWebhookByIdGroupByGroup: {
+    "webhook.addGroup": {
         parameters: {
             query?: never;
             header?: never;
@@ -10390,30 +8492,23 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        target: string;
-                        email: string;
-                        body_content: string | null;
-                        log_enabled: boolean;
-                        groups: string[];
-                        status: boolean;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Webhook"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    deleteApiWebhookByIdGroupByGroup: {
+    "webhook.removeGroup": {
         parameters: {
             query?: never;
             header?: never;
@@ -10425,30 +8520,23 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        target: string;
-                        email: string;
-                        body_content: string | null;
-                        log_enabled: boolean;
-                        groups: string[];
-                        status: boolean;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Webhook"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    putApiWebhookByIdActive: {
+    "webhook.activate": {
         parameters: {
             query?: never;
             header?: never;
@@ -10459,30 +8547,23 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        target: string;
-                        email: string;
-                        body_content: string | null;
-                        log_enabled: boolean;
-                        groups: string[];
-                        status: boolean;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Webhook"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    putApiWebhookByIdInactive: {
+    "webhook.deactivate": {
         parameters: {
             query?: never;
             header?: never;
@@ -10493,30 +8574,23 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        target: string;
-                        email: string;
-                        body_content: string | null;
-                        log_enabled: boolean;
-                        groups: string[];
-                        status: boolean;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Webhook"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiUserSocket: {
+    "user.getSocketTicket": {
         parameters: {
             query?: never;
             header?: never;
@@ -10525,7 +8599,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -10540,9 +8614,11 @@ export interface operations {
                     };
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
         };
     };
-    getApiSocket: {
+    "socket.open": {
         parameters: {
             query?: {
                 ticket?: string;
@@ -10553,7 +8629,8 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 426 */
+            400: components["responses"]["BadRequest"];
+            /** @description Upgrade required */
             426: {
                 headers: {
                     [name: string]: unknown;
@@ -10566,7 +8643,7 @@ export interface operations {
             };
         };
     };
-    getQBySlug: {
+    "qrcode.redirect": {
         parameters: {
             query?: never;
             header?: never;
@@ -10589,22 +8666,26 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Inactive code or blocked corporation */
             410: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    getApiQrcodeLogo: {
+    "qrcode.listLogo": {
         parameters: {
             query?: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
             };
@@ -10614,7 +8695,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -10627,19 +8708,23 @@ export interface operations {
                             name: string;
                             /** @enum {string} */
                             content_type: "image/png" | "image/jpeg";
-                            size: string | number;
+                            size: number;
                             created_at: string;
                             updated_at: string;
                         }[];
-                        page: string | number;
-                        limit: string | number;
-                        total: string | number;
+                        page: number;
+                        limit: number;
+                        total: number;
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    postApiQrcodeLogo: {
+    "qrcode.createLogo": {
         parameters: {
             query?: never;
             header?: never;
@@ -10648,36 +8733,29 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    content_type: "image/png" | "image/jpeg";
-                    data: string;
-                };
+                "application/json": components["schemas"]["QrLogoInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        /** @enum {string} */
-                        content_type: "image/png" | "image/jpeg";
-                        data?: string;
-                        size: string | number;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["QrLogo"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiQrcodeLogoById: {
+    "qrcode.getLogo": {
         parameters: {
             query?: never;
             header?: never;
@@ -10688,28 +8766,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        /** @enum {string} */
-                        content_type: "image/png" | "image/jpeg";
-                        data?: string;
-                        size: string | number;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["QrLogo"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    putApiQrcodeLogoById: {
+    "qrcode.updateLogo": {
         parameters: {
             query?: never;
             header?: never;
@@ -10720,36 +8792,30 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    content_type: "image/png" | "image/jpeg";
-                    data: string;
-                };
+                "application/json": components["schemas"]["QrLogoInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        /** @enum {string} */
-                        content_type: "image/png" | "image/jpeg";
-                        data?: string;
-                        size: string | number;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["QrLogo"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    deleteApiQrcodeLogoById: {
+    "qrcode.deleteLogo": {
         parameters: {
             query?: never;
             header?: never;
@@ -10759,13 +8825,26 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
     };
-    getApiQrcodeCampaign: {
+    "qrcode.listCampaign": {
         parameters: {
             query?: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
             };
@@ -10775,32 +8854,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            description: string | null;
-                            start_date: string | null;
-                            end_date: string | null;
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                        page: string | number;
-                        limit: string | number;
-                        total: string | number;
-                    };
+                    "application/json": components["schemas"]["QrCampaignPage"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    postApiQrcodeCampaign: {
+    "qrcode.createCampaign": {
         parameters: {
             query?: never;
             header?: never;
@@ -10809,36 +8878,29 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    description?: string | null;
-                    start_date?: string | null;
-                    end_date?: string | null;
-                };
+                "application/json": components["schemas"]["QrCampaignInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        description: string | null;
-                        start_date: string | null;
-                        end_date: string | null;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["QrCampaign"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiQrcodeCampaignById: {
+    "qrcode.getCampaign": {
         parameters: {
             query?: never;
             header?: never;
@@ -10849,27 +8911,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        description: string | null;
-                        start_date: string | null;
-                        end_date: string | null;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["QrCampaign"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    putApiQrcodeCampaignById: {
+    "qrcode.updateCampaign": {
         parameters: {
             query?: never;
             header?: never;
@@ -10880,36 +8937,30 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    description?: string | null;
-                    start_date?: string | null;
-                    end_date?: string | null;
-                };
+                "application/json": components["schemas"]["QrCampaignInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        description: string | null;
-                        start_date: string | null;
-                        end_date: string | null;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["QrCampaign"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    deleteApiQrcodeCampaignById: {
+    "qrcode.deleteCampaign": {
         parameters: {
             query?: never;
             header?: never;
@@ -10919,13 +8970,26 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
     };
-    getApiQrcodeCategory: {
+    "qrcode.listCategory": {
         parameters: {
             query?: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
             };
@@ -10935,30 +8999,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            description: string | null;
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                        page: string | number;
-                        limit: string | number;
-                        total: string | number;
-                    };
+                    "application/json": components["schemas"]["QrCategoryPage"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    postApiQrcodeCategory: {
+    "qrcode.createCategory": {
         parameters: {
             query?: never;
             header?: never;
@@ -10967,32 +9023,29 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    description?: string | null;
-                };
+                "application/json": components["schemas"]["QrCategoryInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        description: string | null;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["QrCategory"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiQrcodeCategoryById: {
+    "qrcode.getCategory": {
         parameters: {
             query?: never;
             header?: never;
@@ -11003,25 +9056,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        description: string | null;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["QrCategory"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    putApiQrcodeCategoryById: {
+    "qrcode.updateCategory": {
         parameters: {
             query?: never;
             header?: never;
@@ -11032,32 +9082,30 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    description?: string | null;
-                };
+                "application/json": components["schemas"]["QrCategoryInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        description: string | null;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["QrCategory"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    deleteApiQrcodeCategoryById: {
+    "qrcode.deleteCategory": {
         parameters: {
             query?: never;
             header?: never;
@@ -11067,13 +9115,26 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
     };
-    getApiQrcode: {
+    "qrcode.list": {
         parameters: {
             query?: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
             };
@@ -11083,44 +9144,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            /** @enum {string} */
-                            kind: "static" | "dynamic";
-                            content: string | null;
-                            target: string | null;
-                            slug: string | null;
-                            url: string | null;
-                            encoded: string;
-                            /** Format: uuid */
-                            campaign_id: string | null;
-                            /** Format: uuid */
-                            category_id: string | null;
-                            /** Format: uuid */
-                            logo_id: string | null;
-                            status: boolean;
-                            scans: string | number;
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                        page: string | number;
-                        limit: string | number;
-                        total: string | number;
-                    };
+                    "application/json": components["schemas"]["QrCodePage"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    postApiQrcode: {
+    "qrcode.create": {
         parameters: {
             query?: never;
             header?: never;
@@ -11129,56 +9168,33 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    kind: "static" | "dynamic";
-                    content?: string | null;
-                    target?: string | null;
-                    slug?: string | null;
-                    campaign_id?: string | null;
-                    category_id?: string | null;
-                    logo_id?: string | null;
-                };
+                "application/json": components["schemas"]["QrCodeInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        /** @enum {string} */
-                        kind: "static" | "dynamic";
-                        content: string | null;
-                        target: string | null;
-                        slug: string | null;
-                        url: string | null;
-                        encoded: string;
-                        /** Format: uuid */
-                        campaign_id: string | null;
-                        /** Format: uuid */
-                        category_id: string | null;
-                        /** Format: uuid */
-                        logo_id: string | null;
-                        status: boolean;
-                        scans: string | number;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["QrCode"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiQrcodeExport: {
+    "qrcode.export": {
         parameters: {
             query: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
                 format: string;
@@ -11198,9 +9214,13 @@ export interface operations {
                     "text/csv": string;
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiQrcodeReport: {
+    "qrcode.getAllReport": {
         parameters: {
             query?: {
                 from?: string;
@@ -11215,30 +9235,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        from: string;
-                        to: string;
-                        total: string | number;
-                        unique_visitors: string | number;
-                        groups: {
-                            /** Format: uuid */
-                            id: string | null;
-                            name: string | null;
-                            total: string | number;
-                            unique_visitors: string | number;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["AllReport"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiQrcodeById: {
+    "qrcode.get": {
         parameters: {
             query?: never;
             header?: never;
@@ -11249,39 +9261,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        /** @enum {string} */
-                        kind: "static" | "dynamic";
-                        content: string | null;
-                        target: string | null;
-                        slug: string | null;
-                        url: string | null;
-                        encoded: string;
-                        /** Format: uuid */
-                        campaign_id: string | null;
-                        /** Format: uuid */
-                        category_id: string | null;
-                        /** Format: uuid */
-                        logo_id: string | null;
-                        status: boolean;
-                        scans: string | number;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["QrCode"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    putApiQrcodeById: {
+    "qrcode.update": {
         parameters: {
             query?: never;
             header?: never;
@@ -11292,64 +9287,30 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    kind: "static" | "dynamic";
-                    content?: string | null;
-                    target?: string | null;
-                    slug?: string | null;
-                    campaign_id?: string | null;
-                    category_id?: string | null;
-                    logo_id?: string | null;
-                };
+                "application/json": components["schemas"]["QrCodeInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        /** @enum {string} */
-                        kind: "static" | "dynamic";
-                        content: string | null;
-                        target: string | null;
-                        slug: string | null;
-                        url: string | null;
-                        encoded: string;
-                        /** Format: uuid */
-                        campaign_id: string | null;
-                        /** Format: uuid */
-                        category_id: string | null;
-                        /** Format: uuid */
-                        logo_id: string | null;
-                        status: boolean;
-                        scans: string | number;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["QrCode"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    deleteApiQrcodeById: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: never;
-    };
-    putApiQrcodeByIdActive: {
+    "qrcode.delete": {
         parameters: {
             query?: never;
             header?: never;
@@ -11360,39 +9321,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
-            200: {
+            /** @description No content */
+            204: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        /** @enum {string} */
-                        kind: "static" | "dynamic";
-                        content: string | null;
-                        target: string | null;
-                        slug: string | null;
-                        url: string | null;
-                        encoded: string;
-                        /** Format: uuid */
-                        campaign_id: string | null;
-                        /** Format: uuid */
-                        category_id: string | null;
-                        /** Format: uuid */
-                        logo_id: string | null;
-                        status: boolean;
-                        scans: string | number;
-                        created_at: string;
-                        updated_at: string;
-                    };
-                };
+                content?: never;
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    putApiQrcodeByIdInactive: {
+    "qrcode.activate": {
         parameters: {
             query?: never;
             header?: never;
@@ -11403,43 +9346,54 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        /** @enum {string} */
-                        kind: "static" | "dynamic";
-                        content: string | null;
-                        target: string | null;
-                        slug: string | null;
-                        url: string | null;
-                        encoded: string;
-                        /** Format: uuid */
-                        campaign_id: string | null;
-                        /** Format: uuid */
-                        category_id: string | null;
-                        /** Format: uuid */
-                        logo_id: string | null;
-                        status: boolean;
-                        scans: string | number;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["QrCode"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiQrcodeByIdAccesses: {
+    "qrcode.deactivate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QrCode"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    "qrcode.listAccesses": {
         parameters: {
             query?: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
                 from?: string;
@@ -11453,35 +9407,23 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            /** Format: uuid */
-                            qrcode_id: string;
-                            at: string;
-                            ip: string;
-                            user_agent: string | null;
-                            referer: string | null;
-                            bot: boolean;
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                        page: string | number;
-                        limit: string | number;
-                        total: string | number;
-                    };
+                    "application/json": components["schemas"]["QrAccessPage"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiQrcodeByIdAccessesExport: {
+    "qrcode.exportAccesses": {
         parameters: {
             query: {
                 format: string;
@@ -11505,9 +9447,14 @@ export interface operations {
                     "text/csv": string;
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiQrcodeByIdReport: {
+    "qrcode.getReport": {
         parameters: {
             query?: {
                 from?: string;
@@ -11521,35 +9468,28 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        qrcode_id: string;
-                        from: string;
-                        to: string;
-                        total: string | number;
-                        unique_visitors: string | number;
-                        days: {
-                            date: string;
-                            total: string | number;
-                            unique_visitors: string | number;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["Report"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiQrcodeByIdImage: {
+    "qrcode.getImage": {
         parameters: {
             query?: {
                 format?: "png" | "svg";
-                size?: string | number;
-                margin?: string | number;
+                size?: number;
+                margin?: number;
                 dark?: string;
                 light?: string;
                 ecc?: "L" | "M" | "Q" | "H";
@@ -11573,13 +9513,18 @@ export interface operations {
                     "image/svg+xml": string;
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiIspManufacturer: {
+    "isp.listManufacturer": {
         parameters: {
             query?: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
             };
@@ -11589,31 +9534,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            description: string | null;
-                            status: boolean;
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                        page: string | number;
-                        limit: string | number;
-                        total: string | number;
-                    };
+                    "application/json": components["schemas"]["ManufacturerPage"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    postApiIspManufacturer: {
+    "isp.createManufacturer": {
         parameters: {
             query?: never;
             header?: never;
@@ -11622,33 +9558,29 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    description?: string | null;
-                };
+                "application/json": components["schemas"]["ManufacturerInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        description: string | null;
-                        status: boolean;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Manufacturer"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiIspManufacturerById: {
+    "isp.getManufacturer": {
         parameters: {
             query?: never;
             header?: never;
@@ -11659,26 +9591,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        description: string | null;
-                        status: boolean;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Manufacturer"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    putApiIspManufacturerById: {
+    "isp.updateManufacturer": {
         parameters: {
             query?: never;
             header?: never;
@@ -11689,45 +9617,30 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    description?: string | null;
-                };
+                "application/json": components["schemas"]["ManufacturerInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        description: string | null;
-                        status: boolean;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Manufacturer"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    deleteApiIspManufacturerById: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: never;
-    };
-    putApiIspManufacturerByIdActive: {
+    "isp.deleteManufacturer": {
         parameters: {
             query?: never;
             header?: never;
@@ -11738,26 +9651,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
-            200: {
+            /** @description No content */
+            204: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        description: string | null;
-                        status: boolean;
-                        created_at: string;
-                        updated_at: string;
-                    };
-                };
+                content?: never;
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    putApiIspManufacturerByIdInactive: {
+    "isp.activateManufacturer": {
         parameters: {
             query?: never;
             header?: never;
@@ -11768,30 +9676,54 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        description: string | null;
-                        status: boolean;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Manufacturer"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiIspPop: {
+    "isp.deactivateManufacturer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Manufacturer"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    "isp.listPop": {
         parameters: {
             query?: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
             };
@@ -11801,47 +9733,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            description: string | null;
-                            address: {
-                                line1: string;
-                                line2: string | null;
-                                district: string | null;
-                                postal_code: string | null;
-                                detail: string | null;
-                                latitude: number | null;
-                                longitude: number | null;
-                                city: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    state: string;
-                                    country: string;
-                                };
-                            } | null;
-                            status: boolean;
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                        page: string | number;
-                        limit: string | number;
-                        total: string | number;
-                    };
+                    "application/json": components["schemas"]["PopPage"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    postApiIspPop: {
+    "isp.createPop": {
         parameters: {
             query?: never;
             header?: never;
@@ -11850,60 +9757,29 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    description?: string | null;
-                    address?: {
-                        line1: string;
-                        line2?: string | null;
-                        district?: string | null;
-                        postal_code?: string | null;
-                        detail?: string | null;
-                        latitude?: number | null;
-                        longitude?: number | null;
-                        /** Format: uuid */
-                        city_id: string;
-                    };
-                };
+                "application/json": components["schemas"]["PopInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        description: string | null;
-                        address: {
-                            line1: string;
-                            line2: string | null;
-                            district: string | null;
-                            postal_code: string | null;
-                            detail: string | null;
-                            latitude: number | null;
-                            longitude: number | null;
-                            city: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                state: string;
-                                country: string;
-                            };
-                        } | null;
-                        status: boolean;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Pop"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiIspPopById: {
+    "isp.getPop": {
         parameters: {
             query?: never;
             header?: never;
@@ -11914,42 +9790,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        description: string | null;
-                        address: {
-                            line1: string;
-                            line2: string | null;
-                            district: string | null;
-                            postal_code: string | null;
-                            detail: string | null;
-                            latitude: number | null;
-                            longitude: number | null;
-                            city: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                state: string;
-                                country: string;
-                            };
-                        } | null;
-                        status: boolean;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Pop"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    putApiIspPopById: {
+    "isp.updatePop": {
         parameters: {
             query?: never;
             header?: never;
@@ -11960,72 +9816,30 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    description?: string | null;
-                    address?: {
-                        line1: string;
-                        line2?: string | null;
-                        district?: string | null;
-                        postal_code?: string | null;
-                        detail?: string | null;
-                        latitude?: number | null;
-                        longitude?: number | null;
-                        /** Format: uuid */
-                        city_id: string;
-                    };
-                };
+                "application/json": components["schemas"]["PopInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        description: string | null;
-                        address: {
-                            line1: string;
-                            line2: string | null;
-                            district: string | null;
-                            postal_code: string | null;
-                            detail: string | null;
-                            latitude: number | null;
-                            longitude: number | null;
-                            city: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                state: string;
-                                country: string;
-                            };
-                        } | null;
-                        status: boolean;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Pop"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    deleteApiIspPopById: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: never;
-    };
-    putApiIspPopByIdActive: {
+    "isp.deletePop": {
         parameters: {
             query?: never;
             header?: never;
@@ -12036,42 +9850,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
-            200: {
+            /** @description No content */
+            204: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        description: string | null;
-                        address: {
-                            line1: string;
-                            line2: string | null;
-                            district: string | null;
-                            postal_code: string | null;
-                            detail: string | null;
-                            latitude: number | null;
-                            longitude: number | null;
-                            city: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                state: string;
-                                country: string;
-                            };
-                        } | null;
-                        status: boolean;
-                        created_at: string;
-                        updated_at: string;
-                    };
-                };
+                content?: never;
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    putApiIspPopByIdInactive: {
+    "isp.activatePop": {
         parameters: {
             query?: never;
             header?: never;
@@ -12082,46 +9875,54 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        description: string | null;
-                        address: {
-                            line1: string;
-                            line2: string | null;
-                            district: string | null;
-                            postal_code: string | null;
-                            detail: string | null;
-                            latitude: number | null;
-                            longitude: number | null;
-                            city: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                state: string;
-                                country: string;
-                            };
-                        } | null;
-                        status: boolean;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Pop"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    "getApiIspRadius-attribute": {
+    "isp.deactivatePop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pop"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    "isp.listRadiusAttribute": {
         parameters: {
             query?: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
             };
@@ -12131,34 +9932,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            /** Format: uuid */
-                            manufacturer_id: string | null;
-                            type: string;
-                            description: string | null;
-                            status: boolean;
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                        page: string | number;
-                        limit: string | number;
-                        total: string | number;
-                    };
+                    "application/json": components["schemas"]["RadiusAttributePage"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    "postApiIspRadius-attribute": {
+    "isp.createRadiusAttribute": {
         parameters: {
             query?: never;
             header?: never;
@@ -12167,38 +9956,29 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    manufacturer_id?: string | null;
-                    type: "string" | "integer" | "ipaddr" | "ipv6addr" | "ipv6prefix" | "date" | "octets";
-                    description?: string | null;
-                };
+                "application/json": components["schemas"]["RadiusAttributeInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        /** Format: uuid */
-                        manufacturer_id: string | null;
-                        type: string;
-                        description: string | null;
-                        status: boolean;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["RadiusAttribute"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    "getApiIspRadius-attributeById": {
+    "isp.getRadiusAttribute": {
         parameters: {
             query?: never;
             header?: never;
@@ -12209,29 +9989,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        /** Format: uuid */
-                        manufacturer_id: string | null;
-                        type: string;
-                        description: string | null;
-                        status: boolean;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["RadiusAttribute"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    "putApiIspRadius-attributeById": {
+    "isp.updateRadiusAttribute": {
         parameters: {
             query?: never;
             header?: never;
@@ -12242,50 +10015,30 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    manufacturer_id?: string | null;
-                    type: "string" | "integer" | "ipaddr" | "ipv6addr" | "ipv6prefix" | "date" | "octets";
-                    description?: string | null;
-                };
+                "application/json": components["schemas"]["RadiusAttributeInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        /** Format: uuid */
-                        manufacturer_id: string | null;
-                        type: string;
-                        description: string | null;
-                        status: boolean;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["RadiusAttribute"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    "deleteApiIspRadius-attributeById": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: never;
-    };
-    "putApiIspRadius-attributeByIdActive": {
+    "isp.deleteRadiusAttribute": {
         parameters: {
             query?: never;
             header?: never;
@@ -12296,29 +10049,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
-            200: {
+            /** @description No content */
+            204: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        /** Format: uuid */
-                        manufacturer_id: string | null;
-                        type: string;
-                        description: string | null;
-                        status: boolean;
-                        created_at: string;
-                        updated_at: string;
-                    };
-                };
+                content?: never;
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    "putApiIspRadius-attributeByIdInactive": {
+    "isp.activateRadiusAttribute": {
         parameters: {
             query?: never;
             header?: never;
@@ -12329,33 +10074,54 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        /** Format: uuid */
-                        manufacturer_id: string | null;
-                        type: string;
-                        description: string | null;
-                        status: boolean;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["RadiusAttribute"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiIspLayout: {
+    "isp.deactivateRadiusAttribute": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RadiusAttribute"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    "isp.listLayout": {
         parameters: {
             query?: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
             };
@@ -12365,40 +10131,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            /** Format: uuid */
-                            manufacturer_id: string | null;
-                            description: string | null;
-                            status: boolean;
-                            attributes: {
-                                /** Format: uuid */
-                                attribute_id: string;
-                                name: string;
-                                operator: string;
-                                value: string;
-                            }[];
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                        page: string | number;
-                        limit: string | number;
-                        total: string | number;
-                    };
+                    "application/json": components["schemas"]["LayoutPage"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    postApiIspLayout: {
+    "isp.createLayout": {
         parameters: {
             query?: never;
             header?: never;
@@ -12407,43 +10155,29 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    manufacturer_id?: string | null;
-                    description?: string | null;
-                };
+                "application/json": components["schemas"]["LayoutInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        /** Format: uuid */
-                        manufacturer_id: string | null;
-                        description: string | null;
-                        status: boolean;
-                        attributes: {
-                            /** Format: uuid */
-                            attribute_id: string;
-                            name: string;
-                            operator: string;
-                            value: string;
-                        }[];
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Layout"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiIspLayoutVariables: {
+    "isp.listLayoutVariables": {
         parameters: {
             query?: never;
             header?: never;
@@ -12452,24 +10186,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            name: string;
-                            description: string;
-                            example: string;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["LayoutVariableList"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiIspLayoutById: {
+    "isp.getLayout": {
         parameters: {
             query?: never;
             header?: never;
@@ -12480,35 +10211,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        /** Format: uuid */
-                        manufacturer_id: string | null;
-                        description: string | null;
-                        status: boolean;
-                        attributes: {
-                            /** Format: uuid */
-                            attribute_id: string;
-                            name: string;
-                            operator: string;
-                            value: string;
-                        }[];
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Layout"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    putApiIspLayoutById: {
+    "isp.updateLayout": {
         parameters: {
             query?: never;
             header?: never;
@@ -12519,55 +10237,30 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    manufacturer_id?: string | null;
-                    description?: string | null;
-                };
+                "application/json": components["schemas"]["LayoutInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        /** Format: uuid */
-                        manufacturer_id: string | null;
-                        description: string | null;
-                        status: boolean;
-                        attributes: {
-                            /** Format: uuid */
-                            attribute_id: string;
-                            name: string;
-                            operator: string;
-                            value: string;
-                        }[];
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Layout"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    deleteApiIspLayoutById: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: never;
-    };
-    putApiIspLayoutByIdActive: {
+    "isp.deleteLayout": {
         parameters: {
             query?: never;
             header?: never;
@@ -12578,35 +10271,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
-            200: {
+            /** @description No content */
+            204: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        /** Format: uuid */
-                        manufacturer_id: string | null;
-                        description: string | null;
-                        status: boolean;
-                        attributes: {
-                            /** Format: uuid */
-                            attribute_id: string;
-                            name: string;
-                            operator: string;
-                            value: string;
-                        }[];
-                        created_at: string;
-                        updated_at: string;
-                    };
-                };
+                content?: never;
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    putApiIspLayoutByIdInactive: {
+    "isp.activateLayout": {
         parameters: {
             query?: never;
             header?: never;
@@ -12617,35 +10296,50 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        /** Format: uuid */
-                        manufacturer_id: string | null;
-                        description: string | null;
-                        status: boolean;
-                        attributes: {
-                            /** Format: uuid */
-                            attribute_id: string;
-                            name: string;
-                            operator: string;
-                            value: string;
-                        }[];
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Layout"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    postApiIspLayoutByIdAttribute: {
+    "isp.deactivateLayout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Layout"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    "isp.addLayoutAttribute": {
         parameters: {
             query?: never;
             header?: never;
@@ -12656,44 +10350,30 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** Format: uuid */
-                    attribute_id: string;
-                    operator?: (":=" | "=" | "+=") | null;
-                    value: string;
-                };
+                "application/json": components["schemas"]["LayoutAttributeInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        /** Format: uuid */
-                        manufacturer_id: string | null;
-                        description: string | null;
-                        status: boolean;
-                        attributes: {
-                            /** Format: uuid */
-                            attribute_id: string;
-                            name: string;
-                            operator: string;
-                            value: string;
-                        }[];
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Layout"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiIspLayoutByIdRenderByContractId: {
+    "isp.renderLayout": {
         parameters: {
             query?: {
                 nas_id?: string;
@@ -12707,28 +10387,23 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        layout_id: string;
-                        /** Format: uuid */
-                        contract_id: string;
-                        attributes: {
-                            name: string;
-                            operator: string;
-                            value: string;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["Rendered"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    deleteApiIspLayoutByIdAttributeByAttributeId: {
+    "isp.removeLayoutAttribute": {
         parameters: {
             query?: never;
             header?: never;
@@ -12740,39 +10415,27 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        /** Format: uuid */
-                        manufacturer_id: string | null;
-                        description: string | null;
-                        status: boolean;
-                        attributes: {
-                            /** Format: uuid */
-                            attribute_id: string;
-                            name: string;
-                            operator: string;
-                            value: string;
-                        }[];
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Layout"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiIspPool: {
+    "isp.listPool": {
         parameters: {
             query?: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
             };
@@ -12782,36 +10445,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            version: string | number;
-                            cidr: string;
-                            /** Format: uuid */
-                            pop_id: string | null;
-                            /** Format: uuid */
-                            nas_id: string | null;
-                            status: boolean;
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                        page: string | number;
-                        limit: string | number;
-                        total: string | number;
-                    };
+                    "application/json": components["schemas"]["PoolPage"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    postApiIspPool: {
+    "isp.createPool": {
         parameters: {
             query?: never;
             header?: never;
@@ -12820,41 +10469,29 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    version: 4 | 6;
-                    cidr: string;
-                    pop_id?: string | null;
-                    nas_id?: string | null;
-                };
+                "application/json": components["schemas"]["PoolInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        version: string | number;
-                        cidr: string;
-                        /** Format: uuid */
-                        pop_id: string | null;
-                        /** Format: uuid */
-                        nas_id: string | null;
-                        status: boolean;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Pool"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiIspPoolById: {
+    "isp.getPool": {
         parameters: {
             query?: never;
             header?: never;
@@ -12865,31 +10502,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        version: string | number;
-                        cidr: string;
-                        /** Format: uuid */
-                        pop_id: string | null;
-                        /** Format: uuid */
-                        nas_id: string | null;
-                        status: boolean;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Pool"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    putApiIspPoolById: {
+    "isp.updatePool": {
         parameters: {
             query?: never;
             header?: never;
@@ -12900,53 +10528,30 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    version: 4 | 6;
-                    cidr: string;
-                    pop_id?: string | null;
-                    nas_id?: string | null;
-                };
+                "application/json": components["schemas"]["PoolInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        version: string | number;
-                        cidr: string;
-                        /** Format: uuid */
-                        pop_id: string | null;
-                        /** Format: uuid */
-                        nas_id: string | null;
-                        status: boolean;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Pool"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    deleteApiIspPoolById: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: never;
-    };
-    putApiIspPoolByIdActive: {
+    "isp.deletePool": {
         parameters: {
             query?: never;
             header?: never;
@@ -12957,31 +10562,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
-            200: {
+            /** @description No content */
+            204: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        version: string | number;
-                        cidr: string;
-                        /** Format: uuid */
-                        pop_id: string | null;
-                        /** Format: uuid */
-                        nas_id: string | null;
-                        status: boolean;
-                        created_at: string;
-                        updated_at: string;
-                    };
-                };
+                content?: never;
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    putApiIspPoolByIdInactive: {
+    "isp.activatePool": {
         parameters: {
             query?: never;
             header?: never;
@@ -12992,35 +10587,54 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        version: string | number;
-                        cidr: string;
-                        /** Format: uuid */
-                        pop_id: string | null;
-                        /** Format: uuid */
-                        nas_id: string | null;
-                        status: boolean;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Pool"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiIspNas: {
+    "isp.deactivatePool": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pool"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    "isp.listNas": {
         parameters: {
             query?: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
             };
@@ -13030,37 +10644,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            ip: string;
-                            /** Format: uuid */
-                            manufacturer_id: string | null;
-                            /** Format: uuid */
-                            pop_id: string | null;
-                            /** Format: uuid */
-                            layout_id: string | null;
-                            status: boolean;
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                        page: string | number;
-                        limit: string | number;
-                        total: string | number;
-                    };
+                    "application/json": components["schemas"]["NasPage"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    postApiIspNas: {
+    "isp.createNas": {
         parameters: {
             query?: never;
             header?: never;
@@ -13069,43 +10668,29 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    ip: string;
-                    manufacturer_id?: string | null;
-                    pop_id?: string | null;
-                    layout_id?: string | null;
-                    secret: string;
-                };
+                "application/json": components["schemas"]["NasCreateInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        ip: string;
-                        /** Format: uuid */
-                        manufacturer_id: string | null;
-                        /** Format: uuid */
-                        pop_id: string | null;
-                        /** Format: uuid */
-                        layout_id: string | null;
-                        status: boolean;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Nas"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiIspNasById: {
+    "isp.getNas": {
         parameters: {
             query?: never;
             header?: never;
@@ -13116,32 +10701,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        ip: string;
-                        /** Format: uuid */
-                        manufacturer_id: string | null;
-                        /** Format: uuid */
-                        pop_id: string | null;
-                        /** Format: uuid */
-                        layout_id: string | null;
-                        status: boolean;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Nas"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    putApiIspNasById: {
+    "isp.updateNas": {
         parameters: {
             query?: never;
             header?: never;
@@ -13152,55 +10727,30 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    ip: string;
-                    manufacturer_id?: string | null;
-                    pop_id?: string | null;
-                    layout_id?: string | null;
-                    secret?: string | null;
-                };
+                "application/json": components["schemas"]["NasUpdateInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        ip: string;
-                        /** Format: uuid */
-                        manufacturer_id: string | null;
-                        /** Format: uuid */
-                        pop_id: string | null;
-                        /** Format: uuid */
-                        layout_id: string | null;
-                        status: boolean;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Nas"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    deleteApiIspNasById: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: never;
-    };
-    putApiIspNasByIdActive: {
+    "isp.deleteNas": {
         parameters: {
             query?: never;
             header?: never;
@@ -13211,32 +10761,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
-            200: {
+            /** @description No content */
+            204: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        ip: string;
-                        /** Format: uuid */
-                        manufacturer_id: string | null;
-                        /** Format: uuid */
-                        pop_id: string | null;
-                        /** Format: uuid */
-                        layout_id: string | null;
-                        status: boolean;
-                        created_at: string;
-                        updated_at: string;
-                    };
-                };
+                content?: never;
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    putApiIspNasByIdInactive: {
+    "isp.activateNas": {
         parameters: {
             query?: never;
             header?: never;
@@ -13247,32 +10786,50 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        ip: string;
-                        /** Format: uuid */
-                        manufacturer_id: string | null;
-                        /** Format: uuid */
-                        pop_id: string | null;
-                        /** Format: uuid */
-                        layout_id: string | null;
-                        status: boolean;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Nas"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiIspRadiusAuthorize: {
+    "isp.deactivateNas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Nas"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    "radius.authorize": {
         parameters: {
             query: {
                 username: string;
@@ -13285,7 +10842,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -13300,9 +10857,11 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
         };
     };
-    postApiIspRadiusAccounting: {
+    "radius.accounting": {
         parameters: {
             query?: never;
             header?: never;
@@ -13316,13 +10875,25 @@ export interface operations {
                 };
             };
         };
-        responses: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+        };
     };
-    getApiMetric: {
+    "metric.list": {
         parameters: {
             query?: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
             };
@@ -13332,109 +10903,23 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            endpoint: string | null;
-                            /** @enum {string} */
-                            data_type: "Int" | "Float" | "Bool" | "Text";
-                            periodicity: string;
-                            start_date: string;
-                            end_date: string | null;
-                            daily_start_time: string;
-                            daily_end_time: string;
-                            created_at: string;
-                            updated_at: string;
-                        }[];
-                        page: string | number;
-                        limit: string | number;
-                        total: string | number;
-                    };
+                    "application/json": components["schemas"]["MetricPage"];
                 };
             };
-            /** @description Response for status 400 */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Response for status 401 */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Response for status 403 */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Response for status 404 */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    postApiMetric: {
+    "metric.create": {
         parameters: {
             query?: never;
             header?: never;
@@ -13443,138 +10928,30 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    endpoint?: string | null;
-                    /** @description Int, Float, Bool or Text */
-                    data_type: "Int" | "Float" | "Bool" | "Text";
-                    /** @description e.g. 30s, 5m, 1h, 1d, 1w */
-                    periodicity: string;
-                    /** @description ISO 8601 instant with offset */
-                    start_date: string;
-                    end_date?: string | null;
-                    daily_start_time?: string | null;
-                    daily_end_time?: string | null;
-                };
+                "application/json": components["schemas"]["MetricInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        endpoint: string | null;
-                        /** @enum {string} */
-                        data_type: "Int" | "Float" | "Bool" | "Text";
-                        periodicity: string;
-                        start_date: string;
-                        end_date: string | null;
-                        daily_start_time: string;
-                        daily_end_time: string;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Metric"];
                 };
             };
-            /** @description Response for status 400 */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Response for status 401 */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Response for status 403 */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Response for status 404 */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Response for status 409 */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiMetricById: {
+    "metric.get": {
         parameters: {
             query?: never;
             header?: never;
@@ -13585,104 +10962,23 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        endpoint: string | null;
-                        /** @enum {string} */
-                        data_type: "Int" | "Float" | "Bool" | "Text";
-                        periodicity: string;
-                        start_date: string;
-                        end_date: string | null;
-                        daily_start_time: string;
-                        daily_end_time: string;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Metric"];
                 };
             };
-            /** @description Response for status 400 */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Response for status 401 */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Response for status 403 */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Response for status 404 */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    putApiMetricById: {
+    "metric.update": {
         parameters: {
             query?: never;
             header?: never;
@@ -13693,138 +10989,30 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    endpoint?: string | null;
-                    /** @description Int, Float, Bool or Text */
-                    data_type: "Int" | "Float" | "Bool" | "Text";
-                    /** @description e.g. 30s, 5m, 1h, 1d, 1w */
-                    periodicity: string;
-                    /** @description ISO 8601 instant with offset */
-                    start_date: string;
-                    end_date?: string | null;
-                    daily_start_time?: string | null;
-                    daily_end_time?: string | null;
-                };
+                "application/json": components["schemas"]["MetricInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        endpoint: string | null;
-                        /** @enum {string} */
-                        data_type: "Int" | "Float" | "Bool" | "Text";
-                        periodicity: string;
-                        start_date: string;
-                        end_date: string | null;
-                        daily_start_time: string;
-                        daily_end_time: string;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Metric"];
                 };
             };
-            /** @description Response for status 400 */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Response for status 401 */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Response for status 403 */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Response for status 404 */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Response for status 409 */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    deleteApiMetricById: {
+    "metric.delete": {
         parameters: {
             query?: never;
             header?: never;
@@ -13834,9 +11022,22 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
     };
-    getApiMetricNameByName: {
+    "metric.getByName": {
         parameters: {
             query?: never;
             header?: never;
@@ -13847,104 +11048,23 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        endpoint: string | null;
-                        /** @enum {string} */
-                        data_type: "Int" | "Float" | "Bool" | "Text";
-                        periodicity: string;
-                        start_date: string;
-                        end_date: string | null;
-                        daily_start_time: string;
-                        daily_end_time: string;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Metric"];
                 };
             };
-            /** @description Response for status 400 */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Response for status 401 */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Response for status 403 */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Response for status 404 */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    putApiMetricNameByName: {
+    "metric.updateByName": {
         parameters: {
             query?: never;
             header?: never;
@@ -13955,138 +11075,30 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    endpoint?: string | null;
-                    /** @description Int, Float, Bool or Text */
-                    data_type: "Int" | "Float" | "Bool" | "Text";
-                    /** @description e.g. 30s, 5m, 1h, 1d, 1w */
-                    periodicity: string;
-                    /** @description ISO 8601 instant with offset */
-                    start_date: string;
-                    end_date?: string | null;
-                    daily_start_time?: string | null;
-                    daily_end_time?: string | null;
-                };
+                "application/json": components["schemas"]["MetricInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        endpoint: string | null;
-                        /** @enum {string} */
-                        data_type: "Int" | "Float" | "Bool" | "Text";
-                        periodicity: string;
-                        start_date: string;
-                        end_date: string | null;
-                        daily_start_time: string;
-                        daily_end_time: string;
-                        created_at: string;
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Metric"];
                 };
             };
-            /** @description Response for status 400 */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Response for status 401 */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Response for status 403 */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Response for status 404 */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Response for status 409 */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    deleteApiMetricNameByName: {
+    "metric.deleteByName": {
         parameters: {
             query?: never;
             header?: never;
@@ -14096,9 +11108,22 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
     };
-    postApiMetricByIdValue: {
+    "metric.addValue": {
         parameters: {
             query?: never;
             header?: never;
@@ -14109,104 +11134,30 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description Int: integer, Float: number, Bool: boolean, Text: string ≤ 4096 */
-                    value: number | boolean | string;
-                    at?: string | null;
-                };
+                "application/json": components["schemas"]["MetricValueInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        metric_id: string;
-                        /** @description Int: integer, Float: number, Bool: boolean, Text: string ≤ 4096 */
-                        value: number | boolean | string;
-                        at: string;
-                    };
+                    "application/json": components["schemas"]["MetricValue"];
                 };
             };
-            /** @description Response for status 400 */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Response for status 401 */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Response for status 403 */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Response for status 404 */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    postApiMetricNameByNameValue: {
+    "metric.addValueByName": {
         parameters: {
             query?: never;
             header?: never;
@@ -14217,108 +11168,34 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description Int: integer, Float: number, Bool: boolean, Text: string ≤ 4096 */
-                    value: number | boolean | string;
-                    at?: string | null;
-                };
+                "application/json": components["schemas"]["MetricValueInput"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        metric_id: string;
-                        /** @description Int: integer, Float: number, Bool: boolean, Text: string ≤ 4096 */
-                        value: number | boolean | string;
-                        at: string;
-                    };
+                    "application/json": components["schemas"]["MetricValue"];
                 };
             };
-            /** @description Response for status 400 */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Response for status 401 */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Response for status 403 */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Response for status 404 */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiMetricByIdHistory: {
+    "metric.getHistory": {
         parameters: {
             query?: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
                 from?: string;
@@ -14333,114 +11210,27 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            metric_id: string;
-                            /** @description Int: integer, Float: number, Bool: boolean, Text: string ≤ 4096 */
-                            value: number | boolean | string;
-                            at: string;
-                        }[];
-                        page: string | number;
-                        limit: string | number;
-                        total: string | number;
-                    } | {
-                        items: {
-                            start: string;
-                            count: string | number;
-                            min: number | null;
-                            max: number | null;
-                            avg: number | null;
-                            sum: number | null;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["MetricValuePage"] | components["schemas"]["BucketList"];
                 };
             };
-            /** @description Response for status 400 */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Response for status 401 */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Response for status 403 */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Response for status 404 */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getApiMetricNameByNameHistory: {
+    "metric.getHistoryByName": {
         parameters: {
             query?: {
-                page?: string | number;
-                limit?: string | number;
+                page?: number;
+                limit?: number;
                 q?: string;
                 sort?: string;
                 from?: string;
@@ -14455,107 +11245,20 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            metric_id: string;
-                            /** @description Int: integer, Float: number, Bool: boolean, Text: string ≤ 4096 */
-                            value: number | boolean | string;
-                            at: string;
-                        }[];
-                        page: string | number;
-                        limit: string | number;
-                        total: string | number;
-                    } | {
-                        items: {
-                            start: string;
-                            count: string | number;
-                            min: number | null;
-                            max: number | null;
-                            avg: number | null;
-                            sum: number | null;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["MetricValuePage"] | components["schemas"]["BucketList"];
                 };
             };
-            /** @description Response for status 400 */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Response for status 401 */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Response for status 403 */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Response for status 404 */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: string | number;
-                        detail: string;
-                        errors?: {
-                            path: string;
-                            message: string;
-                        }[];
-                    };
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
 }

@@ -2,9 +2,9 @@
 // api.gen.ts) and the session: the token lives in memory and sessionStorage only.
 import createClient, { type Middleware } from "openapi-fetch";
 import { signal, computed } from "@preact/signals";
-import type { paths, operations } from "./api.gen";
+import type { components, paths } from "./api.gen";
 
-export type Credentials = operations["postApiLogin"]["responses"][200]["content"]["application/json"];
+export type Credentials = components["schemas"]["Credentials"];
 
 const STORE_KEY = "corpadmin.session";
 

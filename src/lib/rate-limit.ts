@@ -1,4 +1,4 @@
-// A fixed-window counter per key (client IP), in memory: the public auth rows (login, OIDC
+// A fixed-window counter per key (client IP), in memory: the public rows (start, login, OIDC
 // exchange, corporation check, password reset-key and reset) allow 60 requests a minute per IP.
 import { rateLimited } from "./problem";
 

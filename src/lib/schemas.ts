@@ -19,6 +19,20 @@ export const Nullable = <T extends TSchema>(s: T) => t.Union([s, t.Null()]);
 /** Optional in requests: absent or null. */
 export const Opt = <T extends TSchema>(s: T) => t.Optional(t.Union([s, t.Null()]));
 
+/**
+ * Numbers that are stored, multiplied or summed are bounded (README, "Numbers and money"): JSON
+ * cannot say Infinity, but `1e400` parses to it and `1e308 * 2` overflows to it, and a non-finite
+ * value stored once breaks every later read of the record.
+ */
+export const MAX_MONEY = 1e12;
+export const MAX_QUANTITY = 1e9;
+/** A price, unit price or contract value: 0..1e12. */
+export const Money = (options: { description?: string } = {}) => t.Number({ minimum: 0, maximum: MAX_MONEY, ...options });
+/** A quantity: more than 0, at most 1e9 (so quantity × price stays below 1e21). */
+export const Quantity = () => t.Number({ exclusiveMinimum: 0, maximum: MAX_QUANTITY });
+/** A measured number (metric values): an integer's exact range, ±(2^53 − 1), for floats too. */
+export const Measure = () => t.Number({ minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER });
+
 export const ListQuery = t.Object(
   {
     page: t.Optional(t.Integer({ minimum: 1 })),

@@ -105,4 +105,20 @@ describe("POST /api/isp/radius/accounting", () => {
     expect(new Set(statuses)).toEqual(new Set([204]));
     expect(rows("burst")).toHaveLength(20);
   });
+
+  test("extreme and non-finite numbers in any attribute are never a 500 (an Event-Timestamp outside the calendar gives way to the arrival time)", async () => {
+    const failures: string[] = [];
+    let n = 0;
+    for (const attr of ["Event-Timestamp", "Acct-Session-Time", "Acct-Input-Octets", "Acct-Input-Gigawords", "Acct-Output-Packets", "Acct-Status-Type", "Framed-IP-Address"]) {
+      for (const literal of ["1e308", "-1e308", "1e400", "-1e400", "-0", "9007199254740993", "123456789012345678901234567890", "1e-400"]) {
+        const session = `extreme-${n++}`;
+        const base = JSON.stringify({ "User-Name": "x", "Acct-Session-Id": session, "NAS-IP-Address": "192.0.2.10", "Acct-Status-Type": "Start", [attr]: 0 });
+        const res = await t.req("POST", "/api/isp/radius/accounting", { raw: base.replace(`"${attr}":0`, `"${attr}":${literal}`), headers: { authorization: basic("acme", SECRET) } });
+        if (res.status >= 500 || (res.status !== 204 && res.status !== 400)) failures.push(`${attr}=${literal}: ${res.status} ${res.text.slice(0, 120)}`);
+        const outside = !(Number(literal) >= 0 && Number(literal) <= 253402300799);
+        if (attr === "Event-Timestamp" && outside && res.status === 204 && rows(session)[0]?.event_at !== rows(session)[0]?.received_at) failures.push(`${attr}=${literal}: event_at ${rows(session)[0]?.event_at}`);
+      }
+    }
+    expect(failures).toEqual([]);
+  });
 });

@@ -5,7 +5,7 @@
 //   { auth: { guard: "platform.user", self: "id" } }   the user named by :id, or the permission
 //   { auth: { guard: "self", self: "id" } }            only the user named by :id
 //   { auth: { guard: "platform.contract", key: true } } an external app's X-Api-Key is accepted too
-//   { publicAuth: true }                 a public auth row: 60 requests a minute per client IP
+//   { publicAuth: true }                 a public row: 60 requests a minute per client IP
 // Authentication runs in `transform`, before schema validation, so a request without a credential
 // is 401 whatever its body; the principal is then handed to the handler through `resolve`.
 import { Elysia } from "elysia";
@@ -113,8 +113,10 @@ export function authGuard(ctx: AppContext) {
   }
 
   return new Elysia({ name: "auth-guard" }).macro({
-    /** A public auth row: counted against the per-IP limit before anything else happens. */
+    /** A public row: counted against the per-IP limit before anything else happens. */
     publicAuth: (on: boolean) => ({
+      // The published document lists 429 for these rows (system/openapi-publish.ts).
+      detail: on ? ({ "x-corpadmin-rate-limited": true } as Record<string, unknown>) : {},
       transform({ request, server }) {
         if (on) ctx.publicAuthLimiter.hit(ctx.clientIp(request, server?.requestIP(request)?.address ?? null));
       },

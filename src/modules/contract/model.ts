@@ -1,6 +1,6 @@
 // Contract schemas: the local input, the interface document's external-app input, the response.
 import { t, type Static } from "elysia";
-import { DateText, Opt, Uuid, Enum } from "../../lib/schemas";
+import { DateText, Enum, Money, Opt, Quantity, Uuid } from "../../lib/schemas";
 import { AddressExternalInput, AddressInput, AddressView } from "../registry-common";
 import { Party } from "../person/service";
 
@@ -20,7 +20,7 @@ const commonFields = {
   end_date: Opt(DateText),
   suspension_date: Opt(DateText),
   cancellation_date: Opt(DateText),
-  total_value: t.Number({ minimum: 0 }),
+  total_value: Money(),
   contract_status: Opt(Enum([...CONTRACT_STATUSES])),
   contract_stage: Opt(Enum([...CONTRACT_STAGES])),
   json_original: t.Optional(t.Any()),
@@ -124,8 +124,8 @@ export const ContractWithIdentity = t.Object({ ...contractFields, identity: t.St
 export const ContractItemInput = t.Object({
   product_id: Uuid,
   description: optText(500),
-  quantity: Opt(t.Number({ exclusiveMinimum: 0 })),
-  unit_price: Opt(t.Number({ minimum: 0 })),
+  quantity: Opt(Quantity()),
+  unit_price: Opt(Money()),
 });
 export const ContractItem = t.Object({
   id: Uuid,

@@ -62,11 +62,20 @@ function octets(body: AccountingBody, name: string, gigawords: string): number |
   return (high ?? 0) * 2 ** 32 + (low ?? 0);
 }
 
-/** Event-Timestamp arrives as a date text from rlm_rest or as Unix seconds. */
+/** Last second of 9999-12-31 UTC: Unix seconds past it have no ISO 8601 date. */
+const MAX_UNIX_SECONDS = 253_402_300_799;
+
+/**
+ * Event-Timestamp arrives as a date text from rlm_rest or as Unix seconds; one that is neither, or
+ * outside 1970..9999, is null (the record keeps its arrival time): NAS data is taken leniently.
+ */
 function eventAt(body: AccountingBody): string | null {
   const v = valuesOf(body, "Event-Timestamp")[0];
   if (v === undefined) return null;
-  if (typeof v === "number" || (typeof v === "string" && /^\d{1,12}$/.test(v))) return toIso(Number(v) * 1000);
+  if (typeof v === "number" || (typeof v === "string" && /^\d{1,12}$/.test(v))) {
+    const seconds = Number(v);
+    return seconds >= 0 && seconds <= MAX_UNIX_SECONDS ? toIso(seconds * 1000) : null;
+  }
   if (typeof v === "string") {
     const iso = canonicalInstant(v);
     if (iso) return iso;

@@ -74,8 +74,7 @@ export function radiusRoutes(ctx: AppContext) {
           summary: "FreeRADIUS rlm_rest authorize: check a PPPoE user against the contract's connection settings and return the reply attributes",
           description:
             "HTTP Basic `<corp auth_name>:<NAS secret>` or `X-Api-Key`; the NAS is the one registered at nas_ip. 200: the NAS's layout rendered for the contract, plus `control:Cleartext-Password` when no password was sent (CHAP). 401: reject. 404: unknown user name.",
-          // HTTP Basic (<corp>:<NAS secret>) has no scheme in the shared document; the description says it.
-          security: [{ apiKey: [] }],
+          security: [{ nasBasic: [] }, { apiKey: [] }],
         },
       },
     )
@@ -101,7 +100,7 @@ export function radiusRoutes(ctx: AppContext) {
         summary: "FreeRADIUS rlm_rest accounting: record Start, Interim-Update and Stop",
         description:
           "HTTP Basic `<corp auth_name>:<NAS secret>` or `X-Api-Key`; the NAS is the one registered at NAS-IP-Address. A repeated record (same NAS, Acct-Session-Id, status and Acct-Session-Time) is ignored.",
-        security: [{ apiKey: [] }],
+        security: [{ nasBasic: [] }, { apiKey: [] }],
       },
     },
   );

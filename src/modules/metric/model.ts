@@ -1,6 +1,6 @@
 // Schemas of the Metric group (routes.md, Metric and MetricValue; the interface document's Metric).
 import { t, type Static } from "elysia";
-import { Instant, ListQuery, Nullable, Opt, Uuid } from "../../lib/schemas";
+import { Instant, ListQuery, Measure, Nullable, Opt, Uuid } from "../../lib/schemas";
 
 export const DATA_TYPES = ["Int", "Float", "Bool", "Text"] as const;
 export type DataType = (typeof DATA_TYPES)[number];
@@ -44,7 +44,7 @@ export type MetricInput = Static<typeof MetricInput>;
 const ValueSchema = t.Union([t.Number(), t.Boolean(), t.String()], { description: "Int: integer, Float: number, Bool: boolean, Text: string ≤ 4096" });
 
 export const MetricValueInput = t.Object({
-  value: ValueSchema,
+  value: t.Union([Measure(), t.Boolean(), t.String()], { description: "Int: integer, Float: number (both within ±(2^53 − 1)), Bool: boolean, Text: string ≤ 4096" }),
   at: Opt(Instant),
 });
 export type MetricValueInput = Static<typeof MetricValueInput>;

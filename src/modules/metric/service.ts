@@ -163,7 +163,9 @@ export function valueProblem(type: DataType, value: unknown): string | null {
     case "Int":
       return typeof value === "number" && Number.isSafeInteger(value) ? null : "must be an integer (the metric's data_type is Int)";
     case "Float":
-      return typeof value === "number" && Number.isFinite(value) ? null : "must be a number (the metric's data_type is Float)";
+      if (typeof value !== "number" || !Number.isFinite(value)) return "must be a number (the metric's data_type is Float)";
+      // Bucket sums stay finite (README, "Numbers and money").
+      return Math.abs(value) <= Number.MAX_SAFE_INTEGER ? null : "must lie within ±(2^53 − 1)";
     case "Bool":
       return typeof value === "boolean" ? null : "must be true or false (the metric's data_type is Bool)";
     case "Text":

@@ -2,14 +2,14 @@ import { asc, eq, inArray } from "drizzle-orm";
 import { t, type Static } from "elysia";
 import { classifications, contractItems, productClassifications, products } from "../../db/tenant/schema";
 import { conflict, notFound } from "../../lib/problem";
-import { Opt, Uuid } from "../../lib/schemas";
+import { Money, Opt, Uuid } from "../../lib/schemas";
 import type { Db } from "../registry-common";
 
 export const ProductInput = t.Object({
   identity: t.String({ minLength: 1, maxLength: 128 }),
   name: t.String({ minLength: 1, maxLength: 200 }),
   description: Opt(t.String({ maxLength: 2000 })),
-  price: Opt(t.Number({ minimum: 0 })),
+  price: Opt(Money()),
 });
 export type ProductInput = Static<typeof ProductInput>;
 

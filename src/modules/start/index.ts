@@ -6,7 +6,8 @@ import type { AppContext } from "../../context";
 import { users } from "../../db/platform/schema";
 import { newId } from "../../lib/ids";
 import { conflict } from "../../lib/problem";
-import { Opt } from "../../lib/schemas";
+import { Opt, ProblemSchema } from "../../lib/schemas";
+import { authGuard } from "../auth/guard";
 import { AUTH_NAME_PATTERN, Corporation } from "../corp/model";
 import { corpView, createCorporation } from "../corp/service";
 import { LOGIN_PATTERN, User } from "../user/model";
@@ -29,7 +30,7 @@ const StartBody = t.Object({
 export function startModule(ctx: AppContext) {
   // One start at a time: the check for "no user yet" and the insert must not interleave.
   let starting = false;
-  return new Elysia({ name: "start", prefix: "/api", tags: ["Start"] }).post(
+  return new Elysia({ name: "start", prefix: "/api", tags: ["Start"] }).use(authGuard(ctx)).post(
     "/start",
     async ({ body }) => {
       const anyUser = () => ctx.platform.select({ n: count() }).from(users).get()!.n > 0;
@@ -57,8 +58,10 @@ export function startModule(ctx: AppContext) {
       }
     },
     {
+      // Public, so limited per client IP like the other public rows (each try hashes a password).
+      publicAuth: true,
       body: StartBody,
-      response: { 200: t.Object({ user: User, corp: Corporation }) },
+      response: { 200: t.Object({ user: User, corp: Corporation }), 429: ProblemSchema },
       detail: { summary: "Create the built-in user and the first corporation" },
     },
   );

@@ -9,6 +9,7 @@ import scalarBundle from "../../../node_modules/@scalar/api-reference/dist/brows
 import type { AppContext } from "../../context";
 import { registerFormats } from "../../lib/formats";
 import { unavailable } from "../../lib/problem";
+import { ProblemSchema } from "../../lib/schemas";
 import { VERSION } from "../../version";
 
 const SCALAR_PATH = "/api/docs/scalar.js";
@@ -32,14 +33,22 @@ export function docsModule() {
             version: VERSION,
             description: "Multi-tenant administration and registry service for internet service providers.",
           },
-          components: {
-            securitySchemes: {
-              bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" },
-              apiKey: { type: "apiKey", in: "header", name: "X-Api-Key" },
-            },
-          },
         },
-        scalar: { cdn: SCALAR_PATH, url: "/api/openapi.json", withDefaultFonts: false } as never,
+        // Offline: no fonts from a CDN, none of Scalar's hosted services (its AI agent, MCP
+        // generation, the developer toolbar's share/deploy, the hosted client), no telemetry; try-it-out requests
+        // go straight to this service and authenticate with the document's schemes.
+        scalar: {
+          cdn: SCALAR_PATH,
+          url: "/api/openapi.json",
+          withDefaultFonts: false,
+          agent: { disabled: true },
+          // Its "Open API Client" opens Scalar's hosted client; each operation's "Test Request" stays local.
+          hideClientButton: true,
+          mcp: { disabled: true },
+          showDeveloperTools: "never",
+          telemetry: false,
+          authentication: { preferredSecurityScheme: "bearer" },
+        } as never,
       }),
     );
 }
@@ -55,6 +64,6 @@ export function healthModule(ctx: AppContext) {
       }
       return { status: "ok" as const, version: VERSION };
     },
-    { response: { 200: t.Object({ status: t.Literal("ok"), version: t.String() }) }, detail: { summary: "Health check" } },
+    { response: { 200: t.Object({ status: t.Literal("ok"), version: t.String() }), 503: ProblemSchema }, detail: { summary: "Health check" } },
   );
 }
