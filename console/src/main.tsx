@@ -13,6 +13,7 @@ import { ContractCreate, ContractDetail, ContractList } from "./screens/contract
 import { RESOURCES } from "./screens/defs";
 import { SystemScreen } from "./screens/system";
 import { SafeIps } from "./screens/safeip";
+import { Menus } from "./screens/menus";
 import { ResourceCreate, ResourceDetail, ResourceList } from "./resource";
 import { Link, PageHeader } from "./ui";
 
@@ -39,6 +40,7 @@ const NAV: NavItem[] = [
   { to: "/contracts", label: "nav.contracts", area: "contract", group: "nav.group.customers" },
   ...RESOURCES.map((r) => ({ to: `/${r.key}`, label: r.title, area: r.area, listPath: r.api, superOnly: r.superOnly, group: groupOf(r.key) })),
   { to: "/safe-ip", label: "nav.safeIp", area: "auth", group: "nav.group.access" },
+  { to: "/menus", label: "nav.menus", area: "service", superOnly: true, group: "nav.group.platform" },
   { to: "/system", label: "nav.system", area: "core", group: "nav.group.platform" },
 ];
 
@@ -171,6 +173,7 @@ function screen(path: string): ComponentChildren {
   }
   if (path === "/safe-ip") return can("auth") ? <SafeIps /> : <Forbidden />;
   if (path === "/system") return can("core") ? <SystemScreen /> : <Forbidden />;
+  if (path === "/menus") return isSuper.value ? <Menus /> : <Forbidden />;
   for (const def of RESOURCES) {
     if (path !== `/${def.key}` && !path.startsWith(`/${def.key}/`)) continue;
     if (!allowed({ area: def.area, listPath: def.api, superOnly: def.superOnly })) return <Forbidden />;

@@ -30,6 +30,8 @@ export interface ResourceDef {
   /** A response field shown once after creating (api_key, secret). */
   once?: { field: string; label: Key };
   extra?: (row: Row, reload: () => void, replace: (r: Row) => void) => ComponentChildren;
+  /** Records the server never lets go or switch off (built-in ones): no such buttons. */
+  locked?: (r: Row) => boolean;
   /** Sections below the list. */
   listExtra?: () => ComponentChildren;
   deleteMessage?: Key;
@@ -122,7 +124,7 @@ export function ResourceDetail({ def, id }: { def: ResourceDef; id: string }) {
   return (
     <>
       <PageHeader title={data ? `${t(def.singular)}: ${name}` : t(def.singular)}>
-        {data && def.toggle && (
+        {data && def.toggle && !def.locked?.(data) && (
           <>
             <StatusBadge on={!!data.status} />
             <ConfirmButton
@@ -132,7 +134,7 @@ export function ResourceDetail({ def, id }: { def: ResourceDef; id: string }) {
             />
           </>
         )}
-        {data && def.deletable !== false && (
+        {data && def.deletable !== false && !def.locked?.(data) && (
           <ConfirmButton
             danger
             label={t("common.delete")}

@@ -320,7 +320,7 @@ export function Form(props: {
         }
       }}
     >
-      {props.fields.map((f) => (
+      {props.fields.filter((f) => !(props.editing && f.createOnly && f.type === "password")).map((f) => (
         <Field key={f.name} def={f} value={values[f.name]} error={fieldErrors[f.name]} disabled={props.editing && f.createOnly} onChange={(v) => setValues((old) => ({ ...old, [f.name]: v }))} />
       ))}
       {props.children}

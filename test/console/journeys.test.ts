@@ -300,7 +300,7 @@ test("the first screen is interactive quickly", async () => {
 /** Every screen of the console, with an id for each detail screen (from the API). */
 async function everyScreen(): Promise<string[]> {
   const first = async (path: string) => (await api(server.base, "GET", `${path}?limit=1`, undefined, token)).body.items[0]?.id as string | undefined;
-  const screens = ["/", "/account", "/contracts", "/contracts/new", `/contracts/${contractId}`, "/safe-ip", "/system"];
+  const screens = ["/", "/account", "/contracts", "/contracts/new", `/contracts/${contractId}`, "/safe-ip", "/system", "/menus"];
   const resources: [string, string][] = [
     ["persons", "/api/person"], ["cities", "/api/city"], ["products", "/api/product"], ["classifications", "/api/classification"],
     ["external-apps", "/api/externalapp"], ["webhooks", "/api/webhook"], ["qrcodes", "/api/qrcode"], ["qr-campaigns", "/api/qrcode/campaign"],
@@ -337,7 +337,9 @@ async function seedRest() {
   await post("/api/isp/pool", { name: "clientes", version: 4, cidr: "100.64.0.0/22", pop_id: pop.id, nas_id: nas.id });
   await post("/api/workgroup", { name: "Suporte" });
   const service = (await api(server.base, "GET", "/api/service?limit=1", undefined, token)).body.items[0];
-  await post("/api/feature", { service_id: service.id, name: "Read contracts" });
+  const feature = await post("/api/feature", { service_id: service.id, name: "Read contracts" });
+  const root = await post("/api/menu", { name: "Customers", position: 1 });
+  await post("/api/menu", { name: "Contracts", parent_id: root.id, url: "/contracts", feature_id: feature.id });
 }
 
 const SCREEN_TEXT_KEYS = /(^|\s)(nav|f|r|hint|enum|common|list|form|error|login|account|shell|forbidden|notFound|secret|chart|confirm|extapp|webhook|qr|metric|layout|user|workgroup|corp|feature|contract|dash|system|safeip)\.[a-z][A-Za-z.]*(\s|$)/;

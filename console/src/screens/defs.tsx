@@ -401,6 +401,7 @@ export const RESOURCES: ResourceDef[] = [
       return body;
     },
     deleteMessage: "confirm.deleteUser",
+    locked: (r) => r.builtin,
     extra: (r, _reload, replace) => (
       <>
         <UserExtras row={r} replace={replace} />
@@ -469,6 +470,7 @@ export const RESOURCES: ResourceDef[] = [
       { key: "path", label: "f.path" },
       { key: "corp_count", label: "f.corp_count" },
     ],
+    locked: (r) => r.builtin,
     fields: [
       { name: "name", label: "f.name", required: true },
       { name: "path", label: "f.path", required: true, hint: "hint.path" },
@@ -487,6 +489,7 @@ export const RESOURCES: ResourceDef[] = [
       { key: "name", label: "f.name" },
       { key: "builtin", label: "f.builtin" },
     ],
+    locked: (r) => r.builtin,
     fields: [
       { name: "identifier", label: "f.identifier", required: true },
       { name: "name", label: "f.name", required: true },

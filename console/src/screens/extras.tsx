@@ -605,7 +605,7 @@ export function UserPermissions({ row }: { row: Row }) {
         <Facts
           items={[
             [t("user.adminOf"), perms.data.admin.length ? perms.data.admin.join(", ") : t("user.nothing")],
-            [t("user.allowed"), perms.data.allow.length ? t("user.actions", { n: perms.data.allow.length }) : t("user.nothing")],
+            [t("user.allowed"), perms.data.allow.includes("*") ? "*" : perms.data.allow.length ? t("user.actions", { n: perms.data.allow.length }) : t("user.nothing")],
           ]}
         />
       )}
