@@ -392,6 +392,8 @@ export const DICT = {
   "menu.editing": ["Editing {name}", "Editando {name}"],
   "menu.grantTo": ["Workgroup to grant {name} to", "Grupo que recebe {name}"],
   "menu.grant": ["Grant", "Conceder"],
+  "menu.grantPick": ["Grant to a workgroup…", "Conceder a um grupo…"],
+  "menu.actions": ["Actions of its feature", "Ações da funcionalidade"],
   "menu.grantConfirm": ["Give the workgroup {workgroup} the features of {menu} and of every entry under it?", "Dar ao grupo {workgroup} as funcionalidades de {menu} e de todas as entradas abaixo dela?"],
   "menu.granted": ["{workgroup} now has the features of {menu}.", "{workgroup} agora tem as funcionalidades de {menu}."],
   "feature.removeAction": ["Remove the action {name}? Workgroups granted this feature lose it.", "Remover a ação {name}? Os grupos com esta funcionalidade a perdem."],

@@ -1,10 +1,10 @@
 // Menus (super-admin): the tree with what each entry's feature allows, a form that creates an
 // entry or edits the chosen one, and the grant of an entry's features to a workgroup.
 import { useMemo, useState } from "preact/hooks";
-import { api, call, problemOf, type Row } from "../api";
+import { api, call, problemOf, type Page, type Row } from "../api";
 import type { components } from "../api.gen";
 import { t } from "../i18n";
-import { ConfirmButton, ErrorNote, Form, Notice, PageHeader, RefSelect, Section, useLoad, type FieldDef } from "../ui";
+import { ConfirmButton, ErrorNote, Form, Notice, PageHeader, Section, useLoad, type FieldDef } from "../ui";
 
 type MenuNode = components["schemas"]["MenuNode"];
 
@@ -29,6 +29,7 @@ export function Menus() {
     if (!data) throw problemOf(error, response.status);
     return data.items as MenuNode[];
   }, []);
+  const workgroups = useLoad(() => call<Page<Row>>("GET", "/api/workgroup", { query: { limit: 500, sort: "name" } }), []);
   const [editing, setEditing] = useState<MenuNode | null>(null);
   const [granted, setGranted] = useState<string | null>(null);
   const initial = useMemo(
@@ -49,7 +50,7 @@ export function Menus() {
             <tr>
               <th scope="col">{t("f.name")}</th>
               <th scope="col">{t("menu.url")}</th>
-              <th scope="col">{t("f.actions")}</th>
+              <th scope="col">{t("menu.actions")}</th>
               <th scope="col">{t("common.actions")}</th>
             </tr>
           </thead>
@@ -63,7 +64,7 @@ export function Menus() {
                   <button type="button" onClick={() => setEditing(m)}>
                     {t("common.edit")}
                   </button>
-                  <GrantToWorkgroup menu={m} onDone={(name) => setGranted(t("menu.granted", { menu: m.name, workgroup: name }))} />
+                  <GrantToWorkgroup menu={m} workgroups={workgroups.data?.items ?? []} onDone={(name) => setGranted(t("menu.granted", { menu: m.name, workgroup: name }))} />
                 </td>
               </tr>
             ))}
@@ -93,25 +94,23 @@ export function Menus() {
   );
 }
 
-function GrantToWorkgroup({ menu, onDone }: { menu: MenuNode; onDone: (workgroup: string) => void }) {
+function GrantToWorkgroup({ menu, workgroups, onDone }: { menu: MenuNode; workgroups: Row[]; onDone: (workgroup: string) => void }) {
   const [workgroup, setWorkgroup] = useState("");
-  const [name, setName] = useState("");
   const id = `grant-${menu.id}`;
+  const name = workgroups.find((w) => w.id === workgroup)?.name ?? "";
   return (
     <span class="grant">
       <label for={id} class="visually-hidden">
         {t("menu.grantTo", { name: menu.name })}
       </label>
-      <RefSelect
-        id={id}
-        path="/api/workgroup"
-        labelOf={(w: Row) => w.name}
-        value={workgroup}
-        onChange={(v) => {
-          setWorkgroup(v);
-          setName((document.querySelector(`#${CSS.escape(id)} option[value="${v}"]`) as HTMLOptionElement | null)?.textContent ?? "");
-        }}
-      />
+      <select id={id} value={workgroup} onChange={(e) => setWorkgroup(e.currentTarget.value)}>
+        <option value="">{t("menu.grantPick")}</option>
+        {workgroups.map((w) => (
+          <option key={w.id} value={w.id}>
+            {w.name}
+          </option>
+        ))}
+      </select>
       {workgroup && (
         <ConfirmButton
           label={t("menu.grant")}
