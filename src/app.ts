@@ -67,7 +67,9 @@ function expandUnions(errors: UnionAwareError[]): UnionAwareError[] {
 }
 
 function queryKeyOf(request: Request, value: unknown): string | null {
-  const keys = [...new URL(request.url).searchParams].filter(([, v]) => v === String(value)).map(([k]) => k);
+  // The value may come back coerced: `1e308` as 1e+308, `1e20` as 100000000000000000000.
+  const carried = (v: string) => v === String(value) || (typeof value === "number" && v.trim() !== "" && Number(v) === value);
+  const keys = [...new URL(request.url).searchParams].filter(([, v]) => carried(v)).map(([k]) => k);
   return keys.length === 1 ? keys[0] : null;
 }
 

@@ -42,6 +42,8 @@ export interface Config {
   eventRetentionDays: number;
   /** Days RADIUS accounting records are kept; 0: forever. */
   accountingRetentionDays: number;
+  /** Days RADIUS authorize attempts are kept; 0: forever. */
+  radiusAttemptRetentionDays: number;
   /** Days metric values are kept, by their own `at`; 0: forever. */
   metricValueRetentionDays: number;
   /** Days QR code accesses (scans) are kept; 0: forever. */
@@ -84,6 +86,7 @@ export const SETTINGS: Setting[] = [
   { flag: "audit-retention-days", env: "CORPADMIN_AUDIT_RETENTION_DAYS", default: "90", help: "days audit log entries are kept in the platform database" },
   { flag: "event-retention-days", env: "CORPADMIN_EVENT_RETENTION_DAYS", default: "30", help: "days dispatched outbox events and finished webhook deliveries (the delivery log) are kept" },
   { flag: "accounting-retention-days", env: "CORPADMIN_ACCOUNTING_RETENTION_DAYS", default: "400", help: "days RADIUS accounting records are kept; 0: forever" },
+  { flag: "radius-attempt-retention-days", env: "CORPADMIN_RADIUS_ATTEMPT_RETENTION_DAYS", default: "30", help: "days RADIUS authorize attempts (GET /api/isp/radius/attempts) are kept; 0: forever" },
   { flag: "metric-value-retention-days", env: "CORPADMIN_METRIC_VALUE_RETENTION_DAYS", default: "400", help: "days metric values are kept (by their own time); 0: forever" },
   { flag: "qr-access-retention-days", env: "CORPADMIN_QR_ACCESS_RETENTION_DAYS", default: "400", help: "days QR code accesses (scans) are kept; 0: forever" },
 ];
@@ -169,6 +172,7 @@ export function loadConfig(flags: Map<string, string> = new Map(), env: Record<s
     auditRetentionDays: int("audit-retention-days", 1, 36_500),
     eventRetentionDays: int("event-retention-days", 1, 36_500),
     accountingRetentionDays: int("accounting-retention-days", 0, 36_500),
+    radiusAttemptRetentionDays: int("radius-attempt-retention-days", 0, 36_500),
     metricValueRetentionDays: int("metric-value-retention-days", 0, 36_500),
     qrAccessRetentionDays: int("qr-access-retention-days", 0, 36_500),
   };

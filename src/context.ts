@@ -13,12 +13,14 @@ import { EgressPolicy } from "./lib/egress";
 import { createLogger, type Logger } from "./lib/log";
 import { Mailer } from "./lib/mailer";
 import { RateLimiter } from "./lib/rate-limit";
+import { SecretBox } from "./lib/secret-box";
 import { PasswordHasher } from "./lib/passwords";
 import { CorpCache } from "./modules/auth/corp-cache";
 import type { ApiKeyVerifier, Principal } from "./modules/auth/guard";
 import { PermissionCache } from "./modules/auth/permissions";
 import { Sessions } from "./modules/auth/sessions";
 import type { Migration } from "./db/migrations";
+import type { ContractConnection } from "./modules/contract/service";
 import { AuditLog } from "./modules/ops/audit";
 import { MetricsRegistry } from "./modules/ops/metrics";
 
@@ -40,6 +42,12 @@ export interface AppContext {
   clientIp: ClientIpResolver;
   /** Checks run on every token request after the session is found (safe IP ranges, ...). */
   authChecks: ((p: Principal) => void)[];
+  /**
+   * Told after a committed change to a contract (status, connection settings, ...), with its
+   * connection state before the change; the ISP module disconnects or re-authorizes its RADIUS
+   * sessions. Listeners must return at once (they schedule their work).
+   */
+  contractWatchers: ((change: ContractChange) => void)[];
   /** Verifies external-app API keys; set by the registry module. */
   apiKeys: ApiKeyVerifier | null;
   /** Current time; tests inject a clock to drive schedules, retries and expiries. */
@@ -58,6 +66,17 @@ export interface AppContext {
   audit: AuditLog;
   /** Webhook dispatcher and realtime socket timing (tests shorten them). */
   dispatchTuning: DispatchTuning;
+  /** Encrypts secrets kept for later use in clear (NAS secrets) under DATA_DIR/data.key. */
+  secrets: SecretBox;
+}
+
+export interface ContractChange {
+  corpId: string;
+  contractId: string;
+  /** What RADIUS renders from, before the change (contract/service.ts contractConnection); null: new. */
+  before: ContractConnection | null;
+  actorUserId: string | null;
+  ip: string | null;
 }
 
 export interface DispatchTuning {
@@ -69,6 +88,8 @@ export interface DispatchTuning {
   sweepMs: number;
   /** How often open sockets check that their session still lives. */
   socketCheckMs: number;
+  /** Time between the attempts of an RFC 5176 request (routes.md: 2 s). */
+  coaRetryMs: number;
 }
 
 export interface ContextOptions {
@@ -121,9 +142,10 @@ export function createContext(config: Config, options: ContextOptions = {}): App
     builtinServerId,
     clientIp: options.clientIp ?? clientIpResolver(config.trustedProxies),
     authChecks: [],
+    contractWatchers: [],
     apiKeys: null,
     now: options.now ?? Date.now,
-    dispatchTuning: { deliveryTimeoutMs: 15_000, tickMs: 1_000, sweepMs: 60_000, socketCheckMs: 5_000, ...options.dispatchTuning },
+    dispatchTuning: { deliveryTimeoutMs: 15_000, tickMs: 1_000, sweepMs: 60_000, socketCheckMs: 5_000, coaRetryMs: 2_000, ...options.dispatchTuning },
     onClose: (fn) => void closers.push(fn),
     deferStart(fn) {
       const timer = setTimeout(() => {
@@ -152,6 +174,7 @@ export function createContext(config: Config, options: ContextOptions = {}): App
     },
     serviceMetrics: new MetricsRegistry(),
     audit: new AuditLog(platform.$client, logger, config.auditRetentionDays, options.now ?? Date.now),
+    secrets: SecretBox.forDataDir(config.dataDir),
   };
   return ctx;
 }

@@ -2578,6 +2578,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/isp/pool/{id}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Pool usage with the addresses in use (online sessions' framed addresses, contracts' static addresses) */
+        get: operations["isp.listPoolUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/isp/nas": {
         parameters: {
             query?: never;
@@ -2683,6 +2700,103 @@ export interface paths {
          * @description HTTP Basic `<corp auth_name>:<NAS secret>` or `X-Api-Key`; the NAS is the one registered at NAS-IP-Address. A repeated record (same NAS, Acct-Session-Id, status and Acct-Session-Time) is ignored.
          */
         post: operations["radius.accounting"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/isp/radius/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List recent RADIUS authorize attempts (default sort -at)
+         * @description Filters: outcome (accept, reject, notfound), username, nas_id, from/to on at. Kept --radius-attempt-retention-days (default 30). No password is ever stored.
+         */
+        get: operations["isp.listRadiusAttempts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/isp/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List RADIUS sessions (default sort -started_at)
+         * @description Filters: state (online, stale: no record for 3 interim intervals or 15 min, closed), contract_id, nas_id, username, and from/to: sessions overlapping that interval (who had an address at a time). Plus the list convention's q, sort and field filters.
+         */
+        get: operations["isp.listSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/isp/session/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Show a RADIUS session */
+        get: operations["isp.getSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/isp/session/{id}/disconnect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send an RFC 5176 Disconnect-Request for the session to its NAS
+         * @description 3 attempts, 2 s apart; a NAK (with its Error-Cause) or a timeout is still 200 with that outcome. 409: the session has stopped. 400: the NAS has no secret stored (set it again). Audited as isp.disconnect.
+         */
+        post: operations["isp.disconnectSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/contract/{id}/disconnect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Disconnect every online session of the contract
+         * @description Also done by the service when the contract leaves ACTIVE; a change of what the NAS's layout renders for it (speeds, pools, addresses) sends a CoA-Request with the re-rendered attributes instead. 400: a session's NAS has no secret stored.
+         */
+        post: operations["contract.disconnect"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3540,6 +3654,7 @@ export interface components {
             pop_id: string | null;
             /** Format: uuid */
             layout_id: string | null;
+            coa_port: number;
             status: boolean;
             created_at: string;
             updated_at: string;
@@ -3550,6 +3665,7 @@ export interface components {
             manufacturer_id?: string | null;
             pop_id?: string | null;
             layout_id?: string | null;
+            coa_port?: number | null;
             secret: string;
         };
         NasPage: {
@@ -3564,6 +3680,7 @@ export interface components {
             manufacturer_id?: string | null;
             pop_id?: string | null;
             layout_id?: string | null;
+            coa_port?: number | null;
             secret?: string | null;
         };
         Note: {
@@ -3695,6 +3812,9 @@ export interface components {
             /** Format: uuid */
             nas_id: string | null;
             status: boolean;
+            size: number | null;
+            /** @description distinct addresses inside it held by online sessions or set as contracts' static addresses */
+            used: number;
             created_at: string;
             updated_at: string;
         };
@@ -3710,6 +3830,17 @@ export interface components {
             page: number;
             limit: number;
             total: number;
+        };
+        PoolUsage: {
+            size: number | null;
+            used: number;
+            items: {
+                address: string;
+                /** @enum {string} */
+                source: "session" | "contract";
+                /** Format: uuid */
+                id: string;
+            }[];
         };
         Pop: {
             /** Format: uuid */
@@ -10630,6 +10761,32 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    "isp.listPoolUsage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PoolUsage"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     "isp.listNas": {
         parameters: {
             query?: {
@@ -10887,6 +11044,241 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+        };
+    };
+    "isp.listRadiusAttempts": {
+        parameters: {
+            query?: {
+                page?: number;
+                limit?: number;
+                q?: string;
+                sort?: string;
+                outcome?: "accept" | "reject" | "notfound";
+                from?: string;
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** Format: uuid */
+                            id: string;
+                            at: string;
+                            username: string;
+                            /** Format: uuid */
+                            nas_id: string | null;
+                            nas_ip: string;
+                            /** @enum {string} */
+                            outcome: "accept" | "reject" | "notfound";
+                            reason: string;
+                        }[];
+                        page: number;
+                        limit: number;
+                        total: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    "isp.listSession": {
+        parameters: {
+            query?: {
+                page?: number;
+                limit?: number;
+                q?: string;
+                sort?: string;
+                state?: "online" | "stale" | "closed";
+                from?: string;
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            nas_id: string;
+                            nas_name: string | null;
+                            acct_session_id: string;
+                            username: string;
+                            /** Format: uuid */
+                            contract_id: string | null;
+                            framed_ip: string | null;
+                            calling_station_id: string | null;
+                            started_at: string;
+                            updated_at: string;
+                            stopped_at: string | null;
+                            /** @enum {string} */
+                            state: "online" | "stale" | "closed";
+                            input_bytes: number;
+                            output_bytes: number;
+                            input_packets: number;
+                            output_packets: number;
+                            session_time: number;
+                            terminate_cause: string | null;
+                            created_at: string;
+                        }[];
+                        page: number;
+                        limit: number;
+                        total: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    "isp.getSession": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** Format: uuid */
+                        nas_id: string;
+                        nas_name: string | null;
+                        acct_session_id: string;
+                        username: string;
+                        /** Format: uuid */
+                        contract_id: string | null;
+                        framed_ip: string | null;
+                        calling_station_id: string | null;
+                        started_at: string;
+                        updated_at: string;
+                        stopped_at: string | null;
+                        /** @enum {string} */
+                        state: "online" | "stale" | "closed";
+                        input_bytes: number;
+                        output_bytes: number;
+                        input_packets: number;
+                        output_packets: number;
+                        session_time: number;
+                        terminate_cause: string | null;
+                        created_at: string;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    "isp.disconnectSession": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        session_id: string;
+                        /** @enum {string} */
+                        kind: "disconnect" | "coa";
+                        /** @enum {string} */
+                        outcome: "ack" | "nak" | "timeout";
+                        error_cause: number | null;
+                        attempts: number;
+                        at: string;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    "contract.disconnect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** Format: uuid */
+                            session_id: string;
+                            /** @enum {string} */
+                            kind: "disconnect" | "coa";
+                            /** @enum {string} */
+                            outcome: "ack" | "nak" | "timeout";
+                            error_cause: number | null;
+                            attempts: number;
+                            at: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     "metric.list": {

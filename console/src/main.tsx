@@ -14,6 +14,7 @@ import { RESOURCES } from "./screens/defs";
 import { SystemScreen } from "./screens/system";
 import { SafeIps } from "./screens/safeip";
 import { Menus } from "./screens/menus";
+import { AttemptList, SessionDetail, SessionList } from "./screens/radius";
 import { ResourceCreate, ResourceDetail, ResourceList } from "./resource";
 import { Link, PageHeader } from "./ui";
 
@@ -39,6 +40,8 @@ const NAV: NavItem[] = [
   { to: "/", label: "nav.dashboard", area: "", group: "nav.group.overview" },
   { to: "/contracts", label: "nav.contracts", area: "contract", group: "nav.group.customers" },
   ...RESOURCES.map((r) => ({ to: `/${r.key}`, label: r.title, area: r.area, listPath: r.api, superOnly: r.superOnly, group: groupOf(r.key) })),
+  { to: "/sessions", label: "nav.sessions", area: "isp", listPath: "/api/isp/session", group: "nav.group.network" },
+  { to: "/radius-attempts", label: "nav.attempts", area: "isp", listPath: "/api/isp/radius/attempts", group: "nav.group.network" },
   { to: "/safe-ip", label: "nav.safeIp", area: "auth", group: "nav.group.access" },
   { to: "/menus", label: "nav.menus", area: "service", superOnly: true, group: "nav.group.platform" },
   { to: "/system", label: "nav.system", area: "core", group: "nav.group.platform" },
@@ -174,6 +177,12 @@ function screen(path: string): ComponentChildren {
   if (path === "/safe-ip") return can("auth") ? <SafeIps /> : <Forbidden />;
   if (path === "/system") return can("core") ? <SystemScreen /> : <Forbidden />;
   if (path === "/menus") return isSuper.value ? <Menus /> : <Forbidden />;
+  if (path === "/sessions" || path.startsWith("/sessions/")) {
+    if (!can("isp", "/api/isp/session")) return <Forbidden />;
+    if (path === "/sessions") return <SessionList />;
+    if ((m = match("/sessions/:id", path))) return <SessionDetail id={m.id} />;
+  }
+  if (path === "/radius-attempts") return can("isp", "/api/isp/radius/attempts") ? <AttemptList /> : <Forbidden />;
   for (const def of RESOURCES) {
     if (path !== `/${def.key}` && !path.startsWith(`/${def.key}/`)) continue;
     if (!allowed({ area: def.area, listPath: def.api, superOnly: def.superOnly })) return <Forbidden />;

@@ -17,6 +17,7 @@ import tenant_5 from "../../migrations/tenant/0005_fixed_wind_dancer.sql" with {
 import tenant_6 from "../../migrations/tenant/0006_peaceful_tana_nile.sql" with { type: "text" };
 import tenant_7 from "../../migrations/tenant/0007_low_miss_america.sql" with { type: "text" };
 import tenant_8 from "../../migrations/tenant/0008_certain_roxanne_simpson.sql" with { type: "text" };
+import tenant_9 from "../../migrations/tenant/0009_unusual_makkari.sql" with { type: "text" };
 
 export const embeddedMigrations = {
   platform: {
@@ -42,6 +43,7 @@ export const embeddedMigrations = {
     "0006_peaceful_tana_nile": tenant_6,
     "0007_low_miss_america": tenant_7,
     "0008_certain_roxanne_simpson": tenant_8,
+    "0009_unusual_makkari": tenant_9,
     } as Record<string, string>,
   },
 };

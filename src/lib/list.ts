@@ -35,14 +35,42 @@ export interface Page<T> {
 
 const RESERVED = new Set(["page", "limit", "q", "sort"]);
 
-function scalarColumns(table: SQLiteTable, hidden: string[]): Record<string, SQLiteColumn> {
-  const out: Record<string, SQLiteColumn> = {};
+export const MAX_LIMIT = 500;
+/** Highest page: (page - 1) * limit stays far inside a safe integer and SQLite's int64. */
+export const MAX_PAGE = 1_000_000;
+
+/**
+ * ?page and ?limit checked here as well as by the route schema: whatever reaches this code
+ * (a number, or the raw text should validation be skipped) is a whole number in range or a 400.
+ */
+function wholeParam(field: string, raw: unknown, fallback: number, max: number): number {
+  if (raw === undefined) return fallback;
+  const n = typeof raw === "number" ? raw : typeof raw === "string" && /^[0-9]{1,16}$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isInteger(n) || n < 1 || n > max) throw invalid(field, `must be a whole number from 1 to ${max}`);
+  return n;
+}
+
+/** The page, page size and row offset of a list request; 400 naming ?page or ?limit out of range. */
+export function paging(params: { page?: unknown; limit?: unknown }): { page: number; limit: number; offset: number } {
+  const page = wholeParam("page", params.page, 1, MAX_PAGE);
+  const limit = wholeParam("limit", params.limit, 50, MAX_LIMIT);
+  return { page, limit, offset: (page - 1) * limit };
+}
+
+/** Filterable columns by response field name; a Map, so inherited names (`constructor`, `__proto__`) are unknown fields. */
+function scalarColumns(table: SQLiteTable, hidden: string[]): Map<string, SQLiteColumn> {
+  const out = new Map<string, SQLiteColumn>();
   for (const [k, c] of Object.entries(getTableColumns(table))) {
     const col = c as SQLiteColumn;
     if (hidden.includes(k)) continue;
-    if (col.dataType === "string" || col.dataType === "number" || col.dataType === "boolean") out[k] = col;
+    if (col.dataType === "string" || col.dataType === "number" || col.dataType === "boolean") out.set(k, col);
   }
   return out;
+}
+
+/** A computed field of the spec by its own name only (the spec is a plain object). */
+function computedField(spec: ListSpec, key: string) {
+  return spec.computed && Object.hasOwn(spec.computed, key) ? spec.computed[key] : undefined;
 }
 
 function filterValue(field: string, col: { dataType: string }, raw: unknown): unknown {
@@ -97,8 +125,8 @@ export function listClauses(table: SQLiteTable, spec: ListSpec, params: ListPara
   const conds: (SQL | undefined)[] = [...where];
   for (const [key, raw] of Object.entries(params)) {
     if (RESERVED.has(key) || raw === undefined || spec.extraKeys?.includes(key)) continue;
-    const col = cols[key];
-    const computed = spec.computed?.[key];
+    const col = cols.get(key);
+    const computed = computedField(spec, key);
     if (col) conds.push(eq(col, filterValue(key, col, raw)));
     else if (computed) conds.push(eq(computed.expr, filterValue(key, computed, raw)));
     else throw invalid(key, "is not a filterable field");
@@ -109,10 +137,11 @@ export function listClauses(table: SQLiteTable, spec: ListSpec, params: ListPara
   const sortText = params.sort ?? spec.defaultSort ?? "id";
   const descending = sortText.startsWith("-");
   const sortField = descending ? sortText.slice(1) : sortText;
-  const sortCol: SQLWrapper | undefined = cols[sortField] ?? spec.computed?.[sortField]?.expr;
+  const sortCol: SQLWrapper | undefined = cols.get(sortField) ?? computedField(spec, sortField)?.expr;
   if (!sortCol) throw invalid("sort", `unknown field '${sortField}'`);
   const order = [descending ? desc(sortCol) : asc(sortCol)];
-  if (sortField !== "id" && cols.id) order.push(asc(cols.id));
+  const id = cols.get("id");
+  if (sortField !== "id" && id) order.push(asc(id));
   return { where: and(...conds), order };
 }
 
@@ -125,11 +154,10 @@ export function listRows<R, V>(
   view: (row: R) => V,
   where: (SQL | undefined)[] = [],
 ): Page<V> {
-  const page = params.page ?? 1;
-  const limit = params.limit ?? 50;
+  const { page, limit, offset } = paging(params);
   const { where: w, order } = listClauses(table, spec, params, where);
   const d = db as any;
   const total = (d.select({ n: count() }).from(table).where(w).get() as { n: number }).n;
-  const rows = d.select().from(table).where(w).orderBy(...order).limit(limit).offset((page - 1) * limit).all() as R[];
+  const rows = d.select().from(table).where(w).orderBy(...order).limit(limit).offset(offset).all() as R[];
   return { items: rows.map(view), page, limit, total };
 }

@@ -1,6 +1,7 @@
 // Schemas shared by every module. Types are derived from these, never re-declared.
 import type { TLiteral, TUnion } from "@sinclair/typebox";
 import { t, type TSchema } from "elysia";
+import { MAX_LIMIT, MAX_PAGE } from "./list";
 
 export const Uuid = t.String({ format: "uuid" });
 export const IdParams = t.Object({ id: Uuid });
@@ -35,8 +36,8 @@ export const Measure = () => t.Number({ minimum: -Number.MAX_SAFE_INTEGER, maxim
 
 export const ListQuery = t.Object(
   {
-    page: t.Optional(t.Integer({ minimum: 1 })),
-    limit: t.Optional(t.Integer({ minimum: 1, maximum: 500 })),
+    page: t.Optional(t.Integer({ minimum: 1, maximum: MAX_PAGE })),
+    limit: t.Optional(t.Integer({ minimum: 1, maximum: MAX_LIMIT })),
     q: t.Optional(t.String({ maxLength: 200 })),
     sort: t.Optional(t.String({ maxLength: 64 })),
   },

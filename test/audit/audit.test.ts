@@ -2,6 +2,7 @@
 // audit row (platform table audit_log) and JSON line are checked. Every secret handled on the
 // way (passwords, TOTP secrets and codes, device cookies, reset keys, ID tokens, API keys,
 // bearer tokens) is collected and must appear in no audit row and no log line, at debug level.
+// source-only: captures the in-process logger.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from "jose";
 import * as OTPAuth from "otpauth";
@@ -63,7 +64,7 @@ beforeAll(async () => {
   const smtpPort = (smtp.server.address() as { port: number }).port;
   t = await makeApp({
     env: { CORPADMIN_SMTP_URL: `smtp://127.0.0.1:${smtpPort}`, CORPADMIN_SMTP_FROM: "noreply@corpadmin.test" },
-    config: { oidc: { google: { clientId: GOOGLE_CLIENT, issuer: GOOGLE_ISS, jwksUrl: `http://127.0.0.1:${jwks.port}/google` }, microsoft: { clientId: null, issuer: "", jwksUrl: "" } } },
+    config: { egressAllow: ["127.0.0.0/8"], oidc: { google: { clientId: GOOGLE_CLIENT, issuer: GOOGLE_ISS, jwksUrl: `http://127.0.0.1:${jwks.port}/google` }, microsoft: { clientId: null, issuer: "", jwksUrl: "" } } },
     options: { logger: createLogger("debug", (line) => lines.push(line)), now },
   });
   admin = await startAndLogin(t);
@@ -76,7 +77,7 @@ afterAll(async () => {
   await new Promise<void>((resolve) => smtp.close(() => resolve()));
 });
 
-const allRows = () => t.ctx.platform.$client.query("SELECT * FROM audit_log ORDER BY id").all() as Row[];
+const allRows = () => t.sql().query("SELECT * FROM audit_log ORDER BY id").all() as Row[];
 const rowsOf = (action: string, target?: string) => allRows().filter((r) => r.action === action && (target === undefined || r.target === target));
 const auditLines = () => lines.map((l) => JSON.parse(l)).filter((l) => l.msg === "audit");
 const as = (token: string, method: string, path: string, body?: unknown, ip?: string) => t.req(method, path, { token, body, ip });
@@ -325,7 +326,7 @@ describe("workgroups, memberships, grants, menus", () => {
     const wg = await as(manager.token, "POST", "/api/workgroup", { name: "audited-wg" });
     expect(wg.status).toBe(200);
     const w = wg.body.id as string;
-    const svc = (t.ctx.platform.$client.query("SELECT id FROM services WHERE identifier = 'platform.city'").get() as { id: string }).id;
+    const svc = (t.sql().query("SELECT id FROM services WHERE identifier = 'platform.city'").get() as { id: string }).id;
     const feature = (await as(admin.token, "POST", "/api/feature", { service_id: svc, name: "audit-feature" })).body.id as string;
     const menu = (await as(admin.token, "POST", "/api/menu", { name: "Audit menu", feature_id: feature })).body.id as string;
     const steps: [string, string, string][] = [
@@ -367,7 +368,7 @@ describe("corporations", () => {
     expect(created.status).toBe(200);
     const c = created.body.id as string;
     const u = await member();
-    const svc = (t.ctx.platform.$client.query("SELECT id FROM services WHERE identifier = 'platform.city'").get() as { id: string }).id;
+    const svc = (t.sql().query("SELECT id FROM services WHERE identifier = 'platform.city'").get() as { id: string }).id;
     const steps: [string, string][] = [
       ["PUT", `/api/corp/${c}`],
       ["POST", `/api/corp/${c}/user/${u.userId}`],

@@ -4,7 +4,7 @@ import { SignJWT } from "jose";
 import { events } from "../../src/db/tenant/schema";
 import { authGuard } from "../../src/modules/auth/guard";
 import { recordEvent } from "../../src/events/outbox";
-import { ADMIN, addCorp, addUser, makeApp, startAndLogin, type TestApp } from "../helpers";
+import { ADMIN, addCorp, addMember, addUser, makeApp, sourceOnly, startAndLogin, type TestApp } from "../helpers";
 
 let t: TestApp;
 let admin: Awaited<ReturnType<typeof startAndLogin>>;
@@ -68,7 +68,7 @@ describe("POST /api/login", () => {
 
   test("an inactive user is 403 account-inactive", async () => {
     const u = await addUser(t, admin.corpId, { login: "inactive-one" });
-    t.ctx.platform.$client.query("UPDATE users SET status = 0 WHERE id = ?").run(u.userId);
+    expect((await t.req("PUT", `/api/user/${u.userId}/inactive`, { token: admin.token })).status).toBe(200);
     const res = await login({ corp: "acme", login: u.login, password: u.password });
     expect(res.status).toBe(403);
     expect(res.body.type).toBe("urn:corpadmin:problem:account-inactive");
@@ -111,9 +111,7 @@ describe("POST /api/login", () => {
         else c.close();
       },
     });
-    const res = await t.app.handle(
-      new Request("http://localhost/api/login", { method: "POST", headers: { "content-type": "application/json", "transfer-encoding": "chunked" }, body: stream }),
-    );
+    const res = await t.fetch("/api/login", { method: "POST", headers: { "content-type": "application/json", "transfer-encoding": "chunked" }, body: stream });
     expect(res.status).toBe(413);
   });
 });
@@ -169,13 +167,11 @@ describe("tokens", () => {
   test("refresh of a blocked corporation is 403 corp-blocked; maintenance 503 with Retry-After", async () => {
     const corpId = await addCorp(t, "gate-test");
     const u = await addUser(t, corpId, { login: "gate-user" });
-    t.ctx.platform.$client.query("UPDATE corporations SET status = 'BLOCKED' WHERE id = ?").run(corpId);
-    t.ctx.corps.invalidate(corpId);
+    expect((await t.req("POST", `/api/corp/${corpId}/block`, { token: admin.token })).status).toBe(200);
     const blocked = await t.req("GET", "/api/auth/refresh", { token: u.token });
     expect(blocked.status).toBe(403);
     expect(blocked.body.type).toBe("urn:corpadmin:problem:corp-blocked");
-    t.ctx.platform.$client.query("UPDATE corporations SET status = 'MAINTENANCE' WHERE id = ?").run(corpId);
-    t.ctx.corps.invalidate(corpId);
+    expect((await t.req("POST", `/api/corp/${corpId}/maintenance`, { token: admin.token })).status).toBe(200);
     const maint = await t.req("GET", "/api/auth/refresh", { token: u.token });
     expect(maint.status).toBe(503);
     expect(maint.headers.get("retry-after")).toBeTruthy();
@@ -185,7 +181,7 @@ describe("tokens", () => {
   test("change of corporation: member 200 and old token revoked; non-member 403; bad body 400", async () => {
     const corpId = await addCorp(t, "second-corp");
     const u = await addUser(t, admin.corpId, { login: "two-corps" });
-    t.ctx.platform.$client.query("INSERT INTO corp_members (corp_id, user_id, created_at) VALUES (?, ?, ?)").run(corpId, u.userId, new Date().toISOString());
+    await addMember(t, corpId, u.userId);
     const res = await t.req("POST", "/api/auth/corp", { token: u.token, body: { corp: "second-corp" } });
     expect(res.status).toBe(200);
     expect(res.body.credentials.corp).toBe(corpId);
@@ -201,7 +197,8 @@ describe("tokens", () => {
   });
 });
 
-describe("the auth guard", () => {
+// In-process: probe routes mounted over the real guard.
+sourceOnly("the auth guard", () => {
   // A probe route over the real guard: the tenant handle it resolves is the working corporation's.
   function probeApp() {
     return new Elysia()
@@ -257,7 +254,7 @@ describe("the auth guard", () => {
     const u = await addUser(t, admin.corpId);
     const granted = await addUser(t, admin.corpId, { services: ["platform.city"] });
     expect((await call(app, "/api/city", u.token)).status).toBe(403);
-    const wg = t.ctx.platform.$client.query("SELECT workgroup_id FROM workgroup_members WHERE user_id = ?").get(granted.userId) as { workgroup_id: string };
+    const wg = t.sql().query("SELECT workgroup_id FROM workgroup_members WHERE user_id = ?").get(granted.userId) as { workgroup_id: string };
     t.ctx.platform.$client.query("INSERT INTO workgroup_members (workgroup_id, user_id) VALUES (?, ?)").run(wg.workgroup_id, u.userId);
     t.ctx.permissions.invalidate();
     expect((await call(app, "/api/city", u.token)).status).toBe(200);
@@ -294,7 +291,8 @@ describe("list query validation", () => {
   });
 });
 
-describe("parallel logins of one user", () => {
+// In-process: counts the concurrent password checks.
+sourceOnly("parallel logins of one user", () => {
   test("are not serialised behind one password hash while far from the lock", async () => {
     const u = await addUser(t, admin.corpId, { login: "busy-user" });
     const original = t.ctx.passwords.verify.bind(t.ctx.passwords);

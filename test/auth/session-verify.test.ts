@@ -1,5 +1,6 @@
 // Verified tokens are remembered (the guard checks one on every request): remembering must not
 // let through a token whose time ran out, nor a forged one that differs from a remembered one.
+// source-only: unit test of the session store.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Sessions } from "../../src/modules/auth/sessions";
 import { makeApp, startAndLogin, type TestApp } from "../helpers";

@@ -1,9 +1,11 @@
 // End-to-end journeys of the operator console in a real browser against the compiled binary.
+// source-only: it builds and drives dist/corpadmin itself, so the binary pass would only repeat it.
 import { afterAll, beforeAll, expect, test as bunTest } from "bun:test";
 import { existsSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import type { Browser, Page } from "playwright-core";
 import { ADMIN } from "../helpers";
+import { startResponder } from "../isp/coa-harness";
 import { api, axeViolations, buildOnce, CHROMIUM, CORP, firstStart, launch, shot, startServer, totpNow, uiLogin, type Server } from "./harness";
 
 // Without Chromium these tests skip with a message (.ci/run installs it); in CI they fail instead.
@@ -261,6 +263,41 @@ test("a user without permission sees no menu entry and a clear message on a dire
   await page.context().close();
 }, 60_000);
 
+test("RADIUS: a session shows on its contract and pool, and is disconnected from the console", async () => {
+  const secret = "nas-secret-lo-1";
+  const responder = await startResponder(secret, () => ({ code: "Disconnect-ACK" }));
+  try {
+    const nas = await api(server.base, "POST", "/api/isp/nas", { name: "bng-lo", ip: "127.0.0.1", secret, coa_port: responder.port }, token);
+    expect(nas.status).toBe(200);
+    const pool = await api(server.base, "POST", "/api/isp/pool", { name: "lo-pool", version: 4, cidr: "100.72.0.0/24", nas_id: nas.body.id }, token);
+    expect(pool.status).toBe(200);
+    const accounting = await fetch(`${server.base}/api/isp/radius/accounting`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Basic ${Buffer.from(`${CORP.auth_name}:${secret}`).toString("base64")}` },
+      body: JSON.stringify({ "NAS-IP-Address": "127.0.0.1", "Acct-Status-Type": "Start", "User-Name": "C-1001", "Acct-Session-Id": "lo-1", "Framed-IP-Address": "100.72.0.9" }),
+    });
+    expect(accounting.status).toBe(204);
+    const page = await newPage();
+    await uiLogin(page, server.base);
+    await page.goto(`${server.base}/console/contracts/${contractId}`);
+    const sessions = page.locator("section", { has: page.getByRole("heading", { name: "RADIUS sessions" }) });
+    await sessions.getByRole("cell", { name: "100.72.0.9" }).waitFor();
+    await page.goto(`${server.base}/console/pools/${pool.body.id}`);
+    await page.getByText("1 of 256 addresses in use.").waitFor();
+    await page.goto(`${server.base}/console/sessions?state=online`);
+    await page.getByRole("link", { name: "C-1001" }).click();
+    await page.waitForURL(/\/console\/sessions\/[0-9a-f-]{36}$/);
+    await page.getByRole("button", { name: "Disconnect" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Confirm" }).click();
+    await page.getByText("Disconnect acknowledged by the NAS after 1 attempt(s).").waitFor();
+    expect(responder.received.length).toBe(1);
+    await shot(page, "session-detail-light");
+    await page.context().close();
+  } finally {
+    responder.stop();
+  }
+}, 60_000);
+
 test("keyboard only: open the create form from a list, fill it, submit", async () => {
   const page = await newPage();
   await uiLogin(page, server.base);
@@ -300,7 +337,9 @@ test("the first screen is interactive quickly", async () => {
 /** Every screen of the console, with an id for each detail screen (from the API). */
 async function everyScreen(): Promise<string[]> {
   const first = async (path: string) => (await api(server.base, "GET", `${path}?limit=1`, undefined, token)).body.items[0]?.id as string | undefined;
-  const screens = ["/", "/account", "/contracts", "/contracts/new", `/contracts/${contractId}`, "/safe-ip", "/system", "/menus"];
+  const screens = ["/", "/account", "/contracts", "/contracts/new", `/contracts/${contractId}`, "/safe-ip", "/system", "/menus", "/sessions", "/radius-attempts"];
+  const session = await first("/api/isp/session");
+  if (session) screens.push(`/sessions/${session}`);
   const resources: [string, string][] = [
     ["persons", "/api/person"], ["cities", "/api/city"], ["products", "/api/product"], ["classifications", "/api/classification"],
     ["external-apps", "/api/externalapp"], ["webhooks", "/api/webhook"], ["qrcodes", "/api/qrcode"], ["qr-campaigns", "/api/qrcode/campaign"],

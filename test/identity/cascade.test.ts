@@ -1,3 +1,4 @@
+// source-only: deletes rows past the API to check the database's own cascades.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { addCorp, addUser, makeApp, startAndLogin, type TestApp } from "../helpers";
 
@@ -11,7 +12,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const count = (table: string, where = "1 = 1", ...args: string[]) =>
-  (t.ctx.platform.$client.query(`SELECT count(*) AS n FROM ${table} WHERE ${where}`).get(...args) as { n: number }).n;
+  (t.sql().query(`SELECT count(*) AS n FROM ${table} WHERE ${where}`).get(...args) as { n: number }).n;
 
 test("deleting a corporation removes its safe IP ranges and failure counters", async () => {
   const corpId = await addCorp(t, "short-lived");

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from "jose";
 import * as OTPAuth from "otpauth";
-import { addCorp, addUser, makeApp, startAndLogin, type TestApp } from "../helpers";
+import { addCorp, addMember, addUser, makeApp, startAndLogin, testSourceOnly, type TestApp } from "../helpers";
 
 const GOOGLE_CLIENT = "google-client-id.apps.example";
 const MS_CLIENT = "8c1e5f3a-ms-client";
@@ -35,11 +35,13 @@ beforeAll(async () => {
   });
   const base = `http://127.0.0.1:${jwks.port}`;
   t = await makeApp({
-    config: {
-      oidc: {
-        google: { clientId: GOOGLE_CLIENT, issuer: GOOGLE_ISS, jwksUrl: `${base}/google` },
-        microsoft: { clientId: MS_CLIENT, issuer: "https://login.microsoftonline.com/{tenantid}/v2.0", jwksUrl: `${base}/microsoft` },
-      },
+    env: {
+      CORPADMIN_EGRESS_ALLOW: "127.0.0.0/8", // the key sets are served on loopback
+      CORPADMIN_OIDC_GOOGLE_CLIENT_ID: GOOGLE_CLIENT,
+      CORPADMIN_OIDC_GOOGLE_ISSUER: GOOGLE_ISS,
+      CORPADMIN_OIDC_GOOGLE_JWKS_URL: `${base}/google`,
+      CORPADMIN_OIDC_MICROSOFT_CLIENT_ID: MS_CLIENT,
+      CORPADMIN_OIDC_MICROSOFT_JWKS_URL: `${base}/microsoft`,
     },
   });
   admin = await startAndLogin(t);
@@ -195,7 +197,7 @@ describe("exchange", () => {
   test("corp left out with several corporations is 400 naming corp", async () => {
     const u = await addUser(t, admin.corpId, { login: "oidc-two-corps" });
     const second = await addCorp(t, "oidc-second");
-    t.ctx.platform.$client.query("INSERT INTO corp_members (corp_id, user_id, created_at) VALUES (?, ?, ?)").run(second, u.userId, new Date().toISOString());
+    await addMember(t, second, u.userId);
     await link("google", u.token, await idToken({ sub: "two-corps-sub" }));
     const res = await exchange("google", { id_token: await idToken({ sub: "two-corps-sub" }) });
     expect(res.status).toBe(400);
@@ -205,7 +207,8 @@ describe("exchange", () => {
     expect(named.body.credentials.corp).toBe(second);
   });
 
-  test("the login checks apply: inactive, safe IP, two-factor and the lock", async () => {
+  // In-process: sets the second factor and the status past the API.
+  testSourceOnly("the login checks apply: inactive, safe IP, two-factor and the lock", async () => {
     const u = await addUser(t, admin.corpId, { login: "oidc-checked" });
     await link("google", u.token, await idToken({ sub: "checked-sub" }));
     const tok = () => idToken({ sub: "checked-sub" });
@@ -220,7 +223,7 @@ describe("exchange", () => {
     expect(ok.headers.getSetCookie().some((c) => c.startsWith("corpadmin_device="))).toBe(true);
     // safe IP ranges of the corporation
     const fenced = await addCorp(t, "oidc-fenced");
-    t.ctx.platform.$client.query("INSERT INTO corp_members (corp_id, user_id, created_at) VALUES (?, ?, ?)").run(fenced, u.userId, new Date().toISOString());
+    await addMember(t, fenced, u.userId);
     expect((await t.req("POST", "/api/auth/safe-ip/oidc-fenced", { token: admin.token, body: { range: "10.0.0.0/8" } })).status).toBe(200);
     t.ctx.platform.$client.query("UPDATE users SET two_factor_secret = NULL WHERE id = ?").run(u.userId);
     expect((await exchange("google", { id_token: await tok(), corp: "oidc-fenced" }, "192.0.2.1")).body.type).toBe("urn:corpadmin:problem:ip-not-allowed");
@@ -248,9 +251,7 @@ describe("the provider's key set unavailable", () => {
     closed.stop(true);
     try {
       for (const jwksUrl of [`http://127.0.0.1:${failing.port}/keys`, `http://127.0.0.1:${closedPort}/keys`]) {
-        const app = await makeApp({
-          config: { oidc: { google: { clientId: GOOGLE_CLIENT, issuer: GOOGLE_ISS, jwksUrl }, microsoft: { clientId: null, issuer: "x", jwksUrl: "http://127.0.0.1:1/" } } },
-        });
+        const app = await makeApp({ env: { CORPADMIN_EGRESS_ALLOW: "127.0.0.0/8", CORPADMIN_OIDC_GOOGLE_CLIENT_ID: GOOGLE_CLIENT, CORPADMIN_OIDC_GOOGLE_ISSUER: GOOGLE_ISS, CORPADMIN_OIDC_GOOGLE_JWKS_URL: jwksUrl } });
         try {
           const res = await app.req("POST", "/api/auth/oidc/google/exchange", { body: { id_token: await idToken() } });
           expect(res.status).toBe(503);
@@ -263,6 +264,26 @@ describe("the provider's key set unavailable", () => {
       failing.stop(true);
     }
   });
+});
+
+test("the key set is fetched through the egress policy: a refused address is 503 and never asked", async () => {
+  let asked = 0;
+  const keys = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => (asked++, Response.json({ keys: [rsa.jwk, ec.jwk] })) });
+  try {
+    for (const host of ["127.0.0.1", "[::ffff:127.0.0.1]", "[::127.0.0.1]"]) {
+      const jwksUrl = `http://${host}:${keys.port}/keys`;
+      const app = await makeApp({ env: { CORPADMIN_OIDC_GOOGLE_CLIENT_ID: GOOGLE_CLIENT, CORPADMIN_OIDC_GOOGLE_ISSUER: GOOGLE_ISS, CORPADMIN_OIDC_GOOGLE_JWKS_URL: jwksUrl } });
+      try {
+        const res = await app.req("POST", "/api/auth/oidc/google/exchange", { body: { id_token: await idToken() } });
+        expect(res.status).toBe(503);
+      } finally {
+        await app.close();
+      }
+    }
+    expect(asked).toBe(0);
+  } finally {
+    keys.stop(true);
+  }
 });
 
 test("the exchange is rate-limited per client IP like the other public auth rows", async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SMTPServer } from "smtp-server";
-import { addUser, makeApp, startAndLogin, type TestApp } from "../helpers";
+import { addUser, inProcessOnly, makeApp, startAndLogin, testSourceOnly, type TestApp } from "../helpers";
 
 interface Delivered {
   to: string[];
@@ -34,7 +34,7 @@ beforeAll(async () => {
   smtpPort = (smtp.server.address() as { port: number }).port;
   t = await makeApp({
     env: { CORPADMIN_SMTP_URL: `smtp://127.0.0.1:${smtpPort}`, CORPADMIN_SMTP_FROM: "noreply@corpadmin.test" },
-    options: { now: () => Date.now() + offsetMs },
+    options: inProcessOnly({ now: () => Date.now() + offsetMs }),
   });
   admin = await startAndLogin(t);
 });
@@ -78,7 +78,7 @@ describe("password reset", () => {
     expect(mail.text).toContain("From: noreply@corpadmin.test");
     const key = keyIn(mail);
     // the key is stored hashed, never in clear
-    const stored = t.ctx.platform.$client.query("SELECT key_hash FROM password_reset_keys").all() as { key_hash: string }[];
+    const stored = t.sql().query("SELECT key_hash FROM password_reset_keys").all() as { key_hash: string }[];
     expect(stored.some((r) => r.key_hash === key)).toBe(false);
     expect((await reset(key, "a-new-password-1")).status).toBe(204);
     expect((await t.req("GET", "/api/auth/credentials", { token: u.token })).status).toBe(401);
@@ -103,7 +103,8 @@ describe("password reset", () => {
     expect(inbox.length).toBe(before + 1);
   });
 
-  test("an expired key (after 1 hour) is 400", async () => {
+  // In-process: moves the app's clock.
+  testSourceOnly("an expired key (after 1 hour) is 400", async () => {
     const u = await addUser(t, admin.corpId, { login: "slow-reader" });
     const before = inbox.length;
     await requestKey(u.login);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { ADMIN, addCorp, addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../helpers";
+import { ADMIN, addCorp, addMember, addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../helpers";
 
 let t: TestApp;
 let admin: Awaited<ReturnType<typeof startAndLogin>>;
@@ -128,7 +128,7 @@ describe("enforcement", () => {
 
   test("changing into the corporation checks the ranges too", async () => {
     const both = await addUser(t, otherCorp, { login: "fence-hopper" });
-    t.ctx.platform.$client.query("INSERT INTO corp_members (corp_id, user_id, created_at) VALUES (?, ?, ?)").run(corpId, both.userId, new Date().toISOString());
+    await addMember(t, corpId, both.userId);
     const fromOutside = await t.req("POST", "/api/auth/corp", { token: both.token, body: { corp: "fenced" }, ip: "203.0.113.5" });
     expect(fromOutside.status).toBe(403);
     expect(fromOutside.body.type).toBe("urn:corpadmin:problem:ip-not-allowed");

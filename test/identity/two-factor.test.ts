@@ -1,3 +1,4 @@
+// source-only: moves the app's clock (options.now).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import * as OTPAuth from "otpauth";
 import { addCorp, addUser, makeApp, startAndLogin, type TestApp } from "../helpers";
@@ -153,7 +154,7 @@ describe("remembered devices", () => {
     expect(parts).toContain("Path=/api");
     expect(parts).toContain("Max-Age=2592000");
     expect(parts).not.toContain("Secure");
-    const stored = t.ctx.platform.$client.query("SELECT token_hash FROM remembered_devices WHERE user_id = ?").all(u.userId) as { token_hash: string }[];
+    const stored = t.sql().query("SELECT token_hash FROM remembered_devices WHERE user_id = ?").all(u.userId) as { token_hash: string }[];
     expect(stored.length).toBe(1);
     expect(stored[0].token_hash).not.toBe(value);
     const skipped = await login(u.login, u.password, {}, { cookie: `corpadmin_device=${value}` });
@@ -210,7 +211,7 @@ describe("remembered devices", () => {
     expect(ok.status).toBe(200);
     expect(ok.body.two_factor_required).toBe(false);
     expect((await login(u.login, u.password)).status).toBe(200);
-    expect((t.ctx.platform.$client.query("SELECT count(*) AS n FROM remembered_devices WHERE user_id = ?").get(u.userId) as { n: number }).n).toBe(0);
+    expect((t.sql().query("SELECT count(*) AS n FROM remembered_devices WHERE user_id = ?").get(u.userId) as { n: number }).n).toBe(0);
     void cookie;
     expect((await t.req("POST", `/api/user/${u.userId}/2fa/disable`, { token: u.token, body: { code: "123456" } })).status).toBe(409);
   });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { ADMIN, addCorp, addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../helpers";
+import { ADMIN, addCorp, addMember, addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../helpers";
 
 let t: TestApp;
 let admin: Awaited<ReturnType<typeof startAndLogin>>;
@@ -157,7 +157,7 @@ describe("PUT /api/user/{id}", () => {
 describe("accounts reaching beyond the working corporation", () => {
   test("a member of another corporation is changed only by * or themself", async () => {
     const u = await addUser(t, admin.corpId, { login: "shared-user" });
-    t.ctx.platform.$client.query("INSERT INTO corp_members (corp_id, user_id, created_at) VALUES (?, ?, ?)").run(otherCorp, u.userId, new Date().toISOString());
+    await addMember(t, otherCorp, u.userId);
     const body = { name: "Hijacked", email: "attacker@example.com", login: "shared-user" };
     const put = await t.req("PUT", `/api/user/${u.userId}`, { token: manager.token, body });
     expect(put.status).toBe(403);
@@ -245,7 +245,7 @@ describe("DELETE /api/user/{id}", () => {
     expect((await t.req("DELETE", `/api/user/${manager.userId}`, { token: manager.token })).status).toBe(409);
     expect((await t.req("DELETE", `/api/user/${admin.userId}`, { token: admin.token })).status).toBe(409);
     const both = await addUser(t, admin.corpId, { login: "two-homes" });
-    t.ctx.platform.$client.query("INSERT INTO corp_members (corp_id, user_id, created_at) VALUES (?, ?, ?)").run(otherCorp, both.userId, new Date().toISOString());
+    await addMember(t, otherCorp, both.userId);
     expect((await t.req("DELETE", `/api/user/${both.userId}`, { token: manager.token })).status).toBe(409);
     expect((await t.req("DELETE", `/api/user/${both.userId}`, { token: admin.token })).status).toBe(204);
   });
@@ -276,7 +276,7 @@ describe("GET /api/user/{id}/permissions", () => {
 
   test("another corporation: * or the user's own membership; else 403; unknown corporation 404", async () => {
     const u = await addUser(t, admin.corpId, { login: "perm-two" });
-    t.ctx.platform.$client.query("INSERT INTO corp_members (corp_id, user_id, created_at) VALUES (?, ?, ?)").run(otherCorp, u.userId, new Date().toISOString());
+    await addMember(t, otherCorp, u.userId);
     expect((await t.req("GET", `/api/user/${u.userId}/permissions?corp_id=${otherCorp}`, { token: u.token })).status).toBe(200);
     expect((await t.req("GET", `/api/user/${u.userId}/permissions?corp_id=${otherCorp}`, { token: manager.token })).status).toBe(403);
     const bySuper = await t.req("GET", `/api/user/${u.userId}/permissions?corp_id=${otherCorp}`, { token: admin.token });

@@ -1,6 +1,4 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
-import { features, services } from "../../src/db/platform/schema";
 import { addCorp, addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../helpers";
 
 let t: TestApp;
@@ -20,11 +18,13 @@ beforeAll(async () => {
   otherCorp = await addCorp(t, "other-isp");
   const outsider = await addUser(t, otherCorp, { login: "wg-outsider", services: ["platform.workgroup"] });
   foreignWg = (await t.req("POST", "/api/workgroup", { token: outsider.token, body: { name: "Foreign" } })).body.id;
-  cityService = t.ctx.platform.select().from(services).where(eq(services.identifier, "platform.city")).get()!.id;
-  cityFeature = t.ctx.platform.insert(features).values({ service_id: cityService, name: "City reader" }).returning().get().id;
-  t.ctx.platform.$client.query("INSERT INTO actions (id, feature_id, action, created_at, updated_at) VALUES (?, ?, ?, ?, ?)").run(crypto.randomUUID(), cityFeature, "localhost:80/api/city/GET", "x", "x");
+  cityService = serviceId("platform.city");
+  cityFeature = (await t.req("POST", "/api/feature", { token: admin.token, body: { service_id: cityService, name: "City reader" } })).body.id;
+  expect((await t.req("POST", `/api/feature/${cityFeature}/action`, { token: admin.token, body: { action: "localhost:80/api/city/GET" } })).status).toBe(200);
 });
 afterAll(() => t.close());
+
+const serviceId = (identifier: string) => (t.sql().query("SELECT id FROM services WHERE identifier = ?").get(identifier) as { id: string }).id;
 
 const credentialsOf = async (token: string) => (await t.req("GET", "/api/auth/credentials", { token })).body.credentials.permission;
 
@@ -77,7 +77,7 @@ describe("members and grants", () => {
     expect((await t.req("GET", "/api/user", { token: u.token })).status).toBe(403);
     expect((await t.req("POST", `/api/workgroup/${wg}/user/${u.userId}`, { token: manager.token })).status).toBe(204);
     expect((await t.req("POST", `/api/workgroup/${wg}/user/${u.userId}`, { token: manager.token })).status).toBe(204);
-    const userService = t.ctx.platform.select().from(services).where(eq(services.identifier, "platform.user")).get()!.id;
+    const userService = serviceId("platform.user");
     expect((await t.req("POST", `/api/workgroup/${wg}/service/${userService}`, { token: manager.token })).status).toBe(204);
     expect((await t.req("GET", "/api/user", { token: u.token })).status).toBe(200);
     expect((await credentialsOf(u.token)).admin).toEqual(["platform.user"]);
@@ -120,13 +120,12 @@ describe("members and grants", () => {
     const wg = (await t.req("POST", "/api/workgroup", { token: manager.token, body: { name: "Conflicts" } })).body.id;
     const outsider = await addUser(t, otherCorp, { login: "not-in-acme" });
     expect((await t.req("POST", `/api/workgroup/${wg}/user/${outsider.userId}`, { token: manager.token })).status).toBe(409);
-    t.ctx.platform.$client.query("DELETE FROM corp_services WHERE corp_id = ? AND service_id = ?").run(admin.corpId, cityService);
-    t.ctx.permissions.invalidate();
+    expect((await t.req("DELETE", `/api/corp/${admin.corpId}/service/${cityService}`, { token: admin.token })).status).toBe(204);
     try {
       expect((await t.req("POST", `/api/workgroup/${wg}/service/${cityService}`, { token: manager.token })).status).toBe(409);
       expect((await t.req("POST", `/api/workgroup/${wg}/feature/${cityFeature}`, { token: manager.token })).status).toBe(409);
     } finally {
-      t.ctx.platform.$client.query("INSERT INTO corp_services (corp_id, service_id) VALUES (?, ?)").run(admin.corpId, cityService);
+      expect((await t.req("POST", `/api/corp/${admin.corpId}/service/${cityService}`, { token: admin.token })).status).toBe(204);
     }
   });
 

@@ -12,7 +12,7 @@ const acct = (body: unknown, authorization = basic("acme", SECRET), headers: Rec
 const typed = (attrs: Record<string, string | number>) =>
   Object.fromEntries(Object.entries(attrs).map(([k, v]) => [k, { type: typeof v === "number" ? "integer" : "string", value: [v] }]));
 const rows = (sessionId: string) =>
-  t.ctx.tenants.get(admin.corpId).$client.query("SELECT * FROM isp_radius_accounting WHERE session_id = ? ORDER BY received_at, rowid").all(sessionId) as any[];
+  t.sql(admin.corpId).query("SELECT * FROM isp_radius_accounting WHERE session_id = ? ORDER BY received_at, rowid").all(sessionId) as any[];
 
 beforeAll(async () => {
   t = await makeApp();
@@ -53,7 +53,7 @@ describe("POST /api/isp/radius/accounting", () => {
   test("Accounting-On is acknowledged and not stored", async () => {
     const res = await acct(typed({ "Acct-Status-Type": "Accounting-On", "NAS-IP-Address": "192.0.2.10" }));
     expect(res.status).toBe(204);
-    const n = t.ctx.tenants.get(admin.corpId).$client.query("SELECT count(*) AS n FROM isp_radius_accounting WHERE status_type NOT IN ('Start','Stop','Interim-Update')").get() as { n: number };
+    const n = t.sql(admin.corpId).query("SELECT count(*) AS n FROM isp_radius_accounting WHERE status_type NOT IN ('Start','Stop','Interim-Update')").get() as { n: number };
     expect(n.n).toBe(0);
   });
 
@@ -93,7 +93,7 @@ describe("POST /api/isp/radius/accounting", () => {
     expect((await acct(body, basic("acme", "beta-secret-1"))).status).toBe(401);
     expect((await acct(body, basic("beta-isp", "beta-secret-1"))).status).toBe(204);
     expect(rows("cross")).toHaveLength(0);
-    const betaRows = t.ctx.tenants.get(beta).$client.query("SELECT count(*) AS n FROM isp_radius_accounting WHERE session_id = 'cross'").get() as { n: number };
+    const betaRows = t.sql(beta).query("SELECT count(*) AS n FROM isp_radius_accounting WHERE session_id = 'cross'").get() as { n: number };
     expect(betaRows.n).toBe(1);
   });
 

@@ -21,8 +21,7 @@ describe.skipIf(FREERADIUS_MISSING !== null)("FreeRADIUS rlm_rest → corpadmin"
   beforeAll(async () => {
     t = await makeApp();
     admin = await startAndLogin(t);
-    t.app.listen({ hostname: "127.0.0.1", port: 0 });
-    const port = t.app.server!.port;
+    const baseUrl = t.listen();
     const fx = await mikrotikLayout(t, admin.token);
     layoutId = fx.layout.id;
     // The NAS is registered with its RADIUS shared secret, which FreeRADIUS forwards as the NAS secret.
@@ -32,14 +31,13 @@ describe.skipIf(FREERADIUS_MISSING !== null)("FreeRADIUS rlm_rest → corpadmin"
     const off = await contractWith(t, admin.token, { username: "joao", password: "joao-pass", max_upload: "1M", max_download: "2M" }, "INACTIVE");
     inactiveContract = off.contract.id;
     radius = await startFreeradius({
-      baseUrl: `http://127.0.0.1:${port}`,
+      baseUrl,
       credential: { kind: "basic", corp: "acme" },
       clients: [{ name: "nas_e2e", ipaddr: "127.0.0.1", secret: RADIUS_SECRET }],
     });
   });
   afterAll(async () => {
     await radius?.stop();
-    await t.app.stop();
     await t.close();
   });
 
@@ -99,7 +97,7 @@ describe.skipIf(FREERADIUS_MISSING !== null)("FreeRADIUS rlm_rest → corpadmin"
   test("FreeRADIUS configured with an external app's X-Api-Key instead of the NAS secret", async () => {
     const app = await must(t, admin.token, "POST", "/api/externalapp", { name: "freeradius" });
     const keyed = await startFreeradius({
-      baseUrl: `http://127.0.0.1:${t.app.server!.port}`,
+      baseUrl: t.listen(),
       credential: { kind: "api-key", key: app.api_key },
       clients: [{ name: "nas_key", ipaddr: "127.0.0.1", secret: "other-radius-secret" }],
     });
@@ -119,7 +117,7 @@ describe.skipIf(FREERADIUS_MISSING !== null)("FreeRADIUS rlm_rest → corpadmin"
   });
 
   const rows = (sessionId: string) =>
-    t.ctx.tenants.get(admin.corpId).$client.query("SELECT status_type, username, session_time, input_octets, contract_id IS NOT NULL AS linked FROM isp_radius_accounting WHERE session_id = ? ORDER BY rowid").all(sessionId);
+    t.sql(admin.corpId).query("SELECT status_type, username, session_time, input_octets, contract_id IS NOT NULL AS linked FROM isp_radius_accounting WHERE session_id = ? ORDER BY rowid").all(sessionId);
 
   test("Accounting-Request Start and Stop are answered and stored once each", async () => {
     const base = { "User-Name": "maria@isp", "Acct-Session-Id": "81000001", "NAS-IP-Address": NAS_IP };

@@ -81,7 +81,7 @@ describe("GET /api/isp/radius/authorize", () => {
   test("a change committed by another connection (a second process) applies at once", async () => {
     const q = { username: "maria", password: "maria-pass", nas_ip: NAS_IP };
     expect((await authorize(q)).status).toBe(200);
-    const other = new Database(t.ctx.tenants.pathOf(admin.corpId));
+    const other = new Database(t.sql(admin.corpId).filename);
     try {
       other.run("UPDATE isp_nas SET status = 0 WHERE id = ?", [nas.id]);
       expect((await authorize(q)).status).toBe(401);
@@ -126,17 +126,16 @@ describe("GET /api/isp/radius/authorize", () => {
 
   test("a BLOCKED corporation is 403 (rlm_rest: userlock), under maintenance 503 (fail)", async () => {
     const q = { username: "maria", password: "maria-pass", nas_ip: NAS_IP };
-    const setStatus = (status: string) => {
-      t.ctx.platform.$client.query("UPDATE corporations SET status = ? WHERE id = ?").run(status, admin.corpId);
-      t.ctx.corps.invalidate(admin.corpId);
+    const setStatus = async (status: "block" | "maintenance" | "enable") => {
+      expect((await t.req("POST", `/api/corp/${admin.corpId}/${status}`, { token: admin.token })).status).toBe(200);
     };
     try {
-      setStatus("BLOCKED");
+      await setStatus("block");
       expect((await authorize(q)).status).toBe(403);
-      setStatus("MAINTENANCE");
+      await setStatus("maintenance");
       expect((await authorize(q)).status).toBe(503);
     } finally {
-      setStatus("ENABLED");
+      await setStatus("enable");
     }
     expect((await authorize(q)).status).toBe(200);
   });
@@ -155,6 +154,7 @@ describe("GET /api/isp/radius/authorize", () => {
     expect(ok.status).toBe(200);
     expect(ok.body["reply:Mikrotik-Rate-Limit"].value).toBe("10M/100M");
     expect((await authorize(q, { "x-api-key": `${app.api_key}x` })).status).toBe(401);
+    expect((await authorize(q, { "x-api-key": `${app.api_key}.extra` })).status).toBe(401);
     await must(t, admin.token, "PUT", `/api/externalapp/${app.id}`, { name: "radius-proxy", status: false });
     expect((await authorize(q, { "x-api-key": app.api_key })).status).toBe(401);
   });

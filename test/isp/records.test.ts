@@ -438,12 +438,12 @@ describe("nas", () => {
 
   test("a PUT without secret keeps it, with one replaces it", async () => {
     const n = await nas();
-    const before = t.ctx.tenants.get(admin.corpId).$client.query("SELECT secret_hash FROM isp_nas WHERE id = ?").get(n.id) as { secret_hash: string };
+    const before = t.sql(admin.corpId).query("SELECT secret_hash FROM isp_nas WHERE id = ?").get(n.id) as { secret_hash: string };
     expect((await req("PUT", `/api/isp/nas/${n.id}`, { name: n.name, ip: n.ip })).status).toBe(200);
-    const kept = t.ctx.tenants.get(admin.corpId).$client.query("SELECT secret_hash FROM isp_nas WHERE id = ?").get(n.id) as { secret_hash: string };
+    const kept = t.sql(admin.corpId).query("SELECT secret_hash FROM isp_nas WHERE id = ?").get(n.id) as { secret_hash: string };
     expect(kept.secret_hash).toBe(before.secret_hash);
     await req("PUT", `/api/isp/nas/${n.id}`, { name: n.name, ip: n.ip, secret: "brand-new-secret" });
-    const changed = t.ctx.tenants.get(admin.corpId).$client.query("SELECT secret_hash FROM isp_nas WHERE id = ?").get(n.id) as { secret_hash: string };
+    const changed = t.sql(admin.corpId).query("SELECT secret_hash FROM isp_nas WHERE id = ?").get(n.id) as { secret_hash: string };
     expect(changed.secret_hash).not.toBe(before.secret_hash);
     expect(changed.secret_hash).not.toContain("brand-new-secret");
   });

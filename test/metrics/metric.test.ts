@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { drizzle } from "drizzle-orm/bun-sqlite";
 import { events } from "../../src/db/tenant/schema";
 import { addCorp, addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../helpers";
 
@@ -30,8 +31,7 @@ const doc = (over: Record<string, unknown> = {}) => ({
 
 const create = (body: unknown, token = admin.token) => t.req("POST", "/api/metric", { token, body });
 const eventsOf = (corpId: string, recordId: string) =>
-  t.ctx.tenants
-    .get(corpId)
+  drizzle(t.sql(corpId))
     .select()
     .from(events)
     .all()
@@ -247,7 +247,7 @@ describe("list, get, update and delete by id", () => {
     expect(res.text).toBe("");
     expect((await t.req("GET", `/api/metric/${m.id}`, { token: admin.token })).status).toBe(404);
     expect((await t.req("DELETE", `/api/metric/${m.id}`, { token: admin.token })).status).toBe(404);
-    const left = t.ctx.tenants.get(admin.corpId).$client.query("SELECT count(*) AS n FROM metric_values WHERE metric_id = ?").get(m.id) as { n: number };
+    const left = t.sql(admin.corpId).query("SELECT count(*) AS n FROM metric_values WHERE metric_id = ?").get(m.id) as { n: number };
     expect(left.n).toBe(0);
     const evs = eventsOf(admin.corpId, m.id);
     expect(evs.map((e) => e.type)).toEqual(["METRIC_AFTER_INSERT", "METRIC_AFTER_DELETE"]);

@@ -1,4 +1,5 @@
 // The collector against a real local HTTP endpoint, with real 1 s periodicities.
+// source-only: drives the metric scheduler in-process.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { metricSchedulers } from "../../src/modules/metric";
 import { ADMIN, makeApp, startAndLogin, type TestApp } from "../helpers";
@@ -86,7 +87,7 @@ const metricBody = (over: Record<string, unknown>) => ({
   ...over,
 });
 const valuesOf = (t: TestApp, corpId: string, metricId: string) =>
-  t.ctx.tenants.get(corpId).$client.query("SELECT at, at_ms, value FROM metric_values WHERE metric_id = ? ORDER BY at_ms").all(metricId) as { at: string; at_ms: number; value: unknown }[];
+  t.sql(corpId).query("SELECT at, at_ms, value FROM metric_values WHERE metric_id = ? ORDER BY at_ms").all(metricId) as { at: string; at_ms: number; value: unknown }[];
 
 describe("the collector", () => {
   let t: TestApp;

@@ -99,7 +99,7 @@ describe("POST /api/metric/{id}/value", () => {
     expect((await t.req("POST", `/api/metric/${m.id}/value`, { body: { value: 1 } })).status).toBe(401);
     const u = await addUser(t, admin.corpId, { services: ["platform.city"] });
     expect((await post(m.id, { value: 1 }, u.token)).status).toBe(403);
-    const n = t.ctx.tenants.get(admin.corpId).$client.query("SELECT count(*) AS n FROM events WHERE record_id = ?").get(m.id) as { n: number };
+    const n = t.sql(admin.corpId).query("SELECT count(*) AS n FROM events WHERE record_id = ?").get(m.id) as { n: number };
     expect(n.n).toBe(1); // its METRIC_AFTER_INSERT only
   });
 });

@@ -1,4 +1,5 @@
 // Property tests of the collector's pure timing rules (fast-check).
+// source-only: pure functions; the same in both passes.
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { zoneOffsetMinutes } from "../../src/lib/time";

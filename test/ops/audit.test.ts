@@ -1,5 +1,6 @@
 // The audit log: security events of the auth rows as platform rows and JSON lines, retention,
 // and no secrets anywhere.
+// source-only: captures the in-process logger and drives the audit log with a clock.
 import { afterAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { createLogger } from "../../src/lib/log";
@@ -29,7 +30,7 @@ async function auditedApp() {
   const lines: string[] = [];
   const t = await makeApp({ options: { logger: createLogger("info", (l) => lines.push(l)) } });
   apps.push(t);
-  const rows = () => t.ctx.platform.$client.query("SELECT * FROM audit_log ORDER BY id").all() as Row[];
+  const rows = () => t.sql().query("SELECT * FROM audit_log ORDER BY id").all() as Row[];
   const logged = () => lines.map((l) => JSON.parse(l)).filter((l) => l.msg === "audit");
   return { t, rows, logged, lines };
 }
@@ -104,7 +105,7 @@ test("retention: entries older than the setting are pruned at start and by prune
   // Started again on the same directory: the 31-day-old entry is gone, the 29-day-old one stays.
   const t = await makeApp({ dir, env: { CORPADMIN_AUDIT_RETENTION_DAYS: "30" } });
   apps.push(t);
-  const actions = () => (t.ctx.platform.$client.query("SELECT action, target FROM audit_log").all() as { action: string; target: string }[]);
+  const actions = () => (t.sql().query("SELECT action, target FROM audit_log").all() as { action: string; target: string }[]);
   expect(actions().map((a) => a.action)).toEqual(["test.recent"]);
   expect(actions()[0].target.length).toBe(200);
 

@@ -1,5 +1,6 @@
 // Backups taken while the service runs and a second process keeps writing; restore; the
 // scheduled backup with retention; the CLI.
+// source-only: reads the app's service metrics and closes its context mid-run.
 import { afterAll, expect, test } from "bun:test";
 import { chownSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -69,7 +70,9 @@ test("backup under a concurrent write load loses nothing acknowledged before it 
     expect(acked.length).toBeGreaterThan(countAtEnd);
 
     expect(manifest.app_version).toBe(VERSION);
-    expect(manifest.files.map((f) => f.kind).sort()).toEqual(["corporation", "corporation", "corporation", "platform"]);
+    // The token key comes from configuration here; data.key (NAS secrets are sealed with it) is a file.
+    expect(manifest.files.map((f) => f.kind).sort()).toEqual(["corporation", "corporation", "corporation", "platform", "secret"]);
+    expect(manifest.files.find((f) => f.kind === "secret")?.path).toBe("data.key");
     for (const f of manifest.files) {
       expect(statSync(join(backupDir, f.path)).size).toBe(f.size);
       expect(f.sha256).toMatch(/^[0-9a-f]{64}$/);
@@ -82,14 +85,15 @@ test("backup under a concurrent write load loses nothing acknowledged before it 
     expect(result.corporations).toBe(3);
     expect(result.moved.map((m) => m.corp_id)).toEqual([gamma]);
     expect(existsSync(join(restoredDir, "corps", `${gamma}.db`))).toBe(true);
+    expect(readFileSync(join(restoredDir, "data.key"), "utf8")).toBe(readFileSync(join(t.dir, "data.key"), "utf8"));
 
     const t2 = await makeApp({ dir: restoredDir });
     apps.push(t2);
     const missing: string[] = [];
-    const settingsKeys = new Set((t2.ctx.platform.$client.query("SELECT key FROM settings").all() as { key: string }[]).map((r) => r.key));
+    const settingsKeys = new Set((t2.sql().query("SELECT key FROM settings").all() as { key: string }[]).map((r) => r.key));
     const eventIds = new Map<string, Set<string>>();
     for (const id of corpIds) {
-      const rows = t2.ctx.tenants.get(id).$client.query("SELECT record_id FROM events").all() as { record_id: string }[];
+      const rows = t2.sql(id).query("SELECT record_id FROM events").all() as { record_id: string }[];
       eventIds.set(id, new Set(rows.map((r) => r.record_id)));
     }
     for (const line of ackedBefore) {

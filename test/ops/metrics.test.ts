@@ -1,7 +1,7 @@
 // GET /metrics: off by default, a bearer token and/or loopback-only, Prometheus text format.
 import { afterAll, expect, test } from "bun:test";
 import { MetricsRegistry } from "../../src/modules/ops/metrics";
-import { makeApp, startAndLogin, type TestApp } from "../helpers";
+import { inProcessOnly, makeApp, startAndLogin, testSourceOnly, type TestApp } from "../helpers";
 
 const apps: TestApp[] = [];
 afterAll(async () => {
@@ -36,7 +36,8 @@ test("off unless a token or loopback-only is configured: 404 like any unknown pa
   expect(Object.keys(doc.body.paths)).not.toContain("/metrics");
 });
 
-test("with a token: 401 without it or with a wrong one; requests by route and status, latency histogram, databases", async () => {
+// In-process: waits on and feeds the app's own counters.
+testSourceOnly("with a token: 401 without it or with a wrong one; requests by route and status, latency histogram, databases", async () => {
   const t = await app({ CORPADMIN_METRICS_TOKEN: TOKEN });
   await startAndLogin(t);
   expect((await t.req("GET", "/metrics")).status).toBe(401);
@@ -95,16 +96,12 @@ test("loopback-only: loopback clients (IPv4, IPv6, mapped) get it, others 403; w
 });
 
 test("loopback-only over a real socket uses the peer address", async () => {
-  const t = await makeApp({ env: { CORPADMIN_METRICS_LOOPBACK: "1" }, options: { clientIp: (_req, peer) => peer ?? "0.0.0.0" } });
+  // The socket peer decides (in-process: a resolver of the peer instead of the x-test-peer header).
+  const t = await makeApp({ env: { CORPADMIN_METRICS_LOOPBACK: "1" }, options: inProcessOnly({ clientIp: (_req, peer) => peer ?? "0.0.0.0" }) });
   apps.push(t);
-  t.app.listen({ port: 0, hostname: "127.0.0.1" });
-  try {
-    const res = await fetch(`http://127.0.0.1:${t.app.server!.port}/metrics`);
-    expect(res.status).toBe(200);
-    expect(await res.text()).toContain("corpadmin_info{version=");
-  } finally {
-    await t.app.server!.stop(true);
-  }
+  const res = await fetch(`${t.listen()}/metrics`);
+  expect(res.status).toBe(200);
+  expect(await res.text()).toContain("corpadmin_info{version=");
 });
 
 test("the registry: format, escaping, idempotent declaration, wrong use refused", () => {

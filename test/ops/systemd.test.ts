@@ -1,4 +1,5 @@
 // The systemd unit and `corpadmin install-service`.
+// source-only: no app; the same in both passes.
 import { afterAll, expect, test } from "bun:test";
 import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

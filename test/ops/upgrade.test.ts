@@ -2,6 +2,7 @@
 // corporation's; a corporation whose migration fails is rolled back and marked NEEDS_UPDATE while
 // the others serve. The "older" directory is made at test time from the migration history, and
 // the "newer release" is the embedded migrations plus one more per set.
+// source-only: starts the app with simulated releases' migration lists.
 import { afterAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { readFileSync, rmSync } from "node:fs";

@@ -26,7 +26,7 @@ const as = (token: string) => ({
 const A = () => as(admin.token);
 
 function events(corpId = admin.corpId) {
-  return t.ctx.tenants.get(corpId).$client.query("SELECT type, record_id, payload FROM events ORDER BY seq").all() as { type: string; record_id: string; payload: string }[];
+  return t.sql(corpId).query("SELECT type, record_id, payload FROM events ORDER BY seq").all() as { type: string; record_id: string; payload: string }[];
 }
 
 describe("POST /api/qrcode", () => {
@@ -103,7 +103,7 @@ describe("POST /api/qrcode", () => {
   test("a failed create leaves no slug behind", async () => {
     const res = await A().post("/api/qrcode", { name: "x", kind: "dynamic", target: "https://e.com", slug: "never-made", campaign_id: UNKNOWN_ID });
     expect(res.status).toBe(400);
-    expect(t.ctx.platform.$client.query("SELECT count(*) AS n FROM qr_slugs WHERE slug = 'never-made'").get()).toEqual({ n: 0 });
+    expect(t.sql().query("SELECT count(*) AS n FROM qr_slugs WHERE slug = 'never-made'").get()).toEqual({ n: 0 });
   });
 
   test("401 without a token, 403 without the permission", async () => {
@@ -232,8 +232,7 @@ describe("DELETE /api/qrcode/{id}", () => {
     const gamma = await addCorp(t, "gamma");
     const g = await addUser(t, gamma, { services: ["platform.qrcode"] });
     expect((await as(g.token).post("/api/qrcode", { name: "G", kind: "dynamic", target: "https://e.com", slug: "gamma-slug" })).status).toBe(200);
-    t.ctx.platform.$client.query("DELETE FROM corporations WHERE id = ?").run(gamma);
-    t.ctx.corps.invalidate(gamma);
+    expect((await t.req("DELETE", `/api/corp/${gamma}`, { token: admin.token })).status).toBe(204);
     const res = await A().post("/api/qrcode", { name: "Taken over", kind: "dynamic", target: "https://e.com", slug: "gamma-slug" });
     expect(res.status).toBe(200);
   });
@@ -289,5 +288,26 @@ describe("references to logos, campaigns and categories", () => {
     const res = await as(betaToken).post("/api/qrcode", { name: "x", kind: "static", content: "a", campaign_id: camp.body.id });
     expect(res.status).toBe(400);
     expect(res.body.errors[0].path).toBe("campaign_id");
+  });
+});
+
+// The public redirect and the reports on the real clock (redirect.test.ts moves an in-process one).
+describe("GET /q/{slug}, then the accesses and the report", () => {
+  test("302 to the target; the scan is listed, exported and counted", async () => {
+    const code = (await A().post("/api/qrcode", { name: "scanned", kind: "dynamic", target: "https://example.com/scanned" })).body;
+    const scan = await t.req("GET", `/q/${code.slug}`, { ip: "203.0.113.9", headers: { "user-agent": "Mozilla/5.0 (X11; Linux x86_64) Firefox/128.0" } });
+    expect(scan.status).toBe(302);
+    expect(scan.headers.get("location")).toBe("https://example.com/scanned");
+    let accesses = await A().get(`/api/qrcode/${code.id}/accesses`);
+    for (let i = 0; i < 40 && accesses.body.total === 0; i++) {
+      await Bun.sleep(50); // scans are written in batches
+      accesses = await A().get(`/api/qrcode/${code.id}/accesses`);
+    }
+    expect(accesses.body).toMatchObject({ total: 1, items: [{ qrcode_id: code.id, ip: "203.0.113.9" }] });
+    const csv = await t.req("GET", `/api/qrcode/${code.id}/accesses/export?format=csv`, { token: admin.token });
+    expect(csv.text.trim().split("\n")).toHaveLength(2);
+    expect((await A().get(`/api/qrcode/${code.id}/report`)).body).toMatchObject({ qrcode_id: code.id, total: 1, unique_visitors: 1 });
+    expect((await A().get("/api/qrcode/report")).body.total).toBeGreaterThanOrEqual(1);
+    expect((await t.req("GET", "/q/no-such-slug")).status).toBe(404);
   });
 });

@@ -1,6 +1,7 @@
 // GET /q/{slug} as the server answers it: from Bun's router in front of Elysia (src/lib/edge.ts),
 // through the same handler app.handle reaches. Both must answer alike, record every scan, and
 // feed the request metrics.
+// source-only: reads the app's in-process request counters.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { listen } from "../../src/cli/serve";
 import { makeApp, startAndLogin, type TestApp } from "../helpers";
@@ -72,6 +73,21 @@ describe("GET /q/{slug} from the server's edge route", () => {
     const gone = await seen(await served(`/q/${inactive.slug}`));
     expect(gone.contentType).toBe("application/problem+json");
     expect(JSON.parse(gone.body)).toMatchObject({ status: 410, detail: "The QR code is inactive" });
+  });
+
+  // Both 404; for a broken percent-encoding Elysia's router answers its generic 404 (no route
+  // matched), the server's edge route the QR code one.
+  test("odd slugs are 404 and odd headers still 302, never a 500, on both paths", async () => {
+    const slugs = ["%", "%zz", "%C0%AF", "%00", "%FF%FE", "a%2Fb", "..%2F..%2Fapi%2Fhealth", "%E2%80%AE", "%20", "__proto__", "constructor", "toString", "hasOwnProperty", "é", "a".repeat(8000)];
+    for (const slug of slugs) {
+      const viaServer = await seen(await served(`/q/${slug}`));
+      expect({ slug: slug.slice(0, 20), status: viaServer.status }).toEqual({ slug: slug.slice(0, 20), status: 404 });
+      expect((await handled(`/q/${slug}`)).status).toBe(404);
+    }
+    const code = await dynamic("edge-odd");
+    for (const headers of <Record<string, string>[]>[{ "user-agent": "\"\\</script>\u00e9" }, { referer: "%zz" }, { referer: "x".repeat(6000) }, { "x-forwarded-for": "::::, %zz" }, { "user-agent": "" }]) {
+      expect((await served(`/q/${code.slug}?%zz=%`, headers)).status).toBe(302);
+    }
   });
 
   test("a request id is echoed or made, as on every other route", async () => {

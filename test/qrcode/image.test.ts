@@ -25,7 +25,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 async function image(id: string, query = "") {
-  const res = await t.app.handle(new Request(`http://localhost/api/qrcode/${id}/image${query}`, { headers: { host: "localhost", authorization: `Bearer ${admin.token}` } }));
+  const res = await t.fetch(`/api/qrcode/${id}/image${query}`, { headers: { authorization: `Bearer ${admin.token}` } });
   return { res, bytes: Buffer.from(await res.arrayBuffer()) };
 }
 

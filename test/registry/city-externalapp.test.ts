@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { UNKNOWN_ID } from "../helpers";
+import { sourceOnly, UNKNOWN_ID } from "../helpers";
 import { lastSeq, newEvents, registryApp } from "./fixtures";
 
 let f: Awaited<ReturnType<typeof registryApp>>;
@@ -176,7 +176,8 @@ describe("external apps and keys", () => {
   });
 });
 
-describe("dispatcher wake-up", () => {
+// In-process: listens to the app's event bus.
+sourceOnly("dispatcher wake-up", () => {
   test("committed(corpId) follows each mutation that wrote events, and no failed request", async () => {
     const woken: string[] = [];
     const off = f.t.ctx.events.subscribe((id) => woken.push(id));

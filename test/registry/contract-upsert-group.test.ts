@@ -42,7 +42,7 @@ test("a burst of upserts: the failing ones roll back alone, the others are commi
   expect(res[14].status).toBe(400);
 
   // Committed: a separate connection to the file sees every acknowledged write and nothing else.
-  const file = new Database((f.t.ctx.tenants.get(corpId).$client as Database).filename, { readonly: true });
+  const file = new Database(f.t.sql(corpId).filename, { readonly: true });
   try {
     expect(file.query("SELECT count(*) AS n FROM contracts").get()).toEqual({ n: 13 });
     expect(file.query("SELECT count(*) AS n FROM persons WHERE name LIKE '% 500'").get()).toEqual({ n: 0 });

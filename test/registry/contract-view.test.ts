@@ -3,6 +3,7 @@ import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { getSchemaValidator } from "elysia/schema";
 import { contractBody } from "../fixtures/contract-body";
+import { testSourceOnly } from "../helpers";
 import { Contract } from "../../src/modules/contract/model";
 import { contractViewJson } from "../../src/modules/contract/service";
 import { registryApp } from "./fixtures";
@@ -75,7 +76,8 @@ test("GET /api/contract/{id} answers exactly what the Contract schema's check an
   expect((await f.t.req("GET", `/api/contract/${ids[0]}`, { token })).body.flags).toEqual(["vip-31"]);
 });
 
-test("GET /api/contract/{id} reuses its text only until the corporation's database changes, whoever writes", async () => {
+// In-process: writes on the app's own connection and calls the view directly.
+testSourceOnly("GET /api/contract/{id} reuses its text only until the corporation's database changes, whoever writes", async () => {
   const c = (await f.t.req("POST", "/api/contract/create/externalapp/name/erp", { token, body: contractBody(41) })).body;
   const get = async () => {
     const res = await f.t.req("GET", `/api/contract/${c.id}`, { token });

@@ -1,5 +1,6 @@
 // Local contract rows: create, alter, address, status transitions, config, items, flags, links.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { drizzle } from "drizzle-orm/bun-sqlite";
 import { UNKNOWN_ID } from "../helpers";
 import { lastSeq, newEvents, registryApp } from "./fixtures";
 import { findContractByUsername } from "../../src/modules/contract/service";
@@ -57,9 +58,9 @@ describe("local contract rows", () => {
     expect(ev[0].payload.data).toEqual(shown.body);
     expect(JSON.stringify(ev)).not.toContain(c.config.password);
     // RADIUS lookup by username, with the stored password.
-    const found = findContractByUsername(f.t.ctx.tenants.get(corpId), "C-1");
+    const found = findContractByUsername(drizzle(f.t.sql(corpId)), "C-1");
     expect(found).toMatchObject({ contract: { id: c.id, contract_status: "ACTIVE" }, config: { username: "C-1", password: c.config.password } });
-    expect(findContractByUsername(f.t.ctx.tenants.get(corpId), "nobody")).toBeNull();
+    expect(findContractByUsername(drizzle(f.t.sql(corpId)), "nobody")).toBeNull();
   });
 
   test("username defaults to the id when the number is taken as a username", async () => {
@@ -140,7 +141,7 @@ describe("local contract rows", () => {
     expect(set.body.config).toEqual({ username: "alice", password: "s3cret-pass", min_upload: "10M", max_upload: "1.5G", min_download: "512k", max_download: "100M", pool_name_ipv4: "pool4", ipv4: "10.0.0.7", poll_name_ipv6: "pool6", ipv6: "2001:db8::/64" });
     const again = await req("POST", `/api/contract/${a.id}/config`, { token, body: { max_upload: "20M" } });
     expect(again.body.config).toMatchObject({ username: "alice", password: "********", max_upload: "20M", min_upload: null });
-    expect(findContractByUsername(f.t.ctx.tenants.get(corpId), "alice")!.config.password).toBe("s3cret-pass");
+    expect(findContractByUsername(drizzle(f.t.sql(corpId)), "alice")!.config.password).toBe("s3cret-pass");
     expect((await req("GET", `/api/contract/${a.id}`, { token })).body.config.password).toBe("********");
     const ev = newEvents(f.t, corpId, mark);
     expect(ev.map((e) => e.type)).toEqual(["CONTRACT_AFTER_UPDATE", "CONTRACT_AFTER_UPDATE"]);

@@ -1,5 +1,6 @@
 // Shared set-up for the registry suites: two corporations, an outbox reader and table counts.
 import { asc, count, gt } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/bun-sqlite";
 import { events } from "../../src/db/tenant/schema";
 import * as tenant from "../../src/db/tenant/schema";
 import { addCorp, addUser, makeApp, startAndLogin, type TestApp } from "../helpers";
@@ -16,15 +17,17 @@ export async function registryApp() {
   return { t, admin, otherCorpId, other, nobody };
 }
 
+/** The corporation's database file, read through its own connection (the binary's too). */
+const tenantFile = (t: TestApp, corpId: string) => drizzle(t.sql(corpId));
+
 /** Reads the outbox after a mark: `const mark = lastSeq(t, corp); ...; newEvents(t, corp, mark)`. */
 export function lastSeq(t: TestApp, corpId: string): number {
-  const row = t.ctx.tenants.get(corpId).select({ seq: events.seq }).from(events).orderBy(asc(events.seq)).all().pop();
+  const row = tenantFile(t, corpId).select({ seq: events.seq }).from(events).orderBy(asc(events.seq)).all().pop();
   return row?.seq ?? 0;
 }
 
 export function newEvents(t: TestApp, corpId: string, after: number): { type: string; record_id: string; payload: any }[] {
-  return t.ctx.tenants
-    .get(corpId)
+  return tenantFile(t, corpId)
     .select()
     .from(events)
     .where(gt(events.seq, after))
@@ -43,7 +46,7 @@ const COUNTED = {
 };
 
 export function tableCounts(t: TestApp, corpId: string): Record<string, number> {
-  const db = t.ctx.tenants.get(corpId);
+  const db = tenantFile(t, corpId);
   const out: Record<string, number> = {};
   for (const [name, table] of Object.entries(COUNTED)) out[name] = db.select({ n: count() }).from(table as any).get()!.n;
   return out;

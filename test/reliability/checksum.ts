@@ -1,6 +1,5 @@
 // A checksum of every table of every database of an app, to prove a request changed nothing.
 import type { Database } from "bun:sqlite";
-import { corporations } from "../../src/db/platform/schema";
 import type { TestApp } from "../helpers";
 
 /** Tables that legitimately change on a refused request (sessions of re-logins, audit trails, counters). */
@@ -20,9 +19,7 @@ function tablesChecksum(db: Database): string {
 }
 
 export function appChecksum(t: TestApp): string {
-  const parts = [tablesChecksum(t.ctx.platform.$client)];
-  for (const corp of t.ctx.platform.select({ id: corporations.id }).from(corporations).orderBy(corporations.id).all()) {
-    parts.push(tablesChecksum(t.ctx.tenants.get(corp.id).$client));
-  }
+  const parts = [tablesChecksum(t.sql())];
+  for (const corp of t.sql().query("SELECT id FROM corporations ORDER BY id").all() as { id: string }[]) parts.push(tablesChecksum(t.sql(corp.id)));
   return parts.join(":");
 }

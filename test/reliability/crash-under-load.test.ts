@@ -2,6 +2,7 @@
 // webhooks, metric values, QR scans) while it is kill -9'd and restarted several times. Afterwards
 // every acknowledged upsert and value is present, every contract event reached the webhook
 // receiver, and every database passes PRAGMA integrity_check.
+// source-only: builds and kills the binary itself; the same in both passes.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { readdirSync, rmSync } from "node:fs";

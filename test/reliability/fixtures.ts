@@ -66,6 +66,14 @@ export async function seedFixtures(t: TestApp, token: string, ops: Operation[], 
   if (user?.login) ids["user:login"] = user.login;
   const corp = (await t.req("GET", `/api/corp/${corpId}`, { token })).body;
   ids["auth:domain"] = corp.auth_name;
+  // A RADIUS session: an accounting Start from that NAS, as FreeRADIUS's rlm_rest sends it.
+  if (ids["isp/nas"] && has("GET", "/api/isp/session")) {
+    const authorization = `Basic ${Buffer.from(`${corp.auth_name}:nas-secret-1`).toString("base64")}`;
+    const body = { "Acct-Status-Type": "Start", "User-Name": `user-${tag}`, "Acct-Session-Id": `sess-${tag}`, "NAS-IP-Address": `10.9.${tag.length}.1` };
+    const res = await t.req("POST", "/api/isp/radius/accounting", { body, headers: { authorization } });
+    if (res.status !== 204) throw new Error(`fixture isp/session: ${res.status} ${res.text}`);
+    ids["isp/session"] = (await t.req("GET", `/api/isp/session?acct_session_id=sess-${tag}`, { token })).body.items[0].id;
+  }
   // A range that admits every IPv4 client, so the corporation stays usable in the suite.
   if (has("POST", "/api/auth/safe-ip/{domain}")) {
     const res = await t.req("POST", `/api/auth/safe-ip/${corp.auth_name}`, { token, body: { range: "0.0.0.0/0", description: `all ${tag}` } });

@@ -1,7 +1,7 @@
 // Every forged, stale or orphaned token is 401.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { generateKeyPair, SignJWT } from "jose";
-import { addCorp, addUser, makeApp, startAndLogin, type TestApp } from "../helpers";
+import { addCorp, addUser, makeApp, startAndLogin, testSourceOnly, type TestApp } from "../helpers";
 
 let t: TestApp;
 let admin: Awaited<ReturnType<typeof startAndLogin>>;
@@ -58,7 +58,8 @@ test("a token whose claims point at another session, user or corporation than it
   expect(await status(wrongCorp)).toBe(401);
 });
 
-test("revoked session, deleted user, deleted corporation: 401", async () => {
+// In-process: revokes and deletes past the API (which would revoke the sessions itself).
+testSourceOnly("revoked session, deleted user, deleted corporation: 401", async () => {
   const u = await addUser(t, admin.corpId, { login: "to-revoke" });
   t.ctx.sessions.revoke(claimsOf(u.token).jti);
   expect(await status(u.token)).toBe(401);
@@ -74,4 +75,46 @@ test("revoked session, deleted user, deleted corporation: 401", async () => {
   t.ctx.platform.$client.query("DELETE FROM corporations WHERE id = ?").run(corpId);
   t.ctx.corps.invalidate(corpId);
   expect(await status(v.token)).toBe(401);
+});
+
+// Base64url's last character can carry bits that decode to nothing; standard base64 and padding
+// decode to the same bytes too. Only the one spelling the service issued is its token.
+test("a token in any spelling but the canonical base64url one: 401", async () => {
+  const [h, p, s] = admin.token.split(".");
+  const A = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  // 32 bytes → 43 characters, the last carrying 4 bits and 2 unused ones.
+  const last = A.indexOf(s.at(-1)!);
+  const variants = [1, 2, 3].map((d) => `${h}.${p}.${s.slice(0, -1)}${A[(last & ~3) | ((last + d) & 3)]}`);
+  for (const v of variants) expect(Buffer.from(v.split(".")[2], "base64url").equals(Buffer.from(s, "base64url"))).toBe(true);
+  const standard = (x: string) => Buffer.from(x, "base64url").toString("base64");
+  const cases = [
+    ...variants,
+    `${h}.${p}.${s}=`,
+    `${h}.${p}.${standard(s)}`,
+    `${h}.${p}.${s}==`,
+    `${h}==.${p}.${s}`,
+    `${h}.${p}=.${s}`,
+    `${h}.${p}.${s.slice(0, 20)} ${s.slice(20)}`,
+  ];
+  for (const c of cases) expect({ c, status: await status(c) }).toEqual({ c, status: 401 });
+  expect(await status(admin.token)).toBe(200);
+});
+
+test("an API key with extra parts, padding or a changed spelling: 401; the exact key works", async () => {
+  const app = (await t.req("POST", "/api/externalapp", { token: admin.token, body: { name: "canonical-key" } })).body;
+  const path = "/api/city/externalapp/name/canonical-key/identity/none";
+  const ok = await t.req("GET", path, { apiKey: app.api_key });
+  expect(ok.status).toBe(404); // authenticated: the city is simply not there
+  const [corp, id, secret] = app.api_key.split(".");
+  for (const k of [
+    `${app.api_key}.extra`,
+    `${app.api_key}.`,
+    `${app.api_key}..`,
+    `${corp}.${id}.${secret}=`,
+    `${corp.toUpperCase()}.${id}.${secret}`,
+    `${corp}.${id.toUpperCase()}.${secret}`,
+    `${corp}.${id}.${secret}.${secret}`,
+  ]) {
+    expect({ k, status: (await t.req("GET", path, { apiKey: k })).status }).toEqual({ k, status: 401 });
+  }
 });

@@ -33,9 +33,7 @@ const hostileValue = fc.oneof(
 
 async function send(op: Operation, body: string | Uint8Array, contentType = "application/json") {
   const path = fill(op.path, Object.fromEntries(op.params.map((p) => [p.name, p.uuid ? UNKNOWN_ID : "probe"])));
-  const res = await t.app.handle(
-    new Request(`http://localhost${path}`, { method: op.method, headers: { host: "localhost", authorization: `Bearer ${admin.token}`, "content-type": contentType }, body }),
-  );
+  const res = await t.fetch(path, { method: op.method, headers: { authorization: `Bearer ${admin.token}`, "content-type": contentType }, body });
   const text = await res.text();
   if (SESSION_ENDING.has(`${op.method} ${op.path}`) && res.status === 200) {
     admin.token = JSON.parse(text).access_token;
@@ -88,13 +86,10 @@ test("invalid UTF-8, wrong content types and oversized bodies: 400, 415, 413", a
 // remembering. Each refused request must be a 400 naming a field, fast, change nothing, and leave
 // the serving process's memory where it was.
 
-/**
- * Resident memory of the process that serves the requests: this one, as the app runs in-process
- * (a spawned service would read its /proc/<pid>/status instead).
- */
+/** Resident memory of the process that serves the requests (this one, or the spawned binary). */
 async function serviceRss(): Promise<number> {
   Bun.gc(true);
-  return process.memoryUsage().rss;
+  return t.rss();
 }
 /** What a refused request must leave unchanged. */
 const stateOf = () => appChecksum(t);

@@ -16,6 +16,8 @@ export interface Operation {
   hasBody: boolean;
   /** Required query parameters (without them the request is 400 before any lookup). */
   requiredQuery: string[];
+  /** Every declared query parameter. */
+  query: string[];
 }
 
 export async function operationsOf(t: TestApp): Promise<Operation[]> {
@@ -29,7 +31,8 @@ export async function operationsOf(t: TestApp): Promise<Operation[]> {
       // Path parameters without a declared schema still appear in the path template.
       for (const m of path.matchAll(/\{([^}]+)\}/g)) if (!params.some((p) => p.name === m[1])) params.push({ name: m[1], uuid: false });
       const requiredQuery = ((op.parameters ?? []) as any[]).filter((p) => p.in === "query" && p.required).map((p) => p.name as string);
-      ops.push({ method: method.toUpperCase(), path, guard: op["x-corpadmin-guard"] ?? null, params, hasBody: !!op.requestBody, requiredQuery });
+      const query = ((op.parameters ?? []) as any[]).filter((p) => p.in === "query").map((p) => p.name as string);
+      ops.push({ method: method.toUpperCase(), path, guard: op["x-corpadmin-guard"] ?? null, params, hasBody: !!op.requestBody, requiredQuery, query });
     }
   }
   return ops;

@@ -72,7 +72,7 @@ test("no operation answers 5xx to an unknown id or a junk body", async () => {
 
 test("SQL injection probes in q, sort, filters and string path parameters change nothing", async () => {
   const failures: string[] = [];
-  const before = t.ctx.platform.$client.query("SELECT count(*) AS n FROM sqlite_master").get();
+  const before = t.sql().query("SELECT count(*) AS n FROM sqlite_master").get();
   const probes = ["' OR '1'='1", "x'; DROP TABLE users; --", "\" OR 1=1 --", "%' --", "1) UNION SELECT * FROM sessions --"];
   for (const op of ops.filter((o) => o.method === "GET" && o.guard)) {
     const stringParams = op.params.filter((p) => !p.uuid);
@@ -99,7 +99,7 @@ test("SQL injection probes in q, sort, filters and string path parameters change
     }
   }
   expect(failures).toEqual([]);
-  expect(t.ctx.platform.$client.query("SELECT count(*) AS n FROM sqlite_master").get()).toEqual(before);
+  expect(t.sql().query("SELECT count(*) AS n FROM sqlite_master").get()).toEqual(before);
   expect((await t.req("GET", "/api/auth/credentials", { token: admin.token })).status).toBe(200);
 });
 

@@ -1,5 +1,6 @@
 // Housekeeping: exactly the rows past their use are deleted, on an injected clock; a pending
 // delivery keeps its event; batches, the schedule, PRAGMA optimize, the WAL checkpoint, metrics.
+// source-only: drives the housekeeping job in-process with an injected clock.
 import { afterEach, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { existsSync, rmSync, statSync } from "node:fs";
@@ -278,6 +279,29 @@ describe("corporation tables", () => {
       expect(sessions()).toEqual(["live-1", ...kept].sort());
       expect(sessions()).not.toContain(old[0]);
       expect(report.pruned.isp_radius_accounting).toBe(3);
+    });
+
+    test("sessions go with their accounting; authorize attempts after --radius-attempt-retention-days (default 30)", async () => {
+      const { t, admin, job, T0 } = await withAccounting();
+      const db = tenantSql(t, admin.corpId);
+      const at = (ago: number) => iso(T0 - ago);
+      const session = db.query(
+        "INSERT INTO isp_radius_sessions (id, nas_id, acct_session_id, username, started_at, updated_at, open, stale_at, received_at, created_at) VALUES (?1, 'nas', ?1, 'maria', ?2, ?2, ?3, ?2, ?2, ?2)",
+      );
+      session.run("old-closed", at(401 * DAY), 0);
+      session.run("old-stale", at(401 * DAY), 1);
+      session.run("recent", at(10 * DAY), 0);
+      const attempt = db.query("INSERT INTO isp_radius_attempts (id, at, username, nas_ip, outcome, reason) VALUES (?1, ?2, 'maria', '192.0.2.10', 'reject', 'bad-password')");
+      attempt.run("a-31", at(31 * DAY));
+      attempt.run("a-29", at(29 * DAY));
+      const report = await job(T0).runOnce();
+      const ids = (table: string) => (db.query(`SELECT id FROM ${table} ORDER BY id`).all() as { id: string }[]).map((r) => r.id);
+      expect(ids("isp_radius_sessions")).not.toContain("old-closed");
+      expect(ids("isp_radius_sessions")).not.toContain("old-stale");
+      expect(ids("isp_radius_sessions")).toContain("recent");
+      expect(ids("isp_radius_attempts")).toEqual(["a-29"]);
+      expect(report.pruned.isp_radius_sessions).toBe(2);
+      expect(report.pruned.isp_radius_attempts).toBe(1);
     });
 
     test("0 keeps accounting forever", async () => {

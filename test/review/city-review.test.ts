@@ -15,7 +15,7 @@ describe("DELETE /api/city/{id}", () => {
     const city = (await t.req("POST", "/api/city", { token: admin.token, body: { name: "Valinhos", state: "SP", country: "BR" } })).body;
     const pop = await t.req("POST", "/api/isp/pop", { token: admin.token, body: { name: "pop-valinhos", address: { line1: "Rua 1", city_id: city.id } } });
     expect(pop.status).toBe(200);
-    const db = (t.ctx.tenants.get(admin.corpId) as any).$client;
+    const db = t.sql(admin.corpId);
     const events = () => (db.query("SELECT count(*) AS n FROM events").get() as { n: number }).n;
     const before = events();
     const res = await t.req("DELETE", `/api/city/${city.id}`, { token: admin.token });

@@ -47,7 +47,8 @@ describe("optional fields sent as null (routes.md Notation: `?` is absent or nul
     expect(res.body.config.max_upload).toBe("10M");
     // The stored password is unchanged: RADIUS still sees it.
     const { findContractByUsername } = await import("../../src/modules/contract");
-    expect(findContractByUsername(t.ctx.tenants.get(admin.corpId), "cfg-null")!.config.password).toBe("first-pass");
+    const { drizzle } = await import("drizzle-orm/bun-sqlite");
+    expect(findContractByUsername(drizzle(t.sql(admin.corpId)), "cfg-null")!.config.password).toBe("first-pass");
   });
 
   test("PATCH /api/contract/{id}/flags with add or remove null treats it as empty", async () => {

@@ -1,4 +1,5 @@
 // Data is never lost: every write acknowledged before a kill -9 is present afterwards.
+// source-only: runs its own processes; the same in both passes.
 import { afterAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";

@@ -32,3 +32,43 @@ test("redirects are not followed", async () => {
   const res = await new EgressPolicy(["127.0.0.0/8"], []).fetch(`http://127.0.0.1:${server.port}/redirect`, { timeoutMs: 2000 });
   expect(res.status).toBe(302);
 });
+
+test("IPv6 spellings that embed or reach a refused IPv4 address are refused; their allowed cousins are not", () => {
+  const p = new EgressPolicy([], []);
+  const refused = [
+    "::127.0.0.1", // IPv4-compatible
+    "::7f00:1",
+    "::ffff:127.0.0.1", // mapped
+    "::ffff:0:127.0.0.1", // translated
+    "64:ff9b::127.0.0.1", // NAT64
+    "64:ff9b::a9fe:a9fe",
+    "64:ff9b:1:7f00:0:100::", // local-use NAT64, /48 embedding
+    "64:ff9b:1::7f00:1", // local-use NAT64, /96 embedding
+    "2002:7f00:1::", // 6to4
+    "2002:a9fe:a9fe::1",
+    "2001:0:7f00:1::", // Teredo server
+    "2001:0:4136:e378:8000:63bf:80ff:fffe", // Teredo client 127.0.0.1, stored inverted
+    "::",
+    "::1",
+    "::0.0.0.2",
+    "ff02::1",
+    "::e000:1",
+    "224.0.0.1",
+    "255.255.255.255",
+    "100::1",
+  ];
+  for (const a of refused) expect({ a, allowed: p.allows(a) }).toEqual({ a, allowed: false });
+  for (const a of ["::ffff:10.1.2.3", "::10.1.2.3", "64:ff9b::8.8.8.8", "2002:808:808::1", "2001:0:808:808::f7f7:f7f7", "2001:db8::1", "fd12::1"]) {
+    expect({ a, allowed: p.allows(a) }).toEqual({ a, allowed: true });
+  }
+  // the allow and deny lists judge the embedded address too
+  expect(new EgressPolicy(["127.0.0.0/8"], []).allows("::127.0.0.1")).toBe(true);
+  expect(new EgressPolicy([], ["10.0.0.0/8"]).allows("64:ff9b::10.1.2.3")).toBe(false);
+  expect(new EgressPolicy([], ["10.0.0.0/8"]).allows("2002:a01:203::1")).toBe(false);
+});
+
+test("a URL with an IPv4-compatible IPv6 literal is refused before connecting", async () => {
+  for (const host of ["[::127.0.0.1]", "[::7f00:1]", "[::ffff:7f00:1]", "[64:ff9b::7f00:1]", "[2002:7f00:1::1]"]) {
+    await expect(new EgressPolicy([], []).fetch(`http://${host}:${server.port}/`, { timeoutMs: 2000 })).rejects.toBeInstanceOf(EgressRefused);
+  }
+});

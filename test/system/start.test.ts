@@ -21,8 +21,8 @@ test("invalid bodies are 400 naming the fields, and start nothing", async () => 
   const tz = await t.req("POST", "/api/start", { body: { ...body, corp: { ...body.corp, timezone: "Mars/Olympus" } } });
   expect(tz.status).toBe(400);
   expect(tz.body.errors[0].path).toBe("timezone");
-  expect(t.ctx.platform.$client.query("SELECT count(*) AS n FROM users").get()).toEqual({ n: 0 });
-  expect(t.ctx.platform.$client.query("SELECT count(*) AS n FROM corporations").get()).toEqual({ n: 0 });
+  expect(t.sql().query("SELECT count(*) AS n FROM users").get()).toEqual({ n: 0 });
+  expect(t.sql().query("SELECT count(*) AS n FROM corporations").get()).toEqual({ n: 0 });
 });
 
 test("creates the built-in super-admin and the first corporation with its database", async () => {
@@ -36,7 +36,7 @@ test("creates the built-in super-admin and the first corporation with its databa
   expect(corp).toMatchObject({ auth_name: "first-isp", company_name: "First ISP", timezone: "America/Sao_Paulo", status: "ENABLED" });
   expect(corp.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+00:00$/);
   expect(existsSync(join(t.dir, "corps", `${corp.id}.db`))).toBe(true);
-  const enabled = t.ctx.platform.$client.query("SELECT count(*) AS n FROM corp_services WHERE corp_id = ?").get(corp.id) as { n: number };
+  const enabled = t.sql().query("SELECT count(*) AS n FROM corp_services WHERE corp_id = ?").get(corp.id) as { n: number };
   expect(enabled.n).toBe(16);
   const login = await t.req("POST", "/api/login", { body: { corp: "first-isp", login: ADMIN.login, password: ADMIN.password } });
   expect(login.status).toBe(200);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { renderMigrationsModule } from "../../scripts/embed-migrations";
-import { makeApp, type TestApp } from "../helpers";
+import { makeApp, testSourceOnly, type TestApp } from "../helpers";
 
 let t: TestApp;
 beforeAll(async () => {
@@ -9,7 +9,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-test("health is 200 while the platform database answers, 503 when it does not", async () => {
+// In-process: closes the app's platform database under it.
+testSourceOnly("health is 200 while the platform database answers, 503 when it does not", async () => {
   const ok = await t.req("GET", "/api/health");
   expect(ok.status).toBe(200);
   expect(ok.body.status).toBe("ok");
@@ -41,7 +42,7 @@ test("the docs page loads its script from the service itself, not from a CDN", a
   // None of Scalar's hosted services: they are dead ends on an offline box.
   const config = JSON.parse(page.text.match(/data-configuration='([^']*)'/)![1]);
   expect(config).toMatchObject({ agent: { disabled: true }, mcp: { disabled: true }, showDeveloperTools: "never", telemetry: false, hideClientButton: true, withDefaultFonts: false });
-  const script = await t.app.handle(new Request("http://localhost/api/docs/scalar.js"));
+  const script = await t.fetch("/api/docs/scalar.js");
   expect(script.status).toBe(200);
   expect(script.headers.get("content-type")).toContain("javascript");
   expect((await script.arrayBuffer()).byteLength).toBeGreaterThan(1_000_000);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { addCorp, addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../helpers";
+import { addCorp, addUser, adminIn, makeApp, startAndLogin, testSourceOnly, UNKNOWN_ID, type TestApp } from "../helpers";
 
 let t: TestApp;
 let admin: Awaited<ReturnType<typeof startAndLogin>>;
@@ -15,16 +15,13 @@ afterAll(() => t.close());
 
 const asAdmin = (method: string, path: string, body?: unknown) => t.req(method, path, { token: admin.token, body });
 const builtinId = (identifier: string) =>
-  (t.ctx.platform.$client.query("SELECT id FROM services WHERE identifier = ?").get(identifier) as { id: string }).id;
+  (t.sql().query("SELECT id FROM services WHERE identifier = ?").get(identifier) as { id: string }).id;
 
-/** A workgroup of `corpId` holding `userId` and granted `featureId`, straight in the database. */
-function grantFeature(corpId: string, userId: string, featureId: string) {
-  const db = t.ctx.platform.$client;
-  const wg = crypto.randomUUID();
-  db.query("INSERT INTO workgroups (id, corp_id, name, created_at, updated_at) VALUES (?, ?, ?, '', '')").run(wg, corpId, `wg-${wg}`);
-  db.query("INSERT INTO workgroup_members VALUES (?, ?)").run(wg, userId);
-  db.query("INSERT INTO workgroup_features VALUES (?, ?)").run(wg, featureId);
-  t.ctx.permissions.invalidate();
+/** A workgroup of `corpId` holding `userId` and granted `featureId`, through the API. */
+async function grantFeature(corpId: string, userId: string, featureId: string) {
+  const wg = (await adminIn(t, corpId, "POST", "/api/workgroup", { name: `wg-${crypto.randomUUID()}` })).body.id as string;
+  await adminIn(t, corpId, "POST", `/api/workgroup/${wg}/user/${userId}`);
+  await adminIn(t, corpId, "POST", `/api/workgroup/${wg}/feature/${featureId}`);
   return wg;
 }
 const allowOf = async (token: string) => (await t.req("GET", "/api/auth/credentials", { token })).body.credentials.permission.allow as string[];
@@ -66,11 +63,11 @@ describe("services", () => {
     await asAdmin("POST", `/api/feature/${feat.id}/action`, { action: "localhost:80/api/gone/GET" });
     await asAdmin("POST", `/api/corp/${admin.corpId}/service/${svc.id}`);
     const u = await addUser(t, admin.corpId, { login: "gone-user" });
-    grantFeature(admin.corpId, u.userId, feat.id);
+    await grantFeature(admin.corpId, u.userId, feat.id);
     expect(await allowOf(u.token)).toEqual(["localhost:80/api/gone/GET"]);
     expect((await asAdmin("DELETE", `/api/service/${svc.id}`)).status).toBe(204);
     expect(await allowOf(u.token)).toEqual([]);
-    expect(t.ctx.platform.$client.query("SELECT * FROM corp_services WHERE service_id = ?").all(svc.id)).toEqual([]);
+    expect(t.sql().query("SELECT * FROM corp_services WHERE service_id = ?").all(svc.id)).toEqual([]);
   });
 
   test("400 identifier pattern, 409 identifier taken", async () => {
@@ -161,7 +158,7 @@ describe("POST /api/service/{id}/features", () => {
     await asAdmin("POST", `/api/corp/${admin.corpId}/service/${svc.id}`);
     const f = (await asAdmin("POST", `/api/service/${svc.id}/features`, { features: [{ name: "r", actions: [{ action: "localhost:80/api/r/GET" }] }] })).body.items[0];
     const u = await addUser(t, admin.corpId, { login: "reach-user" });
-    grantFeature(admin.corpId, u.userId, f.id);
+    await grantFeature(admin.corpId, u.userId, f.id);
     expect(await allowOf(u.token)).toEqual(["localhost:80/api/r/GET"]);
     await asAdmin("POST", `/api/service/${svc.id}/features`, { features: [{ name: "r", actions: [{ action: "localhost:80/api/r/POST" }] }] });
     expect(await allowOf(u.token)).toEqual(["localhost:80/api/r/GET", "localhost:80/api/r/POST"]);
@@ -238,13 +235,13 @@ describe("features and actions", () => {
     const a1 = (await asAdmin("POST", `/api/feature/${f.id}/action`, { action: "localhost:80/api/g1/GET" })).body.actions[0];
     await asAdmin("POST", `/api/feature/${f.id}/action`, { action: "localhost:80/api/g2/GET" });
     const u = await addUser(t, admin.corpId, { login: "grants-user" });
-    const wg = grantFeature(admin.corpId, u.userId, f.id);
+    const wg = await grantFeature(admin.corpId, u.userId, f.id);
     expect(await allowOf(u.token)).toEqual(["localhost:80/api/g1/GET", "localhost:80/api/g2/GET"]);
     await asAdmin("DELETE", `/api/feature/${f.id}/action/${a1.id}`);
     expect(await allowOf(u.token)).toEqual(["localhost:80/api/g2/GET"]);
     await asAdmin("DELETE", `/api/feature/${f.id}`);
     expect(await allowOf(u.token)).toEqual([]);
-    expect(t.ctx.platform.$client.query("SELECT * FROM workgroup_features WHERE workgroup_id = ?").all(wg)).toEqual([]);
+    expect(t.sql().query("SELECT * FROM workgroup_features WHERE workgroup_id = ?").all(wg)).toEqual([]);
   });
 
   test("401, 403, 404", async () => {
@@ -270,12 +267,18 @@ describe("features and actions", () => {
   });
 });
 
-test("a feature granted in a corporation where its service is not enabled adds nothing", async () => {
+// In-process: the grant is written past the API, which refuses it (409).
+testSourceOnly("a feature granted in a corporation where its service is not enabled adds nothing", async () => {
   const corp = await addCorp(t, "not-enabled");
   const svc = (await asAdmin("POST", "/api/service", { identifier: "ext.off", name: "Off" })).body;
   const f = (await asAdmin("POST", "/api/feature", { service_id: svc.id, name: "f" })).body;
   await asAdmin("POST", `/api/feature/${f.id}/action`, { action: "localhost:80/api/off/GET" });
   const u = await addUser(t, corp, { login: "off-user" });
-  grantFeature(corp, u.userId, f.id);
+  const db = t.ctx.platform.$client;
+  const wg = crypto.randomUUID();
+  db.query("INSERT INTO workgroups (id, corp_id, name, created_at, updated_at) VALUES (?, ?, ?, '', '')").run(wg, corp, `wg-${wg}`);
+  db.query("INSERT INTO workgroup_members VALUES (?, ?)").run(wg, u.userId);
+  db.query("INSERT INTO workgroup_features VALUES (?, ?)").run(wg, f.id);
+  t.ctx.permissions.invalidate();
   expect(await allowOf(u.token)).toEqual([]);
 });

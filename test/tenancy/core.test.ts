@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { migrationsOf, type Migration } from "../../src/db/migrations";
 import { sha256Hex } from "../../src/lib/ids";
 import pkg from "../../package.json";
-import { addCorp, addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../helpers";
+import { addCorp, addMember, addUser, makeApp, startAndLogin, testSourceOnly, UNKNOWN_ID, type TestApp } from "../helpers";
 
 let t: TestApp;
 let admin: Awaited<ReturnType<typeof startAndLogin>>;
@@ -49,15 +49,15 @@ describe("notepad", () => {
 
     // the same author working in another corporation sees that corporation's notes only
     const other = await addCorp(t, "notes-other");
-    t.ctx.platform.$client.query("INSERT INTO corp_members (corp_id, user_id, created_at) VALUES (?, ?, '')").run(other, alice.userId);
+    await addMember(t, other, alice.userId);
     const there = await t.req("POST", "/api/auth/corp", { token: alice.token, body: { corp: "notes-other" } });
     expect(there.status).toBe(200);
     const token = there.body.access_token;
     expect((await t.req("GET", "/api/notepad", { token })).body.total).toBe(0);
     expect((await t.req("GET", `/api/notepad/${note.id}`, { token })).status).toBe(404);
     const otherNote = (await t.req("POST", "/api/notepad", { token, body: { content: "elsewhere" } })).body;
-    expect(t.ctx.tenants.get(other).$client.query("SELECT id FROM notes").all()).toEqual([{ id: otherNote.id }]);
-    expect(t.ctx.tenants.get(admin.corpId).$client.query("SELECT id FROM notes WHERE id = ?").get(otherNote.id)).toBeNull();
+    expect(t.sql(other).query("SELECT id FROM notes").all()).toEqual([{ id: otherNote.id }]);
+    expect(t.sql(admin.corpId).query("SELECT id FROM notes WHERE id = ?").get(otherNote.id)).toBeNull();
   });
 
   test("400 content missing or too long, title too long; 401; 404 unknown", async () => {
@@ -104,7 +104,8 @@ function extraMigration(tag: string, statements: string[], offset = 1): Migratio
 }
 
 describe("database maintenance", () => {
-  test("check, then update all: a failing corporation is rolled back and set NEEDS_UPDATE, the others go on", async () => {
+  // In-process: simulates a newer release's migrations.
+  testSourceOnly("check, then update all: a failing corporation is rolled back and set NEEDS_UPDATE, the others go on", async () => {
     const d = await makeApp();
     try {
       const a = await startAndLogin(d);
@@ -140,7 +141,7 @@ describe("database maintenance", () => {
       expect(byId[bad]).toMatchObject({ corp_id: bad, from: embedded.length, to: embedded.length, applied: [] });
       expect(byId[bad].error).toContain("release_two");
       // rolled back: the first table of the failed migration is not there
-      const tables = (id: string) => (d.ctx.tenants.get(id).$client.query("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((r) => r.name);
+      const tables = (id: string) => (d.sql(id).query("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((r) => r.name);
       expect(tables(bad)).not.toContain("release_one");
       expect(tables(good)).toContain("release_one");
 
@@ -184,7 +185,8 @@ describe("database maintenance", () => {
     expect((await asAdmin("GET", `/api/corp/${id}`)).body.status).toBe("MAINTENANCE");
   });
 
-  test("tables: creates a missing database file with every table; idempotent", async () => {
+  // In-process: closes the app's handle of the file.
+  testSourceOnly("tables: creates a missing database file with every table; idempotent", async () => {
     const id = await addCorp(t, "tables-corp");
     const file = join(t.dir, "corps", `${id}.db`);
     const first = await asAdmin("POST", `/api/core/database/tables/${id}`);
@@ -213,7 +215,7 @@ describe("database maintenance", () => {
     expect((await t.req("POST", "/api/notepad", { token: u.token, body: { content: "fresh" } })).status).toBe(200);
   });
 
-  test("tables: a file removed while its handle is cached is recreated on disk", async () => {
+  testSourceOnly("tables: a file removed while its handle is cached is recreated on disk", async () => {
     const id = await addCorp(t, "tables-cached");
     const file = join(t.dir, "corps", `${id}.db`);
     t.ctx.tenants.get(id);

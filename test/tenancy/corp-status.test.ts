@@ -1,7 +1,7 @@
 // Status transitions and the corporation gate: what each status does to login, refresh, change of
 // corporation and to sessions already working in the corporation.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { ADMIN, addCorp, addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../helpers";
+import { ADMIN, addCorp, addMember, addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../helpers";
 
 let t: TestApp;
 let admin: Awaited<ReturnType<typeof startAndLogin>>;
@@ -35,7 +35,7 @@ describe.each(GATES)("POST /api/corp/{id}/%s", (path, status, gate) => {
     const name = `gate-${path}`;
     const member = await addUser(t, id, { login: `member-${path}` });
     // a member of acme too, to try changing into the gated corporation
-    t.ctx.platform.$client.query("INSERT INTO corp_members (corp_id, user_id, created_at) VALUES (?, ?, '')").run(admin.corpId, member.userId);
+    await addMember(t, admin.corpId, member.userId);
     const atAcme = await t.req("POST", "/api/login", { body: { corp: "acme", login: member.login, password: member.password } });
     expect(atAcme.status).toBe(200);
     const superThere = await t.req("POST", "/api/auth/corp", { token: (await t.req("POST", "/api/login", { body: { corp: "acme", login: ADMIN.login, password: ADMIN.password } })).body.access_token, body: { corp: name } });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { addCorp, addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../helpers";
+import { addCorp, addUser, adminIn, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../helpers";
 
 let t: TestApp;
 let admin: Awaited<ReturnType<typeof startAndLogin>>;
@@ -121,12 +121,9 @@ describe("GET /api/menu/tree", () => {
 });
 
 describe("POST /api/menu/{id}/workgroup/{workgroupId}", () => {
-  function workgroup(corpId: string, userId?: string) {
-    const db = t.ctx.platform.$client;
-    const id = crypto.randomUUID();
-    db.query("INSERT INTO workgroups (id, corp_id, name, description, created_at, updated_at) VALUES (?, ?, ?, 'desc', '2025-01-01T00:00:00.000+00:00', '2025-01-01T00:00:00.000+00:00')").run(id, corpId, `wg-${id}`);
-    if (userId) db.query("INSERT INTO workgroup_members VALUES (?, ?)").run(id, userId);
-    t.ctx.permissions.invalidate();
+  async function workgroup(corpId: string, userId?: string) {
+    const id = (await adminIn(t, corpId, "POST", "/api/workgroup", { name: `wg-${crypto.randomUUID()}`, description: "desc" })).body.id as string;
+    if (userId) await adminIn(t, corpId, "POST", `/api/workgroup/${id}/user/${userId}`);
     return id;
   }
 
@@ -135,7 +132,7 @@ describe("POST /api/menu/{id}/workgroup/{workgroupId}", () => {
     const mid = (await asAdmin("POST", "/api/menu", { name: "Assign mid", parent_id: top.id, feature_id: read.id })).body;
     await asAdmin("POST", "/api/menu", { name: "Assign leaf", parent_id: mid.id, feature_id: write.id });
     const u = await addUser(t, admin.corpId);
-    const wg = workgroup(admin.corpId, u.userId);
+    const wg = await workgroup(admin.corpId, u.userId);
 
     const res = await asAdmin("POST", `/api/menu/${top.id}/workgroup/${wg}`);
     expect(res.status).toBe(200);
@@ -148,21 +145,21 @@ describe("POST /api/menu/{id}/workgroup/{workgroupId}", () => {
     const again = await asAdmin("POST", `/api/menu/${top.id}/workgroup/${wg}`);
     expect(again.body.feature_ids).toHaveLength(2);
     // a subtree grants only its own part
-    const wg2 = workgroup(admin.corpId);
+    const wg2 = await workgroup(admin.corpId);
     const leafOnly = (await asAdmin("POST", "/api/menu", { name: "Assign lone", feature_id: write.id })).body;
     expect((await asAdmin("POST", `/api/menu/${leafOnly.id}/workgroup/${wg2}`)).body.feature_ids).toEqual([write.id]);
   });
 
   test("409 when a feature's service is not enabled for the workgroup's corporation; nothing granted", async () => {
     const corp = await addCorp(t, "no-docs");
-    const wg = workgroup(corp);
-    const plainFeature = (await asAdmin("POST", "/api/feature", { service_id: (t.ctx.platform.$client.query("SELECT id FROM services WHERE identifier = 'platform.city'").get() as { id: string }).id, name: "city-read" })).body;
+    const wg = await workgroup(corp);
+    const plainFeature = (await asAdmin("POST", "/api/feature", { service_id: (t.sql().query("SELECT id FROM services WHERE identifier = 'platform.city'").get() as { id: string }).id, name: "city-read" })).body;
     const top = (await asAdmin("POST", "/api/menu", { name: "Mixed", feature_id: plainFeature.id })).body;
     await asAdmin("POST", "/api/menu", { name: "Mixed child", parent_id: top.id, feature_id: read.id });
     const res = await asAdmin("POST", `/api/menu/${top.id}/workgroup/${wg}`);
     expect(res.status).toBe(409);
     expect(res.body.detail).toContain("ext.docs");
-    expect(t.ctx.platform.$client.query("SELECT * FROM workgroup_features WHERE workgroup_id = ?").all(wg)).toEqual([]);
+    expect(t.sql().query("SELECT * FROM workgroup_features WHERE workgroup_id = ?").all(wg)).toEqual([]);
     // once enabled, it works
     await asAdmin("POST", `/api/corp/${corp}/service/${svc.id}`);
     expect((await asAdmin("POST", `/api/menu/${top.id}/workgroup/${wg}`)).body.feature_ids).toHaveLength(2);
@@ -170,7 +167,7 @@ describe("POST /api/menu/{id}/workgroup/{workgroupId}", () => {
 
   test("401, 403, 404", async () => {
     const m = (await asAdmin("POST", "/api/menu", { name: "Guarded" })).body;
-    const wg = workgroup(admin.corpId);
+    const wg = await workgroup(admin.corpId);
     const u = await addUser(t, admin.corpId, { services: ["platform.service", "platform.workgroup"] });
     expect((await t.req("POST", `/api/menu/${m.id}/workgroup/${wg}`)).status).toBe(401);
     expect((await t.req("POST", `/api/menu/${m.id}/workgroup/${wg}`, { token: u.token })).status).toBe(403);

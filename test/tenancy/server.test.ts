@@ -12,6 +12,7 @@ beforeAll(async () => {
   admin = await startAndLogin(t);
   root = tempDir("corpadmin-servers-");
 });
+const builtinId = () => (t.sql().query("SELECT id FROM servers WHERE builtin = 1").get() as { id: string }).id;
 afterAll(() => t.close());
 
 const asAdmin = (method: string, path: string, body?: unknown) => t.req(method, path, { token: admin.token, body });
@@ -21,7 +22,7 @@ describe("servers", () => {
     const res = await asAdmin("GET", "/api/server");
     expect(res.status).toBe(200);
     expect(res.body.items).toHaveLength(1);
-    expect(res.body.items[0]).toMatchObject({ id: t.ctx.builtinServerId, path: join(t.dir, "corps"), builtin: true, corp_count: 1 });
+    expect(res.body.items[0]).toMatchObject({ id: builtinId(), path: join(t.dir, "corps"), builtin: true, corp_count: 1 });
     expect(Object.keys(res.body.items[0]).sort()).toEqual(["builtin", "corp_count", "created_at", "description", "id", "name", "path", "updated_at"]);
   });
 
@@ -80,7 +81,7 @@ describe("servers", () => {
   });
 
   test("409 path changed on the built-in server or on one holding corporations; other fields may change", async () => {
-    const builtin = t.ctx.builtinServerId;
+    const builtin = builtinId();
     expect((await asAdmin("PUT", `/api/server/${builtin}`, { name: "builtin", path: join(root, "elsewhere") })).status).toBe(409);
     const renamed = await asAdmin("PUT", `/api/server/${builtin}`, { name: "main", path: join(t.dir, "corps"), description: "main disk" });
     expect(renamed.status).toBe(200);
@@ -111,14 +112,14 @@ describe("servers", () => {
   });
 
   test("the built-in server cannot be deleted", async () => {
-    const res = await asAdmin("DELETE", `/api/server/${t.ctx.builtinServerId}`);
+    const res = await asAdmin("DELETE", `/api/server/${builtinId()}`);
     expect(res.status).toBe(409);
-    expect((await asAdmin("GET", `/api/server/${t.ctx.builtinServerId}`)).status).toBe(200);
+    expect((await asAdmin("GET", `/api/server/${builtinId()}`)).status).toBe(200);
   });
 
   test("401, 403 (platform.server is not `*`), 404", async () => {
     const u = await addUser(t, admin.corpId, { services: ["platform.server"] });
-    const id = t.ctx.builtinServerId;
+    const id = builtinId();
     for (const [m, p, b] of [
       ["GET", "/api/server"],
       ["POST", "/api/server", { name: "n", path: join(root, "n") }],

@@ -1,5 +1,6 @@
 // Delivery of outbox events to real HTTP receivers on 127.0.0.1: signing, body, retries on an
 // injected clock, 410, redirects, timeouts, Retry-After, disabling with e-mail, egress, fairness.
+// source-only: shortens the dispatcher's timings (options.dispatchTuning).
 import { afterEach, describe, expect, test } from "bun:test";
 import { SMTPServer } from "smtp-server";
 import { PER_WEBHOOK_CONCURRENCY } from "../../src/modules/webhook/dispatcher";
@@ -223,7 +224,7 @@ describe("delivery", () => {
     // The queue (kept whether or not the log is on): after attempt n every one of the events is
     // pending with n attempts recorded, and after the last none is pending.
     const pending = () =>
-      t.ctx.tenants.get(admin.corpId).$client.query("SELECT attempts FROM webhook_deliveries WHERE webhook_id = ? AND status = 'pending'").all(w.id) as { attempts: number }[];
+      t.sql(admin.corpId).query("SELECT attempts FROM webhook_deliveries WHERE webhook_id = ? AND status = 'pending'").all(w.id) as { attempts: number }[];
     const recorded = (events: number, attempt: number) => {
       const rows = pending();
       return attempt < MAX_ATTEMPTS ? rows.length === events && rows.every((r) => r.attempts === attempt) : rows.length === 0;
@@ -334,13 +335,16 @@ describe("delivery", () => {
 });
 
 describe("egress policy", () => {
-  test("loopback is refused when not allowed, by address and by a name resolving to it", async () => {
+  test("loopback is refused when not allowed, by address, by IPv6 forms embedding it and by a name resolving to it", async () => {
     const { t, admin, hook, deliveries } = await setup({ env: { CORPADMIN_EGRESS_ALLOW: "" } });
     const a = startReceiver();
     const byIp = await hook(a.url());
     const byName = await hook(`http://localhost:${a.server.port}/hook`);
+    // IPv6 spellings of 127.0.0.1: IPv4-compatible, IPv4-mapped, NAT64
+    const embedded = [];
+    for (const host of ["[::127.0.0.1]", "[::ffff:7f00:1]", "[64:ff9b::7f00:1]"]) embedded.push(await hook(`http://${host}:${a.server.port}/hook`));
     emit(t, admin.corpId, "CITY_AFTER_INSERT", { n: 1 });
-    for (const w of [byIp, byName]) {
+    for (const w of [byIp, byName, ...embedded]) {
       const [row] = await waitFor("the refused attempt", async () => {
         const d = await deliveries(w.id);
         return d[0]?.attempts === 1 && d;

@@ -1,6 +1,7 @@
 // At least once across crashes: the app runs in a child process that is killed with SIGKILL while
 // deliveries are in flight; after each restart over the same data directory every event is
 // delivered, and a delivery made twice carries the same webhook-id both times.
+// source-only: runs its own writer processes over the source.
 import { afterAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { applyMigrations, migrationsOf } from "../../src/db/migrations";

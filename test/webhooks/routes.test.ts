@@ -1,9 +1,8 @@
 // The 10 Webhook rows: success, 400 naming the field, 401, 403, 404 (unknown and other tenant).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { EVENT_GROUPS } from "../../src/events/outbox";
-import { createWebhook } from "../../src/modules/webhook/service";
-import { addCorp, addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../helpers";
-import { FAST } from "./support";
+import { addCorp, addUser, adminIn, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../helpers";
+import { LOOPBACK_ALLOWED, receiver, verifyStandardWebhook, waitFor } from "./support";
 
 let t: TestApp;
 let admin: Awaited<ReturnType<typeof startAndLogin>>;
@@ -13,11 +12,11 @@ let otherCorpHookId: string;
 const body = (o: Record<string, unknown> = {}) => ({ name: "ERP", target: "https://erp.example.net/hooks", email: "ops@example.net", ...o });
 
 beforeAll(async () => {
-  t = await makeApp({ options: { dispatchTuning: FAST } });
+  t = await makeApp();
   admin = await startAndLogin(t);
   cityUser = await addUser(t, admin.corpId, { services: ["platform.city"] });
   const other = await addCorp(t, "globex");
-  otherCorpHookId = createWebhook(t.ctx.tenants.get(other), body({ name: "theirs" })).id;
+  otherCorpHookId = (await adminIn(t, other, "POST", "/api/webhook", body({ name: "theirs" }))).body.id;
 });
 afterAll(() => t.close());
 
@@ -197,5 +196,46 @@ describe("GET /api/webhook/{id}/deliveries", () => {
     expect((await t.req("GET", `/api/webhook/${w.id}/deliveries`, { token: cityUser.token })).status).toBe(403);
     expect((await t.req("GET", `/api/webhook/${UNKNOWN_ID}/deliveries`, { token: admin.token })).status).toBe(404);
     expect((await t.req("GET", `/api/webhook/${otherCorpHookId}/deliveries`, { token: admin.token })).status).toBe(404);
+  });
+});
+
+// The socket on a real connection with the service's own timings (socket.test.ts moves an in-process clock).
+describe("GET /api/user/socket, then the socket", () => {
+  test("a ticket opens the socket, which streams a write made through the API", async () => {
+    const ticket = (await t.req("GET", "/api/user/socket", { token: admin.token })).body.ticket as string;
+    const ws = new WebSocket(`${t.listen().replace("http:", "ws:")}/api/socket?ticket=${encodeURIComponent(ticket)}`);
+    const messages: { type: string; data: { id: string } }[] = [];
+    ws.onmessage = (e) => messages.push(JSON.parse(String(e.data)));
+    await new Promise((resolve, reject) => {
+      ws.onopen = resolve;
+      ws.onclose = (e) => reject(new Error(`refused (${e.code})`));
+    });
+    try {
+      const city = (await t.req("POST", "/api/city", { token: admin.token, body: { name: "Socket City", state: "PE", country: "BR" } })).body;
+      for (let i = 0; i < 100 && !messages.some((m) => m.data?.id === city.id); i++) await Bun.sleep(20);
+      expect(messages.find((m) => m.data?.id === city.id)?.type).toBe("CITY_AFTER_INSERT");
+    } finally {
+      ws.close();
+    }
+  });
+});
+
+// A delivery with the service's own timings (delivery.test.ts shortens them in-process).
+describe("a write through the API reaches a webhook", () => {
+  test("signed POST of the event to a receiver on loopback (allowed by --egress-allow)", async () => {
+    const app = await makeApp({ env: LOOPBACK_ALLOWED });
+    const r = receiver();
+    try {
+      const owner = await startAndLogin(app);
+      const hook = (await app.req("POST", "/api/webhook", { token: owner.token, body: body({ target: r.url(), groups: ["CITY_AFTER_INSERT"] }) })).body;
+      const city = (await app.req("POST", "/api/city", { token: owner.token, body: { name: "Hooked", state: "SP", country: "BR" } })).body;
+      await waitFor("the delivery", () => r.requests.length === 1);
+      const got = r.requests[0];
+      expect(JSON.parse(got.body)).toMatchObject({ type: "CITY_AFTER_INSERT", data: { id: city.id, name: "Hooked" } });
+      expect(await verifyStandardWebhook(hook.secret, got.headers, got.body, Date.now())).toBe(true);
+    } finally {
+      r.stop();
+      await app.close();
+    }
   });
 });

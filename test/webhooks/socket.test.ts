@@ -1,5 +1,6 @@
 // The realtime socket over a real listening server and the WebSocket client: tickets, handshake,
 // permission filtering, and the 4401 close when the session ends.
+// source-only: moves the app's clock and listens with the in-process app.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { addUser, makeApp, startAndLogin, type TestApp } from "../helpers";
 import { emit, FAST, manualClock, waitFor } from "./support";

@@ -2,10 +2,11 @@
 // parties, address, connection settings (the password shown only when just set), items, flags and
 // status changes.
 import { useMemo, useState } from "preact/hooks";
-import { call, type Page, type Problem, type Row } from "../api";
+import { call, can, type Page, type Problem, type Row } from "../api";
 import { fmtDate, fmtNumber, t, tx } from "../i18n";
 import { navigate } from "../router";
 import { ContractLinks } from "./extras";
+import { SessionsOf } from "./radius";
 import { ConfirmButton, ErrorNote, Facts, Form, Link, ListView, PageHeader, RefSelect, SecretOnce, Section, useLoad, type FieldDef, type Values } from "../ui";
 
 const STATUSES = ["ACTIVE", "INACTIVE", "SUSPENDED", "CANCELLED"];
@@ -218,6 +219,9 @@ export function ContractDetail({ id }: { id: string }) {
       <ContractItems id={id} />
       <ContractFlags id={id} flags={c.flags ?? []} onChange={(flags) => set({ ...c, flags })} />
       <ContractLinks id={id} />
+      {can("isp", "/api/isp/session") && (
+        <SessionsOf query={{ contract_id: id }} disconnectAll={{ path: `/api/contract/${id}/disconnect`, message: t("session.disconnectAllConfirm", { number: c.number }) }} />
+      )}
     </>
   );
 }

@@ -35,6 +35,18 @@ function ContractsCard() {
   );
 }
 
+function SessionsCard() {
+  const { data } = useLoad(() => Promise.all([total("/api/isp/session", { state: "online" }), total("/api/isp/session", { state: "stale" })]), []);
+  return (
+    <Section title={t("dash.sessions")}>
+      <div class="figures">
+        <Figure value={data?.[0]} label={tx("enum.online")} to="/sessions?state=online" />
+        <Figure value={data?.[1]} label={tx("enum.stale")} to="/sessions?state=stale" />
+      </div>
+    </Section>
+  );
+}
+
 function WebhooksCard() {
   const { data } = useLoad(() => Promise.all([total("/api/webhook", { status: "false" }), total("/api/webhook")]), []);
   return (
@@ -105,6 +117,7 @@ export function Dashboard() {
         </Notice>
       )}
       <div class="cards">
+        {can("isp", "/api/isp/session") && <SessionsCard />}
         {can("contract") && <ContractsCard />}
         {can("webhook") && <WebhooksCard />}
         {can("qrcode") && <ScansCard />}

@@ -4,6 +4,7 @@ import type { Row } from "../api";
 import { fmtDate, t, tx } from "../i18n";
 import type { ResourceDef } from "../resource";
 import type { FieldDef } from "../ui";
+import { PoolUsage, SessionsOf } from "./radius";
 import { CorpServices, CorpStatus, CorpUsers, ContractLinks, ExternalAppKey, NoteView, PersonAddress, QrReport, UserPermissions, FeatureActions, LayoutExtras, MetricHistory, QrExtras, UserExtras, WebhookExtras, WorkgroupExtras } from "./extras";
 
 const ref = (path: string, label: (r: Row) => string = (r) => r.name) => ({ path, label });
@@ -281,7 +282,9 @@ export const RESOURCES: ResourceDef[] = [
       manufacturerField,
       popField,
       { name: "layout_id", label: "f.layout", type: "ref", ref: ref("/api/isp/layout") },
+      { name: "coa_port", label: "f.coa_port", type: "number", hint: "hint.coaPort" },
     ],
+    extra: (r) => <SessionsOf query={{ nas_id: r.id }} />,
   },
   {
     key: "layouts",
@@ -329,8 +332,11 @@ export const RESOURCES: ResourceDef[] = [
       { key: "name", label: "f.name" },
       { key: "cidr", label: "f.cidr" },
       { key: "version", label: "f.version" },
+      { key: "size", label: "f.poolSize" },
+      { key: "used", label: "f.poolUsed" },
       { key: "status", label: "f.status" },
     ],
+    extra: (r) => <PoolUsage row={r} />,
     fields: [
       { name: "name", label: "f.name", required: true },
       { name: "version", label: "f.version", type: "select", required: true, options: [["4", "IPv4"], ["6", "IPv6"]] },

@@ -88,9 +88,16 @@ export const ispNas = sqliteTable(
     name: text("name").notNull().unique(),
     /** Canonical text of the address (ipaddr.js toString; IPv4-mapped IPv6 stored as IPv4). */
     ip: text("ip").notNull().unique(),
-    /** sha256(salt ‖ secret), hex; the secret itself is never stored. */
+    /** sha256(salt ‖ secret), hex: what the rlm_rest credential is checked against. */
     secret_hash: text("secret_hash").notNull(),
     secret_salt: text("secret_salt").notNull(),
+    /**
+     * The secret under AES-256-GCM with the data key (DATA_DIR/data.key), needed to sign RFC 5176
+     * requests; null for a NAS whose secret was set before it was kept (set it again).
+     */
+    secret_enc: text("secret_enc"),
+    /** UDP port of the NAS's RFC 5176 (Disconnect/CoA) listener. */
+    coa_port: integer("coa_port").notNull().default(3799),
     manufacturer_id: text("manufacturer_id").references(() => ispManufacturers.id),
     pop_id: text("pop_id").references(() => ispPops.id),
     layout_id: text("layout_id").references(() => ispLayouts.id),
@@ -153,4 +160,63 @@ export const ispRadiusAccounting = sqliteTable(
     index("isp_radius_accounting_user").on(t.username, t.received_at),
     index("isp_radius_accounting_contract").on(t.contract_id),
   ],
+);
+
+/**
+ * One row per RADIUS session (NAS, Acct-Session-Id), kept in the transaction that writes its
+ * accounting record. `stale_at` is when it stops counting as online without a new record (3
+ * interim intervals, or 15 minutes when the NAS sends none); `state` online|closed is stored and
+ * "stale" is an open session past its stale_at.
+ */
+export const ispRadiusSessions = sqliteTable(
+  "isp_radius_sessions",
+  {
+    id: idColumn(),
+    nas_id: text("nas_id").notNull(),
+    acct_session_id: text("acct_session_id").notNull(),
+    username: text("username").notNull(),
+    contract_id: text("contract_id"),
+    framed_ip: text("framed_ip"),
+    calling_station_id: text("calling_station_id"),
+    started_at: text("started_at").notNull(),
+    updated_at: text("updated_at").notNull(),
+    stopped_at: text("stopped_at"),
+    /** open: no Stop yet (online or stale, by stale_at); closed: a Stop arrived. */
+    open: bool("open").notNull(),
+    stale_at: text("stale_at").notNull(),
+    input_bytes: integer("input_bytes").notNull().default(0),
+    output_bytes: integer("output_bytes").notNull().default(0),
+    input_packets: integer("input_packets").notNull().default(0),
+    output_packets: integer("output_packets").notNull().default(0),
+    session_time: integer("session_time").notNull().default(0),
+    terminate_cause: text("terminate_cause"),
+    /** When corpadmin last heard of it (its clock). */
+    received_at: text("received_at").notNull(),
+    created_at: text("created_at").notNull(),
+  },
+  (t) => [
+    index("isp_radius_sessions_key").on(t.nas_id, t.acct_session_id, t.started_at),
+    // "Online now": the open sessions, by stale_at, without touching the closed ones.
+    index("isp_radius_sessions_open").on(t.open, t.stale_at),
+    index("isp_radius_sessions_started").on(t.started_at),
+    index("isp_radius_sessions_contract").on(t.contract_id, t.started_at),
+    index("isp_radius_sessions_username").on(t.username, t.started_at),
+    // No index on received_at: every record moves a session's entry in each index holding a
+    // column it updates; retention finds old sessions through the stale_at index instead.
+  ],
+);
+
+/** RADIUS authorize attempts (the "why can't this customer connect" log); never a password. */
+export const ispRadiusAttempts = sqliteTable(
+  "isp_radius_attempts",
+  {
+    id: idColumn(),
+    at: text("at").notNull(),
+    username: text("username").notNull(),
+    nas_id: text("nas_id"),
+    nas_ip: text("nas_ip").notNull(),
+    outcome: text("outcome").notNull(),
+    reason: text("reason").notNull(),
+  },
+  (t) => [index("isp_radius_attempts_at").on(t.at), index("isp_radius_attempts_username").on(t.username, t.at)],
 );

@@ -66,6 +66,17 @@ export function actionOf(request: Request, route: string): string {
 }
 const routePaths = new Map<string, string>();
 
+/** An API key's secret: base62 characters, as the external app module issues them. */
+export const API_KEY_SECRET_LENGTH = 40;
+const UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}";
+const API_KEY = new RegExp(`^(${UUID})\\.(${UUID})\\.([0-9A-Za-z]{${API_KEY_SECRET_LENGTH}})$`);
+
+/** `<corp id>.<app id>.<secret>` exactly as issued (no extra parts, no other spelling), else null. */
+export function parseApiKey(text: string): { corpId: string; appId: string; secret: string } | null {
+  const m = API_KEY.exec(text);
+  return m ? { corpId: m[1], appId: m[2], secret: m[3] } : null;
+}
+
 function normalize(spec: AuthSpec): { guard: Guard; self?: string; key?: boolean; tenant: boolean } {
   const s = typeof spec === "string" ? { guard: spec } : spec;
   const area = s.guard.startsWith("platform.") ? s.guard.slice(9) : null;
@@ -76,11 +87,11 @@ export function authGuard(ctx: AppContext) {
   const principals = new WeakMap<Request, { principal: Principal; db: TenantDb | null }>();
 
   function fromApiKey(header: string, ip: string): Principal {
-    const [corpId, appId, secret] = header.split(".");
-    const corp = corpId && appId && secret ? ctx.corps.get(corpId) : null;
-    if (!corp || !ctx.apiKeys) throw unauthorized("Invalid API key");
+    const key = parseApiKey(header);
+    const corp = key ? ctx.corps.get(key.corpId) : null;
+    if (!key || !corp || !ctx.apiKeys) throw unauthorized("Invalid API key");
     corpGate(corp, false);
-    const check = ctx.apiKeys(ctx.tenants.get(corp.id), appId, secret);
+    const check = ctx.apiKeys(ctx.tenants.get(corp.id), key.appId, key.secret);
     if (!check) throw unauthorized("Invalid API key");
     if (!check.active) throw forbidden("The external application is inactive");
     const none: PermissionSets = { admin: new Set(), allow: new Set(), lists: { admin: [], allow: [] } };

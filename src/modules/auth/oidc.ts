@@ -1,7 +1,7 @@
 // OpenID Connect ID tokens of Google and Microsoft, verified with jose against the provider's
 // JWKS: signature, an algorithm allowlist (never `none` or HS*), issuer, audience = our client
 // id, exp and nbf. Accounts are keyed on (provider, sub), never on the e-mail.
-import { createRemoteJWKSet, decodeJwt, errors as joseErrors, jwtVerify, type JWTPayload } from "jose";
+import { createRemoteJWKSet, customFetch, decodeJwt, errors as joseErrors, jwtVerify, type JWTPayload } from "jose";
 import type { AppContext } from "../../context";
 import type { OidcProviderConfig } from "../../config";
 import { externalIdentities } from "../../db/platform/schema";
@@ -13,6 +13,7 @@ export type Provider = (typeof PROVIDERS)[number];
 
 const ALGORITHMS = ["RS256", "ES256"];
 const CLOCK_TOLERANCE_SECONDS = 30;
+const JWKS_TIMEOUT_MS = 5000;
 
 export interface VerifiedIdToken {
   provider: Provider;
@@ -45,7 +46,14 @@ export class OidcVerifier {
   private keysOf(name: Provider, url: string) {
     let set = this.jwks.get(name);
     if (!set) {
-      set = createRemoteJWKSet(new URL(url), { timeoutDuration: 5000, cooldownDuration: 30_000, cacheMaxAge: 600_000 });
+      // Through the egress policy like every outbound request: the checked address is the one
+      // connected to, and a refused one is the provider's keys not arriving (503).
+      set = createRemoteJWKSet(new URL(url), {
+        timeoutDuration: JWKS_TIMEOUT_MS,
+        cooldownDuration: 30_000,
+        cacheMaxAge: 600_000,
+        [customFetch]: (resource, init) => this.ctx.egress.fetch(resource, { ...init, timeoutMs: JWKS_TIMEOUT_MS }),
+      });
       this.jwks.set(name, set);
     }
     return set;

@@ -27,6 +27,15 @@ export interface LiveSession {
 /** Verified tokens remembered at most (≈ 300 bytes each); the whole memory is dropped when full. */
 const VERIFIED_MAX = 8192;
 
+/**
+ * The one base64url spelling of some bytes: no padding, no standard-alphabet characters, and a
+ * last character without stray low bits (which decode to the same bytes). Re-encoding the decoded
+ * bytes gives exactly that spelling, so any other spelling of a token is not the token.
+ */
+function canonicalBase64url(text: string): boolean {
+  return text.length > 0 && /^[A-Za-z0-9_-]+$/.test(text) && Buffer.from(text, "base64url").toString("base64url") === text;
+}
+
 export class Sessions {
   private verified = new Map<string, SessionClaims>();
   private lookupStmt;
@@ -99,6 +108,7 @@ export class Sessions {
     const parts = token.split(".");
     if (parts.length !== 3) return null;
     const [h, p, sig] = parts;
+    if (!canonicalBase64url(h) || !canonicalBase64url(p) || !canonicalBase64url(sig)) return null;
     try {
       // The header this service issues needs no parse; any other is checked field by field.
       if (h !== HEADER) {

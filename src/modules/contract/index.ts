@@ -49,6 +49,8 @@ import {
 import {
   checkConfigInput,
   checkLocalInput,
+  contractConnection,
+  contractChanged,
   contractView,
   flagNames,
   contractViewJson,
@@ -59,6 +61,7 @@ import {
   localColumns,
   numberHolder,
   updateConfig,
+  type ContractConnection,
   type ContractRow,
 } from "./service";
 import { upsertFromExternalApp } from "./upsert";
@@ -119,16 +122,23 @@ async function upsert(
   return isNew ? created(set, "/api/contract", contract) : contract;
 }
 
-/** A change to one contract that fires CONTRACT_AFTER_UPDATE with its new view. */
+/**
+ * A change to one contract that fires CONTRACT_AFTER_UPDATE with its new view; after the commit
+ * the contract watchers hear of it (RADIUS sessions: disconnect or CoA).
+ */
 function changeContract<T>(ctx: AppContext, db: TenantDb, principal: Principal, id: string, fn: (tx: Tx, row: ContractRow) => T | null): T | null {
-  return commit(ctx, db, principal.corpId, (tx, emit) => {
+  let before: ContractConnection | null = null;
+  const result = commit(ctx, db, principal.corpId, (tx, emit) => {
     const row = getContract(tx, id);
+    before = contractConnection(tx, id);
     const out = fn(tx, row);
     if (out === null) return null;
     tx.update(contracts).set({ updated_at: nowIso() }).where(eq(contracts.id, id)).run();
     emit("CONTRACT_AFTER_UPDATE", id, (t) => getContractView(t, id, tzOf(principal)));
     return out;
   });
+  if (result !== null) contractChanged(ctx, { corpId: principal.corpId, contractId: id, before, actorUserId: principal.userId, ip: principal.ip });
+  return result;
 }
 
 function setStatus(ctx: AppContext, db: TenantDb, principal: Principal, id: string, target: "ACTIVE" | "INACTIVE") {

@@ -1,6 +1,7 @@
 // Contract logic shared by the local rows and the external-app upsert.
 import { asc, eq } from "drizzle-orm";
 import ipaddr from "ipaddr.js";
+import type { AppContext, ContractChange } from "../../context";
 import type { TenantDb } from "../../db/sqlite";
 import { contractConfigs, contractItems, contracts } from "../../db/tenant/schema";
 import { randomBase62 } from "../../lib/ids";
@@ -352,6 +353,37 @@ export function updateConfig(tx: Db, contractId: string, body: ContractConfigInp
   if (columns.username !== current.username && usernameTaken(tx, columns.username, contractId)) throw conflict("The username is taken by another contract");
   tx.update(contractConfigs).set(columns).where(eq(contractConfigs.contract_id, contractId)).run();
   return true;
+}
+
+/** What RADIUS renders for a contract: its fields and connection settings (see ContractByUsername). */
+export type ContractConnection = ContractByUsername;
+
+/** The contract's connection state now, or null when there is no such contract. */
+export function contractConnection(db: Db, contractId: string): ContractConnection | null {
+  const c = findContract(db, contractId);
+  if (!c) return null;
+  const row = db.select().from(contractConfigs).where(eq(contractConfigs.contract_id, contractId)).get();
+  if (!row) return null;
+  const { contract_id: _, ...config } = row;
+  return { contract: { id: c.id, number: c.number, contract_status: c.contract_status, contract_stage: c.contract_stage, customer_id: c.customer_id }, config };
+}
+
+/** Every contract's static addresses (connection settings ipv4/ipv6; ipv6 may be a prefix). */
+export function staticAddresses(db: Db): { contract_id: string; ipv4: string | null; ipv6: string | null }[] {
+  return clientOf(db)
+    .query<{ contract_id: string; ipv4: string | null; ipv6: string | null }, []>("SELECT contract_id, ipv4, ipv6 FROM contract_configs WHERE ipv4 IS NOT NULL OR ipv6 IS NOT NULL")
+    .all();
+}
+
+/** Tells the context's contract watchers (the ISP module's RADIUS sessions) of a committed change. */
+export function contractChanged(ctx: AppContext, change: ContractChange): void {
+  for (const w of ctx.contractWatchers) {
+    try {
+      w(change);
+    } catch (err) {
+      ctx.logger.error("a contract watcher failed", { error: String(err) });
+    }
+  }
 }
 
 /** The contract fields RADIUS needs, and its stored settings (password in clear: CHAP needs it). */

@@ -24,7 +24,7 @@ import {
   updateRow,
 } from "../registry-common";
 import type { Contract, ContractExternalInput, PartyExternalInput } from "./model";
-import { checkDates, contractColumns, contractViewById, insertDefaultConfig, numberHolder } from "./service";
+import { checkDates, contractConnection, contractChanged, contractColumns, contractViewById, insertDefaultConfig, numberHolder, type ContractConnection } from "./service";
 
 type Kind = "city" | "person" | "contract";
 type Change = { kind: Kind; action: "INSERT" | "UPDATE" };
@@ -41,6 +41,8 @@ export async function upsertFromExternalApp(ctx: AppContext, db: TenantDb, corpI
   const dates = validate(body);
   let password: string | null = null;
   let view: Contract | undefined;
+  /** Set when an existing contract was updated: its connection state before (for the watchers). */
+  let before: ContractConnection | null | undefined;
   await commitGrouped(ctx, db, corpId, (tx, emit) => {
     // One event per record changed, in the order first touched; an INSERT is not followed by an UPDATE.
     const changes = new Map<string, Change>();
@@ -142,6 +144,7 @@ export async function upsertFromExternalApp(ctx: AppContext, db: TenantDb, corpI
       // nothing it embeds (parties, cities) changed above. Then nothing is written and nothing
       // fires; config, items, flags and links are never touched by the upsert.
       if (changes.size > 0 || holder === null || !unchanged(holder, columns)) {
+        before = contractConnection(tx, id);
         updateRow(tx, "contracts", id, columns);
         touch(id, "contract", "UPDATE");
       }
@@ -161,6 +164,7 @@ export async function upsertFromExternalApp(ctx: AppContext, db: TenantDb, corpI
       emit(type, recordId, (t: Tx) => (c.kind === "contract" ? view : viewOf(t, c.kind, recordId)));
     }
   });
+  if (before !== undefined) contractChanged(ctx, { corpId, contractId: view!.id, before, actorUserId: null, ip: null });
   // The generated password is shown by the response that generated it, and only there.
   const contract = password === null ? view! : { ...view!, config: { ...view!.config, password } };
   return { contract: { ...contract, identity: body.identity }, created: password !== null };

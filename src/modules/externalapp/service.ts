@@ -6,7 +6,7 @@ import { externalApps } from "../../db/tenant/schema";
 import { randomBase62, sha256Hex } from "../../lib/ids";
 import { conflict, notFound } from "../../lib/problem";
 import { Opt, Uuid } from "../../lib/schemas";
-import type { ApiKeyCheck } from "../auth/guard";
+import { API_KEY_SECRET_LENGTH, type ApiKeyCheck } from "../auth/guard";
 import type { Db, ExternalAppRow } from "../registry-common";
 
 export const APP_NAME_PATTERN = "^[A-Za-z0-9._-]{1,64}$";
@@ -54,7 +54,7 @@ export function checkNameFree(db: Db, name: string, exceptId: string | null): vo
 
 /** A fresh secret (40 base62 characters, ≈ 238 bits) with what is stored of it. */
 export function newSecret(): { secret: string; key_prefix: string; key_hash: string } {
-  const secret = randomBase62(40);
+  const secret = randomBase62(API_KEY_SECRET_LENGTH);
   return { secret, key_prefix: secret.slice(0, 8), key_hash: sha256Hex(secret) };
 }
 

@@ -1,10 +1,12 @@
 // RADIUS accounting from rlm_rest (`body = 'json'`): Start, Interim-Update and Stop records kept in
 // the corporation's database. Records are written in groups (one commit for every record that
 // arrived meanwhile) and each request is answered only after its group committed: an answered
-// record is durable, and an unanswered one is retransmitted by the NAS.
+// record is durable, and an unanswered one is retransmitted by the NAS. The session the record
+// belongs to (isp_radius_sessions) is updated in the same transaction.
+import type { Database, Statement } from "bun:sqlite";
 import type { AppContext } from "../../context";
 import { writeTx, type TenantDb } from "../../db/sqlite";
-import { ispRadiusAccounting } from "../../db/tenant/schema";
+import { ispRadiusAccounting, ispRadiusSessions } from "../../db/tenant/schema";
 import { newId } from "../../lib/ids";
 import { invalid } from "../../lib/problem";
 import { canonicalInstant, nowIso, toIso } from "../../lib/time";
@@ -86,9 +88,19 @@ function eventAt(body: AccountingBody): string | null {
 }
 
 export type ParsedAccounting =
-  /** A status corpadmin does not keep (Accounting-On/Off, ...): acknowledged and dropped. */
-  | { status: null; nasIp: string | null }
-  | { status: string; nasIp: string; username: string; build(nasId: string, contractId: string | null): AccountingRow };
+  /**
+   * A status corpadmin does not keep (Accounting-On/Off, ...): acknowledged and dropped. For
+   * Accounting-On/Off (the NAS restarted), `nasRestart` says when and why its sessions ended.
+   */
+  | { status: null; nasIp: string | null; nasRestart: { at: string; cause: string } | null }
+  | {
+      status: string;
+      nasIp: string;
+      username: string;
+      /** Acct-Interim-Interval in seconds when the NAS sent it (it decides when a session goes stale). */
+      interimInterval: number | null;
+      build(nasId: string, contractId: string | null): AccountingRow;
+    };
 
 /** Reads the record; 400 naming the attribute when a required one is missing or malformed. */
 export function parseAccounting(body: AccountingBody): ParsedAccounting {
@@ -96,7 +108,10 @@ export function parseAccounting(body: AccountingBody): ParsedAccounting {
   if (statusText === null) throw invalid("Acct-Status-Type", "is required");
   const status = STATUS_NAMES[statusText.toLowerCase()] ?? null;
   const nasIp = text(body, "NAS-IP-Address") ?? text(body, "NAS-IPv6-Address");
-  if (status === null) return { status, nasIp };
+  if (status === null) {
+    const restart = ["7", "8", "accounting-on", "accounting-off"].includes(statusText.toLowerCase());
+    return { status, nasIp, nasRestart: restart ? { at: eventAt(body) ?? nowIso(), cause: text(body, "Acct-Terminate-Cause") ?? "NAS-Reboot" } : null };
+  }
   const username = text(body, "User-Name");
   const sessionId = text(body, "Acct-Session-Id");
   const missing = [username === null && "User-Name", sessionId === null && "Acct-Session-Id", nasIp === null && "NAS-IP-Address"].filter(Boolean) as string[];
@@ -121,12 +136,118 @@ export function parseAccounting(body: AccountingBody): ParsedAccounting {
     received_at: receivedAt,
     attributes: JSON.stringify(Object.fromEntries(Object.keys(body).map((k) => [k, valuesOf(body, k)]))),
   };
-  return { status, nasIp: nasIp!, username: username!, build: (nasId, contractId) => ({ id: newId(), ...row, nas_id: nasId, contract_id: contractId }) };
+  const interim = count(body, "Acct-Interim-Interval");
+  return { status, nasIp: nasIp!, username: username!, interimInterval: interim || null, build: (nasId, contractId) => ({ id: newId(), ...row, nas_id: nasId, contract_id: contractId }) };
+}
+
+/** Accounting-On/Off: the NAS restarted, so every session still open on it has ended. */
+export function closeNasSessions(db: TenantDb, nasId: string, restart: { at: string; cause: string }): number {
+  return writeTx(db, () =>
+    db.$client
+      .query("UPDATE isp_radius_sessions SET open = 0, stopped_at = ?2, updated_at = ?2, terminate_cause = coalesce(terminate_cause, ?3), received_at = ?4 WHERE open = 1 AND nas_id = ?1")
+      .run(nasId, restart.at, restart.cause, nowIso()).changes,
+  );
 }
 
 interface Pending {
   row: AccountingRow;
+  interimInterval: number | null;
   done: (err?: unknown) => void;
+}
+
+/** Without Acct-Interim-Interval a session is stale after 15 minutes without a record. */
+export const DEFAULT_STALE_MS = 15 * 60_000;
+/** With one, after three intervals without a record. */
+export const STALE_INTERVALS = 3;
+
+type SessionRow = typeof ispRadiusSessions.$inferSelect;
+interface SessionStatements {
+  /** Every session with that key: one, unless the NAS reused the id (after a reboot). */
+  byKey: Statement<Pick<SessionRow, "id" | "session_time" | "started_at" | "stopped_at"> & { open: number }, [string, string]>;
+  insert: Statement<unknown, [Record<string, string | number | null>]>;
+  update: Statement<unknown, [Record<string, string | number | null>]>;
+}
+const sessionStatements = new WeakMap<Database, SessionStatements>();
+
+function statementsOf(sqlite: Database): SessionStatements {
+  let s = sessionStatements.get(sqlite);
+  if (!s) {
+    s = {
+      // Not ORDER BY ... LIMIT 1: that costs several times the read of the one row there usually is.
+      byKey: sqlite.prepare("SELECT id, session_time, open, started_at, stopped_at FROM isp_radius_sessions WHERE nas_id = ?1 AND acct_session_id = ?2"),
+      insert: sqlite.prepare(
+        `INSERT INTO isp_radius_sessions (id, nas_id, acct_session_id, username, contract_id, framed_ip, calling_station_id, started_at, updated_at,
+           stopped_at, open, stale_at, input_bytes, output_bytes, input_packets, output_packets, session_time, terminate_cause, received_at, created_at)
+         VALUES ($id, $nas_id, $acct_session_id, $username, $contract_id, $framed_ip, $calling_station_id, $started_at, $updated_at,
+           $stopped_at, $open, $stale_at, $input_bytes, $output_bytes, $input_packets, $output_packets, $session_time, $terminate_cause, $received_at, $received_at)`,
+      ),
+      update: sqlite.prepare(
+        `UPDATE isp_radius_sessions SET
+           contract_id = coalesce($contract_id, contract_id), framed_ip = coalesce($framed_ip, framed_ip),
+           calling_station_id = coalesce($calling_station_id, calling_station_id), updated_at = $updated_at,
+           stopped_at = $stopped_at, open = $open, stale_at = $stale_at,
+           input_bytes = coalesce($input_bytes, input_bytes), output_bytes = coalesce($output_bytes, output_bytes),
+           input_packets = coalesce($input_packets, input_packets), output_packets = coalesce($output_packets, output_packets),
+           session_time = $session_time, terminate_cause = coalesce($terminate_cause, terminate_cause), received_at = $received_at
+         WHERE id = $id`,
+      ),
+    };
+    sessionStatements.set(sqlite, s);
+  }
+  return s;
+}
+
+/**
+ * Folds one new accounting record into its session: a Start opens one (a Start for a session
+ * already closed is the NAS reusing the id: a new session); Interim-Update refreshes counters and
+ * the stale deadline; Stop closes it. A record for a session never started (its Start lost) opens
+ * one dated back by Acct-Session-Time. A record older than what the session holds (a late
+ * retransmission) changes nothing; so does one for a closed session, unless that record's own
+ * start (its time less Acct-Session-Time) is after the Stop: the NAS restarted and reused the id
+ * (its new Start, at session time 0 like the old one's, is taken for a retransmission).
+ */
+export function applyToSession(sqlite: Database, row: AccountingRow, interimInterval: number | null): void {
+  const s = statementsOf(sqlite);
+  const stop = row.status_type === "Stop";
+  const staleMs = interimInterval ? STALE_INTERVALS * interimInterval * 1000 : DEFAULT_STALE_MS;
+  const values = {
+    $contract_id: row.contract_id ?? null,
+    $framed_ip: row.framed_ip ?? null,
+    $calling_station_id: row.calling_station_id ?? null,
+    $updated_at: row.event_at,
+    $stopped_at: stop ? row.event_at : null,
+    $open: stop ? 0 : 1,
+    $stale_at: toIso(Date.parse(row.received_at) + staleMs),
+    $input_bytes: row.input_octets ?? null,
+    $output_bytes: row.output_octets ?? null,
+    $input_packets: row.input_packets ?? null,
+    $output_packets: row.output_packets ?? null,
+    $session_time: row.session_time ?? 0,
+    $terminate_cause: row.terminate_cause ?? null,
+    $received_at: row.received_at,
+  };
+  let latest: ReturnType<typeof s.byKey.get> = null;
+  for (const r of s.byKey.all(row.nas_id, row.session_id)) if (!latest || r.started_at > latest.started_at) latest = r;
+  const startedAt = row.status_type === "Start" ? row.event_at : toIso(Date.parse(row.event_at) - (row.session_time ?? 0) * 1000);
+  const reused = latest !== null && latest.open !== 1 && (row.status_type === "Start" || startedAt > latest.stopped_at!);
+  if (latest && !reused) {
+    if (latest.open !== 1) return;
+    if (!stop && (row.session_time ?? 0) < latest.session_time) return;
+    s.update.run({ ...values, $id: latest.id, $session_time: Math.max(row.session_time ?? 0, latest.session_time) });
+    return;
+  }
+  s.insert.run({
+    ...values,
+    $id: newId(),
+    $nas_id: row.nas_id,
+    $acct_session_id: row.session_id,
+    $username: row.username,
+    $started_at: startedAt,
+    $input_bytes: values.$input_bytes ?? 0,
+    $output_bytes: values.$output_bytes ?? 0,
+    $input_packets: values.$input_packets ?? 0,
+    $output_packets: values.$output_packets ?? 0,
+  });
 }
 
 /**
@@ -142,11 +263,11 @@ export class AccountingWriter {
   }
 
   /** Resolves once the record is committed (a retransmitted record is ignored by the unique key). */
-  write(db: TenantDb, row: AccountingRow): Promise<void> {
+  write(db: TenantDb, row: AccountingRow, interimInterval: number | null = null): Promise<void> {
     return new Promise((resolve, reject) => {
       let q = this.queues.get(db);
       if (!q) this.queues.set(db, (q = []));
-      q.push({ row, done: (err) => (err ? reject(err) : resolve()) });
+      q.push({ row, interimInterval, done: (err) => (err ? reject(err) : resolve()) });
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => this.flush());
@@ -161,7 +282,12 @@ export class AccountingWriter {
     for (const [db, pending] of queues) {
       try {
         writeTx(db, (tx) => {
-          for (const p of pending) tx.insert(ispRadiusAccounting).values(p.row).onConflictDoNothing().run();
+          const changes = db.$client.query<{ n: number }, []>("SELECT changes() AS n");
+          for (const p of pending) {
+            tx.insert(ispRadiusAccounting).values(p.row).onConflictDoNothing().run();
+            // A retransmission (same key) was folded into its session when it first arrived.
+            if (changes.get()!.n) applyToSession(db.$client, p.row, p.interimInterval);
+          }
         });
         for (const p of pending) p.done();
       } catch (err) {

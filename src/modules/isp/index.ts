@@ -10,9 +10,12 @@ import { poolRoutes } from "./pool";
 import { popRoutes } from "./pop";
 import { radiusRoutes } from "./radius";
 import { radiusAttributeRoutes } from "./radius-attribute";
+import { sessionRoutes } from "./session";
+import { AttemptLog, attemptRoutes } from "./attempts";
 
 export function ispModule(ctx: AppContext) {
   const guard = authGuard(ctx);
+  const attempts = new AttemptLog(ctx);
   return new Elysia({ name: "isp" })
     .use(manufacturerRoutes(ctx, guard))
     .use(popRoutes(ctx, guard))
@@ -20,5 +23,7 @@ export function ispModule(ctx: AppContext) {
     .use(layoutRoutes(ctx, guard))
     .use(poolRoutes(ctx, guard))
     .use(nasRoutes(ctx, guard))
-    .use(radiusRoutes(ctx));
+    .use(radiusRoutes(ctx, attempts))
+    .use(attemptRoutes(attempts, guard))
+    .use(sessionRoutes(ctx, guard));
 }

@@ -96,7 +96,14 @@ export const Pool = t.Object({
   pop_id: Nullable(Uuid),
   nas_id: Nullable(Uuid),
   status: t.Boolean(),
+  size: Nullable(t.Integer({ description: "IPv4: every address of the cidr, network and broadcast included; IPv6: null" })),
+  used: t.Integer({ description: "distinct addresses inside it held by online sessions or set as contracts' static addresses" }),
   ...Stamps,
+});
+export const PoolUsage = t.Object({
+  size: Nullable(t.Integer()),
+  used: t.Integer(),
+  items: t.Array(t.Object({ address: t.String(), source: t.Union([t.Literal("session"), t.Literal("contract")]), id: Uuid })),
 });
 
 const NasFields = {
@@ -105,6 +112,7 @@ const NasFields = {
   manufacturer_id: Opt(Uuid),
   pop_id: Opt(Uuid),
   layout_id: Opt(Uuid),
+  coa_port: Opt(t.Integer({ minimum: 1, maximum: 65535, description: "UDP port of the NAS's RFC 5176 listener (default 3799)" })),
 };
 const Secret = t.String({ minLength: 8, maxLength: 128 });
 export const NasCreateInput = t.Object({ ...NasFields, secret: Secret });
@@ -117,6 +125,7 @@ export const Nas = t.Object({
   manufacturer_id: Nullable(Uuid),
   pop_id: Nullable(Uuid),
   layout_id: Nullable(Uuid),
+  coa_port: t.Integer(),
   status: t.Boolean(),
   ...Stamps,
 });

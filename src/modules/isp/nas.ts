@@ -1,5 +1,6 @@
-// NAS (the routers PPPoE users connect through). The secret is write-only: only a salted SHA-256
-// is kept, enough to check the HTTP Basic credential FreeRADIUS presents on the RADIUS rows.
+// NAS (the routers PPPoE users connect through). The secret is write-only: a salted SHA-256 checks
+// the HTTP Basic credential FreeRADIUS presents on the RADIUS rows, and a copy sealed with the data
+// key (lib/secret-box.ts) signs the RFC 5176 requests corpadmin sends to the NAS.
 import { Elysia } from "elysia";
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { and, eq, ne } from "drizzle-orm";
@@ -10,6 +11,8 @@ import { created, noContent } from "../../lib/http";
 import { listRows, type ListParams } from "../../lib/list";
 import { conflict, invalid } from "../../lib/problem";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
+import { newId } from "../../lib/ids";
+import type { SecretBox } from "../../lib/secret-box";
 import { nowIso } from "../../lib/time";
 import type { authGuard } from "../auth/guard";
 import { canonicalIp, checkRef, checkUniqueName, isUsed, requireRow, setStatus, type Q } from "./common";
@@ -38,8 +41,16 @@ export function secretMatches(row: { secret_hash: string; secret_salt: string },
 }
 
 export function nasView(row: NasRow) {
-  const { secret_hash: _h, secret_salt: _s, ...rest } = row;
+  const { secret_hash: _h, secret_salt: _s, secret_enc: _e, ...rest } = row;
   return rest;
+}
+
+/** The sealed secret is bound to its NAS: a copy pasted into another row does not open. */
+const sealContext = (nasId: string) => `isp_nas.secret:${nasId}`;
+
+/** The NAS's secret in clear, or null when it was set before secrets were kept (set it again). */
+export function nasSecret(secrets: SecretBox, row: Pick<NasRow, "id" | "secret_enc">): string | null {
+  return row.secret_enc ? secrets.open(row.secret_enc, sealContext(row.id)) : null;
 }
 
 function values(db: Q, input: NasUpdateInput, exceptId: string | null) {
@@ -52,37 +63,39 @@ function values(db: Q, input: NasUpdateInput, exceptId: string | null) {
     manufacturer_id: checkRef(db, ispManufacturers, input.manufacturer_id, "manufacturer_id", "manufacturer"),
     pop_id: checkRef(db, ispPops, input.pop_id, "pop_id", "POP"),
     layout_id: checkRef(db, ispLayouts, input.layout_id, "layout_id", "layout"),
+    coa_port: input.coa_port ?? 3799,
   };
   checkUniqueName(db, ispNas, input.name, exceptId, "NAS");
   if (db.select({ id: ispNas.id }).from(ispNas).where(sameIp).get()) throw conflict(`A NAS with IP ${ip} already exists`);
   return v;
 }
 
-function secretColumns(secret: string) {
+function secretColumns(secrets: SecretBox, nasId: string, secret: string) {
   const salt = randomBytes(16).toString("hex");
-  return { secret_salt: salt, secret_hash: hashSecret(secret, salt) };
+  return { secret_salt: salt, secret_hash: hashSecret(secret, salt), secret_enc: secrets.seal(secret, sealContext(nasId)) };
 }
 
 export function listNas(db: TenantDb, query: ListParams) {
-  return listRows(db, ispNas, { q: [ispNas.name, ispNas.ip], hidden: ["secret_hash", "secret_salt"] }, query, nasView);
+  return listRows(db, ispNas, { q: [ispNas.name, ispNas.ip], hidden: ["secret_hash", "secret_salt", "secret_enc"] }, query, nasView);
 }
 
 export function getNas(db: Q, id: string) {
   return nasView(requireRow<NasRow>(db, ispNas, id, "NAS"));
 }
 
-export function createNas(db: TenantDb, input: typeof NasCreateInput.static) {
-  return writeTx(db, (tx) => nasView(tx.insert(ispNas).values({ ...values(tx, input, null), ...secretColumns(input.secret) }).returning().get()));
+export function createNas(db: TenantDb, secrets: SecretBox, input: typeof NasCreateInput.static) {
+  const id = newId();
+  return writeTx(db, (tx) => nasView(tx.insert(ispNas).values({ id, ...values(tx, input, null), ...secretColumns(secrets, id, input.secret) }).returning().get()));
 }
 
 /** A PUT without `secret` keeps the stored one (routes.md: `(wo)` secrets). */
-export function updateNas(db: TenantDb, id: string, input: NasUpdateInput) {
+export function updateNas(db: TenantDb, secrets: SecretBox, id: string, input: NasUpdateInput) {
   return writeTx(db, (tx) => {
     requireRow(tx, ispNas, id, "NAS");
     const v = values(tx, input, id);
     const row = tx
       .update(ispNas)
-      .set({ ...v, ...(input.secret ? secretColumns(input.secret) : {}), updated_at: nowIso() })
+      .set({ ...v, ...(input.secret ? secretColumns(secrets, id, input.secret) : {}), updated_at: nowIso() })
       .where(eq(ispNas.id, id))
       .returning()
       .get();
@@ -98,7 +111,7 @@ export function deleteNas(db: TenantDb, id: string): void {
   });
 }
 
-export function nasRoutes(_ctx: AppContext, guard: ReturnType<typeof authGuard>) {
+export function nasRoutes(ctx: AppContext, guard: ReturnType<typeof authGuard>) {
   return new Elysia({ name: "isp-nas", prefix: "/api/isp/nas", tags: ["ISP"] })
     .use(guard)
     .get("", ({ tenantDb, query }) => listNas(tenantDb, query), {
@@ -107,7 +120,7 @@ export function nasRoutes(_ctx: AppContext, guard: ReturnType<typeof authGuard>)
       response: { 200: ListOf(Nas) },
       detail: { summary: "List NAS" },
     })
-    .post("", ({ tenantDb, body, set }) => created(set, "/api/isp/nas", createNas(tenantDb, body)), {
+    .post("", ({ tenantDb, body, set }) => created(set, "/api/isp/nas", createNas(tenantDb, ctx.secrets, body)), {
       auth: AUTH,
       body: NasCreateInput,
       response: { 200: Nas },
@@ -119,7 +132,7 @@ export function nasRoutes(_ctx: AppContext, guard: ReturnType<typeof authGuard>)
       response: { 200: Nas },
       detail: { summary: "Get a NAS" },
     })
-    .put("/:id", ({ tenantDb, params, body }) => updateNas(tenantDb, params.id, body), {
+    .put("/:id", ({ tenantDb, params, body }) => updateNas(tenantDb, ctx.secrets, params.id, body), {
       auth: AUTH,
       params: IdParams,
       body: NasUpdateInput,

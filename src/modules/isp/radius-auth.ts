@@ -5,7 +5,7 @@
 import type { AppContext } from "../../context";
 import type { TenantDb } from "../../db/sqlite";
 import { unauthorized } from "../../lib/problem";
-import { corpGate } from "../auth/guard";
+import { corpGate, parseApiKey } from "../auth/guard";
 import type { CorpRow } from "../auth/corp-cache";
 import { canonicalIp } from "./common";
 import { cachedNas, radiusSnapshot, type Snapshot } from "./radius-cache";
@@ -42,6 +42,11 @@ export function nasByIp(db: TenantDb, ip: string): RadiusNas | null {
   return row ? { ...row, status: row.status === 1 } : null;
 }
 
+/** A 401 that carries the attempt log's reason code. */
+export function refused(reason: string, detail: string) {
+  return Object.assign(unauthorized(detail), { radiusReason: reason });
+}
+
 const canonicalIps = new Map<string, string | null>();
 
 const DUMMY = { secret_salt: "0", secret_hash: hashSecret("", "0") };
@@ -53,12 +58,12 @@ const DUMMY = { secret_salt: "0", secret_hash: hashSecret("", "0") };
 export function radiusCaller(ctx: AppContext, request: Request): RadiusCaller & { basicSecret: string | null } {
   const key = request.headers.get("x-api-key");
   if (key) {
-    const [corpId, appId, secret] = key.split(".");
-    const corp = corpId && appId && secret ? ctx.corps.get(corpId) : null;
-    if (!corp || !ctx.apiKeys) throw unauthorized("Invalid API key");
+    const parsed = parseApiKey(key);
+    const corp = parsed ? ctx.corps.get(parsed.corpId) : null;
+    if (!parsed || !corp || !ctx.apiKeys) throw unauthorized("Invalid API key");
     corpGate(corp, false);
     const db = ctx.tenants.get(corp.id);
-    const check = ctx.apiKeys(db, appId, secret);
+    const check = ctx.apiKeys(db, parsed.appId, parsed.secret);
     if (!check || !check.active) throw unauthorized("Invalid API key");
     return { corp, db, keyApp: check.appId, basicSecret: null };
   }
@@ -93,9 +98,10 @@ export function radiusNas(caller: RadiusCaller & { basicSecret: string | null },
   const nas = ip ? cachedNas(snap, caller.db, ip, nasByIp) : null;
   if (caller.basicSecret !== null) {
     const ok = secretMatches(nas ?? DUMMY, caller.basicSecret);
-    if (!nas || !ok) throw unauthorized("Invalid corporation or NAS secret");
+    // The answer does not tell an unknown NAS from a wrong secret; the operator's attempt log does.
+    if (!nas || !ok) throw refused(nas ? "credential-invalid" : "nas-unknown", "Invalid corporation or NAS secret");
   }
-  if (!nas) throw unauthorized(`No NAS is registered with address ${nasIp}`);
-  if (!nas.status) throw unauthorized("The NAS is inactive");
+  if (!nas) throw refused("nas-unknown", `No NAS is registered with address ${nasIp}`);
+  if (!nas.status) throw refused("nas-inactive", "The NAS is inactive");
   return nas;
 }

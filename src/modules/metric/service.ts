@@ -5,7 +5,7 @@ import { writeTx, type TenantDb } from "../../db/sqlite";
 import { metrics } from "../../db/tenant/schema";
 import { recordEvent } from "../../events/outbox";
 import { newId } from "../../lib/ids";
-import { listRows, type Page } from "../../lib/list";
+import { listRows, paging, type Page } from "../../lib/list";
 import { conflict, invalid, invalidMany, notFound, type FieldError } from "../../lib/problem";
 import { canonicalInstant, nowIso, toIso } from "../../lib/time";
 import { unchanged } from "../../lib/unchanged";
@@ -239,8 +239,7 @@ export function history(db: TenantDb, metric: MetricRow, query: HistoryQuery, no
 
 /** The raw values by `at` (the list convention: page, limit, sort on at or value, value filter). */
 function rawHistory(db: TenantDb, metric: MetricRow, from: number, to: number, query: HistoryQuery): Page<MetricValue> {
-  const page = query.page ?? 1;
-  const limit = query.limit ?? 50;
+  const { page, limit, offset } = paging(query);
   if (query.q !== undefined) throw invalid("q", "MetricValue has no searchable fields");
   const sortText = query.sort ?? "at";
   const sortField = sortText.replace(/^-/, "");
@@ -274,7 +273,7 @@ function rawHistory(db: TenantDb, metric: MetricRow, from: number, to: number, q
   const total = (sqlite.query(`SELECT count(*) AS n FROM metric_values WHERE ${where}`).get(...args) as { n: number }).n;
   const rows = sqlite
     .query(`SELECT at, value FROM metric_values WHERE ${where} ORDER BY ${order} LIMIT ?${args.length + 1} OFFSET ?${args.length + 2}`)
-    .all(...args, limit, (page - 1) * limit) as { at: string; value: number | string }[];
+    .all(...args, limit, offset) as { at: string; value: number | string }[];
   return {
     items: rows.map((r) => ({ metric_id: metric.id, value: valueOut(metric.data_type, r.value), at: r.at })),
     page,

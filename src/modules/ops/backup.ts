@@ -7,7 +7,8 @@
 // without a manifest is not a backup. The platform copy is taken first and the corporations to
 // copy are read from it, so every corporation the copied platform knows has its database.
 //
-// Layout: manifest.json, platform.db, secret.key (the token signing key, when present),
+// Layout: manifest.json, platform.db, secret.key (the token signing key, when present), data.key
+// (the key NAS secrets are sealed with),
 // corps/<corp id>.db for every corporation whatever its server.
 import { Database } from "bun:sqlite";
 import { chmodSync, chownSync, closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -166,11 +167,14 @@ export async function createBackup(dataDir: string, dest: string, logger?: Logge
     });
   }
 
-  const secret = join(dataDir, "secret.key");
-  if (existsSync(secret)) {
-    writeFileSync(join(dest, "secret.key"), readFileSync(secret), { mode: 0o600 });
-    fsyncPath(join(dest, "secret.key"));
-    files.push({ path: "secret.key", kind: "secret", size: 0, sha256: "" });
+  // The token key, and the data key that NAS secrets are sealed with (without it they cannot be
+  // opened: RFC 5176 requests answer "set the secret again").
+  for (const name of ["secret.key", "data.key"]) {
+    const secret = join(dataDir, name);
+    if (!existsSync(secret)) continue;
+    writeFileSync(join(dest, name), readFileSync(secret), { mode: 0o600 });
+    fsyncPath(join(dest, name));
+    files.push({ path: name, kind: "secret", size: 0, sha256: "" });
   }
 
   for (const f of files) {

@@ -22,6 +22,13 @@ export interface Range {
 }
 
 const DAY_MS = 86_400_000;
+/**
+ * Days a range may name: the day after the last one (an exclusive `to`) and local dates around it
+ * in any zone are still years of four digits, which the date arithmetic here needs.
+ */
+const FIRST_DAY = "1970-01-01";
+const LAST_DAY = "9999-12-30";
+const OUT_OF_RANGE = `must lie between ${FIRST_DAY} and ${LAST_DAY}`;
 /** Longest span a per-code report lists day by day. */
 const MAX_REPORT_DAYS = 3660;
 
@@ -49,10 +56,13 @@ function bound(field: "from" | "to", text: string | undefined, tz: string): stri
   if (/^\d{4}-\d{2}-\d{2}$/.test(text)) {
     const date = canonicalDate(text);
     if (!date) throw invalid(field, "is not a real date");
+    if (date < FIRST_DAY || date > LAST_DAY) throw invalid(field, OUT_OF_RANGE);
     return midnight(field === "to" ? nextDate(date) : date, tz);
   }
   const instant = canonicalInstant(text);
   if (!instant) throw invalid(field, "must be an instant with an offset or a date (YYYY-MM-DD)");
+  // Canonical instants of years 0000-9999 compare as text; later years would not even print so.
+  if (instant < FIRST_DAY || instant > LAST_DAY) throw invalid(field, OUT_OF_RANGE);
   return instant;
 }
 

@@ -3,7 +3,7 @@
 import { count, eq, getTableColumns } from "drizzle-orm";
 import { qrCampaigns, qrCategories, qrCodes, qrLogos } from "../../db/tenant/schema";
 import type { TenantDb } from "../../db/sqlite";
-import { listClauses, listRows, type ListParams } from "../../lib/list";
+import { listClauses, listRows, paging, type ListParams } from "../../lib/list";
 import { conflict, invalid, notFound } from "../../lib/problem";
 import { canonicalDate } from "../../lib/time";
 import { decodeLogo, MAX_LOGO_SIDE, sniffImage } from "./image";
@@ -45,11 +45,10 @@ export function findLogo(db: TenantDb, id: string): LogoRow {
 export function listLogos(db: TenantDb, query: ListParams) {
   const { data: _data, ...columns } = getTableColumns(qrLogos);
   const spec = { q: [qrLogos.name] };
-  const page = query.page ?? 1;
-  const limit = query.limit ?? 50;
+  const { page, limit, offset } = paging(query);
   const { where, order } = listClauses(qrLogos, spec, query);
   const total = db.select({ n: count() }).from(qrLogos).where(where).get()!.n;
-  const items = db.select(columns).from(qrLogos).where(where).orderBy(...order).limit(limit).offset((page - 1) * limit).all();
+  const items = db.select(columns).from(qrLogos).where(where).orderBy(...order).limit(limit).offset(offset).all();
   return { items, page, limit, total };
 }
 

@@ -1,6 +1,8 @@
 // Scan records are appended to memory and handed in batches to a writer thread (access-writer.ts)
-// at most FLUSH_MS after they arrive, sooner when a batch fills up, and on shutdown: a visitor
-// never waits for a commit, and the commit's disk sync never stalls the event loop.
+// at most FLUSH_MS after the oldest of them arrived (or as soon as the batch before is committed,
+// when that took longer), sooner when a batch fills up, and on shutdown: a visitor never waits for
+// a commit, and the commit's disk sync never stalls the event loop. What a crash can lose is thus
+// FLUSH_MS plus about two commits (README gives the measured bound).
 import type { AppContext } from "../../context";
 import { newId } from "../../lib/ids";
 import { toIso } from "../../lib/time";
@@ -35,7 +37,7 @@ interface SentBatch {
 const json = JSON.stringify;
 const jsonOrNull = (v: string | null) => (v === null ? "null" : json(v));
 
-const FLUSH_MS = 250;
+const FLUSH_MS = 50;
 const FLUSH_BATCH = 5_000;
 /** Pause before writing again after a failure (a locked or broken database). */
 const RETRY_MS = 2_000;
@@ -73,6 +75,8 @@ export class AccessRecorder {
   private waiters: (() => void)[] = [];
   private closed = false;
   private lastAt = NaN;
+  /** When the oldest scan not yet handed to the writer arrived (performance.now()): the flush deadline counts from it. */
+  private firstAt = 0;
   private paths = new Map<string, string>();
   private lastAtText = "";
   /** Corporations whose pending rows include some sent before, perhaps stored (see WriteBatch.recheck). */
@@ -109,9 +113,13 @@ export class AccessRecorder {
     if (chunk.rows > 0) chunk.bytes[chunk.length++] = COMMA;
     chunk.length += chunk.bytes.write(row, chunk.length, "utf8");
     chunk.rows++;
+    if (this.count === 0) {
+      this.firstAt = performance.now();
+      if (!this.worker && !this.closed) this.writer(); // started while the first batch gathers, not after
+    }
     this.count++;
     if (this.count >= FLUSH_BATCH) this.send();
-    else if (!this.timer && !this.closed) this.timer = setTimeout(() => this.send(), FLUSH_MS);
+    else if (!this.timer && !this.closed) this.timer = setTimeout(() => this.send(), Math.max(0, this.firstAt + FLUSH_MS - performance.now()));
   }
 
   /** Hands everything pending to the writer, unless a batch is still being written. */
@@ -152,6 +160,7 @@ export class AccessRecorder {
     if (this.worker) return this.worker;
     const url = URL.createObjectURL(new Blob([WRITER_SOURCE], { type: "application/javascript" }));
     const worker = new Worker(url);
+    worker.unref(); // idle until a batch is sent
     worker.onmessage = (event: MessageEvent<DoneMessage>) => this.done(event.data);
     worker.onerror = (event) => {
       this.ctx.logger.error("the QR access writer failed; restarting it", { error: String(event.message) });
@@ -161,7 +170,7 @@ export class AccessRecorder {
       this.inflight = null;
       // The batch may have been committed: the writer skips the rows it already holds.
       if (lost) for (const b of lost.batches) this.requeue(b.corpId, b.chunks);
-      this.after(RETRY_MS);
+      this.after(true);
     };
     this.worker = worker;
     return worker;
@@ -181,7 +190,7 @@ export class AccessRecorder {
       this.requeue(f.corpId, batch.chunks);
       kept = true;
     }
-    this.after(kept ? RETRY_MS : FLUSH_MS);
+    this.after(kept);
   }
 
   /** Puts rows sent before back in front of the pending ones; past the limit the oldest go, a buffer at a time. */
@@ -195,15 +204,25 @@ export class AccessRecorder {
     this.pending.set(corpId, merged);
   }
 
-  /** After a batch: wake whoever waits for it; schedule what is left (retries after a pause). */
-  private after(delay: number): void {
+  /** After a batch: wake whoever waits for it; schedule what is left (after a failure, after a pause). */
+  private after(retry: boolean): void {
     for (const resolve of this.waiters.splice(0)) resolve();
     if (this.count === 0 || this.closed) {
       this.worker?.unref();
       return;
     }
-    if (this.count >= FLUSH_BATCH && delay === FLUSH_MS) this.send();
-    else if (!this.timer) this.timer = setTimeout(() => this.send(), delay);
+    if (retry) {
+      if (!this.timer) this.timer = setTimeout(() => this.send(), RETRY_MS);
+      return;
+    }
+    // Scans that arrived while the batch was written wait FLUSH_MS from the first of them, not
+    // from now: if the commit took longer they go at once.
+    const due = this.firstAt + FLUSH_MS - performance.now();
+    if (this.count >= FLUSH_BATCH || due <= 0) this.send();
+    else {
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = setTimeout(() => this.send(), due);
+    }
   }
 
   private batchDone(): Promise<void> {

@@ -12,6 +12,8 @@
 //                                  (first try or retrying) delivery still needs its payload
 //             webhook_deliveries   succeeded or failed, last touched before the same retention
 //             isp_radius_accounting received before --accounting-retention-days (0: kept)
+//             isp_radius_sessions  stale (no record) since before the same retention
+//             isp_radius_attempts  made before --radius-attempt-retention-days (0: kept)
 //             metric_values        timed (their own `at`, which a client may set in the past)
 //                                  before --metric-value-retention-days (0: kept)
 //             qr_accesses          scanned before --qr-access-retention-days (0: kept); a code's
@@ -40,6 +42,8 @@ export const PRUNED_TABLES = [
   "events",
   "webhook_deliveries",
   "isp_radius_accounting",
+  "isp_radius_sessions",
+  "isp_radius_attempts",
   "metric_values",
   "qr_accesses",
 ] as const;
@@ -127,11 +131,12 @@ function platformPrunes(now: number): Prune[] {
 interface TenantRetention {
   eventDays: number;
   accountingDays: number;
+  radiusAttemptDays: number;
   metricValueDays: number;
   qrAccessDays: number;
 }
 
-function tenantPrunes(now: number, { eventDays, accountingDays, metricValueDays, qrAccessDays }: TenantRetention): Prune[] {
+function tenantPrunes(now: number, { eventDays, accountingDays, radiusAttemptDays, metricValueDays, qrAccessDays }: TenantRetention): Prune[] {
   const eventCutoff = now - eventDays * DAY_MS;
   const out: Prune[] = [
     {
@@ -162,6 +167,21 @@ function tenantPrunes(now: number, { eventDays, accountingDays, metricValueDays,
       table: "isp_radius_accounting",
       sql: "SELECT rowid FROM isp_radius_accounting WHERE id < ?3 AND received_at < ?1 LIMIT ?2",
       params: [toIso(cutoff), uuidV7Floor(cutoff + ID_SLACK_MS)],
+    });
+    // A session goes with its records. stale_at is its last record's received_at plus at most
+    // three interim intervals, so a session goes that much after its last record (through the
+    // (open, stale_at) index, which the accounting writer keeps anyway).
+    out.push({
+      table: "isp_radius_sessions",
+      sql: "SELECT rowid FROM isp_radius_sessions WHERE open IN (0, 1) AND stale_at < ?1 LIMIT ?2",
+      params: [toIso(cutoff)],
+    });
+  }
+  if (radiusAttemptDays > 0) {
+    out.push({
+      table: "isp_radius_attempts",
+      sql: "SELECT rowid FROM isp_radius_attempts WHERE at < ?1 LIMIT ?2",
+      params: [toIso(now - radiusAttemptDays * DAY_MS)],
     });
   }
   if (metricValueDays > 0) {
@@ -198,6 +218,8 @@ const KEY_OF: Record<PrunedTable, string> = {
   events: "seq",
   webhook_deliveries: "rowid",
   isp_radius_accounting: "rowid",
+  isp_radius_sessions: "rowid",
+  isp_radius_attempts: "rowid",
   metric_values: "seq",
   qr_accesses: "seq",
 };
@@ -280,6 +302,7 @@ export class Housekeeping {
       const prunes = tenantPrunes(now, {
         eventDays: config.eventRetentionDays,
         accountingDays: config.accountingRetentionDays,
+        radiusAttemptDays: config.radiusAttemptRetentionDays,
         metricValueDays: config.metricValueRetentionDays,
         qrAccessDays: config.qrAccessRetentionDays,
       });
