@@ -7,6 +7,7 @@ import { createContext, type AppContext, type ContextOptions } from "./context";
 import { MAX_BODY_BYTES } from "./lib/http";
 import { jsonShapeProblem } from "./lib/json-limits";
 import { EdgeRoutes } from "./lib/edge";
+import { csvLists } from "./lib/list-csv";
 import { embeddedOpenApi } from "./modules/system/embedded-openapi";
 import { publishedOpenApi, type RouteHooks } from "./modules/system/openapi-publish";
 import { newId } from "./lib/ids";
@@ -22,6 +23,7 @@ import {
   conflict,
   type FieldError,
 } from "./lib/problem";
+import { auditModule } from "./modules/audit";
 import { authModule } from "./modules/auth";
 import { catalogModule } from "./modules/catalog";
 import { coreModule } from "./modules/core";
@@ -251,6 +253,8 @@ export function createApp(config: Config, options: AppOptions = {}) {
     .onAfterHandle({ as: "global" }, ({ route, response }): unknown => {
       if (route === "/api/openapi.json") return publishedOpenApi(response as never, routesOf());
     })
+    // Before the modules and the document: its global hooks apply to the routes mounted after it.
+    .use(csvLists((): never => app.routes as never))
     .use(docsModule());
 
   // Elysia guesses from a hook's source text whether to await it (any `return f(...)` counts) and
@@ -268,6 +272,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
     serverModule(ctx),
     coreModule(ctx),
     opsModule(ctx),
+    auditModule(ctx),
     externalAppModule(ctx),
     cityModule(ctx),
     personModule(ctx),

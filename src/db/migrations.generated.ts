@@ -7,6 +7,7 @@ import platform_2 from "../../migrations/platform/0002_true_bulldozer.sql" with 
 import platform_3 from "../../migrations/platform/0003_early_black_bolt.sql" with { type: "text" };
 import platform_4 from "../../migrations/platform/0004_broad_cammi.sql" with { type: "text" };
 import platform_5 from "../../migrations/platform/0005_mature_tomas.sql" with { type: "text" };
+import platform_6 from "../../migrations/platform/0006_lowly_moonstone.sql" with { type: "text" };
 import tenantJournal from "../../migrations/tenant/meta/_journal.json";
 import tenant_0 from "../../migrations/tenant/0000_init.sql" with { type: "text" };
 import tenant_1 from "../../migrations/tenant/0001_flowery_gorilla_man.sql" with { type: "text" };
@@ -29,6 +30,7 @@ export const embeddedMigrations = {
     "0003_early_black_bolt": platform_3,
     "0004_broad_cammi": platform_4,
     "0005_mature_tomas": platform_5,
+    "0006_lowly_moonstone": platform_6,
     } as Record<string, string>,
   },
   tenant: {

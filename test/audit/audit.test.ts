@@ -21,6 +21,7 @@ interface Row {
   target: string | null;
   ip: string | null;
   reason: string | null;
+  request_id: string | null;
 }
 
 const GOOGLE_CLIENT = "audit-client.apps.example";
@@ -251,7 +252,7 @@ describe("passwords", () => {
     const [known, ghost] = [rowsOf("user.password_reset_request", u.login), rowsOf("user.password_reset_request", unknown)];
     expect(known).toHaveLength(1);
     expect(ghost).toHaveLength(1);
-    const shape = (r: Row) => ({ ...r, id: undefined, at: undefined, target: undefined });
+    const shape = (r: Row) => ({ ...r, id: undefined, at: undefined, target: undefined, request_id: undefined });
     expect(shape(known[0])).toEqual(shape(ghost[0]));
     expect(known[0]).toMatchObject({ outcome: "requested", actor_user_id: null, corp_id: null, ip: "203.0.113.20", reason: null });
 

@@ -16,6 +16,8 @@ const NAMED: Record<string, string> = {
   attributeId: "isp/radius-attribute",
   corpId: "corp",
   actionId: "action",
+  deliveryId: "delivery",
+  sessionId: "session",
 };
 
 export async function seedFixtures(t: TestApp, token: string, ops: Operation[], tag: string, corpId: string): Promise<Values> {
@@ -47,7 +49,14 @@ export async function seedFixtures(t: TestApp, token: string, ops: Operation[], 
     if (contract && app) await t.req("POST", `/api/contract/${contract.id}/externalapp`, { token, body: { external_app_id: app.id, identity: `contract-${tag}` } });
   }
   await post("notepad", "/api/notepad", { content: `note ${tag}` });
-  await post("webhook", "/api/webhook", { name: `hook-${tag}`, target: "https://example.com/hook", email: "ops@example.com" });
+  // Logged, and aimed at an address the default egress policy refuses: its test event fails at
+  // once and leaves a delivery in the log.
+  const hook = await post("webhook", "/api/webhook", { name: `hook-${tag}`, target: "http://127.0.0.1:9/hook", email: "ops@example.com", log_enabled: true });
+  if (hook && has("POST", "/api/webhook/{id}/test")) {
+    const res = await t.req("POST", `/api/webhook/${hook.id}/test`, { token });
+    if (res.status !== 200) throw new Error(`fixture delivery: ${res.status} ${res.text}`);
+    ids.delivery = res.body.id;
+  }
   const metric = await post("metric", "/api/metric", { name: `metric-${tag}`, endpoint: null, data_type: "Int", periodicity: "1h", start_date: "2025-01-01T00:00:00Z", end_date: null, daily_start_time: "00:00", daily_end_time: "00:00" });
   await post("workgroup", "/api/workgroup", { name: `wg-${tag}` });
   await post("user", "/api/user", { name: `User ${tag}`, email: `u-${tag}@example.com`, login: `user-${tag}`, password: "user-password-1" });
@@ -73,6 +82,12 @@ export async function seedFixtures(t: TestApp, token: string, ops: Operation[], 
     const res = await t.req("POST", "/api/isp/radius/accounting", { body, headers: { authorization } });
     if (res.status !== 204) throw new Error(`fixture isp/session: ${res.status} ${res.text}`);
     ids["isp/session"] = (await t.req("GET", `/api/isp/session?acct_session_id=sess-${tag}`, { token })).body.items[0].id;
+  }
+  // A session of the fixture user (its token's jti).
+  if (user?.login) {
+    const res = await t.req("POST", "/api/login", { body: { corp: corp.auth_name, login: user.login, password: "user-password-1" } });
+    if (res.status !== 200) throw new Error(`fixture session: ${res.status} ${res.text}`);
+    ids.session = JSON.parse(Buffer.from(res.body.access_token.split(".")[1], "base64url").toString()).jti;
   }
   // A range that admits every IPv4 client, so the corporation stays usable in the suite.
   if (has("POST", "/api/auth/safe-ip/{domain}")) {

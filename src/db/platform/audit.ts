@@ -17,6 +17,8 @@ export const auditLog = sqliteTable(
     target: text("target"),
     ip: text("ip"),
     reason: text("reason"),
+    /** The x-request-id of the request that did it (also on its request log line). */
+    request_id: text("request_id"),
   },
   (t) => [index("audit_log_at").on(t.at), index("audit_log_actor").on(t.actor_user_id, t.at), index("audit_log_corp").on(t.corp_id, t.at)],
 );

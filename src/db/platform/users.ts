@@ -29,6 +29,11 @@ export const sessions = sqliteTable(
     created_at: text("created_at").notNull(),
     expires_at: text("expires_at").notNull(),
     revoked_at: text("revoked_at"),
+    /** The client that obtained the token (GET /api/user/{id}/sessions). */
+    ip: text("ip"),
+    user_agent: text("user_agent"),
+    /** Last authenticated request, written at most once a minute per session. */
+    last_seen_at: text("last_seen_at"),
   },
   (t) => [index("sessions_user").on(t.user_id), index("sessions_corp").on(t.corp_id)],
 );

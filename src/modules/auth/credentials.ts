@@ -5,6 +5,10 @@ import { users } from "../../db/platform/schema";
 import { unauthorized } from "../../lib/problem";
 import { corpsOf, type UserRow } from "../user/view";
 import type { Credentials } from "./model";
+import type { SessionClient } from "./sessions";
+
+/** The client of a request that obtains a token: its address and user agent. */
+export const clientOf = (ip: string, request: Request): SessionClient => ({ ip, userAgent: request.headers.get("user-agent") });
 
 export function credentialsOf(ctx: AppContext, user: UserRow, corpId: string, token: string, expiresIn: number): Credentials {
   const permission = ctx.permissions.get(user.id, corpId, user.super_admin).lists;
@@ -28,8 +32,8 @@ export function credentialsOf(ctx: AppContext, user: UserRow, corpId: string, to
   };
 }
 
-export async function issueCredentials(ctx: AppContext, user: UserRow, corpId: string): Promise<Credentials> {
-  const { token, expiresIn } = await ctx.sessions.issue(user.id, corpId);
+export async function issueCredentials(ctx: AppContext, user: UserRow, corpId: string, client: SessionClient): Promise<Credentials> {
+  const { token, expiresIn } = await ctx.sessions.issue(user.id, corpId, client);
   return credentialsOf(ctx, user, corpId, token, expiresIn);
 }
 

@@ -33,6 +33,8 @@ export interface Principal {
   /** The external application whose key authenticated the request. */
   externalAppId: string | null;
   ip: string;
+  /** The request's x-request-id, for audit entries. */
+  requestId: string | null;
 }
 
 export interface ApiKeyCheck {
@@ -48,6 +50,12 @@ export function corpGate(corp: CorpRow, superAdmin: boolean): void {
   if (corp.status === "ENABLED" || superAdmin) return;
   if (corp.status === "BLOCKED") throw forbidden("The corporation is blocked", "corp-blocked");
   throw unavailable(corp.status === "MAINTENANCE" ? "The corporation is under maintenance" : "The corporation's database needs an update", 300);
+}
+
+/** The request id the app set on the response (src/app.ts); null outside a request. */
+export function requestIdOf(set: { headers: unknown }): string | null {
+  const id = (set.headers as Record<string, unknown>)["x-request-id"];
+  return typeof id === "string" ? id : null;
 }
 
 /** `localhost:80/api/contract/{id}/active/PUT`: host:port from the Host header, the row's path. */
@@ -95,7 +103,7 @@ export function authGuard(ctx: AppContext) {
     if (!check) throw unauthorized("Invalid API key");
     if (!check.active) throw forbidden("The external application is inactive");
     const none: PermissionSets = { admin: new Set(), allow: new Set(), lists: { admin: [], allow: [] } };
-    return { kind: "key", userId: null, sessionId: null, corpId: corp.id, corp, superAdmin: false, permission: none, externalAppId: check.appId, ip };
+    return { kind: "key", userId: null, sessionId: null, corpId: corp.id, corp, superAdmin: false, permission: none, externalAppId: check.appId, ip, requestId: null };
   }
 
   function fromToken(header: string | null, ip: string): Principal {
@@ -105,6 +113,7 @@ export function authGuard(ctx: AppContext) {
     const session = ctx.sessions.live(claims.jti);
     if (!session || session.user_id !== claims.sub || session.corp_id !== claims.corp) throw unauthorized("The session has ended");
     if (!session.user_status) throw unauthorized("The account is inactive");
+    ctx.sessions.seen(session.id);
     const corp = ctx.corps.get(session.corp_id);
     if (!corp) throw unauthorized("The corporation no longer exists");
     const superAdmin = session.super_admin === 1;
@@ -118,6 +127,7 @@ export function authGuard(ctx: AppContext) {
       permission: ctx.permissions.get(session.user_id, corp.id, superAdmin),
       externalAppId: null,
       ip,
+      requestId: null,
     };
     for (const check of ctx.authChecks) check(principal);
     return principal;
@@ -142,10 +152,11 @@ export function authGuard(ctx: AppContext) {
         } as Record<string, unknown>,
         // Synchronous (as is everything it calls): Elysia awaits an async transform, a microtask
         // turn on every guarded request.
-        transform({ request, route, params, server }) {
+        transform({ request, route, params, server, set }) {
           const ip = ctx.clientIp(request, server?.requestIP(request)?.address ?? null);
           const apiKey = s.key ? request.headers.get("x-api-key") : null;
           const principal = apiKey ? fromApiKey(apiKey, ip) : fromToken(request.headers.get("authorization"), ip);
+          principal.requestId = requestIdOf(set);
           if (principal.kind === "user") {
             const selfParam = s.self ? (params as Record<string, string>)[s.self] : undefined;
             const isSelf = selfParam !== undefined && selfParam === principal.userId;

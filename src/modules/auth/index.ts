@@ -9,8 +9,8 @@ import { listRows } from "../../lib/list";
 import { ListOf, ListQuery, ProblemSchema } from "../../lib/schemas";
 import { conflict, forbidden, invalid, notFound, Problem } from "../../lib/problem";
 import type { CorpRow } from "./corp-cache";
-import { credentialsOf, issueCredentials, loadUser } from "./credentials";
-import { authGuard, type Principal } from "./guard";
+import { clientOf, credentialsOf, issueCredentials, loadUser } from "./credentials";
+import { authGuard, requestIdOf, type Principal } from "./guard";
 import { checkExternalLogin, checkLogin, checkTokenIssue, invalidCredentials, isMember } from "./login";
 import {
   ChangeCorpBody,
@@ -64,22 +64,23 @@ export function authModule(ctx: AppContext) {
     .use(authGuard(ctx))
     .post(
       "/login",
-      async ({ body, request, server, cookie }) => {
+      async ({ body, request, server, cookie, set }) => {
         const ip = ctx.clientIp(request, server?.requestIP(request)?.address ?? null);
+        const request_id = requestIdOf(set);
         let checked: Awaited<ReturnType<typeof checkLogin>>;
         try {
           checked = await checkLogin(ctx, body, ip, cookie[DEVICE_COOKIE]?.value);
         } catch (err) {
           // The attempted login name is the target (never the password or the 2FA code).
           const corpId = ctx.corps.find(body.corp)?.id ?? null;
-          ctx.audit.record({ action: "auth.login", outcome: "failure", reason: problemSlug(err), target: body.login, corp_id: corpId, ip });
+          ctx.audit.record({ action: "auth.login", outcome: "failure", reason: problemSlug(err), target: body.login, corp_id: corpId, ip, request_id });
           throw err;
         }
         const { user, corp, deviceToken } = checked;
         if (deviceToken) setDeviceCookie(ctx, cookie, request, deviceToken);
-        if (deviceToken) ctx.audit.record({ action: "auth.device_remember", outcome: "success", actor_user_id: user.id, target: user.login, corp_id: corp.id, ip });
-        const credentials = await issueCredentials(ctx, user, corp.id);
-        ctx.audit.record({ action: "auth.login", outcome: "success", actor_user_id: user.id, target: user.login, corp_id: corp.id, ip });
+        if (deviceToken) ctx.audit.record({ action: "auth.device_remember", outcome: "success", actor_user_id: user.id, target: user.login, corp_id: corp.id, ip, request_id });
+        const credentials = await issueCredentials(ctx, user, corp.id, clientOf(ip, request));
+        ctx.audit.record({ action: "auth.login", outcome: "success", actor_user_id: user.id, target: user.login, corp_id: corp.id, ip, request_id });
         return credentials;
       },
       {
@@ -93,7 +94,7 @@ export function authModule(ctx: AppContext) {
       "/logout",
       ({ principal, set }) => {
         ctx.sessions.revoke(principal.sessionId!);
-        ctx.audit.record({ action: "auth.logout", outcome: "success", actor_user_id: principal.userId, corp_id: principal.corpId, ip: principal.ip });
+        ctx.audit.record({ action: "auth.logout", outcome: "success", actor_user_id: principal.userId, corp_id: principal.corpId, ip: principal.ip, request_id: principal.requestId });
         set.status = 204;
       },
       { auth: "token", detail: { summary: "Log out: revoke the token's session" } },
@@ -110,8 +111,8 @@ export function authModule(ctx: AppContext) {
     )
     .get(
       "/auth/refresh",
-      async ({ principal }) => {
-        const audit = { action: "auth.refresh", actor_user_id: principal.userId, corp_id: principal.corpId, ip: principal.ip };
+      async ({ principal, request }) => {
+        const audit = { action: "auth.refresh", actor_user_id: principal.userId, corp_id: principal.corpId, ip: principal.ip, request_id: principal.requestId };
         const user = loadUser(ctx, principal.userId!);
         try {
           checkTokenIssue(ctx, user, principal.corp, principal.ip);
@@ -120,7 +121,7 @@ export function authModule(ctx: AppContext) {
           throw err;
         }
         ctx.sessions.revoke(principal.sessionId!);
-        const credentials = await issueCredentials(ctx, user, principal.corpId);
+        const credentials = await issueCredentials(ctx, user, principal.corpId, clientOf(principal.ip, request));
         ctx.audit.record({ ...audit, outcome: "success" });
         return credentials;
       },
@@ -128,11 +129,11 @@ export function authModule(ctx: AppContext) {
     )
     .post(
       "/auth/corp",
-      async ({ principal, body }) => {
+      async ({ principal, body, request }) => {
         const user = loadUser(ctx, principal.userId!);
         const corp = ctx.corps.find(body.corp);
         // target: the corporation asked for (its id when it exists); corp_id: the one being left.
-        const audit = { action: "auth.corp_change", actor_user_id: user.id, corp_id: principal.corpId, target: corp?.id ?? body.corp, ip: principal.ip };
+        const audit = { action: "auth.corp_change", actor_user_id: user.id, corp_id: principal.corpId, target: corp?.id ?? body.corp, ip: principal.ip, request_id: principal.requestId };
         try {
           if (!corp && user.super_admin) throw notFound("Corporation");
           if (!corp || (!user.super_admin && !isMember(ctx, user.id, corp.id))) throw forbidden("Not a member of that corporation");
@@ -142,7 +143,7 @@ export function authModule(ctx: AppContext) {
           throw err;
         }
         ctx.sessions.revoke(principal.sessionId!);
-        const credentials = await issueCredentials(ctx, user, corp.id);
+        const credentials = await issueCredentials(ctx, user, corp.id, clientOf(principal.ip, request));
         ctx.audit.record({ ...audit, outcome: "success" });
         return credentials;
       },
@@ -155,11 +156,12 @@ export function authModule(ctx: AppContext) {
     )
     .post(
       "/auth/oidc/:provider/exchange",
-      async ({ params, body, request, server, cookie }) => {
+      async ({ params, body, request, server, cookie, set }) => {
         oidc.provider(params.provider);
         const ip = ctx.clientIp(request, server?.requestIP(request)?.address ?? null);
+        const request_id = requestIdOf(set);
         // target: the provider, then `provider:subject` once the ID token is verified (never the token).
-        const audit = { action: "auth.oidc_exchange", target: params.provider, corp_id: (body.corp && ctx.corps.find(body.corp)?.id) || null, ip };
+        const audit = { action: "auth.oidc_exchange", target: params.provider, corp_id: (body.corp && ctx.corps.find(body.corp)?.id) || null, ip, request_id };
         let checked: Awaited<ReturnType<typeof checkExternalLogin>>;
         try {
           const token = await oidc.verify(params.provider, body.id_token);
@@ -185,8 +187,8 @@ export function authModule(ctx: AppContext) {
         }
         const { user, corp, deviceToken } = checked;
         if (deviceToken) setDeviceCookie(ctx, cookie, request, deviceToken);
-        if (deviceToken) ctx.audit.record({ action: "auth.device_remember", outcome: "success", actor_user_id: user.id, target: user.login, corp_id: corp.id, ip });
-        const credentials = await issueCredentials(ctx, user, corp.id);
+        if (deviceToken) ctx.audit.record({ action: "auth.device_remember", outcome: "success", actor_user_id: user.id, target: user.login, corp_id: corp.id, ip, request_id });
+        const credentials = await issueCredentials(ctx, user, corp.id, clientOf(ip, request));
         ctx.audit.record({ ...audit, outcome: "success", actor_user_id: user.id });
         return credentials;
       },
@@ -202,7 +204,7 @@ export function authModule(ctx: AppContext) {
       "/auth/oidc/:provider/link",
       async ({ params, body, principal }) => {
         oidc.provider(params.provider);
-        const audit = { action: "auth.oidc_link", actor_user_id: principal.userId, corp_id: principal.corpId, target: params.provider, ip: principal.ip };
+        const audit = { action: "auth.oidc_link", actor_user_id: principal.userId, corp_id: principal.corpId, target: params.provider, ip: principal.ip, request_id: principal.requestId };
         let row: typeof externalIdentities.$inferSelect;
         try {
           const token = await oidc.verify(params.provider, body.id_token);
@@ -278,7 +280,7 @@ export function authModule(ctx: AppContext) {
           .returning()
           .get();
         safeIps.invalidate(corp.id);
-        ctx.audit.record({ action: "auth.safe_ip_add", outcome: "success", actor_user_id: principal.userId, corp_id: corp.id, target: range, ip: principal.ip });
+        ctx.audit.record({ action: "auth.safe_ip_add", outcome: "success", actor_user_id: principal.userId, corp_id: corp.id, target: range, ip: principal.ip, request_id: principal.requestId });
         return created(set, `/api/auth/safe-ip/${corp.auth_name}`, rangeView(row));
       },
       {
@@ -297,7 +299,7 @@ export function authModule(ctx: AppContext) {
         if (!range) throw notFound("Safe IP range");
         ctx.platform.delete(safeIpRanges).where(eq(safeIpRanges.id, params.id)).run();
         safeIps.invalidate(corp.id);
-        ctx.audit.record({ action: "auth.safe_ip_remove", outcome: "success", actor_user_id: principal.userId, corp_id: corp.id, target: range.range, ip: principal.ip });
+        ctx.audit.record({ action: "auth.safe_ip_remove", outcome: "success", actor_user_id: principal.userId, corp_id: corp.id, target: range.range, ip: principal.ip, request_id: principal.requestId });
         noContent(set);
       },
       { auth: "platform.auth", params: DomainIdParams, detail: { summary: "Remove a safe IP range from a domain" } },

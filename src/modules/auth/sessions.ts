@@ -26,6 +26,26 @@ export interface LiveSession {
 
 /** Verified tokens remembered at most (≈ 300 bytes each); the whole memory is dropped when full. */
 const VERIFIED_MAX = 8192;
+/** last_seen_at is written at most this often per session: one write a minute, not one a request. */
+const SEEN_EVERY_MS = 60_000;
+const USER_AGENT_MAX = 500;
+
+/** Where a token was obtained: shown in the user's session list. */
+export interface SessionClient {
+  ip: string | null;
+  userAgent: string | null;
+}
+
+export interface SessionRow {
+  id: string;
+  user_id: string;
+  corp_id: string;
+  created_at: string;
+  last_seen_at: string | null;
+  expires_at: string;
+  ip: string | null;
+  user_agent: string | null;
+}
 
 /**
  * The one base64url spelling of some bytes: no padding, no standard-alphabet characters, and a
@@ -38,6 +58,10 @@ function canonicalBase64url(text: string): boolean {
 
 export class Sessions {
   private verified = new Map<string, SessionClaims>();
+  /** When each session's last_seen_at was last written by this process (ms). */
+  private seenWritten = new Map<string, number>();
+  private seenStmt;
+  private listStmt;
   private lookupStmt;
   private insertStmt;
   private revokeOneStmt;
@@ -61,7 +85,12 @@ export class Sessions {
       FROM sessions s
       WHERE s.id = ?1 AND s.revoked_at IS NULL AND s.expires_at > ?2`);
     this.insertStmt = sqlite.query(
-      "INSERT INTO sessions (id, user_id, corp_id, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+      "INSERT INTO sessions (id, user_id, corp_id, created_at, expires_at, ip, user_agent, last_seen_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?4)",
+    );
+    this.seenStmt = sqlite.query("UPDATE sessions SET last_seen_at = ?2 WHERE id = ?1");
+    this.listStmt = sqlite.query<SessionRow, [string, string]>(
+      `SELECT id, user_id, corp_id, created_at, last_seen_at, expires_at, ip, user_agent FROM sessions
+       WHERE user_id = ?1 AND revoked_at IS NULL AND expires_at > ?2 ORDER BY created_at DESC, id DESC`,
     );
     this.revokeOneStmt = sqlite.query("UPDATE sessions SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL");
     this.revokeUserStmt = sqlite.query("UPDATE sessions SET revoked_at = ?2 WHERE user_id = ?1 AND revoked_at IS NULL");
@@ -79,11 +108,12 @@ export class Sessions {
   }
 
   /** Creates a session and its token. */
-  async issue(userId: string, corpId: string): Promise<{ token: string; sessionId: string; expiresIn: number }> {
+  async issue(userId: string, corpId: string, client: SessionClient = { ip: null, userAgent: null }): Promise<{ token: string; sessionId: string; expiresIn: number }> {
     const id = newId();
     const iat = Math.floor(Date.now() / 1000);
     const exp = iat + this.ttlSeconds;
-    this.insertStmt.run(id, userId, corpId, nowIso(), toIso(exp * 1000));
+    this.insertStmt.run(id, userId, corpId, nowIso(), toIso(exp * 1000), client.ip, client.userAgent?.slice(0, USER_AGENT_MAX) || null);
+    this.seenWritten.set(id, Date.now());
     const signingInput = `${HEADER}.${Buffer.from(JSON.stringify({ corp: corpId, sub: userId, jti: id, iat, exp })).toString("base64url")}`;
     const token = `${signingInput}.${this.sign(signingInput).toString("base64url")}`;
     return { token, sessionId: id, expiresIn: this.ttlSeconds };
@@ -139,6 +169,24 @@ export class Sessions {
   /** The live session row (not revoked, not expired) with its user's status flags. */
   live(sessionId: string): LiveSession | null {
     return this.lookupStmt.get(sessionId, nowIso());
+  }
+
+  /**
+   * Notes an authenticated request of a live session. Runs on every request: a map lookup, and a
+   * write only when this process has not written the session's last_seen_at for a minute.
+   */
+  seen(sessionId: string): void {
+    const now = Date.now();
+    const last = this.seenWritten.get(sessionId);
+    if (last !== undefined && now - last < SEEN_EVERY_MS) return;
+    if (this.seenWritten.size >= VERIFIED_MAX) this.seenWritten.clear();
+    this.seenWritten.set(sessionId, now);
+    this.seenStmt.run(sessionId, toIso(now));
+  }
+
+  /** A user's live sessions (not revoked, not expired), newest first. */
+  listLive(userId: string): SessionRow[] {
+    return this.listStmt.all(userId, nowIso());
   }
 
   revoke(sessionId: string): void {

@@ -66,7 +66,7 @@ export function catalogModule(ctx: AppContext) {
       ({ params, principal }) => {
         const wg = assignMenuToWorkgroup(ctx, params.id, params.workgroupId);
         const target = `workgroup=${wg.id} menu=${params.id}`;
-        ctx.audit.record({ action: "workgroup.menu_assign", outcome: "success", actor_user_id: principal.userId, corp_id: wg.corp_id, target, ip: principal.ip });
+        ctx.audit.record({ action: "workgroup.menu_assign", outcome: "success", actor_user_id: principal.userId, corp_id: wg.corp_id, target, ip: principal.ip, request_id: principal.requestId });
         return wg;
       },
       {

@@ -53,6 +53,7 @@ const audit = (p: Principal, action: string, corpId: string, target: string = co
   corp_id: corpId,
   target,
   ip: p.ip,
+  request_id: p.requestId,
 });
 
 export function corpModule(ctx: AppContext) {

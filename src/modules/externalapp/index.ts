@@ -31,6 +31,7 @@ const audit = (p: Principal, action: string, appId: string) => ({
   corp_id: p.corpId,
   target: appId,
   ip: p.ip,
+  request_id: p.requestId,
 });
 
 const LIST = { q: [externalApps.name], hidden: ["key_hash"] };

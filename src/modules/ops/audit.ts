@@ -3,7 +3,7 @@
 //
 // API (ctx.audit):
 //   ctx.audit.record({ action: "user.password_change", actor_user_id, corp_id, target: userId,
-//                      ip: principal.ip, outcome: "success" });
+//                      ip: principal.ip, request_id: principal.requestId, outcome: "success" });
 // - action: "<area>.<verb>" in snake_case (auth.login, auth.logout, auth.refresh,
 //   auth.corp_change, user.password_change, user.password_reset, user.two_factor_enable,
 //   workgroup.grant, corp.status_change, externalapp.key_rotate, ...).
@@ -26,6 +26,8 @@ export interface AuditEntry {
   target?: string | null;
   ip?: string | null;
   reason?: string | null;
+  /** The request's x-request-id (Principal.requestId), so the entry leads to its request log line. */
+  request_id?: string | null;
 }
 
 const MAX_FIELD = 200;
@@ -44,7 +46,7 @@ export class AuditLog {
     private now: () => number,
   ) {
     this.insert = sqlite.query(
-      "INSERT INTO audit_log (id, at, action, outcome, actor_user_id, corp_id, target, ip, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      "INSERT INTO audit_log (id, at, action, outcome, actor_user_id, corp_id, target, ip, reason, request_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     );
     this.prune = sqlite.query("DELETE FROM audit_log WHERE at < ?");
   }
@@ -60,11 +62,12 @@ export class AuditLog {
       target: clip(entry.target),
       ip: clip(entry.ip),
       reason: clip(entry.reason),
+      request_id: clip(entry.request_id),
     };
     // The log line goes out even when the database write fails: the event must not vanish.
     this.logger.info("audit", row);
     try {
-      this.insert.run(row.id, row.at, row.action, row.outcome, row.actor_user_id, row.corp_id, row.target, row.ip, row.reason);
+      this.insert.run(row.id, row.at, row.action, row.outcome, row.actor_user_id, row.corp_id, row.target, row.ip, row.reason, row.request_id);
     } catch (err) {
       this.logger.error("audit log write failed", { action: row.action, error: String(err) });
     }

@@ -342,6 +342,25 @@ export function pruneBackups(backupDir: string, keep: number): string[] {
   return removed;
 }
 
+/**
+ * One backup at a time in this process: the scheduled run and POST /api/backup share it, so they
+ * never copy the databases twice over at the same moment.
+ */
+export class BackupLock {
+  private running = false;
+  get busy(): boolean {
+    return this.running;
+  }
+  /** Runs `fn` unless a backup is running; null when one is. */
+  tryRun<T>(fn: () => Promise<T>): Promise<T> | null {
+    if (this.running) return null;
+    this.running = true;
+    return fn().finally(() => {
+      this.running = false;
+    });
+  }
+}
+
 /** One scheduled run: back up into `<name>.partial`, rename when complete, prune. */
 export async function runScheduledBackup(dataDir: string, backupDir: string, keep: number, logger: Logger): Promise<string> {
   mkdirSync(backupDir, { recursive: true, mode: 0o700 });
@@ -363,12 +382,25 @@ export async function runScheduledBackup(dataDir: string, backupDir: string, kee
 }
 
 /** Runs the scheduled backup while the service runs; returns the stop function. */
-export function startBackupSchedule(opts: { cron: string; dataDir: string; backupDir: string; keep: number; logger: Logger; metrics: MetricsRegistry }): () => Promise<void> {
+export function startBackupSchedule(opts: {
+  cron: string;
+  dataDir: string;
+  backupDir: string;
+  keep: number;
+  logger: Logger;
+  metrics: MetricsRegistry;
+  lock: BackupLock;
+}): () => Promise<void> {
   const outcomes = opts.metrics.counter("corpadmin_backups_total");
   let running: Promise<unknown> | null = null;
   // protect: a run that takes longer than the interval is not overlapped by the next one.
   const job = new Cron(opts.cron, { protect: true }, async () => {
-    const run = runScheduledBackup(opts.dataDir, opts.backupDir, opts.keep, opts.logger).then(
+    const locked = opts.lock.tryRun(() => runScheduledBackup(opts.dataDir, opts.backupDir, opts.keep, opts.logger));
+    if (!locked) {
+      opts.logger.warn("scheduled backup skipped: another backup is running");
+      return;
+    }
+    const run = locked.then(
       () => outcomes.inc({ outcome: "success" }),
       (err) => {
         outcomes.inc({ outcome: "failure" });

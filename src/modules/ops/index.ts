@@ -1,5 +1,6 @@
 // Operations inside the running service: GET /metrics, the request metrics, the audit log's
-// retention and the scheduled backup. (The CLI side lives in src/cli/.)
+// retention, the scheduled backup and the backup rows of the API (backup-api.ts). (The CLI side
+// lives in src/cli/.)
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { createHash, timingSafeEqual } from "node:crypto";
@@ -8,7 +9,8 @@ import type { AppContext } from "../../context";
 import { normalizeAddress } from "../../lib/client-ip";
 import { forbidden, notFound, unauthorized } from "../../lib/problem";
 import { VERSION } from "../../version";
-import { startBackupSchedule } from "./backup";
+import { BackupLock, startBackupSchedule } from "./backup";
+import { backupRoutes } from "./backup-api";
 import { labelKey, type MetricsRegistry } from "./metrics";
 
 const REQUESTS = "corpadmin_http_requests_total";
@@ -70,7 +72,7 @@ function registerCollectors(ctx: AppContext): void {
   });
 }
 
-function startBackgroundWork(ctx: AppContext): void {
+function startBackgroundWork(ctx: AppContext, lock: BackupLock): void {
   ctx.onClose(ctx.audit.startRetention());
   if (ctx.config.backupCron) {
     ctx.onClose(
@@ -81,6 +83,7 @@ function startBackgroundWork(ctx: AppContext): void {
         keep: ctx.config.backupKeep,
         logger: ctx.logger,
         metrics: ctx.serviceMetrics,
+        lock,
       }),
     );
   }
@@ -88,10 +91,12 @@ function startBackgroundWork(ctx: AppContext): void {
 
 export function opsModule(ctx: AppContext) {
   registerCollectors(ctx);
-  startBackgroundWork(ctx);
+  // One backup at a time: the scheduled one and POST /api/backup.
+  const backupLock = new BackupLock();
+  startBackgroundWork(ctx, backupLock);
   const { metricsToken, metricsLoopbackOnly } = ctx.config;
   const tokenDigest = metricsToken ? digest(metricsToken) : null;
-  return new Elysia({ name: "ops" }).get(
+  return new Elysia({ name: "ops" }).use(backupRoutes(ctx, backupLock)).get(
     "/metrics",
     ({ request, server }) => {
       // Off unless configured: answer as for any unknown path.

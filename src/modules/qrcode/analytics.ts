@@ -6,7 +6,7 @@ import type { TenantDb } from "../../db/sqlite";
 import { listRows, type ListParams } from "../../lib/list";
 import { invalid } from "../../lib/problem";
 import { canonicalDate, canonicalInstant, dateAsMidnight, toIso, zoneOffsetMinutes } from "../../lib/time";
-import { csvLine } from "./csv";
+import { csvLine } from "../../lib/csv";
 import type { AllReport, QrAccess, Report } from "./model";
 
 type AccessRow = typeof qrAccesses.$inferSelect;

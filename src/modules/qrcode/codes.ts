@@ -10,7 +10,7 @@ import { listClauses, listRows, type ListParams, type ListSpec } from "../../lib
 import { conflict, invalid, invalidMany, notFound, type FieldError } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
 import { unchanged } from "../../lib/unchanged";
-import { csvLine } from "./csv";
+import { csvLine } from "../../lib/csv";
 import { symbolOf } from "./image";
 import type { QrCode, QrCodeInput } from "./model";
 import type { SlugCache } from "./redirect";

@@ -8,7 +8,7 @@ import { created, noContent } from "../../lib/http";
 import { listRows } from "../../lib/list";
 import { forbidden, notFound, Problem } from "../../lib/problem";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
-import { authGuard, type Principal } from "../auth/guard";
+import { authGuard, requestIdOf, type Principal } from "../auth/guard";
 import { isMember } from "../auth/login";
 import {
   LoginParams,
@@ -42,10 +42,11 @@ import {
   updateUser,
   visibleUser,
 } from "./service";
+import { userSessionRoutes } from "./sessions";
 import { userView, type UserRow } from "./view";
 
 /** Who did it, where, from which address: the common fields of an audit record. */
-const auditBy = (p: Principal) => ({ actor_user_id: p.userId, corp_id: p.corpId, ip: p.ip });
+const auditBy = (p: Principal) => ({ actor_user_id: p.userId, corp_id: p.corpId, ip: p.ip, request_id: p.requestId });
 const problemSlug = (err: unknown) => (err instanceof Problem ? err.slug : "error");
 
 const HIDDEN = ["password_hash", "two_factor_secret", "two_factor_pending", "two_factor_last_step"];
@@ -57,6 +58,7 @@ export function userModule(ctx: AppContext) {
 
   return new Elysia({ name: "user", prefix: "/api", tags: ["User"] })
     .use(authGuard(ctx))
+    .use(userSessionRoutes(ctx))
     .get(
       "/user",
       ({ query, principal }) => listRows(ctx.platform, users, listSpec, query, view, principal.superAdmin ? [] : [membersOf(ctx, principal.corpId)]),
@@ -82,7 +84,7 @@ export function userModule(ctx: AppContext) {
       ({ body, set, request, server }) => {
         createResetKey(ctx, body.login);
         // The same record whether the login exists or not: the log must not become an oracle.
-        ctx.audit.record({ action: "user.password_reset_request", outcome: "requested", target: body.login, ip: clientIpOf(request, server) });
+        ctx.audit.record({ action: "user.password_reset_request", outcome: "requested", target: body.login, ip: clientIpOf(request, server), request_id: requestIdOf(set) });
         noContent(set);
       },
       { publicAuth: true, body: ResetKeyBody, detail: { summary: "Create a password-reset key and e-mail it to the user", security: [] } },
@@ -90,7 +92,7 @@ export function userModule(ctx: AppContext) {
     .post(
       "/user/password/reset",
       async ({ body, set, request, server }) => {
-        const audit = { action: "user.password_reset", ip: clientIpOf(request, server) };
+        const audit = { action: "user.password_reset", ip: clientIpOf(request, server), request_id: requestIdOf(set) };
         let userId: string;
         try {
           userId = await resetPassword(ctx, body.key, body.new_password);

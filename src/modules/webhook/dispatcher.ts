@@ -90,6 +90,59 @@ function describeFailure(err: unknown, timeoutMs: number): string {
   return `request failed: ${err instanceof Error ? err.message : String(err)}`.slice(0, 500);
 }
 
+export interface Attempt {
+  ok: boolean;
+  responseStatus: number | null;
+  error: string | null;
+  retryAfterMs: number | null;
+}
+
+/**
+ * One signed POST of `payload` (or the webhook's body template rendered from it) with the
+ * Standard Webhooks headers; the outcome, never an exception. Used by the dispatcher and by the
+ * test event (which is sent at once, whatever the webhook's status).
+ */
+export async function deliverOnce(
+  ctx: Pick<AppContext, "egress" | "now" | "dispatchTuning">,
+  hook: Pick<Target, "target" | "secret" | "body_content">,
+  msgId: string,
+  payload: string,
+): Promise<Attempt> {
+  const timeoutMs = ctx.dispatchTuning.deliveryTimeoutMs;
+  let body = payload;
+  if (hook.body_content) {
+    try {
+      body = renderTemplate(hook.body_content, JSON.parse(payload));
+    } catch {
+      body = payload;
+    }
+  }
+  const timestamp = Math.floor(ctx.now() / 1000);
+  try {
+    const res = await ctx.egress.fetch(hook.target, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "user-agent": "corpadmin-webhooks",
+        "webhook-id": msgId,
+        "webhook-timestamp": String(timestamp),
+        "webhook-signature": signature(hook.secret, msgId, timestamp, body),
+      },
+      body,
+      timeoutMs,
+    });
+    // Only the status matters; the body is not read.
+    await res.body?.cancel().catch(() => {});
+    const ok = res.status >= 200 && res.status < 300;
+    let error: string | null = null;
+    if (!ok) error = res.status >= 300 && res.status < 400 ? `HTTP ${res.status}: redirects are not followed` : `HTTP ${res.status}`;
+    const retry = res.status === 429 || res.status === 503 ? retryAfterMs(res.headers.get("retry-after"), ctx.now()) : null;
+    return { ok, responseStatus: res.status, error, retryAfterMs: retry };
+  } catch (err) {
+    return { ok: false, responseStatus: null, error: describeFailure(err, timeoutMs), retryAfterMs: null };
+  }
+}
+
 export class WebhookDispatcher {
   private inFlight = new Set<string>();
   private perWebhook = new Map<string, number>();
@@ -266,40 +319,8 @@ export class WebhookDispatcher {
   }
 
   private async send(corpId: string, hook: Target, d: Due): Promise<Outcome> {
-    const timeoutMs = this.ctx.dispatchTuning.deliveryTimeoutMs;
-    const base = { corpId, deliveryId: d.id, webhookId: hook.id };
-    let body = d.payload;
-    if (hook.body_content) {
-      try {
-        body = renderTemplate(hook.body_content, JSON.parse(d.payload));
-      } catch {
-        body = d.payload;
-      }
-    }
-    const timestamp = Math.floor(this.ctx.now() / 1000);
-    try {
-      const res = await this.ctx.egress.fetch(hook.target, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          "user-agent": "corpadmin-webhooks",
-          "webhook-id": d.event_id,
-          "webhook-timestamp": String(timestamp),
-          "webhook-signature": signature(hook.secret, d.event_id, timestamp, body),
-        },
-        body,
-        timeoutMs,
-      });
-      // Only the status matters; the body is not read.
-      await res.body?.cancel().catch(() => {});
-      const ok = res.status >= 200 && res.status < 300;
-      let error: string | null = null;
-      if (!ok) error = res.status >= 300 && res.status < 400 ? `HTTP ${res.status}: redirects are not followed` : `HTTP ${res.status}`;
-      const retry = res.status === 429 || res.status === 503 ? retryAfterMs(res.headers.get("retry-after"), this.ctx.now()) : null;
-      return { ...base, ok, responseStatus: res.status, error, retryAfterMs: retry };
-    } catch (err) {
-      return { ...base, ok: false, responseStatus: null, error: describeFailure(err, timeoutMs), retryAfterMs: null };
-    }
+    const result = await deliverOnce(this.ctx, hook, d.event_id, d.payload);
+    return { corpId, deliveryId: d.id, webhookId: hook.id, ...result };
   }
 
   private scheduleFlush(): void {

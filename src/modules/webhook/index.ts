@@ -1,11 +1,15 @@
-// Webhook rows of routes.md (10) and the in-process dispatcher that delivers the events.
+// Webhook rows of routes.md (10), the replay rows of its Operator additions (resend, recover,
+// test) and the in-process dispatcher that delivers the events.
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context";
 import { created, noContent } from "../../lib/http";
+import { newId } from "../../lib/ids";
+import { invalid } from "../../lib/problem";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
+import { canonicalInstant, toIso } from "../../lib/time";
 import { authGuard } from "../auth/guard";
-import { WebhookDispatcher } from "./dispatcher";
-import { Delivery, GroupParams, Webhook, WebhookAlter, WebhookCreate, WebhookWithSecret } from "./model";
+import { deliverOnce, WebhookDispatcher } from "./dispatcher";
+import { Delivery, DeliveryParams, GroupParams, RecoverBody, RecoverResult, Webhook, WebhookAlter, WebhookCreate, WebhookWithSecret } from "./model";
 import * as service from "./service";
 
 export function webhookModule(ctx: AppContext) {
@@ -34,6 +38,56 @@ export function webhookModule(ctx: AppContext) {
       response: { 200: ListOf(Delivery) },
       detail: { summary: "Show a webhook's delivery log (recorded only while log_enabled; newest first)" },
     })
+    .post(
+      "/webhook/:id/deliveries/:deliveryId/resend",
+      ({ tenantDb, params, principal }) => {
+        const delivery = service.resendDelivery(tenantDb, params.id, params.deliveryId, toIso(ctx.now()));
+        ctx.audit.record({ action: "webhook.delivery_resend", outcome: "success", actor_user_id: principal.userId, corp_id: principal.corpId, target: params.deliveryId, ip: principal.ip, request_id: principal.requestId });
+        ctx.events.committed(principal.corpId);
+        return delivery;
+      },
+      {
+        auth: "platform.webhook",
+        params: DeliveryParams,
+        response: { 200: Delivery },
+        detail: { summary: "Resend one delivery: same webhook-id, a new attempt (409 while pending or when the webhook is inactive)" },
+      },
+    )
+    .post(
+      "/webhook/:id/recover",
+      ({ tenantDb, params, body, principal }) => {
+        const since = canonicalInstant(body.since);
+        if (!since) throw invalid("since", "must be an ISO 8601 instant with an offset");
+        const result = service.recoverDeliveries(tenantDb, params.id, since, toIso(ctx.now()));
+        ctx.audit.record({ action: "webhook.recover", outcome: "success", actor_user_id: principal.userId, corp_id: principal.corpId, target: params.id, ip: principal.ip, request_id: principal.requestId });
+        if (result.queued) ctx.events.committed(principal.corpId);
+        return result;
+      },
+      {
+        auth: "platform.webhook",
+        params: IdParams,
+        body: RecoverBody,
+        response: { 200: RecoverResult },
+        detail: { summary: "Re-queue every failed delivery of the webhook since an instant (409 webhook inactive)" },
+      },
+    )
+    .post(
+      "/webhook/:id/test",
+      async ({ tenantDb, params, principal }) => {
+        const { hook, payload } = service.testPayload(tenantDb, params.id, toIso(ctx.now()));
+        const deliveryId = newId();
+        const msgId = `msg_${deliveryId}`;
+        const attempt = await deliverOnce(ctx, hook, msgId, payload);
+        ctx.audit.record({ action: "webhook.test", outcome: attempt.ok ? "success" : "failure", actor_user_id: principal.userId, corp_id: principal.corpId, target: params.id, ip: principal.ip, request_id: principal.requestId, reason: attempt.error });
+        return service.recordTestDelivery(tenantDb, hook, msgId, deliveryId, attempt, toIso(ctx.now()));
+      },
+      {
+        auth: "platform.webhook",
+        params: IdParams,
+        response: { 200: Delivery },
+        detail: { summary: "Send a test event (WEBHOOK_TEST, data {webhook_id, name}) now, signed as every event; works while inactive" },
+      },
+    )
     .post("/webhook", ({ tenantDb, body, set }) => created(set, "/api/webhook", service.createWebhook(tenantDb, body)), {
       auth: "platform.webhook",
       body: WebhookCreate,

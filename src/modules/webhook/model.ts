@@ -1,5 +1,5 @@
 import { t, type Static } from "elysia";
-import { Opt, Uuid, Enum } from "../../lib/schemas";
+import { Enum, Instant, Opt, Uuid } from "../../lib/schemas";
 
 export const Webhook = t.Object({
   id: Uuid,
@@ -50,3 +50,8 @@ export const Delivery = t.Object({
   updated_at: t.String(),
 });
 export type Delivery = Static<typeof Delivery>;
+
+export const DeliveryParams = t.Object({ id: Uuid, deliveryId: Uuid });
+
+export const RecoverBody = t.Object({ since: Instant });
+export const RecoverResult = t.Object({ queued: t.Integer({ description: "failed deliveries queued again" }) });

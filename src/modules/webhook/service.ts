@@ -6,7 +6,7 @@ import { webhookDeliveries, webhookGroups, webhooks } from "../../db/tenant/sche
 import { EVENT_GROUPS } from "../../events/outbox";
 import { newId } from "../../lib/ids";
 import { listRows, type ListParams, type Page } from "../../lib/list";
-import { invalid, notFound } from "../../lib/problem";
+import { conflict, invalid, notFound } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
 import type { Delivery, Webhook, WebhookAlter, WebhookCreate, WebhookWithSecret } from "./model";
 
@@ -179,4 +179,92 @@ export function listDeliveries(db: TenantDb, id: string, query: ListParams): Pag
     // Recorded only while log_enabled: with logging off the queue rows are not a log.
     [eq(webhookDeliveries.webhook_id, id), row.log_enabled ? undefined : sql`0`],
   );
+}
+
+/** The outbox event a delivery sends; retention deletes it once no pending delivery needs it. */
+function eventKept(db: TenantDb, eventId: string): boolean {
+  return !!db.$client.query("SELECT 1 FROM events WHERE id = ?1").get(eventId);
+}
+
+/**
+ * Resend one delivery (routes.md, Operator additions): back to pending and due now, with the same
+ * webhook-id; the attempt counts on from where it stopped, so a delivery that had all its retries
+ * gets exactly one more. The caller wakes the dispatcher.
+ */
+export function resendDelivery(db: TenantDb, webhookId: string, deliveryId: string, now: string): Delivery {
+  const hook = findRow(db, webhookId);
+  return writeTx(db, (tx) => {
+    const row = tx.select().from(webhookDeliveries).where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.webhook_id, webhookId))).get();
+    // With logging off a finished delivery leaves no row: there is nothing to resend.
+    if (!row || (!hook.log_enabled && row.status !== "pending")) throw notFound("Delivery");
+    if (row.status === "pending") throw conflict("The delivery is pending: it is sent (or retried) already");
+    if (!hook.status) throw conflict("The webhook is inactive: activate it first");
+    if (row.type === TEST_EVENT) throw conflict("A test delivery is not resent: send a new test event");
+    if (!eventKept(db, row.source_event_id)) throw conflict("The event of this delivery is no longer kept (--event-retention-days)");
+    const updated = tx
+      .update(webhookDeliveries)
+      .set({ status: "pending", next_attempt_at: now, updated_at: now })
+      .where(eq(webhookDeliveries.id, deliveryId))
+      .returning()
+      .get();
+    return deliveryView(updated!);
+  });
+}
+
+/**
+ * Re-queues every failed delivery of the webhook created since `since` whose event is still kept;
+ * returns how many. Failed means finally: after the last retry, or at once on a 410.
+ */
+export function recoverDeliveries(db: TenantDb, webhookId: string, since: string, now: string): { queued: number } {
+  const hook = findRow(db, webhookId);
+  if (!hook.status) throw conflict("The webhook is inactive: activate it first");
+  const changed = db.$client
+    .query(
+      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?3, updated_at = ?3
+       WHERE webhook_id = ?1 AND status = 'failed' AND created_at >= ?2 AND type <> ?4
+         AND source_event_id IN (SELECT id FROM events)`,
+    )
+    .run(webhookId, since, now, TEST_EVENT);
+  return { queued: changed.changes };
+}
+
+export const TEST_EVENT = "WEBHOOK_TEST";
+
+/** The test event's payload: `{type: WEBHOOK_TEST, timestamp, data: {webhook_id, name}}`. */
+export function testPayload(db: TenantDb, webhookId: string, now: string): { hook: WebhookRow; payload: string } {
+  const hook = findRow(db, webhookId);
+  return { hook, payload: JSON.stringify({ type: TEST_EVENT, timestamp: now, data: { webhook_id: hook.id, name: hook.name } }) };
+}
+
+/**
+ * Records a test event's attempt in the delivery log (kept only while log_enabled, as every
+ * delivery) and returns it. The test event is not in the outbox: neither sockets nor other
+ * webhooks see it.
+ */
+export function recordTestDelivery(
+  db: TenantDb,
+  hook: WebhookRow,
+  msgId: string,
+  deliveryId: string,
+  attempt: { ok: boolean; responseStatus: number | null; error: string | null },
+  at: string,
+): Delivery {
+  const row: DeliveryRow = {
+    id: deliveryId,
+    webhook_id: hook.id,
+    source_event_id: deliveryId,
+    event_id: msgId,
+    type: TEST_EVENT,
+    status: attempt.ok ? "succeeded" : "failed",
+    attempts: 1,
+    response_status: attempt.responseStatus,
+    error: attempt.error,
+    next_attempt_at: null,
+    created_at: at,
+    updated_at: at,
+  };
+  // Deleted meanwhile: the attempt was made, there is no log to keep it in.
+  const live = db.select({ log: webhooks.log_enabled }).from(webhooks).where(eq(webhooks.id, hook.id)).get();
+  if (live?.log) db.insert(webhookDeliveries).values(row).run();
+  return deliveryView(row);
 }

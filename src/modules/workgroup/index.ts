@@ -31,6 +31,7 @@ const audit = (p: Principal, action: string, row: WorkgroupRow, link = "") => ({
   corp_id: row.corp_id,
   target: `workgroup=${row.id}${link}`,
   ip: p.ip,
+  request_id: p.requestId,
 });
 
 export function workgroupModule(ctx: AppContext) {
