@@ -747,6 +747,75 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/backup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List backups, newest first (scheduled ones included) */
+        get: operations["backup.list"];
+        put?: never;
+        /** Take a backup now (consistent, as `corpadmin backup`; verified); 409 while one is running */
+        post: operations["backup.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/backup/{name}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Download a backup as one tar.gz (its directory's files at the top level), streamed */
+        get: operations["backup.getDownload"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/backup/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a backup */
+        delete: operations["backup.delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the audit log (default newest first); platform.corp without `*` sees the working corporation's entries only */
+        get: operations["audit.list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/externalapp": {
         parameters: {
             query?: never;
@@ -1413,6 +1482,40 @@ export interface paths {
         patch: operations["contract.setFlags"];
         trace?: never;
     };
+    "/api/user/{id}/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a user's live sessions (newest first) */
+        get: operations["user.listSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/user/{id}/sessions/{sessionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke one session: its token is refused at once (unknown or already revoked: 404) */
+        delete: operations["user.removeSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/user": {
         parameters: {
             query?: never;
@@ -1759,6 +1862,57 @@ export interface paths {
         get: operations["webhook.listDeliveries"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhook/{id}/deliveries/{deliveryId}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Resend one delivery: same webhook-id, a new attempt (409 while pending or when the webhook is inactive) */
+        post: operations["webhook.resendDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhook/{id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Re-queue every failed delivery of the webhook since an instant (409 webhook inactive) */
+        post: operations["webhook.recover"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhook/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a test event (WEBHOOK_TEST, data {webhook_id, name}) now, signed as every event; works while inactive */
+        post: operations["webhook.test"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4033,6 +4187,14 @@ export interface components {
             limit: number;
             total: number;
         };
+        RecoverBody: {
+            /** @description ISO 8601 instant with offset */
+            since: string;
+        };
+        RecoverResult: {
+            /** @description failed deliveries queued again */
+            queued: number;
+        };
         Rendered: {
             /** Format: uuid */
             layout_id: string;
@@ -4637,6 +4799,8 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
             };
             header?: never;
             path?: never;
@@ -4665,6 +4829,8 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
             };
             header?: never;
             path: {
@@ -4782,6 +4948,8 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
             };
             header?: never;
             path?: never;
@@ -4947,6 +5115,8 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
             };
             header?: never;
             path: {
@@ -5319,6 +5489,8 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
             };
             header?: never;
             path?: never;
@@ -5459,6 +5631,8 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
             };
             header?: never;
             path?: never;
@@ -5657,6 +5831,8 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
             };
             header?: never;
             path?: never;
@@ -5797,6 +5973,8 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
             };
             header?: never;
             path?: never;
@@ -5995,6 +6173,181 @@ export interface operations {
             409: components["responses"]["Conflict"];
         };
     };
+    "backup.list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** @description corpadmin-YYYYMMDDTHHMMSSZ (scheduled: with milliseconds, corpadmin-YYYYMMDDTHHMMSS.sssZ) */
+                            name: string;
+                            created_at: string;
+                            size_bytes: number;
+                            corporations: number;
+                            /** @description made by --backup-cron (pruned to --backup-keep); false: made through the API */
+                            scheduled: boolean;
+                            /** @description integrity_check passed on every database when it was taken, and every file is there with its recorded size */
+                            verified: boolean;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
+    "backup.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description corpadmin-YYYYMMDDTHHMMSSZ (scheduled: with milliseconds, corpadmin-YYYYMMDDTHHMMSS.sssZ) */
+                        name: string;
+                        created_at: string;
+                        size_bytes: number;
+                        corporations: number;
+                        /** @description made by --backup-cron (pruned to --backup-keep); false: made through the API */
+                        scheduled: boolean;
+                        /** @description integrity_check passed on every database when it was taken, and every file is there with its recorded size */
+                        verified: boolean;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+        };
+    };
+    "backup.getDownload": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description tar.gz */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/gzip": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    "backup.delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
+    };
+    "audit.list": {
+        parameters: {
+            query?: {
+                page?: number;
+                limit?: number;
+                q?: string;
+                sort?: string;
+                action?: string;
+                actor_user_id?: string;
+                corp_id?: string;
+                outcome?: "success" | "failure" | "requested";
+                from?: string;
+                to?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** Format: uuid */
+                            id: string;
+                            at: string;
+                            actor_user_id: string | null;
+                            /** @description the actor's login (null when none, or the user was deleted) */
+                            actor: string | null;
+                            corp_id: string | null;
+                            /** @description <area>.<verb>, e.g. auth.login, user.password_change, webhook.recover */
+                            action: string;
+                            target: string | null;
+                            /** @enum {string} */
+                            outcome: "success" | "failure" | "requested";
+                            /** @description why it failed, as the problem slug */
+                            reason: string | null;
+                            ip: string | null;
+                            /** @description the x-request-id of the request, as on its request log line */
+                            request_id: string | null;
+                        }[];
+                        page: number;
+                        limit: number;
+                        total: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
     "externalapp.list": {
         parameters: {
             query?: {
@@ -6002,6 +6355,8 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
             };
             header?: never;
             path?: never;
@@ -6174,6 +6529,8 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
             };
             header?: never;
             path?: never;
@@ -6407,6 +6764,8 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
             };
             header?: never;
             path?: never;
@@ -6674,6 +7033,8 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
             };
             header?: never;
             path: {
@@ -6706,6 +7067,8 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
             };
             header?: never;
             path: {
@@ -6738,6 +7101,8 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
             };
             header?: never;
             path?: never;
@@ -6968,6 +7333,8 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
             };
             header?: never;
             path?: never;
@@ -7175,6 +7542,8 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
             };
             header?: never;
             path?: never;
@@ -7357,6 +7726,8 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
             };
             header?: never;
             path: {
@@ -7389,6 +7760,8 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
             };
             header?: never;
             path: {
@@ -7724,6 +8097,73 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    "user.listSessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            user_id: string;
+                            /** Format: uuid */
+                            corp_id: string;
+                            created_at: string;
+                            /** @description last authenticated request (to the minute) */
+                            last_seen_at: string | null;
+                            expires_at: string;
+                            ip: string | null;
+                            user_agent: string | null;
+                            /** @description the session of the token making this request */
+                            current: boolean;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    "user.removeSession": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
+    };
     "user.list": {
         parameters: {
             query?: {
@@ -7731,6 +8171,8 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
             };
             header?: never;
             path?: never;
@@ -8151,6 +8593,8 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
             };
             header?: never;
             path?: never;
@@ -8441,6 +8885,8 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
             };
             header?: never;
             path?: never;
@@ -8586,6 +9032,8 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
             };
             header?: never;
             path: {
@@ -8608,6 +9056,95 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    "webhook.resendDelivery": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Delivery"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    "webhook.recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecoverBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecoverResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Delivery"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -8819,6 +9356,8 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
             };
             header?: never;
             path?: never;
@@ -8978,6 +9517,8 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
             };
             header?: never;
             path?: never;
@@ -9123,6 +9664,8 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
             };
             header?: never;
             path?: never;
@@ -9268,6 +9811,8 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
             };
             header?: never;
             path?: never;
@@ -9529,6 +10074,8 @@ export interface operations {
                 sort?: string;
                 from?: string;
                 to?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
             };
             header?: never;
             path: {
@@ -9658,6 +10205,8 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
             };
             header?: never;
             path?: never;
@@ -9857,6 +10406,8 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
             };
             header?: never;
             path?: never;
@@ -10056,6 +10607,8 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
             };
             header?: never;
             path?: never;
@@ -10255,6 +10808,8 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
             };
             header?: never;
             path?: never;
@@ -10569,6 +11124,8 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
             };
             header?: never;
             path?: never;
@@ -10794,6 +11351,8 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
             };
             header?: never;
             path?: never;
@@ -11056,6 +11615,8 @@ export interface operations {
                 outcome?: "accept" | "reject" | "notfound";
                 from?: string;
                 to?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
             };
             header?: never;
             path?: never;
@@ -11104,6 +11665,8 @@ export interface operations {
                 state?: "online" | "stale" | "closed";
                 from?: string;
                 to?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
             };
             header?: never;
             path?: never;
@@ -11288,6 +11851,8 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
             };
             header?: never;
             path?: never;

@@ -15,6 +15,7 @@ import { SystemScreen } from "./screens/system";
 import { SafeIps } from "./screens/safeip";
 import { Menus } from "./screens/menus";
 import { AttemptList, SessionDetail, SessionList } from "./screens/radius";
+import { AuditLog, Backups } from "./screens/ops";
 import { ResourceCreate, ResourceDetail, ResourceList } from "./resource";
 import { Link, PageHeader } from "./ui";
 
@@ -44,6 +45,8 @@ const NAV: NavItem[] = [
   { to: "/radius-attempts", label: "nav.attempts", area: "isp", listPath: "/api/isp/radius/attempts", group: "nav.group.network" },
   { to: "/safe-ip", label: "nav.safeIp", area: "auth", group: "nav.group.access" },
   { to: "/menus", label: "nav.menus", area: "service", superOnly: true, group: "nav.group.platform" },
+  { to: "/audit", label: "nav.audit", area: "corp", listPath: "/api/audit", group: "nav.group.platform" },
+  { to: "/backups", label: "nav.backups", area: "", superOnly: true, group: "nav.group.platform" },
   { to: "/system", label: "nav.system", area: "core", group: "nav.group.platform" },
 ];
 
@@ -182,6 +185,8 @@ function screen(path: string): ComponentChildren {
     if (path === "/sessions") return <SessionList />;
     if ((m = match("/sessions/:id", path))) return <SessionDetail id={m.id} />;
   }
+  if (path === "/audit") return can("corp", "/api/audit") ? <AuditLog /> : <Forbidden />;
+  if (path === "/backups") return isSuper.value ? <Backups /> : <Forbidden />;
   if (path === "/radius-attempts") return can("isp", "/api/isp/radius/attempts") ? <AttemptList /> : <Forbidden />;
   for (const def of RESOURCES) {
     if (path !== `/${def.key}` && !path.startsWith(`/${def.key}/`)) continue;

@@ -2,7 +2,7 @@
 // server's field errors, confirmations, reference pickers, charts with a table beside them.
 import type { ComponentChildren, JSX } from "preact";
 import { useEffect, useRef, useState, useId } from "preact/hooks";
-import { call, type Page, type Problem, type Row } from "./api";
+import { call, fetchBlob, type Page, type Problem, type Row } from "./api";
 import { t, tx, fmtDate, type Key } from "./i18n";
 import { BASE, currentQuery, setQuery, location$ } from "./router";
 
@@ -102,6 +102,16 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T |
   return { data, error, loading, reload: () => setN((x) => x + 1), set: setData };
 }
 
+/** Saves what an authenticated GET answers (CSV exports, images) as a file. */
+export async function download(path: string, name: string): Promise<void> {
+  const url = URL.createObjectURL(await fetchBlob(path));
+  const a = document.createElement("a");
+  a.href = url;
+  a.download = name;
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
 // ---------- Lists ----------
 
 export interface Column {
@@ -141,6 +151,8 @@ export function ListView(props: {
   label: string;
   fixedQuery?: Record<string, string>;
   pageParam?: string;
+  /** Changing it loads the page again. */
+  refresh?: number;
 }) {
   const loc = location$.value;
   const q = currentQuery();
@@ -155,13 +167,20 @@ export function ListView(props: {
     const v = q.get(`${prefix}${f.name}`);
     if (v) query[f.name] = v;
   }
-  const key = JSON.stringify(query) + props.path;
+  const key = JSON.stringify(query) + props.path + (props.refresh ?? 0);
   const narrowed = search !== "" || (props.filters ?? []).some((f) => q.get(`${prefix}${f.name}`));
   const { data, error, loading } = useLoad(() => call<Page<Row>>("GET", props.path, { query }), [key]);
   const [draft, setDraft] = useState(search);
   useEffect(() => setDraft(search), [search, loc]);
   const pages = data ? Math.max(1, Math.ceil(data.total / data.limit)) : 1;
   const searchId = useId();
+  const [csvProblem, setCsvProblem] = useState<Problem | null>(null);
+  // The same filter and sort as CSV, every page (the list convention's text/csv answer).
+  const exportCsv = () => {
+    const { page: _page, limit: _limit, ...filters } = query;
+    const qs = new URLSearchParams({ ...filters, format: "csv" }).toString();
+    download(`${props.path}?${qs}`, `${props.path.replace(/^\/api\//, "").replace(/\//g, "-")}.csv`).then(() => setCsvProblem(null), (e) => setCsvProblem(e as Problem));
+  };
 
   const sortBy = (k: string) => setQuery({ [`${prefix}sort`]: sort === k ? `-${k}` : k, [`${prefix}page`]: null });
   return (
@@ -233,8 +252,12 @@ export function ListView(props: {
           <button type="button" disabled={page >= pages} onClick={() => setQuery({ [`${prefix}page`]: String(page + 1) })}>
             {t("list.next")}
           </button>
+          <button type="button" class="csv" onClick={exportCsv}>
+            {t("list.csv")}
+          </button>
         </nav>
       )}
+      <ErrorNote problem={csvProblem} />
     </section>
   );
 }

@@ -120,6 +120,12 @@ test("contract: validation next to the field, create, find in the list, change t
 
   await page.goto(`${server.base}/console/contracts?q=C-1001&contract_status=ACTIVE`);
   await page.getByRole("link", { name: "C-1001" }).waitFor();
+  // The list as CSV, with the same filters.
+  const [csv] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Export CSV" }).click()]);
+  expect(csv.suggestedFilename()).toBe("contract.csv");
+  const csvText = await Bun.file((await csv.path())!).text();
+  expect(csvText.split("\n")[0]).toContain("number");
+  expect(csvText).toContain("C-1001");
   expect(await page.getByRole("cell", { name: "Maria Souza" }).count()).toBe(1);
   await shot(page, "contracts-light");
   await page.getByRole("link", { name: "C-1001" }).click();
@@ -207,6 +213,14 @@ test("webhook: created with its secret shown once, an event reaches a local rece
     await page.getByText("Nothing matches this search.").waitFor();
     await selectOption(page, "Status", "Delivered");
     await page.getByRole("cell", { name: "CONTRACT_AFTER_UPDATE" }).waitFor();
+    // A test event now, then the first delivery again (same webhook-id).
+    await page.getByRole("button", { name: "Send a test event" }).click();
+    await page.getByText("Test event sent: Delivered.").waitFor();
+    expect((received[1] as { type: string }).type).toBe("WEBHOOK_TEST");
+    await page.locator("tr", { hasText: "CONTRACT_AFTER_UPDATE" }).getByRole("button", { name: "Resend" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Confirm" }).click();
+    for (let i = 0; i < 100 && received.length < 3; i++) await Bun.sleep(100);
+    expect((received[2] as { type: string }).type).toBe("CONTRACT_AFTER_UPDATE");
     await shot(page, "webhook-detail-light");
     await page.context().close();
   } finally {
@@ -298,6 +312,23 @@ test("RADIUS: a session shows on its contract and pool, and is disconnected from
   }
 }, 60_000);
 
+test("backups: made, listed and downloaded from the console; the audit log shows it", async () => {
+  const page = await newPage();
+  await uiLogin(page, server.base);
+  await page.goto(`${server.base}/console/backups`);
+  await page.getByText("No backups yet.").waitFor();
+  await page.getByRole("button", { name: "Back up now" }).click();
+  await page.getByRole("dialog").getByRole("button", { name: "Confirm" }).click();
+  const row = page.locator("tbody tr").first();
+  await row.waitFor();
+  expect(await row.locator("td").first().textContent()).toMatch(/^corpadmin-\d{8}T\d{6}Z$/);
+  const [archive] = await Promise.all([page.waitForEvent("download"), row.getByRole("button", { name: "Download" }).click()]);
+  expect(archive.suggestedFilename()).toMatch(/^corpadmin-.*\.tar\.gz$/);
+  await page.goto(`${server.base}/console/audit?q=backup`);
+  await page.getByRole("cell", { name: "backup.create" }).waitFor();
+  await page.context().close();
+}, 60_000);
+
 test("keyboard only: open the create form from a list, fill it, submit", async () => {
   const page = await newPage();
   await uiLogin(page, server.base);
@@ -337,7 +368,7 @@ test("the first screen is interactive quickly", async () => {
 /** Every screen of the console, with an id for each detail screen (from the API). */
 async function everyScreen(): Promise<string[]> {
   const first = async (path: string) => (await api(server.base, "GET", `${path}?limit=1`, undefined, token)).body.items[0]?.id as string | undefined;
-  const screens = ["/", "/account", "/contracts", "/contracts/new", `/contracts/${contractId}`, "/safe-ip", "/system", "/menus", "/sessions", "/radius-attempts"];
+  const screens = ["/", "/account", "/contracts", "/contracts/new", `/contracts/${contractId}`, "/safe-ip", "/system", "/menus", "/sessions", "/radius-attempts", "/audit", "/backups"];
   const session = await first("/api/isp/session");
   if (session) screens.push(`/sessions/${session}`);
   const resources: [string, string][] = [

@@ -6,6 +6,7 @@ import { api, expired, problemOf, session, setSession, type Problem } from "../a
 import { t } from "../i18n";
 import { currentQuery, navigate } from "../router";
 import { ErrorNote, Notice, PageHeader, Section, problemText } from "../ui";
+import { UserSessions } from "./ops";
 
 const LAST_CORP = "corpadmin.corp";
 
@@ -194,6 +195,7 @@ export function Account() {
           </>
         )}
       </Section>
+      <UserSessions row={{ id: user.id, name: user.name }} />
       <Section title={t("account.password")}>
         <form class="form" onSubmit={changePassword}>
           <input type="text" name="username" autocomplete="username" value={user.login} hidden readOnly />

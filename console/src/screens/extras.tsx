@@ -5,9 +5,10 @@ import { useMemo, useState } from "preact/hooks";
 import { call, fetchBlob, session, type Page, type Problem, type Row } from "../api";
 import { Chart } from "../chart";
 import { fmtDate, t, tx } from "../i18n";
-import { ConfirmButton, ErrorNote, Facts, Form, ListView, RefSelect, SecretOnce, Section, StatusBadge, useLoad, type FieldDef } from "../ui";
+import { ConfirmButton, download, ErrorNote, Facts, Form, ListView, RefSelect, SecretOnce, Section, StatusBadge, useLoad, type FieldDef } from "../ui";
 import { EVENT_GROUPS } from "./defs";
 import { ADDRESS_FIELDS, addressOf } from "./contracts";
+import { resendColumn, UserSessions, WebhookReplay } from "./ops";
 
 export function ExternalAppKey({ row }: { row: Row }) {
   const [key, setKey] = useState<string | null>(null);
@@ -27,6 +28,8 @@ export function ExternalAppKey({ row }: { row: Row }) {
 
 export function WebhookExtras({ row, replace }: { row: Row; replace: (r: Row) => void }) {
   const [problem, setProblem] = useState<Problem | null>(null);
+  const [refresh, setRefresh] = useState(0);
+  const reloadLog = () => setRefresh((n) => n + 1);
   const groups: string[] = row.groups ?? [];
   const toggle = async (g: string, on: boolean) => {
     try {
@@ -49,9 +52,11 @@ export function WebhookExtras({ row, replace }: { row: Row; replace: (r: Row) =>
           ))}
         </fieldset>
       </Section>
+      <WebhookReplay row={row} onChange={reloadLog} />
       <Section title={t("webhook.deliveries")}>
         {!row.log_enabled && <p class="notice warning">{t("webhook.logOff")}</p>}
         <ListView
+          refresh={refresh}
           path={`/api/webhook/${row.id}/deliveries`}
           label={t("webhook.deliveries")}
           search={false}
@@ -64,6 +69,7 @@ export function WebhookExtras({ row, replace }: { row: Row; replace: (r: Row) =>
             { key: "attempts", label: "f.attempts" },
             { key: "response_status", label: "f.response_status" },
             { key: "error", label: "f.error" },
+            resendColumn(row.id, reloadLog),
           ]}
         />
       </Section>
@@ -73,16 +79,6 @@ export function WebhookExtras({ row, replace }: { row: Row; replace: (r: Row) =>
 
 function isoDay(d: Date): string {
   return d.toISOString().slice(0, 10);
-}
-
-/** Saves what an authenticated GET answers (CSV exports, images) as a file. */
-export async function download(path: string, name: string): Promise<void> {
-  const url = URL.createObjectURL(await fetchBlob(path));
-  const a = document.createElement("a");
-  a.href = url;
-  a.download = name;
-  a.click();
-  setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
 /** All codes' scans in a period, by code, campaign or category; the codes as CSV. */
@@ -400,12 +396,15 @@ export function LayoutExtras({ row, replace }: { row: Row; replace: (r: Row) => 
 
 export function UserExtras({ row, replace }: { row: Row; replace: (r: Row) => void }) {
   return (
+    <>
+    <UserSessions row={row} />
     <Section title={t("account.twoFactor")}>
       <p>{row.two_factor_required ? t("user.twoFactorOn") : t("user.twoFactorOff")}</p>
       {row.two_factor_required && (
         <ConfirmButton danger label={t("user.reset2fa")} message={t("user.reset2faConfirm", { name: row.name })} onConfirm={async () => replace(await call<Row>("POST", `/api/user/${row.id}/2fa/reset`))} />
       )}
     </Section>
+    </>
   );
 }
 
