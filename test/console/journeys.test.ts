@@ -138,6 +138,15 @@ test("contract: validation next to the field, create, find in the list, change t
   expect(await page.locator(".secret").count()).toBe(0);
   const stored = await api(server.base, "GET", `/api/contract/${contractId}`, undefined, token);
   expect(stored.body.config.max_download).toBe("200M");
+  // The contract's own fields: the stage, once installed.
+  const own = page.locator("section", { has: page.getByRole("heading", { name: "Contract", exact: true }) });
+  await own.getByLabel(/^Stage/).selectOption("INSTALLED");
+  await own.getByRole("button", { name: "Save" }).click();
+  await own.getByText("Saved.").waitFor();
+  const installed = await api(server.base, "GET", `/api/contract/${contractId}`, undefined, token);
+  expect(installed.body.contract_stage).toBe("INSTALLED");
+  expect(installed.body.config.max_download).toBe("200M");
+  expect(installed.body.address.line1).toBe("Rua das Flores, 10");
   // A flag, from the classifications.
   await selectOption(page, "Add flag", "vip");
   await page.locator("section", { has: page.getByRole("heading", { name: "Flags" }) }).getByRole("button", { name: "Add" }).click();
@@ -490,7 +499,11 @@ test("login, 2FA enrolment, 2FA login with the keyboard only, session expiry ret
   await page.keyboard.press("Tab");
   await page.keyboard.type(ADMIN.password);
   await page.keyboard.press("Enter");
-  await page.locator("#login-code").waitFor();
+  await page.locator("#login-code").waitFor({ timeout: 10_000 }).catch(async (e) => {
+    await shot(page, "login-code-missing");
+    console.log(await page.locator("main").innerText());
+    throw e;
+  });
   // The code field has the focus once the server asks for it.
   expect(await page.evaluate(() => (globalThis as any).document.activeElement?.id)).toBe("login-code");
   // A code different from the one the enrolment used (each is accepted once).

@@ -48,10 +48,19 @@ export const ADDRESS_FIELDS: FieldDef[] = [
   { name: "district", label: "f.district" },
   { name: "postal_code", label: "f.postal_code" },
   { name: "city_id", label: "f.city", type: "ref", required: true, ref: { path: "/api/city", label: (c) => `${c.name} / ${c.state}` } },
+  { name: "detail", label: "f.addressDetail" },
+  { name: "latitude", label: "f.latitude", type: "number", step: "any" },
+  { name: "longitude", label: "f.longitude", type: "number", step: "any" },
 ];
 
 export function addressOf(v: Values) {
-  return { line1: v.line1, line2: v.line2 || null, district: v.district || null, postal_code: v.postal_code || null, city_id: v.city_id || "" };
+  const coordinate = (x: unknown) => (x === "" || x === null || x === undefined ? null : Number(x));
+  return { line1: v.line1, line2: v.line2 || null, district: v.district || null, postal_code: v.postal_code || null, detail: v.detail || null, latitude: coordinate(v.latitude), longitude: coordinate(v.longitude), city_id: v.city_id || "" };
+}
+
+/** The address form's values from an Address of a response. */
+export function addressValues(a: Row | null | undefined): Values {
+  return { line1: a?.line1 ?? "", line2: a?.line2 ?? "", district: a?.district ?? "", postal_code: a?.postal_code ?? "", detail: a?.detail ?? "", latitude: a?.latitude ?? "", longitude: a?.longitude ?? "", city_id: a?.city?.id ?? "" };
 }
 
 const CREATE_FIELDS: FieldDef[] = [
@@ -70,7 +79,7 @@ function flattenErrors(p: Problem): Problem {
 }
 
 export function ContractCreate() {
-  const initial = useMemo(() => ({ number: "", customer_id: "", start_date: new Date().toISOString().slice(0, 10), total_value: "", contract_status: "", contract_stage: "", line1: "", line2: "", district: "", postal_code: "", city_id: "" }), []);
+  const initial = useMemo(() => ({ number: "", customer_id: "", start_date: new Date().toISOString().slice(0, 10), total_value: "", contract_status: "", contract_stage: "", ...addressValues(null) }), []);
   return (
     <>
       <PageHeader title={`${t("common.new")}: ${t("r.contract")}`} />
@@ -101,6 +110,81 @@ export function ContractCreate() {
         }}
       />
     </>
+  );
+}
+
+const PERSON_REF = { path: "/api/person", label: (p: Row) => `${p.name}${p.doc_identity ? ` (${p.doc_identity})` : ""}` };
+
+const EDIT_FIELDS: FieldDef[] = [
+  { name: "number", label: "f.number", required: true },
+  { name: "customer_id", label: "f.customer", type: "ref", required: true, ref: PERSON_REF },
+  { name: "billing_customer_id", label: "f.billing_customer", type: "ref", ref: PERSON_REF, hint: "hint.billing" },
+  { name: "agent_id", label: "f.agent", type: "ref", ref: PERSON_REF },
+  { name: "contract_status", label: "f.contract_status", type: "select", required: true, options: opts(STATUSES) },
+  { name: "contract_stage", label: "f.contract_stage", type: "select", required: true, options: opts(STAGES) },
+  { name: "total_value", label: "f.total_value", type: "number", step: "0.01", required: true },
+  { name: "signature_date", label: "f.signature_date", type: "date" },
+  { name: "approval_date", label: "f.approval_date", type: "date" },
+  { name: "start_date", label: "f.start_date", type: "date", required: true },
+  { name: "end_date", label: "f.end_date", type: "date" },
+  { name: "suspension_date", label: "f.suspension_date", type: "date" },
+  { name: "cancellation_date", label: "f.cancellation_date", type: "date" },
+];
+
+const day = (v: string | null | undefined) => (v ? v.slice(0, 10) : "");
+
+/** The contract's own fields (PUT replaces them all: what the form does not show is sent back as it is). */
+function ContractEdit({ c, onSaved }: { c: Row; onSaved: (r: Row) => void }) {
+  const initial = useMemo(
+    () => ({
+      number: c.number,
+      customer_id: c.customer?.id ?? "",
+      billing_customer_id: c.billing_customer?.id ?? "",
+      agent_id: c.agent?.id ?? "",
+      contract_status: c.contract_status,
+      contract_stage: c.contract_stage,
+      total_value: String(c.total_value ?? ""),
+      signature_date: day(c.signature_date),
+      approval_date: day(c.approval_date),
+      start_date: day(c.start_date),
+      end_date: day(c.end_date),
+      suspension_date: day(c.suspension_date),
+      cancellation_date: day(c.cancellation_date),
+    }),
+    [c.updated_at],
+  );
+  const a = c.address ?? {};
+  return (
+    <Section title={t("contract.edit")}>
+      <Form
+        fields={EDIT_FIELDS}
+        initial={initial}
+        submitLabel={t("common.save")}
+        onSubmit={async (v) => {
+          const body = {
+            number: v.number,
+            customer_id: v.customer_id || "",
+            billing_customer_id: v.billing_customer_id || null,
+            agent_id: v.agent_id || null,
+            contract_status: v.contract_status,
+            contract_stage: v.contract_stage,
+            total_value: v.total_value === "" ? null : Number(v.total_value),
+            signature_date: v.signature_date || null,
+            approval_date: v.approval_date || null,
+            start_date: v.start_date,
+            end_date: v.end_date || null,
+            suspension_date: v.suspension_date || null,
+            cancellation_date: v.cancellation_date || null,
+            address: addressOf(addressValues(a)),
+            json_original: c.original ?? null,
+            json_billing: c.billing ?? null,
+            json_payment_method: c.payment_method ?? null,
+            json_items: c.items ?? null,
+          };
+          onSaved(await call<Row>("PUT", `/api/contract/${c.id}`, { body }));
+        }}
+      />
+    </Section>
   );
 }
 
@@ -150,10 +234,7 @@ export function ContractDetail({ id }: { id: string }) {
     for (const f of CONFIG_FIELDS) v[f.name] = f.name === "password" ? "" : (cfg[f.name] ?? "");
     return v;
   }, [c?.updated_at]);
-  const addressInitial = useMemo(() => {
-    const a = c?.address ?? {};
-    return { line1: a.line1 ?? "", line2: a.line2 ?? "", district: a.district ?? "", postal_code: a.postal_code ?? "", city_id: a.city?.id ?? "" };
-  }, [c?.updated_at]);
+  const addressInitial = useMemo(() => addressValues(c?.address), [c?.updated_at]);
   if (error) return <ErrorNote problem={error} />;
   if (!c) return <p aria-busy="true">{t("common.loading")}</p>;
   const status = c.contract_status as string;
@@ -190,6 +271,7 @@ export function ContractDetail({ id }: { id: string }) {
           <Party title={t("f.agent")} p={c.agent} />
         </div>
       </Section>
+      <ContractEdit c={c} onSaved={set} />
       <Section title={t("contract.connection")}>
         {password && <SecretOnce label={t("f.connPassword")} value={password} />}
         <Form

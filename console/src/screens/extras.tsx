@@ -7,7 +7,7 @@ import { Chart } from "../chart";
 import { fmtDate, t, tx } from "../i18n";
 import { ConfirmButton, download, ErrorNote, Facts, Form, ListView, RefSelect, SecretOnce, Section, StatusBadge, useLoad, type FieldDef } from "../ui";
 import { EVENT_GROUPS } from "./defs";
-import { ADDRESS_FIELDS, addressOf } from "./contracts";
+import { ADDRESS_FIELDS, addressOf, addressValues } from "./contracts";
 import { resendColumn, UserSessions, WebhookReplay } from "./ops";
 
 export function ExternalAppKey({ row }: { row: Row }) {
@@ -541,10 +541,7 @@ export function FeatureActions({ row, replace }: { row: Row; replace: (r: Row) =
 }
 
 export function PersonAddress({ row, replace }: { row: Row; replace: (r: Row) => void }) {
-  const initial = useMemo(() => {
-    const a = row.address ?? {};
-    return { line1: a.line1 ?? "", line2: a.line2 ?? "", district: a.district ?? "", postal_code: a.postal_code ?? "", city_id: a.city?.id ?? "" };
-  }, [row.updated_at]);
+  const initial = useMemo(() => addressValues(row.address), [row.updated_at]);
   return (
     <Section title={t("person.address")}>
       <Form fields={ADDRESS_FIELDS} initial={initial} submitLabel={t("common.save")} onSubmit={async (v) => replace(await call<Row>("POST", `/api/person/${row.id}/address`, { body: addressOf(v) }))} />
