@@ -61,6 +61,8 @@ export async function buildConsole(documentJson: string): Promise<string[]> {
     outdir: CONSOLE_OUT,
     target: "browser",
     minify: true,
+    // uPlot and the QR code library are loaded when first needed, as chunks of their own.
+    splitting: true,
     publicPath: "/console/",
     naming: { entry: "[name].[ext]", chunk: "[name]-[hash].[ext]", asset: "[name]-[hash].[ext]" },
     define: { "process.env.NODE_ENV": '"production"' },

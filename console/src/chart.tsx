@@ -1,7 +1,7 @@
 // Time series drawn by uPlot, always with the same numbers in a table beside it (a canvas says
 // nothing to a screen reader).
 import { useEffect, useRef } from "preact/hooks";
-import uPlot from "uplot";
+import type uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 import { t, fmtNumber } from "./i18n";
 
@@ -22,18 +22,27 @@ export function Chart(props: { title: string; x: number[]; xLabels: string[]; se
     if (!box.current || props.x.length === 0) return;
     const colors = [cssVar("--chart-1"), cssVar("--chart-2"), cssVar("--chart-3")];
     const axis = { stroke: cssVar("--fg"), grid: { stroke: cssVar("--border") }, ticks: { stroke: cssVar("--border") } };
-    const plot = new uPlot(
-      {
-        width: Math.max(280, box.current.clientWidth),
-        height: 240,
-        series: [{ label: t("chart.when") }, ...props.series.map((s, i) => ({ label: s.label, stroke: colors[i % colors.length], width: 2, dash: s.band ? [4, 4] : undefined }))],
-        axes: [axis, axis],
-        legend: { show: true },
-      },
-      [props.x, ...props.series.map((s) => s.values)] as uPlot.AlignedData,
-      box.current,
-    );
-    return () => plot.destroy();
+    let plot: uPlot | null = null;
+    let live = true;
+    // uPlot loads with the first chart, not with the console's first screen.
+    void import("uplot").then(({ default: UPlot }) => {
+      if (!live || !box.current) return;
+      plot = new UPlot(
+        {
+          width: Math.max(280, box.current.clientWidth),
+          height: 240,
+          series: [{ label: t("chart.when") }, ...props.series.map((s, i) => ({ label: s.label, stroke: colors[i % colors.length], width: 2, dash: s.band ? [4, 4] : undefined }))],
+          axes: [axis, axis],
+          legend: { show: true },
+        },
+        [props.x, ...props.series.map((s) => s.values)] as uPlot.AlignedData,
+        box.current,
+      );
+    });
+    return () => {
+      live = false;
+      plot?.destroy();
+    };
   }, [props.x, props.series]);
   if (props.x.length === 0) return <p class="empty">{props.emptyText}</p>;
   return (

@@ -4,9 +4,9 @@ import { render, type ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { effect, signal } from "@preact/signals";
 import "./styles.css";
-import { can, expired, isSuper, session } from "./api";
+import { can, isSuper, session } from "./api";
 import { lang, setLang, t, type Key } from "./i18n";
-import { BASE, currentPath, location$, match, navigate } from "./router";
+import { currentPath, location$, match, navigate } from "./router";
 import { Account, Login, changeCorp, logout } from "./screens/auth";
 import { Dashboard } from "./screens/dashboard";
 import { ContractCreate, ContractDetail, ContractList } from "./screens/contracts";
@@ -219,9 +219,7 @@ function App() {
     queueMicrotask(() => navigate("/", true));
     return null;
   }
-  void expired.value;
   return <Shell>{screen(path)}</Shell>;
 }
 
 render(<App />, document.getElementById("app")!);
-export { BASE };

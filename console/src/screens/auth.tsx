@@ -1,7 +1,6 @@
 // Login (corporation, password, TOTP code, remember this device), the operator's own account with
 // TOTP enrolment (QR code and secret), and the change of working corporation.
 import { useEffect, useRef, useState } from "preact/hooks";
-import QRCode from "qrcode";
 import { api, expired, problemOf, session, setSession, type Problem } from "../api";
 import { t } from "../i18n";
 import { currentQuery, navigate } from "../router";
@@ -137,6 +136,8 @@ export function Account() {
     setProblem(null);
     const { data, error, response } = await api.POST("/api/user/{id}/2fa/enable", { params: { path: { id: user.id } }, body: {} });
     if (!data || !("secret" in data)) return setProblem(problemOf(error, response.status));
+    // The QR code library loads only for an enrolment.
+    const { default: QRCode } = await import("qrcode");
     const svg = await QRCode.toString(data.otpauth_uri, { type: "svg", margin: 2, errorCorrectionLevel: "M" });
     setEnrol({ secret: data.secret, otpauth_uri: data.otpauth_uri, svg: `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}` });
   };
