@@ -497,6 +497,7 @@ export const DICT = {
   "system.updateConfirm": ["Apply pending migrations to the platform database and every corporation's? A corporation whose migration fails is rolled back and marked as needing update.", "Aplicar as migrações pendentes ao banco da plataforma e ao de cada empresa? Uma empresa cuja migração falhar é revertida e marcada como precisando de atualização."],
 
   "safeip.warning": ["Once a range exists, this corporation can be used only from the listed ranges: include the network you are on now, or you lock yourself out.", "Quando existe uma faixa, esta empresa só pode ser usada a partir das faixas listadas: inclua a rede em que você está agora, ou perderá o acesso."],
+  "safeip.lockout": ["You are connected from {ip}, outside these ranges: you would lock yourself out. Submit again to add it anyway.", "Você está conectado a partir de {ip}, fora destas faixas: perderia o acesso. Envie de novo para adicionar mesmo assim."],
   "safeip.ranges": ["Ranges", "Faixas"],
   "safeip.none": ["No ranges: any network is allowed.", "Nenhuma faixa: qualquer rede é permitida."],
   "safeip.removeConfirm": ["Remove the range {range}?", "Remover a faixa {range}?"],

@@ -338,6 +338,29 @@ test("backups: made, listed and downloaded from the console; the audit log shows
   await page.context().close();
 }, 60_000);
 
+test("safe IP ranges: a range that leaves out the operator's own address asks again first", async () => {
+  const user = await api(server.base, "POST", "/api/user", { name: "Guard", email: "guard@example.com", login: "guard", password: "guard-password-1" }, token);
+  const services = await api(server.base, "GET", "/api/service?identifier=platform.auth", undefined, token);
+  const workgroup = await api(server.base, "POST", "/api/workgroup", { name: "Security" }, token);
+  expect((await api(server.base, "POST", `/api/workgroup/${workgroup.body.id}/service/${services.body.items[0].id}`, undefined, token)).status).toBe(204);
+  expect((await api(server.base, "POST", `/api/workgroup/${workgroup.body.id}/user/${user.body.id}`, undefined, token)).status).toBe(204);
+  const page = await newPage();
+  await uiLogin(page, server.base, "guard", "guard-password-1");
+  await page.goto(`${server.base}/console/safe-ip`);
+  await page.getByText("No ranges: any network is allowed.").waitFor();
+  await page.getByLabel(/^Range \(CIDR\)/).fill("10.0.0.0/8");
+  await page.getByRole("button", { name: "Add" }).click();
+  await page.getByText("You are connected from 127.0.0.1").waitFor();
+  // Nothing was added.
+  expect((await api(server.base, "GET", `/api/auth/safe-ip/${CORP.auth_name}`, undefined, token)).body.items).toEqual([]);
+  // A range that holds the operator's address goes through at once.
+  await page.getByLabel(/^Range \(CIDR\)/).fill("127.0.0.0/8");
+  await page.getByRole("button", { name: "Add" }).click();
+  await page.locator("code", { hasText: "127.0.0.0/8" }).waitFor();
+  expect((await api(server.base, "DELETE", `/api/auth/safe-ip/${CORP.auth_name}/${(await api(server.base, "GET", `/api/auth/safe-ip/${CORP.auth_name}`, undefined, token)).body.items[0].id}`, undefined, token)).status).toBe(204);
+  await page.context().close();
+}, 60_000);
+
 test("keyboard only: open the create form from a list, fill it, submit", async () => {
   const page = await newPage();
   await uiLogin(page, server.base);
