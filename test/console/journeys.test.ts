@@ -372,6 +372,7 @@ test("keyboard only: open the create form from a list, fill it, submit", async (
   expect(await page.evaluate(() => (globalThis as any).document.activeElement?.textContent)).toBe("New");
   await page.keyboard.press("Enter");
   await page.waitForURL(/\/console\/cities\/new$/);
+  await page.waitForFunction(() => (globalThis as any).document.activeElement?.textContent === "New: City");
   await page.keyboard.press("Tab"); // the link back to the list
   await page.keyboard.press("Tab");
   await page.keyboard.type("Sumaré");
