@@ -30,8 +30,12 @@ function cacheStatements(sqlite: Database, max = 2000): void {
   };
 }
 
-export function openSqlite(path: string): Database {
-  const sqlite = new Database(path, { create: true, strict: true });
+/**
+ * A connection with this service's pragmas. `create: false` opens only a file that exists (the QR
+ * access writer: a deleted corporation's database must stay deleted).
+ */
+export function openSqlite(path: string, { create = true }: { create?: boolean } = {}): Database {
+  const sqlite = create ? new Database(path, { create: true, strict: true }) : new Database(path, { readwrite: true, create: false, strict: true });
   cacheStatements(sqlite);
   sqlite.exec("PRAGMA journal_mode = WAL");
   sqlite.exec("PRAGMA synchronous = FULL");

@@ -10,7 +10,7 @@
 // without a line of its own.
 import { Elysia } from "elysia";
 import { csvLine } from "./csv";
-import type { Page } from "./list";
+import { EXPORT_PAGE_SIZE, type Page } from "./list";
 import { invalid } from "./problem";
 
 export const CSV_MAX_ROWS = 100_000;
@@ -148,7 +148,7 @@ export function csvLists(routes: () => readonly RouteLike[]) {
       if (mark === undefined) return;
       if (mark === "invalid") throw invalid("format", "must be csv or json");
       // Validated with the largest allowed limit; the pages of an export are larger.
-      (c.query as Record<string, unknown>).limit = PAGE;
+      (c.query as { [EXPORT_PAGE_SIZE]?: number })[EXPORT_PAGE_SIZE] = PAGE;
     })
     // Synchronous, and written so that Elysia's source-text guess (an `await`, or `return f(`)
     // does not take it for async: an async hook costs every request of the app an await.
@@ -177,7 +177,9 @@ function csvResponse(route: ListRoute, c: { query: unknown }, first: Page<unknow
   const encoder = new TextEncoder();
   let page = 1;
   let sent = first.items.length;
-  let done = first.items.length < PAGE;
+  // A page shorter than the size the handler says it used is the last (a handler that does not
+  // page through lib/list answers with its own limit).
+  let done = first.items.length < first.limit;
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
       controller.enqueue(encoder.encode(csvLine(route.columns) + rowsOf(first.items, route.columns)));
@@ -190,11 +192,11 @@ function csvResponse(route: ListRoute, c: { query: unknown }, first: Page<unknow
         return;
       }
       page += 1;
-      const query = { ...(c.query as object), page, limit: PAGE };
+      const query = { ...(c.query as object), page, [EXPORT_PAGE_SIZE]: PAGE };
       const next = (await route.handler(Object.assign(Object.create(c), { query }))) as Page<unknown>;
       const items = next.items.slice(0, CSV_MAX_ROWS - sent);
       sent += items.length;
-      done = next.items.length < PAGE;
+      done = next.items.length < next.limit;
       if (items.length) controller.enqueue(encoder.encode(rowsOf(items, route.columns)));
       if (done) controller.close();
     },

@@ -38,6 +38,11 @@ const RESERVED = new Set(["page", "limit", "q", "sort"]);
 export const MAX_LIMIT = 500;
 /** Highest page: (page - 1) * limit stays far inside a safe integer and SQLite's int64. */
 export const MAX_PAGE = 1_000_000;
+/**
+ * Page size of a CSV export (lib/list-csv.ts), above MAX_LIMIT. A symbol on the validated query
+ * object, so only server code can set it: no client spelling of `limit` reaches past MAX_LIMIT.
+ */
+export const EXPORT_PAGE_SIZE = Symbol("export page size");
 
 /**
  * ?page and ?limit checked here as well as by the route schema: whatever reaches this code
@@ -53,7 +58,8 @@ function wholeParam(field: string, raw: unknown, fallback: number, max: number):
 /** The page, page size and row offset of a list request; 400 naming ?page or ?limit out of range. */
 export function paging(params: { page?: unknown; limit?: unknown }): { page: number; limit: number; offset: number } {
   const page = wholeParam("page", params.page, 1, MAX_PAGE);
-  const limit = wholeParam("limit", params.limit, 50, MAX_LIMIT);
+  const exportLimit = (params as { [EXPORT_PAGE_SIZE]?: number })[EXPORT_PAGE_SIZE];
+  const limit = exportLimit ?? wholeParam("limit", params.limit, 50, MAX_LIMIT);
   return { page, limit, offset: (page - 1) * limit };
 }
 

@@ -1,7 +1,7 @@
 // A user's sessions (routes.md, Operator additions): GET /api/user/{id}/sessions and
 // DELETE /api/user/{id}/sessions/{sessionId}.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { addCorp, addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../helpers";
+import { addCorp, addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp, addMember } from "../helpers";
 
 let t: TestApp;
 let admin: Awaited<ReturnType<typeof startAndLogin>>;
@@ -49,7 +49,7 @@ test("last_seen_at moves with use, at most once a minute", async () => {
   const u = await addUser(t, admin.corpId, { login: "lena" });
   const token = await login("acme", "lena", u.password, "203.0.113.1", "ua");
   const sid = sessionIdOf(token);
-  const row = () => t.ctx.platform.$client.query("SELECT created_at, last_seen_at FROM sessions WHERE id = ?").get(sid) as { created_at: string; last_seen_at: string };
+  const row = () => t.sql().query("SELECT created_at, last_seen_at FROM sessions WHERE id = ?").get(sid) as { created_at: string; last_seen_at: string };
   const first = row();
   expect(first.last_seen_at).toBe(first.created_at);
   await Bun.sleep(5);
@@ -60,7 +60,7 @@ test("last_seen_at moves with use, at most once a minute", async () => {
   const again = await makeApp({ dir: t.dir });
   try {
     expect((await again.req("GET", `/api/user/${u.userId}`, { token })).status).toBe(200);
-    const seen = again.ctx.platform.$client.query("SELECT last_seen_at FROM sessions WHERE id = ?").get(sid) as { last_seen_at: string };
+    const seen = again.sql().query("SELECT last_seen_at FROM sessions WHERE id = ?").get(sid) as { last_seen_at: string };
     expect(seen.last_seen_at > first.created_at).toBe(true);
   } finally {
     await again.close(false);
@@ -86,8 +86,7 @@ test("platform.user sees and revokes members' sessions in the working corporatio
   const manager = await addUser(t, admin.corpId, { login: "mgr", services: ["platform.user"] });
   const member = await addUser(t, admin.corpId, { login: "both" });
   // The member also works in beta.
-  const { corpMembers } = await import("../../src/db/platform/schema");
-  t.ctx.platform.insert(corpMembers).values({ corp_id: betaId, user_id: member.userId }).run();
+  await addMember(t, betaId, member.userId);
   const inBeta = await login("beta", "both", member.password, "203.0.113.3", "Beta/1");
 
   const seen = await t.req("GET", `/api/user/${member.userId}/sessions`, { token: manager.token });

@@ -1,3 +1,4 @@
+// source-only: drives the dispatcher's clock and retry timings (options.now, dispatchTuning).
 // Webhook replay (routes.md, Operator additions): resend one delivery, recover the failed ones
 // since an instant, send a test event; against real receivers on 127.0.0.1.
 import { afterEach, describe, expect, test } from "bun:test";

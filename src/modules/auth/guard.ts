@@ -102,7 +102,7 @@ export function authGuard(ctx: AppContext) {
     const check = ctx.apiKeys(ctx.tenants.get(corp.id), key.appId, key.secret);
     if (!check) throw unauthorized("Invalid API key");
     if (!check.active) throw forbidden("The external application is inactive");
-    const none: PermissionSets = { admin: new Set(), allow: new Set(), lists: { admin: [], allow: [] } };
+    const none: PermissionSets = { admin: new Set(), allow: new Set(), lists: { admin: [], allow: [] }, granted: new Map() };
     return { kind: "key", userId: null, sessionId: null, corpId: corp.id, corp, superAdmin: false, permission: none, externalAppId: check.appId, ip, requestId: null };
   }
 

@@ -15,7 +15,7 @@ export class SafeIpCache {
   private byCorp = new Map<string, ParsedCidr[]>();
   private stmt;
 
-  constructor(private ctx: AppContext) {
+  constructor(ctx: AppContext) {
     this.stmt = ctx.platform.$client.query<{ range: string }, [string]>("SELECT range FROM safe_ip_ranges WHERE corp_id = ?1");
   }
 

@@ -66,6 +66,11 @@ export function featuresOfService(ctx: AppContext, serviceId: string): Feature[]
   return featureViews(ctx.platform, rows);
 }
 
+/** The ids of a service's features, as a subquery (a disabled service's grants go with them). */
+export function featureIdsOf(db: PlatformDb | Tx, serviceId: string) {
+  return db.select({ id: features.id }).from(features).where(eq(features.service_id, serviceId));
+}
+
 export function getService(ctx: AppContext, id: string): Service & { features: Feature[] } {
   return { ...serviceView(getServiceRow(ctx, id)), features: featuresOfService(ctx, id) };
 }

@@ -1,5 +1,4 @@
 // City rows of routes.md: CRUD, linking to an external app and lookup by the app's identity.
-import { eq } from "drizzle-orm";
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context";
 import { cities } from "../../db/tenant/schema";
@@ -18,11 +17,10 @@ import {
   linkedRecordId,
   linkFromRequest,
   resolveApp,
-  unlinkAll,
 } from "../registry-common";
 import type { Principal } from "../auth/guard";
 import type { TenantDb } from "../../db/sqlite";
-import { City, CityInput, cityInUse, cityView, CityWithIdentity, getCity, insertCity, updateCity } from "./service";
+import { City, CityInput, cityInUse, cityView, CityWithIdentity, deleteCity, getCity, insertCity, updateCity } from "./service";
 
 const LIST = { q: [cities.name, cities.state] };
 
@@ -80,8 +78,7 @@ export function cityModule(ctx: AppContext) {
         commit(ctx, tenantDb, principal.corpId, (tx, emit) => {
           const before = cityView(getCity(tx, params.id));
           if (cityInUse(tx, params.id)) throw conflict("The city is used by an address");
-          unlinkAll(tx, "city", params.id);
-          tx.delete(cities).where(eq(cities.id, params.id)).run();
+          deleteCity(tx, params.id);
           emit("CITY_AFTER_DELETE", params.id, () => before);
         });
         noContent(set);

@@ -1,10 +1,14 @@
 import { and, eq } from "drizzle-orm";
 import { t, type Static } from "elysia";
-import type { TenantDb } from "../../db/sqlite";
-import { cities, contracts, ispPops, persons } from "../../db/tenant/schema";
+import { cities } from "../../db/tenant/schema";
 import { conflict, notFound } from "../../lib/problem";
 import { Uuid } from "../../lib/schemas";
-import { clientOf, type Db } from "../registry-common";
+import { contractsUseCity } from "../contract/service";
+import { cityUsedByPop } from "../isp/pop";
+import { personsUseCity } from "../person/service";
+import { clientOf, insertRow, unlinkAll, type Db } from "../registry-common";
+import { newId } from "../../lib/ids";
+import { nowIso } from "../../lib/time";
 
 export const CityInput = t.Object({
   name: t.String({ minLength: 1, maxLength: 200 }),
@@ -41,6 +45,23 @@ export function checkCityUnique(db: Db, c: CityInput, exceptId: string | null): 
   if (other && other.id !== exceptId) throw conflict("A city with this name, state and country already exists");
 }
 
+/** The id of the city holding these names, if any (the upsert adopts it): a cached raw statement. */
+export function cityIdByNames(db: Db, c: CityInput): string | null {
+  return (
+    clientOf(db)
+      .query<{ id: string }, [string, string, string]>("SELECT id FROM cities WHERE name = ?1 AND state = ?2 AND country = ?3")
+      .get(c.name, c.state, c.country)?.id ?? null
+  );
+}
+
+/** Inserts a city whose names the caller found free (cityIdByNames), on the upsert's fast path; returns its id. */
+export function addCity(tx: Db, c: CityInput): string {
+  const id = newId();
+  const at = nowIso();
+  insertRow(tx, cities, { id, name: c.name, state: c.state, country: c.country, created_at: at, updated_at: at });
+  return id;
+}
+
 export function insertCity(tx: Db, c: CityInput): CityRow {
   checkCityUnique(tx, c, null);
   return tx.insert(cities).values({ name: c.name, state: c.state, country: c.country }).returning().get();
@@ -51,13 +72,14 @@ export function updateCity(tx: Db, id: string, c: CityInput): CityRow {
   return tx.update(cities).set({ name: c.name, state: c.state, country: c.country }).where(eq(cities.id, id)).returning().get();
 }
 
-export function cityInUse(db: TenantDb | Db, id: string): boolean {
-  const p = db.select({ id: persons.id }).from(persons).where(eq(persons.address_city_id, id)).limit(1).get();
-  if (p) return true;
-  const c = db.select({ id: contracts.id }).from(contracts).where(eq(contracts.address_city_id, id)).limit(1).get();
-  if (c) return true;
-  // A point of presence's address counts too (ISP), or its foreign key would refuse with a vaguer 409.
-  return !!db.select({ id: ispPops.id }).from(ispPops).where(eq(ispPops.address_city_id, id)).limit(1).get();
+/** Whether an address names the city: a person's, a contract's or a point of presence's (ISP). */
+export function cityInUse(db: Db, id: string): boolean {
+  // The POP counts too, or its foreign key would refuse the delete with a vaguer 409.
+  return personsUseCity(db, id) || contractsUseCity(db, id) || cityUsedByPop(db, id);
 }
 
-
+/** Deletes a city no address names (the caller checked), with its external-app links. */
+export function deleteCity(tx: Db, id: string): void {
+  unlinkAll(tx, "city", id);
+  tx.delete(cities).where(eq(cities.id, id)).run();
+}

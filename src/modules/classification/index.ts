@@ -13,9 +13,9 @@ import { conflict, notFound } from "../../lib/problem";
 import { IdParams, ListOf, ListQuery, Opt, Uuid } from "../../lib/schemas";
 import { nowIso } from "../../lib/time";
 import { authGuard, type Principal } from "../auth/guard";
-import { getContractView } from "../contract/service";
-import { findProduct, productView } from "../product/service";
-import { clientOf, commit, type Db, type Tx } from "../registry-common";
+import { getContractView, touchContractsFlaggedAs } from "../contract/service";
+import { findProduct, productView, touchProductsClassifiedAs } from "../product/service";
+import { commit, type Db, type Tx } from "../registry-common";
 import type { EventGroup } from "../../events/outbox";
 
 export const ClassificationInput = t.Object({
@@ -66,22 +66,9 @@ type Emit = (type: EventGroup, id: string, data: (tx: Tx) => unknown) => void;
  * Call before the change: a delete's cascade removes the links that find them.
  */
 function touchHolders(tx: Tx, emit: Emit, classificationId: string, timeZone: string): void {
-  const client = clientOf(tx);
   const at = nowIso();
-  const productIds = client
-    .query<{ id: string }, [string]>("SELECT product_id AS id FROM product_classifications WHERE classification_id = ?1 ORDER BY product_id")
-    .all(classificationId)
-    .map((r) => r.id);
-  const contractIds = client
-    .query<{ id: string }, [string]>("SELECT contract_id AS id FROM contract_flags WHERE classification_id = ?1 ORDER BY contract_id")
-    .all(classificationId)
-    .map((r) => r.id);
-  if (productIds.length) {
-    client.query("UPDATE products SET updated_at = ?1 WHERE id IN (SELECT product_id FROM product_classifications WHERE classification_id = ?2)").run(at, classificationId);
-  }
-  if (contractIds.length) {
-    client.query("UPDATE contracts SET updated_at = ?1 WHERE id IN (SELECT contract_id FROM contract_flags WHERE classification_id = ?2)").run(at, classificationId);
-  }
+  const productIds = touchProductsClassifiedAs(tx, classificationId, at);
+  const contractIds = touchContractsFlaggedAs(tx, classificationId, at);
   for (const id of productIds) emit("PRODUCT_AFTER_UPDATE", id, (t) => productView(t, findProduct(t, id)!));
   for (const id of contractIds) emit("CONTRACT_AFTER_UPDATE", id, (t) => getContractView(t, id, timeZone));
 }

@@ -1,15 +1,16 @@
 // Contract logic shared by the local rows and the external-app upsert.
-import { asc, eq } from "drizzle-orm";
+import { asc, eq, or } from "drizzle-orm";
 import ipaddr from "ipaddr.js";
 import type { AppContext, ContractChange } from "../../context";
+import { changeStamp } from "../../db/change-stamp";
 import type { TenantDb } from "../../db/sqlite";
 import { contractConfigs, contractItems, contracts } from "../../db/tenant/schema";
-import { randomBase62 } from "../../lib/ids";
+import { newId, randomBase62 } from "../../lib/ids";
 import { conflict, invalidMany, notFound, type FieldError } from "../../lib/problem";
-import { canonicalDate, dateAsMidnight } from "../../lib/time";
+import { canonicalDate, dateAsMidnight, nowIso } from "../../lib/time";
 import { unchanged } from "../../lib/unchanged";
 import type { Database, Statement } from "bun:sqlite";
-import { addressColumns, cityRef, clientOf, type AddressView, type Db } from "../registry-common";
+import { addressColumns, cityRef, clientOf, insertRow, updateRow, type AddressView, type Db, type RowCells } from "../registry-common";
 import { findPerson, type Party } from "../person/service";
 import { DATE_FIELDS, type Contract, type ContractConfigInput, type ContractInput, type ContractItem, type DateField } from "./model";
 
@@ -182,39 +183,17 @@ export function getContractView(db: Db, id: string, timeZone: string, revealPass
 }
 
 // GET /api/contract/{id} answers the same bytes until the tenant database changes: the JSON text
-// is kept per connection state, time zone and id. A connection's state moves on as soon as
-// anything was written (by this connection: total_changes(); by any other: data_version), and
-// texts of an older state are never read again. Never inside a transaction, whose changes may
-// still roll back without moving either counter back. One bound for all corporations together.
-const STAMP_SQL = "SELECT total_changes(), data_version FROM pragma_data_version";
+// is kept per change stamp (src/db/change-stamp.ts), time zone and id; texts of an older stamp are
+// never read again. Never inside a transaction, whose changes may still roll back without moving
+// the stamp back. One bound for all corporations together.
 const BODIES_MAX = 8192;
-interface ConnectionState {
-  stamp: Statement<Record<string, never>, []>;
-  changes: number;
-  version: number;
-  /** Unique across connections and states: the prefix of this state's keys. */
-  generation: number;
-}
-const states = new WeakMap<Database, ConnectionState>();
-let generations = 0;
 const bodies = new Map<string, string>();
 
 /** The JSON text of the Contract GET returns (password masked); throws 404 as getContractView does. */
 export function contractViewJson(db: Db, id: string, timeZone: string): string {
   const client = clientOf(db);
   if (client.inTransaction) return JSON.stringify(getContractView(db, id, timeZone));
-  let state = states.get(client);
-  if (!state) {
-    state = { stamp: client.query<Record<string, never>, []>(STAMP_SQL), changes: -1, version: -1, generation: 0 };
-    states.set(client, state);
-  }
-  const [changes, version] = state.stamp.values()[0] as [number, number];
-  if (changes !== state.changes || version !== state.version) {
-    state.changes = changes;
-    state.version = version;
-    state.generation = ++generations;
-  }
-  const key = `${state.generation} ${timeZone} ${id}`;
+  const key = `${changeStamp(client)} ${timeZone} ${id}`;
   let body = bodies.get(key);
   if (body === undefined) {
     body = JSON.stringify(getContractView(db, id, timeZone));
@@ -449,3 +428,54 @@ export function itemsOf(db: Db, contractId: string): ContractItem[] {
   return db.select().from(contractItems).where(eq(contractItems.contract_id, contractId)).orderBy(asc(contractItems.position)).all().map(itemView);
 }
 
+/**
+ * Gives every contract flagged with `classificationId` a new `updated_at` (the classification is
+ * renamed or deleted) and returns their ids in order, for one UPDATE event each.
+ */
+export function touchContractsFlaggedAs(tx: Db, classificationId: string, at: string): string[] {
+  const client = clientOf(tx);
+  const ids = client
+    .query<{ id: string }, [string]>("SELECT contract_id AS id FROM contract_flags WHERE classification_id = ?1 ORDER BY contract_id")
+    .all(classificationId)
+    .map((r) => r.id);
+  if (ids.length) {
+    client.query("UPDATE contracts SET updated_at = ?1 WHERE id IN (SELECT contract_id FROM contract_flags WHERE classification_id = ?2)").run(at, classificationId);
+  }
+  return ids;
+}
+
+/** Whether a person is the customer, billing customer or agent of any contract (its delete is refused then). */
+export function personIsParty(db: Db, id: string): boolean {
+  return !!db
+    .select({ id: contracts.id })
+    .from(contracts)
+    .where(or(eq(contracts.customer_id, id), eq(contracts.billing_customer_id, id), eq(contracts.agent_id, id)))
+    .limit(1)
+    .get();
+}
+
+/** Whether any contract's address names the city (the city delete is refused then). */
+export function contractsUseCity(db: Db, cityId: string): boolean {
+  return !!db.select({ id: contracts.id }).from(contracts).where(eq(contracts.address_city_id, cityId)).limit(1).get();
+}
+
+/** The columns the external-app upsert writes: everything but the id and timestamps. */
+export type UpsertColumns = RowCells<typeof contracts>;
+
+/** Inserts a contract of an external-app upsert (a cached raw statement); returns its id. */
+export function addContract(tx: Db, columns: UpsertColumns): string {
+  const id = newId();
+  const at = nowIso();
+  insertRow(tx, contracts, { id, ...columns, created_at: at, updated_at: at });
+  return id;
+}
+
+/** Overwrites a contract's columns from an external-app upsert. */
+export function setContract(tx: Db, id: string, columns: UpsertColumns): void {
+  updateRow(tx, contracts, id, columns);
+}
+
+/** Whether any contract item names the product (its delete is refused then). */
+export function productOnContractItems(db: Db, productId: string): boolean {
+  return !!db.select({ id: contractItems.id }).from(contractItems).where(eq(contractItems.product_id, productId)).limit(1).get();
+}

@@ -6,25 +6,20 @@ import type { AppContext } from "../../context";
 import type { TenantDb } from "../../db/sqlite";
 import type { EventGroup } from "../../events/outbox";
 import { invalidMany, type FieldError } from "../../lib/problem";
-import { newId } from "../../lib/ids";
-import { nowIso } from "../../lib/time";
 import { unchanged } from "../../lib/unchanged";
-import { cityView, getCity, updateCity } from "../city/service";
-import { findPerson, personView } from "../person/service";
+import { addCity, cityIdByNames, cityView, getCity, updateCity } from "../city/service";
+import { addParty, findPerson, personView, setParty } from "../person/service";
 import {
   addressColumns,
-  clientOf,
   commitGrouped,
-  insertRow,
   linkedRecordId,
   linkRecord,
   type AddressExternalInput,
   type ExternalAppRow,
   type Tx,
-  updateRow,
 } from "../registry-common";
 import type { Contract, ContractExternalInput, PartyExternalInput } from "./model";
-import { checkDates, contractConnection, contractChanged, contractColumns, contractViewById, insertDefaultConfig, numberHolder, type ContractConnection } from "./service";
+import { addContract, checkDates, contractConnection, contractChanged, contractColumns, contractViewById, insertDefaultConfig, numberHolder, setContract, type ContractConnection } from "./service";
 
 type Kind = "city" | "person" | "contract";
 type Change = { kind: Kind; action: "INSERT" | "UPDATE" };
@@ -76,14 +71,9 @@ export async function upsertFromExternalApp(ctx: AppContext, db: TenantDb, corpI
         return linked;
       }
       // A city the corporation already has under these names is adopted, not duplicated.
-      const existing = clientOf(tx)
-        .query<{ id: string }, [string, string, string]>("SELECT id FROM cities WHERE name = ?1 AND state = ?2 AND country = ?3")
-        .get(data.name, data.state, data.country);
-      let id = existing?.id;
+      let id = cityIdByNames(tx, data);
       if (!id) {
-        id = newId();
-        const at = nowIso();
-        insertRow(tx, "cities", { id, ...data, created_at: at, updated_at: at });
+        id = addCity(tx, data);
         touch(id, "city", "INSERT");
       }
       linkRecord(tx, app.id, "city", id, identity);
@@ -111,13 +101,11 @@ export async function upsertFromExternalApp(ctx: AppContext, db: TenantDb, corpI
       if (linked) {
         id = linked;
         if (!unchanged(findPerson(tx, linked)!, data)) {
-          updateRow(tx, "persons", linked, data);
+          setParty(tx, linked, data);
           touch(linked, "person", "UPDATE");
         }
       } else {
-        id = newId();
-        const at = nowIso();
-        insertRow(tx, "persons", { id, ...data, created_at: at, updated_at: at });
+        id = addParty(tx, data);
         touch(id, "person", "INSERT");
         linkRecord(tx, app.id, "person", id, p.identity);
       }
@@ -145,13 +133,11 @@ export async function upsertFromExternalApp(ctx: AppContext, db: TenantDb, corpI
       // fires; config, items, flags and links are never touched by the upsert.
       if (changes.size > 0 || holder === null || !unchanged(holder, columns)) {
         before = contractConnection(tx, id);
-        updateRow(tx, "contracts", id, columns);
+        setContract(tx, id, columns);
         touch(id, "contract", "UPDATE");
       }
     } else {
-      id = newId();
-      const at = nowIso();
-      insertRow(tx, "contracts", { id, ...columns, created_at: at, updated_at: at });
+      id = addContract(tx, columns);
       password = insertDefaultConfig(tx, id, body.number);
       linkRecord(tx, app.id, "contract", id, body.identity);
       touch(id, "contract", "INSERT");

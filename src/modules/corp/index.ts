@@ -1,6 +1,6 @@
 // Corporation rows of routes.md: CRUD, members, status transitions, enabled services, the tree
 // and the public corporation check.
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import type { AppContext } from "../../context";
 import { created, noContent } from "../../lib/http";
 import { forbidden } from "../../lib/problem";

@@ -11,10 +11,6 @@ import {
   servers,
   services,
   users,
-  workgroupFeatures,
-  workgroupMembers,
-  workgroupServices,
-  workgroups,
 } from "../../db/platform/schema";
 import { writeTx } from "../../db/sqlite";
 import { newId } from "../../lib/ids";
@@ -22,7 +18,9 @@ import { listRows, type ListParams } from "../../lib/list";
 import { conflict, invalid, notFound } from "../../lib/problem";
 import { isValidTimeZone } from "../../lib/time";
 import type { CorpRow } from "../auth/corp-cache";
-import { actionsByFeature } from "../catalog/service";
+import { actionsByFeature, featureIdsOf, getServiceRow } from "../catalog/service";
+import { findUser } from "../user/service";
+import { removeUserFromCorpWorkgroups, revokeServiceInCorp } from "../workgroup/service";
 import { userView } from "../user/view";
 import type { CORP_STATUSES, CorpCheck, CorpTree, Corporation, CorporationInput } from "./model";
 
@@ -215,7 +213,7 @@ export function listCorpUsers(ctx: AppContext, corpId: string, query: ListParams
 }
 
 function requireUser(ctx: AppContext, userId: string): void {
-  if (!ctx.platform.select({ id: users.id }).from(users).where(eq(users.id, userId)).get()) throw notFound("User");
+  if (!findUser(ctx, userId)) throw notFound("User");
 }
 
 /** Adds a member; adding one already there changes nothing. */
@@ -237,22 +235,14 @@ export function removeCorpUser(ctx: AppContext, corpId: string, userId: string):
       .returning({ u: corpMembers.user_id })
       .all();
     if (!removed.length) throw notFound("Membership");
-    tx.delete(workgroupMembers)
-      .where(
-        and(
-          eq(workgroupMembers.user_id, userId),
-          inArray(workgroupMembers.workgroup_id, tx.select({ id: workgroups.id }).from(workgroups).where(eq(workgroups.corp_id, corpId))),
-        ),
-      )
-      .run();
+    removeUserFromCorpWorkgroups(tx, corpId, userId);
   });
   ctx.sessions.revokeUserInCorp(userId, corpId);
   ctx.permissions.invalidate();
 }
 
-function requireService(ctx: AppContext, serviceId: string): void {
-  if (!ctx.platform.select({ id: services.id }).from(services).where(eq(services.id, serviceId)).get()) throw notFound("Service");
-}
+/** The service must exist (404 "Service" otherwise). */
+const requireService = (ctx: AppContext, serviceId: string): void => void getServiceRow(ctx, serviceId);
 
 /** Enables a service for the corporation; enabling one already enabled changes nothing. */
 export function addCorpService(ctx: AppContext, corpId: string, serviceId: string): void {
@@ -273,18 +263,7 @@ export function removeCorpService(ctx: AppContext, corpId: string, serviceId: st
       .returning({ s: corpServices.service_id })
       .all();
     if (!removed.length) throw notFound("Service of the corporation");
-    const corpWorkgroups = tx.select({ id: workgroups.id }).from(workgroups).where(eq(workgroups.corp_id, corpId));
-    tx.delete(workgroupServices)
-      .where(and(eq(workgroupServices.service_id, serviceId), inArray(workgroupServices.workgroup_id, corpWorkgroups)))
-      .run();
-    tx.delete(workgroupFeatures)
-      .where(
-        and(
-          inArray(workgroupFeatures.feature_id, tx.select({ id: features.id }).from(features).where(eq(features.service_id, serviceId))),
-          inArray(workgroupFeatures.workgroup_id, corpWorkgroups),
-        ),
-      )
-      .run();
+    revokeServiceInCorp(tx, corpId, serviceId, featureIdsOf(tx, serviceId));
   });
   ctx.permissions.invalidate();
 }

@@ -1,15 +1,15 @@
 // The NAS rows and layouts RADIUS authorize reads on every Access-Request, kept per corporation
-// connection until anything at all changes in that database: the connection's own writes
-// (total_changes(), which also counts statements later rolled back) or another connection's
-// commits (data_version). A request takes the snapshot once (two tiny reads) and finds its NAS and
-// layout in it; callers must not modify what they are given.
-import type { Database, Statement } from "bun:sqlite";
+// connection until anything at all changes in that database (its change stamp moves, see
+// src/db/change-stamp.ts). A request takes the snapshot once (two tiny reads) and finds its NAS
+// and layout in it; callers must not modify what they are given.
+import type { Database } from "bun:sqlite";
+import { changeStamp } from "../../db/change-stamp";
 import type { TenantDb } from "../../db/sqlite";
 import { activeTemplates, layoutStatus, type AttributeTemplate } from "./render";
 import type { RadiusNas } from "./radius-auth";
 
 export interface Snapshot {
-  version: string;
+  stamp: number;
   nas: Map<string, RadiusNas | null>;
   layouts: Map<string, { status: boolean | null; templates: AttributeTemplate[] }>;
 }
@@ -17,32 +17,17 @@ export interface Snapshot {
 /** Beyond this many remembered entries (unknown NAS addresses included) a snapshot starts over. */
 const MAX_ENTRIES = 1_000;
 
-interface Entry {
-  changesStmt: Statement<{ c: number }, []>;
-  // PRAGMA itself: through the pragma_data_version table function it costs three times as much.
-  dataVersionStmt: Statement<{ data_version: number }, []>;
-  snap: Snapshot;
-}
-
-const snapshots = new WeakMap<Database, Entry>();
+const snapshots = new WeakMap<Database, Snapshot>();
 
 /** The snapshot valid for the database as it is now (a fresh one when anything changed). */
 export function radiusSnapshot(db: TenantDb): Snapshot {
-  let entry = snapshots.get(db.$client);
-  if (!entry) {
-    entry = {
-      changesStmt: db.$client.prepare("SELECT total_changes() AS c"),
-      dataVersionStmt: db.$client.prepare("PRAGMA data_version"),
-      snap: { version: "", nas: new Map(), layouts: new Map() },
-    };
-    snapshots.set(db.$client, entry);
+  const stamp = changeStamp(db.$client);
+  let snap = snapshots.get(db.$client);
+  if (!snap || snap.stamp !== stamp || snap.nas.size + snap.layouts.size > MAX_ENTRIES) {
+    snap = { stamp, nas: new Map(), layouts: new Map() };
+    snapshots.set(db.$client, snap);
   }
-  const version = `${entry.changesStmt.get()!.c}:${entry.dataVersionStmt.get()!.data_version}`;
-  const snap = entry.snap;
-  if (snap.version !== version || snap.nas.size + snap.layouts.size > MAX_ENTRIES) {
-    entry.snap = { version, nas: new Map(), layouts: new Map() };
-  }
-  return entry.snap;
+  return snap;
 }
 
 /** The NAS registered at a canonical address, as `load` reads it, remembered until a change. */

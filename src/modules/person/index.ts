@@ -10,6 +10,7 @@ import { conflict, notFound } from "../../lib/problem";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
 import { unchanged } from "../../lib/unchanged";
 import { authGuard, type Principal } from "../auth/guard";
+import { personIsParty } from "../contract/service";
 import {
   ADDRESS_COLUMN_NAMES,
   AddressInput,
@@ -30,7 +31,7 @@ import {
   resolveApp,
   unlinkAll,
 } from "../registry-common";
-import { checkPersonInput, getPerson, Person, personColumns, PersonInput, personIsParty, personView, PersonWithIdentity } from "./service";
+import { checkPersonInput, getPerson, Person, personColumns, PersonInput, personView, PersonWithIdentity } from "./service";
 
 const LIST = { q: [persons.name, persons.display_name, persons.doc_identity], hidden: ADDRESS_COLUMN_NAMES };
 

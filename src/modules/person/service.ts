@@ -1,9 +1,11 @@
-import { eq, or } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { t, type Static } from "elysia";
-import { contracts, persons } from "../../db/tenant/schema";
+import { persons } from "../../db/tenant/schema";
 import { notFound } from "../../lib/problem";
 import { Opt, Uuid } from "../../lib/schemas";
-import { AddressInput, addressColumns, AddressView, addressView, checkCityId, clientOf, type Db } from "../registry-common";
+import { AddressInput, addressColumns, AddressView, addressView, checkCityId, clientOf, insertRow, updateRow, type AddressColumns, type Db } from "../registry-common";
+import { newId } from "../../lib/ids";
+import { nowIso } from "../../lib/time";
 
 const optText = (max = 200) => Opt(t.String({ maxLength: max }));
 
@@ -67,18 +69,6 @@ export function personView(db: Db, r: PersonRow): Person {
   };
 }
 
-export function partyView(db: Db, r: PersonRow): Party {
-  return {
-    id: r.id,
-    name: r.name,
-    display_name: r.display_name,
-    tp_doc_identity: r.tp_doc_identity,
-    doc_identity: r.doc_identity,
-    corporate: r.corporate,
-    address: addressView(db, r),
-  };
-}
-
 export function findPerson(db: Db, id: string): PersonRow | undefined {
   // Read on every contract view (three parties): a cached raw statement.
   const row = clientOf(db).query<Omit<PersonRow, "corporate"> & { corporate: number }, [string]>("SELECT * FROM persons WHERE id = ?1").get(id);
@@ -109,11 +99,23 @@ export function checkPersonInput(db: Db, p: PersonInput): void {
   if (p.address) checkCityId(db, p.address.city_id, "address");
 }
 
-export function personIsParty(db: Db, id: string): boolean {
-  return !!db
-    .select({ id: contracts.id })
-    .from(contracts)
-    .where(or(eq(contracts.customer_id, id), eq(contracts.billing_customer_id, id), eq(contracts.agent_id, id)))
-    .limit(1)
-    .get();
+/** Whether any person's address names the city (the city delete is refused then). */
+export function personsUseCity(db: Db, cityId: string): boolean {
+  return !!db.select({ id: persons.id }).from(persons).where(eq(persons.address_city_id, cityId)).limit(1).get();
+}
+
+/** The columns the external-app upsert writes (a party's data and address). */
+export type PartyColumns = Pick<PersonRow, "name" | "display_name" | "tp_doc_identity" | "doc_identity" | "corporate"> & AddressColumns;
+
+/** Inserts a party of an external-app upsert (a cached raw statement: the upsert's hot path); returns its id. */
+export function addParty(tx: Db, data: PartyColumns): string {
+  const id = newId();
+  const at = nowIso();
+  insertRow(tx, persons, { id, ...data, created_at: at, updated_at: at });
+  return id;
+}
+
+/** Overwrites a party's data from an external-app upsert. */
+export function setParty(tx: Db, id: string, data: PartyColumns): void {
+  updateRow(tx, persons, id, data);
 }

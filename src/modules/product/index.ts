@@ -9,10 +9,11 @@ import { conflict, invalidMany } from "../../lib/problem";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
 import { authGuard } from "../auth/guard";
 import { classificationIds } from "../classification";
+import { productOnContractItems } from "../contract/service";
 import { commit } from "../registry-common";
 import { nowIso } from "../../lib/time";
 import { unchanged } from "../../lib/unchanged";
-import { checkIdentityFree, getProduct, Product, ProductInput, productInUse, productView, type ProductRow } from "./service";
+import { checkIdentityFree, getProduct, Product, ProductInput, productView, type ProductRow } from "./service";
 
 const LIST = { q: [products.identity, products.name] };
 const ClassificationsBody = t.Object({ names: t.Array(t.String({ minLength: 1, maxLength: 64 }), { maxItems: 500 }) });
@@ -74,7 +75,7 @@ export function productModule(ctx: AppContext) {
       ({ tenantDb, principal, params, set }) => {
         commit(ctx, tenantDb, principal.corpId, (tx, emit) => {
           const before = productView(tx, getProduct(tx, { id: params.id }));
-          if (productInUse(tx, params.id)) throw conflict("The product is used by a contract item");
+          if (productOnContractItems(tx, params.id)) throw conflict("The product is used by a contract item");
           tx.delete(products).where(eq(products.id, params.id)).run();
           emit("PRODUCT_AFTER_DELETE", params.id, () => before);
         });

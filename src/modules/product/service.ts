@@ -1,9 +1,9 @@
 import { asc, eq, inArray } from "drizzle-orm";
 import { t, type Static } from "elysia";
-import { classifications, contractItems, productClassifications, products } from "../../db/tenant/schema";
+import { classifications, productClassifications, products } from "../../db/tenant/schema";
 import { conflict, notFound } from "../../lib/problem";
 import { Money, Opt, Uuid } from "../../lib/schemas";
-import type { Db } from "../registry-common";
+import { clientOf, type Db } from "../registry-common";
 
 export const ProductInput = t.Object({
   identity: t.String({ minLength: 1, maxLength: 128 }),
@@ -70,6 +70,18 @@ export function checkIdentityFree(db: Db, identity: string, exceptId: string | n
   if (other && other.id !== exceptId) throw conflict("A product with this identity already exists");
 }
 
-export function productInUse(db: Db, id: string): boolean {
-  return !!db.select({ id: contractItems.id }).from(contractItems).where(eq(contractItems.product_id, id)).limit(1).get();
+/**
+ * Gives every product classified as `classificationId` a new `updated_at` (the classification is
+ * renamed or deleted) and returns their ids in order, for one UPDATE event each.
+ */
+export function touchProductsClassifiedAs(tx: Db, classificationId: string, at: string): string[] {
+  const client = clientOf(tx);
+  const ids = client
+    .query<{ id: string }, [string]>("SELECT product_id AS id FROM product_classifications WHERE classification_id = ?1 ORDER BY product_id")
+    .all(classificationId)
+    .map((r) => r.id);
+  if (ids.length) {
+    client.query("UPDATE products SET updated_at = ?1 WHERE id IN (SELECT product_id FROM product_classifications WHERE classification_id = ?2)").run(at, classificationId);
+  }
+  return ids;
 }

@@ -1,4 +1,4 @@
-// Scan records are appended to memory and handed in batches to a writer thread (access-writer.ts)
+// Scan records are appended to memory and handed in batches to a writer thread (access-writer.worker.ts)
 // at most FLUSH_MS after the oldest of them arrived (or as soon as the batch before is committed,
 // when that took longer), sooner when a batch fills up, and on shutdown: a visitor never waits for
 // a commit, and the commit's disk sync never stalls the event loop. What a crash can lose is thus
@@ -6,7 +6,7 @@
 import type { AppContext } from "../../context";
 import { newId } from "../../lib/ids";
 import { toIso } from "../../lib/time";
-import { WRITER_SOURCE, type DoneMessage, type WriteMessage } from "./access-writer";
+import { writerUrl, type DoneMessage, type WriteMessage } from "./access-writer";
 
 /**
  * Rows of one corporation as UTF-8 JSON text (AccessRows, access-writer.ts), comma separated, in
@@ -158,8 +158,7 @@ export class AccessRecorder {
 
   private writer(): Worker {
     if (this.worker) return this.worker;
-    const url = URL.createObjectURL(new Blob([WRITER_SOURCE], { type: "application/javascript" }));
-    const worker = new Worker(url);
+    const worker = new Worker(writerUrl());
     worker.unref(); // idle until a batch is sent
     worker.onmessage = (event: MessageEvent<DoneMessage>) => this.done(event.data);
     worker.onerror = (event) => {

@@ -1,8 +1,8 @@
 // What the registry modules share: embedded addresses, external-app links, resolving the app a
 // route names (and checking that an API key belongs to it), and committing with events.
 import type { Database } from "bun:sqlite";
-import { and, eq, inArray, sql } from "drizzle-orm";
-import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import { and, eq, getTableColumns, getTableName, inArray, sql } from "drizzle-orm";
+import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { t, type Static } from "elysia";
 import type { AppContext } from "../../context";
 import { recordEvent, type EventGroup } from "../../events/outbox";
@@ -107,26 +107,31 @@ export function clientOf(db: Db): Database {
 
 type Cell = string | number | boolean | null;
 const cell = (v: unknown): string | number | null => (typeof v === "boolean" ? (v ? 1 : 0) : (v as string | number | null));
+/** A row for insertRow/updateRow: keys are the table's columns (tsc checks them), values plain cells. */
+export type RowCells<T extends SQLiteTable> = { [K in keyof T["$inferInsert"]]?: Cell };
 
 /**
  * Writes one row through a cached raw statement (the column list is the object's keys, constant
  * per call site, so the statement text is too): Drizzle's builder costs tens of µs per call.
  * Values are stored as Drizzle stores them (booleans as 0/1); timestamps are the caller's.
+ * Only the table's owning service calls it (issue 16: a table is written by its module only).
  */
-export function insertRow(db: Db, table: string, row: Record<string, Cell>): void {
+export function insertRow<T extends SQLiteTable>(db: Db, table: T, row: RowCells<T>): void {
+  const columns = getTableColumns(table);
   const keys = Object.keys(row);
   clientOf(db)
-    .query(`INSERT INTO ${table} (${keys.join(", ")}) VALUES (${keys.map((_, i) => `?${i + 1}`).join(", ")})`)
-    .run(...keys.map((k) => cell(row[k])));
+    .query(`INSERT INTO ${getTableName(table)} (${keys.map((k) => columns[k]!.name).join(", ")}) VALUES (${keys.map((_, i) => `?${i + 1}`).join(", ")})`)
+    .run(...keys.map((k) => cell(row[k as keyof typeof row])));
 }
 
 /** Updates one row by `id` (see insertRow); `updated_at` is set as Drizzle's $onUpdate sets it. */
-export function updateRow(db: Db, table: string, id: string, set: Record<string, Cell>): void {
+export function updateRow<T extends SQLiteTable>(db: Db, table: T, id: string, set: RowCells<T>): void {
+  const columns = getTableColumns(table);
   const keys = Object.keys(set);
   const n = keys.length;
   clientOf(db)
-    .query(`UPDATE ${table} SET ${keys.map((k, i) => `${k} = ?${i + 1}`).join(", ")}, updated_at = ?${n + 1} WHERE id = ?${n + 2}`)
-    .run(...keys.map((k) => cell(set[k])), nowIso(), id);
+    .query(`UPDATE ${getTableName(table)} SET ${keys.map((k, i) => `${columns[k]!.name} = ?${i + 1}`).join(", ")}, updated_at = ?${n + 1} WHERE id = ?${n + 2}`)
+    .run(...keys.map((k) => cell(set[k as keyof typeof set])), nowIso(), id);
 }
 
 type CityRefRow = { id: string; name: string; state: string; country: string };
@@ -206,15 +211,6 @@ export function linkedRecordId(db: Db, appId: string, type: RecordType, identity
   return row?.id ?? null;
 }
 
-export function identityOf(db: Db, appId: string, type: RecordType, recordId: string): string | null {
-  const row = db
-    .select({ identity: externalLinks.identity })
-    .from(externalLinks)
-    .where(and(eq(externalLinks.external_app_id, appId), eq(externalLinks.record_type, type), eq(externalLinks.record_id, recordId)))
-    .get();
-  return row?.identity ?? null;
-}
-
 /**
  * Links a record to an app's identity. The identity may name only one record of the type (409),
  * and a record has one identity per app, so linking again replaces the old identity.
@@ -283,12 +279,6 @@ export function identitiesOf(db: Db, appId: string, type: RecordType, ids: strin
     .where(and(eq(externalLinks.external_app_id, appId), eq(externalLinks.record_type, type), inArray(externalLinks.record_id, ids)))
     .all();
   return new Map(rows.map((r) => [r.id, r.identity]));
-}
-
-export interface PendingEvent {
-  type: EventGroup;
-  id: string;
-  data: () => unknown;
 }
 
 /**

@@ -52,7 +52,7 @@ export function shapeOf(schema: { properties?: Record<string, unknown>; required
 export const schemaName = (exportName: string) => exportName.replace(/(View|Schema)$/, "");
 
 /** Stamps the names; throws when two modules would publish the same name. */
-function nameSchemas(models: Record<string, unknown>[]): Map<string, TSchema> {
+function nameSchemas(models: Record<string, unknown>[]): void {
   const byName = new Map<string, TSchema>();
   for (const model of models) {
     for (const [exported, value] of Object.entries(model)) {
@@ -67,7 +67,7 @@ function nameSchemas(models: Record<string, unknown>[]): Map<string, TSchema> {
       schema[SCHEMA_NAME] = { name, shape: shapeOf(schema as never) };
     }
   }
-  return byName;
 }
 
-export const namedSchemas = nameSchemas(MODELS);
+// Run once, when the module is first imported (openapi-publish.ts imports it).
+nameSchemas(MODELS);

@@ -207,30 +207,14 @@ export function disableTwoFactor(ctx: AppContext, row: UserRow, code: number | s
 
 /** Global lists and, per service identifier, whether it is administered and which actions are allowed. */
 export function permissionsOf(ctx: AppContext, row: UserRow, corpId: string): Permissions {
-  const lists = ctx.permissions.get(row.id, corpId, row.super_admin).lists;
+  const sets = ctx.permissions.get(row.id, corpId, row.super_admin);
+  const lists = sets.lists;
   const services: Permissions["services"] = {};
-  const sqlite = ctx.platform.$client;
   if (row.super_admin) {
-    const enabled = sqlite
-      .query<{ identifier: string }, [string]>(
-        "SELECT s.identifier FROM corp_services cs JOIN services s ON s.id = cs.service_id WHERE cs.corp_id = ?1 ORDER BY s.identifier",
-      )
-      .all(corpId);
-    for (const s of enabled) services[s.identifier] = { admin: true, allow: [] };
+    for (const identifier of ctx.permissions.enabledServices(corpId)) services[identifier] = { admin: true, allow: [] };
   } else {
     for (const identifier of lists.admin) services[identifier] = { admin: true, allow: [] };
-    const granted = sqlite
-      .query<{ identifier: string; action: string }, [string, string]>(`
-        SELECT DISTINCT s.identifier, a.action FROM workgroup_members wm
-        JOIN workgroups w ON w.id = wm.workgroup_id AND w.corp_id = ?1
-        JOIN workgroup_features wf ON wf.workgroup_id = w.id
-        JOIN features f ON f.id = wf.feature_id
-        JOIN services s ON s.id = f.service_id
-        JOIN corp_services cs ON cs.corp_id = ?1 AND cs.service_id = s.id
-        JOIN actions a ON a.feature_id = f.id
-        WHERE wm.user_id = ?2 ORDER BY s.identifier, a.action`)
-      .all(corpId, row.id);
-    for (const g of granted) (services[g.identifier] ??= { admin: false, allow: [] }).allow.push(g.action);
+    for (const [identifier, actions] of sets.granted) (services[identifier] ??= { admin: false, allow: [] }).allow.push(...actions);
   }
   return { user_id: row.id, corp: corpId, admin: [...lists.admin], allow: [...lists.allow], services };
 }

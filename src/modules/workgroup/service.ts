@@ -1,7 +1,8 @@
 // Workgroups of a corporation: members, and the services and features granted to them. Every
 // change here changes someone's permissions, so each one drops the permission cache at once.
-import { and, asc, eq, ne } from "drizzle-orm";
+import { and, asc, eq, inArray, ne, type SQLWrapper } from "drizzle-orm";
 import type { AppContext } from "../../context";
+import type { PlatformDb } from "../../db/sqlite";
 import { corpServices, features, services, users, workgroupFeatures, workgroupMembers, workgroupServices, workgroups } from "../../db/platform/schema";
 import { conflict, notFound } from "../../lib/problem";
 import type { Principal } from "../auth/guard";
@@ -9,6 +10,7 @@ import { isMember } from "../auth/login";
 import type { Workgroup, WorkgroupInput } from "./model";
 
 export type WorkgroupRow = typeof workgroups.$inferSelect;
+type PlatformTx = Parameters<Parameters<PlatformDb["transaction"]>[0]>[0];
 
 export function workgroupView(ctx: AppContext, row: WorkgroupRow): Workgroup {
   const db = ctx.platform;
@@ -99,3 +101,26 @@ export function revokeFeature(ctx: AppContext, row: WorkgroupRow, featureId: str
   if (gone.length === 0) throw notFound("Feature grant");
   ctx.permissions.invalidate();
 }
+
+/** Takes a user out of every workgroup of a corporation (in the caller's transaction: the membership ends). */
+export function removeUserFromCorpWorkgroups(tx: PlatformTx, corpId: string, userId: string): void {
+  tx.delete(workgroupMembers)
+    .where(and(eq(workgroupMembers.user_id, userId), inArray(workgroupMembers.workgroup_id, corpWorkgroups(tx, corpId))))
+    .run();
+}
+
+/**
+ * Drops a service's grant, and the grants of its features (`featureIds`, a subquery of the
+ * catalog's), from every workgroup of a corporation (in the caller's transaction: the service is disabled).
+ */
+export function revokeServiceInCorp(tx: PlatformTx, corpId: string, serviceId: string, featureIds: SQLWrapper): void {
+  const ids = corpWorkgroups(tx, corpId);
+  tx.delete(workgroupServices)
+    .where(and(eq(workgroupServices.service_id, serviceId), inArray(workgroupServices.workgroup_id, ids)))
+    .run();
+  tx.delete(workgroupFeatures)
+    .where(and(inArray(workgroupFeatures.feature_id, featureIds), inArray(workgroupFeatures.workgroup_id, ids)))
+    .run();
+}
+
+const corpWorkgroups = (db: PlatformTx, corpId: string) => db.select({ id: workgroups.id }).from(workgroups).where(eq(workgroups.corp_id, corpId));
