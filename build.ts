@@ -2,6 +2,7 @@
 import { renderMigrationsModule } from "./scripts/embed-migrations";
 import { readFileSync } from "node:fs";
 import { openapiDocument } from "./scripts/openapi-document";
+import { buildConsole, consoleAssetsPlugin } from "./scripts/build-console";
 
 const generated = readFileSync("src/db/migrations.generated.ts", "utf8");
 if (generated !== renderMigrationsModule()) {
@@ -9,6 +10,8 @@ if (generated !== renderMigrationsModule()) {
   process.exit(1);
 }
 const document = await openapiDocument();
+// The operator console, bundled from its own sources and embedded below (scripts/build-console.ts).
+const consoleFiles = await buildConsole(document);
 const result = await Bun.build({
   entrypoints: ["./src/main.ts", "./src/modules/qrcode/access-writer.worker.ts"],
   compile: { outfile: "./dist/corpadmin" },
@@ -22,6 +25,7 @@ const result = await Bun.build({
   target: "bun",
   // The published OpenAPI document, served as it is by the binary (src/modules/system/embedded-openapi.ts).
   define: { CORPADMIN_OPENAPI_DOCUMENT: JSON.stringify(document) },
+  plugins: [consoleAssetsPlugin(consoleFiles)],
 });
 if (!result.success) {
   for (const log of result.logs) console.error(log);

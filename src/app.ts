@@ -46,6 +46,7 @@ import { docsModule, healthModule } from "./modules/system";
 import { socketModule } from "./modules/socket";
 import { webhookModule } from "./modules/webhook";
 import { retentionModule } from "./modules/retention";
+import { consoleModule } from "./modules/console";
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
@@ -286,6 +287,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
     ispModule(ctx),
     metricModule(ctx),
     retentionModule(ctx),
+    consoleModule(),
   ];
   for (const m of modules) app.use(m);
 

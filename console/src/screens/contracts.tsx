@@ -1,0 +1,421 @@
+// Contracts: the searchable, filtered, server-paged list; the create form; the detail with its
+// parties, address, connection settings (the password shown only when just set), items, flags and
+// status changes.
+import { useMemo, useState } from "preact/hooks";
+import { call, can, type Page, type Problem, type Row } from "../api";
+import { fmtDate, fmtNumber, t, tx } from "../i18n";
+import { navigate } from "../router";
+import { ContractLinks } from "./extras";
+import { SessionsOf } from "./radius";
+import { ConfirmButton, ErrorNote, Facts, Form, Link, ListView, PageHeader, RefSelect, SecretOnce, Section, useLoad, type FieldDef, type Values } from "../ui";
+
+const STATUSES = ["ACTIVE", "INACTIVE", "SUSPENDED", "CANCELLED"];
+const STAGES = ["PENDING", "INSTALLING", "INSTALLED", "UNINSTALLED"];
+const opts = (xs: string[]) => xs.map((x) => [x, `enum.${x}`] as [string, string]);
+
+export function ContractList() {
+  return (
+    <>
+      <PageHeader title={t("nav.contracts")}>
+        <Link to="/contracts/new" class="button primary">
+          {t("common.new")}
+        </Link>
+      </PageHeader>
+      <ListView
+        path="/api/contract"
+        label={t("nav.contracts")}
+        rowHref={(r) => `/contracts/${r.id}`}
+        filters={[
+          { name: "contract_status", label: "f.contract_status", options: opts(STATUSES) },
+          { name: "contract_stage", label: "f.contract_stage", options: opts(STAGES) },
+        ]}
+        columns={[
+          { key: "number", label: "f.number" },
+          { key: "customer", label: "f.customer", sort: false, render: (r) => r.customer?.name ?? "—" },
+          { key: "contract_status", label: "f.contract_status" },
+          { key: "contract_stage", label: "f.contract_stage" },
+          { key: "start_date", label: "f.start_date", render: (r) => fmtDate(r.start_date?.slice(0, 10)) },
+          { key: "total_value", label: "f.total_value", render: (r) => fmtNumber(r.total_value) },
+        ]}
+      />
+    </>
+  );
+}
+
+export const ADDRESS_FIELDS: FieldDef[] = [
+  { name: "line1", label: "f.line1", required: true },
+  { name: "line2", label: "f.line2" },
+  { name: "district", label: "f.district" },
+  { name: "postal_code", label: "f.postal_code" },
+  { name: "city_id", label: "f.city", type: "ref", required: true, ref: { path: "/api/city", label: (c) => `${c.name} / ${c.state}` } },
+  { name: "detail", label: "f.addressDetail" },
+  { name: "latitude", label: "f.latitude", type: "number", step: "any" },
+  { name: "longitude", label: "f.longitude", type: "number", step: "any" },
+];
+
+export function addressOf(v: Values) {
+  const coordinate = (x: unknown) => (x === "" || x === null || x === undefined ? null : Number(x));
+  return { line1: v.line1, line2: v.line2 || null, district: v.district || null, postal_code: v.postal_code || null, detail: v.detail || null, latitude: coordinate(v.latitude), longitude: coordinate(v.longitude), city_id: v.city_id || "" };
+}
+
+/** The address form's values from an Address of a response. */
+export function addressValues(a: Row | null | undefined): Values {
+  return { line1: a?.line1 ?? "", line2: a?.line2 ?? "", district: a?.district ?? "", postal_code: a?.postal_code ?? "", detail: a?.detail ?? "", latitude: a?.latitude ?? "", longitude: a?.longitude ?? "", city_id: a?.city?.id ?? "" };
+}
+
+const CREATE_FIELDS: FieldDef[] = [
+  { name: "number", label: "f.number", required: true },
+  { name: "customer_id", label: "f.customer", type: "ref", required: true, ref: { path: "/api/person", label: (p) => `${p.name}${p.doc_identity ? ` (${p.doc_identity})` : ""}` } },
+  { name: "start_date", label: "f.start_date", type: "date", required: true },
+  { name: "total_value", label: "f.total_value", type: "number", step: "0.01", required: true },
+  { name: "contract_status", label: "f.contract_status", type: "select", options: opts(STATUSES) },
+  { name: "contract_stage", label: "f.contract_stage", type: "select", options: opts(STAGES) },
+  ...ADDRESS_FIELDS,
+];
+
+/** Server paths of the address name the address's own fields. */
+function flattenErrors(p: Problem): Problem {
+  return { ...p, errors: p.errors?.map((e) => ({ ...e, path: e.path.replace(/^address\./, "") })) };
+}
+
+export function ContractCreate() {
+  const initial = useMemo(() => ({ number: "", customer_id: "", start_date: new Date().toISOString().slice(0, 10), total_value: "", contract_status: "", contract_stage: "", ...addressValues(null) }), []);
+  return (
+    <>
+      <PageHeader title={`${t("common.new")}: ${t("r.contract")}`} />
+      <p>
+        <Link to="/contracts">← {t("nav.contracts")}</Link>
+      </p>
+      <Form
+        fields={CREATE_FIELDS}
+        initial={initial}
+        submitLabel={t("common.create")}
+        onSubmit={async (v) => {
+          const body: Record<string, unknown> = {
+            number: v.number,
+            customer_id: v.customer_id || "",
+            start_date: v.start_date,
+            total_value: v.total_value === "" ? null : Number(v.total_value),
+            address: addressOf(v),
+          };
+          if (v.contract_status) body.contract_status = v.contract_status;
+          if (v.contract_stage) body.contract_stage = v.contract_stage;
+          try {
+            const row = await call<Row>("POST", "/api/contract", { body });
+            justCreatedPassword = { id: row.id, password: row.config?.password };
+            navigate(`/contracts/${row.id}`);
+          } catch (e) {
+            throw flattenErrors(e as Problem);
+          }
+        }}
+      />
+    </>
+  );
+}
+
+const PERSON_REF = { path: "/api/person", label: (p: Row) => `${p.name}${p.doc_identity ? ` (${p.doc_identity})` : ""}` };
+
+const EDIT_FIELDS: FieldDef[] = [
+  { name: "number", label: "f.number", required: true },
+  { name: "customer_id", label: "f.customer", type: "ref", required: true, ref: PERSON_REF },
+  { name: "billing_customer_id", label: "f.billing_customer", type: "ref", ref: PERSON_REF, hint: "hint.billing" },
+  { name: "agent_id", label: "f.agent", type: "ref", ref: PERSON_REF },
+  { name: "contract_status", label: "f.contract_status", type: "select", required: true, options: opts(STATUSES) },
+  { name: "contract_stage", label: "f.contract_stage", type: "select", required: true, options: opts(STAGES) },
+  { name: "total_value", label: "f.total_value", type: "number", step: "0.01", required: true },
+  { name: "signature_date", label: "f.signature_date", type: "date" },
+  { name: "approval_date", label: "f.approval_date", type: "date" },
+  { name: "start_date", label: "f.start_date", type: "date", required: true },
+  { name: "end_date", label: "f.end_date", type: "date" },
+  { name: "suspension_date", label: "f.suspension_date", type: "date" },
+  { name: "cancellation_date", label: "f.cancellation_date", type: "date" },
+];
+
+const day = (v: string | null | undefined) => (v ? v.slice(0, 10) : "");
+
+/** The contract's own fields (PUT replaces them all: what the form does not show is sent back as it is). */
+function ContractEdit({ c, onSaved }: { c: Row; onSaved: (r: Row) => void }) {
+  const initial = useMemo(
+    () => ({
+      number: c.number,
+      customer_id: c.customer?.id ?? "",
+      billing_customer_id: c.billing_customer?.id ?? "",
+      agent_id: c.agent?.id ?? "",
+      contract_status: c.contract_status,
+      contract_stage: c.contract_stage,
+      total_value: String(c.total_value ?? ""),
+      signature_date: day(c.signature_date),
+      approval_date: day(c.approval_date),
+      start_date: day(c.start_date),
+      end_date: day(c.end_date),
+      suspension_date: day(c.suspension_date),
+      cancellation_date: day(c.cancellation_date),
+    }),
+    [c.updated_at],
+  );
+  const a = c.address ?? {};
+  return (
+    <Section title={t("contract.edit")}>
+      <Form
+        fields={EDIT_FIELDS}
+        initial={initial}
+        submitLabel={t("common.save")}
+        onSubmit={async (v) => {
+          const body = {
+            number: v.number,
+            customer_id: v.customer_id || "",
+            billing_customer_id: v.billing_customer_id || null,
+            agent_id: v.agent_id || null,
+            contract_status: v.contract_status,
+            contract_stage: v.contract_stage,
+            total_value: v.total_value === "" ? null : Number(v.total_value),
+            signature_date: v.signature_date || null,
+            approval_date: v.approval_date || null,
+            start_date: v.start_date,
+            end_date: v.end_date || null,
+            suspension_date: v.suspension_date || null,
+            cancellation_date: v.cancellation_date || null,
+            address: addressOf(addressValues(a)),
+            json_original: c.original ?? null,
+            json_billing: c.billing ?? null,
+            json_payment_method: c.payment_method ?? null,
+            json_items: c.items ?? null,
+          };
+          onSaved(await call<Row>("PUT", `/api/contract/${c.id}`, { body }));
+        }}
+      />
+    </Section>
+  );
+}
+
+let justCreatedPassword: { id: string; password?: string } | null = null;
+
+const CONFIG_FIELDS: FieldDef[] = [
+  { name: "username", label: "f.username", required: true },
+  { name: "password", label: "f.connPassword", type: "password", hint: "hint.passwordKeep" },
+  { name: "min_upload", label: "f.min_upload", hint: "hint.speed" },
+  { name: "max_upload", label: "f.max_upload", hint: "hint.speed" },
+  { name: "min_download", label: "f.min_download", hint: "hint.speed" },
+  { name: "max_download", label: "f.max_download", hint: "hint.speed" },
+  { name: "pool_name_ipv4", label: "f.pool_name_ipv4" },
+  { name: "ipv4", label: "f.ipv4" },
+  { name: "poll_name_ipv6", label: "f.poll_name_ipv6" },
+  { name: "ipv6", label: "f.ipv6" },
+];
+
+function Party({ title, p }: { title: string; p: Row | null }) {
+  return (
+    <div>
+      <h3>{title}</h3>
+      {p ? (
+        <Facts
+          items={[
+            [t("f.name"), <Link to={`/persons/${p.id}`}>{p.name}</Link>],
+            [t("f.doc_identity"), p.doc_identity ? `${p.tp_doc_identity ?? ""} ${p.doc_identity}`.trim() : null],
+          ]}
+        />
+      ) : (
+        <p>—</p>
+      )}
+    </div>
+  );
+}
+
+export function ContractDetail({ id }: { id: string }) {
+  const [password, setPassword] = useState<string | null>(() => {
+    const p = justCreatedPassword?.id === id ? (justCreatedPassword.password ?? null) : null;
+    justCreatedPassword = null;
+    return p;
+  });
+  const { data: c, error, set } = useLoad(() => call<Row>("GET", `/api/contract/${id}`), [id]);
+  const configInitial = useMemo(() => {
+    const cfg = c?.config ?? {};
+    const v: Values = {};
+    for (const f of CONFIG_FIELDS) v[f.name] = f.name === "password" ? "" : (cfg[f.name] ?? "");
+    return v;
+  }, [c?.updated_at]);
+  const addressInitial = useMemo(() => addressValues(c?.address), [c?.updated_at]);
+  if (error) return <ErrorNote problem={error} />;
+  if (!c) return <p aria-busy="true">{t("common.loading")}</p>;
+  const status = c.contract_status as string;
+  return (
+    <>
+      <PageHeader title={`${t("r.contract")} ${c.number}`}>
+        <span class={`badge ${status === "ACTIVE" ? "ok" : "off"}`}>{tx(`enum.${status}`)}</span>
+        {status !== "ACTIVE" && status !== "CANCELLED" && (
+          <ConfirmButton label={t("contract.activate")} message={t("contract.activateConfirm", { number: c.number })} onConfirm={async () => set(await call<Row>("PUT", `/api/contract/${id}/active`))} />
+        )}
+        {(status === "ACTIVE" || status === "SUSPENDED") && (
+          <ConfirmButton danger label={t("contract.deactivate")} message={t("contract.deactivateConfirm", { number: c.number })} onConfirm={async () => set(await call<Row>("PUT", `/api/contract/${id}/inactive`))} />
+        )}
+      </PageHeader>
+      <p>
+        <Link to="/contracts">← {t("nav.contracts")}</Link>
+      </p>
+      <Section title={t("contract.summary")}>
+        <Facts
+          items={[
+            [t("f.number"), c.number],
+            [t("f.contract_status"), tx(`enum.${status}`)],
+            [t("f.contract_stage"), tx(`enum.${c.contract_stage}`)],
+            [t("f.start_date"), fmtDate(c.start_date?.slice(0, 10))],
+            [t("f.end_date"), c.end_date ? fmtDate(c.end_date.slice(0, 10)) : null],
+            [t("f.total_value"), fmtNumber(c.total_value)],
+          ]}
+        />
+      </Section>
+      <Section title={t("contract.parties")}>
+        <div class="grid3">
+          <Party title={t("f.customer")} p={c.customer} />
+          <Party title={t("f.billing_customer")} p={c.billing_customer} />
+          <Party title={t("f.agent")} p={c.agent} />
+        </div>
+      </Section>
+      <ContractEdit c={c} onSaved={set} />
+      <Section title={t("contract.connection")}>
+        {password && <SecretOnce label={t("f.connPassword")} value={password} />}
+        <Form
+          fields={CONFIG_FIELDS}
+          initial={configInitial}
+          submitLabel={t("common.save")}
+          onSubmit={async (v) => {
+            const body: Record<string, unknown> = {};
+            for (const f of CONFIG_FIELDS) {
+              if (f.name === "password" && !v.password) continue;
+              body[f.name] = v[f.name] === "" ? null : v[f.name];
+            }
+            const row = await call<Row>("POST", `/api/contract/${id}/config`, { body });
+            setPassword(v.password ? row.config?.password : null);
+            set(row);
+          }}
+        />
+      </Section>
+      <Section title={t("contract.address")}>
+        <Form
+          fields={ADDRESS_FIELDS}
+          initial={addressInitial}
+          submitLabel={t("common.save")}
+          onSubmit={async (v) => set(await call<Row>("POST", `/api/contract/${id}/address`, { body: addressOf(v) }))}
+        />
+      </Section>
+      <ContractItems id={id} />
+      <ContractFlags id={id} flags={c.flags ?? []} onChange={(flags) => set({ ...c, flags })} />
+      <ContractLinks id={id} />
+      {can("isp", "/api/isp/session") && (
+        <SessionsOf query={{ contract_id: id }} disconnectAll={{ path: `/api/contract/${id}/disconnect`, message: t("session.disconnectAllConfirm", { number: c.number }) }} />
+      )}
+    </>
+  );
+}
+
+function ContractItems({ id }: { id: string }) {
+  const items = useLoad(() => call<{ items: Row[] }>("GET", `/api/contract/${id}/items`), [id]);
+  const [product, setProduct] = useState("");
+  const [quantity, setQuantity] = useState("1");
+  const [problem, setProblem] = useState<Problem | null>(null);
+  const save = async (next: Row[]) => {
+    try {
+      const res = await call<{ items: Row[] }>("POST", `/api/contract/${id}/items`, {
+        body: { items: next.map((i) => ({ product_id: i.product_id, description: i.description ?? null, quantity: Number(i.quantity), unit_price: i.unit_price ?? null })) },
+      });
+      items.set(res);
+      setProblem(null);
+    } catch (e) {
+      setProblem(e as Problem);
+    }
+  };
+  const list = items.data?.items ?? [];
+  return (
+    <Section title={t("contract.items")}>
+      <ErrorNote problem={items.error ?? problem} />
+      <div class="table-wrap">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">{t("f.description")}</th>
+              <th scope="col">{t("f.quantity")}</th>
+              <th scope="col">{t("f.unit_price")}</th>
+              <th scope="col">{t("f.total")}</th>
+              <th scope="col">{t("common.actions")}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.map((i, n) => (
+              <tr key={n}>
+                <td>{i.description}</td>
+                <td>{fmtNumber(i.quantity)}</td>
+                <td>{fmtNumber(i.unit_price)}</td>
+                <td>{fmtNumber(i.total)}</td>
+                <td>
+                  <ConfirmButton danger label={t("common.remove")} message={t("contract.removeItem", { name: i.description })} onConfirm={() => save(list.filter((_, k) => k !== n))} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        {list.length === 0 && <p class="empty">{t("contract.noItems")}</p>}
+      </div>
+      <form
+        class="toolbar"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (product) save([...list, { id: "", product_id: product, quantity }]).then(() => setProduct(""));
+        }}
+      >
+        <label for="item-product">{t("f.product")}</label>
+        <RefSelect id="item-product" path="/api/product" labelOf={(p) => `${p.identity} — ${p.name}`} value={product} onChange={setProduct} />
+        <label for="item-qty">{t("f.quantity")}</label>
+        <input id="item-qty" type="number" min="0" step="any" value={quantity} onInput={(e) => setQuantity(e.currentTarget.value)} />
+        <button type="submit" disabled={!product}>
+          {t("contract.addItem")}
+        </button>
+      </form>
+    </Section>
+  );
+}
+
+function ContractFlags({ id, flags, onChange }: { id: string; flags: string[]; onChange: (f: string[]) => void }) {
+  const all = useLoad(() => call<Page<Row>>("GET", "/api/classification", { query: { limit: 500, sort: "name" } }), []);
+  const [add, setAdd] = useState("");
+  const [problem, setProblem] = useState<Problem | null>(null);
+  const patch = async (body: { add?: string[]; remove?: string[] }) => {
+    try {
+      onChange((await call<{ flags: string[] }>("PATCH", `/api/contract/${id}/flags`, { body })).flags);
+      setProblem(null);
+    } catch (e) {
+      setProblem(e as Problem);
+    }
+  };
+  return (
+    <Section title={t("contract.flags")}>
+      <ErrorNote problem={problem} />
+      <ul class="chips">
+        {flags.map((f) => (
+          <li key={f}>
+            {f}{" "}
+            <button type="button" aria-label={t("contract.removeFlag", { name: f })} onClick={() => patch({ remove: [f] })}>
+              ×
+            </button>
+          </li>
+        ))}
+        {flags.length === 0 && <li class="empty">{t("contract.noFlags")}</li>}
+      </ul>
+      <div class="toolbar">
+        <label for="flag-add">{t("contract.addFlag")}</label>
+        <select id="flag-add" value={add} onChange={(e) => setAdd(e.currentTarget.value)}>
+          <option value="">—</option>
+          {(all.data?.items ?? [])
+            .filter((c) => !flags.includes(c.name))
+            .map((c) => (
+              <option key={c.id} value={c.name}>
+                {c.name}
+              </option>
+            ))}
+        </select>
+        <button type="button" disabled={!add} onClick={() => patch({ add: [add] }).then(() => setAdd(""))}>
+          {t("common.add")}
+        </button>
+      </div>
+    </Section>
+  );
+}
