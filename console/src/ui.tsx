@@ -248,7 +248,8 @@ export function ListView(props: {
           <button type="button" disabled={page <= 1} onClick={() => setQuery({ [`${prefix}page`]: String(page - 1) })}>
             {t("list.previous")}
           </button>
-          <span>{t("list.pageOf", { page, pages, total: data.total })}</span>
+          {/* The page of the rows shown (the URL moves first; the label follows the data). */}
+          <span>{t("list.pageOf", { page: data.page, pages, total: data.total })}</span>
           <button type="button" disabled={page >= pages} onClick={() => setQuery({ [`${prefix}page`]: String(page + 1) })}>
             {t("list.next")}
           </button>
