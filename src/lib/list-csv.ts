@@ -8,14 +8,11 @@
 // asks the same handler for the following pages as the client reads, with the context it
 // already resolved (principal, tenant database). Every list route, present or future, gets it
 // without a line of its own.
-import { Elysia } from "elysia";
 import { csvLine } from "./csv";
 import { EXPORT_PAGE_SIZE, type Page } from "./list";
 import { invalid } from "./problem";
 
 export const CSV_MAX_ROWS = 100_000;
-/** Validated limit of the first request: the list convention's largest. */
-const VALID_LIMIT = 500;
 /**
  * Rows asked of the handler per page once the query has passed validation. Pages are offsets
  * over the route's sort: 100,000 cities sorted by an unindexed field took 11.5 s in pages of 500
@@ -24,7 +21,6 @@ const VALID_LIMIT = 500;
  */
 const PAGE = 5_000;
 
-const CSV = Symbol("csv export");
 
 interface RouteLike {
   method: string;
@@ -98,12 +94,14 @@ function rowsOf(items: unknown[], columns: string[]): string {
 }
 
 /**
- * The plugin; `routes` gives the app's routes (read once, at the first request that asks for
- * CSV, when every module has been mounted). Mount it before the modules and the OpenAPI
- * document's route: a global hook applies to the routes registered after it. It also publishes
- * `format` in that document (describeCsvLists).
+ * The CSV answer of a list route, for the app's one after-handle hook (src/app.ts): undefined
+ * unless the request asks for CSV. No hook of its own: every hook an app holds costs every
+ * request, and the route's handler has already run with the client's query (its answer gives
+ * `total` for the cap); the export then asks the same handler for every page from the first.
+ * `routes` gives the app's routes (read once, at the first CSV request, when every module has
+ * been mounted). `format` is not a filter (lib/list.ts RESERVED).
  */
-export function csvLists(routes: () => readonly RouteLike[]) {
+export function csvExporter(routes: () => readonly RouteLike[]) {
   let lists: Map<string, ListRoute> | null = null;
   const listRoute = (path: string): ListRoute | undefined => {
     if (!lists) {
@@ -119,50 +117,20 @@ export function csvLists(routes: () => readonly RouteLike[]) {
     return lists.get(path);
   };
 
-  return new Elysia({ name: "csv-lists" })
-    .onTransform({ as: "global" }, (c) => {
-      if (c.request.method !== "GET") return;
-      const query = c.query as Record<string, unknown>;
-      const accept = c.request.headers.get("accept");
-      // The common case costs one property read and one header read.
-      if (query.format === undefined && (accept === null || !accept.includes("text/csv"))) return;
-      const route = listRoute(c.route);
-      if (!route) return;
-      const raw = query.format;
-      const format = Array.isArray(raw) ? raw[raw.length - 1] : raw;
-      // `format` is never a filter on a list.
-      delete query.format;
-      if (format !== undefined && format !== "csv" && format !== "json") {
-        // Refused after authentication (a request without a token is 401 whatever its query).
-        (c as { [CSV]?: unknown })[CSV] = "invalid";
-        return;
-      }
-      if (format === "json" || (format === undefined && !acceptsCsv(accept ?? ""))) return;
-      // Every page: the client's page and limit do not apply.
-      query.page = "1";
-      query.limit = String(VALID_LIMIT);
-      (c as { [CSV]?: unknown })[CSV] = route;
-    })
-    .onBeforeHandle({ as: "global" }, (c) => {
-      const mark = (c as { [CSV]?: unknown })[CSV];
-      if (mark === undefined) return;
-      if (mark === "invalid") throw invalid("format", "must be csv or json");
-      // Validated with the largest allowed limit; the pages of an export are larger.
-      (c.query as { [EXPORT_PAGE_SIZE]?: number })[EXPORT_PAGE_SIZE] = PAGE;
-    })
-    // Synchronous, and written so that Elysia's source-text guess (an `await`, or `return f(`)
-    // does not take it for async: an async hook costs every request of the app an await.
-    .onAfterHandle({ as: "global" }, (c) => {
-      // After the app's own hook on the document (registered before this plugin).
-      if (c.route === "/api/openapi.json") {
-        describeCsvLists((c as unknown as { response: unknown }).response, routes());
-        return;
-      }
-      const route = (c as { [CSV]?: ListRoute | "invalid" })[CSV];
-      if (!route || route === "invalid") return;
-      const response = csvResponse(route, c, (c as unknown as { response: Page<unknown> }).response);
-      return response;
-    });
+  return (c: { request: Request; route: string; response?: unknown; query?: unknown }): Response | undefined => {
+    const url = c.request.url;
+    const accept = c.request.headers.get("accept");
+    // The common case costs one substring search and one header read.
+    if (!url.includes("format=") && (accept === null || !accept.includes("text/csv"))) return undefined;
+    if (c.request.method !== "GET") return undefined;
+    const route = listRoute(c.route);
+    if (!route) return undefined;
+    const formats = new URL(url).searchParams.getAll("format");
+    const format = formats.length ? formats[formats.length - 1] : undefined;
+    if (format !== undefined && format !== "csv" && format !== "json") throw invalid("format", "must be csv or json");
+    if (format === "json" || (format === undefined && !acceptsCsv(accept ?? ""))) return undefined;
+    return csvResponse(route, c, c.response as Page<unknown>);
+  };
 }
 
 /**
@@ -170,35 +138,31 @@ export function csvLists(routes: () => readonly RouteLike[]) {
  * the route's handler as the client reads. List handlers return the page object (not a
  * Response), as every one does.
  */
-function csvResponse(route: ListRoute, c: { query: unknown }, first: Page<unknown>): Response {
+function csvResponse(route: ListRoute, c: { query?: unknown }, first: Page<unknown>): Response {
   if (first.total > CSV_MAX_ROWS) {
     throw invalid("format", `the list holds ${first.total} rows and a CSV export at most ${CSV_MAX_ROWS}: narrow it with a filter or ?q`);
   }
   const encoder = new TextEncoder();
-  let page = 1;
-  let sent = first.items.length;
-  // A page shorter than the size the handler says it used is the last (a handler that does not
-  // page through lib/list answers with its own limit).
-  let done = first.items.length < first.limit;
+  const base: Record<string | symbol, unknown> = { ...(c.query as object) };
+  delete base.format;
+  delete base.limit;
+  let page = 0;
+  let sent = 0;
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
-      controller.enqueue(encoder.encode(csvLine(route.columns) + rowsOf(first.items, route.columns)));
-      if (done) controller.close();
+      controller.enqueue(encoder.encode(csvLine(route.columns)));
     },
     async pull(controller) {
       // Rows written meanwhile may shift a page; the cap still holds.
-      if (sent >= CSV_MAX_ROWS) {
-        controller.close();
-        return;
-      }
       page += 1;
-      const query = { ...(c.query as object), page, [EXPORT_PAGE_SIZE]: PAGE };
+      const query = { ...base, page, [EXPORT_PAGE_SIZE]: PAGE };
       const next = (await route.handler(Object.assign(Object.create(c), { query }))) as Page<unknown>;
       const items = next.items.slice(0, CSV_MAX_ROWS - sent);
       sent += items.length;
-      done = next.items.length < next.limit;
       if (items.length) controller.enqueue(encoder.encode(rowsOf(items, route.columns)));
-      if (done) controller.close();
+      // A page shorter than the size the handler says it used is the last (a handler that does
+      // not page through lib/list answers with its own limit).
+      if (next.items.length < next.limit || sent >= CSV_MAX_ROWS) controller.close();
     },
   });
   return new Response(body, {

@@ -33,7 +33,8 @@ export interface Page<T> {
   total: number;
 }
 
-const RESERVED = new Set(["page", "limit", "q", "sort"]);
+// `format` chooses JSON or CSV (lib/list-csv.ts); it is never a filter.
+const RESERVED = new Set(["page", "limit", "q", "sort", "format"]);
 
 export const MAX_LIMIT = 500;
 /** Highest page: (page - 1) * limit stays far inside a safe integer and SQLite's int64. */
