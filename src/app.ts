@@ -3,7 +3,7 @@
 // builds its own app over its own data directory.
 import { Elysia, ValidationError } from "elysia";
 import type { Config } from "./config";
-import { createContext, type AppContext, type ContextOptions } from "./context";
+import { createContext, type AppContext, type ContextOptions } from "./core/context";
 import { MAX_BODY_BYTES } from "./lib/http";
 import { jsonShapeProblem } from "./lib/json-limits";
 import { EdgeRoutes } from "./lib/edge";

@@ -32,9 +32,10 @@ function cacheStatements(sqlite: Database, max = 2000): void {
 
 /**
  * A connection with this service's pragmas. `create: false` opens only a file that exists (the QR
- * access writer: a deleted corporation's database must stay deleted).
+ * access writer: a deleted corporation's database must stay deleted). `readonly`: the read
+ * connection of a door (src/db/door.ts); `query_only` makes any write on it an error.
  */
-export function openSqlite(path: string, { create = true }: { create?: boolean } = {}): Database {
+export function openSqlite(path: string, { create = true, readonly = false }: { create?: boolean; readonly?: boolean } = {}): Database {
   const sqlite = create ? new Database(path, { create: true, strict: true }) : new Database(path, { readwrite: true, create: false, strict: true });
   cacheStatements(sqlite);
   sqlite.exec("PRAGMA journal_mode = WAL");
@@ -42,6 +43,7 @@ export function openSqlite(path: string, { create = true }: { create?: boolean }
   sqlite.exec("PRAGMA foreign_keys = ON");
   sqlite.exec("PRAGMA busy_timeout = 10000");
   sqlite.exec("PRAGMA journal_size_limit = 67108864");
+  if (readonly) sqlite.exec("PRAGMA query_only = ON");
   return sqlite;
 }
 

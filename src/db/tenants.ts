@@ -6,10 +6,11 @@ import { eq } from "drizzle-orm";
 import type { Logger } from "../lib/log";
 import { applyMigrations, migrationsOf, type Migration } from "./migrations";
 import { corporations, servers } from "./platform/schema";
+import { SqliteDoor } from "./door";
 import { openTenantDb, type PlatformDb, type TenantDb } from "./sqlite";
 
 export class TenantDbs {
-  private open = new Map<string, TenantDb>();
+  private open = new Map<string, SqliteDoor>();
 
   constructor(
     private platform: PlatformDb,
@@ -31,8 +32,13 @@ export class TenantDbs {
     return join(row.path, `${corpId}.db`);
   }
 
-  /** The cached handle of a corporation's database (opened, not migrated, when not cached). */
+  /** The writer connection of a corporation's database (start-up work and migrations). */
   get(corpId: string): TenantDb {
+    return this.door(corpId).writer as TenantDb;
+  }
+
+  /** The door of a corporation's database (opened, not migrated, when not cached). */
+  door(corpId: string): SqliteDoor {
     const cached = this.open.get(corpId);
     if (cached) {
       // Re-insert to mark it most recently used.
@@ -42,13 +48,18 @@ export class TenantDbs {
     }
     const path = this.pathOf(corpId);
     mkdirSync(join(path, ".."), { recursive: true });
-    const db = openTenantDb(path);
-    this.open.set(corpId, db);
-    if (this.open.size > this.maxOpen) {
-      const [oldestId] = this.open.keys();
-      this.close(oldestId);
+    const door = new SqliteDoor(openTenantDb(path), path);
+    this.open.set(corpId, door);
+    if (this.open.size > this.maxOpen) this.evict();
+    return door;
+  }
+
+  /** Closes the least recently used doors with nothing in flight (an awaited write keeps its own). */
+  private evict(): void {
+    for (const [id, door] of this.open) {
+      if (this.open.size <= this.maxOpen) return;
+      if (door.active === 0) this.close(id);
     }
-    return db;
   }
 
   /**
@@ -70,11 +81,11 @@ export class TenantDbs {
   }
 
   close(corpId: string): void {
-    const db = this.open.get(corpId);
-    if (!db) return;
+    const door = this.open.get(corpId);
+    if (!door) return;
     this.open.delete(corpId);
     try {
-      db.$client.close();
+      door.close();
     } catch (err) {
       this.logger.warn("closing a corporation database failed", { corp_id: corpId, error: String(err) });
     }

@@ -3,7 +3,7 @@ import { Elysia } from "elysia";
 import { SignJWT } from "jose";
 import { events } from "../../src/db/tenant/schema";
 import { authGuard } from "../../src/modules/auth/guard";
-import { recordEvent } from "../../src/events/outbox";
+import { recordEvent } from "../../src/core/events";
 import { ADMIN, addCorp, addMember, addUser, makeApp, sourceOnly, startAndLogin, type TestApp } from "../helpers";
 
 let t: TestApp;

@@ -2,7 +2,7 @@
 // let through a token whose time ran out, nor a forged one that differs from a remembered one.
 // source-only: unit test of the session store.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { Sessions } from "../../src/modules/auth/sessions";
+import { Sessions } from "../../src/core/sessions";
 import { makeApp, startAndLogin, type TestApp } from "../helpers";
 
 let t: TestApp;

@@ -4,7 +4,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { createLogger } from "../../src/lib/log";
-import { AuditLog } from "../../src/modules/ops/audit";
+import { AuditLog } from "../../src/core/audit";
 import { ADMIN, addCorp, addUser, makeApp, startAndLogin, tempDir, type TestApp } from "../helpers";
 
 const apps: TestApp[] = [];

@@ -1,6 +1,6 @@
 // GET /metrics: off by default, a bearer token and/or loopback-only, Prometheus text format.
 import { afterAll, expect, test } from "bun:test";
-import { MetricsRegistry } from "../../src/modules/ops/metrics";
+import { MetricsRegistry } from "../../src/core/metrics";
 import { inProcessOnly, makeApp, startAndLogin, testSourceOnly, type TestApp } from "../helpers";
 
 const apps: TestApp[] = [];

@@ -6,7 +6,7 @@ import { afterAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { applyMigrations, migrationsOf } from "../../src/db/migrations";
 import { openTenantDb, writeTx } from "../../src/db/sqlite";
-import { recordEvent } from "../../src/events/outbox";
+import { recordEvent } from "../../src/core/events";
 import { makeApp, startAndLogin, tempDir } from "../helpers";
 import { LOOPBACK_ALLOWED, receiver, waitFor } from "./support";
 import { rmSync } from "node:fs";

@@ -1,6 +1,6 @@
 // The 10 Webhook rows: success, 400 naming the field, 401, 403, 404 (unknown and other tenant).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { EVENT_GROUPS } from "../../src/events/outbox";
+import { EVENT_GROUPS } from "../../src/core/events";
 import { addCorp, addUser, adminIn, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../helpers";
 import { LOOPBACK_ALLOWED, receiver, verifyStandardWebhook, waitFor } from "./support";
 

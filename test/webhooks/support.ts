@@ -1,7 +1,7 @@
 // Shared pieces of the webhook tests: real HTTP receivers on 127.0.0.1, an independent Standard
 // Webhooks verifier, and event production straight into a corporation's outbox.
 import { writeTx } from "../../src/db/sqlite";
-import { recordEvent, type EventGroup } from "../../src/events/outbox";
+import { recordEvent, type EventGroup } from "../../src/core/events";
 import { newId } from "../../src/lib/ids";
 import type { TestApp } from "../helpers";
 

@@ -1,7 +1,7 @@
 // GET /api/audit (routes.md, Operator additions): the audit log the service records, for
 // operators. `*` sees every entry; a holder of platform.corp sees the working corporation's only.
 import { Elysia } from "elysia";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { ListOf } from "../../lib/schemas";
 import { authGuard } from "../auth/guard";
 import { AuditEntry, AuditQuery } from "./model";

@@ -1,11 +1,11 @@
 // Issuing tokens and describing them: the Credentials resource of the interface document.
 import { eq } from "drizzle-orm";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { users } from "../../db/platform/schema";
 import { unauthorized } from "../../lib/problem";
 import { corpsOf, type UserRow } from "../user/view";
 import type { Credentials } from "./model";
-import type { SessionClient } from "./sessions";
+import type { SessionClient } from "../../core/sessions";
 
 /** The client of a request that obtains a token: its address and user agent. */
 export const clientOf = (ip: string, request: Request): SessionClient => ({ ip, userAgent: request.headers.get("user-agent") });

@@ -9,41 +9,20 @@
 // Authentication runs in `transform`, before schema validation, so a request without a credential
 // is 401 whatever its body; the principal is then handed to the handler through `resolve`.
 import { Elysia } from "elysia";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import type { TenantDb } from "../../db/sqlite";
+import type { Principal } from "../../core/principal";
+import type { TenantDoor } from "../../core/store";
 import { isUuid } from "../../lib/ids";
 import { forbidden, notFound, unauthorized, unavailable } from "../../lib/problem";
-import type { CorpRow } from "./corp-cache";
-import { permits, type PermissionSets } from "./permissions";
+import type { CorpRow } from "../../core/corp-cache";
+import { permits, type PermissionSets } from "../../core/permissions";
 
 /** Areas whose rows act on the working corporation's database (routes.md, "Tenancy"). */
 export const TENANT_AREAS = new Set(["city", "externalapp", "person", "product", "contract", "core", "webhook", "metric", "isp", "qrcode"]);
 
 export type Guard = "token" | "*" | "self" | `platform.${string}`;
 export type AuthSpec = Guard | { guard: Guard; self?: string; key?: boolean; tenant?: boolean };
-
-export interface Principal {
-  kind: "user" | "key";
-  userId: string | null;
-  sessionId: string | null;
-  corpId: string;
-  corp: CorpRow;
-  superAdmin: boolean;
-  permission: PermissionSets;
-  /** The external application whose key authenticated the request. */
-  externalAppId: string | null;
-  ip: string;
-  /** The request's x-request-id, for audit entries. */
-  requestId: string | null;
-}
-
-export interface ApiKeyCheck {
-  appId: string;
-  active: boolean;
-}
-
-/** Filled by the registry module: checks `<app id>.<secret>` against a corporation's database. */
-export type ApiKeyVerifier = (db: TenantDb, appId: string, secret: string) => ApiKeyCheck | null;
 
 /** The corporation gate (routes.md): BLOCKED 403, MAINTENANCE/NEEDS_UPDATE 503, except for `*`. */
 export function corpGate(corp: CorpRow, superAdmin: boolean): void {
@@ -92,29 +71,29 @@ function normalize(spec: AuthSpec): { guard: Guard; self?: string; key?: boolean
 }
 
 export function authGuard(ctx: AppContext) {
-  const principals = new WeakMap<Request, { principal: Principal; db: TenantDb | null }>();
+  const principals = new WeakMap<Request, { principal: Principal; tenant: TenantDoor | null }>();
 
-  function fromApiKey(header: string, ip: string): Principal {
+  async function fromApiKey(header: string, ip: string): Promise<Principal> {
     const key = parseApiKey(header);
-    const corp = key ? ctx.corps.get(key.corpId) : null;
+    const corp = key ? await ctx.corps.get(key.corpId) : null;
     if (!key || !corp || !ctx.apiKeys) throw unauthorized("Invalid API key");
     corpGate(corp, false);
-    const check = ctx.apiKeys(ctx.tenants.get(corp.id), key.appId, key.secret);
+    const check = await ctx.apiKeys(ctx.store.tenant(corp.id), key.appId, key.secret);
     if (!check) throw unauthorized("Invalid API key");
     if (!check.active) throw forbidden("The external application is inactive");
     const none: PermissionSets = { admin: new Set(), allow: new Set(), lists: { admin: [], allow: [] }, granted: new Map() };
     return { kind: "key", userId: null, sessionId: null, corpId: corp.id, corp, superAdmin: false, permission: none, externalAppId: check.appId, ip, requestId: null };
   }
 
-  function fromToken(header: string | null, ip: string): Principal {
+  async function fromToken(header: string | null, ip: string): Promise<Principal> {
     if (!header?.toLowerCase().startsWith("bearer ")) throw unauthorized();
     const claims = ctx.sessions.verify(header.slice(7).trim());
     if (!claims) throw unauthorized("The token is invalid or expired");
-    const session = ctx.sessions.live(claims.jti);
+    const session = await ctx.sessions.live(claims.jti);
     if (!session || session.user_id !== claims.sub || session.corp_id !== claims.corp) throw unauthorized("The session has ended");
     if (!session.user_status) throw unauthorized("The account is inactive");
     ctx.sessions.seen(session.id);
-    const corp = ctx.corps.get(session.corp_id);
+    const corp = await ctx.corps.get(session.corp_id);
     if (!corp) throw unauthorized("The corporation no longer exists");
     const superAdmin = session.super_admin === 1;
     const principal: Principal = {
@@ -124,7 +103,7 @@ export function authGuard(ctx: AppContext) {
       corpId: corp.id,
       corp,
       superAdmin,
-      permission: ctx.permissions.get(session.user_id, corp.id, superAdmin),
+      permission: await ctx.permissions.get(session.user_id, corp.id, superAdmin),
       externalAppId: null,
       ip,
       requestId: null,
@@ -150,12 +129,10 @@ export function authGuard(ctx: AppContext) {
           security: s.key ? [{ bearer: [] }, { apiKey: [] }] : [{ bearer: [] }],
           "x-corpadmin-guard": { guard: s.guard, self: s.self ?? null, key: !!s.key, tenant: s.tenant },
         } as Record<string, unknown>,
-        // Synchronous (as is everything it calls): Elysia awaits an async transform, a microtask
-        // turn on every guarded request.
-        transform({ request, route, params, server, set }) {
+        async transform({ request, route, params, server, set }) {
           const ip = ctx.clientIp(request, server?.requestIP(request)?.address ?? null);
           const apiKey = s.key ? request.headers.get("x-api-key") : null;
-          const principal = apiKey ? fromApiKey(apiKey, ip) : fromToken(request.headers.get("authorization"), ip);
+          const principal = apiKey ? await fromApiKey(apiKey, ip) : await fromToken(request.headers.get("authorization"), ip);
           principal.requestId = requestIdOf(set);
           if (principal.kind === "user") {
             const selfParam = s.self ? (params as Record<string, string>)[s.self] : undefined;
@@ -170,11 +147,17 @@ export function authGuard(ctx: AppContext) {
             }
           }
           if (s.tenant) corpGate(principal.corp, principal.superAdmin);
-          principals.set(request, { principal, db: s.tenant || principal.kind === "key" ? ctx.tenants.get(principal.corpId) : null });
+          principals.set(request, { principal, tenant: s.tenant || principal.kind === "key" ? ctx.store.tenant(principal.corpId) : null });
         },
         resolve({ request }) {
           const found = principals.get(request)!;
-          return { principal: found.principal, tenantDb: found.db as TenantDb };
+          // `tenant`: the working corporation's door (src/core/store.ts). `tenantDb` is transitional
+          // (issue 16): its writer connection, for code not yet moved onto the store.
+          return {
+            principal: found.principal,
+            tenant: found.tenant as TenantDoor,
+            tenantDb: (found.tenant ? ctx.tenants.get(found.principal.corpId) : null) as TenantDb,
+          };
         },
       };
     },

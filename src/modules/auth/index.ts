@@ -2,15 +2,16 @@
 // the OIDC exchange and link, and the safe IP ranges of each domain.
 import { and, eq } from "drizzle-orm";
 import { Elysia } from "elysia";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { corpMembers, externalIdentities, safeIpRanges } from "../../db/platform/schema";
 import { created, noContent } from "../../lib/http";
 import { listRows } from "../../lib/list";
 import { ListOf, ListQuery, ProblemSchema } from "../../lib/schemas";
 import { conflict, forbidden, invalid, notFound, Problem } from "../../lib/problem";
-import type { CorpRow } from "./corp-cache";
+import type { CorpRow } from "../../core/corp-cache";
 import { clientOf, credentialsOf, issueCredentials, loadUser } from "./credentials";
-import { authGuard, requestIdOf, type Principal } from "./guard";
+import { authGuard, requestIdOf } from "./guard";
+import type { Principal } from "../../core/principal";
 import { checkExternalLogin, checkLogin, checkTokenIssue, invalidCredentials, isMember } from "./login";
 import {
   ChangeCorpBody,

@@ -8,11 +8,11 @@
 // Steps 3–5 also guard every other way of getting a token (refresh, change of corporation), and
 // the OIDC exchange runs 1 and 3–6 once its ID token has named the user.
 import { and, eq } from "drizzle-orm";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { corpMembers, users } from "../../db/platform/schema";
 import { forbidden } from "../../lib/problem";
 import type { UserRow } from "../user/view";
-import type { CorpRow } from "./corp-cache";
+import type { CorpRow } from "../../core/corp-cache";
 import { corpGate } from "./guard";
 import { Lockout } from "./lockout";
 import type { LoginBody } from "./model";

@@ -2,7 +2,7 @@
 // JWKS: signature, an algorithm allowlist (never `none` or HS*), issuer, audience = our client
 // id, exp and nbf. Accounts are keyed on (provider, sub), never on the e-mail.
 import { createRemoteJWKSet, customFetch, decodeJwt, errors as joseErrors, jwtVerify, type JWTPayload } from "jose";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import type { OidcProviderConfig } from "../../config";
 import { externalIdentities } from "../../db/platform/schema";
 import { forbidden, notFound, unavailable } from "../../lib/problem";

@@ -2,7 +2,7 @@
 // from client addresses inside them, at issuance and on every request; super_admin is exempt.
 import { eq } from "drizzle-orm";
 import ipaddr from "ipaddr.js";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { safeIpRanges } from "../../db/platform/schema";
 import { inCidrs, parseCidr, type ParsedCidr } from "../../lib/client-ip";
 import { forbidden } from "../../lib/problem";

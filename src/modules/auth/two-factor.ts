@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto";
 import { and, eq, gt, lt } from "drizzle-orm";
 import * as OTPAuth from "otpauth";
 import type { Cookie } from "elysia";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { rememberedDevices } from "../../db/platform/schema";
 import { sha256Hex } from "../../lib/ids";
 import { forbidden } from "../../lib/problem";

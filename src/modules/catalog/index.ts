@@ -2,7 +2,7 @@
 // application menu with its permission-aware tree.
 import { Workgroup } from "../workgroup/model";
 import { Elysia } from "elysia";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { created, noContent } from "../../lib/http";
 import { ArrayOf, IdParams, ListOf, ListQuery, ProblemSchema } from "../../lib/schemas";
 import { authGuard } from "../auth/guard";

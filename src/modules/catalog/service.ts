@@ -2,7 +2,7 @@
 // application menu built over them. Every change here can change somebody's permission, so each
 // one drops the permission cache.
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import {
   actions,
   corpServices,
@@ -16,7 +16,7 @@ import { writeTx, type PlatformDb } from "../../db/sqlite";
 import { newId } from "../../lib/ids";
 import { listRows, type ListParams } from "../../lib/list";
 import { conflict, invalid, notFound } from "../../lib/problem";
-import type { PermissionSets } from "../auth/permissions";
+import type { PermissionSets } from "../../core/permissions";
 import { workgroupView } from "../workgroup/service";
 import type { Workgroup } from "../workgroup/model";
 import type { Action, ActionInput, Feature, FeatureInput, FeatureUpload, Menu, MenuInput, MenuNode, Service, ServiceInput } from "./model";

@@ -1,6 +1,6 @@
 // City rows of routes.md: CRUD, linking to an external app and lookup by the app's identity.
 import { Elysia } from "elysia";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { cities } from "../../db/tenant/schema";
 import { created, noContent } from "../../lib/http";
 import { listRows } from "../../lib/list";
@@ -18,7 +18,7 @@ import {
   linkFromRequest,
   resolveApp,
 } from "../registry-common";
-import type { Principal } from "../auth/guard";
+import type { Principal } from "../../core/principal";
 import type { TenantDb } from "../../db/sqlite";
 import { City, CityInput, cityInUse, cityView, CityWithIdentity, deleteCity, getCity, insertCity, updateCity } from "./service";
 

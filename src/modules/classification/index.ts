@@ -4,7 +4,7 @@
 // those records as GET returns them: each fires its *_AFTER_UPDATE in the same transaction.
 import { eq } from "drizzle-orm";
 import { Elysia, t, type Static } from "elysia";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import type { TenantDb } from "../../db/sqlite";
 import { classifications } from "../../db/tenant/schema";
 import { created, noContent } from "../../lib/http";
@@ -12,11 +12,12 @@ import { listRows } from "../../lib/list";
 import { conflict, notFound } from "../../lib/problem";
 import { IdParams, ListOf, ListQuery, Opt, Uuid } from "../../lib/schemas";
 import { nowIso } from "../../lib/time";
-import { authGuard, type Principal } from "../auth/guard";
+import { authGuard } from "../auth/guard";
+import type { Principal } from "../../core/principal";
 import { getContractView, touchContractsFlaggedAs } from "../contract/service";
 import { findProduct, productView, touchProductsClassifiedAs } from "../product/service";
 import { commit, type Db, type Tx } from "../registry-common";
-import type { EventGroup } from "../../events/outbox";
+import type { EventGroup } from "../../core/events";
 
 export const ClassificationInput = t.Object({
   name: t.String({ pattern: "^[^/]{1,64}$" }),

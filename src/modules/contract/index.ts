@@ -2,7 +2,7 @@
 // app's identity, connection settings, items, flags and the active/inactive transitions.
 import { and, eq, inArray } from "drizzle-orm";
 import { Elysia, type Context } from "elysia";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import type { TenantDb } from "../../db/sqlite";
 import { contractFlags, contractItems, contracts } from "../../db/tenant/schema";
 import { checkedJsonText, created } from "../../lib/http";
@@ -11,7 +11,8 @@ import { conflict, forbidden, invalid, invalidMany, notFound, type FieldError } 
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
 import { canonicalDate, nowIso } from "../../lib/time";
 import { unchanged } from "../../lib/unchanged";
-import { authGuard, type Principal } from "../auth/guard";
+import { authGuard } from "../auth/guard";
+import type { Principal } from "../../core/principal";
 import { classificationIds } from "../classification";
 import { productsByIds } from "../product/service";
 import {

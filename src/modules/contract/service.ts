@@ -1,7 +1,7 @@
 // Contract logic shared by the local rows and the external-app upsert.
 import { asc, eq, or } from "drizzle-orm";
 import ipaddr from "ipaddr.js";
-import type { AppContext, ContractChange } from "../../context";
+import type { AppContext, ContractChange } from "../../core/context";
 import { changeStamp } from "../../db/change-stamp";
 import type { TenantDb } from "../../db/sqlite";
 import { contractConfigs, contractItems, contracts } from "../../db/tenant/schema";

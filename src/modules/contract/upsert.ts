@@ -2,9 +2,9 @@
 // Everything the body names — cities, customer, billing customer, agent, the contract — is matched
 // by the app's identities and written atomically (one savepoint of a grouped commit, see
 // commitGrouped): any failure rolls the whole body back, and the answer waits for the COMMIT.
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import type { TenantDb } from "../../db/sqlite";
-import type { EventGroup } from "../../events/outbox";
+import type { EventGroup } from "../../core/events";
 import { invalidMany, type FieldError } from "../../lib/problem";
 import { unchanged } from "../../lib/unchanged";
 import { addCity, cityIdByNames, cityView, getCity, updateCity } from "../city/service";

@@ -1,7 +1,7 @@
 // Core rows of routes.md owned here: the notepad, module versions and database maintenance.
 // (Classifications, also Core rows, live in the registry module.)
 import { Elysia } from "elysia";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { created } from "../../lib/http";
 import { IdParams, ListOf, ListQuery, ProblemSchema } from "../../lib/schemas";
 import { authGuard } from "../auth/guard";

@@ -3,7 +3,7 @@
 import type { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
 import { and, eq } from "drizzle-orm";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { applyMigrations, migrationStatus, migrationsOf } from "../../db/migrations";
 import { corporations } from "../../db/platform/schema";
 import type { TenantDb } from "../../db/sqlite";

@@ -1,12 +1,13 @@
 // Corporation rows of routes.md: CRUD, members, status transitions, enabled services, the tree
 // and the public corporation check.
 import { Elysia } from "elysia";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { created, noContent } from "../../lib/http";
 import { forbidden } from "../../lib/problem";
 import { ListOf, ListQuery, ProblemSchema } from "../../lib/schemas";
-import { actionOf, authGuard, type Principal } from "../auth/guard";
-import { permits } from "../auth/permissions";
+import { actionOf, authGuard } from "../auth/guard";
+import type { Principal } from "../../core/principal";
+import { permits } from "../../core/permissions";
 import { User } from "../user/model";
 import {
   AuthNameParams,

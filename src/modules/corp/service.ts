@@ -2,7 +2,7 @@
 import { copyFileSync, existsSync, mkdirSync, renameSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { and, eq, inArray, sql } from "drizzle-orm";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import {
   corpMembers,
   corpServices,
@@ -17,7 +17,7 @@ import { newId } from "../../lib/ids";
 import { listRows, type ListParams } from "../../lib/list";
 import { conflict, invalid, notFound } from "../../lib/problem";
 import { isValidTimeZone } from "../../lib/time";
-import type { CorpRow } from "../auth/corp-cache";
+import type { CorpRow } from "../../core/corp-cache";
 import { actionsByFeature, featureIdsOf, getServiceRow } from "../catalog/service";
 import { findUser } from "../user/service";
 import { removeUserFromCorpWorkgroups, revokeServiceInCorp } from "../workgroup/service";

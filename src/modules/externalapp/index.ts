@@ -3,13 +3,14 @@
 // key verifier, so `key: true` routes of every module accept keys once it is registered.
 import { eq } from "drizzle-orm";
 import { Elysia } from "elysia";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { externalApps } from "../../db/tenant/schema";
 import { created, noContent } from "../../lib/http";
 import { listRows } from "../../lib/list";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
 import { unchanged } from "../../lib/unchanged";
-import { authGuard, type Principal } from "../auth/guard";
+import { authGuard } from "../auth/guard";
+import type { Principal } from "../../core/principal";
 import { commit } from "../registry-common";
 import {
   apiKeyOf,
@@ -37,7 +38,7 @@ const audit = (p: Principal, action: string, appId: string) => ({
 const LIST = { q: [externalApps.name], hidden: ["key_hash"] };
 
 export function externalAppModule(ctx: AppContext) {
-  ctx.apiKeys = verifyApiKey;
+  ctx.apiKeys = (tenant, appId, secret) => tenant.read((db) => verifyApiKey(db, appId, secret));
   return new Elysia({ name: "externalapp", prefix: "/api", tags: ["External App"] })
     .use(authGuard(ctx))
     .get("/externalapp", ({ tenantDb, query }) => listRows(tenantDb, externalApps, LIST, query, externalAppView), {

@@ -6,7 +6,8 @@ import { externalApps } from "../../db/tenant/schema";
 import { randomBase62, sha256Hex } from "../../lib/ids";
 import { conflict, notFound } from "../../lib/problem";
 import { Opt, Uuid } from "../../lib/schemas";
-import { API_KEY_SECRET_LENGTH, type ApiKeyCheck } from "../auth/guard";
+import { API_KEY_SECRET_LENGTH } from "../auth/guard";
+import type { ApiKeyCheck } from "../../core/principal";
 import type { Db, ExternalAppRow } from "../registry-common";
 
 export const APP_NAME_PATTERN = "^[A-Za-z0-9._-]{1,64}$";

@@ -4,7 +4,7 @@
 // record is durable, and an unanswered one is retransmitted by the NAS. The session the record
 // belongs to (isp_radius_sessions) is updated in the same transaction.
 import type { Database, Statement } from "bun:sqlite";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { writeTx, type TenantDb } from "../../db/sqlite";
 import { ispRadiusAccounting, ispRadiusSessions } from "../../db/tenant/schema";
 import { newId } from "../../lib/ids";

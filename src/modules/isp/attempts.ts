@@ -12,7 +12,7 @@
 // what it shows is complete up to the request.
 import { Elysia, t } from "elysia";
 import { and, gte, lte, type SQL } from "drizzle-orm";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { writeTx, type TenantDb } from "../../db/sqlite";
 import { ispRadiusAttempts } from "../../db/tenant/schema";
 import { newId } from "../../lib/ids";

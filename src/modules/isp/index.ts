@@ -1,7 +1,7 @@
 // ISP rows of routes.md: manufacturers, POPs, RADIUS attributes, layouts, pools and NAS, plus
 // the FreeRADIUS rlm_rest endpoints. One routes file per record type.
 import { Elysia } from "elysia";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { authGuard } from "../auth/guard";
 import { layoutRoutes } from "./layout";
 import { manufacturerRoutes } from "./manufacturer";

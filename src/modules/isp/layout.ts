@@ -1,7 +1,7 @@
 // Layouts: the RADIUS reply a NAS gets for a contract, as attributes with templated values.
 import { Elysia } from "elysia";
 import { and, asc, eq, max } from "drizzle-orm";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { writeTx, type TenantDb } from "../../db/sqlite";
 import { ispLayoutAttributes, ispLayouts, ispManufacturers, ispNas, ispRadiusAttributes } from "../../db/tenant/schema";
 import { created, noContent } from "../../lib/http";

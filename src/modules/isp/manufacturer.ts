@@ -1,7 +1,7 @@
 // Manufacturers (NAS vendors): the vendor of RADIUS attributes, layouts and NAS.
 import { Elysia } from "elysia";
 import { eq } from "drizzle-orm";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { writeTx, type TenantDb } from "../../db/sqlite";
 import { ispLayouts, ispManufacturers, ispNas, ispRadiusAttributes } from "../../db/tenant/schema";
 import { created, noContent } from "../../lib/http";

@@ -4,7 +4,7 @@
 import { Elysia } from "elysia";
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { and, eq, ne } from "drizzle-orm";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { writeTx, type TenantDb } from "../../db/sqlite";
 import { ispLayouts, ispManufacturers, ispNas, ispPools, ispPops } from "../../db/tenant/schema";
 import { created, noContent } from "../../lib/http";

@@ -1,7 +1,7 @@
 // Points of presence: where NAS and pools live; an optional Address.
 import { Elysia } from "elysia";
 import { eq } from "drizzle-orm";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { writeTx, type TenantDb } from "../../db/sqlite";
 import { ispNas, ispPools, ispPops } from "../../db/tenant/schema";
 import { created, noContent } from "../../lib/http";

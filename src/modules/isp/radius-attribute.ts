@@ -1,7 +1,7 @@
 // RADIUS attributes: dictionary names (standard, or of a manufacturer) that layouts attach.
 import { Elysia } from "elysia";
 import { and, eq, isNull, ne } from "drizzle-orm";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { writeTx, type TenantDb } from "../../db/sqlite";
 import { ispLayoutAttributes, ispManufacturers, ispRadiusAttributes } from "../../db/tenant/schema";
 import { created, noContent } from "../../lib/http";

@@ -2,11 +2,12 @@
 // Basic `<corp auth_name>:<NAS secret>`, or an external app's X-Api-Key; never a user token. The
 // NAS is the one registered with the request's NAS address either way. Every refusal is 401, which
 // rlm_rest turns into a reject.
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import type { TenantDb } from "../../db/sqlite";
 import { unauthorized } from "../../lib/problem";
 import { corpGate, parseApiKey } from "../auth/guard";
-import type { CorpRow } from "../auth/corp-cache";
+import { verifyApiKey } from "../externalapp/service";
+import type { CorpRow } from "../../core/corp-cache";
 import { canonicalIp } from "./common";
 import { cachedNas, radiusSnapshot, type Snapshot } from "./radius-cache";
 import { hashSecret, secretMatches } from "./nas";
@@ -63,7 +64,7 @@ export function radiusCaller(ctx: AppContext, request: Request): RadiusCaller & 
     if (!parsed || !corp || !ctx.apiKeys) throw unauthorized("Invalid API key");
     corpGate(corp, false);
     const db = ctx.tenants.get(corp.id);
-    const check = ctx.apiKeys(db, parsed.appId, parsed.secret);
+    const check = verifyApiKey(db, parsed.appId, parsed.secret);
     if (!check || !check.active) throw unauthorized("Invalid API key");
     return { corp, db, keyApp: check.appId, basicSecret: null };
   }

@@ -3,7 +3,7 @@
 // 401 → reject, 404 → notfound, 5xx → fail (accounting: no response, so the NAS retries).
 import { timingSafeEqual } from "node:crypto";
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import type { TenantDb } from "../../db/sqlite";
 import { notFound } from "../../lib/problem";
 import { AccountingWriter, closeNasSessions, parseAccounting } from "./accounting";

@@ -5,7 +5,7 @@
 // addresses; not the password) sends the re-rendered attributes in a CoA-Request.
 import { Elysia, t } from "elysia";
 import { and, eq, gte, lt, lte, or, isNull, sql, type SQL } from "drizzle-orm";
-import type { AppContext, ContractChange } from "../../context";
+import type { AppContext, ContractChange } from "../../core/context";
 import type { TenantDb } from "../../db/sqlite";
 import { ispNas, ispRadiusSessions } from "../../db/tenant/schema";
 import { listRows, type ListParams } from "../../lib/list";
@@ -267,9 +267,10 @@ export async function reconcileContract(ctx: AppContext, change: ContractChange)
   const sessions = openSessionsOf(db, change.contractId);
   if (!sessions.length) return;
   const after = contractConnection(db, change.contractId);
-  if (!after || !change.before) return;
+  const before = change.before as ContractConnection | null;
+  if (!after || !before) return;
   const actor = (cause: string): Actor => ({ corpId: change.corpId, userId: change.actorUserId, ip: change.ip, cause });
-  const leftActive = change.before.contract.contract_status === "ACTIVE" && after.contract.contract_status !== "ACTIVE";
+  const leftActive = before.contract.contract_status === "ACTIVE" && after.contract.contract_status !== "ACTIVE";
   const jobs: Promise<unknown>[] = [];
   for (const session of sessions) {
     let p: Prepared;
@@ -286,7 +287,7 @@ export async function reconcileContract(ctx: AppContext, change: ContractChange)
     }
     if (after.contract.contract_status !== "ACTIVE" || !p.nas.layout_id) continue;
     const now = rendered(db, p.nas.layout_id, after, after.config.password, p.nas);
-    const was = rendered(db, p.nas.layout_id, change.before, after.config.password, p.nas);
+    const was = rendered(db, p.nas.layout_id, before, after.config.password, p.nas);
     if (JSON.stringify(now) === JSON.stringify(was)) continue;
     // Attributes the dictionary does not know cannot be encoded; the rest still go.
     const attrs = now.filter((a) => dictionaryName(a.name) !== null).map((a) => ({ name: a.name, value: a.value }));

@@ -1,7 +1,7 @@
 // Metric rows of routes.md (12): CRUD by id and by name, values, history; plus the collector,
 // whose jobs follow every change made here.
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import type { TenantDb } from "../../db/sqlite";
 import { created, noContent } from "../../lib/http";
 import { IdParams, ListOf, ListQuery, ProblemSchema } from "../../lib/schemas";

@@ -4,7 +4,7 @@
 // policy and stores the value. Plain timers rather than croner: a periodicity such as 7m or 90s
 // is not a cron pattern, and timers computed from ctx.now() keep the rules in pure functions.
 import { corporations } from "../../db/platform/schema";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { findMetric, insertValue, valueProblem, type MetricRow } from "./service";
 import { isInsideWindow, nextTickAfter } from "./window";
 

@@ -3,7 +3,7 @@
 import { eq } from "drizzle-orm";
 import { writeTx, type TenantDb } from "../../db/sqlite";
 import { metrics } from "../../db/tenant/schema";
-import { recordEvent } from "../../events/outbox";
+import { recordEvent } from "../../core/events";
 import { newId } from "../../lib/ids";
 import { listRows, paging, type Page } from "../../lib/list";
 import { conflict, invalid, invalidMany, notFound, type FieldError } from "../../lib/problem";

@@ -5,7 +5,7 @@
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { Elysia, t, type Static } from "elysia";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { noContent } from "../../lib/http";
 import { conflict, notFound, Problem } from "../../lib/problem";
 import { ArrayOf } from "../../lib/schemas";

@@ -18,7 +18,7 @@ import type { Logger } from "../../lib/log";
 import { toIso } from "../../lib/time";
 import { migrationsOf } from "../../db/migrations";
 import { VERSION } from "../../version";
-import type { MetricsRegistry } from "./metrics";
+import type { MetricsRegistry } from "../../core/metrics";
 
 export const MANIFEST = "manifest.json";
 export const BACKUP_FORMAT = 1;

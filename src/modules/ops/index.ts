@@ -5,13 +5,13 @@ import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { createHash, timingSafeEqual } from "node:crypto";
 import { Elysia } from "elysia";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { normalizeAddress } from "../../lib/client-ip";
 import { forbidden, notFound, unauthorized } from "../../lib/problem";
 import { VERSION } from "../../version";
 import { BackupLock, startBackupSchedule } from "./backup";
 import { backupRoutes } from "./backup-api";
-import { labelKey, type MetricsRegistry } from "./metrics";
+import { labelKey, type MetricsRegistry } from "../../core/metrics";
 
 const REQUESTS = "corpadmin_http_requests_total";
 const DURATION = "corpadmin_http_request_duration_seconds";

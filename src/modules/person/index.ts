@@ -1,7 +1,7 @@
 // Person rows of routes.md (the document's Party): CRUD, address, external links and lookups.
 import { eq, inArray } from "drizzle-orm";
 import { Elysia } from "elysia";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import type { TenantDb } from "../../db/sqlite";
 import { persons } from "../../db/tenant/schema";
 import { created, noContent } from "../../lib/http";
@@ -9,7 +9,8 @@ import { listRows, type ListParams } from "../../lib/list";
 import { conflict, notFound } from "../../lib/problem";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
 import { unchanged } from "../../lib/unchanged";
-import { authGuard, type Principal } from "../auth/guard";
+import { authGuard } from "../auth/guard";
+import type { Principal } from "../../core/principal";
 import { personIsParty } from "../contract/service";
 import {
   ADDRESS_COLUMN_NAMES,

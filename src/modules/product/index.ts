@@ -1,7 +1,7 @@
 // Product rows of routes.md: CRUD, lookup by identity (the product code), classifications.
 import { eq } from "drizzle-orm";
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { productClassifications, products } from "../../db/tenant/schema";
 import { created, noContent } from "../../lib/http";
 import { listRows } from "../../lib/list";

@@ -1,10 +1,10 @@
 // QR codes: create, update, active/inactive, delete, list and CSV export. Dynamic codes also own a
 // row of the platform slug index, written before the tenant row and removed if that fails.
 import { and, asc, eq, getTableColumns, sql } from "drizzle-orm";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { qrCampaigns, qrCategories, qrCodes, qrLogos } from "../../db/tenant/schema";
 import { writeTx, type TenantDb } from "../../db/sqlite";
-import { recordEvent } from "../../events/outbox";
+import { recordEvent } from "../../core/events";
 import { newId, randomBase62 } from "../../lib/ids";
 import { listClauses, listRows, type ListParams, type ListSpec } from "../../lib/list";
 import { conflict, invalid, invalidMany, notFound, type FieldError } from "../../lib/problem";

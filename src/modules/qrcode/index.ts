@@ -1,7 +1,7 @@
 // The QRCode group (routes.md): codes, images, logos, campaigns, categories, scan analytics and
 // the public redirect GET /q/{slug}, which lives outside /api.
 import { Elysia } from "elysia";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import type { EdgeRoutes } from "../../lib/edge";
 import { AccessRecorder } from "./recorder";
 import { redirectHandler, redirectModule, SlugCache } from "./redirect";

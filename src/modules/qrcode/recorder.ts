@@ -3,7 +3,7 @@
 // when that took longer), sooner when a batch fills up, and on shutdown: a visitor never waits for
 // a commit, and the commit's disk sync never stalls the event loop. What a crash can lose is thus
 // FLUSH_MS plus about two commits (README gives the measured bound).
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { newId } from "../../lib/ids";
 import { toIso } from "../../lib/time";
 import { writerUrl, type DoneMessage, type WriteMessage } from "./access-writer";

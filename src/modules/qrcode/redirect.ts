@@ -3,7 +3,7 @@
 // that every change to a code clears; the corporation's status comes from the corporation cache,
 // which the corporations module keeps current, so blocking takes effect at once.
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { Problem } from "../../lib/problem";
 import type { AccessRecorder } from "./recorder";
 

@@ -1,6 +1,6 @@
 // /api/qrcode/logo, /api/qrcode/campaign and /api/qrcode/category rows.
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { created, noContent } from "../../lib/http";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
 import { authGuard } from "../auth/guard";

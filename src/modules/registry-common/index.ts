@@ -4,14 +4,14 @@ import type { Database } from "bun:sqlite";
 import { and, eq, getTableColumns, getTableName, inArray, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { t, type Static } from "elysia";
-import type { AppContext } from "../../context";
-import { recordEvent, type EventGroup } from "../../events/outbox";
+import type { AppContext } from "../../core/context";
+import { recordEvent, type EventGroup } from "../../core/events";
 import type { TenantDb } from "../../db/sqlite";
 import { externalApps, externalLinks } from "../../db/tenant/schema";
 import { conflict, forbidden, invalid, notFound } from "../../lib/problem";
 import { Opt, Uuid, Enum } from "../../lib/schemas";
 import { nowIso } from "../../lib/time";
-import type { Principal } from "../auth/guard";
+import type { Principal } from "../../core/principal";
 
 export type Tx = Parameters<Parameters<TenantDb["transaction"]>[0]>[0];
 export type Db = TenantDb | Tx;

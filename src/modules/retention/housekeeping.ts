@@ -27,7 +27,7 @@
 // that the batch that finds nothing left does not scan a large table under the write lock.
 import { existsSync } from "node:fs";
 import type { Database } from "bun:sqlite";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { writeTx, type AnyDb } from "../../db/sqlite";
 import { toIso } from "../../lib/time";
 

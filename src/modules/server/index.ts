@@ -1,6 +1,6 @@
 // Server rows of routes.md: the directories where corporation databases live.
 import { Elysia } from "elysia";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { created, noContent } from "../../lib/http";
 import { IdParams, ListOf, ListQuery, ProblemSchema } from "../../lib/schemas";
 import { authGuard } from "../auth/guard";

@@ -3,7 +3,7 @@
 import { mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { count, eq, sql } from "drizzle-orm";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { corporations, servers } from "../../db/platform/schema";
 import { writeTx } from "../../db/sqlite";
 import { newId } from "../../lib/ids";

@@ -3,9 +3,10 @@
 // webhook queue), so a socket sees each event committed while it is open, once.
 import { randomBytes } from "node:crypto";
 import type { ServerWebSocket } from "bun";
-import type { AppContext } from "../../context";
-import { EVENT_AREAS } from "../../events/outbox";
-import { actionOf, type Principal } from "../auth/guard";
+import type { AppContext } from "../../core/context";
+import { EVENT_AREAS } from "../../core/events";
+import { actionOf } from "../auth/guard";
+import type { Principal } from "../../core/principal";
 
 export const TICKET_SECONDS = 30 as const;
 /** Close code for a socket whose session was revoked or expired (4000-4999: application codes). */

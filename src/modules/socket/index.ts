@@ -3,7 +3,7 @@
 // corporation's event payloads the user may see, and closes with 4401 when the session ends.
 import { Elysia, t } from "elysia";
 import type { ServerWebSocket } from "bun";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { unauthorized } from "../../lib/problem";
 import { authGuard } from "../auth/guard";
 import { SocketHub, TICKET_SECONDS, type SocketClient } from "./hub";

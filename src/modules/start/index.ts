@@ -2,7 +2,7 @@
 // the first corporation. Answers 409 once any user exists, so it cannot be replayed.
 import { Elysia, t } from "elysia";
 import { count } from "drizzle-orm";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { users } from "../../db/platform/schema";
 import { newId } from "../../lib/ids";
 import { conflict } from "../../lib/problem";

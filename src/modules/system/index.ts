@@ -6,7 +6,7 @@ import { openapi } from "@elysiajs/openapi";
 // The package's exports do not expose the standalone bundle; a relative path reaches it, and
 // `type: "file"` embeds it in the compiled binary.
 import scalarBundle from "../../../node_modules/@scalar/api-reference/dist/browser/standalone.js" with { type: "file" };
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { registerFormats } from "../../lib/formats";
 import { unavailable } from "../../lib/problem";
 import { ProblemSchema } from "../../lib/schemas";

@@ -2,13 +2,14 @@
 // keys, permissions and two-factor authentication. Workgroups live in ../workgroup.
 import { Elysia, t } from "elysia";
 import { eq } from "drizzle-orm";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { users } from "../../db/platform/schema";
 import { created, noContent } from "../../lib/http";
 import { listRows } from "../../lib/list";
 import { forbidden, notFound, Problem } from "../../lib/problem";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
-import { authGuard, requestIdOf, type Principal } from "../auth/guard";
+import { authGuard, requestIdOf } from "../auth/guard";
+import type { Principal } from "../../core/principal";
 import { isMember } from "../auth/login";
 import {
   LoginParams,

@@ -2,13 +2,13 @@
 // create/update/delete, status, passwords and their reset keys, two-factor, permissions.
 import { randomBytes } from "node:crypto";
 import { and, eq, inArray, lt, ne } from "drizzle-orm";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { corpMembers, passwordResetKeys, users } from "../../db/platform/schema";
 import { writeTx } from "../../db/sqlite";
 import { newId, sha256Hex } from "../../lib/ids";
 import { conflict, forbidden, invalid, notFound } from "../../lib/problem";
 import { nowIso, toIso } from "../../lib/time";
-import type { Principal } from "../auth/guard";
+import type { Principal } from "../../core/principal";
 import { isMember } from "../auth/login";
 import { consumeCode, forgetDevices, newTotpSecret, otpauthUri, twoFactorInvalid } from "../auth/two-factor";
 import type { Permissions, UserCreate, UserUpdate } from "./model";

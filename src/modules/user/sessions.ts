@@ -2,12 +2,13 @@
 // sees their own; a holder of platform.user those of the working corporation's members, in that
 // corporation; `*` every session of anyone.
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { noContent } from "../../lib/http";
 import { forbidden, notFound } from "../../lib/problem";
 import { ArrayOf, Nullable, Uuid } from "../../lib/schemas";
-import { authGuard, type Principal } from "../auth/guard";
-import type { SessionRow } from "../auth/sessions";
+import { authGuard } from "../auth/guard";
+import type { Principal } from "../../core/principal";
+import type { SessionRow } from "../../core/sessions";
 import { findUser, visibleUser } from "./service";
 
 export const UserSession = t.Object({

@@ -6,7 +6,7 @@
 // a delivery is marked done only after a 2xx has been received and its row committed; a crash at
 // any point leaves rows that the start-up sweep picks up again, with the same webhook-id.
 import { createHmac } from "node:crypto";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { writeTx, type TenantDb } from "../../db/sqlite";
 import { EgressRefused } from "../../lib/egress";
 import { newId } from "../../lib/ids";

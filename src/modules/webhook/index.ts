@@ -1,7 +1,7 @@
 // Webhook rows of routes.md (10), the replay rows of its Operator additions (resend, recover,
 // test) and the in-process dispatcher that delivers the events.
 import { Elysia } from "elysia";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { created, noContent } from "../../lib/http";
 import { newId } from "../../lib/ids";
 import { invalid } from "../../lib/problem";

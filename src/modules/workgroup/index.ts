@@ -1,12 +1,13 @@
 // Workgroup rows of routes.md (in its User group): CRUD, members, service and feature grants.
 import { Elysia } from "elysia";
 import { eq } from "drizzle-orm";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import { workgroups } from "../../db/platform/schema";
 import { created, noContent } from "../../lib/http";
 import { listRows } from "../../lib/list";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
-import { authGuard, type Principal } from "../auth/guard";
+import { authGuard } from "../auth/guard";
+import type { Principal } from "../../core/principal";
 import { FeatureParams, MemberParams, ServiceParams, Workgroup, WorkgroupInput } from "./model";
 import {
   addMember,

@@ -1,11 +1,11 @@
 // Workgroups of a corporation: members, and the services and features granted to them. Every
 // change here changes someone's permissions, so each one drops the permission cache at once.
 import { and, asc, eq, inArray, ne, type SQLWrapper } from "drizzle-orm";
-import type { AppContext } from "../../context";
+import type { AppContext } from "../../core/context";
 import type { PlatformDb } from "../../db/sqlite";
 import { corpServices, features, services, users, workgroupFeatures, workgroupMembers, workgroupServices, workgroups } from "../../db/platform/schema";
 import { conflict, notFound } from "../../lib/problem";
-import type { Principal } from "../auth/guard";
+import type { Principal } from "../../core/principal";
 import { isMember } from "../auth/login";
 import type { Workgroup, WorkgroupInput } from "./model";
 

@@ -1,8 +1,8 @@
 // Corporations are read on every authenticated request (status gate, timezone, server). The
 // cache holds them until the corporation module invalidates an entry after a change.
 import { eq, sql } from "drizzle-orm";
-import { corporations } from "../../db/platform/schema";
-import type { PlatformDb } from "../../db/sqlite";
+import { corporations } from "../db/platform/schema";
+import type { PlatformDb } from "../db/sqlite";
 
 export type CorpRow = typeof corporations.$inferSelect;
 

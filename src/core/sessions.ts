@@ -2,8 +2,8 @@
 // revoking it (logout, refresh, change of corporation, password change, ...) takes effect at once.
 import type { Database } from "bun:sqlite";
 import { timingSafeEqual } from "node:crypto";
-import { newId } from "../../lib/ids";
-import { nowIso, toIso } from "../../lib/time";
+import { newId } from "../lib/ids";
+import { nowIso, toIso } from "../lib/time";
 
 const HEADER = Buffer.from(JSON.stringify({ alg: "HS256", typ: "JWT" })).toString("base64url");
 

@@ -3,31 +3,36 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import type { Config } from "./config";
-import { bootstrapPlatform, migrateAllCorps } from "./db/bootstrap";
-import { openPlatformDb, type PlatformDb } from "./db/sqlite";
-import { TenantDbs } from "./db/tenants";
-import { EventBus } from "./events/outbox";
-import { clientIpResolver, type ClientIpResolver } from "./lib/client-ip";
-import { EgressPolicy } from "./lib/egress";
-import { createLogger, type Logger } from "./lib/log";
-import { Mailer } from "./lib/mailer";
-import { RateLimiter } from "./lib/rate-limit";
-import { SecretBox } from "./lib/secret-box";
-import { PasswordHasher } from "./lib/passwords";
-import { CorpCache } from "./modules/auth/corp-cache";
-import type { ApiKeyVerifier, Principal } from "./modules/auth/guard";
-import { PermissionCache } from "./modules/auth/permissions";
-import { Sessions } from "./modules/auth/sessions";
-import type { Migration } from "./db/migrations";
-import type { ContractConnection } from "./modules/contract/service";
-import { AuditLog } from "./modules/ops/audit";
-import { MetricsRegistry } from "./modules/ops/metrics";
+import type { Config } from "../config";
+import { bootstrapPlatform, migrateAllCorps } from "../db/bootstrap";
+import { SqliteDoor } from "../db/door";
+import { openPlatformDb, type PlatformDb } from "../db/sqlite";
+import { TenantDbs } from "../db/tenants";
+import { EventBus } from "./events";
+import { clientIpResolver, type ClientIpResolver } from "../lib/client-ip";
+import { EgressPolicy } from "../lib/egress";
+import { createLogger, type Logger } from "../lib/log";
+import { Mailer } from "../lib/mailer";
+import { RateLimiter } from "../lib/rate-limit";
+import { SecretBox } from "../lib/secret-box";
+import { PasswordHasher } from "../lib/passwords";
+import { CorpCache } from "./corp-cache";
+import type { ApiKeyVerifier, Principal } from "./principal";
+import { PermissionCache } from "./permissions";
+import { Sessions } from "./sessions";
+import type { Migration } from "../db/migrations";
+import { AuditLog } from "./audit";
+import { MetricsRegistry } from "./metrics";
+import { Store } from "./store";
 
 export interface AppContext {
   config: Config;
   logger: Logger;
+  /** The one door into the databases (src/core/store.ts). */
+  store: Store;
+  /** Transitional (issue 16): the platform writer connection; use ctx.store. */
   platform: PlatformDb;
+  /** Corporation database files: paths, migrations, open handles (lifecycle, not data access). */
   tenants: TenantDbs;
   corps: CorpCache;
   permissions: PermissionCache;
@@ -73,8 +78,8 @@ export interface AppContext {
 export interface ContractChange {
   corpId: string;
   contractId: string;
-  /** What RADIUS renders from, before the change (contract/service.ts contractConnection); null: new. */
-  before: ContractConnection | null;
+  /** What RADIUS renders from, before the change (the contract module's `ContractConnection`); null: new. */
+  before: unknown;
   actorUserId: string | null;
   ip: string | null;
 }
@@ -120,22 +125,26 @@ function tokenKey(config: Config): Uint8Array {
 export function createContext(config: Config, options: ContextOptions = {}): AppContext {
   mkdirSync(config.dataDir, { recursive: true });
   const logger = options.logger ?? createLogger(config.logLevel);
-  const platform = openPlatformDb(join(config.dataDir, "platform.db"));
+  const platformPath = join(config.dataDir, "platform.db");
+  const platform = openPlatformDb(platformPath);
   const { builtinServerId } = bootstrapPlatform(platform, config.dataDir, options.platformMigrations);
   const tenants = new TenantDbs(platform, logger, undefined, options.tenantMigrations);
   migrateAllCorps(platform, tenants, logger);
+  const events = new EventBus();
+  const platformDoor = new SqliteDoor(platform, platformPath);
   const closers: (() => void | Promise<void>)[] = [];
   let closed = false;
   const ctx: AppContext = {
     config,
     logger,
+    store: new Store(platformDoor, tenants, events),
     platform,
     tenants,
     corps: new CorpCache(platform),
     permissions: new PermissionCache(platform),
     sessions: new Sessions(platform.$client, tokenKey(config), config.tokenTtl),
     passwords: new PasswordHasher(config.maxConcurrentHashes),
-    events: new EventBus(),
+    events,
     mailer: new Mailer(config.smtpUrl, config.smtpFrom, logger),
     publicAuthLimiter: new RateLimiter(options.publicAuthLimit ?? config.authRateLimit, 60_000, options.now ?? Date.now),
     egress: new EgressPolicy(config.egressAllow, config.egressDeny),
@@ -170,7 +179,7 @@ export function createContext(config: Config, options: ContextOptions = {}): App
       }
       ctx.mailer.close();
       tenants.closeAll();
-      platform.$client.close();
+      platformDoor.close();
     },
     serviceMetrics: new MetricsRegistry(),
     audit: new AuditLog(platform.$client, logger, config.auditRetentionDays, options.now ?? Date.now),

@@ -13,9 +13,9 @@
 //   rollback of the change it reports). Passwords, tokens, keys, TOTP codes and request bodies
 //   never go into any field; values are cut to 200 characters.
 import type { Database, Statement } from "bun:sqlite";
-import type { Logger } from "../../lib/log";
-import { newId } from "../../lib/ids";
-import { toIso } from "../../lib/time";
+import type { Logger } from "../lib/log";
+import { newId } from "../lib/ids";
+import { toIso } from "../lib/time";
 
 export interface AuditEntry {
   action: string;

@@ -2,7 +2,7 @@
 // services granted to the user's workgroups add their identifiers to `admin`, granted features add
 // their actions to `allow`; only services enabled for the corporation count. Cached per
 // (user, corporation) and dropped whole on any grant, membership or service change.
-import type { PlatformDb } from "../../db/sqlite";
+import type { PlatformDb } from "../db/sqlite";
 
 export interface Permission {
   admin: string[];

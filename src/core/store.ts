@@ -1,0 +1,138 @@
+// The one door into the database. Every module reads and writes through the store, asynchronously:
+//
+//   await ctx.store.platform.read((db) => ...)            the platform database
+//   await ctx.store.tenant(corpId).write(async (tx, w) => { ...; w.emit(...) })
+//
+// The engine behind it (today SQLite, src/db/door.ts) guarantees: one writer per database at a
+// time, the write lock taken up front, no read ever sees another request's uncommitted rows, and a
+// write that resolved is durable. The write-plus-event path is here and only here: `w.emit` writes
+// the outbox row in the write's own transaction (its payload built just before COMMIT, from the
+// state the write produced), and the event bus is told after the COMMIT so that the webhook
+// dispatcher and open sockets wake at once. A failed write rolls back whole and emits nothing.
+import type { SqliteDoor, SqliteHandle } from "../db/door";
+import type { PlatformDb, TenantDb } from "../db/sqlite";
+import type { TenantDbs } from "../db/tenants";
+import { recordEvent, type EventBus, type EventGroup } from "./events";
+
+/** What a write callback is handed besides its transaction handle. */
+export interface WriteScope {
+  /** Runs after the COMMIT (caches to forget, wake-ups); never when the write rolled back. */
+  afterCommit(fn: () => void): void;
+}
+
+export interface TenantWriteScope extends WriteScope {
+  readonly corpId: string;
+  /**
+   * Records an event of this write: the outbox row is inserted in the same transaction. `data` is
+   * the record as its GET returns it, or a function that builds it from the transaction just
+   * before COMMIT (after every change of the write).
+   */
+  emit(type: EventGroup, recordId: string, data: unknown | ((tx: TenantDb) => unknown)): void;
+}
+
+export interface Door<H, S extends WriteScope> {
+  /** Reads the last committed state; `fn` may await. */
+  read<T>(fn: (db: H) => T | Promise<T>): Promise<T>;
+  /** One transaction, holding the database's write lock from its start; `fn` may await. */
+  write<T>(fn: (tx: H, scope: S) => T | Promise<T>): Promise<T>;
+  /** `write` sharing one transaction with the writes queued in the same turn (group commit). */
+  writeGrouped<T>(fn: (tx: H, scope: S) => T | Promise<T>): Promise<T>;
+}
+
+export type PlatformDoor = Door<PlatformDb, WriteScope>;
+export type TenantDoor = Door<TenantDb, TenantWriteScope>;
+
+class Scope implements TenantWriteScope {
+  private after: (() => void)[] = [];
+  private events: { type: EventGroup; recordId: string; data: unknown }[] = [];
+
+  constructor(
+    readonly corpId: string,
+    private bus: EventBus | null,
+  ) {}
+
+  afterCommit(fn: () => void): void {
+    this.after.push(fn);
+  }
+
+  emit(type: EventGroup, recordId: string, data: unknown): void {
+    if (!this.bus) throw new Error("events belong to a corporation database");
+    this.events.push({ type, recordId, data });
+  }
+
+  /** Inside the transaction, after the callback: the outbox rows. */
+  flush(tx: TenantDb): void {
+    for (const e of this.events) recordEvent(tx, e.type, e.recordId, typeof e.data === "function" ? (e.data as (tx: TenantDb) => unknown)(tx) : e.data);
+  }
+
+  /** After the COMMIT. */
+  committed(): void {
+    if (this.events.length) this.bus!.committed(this.corpId);
+    for (const fn of this.after) {
+      try {
+        fn();
+      } catch {
+        // An after-commit step must not turn a committed write into a failed request.
+      }
+    }
+  }
+}
+
+class ScopedDoor<H extends SqliteHandle, S extends WriteScope> implements Door<H, S> {
+  constructor(
+    private door: SqliteDoor,
+    private corpId: string,
+    private bus: EventBus | null,
+  ) {}
+
+  read<T>(fn: (db: H) => T | Promise<T>): Promise<T> {
+    return this.door.read(fn as (db: SqliteHandle) => T | Promise<T>);
+  }
+
+  async write<T>(fn: (tx: H, scope: S) => T | Promise<T>): Promise<T> {
+    const scope = new Scope(this.corpId, this.bus);
+    const result = await this.door.write(async (tx) => {
+      const out = await fn(tx as H, scope as unknown as S);
+      scope.flush(tx as TenantDb);
+      return out;
+    });
+    scope.committed();
+    return result;
+  }
+
+  async writeGrouped<T>(fn: (tx: H, scope: S) => T | Promise<T>): Promise<T> {
+    const scope = new Scope(this.corpId, this.bus);
+    const result = await this.door.writeGrouped(async (tx) => {
+      const out = await fn(tx as H, scope as unknown as S);
+      scope.flush(tx as TenantDb);
+      return out;
+    });
+    scope.committed();
+    return result;
+  }
+}
+
+/** The store of one app: the platform database and one database per corporation. */
+export class Store {
+  readonly platform: PlatformDoor;
+  private tenantDoors = new WeakMap<SqliteDoor, TenantDoor>();
+
+  constructor(
+    platformDoor: SqliteDoor,
+    private tenants: TenantDbs,
+    private bus: EventBus,
+  ) {
+    this.platform = new ScopedDoor<PlatformDb, WriteScope>(platformDoor, "", null);
+  }
+
+  /** The door of a corporation's database (opened on demand; least recently used closed first). */
+  tenant(corpId: string): TenantDoor {
+    const door = this.tenants.door(corpId);
+    let scoped = this.tenantDoors.get(door);
+    if (!scoped) {
+      scoped = new ScopedDoor<TenantDb, TenantWriteScope>(door, corpId, this.bus);
+      this.tenantDoors.set(door, scoped);
+    }
+    return scoped;
+  }
+}

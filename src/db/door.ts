@@ -1,0 +1,185 @@
+// The SQLite side of the store (src/core/store.ts): one "door" per database file. Every database
+// access of the service goes through a door, asynchronously:
+// - write(fn): one writer per file at a time, behind an async lock; BEGIN IMMEDIATE takes SQLite's
+//   write lock up front, so a read-then-write never fails half way with SQLITE_BUSY; `fn` may
+//   await (the lock is held until COMMIT or ROLLBACK).
+// - read(fn): runs on a second connection that never writes. With WAL it sees the last committed
+//   state, so no request reads the uncommitted rows of a write transaction that is awaiting
+//   something on the writer connection.
+// - writeGrouped(fn): writes queued within one turn of the event loop share one transaction (one
+//   fsync under synchronous=FULL), each in its own savepoint; every promise settles after COMMIT.
+import type { Database } from "bun:sqlite";
+import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
+import { openSqlite } from "./sqlite";
+
+export type SqliteHandle = BunSQLiteDatabase & { $client: Database };
+
+/** Bounds one grouped transaction (and so the wait of the write queued last in it). */
+const MAX_GROUP = 64;
+
+interface GroupedJob {
+  fn: (tx: SqliteHandle) => unknown;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
+
+/** A FIFO async mutex: acquire() resolves when the caller holds it. */
+export class AsyncLock {
+  private held = false;
+  private waiters: (() => void)[] = [];
+
+  /** Takes the lock; returns null when it was free (no await needed), else a promise. */
+  tryAcquire(): Promise<void> | null {
+    if (!this.held) {
+      this.held = true;
+      return null;
+    }
+    return new Promise<void>((resolve) => this.waiters.push(resolve));
+  }
+
+  release(): void {
+    const next = this.waiters.shift();
+    if (next) next();
+    else this.held = false;
+  }
+
+  get busy(): boolean {
+    return this.held;
+  }
+}
+
+export class SqliteDoor {
+  /** Operations in flight; a door is closed only when none is (tenant handle eviction). */
+  active = 0;
+  private lock = new AsyncLock();
+  private readerHandle: SqliteHandle | null = null;
+  private grouped: GroupedJob[] = [];
+  private groupScheduled = false;
+  private closed = false;
+
+  constructor(
+    /** The connection that writes (and that migrations and start-up work use). */
+    readonly writer: SqliteHandle,
+    private path: string,
+  ) {}
+
+  /** The read connection, opened on the first read. */
+  get reader(): SqliteHandle {
+    if (!this.readerHandle) {
+      const client = openSqlite(this.path, { create: false, readonly: true });
+      this.readerHandle = drizzle({ client }) as SqliteHandle;
+    }
+    return this.readerHandle;
+  }
+
+  async read<T>(fn: (db: SqliteHandle) => T | Promise<T>): Promise<T> {
+    this.active++;
+    try {
+      return await fn(this.reader);
+    } finally {
+      this.active--;
+    }
+  }
+
+  async write<T>(fn: (tx: SqliteHandle) => T | Promise<T>): Promise<T> {
+    this.active++;
+    try {
+      const wait = this.lock.tryAcquire();
+      if (wait) await wait;
+      try {
+        return await this.transaction(fn);
+      } finally {
+        this.lock.release();
+      }
+    } finally {
+      this.active--;
+    }
+  }
+
+  /**
+   * `write` for bursts of small writes (the external-app upsert, metric values): the writes queued
+   * in one turn share ONE transaction, each in a savepoint in arrival order (so each sees the ones
+   * before it, and a failing one rolls back alone). Promises settle after the COMMIT: an
+   * acknowledged write is durable. If BEGIN or COMMIT fails, every write of the group rejects.
+   */
+  writeGrouped<T>(fn: (tx: SqliteHandle) => T | Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.grouped.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      if (!this.groupScheduled) {
+        this.groupScheduled = true;
+        this.active++;
+        setImmediate(() => void this.flushGroups());
+      }
+    });
+  }
+
+  private async flushGroups(): Promise<void> {
+    try {
+      while (this.grouped.length) {
+        const jobs = this.grouped.splice(0, MAX_GROUP);
+        const wait = this.lock.tryAcquire();
+        if (wait) await wait;
+        let outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[];
+        try {
+          outcomes = await this.transaction(async (tx) => {
+            const out: typeof outcomes = [];
+            const client = tx.$client;
+            for (const job of jobs) {
+              client.run("SAVEPOINT grouped");
+              try {
+                const value = await job.fn(tx);
+                client.run("RELEASE grouped");
+                out.push({ ok: true, value });
+              } catch (error) {
+                client.run("ROLLBACK TO grouped");
+                client.run("RELEASE grouped");
+                out.push({ ok: false, error });
+              }
+            }
+            return out;
+          });
+        } catch (error) {
+          for (const job of jobs) job.reject(error);
+          continue;
+        } finally {
+          this.lock.release();
+        }
+        jobs.forEach((job, i) => {
+          const o = outcomes[i];
+          if (o.ok) job.resolve(o.value);
+          else job.reject(o.error);
+        });
+      }
+    } finally {
+      this.groupScheduled = false;
+      this.active--;
+    }
+  }
+
+  /** BEGIN IMMEDIATE … COMMIT on the writer; the caller holds the lock. */
+  private async transaction<T>(fn: (tx: SqliteHandle) => T | Promise<T>): Promise<T> {
+    if (this.closed) throw new Error("the database was closed");
+    const client = this.writer.$client;
+    client.run("BEGIN IMMEDIATE");
+    try {
+      const result = await fn(this.writer);
+      client.run("COMMIT");
+      return result;
+    } catch (err) {
+      if (client.inTransaction) client.run("ROLLBACK");
+      throw err;
+    }
+  }
+
+  /** True while a write holds the lock or writes wait to be grouped. */
+  get writing(): boolean {
+    return this.lock.busy || this.groupScheduled;
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.readerHandle?.$client.close();
+    this.writer.$client.close();
+  }
+}
