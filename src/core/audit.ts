@@ -12,10 +12,10 @@
 // - Call it after the change's transaction has committed (a failure record must survive the
 //   rollback of the change it reports). Passwords, tokens, keys, TOTP codes and request bodies
 //   never go into any field; values are cut to 200 characters.
-import type { Database, Statement } from "bun:sqlite";
 import type { Logger } from "../lib/log";
 import { newId } from "../lib/ids";
 import { toIso } from "../lib/time";
+import type { PlatformDoor } from "./store";
 
 export interface AuditEntry {
   action: string;
@@ -36,22 +36,18 @@ const DAY_MS = 86_400_000;
 const clip = (v: string | null | undefined): string | null => (v == null || v === "" ? null : String(v).slice(0, MAX_FIELD));
 
 export class AuditLog {
-  private insert: Statement;
-  private prune: Statement;
-
   constructor(
-    private sqlite: Database,
+    private platform: PlatformDoor,
     private logger: Logger,
     private retentionDays: number,
     private now: () => number,
-  ) {
-    this.insert = sqlite.query(
-      "INSERT INTO audit_log (id, at, action, outcome, actor_user_id, corp_id, target, ip, reason, request_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    );
-    this.prune = sqlite.query("DELETE FROM audit_log WHERE at < ?");
-  }
+  ) {}
 
-  record(entry: AuditEntry): void {
+  /**
+   * Writes the entry (awaited: the row is durable when this resolves). Never rejects: a failed
+   * write is logged, and the log line has gone out first in any case.
+   */
+  async record(entry: AuditEntry): Promise<void> {
     const row = {
       id: newId(),
       at: toIso(new Date(this.now())),
@@ -67,29 +63,36 @@ export class AuditLog {
     // The log line goes out even when the database write fails: the event must not vanish.
     this.logger.info("audit", row);
     try {
-      this.insert.run(row.id, row.at, row.action, row.outcome, row.actor_user_id, row.corp_id, row.target, row.ip, row.reason, row.request_id);
+      // Grouped: a burst of failed logins is one transaction, not one fsync each.
+      await this.platform.writeGrouped((tx) =>
+        tx.$client
+          .query(
+            "INSERT INTO audit_log (id, at, action, outcome, actor_user_id, corp_id, target, ip, reason, request_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+          )
+          .run(row.id, row.at, row.action, row.outcome, row.actor_user_id, row.corp_id, row.target, row.ip, row.reason, row.request_id),
+      );
     } catch (err) {
       this.logger.error("audit log write failed", { action: row.action, error: String(err) });
     }
   }
 
   /** Deletes entries older than the retention; returns how many went. */
-  pruneExpired(): number {
+  async pruneExpired(): Promise<number> {
     const cutoff = toIso(new Date(this.now() - this.retentionDays * DAY_MS));
-    return this.prune.run(cutoff).changes;
+    return this.platform.write((tx) => tx.$client.query("DELETE FROM audit_log WHERE at < ?").run(cutoff).changes);
   }
 
   /** Prunes now and then once a day until stopped. */
   startRetention(): () => void {
-    const run = () => {
+    const run = async () => {
       try {
-        const removed = this.pruneExpired();
+        const removed = await this.pruneExpired();
         if (removed) this.logger.info("audit log pruned", { removed, retention_days: this.retentionDays });
       } catch (err) {
         this.logger.error("audit log pruning failed", { error: String(err) });
       }
     };
-    run();
+    void run();
     const timer = setInterval(run, DAY_MS);
     timer.unref?.();
     return () => clearInterval(timer);

@@ -16,10 +16,10 @@ import { Mailer } from "../lib/mailer";
 import { RateLimiter } from "../lib/rate-limit";
 import { SecretBox } from "../lib/secret-box";
 import { PasswordHasher } from "../lib/passwords";
-import { CorpCache } from "./corp-cache";
+import { CorpCache, type CorpLookups } from "./corp-cache";
 import type { ApiKeyVerifier, Principal } from "./principal";
-import { PermissionCache } from "./permissions";
-import { Sessions } from "./sessions";
+import { PermissionCache, type PermissionQueries } from "./permissions";
+import { Sessions, type UserFlags } from "./sessions";
 import type { Migration } from "../db/migrations";
 import { AuditLog } from "./audit";
 import { MetricsRegistry } from "./metrics";
@@ -122,7 +122,17 @@ function tokenKey(config: Config): Uint8Array {
   return new TextEncoder().encode(readFileSync(path, "utf8").trim());
 }
 
-export function createContext(config: Config, options: ContextOptions = {}): AppContext {
+/**
+ * What the kernel reads from tables that modules own, handed in by the app (src/app.ts) so that
+ * the kernel imports no module: corporations (corp), a user's flags (user), grants (workgroup).
+ */
+export interface KernelQueries {
+  corps: CorpLookups;
+  userFlags: (db: PlatformDb, userId: string) => UserFlags | null;
+  permissions: PermissionQueries;
+}
+
+export function createContext(config: Config, queries: KernelQueries, options: ContextOptions = {}): AppContext {
   mkdirSync(config.dataDir, { recursive: true });
   const logger = options.logger ?? createLogger(config.logLevel);
   const platformPath = join(config.dataDir, "platform.db");
@@ -132,17 +142,18 @@ export function createContext(config: Config, options: ContextOptions = {}): App
   migrateAllCorps(platform, tenants, logger);
   const events = new EventBus();
   const platformDoor = new SqliteDoor(platform, platformPath);
+  const store = new Store(platformDoor, tenants, events);
   const closers: (() => void | Promise<void>)[] = [];
   let closed = false;
   const ctx: AppContext = {
     config,
     logger,
-    store: new Store(platformDoor, tenants, events),
+    store,
     platform,
     tenants,
-    corps: new CorpCache(platform),
-    permissions: new PermissionCache(platform),
-    sessions: new Sessions(platform.$client, tokenKey(config), config.tokenTtl),
+    corps: new CorpCache(store.platform, queries.corps),
+    permissions: new PermissionCache(store.platform, queries.permissions),
+    sessions: new Sessions(store.platform, tokenKey(config), config.tokenTtl, queries.userFlags, logger),
     passwords: new PasswordHasher(config.maxConcurrentHashes),
     events,
     mailer: new Mailer(config.smtpUrl, config.smtpFrom, logger),
@@ -182,7 +193,7 @@ export function createContext(config: Config, options: ContextOptions = {}): App
       platformDoor.close();
     },
     serviceMetrics: new MetricsRegistry(),
-    audit: new AuditLog(platform.$client, logger, config.auditRetentionDays, options.now ?? Date.now),
+    audit: new AuditLog(store.platform, logger, config.auditRetentionDays, options.now ?? Date.now),
     secrets: SecretBox.forDataDir(config.dataDir),
   };
   return ctx;

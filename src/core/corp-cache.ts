@@ -1,41 +1,45 @@
 // Corporations are read on every authenticated request (status gate, timezone, server). The
-// cache holds them until the corporation module invalidates an entry after a change.
-import { eq, sql } from "drizzle-orm";
-import { corporations } from "../db/platform/schema";
+// cache holds them until the corporation module invalidates an entry after a change. The rows come
+// from the corporation module (which owns the table) through the lookups it hands the kernel.
+import type { corporations } from "../db/platform/schema";
 import type { PlatformDb } from "../db/sqlite";
+import type { PlatformDoor } from "./store";
 
 export type CorpRow = typeof corporations.$inferSelect;
+
+export interface CorpLookups {
+  byId(db: PlatformDb, id: string): CorpRow | null;
+  byAuthName(db: PlatformDb, authName: string): CorpRow | null;
+}
 
 export class CorpCache {
   private byId = new Map<string, CorpRow>();
   private idByName = new Map<string, string>();
-  private byIdStmt;
-  private byNameStmt;
 
-  constructor(db: PlatformDb) {
-    this.byIdStmt = db.select().from(corporations).where(eq(corporations.id, sql.placeholder("id"))).prepare();
-    this.byNameStmt = db.select().from(corporations).where(eq(corporations.auth_name, sql.placeholder("name"))).prepare();
-  }
+  constructor(
+    private platform: PlatformDoor,
+    private lookups: CorpLookups,
+  ) {}
 
-  get(id: string): CorpRow | null {
+  async get(id: string): Promise<CorpRow | null> {
     const hit = this.byId.get(id);
     if (hit) return hit;
-    const row = this.byIdStmt.get({ id }) ?? null;
+    const row = await this.platform.read((db) => this.lookups.byId(db, id));
     if (row) this.byId.set(id, row);
     return row;
   }
 
   /** Finds by auth_name or id (login and change of corporation accept either). */
-  find(authNameOrId: string): CorpRow | null {
+  async find(authNameOrId: string): Promise<CorpRow | null> {
     // RADIUS names its corporation on every request. A remembered name only points at an id: the
     // row comes from the id cache, which invalidate() keeps current, and must still carry the name.
     const knownId = this.idByName.get(authNameOrId);
     if (knownId !== undefined) {
-      const row = this.get(knownId);
+      const row = await this.get(knownId);
       if (row && row.auth_name === authNameOrId) return row;
       this.idByName.delete(authNameOrId);
     }
-    const byName = this.byNameStmt.get({ name: authNameOrId });
+    const byName = await this.platform.read((db) => this.lookups.byAuthName(db, authNameOrId));
     if (byName) {
       if (this.idByName.size >= 10_000) this.idByName.clear();
       this.idByName.set(authNameOrId, byName.id);

@@ -1,7 +1,9 @@
 // Tokens are HS256 JWTs whose `jti` names a session row. The row is read on every request, so
 // revoking it (logout, refresh, change of corporation, password change, ...) takes effect at once.
-import type { Database } from "bun:sqlite";
 import { timingSafeEqual } from "node:crypto";
+import type { PlatformDb } from "../db/sqlite";
+import type { Logger } from "../lib/log";
+import type { PlatformDoor } from "./store";
 import { newId } from "../lib/ids";
 import { nowIso, toIso } from "../lib/time";
 
@@ -13,6 +15,11 @@ export interface SessionClaims {
   jti: string;
   iat: number;
   exp: number;
+}
+
+export interface UserFlags {
+  status: number;
+  super_admin: number;
 }
 
 export interface LiveSession {
@@ -60,48 +67,15 @@ export class Sessions {
   private verified = new Map<string, SessionClaims>();
   /** When each session's last_seen_at was last written by this process (ms). */
   private seenWritten = new Map<string, number>();
-  private seenStmt;
-  private listStmt;
-  private lookupStmt;
-  private insertStmt;
-  private revokeOneStmt;
-  private revokeUserStmt;
-  private revokeUserExceptStmt;
-  private revokeUserInCorpStmt;
-  private revokeCorpStmt;
 
   constructor(
-    private sqlite: Database,
+    private platform: PlatformDoor,
     private key: Uint8Array,
     private ttlSeconds: number,
-  ) {
-    // Scalar subqueries rather than a join: bun:sqlite runs this join at ≈ 9 µs, the subqueries at
-    // ≈ 1.5 µs, and this runs on every authenticated request. A session's user always exists
-    // (deleting a user deletes its sessions); were it missing, a null status still refuses.
-    this.lookupStmt = sqlite.query<LiveSession, [string, string]>(`
-      SELECT s.id, s.user_id, s.corp_id, s.expires_at,
-             (SELECT u.status FROM users u WHERE u.id = s.user_id) AS user_status,
-             (SELECT u.super_admin FROM users u WHERE u.id = s.user_id) AS super_admin
-      FROM sessions s
-      WHERE s.id = ?1 AND s.revoked_at IS NULL AND s.expires_at > ?2`);
-    this.insertStmt = sqlite.query(
-      "INSERT INTO sessions (id, user_id, corp_id, created_at, expires_at, ip, user_agent, last_seen_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?4)",
-    );
-    this.seenStmt = sqlite.query("UPDATE sessions SET last_seen_at = ?2 WHERE id = ?1");
-    this.listStmt = sqlite.query<SessionRow, [string, string]>(
-      `SELECT id, user_id, corp_id, created_at, last_seen_at, expires_at, ip, user_agent FROM sessions
-       WHERE user_id = ?1 AND revoked_at IS NULL AND expires_at > ?2 ORDER BY created_at DESC, id DESC`,
-    );
-    this.revokeOneStmt = sqlite.query("UPDATE sessions SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL");
-    this.revokeUserStmt = sqlite.query("UPDATE sessions SET revoked_at = ?2 WHERE user_id = ?1 AND revoked_at IS NULL");
-    this.revokeUserExceptStmt = sqlite.query(
-      "UPDATE sessions SET revoked_at = ?3 WHERE user_id = ?1 AND id <> ?2 AND revoked_at IS NULL",
-    );
-    this.revokeUserInCorpStmt = sqlite.query(
-      "UPDATE sessions SET revoked_at = ?3 WHERE user_id = ?1 AND corp_id = ?2 AND revoked_at IS NULL",
-    );
-    this.revokeCorpStmt = sqlite.query("UPDATE sessions SET revoked_at = ?2 WHERE corp_id = ?1 AND revoked_at IS NULL");
-  }
+    /** The user's flags, from the user module (which owns `users`). */
+    private userFlags: (db: PlatformDb, userId: string) => UserFlags | null,
+    private logger: Logger,
+  ) {}
 
   get ttl(): number {
     return this.ttlSeconds;
@@ -112,7 +86,11 @@ export class Sessions {
     const id = newId();
     const iat = Math.floor(Date.now() / 1000);
     const exp = iat + this.ttlSeconds;
-    this.insertStmt.run(id, userId, corpId, nowIso(), toIso(exp * 1000), client.ip, client.userAgent?.slice(0, USER_AGENT_MAX) || null);
+    await this.platform.write((tx) =>
+      tx.$client
+        .query(INSERT)
+        .run(id, userId, corpId, nowIso(), toIso(exp * 1000), client.ip, client.userAgent?.slice(0, USER_AGENT_MAX) || null),
+    );
     this.seenWritten.set(id, Date.now());
     const signingInput = `${HEADER}.${Buffer.from(JSON.stringify({ corp: corpId, sub: userId, jti: id, iat, exp })).toString("base64url")}`;
     const token = `${signingInput}.${this.sign(signingInput).toString("base64url")}`;
@@ -167,13 +145,21 @@ export class Sessions {
   }
 
   /** The live session row (not revoked, not expired) with its user's status flags. */
-  live(sessionId: string): LiveSession | null {
-    return this.lookupStmt.get(sessionId, nowIso());
+  live(sessionId: string): Promise<LiveSession | null> {
+    return this.platform.read((db) => {
+      const row = db.$client.query<Omit<LiveSession, "user_status" | "super_admin">, [string, string]>(LOOKUP).get(sessionId, nowIso());
+      if (!row) return null;
+      // A session's user always exists (deleting a user deletes its sessions); were it missing,
+      // a null status still refuses.
+      const flags = this.userFlags(db, row.user_id);
+      return { ...row, user_status: flags?.status ?? 0, super_admin: flags?.super_admin ?? 0 };
+    });
   }
 
   /**
    * Notes an authenticated request of a live session. Runs on every request: a map lookup, and a
-   * write only when this process has not written the session's last_seen_at for a minute.
+   * write only when this process has not written the session's last_seen_at for a minute. The
+   * write is not awaited: the request does not depend on it.
    */
   seen(sessionId: string): void {
     const now = Date.now();
@@ -181,29 +167,56 @@ export class Sessions {
     if (last !== undefined && now - last < SEEN_EVERY_MS) return;
     if (this.seenWritten.size >= VERIFIED_MAX) this.seenWritten.clear();
     this.seenWritten.set(sessionId, now);
-    this.seenStmt.run(sessionId, toIso(now));
+    this.platform
+      .write((tx) => tx.$client.query("UPDATE sessions SET last_seen_at = ?2 WHERE id = ?1").run(sessionId, toIso(now)))
+      .catch((err) => this.logger.warn("recording a session's last use failed", { error: String(err) }));
   }
 
   /** A user's live sessions (not revoked, not expired), newest first. */
-  listLive(userId: string): SessionRow[] {
-    return this.listStmt.all(userId, nowIso());
+  listLive(userId: string): Promise<SessionRow[]> {
+    return this.platform.read((db) =>
+      db.$client
+        .query<SessionRow, [string, string]>(
+          `SELECT id, user_id, corp_id, created_at, last_seen_at, expires_at, ip, user_agent FROM sessions
+           WHERE user_id = ?1 AND revoked_at IS NULL AND expires_at > ?2 ORDER BY created_at DESC, id DESC`,
+        )
+        .all(userId, nowIso()),
+    );
   }
 
-  revoke(sessionId: string): void {
-    this.revokeOneStmt.run(sessionId, nowIso());
+  async revoke(sessionId: string): Promise<void> {
+    await this.platform.write((tx) => tx.$client.query("UPDATE sessions SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL").run(sessionId, nowIso()));
   }
 
   /** Every session of a user, or all but one (a password change keeps the caller's). */
-  revokeAllOfUser(userId: string, exceptSessionId?: string): void {
-    if (exceptSessionId) this.revokeUserExceptStmt.run(userId, exceptSessionId, nowIso());
-    else this.revokeUserStmt.run(userId, nowIso());
+  async revokeAllOfUser(userId: string, exceptSessionId?: string): Promise<void> {
+    await this.platform.write((tx) => {
+      if (exceptSessionId)
+        tx.$client.query("UPDATE sessions SET revoked_at = ?3 WHERE user_id = ?1 AND id <> ?2 AND revoked_at IS NULL").run(userId, exceptSessionId, nowIso());
+      else tx.$client.query("UPDATE sessions SET revoked_at = ?2 WHERE user_id = ?1 AND revoked_at IS NULL").run(userId, nowIso());
+    });
   }
 
-  revokeUserInCorp(userId: string, corpId: string): void {
-    this.revokeUserInCorpStmt.run(userId, corpId, nowIso());
+  async revokeUserInCorp(userId: string, corpId: string): Promise<void> {
+    await this.platform.write((tx) =>
+      tx.$client.query("UPDATE sessions SET revoked_at = ?3 WHERE user_id = ?1 AND corp_id = ?2 AND revoked_at IS NULL").run(userId, corpId, nowIso()),
+    );
   }
 
-  revokeAllInCorp(corpId: string): void {
-    this.revokeCorpStmt.run(corpId, nowIso());
+  async revokeAllInCorp(corpId: string): Promise<void> {
+    await this.platform.write((tx) => tx.$client.query("UPDATE sessions SET revoked_at = ?2 WHERE corp_id = ?1 AND revoked_at IS NULL").run(corpId, nowIso()));
+  }
+
+  /**
+   * Deletes at most `limit` sessions revoked or expired before `cutoff` (housekeeping); returns how
+   * many went. These rows are inserted oldest first, so the rowid scan finds them at its start.
+   */
+  prune(tx: PlatformDb, cutoff: string, limit: number): number {
+    return tx.$client
+      .query("DELETE FROM sessions WHERE rowid IN (SELECT rowid FROM sessions WHERE revoked_at < ?1 OR expires_at < ?1 LIMIT ?2)")
+      .run(cutoff, limit).changes;
   }
 }
+
+const LOOKUP = `SELECT id, user_id, corp_id, expires_at FROM sessions WHERE id = ?1 AND revoked_at IS NULL AND expires_at > ?2`;
+const INSERT = "INSERT INTO sessions (id, user_id, corp_id, created_at, expires_at, ip, user_agent, last_seen_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?4)";

@@ -3,6 +3,7 @@
 // source-only: unit test of the session store.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Sessions } from "../../src/core/sessions";
+import { userFlags } from "../../src/modules/user/lookups";
 import { makeApp, startAndLogin, type TestApp } from "../helpers";
 
 let t: TestApp;
@@ -14,7 +15,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 test("a remembered token still expires, and a forged signature or payload is refused after the genuine one was seen", async () => {
-  const sessions = new Sessions(t.ctx.platform.$client, crypto.getRandomValues(new Uint8Array(32)), 2);
+  const sessions = new Sessions(t.ctx.store.platform, crypto.getRandomValues(new Uint8Array(32)), 2, userFlags, t.ctx.logger);
   const { token } = await sessions.issue(ids.userId, ids.corpId);
   const first = sessions.verify(token);
   expect(first?.sub).toBe(ids.userId);
@@ -27,7 +28,7 @@ test("a remembered token still expires, and a forged signature or payload is ref
   const forged = Buffer.from(JSON.stringify({ ...payload, exp: payload.exp + 3600 })).toString("base64url");
   expect(sessions.verify(`${h}.${forged}.${sig}`)).toBeNull();
   // Another key never accepts it, remembered elsewhere or not.
-  expect(new Sessions(t.ctx.platform.$client, crypto.getRandomValues(new Uint8Array(32)), 2).verify(token)).toBeNull();
+  expect(new Sessions(t.ctx.store.platform, crypto.getRandomValues(new Uint8Array(32)), 2, userFlags, t.ctx.logger).verify(token)).toBeNull();
 
   await Bun.sleep(2100);
   expect(sessions.verify(token)).toBeNull();

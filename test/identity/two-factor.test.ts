@@ -42,7 +42,7 @@ describe("RFC 6238 appendix B vectors (SHA-1, last 6 digits) through the login",
     const clocked = await makeApp({ options: { now: () => clock } });
     try {
       await startAndLogin(clocked);
-      const acmeId = clocked.ctx.corps.find("acme")!.id;
+      const acmeId = (await clocked.ctx.corps.find("acme"))!.id;
       const u = await addUser(clocked, acmeId, { login: "rfc-user" });
       // The RFC's SHA-1 seed "12345678901234567890" in base32.
       clocked.ctx.platform.$client.query("UPDATE users SET two_factor_secret = ? WHERE id = ?").run("GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ", u.userId);

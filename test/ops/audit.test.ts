@@ -75,7 +75,7 @@ test("failed refresh and corp change carry the reason: another corporation, a bl
   const { t, rows } = await auditedApp();
   await startAndLogin(t);
   const beta = await addCorp(t, "beta");
-  const acme = t.ctx.corps.find("acme")!.id;
+  const acme = (await t.ctx.corps.find("acme"))!.id;
   const member = await addUser(t, acme);
   expect((await t.req("POST", "/api/auth/corp", { token: member.token, body: { corp: "beta" } })).status).toBe(403);
   t.ctx.platform.$client.run("UPDATE corporations SET status = 'BLOCKED' WHERE id = ?", [acme]);
@@ -94,11 +94,11 @@ test("retention: entries older than the setting are pruned at start and by prune
   const first = await makeApp({ dir, env: { CORPADMIN_AUDIT_RETENTION_DAYS: "30" } });
   const day = 86_400_000;
   let now = Date.now();
-  const log = new AuditLog(first.ctx.platform.$client, first.ctx.logger, 30, () => now);
+  const log = new AuditLog(first.ctx.store.platform, first.ctx.logger, 30, () => now);
   now = Date.now() - 31 * day;
-  log.record({ action: "test.old", outcome: "success" });
+  await log.record({ action: "test.old", outcome: "success" });
   now = Date.now() - 29 * day;
-  log.record({ action: "test.recent", outcome: "success", target: "x".repeat(1000) });
+  await log.record({ action: "test.recent", outcome: "success", target: "x".repeat(1000) });
   now = Date.now();
   await first.close(false);
 
@@ -109,8 +109,8 @@ test("retention: entries older than the setting are pruned at start and by prune
   expect(actions().map((a) => a.action)).toEqual(["test.recent"]);
   expect(actions()[0].target.length).toBe(200);
 
-  const clocked = new AuditLog(t.ctx.platform.$client, t.ctx.logger, 30, () => Date.now() + 2 * day);
-  expect(clocked.pruneExpired()).toBe(1);
+  const clocked = new AuditLog(t.ctx.store.platform, t.ctx.logger, 30, () => Date.now() + 2 * day);
+  expect(await clocked.pruneExpired()).toBe(1);
   expect(actions()).toEqual([]);
 });
 

@@ -49,7 +49,7 @@ test("upgrade: platform then every corporation migrate; a failing corporation ro
   await startAndLogin(old);
   const good = await addCorp(old, "good");
   const bad = await addCorp(old, "bad");
-  const acme = old.ctx.corps.find("acme")!.id;
+  const acme = (await old.ctx.corps.find("acme"))!.id;
   for (const id of [acme, good, bad]) old.ctx.tenants.migrate(id);
   const members = { good: await addUser(old, good), bad: await addUser(old, bad) };
   for (const id of [acme, good, bad]) old.ctx.tenants.get(id).$client.run("INSERT INTO events (id, type, record_id, payload, created_at) VALUES (?, 'CITY_AFTER_INSERT', ?, '{}', '2026-01-01T00:00:00.000+00:00')", [`old-${id}`, `rec-${id}`]);
@@ -87,10 +87,10 @@ test("upgrade: platform then every corporation migrate; a failing corporation ro
     expect(applied(db)).toBe(oldTenantVersion + 1);
     expect(columns(db, "events")).toContain("probe");
     expect(db.query("SELECT record_id FROM events WHERE id = ?").get(`old-${id}`)).toEqual({ record_id: `rec-${id}` });
-    expect(t.ctx.corps.get(id)!.status).toBe("ENABLED");
+    expect((await t.ctx.corps.get(id))!.status).toBe("ENABLED");
   }
   const badDb = t.ctx.tenants.get(bad).$client;
-  expect(t.ctx.corps.get(bad)!.status).toBe("NEEDS_UPDATE");
+  expect((await t.ctx.corps.get(bad))!.status).toBe("NEEDS_UPDATE");
   expect(applied(badDb)).toBe(oldTenantVersion);
   expect(columns(badDb, "events")).not.toContain("probe"); // the first statement was rolled back
   expect(badDb.query("SELECT record_id FROM events WHERE id = ?").get(`old-${bad}`)).toEqual({ record_id: `rec-${bad}` });
@@ -112,7 +112,7 @@ test("upgrade: platform then every corporation migrate; a failing corporation ro
   fix.close();
   const again = await makeApp({ dir, options: newerRelease() });
   apps.push(again);
-  expect(again.ctx.corps.get(bad)!.status).toBe("ENABLED");
+  expect((await again.ctx.corps.get(bad))!.status).toBe("ENABLED");
   expect(columns(again.ctx.tenants.get(bad).$client, "events")).toContain("probe");
   expect((await again.req("POST", "/api/login", { body: { corp: "bad", login: members.bad.login, password: members.bad.password } })).status).toBe(200);
 }, 30_000);

@@ -1,0 +1,105 @@
+// source-only: drives the store (src/core/store.ts) of an in-process app directly, holding a write transaction open across awaits.
+// The store's guarantees: no read sees another request's uncommitted rows, writers to one database
+// serialize (no SQLITE_BUSY), a failed write rolls back whole and emits nothing, grouped writes
+// roll back alone, and events are told only after COMMIT.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { makeApp, startAndLogin, type TestApp } from "../helpers";
+
+let t: TestApp;
+let corpId: string;
+let token: string;
+beforeAll(async () => {
+  t = await makeApp();
+  const s = await startAndLogin(t);
+  corpId = s.corpId;
+  token = s.token;
+});
+afterAll(() => t.close());
+
+const countCities = (name: string) =>
+  t.ctx.store.tenant(corpId).read((db) => db.$client.query<{ n: number }, [string]>("SELECT count(*) AS n FROM cities WHERE name = ?1").get(name)!.n);
+
+function gate() {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { open, opened };
+}
+
+describe("store: reads and writes of one corporation", () => {
+  test("a read made while another write transaction is open across an await does not see its rows (store and HTTP)", async () => {
+    const door = t.ctx.store.tenant(corpId);
+    const hold = gate();
+    const writing = door.write(async (tx) => {
+      tx.$client.run("INSERT INTO cities (id, name, state, country, created_at, updated_at) VALUES (?1, 'Uncommitted', 'SP', 'BR', ?2, ?2)", [
+        crypto.randomUUID(),
+        new Date().toISOString(),
+      ]);
+      await hold.opened;
+    });
+    await Bun.sleep(10);
+    expect(await countCities("Uncommitted")).toBe(0);
+    const listed = await t.req("GET", "/api/city?name=Uncommitted", { token });
+    expect(listed.status).toBe(200);
+    expect(listed.body.total).toBe(0);
+    hold.open();
+    await writing;
+    expect(await countCities("Uncommitted")).toBe(1);
+    expect((await t.req("GET", "/api/city?name=Uncommitted", { token })).body.total).toBe(1);
+  });
+
+  test("twenty concurrent read-then-write transactions serialize: no SQLITE_BUSY, no lost update", async () => {
+    const door = t.ctx.store.tenant(corpId);
+    await door.write((tx) => tx.$client.run("INSERT INTO notes (id, user_id, content, created_at, updated_at) VALUES ('counter', 'u', '0', 'x', 'x')"));
+    const bump = () =>
+      door.write(async (tx) => {
+        const n = Number(tx.$client.query<{ content: string }, []>("SELECT content FROM notes WHERE id = 'counter'").get()!.content);
+        await Bun.sleep(1);
+        tx.$client.run("UPDATE notes SET content = ?1 WHERE id = 'counter'", [String(n + 1)]);
+        return n + 1;
+      });
+    const results = await Promise.all(Array.from({ length: 20 }, bump));
+    expect([...results].sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    expect(await door.read((db) => db.$client.query<{ content: string }, []>("SELECT content FROM notes WHERE id = 'counter'").get()!.content)).toBe("20");
+  });
+
+  test("a write that throws rolls back whole, emits nothing, and releases the lock", async () => {
+    const door = t.ctx.store.tenant(corpId);
+    const told: string[] = [];
+    const off = t.ctx.events.subscribe((id) => told.push(id));
+    const events = () => door.read((db) => db.$client.query<{ n: number }, []>("SELECT count(*) AS n FROM events").get()!.n);
+    const before = await events();
+    const failing = door.write(async (tx, w) => {
+      tx.$client.run("INSERT INTO cities (id, name, state, country, created_at, updated_at) VALUES (?1, 'RolledBack', 'SP', 'BR', 'x', 'x')", [crypto.randomUUID()]);
+      w.emit("CITY_AFTER_INSERT", "x", { name: "RolledBack" });
+      await Bun.sleep(1);
+      throw new Error("refused");
+    });
+    await expect(failing).rejects.toThrow("refused");
+    expect(await countCities("RolledBack")).toBe(0);
+    expect(await events()).toBe(before);
+    expect(told).toEqual([]);
+    // The next write proceeds, and its event is told after its COMMIT, once.
+    await door.write((_tx, w) => w.emit("CITY_AFTER_UPDATE", "y", (tx: typeof _tx) => ({ seen: tx.$client.query("SELECT 1 AS one").get() })));
+    expect(await events()).toBe(before + 1);
+    expect(told).toEqual([corpId]);
+    off();
+  });
+
+  test("grouped writes share a transaction; one that fails rolls back alone", async () => {
+    const door = t.ctx.store.tenant(corpId);
+    const insert = (name: string, fail: boolean) =>
+      door.writeGrouped((tx) => {
+        tx.$client.run("INSERT INTO cities (id, name, state, country, created_at, updated_at) VALUES (?1, ?2, 'SP', 'BR', 'x', 'x')", [crypto.randomUUID(), name]);
+        if (fail) throw new Error(`refused ${name}`);
+        return name;
+      });
+    const outcomes = await Promise.allSettled([insert("GroupA", false), insert("GroupB", true), insert("GroupC", false)]);
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect([await countCities("GroupA"), await countCities("GroupB"), await countCities("GroupC")]).toEqual([1, 0, 1]);
+  });
+
+  test("the read connection refuses writes", async () => {
+    await expect(t.ctx.store.tenant(corpId).read((db) => db.$client.run("DELETE FROM cities"))).rejects.toThrow();
+    expect(await countCities("GroupA")).toBe(1);
+  });
+});
