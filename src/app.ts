@@ -307,6 +307,8 @@ export function createApp(config: Config, options: AppOptions = {}) {
     consoleModule(),
   ];
   for (const m of modules) app.use(m);
+  // Background work starts once, here, after every module has registered its jobs.
+  ctx.jobs.startAll();
 
   /** Bun.serve routes answered in front of Elysia (src/lib/edge.ts), with the same hooks' work. */
   const serveRoutes = () =>

@@ -23,6 +23,7 @@ import { Sessions, type UserFlags } from "./sessions";
 import type { Migration } from "../db/migrations";
 import { AuditLog } from "./audit";
 import { MetricsRegistry } from "./metrics";
+import { Jobs } from "./jobs";
 import { Store } from "./store";
 
 export interface AppContext {
@@ -57,6 +58,8 @@ export interface AppContext {
   apiKeys: ApiKeyVerifier | null;
   /** Current time; tests inject a clock to drive schedules, retries and expiries. */
   now: () => number;
+  /** Background jobs (src/core/jobs.ts): registered by modules, started by the app, stopped on close. */
+  jobs: Jobs;
   /**
    * Runs the first pass of background work (webhook sweep, metric jobs, housekeeping) shortly
    * after start-up, so that the API answers before every corporation database has been opened.
@@ -143,12 +146,14 @@ export function createContext(config: Config, queries: KernelQueries, options: C
   const events = new EventBus();
   const platformDoor = new SqliteDoor(platform, platformPath);
   const store = new Store(platformDoor, tenants, events);
+  const jobs = new Jobs(logger, options.startDelayMs ?? 250);
   const closers: (() => void | Promise<void>)[] = [];
   let closed = false;
   const ctx: AppContext = {
     config,
     logger,
     store,
+    jobs,
     platform,
     tenants,
     corps: new CorpCache(store.platform, queries.corps),
@@ -181,6 +186,7 @@ export function createContext(config: Config, queries: KernelQueries, options: C
     async close() {
       if (closed) return;
       closed = true;
+      await jobs.stopAll();
       for (const fn of closers.reverse()) {
         try {
           await fn();
