@@ -37,6 +37,8 @@ export interface Door<H, S extends WriteScope> {
   write<T>(fn: (tx: H, scope: S) => T | Promise<T>): Promise<T>;
   /** `write` sharing one transaction with the writes queued in the same turn (group commit). */
   writeGrouped<T>(fn: (tx: H, scope: S) => T | Promise<T>): Promise<T>;
+  /** Housekeeping of the database itself (SQLite: WAL checkpoint, PRAGMA optimize). */
+  maintain(what: { checkpoint: boolean; optimize: boolean }): Promise<{ checkpointed: boolean; optimized: boolean }>;
 }
 
 export type PlatformDoor = Door<PlatformDb, WriteScope>;
@@ -98,6 +100,10 @@ class ScopedDoor<H extends SqliteHandle, S extends WriteScope> implements Door<H
     });
     scope.committed();
     return result;
+  }
+
+  maintain(what: { checkpoint: boolean; optimize: boolean }) {
+    return this.door.maintain(what);
   }
 
   async writeGrouped<T>(fn: (tx: H, scope: S) => T | Promise<T>): Promise<T> {

@@ -171,6 +171,38 @@ export class SqliteDoor {
     }
   }
 
+  /**
+   * Housekeeping of the file itself. `checkpoint`: copy the WAL into the database and truncate it
+   * (gives back the space a large prune wrote into it); it has to wait for readers in other
+   * processes (a backup), one second at most instead of the usual ten, and a busy result is simply
+   * retried next time. `optimize`: PRAGMA optimize. Runs under the write lock.
+   */
+  async maintain({ checkpoint, optimize }: { checkpoint: boolean; optimize: boolean }): Promise<{ checkpointed: boolean; optimized: boolean }> {
+    this.active++;
+    try {
+      const wait = this.lock.tryAcquire();
+      if (wait) await wait;
+      try {
+        const client = this.writer.$client;
+        let checkpointed = false;
+        if (checkpoint) {
+          client.exec("PRAGMA busy_timeout = 1000");
+          try {
+            checkpointed = (client.query("PRAGMA wal_checkpoint(TRUNCATE)").get() as { busy: number } | null)?.busy === 0;
+          } finally {
+            client.exec("PRAGMA busy_timeout = 10000");
+          }
+        }
+        if (optimize) client.exec("PRAGMA optimize");
+        return { checkpointed, optimized: optimize };
+      } finally {
+        this.lock.release();
+      }
+    } finally {
+      this.active--;
+    }
+  }
+
   /** True while a write holds the lock or writes wait to be grouped. */
   get writing(): boolean {
     return this.lock.busy || this.groupScheduled;
