@@ -21,6 +21,11 @@ export class CorpCache {
     private lookups: CorpLookups,
   ) {}
 
+  /** The cached row, without reading (hot paths that must not await: the QR redirect). */
+  peek(id: string): CorpRow | undefined {
+    return this.byId.get(id);
+  }
+
   async get(id: string): Promise<CorpRow | null> {
     const hit = this.byId.get(id);
     if (hit) return hit;
