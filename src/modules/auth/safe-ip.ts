@@ -33,6 +33,8 @@ export class SafeIpCache {
         for (const r of rows) this.held(r.corp_id, r.id, r.range);
         this.ready = null;
       });
+    // Left rejected: a check before the ranges are known then fails rather than lets anything in.
+    this.ready.catch((err) => ctx.logger.error("safe IP ranges could not be read", { error: String(err) }));
   }
 
   private held(corpId: string, id: string, range: string): void {

@@ -62,6 +62,28 @@ export function featureServiceId(db: PlatformDb, featureId: string): string | un
   return db.select({ service_id: features.service_id }).from(features).where(eq(features.id, featureId)).get()?.service_id;
 }
 
+/** The built-in services' ids (a new corporation starts with them enabled). */
+export function builtinServiceIds(db: PlatformDb): string[] {
+  return db.select({ id: services.id }).from(services).where(eq(services.builtin, true)).all().map((r) => r.id);
+}
+
+/** Id, identifier and name of the given services, by identifier (a corporation's service tree). */
+export function serviceSummaries(db: PlatformDb, ids: string[]): { id: string; identifier: string; name: string }[] {
+  if (!ids.length) return [];
+  return db.select({ id: services.id, identifier: services.identifier, name: services.name }).from(services).where(inArray(services.id, ids)).orderBy(asc(services.identifier)).all();
+}
+
+/** Id, service and name of the features of the given services, by name then id. */
+export function featureSummaries(db: PlatformDb, serviceIds: string[]): { id: string; service_id: string; name: string }[] {
+  if (!serviceIds.length) return [];
+  return db
+    .select({ id: features.id, service_id: features.service_id, name: features.name })
+    .from(features)
+    .where(inArray(features.service_id, serviceIds))
+    .orderBy(asc(features.name), asc(features.id))
+    .all();
+}
+
 export function listServices(ctx: AppContext, query: ListParams) {
   return ctx.store.platform.read((db) => listRows(db, services, { q: [services.identifier, services.name] }, query, serviceView));
 }

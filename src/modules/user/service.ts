@@ -50,6 +50,22 @@ export function consumeTotpStep(tx: PlatformDb, userId: string, step: number): b
   );
 }
 
+/** Has the service been started (is there any user at all)? (the start row) */
+export function anyUserExists(db: PlatformDb): boolean {
+  return !!db.select({ id: users.id }).from(users).limit(1).get();
+}
+
+/** The first user, the built-in platform administrator (the start row, in its transaction). */
+export function insertBuiltinUser(tx: PlatformDb, user: { id: string; name: string; email: string; login: string; password_hash: string }): UserRow {
+  return tx.insert(users).values({ ...user, super_admin: true, builtin: true }).returning().get();
+}
+
+/** Logins by user id, of the users that still exist (the audit list names its actors). */
+export function loginsOf(db: PlatformDb, ids: string[]): Map<string, string> {
+  if (!ids.length) return new Map();
+  return new Map(db.select({ id: users.id, login: users.login }).from(users).where(inArray(users.id, ids)).all().map((u) => [u.id, u.login]));
+}
+
 /** Retention: deletes at most `limit` used or expired reset keys; returns how many went. */
 export function prunePasswordResetKeys(db: PlatformDb, now: number, limit: number): number {
   return db.$client
