@@ -2,7 +2,7 @@
 // the OIDC exchange and link, and the safe IP ranges of each domain.
 import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
-import { noContent, created } from "../../lib/http";
+import { created, noContent } from "../../lib/http";
 import { ListOf, ListQuery, ProblemSchema } from "../../lib/schemas";
 import { forbidden, notFound, Problem } from "../../lib/problem";
 import type { CorpRow } from "../../core/corp-cache";

@@ -94,7 +94,7 @@ export function safeIpsOf(ctx: AppContext): SafeIpCache {
 }
 
 /** A CIDR or bare address in canonical form, host bits cleared; null when it is not one. */
-export function canonicalRange(text: string): string | null {
+function canonicalRange(text: string): string | null {
   const parsed = parseCidr(text.trim());
   if (!parsed) return null;
   const [addr, bits] = parsed;
