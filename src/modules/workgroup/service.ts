@@ -1,7 +1,7 @@
 // Workgroups of a corporation: members, and the services and features granted to them. Every
 // change here changes someone's permissions, so each one drops the permission cache after its
 // COMMIT. The one permission query (routes.md, "Permission computation") is here too.
-import { and, asc, eq, inArray, ne, type SQLWrapper } from "drizzle-orm";
+import { and, asc, eq, inArray, ne, sql, type SQLWrapper } from "drizzle-orm";
 import type { AppContext } from "../../core/context";
 import type { PlatformDb } from "../../db/sqlite";
 import { actions, corpServices, features, services, workgroupFeatures, workgroupMembers, workgroupServices, workgroups } from "../../db/platform/schema";
@@ -25,35 +25,47 @@ export interface PermissionRows {
   granted: Map<string, string[]>;
 }
 
+/** The permission query's two statements, prepared once per connection (a miss runs both). */
+function permissionStatements(db: PlatformDb) {
+  const user = sql.placeholder("user");
+  const corp = sql.placeholder("corp");
+  const admin = db
+    .selectDistinct({ identifier: services.identifier })
+    .from(workgroupMembers)
+    .innerJoin(workgroups, and(eq(workgroups.id, workgroupMembers.workgroup_id), eq(workgroups.corp_id, corp)))
+    .innerJoin(workgroupServices, eq(workgroupServices.workgroup_id, workgroups.id))
+    .innerJoin(services, eq(services.id, workgroupServices.service_id))
+    .innerJoin(corpServices, and(eq(corpServices.corp_id, corp), eq(corpServices.service_id, services.id)))
+    .where(eq(workgroupMembers.user_id, user))
+    .orderBy(asc(services.identifier))
+    .prepare();
+  // The one query of granted actions: `allow` and the per-service view both come from it.
+  const allow = db
+    .selectDistinct({ identifier: services.identifier, action: actions.action })
+    .from(workgroupMembers)
+    .innerJoin(workgroups, and(eq(workgroups.id, workgroupMembers.workgroup_id), eq(workgroups.corp_id, corp)))
+    .innerJoin(workgroupFeatures, eq(workgroupFeatures.workgroup_id, workgroups.id))
+    .innerJoin(features, eq(features.id, workgroupFeatures.feature_id))
+    .innerJoin(services, eq(services.id, features.service_id))
+    .innerJoin(actions, eq(actions.feature_id, features.id))
+    .innerJoin(corpServices, and(eq(corpServices.corp_id, corp), eq(corpServices.service_id, services.id)))
+    .where(eq(workgroupMembers.user_id, user))
+    .orderBy(asc(actions.action), asc(services.identifier))
+    .prepare();
+  return { admin, allow };
+}
+const prepared = new WeakMap<PlatformDb, ReturnType<typeof permissionStatements>>();
+
 /**
  * The permission query: the services granted to the user's workgroups in the corporation, and the
  * actions of the granted features; only services enabled for the corporation count.
  */
 export function loadPermissions(db: PlatformDb, userId: string, corpId: string): PermissionRows {
-  const admin = db
-    .selectDistinct({ identifier: services.identifier })
-    .from(workgroupMembers)
-    .innerJoin(workgroups, and(eq(workgroups.id, workgroupMembers.workgroup_id), eq(workgroups.corp_id, corpId)))
-    .innerJoin(workgroupServices, eq(workgroupServices.workgroup_id, workgroups.id))
-    .innerJoin(services, eq(services.id, workgroupServices.service_id))
-    .innerJoin(corpServices, and(eq(corpServices.corp_id, corpId), eq(corpServices.service_id, services.id)))
-    .where(eq(workgroupMembers.user_id, userId))
-    .orderBy(asc(services.identifier))
-    .all()
-    .map((r) => r.identifier);
-  // The one query of granted actions: `allow` and the per-service view both come from it.
-  const rows = db
-    .selectDistinct({ identifier: services.identifier, action: actions.action })
-    .from(workgroupMembers)
-    .innerJoin(workgroups, and(eq(workgroups.id, workgroupMembers.workgroup_id), eq(workgroups.corp_id, corpId)))
-    .innerJoin(workgroupFeatures, eq(workgroupFeatures.workgroup_id, workgroups.id))
-    .innerJoin(features, eq(features.id, workgroupFeatures.feature_id))
-    .innerJoin(services, eq(services.id, features.service_id))
-    .innerJoin(actions, eq(actions.feature_id, features.id))
-    .innerJoin(corpServices, and(eq(corpServices.corp_id, corpId), eq(corpServices.service_id, services.id)))
-    .where(eq(workgroupMembers.user_id, userId))
-    .orderBy(asc(actions.action), asc(services.identifier))
-    .all();
+  let stmts = prepared.get(db);
+  if (!stmts) prepared.set(db, (stmts = permissionStatements(db)));
+  const params = { user: userId, corp: corpId };
+  const admin = stmts.admin.all(params).map((r) => r.identifier);
+  const rows = stmts.allow.all(params);
   const allow: string[] = [];
   const byService = new Map<string, string[]>();
   // Ordered by action: `allow` is the distinct actions in SQL order, each service's list too.
