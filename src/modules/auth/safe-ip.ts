@@ -26,7 +26,7 @@ export class SafeIpCache {
   private byCorp = new Map<string, HeldRanges>();
   private ready: Promise<void> | null;
 
-  constructor(private ctx: AppContext) {
+  constructor(ctx: AppContext) {
     this.ready = ctx.store.platform
       .read((db) => allSafeIpRanges(db))
       .then((rows) => {
