@@ -152,3 +152,23 @@ describe("enforcement", () => {
     expect((await t.req("GET", "/api/auth/credentials", { token: u.token, ip: "192.0.2.1" })).status).toBe(200);
   });
 });
+
+describe("safe IP ranges across a restart", () => {
+  test("ranges stored before the app started are enforced from its first request", async () => {
+    const first = await makeApp();
+    const boss = await startAndLogin(first);
+    const corp = await addCorp(first, "fenced-restart");
+    const u = await addUser(first, corp, { login: "fenced-restart-user" });
+    expect((await first.req("POST", "/api/auth/safe-ip/fenced-restart", { token: boss.token, body: { range: "10.0.0.0/8" } })).status).toBe(200);
+    await first.close(false);
+    const again = await makeApp({ dir: first.dir });
+    try {
+      const outside = await again.req("GET", "/api/auth/credentials", { token: u.token, ip: "192.0.2.1" });
+      expect(outside.status).toBe(403);
+      expect(outside.body.type).toBe("urn:corpadmin:problem:ip-not-allowed");
+      expect((await again.req("GET", "/api/auth/credentials", { token: u.token, ip: "10.1.2.3" })).status).toBe(200);
+    } finally {
+      await again.close();
+    }
+  });
+});

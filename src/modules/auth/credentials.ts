@@ -1,8 +1,7 @@
 // Issuing tokens and describing them: the Credentials resource of the interface document.
-import { eq } from "drizzle-orm";
 import type { AppContext } from "../../core/context";
-import { users } from "../../db/platform/schema";
 import { unauthorized } from "../../lib/problem";
+import { findUser } from "../user/service";
 import { corpsOf, type UserRow } from "../user/view";
 import type { Credentials } from "./model";
 import type { SessionClient } from "../../core/sessions";
@@ -10,8 +9,9 @@ import type { SessionClient } from "../../core/sessions";
 /** The client of a request that obtains a token: its address and user agent. */
 export const clientOf = (ip: string, request: Request): SessionClient => ({ ip, userAgent: request.headers.get("user-agent") });
 
-export function credentialsOf(ctx: AppContext, user: UserRow, corpId: string, token: string, expiresIn: number): Credentials {
-  const permission = ctx.permissions.get(user.id, corpId, user.super_admin).lists;
+export async function credentialsOf(ctx: AppContext, user: UserRow, corpId: string, token: string, expiresIn: number): Promise<Credentials> {
+  const permission = (await ctx.permissions.get(user.id, corpId, user.super_admin)).lists;
+  const corps = await ctx.store.platform.read((db) => corpsOf(db, user.id));
   return {
     access_token: token,
     token_type: "bearer",
@@ -24,7 +24,7 @@ export function credentialsOf(ctx: AppContext, user: UserRow, corpId: string, to
         login: user.login,
         status: user.status,
         two_factor_required: user.two_factor_secret !== null,
-        corps: corpsOf(ctx.platform, user.id),
+        corps,
       },
       corp: corpId,
       permission: { admin: [...permission.admin], allow: [...permission.allow] },
@@ -37,8 +37,8 @@ export async function issueCredentials(ctx: AppContext, user: UserRow, corpId: s
   return credentialsOf(ctx, user, corpId, token, expiresIn);
 }
 
-export function loadUser(ctx: AppContext, userId: string): UserRow {
-  const user = ctx.platform.select().from(users).where(eq(users.id, userId)).get();
+export async function loadUser(ctx: AppContext, userId: string): Promise<UserRow> {
+  const user = await ctx.store.platform.read((db) => findUser(db, userId));
   if (!user) throw unauthorized("The user no longer exists");
   return user;
 }

@@ -1,18 +1,14 @@
 // Authentication rows of routes.md: login, logout, credentials, refresh, change of corporation,
 // the OIDC exchange and link, and the safe IP ranges of each domain.
-import { and, eq } from "drizzle-orm";
 import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
-import { corpMembers, externalIdentities, safeIpRanges } from "../../db/platform/schema";
 import { created, noContent } from "../../lib/http";
-import { listRows } from "../../lib/list";
 import { ListOf, ListQuery, ProblemSchema } from "../../lib/schemas";
-import { conflict, forbidden, invalid, notFound, Problem } from "../../lib/problem";
+import { forbidden, notFound, Problem } from "../../lib/problem";
 import type { CorpRow } from "../../core/corp-cache";
 import { clientOf, credentialsOf, issueCredentials, loadUser } from "./credentials";
 import { authGuard, requestIdOf } from "./guard";
-import type { Principal } from "../../core/principal";
-import { checkExternalLogin, checkLogin, checkTokenIssue, invalidCredentials, isMember } from "./login";
+import { checkExternalLogin, checkLogin, checkTokenIssue, invalidCredentials, memberOf, onlyCorpOf } from "./login";
 import {
   ChangeCorpBody,
   Credentials,
@@ -26,24 +22,9 @@ import {
   SafeIpBody,
   SafeIpRange,
 } from "./model";
-import { externalIdentityView, oidcOf } from "./oidc";
-import { canonicalRange, findRange, safeIpsOf, safeIpView, type SafeIpRangeRow } from "./safe-ip";
+import { linkedUserId, linkIdentity, oidcOf } from "./oidc";
+import { addRange, domainCorp, listRanges, removeRange, safeIpsOf } from "./safe-ip";
 import { DEVICE_COOKIE, setDeviceCookie } from "./two-factor";
-
-/** The corporation named by a safe-IP domain: the working one, any for `*`; others 404. */
-function domainCorp(ctx: AppContext, principal: Principal, domain: string): CorpRow {
-  const corp = ctx.corps.find(domain);
-  if (!corp || corp.auth_name !== domain) throw notFound("Domain");
-  if (corp.id !== principal.corpId && !principal.superAdmin) throw notFound("Domain");
-  return corp;
-}
-
-/** The user's only corporation, for an exchange that names none. */
-function onlyCorpOf(ctx: AppContext, userId: string): CorpRow {
-  const rows = ctx.platform.select({ id: corpMembers.corp_id }).from(corpMembers).where(eq(corpMembers.user_id, userId)).limit(2).all();
-  if (rows.length !== 1) throw invalid("corp", "is required: the account works in more than one corporation, or none");
-  return ctx.corps.get(rows[0].id)!;
-}
 
 /**
  * The audit reason of a failure: the problem's slug (`invalid-credentials`, `corp-blocked`, ...).
@@ -53,13 +34,12 @@ const problemSlug = (err: unknown) => (err instanceof Problem ? (err.status === 
 
 export function authModule(ctx: AppContext) {
   const safeIps = safeIpsOf(ctx);
-  // A token carried to another network is useless: every request re-checks the ranges.
+  // A token carried to another network is useless: every request re-checks the ranges. The check
+  // is synchronous once the ranges are in memory (the first turn after start-up).
   ctx.authChecks.push((p) => {
-    if (p.kind === "user") safeIps.assert(p.corpId, p.ip, p.superAdmin);
+    if (p.kind === "user") return safeIps.check(p.corpId, p.ip, p.superAdmin);
   });
   const oidc = oidcOf(ctx);
-  const rangeView = (row: SafeIpRangeRow) => safeIpView(ctx, row);
-  const rangeList = { q: [safeIpRanges.range, safeIpRanges.description], hidden: ["corp_id"], extraKeys: ["domain"] };
 
   return new Elysia({ name: "auth", prefix: "/api", tags: ["Authentication"] })
     .use(authGuard(ctx))
@@ -73,15 +53,15 @@ export function authModule(ctx: AppContext) {
           checked = await checkLogin(ctx, body, ip, cookie[DEVICE_COOKIE]?.value);
         } catch (err) {
           // The attempted login name is the target (never the password or the 2FA code).
-          const corpId = ctx.corps.find(body.corp)?.id ?? null;
-          ctx.audit.record({ action: "auth.login", outcome: "failure", reason: problemSlug(err), target: body.login, corp_id: corpId, ip, request_id });
+          const corpId = (await ctx.corps.find(body.corp))?.id ?? null;
+          await ctx.audit.record({ action: "auth.login", outcome: "failure", reason: problemSlug(err), target: body.login, corp_id: corpId, ip, request_id });
           throw err;
         }
         const { user, corp, deviceToken } = checked;
         if (deviceToken) setDeviceCookie(ctx, cookie, request, deviceToken);
-        if (deviceToken) ctx.audit.record({ action: "auth.device_remember", outcome: "success", actor_user_id: user.id, target: user.login, corp_id: corp.id, ip, request_id });
+        if (deviceToken) await ctx.audit.record({ action: "auth.device_remember", outcome: "success", actor_user_id: user.id, target: user.login, corp_id: corp.id, ip, request_id });
         const credentials = await issueCredentials(ctx, user, corp.id, clientOf(ip, request));
-        ctx.audit.record({ action: "auth.login", outcome: "success", actor_user_id: user.id, target: user.login, corp_id: corp.id, ip, request_id });
+        await ctx.audit.record({ action: "auth.login", outcome: "success", actor_user_id: user.id, target: user.login, corp_id: corp.id, ip, request_id });
         return credentials;
       },
       {
@@ -93,9 +73,9 @@ export function authModule(ctx: AppContext) {
     )
     .delete(
       "/logout",
-      ({ principal, set }) => {
-        ctx.sessions.revoke(principal.sessionId!);
-        ctx.audit.record({ action: "auth.logout", outcome: "success", actor_user_id: principal.userId, corp_id: principal.corpId, ip: principal.ip, request_id: principal.requestId });
+      async ({ principal, set }) => {
+        await ctx.sessions.revoke(principal.sessionId!);
+        await ctx.audit.record({ action: "auth.logout", outcome: "success", actor_user_id: principal.userId, corp_id: principal.corpId, ip: principal.ip, request_id: principal.requestId });
         set.status = 204;
       },
       { auth: "token", detail: { summary: "Log out: revoke the token's session" } },
@@ -103,10 +83,10 @@ export function authModule(ctx: AppContext) {
     .get(
       "/auth/credentials",
       async ({ principal, request }) => {
-        const session = ctx.sessions.live(principal.sessionId!)!;
+        const session = (await ctx.sessions.live(principal.sessionId!))!;
         const token = request.headers.get("authorization")!.slice(7).trim();
         const expiresIn = Math.max(0, Math.floor((Date.parse(session.expires_at) - Date.now()) / 1000));
-        return credentialsOf(ctx, loadUser(ctx, principal.userId!), principal.corpId, token, expiresIn);
+        return credentialsOf(ctx, await loadUser(ctx, principal.userId!), principal.corpId, token, expiresIn);
       },
       { auth: "token", response: { 200: Credentials }, detail: { summary: "Show the caller's credentials" } },
     )
@@ -114,16 +94,16 @@ export function authModule(ctx: AppContext) {
       "/auth/refresh",
       async ({ principal, request }) => {
         const audit = { action: "auth.refresh", actor_user_id: principal.userId, corp_id: principal.corpId, ip: principal.ip, request_id: principal.requestId };
-        const user = loadUser(ctx, principal.userId!);
+        const user = await loadUser(ctx, principal.userId!);
         try {
-          checkTokenIssue(ctx, user, principal.corp, principal.ip);
+          await checkTokenIssue(ctx, user, principal.corp, principal.ip);
         } catch (err) {
-          ctx.audit.record({ ...audit, outcome: "failure", reason: problemSlug(err) });
+          await ctx.audit.record({ ...audit, outcome: "failure", reason: problemSlug(err) });
           throw err;
         }
-        ctx.sessions.revoke(principal.sessionId!);
+        await ctx.sessions.revoke(principal.sessionId!);
         const credentials = await issueCredentials(ctx, user, principal.corpId, clientOf(principal.ip, request));
-        ctx.audit.record({ ...audit, outcome: "success" });
+        await ctx.audit.record({ ...audit, outcome: "success" });
         return credentials;
       },
       { auth: "token", response: { 200: Credentials }, detail: { summary: "Refresh: a new token; the old session is revoked" } },
@@ -131,21 +111,21 @@ export function authModule(ctx: AppContext) {
     .post(
       "/auth/corp",
       async ({ principal, body, request }) => {
-        const user = loadUser(ctx, principal.userId!);
-        const corp = ctx.corps.find(body.corp);
+        const user = await loadUser(ctx, principal.userId!);
+        const corp = await ctx.corps.find(body.corp);
         // target: the corporation asked for (its id when it exists); corp_id: the one being left.
         const audit = { action: "auth.corp_change", actor_user_id: user.id, corp_id: principal.corpId, target: corp?.id ?? body.corp, ip: principal.ip, request_id: principal.requestId };
         try {
           if (!corp && user.super_admin) throw notFound("Corporation");
-          if (!corp || (!user.super_admin && !isMember(ctx, user.id, corp.id))) throw forbidden("Not a member of that corporation");
-          checkTokenIssue(ctx, user, corp, principal.ip);
+          if (!corp || (!user.super_admin && !(await memberOf(ctx, user.id, corp.id)))) throw forbidden("Not a member of that corporation");
+          await checkTokenIssue(ctx, user, corp, principal.ip);
         } catch (err) {
-          ctx.audit.record({ ...audit, outcome: "failure", reason: problemSlug(err) });
+          await ctx.audit.record({ ...audit, outcome: "failure", reason: problemSlug(err) });
           throw err;
         }
-        ctx.sessions.revoke(principal.sessionId!);
+        await ctx.sessions.revoke(principal.sessionId!);
         const credentials = await issueCredentials(ctx, user, corp.id, clientOf(principal.ip, request));
-        ctx.audit.record({ ...audit, outcome: "success" });
+        await ctx.audit.record({ ...audit, outcome: "success" });
         return credentials;
       },
       {
@@ -162,35 +142,31 @@ export function authModule(ctx: AppContext) {
         const ip = ctx.clientIp(request, server?.requestIP(request)?.address ?? null);
         const request_id = requestIdOf(set);
         // target: the provider, then `provider:subject` once the ID token is verified (never the token).
-        const audit = { action: "auth.oidc_exchange", target: params.provider, corp_id: (body.corp && ctx.corps.find(body.corp)?.id) || null, ip, request_id };
+        const audit = { action: "auth.oidc_exchange", target: params.provider, corp_id: (body.corp && (await ctx.corps.find(body.corp))?.id) || null, ip, request_id };
         let checked: Awaited<ReturnType<typeof checkExternalLogin>>;
         try {
           const token = await oidc.verify(params.provider, body.id_token);
           audit.target = `${token.provider}:${token.subject}`;
-          const link = ctx.platform
-            .select()
-            .from(externalIdentities)
-            .where(and(eq(externalIdentities.provider, token.provider), eq(externalIdentities.subject, token.subject)))
-            .get();
-          if (!link) throw invalidCredentials();
+          const linkedUser = await linkedUserId(ctx, token);
+          if (!linkedUser) throw invalidCredentials();
           let corp: CorpRow;
           if (body.corp) {
-            const found = ctx.corps.find(body.corp);
+            const found = await ctx.corps.find(body.corp);
             if (!found) throw invalidCredentials();
             corp = found;
-          } else corp = onlyCorpOf(ctx, link.user_id);
+          } else corp = await onlyCorpOf(ctx, linkedUser);
           audit.corp_id = corp.id;
           const twoFactor = { code: body.two_factor_code, remember: body.remember_device, deviceCookie: cookie[DEVICE_COOKIE]?.value };
-          checked = await checkExternalLogin(ctx, link.user_id, corp, ip, twoFactor);
+          checked = await checkExternalLogin(ctx, linkedUser, corp, ip, twoFactor);
         } catch (err) {
-          ctx.audit.record({ ...audit, outcome: "failure", reason: problemSlug(err) });
+          await ctx.audit.record({ ...audit, outcome: "failure", reason: problemSlug(err) });
           throw err;
         }
         const { user, corp, deviceToken } = checked;
         if (deviceToken) setDeviceCookie(ctx, cookie, request, deviceToken);
-        if (deviceToken) ctx.audit.record({ action: "auth.device_remember", outcome: "success", actor_user_id: user.id, target: user.login, corp_id: corp.id, ip, request_id });
+        if (deviceToken) await ctx.audit.record({ action: "auth.device_remember", outcome: "success", actor_user_id: user.id, target: user.login, corp_id: corp.id, ip, request_id });
         const credentials = await issueCredentials(ctx, user, corp.id, clientOf(ip, request));
-        ctx.audit.record({ ...audit, outcome: "success", actor_user_id: user.id });
+        await ctx.audit.record({ ...audit, outcome: "success", actor_user_id: user.id });
         return credentials;
       },
       {
@@ -206,31 +182,19 @@ export function authModule(ctx: AppContext) {
       async ({ params, body, principal }) => {
         oidc.provider(params.provider);
         const audit = { action: "auth.oidc_link", actor_user_id: principal.userId, corp_id: principal.corpId, target: params.provider, ip: principal.ip, request_id: principal.requestId };
-        let row: typeof externalIdentities.$inferSelect;
+        let linked: Awaited<ReturnType<typeof linkIdentity>>;
         try {
           const token = await oidc.verify(params.provider, body.id_token);
           audit.target = `${token.provider}:${token.subject}`;
           if (token.provider === "google" && !token.emailVerified) throw forbidden("The account's e-mail address is not verified");
-          const where = and(eq(externalIdentities.provider, token.provider), eq(externalIdentities.subject, token.subject));
-          const existing = ctx.platform.select().from(externalIdentities).where(where).get();
-          if (existing) {
-            if (existing.user_id !== principal.userId) throw conflict("That account is linked to another user");
-            // Already linked to the caller: nothing changed, nothing to record.
-            return externalIdentityView(existing);
-          }
-          ctx.platform
-            .insert(externalIdentities)
-            .values({ provider: token.provider, subject: token.subject, email: token.email, user_id: principal.userId! })
-            .onConflictDoNothing()
-            .run();
-          row = ctx.platform.select().from(externalIdentities).where(where).get()!;
-          if (row.user_id !== principal.userId) throw conflict("That account is linked to another user");
+          linked = await linkIdentity(ctx, principal.userId!, token);
         } catch (err) {
-          ctx.audit.record({ ...audit, outcome: "failure", reason: problemSlug(err) });
+          await ctx.audit.record({ ...audit, outcome: "failure", reason: problemSlug(err) });
           throw err;
         }
-        ctx.audit.record({ ...audit, outcome: "success" });
-        return externalIdentityView(row);
+        // Already linked to the caller: nothing changed, nothing to record.
+        if (linked.changed) await ctx.audit.record({ ...audit, outcome: "success" });
+        return linked.link;
       },
       {
         auth: "token",
@@ -242,19 +206,12 @@ export function authModule(ctx: AppContext) {
     )
     .get(
       "/auth/safe-ip",
-      ({ query }) => {
-        const domain = (query as Record<string, unknown>).domain;
-        const extra = typeof domain === "string" ? [eq(safeIpRanges.corp_id, ctx.corps.find(domain)?.id ?? "")] : [];
-        return listRows(ctx.platform, safeIpRanges, rangeList, query, rangeView, extra);
-      },
+      ({ query }) => listRanges(ctx, query, null, (query as Record<string, unknown>).domain),
       { auth: "*", query: ListQuery, response: { 200: ListOf(SafeIpRange) }, detail: { summary: "List all safe IP ranges" } },
     )
     .get(
       "/auth/safe-ip/:domain",
-      ({ params, query, principal }) => {
-        const corp = domainCorp(ctx, principal, params.domain);
-        return listRows(ctx.platform, safeIpRanges, rangeList, query, rangeView, [eq(safeIpRanges.corp_id, corp.id)]);
-      },
+      async ({ params, query, principal }) => listRanges(ctx, query, await domainCorp(ctx, principal, params.domain)),
       {
         auth: "platform.auth",
         params: DomainParams,
@@ -265,24 +222,11 @@ export function authModule(ctx: AppContext) {
     )
     .post(
       "/auth/safe-ip/:domain",
-      ({ params, body, principal, set }) => {
-        const corp = domainCorp(ctx, principal, params.domain);
-        const range = canonicalRange(body.range);
-        if (!range) throw invalid("range", "is not an IPv4 or IPv6 address or CIDR");
-        const taken = ctx.platform
-          .select({ id: safeIpRanges.id })
-          .from(safeIpRanges)
-          .where(and(eq(safeIpRanges.corp_id, corp.id), eq(safeIpRanges.range, range)))
-          .get();
-        if (taken) throw conflict(`The range ${range} is already there`);
-        const row = ctx.platform
-          .insert(safeIpRanges)
-          .values({ corp_id: corp.id, range, description: body.description ?? null })
-          .returning()
-          .get();
-        safeIps.invalidate(corp.id);
-        ctx.audit.record({ action: "auth.safe_ip_add", outcome: "success", actor_user_id: principal.userId, corp_id: corp.id, target: range, ip: principal.ip, request_id: principal.requestId });
-        return created(set, `/api/auth/safe-ip/${corp.auth_name}`, rangeView(row));
+      async ({ params, body, principal, set }) => {
+        const corp = await domainCorp(ctx, principal, params.domain);
+        const range = await addRange(ctx, corp, body.range, body.description);
+        await ctx.audit.record({ action: "auth.safe_ip_add", outcome: "success", actor_user_id: principal.userId, corp_id: corp.id, target: range.range, ip: principal.ip, request_id: principal.requestId });
+        return created(set, `/api/auth/safe-ip/${corp.auth_name}`, range);
       },
       {
         auth: "platform.auth",
@@ -294,13 +238,10 @@ export function authModule(ctx: AppContext) {
     )
     .delete(
       "/auth/safe-ip/:domain/:id",
-      ({ params, principal, set }) => {
-        const corp = domainCorp(ctx, principal, params.domain);
-        const range = findRange(ctx, corp.id, params.id);
-        if (!range) throw notFound("Safe IP range");
-        ctx.platform.delete(safeIpRanges).where(eq(safeIpRanges.id, params.id)).run();
-        safeIps.invalidate(corp.id);
-        ctx.audit.record({ action: "auth.safe_ip_remove", outcome: "success", actor_user_id: principal.userId, corp_id: corp.id, target: range.range, ip: principal.ip, request_id: principal.requestId });
+      async ({ params, principal, set }) => {
+        const corp = await domainCorp(ctx, principal, params.domain);
+        const range = await removeRange(ctx, corp, params.id);
+        await ctx.audit.record({ action: "auth.safe_ip_remove", outcome: "success", actor_user_id: principal.userId, corp_id: corp.id, target: range.range, ip: principal.ip, request_id: principal.requestId });
         noContent(set);
       },
       { auth: "platform.auth", params: DomainIdParams, detail: { summary: "Remove a safe IP range from a domain" } },

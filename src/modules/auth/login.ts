@@ -7,10 +7,10 @@
 //   6. two-factor                     — 403 two-factor-required / two-factor-invalid, two-factor.ts
 // Steps 3–5 also guard every other way of getting a token (refresh, change of corporation), and
 // the OIDC exchange runs 1 and 3–6 once its ID token has named the user.
-import { and, eq } from "drizzle-orm";
 import type { AppContext } from "../../core/context";
-import { corpMembers, users } from "../../db/platform/schema";
-import { forbidden } from "../../lib/problem";
+import { forbidden, invalid } from "../../lib/problem";
+import { corpIdsOfUser, isMember } from "../user/corp-tables";
+import { findUser, findUserByLogin, setPasswordHash } from "../user/service";
 import type { UserRow } from "../user/view";
 import type { CorpRow } from "../../core/corp-cache";
 import { corpGate } from "./guard";
@@ -21,31 +21,35 @@ import { checkTwoFactor, type TwoFactorInput } from "./two-factor";
 
 export const invalidCredentials = () => forbidden("Invalid login, password or corporation", "invalid-credentials");
 
-export function isMember(ctx: AppContext, userId: string, corpId: string): boolean {
-  return !!ctx.platform
-    .select({ u: corpMembers.user_id })
-    .from(corpMembers)
-    .where(and(eq(corpMembers.corp_id, corpId), eq(corpMembers.user_id, userId)))
-    .get();
+/** Is the user a member of the corporation? (a read of its own) */
+export function memberOf(ctx: AppContext, userId: string, corpId: string): Promise<boolean> {
+  return ctx.store.platform.read((db) => isMember(db, userId, corpId));
+}
+
+/** The user's only corporation, for an exchange that names none. */
+export async function onlyCorpOf(ctx: AppContext, userId: string): Promise<CorpRow> {
+  const ids = await ctx.store.platform.read((db) => corpIdsOfUser(db, userId, 2));
+  if (ids.length !== 1) throw invalid("corp", "is required: the account works in more than one corporation, or none");
+  return (await ctx.corps.get(ids[0]))!;
 }
 
 const lockouts = new WeakMap<AppContext, Lockout>();
 export function lockoutOf(ctx: AppContext): Lockout {
   let l = lockouts.get(ctx);
-  if (!l) lockouts.set(ctx, (l = new Lockout(ctx.platform.$client, ctx.now)));
+  if (!l) lockouts.set(ctx, (l = new Lockout(ctx.store.platform, ctx.now)));
   return l;
 }
 
 /** Counts a failed attempt; the one that locks the (corporation, login) is an audit event. */
-function countFailure(ctx: AppContext, corpId: string, login: string, ip: string): void {
-  if (lockoutOf(ctx).failure(corpId, login)) ctx.audit.record({ action: "auth.lockout", outcome: "success", corp_id: corpId, target: login, ip, reason: "too-many-failures" });
+async function countFailure(ctx: AppContext, corpId: string, login: string, ip: string): Promise<void> {
+  if (await lockoutOf(ctx).failure(corpId, login)) await ctx.audit.record({ action: "auth.lockout", outcome: "success", corp_id: corpId, target: login, ip, reason: "too-many-failures" });
 }
 
 /** Checks 3–5: may this user hold a token working in this corporation, from this address? */
-export function checkTokenIssue(ctx: AppContext, user: UserRow, corp: CorpRow, ip: string): void {
+export async function checkTokenIssue(ctx: AppContext, user: UserRow, corp: CorpRow, ip: string): Promise<void> {
   if (!user.status) throw forbidden("The account is inactive", "account-inactive");
   corpGate(corp, user.super_admin);
-  safeIpsOf(ctx).assert(corp.id, ip, user.super_admin);
+  await safeIpsOf(ctx).assert(corp.id, ip, user.super_admin);
 }
 
 export interface LoginResult {
@@ -56,34 +60,34 @@ export interface LoginResult {
 }
 
 /** Checks 3–6 for a user whose credentials and membership are already proven, inside the lock. */
-function finishLogin(ctx: AppContext, user: UserRow, corp: CorpRow, ip: string, twoFactor: TwoFactorInput, login: string): LoginResult {
+async function finishLogin(ctx: AppContext, user: UserRow, corp: CorpRow, ip: string, twoFactor: TwoFactorInput, login: string): Promise<LoginResult> {
   const lock = lockoutOf(ctx);
-  checkTokenIssue(ctx, user, corp, ip);
-  const deviceToken = checkTwoFactor(ctx, user, twoFactor, () => countFailure(ctx, corp.id, login, ip));
-  lock.success(corp.id, login);
+  await checkTokenIssue(ctx, user, corp, ip);
+  const deviceToken = await checkTwoFactor(ctx, user, twoFactor, () => countFailure(ctx, corp.id, login, ip));
+  await lock.success(corp.id, login);
   return { user, corp, deviceToken };
 }
 
 /** The password login: returns the user and corporation a token may be issued for. */
 export async function checkLogin(ctx: AppContext, body: LoginBody, ip: string, deviceCookie?: unknown): Promise<LoginResult> {
-  const corp = ctx.corps.find(body.corp);
+  const corp = await ctx.corps.find(body.corp);
   if (!corp) {
     await ctx.passwords.verifyDummy(body.password);
     throw invalidCredentials();
   }
   const lock = lockoutOf(ctx);
   return lock.serialize(corp.id, body.login, async () => {
-    lock.assertOpen(corp.id, body.login);
-    const user = ctx.platform.select().from(users).where(eq(users.login, body.login)).get();
+    await lock.assertOpen(corp.id, body.login);
+    const user = await ctx.store.platform.read((db) => findUserByLogin(db, body.login));
     // Always spend one password verification, so timing does not tell which part was wrong.
     const passwordOk = user ? await ctx.passwords.verify(body.password, user.password_hash) : await ctx.passwords.verifyDummy(body.password);
-    if (!user || !passwordOk || (!user.super_admin && !isMember(ctx, user.id, corp.id))) {
-      countFailure(ctx, corp.id, body.login, ip);
+    if (!user || !passwordOk || (!user.super_admin && !(await memberOf(ctx, user.id, corp.id)))) {
+      await countFailure(ctx, corp.id, body.login, ip);
       throw invalidCredentials();
     }
     if (ctx.passwords.needsRehash(user.password_hash)) {
       const password_hash = await ctx.passwords.hash(body.password);
-      ctx.platform.update(users).set({ password_hash }).where(eq(users.id, user.id)).run();
+      await ctx.store.platform.write((tx) => setPasswordHash(tx, user.id, password_hash));
     }
     const twoFactor = { code: body.two_factor_code, remember: body.remember_device, deviceCookie };
     return finishLogin(ctx, user, corp, ip, twoFactor, body.login);
@@ -92,16 +96,16 @@ export async function checkLogin(ctx: AppContext, body: LoginBody, ip: string, d
 
 /** The OIDC exchange, once the ID token named `userId`: the same lock and checks 3–6. */
 export async function checkExternalLogin(ctx: AppContext, userId: string, corp: CorpRow, ip: string, twoFactor: TwoFactorInput): Promise<LoginResult> {
-  const found = ctx.platform.select().from(users).where(eq(users.id, userId)).get();
+  const found = await ctx.store.platform.read((db) => findUser(db, userId));
   if (!found) throw invalidCredentials();
   const lock = lockoutOf(ctx);
   return lock.serialize(corp.id, found.login, async () => {
-    lock.assertOpen(corp.id, found.login);
+    await lock.assertOpen(corp.id, found.login);
     // Read again inside the lock: a racing 2FA step or status change must be seen.
-    const user = ctx.platform.select().from(users).where(eq(users.id, userId)).get();
+    const user = await ctx.store.platform.read((db) => findUser(db, userId));
     if (!user) throw invalidCredentials();
-    if (!user.super_admin && !isMember(ctx, user.id, corp.id)) {
-      countFailure(ctx, corp.id, user.login, ip);
+    if (!user.super_admin && !(await memberOf(ctx, user.id, corp.id))) {
+      await countFailure(ctx, corp.id, user.login, ip);
       throw invalidCredentials();
     }
     return finishLogin(ctx, user, corp, ip, twoFactor, user.login);

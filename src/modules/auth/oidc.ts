@@ -4,9 +4,9 @@
 import { createRemoteJWKSet, customFetch, decodeJwt, errors as joseErrors, jwtVerify, type JWTPayload } from "jose";
 import type { AppContext } from "../../core/context";
 import type { OidcProviderConfig } from "../../config";
-import { externalIdentities } from "../../db/platform/schema";
-import { forbidden, notFound, unavailable } from "../../lib/problem";
+import { conflict, forbidden, notFound, unavailable } from "../../lib/problem";
 import type { ExternalIdentity } from "./model";
+import { findExternalIdentity, linkExternalIdentity, type ExternalIdentityRow } from "./service";
 
 export const PROVIDERS = ["google", "microsoft"] as const;
 export type Provider = (typeof PROVIDERS)[number];
@@ -23,8 +23,6 @@ export interface VerifiedIdToken {
 }
 
 export const invalidIdToken = () => forbidden("The ID token is invalid", "invalid-credentials");
-
-export type ExternalIdentityRow = typeof externalIdentities.$inferSelect;
 
 export function externalIdentityView(row: ExternalIdentityRow): ExternalIdentity {
   return { id: row.id, provider: row.provider, subject: row.subject, email: row.email, user_id: row.user_id, created_at: row.created_at, updated_at: row.updated_at };
@@ -115,4 +113,24 @@ export function oidcOf(ctx: AppContext): OidcVerifier {
   let v = verifiers.get(ctx);
   if (!v) verifiers.set(ctx, (v = new OidcVerifier(ctx)));
   return v;
+}
+
+/** The user the verified account is linked to, if any. */
+export async function linkedUserId(ctx: AppContext, token: VerifiedIdToken): Promise<string | null> {
+  return (await ctx.store.platform.read((db) => findExternalIdentity(db, token.provider, token.subject)))?.user_id ?? null;
+}
+
+/**
+ * Links the verified account to the user (409 when it is linked to another). `changed`: false
+ * when it was linked to the user already (nothing to record).
+ */
+export function linkIdentity(ctx: AppContext, userId: string, token: VerifiedIdToken): Promise<{ link: ExternalIdentity; changed: boolean }> {
+  return ctx.store.platform.write((tx) => {
+    const existing = findExternalIdentity(tx, token.provider, token.subject);
+    if (existing) {
+      if (existing.user_id !== userId) throw conflict("That account is linked to another user");
+      return { link: externalIdentityView(existing), changed: false };
+    }
+    return { link: externalIdentityView(linkExternalIdentity(tx, token.provider, token.subject, token.email, userId)), changed: true };
+  });
 }

@@ -3,15 +3,15 @@
 // on the user row and moved forward by a conditional UPDATE, so two requests racing with the same
 // code cannot both win. Remembered devices skip the code; only a hash of the cookie is stored.
 import { randomBytes } from "node:crypto";
-import { and, eq, gt, lt } from "drizzle-orm";
 import * as OTPAuth from "otpauth";
 import type { Cookie } from "elysia";
 import type { AppContext } from "../../core/context";
-import { rememberedDevices } from "../../db/platform/schema";
 import { sha256Hex } from "../../lib/ids";
 import { forbidden } from "../../lib/problem";
 import { toIso } from "../../lib/time";
+import { consumeTotpStep } from "../user/service";
 import type { UserRow } from "../user/view";
+import { deviceRemembered, insertRememberedDevice } from "./service";
 
 export const TOTP_PERIOD = 30;
 export const DEVICE_COOKIE = "corpadmin_device";
@@ -45,39 +45,26 @@ export function matchingStep(secret: string, code: number | string, nowMs: numbe
 }
 
 /** Accepts the code once: true when it matches and its step is newer than the last accepted. */
-export function consumeCode(ctx: AppContext, userId: string, secret: string, code: number | string): boolean {
+async function consumeCode(ctx: AppContext, userId: string, secret: string, code: number | string): Promise<boolean> {
   const step = matchingStep(secret, code, ctx.now());
   if (step === null) return false;
-  const res = ctx.platform.$client
-    .query("UPDATE users SET two_factor_last_step = ?2 WHERE id = ?1 AND (two_factor_last_step IS NULL OR two_factor_last_step < ?2)")
-    .run(userId, step);
-  return res.changes === 1;
+  return ctx.store.platform.write((tx) => consumeTotpStep(tx, userId, step));
 }
 
 /** Remembers the device for 30 days; returns the cookie value (only its hash is stored). */
-export function rememberDevice(ctx: AppContext, userId: string): string {
+async function rememberDevice(ctx: AppContext, userId: string): Promise<string> {
   const value = randomBytes(32).toString("base64url");
-  ctx.platform.delete(rememberedDevices).where(lt(rememberedDevices.expires_at, toIso(ctx.now()))).run();
-  ctx.platform
-    .insert(rememberedDevices)
-    .values({ user_id: userId, token_hash: sha256Hex(value), expires_at: toIso(ctx.now() + DEVICE_MAX_AGE * 1000) })
-    .run();
+  const now = ctx.now();
+  await ctx.store.platform.write((tx) => insertRememberedDevice(tx, userId, sha256Hex(value), toIso(now + DEVICE_MAX_AGE * 1000), toIso(now)));
   return value;
 }
 
-export function deviceRemembered(ctx: AppContext, userId: string, value: unknown): boolean {
+async function isRemembered(ctx: AppContext, userId: string, value: unknown): Promise<boolean> {
   // Elysia turns cookie values that look like JSON or numbers into those; ours are plain text.
   if (typeof value !== "string" || value.length === 0 || value.length > 200) return false;
-  const row = ctx.platform
-    .select({ id: rememberedDevices.id })
-    .from(rememberedDevices)
-    .where(and(eq(rememberedDevices.token_hash, sha256Hex(value)), eq(rememberedDevices.user_id, userId), gt(rememberedDevices.expires_at, toIso(ctx.now()))))
-    .get();
-  return !!row;
-}
-
-export function forgetDevices(ctx: AppContext, userId: string): void {
-  ctx.platform.delete(rememberedDevices).where(eq(rememberedDevices.user_id, userId)).run();
+  const hash = sha256Hex(value);
+  const now = toIso(ctx.now());
+  return ctx.store.platform.read((db) => deviceRemembered(db, userId, hash, now));
 }
 
 export interface TwoFactorInput {
@@ -90,12 +77,12 @@ export interface TwoFactorInput {
  * The login's last check. Returns a new device cookie value when the device is to be remembered.
  * `onFailure` counts a wrong code towards the lock (a missing code is not a failure).
  */
-export function checkTwoFactor(ctx: AppContext, user: UserRow, input: TwoFactorInput, onFailure: () => void): string | null {
+export async function checkTwoFactor(ctx: AppContext, user: UserRow, input: TwoFactorInput, onFailure: () => Promise<void>): Promise<string | null> {
   if (!user.two_factor_secret) return null;
-  if (deviceRemembered(ctx, user.id, input.deviceCookie)) return null;
+  if (await isRemembered(ctx, user.id, input.deviceCookie)) return null;
   if (input.code === undefined || input.code === null) throw twoFactorRequired();
-  if (!consumeCode(ctx, user.id, user.two_factor_secret, input.code)) {
-    onFailure();
+  if (!(await consumeCode(ctx, user.id, user.two_factor_secret, input.code))) {
+    await onFailure();
     throw twoFactorInvalid();
   }
   return input.remember ? rememberDevice(ctx, user.id) : null;

@@ -43,15 +43,15 @@ export function catalogModule(ctx: AppContext) {
   return new Elysia({ name: "catalog", prefix: "/api", tags: ["Service & Feature"] })
     .use(authGuard(ctx))
     // Elysia infers a recursive schema's children as never[]; the schema still validates them.
-    .get("/menu/tree", ({ principal }) => ({ items: menuTree(ctx, principal.permission) as never[] }), {
+    .get("/menu/tree", async ({ principal }) => ({ items: (await menuTree(ctx, principal.permission)) as never[] }), {
       auth: "token",
       response: { 200: ArrayOf(MenuNode) },
       detail: { summary: "The menu tree with its actions; `allowed` says whether the caller's permission covers them" },
     })
     .post(
       "/menu",
-      ({ body, set }) => {
-        const { menu, created: isNew } = saveMenu(ctx, body);
+      async ({ body, set }) => {
+        const { menu, created: isNew } = await saveMenu(ctx, body);
         return isNew ? created(set, "/api/menu", menu) : menu;
       },
       {
@@ -63,10 +63,10 @@ export function catalogModule(ctx: AppContext) {
     )
     .post(
       "/menu/:id/workgroup/:workgroupId",
-      ({ params, principal }) => {
-        const wg = assignMenuToWorkgroup(ctx, params.id, params.workgroupId);
+      async ({ params, principal }) => {
+        const wg = await assignMenuToWorkgroup(ctx, params.id, params.workgroupId);
         const target = `workgroup=${wg.id} menu=${params.id}`;
-        ctx.audit.record({ action: "workgroup.menu_assign", outcome: "success", actor_user_id: principal.userId, corp_id: wg.corp_id, target, ip: principal.ip, request_id: principal.requestId });
+        await ctx.audit.record({ action: "workgroup.menu_assign", outcome: "success", actor_user_id: principal.userId, corp_id: wg.corp_id, target, ip: principal.ip, request_id: principal.requestId });
         return wg;
       },
       {
@@ -76,7 +76,7 @@ export function catalogModule(ctx: AppContext) {
       detail: { summary: "Grant a workgroup the features of a menu and of its descendants" },
       },
     )
-    .post("/service/:id/features", ({ params, body }) => ({ items: uploadFeatures(ctx, params.id, body) }), {
+    .post("/service/:id/features", async ({ params, body }) => ({ items: await uploadFeatures(ctx, params.id, body) }), {
       auth: "*",
       params: IdParams,
       body: FeatureUpload,
@@ -89,7 +89,7 @@ export function catalogModule(ctx: AppContext) {
       response: { 200: ListOf(Service) },
       detail: { summary: "List services" },
     })
-    .post("/service", ({ body, set }) => created(set, "/api/service", createService(ctx, body)), {
+    .post("/service", async ({ body, set }) => created(set, "/api/service", await createService(ctx, body)), {
       auth: "*",
       body: ServiceInput,
       response: { 200: Service, 409: ProblemSchema },
@@ -110,8 +110,8 @@ export function catalogModule(ctx: AppContext) {
     })
     .delete(
       "/service/:id",
-      ({ params, set }) => {
-        deleteService(ctx, params.id);
+      async ({ params, set }) => {
+        await deleteService(ctx, params.id);
         noContent(set);
       },
       { auth: "*", params: IdParams, detail: { summary: "Delete a service with its features, actions and grants" } },
@@ -122,7 +122,7 @@ export function catalogModule(ctx: AppContext) {
       response: { 200: ListOf(Feature) },
       detail: { summary: "List features" },
     })
-    .post("/feature", ({ body, set }) => created(set, "/api/feature", createFeature(ctx, body)), {
+    .post("/feature", async ({ body, set }) => created(set, "/api/feature", await createFeature(ctx, body)), {
       auth: "*",
       body: FeatureInput,
       response: { 200: Feature, 409: ProblemSchema },
@@ -143,8 +143,8 @@ export function catalogModule(ctx: AppContext) {
     })
     .delete(
       "/feature/:id",
-      ({ params, set }) => {
-        deleteFeature(ctx, params.id);
+      async ({ params, set }) => {
+        await deleteFeature(ctx, params.id);
         noContent(set);
       },
       { auth: "*", params: IdParams, detail: { summary: "Delete a feature with its actions and grants" } },
@@ -158,8 +158,8 @@ export function catalogModule(ctx: AppContext) {
     })
     .delete(
       "/feature/:id/action/:actionId",
-      ({ params, set }) => {
-        removeAction(ctx, params.id, params.actionId);
+      async ({ params, set }) => {
+        await removeAction(ctx, params.id, params.actionId);
         noContent(set);
       },
       { auth: "*", params: FeatureActionParams, detail: { summary: "Remove an action from a feature" } },

@@ -1,31 +1,23 @@
 // The platform catalog: services, their features and the actions that make up a feature, and the
 // application menu built over them. Every change here can change somebody's permission, so each
-// one drops the permission cache.
-import { and, asc, eq, inArray, sql } from "drizzle-orm";
+// one drops the permission cache after its COMMIT.
+import { and, asc, eq, inArray } from "drizzle-orm";
 import type { AppContext } from "../../core/context";
-import {
-  actions,
-  corpServices,
-  features,
-  menus,
-  services,
-  workgroupFeatures,
-  workgroups,
-} from "../../db/platform/schema";
-import { writeTx, type PlatformDb } from "../../db/sqlite";
+import { actions, features, menus, services } from "../../db/platform/schema";
+import type { PlatformDb } from "../../db/sqlite";
+import type { WriteScope } from "../../core/store";
 import { newId } from "../../lib/ids";
 import { listRows, type ListParams } from "../../lib/list";
 import { conflict, invalid, notFound } from "../../lib/problem";
 import type { PermissionSets } from "../../core/permissions";
-import { workgroupView } from "../workgroup/service";
+import { serviceEnabled } from "../user/corp-tables";
+import { findWorkgroup, grantFeatures, workgroupView } from "../workgroup/service";
 import type { Workgroup } from "../workgroup/model";
 import type { Action, ActionInput, Feature, FeatureInput, FeatureUpload, Menu, MenuInput, MenuNode, Service, ServiceInput } from "./model";
 
 type ServiceRow = typeof services.$inferSelect;
 type FeatureRow = typeof features.$inferSelect;
 type MenuRow = typeof menus.$inferSelect;
-/** A write transaction over the platform database, or the database itself. */
-type Tx = Parameters<Parameters<PlatformDb["transaction"]>[0]>[0];
 
 export const serviceView = (row: ServiceRow): Service => ({ ...row });
 export const actionView = (row: typeof actions.$inferSelect): Action => ({ ...row });
@@ -49,75 +41,109 @@ function featureViews(db: PlatformDb, rows: FeatureRow[]): Feature[] {
   return rows.map((r) => ({ ...r, actions: acts.get(r.id) ?? [] }));
 }
 
+/** Drops the permission cache once the write has committed. */
+const dropPermissions = (ctx: AppContext, w: WriteScope) => w.afterCommit(() => ctx.permissions.invalidate());
+
 // ---- services ----------------------------------------------------------------------------------
 
-export function getServiceRow(ctx: AppContext, id: string): ServiceRow {
-  const row = ctx.platform.select().from(services).where(eq(services.id, id)).get();
+/** The service row; 404 "Service" when there is none. */
+export function getServiceRow(db: PlatformDb, id: string): ServiceRow {
+  const row = db.select().from(services).where(eq(services.id, id)).get();
   if (!row) throw notFound("Service");
   return row;
 }
 
-export function listServices(ctx: AppContext, query: ListParams) {
-  return listRows(ctx.platform, services, { q: [services.identifier, services.name] }, query, serviceView);
+export function serviceExists(db: PlatformDb, id: string): boolean {
+  return !!db.select({ id: services.id }).from(services).where(eq(services.id, id)).get();
 }
 
-export function featuresOfService(ctx: AppContext, serviceId: string): Feature[] {
-  const rows = ctx.platform.select().from(features).where(eq(features.service_id, serviceId)).orderBy(asc(features.id)).all();
-  return featureViews(ctx.platform, rows);
+/** The service a feature belongs to; undefined when the feature does not exist. */
+export function featureServiceId(db: PlatformDb, featureId: string): string | undefined {
+  return db.select({ service_id: features.service_id }).from(features).where(eq(features.id, featureId)).get()?.service_id;
+}
+
+/** The built-in services' ids (a new corporation starts with them enabled). */
+export function builtinServiceIds(db: PlatformDb): string[] {
+  return db.select({ id: services.id }).from(services).where(eq(services.builtin, true)).all().map((r) => r.id);
+}
+
+/** Id, identifier and name of the given services, by identifier (a corporation's service tree). */
+export function serviceSummaries(db: PlatformDb, ids: string[]): { id: string; identifier: string; name: string }[] {
+  if (!ids.length) return [];
+  return db.select({ id: services.id, identifier: services.identifier, name: services.name }).from(services).where(inArray(services.id, ids)).orderBy(asc(services.identifier)).all();
+}
+
+/** Id, service and name of the features of the given services, by name then id. */
+export function featureSummaries(db: PlatformDb, serviceIds: string[]): { id: string; service_id: string; name: string }[] {
+  if (!serviceIds.length) return [];
+  return db
+    .select({ id: features.id, service_id: features.service_id, name: features.name })
+    .from(features)
+    .where(inArray(features.service_id, serviceIds))
+    .orderBy(asc(features.name), asc(features.id))
+    .all();
+}
+
+export function listServices(ctx: AppContext, query: ListParams) {
+  return ctx.store.platform.read((db) => listRows(db, services, { q: [services.identifier, services.name] }, query, serviceView));
+}
+
+function featuresOfService(db: PlatformDb, serviceId: string): Feature[] {
+  const rows = db.select().from(features).where(eq(features.service_id, serviceId)).orderBy(asc(features.id)).all();
+  return featureViews(db, rows);
 }
 
 /** The ids of a service's features, as a subquery (a disabled service's grants go with them). */
-export function featureIdsOf(db: PlatformDb | Tx, serviceId: string) {
+export function featureIdsOf(db: PlatformDb, serviceId: string) {
   return db.select({ id: features.id }).from(features).where(eq(features.service_id, serviceId));
 }
 
-export function getService(ctx: AppContext, id: string): Service & { features: Feature[] } {
-  return { ...serviceView(getServiceRow(ctx, id)), features: featuresOfService(ctx, id) };
+export function getService(ctx: AppContext, id: string): Promise<Service & { features: Feature[] }> {
+  return ctx.store.platform.read((db) => ({ ...serviceView(getServiceRow(db, id)), features: featuresOfService(db, id) }));
 }
 
-function identifierTaken(tx: Tx, identifier: string, exceptId?: string): boolean {
+function identifierTaken(tx: PlatformDb, identifier: string, exceptId?: string): boolean {
   const row = tx.select({ id: services.id }).from(services).where(eq(services.identifier, identifier)).get();
   return !!row && row.id !== exceptId;
 }
 
-export function createService(ctx: AppContext, input: ServiceInput): Service {
-  const id = newId();
-  writeTx(ctx.platform, (tx) => {
+export function createService(ctx: AppContext, input: ServiceInput): Promise<Service> {
+  return ctx.store.platform.write((tx) => {
     if (identifierTaken(tx, input.identifier)) throw conflict(`identifier '${input.identifier}' is taken`);
+    const id = newId();
     tx.insert(services).values({ id, identifier: input.identifier, name: input.name, description: input.description ?? null }).run();
+    return serviceView(getServiceRow(tx, id));
   });
-  return serviceView(getServiceRow(ctx, id));
 }
 
-export function updateService(ctx: AppContext, id: string, input: ServiceInput): Service {
-  const current = getServiceRow(ctx, id);
-  if (current.builtin && input.identifier !== current.identifier) throw conflict("A built-in service keeps its identifier");
-  writeTx(ctx.platform, (tx) => {
+export function updateService(ctx: AppContext, id: string, input: ServiceInput): Promise<Service> {
+  return ctx.store.platform.write((tx, w) => {
+    const current = getServiceRow(tx, id);
+    if (current.builtin && input.identifier !== current.identifier) throw conflict("A built-in service keeps its identifier");
     if (identifierTaken(tx, input.identifier, id)) throw conflict(`identifier '${input.identifier}' is taken`);
     tx.update(services).set({ identifier: input.identifier, name: input.name, description: input.description ?? null }).where(eq(services.id, id)).run();
+    // The identifier is what `admin` lists hold.
+    dropPermissions(ctx, w);
+    return serviceView(getServiceRow(tx, id));
   });
-  // The identifier is what `admin` lists hold.
-  ctx.permissions.invalidate();
-  return serviceView(getServiceRow(ctx, id));
 }
 
 /** Features, actions, grants and corporations' enablement go with it (ON DELETE CASCADE). */
-export function deleteService(ctx: AppContext, id: string): void {
-  const current = getServiceRow(ctx, id);
-  if (current.builtin) throw conflict("A built-in service cannot be deleted");
-  writeTx(ctx.platform, (tx) => {
+export function deleteService(ctx: AppContext, id: string): Promise<void> {
+  return ctx.store.platform.write((tx, w) => {
+    if (getServiceRow(tx, id).builtin) throw conflict("A built-in service cannot be deleted");
     tx.delete(services).where(eq(services.id, id)).run();
+    dropPermissions(ctx, w);
   });
-  ctx.permissions.invalidate();
 }
 
 /**
  * Upserts the service's features by name and their actions by action string, in one
  * transaction; nothing is removed. A description or action name left out keeps its stored value.
  */
-export function uploadFeatures(ctx: AppContext, serviceId: string, upload: FeatureUpload): Feature[] {
-  getServiceRow(ctx, serviceId);
-  writeTx(ctx.platform, (tx) => {
+export function uploadFeatures(ctx: AppContext, serviceId: string, upload: FeatureUpload): Promise<Feature[]> {
+  return ctx.store.platform.write((tx, w) => {
+    getServiceRow(tx, serviceId);
     for (const f of upload.features) {
       let feature = tx
         .select({ id: features.id })
@@ -140,32 +166,34 @@ export function uploadFeatures(ctx: AppContext, serviceId: string, upload: Featu
         else if (a.name !== undefined) tx.update(actions).set({ name: a.name }).where(eq(actions.id, existing.id)).run();
       }
     }
+    dropPermissions(ctx, w);
+    return featuresOfService(tx, serviceId);
   });
-  ctx.permissions.invalidate();
-  return featuresOfService(ctx, serviceId);
 }
 
 // ---- features ----------------------------------------------------------------------------------
 
-function getFeatureRow(ctx: AppContext, id: string): FeatureRow {
-  const row = ctx.platform.select().from(features).where(eq(features.id, id)).get();
+function getFeatureRow(db: PlatformDb, id: string): FeatureRow {
+  const row = db.select().from(features).where(eq(features.id, id)).get();
   if (!row) throw notFound("Feature");
   return row;
 }
 
-export function getFeature(ctx: AppContext, id: string): Feature {
-  return featureViews(ctx.platform, [getFeatureRow(ctx, id)])[0];
+const featureOf = (db: PlatformDb, id: string): Feature => featureViews(db, [getFeatureRow(db, id)])[0];
+
+export function getFeature(ctx: AppContext, id: string): Promise<Feature> {
+  return ctx.store.platform.read((db) => featureOf(db, id));
 }
 
 export function listFeatures(ctx: AppContext, query: ListParams) {
-  const page = listRows(ctx.platform, features, { q: [features.name] }, query, (r: FeatureRow) => r);
-  return { ...page, items: featureViews(ctx.platform, page.items) };
+  return ctx.store.platform.read((db) => {
+    const page = listRows(db, features, { q: [features.name] }, query, (r: FeatureRow) => r);
+    return { ...page, items: featureViews(db, page.items) };
+  });
 }
 
-function checkFeatureInput(tx: Tx, input: FeatureInput, exceptId?: string): void {
-  if (!tx.select({ id: services.id }).from(services).where(eq(services.id, input.service_id)).get()) {
-    throw invalid("service_id", "unknown service");
-  }
+function checkFeatureInput(tx: PlatformDb, input: FeatureInput, exceptId?: string): void {
+  if (!serviceExists(tx, input.service_id)) throw invalid("service_id", "unknown service");
   const clash = tx
     .select({ id: features.id })
     .from(features)
@@ -174,38 +202,38 @@ function checkFeatureInput(tx: Tx, input: FeatureInput, exceptId?: string): void
   if (clash && clash.id !== exceptId) throw conflict(`The service already has a feature named '${input.name}'`);
 }
 
-export function createFeature(ctx: AppContext, input: FeatureInput): Feature {
-  const id = newId();
-  writeTx(ctx.platform, (tx) => {
+export function createFeature(ctx: AppContext, input: FeatureInput): Promise<Feature> {
+  return ctx.store.platform.write((tx) => {
     checkFeatureInput(tx, input);
+    const id = newId();
     tx.insert(features).values({ id, service_id: input.service_id, name: input.name, description: input.description ?? null }).run();
+    return featureOf(tx, id);
   });
-  return getFeature(ctx, id);
 }
 
-export function updateFeature(ctx: AppContext, id: string, input: FeatureInput): Feature {
-  getFeatureRow(ctx, id);
-  writeTx(ctx.platform, (tx) => {
+export function updateFeature(ctx: AppContext, id: string, input: FeatureInput): Promise<Feature> {
+  return ctx.store.platform.write((tx, w) => {
+    getFeatureRow(tx, id);
     checkFeatureInput(tx, input, id);
     tx.update(features).set({ service_id: input.service_id, name: input.name, description: input.description ?? null }).where(eq(features.id, id)).run();
+    // Moving a feature to another service changes which corporations it counts in.
+    dropPermissions(ctx, w);
+    return featureOf(tx, id);
   });
-  // Moving a feature to another service changes which corporations it counts in.
-  ctx.permissions.invalidate();
-  return getFeature(ctx, id);
 }
 
 /** Actions and grants go with it; menus pointing at it keep going without a feature. */
-export function deleteFeature(ctx: AppContext, id: string): void {
-  getFeatureRow(ctx, id);
-  writeTx(ctx.platform, (tx) => {
+export function deleteFeature(ctx: AppContext, id: string): Promise<void> {
+  return ctx.store.platform.write((tx, w) => {
+    getFeatureRow(tx, id);
     tx.delete(features).where(eq(features.id, id)).run();
+    dropPermissions(ctx, w);
   });
-  ctx.permissions.invalidate();
 }
 
-export function addAction(ctx: AppContext, featureId: string, input: ActionInput): Feature {
-  getFeatureRow(ctx, featureId);
-  writeTx(ctx.platform, (tx) => {
+export function addAction(ctx: AppContext, featureId: string, input: ActionInput): Promise<Feature> {
+  return ctx.store.platform.write((tx, w) => {
+    getFeatureRow(tx, featureId);
     const clash = tx
       .select({ id: actions.id })
       .from(actions)
@@ -213,26 +241,28 @@ export function addAction(ctx: AppContext, featureId: string, input: ActionInput
       .get();
     if (clash) throw conflict(`The feature already has the action '${input.action}'`);
     tx.insert(actions).values({ feature_id: featureId, action: input.action, name: input.name ?? null }).run();
+    dropPermissions(ctx, w);
+    return featureOf(tx, featureId);
   });
-  ctx.permissions.invalidate();
-  return getFeature(ctx, featureId);
 }
 
-export function removeAction(ctx: AppContext, featureId: string, actionId: string): void {
-  getFeatureRow(ctx, featureId);
-  const removed = ctx.platform
-    .delete(actions)
-    .where(and(eq(actions.id, actionId), eq(actions.feature_id, featureId)))
-    .returning({ id: actions.id })
-    .all();
-  if (!removed.length) throw notFound("Action");
-  ctx.permissions.invalidate();
+export function removeAction(ctx: AppContext, featureId: string, actionId: string): Promise<void> {
+  return ctx.store.platform.write((tx, w) => {
+    getFeatureRow(tx, featureId);
+    const removed = tx
+      .delete(actions)
+      .where(and(eq(actions.id, actionId), eq(actions.feature_id, featureId)))
+      .returning({ id: actions.id })
+      .all();
+    if (!removed.length) throw notFound("Action");
+    dropPermissions(ctx, w);
+  });
 }
 
 // ---- menus -------------------------------------------------------------------------------------
 
-function getMenuRow(ctx: AppContext, id: string): MenuRow {
-  const row = ctx.platform.select().from(menus).where(eq(menus.id, id)).get();
+function getMenuRow(db: PlatformDb, id: string): MenuRow {
+  const row = db.select().from(menus).where(eq(menus.id, id)).get();
   if (!row) throw notFound("Menu");
   return row;
 }
@@ -241,10 +271,10 @@ function getMenuRow(ctx: AppContext, id: string): MenuRow {
  * Creates a menu (no id) or replaces one (id given: every field as sent, left out null or 0).
  * A parent must exist and must not be the menu itself or one of its descendants.
  */
-export function saveMenu(ctx: AppContext, input: MenuInput): { menu: Menu; created: boolean } {
+export function saveMenu(ctx: AppContext, input: MenuInput): Promise<{ menu: Menu; created: boolean }> {
   const id = input.id ?? newId();
   const created = !input.id;
-  writeTx(ctx.platform, (tx) => {
+  return ctx.store.platform.write((tx) => {
     if (!created && !tx.select({ id: menus.id }).from(menus).where(eq(menus.id, id)).get()) throw notFound("Menu");
     const parentId = input.parent_id ?? null;
     if (parentId) {
@@ -268,8 +298,8 @@ export function saveMenu(ctx: AppContext, input: MenuInput): { menu: Menu; creat
     };
     if (created) tx.insert(menus).values({ id, ...values }).run();
     else tx.update(menus).set(values).where(eq(menus.id, id)).run();
+    return { menu: menuView(getMenuRow(tx, id)), created };
   });
-  return { menu: menuView(getMenuRow(ctx, id)), created };
 }
 
 /** Does the caller's permission cover every action of the feature? (the menu's `allowed`) */
@@ -280,46 +310,48 @@ function covers(p: PermissionSets, serviceIdentifier: string | null, acts: Actio
 }
 
 /** The whole menu forest, siblings by position, each node with its feature's actions and `allowed`. */
-export function menuTree(ctx: AppContext, permission: PermissionSets): MenuNode[] {
-  const rows = ctx.platform.select().from(menus).orderBy(asc(menus.position), asc(menus.id)).all();
-  const featureIds = [...new Set(rows.map((r) => r.feature_id).filter((f): f is string => !!f))];
-  const acts = actionsByFeature(ctx.platform, featureIds);
-  const serviceOf = new Map(
-    featureIds.length
-      ? ctx.platform
-          .select({ id: features.id, identifier: services.identifier })
-          .from(features)
-          .innerJoin(services, eq(services.id, features.service_id))
-          .where(inArray(features.id, featureIds))
-          .all()
-          .map((r) => [r.id, r.identifier])
-      : [],
-  );
-  const nodes = new Map<string, MenuNode>();
-  for (const r of rows) {
-    const a = r.feature_id ? acts.get(r.feature_id) ?? [] : [];
-    const allowed = r.feature_id ? covers(permission, serviceOf.get(r.feature_id) ?? null, a) : true;
-    nodes.set(r.id, { ...menuView(r), actions: a, allowed, children: [] });
-  }
-  const roots: MenuNode[] = [];
-  for (const r of rows) {
-    const node = nodes.get(r.id)!;
-    const parent = r.parent_id ? nodes.get(r.parent_id) : undefined;
-    if (parent) parent.children.push(node);
-    else roots.push(node);
-  }
-  return roots;
+export function menuTree(ctx: AppContext, permission: PermissionSets): Promise<MenuNode[]> {
+  return ctx.store.platform.read((db) => {
+    const rows = db.select().from(menus).orderBy(asc(menus.position), asc(menus.id)).all();
+    const featureIds = [...new Set(rows.map((r) => r.feature_id).filter((f): f is string => !!f))];
+    const acts = actionsByFeature(db, featureIds);
+    const serviceOf = new Map(
+      featureIds.length
+        ? db
+            .select({ id: features.id, identifier: services.identifier })
+            .from(features)
+            .innerJoin(services, eq(services.id, features.service_id))
+            .where(inArray(features.id, featureIds))
+            .all()
+            .map((r) => [r.id, r.identifier])
+        : [],
+    );
+    const nodes = new Map<string, MenuNode>();
+    for (const r of rows) {
+      const a = r.feature_id ? acts.get(r.feature_id) ?? [] : [];
+      const allowed = r.feature_id ? covers(permission, serviceOf.get(r.feature_id) ?? null, a) : true;
+      nodes.set(r.id, { ...menuView(r), actions: a, allowed, children: [] });
+    }
+    const roots: MenuNode[] = [];
+    for (const r of rows) {
+      const node = nodes.get(r.id)!;
+      const parent = r.parent_id ? nodes.get(r.parent_id) : undefined;
+      if (parent) parent.children.push(node);
+      else roots.push(node);
+    }
+    return roots;
+  });
 }
 
 /**
  * Grants a workgroup the features of a menu and of all its descendants. All or nothing: when a
  * feature's service is not enabled for the workgroup's corporation, nothing is granted (409).
  */
-export function assignMenuToWorkgroup(ctx: AppContext, menuId: string, workgroupId: string): Workgroup {
-  getMenuRow(ctx, menuId);
-  const wg = ctx.platform.select().from(workgroups).where(eq(workgroups.id, workgroupId)).get();
-  if (!wg) throw notFound("Workgroup");
-  writeTx(ctx.platform, (tx) => {
+export function assignMenuToWorkgroup(ctx: AppContext, menuId: string, workgroupId: string): Promise<Workgroup> {
+  return ctx.store.platform.write((tx, w) => {
+    getMenuRow(tx, menuId);
+    const wg = findWorkgroup(tx, workgroupId);
+    if (!wg) throw notFound("Workgroup");
     const all = tx.select({ id: menus.id, parent_id: menus.parent_id, feature_id: menus.feature_id }).from(menus).all();
     const children = new Map<string, string[]>();
     for (const m of all) if (m.parent_id) children.set(m.parent_id, [...(children.get(m.parent_id) ?? []), m.id]);
@@ -335,25 +367,23 @@ export function assignMenuToWorkgroup(ctx: AppContext, menuId: string, workgroup
       if (f) featureIds.add(f);
       stack.push(...(children.get(at) ?? []));
     }
-    if (!featureIds.size) return;
-    const ids = [...featureIds];
-    const disabled = tx
-      .select({ name: features.name, identifier: services.identifier })
-      .from(features)
-      .innerJoin(services, eq(services.id, features.service_id))
-      .where(
-        and(
-          inArray(features.id, ids),
-          sql`NOT EXISTS (SELECT 1 FROM ${corpServices} WHERE ${corpServices.corp_id} = ${wg.corp_id} AND ${corpServices.service_id} = ${features.service_id})`,
-        ),
-      )
-      .all();
-    if (disabled.length) {
-      const d = disabled[0];
-      throw conflict(`The service '${d.identifier}' of feature '${d.name}' is not enabled for the workgroup's corporation`);
+    if (featureIds.size) {
+      const ids = [...featureIds];
+      const feats = tx
+        .select({ name: features.name, service_id: features.service_id, identifier: services.identifier })
+        .from(features)
+        .innerJoin(services, eq(services.id, features.service_id))
+        .where(inArray(features.id, ids))
+        .all();
+      const enabled = new Map<string, boolean>();
+      for (const f of feats) {
+        let on = enabled.get(f.service_id);
+        if (on === undefined) enabled.set(f.service_id, (on = serviceEnabled(tx, wg.corp_id, f.service_id)));
+        if (!on) throw conflict(`The service '${f.identifier}' of feature '${f.name}' is not enabled for the workgroup's corporation`);
+      }
+      grantFeatures(tx, workgroupId, ids);
+      dropPermissions(ctx, w);
     }
-    tx.insert(workgroupFeatures).values(ids.map((feature_id) => ({ workgroup_id: workgroupId, feature_id }))).onConflictDoNothing().run();
+    return workgroupView(tx, findWorkgroup(tx, workgroupId)!);
   });
-  ctx.permissions.invalidate();
-  return workgroupView(ctx, ctx.platform.select().from(workgroups).where(eq(workgroups.id, workgroupId)).get()!);
 }

@@ -213,7 +213,7 @@ export function listCorpUsers(ctx: AppContext, corpId: string, query: ListParams
 }
 
 function requireUser(ctx: AppContext, userId: string): void {
-  if (!findUser(ctx, userId)) throw notFound("User");
+  if (!findUser(ctx.platform, userId)) throw notFound("User");
 }
 
 /** Adds a member; adding one already there changes nothing. */
@@ -235,14 +235,14 @@ export function removeCorpUser(ctx: AppContext, corpId: string, userId: string):
       .returning({ u: corpMembers.user_id })
       .all();
     if (!removed.length) throw notFound("Membership");
-    removeUserFromCorpWorkgroups(tx, corpId, userId);
+    removeUserFromCorpWorkgroups(ctx.platform, corpId, userId);
   });
   ctx.sessions.revokeUserInCorp(userId, corpId);
   ctx.permissions.invalidate();
 }
 
 /** The service must exist (404 "Service" otherwise). */
-const requireService = (ctx: AppContext, serviceId: string): void => void getServiceRow(ctx, serviceId);
+const requireService = (ctx: AppContext, serviceId: string): void => void getServiceRow(ctx.platform, serviceId);
 
 /** Enables a service for the corporation; enabling one already enabled changes nothing. */
 export function addCorpService(ctx: AppContext, corpId: string, serviceId: string): void {
@@ -263,7 +263,7 @@ export function removeCorpService(ctx: AppContext, corpId: string, serviceId: st
       .returning({ s: corpServices.service_id })
       .all();
     if (!removed.length) throw notFound("Service of the corporation");
-    revokeServiceInCorp(tx, corpId, serviceId, featureIdsOf(tx, serviceId));
+    revokeServiceInCorp(ctx.platform, corpId, serviceId, featureIdsOf(ctx.platform, serviceId));
   });
   ctx.permissions.invalidate();
 }

@@ -1,16 +1,12 @@
 // User rows of routes.md (all but the realtime socket): users, their status and password, reset
 // keys, permissions and two-factor authentication. Workgroups live in ../workgroup.
 import { Elysia, t } from "elysia";
-import { eq } from "drizzle-orm";
 import type { AppContext } from "../../core/context";
-import { users } from "../../db/platform/schema";
 import { created, noContent } from "../../lib/http";
-import { listRows } from "../../lib/list";
-import { forbidden, notFound, Problem } from "../../lib/problem";
+import { Problem } from "../../lib/problem";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
 import { authGuard, requestIdOf } from "../auth/guard";
 import type { Principal } from "../../core/principal";
-import { isMember } from "../auth/login";
 import {
   LoginParams,
   PasswordChange,
@@ -26,52 +22,47 @@ import {
   UserUpdate,
 } from "./model";
 import {
-  assertMayManage,
   changePassword,
-  clearTwoFactor,
   confirmTwoFactor,
   createResetKey,
   createUser,
   deleteUser,
   disableTwoFactor,
-  findUser,
-  membersOf,
+  getManageableUser,
+  getUser,
+  getUserByLogin,
+  listUsers,
   permissionsOf,
   resetPassword,
+  resetTwoFactor,
   setStatus,
   startTwoFactor,
   updateUser,
-  visibleUser,
 } from "./service";
 import { userSessionRoutes } from "./sessions";
-import { userView, type UserRow } from "./view";
 
 /** Who did it, where, from which address: the common fields of an audit record. */
 const auditBy = (p: Principal) => ({ actor_user_id: p.userId, corp_id: p.corpId, ip: p.ip, request_id: p.requestId });
 const problemSlug = (err: unknown) => (err instanceof Problem ? err.slug : "error");
 
-const HIDDEN = ["password_hash", "two_factor_secret", "two_factor_pending", "two_factor_last_step"];
-
 export function userModule(ctx: AppContext) {
   const clientIpOf = (request: Request, server: { requestIP(r: Request): { address: string } | null } | null) => ctx.clientIp(request, server?.requestIP(request)?.address ?? null);
-  const view = (row: UserRow) => userView(ctx.platform, row);
-  const listSpec = { q: [users.name, users.email, users.login], hidden: HIDDEN };
 
   return new Elysia({ name: "user", prefix: "/api", tags: ["User"] })
     .use(authGuard(ctx))
     .use(userSessionRoutes(ctx))
     .get(
       "/user",
-      ({ query, principal }) => listRows(ctx.platform, users, listSpec, query, view, principal.superAdmin ? [] : [membersOf(ctx, principal.corpId)]),
+      ({ query, principal }) => listUsers(ctx, principal, query),
       { auth: "platform.user", query: ListQuery, response: { 200: ListOf(User) }, detail: { summary: "List the working corporation's users (`*`: all users)" } },
     )
     .post(
       "/user",
       async ({ body, principal, set }) => {
-        const row = await createUser(ctx, principal, body);
-        ctx.audit.record({ ...auditBy(principal), action: "user.create", outcome: "success", target: row.id });
-        if (row.super_admin) ctx.audit.record({ ...auditBy(principal), action: "user.super_admin_grant", outcome: "success", target: row.id });
-        return created(set, "/api/user", view(row));
+        const user = await createUser(ctx, principal, body);
+        await ctx.audit.record({ ...auditBy(principal), action: "user.create", outcome: "success", target: user.id });
+        if (user.super_admin) await ctx.audit.record({ ...auditBy(principal), action: "user.super_admin_grant", outcome: "success", target: user.id });
+        return created(set, "/api/user", user);
       },
       {
       auth: "platform.user",
@@ -82,10 +73,10 @@ export function userModule(ctx: AppContext) {
     )
     .post(
       "/user/password/reset-key",
-      ({ body, set, request, server }) => {
+      async ({ body, set, request, server }) => {
         createResetKey(ctx, body.login);
         // The same record whether the login exists or not: the log must not become an oracle.
-        ctx.audit.record({ action: "user.password_reset_request", outcome: "requested", target: body.login, ip: clientIpOf(request, server), request_id: requestIdOf(set) });
+        await ctx.audit.record({ action: "user.password_reset_request", outcome: "requested", target: body.login, ip: clientIpOf(request, server), request_id: requestIdOf(set) });
         noContent(set);
       },
       { publicAuth: true, body: ResetKeyBody, detail: { summary: "Create a password-reset key and e-mail it to the user", security: [] } },
@@ -98,21 +89,21 @@ export function userModule(ctx: AppContext) {
         try {
           userId = await resetPassword(ctx, body.key, body.new_password);
         } catch (err) {
-          ctx.audit.record({ ...audit, outcome: "failure", reason: problemSlug(err) });
+          await ctx.audit.record({ ...audit, outcome: "failure", reason: problemSlug(err) });
           throw err;
         }
-        ctx.audit.record({ ...audit, outcome: "success", target: userId });
+        await ctx.audit.record({ ...audit, outcome: "success", target: userId });
         noContent(set);
       },
       { publicAuth: true, body: ResetBody, detail: { summary: "Reset the password with a key", security: [] } },
     )
-    .get("/user/login/:login", ({ params, principal }) => view(visibleUser(ctx, principal, ctx.platform.select().from(users).where(eq(users.login, params.login)).get())), {
+    .get("/user/login/:login", ({ params, principal }) => getUserByLogin(ctx, principal, params.login), {
       auth: "platform.user",
       params: LoginParams,
       response: { 200: User },
       detail: { summary: "Get a user by login" },
     })
-    .get("/user/:id", ({ params, principal }) => view(visibleUser(ctx, principal, findUser(ctx, params.id))), {
+    .get("/user/:id", ({ params, principal }) => getUser(ctx, principal, params.id), {
       auth: { guard: "platform.user", self: "id" },
       params: IdParams,
       response: { 200: User },
@@ -120,77 +111,61 @@ export function userModule(ctx: AppContext) {
     })
     .put(
       "/user/:id",
-      ({ params, body, principal }) => {
-        const row = visibleUser(ctx, principal, findUser(ctx, params.id));
-        assertMayManage(ctx, principal, row);
-        const updated = updateUser(ctx, principal, row, body);
-        ctx.audit.record({ ...auditBy(principal), action: "user.update", outcome: "success", target: row.id });
-        if (updated.super_admin !== row.super_admin)
-          ctx.audit.record({ ...auditBy(principal), action: updated.super_admin ? "user.super_admin_grant" : "user.super_admin_revoke", outcome: "success", target: row.id });
-        return view(updated);
+      async ({ params, body, principal }) => {
+        const { before, user } = await updateUser(ctx, principal, params.id, body);
+        await ctx.audit.record({ ...auditBy(principal), action: "user.update", outcome: "success", target: user.id });
+        if (user.super_admin !== before.super_admin)
+          await ctx.audit.record({ ...auditBy(principal), action: user.super_admin ? "user.super_admin_grant" : "user.super_admin_revoke", outcome: "success", target: user.id });
+        return user;
       },
       { auth: { guard: "platform.user", self: "id" }, params: IdParams, body: UserUpdate, response: { 200: User }, detail: { summary: "Update a user (not the password)" } },
     )
     .delete(
       "/user/:id",
-      ({ params, principal, set }) => {
-        deleteUser(ctx, principal, visibleUser(ctx, principal, findUser(ctx, params.id)));
-        ctx.audit.record({ ...auditBy(principal), action: "user.delete", outcome: "success", target: params.id });
+      async ({ params, principal, set }) => {
+        await deleteUser(ctx, principal, params.id);
+        await ctx.audit.record({ ...auditBy(principal), action: "user.delete", outcome: "success", target: params.id });
         noContent(set);
       },
       { auth: "platform.user", params: IdParams, detail: { summary: "Delete a user" } },
     )
     .put(
       "/user/:id/active",
-      ({ params, principal }) => {
-        const row = visibleUser(ctx, principal, findUser(ctx, params.id));
-        assertMayManage(ctx, principal, row);
-        const updated = setStatus(ctx, principal, row, true);
-        ctx.audit.record({ ...auditBy(principal), action: "user.activate", outcome: "success", target: row.id });
-        return view(updated);
+      async ({ params, principal }) => {
+        const user = await setStatus(ctx, principal, params.id, true);
+        await ctx.audit.record({ ...auditBy(principal), action: "user.activate", outcome: "success", target: user.id });
+        return user;
       },
       { auth: "platform.user", params: IdParams, response: { 200: User }, detail: { summary: "Activate a user" } },
     )
     .put(
       "/user/:id/inactive",
-      ({ params, principal }) => {
-        const row = visibleUser(ctx, principal, findUser(ctx, params.id));
-        assertMayManage(ctx, principal, row);
-        const updated = setStatus(ctx, principal, row, false);
-        ctx.audit.record({ ...auditBy(principal), action: "user.inactivate", outcome: "success", target: row.id });
-        return view(updated);
+      async ({ params, principal }) => {
+        const user = await setStatus(ctx, principal, params.id, false);
+        await ctx.audit.record({ ...auditBy(principal), action: "user.inactivate", outcome: "success", target: user.id });
+        return user;
       },
       { auth: "platform.user", params: IdParams, response: { 200: User }, detail: { summary: "Inactivate a user; their sessions are revoked" } },
     )
     .post(
       "/user/:id/password",
       async ({ params, body, principal, set }) => {
-        const row = visibleUser(ctx, principal, findUser(ctx, params.id));
-        assertMayManage(ctx, principal, row);
+        const row = await getManageableUser(ctx, principal, params.id);
         const audit = { ...auditBy(principal), action: "user.password_change", target: row.id };
         try {
           await changePassword(ctx, principal, row, body.current_password, body.new_password);
         } catch (err) {
-          ctx.audit.record({ ...audit, outcome: "failure", reason: problemSlug(err) });
+          await ctx.audit.record({ ...audit, outcome: "failure", reason: problemSlug(err) });
           throw err;
         }
-        ctx.audit.record({ ...audit, outcome: "success" });
+        await ctx.audit.record({ ...audit, outcome: "success" });
         noContent(set);
       },
       { auth: { guard: "platform.user", self: "id" }, params: IdParams, body: PasswordChange, detail: { summary: "Change a password; the user's other sessions are revoked" } },
     )
     .get(
       "/user/:id/permissions",
-      ({ params, query, principal }) => {
-        const row = visibleUser(ctx, principal, findUser(ctx, params.id));
-        const corpId = query.corp_id ?? principal.corpId;
-        if (corpId !== principal.corpId) {
-          if (!ctx.corps.get(corpId)) throw notFound("Corporation");
-          const selfMember = principal.userId === row.id && isMember(ctx, row.id, corpId);
-          if (!principal.superAdmin && !selfMember) throw forbidden("Only a platform administrator, or the user as a member, may see another corporation");
-        }
-        return permissionsOf(ctx, row, corpId);
-      },
+      ({ params, query, principal }) => permissionsOf(ctx, principal, params.id, query.corp_id),
       {
         auth: { guard: "platform.user", self: "id" },
         params: IdParams,
@@ -201,19 +176,18 @@ export function userModule(ctx: AppContext) {
     )
     .post(
       "/user/:id/2fa/enable",
-      ({ params, body, principal }) => {
-        const row = findUser(ctx, params.id)!;
-        if (body.code === undefined || body.code === null) return startTwoFactor(ctx, row);
-        const audit = { ...auditBy(principal), action: "user.two_factor_enable", target: row.id };
-        let updated: UserRow;
+      async ({ params, body, principal }) => {
+        if (body.code === undefined || body.code === null) return startTwoFactor(ctx, params.id);
+        const audit = { ...auditBy(principal), action: "user.two_factor_enable", target: params.id };
+        let updated: User;
         try {
-          updated = confirmTwoFactor(ctx, row, body.code);
+          updated = await confirmTwoFactor(ctx, params.id, body.code);
         } catch (err) {
-          ctx.audit.record({ ...audit, outcome: "failure", reason: problemSlug(err) });
+          await ctx.audit.record({ ...audit, outcome: "failure", reason: problemSlug(err) });
           throw err;
         }
-        ctx.audit.record({ ...audit, outcome: "success" });
-        return view(updated);
+        await ctx.audit.record({ ...audit, outcome: "success" });
+        return updated;
       },
       {
         auth: { guard: "self", self: "id" },
@@ -225,17 +199,17 @@ export function userModule(ctx: AppContext) {
     )
     .post(
       "/user/:id/2fa/disable",
-      ({ params, body, principal }) => {
+      async ({ params, body, principal }) => {
         const audit = { ...auditBy(principal), action: "user.two_factor_disable", target: params.id };
-        let updated: UserRow;
+        let updated: User;
         try {
-          updated = disableTwoFactor(ctx, findUser(ctx, params.id)!, body.code);
+          updated = await disableTwoFactor(ctx, params.id, body.code);
         } catch (err) {
-          ctx.audit.record({ ...audit, outcome: "failure", reason: problemSlug(err) });
+          await ctx.audit.record({ ...audit, outcome: "failure", reason: problemSlug(err) });
           throw err;
         }
-        ctx.audit.record({ ...audit, outcome: "success" });
-        return view(updated);
+        await ctx.audit.record({ ...audit, outcome: "success" });
+        return updated;
       },
       {
         auth: { guard: "self", self: "id" },
@@ -247,12 +221,10 @@ export function userModule(ctx: AppContext) {
     )
     .post(
       "/user/:id/2fa/reset",
-      ({ params, principal }) => {
-        const row = visibleUser(ctx, principal, findUser(ctx, params.id));
-        assertMayManage(ctx, principal, row);
-        const updated = clearTwoFactor(ctx, row.id);
-        ctx.audit.record({ ...auditBy(principal), action: "user.two_factor_reset", outcome: "success", target: row.id });
-        return view(updated);
+      async ({ params, principal }) => {
+        const user = await resetTwoFactor(ctx, principal, params.id);
+        await ctx.audit.record({ ...auditBy(principal), action: "user.two_factor_reset", outcome: "success", target: user.id });
+        return user;
       },
       { auth: "platform.user", params: IdParams, response: { 200: User }, detail: { summary: "Reset two-factor authentication (lost authenticator)" } },
     );

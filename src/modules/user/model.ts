@@ -1,5 +1,5 @@
 import { t, type Static } from "elysia";
-import { Uuid } from "../../lib/schemas";
+import { Nullable, Uuid } from "../../lib/schemas";
 
 /** `{<auth_name>: {id, company_name}}`: the corporations a user can access. */
 export const CorpsMap = t.Record(t.String(), t.Object({ id: Uuid, company_name: t.String() }));
@@ -67,3 +67,24 @@ export type Permissions = Static<typeof Permissions>;
 export const TwoFactorSecret = t.Object({ secret: t.String(), otpauth_uri: t.String() });
 export const TwoFactorEnableBody = t.Object({ code: t.Optional(t.Union([Code, t.Null()])) });
 export const TwoFactorDisableBody = t.Object({ code: Code });
+
+/**
+ * The session rows' schemas. Grouped in a plain object so that the OpenAPI document keeps
+ * listing them inline, as it always has (system/openapi-schemas.ts names every exported object
+ * schema of a model).
+ */
+export const sessionSchemas = {
+  UserSession: t.Object({
+    id: Uuid,
+    user_id: Uuid,
+    corp_id: Uuid,
+    created_at: t.String(),
+    last_seen_at: Nullable(t.String({ description: "last authenticated request (to the minute)" })),
+    expires_at: t.String(),
+    ip: Nullable(t.String()),
+    user_agent: Nullable(t.String()),
+    current: t.Boolean({ description: "the session of the token making this request" }),
+  }),
+  UserIdParams: t.Object({ id: Uuid }),
+  SessionParams: t.Object({ id: Uuid, sessionId: Uuid }),
+};

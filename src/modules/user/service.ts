@@ -3,27 +3,84 @@
 import { randomBytes } from "node:crypto";
 import { and, eq, inArray, lt, ne } from "drizzle-orm";
 import type { AppContext } from "../../core/context";
-import { corpMembers, passwordResetKeys, users } from "../../db/platform/schema";
-import { writeTx } from "../../db/sqlite";
+import { SUPER_PERMISSION } from "../../core/permissions";
+import type { Principal } from "../../core/principal";
+import type { SessionRow } from "../../core/sessions";
+import { passwordResetKeys, users } from "../../db/platform/schema";
+import type { PlatformDb } from "../../db/sqlite";
 import { newId, sha256Hex } from "../../lib/ids";
+import { listRows, type ListParams } from "../../lib/list";
 import { conflict, forbidden, invalid, notFound } from "../../lib/problem";
 import { nowIso, toIso } from "../../lib/time";
-import type { Principal } from "../../core/principal";
-import { isMember } from "../auth/login";
-import { consumeCode, forgetDevices, newTotpSecret, otpauthUri, twoFactorInvalid } from "../auth/two-factor";
-import type { Permissions, UserCreate, UserUpdate } from "./model";
-import type { UserRow } from "./view";
+import { forgetDevices } from "../auth/service";
+import { matchingStep, newTotpSecret, otpauthUri, twoFactorInvalid } from "../auth/two-factor";
+import { enabledServiceIds, loadPermissions } from "../workgroup/service";
+import { insertMember, isMember, isMemberElsewhere, memberIdsOf } from "./corp-tables";
+import type { Permissions, User, UserCreate, UserUpdate } from "./model";
+import { userView, type UserRow } from "./view";
 
 export const RESET_KEY_TTL_MS = 60 * 60_000;
 
-export function findUser(ctx: AppContext, id: string): UserRow | undefined {
-  return ctx.platform.select().from(users).where(eq(users.id, id)).get();
+const HIDDEN = ["password_hash", "two_factor_secret", "two_factor_pending", "two_factor_last_step"];
+const LIST_SPEC = { q: [users.name, users.email, users.login], hidden: HIDDEN };
+
+// ---- the users table, for this module and others (in the caller's read or transaction) ---------
+
+export function findUser(db: PlatformDb, id: string): UserRow | undefined {
+  return db.select().from(users).where(eq(users.id, id)).get();
 }
 
+export function findUserByLogin(db: PlatformDb, login: string): UserRow | undefined {
+  return db.select().from(users).where(eq(users.login, login)).get();
+}
+
+export function setPasswordHash(tx: PlatformDb, userId: string, passwordHash: string): void {
+  tx.update(users).set({ password_hash: passwordHash }).where(eq(users.id, userId)).run();
+}
+
+/**
+ * Accepts a TOTP time step once: true when it is newer than the last accepted one, which it then
+ * becomes. The conditional UPDATE lets only one of two requests racing with one code win.
+ */
+export function consumeTotpStep(tx: PlatformDb, userId: string, step: number): boolean {
+  return (
+    tx.$client
+      .query("UPDATE users SET two_factor_last_step = ?2 WHERE id = ?1 AND (two_factor_last_step IS NULL OR two_factor_last_step < ?2)")
+      .run(userId, step).changes === 1
+  );
+}
+
+/** Has the service been started (is there any user at all)? (the start row) */
+export function anyUserExists(db: PlatformDb): boolean {
+  return !!db.select({ id: users.id }).from(users).limit(1).get();
+}
+
+/** The first user, the built-in platform administrator (the start row, in its transaction). */
+export function insertBuiltinUser(tx: PlatformDb, user: { id: string; name: string; email: string; login: string; password_hash: string }): UserRow {
+  return tx.insert(users).values({ ...user, super_admin: true, builtin: true }).returning().get();
+}
+
+/** Logins by user id, of the users that still exist (the audit list names its actors). */
+export function loginsOf(db: PlatformDb, ids: string[]): Map<string, string> {
+  if (!ids.length) return new Map();
+  return new Map(db.select({ id: users.id, login: users.login }).from(users).where(inArray(users.id, ids)).all().map((u) => [u.id, u.login]));
+}
+
+/** Retention: deletes at most `limit` used or expired reset keys; returns how many went. */
+export function prunePasswordResetKeys(db: PlatformDb, now: number, limit: number): number {
+  return db.$client
+    .query(
+      "DELETE FROM password_reset_keys WHERE rowid IN (SELECT rowid FROM password_reset_keys WHERE used_at IS NOT NULL OR expires_at < ?1 LIMIT ?2)",
+    )
+    .run(toIso(now), limit).changes;
+}
+
+// ---- visibility --------------------------------------------------------------------------------
+
 /** The user, when the caller may see them: themself, a member of the working corporation, or anyone for `*`. */
-export function visibleUser(ctx: AppContext, p: Principal, row: UserRow | undefined): UserRow {
+function visibleUser(db: PlatformDb, p: Principal, row: UserRow | undefined): UserRow {
   if (!row) throw notFound("User");
-  if (p.superAdmin || p.userId === row.id || isMember(ctx, row.id, p.corpId)) return row;
+  if (p.superAdmin || p.userId === row.id || isMember(db, row.id, p.corpId)) return row;
   throw notFound("User");
 }
 
@@ -32,84 +89,109 @@ export function visibleUser(ctx: AppContext, p: Principal, row: UserRow | undefi
  * platform administrator, or a member of another corporation (a new e-mail address or password
  * set here would open that corporation too).
  */
-export function assertMayManage(ctx: AppContext, p: Principal, row: UserRow): void {
+function assertMayManage(db: PlatformDb, p: Principal, row: UserRow): void {
   if (p.superAdmin || p.userId === row.id) return;
   if (row.super_admin) throw forbidden("Only a platform administrator may change a platform administrator");
-  if (memberElsewhere(ctx, row.id, p.corpId)) throw forbidden("The user also belongs to another corporation; only a platform administrator may change the account");
+  if (isMemberElsewhere(db, row.id, p.corpId)) throw forbidden("The user also belongs to another corporation; only a platform administrator may change the account");
 }
 
-function memberElsewhere(ctx: AppContext, userId: string, corpId: string): boolean {
-  return !!ctx.platform
-    .select({ c: corpMembers.corp_id })
-    .from(corpMembers)
-    .where(and(eq(corpMembers.user_id, userId), ne(corpMembers.corp_id, corpId)))
-    .get();
+/** The user in `id` when the caller may see and change them (404, 403 otherwise). */
+function manageableUser(db: PlatformDb, p: Principal, id: string): UserRow {
+  const row = visibleUser(db, p, findUser(db, id));
+  assertMayManage(db, p, row);
+  return row;
 }
 
-/** The working corporation's members, as a sub-select for list filters. */
-export function membersOf(ctx: AppContext, corpId: string) {
-  return inArray(users.id, ctx.platform.select({ id: corpMembers.user_id }).from(corpMembers).where(eq(corpMembers.corp_id, corpId)));
+export function listUsers(ctx: AppContext, p: Principal, query: ListParams) {
+  return ctx.store.platform.read((db) =>
+    listRows(db, users, LIST_SPEC, query, (row: UserRow) => userView(db, row), p.superAdmin ? [] : [inArray(users.id, memberIdsOf(db, p.corpId))]),
+  );
 }
 
-function loginTaken(ctx: AppContext, login: string, exceptId?: string): boolean {
+export function getUser(ctx: AppContext, p: Principal, id: string): Promise<User> {
+  return ctx.store.platform.read((db) => userView(db, visibleUser(db, p, findUser(db, id))));
+}
+
+export function getUserByLogin(ctx: AppContext, p: Principal, login: string): Promise<User> {
+  return ctx.store.platform.read((db) => userView(db, visibleUser(db, p, findUserByLogin(db, login))));
+}
+
+/** The user the caller may see and change (for a change that needs work before its write: a password). */
+export function getManageableUser(ctx: AppContext, p: Principal, id: string): Promise<UserRow> {
+  return ctx.store.platform.read((db) => manageableUser(db, p, id));
+}
+
+// ---- changes -----------------------------------------------------------------------------------
+
+function loginTaken(db: PlatformDb, login: string, exceptId?: string): boolean {
   const where = exceptId ? and(eq(users.login, login), ne(users.id, exceptId)) : eq(users.login, login);
-  return !!ctx.platform.select({ id: users.id }).from(users).where(where).get();
+  return !!db.select({ id: users.id }).from(users).where(where).get();
 }
 
-export async function createUser(ctx: AppContext, p: Principal, input: UserCreate): Promise<UserRow> {
+export async function createUser(ctx: AppContext, p: Principal, input: UserCreate): Promise<User> {
   if (input.super_admin && !p.superAdmin) throw forbidden("Only a platform administrator may create a platform administrator");
-  if (loginTaken(ctx, input.login)) throw conflict(`login '${input.login}' is taken`);
+  // Checked before the (slow) hash too, so that a taken login answers at once.
+  if (await ctx.store.platform.read((db) => loginTaken(db, input.login))) throw conflict(`login '${input.login}' is taken`);
   const password_hash = await ctx.passwords.hash(input.password);
-  const id = newId();
-  writeTx(ctx.platform, (tx) => {
-    if (tx.select({ id: users.id }).from(users).where(eq(users.login, input.login)).get()) throw conflict(`login '${input.login}' is taken`);
+  return ctx.store.platform.write((tx, w) => {
+    if (loginTaken(tx, input.login)) throw conflict(`login '${input.login}' is taken`);
+    const id = newId();
     tx.insert(users).values({ id, name: input.name, email: input.email, login: input.login, password_hash, super_admin: !!input.super_admin }).run();
-    tx.insert(corpMembers).values({ corp_id: p.corpId, user_id: id }).run();
+    insertMember(tx, p.corpId, id);
+    w.afterCommit(() => ctx.permissions.invalidate());
+    return userView(tx, findUser(tx, id)!);
   });
-  ctx.permissions.invalidate();
-  return findUser(ctx, id)!;
 }
 
-export function updateUser(ctx: AppContext, p: Principal, row: UserRow, input: UserUpdate): UserRow {
-  const superAdmin = !!input.super_admin;
-  if (superAdmin !== row.super_admin && !p.superAdmin) throw forbidden("Only a platform administrator may change super_admin");
-  if (row.builtin && !superAdmin) throw conflict("The built-in user stays a platform administrator");
-  if (loginTaken(ctx, input.login, row.id)) throw conflict(`login '${input.login}' is taken`);
-  ctx.platform
-    .update(users)
-    .set({ name: input.name, email: input.email, login: input.login, super_admin: superAdmin })
-    .where(eq(users.id, row.id))
-    .run();
-  return findUser(ctx, row.id)!;
+/** Returns the user as it was and as it is. */
+export function updateUser(ctx: AppContext, p: Principal, id: string, input: UserUpdate): Promise<{ before: UserRow; user: User }> {
+  return ctx.store.platform.write((tx) => {
+    const row = manageableUser(tx, p, id);
+    const superAdmin = !!input.super_admin;
+    if (superAdmin !== row.super_admin && !p.superAdmin) throw forbidden("Only a platform administrator may change super_admin");
+    if (row.builtin && !superAdmin) throw conflict("The built-in user stays a platform administrator");
+    if (loginTaken(tx, input.login, row.id)) throw conflict(`login '${input.login}' is taken`);
+    tx.update(users).set({ name: input.name, email: input.email, login: input.login, super_admin: superAdmin }).where(eq(users.id, row.id)).run();
+    return { before: row, user: userView(tx, findUser(tx, row.id)!) };
+  });
 }
 
-export function deleteUser(ctx: AppContext, p: Principal, row: UserRow): void {
-  if (row.id === p.userId) throw conflict("You cannot delete yourself");
-  if (row.builtin) throw conflict("The built-in user cannot be deleted");
-  if (!p.superAdmin && memberElsewhere(ctx, row.id, p.corpId)) throw conflict("The user is a member of another corporation");
-  assertMayManage(ctx, p, row);
-  ctx.sessions.revokeAllOfUser(row.id);
-  // Memberships, workgroup links, sessions, identities, devices and keys go by ON DELETE CASCADE.
-  ctx.platform.delete(users).where(eq(users.id, row.id)).run();
-  ctx.permissions.invalidate();
+export async function deleteUser(ctx: AppContext, p: Principal, id: string): Promise<void> {
+  await ctx.store.platform.write((tx, w) => {
+    const row = visibleUser(tx, p, findUser(tx, id));
+    if (row.id === p.userId) throw conflict("You cannot delete yourself");
+    if (row.builtin) throw conflict("The built-in user cannot be deleted");
+    if (!p.superAdmin && isMemberElsewhere(tx, row.id, p.corpId)) throw conflict("The user is a member of another corporation");
+    assertMayManage(tx, p, row);
+    // Memberships, workgroup links, sessions, identities, devices and keys go by ON DELETE CASCADE.
+    tx.delete(users).where(eq(users.id, row.id)).run();
+    w.afterCommit(() => ctx.permissions.invalidate());
+  });
+  // The sessions' rows are gone with the user; this tells the session store too.
+  await ctx.sessions.revokeAllOfUser(id);
 }
 
-export function setStatus(ctx: AppContext, p: Principal, row: UserRow, status: boolean): UserRow {
-  if (!status) {
-    if (row.id === p.userId) throw conflict("You cannot inactivate yourself");
-    if (row.builtin) throw conflict("The built-in user cannot be inactivated");
-  }
-  ctx.platform.update(users).set({ status }).where(eq(users.id, row.id)).run();
-  if (!status) ctx.sessions.revokeAllOfUser(row.id);
-  return findUser(ctx, row.id)!;
+export async function setStatus(ctx: AppContext, p: Principal, id: string, status: boolean): Promise<User> {
+  const user = await ctx.store.platform.write((tx) => {
+    const row = manageableUser(tx, p, id);
+    if (!status) {
+      if (row.id === p.userId) throw conflict("You cannot inactivate yourself");
+      if (row.builtin) throw conflict("The built-in user cannot be inactivated");
+    }
+    tx.update(users).set({ status }).where(eq(users.id, row.id)).run();
+    return userView(tx, findUser(tx, row.id)!);
+  });
+  if (!status) await ctx.sessions.revokeAllOfUser(id);
+  return user;
 }
 
-/** Sets a new password; the user's sessions (but `keepSession`) and remembered devices end. */
-async function storePassword(ctx: AppContext, userId: string, password: string, keepSession?: string): Promise<void> {
-  const password_hash = await ctx.passwords.hash(password);
-  ctx.platform.update(users).set({ password_hash }).where(eq(users.id, userId)).run();
-  ctx.sessions.revokeAllOfUser(userId, keepSession);
-  forgetDevices(ctx, userId);
+/** Stores a password hash; the user's sessions (but `keepSession`) and remembered devices end. */
+async function storePassword(ctx: AppContext, userId: string, passwordHash: string, keepSession?: string): Promise<void> {
+  await ctx.store.platform.write((tx) => {
+    setPasswordHash(tx, userId, passwordHash);
+    forgetDevices(tx, userId);
+  });
+  await ctx.sessions.revokeAllOfUser(userId, keepSession);
 }
 
 export async function changePassword(ctx: AppContext, p: Principal, row: UserRow, current: string | null | undefined, next: string): Promise<void> {
@@ -118,7 +200,7 @@ export async function changePassword(ctx: AppContext, p: Principal, row: UserRow
     if (!current) throw invalid("current_password", "is required to change your own password");
     if (!(await ctx.passwords.verify(current, row.password_hash))) throw forbidden("The current password is wrong");
   }
-  await storePassword(ctx, row.id, next, self ? (p.sessionId ?? undefined) : undefined);
+  await storePassword(ctx, row.id, await ctx.passwords.hash(next), self ? (p.sessionId ?? undefined) : undefined);
 }
 
 /**
@@ -127,23 +209,23 @@ export async function changePassword(ctx: AppContext, p: Principal, row: UserRow
  */
 export function createResetKey(ctx: AppContext, login: string): void {
   setTimeout(() => {
-    try {
-      issueResetKey(ctx, login);
-    } catch (err) {
-      ctx.logger.error("password reset key not created", { error: String(err) });
-    }
+    issueResetKey(ctx, login).catch((err) => ctx.logger.error("password reset key not created", { error: String(err) }));
   }, 0);
 }
 
-function issueResetKey(ctx: AppContext, login: string): void {
-  const user = ctx.platform.select().from(users).where(eq(users.login, login)).get();
-  if (!user) return;
+async function issueResetKey(ctx: AppContext, login: string): Promise<void> {
   const key = randomBytes(32).toString("base64url");
   const now = ctx.now();
   const expires = now + RESET_KEY_TTL_MS;
-  // Spent and expired keys are worthless; keep the table small.
-  ctx.platform.delete(passwordResetKeys).where(lt(passwordResetKeys.expires_at, toIso(now))).run();
-  ctx.platform.insert(passwordResetKeys).values({ user_id: user.id, key_hash: sha256Hex(key), expires_at: toIso(expires) }).run();
+  const user = await ctx.store.platform.write((tx) => {
+    const user = findUserByLogin(tx, login);
+    if (!user) return null;
+    // Spent and expired keys are worthless; keep the table small.
+    tx.delete(passwordResetKeys).where(lt(passwordResetKeys.expires_at, toIso(now))).run();
+    tx.insert(passwordResetKeys).values({ user_id: user.id, key_hash: sha256Hex(key), expires_at: toIso(expires) }).run();
+    return user;
+  });
+  if (!user) return;
   void ctx.mailer.send({
     to: user.email,
     subject: "corpadmin password reset",
@@ -157,64 +239,104 @@ function issueResetKey(ctx: AppContext, login: string): void {
 /** Returns the id of the user whose password was reset. */
 export async function resetPassword(ctx: AppContext, key: string, password: string): Promise<string> {
   const keyHash = sha256Hex(key);
-  const row = ctx.platform.select().from(passwordResetKeys).where(eq(passwordResetKeys.key_hash, keyHash)).get();
   const badKey = () => invalid("key", "is unknown, used or expired");
-  if (!row || row.used_at !== null || row.expires_at <= toIso(ctx.now())) throw badKey();
+  const usable = (row: typeof passwordResetKeys.$inferSelect | undefined) => !!row && row.used_at === null && row.expires_at > toIso(ctx.now());
+  const found = await ctx.store.platform.read((db) => db.select().from(passwordResetKeys).where(eq(passwordResetKeys.key_hash, keyHash)).get());
+  if (!usable(found)) throw badKey();
   const password_hash = await ctx.passwords.hash(password);
-  const claimed = ctx.platform.$client
-    .query("UPDATE password_reset_keys SET used_at = ?2 WHERE id = ?1 AND used_at IS NULL")
-    .run(row.id, nowIso());
-  if (claimed.changes !== 1) throw badKey();
-  ctx.platform.update(users).set({ password_hash }).where(eq(users.id, row.user_id)).run();
-  ctx.sessions.revokeAllOfUser(row.user_id);
-  forgetDevices(ctx, row.user_id);
-  // The other keys of the user were asked for the same purpose; they die with this one.
-  ctx.platform.delete(passwordResetKeys).where(and(eq(passwordResetKeys.user_id, row.user_id), ne(passwordResetKeys.id, row.id))).run();
-  return row.user_id;
+  const userId = await ctx.store.platform.write((tx) => {
+    // Claimed in the transaction: of two resets racing with one key, one wins.
+    const row = tx.select().from(passwordResetKeys).where(eq(passwordResetKeys.key_hash, keyHash)).get();
+    if (!row || !usable(row)) throw badKey();
+    tx.update(passwordResetKeys).set({ used_at: nowIso() }).where(eq(passwordResetKeys.id, row.id)).run();
+    setPasswordHash(tx, row.user_id, password_hash);
+    forgetDevices(tx, row.user_id);
+    // The other keys of the user were asked for the same purpose; they die with this one.
+    tx.delete(passwordResetKeys).where(and(eq(passwordResetKeys.user_id, row.user_id), ne(passwordResetKeys.id, row.id))).run();
+    return row.user_id;
+  });
+  await ctx.sessions.revokeAllOfUser(userId);
+  return userId;
 }
 
-export function startTwoFactor(ctx: AppContext, row: UserRow): { secret: string; otpauth_uri: string } {
-  if (row.two_factor_secret) throw conflict("Two-factor authentication is already enabled");
-  const secret = newTotpSecret();
-  ctx.platform.update(users).set({ two_factor_pending: secret }).where(eq(users.id, row.id)).run();
-  return { secret, otpauth_uri: otpauthUri(secret, row.login) };
+// ---- two-factor --------------------------------------------------------------------------------
+
+export function startTwoFactor(ctx: AppContext, userId: string): Promise<{ secret: string; otpauth_uri: string }> {
+  return ctx.store.platform.write((tx) => {
+    const row = findUser(tx, userId)!;
+    if (row.two_factor_secret) throw conflict("Two-factor authentication is already enabled");
+    const secret = newTotpSecret();
+    tx.update(users).set({ two_factor_pending: secret }).where(eq(users.id, row.id)).run();
+    return { secret, otpauth_uri: otpauthUri(secret, row.login) };
+  });
 }
 
-export function confirmTwoFactor(ctx: AppContext, row: UserRow, code: number | string): UserRow {
-  if (row.two_factor_secret) throw conflict("Two-factor authentication is already enabled");
-  if (!row.two_factor_pending) throw conflict("No pending secret: enable without a code first");
-  if (!consumeCode(ctx, row.id, row.two_factor_pending, code)) throw twoFactorInvalid();
-  ctx.platform
-    .update(users)
-    .set({ two_factor_secret: row.two_factor_pending, two_factor_pending: null })
-    .where(eq(users.id, row.id))
-    .run();
-  return findUser(ctx, row.id)!;
+export function confirmTwoFactor(ctx: AppContext, userId: string, code: number | string): Promise<User> {
+  return ctx.store.platform.write((tx) => {
+    const row = findUser(tx, userId)!;
+    if (row.two_factor_secret) throw conflict("Two-factor authentication is already enabled");
+    if (!row.two_factor_pending) throw conflict("No pending secret: enable without a code first");
+    const step = matchingStep(row.two_factor_pending, code, ctx.now());
+    // A wrong code is refused whole: nothing of this write stays (the step was not moved either).
+    if (step === null || !consumeTotpStep(tx, row.id, step)) throw twoFactorInvalid();
+    tx.update(users).set({ two_factor_secret: row.two_factor_pending, two_factor_pending: null }).where(eq(users.id, row.id)).run();
+    return userView(tx, findUser(tx, row.id)!);
+  });
 }
 
-/** Removes the secret and the remembered devices (disable with a code, or reset by an admin). */
-export function clearTwoFactor(ctx: AppContext, userId: string): UserRow {
-  ctx.platform.update(users).set({ two_factor_secret: null, two_factor_pending: null, two_factor_last_step: null }).where(eq(users.id, userId)).run();
-  forgetDevices(ctx, userId);
-  return findUser(ctx, userId)!;
+/** Removes the secret and the remembered devices (in the caller's transaction). */
+function clearTwoFactor(tx: PlatformDb, userId: string): void {
+  tx.update(users).set({ two_factor_secret: null, two_factor_pending: null, two_factor_last_step: null }).where(eq(users.id, userId)).run();
+  forgetDevices(tx, userId);
 }
 
-export function disableTwoFactor(ctx: AppContext, row: UserRow, code: number | string): UserRow {
-  if (!row.two_factor_secret) throw conflict("Two-factor authentication is not enabled");
-  if (!consumeCode(ctx, row.id, row.two_factor_secret, code)) throw twoFactorInvalid();
-  return clearTwoFactor(ctx, row.id);
+export function disableTwoFactor(ctx: AppContext, userId: string, code: number | string): Promise<User> {
+  return ctx.store.platform.write((tx) => {
+    const row = findUser(tx, userId)!;
+    if (!row.two_factor_secret) throw conflict("Two-factor authentication is not enabled");
+    const step = matchingStep(row.two_factor_secret, code, ctx.now());
+    if (step === null || !consumeTotpStep(tx, row.id, step)) throw twoFactorInvalid();
+    clearTwoFactor(tx, row.id);
+    return userView(tx, findUser(tx, row.id)!);
+  });
 }
+
+/** Reset by an administrator (lost authenticator). */
+export function resetTwoFactor(ctx: AppContext, p: Principal, id: string): Promise<User> {
+  return ctx.store.platform.write((tx) => {
+    const row = manageableUser(tx, p, id);
+    clearTwoFactor(tx, row.id);
+    return userView(tx, findUser(tx, row.id)!);
+  });
+}
+
+// ---- permissions and sessions ------------------------------------------------------------------
 
 /** Global lists and, per service identifier, whether it is administered and which actions are allowed. */
-export function permissionsOf(ctx: AppContext, row: UserRow, corpId: string): Permissions {
-  const sets = ctx.permissions.get(row.id, corpId, row.super_admin);
-  const lists = sets.lists;
-  const services: Permissions["services"] = {};
-  if (row.super_admin) {
-    for (const identifier of ctx.permissions.enabledServices(corpId)) services[identifier] = { admin: true, allow: [] };
-  } else {
-    for (const identifier of lists.admin) services[identifier] = { admin: true, allow: [] };
-    for (const [identifier, actions] of sets.granted) (services[identifier] ??= { admin: false, allow: [] }).allow.push(...actions);
-  }
-  return { user_id: row.id, corp: corpId, admin: [...lists.admin], allow: [...lists.allow], services };
+export async function permissionsOf(ctx: AppContext, p: Principal, id: string, corpIdAsked: string | undefined): Promise<Permissions> {
+  const corpId = corpIdAsked ?? p.corpId;
+  const row = await ctx.store.platform.read((db) => visibleUser(db, p, findUser(db, id)));
+  if (corpId !== p.corpId && !(await ctx.corps.get(corpId))) throw notFound("Corporation");
+  return ctx.store.platform.read((db) => {
+    if (corpId !== p.corpId) {
+      const selfMember = p.userId === row.id && isMember(db, row.id, corpId);
+      if (!p.superAdmin && !selfMember) throw forbidden("Only a platform administrator, or the user as a member, may see another corporation");
+    }
+    const services: Permissions["services"] = {};
+    if (row.super_admin) {
+      for (const identifier of enabledServiceIds(db, corpId)) services[identifier] = { admin: true, allow: [] };
+      return { user_id: row.id, corp: corpId, admin: [...SUPER_PERMISSION.admin], allow: [...SUPER_PERMISSION.allow], services };
+    }
+    const granted = loadPermissions(db, row.id, corpId);
+    for (const identifier of granted.admin) services[identifier] = { admin: true, allow: [] };
+    for (const [identifier, actions] of granted.granted) (services[identifier] ??= { admin: false, allow: [] }).allow.push(...actions);
+    return { user_id: row.id, corp: corpId, admin: granted.admin, allow: granted.allow, services };
+  });
+}
+
+/** The live sessions of the user in `id` that the caller may see, with the user's row. */
+export async function visibleSessions(ctx: AppContext, p: Principal, id: string): Promise<{ user: UserRow; sessions: SessionRow[] }> {
+  const user = await ctx.store.platform.read((db) => visibleUser(db, p, findUser(db, id)));
+  const all = await ctx.sessions.listLive(user.id);
+  return { user, sessions: p.superAdmin || p.userId === user.id ? all : all.filter((s) => s.corp_id === p.corpId) };
 }

@@ -1,20 +1,14 @@
 // The User resource as every route returns it (never the password hash or the TOTP secret).
-import { asc, eq } from "drizzle-orm";
-import { corpMembers, corporations, users } from "../../db/platform/schema";
+import type { users } from "../../db/platform/schema";
 import type { PlatformDb } from "../../db/sqlite";
+import { corpsOfUser } from "./corp-tables";
 import type { User } from "./model";
 
 export type UserRow = typeof users.$inferSelect;
 
+/** The corporations the user can access, by auth_name (in the caller's read or transaction). */
 export function corpsOf(db: PlatformDb, userId: string): User["corps"] {
-  const rows = db
-    .select({ id: corporations.id, auth_name: corporations.auth_name, company_name: corporations.company_name })
-    .from(corpMembers)
-    .innerJoin(corporations, eq(corporations.id, corpMembers.corp_id))
-    .where(eq(corpMembers.user_id, userId))
-    .orderBy(asc(corporations.auth_name))
-    .all();
-  return Object.fromEntries(rows.map((r) => [r.auth_name, { id: r.id, company_name: r.company_name }]));
+  return Object.fromEntries(corpsOfUser(db, userId).map((r) => [r.auth_name, { id: r.id, company_name: r.company_name }]));
 }
 
 export function userView(db: PlatformDb, row: UserRow): User {

@@ -1,19 +1,98 @@
 // Workgroups of a corporation: members, and the services and features granted to them. Every
-// change here changes someone's permissions, so each one drops the permission cache at once.
-import { and, asc, eq, inArray, ne, type SQLWrapper } from "drizzle-orm";
+// change here changes someone's permissions, so each one drops the permission cache after its
+// COMMIT. The one permission query (routes.md, "Permission computation") is here too.
+import { and, asc, eq, inArray, ne, sql, type SQLWrapper } from "drizzle-orm";
 import type { AppContext } from "../../core/context";
 import type { PlatformDb } from "../../db/sqlite";
-import { corpServices, features, services, users, workgroupFeatures, workgroupMembers, workgroupServices, workgroups } from "../../db/platform/schema";
+import { actions, corpServices, features, services, workgroupFeatures, workgroupMembers, workgroupServices, workgroups } from "../../db/platform/schema";
 import { conflict, notFound } from "../../lib/problem";
+import { listRows, type ListParams } from "../../lib/list";
 import type { Principal } from "../../core/principal";
-import { isMember } from "../auth/login";
+import { featureServiceId, serviceExists } from "../catalog/service";
+import { isMember, serviceEnabled } from "../user/corp-tables";
+import { findUser } from "../user/service";
 import type { Workgroup, WorkgroupInput } from "./model";
 
 export type WorkgroupRow = typeof workgroups.$inferSelect;
-type PlatformTx = Parameters<Parameters<PlatformDb["transaction"]>[0]>[0];
 
-export function workgroupView(ctx: AppContext, row: WorkgroupRow): Workgroup {
-  const db = ctx.platform;
+/** A user's permission in one corporation, as the grants of their workgroups give it. */
+export interface PermissionRows {
+  /** Identifiers of the granted services, in order. */
+  admin: string[];
+  /** The distinct granted actions, in order. */
+  allow: string[];
+  /** The granted actions per service identifier, identifiers in order (GET /api/user/{id}/permissions). */
+  granted: Map<string, string[]>;
+}
+
+/** The permission query's two statements, prepared once per connection (a miss runs both). */
+function permissionStatements(db: PlatformDb) {
+  const user = sql.placeholder("user");
+  const corp = sql.placeholder("corp");
+  const admin = db
+    .selectDistinct({ identifier: services.identifier })
+    .from(workgroupMembers)
+    .innerJoin(workgroups, and(eq(workgroups.id, workgroupMembers.workgroup_id), eq(workgroups.corp_id, corp)))
+    .innerJoin(workgroupServices, eq(workgroupServices.workgroup_id, workgroups.id))
+    .innerJoin(services, eq(services.id, workgroupServices.service_id))
+    .innerJoin(corpServices, and(eq(corpServices.corp_id, corp), eq(corpServices.service_id, services.id)))
+    .where(eq(workgroupMembers.user_id, user))
+    .orderBy(asc(services.identifier))
+    .prepare();
+  // The one query of granted actions: `allow` and the per-service view both come from it.
+  const allow = db
+    .selectDistinct({ identifier: services.identifier, action: actions.action })
+    .from(workgroupMembers)
+    .innerJoin(workgroups, and(eq(workgroups.id, workgroupMembers.workgroup_id), eq(workgroups.corp_id, corp)))
+    .innerJoin(workgroupFeatures, eq(workgroupFeatures.workgroup_id, workgroups.id))
+    .innerJoin(features, eq(features.id, workgroupFeatures.feature_id))
+    .innerJoin(services, eq(services.id, features.service_id))
+    .innerJoin(actions, eq(actions.feature_id, features.id))
+    .innerJoin(corpServices, and(eq(corpServices.corp_id, corp), eq(corpServices.service_id, services.id)))
+    .where(eq(workgroupMembers.user_id, user))
+    .orderBy(asc(actions.action), asc(services.identifier))
+    .prepare();
+  return { admin, allow };
+}
+const prepared = new WeakMap<PlatformDb, ReturnType<typeof permissionStatements>>();
+
+/**
+ * The permission query: the services granted to the user's workgroups in the corporation, and the
+ * actions of the granted features; only services enabled for the corporation count.
+ */
+export function loadPermissions(db: PlatformDb, userId: string, corpId: string): PermissionRows {
+  let stmts = prepared.get(db);
+  if (!stmts) prepared.set(db, (stmts = permissionStatements(db)));
+  const params = { user: userId, corp: corpId };
+  const admin = stmts.admin.all(params).map((r) => r.identifier);
+  const rows = stmts.allow.all(params);
+  const allow: string[] = [];
+  const byService = new Map<string, string[]>();
+  // Ordered by action: `allow` is the distinct actions in SQL order, each service's list too.
+  for (const r of rows) {
+    if (allow[allow.length - 1] !== r.action) allow.push(r.action);
+    const list = byService.get(r.identifier);
+    if (list) list.push(r.action);
+    else byService.set(r.identifier, [r.action]);
+  }
+  // Identifiers are ASCII (SERVICE_IDENTIFIER_PATTERN): JavaScript's order is SQLite's.
+  const granted = new Map([...byService].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return { admin, allow, granted };
+}
+
+/** The identifiers of the services enabled for a corporation, in order. */
+export function enabledServiceIds(db: PlatformDb, corpId: string): string[] {
+  return db
+    .select({ identifier: services.identifier })
+    .from(corpServices)
+    .innerJoin(services, eq(services.id, corpServices.service_id))
+    .where(eq(corpServices.corp_id, corpId))
+    .orderBy(asc(services.identifier))
+    .all()
+    .map((r) => r.identifier);
+}
+
+export function workgroupView(db: PlatformDb, row: WorkgroupRow): Workgroup {
   return {
     id: row.id,
     name: row.name,
@@ -27,83 +106,119 @@ export function workgroupView(ctx: AppContext, row: WorkgroupRow): Workgroup {
   };
 }
 
+export function findWorkgroup(db: PlatformDb, id: string): WorkgroupRow | undefined {
+  return db.select().from(workgroups).where(eq(workgroups.id, id)).get();
+}
+
 /** The workgroup when it belongs to the working corporation (any for `*`); else 404. */
-export function visibleWorkgroup(ctx: AppContext, p: Principal, id: string): WorkgroupRow {
-  const row = ctx.platform.select().from(workgroups).where(eq(workgroups.id, id)).get();
+function visibleWorkgroup(db: PlatformDb, p: Principal, id: string): WorkgroupRow {
+  const row = findWorkgroup(db, id);
   if (!row || (row.corp_id !== p.corpId && !p.superAdmin)) throw notFound("Workgroup");
   return row;
 }
 
-function assertNameFree(ctx: AppContext, corpId: string, name: string, exceptId?: string): void {
+function assertNameFree(db: PlatformDb, corpId: string, name: string, exceptId?: string): void {
   const cond = and(eq(workgroups.corp_id, corpId), eq(workgroups.name, name), exceptId ? ne(workgroups.id, exceptId) : undefined);
-  if (ctx.platform.select({ id: workgroups.id }).from(workgroups).where(cond).get()) throw conflict(`A workgroup named '${name}' already exists`);
+  if (db.select({ id: workgroups.id }).from(workgroups).where(cond).get()) throw conflict(`A workgroup named '${name}' already exists`);
 }
 
-export function createWorkgroup(ctx: AppContext, corpId: string, input: WorkgroupInput): WorkgroupRow {
-  assertNameFree(ctx, corpId, input.name);
-  return ctx.platform.insert(workgroups).values({ corp_id: corpId, name: input.name, description: input.description ?? null }).returning().get();
+export function listWorkgroups(ctx: AppContext, corpId: string, query: ListParams) {
+  return ctx.store.platform.read((db) => listRows(db, workgroups, { q: [workgroups.name] }, query, (row: WorkgroupRow) => workgroupView(db, row), [eq(workgroups.corp_id, corpId)]));
 }
 
-export function updateWorkgroup(ctx: AppContext, row: WorkgroupRow, input: WorkgroupInput): WorkgroupRow {
-  assertNameFree(ctx, row.corp_id, input.name, row.id);
-  return ctx.platform.update(workgroups).set({ name: input.name, description: input.description ?? null }).where(eq(workgroups.id, row.id)).returning().get()!;
+export function getWorkgroup(ctx: AppContext, p: Principal, id: string): Promise<Workgroup> {
+  return ctx.store.platform.read((db) => workgroupView(db, visibleWorkgroup(db, p, id)));
 }
 
-export function deleteWorkgroup(ctx: AppContext, row: WorkgroupRow): void {
-  ctx.platform.delete(workgroups).where(eq(workgroups.id, row.id)).run();
-  ctx.permissions.invalidate();
+export function createWorkgroup(ctx: AppContext, corpId: string, input: WorkgroupInput): Promise<Workgroup> {
+  return ctx.store.platform.write((tx) => {
+    assertNameFree(tx, corpId, input.name);
+    const row = tx.insert(workgroups).values({ corp_id: corpId, name: input.name, description: input.description ?? null }).returning().get();
+    return workgroupView(tx, row);
+  });
 }
 
-function serviceEnabled(ctx: AppContext, corpId: string, serviceId: string): boolean {
-  return !!ctx.platform
-    .select({ s: corpServices.service_id })
-    .from(corpServices)
-    .where(and(eq(corpServices.corp_id, corpId), eq(corpServices.service_id, serviceId)))
-    .get();
+export function updateWorkgroup(ctx: AppContext, p: Principal, id: string, input: WorkgroupInput): Promise<Workgroup> {
+  return ctx.store.platform.write((tx) => {
+    const row = visibleWorkgroup(tx, p, id);
+    assertNameFree(tx, row.corp_id, input.name, row.id);
+    const updated = tx.update(workgroups).set({ name: input.name, description: input.description ?? null }).where(eq(workgroups.id, row.id)).returning().get()!;
+    return workgroupView(tx, updated);
+  });
 }
 
-export function addMember(ctx: AppContext, row: WorkgroupRow, userId: string): void {
-  if (!ctx.platform.select({ id: users.id }).from(users).where(eq(users.id, userId)).get()) throw notFound("User");
-  if (!isMember(ctx, userId, row.corp_id)) throw conflict("The user is not a member of the workgroup's corporation");
-  ctx.platform.insert(workgroupMembers).values({ workgroup_id: row.id, user_id: userId }).onConflictDoNothing().run();
-  ctx.permissions.invalidate();
+/**
+ * One change of a visible workgroup, in one transaction: `change` runs on the workgroup (404
+ * when the caller may not see it); the permission cache is dropped after the COMMIT. Returns the
+ * workgroup row (the audit names its corporation).
+ */
+function changeWorkgroup(ctx: AppContext, p: Principal, id: string, change: (tx: PlatformDb, row: WorkgroupRow) => void): Promise<WorkgroupRow> {
+  return ctx.store.platform.write((tx, w) => {
+    const row = visibleWorkgroup(tx, p, id);
+    change(tx, row);
+    w.afterCommit(() => ctx.permissions.invalidate());
+    return row;
+  });
 }
 
-export function removeMember(ctx: AppContext, row: WorkgroupRow, userId: string): void {
-  const gone = ctx.platform.delete(workgroupMembers).where(and(eq(workgroupMembers.workgroup_id, row.id), eq(workgroupMembers.user_id, userId))).returning().all();
-  if (gone.length === 0) throw notFound("Member");
-  ctx.permissions.invalidate();
+/** Memberships and grants go with it (ON DELETE CASCADE). */
+export function deleteWorkgroup(ctx: AppContext, p: Principal, id: string): Promise<WorkgroupRow> {
+  return changeWorkgroup(ctx, p, id, (tx, row) => void tx.delete(workgroups).where(eq(workgroups.id, row.id)).run());
 }
 
-export function grantService(ctx: AppContext, row: WorkgroupRow, serviceId: string): void {
-  if (!ctx.platform.select({ id: services.id }).from(services).where(eq(services.id, serviceId)).get()) throw notFound("Service");
-  if (!serviceEnabled(ctx, row.corp_id, serviceId)) throw conflict("The service is not enabled for the corporation");
-  ctx.platform.insert(workgroupServices).values({ workgroup_id: row.id, service_id: serviceId }).onConflictDoNothing().run();
-  ctx.permissions.invalidate();
+export function addMember(ctx: AppContext, p: Principal, id: string, userId: string): Promise<WorkgroupRow> {
+  return changeWorkgroup(ctx, p, id, (tx, row) => {
+    if (!findUser(tx, userId)) throw notFound("User");
+    if (!isMember(tx, userId, row.corp_id)) throw conflict("The user is not a member of the workgroup's corporation");
+    tx.insert(workgroupMembers).values({ workgroup_id: row.id, user_id: userId }).onConflictDoNothing().run();
+  });
 }
 
-export function revokeService(ctx: AppContext, row: WorkgroupRow, serviceId: string): void {
-  const gone = ctx.platform.delete(workgroupServices).where(and(eq(workgroupServices.workgroup_id, row.id), eq(workgroupServices.service_id, serviceId))).returning().all();
-  if (gone.length === 0) throw notFound("Service grant");
-  ctx.permissions.invalidate();
+export function removeMember(ctx: AppContext, p: Principal, id: string, userId: string): Promise<WorkgroupRow> {
+  return changeWorkgroup(ctx, p, id, (tx, row) => {
+    const gone = tx.delete(workgroupMembers).where(and(eq(workgroupMembers.workgroup_id, row.id), eq(workgroupMembers.user_id, userId))).returning().all();
+    if (gone.length === 0) throw notFound("Member");
+  });
 }
 
-export function grantFeature(ctx: AppContext, row: WorkgroupRow, featureId: string): void {
-  const feature = ctx.platform.select({ service_id: features.service_id }).from(features).where(eq(features.id, featureId)).get();
-  if (!feature) throw notFound("Feature");
-  if (!serviceEnabled(ctx, row.corp_id, feature.service_id)) throw conflict("The feature's service is not enabled for the corporation");
-  ctx.platform.insert(workgroupFeatures).values({ workgroup_id: row.id, feature_id: featureId }).onConflictDoNothing().run();
-  ctx.permissions.invalidate();
+export function grantService(ctx: AppContext, p: Principal, id: string, serviceId: string): Promise<WorkgroupRow> {
+  return changeWorkgroup(ctx, p, id, (tx, row) => {
+    if (!serviceExists(tx, serviceId)) throw notFound("Service");
+    if (!serviceEnabled(tx, row.corp_id, serviceId)) throw conflict("The service is not enabled for the corporation");
+    tx.insert(workgroupServices).values({ workgroup_id: row.id, service_id: serviceId }).onConflictDoNothing().run();
+  });
 }
 
-export function revokeFeature(ctx: AppContext, row: WorkgroupRow, featureId: string): void {
-  const gone = ctx.platform.delete(workgroupFeatures).where(and(eq(workgroupFeatures.workgroup_id, row.id), eq(workgroupFeatures.feature_id, featureId))).returning().all();
-  if (gone.length === 0) throw notFound("Feature grant");
-  ctx.permissions.invalidate();
+export function revokeService(ctx: AppContext, p: Principal, id: string, serviceId: string): Promise<WorkgroupRow> {
+  return changeWorkgroup(ctx, p, id, (tx, row) => {
+    const gone = tx.delete(workgroupServices).where(and(eq(workgroupServices.workgroup_id, row.id), eq(workgroupServices.service_id, serviceId))).returning().all();
+    if (gone.length === 0) throw notFound("Service grant");
+  });
+}
+
+export function grantFeature(ctx: AppContext, p: Principal, id: string, featureId: string): Promise<WorkgroupRow> {
+  return changeWorkgroup(ctx, p, id, (tx, row) => {
+    const serviceId = featureServiceId(tx, featureId);
+    if (!serviceId) throw notFound("Feature");
+    if (!serviceEnabled(tx, row.corp_id, serviceId)) throw conflict("The feature's service is not enabled for the corporation");
+    tx.insert(workgroupFeatures).values({ workgroup_id: row.id, feature_id: featureId }).onConflictDoNothing().run();
+  });
+}
+
+export function revokeFeature(ctx: AppContext, p: Principal, id: string, featureId: string): Promise<WorkgroupRow> {
+  return changeWorkgroup(ctx, p, id, (tx, row) => {
+    const gone = tx.delete(workgroupFeatures).where(and(eq(workgroupFeatures.workgroup_id, row.id), eq(workgroupFeatures.feature_id, featureId))).returning().all();
+    if (gone.length === 0) throw notFound("Feature grant");
+  });
+}
+
+/** Grants features to a workgroup (in the caller's transaction); grants already there stay. */
+export function grantFeatures(tx: PlatformDb, workgroupId: string, featureIds: string[]): void {
+  if (featureIds.length) tx.insert(workgroupFeatures).values(featureIds.map((feature_id) => ({ workgroup_id: workgroupId, feature_id }))).onConflictDoNothing().run();
 }
 
 /** Takes a user out of every workgroup of a corporation (in the caller's transaction: the membership ends). */
-export function removeUserFromCorpWorkgroups(tx: PlatformTx, corpId: string, userId: string): void {
+export function removeUserFromCorpWorkgroups(tx: PlatformDb, corpId: string, userId: string): void {
   tx.delete(workgroupMembers)
     .where(and(eq(workgroupMembers.user_id, userId), inArray(workgroupMembers.workgroup_id, corpWorkgroups(tx, corpId))))
     .run();
@@ -113,7 +228,7 @@ export function removeUserFromCorpWorkgroups(tx: PlatformTx, corpId: string, use
  * Drops a service's grant, and the grants of its features (`featureIds`, a subquery of the
  * catalog's), from every workgroup of a corporation (in the caller's transaction: the service is disabled).
  */
-export function revokeServiceInCorp(tx: PlatformTx, corpId: string, serviceId: string, featureIds: SQLWrapper): void {
+export function revokeServiceInCorp(tx: PlatformDb, corpId: string, serviceId: string, featureIds: SQLWrapper): void {
   const ids = corpWorkgroups(tx, corpId);
   tx.delete(workgroupServices)
     .where(and(eq(workgroupServices.service_id, serviceId), inArray(workgroupServices.workgroup_id, ids)))
@@ -123,4 +238,4 @@ export function revokeServiceInCorp(tx: PlatformTx, corpId: string, serviceId: s
     .run();
 }
 
-const corpWorkgroups = (db: PlatformTx, corpId: string) => db.select({ id: workgroups.id }).from(workgroups).where(eq(workgroups.corp_id, corpId));
+const corpWorkgroups = (db: PlatformDb, corpId: string) => db.select({ id: workgroups.id }).from(workgroups).where(eq(workgroups.corp_id, corpId));
