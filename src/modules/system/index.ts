@@ -2,6 +2,7 @@
 // the binary itself: on-premises sites are often offline, and the plugin's default page loads
 // Scalar from a CDN.
 import { Elysia, t } from "elysia";
+import { sql } from "drizzle-orm";
 import { openapi } from "@elysiajs/openapi";
 // The package's exports do not expose the standalone bundle; a relative path reaches it, and
 // `type: "file"` embeds it in the compiled binary.
@@ -56,9 +57,9 @@ export function docsModule() {
 export function healthModule(ctx: AppContext) {
   return new Elysia({ name: "health", prefix: "/api", tags: ["System"] }).get(
     "/health",
-    () => {
+    async () => {
       try {
-        ctx.platform.$client.query("SELECT 1").get();
+        await ctx.store.platform.read((db) => db.get(sql`SELECT 1`));
       } catch {
         throw unavailable("The platform database is not reachable", 5);
       }
