@@ -65,6 +65,11 @@ export function corpCountsByStatus(db: PlatformDb): { status: string; n: number 
   return db.select({ status: corporations.status, n: count() }).from(corporations).groupBy(corporations.status).all();
 }
 
+/** Moves corporations to another server (a restore puts every database on the built-in one). */
+export function moveCorpsToServer(db: PlatformDb, corpIds: string[], serverId: string): void {
+  if (corpIds.length) db.update(corporations).set({ server_id: serverId }).where(inArray(corporations.id, corpIds)).run();
+}
+
 /** Sets a corporation's status; the caller invalidates the corporation cache after the commit. */
 export function writeCorpStatus(tx: PlatformDb, id: string, status: CorpStatus): void {
   tx.update(corporations).set({ status }).where(eq(corporations.id, id)).run();

@@ -21,6 +21,16 @@ export function serverExists(db: PlatformDb, id: string): boolean {
   return !!db.select({ id: servers.id }).from(servers).where(eq(servers.id, id)).get();
 }
 
+/** Every server's directory, by id (backups and metrics find the corporation files with it). */
+export function serverDirs(db: PlatformDb): Map<string, { path: string; builtin: boolean }> {
+  return new Map(db.select({ id: servers.id, path: servers.path, builtin: servers.builtin }).from(servers).all().map((r) => [r.id, { path: r.path, builtin: r.builtin }]));
+}
+
+/** The built-in server's id, or null in a platform database without one (a damaged restore). */
+export function builtinServerIdOf(db: PlatformDb): string | null {
+  return db.select({ id: servers.id }).from(servers).where(eq(servers.builtin, true)).get()?.id ?? null;
+}
+
 function getRow(db: PlatformDb, id: string): ServerRow {
   const row = db.select().from(servers).where(eq(servers.id, id)).get();
   if (!row) throw notFound("Server");
