@@ -29,8 +29,8 @@ export function socketModule(ctx: AppContext) {
     })
     .ws("/socket", {
       query: t.Object({ ticket: t.Optional(t.String({ maxLength: 200 })) }),
-      upgrade(context) {
-        const client = hub.redeem(context.query.ticket, context.request);
+      async upgrade(context) {
+        const client = await hub.redeem(context.query.ticket, context.request);
         if (!client) throw unauthorized("The socket ticket is invalid, used or expired");
         clients.set(context.request, client);
       },
@@ -52,8 +52,8 @@ export function socketModule(ctx: AppContext) {
     // answer to a client that did not ask for a WebSocket. The ticket is checked, not consumed.
     .get(
       "/socket",
-      ({ query, set }) => {
-        if (!hub.peek(query.ticket)) throw unauthorized("The socket ticket is invalid, used or expired");
+      async ({ query, set }) => {
+        if (!(await hub.peek(query.ticket))) throw unauthorized("The socket ticket is invalid, used or expired");
         set.status = 426;
         set.headers.upgrade = "websocket";
         return { detail: "Upgrade Required: open this URL as a WebSocket" };
