@@ -268,7 +268,7 @@ function moveFile(from: string, to: string): void {
  * sessions, and its database, which is moved to DATA_DIR/deleted/<id>-<timestamp>.db rather than
  * erased, so an operator's mistake can be undone by hand. Once the row is gone no request can open
  * the database again (its path is no longer known); closing the handle and moving the file run
- * without an await between them.
+ * without an await between them, after the writes queued on it.
  */
 export async function deleteCorporation(ctx: AppContext, id: string): Promise<{ movedTo: string | null }> {
   const dbPath = await ctx.store.platform.write((tx, w) => {
@@ -281,6 +281,8 @@ export async function deleteCorporation(ctx: AppContext, id: string): Promise<{ 
     });
     return path;
   });
+  // Writes already queued on its door finish first (the lock is first come, first served).
+  if (ctx.tenants.isOpen(id)) await ctx.store.tenant(id).write(() => {});
   const moved = moveDatabase(ctx, id, dbPath);
   await ctx.sessions.revokeAllInCorp(id);
   return moved;

@@ -14,6 +14,7 @@ import { ProblemSchema } from "../../lib/schemas";
 import { VERSION } from "../../version";
 
 const SCALAR_PATH = "/api/docs/scalar.js";
+const PING = sql`SELECT 1`;
 
 // After the openapi plugin's import has replaced them (see lib/formats.ts).
 registerFormats();
@@ -59,7 +60,7 @@ export function healthModule(ctx: AppContext) {
     "/health",
     async () => {
       try {
-        await ctx.store.platform.read((db) => db.get(sql`SELECT 1`));
+        await ctx.store.platform.read((db) => db.get(PING));
       } catch {
         throw unavailable("The platform database is not reachable", 5);
       }
