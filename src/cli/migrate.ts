@@ -6,7 +6,10 @@ import { existsSync, mkdirSync } from "node:fs";
 import type { Config } from "../config";
 import { bootstrapPlatform, migrateAllCorps } from "../db/bootstrap";
 import { migrationStatus, migrationsOf, type Migration } from "../db/migrations";
-import { openPlatformDb } from "../db/sqlite";
+import { openPlatformDb, type PlatformDb } from "../db/sqlite";
+import { drizzle } from "drizzle-orm/bun-sqlite";
+import { allCorpRefs } from "../modules/corp/service";
+import { serverDirs } from "../modules/server/service";
 import { TenantDbs } from "../db/tenants";
 import { createLogger } from "../lib/log";
 
@@ -58,14 +61,17 @@ export function migrationPlan(dataDir: string, platformMigrations = migrationsOf
   const platformPath = join(dataDir, "platform.db");
   const plan: MigrationPlanEntry[] = [{ database: "platform", path: platformPath, ...statusOf(platformPath, platformMigrations) }];
   if (!plan[0].exists) return plan;
-  const db = new Database(platformPath, { readonly: true });
-  let corps: { id: string; auth_name: string; path: string; builtin: number }[];
+  const client = new Database(platformPath, { readonly: true });
+  let corps: { id: string; auth_name: string; path: string; builtin: boolean }[];
   try {
-    corps = db
-      .query("SELECT c.id, c.auth_name, s.path, s.builtin FROM corporations c JOIN servers s ON s.id = c.server_id ORDER BY c.auth_name")
-      .all() as typeof corps;
+    // The corporation and server modules read their own tables.
+    const db = drizzle({ client }) as PlatformDb;
+    const dirs = serverDirs(db);
+    corps = allCorpRefs(db)
+      .map((c) => ({ id: c.id, auth_name: c.auth_name, ...dirs.get(c.server_id)! }))
+      .sort((a, b) => (a.auth_name < b.auth_name ? -1 : a.auth_name > b.auth_name ? 1 : 0));
   } finally {
-    db.close();
+    client.close();
   }
   for (const c of corps) {
     const path = join(c.builtin ? join(dataDir, "corps") : c.path, `${c.id}.db`);

@@ -5,6 +5,8 @@ import { Database } from "bun:sqlite";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { notes } from "../../src/db/tenant/schema";
+import { newId } from "../../src/lib/ids";
 import { addCorp, addUser, makeApp, startAndLogin, tempDir, type TestApp } from "../helpers";
 
 let t: TestApp;
@@ -163,6 +165,35 @@ test("scheduled backups are listed too, as scheduled", async () => {
     expect(items.length).toBeGreaterThan(0);
     expect(items[0]).toMatchObject({ scheduled: true, verified: true, corporations: 1 });
     expect(items[0].name).toMatch(/^corpadmin-\d{8}T\d{6}\.\d{3}Z$/);
+  } finally {
+    await s.close();
+  }
+});
+
+test("POST /api/backup copies the last committed state: a write transaction open meanwhile is not in it and is not waited for", async () => {
+  const s = await makeApp();
+  try {
+    const a = await startAndLogin(s);
+    const noteId = newId();
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let inserted!: () => void;
+    const insertedYet = new Promise<void>((r) => (inserted = r));
+    // A write that stays open across an await, as an async handler's would.
+    const open = s.ctx.store.tenant(a.corpId).write(async (tx) => {
+      tx.insert(notes).values({ id: noteId, user_id: a.userId, content: "uncommitted" }).run();
+      inserted();
+      await held;
+    });
+    await insertedYet;
+    const created = await s.req("POST", "/api/backup", { token: a.token });
+    expect(created.status).toBe(200);
+    const copy = new Database(join(s.config.backupDir, created.body.name, "corps", `${a.corpId}.db`), { readonly: true });
+    expect(copy.query("SELECT count(*) AS n FROM notes WHERE id = ?").get(noteId)).toEqual({ n: 0 });
+    copy.close();
+    release();
+    await open;
+    expect((await s.req("GET", `/api/notepad/${noteId}`, { token: a.token })).status).toBe(200);
   } finally {
     await s.close();
   }

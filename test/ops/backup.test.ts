@@ -33,7 +33,7 @@ async function populated() {
   const otherServerDir = fresh("corpadmin-server2-");
   const serverId = newId();
   t.ctx.platform.insert(servers).values({ id: serverId, name: "second", path: otherServerDir, builtin: false }).run();
-  const gamma = createCorporation(t.ctx, { auth_name: "gamma", company_name: "Gamma", server_id: serverId } as never).id;
+  const gamma = (await createCorporation(t.ctx, { auth_name: "gamma", company_name: "Gamma", server_id: serverId } as never)).id;
   const corpIds = [corpId, beta, gamma];
   for (const id of corpIds) t.ctx.tenants.migrate(id);
   return { t, token, corpIds, gamma, otherServerDir };

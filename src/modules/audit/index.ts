@@ -10,7 +10,7 @@ import { listAudit } from "./service";
 export function auditModule(ctx: AppContext) {
   return new Elysia({ name: "audit", prefix: "/api", tags: ["Audit"] })
     .use(authGuard(ctx))
-    .get("/audit", ({ query, principal }) => listAudit(ctx.platform, query, principal.superAdmin ? null : principal.corpId), {
+    .get("/audit", ({ query, principal }) => listAudit(ctx, query, principal.superAdmin ? null : principal.corpId), {
       auth: "platform.corp",
       query: AuditQuery,
       response: { 200: ListOf(AuditEntry) },

@@ -11,19 +11,19 @@ import { checkDatabases, createNote, createTables, getNote, listNotes, updateAll
 export function coreModule(ctx: AppContext) {
   return new Elysia({ name: "core", prefix: "/api", tags: ["Core"] })
     .use(authGuard(ctx))
-    .post("/notepad", ({ principal, tenantDb, body, set }) => created(set, "/api/notepad", createNote(tenantDb, principal.userId!, body)), {
+    .post("/notepad", async ({ principal, tenant, body, set }) => created(set, "/api/notepad", await createNote(tenant, principal.userId!, body)), {
       auth: { guard: "token", tenant: true },
       body: NoteInput,
       response: { 200: Note },
       detail: { summary: "Create a notepad note (private to its author in the working corporation)" },
     })
-    .get("/notepad", ({ principal, tenantDb, query }) => listNotes(tenantDb, principal.userId!, query), {
+    .get("/notepad", ({ principal, tenant, query }) => listNotes(tenant, principal.userId!, query), {
       auth: { guard: "token", tenant: true },
       query: ListQuery,
       response: { 200: ListOf(Note) },
       detail: { summary: "Recover the caller's notes" },
     })
-    .get("/notepad/:id", ({ principal, tenantDb, params }) => getNote(tenantDb, principal.userId!, params.id), {
+    .get("/notepad/:id", ({ principal, tenant, params }) => getNote(tenant, principal.userId!, params.id), {
       auth: { guard: "token", tenant: true },
       params: IdParams,
       response: { 200: Note },

@@ -74,9 +74,9 @@ export function corpModule(ctx: AppContext) {
     })
     .post(
       "/corp",
-      ({ body, set, principal }) => {
-        const row = createCorporation(ctx, body);
-        ctx.audit.record(audit(principal, "corp.create", row.id));
+      async ({ body, set, principal }) => {
+        const row = await createCorporation(ctx, body);
+        await ctx.audit.record(audit(principal, "corp.create", row.id));
         return created(set, "/api/corp", corpView(row));
       },
       {
@@ -86,13 +86,13 @@ export function corpModule(ctx: AppContext) {
       detail: { summary: "Create a corporation with its database on its server; every built-in service is enabled" },
       },
     )
-    .get("/corp/authname/:authName", ({ params }) => corpView(getCorpByAuthName(ctx, params.authName)), {
+    .get("/corp/authname/:authName", async ({ params }) => corpView(await getCorpByAuthName(ctx, params.authName)), {
       auth: "*",
       params: AuthNameParams,
       response: { 200: Corporation },
       detail: { summary: "Show a corporation by auth name" },
     })
-    .get("/corp/:id", ({ params }) => corpView(getCorp(ctx, params.id)), {
+    .get("/corp/:id", async ({ params }) => corpView(await getCorp(ctx, params.id)), {
       auth: "*",
       params: CorpIdParams,
       response: { 200: Corporation },
@@ -100,9 +100,9 @@ export function corpModule(ctx: AppContext) {
     })
     .put(
       "/corp/:id",
-      ({ params, body, principal }) => {
-        const row = updateCorporation(ctx, params.id, body);
-        ctx.audit.record(audit(principal, "corp.update", row.id));
+      async ({ params, body, principal }) => {
+        const row = await updateCorporation(ctx, params.id, body);
+        await ctx.audit.record(audit(principal, "corp.update", row.id));
         return corpView(row);
       },
       {
@@ -115,9 +115,9 @@ export function corpModule(ctx: AppContext) {
     )
     .delete(
       "/corp/:id",
-      ({ params, set, principal }) => {
-        deleteCorporation(ctx, params.id);
-        ctx.audit.record(audit(principal, "corp.delete", params.id));
+      async ({ params, set, principal }) => {
+        await deleteCorporation(ctx, params.id);
+        await ctx.audit.record(audit(principal, "corp.delete", params.id));
         noContent(set);
       },
       {
@@ -135,18 +135,18 @@ export function corpModule(ctx: AppContext) {
     })
     .post(
       "/corp/:id/user/:userId",
-      ({ params, set, principal }) => {
-        addCorpUser(ctx, params.id, params.userId);
-        ctx.audit.record(audit(principal, "corp.user_add", params.id, `user=${params.userId}`));
+      async ({ params, set, principal }) => {
+        await addCorpUser(ctx, params.id, params.userId);
+        await ctx.audit.record(audit(principal, "corp.user_add", params.id, `user=${params.userId}`));
         noContent(set);
       },
       { auth: "*", params: CorpUserParams, detail: { summary: "Add a user to the corporation" } },
     )
     .delete(
       "/corp/:id/user/:userId",
-      ({ params, set, principal }) => {
-        removeCorpUser(ctx, params.id, params.userId);
-        ctx.audit.record(audit(principal, "corp.user_remove", params.id, `user=${params.userId}`));
+      async ({ params, set, principal }) => {
+        await removeCorpUser(ctx, params.id, params.userId);
+        await ctx.audit.record(audit(principal, "corp.user_remove", params.id, `user=${params.userId}`));
         noContent(set);
       },
       {
@@ -157,18 +157,18 @@ export function corpModule(ctx: AppContext) {
     )
     .post(
       "/corp/:id/service/:serviceId",
-      ({ params, set, principal }) => {
-        addCorpService(ctx, params.id, params.serviceId);
-        ctx.audit.record(audit(principal, "corp.service_add", params.id, `service=${params.serviceId}`));
+      async ({ params, set, principal }) => {
+        await addCorpService(ctx, params.id, params.serviceId);
+        await ctx.audit.record(audit(principal, "corp.service_add", params.id, `service=${params.serviceId}`));
         noContent(set);
       },
       { auth: "*", params: CorpServiceParams, detail: { summary: "Enable a service for the corporation" } },
     )
     .delete(
       "/corp/:id/service/:serviceId",
-      ({ params, set, principal }) => {
-        removeCorpService(ctx, params.id, params.serviceId);
-        ctx.audit.record(audit(principal, "corp.service_remove", params.id, `service=${params.serviceId}`));
+      async ({ params, set, principal }) => {
+        await removeCorpService(ctx, params.id, params.serviceId);
+        await ctx.audit.record(audit(principal, "corp.service_remove", params.id, `service=${params.serviceId}`));
         noContent(set);
       },
       {
@@ -198,9 +198,9 @@ export function corpModule(ctx: AppContext) {
   for (const [path, status, summary] of TRANSITIONS) {
     app.post(
       `/corp/:id/${path}`,
-      ({ params, principal }) => {
-        const row = setCorpStatus(ctx, params.id, status);
-        ctx.audit.record(audit(principal, "corp.status_change", row.id, `status=${status}`));
+      async ({ params, principal }) => {
+        const row = await setCorpStatus(ctx, params.id, status);
+        await ctx.audit.record(audit(principal, "corp.status_change", row.id, `status=${status}`));
         return corpView(row);
       },
       {

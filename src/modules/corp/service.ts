@@ -1,30 +1,25 @@
-// Corporations: the platform rows and their databases.
+// Corporations: the platform rows (corporations, corp_members, corp_services) and their databases.
 import { copyFileSync, existsSync, mkdirSync, renameSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, count, eq, inArray, sql, type SQLWrapper } from "drizzle-orm";
 import type { AppContext } from "../../core/context";
-import {
-  corpMembers,
-  corpServices,
-  corporations,
-  features,
-  servers,
-  services,
-  users,
-} from "../../db/platform/schema";
-import { writeTx } from "../../db/sqlite";
+import { corpMembers, corpServices, corporations, features, services, users } from "../../db/platform/schema";
+import type { PlatformDb } from "../../db/sqlite";
 import { newId } from "../../lib/ids";
 import { listRows, type ListParams } from "../../lib/list";
 import { conflict, invalid, notFound } from "../../lib/problem";
 import { isValidTimeZone } from "../../lib/time";
 import type { CorpRow } from "../../core/corp-cache";
-import { actionsByFeature, featureIdsOf, getServiceRow } from "../catalog/service";
-import { findUser } from "../user/service";
+import { actionsByFeature, featureIdsOf } from "../catalog/service";
+import { serverExists } from "../server/service";
 import { removeUserFromCorpWorkgroups, revokeServiceInCorp } from "../workgroup/service";
-import { userView } from "../user/view";
+import { userView, type UserRow } from "../user/view";
+import type { User } from "../user/model";
 import type { CORP_STATUSES, CorpCheck, CorpTree, Corporation, CorporationInput } from "./model";
 
 export type CorpStatus = (typeof CORP_STATUSES)[number];
+
+/** The workgroup service's functions take a transaction handle; a store write's handle is one. */
 
 export function corpView(row: CorpRow): Corporation {
   return { ...row };
@@ -34,76 +29,177 @@ function checkTimezone(timezone: string): void {
   if (!isValidTimeZone(timezone)) throw invalid("timezone", "is not an IANA time zone name");
 }
 
+// ---- what other modules read of the corporation tables -----------------------------------------
+
+/** How many corporations live on a server (the server module's corp_count). */
+export function corpCountOnServer(db: PlatformDb, serverId: string): number {
+  return db.select({ n: count() }).from(corporations).where(eq(corporations.server_id, serverId)).get()!.n;
+}
+
+/** Corporations per server id. */
+export function corpCountsByServer(db: PlatformDb): Map<string, number> {
+  return new Map(
+    db
+      .select({ id: corporations.server_id, n: count() })
+      .from(corporations)
+      .groupBy(corporations.server_id)
+      .all()
+      .map((r) => [r.id, r.n]),
+  );
+}
+
+export type CorpRef = { id: string; auth_name: string; server_id: string; status: string };
+
+/** Every corporation, by id (database maintenance, backups). */
+export function allCorpRefs(db: PlatformDb): CorpRef[] {
+  return db
+    .select({ id: corporations.id, auth_name: corporations.auth_name, server_id: corporations.server_id, status: corporations.status })
+    .from(corporations)
+    .orderBy(corporations.id)
+    .all();
+}
+
+/** Corporations per status (the metrics gauge). */
+export function corpCountsByStatus(db: PlatformDb): { status: string; n: number }[] {
+  return db.select({ status: corporations.status, n: count() }).from(corporations).groupBy(corporations.status).all();
+}
+
+/** Moves corporations to another server (a restore puts every database on the built-in one). */
+export function moveCorpsToServer(db: PlatformDb, corpIds: string[], serverId: string): void {
+  if (corpIds.length) db.update(corporations).set({ server_id: serverId }).where(inArray(corporations.id, corpIds)).run();
+}
+
+/** Sets a corporation's status; the caller invalidates the corporation cache after the commit. */
+export function writeCorpStatus(tx: PlatformDb, id: string, status: CorpStatus): void {
+  tx.update(corporations).set({ status }).where(eq(corporations.id, id)).run();
+}
+
+// ---- owned by other modules, written here until they export them --------------------------------
+
+// owner: catalog — moves to catalog/service.ts at merge
+function builtinServiceIds(db: PlatformDb): string[] {
+  return db.select({ id: services.id }).from(services).where(eq(services.builtin, true)).all().map((s) => s.id);
+}
+
+// owner: catalog — moves to catalog/service.ts at merge
+function serviceExists(db: PlatformDb, id: string): boolean {
+  return !!db.select({ id: services.id }).from(services).where(eq(services.id, id)).get();
+}
+
+// owner: catalog — moves to catalog/service.ts at merge
+/** The given services (by identifier) with their features (by name) and actions. */
+function catalogTree(db: PlatformDb, serviceIds: SQLWrapper | string[]): CorpTree["services"] {
+  const list = db
+    .select({ id: services.id, identifier: services.identifier, name: services.name })
+    .from(services)
+    .where(inArray(services.id, serviceIds))
+    .orderBy(services.identifier)
+    .all();
+  const feats = list.length
+    ? db
+        .select({ id: features.id, service_id: features.service_id, name: features.name })
+        .from(features)
+        .where(inArray(features.service_id, list.map((s) => s.id)))
+        .orderBy(features.name, features.id)
+        .all()
+    : [];
+  const actions = actionsByFeature(db, feats.map((f) => f.id));
+  return list.map((s) => ({
+    ...s,
+    features: feats.filter((f) => f.service_id === s.id).map((f) => ({ id: f.id, name: f.name, actions: actions.get(f.id) ?? [] })),
+  }));
+}
+
+// owner: user — moves to user/service.ts at merge
+function userExists(db: PlatformDb, id: string): boolean {
+  return !!db.select({ id: users.id }).from(users).where(eq(users.id, id)).get();
+}
+
+// owner: user — moves to user/service.ts at merge
+/** Users by the list convention, among the ids of `memberIds` (a subquery). */
+function listUsersAmong(db: PlatformDb, memberIds: SQLWrapper, query: ListParams) {
+  return listRows(
+    db,
+    users,
+    { q: [users.name, users.email, users.login], hidden: ["password_hash", "two_factor_secret", "two_factor_pending", "two_factor_last_step"] },
+    query,
+    (row: UserRow): User => userView(db, row),
+    [inArray(users.id, memberIds)],
+  );
+}
+
+// ---- corporations ------------------------------------------------------------------------------
+
+function corpRow(db: PlatformDb, id: string): CorpRow {
+  const row = db.select().from(corporations).where(eq(corporations.id, id)).get();
+  if (!row) throw notFound("Corporation");
+  return row;
+}
+
 /**
  * Creates a corporation on its server (the built-in one by default) with every built-in service
- * enabled, then creates and migrates its database. `tx` work is synchronous; the database file is
- * made after the platform commit, and a failure there removes the platform row again.
+ * enabled, then creates and migrates its database. The database file is made after the platform
+ * commit, and a failure there removes the platform row again.
  */
-export function createCorporation(ctx: AppContext, input: CorporationInput, memberUserId?: string): CorpRow {
+export async function createCorporation(ctx: AppContext, input: CorporationInput, memberUserId?: string): Promise<CorpRow> {
   const timezone = input.timezone ?? "UTC";
   checkTimezone(timezone);
   const serverId = input.server_id ?? ctx.builtinServerId;
-  if (!ctx.platform.select({ id: servers.id }).from(servers).where(eq(servers.id, serverId)).get()) {
-    throw invalid("server_id", "unknown server");
-  }
   const id = newId();
-  ctx.platform.transaction(
-    (tx) => {
-      if (tx.select({ id: corporations.id }).from(corporations).where(eq(corporations.auth_name, input.auth_name)).get()) {
-        throw conflict(`auth_name '${input.auth_name}' is taken`);
-      }
-      tx.insert(corporations)
-        .values({
-          id,
-          auth_name: input.auth_name,
-          company_name: input.company_name,
-          trade_name: input.trade_name ?? null,
-          doc_identity: input.doc_identity ?? null,
-          email: input.email ?? null,
-          phone: input.phone ?? null,
-          timezone,
-          server_id: serverId,
-        })
-        .run();
-      const builtins = tx.select({ id: services.id }).from(services).where(eq(services.builtin, true)).all();
-      if (builtins.length) tx.insert(corpServices).values(builtins.map((s) => ({ corp_id: id, service_id: s.id }))).run();
-      if (memberUserId) tx.insert(corpMembers).values({ corp_id: id, user_id: memberUserId }).run();
-    },
-    { behavior: "immediate" },
-  );
+  await ctx.store.platform.write((tx, w) => {
+    if (!serverExists(tx, serverId)) throw invalid("server_id", "unknown server");
+    if (tx.select({ id: corporations.id }).from(corporations).where(eq(corporations.auth_name, input.auth_name)).get()) {
+      throw conflict(`auth_name '${input.auth_name}' is taken`);
+    }
+    tx.insert(corporations)
+      .values({
+        id,
+        auth_name: input.auth_name,
+        company_name: input.company_name,
+        trade_name: input.trade_name ?? null,
+        doc_identity: input.doc_identity ?? null,
+        email: input.email ?? null,
+        phone: input.phone ?? null,
+        timezone,
+        server_id: serverId,
+      })
+      .run();
+    const builtins = builtinServiceIds(tx);
+    if (builtins.length) tx.insert(corpServices).values(builtins.map((s) => ({ corp_id: id, service_id: s }))).run();
+    if (memberUserId) tx.insert(corpMembers).values({ corp_id: id, user_id: memberUserId }).run();
+    w.afterCommit(() => ctx.permissions.invalidate());
+  });
   try {
     ctx.tenants.migrate(id);
   } catch (err) {
     ctx.tenants.close(id);
-    ctx.platform.delete(corporations).where(eq(corporations.id, id)).run();
+    await ctx.store.platform.write((tx, w) => {
+      tx.delete(corporations).where(eq(corporations.id, id)).run();
+      w.afterCommit(() => ctx.permissions.invalidate());
+    });
     // The server's directory went away or became unwritable since it was registered.
     ctx.logger.error("creating a corporation database failed", { corp_id: id, server_id: serverId, error: String(err) });
     throw conflict(`The corporation's database could not be created on its server: ${err instanceof Error ? err.message : String(err)}`);
   }
-  ctx.permissions.invalidate();
-  return ctx.corps.get(id)!;
+  return (await ctx.corps.get(id))!;
 }
 
 /** The corporation or 404. Reads the database, not the cache: these are administrative reads. */
-export function getCorp(ctx: AppContext, id: string): CorpRow {
-  const row = ctx.platform.select().from(corporations).where(eq(corporations.id, id)).get();
-  if (!row) throw notFound("Corporation");
-  return row;
+export function getCorp(ctx: AppContext, id: string): Promise<CorpRow> {
+  return ctx.store.platform.read((db) => corpRow(db, id));
 }
 
-export function getCorpByAuthName(ctx: AppContext, authName: string): CorpRow {
-  const row = ctx.platform.select().from(corporations).where(eq(corporations.auth_name, authName)).get();
-  if (!row) throw notFound("Corporation");
-  return row;
+export function getCorpByAuthName(ctx: AppContext, authName: string): Promise<CorpRow> {
+  return ctx.store.platform.read((db) => {
+    const row = db.select().from(corporations).where(eq(corporations.auth_name, authName)).get();
+    if (!row) throw notFound("Corporation");
+    return row;
+  });
 }
 
 export function listCorps(ctx: AppContext, query: ListParams) {
-  return listRows(
-    ctx.platform,
-    corporations,
-    { q: [corporations.auth_name, corporations.company_name, corporations.trade_name] },
-    query,
-    (row: CorpRow) => corpView(row),
+  return ctx.store.platform.read((db) =>
+    listRows(db, corporations, { q: [corporations.auth_name, corporations.company_name, corporations.trade_name] }, query, (row: CorpRow) => corpView(row)),
   );
 }
 
@@ -111,12 +207,12 @@ export function listCorps(ctx: AppContext, query: ListParams) {
  * PUT replaces every writable field. server_id is immutable: left out it stays, another value
  * is 409 (moving a database between servers is an operator's file operation, not an API call).
  */
-export function updateCorporation(ctx: AppContext, id: string, input: CorporationInput): CorpRow {
-  const current = getCorp(ctx, id);
+export async function updateCorporation(ctx: AppContext, id: string, input: CorporationInput): Promise<CorpRow> {
   const timezone = input.timezone ?? "UTC";
-  checkTimezone(timezone);
-  if (input.server_id && input.server_id !== current.server_id) throw conflict("server_id cannot change");
-  writeTx(ctx.platform, (tx) => {
+  return ctx.store.platform.write((tx, w) => {
+    const current = corpRow(tx, id);
+    checkTimezone(timezone);
+    if (input.server_id && input.server_id !== current.server_id) throw conflict("server_id cannot change");
     const clash = tx
       .select({ id: corporations.id })
       .from(corporations)
@@ -135,16 +231,18 @@ export function updateCorporation(ctx: AppContext, id: string, input: Corporatio
       })
       .where(eq(corporations.id, id))
       .run();
+    w.afterCommit(() => ctx.corps.invalidate(id));
+    return corpRow(tx, id);
   });
-  ctx.corps.invalidate(id);
-  return getCorp(ctx, id);
 }
 
-export function setCorpStatus(ctx: AppContext, id: string, status: CorpStatus): CorpRow {
-  getCorp(ctx, id);
-  ctx.platform.update(corporations).set({ status }).where(eq(corporations.id, id)).run();
-  ctx.corps.invalidate(id);
-  return getCorp(ctx, id);
+export function setCorpStatus(ctx: AppContext, id: string, status: CorpStatus): Promise<CorpRow> {
+  return ctx.store.platform.write((tx, w) => {
+    corpRow(tx, id);
+    writeCorpStatus(tx, id, status);
+    w.afterCommit(() => ctx.corps.invalidate(id));
+    return corpRow(tx, id);
+  });
 }
 
 /** A filesystem-safe UTC timestamp: 20250131T120000123Z. */
@@ -164,21 +262,32 @@ function moveFile(from: string, to: string): void {
 }
 
 /**
- * Deletes a corporation: its platform rows (memberships, workgroups and their grants, enabled
- * services, safe IP ranges and QR slugs go by ON DELETE CASCADE), its sessions, and its database,
- * which is moved to DATA_DIR/deleted/<id>-<timestamp>.db rather than erased, so an operator's
- * mistake can be undone by hand. Everything here is synchronous: no other request can reopen the
- * database between closing its handle and moving the file.
+ * Deletes a corporation: its platform rows (memberships, enabled services, and through ON DELETE
+ * CASCADE its workgroups with their members and grants, safe IP ranges and QR slugs), its
+ * sessions, and its database, which is moved to DATA_DIR/deleted/<id>-<timestamp>.db rather than
+ * erased, so an operator's mistake can be undone by hand. Once the row is gone no request can open
+ * the database again (its path is no longer known); closing the handle and moving the file run
+ * without an await between them, after the writes queued on it.
  */
-export function deleteCorporation(ctx: AppContext, id: string): { movedTo: string | null } {
-  getCorp(ctx, id);
-  const dbPath = ctx.tenants.pathOf(id);
-  writeTx(ctx.platform, (tx) => {
+export async function deleteCorporation(ctx: AppContext, id: string): Promise<{ movedTo: string | null }> {
+  const dbPath = await ctx.store.platform.write((tx, w) => {
+    corpRow(tx, id);
+    const path = ctx.tenants.pathOf(id);
     tx.delete(corporations).where(eq(corporations.id, id)).run();
+    w.afterCommit(() => {
+      ctx.corps.invalidate(id);
+      ctx.permissions.invalidate();
+    });
+    return path;
   });
-  ctx.sessions.revokeAllInCorp(id);
-  ctx.corps.invalidate(id);
-  ctx.permissions.invalidate();
+  // Writes already queued on its door finish first (the lock is first come, first served).
+  if (ctx.tenants.isOpen(id)) await ctx.store.tenant(id).write(() => {});
+  const moved = moveDatabase(ctx, id, dbPath);
+  await ctx.sessions.revokeAllInCorp(id);
+  return moved;
+}
+
+function moveDatabase(ctx: AppContext, id: string, dbPath: string): { movedTo: string | null } {
   ctx.tenants.close(id);
   if (!existsSync(dbPath)) return { movedTo: null };
   const deletedDir = join(ctx.config.dataDir, "deleted");
@@ -197,109 +306,86 @@ export function deleteCorporation(ctx: AppContext, id: string): { movedTo: strin
   return { movedTo: target };
 }
 
+// ---- members -----------------------------------------------------------------------------------
+
 /** The user ids that are members of a corporation, as a subquery. */
-const membersOf = (corpId: string) => sql`(SELECT ${corpMembers.user_id} FROM ${corpMembers} WHERE ${corpMembers.corp_id} = ${corpId})`;
+const membersOf = (db: PlatformDb, corpId: string) => db.select({ id: corpMembers.user_id }).from(corpMembers).where(eq(corpMembers.corp_id, corpId));
 
 export function listCorpUsers(ctx: AppContext, corpId: string, query: ListParams) {
-  getCorp(ctx, corpId);
-  return listRows(
-    ctx.platform,
-    users,
-    { q: [users.name, users.email, users.login], hidden: ["password_hash", "two_factor_secret", "two_factor_pending", "two_factor_last_step"] },
-    query,
-    (row: typeof users.$inferSelect) => userView(ctx.platform, row),
-    [sql`${users.id} IN ${membersOf(corpId)}`],
-  );
-}
-
-function requireUser(ctx: AppContext, userId: string): void {
-  if (!findUser(ctx.platform, userId)) throw notFound("User");
+  return ctx.store.platform.read((db) => {
+    corpRow(db, corpId);
+    return listUsersAmong(db, membersOf(db, corpId), query);
+  });
 }
 
 /** Adds a member; adding one already there changes nothing. */
-export function addCorpUser(ctx: AppContext, corpId: string, userId: string): void {
-  getCorp(ctx, corpId);
-  requireUser(ctx, userId);
-  ctx.platform.insert(corpMembers).values({ corp_id: corpId, user_id: userId }).onConflictDoNothing().run();
-  ctx.permissions.invalidate();
+export function addCorpUser(ctx: AppContext, corpId: string, userId: string): Promise<void> {
+  return ctx.store.platform.write((tx, w) => {
+    corpRow(tx, corpId);
+    if (!userExists(tx, userId)) throw notFound("User");
+    tx.insert(corpMembers).values({ corp_id: corpId, user_id: userId }).onConflictDoNothing().run();
+    w.afterCommit(() => ctx.permissions.invalidate());
+  });
 }
 
 /** Removes a member, also from the corporation's workgroups, and ends their sessions working there. */
-export function removeCorpUser(ctx: AppContext, corpId: string, userId: string): void {
-  getCorp(ctx, corpId);
-  requireUser(ctx, userId);
-  writeTx(ctx.platform, (tx) => {
+export async function removeCorpUser(ctx: AppContext, corpId: string, userId: string): Promise<void> {
+  await ctx.store.platform.write((tx, w) => {
+    corpRow(tx, corpId);
+    if (!userExists(tx, userId)) throw notFound("User");
     const removed = tx
       .delete(corpMembers)
       .where(and(eq(corpMembers.corp_id, corpId), eq(corpMembers.user_id, userId)))
       .returning({ u: corpMembers.user_id })
       .all();
     if (!removed.length) throw notFound("Membership");
-    removeUserFromCorpWorkgroups(ctx.platform, corpId, userId);
+    removeUserFromCorpWorkgroups(tx, corpId, userId);
+    w.afterCommit(() => ctx.permissions.invalidate());
   });
-  ctx.sessions.revokeUserInCorp(userId, corpId);
-  ctx.permissions.invalidate();
+  await ctx.sessions.revokeUserInCorp(userId, corpId);
 }
 
-/** The service must exist (404 "Service" otherwise). */
-const requireService = (ctx: AppContext, serviceId: string): void => void getServiceRow(ctx.platform, serviceId);
+// ---- services ----------------------------------------------------------------------------------
 
 /** Enables a service for the corporation; enabling one already enabled changes nothing. */
-export function addCorpService(ctx: AppContext, corpId: string, serviceId: string): void {
-  getCorp(ctx, corpId);
-  requireService(ctx, serviceId);
-  ctx.platform.insert(corpServices).values({ corp_id: corpId, service_id: serviceId }).onConflictDoNothing().run();
-  ctx.permissions.invalidate();
+export function addCorpService(ctx: AppContext, corpId: string, serviceId: string): Promise<void> {
+  return ctx.store.platform.write((tx, w) => {
+    corpRow(tx, corpId);
+    if (!serviceExists(tx, serviceId)) throw notFound("Service");
+    tx.insert(corpServices).values({ corp_id: corpId, service_id: serviceId }).onConflictDoNothing().run();
+    w.afterCommit(() => ctx.permissions.invalidate());
+  });
 }
 
 /** Disables a service; its grants to the corporation's workgroups (service and features) go too. */
-export function removeCorpService(ctx: AppContext, corpId: string, serviceId: string): void {
-  getCorp(ctx, corpId);
-  requireService(ctx, serviceId);
-  writeTx(ctx.platform, (tx) => {
+export function removeCorpService(ctx: AppContext, corpId: string, serviceId: string): Promise<void> {
+  return ctx.store.platform.write((tx, w) => {
+    corpRow(tx, corpId);
+    if (!serviceExists(tx, serviceId)) throw notFound("Service");
     const removed = tx
       .delete(corpServices)
       .where(and(eq(corpServices.corp_id, corpId), eq(corpServices.service_id, serviceId)))
       .returning({ s: corpServices.service_id })
       .all();
     if (!removed.length) throw notFound("Service of the corporation");
-    revokeServiceInCorp(ctx.platform, corpId, serviceId, featureIdsOf(ctx.platform, serviceId));
+    revokeServiceInCorp(tx, corpId, serviceId, featureIdsOf(tx, serviceId));
+    w.afterCommit(() => ctx.permissions.invalidate());
   });
-  ctx.permissions.invalidate();
 }
 
 /** The services enabled for the corporation with their features and actions. */
-export function corpTree(ctx: AppContext, corpId: string): CorpTree {
-  getCorp(ctx, corpId);
-  const enabled = ctx.platform
-    .select({ id: services.id, identifier: services.identifier, name: services.name })
-    .from(corpServices)
-    .innerJoin(services, eq(services.id, corpServices.service_id))
-    .where(eq(corpServices.corp_id, corpId))
-    .orderBy(services.identifier)
-    .all();
-  const feats = enabled.length
-    ? ctx.platform
-        .select({ id: features.id, service_id: features.service_id, name: features.name })
-        .from(features)
-        .where(inArray(features.service_id, enabled.map((s) => s.id)))
-        .orderBy(features.name, features.id)
-        .all()
-    : [];
-  const actions = actionsByFeature(ctx.platform, feats.map((f) => f.id));
-  return {
-    services: enabled.map((s) => ({
-      ...s,
-      features: feats.filter((f) => f.service_id === s.id).map((f) => ({ id: f.id, name: f.name, actions: actions.get(f.id) ?? [] })),
-    })),
-  };
+export function corpTree(ctx: AppContext, corpId: string): Promise<CorpTree> {
+  return ctx.store.platform.read((db) => {
+    corpRow(db, corpId);
+    const enabled = db.select({ id: corpServices.service_id }).from(corpServices).where(eq(corpServices.corp_id, corpId));
+    return { services: catalogTree(db, enabled) };
+  });
 }
 
-export function corpCheck(ctx: AppContext, authName: string): CorpCheck {
-  const row = ctx.platform
-    .select({ status: corporations.status })
-    .from(corporations)
-    .where(eq(corporations.auth_name, authName))
-    .get();
-  return { auth_name: authName, exists: !!row, status: row?.status ?? null, usable: row?.status === "ENABLED" };
+export function corpCheck(ctx: AppContext, authName: string): Promise<CorpCheck> {
+  return ctx.store.platform.read((db) => {
+    const row = db.select({ status: corporations.status }).from(corporations).where(eq(corporations.auth_name, authName)).get();
+    return { auth_name: authName, exists: !!row, status: row?.status ?? null, usable: row?.status === "ENABLED" };
+  });
 }
+

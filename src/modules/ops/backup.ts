@@ -1,8 +1,10 @@
 // Backups: a consistent snapshot of the platform database and every corporation database, taken
 // while the service keeps writing, and its restore into an empty data directory.
 //
-// Each database is copied with VACUUM INTO on a connection of its own: a read transaction, so
-// under WAL it sees one committed state and never blocks writers. The copy is fsynced, then
+// Each database is copied with VACUUM INTO in a read transaction, so under WAL it sees one
+// committed state and never blocks writers: inside the service on the read connection of the
+// database's store door (storeSource), from the command line on a connection of its own
+// (fileSource, the default). The copy is fsynced, then
 // checked with PRAGMA integrity_check, then hashed into manifest.json, written last: a directory
 // without a manifest is not a backup. The platform copy is taken first and the corporations to
 // copy are read from it, so every corporation the copied platform knows has its database.
@@ -11,14 +13,18 @@
 // (the key NAS secrets are sealed with),
 // corps/<corp id>.db for every corporation whatever its server.
 import { Database } from "bun:sqlite";
+import { drizzle } from "drizzle-orm/bun-sqlite";
+import { sql } from "drizzle-orm";
 import { chmodSync, chownSync, closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { isAbsolute, join, normalize } from "node:path";
-import { Cron } from "croner";
 import type { Logger } from "../../lib/log";
 import { toIso } from "../../lib/time";
 import { migrationsOf } from "../../db/migrations";
 import { VERSION } from "../../version";
-import type { MetricsRegistry } from "../../core/metrics";
+import type { AppContext } from "../../core/context";
+import type { PlatformDb } from "../../db/sqlite";
+import { allCorpRefs, moveCorpsToServer } from "../corp/service";
+import { builtinServerIdOf, serverDirs } from "../server/service";
 
 export const MANIFEST = "manifest.json";
 export const BACKUP_FORMAT = 1;
@@ -67,12 +73,6 @@ async function sha256File(path: string): Promise<string> {
   return hasher.digest("hex");
 }
 
-function openExisting(path: string): Database {
-  const db = new Database(path, { create: false, readwrite: true, strict: true });
-  db.exec("PRAGMA busy_timeout = 10000");
-  return db;
-}
-
 function integrity(path: string): string {
   const db = new Database(path, { readonly: true, strict: true });
   try {
@@ -89,14 +89,70 @@ function schemaVersion(db: Database): number {
   return (db.query("SELECT count(*) AS n FROM __drizzle_migrations").get() as { n: number }).n;
 }
 
-/** VACUUM INTO, fsync, integrity check; returns the copy's schema version. */
-function snapshot(source: string, target: string): void {
-  const db = openExisting(source);
+/** Where a backup copies its databases from. */
+export interface BackupSource {
+  /** VACUUM INTO `target` from the platform database's last committed state. */
+  copyPlatform(platformPath: string, target: string): Promise<void>;
+  /** The same for a corporation's database at `path`; false when it has no database file. */
+  copyCorp(corpId: string, path: string, target: string): Promise<boolean>;
+}
+
+/** VACUUM INTO on a connection that may be the query_only read connection of a door. */
+function vacuumInto(db: PlatformDb, target: string): void {
+  // query_only refuses VACUUM INTO (it writes the target through this connection); the pragma is
+  // lifted only for this synchronous statement, so no other read runs on it meanwhile.
+  db.run(sql`PRAGMA query_only = OFF`);
   try {
+    db.run(sql`VACUUM INTO ${target}`);
+  } finally {
+    db.run(sql`PRAGMA query_only = ON`);
+  }
+}
+
+/** Copies through connections of its own (the `corpadmin backup` command, beside a running service). */
+export const fileSource: BackupSource = {
+  async copyPlatform(platformPath, target) {
+    copyFile(platformPath, target);
+  },
+  async copyCorp(_corpId, path, target) {
+    if (!existsSync(path)) return false;
+    copyFile(path, target);
+    return true;
+  },
+};
+
+function copyFile(source: string, target: string): void {
+  const db = new Database(source, { create: false, readwrite: true, strict: true });
+  try {
+    db.exec("PRAGMA busy_timeout = 10000");
     db.query("VACUUM INTO ?").run(target);
   } finally {
     db.close();
   }
+}
+
+/** Copies through the service's store: the read connections of its doors. */
+export function storeSource(ctx: Pick<AppContext, "store">): BackupSource {
+  return {
+    copyPlatform: (_platformPath, target) => ctx.store.platform.read((db) => vacuumInto(db, target)),
+    async copyCorp(corpId, path, target) {
+      // Never opened for a backup when missing: opening would create the file.
+      if (!existsSync(path)) return false;
+      let door;
+      try {
+        door = ctx.store.tenant(corpId);
+      } catch {
+        // Deleted since the platform copy was taken: its file has moved to DATA_DIR/deleted/.
+        return false;
+      }
+      await door.read((db) => vacuumInto(db, target));
+      return true;
+    },
+  };
+}
+
+/** fsync and integrity check of a fresh copy. */
+function checkCopy(source: string, target: string): void {
   fsyncPath(target);
   const check = integrity(target);
   if (check !== "ok") throw new BackupError(`integrity check of the copy of ${source} failed: ${check}`);
@@ -116,7 +172,7 @@ function ensureEmptyDir(dir: string, what: string): void {
  * Backs up the data directory `dataDir` into `dest` (absent or empty). Between databases it
  * yields to the event loop, so a running service keeps answering while a backup runs.
  */
-export async function createBackup(dataDir: string, dest: string, logger?: Logger): Promise<Manifest> {
+export async function createBackup(dataDir: string, dest: string, logger?: Logger, source: BackupSource = fileSource): Promise<Manifest> {
   const platformPath = join(dataDir, "platform.db");
   if (!existsSync(platformPath)) throw new BackupError(`no platform database in ${dataDir}`);
   ensureEmptyDir(dest, "backup directory");
@@ -125,16 +181,16 @@ export async function createBackup(dataDir: string, dest: string, logger?: Logge
   const files: ManifestFile[] = [];
   const missing: Manifest["missing"] = [];
 
-  snapshot(platformPath, join(dest, "platform.db"));
+  await source.copyPlatform(platformPath, join(dest, "platform.db"));
+  checkCopy(platformPath, join(dest, "platform.db"));
   const copy = new Database(join(dest, "platform.db"), { readonly: true, strict: true });
-  let corps: { id: string; auth_name: string; server_id: string; path: string; builtin: number }[];
+  let corps: { id: string; auth_name: string; server_id: string; path: string; builtin: boolean }[];
   try {
     files.push({ path: "platform.db", kind: "platform", size: 0, sha256: "", schema_version: schemaVersion(copy) });
-    corps = copy
-      .query(
-        "SELECT c.id, c.auth_name, c.server_id, s.path, s.builtin FROM corporations c JOIN servers s ON s.id = c.server_id ORDER BY c.id",
-      )
-      .all() as typeof corps;
+    // The corporation and server modules read their own tables, here those of the copy.
+    const db = drizzle({ client: copy }) as PlatformDb;
+    const dirs = serverDirs(db);
+    corps = allCorpRefs(db).map((c) => ({ ...c, ...dirs.get(c.server_id)! }));
   } finally {
     copy.close();
   }
@@ -143,14 +199,14 @@ export async function createBackup(dataDir: string, dest: string, logger?: Logge
     await yieldToRequests();
     // The built-in server is wherever this data directory is now (it may have moved).
     const dir = corp.builtin ? join(dataDir, "corps") : corp.path;
-    const source = join(dir, `${corp.id}.db`);
-    if (!existsSync(source)) {
-      missing.push({ corp_id: corp.id, auth_name: corp.auth_name, path: source });
-      logger?.warn("backup: corporation database missing", { corp_id: corp.id, path: source });
+    const path = join(dir, `${corp.id}.db`);
+    const rel = `corps/${corp.id}.db`;
+    if (!(await source.copyCorp(corp.id, path, join(dest, rel)))) {
+      missing.push({ corp_id: corp.id, auth_name: corp.auth_name, path });
+      logger?.warn("backup: corporation database missing", { corp_id: corp.id, path });
       continue;
     }
-    const rel = `corps/${corp.id}.db`;
-    snapshot(source, join(dest, rel));
+    checkCopy(path, join(dest, rel));
     const db = new Database(join(dest, rel), { readonly: true, strict: true });
     const version = schemaVersion(db);
     db.close();
@@ -289,16 +345,15 @@ export async function restoreBackup(backupDir: string, dataDir: string): Promise
     const moved = manifest.files
       .filter((f) => f.kind === "corporation" && f.builtin_server === false)
       .map((f) => ({ corp_id: f.corp_id!, auth_name: f.auth_name, from_server_id: f.server_id }));
-    const db = new Database(join(dataDir, "platform.db"), { strict: true });
+    const client = new Database(join(dataDir, "platform.db"), { strict: true });
     try {
-      const builtin = db.query("SELECT id FROM servers WHERE builtin = 1").get() as { id: string } | null;
+      const db = drizzle({ client }) as PlatformDb;
+      const builtin = builtinServerIdOf(db);
       if (!builtin) throw new BackupError("the platform database has no built-in server");
-      const move = db.query("UPDATE corporations SET server_id = ? WHERE id = ?");
-      db.transaction(() => {
-        for (const m of moved) move.run(builtin.id, m.corp_id);
-      })();
+      // One statement: all of them move, or none.
+      moveCorpsToServer(db, moved.map((m) => m.corp_id), builtin);
     } finally {
-      db.close();
+      client.close();
     }
     fsyncPath(join(dataDir, "platform.db"));
     // Run as root into a directory the service user owns (StateDirectory): hand the files over,
@@ -362,14 +417,14 @@ export class BackupLock {
 }
 
 /** One scheduled run: back up into `<name>.partial`, rename when complete, prune. */
-export async function runScheduledBackup(dataDir: string, backupDir: string, keep: number, logger: Logger): Promise<string> {
+export async function runScheduledBackup(dataDir: string, backupDir: string, keep: number, logger: Logger, source: BackupSource = fileSource): Promise<string> {
   mkdirSync(backupDir, { recursive: true, mode: 0o700 });
   // Interrupted runs leave `.partial` directories; only complete backups count toward `keep`.
   pruneBackups(backupDir, Number.MAX_SAFE_INTEGER);
   const name = scheduledBackupName(Date.now());
   const partial = join(backupDir, `${name}.partial`);
   try {
-    await createBackup(dataDir, partial, logger);
+    await createBackup(dataDir, partial, logger, source);
     renameSync(partial, join(backupDir, name));
     fsyncPath(backupDir);
   } catch (err) {
@@ -379,41 +434,4 @@ export async function runScheduledBackup(dataDir: string, backupDir: string, kee
   const removed = pruneBackups(backupDir, keep);
   logger.info("backup done", { dir: join(backupDir, name), removed });
   return join(backupDir, name);
-}
-
-/** Runs the scheduled backup while the service runs; returns the stop function. */
-export function startBackupSchedule(opts: {
-  cron: string;
-  dataDir: string;
-  backupDir: string;
-  keep: number;
-  logger: Logger;
-  metrics: MetricsRegistry;
-  lock: BackupLock;
-}): () => Promise<void> {
-  const outcomes = opts.metrics.counter("corpadmin_backups_total");
-  let running: Promise<unknown> | null = null;
-  // protect: a run that takes longer than the interval is not overlapped by the next one.
-  const job = new Cron(opts.cron, { protect: true }, async () => {
-    const locked = opts.lock.tryRun(() => runScheduledBackup(opts.dataDir, opts.backupDir, opts.keep, opts.logger));
-    if (!locked) {
-      opts.logger.warn("scheduled backup skipped: another backup is running");
-      return;
-    }
-    const run = locked.then(
-      () => outcomes.inc({ outcome: "success" }),
-      (err) => {
-        outcomes.inc({ outcome: "failure" });
-        opts.logger.error("backup failed", { error: err instanceof Error ? err.message : String(err) });
-      },
-    );
-    running = run;
-    await run;
-    running = null;
-  });
-  opts.logger.info("backup schedule", { cron: opts.cron, dir: opts.backupDir, keep: opts.keep, next: job.nextRun()?.toISOString() ?? null });
-  return async () => {
-    job.stop();
-    await running;
-  };
 }

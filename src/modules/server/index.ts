@@ -16,7 +16,7 @@ export function serverModule(ctx: AppContext) {
       response: { 200: ListOf(Server) },
       detail: { summary: "List database servers" },
     })
-    .post("/server", ({ body, set }) => created(set, "/api/server", createServer(ctx, body)), {
+    .post("/server", async ({ body, set }) => created(set, "/api/server", await createServer(ctx, body)), {
       auth: "*",
       body: ServerInput,
       response: { 200: Server, 409: ProblemSchema },
@@ -37,8 +37,8 @@ export function serverModule(ctx: AppContext) {
     })
     .delete(
       "/server/:id",
-      ({ params, set }) => {
-        deleteServer(ctx, params.id);
+      async ({ params, set }) => {
+        await deleteServer(ctx, params.id);
         noContent(set);
       },
       { auth: "*", params: IdParams, detail: { summary: "Delete a server (409 built-in or holding corporations)" } },

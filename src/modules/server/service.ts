@@ -2,43 +2,52 @@
 // the data directory; a server holding corporations keeps its path, since their files live there.
 import { mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
-import { count, eq, sql } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { AppContext } from "../../core/context";
-import { corporations, servers } from "../../db/platform/schema";
-import { writeTx } from "../../db/sqlite";
+import { servers } from "../../db/platform/schema";
+import type { PlatformDb } from "../../db/sqlite";
 import { newId } from "../../lib/ids";
 import { listRows, type ListParams } from "../../lib/list";
 import { conflict, invalid, notFound } from "../../lib/problem";
+import { corpCountOnServer, corpCountsByServer } from "../corp/service";
 import type { Server, ServerInput } from "./model";
 
 type ServerRow = typeof servers.$inferSelect;
 
-function corpCount(ctx: AppContext, serverId: string): number {
-  return ctx.platform.select({ n: count() }).from(corporations).where(eq(corporations.server_id, serverId)).get()!.n;
-}
-
 const view = (row: ServerRow, corp_count: number): Server => ({ ...row, corp_count });
 
-function getRow(ctx: AppContext, id: string): ServerRow {
-  const row = ctx.platform.select().from(servers).where(eq(servers.id, id)).get();
+/** Whether a server exists (a new corporation names its server). */
+export function serverExists(db: PlatformDb, id: string): boolean {
+  return !!db.select({ id: servers.id }).from(servers).where(eq(servers.id, id)).get();
+}
+
+/** Every server's directory, by id (backups and metrics find the corporation files with it). */
+export function serverDirs(db: PlatformDb): Map<string, { path: string; builtin: boolean }> {
+  return new Map(db.select({ id: servers.id, path: servers.path, builtin: servers.builtin }).from(servers).all().map((r) => [r.id, { path: r.path, builtin: r.builtin }]));
+}
+
+/** The built-in server's id, or null in a platform database without one (a damaged restore). */
+export function builtinServerIdOf(db: PlatformDb): string | null {
+  return db.select({ id: servers.id }).from(servers).where(eq(servers.builtin, true)).get()?.id ?? null;
+}
+
+function getRow(db: PlatformDb, id: string): ServerRow {
+  const row = db.select().from(servers).where(eq(servers.id, id)).get();
   if (!row) throw notFound("Server");
   return row;
 }
 
-export function getServer(ctx: AppContext, id: string): Server {
-  return view(getRow(ctx, id), corpCount(ctx, id));
+const serverView = (db: PlatformDb, id: string): Server => view(getRow(db, id), corpCountOnServer(db, id));
+
+export function getServer(ctx: AppContext, id: string): Promise<Server> {
+  return ctx.store.platform.read((db) => serverView(db, id));
 }
 
 export function listServers(ctx: AppContext, query: ListParams) {
-  const counts = new Map(
-    ctx.platform
-      .select({ id: corporations.server_id, n: count() })
-      .from(corporations)
-      .groupBy(corporations.server_id)
-      .all()
-      .map((r) => [r.id, r.n]),
-  );
-  return listRows(ctx.platform, servers, { q: [servers.name, servers.path] }, query, (r: ServerRow) => view(r, counts.get(r.id) ?? 0));
+  return ctx.store.platform.read((db) => {
+    const counts = corpCountsByServer(db);
+    return listRows(db, servers, { q: [servers.name, servers.path] }, query, (r: ServerRow) => view(r, counts.get(r.id) ?? 0));
+  });
 }
 
 /**
@@ -61,47 +70,56 @@ function usableDirectory(raw: string): string {
   return path;
 }
 
-function checkUnique(ctx: AppContext, name: string, path: string, exceptId?: string): void {
-  const byName = ctx.platform.select({ id: servers.id }).from(servers).where(eq(servers.name, name)).get();
+function checkUnique(db: PlatformDb, name: string, path: string, exceptId?: string): void {
+  const byName = db.select({ id: servers.id }).from(servers).where(eq(servers.name, name)).get();
   if (byName && byName.id !== exceptId) throw conflict(`A server named '${name}' exists`);
-  const byPath = ctx.platform.select({ id: servers.id }).from(servers).where(eq(servers.path, path)).get();
+  const byPath = db.select({ id: servers.id }).from(servers).where(eq(servers.path, path)).get();
   if (byPath && byPath.id !== exceptId) throw conflict(`Another server uses the path '${path}'`);
 }
 
-export function createServer(ctx: AppContext, input: ServerInput): Server {
+export async function createServer(ctx: AppContext, input: ServerInput): Promise<Server> {
   if (!isAbsolute(input.path)) throw invalid("path", "must be an absolute path");
-  checkUnique(ctx, input.name, resolve(input.path));
+  // Checked before the directory is made (a clash creates nothing), and again in the write.
+  await ctx.store.platform.read((db) => checkUnique(db, input.name, resolve(input.path)));
   const path = usableDirectory(input.path);
   const id = newId();
-  writeTx(ctx.platform, (tx) => {
+  return ctx.store.platform.write((tx) => {
+    checkUnique(tx, input.name, path);
     tx.insert(servers).values({ id, name: input.name, path, description: input.description ?? null }).run();
+    return serverView(tx, id);
   });
-  return getServer(ctx, id);
 }
 
-export function updateServer(ctx: AppContext, id: string, input: ServerInput): Server {
-  const current = getRow(ctx, id);
-  if (!isAbsolute(input.path)) throw invalid("path", "must be an absolute path");
+export async function updateServer(ctx: AppContext, id: string, input: ServerInput): Promise<Server> {
   const wanted = resolve(input.path);
-  checkUnique(ctx, input.name, wanted, id);
-  if (wanted !== current.path) {
+  const changesPath = await ctx.store.platform.read((db) => {
+    const current = getRow(db, id);
+    if (!isAbsolute(input.path)) throw invalid("path", "must be an absolute path");
+    checkUnique(db, input.name, wanted, id);
+    if (wanted === current.path) return false;
     if (current.builtin) throw conflict("The built-in server's path follows the data directory and cannot change");
-    if (corpCount(ctx, id) > 0) throw conflict("The server holds corporations; their databases live at its path");
-  }
-  const path = wanted === current.path ? wanted : usableDirectory(input.path);
-  writeTx(ctx.platform, (tx) => {
-    tx.update(servers).set({ name: input.name, path, description: input.description ?? null }).where(eq(servers.id, id)).run();
+    if (corpCountOnServer(db, id) > 0) throw conflict("The server holds corporations; their databases live at its path");
+    return true;
   });
-  return getServer(ctx, id);
+  const path = changesPath ? usableDirectory(input.path) : wanted;
+  return ctx.store.platform.write((tx) => {
+    const current = getRow(tx, id);
+    checkUnique(tx, input.name, path, id);
+    // What was checked before the directory was made must still hold.
+    if (path !== current.path && (current.builtin || corpCountOnServer(tx, id) > 0)) {
+      throw conflict("The server holds corporations; their databases live at its path");
+    }
+    tx.update(servers).set({ name: input.name, path, description: input.description ?? null }).where(eq(servers.id, id)).run();
+    return serverView(tx, id);
+  });
 }
 
 /** Removes the record only; the directory and anything in it stay on disk. */
-export function deleteServer(ctx: AppContext, id: string): void {
-  const current = getRow(ctx, id);
-  if (current.builtin) throw conflict("The built-in server cannot be deleted");
-  writeTx(ctx.platform, (tx) => {
-    const held = tx.select({ n: count() }).from(corporations).where(eq(corporations.server_id, id)).get()!.n;
-    if (held > 0) throw conflict("The server holds corporations");
-    tx.delete(servers).where(sql`${servers.id} = ${id}`).run();
+export function deleteServer(ctx: AppContext, id: string): Promise<void> {
+  return ctx.store.platform.write((tx) => {
+    const current = getRow(tx, id);
+    if (current.builtin) throw conflict("The built-in server cannot be deleted");
+    if (corpCountOnServer(tx, id) > 0) throw conflict("The server holds corporations");
+    tx.delete(servers).where(eq(servers.id, id)).run();
   });
 }

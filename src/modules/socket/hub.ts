@@ -7,11 +7,13 @@ import type { AppContext } from "../../core/context";
 import { EVENT_AREAS } from "../../core/events";
 import { actionOf } from "../auth/guard";
 import type { Principal } from "../../core/principal";
+import { eventsAfter, lastEventSeq } from "./outbox-read";
 
 export const TICKET_SECONDS = 30 as const;
 /** Close code for a socket whose session was revoked or expired (4000-4999: application codes). */
 export const CLOSE_SESSION_ENDED = 4401;
 const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
+const BATCH = 5000;
 
 interface Ticket {
   userId: string;
@@ -37,6 +39,10 @@ export class SocketHub {
   /** Last outbox seq streamed, per corporation with open sockets. */
   private cursors = new Map<string, number>();
   private pendingCorps = new Set<string>();
+  /** Corporations being streamed now, and those to stream again when that pass ends. */
+  private streaming = new Set<string>();
+  private again = new Set<string>();
+  private checking = false;
   private flushScheduled = false;
   private timer: ReturnType<typeof setInterval> | null = null;
   private unsubscribe: (() => void) | null = null;
@@ -47,7 +53,7 @@ export class SocketHub {
     this.unsubscribe = this.ctx.events.subscribe((corpId) => {
       if (this.byCorp.has(corpId)) this.schedule(corpId);
     });
-    this.timer = setInterval(() => this.check(), this.ctx.dispatchTuning.socketCheckMs);
+    this.timer = setInterval(() => void this.check(), this.ctx.dispatchTuning.socketCheckMs);
     (this.timer as { unref?: () => void }).unref?.();
   }
 
@@ -69,19 +75,20 @@ export class SocketHub {
   }
 
   /** Whether a ticket would be accepted now (without consuming it). */
-  peek(ticket: string | undefined): boolean {
+  async peek(ticket: string | undefined): Promise<boolean> {
     const t = ticket ? this.tickets.get(ticket) : undefined;
-    return !!t && t.expiresAt > this.ctx.now() && this.sessionLives(t.sessionId);
+    return !!t && t.expiresAt > this.ctx.now() && (await this.sessionLives(t.sessionId));
   }
 
   /** Consumes a ticket: null when unknown, used, expired, or its session has ended meanwhile. */
-  redeem(ticket: string | undefined, request: Request): Omit<SocketClient, "raw"> | null {
+  async redeem(ticket: string | undefined, request: Request): Promise<Omit<SocketClient, "raw"> | null> {
     if (!ticket) return null;
     const t = this.tickets.get(ticket);
     if (!t) return null;
+    // Consumed before any await: single use even under concurrent upgrades.
     this.tickets.delete(ticket);
     if (t.expiresAt <= this.ctx.now()) return null;
-    if (!this.sessionLives(t.sessionId)) return null;
+    if (!(await this.sessionLives(t.sessionId))) return null;
     const listActions = new Map(EVENT_AREAS.map((a) => [a, actionOf(request, `/api/${a.toLowerCase()}`)]));
     return { userId: t.userId, sessionId: t.sessionId, corpId: t.corpId, superAdmin: t.superAdmin, listActions };
   }
@@ -92,11 +99,17 @@ export class SocketHub {
       set = new Set();
       this.byCorp.set(client.corpId, set);
       // Start after what is already in the outbox: a socket streams what happens while it is open.
+      // (The read runs at once on the read connection; until its answer the corporation is not streamed.)
+      const corpId = client.corpId;
+      const opened = set;
+      const known = (seq: number) => {
+        // Not when every socket of the corporation closed meanwhile (a later socket reads anew).
+        if (this.byCorp.get(corpId) === opened && !this.cursors.has(corpId)) this.cursors.set(corpId, seq);
+      };
       try {
-        const row = this.ctx.tenants.get(client.corpId).$client.query<{ seq: number | null }, []>("SELECT MAX(seq) AS seq FROM events").get();
-        this.cursors.set(client.corpId, row?.seq ?? 0);
+        this.ctx.store.tenant(corpId).read(lastEventSeq).then(known, () => known(0));
       } catch {
-        this.cursors.set(client.corpId, 0);
+        known(0);
       }
     }
     set.add(client);
@@ -112,8 +125,8 @@ export class SocketHub {
     }
   }
 
-  private sessionLives(sessionId: string): boolean {
-    const s = this.ctx.sessions.live(sessionId);
+  private async sessionLives(sessionId: string): Promise<boolean> {
+    const s = await this.ctx.sessions.live(sessionId);
     return !!s && !!s.user_status;
   }
 
@@ -125,50 +138,75 @@ export class SocketHub {
       this.flushScheduled = false;
       const corps = [...this.pendingCorps];
       this.pendingCorps.clear();
-      for (const c of corps) this.stream(c);
+      for (const c of corps) void this.stream(c);
     }, 0);
   }
 
   /** Closes sockets whose session ended, and catches up on events committed without a wake-up. */
-  private check(): void {
-    for (const [corpId, set] of [...this.byCorp]) {
-      for (const c of [...set]) this.ensureLive(c);
-      if (this.byCorp.has(corpId)) this.stream(corpId);
+  private async check(): Promise<void> {
+    if (this.checking) return;
+    this.checking = true;
+    try {
+      for (const [corpId, set] of [...this.byCorp]) {
+        for (const c of [...set]) await this.ensureLive(c);
+        if (this.byCorp.has(corpId)) void this.stream(corpId);
+      }
+    } finally {
+      this.checking = false;
     }
   }
 
-  private ensureLive(c: SocketClient): boolean {
-    if (this.sessionLives(c.sessionId)) return true;
+  private async ensureLive(c: SocketClient): Promise<boolean> {
+    if (await this.sessionLives(c.sessionId)) return true;
     c.raw.close(CLOSE_SESSION_ENDED, "session ended");
     this.remove(c.raw);
     return false;
   }
 
-  private allowed(c: SocketClient, area: string): boolean {
-    const p = this.ctx.permissions.get(c.userId, c.corpId, c.superAdmin);
-    return p.admin.has("*") || p.allow.has("*") || p.admin.has(`platform.${area.toLowerCase()}`) || p.allow.has(c.listActions.get(area) ?? "");
+  /** The event areas of `areas` the client may see: `*`, platform.<area>, or GET /api/<area>. */
+  private async allowedAreas(c: SocketClient, areas: Set<string>): Promise<Set<string>> {
+    const p = await this.ctx.permissions.get(c.userId, c.corpId, c.superAdmin);
+    const out = new Set<string>();
+    for (const area of areas) {
+      if (p.admin.has("*") || p.allow.has("*") || p.admin.has(`platform.${area.toLowerCase()}`) || p.allow.has(c.listActions.get(area) ?? "")) out.add(area);
+    }
+    return out;
   }
 
-  private stream(corpId: string): void {
+  /** One pass at a time per corporation, so that events go out once and in order. */
+  private async stream(corpId: string): Promise<void> {
+    if (this.streaming.has(corpId)) {
+      this.again.add(corpId);
+      return;
+    }
+    this.streaming.add(corpId);
+    try {
+      await this.streamOnce(corpId);
+    } finally {
+      this.streaming.delete(corpId);
+      if (this.again.delete(corpId)) this.schedule(corpId);
+    }
+  }
+
+  private async streamOnce(corpId: string): Promise<void> {
     const set = this.byCorp.get(corpId);
-    if (!set) return;
+    const cursor = this.cursors.get(corpId);
+    if (!set || cursor === undefined) return;
     let rows: { seq: number; type: string; payload: string }[];
     try {
-      rows = this.ctx.tenants
-        .get(corpId)
-        .$client.query<{ seq: number; type: string; payload: string }, [number]>("SELECT seq, type, payload FROM events WHERE seq > ?1 ORDER BY seq LIMIT 5000")
-        .all(this.cursors.get(corpId) ?? 0);
+      rows = await this.ctx.store.tenant(corpId).read((db) => eventsAfter(db, cursor, BATCH));
     } catch (err) {
       this.ctx.logger.warn("socket stream failed", { corp_id: corpId, error: String(err) });
       return;
     }
     if (rows.length === 0) return;
     this.cursors.set(corpId, rows[rows.length - 1].seq);
+    const areas = new Set(rows.map((r) => r.type.slice(0, r.type.indexOf("_AFTER_"))));
     for (const c of [...set]) {
-      if (!this.ensureLive(c)) continue;
+      if (!(await this.ensureLive(c))) continue;
+      const allowed = await this.allowedAreas(c, areas);
       for (const r of rows) {
-        const area = r.type.slice(0, r.type.indexOf("_AFTER_"));
-        if (this.allowed(c, area)) c.raw.send(r.payload);
+        if (allowed.has(r.type.slice(0, r.type.indexOf("_AFTER_")))) c.raw.send(r.payload);
       }
       // A client that stops reading would make the server buffer without bound.
       if (c.raw.getBufferedAmount() > MAX_BUFFERED_BYTES) {
@@ -176,6 +214,6 @@ export class SocketHub {
         this.remove(c.raw);
       }
     }
-    if (rows.length === 5000) this.schedule(corpId);
+    if (rows.length === BATCH) this.schedule(corpId);
   }
 }

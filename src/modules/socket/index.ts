@@ -1,18 +1,13 @@
 // The realtime socket (routes.md, User group and Events): GET /api/user/socket issues a
 // single-use 30 s ticket; GET /api/socket?ticket= upgrades to a WebSocket that streams the working
 // corporation's event payloads the user may see, and closes with 4401 when the session ends.
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import type { ServerWebSocket } from "bun";
 import type { AppContext } from "../../core/context";
 import { unauthorized } from "../../lib/problem";
 import { authGuard } from "../auth/guard";
-import { SocketHub, TICKET_SECONDS, type SocketClient } from "./hub";
-
-const SocketTicket = t.Object({
-  ticket: t.String(),
-  expires_in: t.Literal(TICKET_SECONDS),
-  url: t.String({ description: "ws(s) URL of /api/socket with the ticket" }),
-});
+import { SocketHub, type SocketClient } from "./hub";
+import { SocketQuery, SocketTicket, UpgradeRequired } from "./model";
 
 export function socketModule(ctx: AppContext) {
   const hub = new SocketHub(ctx);
@@ -28,9 +23,9 @@ export function socketModule(ctx: AppContext) {
       detail: { summary: "Socket user: a short-lived single-use ticket for the realtime socket" },
     })
     .ws("/socket", {
-      query: t.Object({ ticket: t.Optional(t.String({ maxLength: 200 })) }),
-      upgrade(context) {
-        const client = hub.redeem(context.query.ticket, context.request);
+      query: SocketQuery,
+      async upgrade(context) {
+        const client = await hub.redeem(context.query.ticket, context.request);
         if (!client) throw unauthorized("The socket ticket is invalid, used or expired");
         clients.set(context.request, client);
       },
@@ -52,15 +47,15 @@ export function socketModule(ctx: AppContext) {
     // answer to a client that did not ask for a WebSocket. The ticket is checked, not consumed.
     .get(
       "/socket",
-      ({ query, set }) => {
-        if (!hub.peek(query.ticket)) throw unauthorized("The socket ticket is invalid, used or expired");
+      async ({ query, set }) => {
+        if (!(await hub.peek(query.ticket))) throw unauthorized("The socket ticket is invalid, used or expired");
         set.status = 426;
         set.headers.upgrade = "websocket";
         return { detail: "Upgrade Required: open this URL as a WebSocket" };
       },
       {
-        query: t.Object({ ticket: t.Optional(t.String({ maxLength: 200 })) }),
-        response: { 426: t.Object({ detail: t.String() }) },
+        query: SocketQuery,
+        response: { 426: UpgradeRequired },
         detail: {
           summary: "Realtime socket (WebSocket) streaming the working corporation's events",
           description:

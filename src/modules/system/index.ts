@@ -1,16 +1,17 @@
 // Health, the OpenAPI document and the interactive docs page. The page's script is served from
 // the binary itself: on-premises sites are often offline, and the plugin's default page loads
 // Scalar from a CDN.
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import { openapi } from "@elysiajs/openapi";
 // The package's exports do not expose the standalone bundle; a relative path reaches it, and
 // `type: "file"` embeds it in the compiled binary.
 import scalarBundle from "../../../node_modules/@scalar/api-reference/dist/browser/standalone.js" with { type: "file" };
 import type { AppContext } from "../../core/context";
 import { registerFormats } from "../../lib/formats";
-import { unavailable } from "../../lib/problem";
 import { ProblemSchema } from "../../lib/schemas";
 import { VERSION } from "../../version";
+import { health } from "./service";
+import { Health } from "./model";
 
 const SCALAR_PATH = "/api/docs/scalar.js";
 
@@ -56,14 +57,7 @@ export function docsModule() {
 export function healthModule(ctx: AppContext) {
   return new Elysia({ name: "health", prefix: "/api", tags: ["System"] }).get(
     "/health",
-    () => {
-      try {
-        ctx.platform.$client.query("SELECT 1").get();
-      } catch {
-        throw unavailable("The platform database is not reachable", 5);
-      }
-      return { status: "ok" as const, version: VERSION };
-    },
-    { response: { 200: t.Object({ status: t.Literal("ok"), version: t.String() }), 503: ProblemSchema }, detail: { summary: "Health check" } },
+    () => health(ctx),
+    { response: { 200: Health, 503: ProblemSchema }, detail: { summary: "Health check" } },
   );
 }

@@ -1,0 +1,63 @@
+// Background work of the ops module: the audit log's retention and the scheduled backup.
+import { Cron } from "croner";
+import type { AppContext } from "../../core/context";
+import type { Logger } from "../../lib/log";
+import type { MetricsRegistry } from "../../core/metrics";
+import { runScheduledBackup, storeSource, type BackupLock, type BackupSource } from "./backup";
+
+/** Starts the module's background work; ctx.close() stops it. */
+export function startOpsJobs(ctx: AppContext, lock: BackupLock): void {
+  ctx.onClose(ctx.audit.startRetention());
+  if (ctx.config.backupCron) {
+    ctx.onClose(
+      startBackupSchedule({
+        cron: ctx.config.backupCron,
+        dataDir: ctx.config.dataDir,
+        backupDir: ctx.config.backupDir,
+        keep: ctx.config.backupKeep,
+        logger: ctx.logger,
+        metrics: ctx.serviceMetrics,
+        lock,
+        source: storeSource(ctx),
+      }),
+    );
+  }
+}
+
+/** Runs the scheduled backup while the service runs; returns the stop function. */
+function startBackupSchedule(opts: {
+  cron: string;
+  dataDir: string;
+  backupDir: string;
+  keep: number;
+  logger: Logger;
+  metrics: MetricsRegistry;
+  lock: BackupLock;
+  source: BackupSource;
+}): () => Promise<void> {
+  const outcomes = opts.metrics.counter("corpadmin_backups_total");
+  let running: Promise<unknown> | null = null;
+  // protect: a run that takes longer than the interval is not overlapped by the next one.
+  const job = new Cron(opts.cron, { protect: true }, async () => {
+    const locked = opts.lock.tryRun(() => runScheduledBackup(opts.dataDir, opts.backupDir, opts.keep, opts.logger, opts.source));
+    if (!locked) {
+      opts.logger.warn("scheduled backup skipped: another backup is running");
+      return;
+    }
+    const run = locked.then(
+      () => outcomes.inc({ outcome: "success" }),
+      (err) => {
+        outcomes.inc({ outcome: "failure" });
+        opts.logger.error("backup failed", { error: err instanceof Error ? err.message : String(err) });
+      },
+    );
+    running = run;
+    await run;
+    running = null;
+  });
+  opts.logger.info("backup schedule", { cron: opts.cron, dir: opts.backupDir, keep: opts.keep, next: job.nextRun()?.toISOString() ?? null });
+  return async () => {
+    job.stop();
+    await running;
+  };
+}
