@@ -1,16 +1,15 @@
 // Metric rows of routes.md (12): CRUD by id and by name, values, history; plus the collector
 // (jobs.ts), whose jobs follow every change made here.
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
 import { created, noContent } from "../../lib/http";
 import { IdParams, ListOf, ListQuery, ProblemSchema } from "../../lib/schemas";
 import { authGuard } from "../auth/guard";
 import { startMetricScheduler } from "./jobs";
-import { Bucket, HistoryQuery, Metric, MetricInput, MetricValue, MetricValueInput, NameParams } from "./model";
+import { HistoryQuery, HistoryResponse, Metric, MetricInput, MetricValue, MetricValueInput, NameParams } from "./model";
 import { addValue, createMetric, deleteMetric, getMetric, history, listMetrics, metricView, updateMetric } from "./service";
 
 const AUTH = "platform.metric" as const;
-const HistoryResponse = t.Union([ListOf(MetricValue), t.Object({ items: t.Array(Bucket) })]);
 const errors = { 400: ProblemSchema, 401: ProblemSchema, 403: ProblemSchema, 404: ProblemSchema };
 
 export function metricModule(ctx: AppContext) {
