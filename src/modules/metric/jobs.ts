@@ -115,7 +115,7 @@ export class MetricScheduler {
     job.lastTick = tick;
     // Arm first: the run may remove the job (its corporation is gone), and that must stick.
     this.arm(job);
-    void this.run(job, tick);
+    this.run(job, tick).catch((err) => this.ctx.logger.error("metric run failed", { corp_id: job.corpId, metric_id: job.metric.id, error: String(err) }));
   }
 
   private async run(job: Job, tick: number): Promise<void> {

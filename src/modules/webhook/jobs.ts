@@ -104,14 +104,16 @@ export class WebhookDispatcher {
   private startRun(): void {
     this.runScheduled = false;
     if (this.closed || this.running) return;
-    this.running = this.run().finally(() => {
-      this.running = null;
-      // Wake-ups that came during the pass.
-      if (this.queued.size && !this.closed && !this.runScheduled) {
-        this.runScheduled = true;
-        setTimeout(() => this.startRun(), 0);
-      }
-    });
+    this.running = this.run()
+      .catch((err) => this.ctx.logger.error("webhook dispatch pass failed", { error: String(err) }))
+      .finally(() => {
+        this.running = null;
+        // Wake-ups that came during the pass.
+        if (this.queued.size && !this.closed && !this.runScheduled) {
+          this.runScheduled = true;
+          setTimeout(() => this.startRun(), 0);
+        }
+      });
   }
 
   private async run(): Promise<void> {
