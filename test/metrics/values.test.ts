@@ -104,6 +104,28 @@ describe("POST /api/metric/{id}/value", () => {
   });
 });
 
+describe("POST /api/metric/{id}/value, concurrently (group commit)", () => {
+  test("each value is stored when it is answered; a bad one and an unknown metric fail alone", async () => {
+    const m = await metric("Int");
+    const stored = t.sql(admin.corpId).query("SELECT 1 FROM metric_values WHERE metric_id = ?1 AND value = ?2");
+    const unseen: number[] = [];
+    const sent = Array.from({ length: 300 }, async (_, i) => {
+      const bad = i % 50 === 7;
+      const res = await post(m.id, { value: bad ? "x" : i, at: "2025-06-01T00:00:00Z" });
+      // Read on another connection the moment the answer arrives: only a committed row is there.
+      if (res.status === 200 && !stored.get(m.id, i)) unseen.push(i);
+      return res.status;
+    });
+    const [statuses, unknown] = await Promise.all([Promise.all(sent), post(UNKNOWN_ID, { value: 1 })]);
+    expect(unseen).toEqual([]);
+    expect(unknown.status).toBe(404);
+    expect(statuses.filter((s) => s === 400).length).toBe(6);
+    expect(statuses.filter((s) => s === 200).length).toBe(294);
+    const h = await hist(m.id, "from=2025-06-01T00:00:00Z&to=2025-06-01T00:00:00Z&limit=1");
+    expect(h.body.total).toBe(294);
+  });
+});
+
 describe("GET /api/metric/{id}/history", () => {
   test("raw: values by at, from and to inclusive, paged, sorted, filtered", async () => {
     const m = await metric("Int");

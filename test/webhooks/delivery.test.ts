@@ -3,7 +3,7 @@
 // source-only: shortens the dispatcher's timings (options.dispatchTuning).
 import { afterEach, describe, expect, test } from "bun:test";
 import { SMTPServer } from "smtp-server";
-import { PER_WEBHOOK_CONCURRENCY } from "../../src/modules/webhook/dispatcher";
+import { PER_WEBHOOK_CONCURRENCY } from "../../src/modules/webhook/jobs";
 import { makeApp, startAndLogin, type TestApp } from "../helpers";
 import { emit, FAST, LOOPBACK_ALLOWED, manualClock, receiver, verifyStandardWebhook, waitFor } from "./support";
 

@@ -1,6 +1,6 @@
 // Schemas of the Metric group (routes.md, Metric and MetricValue; the interface document's Metric).
 import { t, type Static } from "elysia";
-import { Instant, ListQuery, Measure, Nullable, Opt, Uuid } from "../../lib/schemas";
+import { Instant, ListOf, ListQuery, Measure, Nullable, Opt, Uuid } from "../../lib/schemas";
 
 export const DATA_TYPES = ["Int", "Float", "Bool", "Text"] as const;
 export type DataType = (typeof DATA_TYPES)[number];
@@ -61,6 +61,9 @@ export const Bucket = t.Object({
   sum: Nullable(t.Number()),
 });
 export type Bucket = Static<typeof Bucket>;
+
+/** The history: the raw values (paged), or the buckets when `bucket` is given. */
+export const HistoryResponse = t.Union([ListOf(MetricValue), t.Object({ items: t.Array(Bucket) })]);
 
 export const HistoryQuery = t.Object(
   {

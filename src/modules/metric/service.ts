@@ -1,9 +1,10 @@
-// Metrics and their values in a corporation's database. Every function takes the corporation's
-// database first; the HTTP layer (index.ts) and the collector (scheduler.ts) share them.
+// Metrics and their values in a corporation's database: the only code touching metrics and
+// metric_values. Every function takes the corporation's door first; the HTTP layer (index.ts) and
+// the collector (jobs.ts) share them.
 import { eq } from "drizzle-orm";
-import { writeTx, type TenantDb } from "../../db/sqlite";
+import type { TenantDoor } from "../../core/store";
+import type { TenantDb } from "../../db/sqlite";
 import { metrics } from "../../db/tenant/schema";
-import { recordEvent } from "../../core/events";
 import { newId } from "../../lib/ids";
 import { listRows, paging, type Page } from "../../lib/list";
 import { conflict, invalid, invalidMany, notFound, type FieldError } from "../../lib/problem";
@@ -44,26 +45,39 @@ export function metricView(row: MetricRow): Metric {
 const BY_ID = "SELECT * FROM metrics WHERE id = ?1";
 const BY_NAME = "SELECT * FROM metrics WHERE name = ?1";
 
+/** How a route names a metric: by id, or by name (`/api/metric/name/{name}`). */
+export type MetricKey = { id: string; name?: undefined } | { name: string; id?: undefined };
+
 /** Bun caches `query()` statements per connection, so these are prepared once per database. */
-export function findMetric(db: TenantDb, id: string): MetricRow | null {
+function findMetric(db: TenantDb, id: string): MetricRow | null {
   return (db.$client.query(BY_ID).get(id) as MetricRow | null) ?? null;
 }
 
-export function getMetric(db: TenantDb, id: string): MetricRow {
-  const row = findMetric(db, id);
+/** The metric named by `key` (404 when unknown), on the handle given. */
+function metricOf(db: TenantDb, key: MetricKey): MetricRow {
+  const row = (key.id !== undefined ? db.$client.query(BY_ID).get(key.id) : db.$client.query(BY_NAME).get(key.name)) as MetricRow | null;
   if (!row) throw notFound("Metric");
   return row;
 }
 
-export function getMetricByName(db: TenantDb, name: string): MetricRow {
-  const row = db.$client.query(BY_NAME).get(name) as MetricRow | null;
-  if (!row) throw notFound("Metric");
-  return row;
+export function getMetric(tenant: TenantDoor, key: MetricKey): Promise<Metric> {
+  return tenant.read((db) => metricView(metricOf(db, key)));
 }
 
-export function listMetrics(db: TenantDb, query: Record<string, unknown>): Page<Metric> {
-  return listRows(db, metrics, { q: [metrics.name] }, query, metricView);
+export function listMetrics(tenant: TenantDoor, query: Record<string, unknown>): Promise<Page<Metric>> {
+  return tenant.read((db) => listRows(db, metrics, { q: [metrics.name] }, query, metricView));
 }
+
+/** Every metric with an endpoint (the collector's jobs at start-up). */
+export function collectedMetrics(tenant: TenantDoor): Promise<MetricRow[]> {
+  return tenant.read((db) => db.$client.query("SELECT * FROM metrics WHERE endpoint IS NOT NULL").all() as MetricRow[]);
+}
+
+/**
+ * Told after the COMMIT of a change to a metric, with the row as stored (null: deleted); the
+ * collector rebuilds the metric's job.
+ */
+export type MetricChanged = (corpId: string, row: MetricRow | null, id: string) => void;
 
 type MetricFields = Omit<MetricRow, "id" | "created_at" | "updated_at">;
 
@@ -108,14 +122,15 @@ function checkNameFree(db: TenantDb, name: string, exceptId: string | null): voi
   if (holder && holder.id !== exceptId) throw conflict(`A metric named '${name}' already exists`);
 }
 
-export function createMetric(db: TenantDb, input: MetricInput): MetricRow {
+export function createMetric(tenant: TenantDoor, input: MetricInput, changed?: MetricChanged): Promise<MetricRow> {
   const fields = metricFields(input);
-  return writeTx(db, (tx) => {
-    checkNameFree(db, fields.name, null);
+  return tenant.write((tx, w) => {
+    checkNameFree(tx, fields.name, null);
     const now = nowIso();
     const row: MetricRow = { id: newId(), ...fields, created_at: now, updated_at: now };
     tx.insert(metrics).values(row).run();
-    recordEvent(tx, "METRIC_AFTER_INSERT", row.id, metricView(row));
+    w.emit("METRIC_AFTER_INSERT", row.id, metricView(row));
+    if (changed) w.afterCommit(() => changed(w.corpId, row, row.id));
     return row;
   });
 }
@@ -127,31 +142,36 @@ const HAS_VALUES = "SELECT 1 FROM metric_values WHERE metric_id = ?1 LIMIT 1";
  * Fields that are already stored (instants compared canonical) change nothing: no write, the same
  * updated_at, no event, and `changed` false.
  */
-export function updateMetric(db: TenantDb, id: string, input: MetricInput): { row: MetricRow; changed: boolean } {
-  const fields = metricFields(input);
-  return writeTx(db, (tx) => {
-    const current = getMetric(db, id);
-    if (unchanged(current, fields)) return { row: current, changed: false };
-    checkNameFree(db, fields.name, id);
+export function updateMetric(tenant: TenantDoor, key: MetricKey, input: MetricInput, changed?: MetricChanged): Promise<Metric> {
+  // By id the body is checked before the metric is looked up, by name after (404 first), as ever.
+  const checked = key.id !== undefined ? metricFields(input) : null;
+  return tenant.write((tx, w) => {
+    const current = metricOf(tx, key);
+    const fields = checked ?? metricFields(input);
+    if (unchanged(current, fields)) return metricView(current);
+    const id = current.id;
+    checkNameFree(tx, fields.name, id);
     // Stored values keep the type they were checked against; reinterpreting them would corrupt
     // the history (a Text value has no average).
-    if (fields.data_type !== current.data_type && db.$client.query(HAS_VALUES).get(id)) {
+    if (fields.data_type !== current.data_type && tx.$client.query(HAS_VALUES).get(id)) {
       throw conflict("data_type cannot change while the metric has values");
     }
     const row: MetricRow = { ...current, ...fields, updated_at: nowIso() };
     tx.update(metrics).set({ ...fields, updated_at: row.updated_at }).where(eq(metrics.id, id)).run();
-    recordEvent(tx, "METRIC_AFTER_UPDATE", id, metricView(row));
-    return { row, changed: true };
+    const view = metricView(row);
+    w.emit("METRIC_AFTER_UPDATE", id, view);
+    if (changed) w.afterCommit(() => changed(w.corpId, row, id));
+    return view;
   });
 }
 
 /** Deletes the metric; its values go with it (ON DELETE CASCADE). */
-export function deleteMetric(db: TenantDb, id: string): MetricRow {
-  return writeTx(db, (tx) => {
-    const current = getMetric(db, id);
-    tx.delete(metrics).where(eq(metrics.id, id)).run();
-    recordEvent(tx, "METRIC_AFTER_DELETE", id, metricView(current));
-    return current;
+export function deleteMetric(tenant: TenantDoor, key: MetricKey, changed?: MetricChanged): Promise<void> {
+  return tenant.write((tx, w) => {
+    const current = metricOf(tx, key);
+    tx.delete(metrics).where(eq(metrics.id, current.id)).run();
+    w.emit("METRIC_AFTER_DELETE", current.id, metricView(current));
+    if (changed) w.afterCommit(() => changed(w.corpId, null, current.id));
   });
 }
 
@@ -176,17 +196,24 @@ export function valueProblem(type: DataType, value: unknown): string | null {
 
 const INSERT_VALUE = "INSERT INTO metric_values (metric_id, at, at_ms, value) VALUES (?1, ?2, ?3, ?4)";
 
-/**
- * Stores one value: a single-row autocommit insert through a cached prepared statement (the hot
- * path of both the API and the collector; one durable commit per value).
- */
-export function insertValue(db: TenantDb, metric: Pick<MetricRow, "id">, value: number | boolean | string, atMs: number): MetricValue {
+/** Stores one value in the caller's transaction, through a cached prepared statement. */
+function insertValue(tx: TenantDb, metric: Pick<MetricRow, "id">, value: number | boolean | string, atMs: number): MetricValue {
   const at = toIso(atMs);
-  db.$client.query(INSERT_VALUE).run(metric.id, at, atMs, typeof value === "boolean" ? (value ? 1 : 0) : value);
+  tx.$client.query(INSERT_VALUE).run(metric.id, at, atMs, typeof value === "boolean" ? (value ? 1 : 0) : value);
   return { metric_id: metric.id, value, at };
 }
 
-export function addValue(db: TenantDb, metric: MetricRow, body: { value: unknown; at?: string | null }, nowMs: number): MetricValue {
+/**
+ * POST .../value, the hot path: a grouped write (group commit), so that values posted at the same
+ * time share one transaction and one fsync, each in its own savepoint; each is answered after its
+ * COMMIT. The metric is looked up inside the write, so a value never lands on a metric deleted
+ * meanwhile.
+ */
+export function addValue(tenant: TenantDoor, key: MetricKey, body: { value: unknown; at?: string | null }, nowMs: number): Promise<MetricValue> {
+  return tenant.writeGrouped((tx) => checkedValue(tx, metricOf(tx, key), body, nowMs));
+}
+
+function checkedValue(tx: TenantDb, metric: MetricRow, body: { value: unknown; at?: string | null }, nowMs: number): MetricValue {
   const errors: FieldError[] = [];
   const problem = valueProblem(metric.data_type, body.value);
   if (problem) errors.push({ path: "value", message: problem });
@@ -197,7 +224,33 @@ export function addValue(db: TenantDb, metric: MetricRow, body: { value: unknown
     else atMs = Date.parse(at);
   }
   if (errors.length) throw invalidMany(errors);
-  return insertValue(db, metric, body.value as number | boolean | string, atMs);
+  return insertValue(tx, metric, body.value as number | boolean | string, atMs);
+}
+
+/** The body itself when it is a value of the type, else its `value` member when that is one. */
+export function pickValue(type: DataType, body: unknown): number | boolean | string | undefined {
+  if (valueProblem(type, body) === null) return body as number | boolean | string;
+  if (body !== null && typeof body === "object" && !Array.isArray(body) && "value" in body) {
+    const inner = (body as { value: unknown }).value;
+    if (valueProblem(type, inner) === null) return inner as number | boolean | string;
+  }
+  return undefined;
+}
+
+/**
+ * Stores a value the collector fetched, checked against the metric as stored now (it may have
+ * changed or gone while the request ran). Returns "stored", "gone", or the data type the body
+ * did not hold a value of.
+ */
+export function storeCollected(tenant: TenantDoor, metricId: string, body: unknown, atMs: number): Promise<"stored" | "gone" | DataType> {
+  return tenant.writeGrouped((tx) => {
+    const current = findMetric(tx, metricId);
+    if (!current) return "gone";
+    const value = pickValue(current.data_type, body);
+    if (value === undefined) return current.data_type;
+    insertValue(tx, current, value, atMs);
+    return "stored";
+  });
 }
 
 function valueOut(type: DataType, stored: number | string): number | boolean | string {
@@ -231,10 +284,13 @@ function historyRange(query: HistoryQuery, nowMs: number): { from: number; to: n
 
 export type History = Page<MetricValue> | { items: Bucket[] };
 
-export function history(db: TenantDb, metric: MetricRow, query: HistoryQuery, nowMs: number): History {
-  const { from, to } = historyRange(query, nowMs);
-  if (query.bucket !== undefined) return buckets(db, metric, from, to, query.bucket);
-  return rawHistory(db, metric, from, to, query);
+export function history(tenant: TenantDoor, key: MetricKey, query: HistoryQuery, nowMs: number): Promise<History> {
+  return tenant.read((db) => {
+    const metric = metricOf(db, key);
+    const { from, to } = historyRange(query, nowMs);
+    if (query.bucket !== undefined) return buckets(db, metric, from, to, query.bucket);
+    return rawHistory(db, metric, from, to, query);
+  });
 }
 
 /** The raw values by `at` (the list convention: page, limit, sort on at or value, value filter). */
@@ -321,4 +377,22 @@ function buckets(db: TenantDb, metric: MetricRow, from: number, to: number, buck
     );
   }
   return { items };
+}
+
+// ---- retention ------------------------------------------------------------------------------
+
+/**
+ * Deletes up to `limit` values timed before `cutoffMs`; returns how many. A value's `at` may be
+ * any instant a client posted, so neither seq nor insertion order follows it: each metric's old
+ * values are a range of the (metric_id, at_ms, value) index, walked metric by metric (a few dozen
+ * per corporation), which also bounds the empty batch. Housekeeping calls it once per batch, in
+ * its own transaction.
+ */
+export function pruneMetricValues(db: TenantDb, cutoffMs: number, limit: number): number {
+  return db.$client
+    .query(
+      `DELETE FROM metric_values WHERE seq IN (SELECT v.seq FROM metrics m CROSS JOIN metric_values v INDEXED BY metric_values_metric_at ON v.metric_id = m.id
+            WHERE v.at_ms < ?1 LIMIT ?2)`,
+    )
+    .run(cutoffMs, limit).changes;
 }

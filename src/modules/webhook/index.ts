@@ -3,12 +3,10 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
 import { created, noContent } from "../../lib/http";
-import { newId } from "../../lib/ids";
-import { invalid } from "../../lib/problem";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
-import { canonicalInstant, toIso } from "../../lib/time";
+import { toIso } from "../../lib/time";
 import { authGuard } from "../auth/guard";
-import { deliverOnce, WebhookDispatcher } from "./dispatcher";
+import { WebhookDispatcher } from "./jobs";
 import { Delivery, DeliveryParams, GroupParams, RecoverBody, RecoverResult, Webhook, WebhookAlter, WebhookCreate, WebhookWithSecret } from "./model";
 import * as service from "./service";
 
@@ -19,19 +17,19 @@ export function webhookModule(ctx: AppContext) {
 
   return new Elysia({ name: "webhook", prefix: "/api", tags: ["Webhook"] })
     .use(authGuard(ctx))
-    .get("/webhook", ({ tenantDb, query }) => service.listWebhooks(tenantDb, query), {
+    .get("/webhook", ({ tenant, query }) => service.listWebhooks(tenant, query), {
       auth: "platform.webhook",
       query: ListQuery,
       response: { 200: ListOf(Webhook) },
       detail: { summary: "List webhooks" },
     })
-    .get("/webhook/:id", ({ tenantDb, params }) => service.getWebhook(tenantDb, params.id), {
+    .get("/webhook/:id", ({ tenant, params }) => service.getWebhook(tenant, params.id), {
       auth: "platform.webhook",
       params: IdParams,
       response: { 200: Webhook },
       detail: { summary: "Show a webhook" },
     })
-    .get("/webhook/:id/deliveries", ({ tenantDb, params, query }) => service.listDeliveries(tenantDb, params.id, query), {
+    .get("/webhook/:id/deliveries", ({ tenant, params, query }) => service.listDeliveries(tenant, params.id, query), {
       auth: "platform.webhook",
       params: IdParams,
       query: ListQuery,
@@ -40,10 +38,9 @@ export function webhookModule(ctx: AppContext) {
     })
     .post(
       "/webhook/:id/deliveries/:deliveryId/resend",
-      ({ tenantDb, params, principal }) => {
-        const delivery = service.resendDelivery(tenantDb, params.id, params.deliveryId, toIso(ctx.now()));
-        ctx.audit.record({ action: "webhook.delivery_resend", outcome: "success", actor_user_id: principal.userId, corp_id: principal.corpId, target: params.deliveryId, ip: principal.ip, request_id: principal.requestId });
-        ctx.events.committed(principal.corpId);
+      async ({ tenant, params, principal }) => {
+        const delivery = await service.resendDelivery(tenant, params.id, params.deliveryId, toIso(ctx.now()), () => dispatcher.wake(principal.corpId));
+        await ctx.audit.record({ action: "webhook.delivery_resend", outcome: "success", actor_user_id: principal.userId, corp_id: principal.corpId, target: params.deliveryId, ip: principal.ip, request_id: principal.requestId });
         return delivery;
       },
       {
@@ -55,12 +52,9 @@ export function webhookModule(ctx: AppContext) {
     )
     .post(
       "/webhook/:id/recover",
-      ({ tenantDb, params, body, principal }) => {
-        const since = canonicalInstant(body.since);
-        if (!since) throw invalid("since", "must be an ISO 8601 instant with an offset");
-        const result = service.recoverDeliveries(tenantDb, params.id, since, toIso(ctx.now()));
-        ctx.audit.record({ action: "webhook.recover", outcome: "success", actor_user_id: principal.userId, corp_id: principal.corpId, target: params.id, ip: principal.ip, request_id: principal.requestId });
-        if (result.queued) ctx.events.committed(principal.corpId);
+      async ({ tenant, params, body, principal }) => {
+        const result = await service.recoverDeliveries(tenant, params.id, body.since, toIso(ctx.now()), () => dispatcher.wake(principal.corpId));
+        await ctx.audit.record({ action: "webhook.recover", outcome: "success", actor_user_id: principal.userId, corp_id: principal.corpId, target: params.id, ip: principal.ip, request_id: principal.requestId });
         return result;
       },
       {
@@ -73,13 +67,10 @@ export function webhookModule(ctx: AppContext) {
     )
     .post(
       "/webhook/:id/test",
-      async ({ tenantDb, params, principal }) => {
-        const { hook, payload } = service.testPayload(tenantDb, params.id, toIso(ctx.now()));
-        const deliveryId = newId();
-        const msgId = `msg_${deliveryId}`;
-        const attempt = await deliverOnce(ctx, hook, msgId, payload);
-        ctx.audit.record({ action: "webhook.test", outcome: attempt.ok ? "success" : "failure", actor_user_id: principal.userId, corp_id: principal.corpId, target: params.id, ip: principal.ip, request_id: principal.requestId, reason: attempt.error });
-        return service.recordTestDelivery(tenantDb, hook, msgId, deliveryId, attempt, toIso(ctx.now()));
+      async ({ tenant, params, principal }) => {
+        const { attempt, delivery } = await service.sendTestEvent(ctx, tenant, params.id);
+        await ctx.audit.record({ action: "webhook.test", outcome: attempt.ok ? "success" : "failure", actor_user_id: principal.userId, corp_id: principal.corpId, target: params.id, ip: principal.ip, request_id: principal.requestId, reason: attempt.error });
+        return delivery;
       },
       {
         auth: "platform.webhook",
@@ -88,38 +79,38 @@ export function webhookModule(ctx: AppContext) {
         detail: { summary: "Send a test event (WEBHOOK_TEST, data {webhook_id, name}) now, signed as every event; works while inactive" },
       },
     )
-    .post("/webhook", ({ tenantDb, body, set }) => created(set, "/api/webhook", service.createWebhook(tenantDb, body)), {
+    .post("/webhook", async ({ tenant, body, set }) => created(set, "/api/webhook", await service.createWebhook(tenant, body)), {
       auth: "platform.webhook",
       body: WebhookCreate,
       response: { 200: WebhookWithSecret },
       detail: { summary: "Create a webhook; its signing secret is returned this once" },
     })
-    .put("/webhook/:id", ({ tenantDb, params, body }) => service.alterWebhook(tenantDb, params.id, body), {
+    .put("/webhook/:id", ({ tenant, params, body }) => service.alterWebhook(tenant, params.id, body), {
       auth: "platform.webhook",
       params: IdParams,
       body: WebhookAlter,
       response: { 200: Webhook },
       detail: { summary: "Alter a webhook (groups and status unchanged)" },
     })
-    .post("/webhook/:id/group/:group", ({ tenantDb, params }) => service.linkGroup(tenantDb, params.id, params.group), {
+    .post("/webhook/:id/group/:group", ({ tenant, params }) => service.linkGroup(tenant, params.id, params.group), {
       auth: "platform.webhook",
       params: GroupParams,
       response: { 200: Webhook },
       detail: { summary: "Link the webhook and a group" },
     })
-    .delete("/webhook/:id/group/:group", ({ tenantDb, params }) => service.unlinkGroup(tenantDb, params.id, params.group), {
+    .delete("/webhook/:id/group/:group", ({ tenant, params }) => service.unlinkGroup(tenant, params.id, params.group), {
       auth: "platform.webhook",
       params: GroupParams,
       response: { 200: Webhook },
       detail: { summary: "Remove the link between the webhook and a group" },
     })
-    .put("/webhook/:id/active", ({ tenantDb, params }) => service.setStatus(tenantDb, params.id, true), {
+    .put("/webhook/:id/active", ({ tenant, params }) => service.setStatus(tenant, params.id, true), {
       auth: "platform.webhook",
       params: IdParams,
       response: { 200: Webhook },
       detail: { summary: "Make active (failure count reset)" },
     })
-    .put("/webhook/:id/inactive", ({ tenantDb, params }) => service.setStatus(tenantDb, params.id, false), {
+    .put("/webhook/:id/inactive", ({ tenant, params }) => service.setStatus(tenant, params.id, false), {
       auth: "platform.webhook",
       params: IdParams,
       response: { 200: Webhook },
@@ -127,8 +118,8 @@ export function webhookModule(ctx: AppContext) {
     })
     .delete(
       "/webhook/:id",
-      ({ tenantDb, params, set }) => {
-        service.deleteWebhook(tenantDb, params.id);
+      async ({ tenant, params, set }) => {
+        await service.deleteWebhook(tenant, params.id);
         noContent(set);
       },
       { auth: "platform.webhook", params: IdParams, detail: { summary: "Delete a webhook with its deliveries" } },

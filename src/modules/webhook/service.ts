@@ -1,14 +1,21 @@
-// Webhooks of the working corporation: CRUD, group links, status and the delivery log.
+// Webhooks of the working corporation: CRUD, group links, status, the delivery log and its replay,
+// and the queue the dispatcher (jobs.ts) works through. The only code touching webhooks,
+// webhook_groups and webhook_deliveries. Route-level functions take the corporation's door;
+// the dispatcher's take the handle of the read or write it runs them in.
 import { randomBytes } from "node:crypto";
 import { and, eq, inArray, sql } from "drizzle-orm";
-import { writeTx, type TenantDb } from "../../db/sqlite";
+import type { AppContext } from "../../core/context";
+import type { TenantDoor } from "../../core/store";
+import type { TenantDb } from "../../db/sqlite";
 import { webhookDeliveries, webhookGroups, webhooks } from "../../db/tenant/schema";
 import { EVENT_GROUPS } from "../../core/events";
 import { newId } from "../../lib/ids";
 import { listRows, type ListParams, type Page } from "../../lib/list";
 import { conflict, invalid, notFound } from "../../lib/problem";
-import { nowIso } from "../../lib/time";
+import { canonicalInstant, nowIso, toIso } from "../../lib/time";
+import { deliverOnce, type Attempt, type Target } from "./deliver";
 import type { Delivery, Webhook, WebhookAlter, WebhookCreate, WebhookWithSecret } from "./model";
+import { eventKept, eventPayload, markDispatched, undispatchedEvents } from "./outbox-read";
 
 type WebhookRow = typeof webhooks.$inferSelect;
 type DeliveryRow = typeof webhookDeliveries.$inferSelect;
@@ -64,35 +71,42 @@ function findRow(db: TenantDb, id: string): WebhookRow {
   return row;
 }
 
-export function getWebhook(db: TenantDb, id: string): Webhook {
+/** The webhook as its GET returns it, on the handle given (a read, or a write's transaction). */
+function webhookOf(db: TenantDb, id: string): Webhook {
   const row = findRow(db, id);
   return view(row, groupsOf(db, [id]).get(id)!);
 }
 
-export function listWebhooks(db: TenantDb, query: ListParams): Page<Webhook> {
-  const page = listRows<WebhookRow, WebhookRow>(db, webhooks, { q: [webhooks.name, webhooks.target], hidden: ["secret", "failure_count"] }, query, (r) => r);
-  const groups = groupsOf(db, page.items.map((r) => r.id));
-  return { ...page, items: page.items.map((r) => view(r, groups.get(r.id)!)) };
+export function getWebhook(tenant: TenantDoor, id: string): Promise<Webhook> {
+  return tenant.read((db) => webhookOf(db, id));
 }
 
-export function createWebhook(db: TenantDb, input: WebhookCreate): WebhookWithSecret {
+export function listWebhooks(tenant: TenantDoor, query: ListParams): Promise<Page<Webhook>> {
+  return tenant.read((db) => {
+    const page = listRows<WebhookRow, WebhookRow>(db, webhooks, { q: [webhooks.name, webhooks.target], hidden: ["secret", "failure_count"] }, query, (r) => r);
+    const groups = groupsOf(db, page.items.map((r) => r.id));
+    return { ...page, items: page.items.map((r) => view(r, groups.get(r.id)!)) };
+  });
+}
+
+export function createWebhook(tenant: TenantDoor, input: WebhookCreate): Promise<WebhookWithSecret> {
   const target = checkTarget(input.target);
   const groups = [...new Set((input.groups ?? []).map((g, i) => checkGroup(g, `groups.${i}`)))];
   const id = newId();
   const secret = newSecret();
-  writeTx(db, (tx) => {
+  return tenant.write((tx) => {
     tx.insert(webhooks)
       .values({ id, name: input.name, target, email: input.email, body_content: input.body_content ?? null, log_enabled: input.log_enabled ?? false, secret })
       .run();
     if (groups.length) tx.insert(webhookGroups).values(groups.map((group) => ({ webhook_id: id, group }))).run();
+    return { ...webhookOf(tx, id), secret };
   });
-  return { ...getWebhook(db, id), secret };
 }
 
-export function alterWebhook(db: TenantDb, id: string, input: WebhookAlter): Webhook {
+export function alterWebhook(tenant: TenantDoor, id: string, input: WebhookAlter): Promise<Webhook> {
   const target = checkTarget(input.target);
   const logEnabled = input.log_enabled ?? false;
-  writeTx(db, (tx) => {
+  return tenant.write((tx) => {
     const row = tx.select({ id: webhooks.id }).from(webhooks).where(eq(webhooks.id, id)).get();
     if (!row) throw notFound("Webhook");
     tx.update(webhooks)
@@ -101,30 +115,35 @@ export function alterWebhook(db: TenantDb, id: string, input: WebhookAlter): Web
       .run();
     // The log is kept only while logging is on; pending rows stay as the dispatcher's queue.
     if (!logEnabled) tx.delete(webhookDeliveries).where(and(eq(webhookDeliveries.webhook_id, id), sql`${webhookDeliveries.status} <> 'pending'`)).run();
+    return webhookOf(tx, id);
   });
-  return getWebhook(db, id);
 }
 
-export function linkGroup(db: TenantDb, id: string, group: string): Webhook {
+export function linkGroup(tenant: TenantDoor, id: string, group: string): Promise<Webhook> {
   checkGroup(group);
-  findRow(db, id);
-  db.insert(webhookGroups).values({ webhook_id: id, group }).onConflictDoNothing().run();
-  return getWebhook(db, id);
+  return tenant.write((tx) => {
+    findRow(tx, id);
+    tx.insert(webhookGroups).values({ webhook_id: id, group }).onConflictDoNothing().run();
+    return webhookOf(tx, id);
+  });
 }
 
-export function unlinkGroup(db: TenantDb, id: string, group: string): Webhook {
+export function unlinkGroup(tenant: TenantDoor, id: string, group: string): Promise<Webhook> {
   checkGroup(group);
-  findRow(db, id);
-  const removed = db.delete(webhookGroups).where(and(eq(webhookGroups.webhook_id, id), eq(webhookGroups.group, group))).returning({ group: webhookGroups.group }).all();
-  if (removed.length === 0) throw notFound("Group link");
-  return getWebhook(db, id);
+  return tenant.write((tx) => {
+    findRow(tx, id);
+    const removed = tx.delete(webhookGroups).where(and(eq(webhookGroups.webhook_id, id), eq(webhookGroups.group, group))).returning({ group: webhookGroups.group }).all();
+    if (removed.length === 0) throw notFound("Group link");
+    return webhookOf(tx, id);
+  });
 }
 
 /**
  * Ends the queue of a webhook that stops receiving: its pending deliveries become failed (or go,
  * when it keeps no log). Runs inside the caller's transaction.
  */
-export function cancelPending(sqlite: TenantDb["$client"], webhookId: string, reason: string, now: string): void {
+function cancelPending(tx: TenantDb, webhookId: string, reason: string, now: string): void {
+  const sqlite = tx.$client;
   const logged = sqlite.query<{ log_enabled: number }, [string]>("SELECT log_enabled FROM webhooks WHERE id = ?1").get(webhookId);
   if (logged?.log_enabled) {
     sqlite
@@ -135,22 +154,24 @@ export function cancelPending(sqlite: TenantDb["$client"], webhookId: string, re
   }
 }
 
-export function setStatus(db: TenantDb, id: string, active: boolean): Webhook {
-  writeTx(db, (tx) => {
+export function setStatus(tenant: TenantDoor, id: string, active: boolean): Promise<Webhook> {
+  return tenant.write((tx) => {
     const row = tx.select({ id: webhooks.id }).from(webhooks).where(eq(webhooks.id, id)).get();
     if (!row) throw notFound("Webhook");
     if (active) tx.update(webhooks).set({ status: true, failure_count: 0 }).where(eq(webhooks.id, id)).run();
     else {
       tx.update(webhooks).set({ status: false }).where(eq(webhooks.id, id)).run();
-      cancelPending(db.$client, id, "the webhook was made inactive", nowIso());
+      cancelPending(tx, id, "the webhook was made inactive", nowIso());
     }
+    return webhookOf(tx, id);
   });
-  return getWebhook(db, id);
 }
 
-export function deleteWebhook(db: TenantDb, id: string): void {
-  const removed = db.delete(webhooks).where(eq(webhooks.id, id)).returning({ id: webhooks.id }).all();
-  if (removed.length === 0) throw notFound("Webhook");
+export function deleteWebhook(tenant: TenantDoor, id: string): Promise<void> {
+  return tenant.write((tx) => {
+    const removed = tx.delete(webhooks).where(eq(webhooks.id, id)).returning({ id: webhooks.id }).all();
+    if (removed.length === 0) throw notFound("Webhook");
+  });
 }
 
 function deliveryView(r: DeliveryRow): Delivery {
@@ -168,87 +189,96 @@ function deliveryView(r: DeliveryRow): Delivery {
   };
 }
 
-export function listDeliveries(db: TenantDb, id: string, query: ListParams): Page<Delivery> {
-  const row = findRow(db, id);
-  return listRows(
-    db,
-    webhookDeliveries,
-    { q: [webhookDeliveries.type, webhookDeliveries.event_id], hidden: ["webhook_id", "source_event_id"], defaultSort: "-id" },
-    query,
-    deliveryView,
-    // Recorded only while log_enabled: with logging off the queue rows are not a log.
-    [eq(webhookDeliveries.webhook_id, id), row.log_enabled ? undefined : sql`0`],
-  );
-}
-
-/** The outbox event a delivery sends; retention deletes it once no pending delivery needs it. */
-function eventKept(db: TenantDb, eventId: string): boolean {
-  return !!db.$client.query("SELECT 1 FROM events WHERE id = ?1").get(eventId);
+export function listDeliveries(tenant: TenantDoor, id: string, query: ListParams): Promise<Page<Delivery>> {
+  return tenant.read((db) => {
+    const row = findRow(db, id);
+    return listRows(
+      db,
+      webhookDeliveries,
+      { q: [webhookDeliveries.type, webhookDeliveries.event_id], hidden: ["webhook_id", "source_event_id"], defaultSort: "-id" },
+      query,
+      deliveryView,
+      // Recorded only while log_enabled: with logging off the queue rows are not a log.
+      [eq(webhookDeliveries.webhook_id, id), row.log_enabled ? undefined : sql`0`],
+    );
+  });
 }
 
 /**
  * Resend one delivery (routes.md, Operator additions): back to pending and due now, with the same
  * webhook-id; the attempt counts on from where it stopped, so a delivery that had all its retries
- * gets exactly one more. The caller wakes the dispatcher.
+ * gets exactly one more. `wake` (the dispatcher) runs after the COMMIT.
  */
-export function resendDelivery(db: TenantDb, webhookId: string, deliveryId: string, now: string): Delivery {
-  const hook = findRow(db, webhookId);
-  return writeTx(db, (tx) => {
+export function resendDelivery(tenant: TenantDoor, webhookId: string, deliveryId: string, now: string, wake: () => void): Promise<Delivery> {
+  return tenant.write((tx, w) => {
+    const hook = findRow(tx, webhookId);
     const row = tx.select().from(webhookDeliveries).where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.webhook_id, webhookId))).get();
     // With logging off a finished delivery leaves no row: there is nothing to resend.
     if (!row || (!hook.log_enabled && row.status !== "pending")) throw notFound("Delivery");
     if (row.status === "pending") throw conflict("The delivery is pending: it is sent (or retried) already");
     if (!hook.status) throw conflict("The webhook is inactive: activate it first");
     if (row.type === TEST_EVENT) throw conflict("A test delivery is not resent: send a new test event");
-    if (!eventKept(db, row.source_event_id)) throw conflict("The event of this delivery is no longer kept (--event-retention-days)");
+    if (!eventKept(tx, row.source_event_id)) throw conflict("The event of this delivery is no longer kept (--event-retention-days)");
     const updated = tx
       .update(webhookDeliveries)
       .set({ status: "pending", next_attempt_at: now, updated_at: now })
       .where(eq(webhookDeliveries.id, deliveryId))
       .returning()
       .get();
+    w.afterCommit(wake);
     return deliveryView(updated!);
   });
 }
 
 /**
  * Re-queues every failed delivery of the webhook created since `since` whose event is still kept;
- * returns how many. Failed means finally: after the last retry, or at once on a 410.
+ * returns how many. Failed means finally: after the last retry, or at once on a 410. `wake` (the
+ * dispatcher) runs after the COMMIT when any was queued.
  */
-export function recoverDeliveries(db: TenantDb, webhookId: string, since: string, now: string): { queued: number } {
-  const hook = findRow(db, webhookId);
-  if (!hook.status) throw conflict("The webhook is inactive: activate it first");
-  const changed = db.$client
-    .query(
-      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?3, updated_at = ?3
-       WHERE webhook_id = ?1 AND status = 'failed' AND created_at >= ?2 AND type <> ?4
-         AND source_event_id IN (SELECT id FROM events)`,
-    )
-    .run(webhookId, since, now, TEST_EVENT);
-  return { queued: changed.changes };
+export async function recoverDeliveries(tenant: TenantDoor, webhookId: string, sinceText: string, now: string, wake: () => void): Promise<{ queued: number }> {
+  const since = canonicalInstant(sinceText);
+  if (!since) throw invalid("since", "must be an ISO 8601 instant with an offset");
+  return tenant.write((tx, w) => {
+    const hook = findRow(tx, webhookId);
+    if (!hook.status) throw conflict("The webhook is inactive: activate it first");
+    const sqlite = tx.$client;
+    const failed = sqlite
+      .query<{ id: string; source_event_id: string }, [string, string, string]>(
+        `SELECT id, source_event_id FROM webhook_deliveries
+         WHERE webhook_id = ?1 AND status = 'failed' AND created_at >= ?2 AND type <> ?3`,
+      )
+      .all(webhookId, since, TEST_EVENT);
+    const requeue = sqlite.query("UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?2, updated_at = ?2 WHERE id = ?1");
+    let queued = 0;
+    for (const d of failed) {
+      if (!eventKept(tx, d.source_event_id)) continue;
+      requeue.run(d.id, now);
+      queued++;
+    }
+    if (queued) w.afterCommit(wake);
+    return { queued };
+  });
 }
 
 export const TEST_EVENT = "WEBHOOK_TEST";
 
-/** The test event's payload: `{type: WEBHOOK_TEST, timestamp, data: {webhook_id, name}}`. */
-export function testPayload(db: TenantDb, webhookId: string, now: string): { hook: WebhookRow; payload: string } {
-  const hook = findRow(db, webhookId);
-  return { hook, payload: JSON.stringify({ type: TEST_EVENT, timestamp: now, data: { webhook_id: hook.id, name: hook.name } }) };
-}
-
 /**
- * Records a test event's attempt in the delivery log (kept only while log_enabled, as every
- * delivery) and returns it. The test event is not in the outbox: neither sockets nor other
- * webhooks see it.
+ * Sends a test event (`{type: WEBHOOK_TEST, timestamp, data: {webhook_id, name}}`) now, whatever
+ * the webhook's status, and records the attempt in the delivery log (kept only while log_enabled,
+ * as every delivery). The test event is not in the outbox: neither sockets nor other webhooks see
+ * it. No transaction is open while the request runs.
  */
-export function recordTestDelivery(
-  db: TenantDb,
-  hook: WebhookRow,
-  msgId: string,
-  deliveryId: string,
-  attempt: { ok: boolean; responseStatus: number | null; error: string | null },
-  at: string,
-): Delivery {
+export async function sendTestEvent(
+  ctx: Pick<AppContext, "egress" | "now" | "dispatchTuning">,
+  tenant: TenantDoor,
+  webhookId: string,
+): Promise<{ attempt: Attempt; delivery: Delivery }> {
+  const hook = await tenant.read((db) => findRow(db, webhookId));
+  const payload = JSON.stringify({ type: TEST_EVENT, timestamp: toIso(ctx.now()), data: { webhook_id: hook.id, name: hook.name } });
+  const deliveryId = newId();
+  const msgId = `msg_${deliveryId}`;
+  const attempt = await deliverOnce(ctx, hook, msgId, payload);
+  const at = toIso(ctx.now());
   const row: DeliveryRow = {
     id: deliveryId,
     webhook_id: hook.id,
@@ -263,8 +293,196 @@ export function recordTestDelivery(
     created_at: at,
     updated_at: at,
   };
-  // Deleted meanwhile: the attempt was made, there is no log to keep it in.
-  const live = db.select({ log: webhooks.log_enabled }).from(webhooks).where(eq(webhooks.id, hook.id)).get();
-  if (live?.log) db.insert(webhookDeliveries).values(row).run();
-  return deliveryView(row);
+  await tenant.write((tx) => {
+    // Deleted meanwhile: the attempt was made, there is no log to keep it in.
+    const live = tx.select({ log: webhooks.log_enabled }).from(webhooks).where(eq(webhooks.id, hook.id)).get();
+    if (live?.log) tx.insert(webhookDeliveries).values(row).run();
+  });
+  return { attempt, delivery: deliveryView(row) };
+}
+
+// ---- the dispatcher's queue (jobs.ts) -------------------------------------------------------
+
+/** A delivery due now, with the payload of its event. */
+export interface Due {
+  id: string;
+  event_id: string;
+  attempts: number;
+  payload: string;
+}
+
+/**
+ * Fans out up to `limit` undispatched events: one pending delivery per (event, active webhook
+ * linked to its group), and the events marked dispatched, in the caller's transaction. Returns
+ * how many events it took.
+ */
+export function fanOutEvents(tx: TenantDb, now: string, limit: number): number {
+  const events = undispatchedEvents(tx, limit);
+  if (events.length === 0) return 0;
+  const sqlite = tx.$client;
+  const targets = sqlite.query<{ id: string }, [string]>(
+    "SELECT w.id FROM webhooks w JOIN webhook_groups g ON g.webhook_id = w.id WHERE g.\"group\" = ?1 AND w.status = 1",
+  );
+  const insert = sqlite.query(
+    `INSERT INTO webhook_deliveries (id, webhook_id, source_event_id, event_id, type, status, attempts, next_attempt_at, created_at, updated_at)
+     VALUES (?1, ?2, ?3, ?4, ?5, 'pending', 0, ?6, ?6, ?6)`,
+  );
+  const byType = new Map<string, { id: string }[]>();
+  for (const e of events) {
+    let hooks = byType.get(e.type);
+    if (!hooks) byType.set(e.type, (hooks = targets.all(e.type)));
+    for (const h of hooks) {
+      const id = newId();
+      insert.run(id, h.id, e.id, `msg_${id}`, e.type, now);
+    }
+    markDispatched(tx, e.seq, now);
+  }
+  return events.length;
+}
+
+/** Active webhooks with a delivery due at `now`. */
+export function dueTargets(db: TenantDb, now: string): Target[] {
+  return db.$client
+    .query<Target, [string]>(
+      `SELECT w.id, w.target, w.secret, w.body_content FROM webhooks w
+       WHERE w.status = 1 AND EXISTS (SELECT 1 FROM webhook_deliveries d
+         WHERE d.status = 'pending' AND d.webhook_id = w.id AND d.next_attempt_at <= ?1)`,
+    )
+    .all(now);
+}
+
+/** Up to `limit` of a webhook's deliveries due at `now`, oldest due first, with their payloads. */
+export function dueDeliveries(db: TenantDb, webhookId: string, now: string, limit: number): Due[] {
+  const rows = db.$client
+    .query<{ id: string; event_id: string; attempts: number; source_event_id: string }, [string, string, number]>(
+      `SELECT id, event_id, attempts, source_event_id FROM webhook_deliveries
+       WHERE status = 'pending' AND webhook_id = ?1 AND next_attempt_at <= ?2
+       ORDER BY next_attempt_at, id LIMIT ?3`,
+    )
+    .all(webhookId, now, limit);
+  const out: Due[] = [];
+  for (const r of rows) {
+    // Retention keeps the event of a pending delivery; one without it has nothing to send.
+    const payload = eventPayload(db, r.source_event_id);
+    if (payload !== null) out.push({ id: r.id, event_id: r.event_id, attempts: r.attempts, payload });
+  }
+  return out;
+}
+
+/** The earliest next attempt of a pending delivery, or null when the queue is empty. */
+export function nextAttemptAt(db: TenantDb): string | null {
+  return db.$client.query<{ at: string | null }, []>("SELECT MIN(next_attempt_at) AS at FROM webhook_deliveries WHERE status = 'pending'").get()?.at ?? null;
+}
+
+/** The outcome of one attempt of a queued delivery. */
+export interface Outcome {
+  corpId: string;
+  deliveryId: string;
+  webhookId: string;
+  ok: boolean;
+  responseStatus: number | null;
+  error: string | null;
+  retryAfterMs: number | null;
+}
+
+/** The retry rules the dispatcher records outcomes by. */
+export interface RetryRules {
+  /** Waits after attempts 1..n; the attempt after the last is final. */
+  delaysMs: readonly number[];
+  /** Consecutive finally-failed events that make a webhook inactive. */
+  failuresToDisable: number;
+}
+
+/** A webhook the recorded outcomes made inactive. */
+export interface Disabled {
+  webhookId: string;
+  /** `gone`: its receiver answered 410; `failures`: too many consecutive failed events. */
+  why: "gone" | "failures";
+  failures: number;
+  email: string;
+  name: string;
+  target: string;
+}
+
+/** Applies attempts' outcomes in the caller's transaction; returns the webhooks it made inactive. */
+export function recordOutcomes(tx: TenantDb, list: Outcome[], nowMs: number, rules: RetryRules): Disabled[] {
+  const sqlite = tx.$client;
+  const disabled: Disabled[] = [];
+  const now = toIso(nowMs);
+  const maxAttempts = rules.delaysMs.length + 1;
+  const rowOf = sqlite.query<{ attempts: number; log_enabled: number }, [string]>(
+    `SELECT d.attempts, w.log_enabled FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+     WHERE d.id = ?1 AND d.status = 'pending'`,
+  );
+  const finish = sqlite.query(
+    `UPDATE webhook_deliveries SET status = ?2, attempts = ?3, response_status = ?4, error = ?5, next_attempt_at = NULL, updated_at = ?6
+     WHERE id = ?1`,
+  );
+  const retry = sqlite.query(
+    `UPDATE webhook_deliveries SET attempts = ?2, response_status = ?3, error = ?4, next_attempt_at = ?5, updated_at = ?6 WHERE id = ?1`,
+  );
+  const drop = sqlite.query("DELETE FROM webhook_deliveries WHERE id = ?1");
+  for (const o of list) {
+    // Gone meanwhile (webhook deleted or made inactive): nothing to record.
+    const row = rowOf.get(o.deliveryId);
+    if (!row) continue;
+    const attempts = row.attempts + 1;
+    const end = (status: "succeeded" | "failed") => {
+      if (row.log_enabled) finish.run(o.deliveryId, status, attempts, o.responseStatus, o.error, now);
+      else drop.run(o.deliveryId);
+    };
+    if (o.ok) {
+      end("succeeded");
+      sqlite.query("UPDATE webhooks SET failure_count = 0 WHERE id = ?1 AND failure_count <> 0").run(o.webhookId);
+      continue;
+    }
+    if (o.responseStatus === 410) {
+      end("failed");
+      const hook = sqlite
+        .query<{ failure_count: number; email: string; name: string; target: string }, [string, string]>(
+          "UPDATE webhooks SET status = 0, updated_at = ?2 WHERE id = ?1 AND status = 1 RETURNING failure_count, email, name, target",
+        )
+        .get(o.webhookId, now);
+      if (hook) {
+        cancelPending(tx, o.webhookId, "the receiver answered 410 Gone; the webhook was made inactive", now);
+        disabled.push({ webhookId: o.webhookId, why: "gone", failures: hook.failure_count, email: hook.email, name: hook.name, target: hook.target });
+      }
+      continue;
+    }
+    if (attempts < maxAttempts) {
+      const wait = Math.max(rules.delaysMs[attempts - 1], o.retryAfterMs ?? 0);
+      retry.run(o.deliveryId, attempts, o.responseStatus, o.error, toIso(nowMs + wait), now);
+      continue;
+    }
+    end("failed");
+    const hook = sqlite
+      .query<{ failure_count: number; status: number; email: string; name: string; target: string }, [string]>(
+        "UPDATE webhooks SET failure_count = failure_count + 1 WHERE id = ?1 RETURNING failure_count, status, email, name, target",
+      )
+      .get(o.webhookId);
+    if (hook && hook.status && hook.failure_count >= rules.failuresToDisable) {
+      sqlite.query("UPDATE webhooks SET status = 0, updated_at = ?2 WHERE id = ?1").run(o.webhookId, now);
+      cancelPending(tx, o.webhookId, `${rules.failuresToDisable} consecutive events failed; the webhook was made inactive`, now);
+      disabled.push({ webhookId: o.webhookId, why: "failures", failures: hook.failure_count, email: hook.email, name: hook.name, target: hook.target });
+    }
+  }
+  return disabled;
+}
+
+// ---- retention ------------------------------------------------------------------------------
+
+/**
+ * Deletes up to `limit` finished deliveries (the log of webhooks with log_enabled; the others'
+ * finished rows are deleted by the dispatcher at once) last touched before `cutoff`; returns how
+ * many. A delivery's id (UUID v7) is taken when it is queued, before it finishes, so `idBelow`
+ * (the smallest id of a little after the cutoff) bounds the scan to a primary-key range; `+status`
+ * keeps the planner on that range. Housekeeping calls it once per batch, in its own transaction.
+ */
+export function pruneWebhookDeliveries(db: TenantDb, cutoff: string, idBelow: string, limit: number): number {
+  return db.$client
+    .query(
+      `DELETE FROM webhook_deliveries WHERE rowid IN (SELECT rowid FROM webhook_deliveries
+            WHERE id < ?3 AND +status IN ('succeeded', 'failed') AND updated_at < ?1 LIMIT ?2)`,
+    )
+    .run(cutoff, limit, idBelow).changes;
 }

@@ -3,9 +3,9 @@
 // inside the metric's window in the corporation's timezone, GETs the endpoint through the egress
 // policy and stores the value. Plain timers rather than croner: a periodicity such as 7m or 90s
 // is not a cron pattern, and timers computed from ctx.now() keep the rules in pure functions.
-import { corporations } from "../../db/platform/schema";
 import type { AppContext } from "../../core/context";
-import { findMetric, insertValue, valueProblem, type MetricRow } from "./service";
+import { allCorpIds } from "./corp-read";
+import { collectedMetrics, storeCollected, type MetricRow } from "./service";
 import { isInsideWindow, nextTickAfter } from "./window";
 
 /** setTimeout's longest delay is 2^31-1 ms (≈ 24.8 days); a longer wait re-arms on the way. */
@@ -25,6 +25,8 @@ interface Job {
 const key = (corpId: string, metricId: string) => `${corpId}/${metricId}`;
 
 export class MetricScheduler {
+  /** The name a jobs registry knows it by. */
+  readonly name = "metric-scheduler";
   private jobs = new Map<string, Job>();
   /** Metrics with a run in flight: runs of one metric never overlap, even across a rebuild of its job. */
   private running = new Set<string>();
@@ -35,11 +37,18 @@ export class MetricScheduler {
   constructor(private ctx: AppContext) {}
 
   /** Builds the jobs of every corporation's metrics (process start). */
-  start(): void {
-    for (const { id } of this.ctx.platform.select({ id: corporations.id }).from(corporations).all()) {
+  async start(): Promise<void> {
+    let corps: string[];
+    try {
+      corps = await this.ctx.store.platform.read((db) => allCorpIds(db));
+    } catch (err) {
+      this.ctx.logger.error("metric jobs not started", { error: String(err) });
+      return;
+    }
+    for (const id of corps) {
+      if (this.stopped) return;
       try {
-        const rows = this.ctx.tenants.get(id).$client.query("SELECT * FROM metrics WHERE endpoint IS NOT NULL").all() as MetricRow[];
-        for (const row of rows) this.sync(id, row);
+        for (const row of await collectedMetrics(this.ctx.store.tenant(id))) this.sync(id, row);
       } catch (err) {
         // A corporation whose database cannot be read (failed migration) keeps the others going.
         this.ctx.logger.warn("metric jobs of a corporation not started", { corp_id: id, error: String(err) });
@@ -106,13 +115,13 @@ export class MetricScheduler {
     job.lastTick = tick;
     // Arm first: the run may remove the job (its corporation is gone), and that must stick.
     this.arm(job);
-    void this.run(job, tick);
+    this.run(job, tick).catch((err) => this.ctx.logger.error("metric run failed", { corp_id: job.corpId, metric_id: job.metric.id, error: String(err) }));
   }
 
   private async run(job: Job, tick: number): Promise<void> {
     const { corpId, metric } = job;
     const log = { corp_id: corpId, metric_id: metric.id, metric: metric.name };
-    const corp = this.ctx.corps.get(corpId);
+    const corp = await this.ctx.corps.get(corpId);
     if (!corp) {
       this.remove(corpId, metric.id);
       return;
@@ -176,16 +185,15 @@ export class MetricScheduler {
       return { why: "metric endpoint body is not JSON; nothing stored", host };
     }
     if (this.stopped) return null;
-    const db = this.ctx.tenants.get(corpId);
-    // The metric may have changed or gone while the request ran: check against what is stored now.
-    const current = findMetric(db, metric.id);
-    if (!current) {
+    // The metric may have changed or gone while the request ran: checked against what is stored now.
+    const outcome = await storeCollected(this.ctx.store.tenant(corpId), metric.id, body, tick);
+    if (outcome === "gone") {
       this.ctx.logger.debug("metric deleted during its collection; nothing stored", { corp_id: corpId, metric_id: metric.id });
+      // Its deletion removed the job already, unless start-up read the metric just before it went.
+      this.remove(corpId, metric.id);
       return null;
     }
-    const value = pickValue(current.data_type, body);
-    if (value === undefined) return { why: `metric endpoint body is not a ${current.data_type} value nor {"value": ...}; nothing stored`, host };
-    insertValue(db, current, value, tick);
+    if (outcome !== "stored") return { why: `metric endpoint body is not a ${outcome} value nor {"value": ...}; nothing stored`, host };
     this.ctx.logger.debug("metric value collected", { corp_id: corpId, metric_id: metric.id, at: new Date(tick).toISOString() });
     return null;
   }
@@ -194,16 +202,6 @@ export class MetricScheduler {
 interface Failure {
   why: string;
   [field: string]: unknown;
-}
-
-/** The body itself when it is a value of the type, else its `value` member when that is one. */
-export function pickValue(type: MetricRow["data_type"], body: unknown): number | boolean | string | undefined {
-  if (valueProblem(type, body) === null) return body as number | boolean | string;
-  if (body !== null && typeof body === "object" && !Array.isArray(body) && "value" in body) {
-    const inner = (body as { value: unknown }).value;
-    if (valueProblem(type, inner) === null) return inner as number | boolean | string;
-  }
-  return undefined;
 }
 
 /** The body as UTF-8 text, or null when it is longer than `limit` bytes. */
@@ -223,4 +221,28 @@ async function readLimited(res: Response, limit: number): Promise<string | null>
     chunks.push(value);
   }
   return new TextDecoder().decode(Buffer.concat(chunks));
+}
+
+const schedulers = new WeakMap<AppContext, MetricScheduler>();
+
+/**
+ * Builds the collector of an app: its first pass runs after start-up, it stops on close. One per
+ * app; `metricScheduler(ctx)` finds it again.
+ */
+export function startMetricScheduler(ctx: AppContext): MetricScheduler {
+  const scheduler = new MetricScheduler(ctx);
+  ctx.deferStart(() => {
+    void scheduler.start();
+  });
+  ctx.onClose(() => scheduler.stop());
+  schedulers.set(ctx, scheduler);
+  return scheduler;
+}
+
+/**
+ * The collector of an app (tests and diagnostics), until the kernel keeps background jobs in one
+ * registry; then the registry finds it by its name.
+ */
+export function metricScheduler(ctx: AppContext): MetricScheduler | undefined {
+  return schedulers.get(ctx);
 }

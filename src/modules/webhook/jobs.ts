@@ -1,0 +1,237 @@
+// The webhook dispatcher (routes.md, Events): fans each corporation's outbox out into one
+// durable delivery row per (event, active webhook linked to the group), then POSTs them with the
+// Standard Webhooks headers, retrying on the schedule until success, final failure or disabling.
+// Its queries are the webhook service's (service.ts); this file holds the timers, the wake-ups and
+// the concurrency bounds.
+//
+// At least once: an event is marked dispatched in the transaction that creates its deliveries, and
+// a delivery is marked done only after a 2xx has been received and its row committed; a crash at
+// any point leaves rows that the start-up sweep picks up again, with the same webhook-id.
+import type { AppContext } from "../../core/context";
+import type { TenantDb } from "../../db/sqlite";
+import { toIso } from "../../lib/time";
+import { dispatchableCorpIds } from "./corp-read";
+import { deliverOnce, type Target } from "./deliver";
+import { dueDeliveries, dueTargets, fanOutEvents, nextAttemptAt, recordOutcomes, type Due, type Outcome, type RetryRules } from "./service";
+
+/** Waits after attempts 1..7; the 8th failed attempt is final. */
+export const RETRY_DELAYS_MS = [30_000, 120_000, 600_000, 1_800_000, 3_600_000, 10_800_000, 21_600_000];
+export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
+/** Consecutive finally-failed events that make a webhook inactive. */
+export const FAILURES_TO_DISABLE = 10;
+/** Requests in flight per webhook and in all: one slow receiver holds at most its own share. */
+export const PER_WEBHOOK_CONCURRENCY = 16;
+export const TOTAL_CONCURRENCY = 64;
+const FANOUT_BATCH = 500;
+const RULES: RetryRules = { delaysMs: RETRY_DELAYS_MS, failuresToDisable: FAILURES_TO_DISABLE };
+
+export class WebhookDispatcher {
+  /** The name a jobs registry knows it by. */
+  readonly name = "webhook-dispatcher";
+  private inFlight = new Set<string>();
+  private perWebhook = new Map<string, number>();
+  private sends = new Set<Promise<void>>();
+  /** Earliest next_attempt_at (ms) of a pending delivery, per corporation. */
+  private nextDue = new Map<string, number>();
+  private queued = new Set<string>();
+  /** Corporations that found every global slot taken; woken when one frees. */
+  private starved = new Set<string>();
+  private outcomes: Outcome[] = [];
+  private runScheduled = false;
+  /** The pass over queued corporations under way (one at a time; wake-ups meanwhile queue the next). */
+  private running: Promise<void> | null = null;
+  private flushScheduled = false;
+  /** Recordings of outcomes under way; stop waits for them before the databases close. */
+  private flushes = new Set<Promise<void>>();
+  private timers: ReturnType<typeof setInterval>[] = [];
+  private unsubscribe: (() => void) | null = null;
+  private closed = false;
+
+  constructor(private ctx: AppContext) {}
+
+  start(): void {
+    this.unsubscribe = this.ctx.events.subscribe((corpId) => this.wake(corpId));
+    const { tickMs, sweepMs } = this.ctx.dispatchTuning;
+    this.timers.push(setInterval(() => this.tick(), tickMs), setInterval(() => void this.sweep(), sweepMs));
+    for (const t of this.timers) (t as { unref?: () => void }).unref?.();
+    // Whatever a crash left behind (undispatched events, pending deliveries) goes out right after
+    // start-up (deferred so that the API answers first).
+    this.ctx.deferStart(() => void this.sweep());
+  }
+
+  /** Stops taking work and waits a little for requests in flight; unrecorded ones are resent later. */
+  async stop(graceMs = 3_000): Promise<void> {
+    this.unsubscribe?.();
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+    if (this.sends.size) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([Promise.allSettled([...this.sends]), new Promise((res) => (timer = setTimeout(res, graceMs)))]);
+      clearTimeout(timer);
+    }
+    this.closed = true;
+    await this.running;
+    // The outcomes received so far are recorded before the databases close.
+    this.flushes.add(this.record());
+    await Promise.allSettled([...this.flushes]);
+  }
+
+  /** Looks at a corporation soon (coalesced: many commits, one pass). */
+  wake(corpId: string): void {
+    if (this.closed) return;
+    this.queued.add(corpId);
+    if (this.runScheduled || this.running) return;
+    this.runScheduled = true;
+    setTimeout(() => this.startRun(), 0);
+  }
+
+  /** Every corporation whose database may hold work: at start-up and periodically. */
+  async sweep(): Promise<void> {
+    if (this.closed) return;
+    try {
+      const corps = await this.ctx.store.platform.read((db) => dispatchableCorpIds(db));
+      for (const id of corps) this.wake(id);
+    } catch (err) {
+      this.ctx.logger.error("webhook sweep failed", { error: String(err) });
+    }
+  }
+
+  private tick(): void {
+    const now = this.ctx.now();
+    for (const [corpId, at] of this.nextDue) if (at <= now) this.wake(corpId);
+  }
+
+  private startRun(): void {
+    this.runScheduled = false;
+    if (this.closed || this.running) return;
+    this.running = this.run()
+      .catch((err) => this.ctx.logger.error("webhook dispatch pass failed", { error: String(err) }))
+      .finally(() => {
+        this.running = null;
+        // Wake-ups that came during the pass.
+        if (this.queued.size && !this.closed && !this.runScheduled) {
+          this.runScheduled = true;
+          setTimeout(() => this.startRun(), 0);
+        }
+      });
+  }
+
+  private async run(): Promise<void> {
+    const corps = [...this.queued];
+    this.queued.clear();
+    for (const corpId of corps) {
+      if (this.closed) return;
+      try {
+        const tenant = this.ctx.store.tenant(corpId);
+        for (;;) {
+          const count = await tenant.write((tx) => fanOutEvents(tx, toIso(this.ctx.now()), FANOUT_BATCH));
+          if (count < FANOUT_BATCH) break;
+        }
+        // Read and launched in one synchronous step: what is read is what is in flight.
+        await tenant.read((db) => this.startDue(corpId, db));
+      } catch (err) {
+        // A corporation deleted meanwhile, or a database not yet migrated: the next sweep retries.
+        this.nextDue.delete(corpId);
+        this.ctx.logger.warn("webhook dispatch of a corporation failed", { corp_id: corpId, error: String(err) });
+      }
+    }
+  }
+
+  /** Starts the due deliveries that the concurrency bounds allow. */
+  private startDue(corpId: string, db: TenantDb): void {
+    const now = toIso(this.ctx.now());
+    this.starved.delete(corpId);
+    for (const hook of dueTargets(db, now)) {
+      const busy = this.perWebhook.get(hook.id) ?? 0;
+      if (busy >= PER_WEBHOOK_CONCURRENCY) continue;
+      if (this.inFlight.size >= TOTAL_CONCURRENCY) {
+        this.starved.add(corpId);
+        break;
+      }
+      for (const d of dueDeliveries(db, hook.id, now, PER_WEBHOOK_CONCURRENCY + busy)) {
+        if (this.inFlight.has(d.id)) continue;
+        if ((this.perWebhook.get(hook.id) ?? 0) >= PER_WEBHOOK_CONCURRENCY) break;
+        if (this.inFlight.size >= TOTAL_CONCURRENCY) {
+          this.starved.add(corpId);
+          break;
+        }
+        this.launch(corpId, hook, d);
+      }
+    }
+    const next = nextAttemptAt(db);
+    if (next) this.nextDue.set(corpId, Date.parse(next));
+    else this.nextDue.delete(corpId);
+  }
+
+  private launch(corpId: string, hook: Target, d: Due): void {
+    this.inFlight.add(d.id);
+    this.perWebhook.set(hook.id, (this.perWebhook.get(hook.id) ?? 0) + 1);
+    const p = this.send(corpId, hook, d).then((o) => {
+      this.sends.delete(p);
+      this.outcomes.push(o);
+      this.scheduleFlush();
+    });
+    this.sends.add(p);
+  }
+
+  private async send(corpId: string, hook: Target, d: Due): Promise<Outcome> {
+    const result = await deliverOnce(this.ctx, hook, d.event_id, d.payload);
+    return { corpId, deliveryId: d.id, webhookId: hook.id, ...result };
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled || this.closed) return;
+    this.flushScheduled = true;
+    // A few milliseconds gather the outcomes of concurrent requests into one commit (one fsync).
+    setTimeout(() => {
+      this.flushScheduled = false;
+      // After stop, stop itself records what is left.
+      if (this.closed) return;
+      const p = this.record().finally(() => this.flushes.delete(p));
+      this.flushes.add(p);
+    }, 5);
+  }
+
+  /** Records finished attempts, one transaction per corporation, then frees their slots. */
+  private async record(): Promise<void> {
+    if (this.outcomes.length === 0) return;
+    const byCorp = new Map<string, Outcome[]>();
+    for (const o of this.outcomes.splice(0)) {
+      const list = byCorp.get(o.corpId);
+      if (list) list.push(o);
+      else byCorp.set(o.corpId, [o]);
+    }
+    for (const [corpId, list] of byCorp) {
+      try {
+        const nowMs = this.ctx.now();
+        const disabled = await this.ctx.store.tenant(corpId).write((tx) => recordOutcomes(tx, list, nowMs, RULES));
+        for (const d of disabled) {
+          if (d.why === "gone") {
+            this.ctx.logger.warn("webhook made inactive: the receiver answered 410 Gone", { webhook_id: d.webhookId });
+            continue;
+          }
+          this.ctx.logger.warn("webhook made inactive after consecutive failed events", { webhook_id: d.webhookId, failures: d.failures });
+          void this.ctx.mailer.send({
+            to: d.email,
+            subject: `Webhook "${d.name}" was deactivated`,
+            text:
+              `The webhook "${d.name}" (${d.target}) failed to deliver ${FAILURES_TO_DISABLE} events in a row ` +
+              `after every retry, so it was made inactive. Fix the receiver, then activate the webhook again ` +
+              `(PUT /api/webhook/{id}/active); events raised while it was inactive are not sent.`,
+          });
+        }
+      } catch (err) {
+        // Left pending: the attempts are made again, with the same webhook-id.
+        this.ctx.logger.warn("recording webhook deliveries failed", { corp_id: corpId, error: String(err) });
+      }
+      for (const o of list) {
+        this.inFlight.delete(o.deliveryId);
+        const n = (this.perWebhook.get(o.webhookId) ?? 1) - 1;
+        if (n <= 0) this.perWebhook.delete(o.webhookId);
+        else this.perWebhook.set(o.webhookId, n);
+      }
+      this.wake(corpId);
+    }
+    for (const corpId of this.starved) this.wake(corpId);
+  }
+}
