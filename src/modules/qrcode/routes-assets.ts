@@ -1,13 +1,11 @@
 // /api/qrcode/logo, /api/qrcode/campaign and /api/qrcode/category rows.
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
 import { created, noContent } from "../../lib/http";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
 import { authGuard } from "../auth/guard";
 import * as assets from "./assets-service";
-import { QrCampaign, QrCampaignInput, QrCategory, QrCategoryInput, QrLogo, QrLogoInput } from "./model";
-
-const QrLogoListed = t.Omit(QrLogo, ["data"]);
+import { QrCampaign, QrCampaignInput, QrCategory, QrCategoryInput, QrLogo, QrLogoInput, derived } from "./model";
 
 export function assetRoutes(ctx: AppContext) {
   const auth = "platform.qrcode" as const;
@@ -16,7 +14,7 @@ export function assetRoutes(ctx: AppContext) {
     .get("/logo", ({ tenant, query }) => assets.listLogos(tenant, query), {
       auth,
       query: ListQuery,
-      response: { 200: ListOf(QrLogoListed) },
+      response: { 200: ListOf(derived.QrLogoListed) },
       detail: { summary: "List logos (without their data)" },
     })
     .post("/logo", async ({ tenant, body, set }) => created(set, "/api/qrcode/logo", await assets.createLogo(tenant, body)), {
