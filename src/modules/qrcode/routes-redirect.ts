@@ -40,18 +40,25 @@ export function redirectHandler(ctx: AppContext, slugs: SlugCache, recorder: Acc
     return answer(entry, corp, request, peer);
   }
 
-  return (slug, request, peer) => {
-    if (!SLUG_RE.test(slug)) throw unknownSlug();
-    const entry = slugs.peek(slug);
-    if (entry === undefined) return load(slug, request, peer);
-    if (entry === null) throw unknownSlug();
-    const corp = ctx.corps.get(entry.corpId);
+  function cached(slug: string, entry: SlugEntry, corp: CorpRow | null, request: Request, peer: string | null): Response | Promise<Response> {
     if (!corp) {
       // The corporation was deleted (its slugs with it): look again in case the slug was reused.
       slugs.forget(slug);
       return load(slug, request, peer);
     }
     return answer(entry, corp, request, peer);
+  }
+
+  return (slug, request, peer) => {
+    if (!SLUG_RE.test(slug)) throw unknownSlug();
+    const entry = slugs.peek(slug);
+    if (entry === undefined) return load(slug, request, peer);
+    if (entry === null) throw unknownSlug();
+    // The corporation cache answers a hit synchronously today; should it hand a promise (the
+    // kernel's caches are becoming async), only then is it awaited.
+    const corp = ctx.corps.get(entry.corpId) as CorpRow | null | Promise<CorpRow | null>;
+    if (corp instanceof Promise) return corp.then((c) => cached(slug, entry, c, request, peer));
+    return cached(slug, entry, corp, request, peer);
   };
 }
 
