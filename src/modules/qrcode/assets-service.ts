@@ -15,7 +15,7 @@ type LogoRow = typeof qrLogos.$inferSelect;
 
 // ---- logos ----
 
-export function logoView(row: LogoRow, withData: boolean): QrLogo {
+function logoView(row: LogoRow, withData: boolean): QrLogo {
   const { data, ...rest } = row;
   return withData ? { ...rest, data: Buffer.from(data).toString("base64") } : rest;
 }
@@ -38,7 +38,7 @@ function logoData(input: QrLogoInput): Buffer {
   return data;
 }
 
-export function findLogo(db: TenantDb, id: string): LogoRow {
+function findLogo(db: TenantDb, id: string): LogoRow {
   const row = db.select().from(qrLogos).where(eq(qrLogos.id, id)).get();
   if (!row) throw notFound("Logo");
   return row;
