@@ -158,7 +158,8 @@ export async function createCode(deps: QrDeps, tenant: TenantDoor, corpId: strin
   try {
     return await insertCode(deps, tenant, id, input, slug);
   } catch (err) {
-    await releaseSlug(deps, slug, corpId);
+    // The write's own error is the answer; a slug that could not be freed stays taken, and says so.
+    await releaseSlug(deps, slug, corpId).catch((e) => deps.ctx.logger.error("freeing a QR slug failed", { slug, corp_id: corpId, error: String(e) }));
     throw err;
   }
 }
