@@ -4,8 +4,11 @@
 // wrapped in what the global hooks do for every request: request id, metrics and log, problems.
 import type { Server } from "bun";
 
-/** A handler shared with an Elysia route; it throws a Problem to refuse. */
-export type EdgeHandler = (request: Request, params: Record<string, string>, peer: string | null) => Response;
+/**
+ * A handler shared with an Elysia route; it throws (or rejects with) a Problem to refuse. It may
+ * answer synchronously, as a cache hit does, and then no promise is made.
+ */
+export type EdgeHandler = (request: Request, params: Record<string, string>, peer: string | null) => Response | Promise<Response>;
 
 export interface EdgeHooks {
   /** The request id (the caller's X-Request-Id or a new one). */
@@ -16,7 +19,7 @@ export interface EdgeHooks {
   error(error: unknown, request: Request): Response;
 }
 
-type BunRoute = (request: Request & { params: Record<string, string> }, server: Server<unknown>) => Response;
+type BunRoute = (request: Request & { params: Record<string, string> }, server: Server<unknown>) => Response | Promise<Response>;
 
 export class EdgeRoutes {
   private entries: { path: string; handler: EdgeHandler }[] = [];
@@ -38,18 +41,26 @@ export class EdgeRoutes {
         GET: (request, server) => {
           const startedAt = performance.now();
           const id = hooks.begin(request);
-          let response: Response;
+          let out: Response | Promise<Response>;
           try {
-            response = handler(request, request.params, server.requestIP(request)?.address ?? null);
+            out = handler(request, request.params, server.requestIP(request)?.address ?? null);
           } catch (err) {
-            response = hooks.error(err, request);
+            out = hooks.error(err, request);
           }
-          response.headers.set("x-request-id", id);
-          hooks.finish(request, id, startedAt, path, response.status);
-          return response;
+          if (out instanceof Response) return finish(hooks, request, id, startedAt, path, out);
+          return out.then(
+            (response) => finish(hooks, request, id, startedAt, path, response),
+            (err) => finish(hooks, request, id, startedAt, path, hooks.error(err, request)),
+          );
         },
       };
     }
     return routes;
   }
+}
+
+function finish(hooks: EdgeHooks, request: Request, id: string, startedAt: number, path: string, response: Response): Response {
+  response.headers.set("x-request-id", id);
+  hooks.finish(request, id, startedAt, path, response.status);
+  return response;
 }

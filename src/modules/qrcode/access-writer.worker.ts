@@ -2,6 +2,9 @@
 // here (recorder.ts), so the commit and its fsync never stall the event loop. A corporation's
 // database is opened per batch, with the same pragmas as every other connection, and never created
 // (a deleted corporation's file stays deleted). An extra entrypoint of the compiled binary (build.ts).
+// The one writer of the module that does not go through ctx.store (a documented exception): the
+// store's doors live on the main thread, and this thread opens its own connection through the
+// same connection code (db/sqlite.ts).
 import { existsSync } from "node:fs";
 import { openSqlite } from "../../db/sqlite";
 import type { AccessRow, DoneMessage, WriteBatch, WriteMessage } from "./access-writer";
@@ -19,7 +22,9 @@ function writeBatch(batch: WriteBatch): void {
     // b-tree less per scan), so a row is found through the (qrcode_id, at) index instead.
     const stored = batch.recheck ? db.query<{ x: number }, [string, string, string]>("SELECT 1 AS x FROM qr_accesses WHERE qrcode_id = ? AND at = ? AND id = ?") : null;
     const bump = db.query("UPDATE qr_codes SET scans = scans + ? WHERE id = ?");
-    db.transaction(() => {
+    // As the doors do: BEGIN IMMEDIATE takes the write lock up front.
+    db.run("BEGIN IMMEDIATE");
+    try {
       const known = new Map<string, boolean>();
       const added = new Map<string, number>();
       for (const chunk of batch.chunks) {
@@ -34,7 +39,11 @@ function writeBatch(batch: WriteBatch): void {
         }
       }
       for (const [codeId, n] of added) bump.run(n, codeId);
-    }).immediate();
+      db.run("COMMIT");
+    } catch (err) {
+      if (db.inTransaction) db.run("ROLLBACK");
+      throw err;
+    }
   } finally {
     db.close();
   }

@@ -4,9 +4,10 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
 import type { EdgeRoutes } from "../../lib/edge";
 import { AccessRecorder } from "./recorder";
-import { redirectHandler, redirectModule, SlugCache } from "./redirect";
 import { assetRoutes } from "./routes-assets";
 import { codeRoutes } from "./routes-codes";
+import { redirectHandler, redirectRoutes } from "./routes-redirect";
+import { SlugCache } from "./slug-cache";
 
 export function qrcodeModule(ctx: AppContext, edge?: EdgeRoutes) {
   const slugs = new SlugCache(ctx);
@@ -17,7 +18,7 @@ export function qrcodeModule(ctx: AppContext, edge?: EdgeRoutes) {
   // The server answers the redirect from Bun's router (src/lib/edge.ts); app.handle uses the route.
   edge?.get("/q/:slug", (request, params, peer) => redirect(params.slug, request, peer));
   return new Elysia({ name: "qrcode" })
-    .use(redirectModule(redirect))
+    .use(redirectRoutes(redirect))
     .use(assetRoutes(ctx))
     .use(codeRoutes({ ctx, slugs }));
 }

@@ -110,6 +110,14 @@ export const QrLogo = t.Object({
   updated_at: t.String(),
 });
 export type QrLogo = Static<typeof QrLogo>;
+/**
+ * Schemas the routes derive from the named ones. Kept under one object so that the OpenAPI
+ * document does not publish them by name (system/openapi-schemas.ts names exported schemas).
+ */
+export const derived = {
+  /** A logo as lists show it: without its data. */
+  QrLogoListed: t.Omit(QrLogo, ["data"]),
+};
 
 export const QrLogoInput = t.Object({
   name: t.String({ minLength: 1, maxLength: 200 }),

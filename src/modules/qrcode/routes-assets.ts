@@ -1,37 +1,35 @@
 // /api/qrcode/logo, /api/qrcode/campaign and /api/qrcode/category rows.
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
 import { created, noContent } from "../../lib/http";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
 import { authGuard } from "../auth/guard";
-import * as assets from "./assets";
-import { QrCampaign, QrCampaignInput, QrCategory, QrCategoryInput, QrLogo, QrLogoInput } from "./model";
-
-const QrLogoListed = t.Omit(QrLogo, ["data"]);
+import * as assets from "./assets-service";
+import { QrCampaign, QrCampaignInput, QrCategory, QrCategoryInput, QrLogo, QrLogoInput, derived } from "./model";
 
 export function assetRoutes(ctx: AppContext) {
   const auth = "platform.qrcode" as const;
   return new Elysia({ name: "qrcode-assets", prefix: "/api/qrcode", tags: ["QRCode"] })
     .use(authGuard(ctx))
-    .get("/logo", ({ tenantDb, query }) => assets.listLogos(tenantDb, query), {
+    .get("/logo", ({ tenant, query }) => assets.listLogos(tenant, query), {
       auth,
       query: ListQuery,
-      response: { 200: ListOf(QrLogoListed) },
+      response: { 200: ListOf(derived.QrLogoListed) },
       detail: { summary: "List logos (without their data)" },
     })
-    .post("/logo", ({ tenantDb, body, set }) => created(set, "/api/qrcode/logo", assets.createLogo(tenantDb, body)), {
+    .post("/logo", async ({ tenant, body, set }) => created(set, "/api/qrcode/logo", await assets.createLogo(tenant, body)), {
       auth,
       body: QrLogoInput,
       response: { 200: QrLogo },
       detail: { summary: "Upload a logo (PNG or JPEG, at most 512 KiB)" },
     })
-    .get("/logo/:id", ({ tenantDb, params }) => assets.logoView(assets.findLogo(tenantDb, params.id), true), {
+    .get("/logo/:id", ({ tenant, params }) => assets.getLogo(tenant, params.id), {
       auth,
       params: IdParams,
       response: { 200: QrLogo },
       detail: { summary: "Get a logo, with its data" },
     })
-    .put("/logo/:id", ({ tenantDb, params, body }) => assets.updateLogo(tenantDb, params.id, body), {
+    .put("/logo/:id", ({ tenant, params, body }) => assets.updateLogo(tenant, params.id, body), {
       auth,
       params: IdParams,
       body: QrLogoInput,
@@ -40,31 +38,31 @@ export function assetRoutes(ctx: AppContext) {
     })
     .delete(
       "/logo/:id",
-      ({ tenantDb, params, set }) => {
-        assets.deleteLogo(tenantDb, params.id);
+      async ({ tenant, params, set }) => {
+        await assets.deleteLogo(tenant, params.id);
         noContent(set);
       },
       { auth, params: IdParams, detail: { summary: "Delete a logo" } },
     )
-    .get("/campaign", ({ tenantDb, query }) => assets.listCampaigns(tenantDb, query), {
+    .get("/campaign", ({ tenant, query }) => assets.listCampaigns(tenant, query), {
       auth,
       query: ListQuery,
       response: { 200: ListOf(QrCampaign) },
       detail: { summary: "List campaigns" },
     })
-    .post("/campaign", ({ tenantDb, body, set }) => created(set, "/api/qrcode/campaign", assets.createCampaign(tenantDb, body)), {
+    .post("/campaign", async ({ tenant, body, set }) => created(set, "/api/qrcode/campaign", await assets.createCampaign(tenant, body)), {
       auth,
       body: QrCampaignInput,
       response: { 200: QrCampaign },
       detail: { summary: "Create a campaign" },
     })
-    .get("/campaign/:id", ({ tenantDb, params }) => assets.findCampaign(tenantDb, params.id), {
+    .get("/campaign/:id", ({ tenant, params }) => assets.getCampaign(tenant, params.id), {
       auth,
       params: IdParams,
       response: { 200: QrCampaign },
       detail: { summary: "Get a campaign" },
     })
-    .put("/campaign/:id", ({ tenantDb, params, body }) => assets.updateCampaign(tenantDb, params.id, body), {
+    .put("/campaign/:id", ({ tenant, params, body }) => assets.updateCampaign(tenant, params.id, body), {
       auth,
       params: IdParams,
       body: QrCampaignInput,
@@ -73,31 +71,31 @@ export function assetRoutes(ctx: AppContext) {
     })
     .delete(
       "/campaign/:id",
-      ({ tenantDb, params, set }) => {
-        assets.deleteCampaign(tenantDb, params.id);
+      async ({ tenant, params, set }) => {
+        await assets.deleteCampaign(tenant, params.id);
         noContent(set);
       },
       { auth, params: IdParams, detail: { summary: "Delete a campaign" } },
     )
-    .get("/category", ({ tenantDb, query }) => assets.listCategories(tenantDb, query), {
+    .get("/category", ({ tenant, query }) => assets.listCategories(tenant, query), {
       auth,
       query: ListQuery,
       response: { 200: ListOf(QrCategory) },
       detail: { summary: "List categories" },
     })
-    .post("/category", ({ tenantDb, body, set }) => created(set, "/api/qrcode/category", assets.createCategory(tenantDb, body)), {
+    .post("/category", async ({ tenant, body, set }) => created(set, "/api/qrcode/category", await assets.createCategory(tenant, body)), {
       auth,
       body: QrCategoryInput,
       response: { 200: QrCategory },
       detail: { summary: "Create a category" },
     })
-    .get("/category/:id", ({ tenantDb, params }) => assets.findCategory(tenantDb, params.id), {
+    .get("/category/:id", ({ tenant, params }) => assets.getCategory(tenant, params.id), {
       auth,
       params: IdParams,
       response: { 200: QrCategory },
       detail: { summary: "Get a category" },
     })
-    .put("/category/:id", ({ tenantDb, params, body }) => assets.updateCategory(tenantDb, params.id, body), {
+    .put("/category/:id", ({ tenant, params, body }) => assets.updateCategory(tenant, params.id, body), {
       auth,
       params: IdParams,
       body: QrCategoryInput,
@@ -106,8 +104,8 @@ export function assetRoutes(ctx: AppContext) {
     })
     .delete(
       "/category/:id",
-      ({ tenantDb, params, set }) => {
-        assets.deleteCategory(tenantDb, params.id);
+      async ({ tenant, params, set }) => {
+        await assets.deleteCategory(tenant, params.id);
         noContent(set);
       },
       { auth, params: IdParams, detail: { summary: "Delete a category" } },

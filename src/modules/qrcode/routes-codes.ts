@@ -2,11 +2,10 @@
 import { Elysia } from "elysia";
 import { authGuard } from "../auth/guard";
 import { created, noContent } from "../../lib/http";
-import { invalid } from "../../lib/problem";
+import { invalid, notFound } from "../../lib/problem";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
-import { allReport, codeReport, exportAccesses, listAccesses } from "./analytics";
-import { findLogo } from "./assets";
-import { codeView, createCode, deleteCode, exportCodes, findCode, listCodes, setCodeStatus, updateCode, type QrDeps } from "./codes";
+import { allReport, codeReport, exportAccesses, listAccesses } from "./analytics-service";
+import { codeView, createCode, deleteCode, exportCodes, getCode, imageSource, listCodes, setCodeStatus, updateCode, type QrDeps } from "./codes-service";
 import { renderPng, renderSvg, type ImageOptions } from "./image";
 import {
   AccessExportQuery,
@@ -31,13 +30,13 @@ export function codeRoutes(deps: QrDeps) {
   const auth = "platform.qrcode" as const;
   return new Elysia({ name: "qrcode-codes", prefix: "/api", tags: ["QRCode"] })
     .use(authGuard(ctx))
-    .get("/qrcode", ({ tenantDb, query }) => listCodes(deps, tenantDb, query), {
+    .get("/qrcode", ({ tenant, query }) => listCodes(deps, tenant, query), {
       auth,
       query: ListQuery,
       response: { 200: ListOf(QrCode) },
       detail: { summary: "List QR codes" },
     })
-    .post("/qrcode", ({ tenantDb, principal, body, set }) => created(set, "/api/qrcode", createCode(deps, tenantDb, principal.corpId, body)), {
+    .post("/qrcode", async ({ tenant, principal, body, set }) => created(set, "/api/qrcode", await createCode(deps, tenant, principal.corpId, body)), {
       auth,
       body: QrCodeInput,
       response: { 200: QrCode },
@@ -45,7 +44,7 @@ export function codeRoutes(deps: QrDeps) {
     })
     .get(
       "/qrcode/export",
-      ({ tenantDb, query }) => csvResponse(exportCodes(deps, tenantDb, query), "qrcodes.csv"),
+      async ({ tenant, query }) => csvResponse(await exportCodes(deps, tenant, query), "qrcodes.csv"),
       {
         auth,
         query: ExportQuery,
@@ -55,19 +54,19 @@ export function codeRoutes(deps: QrDeps) {
         },
       },
     )
-    .get("/qrcode/report", ({ tenantDb, principal, query }) => allReport(tenantDb, query, ctx.corps.get(principal.corpId)!.timezone, ctx.now()), {
+    .get("/qrcode/report", ({ tenant, principal, query }) => allReport(tenant, query, principal.corp.timezone, ctx.now()), {
       auth,
       query: AllReportQuery,
       response: { 200: AllReport },
       detail: { summary: "Report for all codes, grouped by code, campaign or category" },
     })
-    .get("/qrcode/:id", ({ tenantDb, params }) => codeView(ctx.config.publicUrl, findCode(tenantDb, params.id)), {
+    .get("/qrcode/:id", ({ tenant, params }) => getCode(deps, tenant, params.id), {
       auth,
       params: IdParams,
       response: { 200: QrCode },
       detail: { summary: "Get a QR code" },
     })
-    .put("/qrcode/:id", ({ tenantDb, principal, params, body }) => updateCode(deps, tenantDb, principal.corpId, params.id, body), {
+    .put("/qrcode/:id", ({ tenant, params, body }) => updateCode(deps, tenant, params.id, body), {
       auth,
       params: IdParams,
       body: QrCodeInput,
@@ -76,19 +75,19 @@ export function codeRoutes(deps: QrDeps) {
     })
     .delete(
       "/qrcode/:id",
-      ({ tenantDb, principal, params, set }) => {
-        deleteCode(deps, tenantDb, principal.corpId, params.id);
+      async ({ tenant, principal, params, set }) => {
+        await deleteCode(deps, tenant, principal.corpId, params.id);
         noContent(set);
       },
       { auth, params: IdParams, detail: { summary: "Delete a QR code with its accesses; the slug is freed" } },
     )
-    .put("/qrcode/:id/active", ({ tenantDb, principal, params }) => setCodeStatus(deps, tenantDb, principal.corpId, params.id, true), {
+    .put("/qrcode/:id/active", ({ tenant, params }) => setCodeStatus(deps, tenant, params.id, true), {
       auth,
       params: IdParams,
       response: { 200: QrCode },
       detail: { summary: "Activate a QR code" },
     })
-    .put("/qrcode/:id/inactive", ({ tenantDb, principal, params }) => setCodeStatus(deps, tenantDb, principal.corpId, params.id, false), {
+    .put("/qrcode/:id/inactive", ({ tenant, params }) => setCodeStatus(deps, tenant, params.id, false), {
       auth,
       params: IdParams,
       response: { 200: QrCode },
@@ -96,18 +95,13 @@ export function codeRoutes(deps: QrDeps) {
     })
     .get(
       "/qrcode/:id/accesses",
-      ({ tenantDb, principal, params, query }) => {
-        findCode(tenantDb, params.id);
-        return listAccesses(tenantDb, params.id, query, ctx.corps.get(principal.corpId)!.timezone);
-      },
+      ({ tenant, principal, params, query }) => listAccesses(tenant, params.id, query, principal.corp.timezone),
       { auth, params: IdParams, query: AccessListQuery, response: { 200: ListOf(QrAccess) }, detail: { summary: "List the accesses (scans) of a QR code" } },
     )
     .get(
       "/qrcode/:id/accesses/export",
-      ({ tenantDb, principal, params, query }) => {
-        findCode(tenantDb, params.id);
-        return csvResponse(exportAccesses(tenantDb, params.id, query, ctx.corps.get(principal.corpId)!.timezone), `qrcode-${params.id}-accesses.csv`);
-      },
+      async ({ tenant, principal, params, query }) =>
+        csvResponse(await exportAccesses(tenant, params.id, query, principal.corp.timezone), `qrcode-${params.id}-accesses.csv`),
       {
         auth,
         params: IdParams,
@@ -120,24 +114,20 @@ export function codeRoutes(deps: QrDeps) {
     )
     .get(
       "/qrcode/:id/report",
-      ({ tenantDb, principal, params, query }) => {
-        findCode(tenantDb, params.id);
-        return codeReport(tenantDb, params.id, query, ctx.corps.get(principal.corpId)!.timezone, ctx.now());
-      },
+      ({ tenant, principal, params, query }) => codeReport(tenant, params.id, query, principal.corp.timezone, ctx.now()),
       { auth, params: IdParams, query: RangeQuery, response: { 200: Report }, detail: { summary: "Report for one QR code" } },
     )
     .get(
       "/qrcode/:id/image",
-      async ({ tenantDb, params, query }) => {
-        const code = findCode(tenantDb, params.id);
+      async ({ tenant, params, query }) => {
+        const { code, logo } = await imageSource(tenant, params.id, !!query.logo);
         const size = query.size ?? 512;
         const margin = query.margin ?? 4;
         if (size < 64 || size > 4096) throw invalid("size", "must be from 64 to 4096");
         if (margin < 0 || margin > 16) throw invalid("margin", "must be from 0 to 16");
-        let logo = null;
         if (query.logo) {
           if (!code.logo_id) throw invalid("logo", "the QR code has no logo");
-          logo = findLogo(tenantDb, code.logo_id);
+          if (!logo) throw notFound("Logo");
         }
         const opts: ImageOptions = {
           size,

@@ -1,12 +1,15 @@
-// Scans: the accesses list and CSV export, the per-code and all-codes reports. Everything is
-// computed in SQL over the one (qrcode_id, at, visitor) index.
+// Scans (qr_accesses): the accesses list and CSV export, the per-code and all-codes reports, and
+// their retention. Everything is computed in SQL over the one (qrcode_id, at, visitor) index.
+// The rows themselves are written by the scan writer thread (access-writer.worker.ts).
 import { eq, gte, lt } from "drizzle-orm";
+import type { TenantDoor } from "../../core/store";
 import { qrAccesses } from "../../db/tenant/schema";
 import type { TenantDb } from "../../db/sqlite";
 import { listRows, type ListParams } from "../../lib/list";
 import { invalid } from "../../lib/problem";
 import { canonicalDate, canonicalInstant, dateAsMidnight, toIso, zoneOffsetMinutes } from "../../lib/time";
 import { csvLine } from "../../lib/csv";
+import { findCode } from "./codes-service";
 import type { AllReport, QrAccess, Report } from "./model";
 
 type AccessRow = typeof qrAccesses.$inferSelect;
@@ -87,7 +90,15 @@ function reportRange(query: { from?: string; to?: string }, tz: string, now: num
   return { from, to };
 }
 
-export function listAccesses(db: TenantDb, codeId: string, query: ListParams & { from?: string; to?: string }, tz: string) {
+/** The accesses of a code (404 when the code is unknown). */
+export function listAccesses(tenant: TenantDoor, codeId: string, query: ListParams & { from?: string; to?: string }, tz: string) {
+  return tenant.read((db) => {
+    findCode(db, codeId);
+    return accessPage(db, codeId, query, tz);
+  });
+}
+
+function accessPage(db: TenantDb, codeId: string, query: ListParams & { from?: string; to?: string }, tz: string) {
   const { from, to } = parseRange(query, tz);
   return listRows(
     db,
@@ -109,24 +120,34 @@ export function listAccesses(db: TenantDb, codeId: string, query: ListParams & {
 export const ACCESS_CSV_HEADER = ["at", "ip", "user_agent", "referer"];
 const EXPORT_PAGE = 2_000;
 
-/** The accesses of a code in time order, streamed page by page (keyset on at, id). */
-export function exportAccesses(db: TenantDb, codeId: string, query: { format: string; from?: string; to?: string }, tz: string): ReadableStream<Uint8Array> {
+const EXPORT_PAGE_SQL =
+  "SELECT id, at, ip, user_agent, referer FROM qr_accesses WHERE qrcode_id = ?1 AND at >= ?2 AND at < ?3 AND (at > ?4 OR (at = ?4 AND id > ?5)) ORDER BY at, id LIMIT ?6";
+type ExportRow = { id: string; at: string; ip: string; user_agent: string | null; referer: string | null };
+
+/**
+ * The accesses of a code in time order (404 when the code is unknown), streamed page by page
+ * (keyset on at, id), each page one read of its own.
+ */
+export async function exportAccesses(
+  tenant: TenantDoor,
+  codeId: string,
+  query: { format: string; from?: string; to?: string },
+  tz: string,
+): Promise<ReadableStream<Uint8Array>> {
+  await tenant.read((db) => findCode(db, codeId));
   if (query.format !== "csv") throw invalid("format", "must be csv");
   const { from, to } = parseRange(query, tz);
   const encoder = new TextEncoder();
-  const page = db.$client.query(
-    "SELECT id, at, ip, user_agent, referer FROM qr_accesses WHERE qrcode_id = ?1 AND at >= ?2 AND at < ?3 AND (at > ?4 OR (at = ?4 AND id > ?5)) ORDER BY at, id LIMIT ?6",
-  );
   let cursor = { at: "", id: "" };
   let headerSent = false;
   return new ReadableStream({
-    pull(controller) {
+    async pull(controller) {
       if (!headerSent) {
         headerSent = true;
         controller.enqueue(encoder.encode(csvLine(ACCESS_CSV_HEADER)));
         return;
       }
-      const rows = page.all(codeId, from ?? "", to ?? "\uffff", cursor.at, cursor.id, EXPORT_PAGE) as { id: string; at: string; ip: string; user_agent: string | null; referer: string | null }[];
+      const rows = await tenant.read((db) => db.$client.query(EXPORT_PAGE_SQL).all(codeId, from ?? "", to ?? "\uffff", cursor.at, cursor.id, EXPORT_PAGE) as ExportRow[]);
       if (rows.length === 0) return controller.close();
       controller.enqueue(encoder.encode(rows.map((r) => csvLine([r.at, r.ip, r.user_agent, r.referer])).join("")));
       const last = rows[rows.length - 1];
@@ -141,7 +162,15 @@ interface Counts {
   unique_visitors: number;
 }
 
-export function codeReport(db: TenantDb, codeId: string, query: { from?: string; to?: string }, tz: string, now: number): Report {
+/** The report of one code (404 when the code is unknown). */
+export function codeReport(tenant: TenantDoor, codeId: string, query: { from?: string; to?: string }, tz: string, now: number): Promise<Report> {
+  return tenant.read((db) => {
+    findCode(db, codeId);
+    return reportOf(db, codeId, query, tz, now);
+  });
+}
+
+function reportOf(db: TenantDb, codeId: string, query: { from?: string; to?: string }, tz: string, now: number): Report {
   const { from, to } = reportRange(query, tz, now);
   // One [start, end) slice per local day, clipped to the range: DST days are 23 or 25 hours long.
   const days: [string, string, string][] = [];
@@ -175,6 +204,15 @@ const GROUP_NAMES = {
 } as const;
 
 export function allReport(
+  tenant: TenantDoor,
+  query: { from?: string; to?: string; group_by?: "qrcode" | "campaign" | "category"; campaign_id?: string; category_id?: string },
+  tz: string,
+  now: number,
+): Promise<AllReport> {
+  return tenant.read((db) => allReportOf(db, query, tz, now));
+}
+
+function allReportOf(
   db: TenantDb,
   query: { from?: string; to?: string; group_by?: "qrcode" | "campaign" | "category"; campaign_id?: string; category_id?: string },
   tz: string,
@@ -198,4 +236,20 @@ export function allReport(
     )
     .all(...args) as AllReport["groups"];
   return { from, to, total: totals.total, unique_visitors: totals.unique_visitors, groups };
+}
+
+/**
+ * Retention (src/modules/retention): deletes at most `limit` scans made before `cutoff` (an
+ * instant), returns how many. The old scans are a range of the (qrcode_id, at, visitor) index per
+ * code, walked code by code as the all-codes report walks it (no second index is worth its cost on
+ * every scan). Run inside a write: the scan writer thread commits on its own connection, and its
+ * busy timeout waits out this short transaction.
+ */
+export function pruneQrAccesses(db: TenantDb, cutoff: string, limit: number): number {
+  return db.$client
+    .query(
+      `DELETE FROM qr_accesses WHERE seq IN (SELECT a.seq FROM qr_codes c CROSS JOIN qr_accesses a INDEXED BY qr_accesses_code_at ON a.qrcode_id = c.id
+            WHERE a.at < ?1 LIMIT ?2)`,
+    )
+    .run(cutoff, limit).changes;
 }
