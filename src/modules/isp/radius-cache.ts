@@ -1,12 +1,13 @@
 // The NAS rows and layouts RADIUS authorize reads on every Access-Request, kept per corporation
-// connection until anything at all changes in that database (its change stamp moves, see
-// src/db/change-stamp.ts). A request takes the snapshot once (two tiny reads) and finds its NAS
-// and layout in it; callers must not modify what they are given.
+// read connection until anything at all changes in that database (its change stamp moves, see
+// src/db/change-stamp.ts). A request takes the snapshot once, inside its read (two tiny reads),
+// and finds its NAS and layout in it; callers must not modify what they are given. Only a read's
+// handle may be passed (never a write's: what a write reads may be rolled back).
 import type { Database } from "bun:sqlite";
 import { changeStamp } from "../../db/change-stamp";
 import type { TenantDb } from "../../db/sqlite";
-import { activeTemplates, layoutStatus, type AttributeTemplate } from "./render";
-import type { RadiusNas } from "./radius-auth";
+import type { RadiusNas } from "./nas-service";
+import { activeTemplates, layoutStatus, type AttributeTemplate } from "./render-service";
 
 export interface Snapshot {
   stamp: number;
