@@ -109,6 +109,7 @@ export class AttemptLog {
   private buffers = new Map<TenantDoor, AttemptRow[]>();
   private timer: ReturnType<typeof setTimeout> | null = null;
   private budgets = new Map<TenantDoor, SecondBudget>();
+  private committing = new Map<TenantDoor, Promise<void>>();
 
   constructor(private ctx: AppContext) {
     ctx.onClose(() => {
@@ -139,17 +140,26 @@ export class AttemptLog {
     }
   }
 
-  /** Commits the corporation's buffered attempts; never rejects (a failure is logged). */
+  /**
+   * Commits the corporation's buffered attempts; resolves when they, and any batch of it already
+   * committing, are committed. Never rejects (a failure is logged).
+   */
   async flush(tenant: TenantDoor): Promise<void> {
     const rows = this.buffers.get(tenant);
-    if (!rows?.length) return;
+    if (!rows?.length) {
+      await this.committing.get(tenant);
+      return;
+    }
     this.buffers.delete(tenant);
-    try {
-      await tenant.write((tx) => storeAttempts(tx, rows));
-    } catch (err) {
+    // Writes to one database commit in the order they were asked for: waiting for the latest is
+    // waiting for all.
+    const job = tenant.write((tx) => storeAttempts(tx, rows)).catch((err) => {
       // A closed or failing database: the attempts are diagnostics, logged and let go.
       this.ctx.logger.warn("writing RADIUS attempts failed", { error: String(err), attempts: rows.length });
-    }
+    });
+    this.committing.set(tenant, job);
+    await job;
+    if (this.committing.get(tenant) === job) this.committing.delete(tenant);
   }
 
   async flushAll(): Promise<void> {
