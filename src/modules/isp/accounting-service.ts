@@ -1,13 +1,12 @@
 // RADIUS accounting records (isp_radius_accounting) and the sessions they make up
 // (isp_radius_sessions): stored in groups by the accounting writer (jobs.ts), each group one
 // transaction; the session a record belongs to is updated in the same transaction.
-import type { Database, Statement } from "bun:sqlite";
 import type { TenantDoor } from "../../core/store";
 import type { TenantDb } from "../../db/sqlite";
 import { ispRadiusAccounting, type ispRadiusSessions } from "../../db/tenant/schema";
 import { newId } from "../../lib/ids";
 import { nowIso, toIso } from "../../lib/time";
-import type { AccountingRow } from "./accounting";
+import type { AccountingRow } from "./accounting-parse";
 
 /** Accounting-On/Off: the NAS restarted, so every session still open on it has ended. */
 export function closeNasSessions(tenant: TenantDoor, nasId: string, restart: { at: string; cause: string }): Promise<number> {
@@ -25,28 +24,24 @@ export const DEFAULT_STALE_MS = 15 * 60_000;
 export const STALE_INTERVALS = 3;
 
 type SessionRow = typeof ispRadiusSessions.$inferSelect;
-interface SessionStatements {
-  /** Every session with that key: one, unless the NAS reused the id (after a reboot). */
-  byKey: Statement<Pick<SessionRow, "id" | "session_time" | "started_at" | "stopped_at"> & { open: number }, [string, string]>;
-  insert: Statement<unknown, [Record<string, string | number | null>]>;
-  update: Statement<unknown, [Record<string, string | number | null>]>;
-}
-const sessionStatements = new WeakMap<Database, SessionStatements>();
+type Client = TenantDb["$client"];
+type Values = Record<string, string | number | null>;
 
-function statementsOf(sqlite: Database): SessionStatements {
-  let s = sessionStatements.get(sqlite);
-  if (!s) {
-    s = {
-      // Not ORDER BY ... LIMIT 1: that costs several times the read of the one row there usually is.
-      byKey: sqlite.prepare("SELECT id, session_time, open, started_at, stopped_at FROM isp_radius_sessions WHERE nas_id = ?1 AND acct_session_id = ?2"),
-      insert: sqlite.prepare(
-        `INSERT INTO isp_radius_sessions (id, nas_id, acct_session_id, username, contract_id, framed_ip, calling_station_id, started_at, updated_at,
+function prepareSessionStatements(sqlite: Client) {
+  return {
+    // Every session with that key: one, unless the NAS reused the id (after a reboot). Not ORDER
+    // BY ... LIMIT 1: that costs several times the read of the one row there usually is.
+    byKey: sqlite.prepare<Pick<SessionRow, "id" | "session_time" | "started_at" | "stopped_at"> & { open: number }, [string, string]>(
+      "SELECT id, session_time, open, started_at, stopped_at FROM isp_radius_sessions WHERE nas_id = ?1 AND acct_session_id = ?2",
+    ),
+    insert: sqlite.prepare<unknown, [Values]>(
+      `INSERT INTO isp_radius_sessions (id, nas_id, acct_session_id, username, contract_id, framed_ip, calling_station_id, started_at, updated_at,
            stopped_at, open, stale_at, input_bytes, output_bytes, input_packets, output_packets, session_time, terminate_cause, received_at, created_at)
          VALUES ($id, $nas_id, $acct_session_id, $username, $contract_id, $framed_ip, $calling_station_id, $started_at, $updated_at,
            $stopped_at, $open, $stale_at, $input_bytes, $output_bytes, $input_packets, $output_packets, $session_time, $terminate_cause, $received_at, $received_at)`,
-      ),
-      update: sqlite.prepare(
-        `UPDATE isp_radius_sessions SET
+    ),
+    update: sqlite.prepare<unknown, [Values]>(
+      `UPDATE isp_radius_sessions SET
            contract_id = coalesce($contract_id, contract_id), framed_ip = coalesce($framed_ip, framed_ip),
            calling_station_id = coalesce($calling_station_id, calling_station_id), updated_at = $updated_at,
            stopped_at = $stopped_at, open = $open, stale_at = $stale_at,
@@ -54,10 +49,15 @@ function statementsOf(sqlite: Database): SessionStatements {
            input_packets = coalesce($input_packets, input_packets), output_packets = coalesce($output_packets, output_packets),
            session_time = $session_time, terminate_cause = coalesce($terminate_cause, terminate_cause), received_at = $received_at
          WHERE id = $id`,
-      ),
-    };
-    sessionStatements.set(sqlite, s);
-  }
+    ),
+  };
+}
+type SessionStatements = ReturnType<typeof prepareSessionStatements>;
+const sessionStatements = new WeakMap<Client, SessionStatements>();
+
+function statementsOf(sqlite: Client): SessionStatements {
+  let s = sessionStatements.get(sqlite);
+  if (!s) sessionStatements.set(sqlite, (s = prepareSessionStatements(sqlite)));
   return s;
 }
 
@@ -70,7 +70,7 @@ function statementsOf(sqlite: Database): SessionStatements {
  * start (its time less Acct-Session-Time) is after the Stop: the NAS restarted and reused the id
  * (its new Start, at session time 0 like the old one's, is taken for a retransmission).
  */
-export function applyToSession(sqlite: Database, row: AccountingRow, interimInterval: number | null): void {
+export function applyToSession(sqlite: Client, row: AccountingRow, interimInterval: number | null): void {
   const s = statementsOf(sqlite);
   const stop = row.status_type === "Stop";
   const staleMs = interimInterval ? STALE_INTERVALS * interimInterval * 1000 : DEFAULT_STALE_MS;

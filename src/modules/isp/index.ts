@@ -5,7 +5,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
 import { authGuard } from "../auth/guard";
-import { attemptRoutes } from "./attempts";
+import { attemptRoutes } from "./attempt";
 import { AccountingWriter, AttemptLog, watchContracts } from "./jobs";
 import { layoutRoutes } from "./layout";
 import { manufacturerRoutes } from "./manufacturer";

@@ -7,7 +7,7 @@ import type { AppContext } from "../../core/context";
 import type { TenantDoor } from "../../core/store";
 import { newId } from "../../lib/ids";
 import { toIso } from "../../lib/time";
-import type { AccountingRow } from "./accounting";
+import type { AccountingRow } from "./accounting-parse";
 import { storeAccounting, type AccountingRecord } from "./accounting-service";
 import { storeAttempts, type AttemptRow } from "./attempt-service";
 import { reconcileContract } from "./dynamic-auth";

@@ -8,7 +8,7 @@ import type { Static } from "elysia";
 import type { TenantDb } from "../../db/sqlite";
 import { notFound } from "../../lib/problem";
 import { contractIdByUsername, findContractByUsername } from "../contract/service";
-import { parseAccounting, type AccountingBody } from "./accounting";
+import { parseAccounting, type AccountingBody } from "./accounting-parse";
 import { closeNasSessions } from "./accounting-service";
 import type { AccountingWriter, AttemptLog } from "./jobs";
 import type { AttemptOutcome, AuthorizeQuery } from "./model";
