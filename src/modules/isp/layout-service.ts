@@ -8,6 +8,7 @@ import { conflict, invalid, notFound } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
 import { findContract, getConfig, MASKED_PASSWORD } from "../contract/service";
 import type { LayoutAttributeInput, LayoutInput } from "./model";
+import { nasById } from "./nas-service";
 import { checkRef, checkUniqueName, isUsed, requireRow, setStatus, type Q } from "./record-service";
 import { renderLayout } from "./render-service";
 import { checkTemplate } from "./template";
@@ -141,7 +142,7 @@ export function renderForContract(tenant: TenantDoor, layoutId: string, contract
     if (!contract) throw notFound("Contract");
     let nas = null;
     if (nasId !== undefined) {
-      nas = db.select().from(ispNas).where(eq(ispNas.id, nasId)).get();
+      nas = nasById(db, nasId);
       if (!nas) throw invalid("nas_id", `no NAS with id ${nasId}`);
     }
     const { contract_id: _c, ...config } = getConfig(db, contractId);
