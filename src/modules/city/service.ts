@@ -4,7 +4,7 @@ import { cities } from "../../db/tenant/schema";
 import { conflict, notFound } from "../../lib/problem";
 import { Uuid } from "../../lib/schemas";
 import { contractsUseCity } from "../contract/service";
-import { cityUsedByPop } from "../isp/pop";
+import { cityUsedByPop } from "../isp/pop-service";
 import { personsUseCity } from "../person/service";
 import { clientOf, insertRow, unlinkAll, type Db } from "../registry-common";
 import { newId } from "../../lib/ids";

@@ -1,6 +1,7 @@
-// Request and response schemas of the ISP rows (routes.md, Resources: Manufacturer ... Nas).
+// Request and response schemas of the ISP rows (routes.md, Resources: Manufacturer ... Nas), the
+// FreeRADIUS rlm_rest rows, RADIUS sessions and authorize attempts.
 import { t, type Static } from "elysia";
-import { Nullable, Opt, Uuid, Enum } from "../../lib/schemas";
+import { Enum, Instant, ListQuery, Nullable, Opt, Uuid } from "../../lib/schemas";
 import { AddressInput, AddressView } from "../registry-common";
 
 const Name = t.String({ minLength: 1, maxLength: 200 });
@@ -129,3 +130,90 @@ export const Nas = t.Object({
   status: t.Boolean(),
   ...Stamps,
 });
+
+// ---- FreeRADIUS rlm_rest ----
+
+export const AuthorizeQuery = t.Object({
+  username: t.String({ minLength: 1, maxLength: 253 }),
+  password: t.Optional(t.String({ maxLength: 253 })),
+  nas_ip: t.String({ minLength: 1, maxLength: 64 }),
+});
+
+/** One rlm_rest attribute: `do_xlat: false` so FreeRADIUS never expands `%{...}` in stored text. */
+const RlmValue = t.Object({ op: t.String(), value: t.Union([t.String(), t.Array(t.String())]), do_xlat: t.Boolean() });
+export const AuthorizeReply = t.Record(t.String(), RlmValue);
+
+export const AccountingBodySchema = t.Record(t.String({ maxLength: 128 }), t.Unknown(), { maxProperties: 256 });
+
+// ---- RADIUS sessions ----
+
+export const SESSION_STATES = ["online", "stale", "closed"] as const;
+
+const RadiusSession = t.Object({
+  id: Uuid,
+  nas_id: Uuid,
+  nas_name: Nullable(t.String()),
+  acct_session_id: t.String(),
+  username: t.String(),
+  contract_id: Nullable(Uuid),
+  framed_ip: Nullable(t.String()),
+  calling_station_id: Nullable(t.String()),
+  started_at: t.String(),
+  updated_at: t.String(),
+  stopped_at: Nullable(t.String()),
+  state: Enum([...SESSION_STATES]),
+  input_bytes: t.Integer(),
+  output_bytes: t.Integer(),
+  input_packets: t.Integer(),
+  output_packets: t.Integer(),
+  session_time: t.Integer(),
+  terminate_cause: Nullable(t.String()),
+  created_at: t.String(),
+});
+
+const DisconnectResult = t.Object({
+  session_id: Uuid,
+  kind: Enum(["disconnect", "coa"]),
+  outcome: Enum(["ack", "nak", "timeout"]),
+  error_cause: Nullable(t.Integer()),
+  attempts: t.Integer(),
+  at: t.String(),
+});
+
+const SessionListQuery = t.Object(
+  {
+    ...ListQuery.properties,
+    state: t.Optional(Enum([...SESSION_STATES])),
+    from: t.Optional(Instant),
+    to: t.Optional(Instant),
+  },
+  { additionalProperties: true },
+);
+
+
+// ---- RADIUS authorize attempts ----
+
+export const OUTCOMES = ["accept", "reject", "notfound"] as const;
+export type AttemptOutcome = (typeof OUTCOMES)[number];
+
+const RadiusAttempt = t.Object({
+  id: Uuid,
+  at: t.String(),
+  username: t.String(),
+  nas_id: Nullable(Uuid),
+  nas_ip: t.String(),
+  outcome: Enum([...OUTCOMES]),
+  reason: t.String(),
+});
+
+const AttemptListQuery = t.Object(
+  { ...ListQuery.properties, outcome: t.Optional(Enum([...OUTCOMES])), from: t.Optional(Instant), to: t.Optional(Instant) },
+  { additionalProperties: true },
+);
+
+/**
+ * The session and attempt rows' schemas, exported as one object rather than one by one: the
+ * published document has always shown them inline, and system/openapi-schemas.ts gives a component
+ * name to every object schema a model exports by itself.
+ */
+export const RadiusLogSchemas = { RadiusSession, DisconnectResult, SessionListQuery, RadiusAttempt, AttemptListQuery };

@@ -3,44 +3,22 @@
 // NAS is the one registered with the request's NAS address either way. Every refusal is 401, which
 // rlm_rest turns into a reject.
 import type { AppContext } from "../../core/context";
+import type { CorpRow } from "../../core/corp-cache";
+import type { TenantDoor } from "../../core/store";
 import type { TenantDb } from "../../db/sqlite";
 import { unauthorized } from "../../lib/problem";
 import { corpGate, parseApiKey } from "../auth/guard";
-import { verifyApiKey } from "../externalapp/service";
-import type { CorpRow } from "../../core/corp-cache";
-import { canonicalIp } from "./common";
-import { cachedNas, radiusSnapshot, type Snapshot } from "./radius-cache";
-import { hashSecret, secretMatches } from "./nas";
-
-export interface RadiusNas {
-  id: string;
-  name: string;
-  ip: string;
-  secret_hash: string;
-  secret_salt: string;
-  pop_id: string | null;
-  layout_id: string | null;
-  status: boolean;
-}
+import { canonicalIp } from "./ip";
+import { hashSecret, nasByIp, secretMatches, type RadiusNas } from "./nas-service";
+import { cachedNas, type Snapshot } from "./radius-cache";
 
 export interface RadiusCaller {
   corp: CorpRow;
-  db: TenantDb;
+  tenant: TenantDoor;
   /** The external app whose X-Api-Key authenticated the request; null for HTTP Basic. */
   keyApp: string | null;
-}
-
-/** A prepared NAS-by-IP read per corporation database (this runs on every RADIUS request). */
-const nasStatements = new WeakMap<TenantDb, ReturnType<TenantDb["$client"]["query"]>>();
-
-export function nasByIp(db: TenantDb, ip: string): RadiusNas | null {
-  let stmt = nasStatements.get(db);
-  if (!stmt) {
-    stmt = db.$client.query("SELECT id, name, ip, secret_hash, secret_salt, pop_id, layout_id, status FROM isp_nas WHERE ip = ?");
-    nasStatements.set(db, stmt);
-  }
-  const row = stmt.get(ip) as (Omit<RadiusNas, "status"> & { status: number }) | null;
-  return row ? { ...row, status: row.status === 1 } : null;
+  /** The NAS secret of an HTTP Basic credential, checked against the NAS once it is known. */
+  basicSecret: string | null;
 }
 
 /** A 401 that carries the attempt log's reason code. */
@@ -56,17 +34,17 @@ const DUMMY = { secret_salt: "0", secret_hash: hashSecret("", "0") };
  * Checks the credential's first half: which corporation, and for a key the whole check. Runs
  * before the request is validated, so a request without a credential is 401 whatever it holds.
  */
-export function radiusCaller(ctx: AppContext, request: Request): RadiusCaller & { basicSecret: string | null } {
+export async function radiusCaller(ctx: AppContext, request: Request): Promise<RadiusCaller> {
   const key = request.headers.get("x-api-key");
   if (key) {
     const parsed = parseApiKey(key);
-    const corp = parsed ? ctx.corps.get(parsed.corpId) : null;
+    const corp = parsed ? await ctx.corps.get(parsed.corpId) : null;
     if (!parsed || !corp || !ctx.apiKeys) throw unauthorized("Invalid API key");
     corpGate(corp, false);
-    const db = ctx.tenants.get(corp.id);
-    const check = verifyApiKey(db, parsed.appId, parsed.secret);
+    const tenant = ctx.store.tenant(corp.id);
+    const check = await ctx.apiKeys(tenant, parsed.appId, parsed.secret);
     if (!check || !check.active) throw unauthorized("Invalid API key");
-    return { corp, db, keyApp: check.appId, basicSecret: null };
+    return { corp, tenant, keyApp: check.appId, basicSecret: null };
   }
   const auth = request.headers.get("authorization") ?? "";
   if (!/^basic /i.test(auth)) throw unauthorized("HTTP Basic <corporation>:<NAS secret> or X-Api-Key is required");
@@ -78,17 +56,18 @@ export function radiusCaller(ctx: AppContext, request: Request): RadiusCaller & 
   }
   const colon = decoded.indexOf(":");
   if (colon <= 0) throw unauthorized("Malformed Basic credential");
-  const corp = ctx.corps.find(decoded.slice(0, colon));
+  const corp = await ctx.corps.find(decoded.slice(0, colon));
   if (!corp) throw unauthorized("Invalid corporation or NAS secret");
   corpGate(corp, false);
-  return { corp, db: ctx.tenants.get(corp.id), keyApp: null, basicSecret: decoded.slice(colon + 1) };
+  return { corp, tenant: ctx.store.tenant(corp.id), keyApp: null, basicSecret: decoded.slice(colon + 1) };
 }
 
 /**
- * The credential's second half: the NAS registered at `nasIp`, its secret (Basic) and its status.
- * An unknown NAS still costs a hash comparison, so timing does not tell which NAS addresses exist.
+ * The credential's second half, inside the caller's read (`db`, whose snapshot `snap` is): the NAS
+ * registered at `nasIp`, its secret (Basic) and its status. An unknown NAS still costs a hash
+ * comparison, so timing does not tell which NAS addresses exist.
  */
-export function radiusNas(caller: RadiusCaller & { basicSecret: string | null }, nasIp: string, snap: Snapshot = radiusSnapshot(caller.db)): RadiusNas {
+export function radiusNas(caller: RadiusCaller, db: TenantDb, snap: Snapshot, nasIp: string): RadiusNas {
   let ip = canonicalIps.get(nasIp);
   if (ip === undefined) {
     ip = canonicalIp(nasIp);
@@ -96,7 +75,7 @@ export function radiusNas(caller: RadiusCaller & { basicSecret: string | null },
     if (canonicalIps.size >= 1_000) canonicalIps.clear();
     canonicalIps.set(nasIp, ip);
   }
-  const nas = ip ? cachedNas(snap, caller.db, ip, nasByIp) : null;
+  const nas = ip ? cachedNas(snap, db, ip, nasByIp) : null;
   if (caller.basicSecret !== null) {
     const ok = secretMatches(nas ?? DUMMY, caller.basicSecret);
     // The answer does not tell an unknown NAS from a wrong secret; the operator's attempt log does.

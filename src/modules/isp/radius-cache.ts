@@ -1,12 +1,12 @@
 // The NAS rows and layouts RADIUS authorize reads on every Access-Request, kept per corporation
-// connection until anything at all changes in that database (its change stamp moves, see
-// src/db/change-stamp.ts). A request takes the snapshot once (two tiny reads) and finds its NAS
-// and layout in it; callers must not modify what they are given.
-import type { Database } from "bun:sqlite";
+// read connection until anything at all changes in that database (its change stamp moves, see
+// src/db/change-stamp.ts). A request takes the snapshot once, inside its read (two tiny reads),
+// and finds its NAS and layout in it; callers must not modify what they are given. Only a read's
+// handle may be passed (never a write's: what a write reads may be rolled back).
 import { changeStamp } from "../../db/change-stamp";
 import type { TenantDb } from "../../db/sqlite";
-import { activeTemplates, layoutStatus, type AttributeTemplate } from "./render";
-import type { RadiusNas } from "./radius-auth";
+import type { RadiusNas } from "./nas-service";
+import { activeTemplates, layoutStatus, type AttributeTemplate } from "./render-service";
 
 export interface Snapshot {
   stamp: number;
@@ -17,15 +17,16 @@ export interface Snapshot {
 /** Beyond this many remembered entries (unknown NAS addresses included) a snapshot starts over. */
 const MAX_ENTRIES = 1_000;
 
-const snapshots = new WeakMap<Database, Snapshot>();
+/** Per read handle (one per corporation door, kept while the door is open). */
+const snapshots = new WeakMap<TenantDb, Snapshot>();
 
 /** The snapshot valid for the database as it is now (a fresh one when anything changed). */
 export function radiusSnapshot(db: TenantDb): Snapshot {
   const stamp = changeStamp(db.$client);
-  let snap = snapshots.get(db.$client);
+  let snap = snapshots.get(db);
   if (!snap || snap.stamp !== stamp || snap.nas.size + snap.layouts.size > MAX_ENTRIES) {
     snap = { stamp, nas: new Map(), layouts: new Map() };
-    snapshots.set(db.$client, snap);
+    snapshots.set(db, snap);
   }
   return snap;
 }

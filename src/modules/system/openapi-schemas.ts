@@ -16,7 +16,6 @@ import * as contract from "../contract/model";
 import * as core from "../core/model";
 import * as corp from "../corp/model";
 import * as externalApp from "../externalapp/service";
-import * as radius from "../isp/radius";
 import * as isp from "../isp/model";
 import * as metric from "../metric/model";
 import * as person from "../person/service";
@@ -29,7 +28,7 @@ import * as webhook from "../webhook/model";
 import * as workgroup from "../workgroup/model";
 
 const MODELS: Record<string, unknown>[] = [
-  schemas, auth, catalog, city, classification, contract, core, corp, externalApp, radius, isp,
+  schemas, auth, catalog, city, classification, contract, core, corp, externalApp, isp,
   metric, person, product, qrcode, registry, server, user, webhook, workgroup,
 ];
 

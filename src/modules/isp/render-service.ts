@@ -1,11 +1,13 @@
 // Rendering a layout for a contract: each active attribute's template filled from the contract,
 // its connection settings, its customer and (optionally) the NAS and its POP. Used by the render
 // route and by RADIUS authorize, which runs it on every Access-Request, so reads are prepared
-// raw statements and only the records the templates name are read.
+// raw statements and only the records the templates name are read. Every function takes the
+// handle of the caller's read (or write); the contract and its customer are read through their
+// modules' services on that handle.
 import type { TenantDb } from "../../db/sqlite";
 import type { ContractByUsername, ContractRow } from "../contract/service";
 import { findPerson } from "../person/service";
-import { clientOf, type Db } from "../registry-common";
+import { popName } from "./pop-service";
 import { renderTemplate, type Variables } from "./template";
 
 export interface RenderedAttribute {
@@ -29,11 +31,11 @@ export interface AttributeTemplate {
 }
 
 /** The active attributes of a layout, in order (inactive RADIUS attributes are left out). */
-export function activeTemplates(db: Db, layoutId: string): AttributeTemplate[] {
+export function activeTemplates(db: TenantDb, layoutId: string): AttributeTemplate[] {
   // RADIUS authorize runs this on every request. A scalar subquery rather than a join, and the
   // order taken in JS rather than by ORDER BY: SQLite's sorter and a join each add several µs to
   // a read of a few rows. The name is null for an inactive attribute.
-  return clientOf(db)
+  return db.$client
     .query<{ name: string | null; operator: string; value: string; position: number }, [string]>(
       `SELECT (SELECT a.name FROM isp_radius_attributes a WHERE a.id = la.attribute_id AND a.status = 1) AS name,
               la.operator AS operator, la.value AS value, la.position AS position
@@ -46,18 +48,9 @@ export function activeTemplates(db: Db, layoutId: string): AttributeTemplate[] {
     .map((t) => ({ name: t.name!, operator: t.operator, value: t.value }));
 }
 
-export function layoutStatus(db: Db, layoutId: string): boolean | null {
-  const row = clientOf(db).query<{ status: number }, [string]>("SELECT status FROM isp_layouts WHERE id = ?1").get(layoutId);
+export function layoutStatus(db: TenantDb, layoutId: string): boolean | null {
+  const row = db.$client.query<{ status: number }, [string]>("SELECT status FROM isp_layouts WHERE id = ?1").get(layoutId);
   return row ? row.status === 1 : null;
-}
-
-export function contractRow(db: Db, id: string): ContractRow | null {
-  return clientOf(db).query<ContractRow, [string]>("SELECT * FROM contracts WHERE id = ?1").get(id);
-}
-
-function popName(db: Db, popId: string | null): string | null {
-  if (!popId) return null;
-  return clientOf(db).query<{ name: string }, [string]>("SELECT name FROM isp_pops WHERE id = ?1").get(popId)?.name ?? null;
 }
 
 export interface RenderInput {
@@ -69,7 +62,7 @@ export interface RenderInput {
 }
 
 /** Fills the layout's active attributes; those rendering empty or with a variable unset are left out. */
-export function renderLayout(db: TenantDb | Db, layoutId: string, input: RenderInput, templates = activeTemplates(db, layoutId)): RenderedAttribute[] {
+export function renderLayout(db: TenantDb, layoutId: string, input: RenderInput, templates = activeTemplates(db, layoutId)): RenderedAttribute[] {
   if (templates.length === 0) return [];
   const uses = (prefix: string) => templates.some((t) => t.value.includes(prefix));
   const { contract, config, nas } = input;
@@ -92,7 +85,7 @@ export function renderLayout(db: TenantDb | Db, layoutId: string, input: RenderI
     "nas.ip": nas?.ip,
   };
   if (uses("customer.")) {
-    const customer = findPerson(db as Db, contract.customer_id);
+    const customer = findPerson(db, contract.customer_id);
     vars["customer.name"] = customer?.name;
     vars["customer.display_name"] = customer?.display_name;
     vars["customer.doc_identity"] = customer?.doc_identity;

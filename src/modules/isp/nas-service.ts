@@ -1,0 +1,142 @@
+// NAS (the routers PPPoE users connect through). The secret is write-only: a salted SHA-256 checks
+// the HTTP Basic credential FreeRADIUS presents on the RADIUS rows, and a copy sealed with the data
+// key (lib/secret-box.ts) signs the RFC 5176 requests corpadmin sends to the NAS.
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { and, eq, ne } from "drizzle-orm";
+import type { TenantDoor } from "../../core/store";
+import type { TenantDb } from "../../db/sqlite";
+import { ispLayouts, ispManufacturers, ispNas, ispPools, ispPops } from "../../db/tenant/schema";
+import { listRows, type ListParams } from "../../lib/list";
+import { conflict, invalid } from "../../lib/problem";
+import { newId } from "../../lib/ids";
+import type { SecretBox } from "../../lib/secret-box";
+import { nowIso } from "../../lib/time";
+import { canonicalIp } from "./ip";
+import type { NasCreateInput, NasUpdateInput } from "./model";
+import { checkRef, checkUniqueName, isUsed, requireRow, setStatus, type Q } from "./record-service";
+
+export type NasRow = typeof ispNas.$inferSelect;
+
+/** What RADIUS authorize and accounting need of a NAS (read by address on every request). */
+export interface RadiusNas {
+  id: string;
+  name: string;
+  ip: string;
+  secret_hash: string;
+  secret_salt: string;
+  pop_id: string | null;
+  layout_id: string | null;
+  status: boolean;
+}
+
+/** A prepared NAS-by-IP read per connection (this runs on every RADIUS request whose NAS is not cached). */
+const nasStatements = new WeakMap<TenantDb, ReturnType<TenantDb["$client"]["query"]>>();
+
+export function nasByIp(db: TenantDb, ip: string): RadiusNas | null {
+  let stmt = nasStatements.get(db);
+  if (!stmt) {
+    stmt = db.$client.query("SELECT id, name, ip, secret_hash, secret_salt, pop_id, layout_id, status FROM isp_nas WHERE ip = ?");
+    nasStatements.set(db, stmt);
+  }
+  const row = stmt.get(ip) as (Omit<RadiusNas, "status"> & { status: number }) | null;
+  return row ? { ...row, status: row.status === 1 } : null;
+}
+
+/** The whole NAS row (RFC 5176 requests need its address, port and sealed secret), or undefined. */
+export function nasById(db: TenantDb, id: string): NasRow | undefined {
+  return db.select().from(ispNas).where(eq(ispNas.id, id)).get();
+}
+
+/**
+ * NAS secrets are machine credentials checked on every RADIUS request (a thousand a second), so
+ * a slow password hash is out; a per-NAS salt keeps equal secrets from showing as equal hashes.
+ */
+// Bun's one-shot SHA-256 costs a fraction of node:crypto's streaming hash; RADIUS checks a NAS
+// secret on every request. The bytes are those of salt, NUL, secret in UTF-8, as stored before.
+const secretDigest = (secret: string, salt: string) => Bun.SHA256.hash(`${salt}\0${secret}`) as Uint8Array;
+
+export function hashSecret(secret: string, salt: string): string {
+  return Buffer.from(secretDigest(secret, salt)).toString("hex");
+}
+
+/** Constant-time check of a presented secret against the stored hash. */
+export function secretMatches(row: { secret_hash: string; secret_salt: string }, presented: string): boolean {
+  const expected = Buffer.from(row.secret_hash, "hex");
+  const actual = secretDigest(presented, row.secret_salt);
+  return expected.length === actual.length && timingSafeEqual(expected, actual);
+}
+
+function nasView(row: NasRow) {
+  const { secret_hash: _h, secret_salt: _s, secret_enc: _e, ...rest } = row;
+  return rest;
+}
+
+/** The sealed secret is bound to its NAS: a copy pasted into another row does not open. */
+const sealContext = (nasId: string) => `isp_nas.secret:${nasId}`;
+
+/** The NAS's secret in clear, or null when it was set before secrets were kept (set it again). */
+export function nasSecret(secrets: SecretBox, row: Pick<NasRow, "id" | "secret_enc">): string | null {
+  return row.secret_enc ? secrets.open(row.secret_enc, sealContext(row.id)) : null;
+}
+
+function values(db: Q, input: NasUpdateInput, exceptId: string | null) {
+  const ip = canonicalIp(input.ip);
+  if (!ip) throw invalid("ip", "is not an IPv4 or IPv6 address");
+  const sameIp = exceptId ? and(eq(ispNas.ip, ip), ne(ispNas.id, exceptId)) : eq(ispNas.ip, ip);
+  const v = {
+    name: input.name,
+    ip,
+    manufacturer_id: checkRef(db, ispManufacturers, input.manufacturer_id, "manufacturer_id", "manufacturer"),
+    pop_id: checkRef(db, ispPops, input.pop_id, "pop_id", "POP"),
+    layout_id: checkRef(db, ispLayouts, input.layout_id, "layout_id", "layout"),
+    coa_port: input.coa_port ?? 3799,
+  };
+  checkUniqueName(db, ispNas, input.name, exceptId, "NAS");
+  if (db.select({ id: ispNas.id }).from(ispNas).where(sameIp).get()) throw conflict(`A NAS with IP ${ip} already exists`);
+  return v;
+}
+
+function secretColumns(secrets: SecretBox, nasId: string, secret: string) {
+  const salt = randomBytes(16).toString("hex");
+  return { secret_salt: salt, secret_hash: hashSecret(secret, salt), secret_enc: secrets.seal(secret, sealContext(nasId)) };
+}
+
+export function listNas(tenant: TenantDoor, query: ListParams) {
+  return tenant.read((db) => listRows(db, ispNas, { q: [ispNas.name, ispNas.ip], hidden: ["secret_hash", "secret_salt", "secret_enc"] }, query, nasView));
+}
+
+export function getNas(tenant: TenantDoor, id: string) {
+  return tenant.read((db) => nasView(requireRow<NasRow>(db, ispNas, id, "NAS")));
+}
+
+export function createNas(tenant: TenantDoor, secrets: SecretBox, input: typeof NasCreateInput.static) {
+  const id = newId();
+  return tenant.write((tx) => nasView(tx.insert(ispNas).values({ id, ...values(tx, input, null), ...secretColumns(secrets, id, input.secret) }).returning().get()));
+}
+
+/** A PUT without `secret` keeps the stored one (routes.md: `(wo)` secrets). */
+export function updateNas(tenant: TenantDoor, secrets: SecretBox, id: string, input: NasUpdateInput) {
+  return tenant.write((tx) => {
+    requireRow(tx, ispNas, id, "NAS");
+    const v = values(tx, input, id);
+    const row = tx
+      .update(ispNas)
+      .set({ ...v, ...(input.secret ? secretColumns(secrets, id, input.secret) : {}), updated_at: nowIso() })
+      .where(eq(ispNas.id, id))
+      .returning()
+      .get();
+    return nasView(row);
+  });
+}
+
+export function deleteNas(tenant: TenantDoor, id: string): Promise<void> {
+  return tenant.write((tx) => {
+    requireRow(tx, ispNas, id, "NAS");
+    if (isUsed(tx, ispPools, ispPools.nas_id, id)) throw conflict("The NAS is used by a pool");
+    tx.delete(ispNas).where(eq(ispNas.id, id)).run();
+  });
+}
+
+export function setNasStatus(tenant: TenantDoor, id: string, status: boolean) {
+  return tenant.write((tx) => nasView(setStatus<NasRow>(tx, ispNas, id, status, "NAS")));
+}

@@ -1,0 +1,89 @@
+// Points of presence (isp_pops): where NAS and pools live; an optional Address (its city is the
+// city module's: checked and shown through registry-common, on the caller's handle).
+import { eq } from "drizzle-orm";
+import type { TenantDoor } from "../../core/store";
+import type { TenantDb } from "../../db/sqlite";
+import { ispNas, ispPools, ispPops } from "../../db/tenant/schema";
+import { listRows, type ListParams } from "../../lib/list";
+import { conflict } from "../../lib/problem";
+import { nowIso } from "../../lib/time";
+import { ADDRESS_COLUMN_NAMES, addressColumns, addressView, checkCityId, type AddressInput } from "../registry-common";
+import type { PopInput } from "./model";
+import { checkUniqueName, isUsed, requireRow, setStatus, type Q } from "./record-service";
+
+type Row = typeof ispPops.$inferSelect;
+
+function popView(db: Q, row: Row) {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    address: addressView(db as never, row),
+    status: row.status,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+function addressOf(db: Q, address: AddressInput | undefined) {
+  if (address) checkCityId(db as never, address.city_id, "address");
+  return addressColumns(address, address?.city_id ?? null);
+}
+
+export function listPops(tenant: TenantDoor, query: ListParams) {
+  return tenant.read((db) => listRows(db, ispPops, { q: [ispPops.name], hidden: ADDRESS_COLUMN_NAMES }, query, (r: Row) => popView(db, r)));
+}
+
+export function getPop(tenant: TenantDoor, id: string) {
+  return tenant.read((db) => popView(db, requireRow<Row>(db, ispPops, id, "POP")));
+}
+
+export function createPop(tenant: TenantDoor, input: PopInput) {
+  return tenant.write((tx) => {
+    checkUniqueName(tx, ispPops, input.name, null, "POP");
+    const row = tx
+      .insert(ispPops)
+      .values({ name: input.name, description: input.description ?? null, ...addressOf(tx, input.address) })
+      .returning()
+      .get();
+    return popView(tx, row);
+  });
+}
+
+export function updatePop(tenant: TenantDoor, id: string, input: PopInput) {
+  return tenant.write((tx) => {
+    requireRow(tx, ispPops, id, "POP");
+    checkUniqueName(tx, ispPops, input.name, id, "POP");
+    const row = tx
+      .update(ispPops)
+      .set({ name: input.name, description: input.description ?? null, ...addressOf(tx, input.address), updated_at: nowIso() })
+      .where(eq(ispPops.id, id))
+      .returning()
+      .get();
+    return popView(tx, row);
+  });
+}
+
+export function deletePop(tenant: TenantDoor, id: string): Promise<void> {
+  return tenant.write((tx) => {
+    requireRow(tx, ispPops, id, "POP");
+    if (isUsed(tx, ispPools, ispPools.pop_id, id)) throw conflict("The POP is used by a pool");
+    if (isUsed(tx, ispNas, ispNas.pop_id, id)) throw conflict("The POP is used by a NAS");
+    tx.delete(ispPops).where(eq(ispPops.id, id)).run();
+  });
+}
+
+export function setPopStatus(tenant: TenantDoor, id: string, status: boolean) {
+  return tenant.write((tx) => popView(tx, setStatus<Row>(tx, ispPops, id, status, "POP")));
+}
+
+/** Whether any POP's address names the city (the city module refuses the city's delete then). */
+export function cityUsedByPop(db: Q, cityId: string): boolean {
+  return isUsed(db, ispPops, ispPops.address_city_id, cityId);
+}
+
+/** The POP's name (layouts render `pop.name`), null when it has none or is gone. */
+export function popName(db: TenantDb, popId: string | null): string | null {
+  if (!popId) return null;
+  return db.$client.query<{ name: string }, [string]>("SELECT name FROM isp_pops WHERE id = ?1").get(popId)?.name ?? null;
+}

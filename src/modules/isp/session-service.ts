@@ -1,0 +1,99 @@
+// RADIUS sessions (isp_radius_sessions, kept by the accounting writer: accounting-service.ts): the
+// operator's "who is online" list, and the open sessions RFC 5176 requests act on
+// (dynamic-auth.ts).
+import { and, eq, gte, lt, lte, or, isNull, sql, type SQL } from "drizzle-orm";
+import type { TenantDoor } from "../../core/store";
+import type { TenantDb } from "../../db/sqlite";
+import { ispRadiusSessions } from "../../db/tenant/schema";
+import { listRows, type ListParams } from "../../lib/list";
+import { invalid, notFound } from "../../lib/problem";
+import { canonicalInstant, toIso } from "../../lib/time";
+import { SESSION_STATES } from "./model";
+
+export type SessionRow = typeof ispRadiusSessions.$inferSelect;
+type State = (typeof SESSION_STATES)[number];
+
+const stateExpr = (now: string) =>
+  sql<string>`CASE WHEN ${ispRadiusSessions.open} = 0 THEN 'closed' WHEN ${ispRadiusSessions.stale_at} < ${now} THEN 'stale' ELSE 'online' END`;
+
+function stateOf(row: Pick<SessionRow, "open" | "stale_at">, now: string): State {
+  if (!row.open) return "closed";
+  return row.stale_at < now ? "stale" : "online";
+}
+
+function nasNames(db: TenantDb, ids: string[]): Map<string, string> {
+  const unique = [...new Set(ids)];
+  if (!unique.length) return new Map();
+  const rows = db.$client.query<{ id: string; name: string }, string[]>(`SELECT id, name FROM isp_nas WHERE id IN (${unique.map(() => "?").join(",")})`).all(...unique);
+  return new Map(rows.map((r) => [r.id, r.name]));
+}
+
+function sessionView(row: SessionRow, now: string, names: Map<string, string>) {
+  const { open: _o, stale_at: _s, received_at: _r, ...rest } = row;
+  return { ...rest, nas_name: names.get(row.nas_id) ?? null, state: stateOf(row, now) };
+}
+
+/** The conditions of ?state, ?from and ?to, written so that the indexes answer them. */
+function stateCondition(state: State, now: string): SQL {
+  if (state === "closed") return eq(ispRadiusSessions.open, false);
+  if (state === "online") return and(eq(ispRadiusSessions.open, true), gte(ispRadiusSessions.stale_at, now))!;
+  return and(eq(ispRadiusSessions.open, true), lt(ispRadiusSessions.stale_at, now))!;
+}
+
+function instantParam(query: ListParams, key: "from" | "to"): string | null {
+  const raw = query[key];
+  if (raw === undefined) return null;
+  const iso = canonicalInstant(String(raw));
+  if (!iso) throw invalid(key, "must be an ISO 8601 instant with offset");
+  return iso;
+}
+
+export function listSessions(tenant: TenantDoor, query: ListParams, at: number) {
+  return tenant.read((db) => sessionPage(db, query, toIso(at)));
+}
+
+function sessionPage(db: TenantDb, query: ListParams, now: string) {
+  const where: (SQL | undefined)[] = [];
+  if (query.state !== undefined) where.push(stateCondition(query.state as State, now));
+  // A session overlapping [from, to]: "who had this address at that time".
+  const from = instantParam(query, "from");
+  const to = instantParam(query, "to");
+  if (from && to && from > to) throw invalid("from", "must not be after to");
+  if (to) where.push(lte(ispRadiusSessions.started_at, to));
+  if (from) where.push(or(isNull(ispRadiusSessions.stopped_at), gte(ispRadiusSessions.stopped_at, from)));
+  const spec = {
+    q: [ispRadiusSessions.username, ispRadiusSessions.framed_ip, ispRadiusSessions.calling_station_id],
+    hidden: ["open", "stale_at", "received_at"],
+    defaultSort: "-started_at",
+    extraKeys: ["state", "from", "to"],
+    computed: {
+      state: { expr: stateExpr(now), dataType: "string" as const },
+      nas_name: { expr: sql`(SELECT name FROM isp_nas WHERE isp_nas.id = ${ispRadiusSessions.nas_id})`, dataType: "string" as const },
+    },
+  };
+  const page = listRows(db, ispRadiusSessions, spec, query, (r: SessionRow) => r, where);
+  const names = nasNames(db, page.items.map((r) => r.nas_id));
+  return { ...page, items: page.items.map((r) => sessionView(r, now, names)) };
+}
+
+export function requireSession(db: TenantDb, id: string): SessionRow {
+  const row = db.select().from(ispRadiusSessions).where(eq(ispRadiusSessions.id, id)).get();
+  if (!row) throw notFound("Session");
+  return row;
+}
+
+export function getSession(tenant: TenantDoor, id: string, at: number) {
+  return tenant.read((db) => {
+    const row = requireSession(db, id);
+    return sessionView(row, toIso(at), nasNames(db, [row.nas_id]));
+  });
+}
+
+/** The open sessions (online or stale) of a contract. */
+export function openSessionsOf(db: TenantDb, contractId: string): SessionRow[] {
+  return db
+    .select()
+    .from(ispRadiusSessions)
+    .where(and(eq(ispRadiusSessions.contract_id, contractId), eq(ispRadiusSessions.open, true)))
+    .all();
+}
