@@ -74,7 +74,7 @@ export function getConfig(db: Db, contractId: string): ConfigRow {
 }
 
 /** The contract's flags: the names of its classifications (from their owner), sorted. */
-export function flagNames(db: Db, contractId: string): string[] {
+function flagNames(db: Db, contractId: string): string[] {
   const ids = clientOf(db)
     .query<{ id: string }, [string]>("SELECT classification_id AS id FROM contract_flags WHERE contract_id = ?1")
     .all(contractId)
@@ -253,7 +253,7 @@ export function contractViewJson(db: Db, id: string, timeZone: string): string {
 }
 
 /** The view of a contract just read (read again, whole, in the one statement above). */
-export function contractView(db: Db, r: ContractRow, timeZone: string, revealPassword = false): Contract {
+function contractView(db: Db, r: ContractRow, timeZone: string, revealPassword = false): Contract {
   return contractViewById(db, r.id, timeZone, revealPassword)!;
 }
 
@@ -315,7 +315,7 @@ export function insertDefaultConfig(tx: Db, contractId: string, number: string):
 }
 
 /** The local input's ids must name existing records: 400 naming each unknown one. */
-export function checkLocalInput(db: Db, body: ContractInput): { dates: Record<DateField, string | null> } {
+function checkLocalInput(db: Db, body: ContractInput): { dates: Record<DateField, string | null> } {
   const errors: FieldError[] = [];
   const dates = checkDates(body, errors);
   for (const f of ["customer_id", "billing_customer_id", "agent_id"] as const) {
@@ -327,7 +327,7 @@ export function checkLocalInput(db: Db, body: ContractInput): { dates: Record<Da
   return { dates };
 }
 
-export function localColumns(body: ContractInput, dates: Record<DateField, string | null>) {
+function localColumns(body: ContractInput, dates: Record<DateField, string | null>) {
   return {
     customer_id: body.customer_id,
     billing_customer_id: body.billing_customer_id ?? body.customer_id,
@@ -343,7 +343,7 @@ const UNIT: Record<string, number> = { k: 1e3, m: 1e6, g: 1e9 };
 const rateBits = (r: string) => Number(r.slice(0, -1)) * UNIT[r.slice(-1).toLowerCase()];
 
 /** Checks a config body beyond its schema: addresses and min ≤ max. */
-export function checkConfigInput(body: ContractConfigInput): void {
+function checkConfigInput(body: ContractConfigInput): void {
   const errors: FieldError[] = [];
   if (body.ipv4 && !ipaddr.IPv4.isValidFourPartDecimal(body.ipv4)) errors.push({ path: "ipv4", message: "must be an IPv4 address" });
   if (body.ipv6) {
@@ -363,7 +363,7 @@ export function checkConfigInput(body: ContractConfigInput): void {
 }
 
 /** Writes the connection settings; false (and nothing written) when they are already these. */
-export function updateConfig(tx: Db, contractId: string, body: ContractConfigInput): boolean {
+function updateConfig(tx: Db, contractId: string, body: ContractConfigInput): boolean {
   const current = getConfig(tx, contractId);
   const columns = {
     username: body.username ?? current.username,
@@ -462,7 +462,7 @@ export function findContractByUsername(db: TenantDb, username: string): Contract
 
 type ItemRow = typeof contractItems.$inferSelect;
 const round = (n: number) => Math.round(n * 1e6) / 1e6;
-export const itemView = (r: ItemRow): ContractItem => ({
+const itemView = (r: ItemRow): ContractItem => ({
   id: r.id,
   product_id: r.product_id,
   description: r.description,
@@ -473,7 +473,7 @@ export const itemView = (r: ItemRow): ContractItem => ({
   updated_at: r.updated_at,
 });
 
-export function itemsOf(db: Db, contractId: string): ContractItem[] {
+function itemsOf(db: Db, contractId: string): ContractItem[] {
   return db.select().from(contractItems).where(eq(contractItems.contract_id, contractId)).orderBy(asc(contractItems.position)).all().map(itemView);
 }
 
