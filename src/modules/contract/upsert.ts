@@ -34,9 +34,7 @@ function validate(body: ContractExternalInput) {
  */
 export async function upsertFromExternalApp(ctx: AppContext, tenant: TenantDoor, principal: Principal, params: { externalAppId?: string; externalAppName?: string }, body: ContractExternalInput) {
   const timeZone = principal.corp.timezone;
-  let password: string | null = null;
-  let view: Contract | undefined;
-  await tenant.writeGrouped((tx, w) => {
+  const { view, password } = await tenant.writeGrouped((tx, w) => {
     // Checked in the transaction that writes: the answer is the app as it is at the write.
     const app = resolveApp(tx, principal, params);
     if (!app.status) throw forbidden("The external application is inactive");
@@ -128,6 +126,7 @@ export async function upsertFromExternalApp(ctx: AppContext, tenant: TenantDoor,
       ...addressOf(body.address),
     };
     let id: string;
+    let password: string | null = null;
     if (existingId) {
       id = existingId;
       // Unchanged: its columns as stored (the holder of an unchanged number is this contract) and
@@ -146,15 +145,16 @@ export async function upsertFromExternalApp(ctx: AppContext, tenant: TenantDoor,
       touch(id, "contract", "INSERT");
     }
     // Read once: the event's payload and (after the commit) the response are this same state.
-    view = contractViewById(tx, id, timeZone)!;
+    const view: Contract = contractViewById(tx, id, timeZone)!;
 
     for (const [recordId, c] of changes) {
       const type = `${c.kind.toUpperCase()}_AFTER_${c.action}` as EventGroup;
       w.emit(type, recordId, c.kind === "contract" ? view : (t: TenantDb) => viewOf(t, c.kind, recordId));
     }
+    return { view, password };
   });
   // The generated password is shown by the response that generated it, and only there.
-  const contract = password === null ? view! : { ...view!, config: { ...view!.config, password } };
+  const contract = password === null ? view : { ...view, config: { ...view.config, password } };
   return { contract: { ...contract, identity: body.identity }, created: password !== null };
 }
 
