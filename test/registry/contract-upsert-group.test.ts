@@ -1,4 +1,4 @@
-// Concurrent external-app upserts share one commit (commitGrouped): each still succeeds or fails alone.
+// Concurrent external-app upserts share one commit (writeGrouped): each still succeeds or fails alone.
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { contractBody } from "../fixtures/contract-body";
@@ -27,7 +27,7 @@ test("a burst of upserts: the failing ones roll back alone, the others are commi
     { ...contractBody(500), number: "C-3" },
     // An update of contract 0 in the same burst.
     { ...contractBody(0), total_value: 7 },
-    // A bad date is refused before it is queued.
+    // A bad date is refused before anything of it is written.
     { ...contractBody(501), start_date: "2025-02-30" },
   ];
   const res = await Promise.all(bodies.map(upsert));

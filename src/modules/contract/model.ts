@@ -127,6 +127,8 @@ export const ContractItemInput = t.Object({
   quantity: Opt(Quantity()),
   unit_price: Opt(Money()),
 });
+export type ContractItemInput = Static<typeof ContractItemInput>;
+
 export const ContractItem = t.Object({
   id: Uuid,
   product_id: Uuid,
@@ -143,4 +145,5 @@ export const ItemsResponse = t.Object({ items: t.Array(ContractItem) });
 
 const FlagName = t.String({ minLength: 1, maxLength: 64 });
 export const FlagsBody = t.Object({ add: Opt(t.Array(FlagName, { maxItems: 500 })), remove: Opt(t.Array(FlagName, { maxItems: 500 })) });
+export type FlagsBody = Static<typeof FlagsBody>;
 export const FlagsResponse = t.Object({ flags: t.Array(t.String()) });

@@ -1,23 +1,19 @@
 // Create or update a contract from an external application (the interface document's exchange).
 // Everything the body names — cities, customer, billing customer, agent, the contract — is matched
-// by the app's identities and written atomically (one savepoint of a grouped commit, see
-// commitGrouped): any failure rolls the whole body back, and the answer waits for the COMMIT.
+// by the app's identities and written atomically, the cities and persons through their owners'
+// services inside the same transaction: one savepoint of a grouped write (`writeGrouped`, one
+// fsync for the upserts of one turn), so any failure rolls the whole body back, and the answer
+// waits for the COMMIT.
 import type { AppContext } from "../../core/context";
-import type { TenantDb } from "../../db/sqlite";
 import type { EventGroup } from "../../core/events";
-import { invalidMany, type FieldError } from "../../lib/problem";
+import type { Principal } from "../../core/principal";
+import type { TenantDoor } from "../../core/store";
+import type { TenantDb } from "../../db/sqlite";
+import { forbidden, invalidMany, type FieldError } from "../../lib/problem";
 import { unchanged } from "../../lib/unchanged";
 import { addCity, cityIdByNames, cityView, getCity, updateCity } from "../city/service";
 import { addParty, findPerson, personView, setParty } from "../person/service";
-import {
-  addressColumns,
-  commitGrouped,
-  linkedRecordId,
-  linkRecord,
-  type AddressExternalInput,
-  type ExternalAppRow,
-  type Tx,
-} from "../registry-common";
+import { addressColumns, linkedRecordId, linkRecord, resolveApp, type AddressExternalInput } from "../registry-common";
 import type { Contract, ContractExternalInput, PartyExternalInput } from "./model";
 import { addContract, checkDates, contractConnection, contractChanged, contractColumns, contractViewById, insertDefaultConfig, numberHolder, setContract, type ContractConnection } from "./service";
 
@@ -32,13 +28,17 @@ function validate(body: ContractExternalInput) {
   return dates;
 }
 
-export async function upsertFromExternalApp(ctx: AppContext, db: TenantDb, corpId: string, timeZone: string, app: ExternalAppRow, body: ContractExternalInput) {
-  const dates = validate(body);
-  let password: string | null = null;
-  let view: Contract | undefined;
-  /** Set when an existing contract was updated: its connection state before (for the watchers). */
-  let before: ContractConnection | null | undefined;
-  await commitGrouped(ctx, db, corpId, (tx, emit) => {
+/**
+ * The upsert of POST /api/contract/create/externalapp/{name|id}/...: the app the route names (404;
+ * 403 for another app's key or an inactive app), the body's dates (400), then the write.
+ */
+export async function upsertFromExternalApp(ctx: AppContext, tenant: TenantDoor, principal: Principal, params: { externalAppId?: string; externalAppName?: string }, body: ContractExternalInput) {
+  const timeZone = principal.corp.timezone;
+  const { view, password } = await tenant.writeGrouped((tx, w) => {
+    // Checked in the transaction that writes: the answer is the app as it is at the write.
+    const app = resolveApp(tx, principal, params);
+    if (!app.status) throw forbidden("The external application is inactive");
+    const dates = validate(body);
     // One event per record changed, in the order first touched; an INSERT is not followed by an UPDATE.
     const changes = new Map<string, Change>();
     const touch = (id: string, kind: Kind, action: Change["action"]) => {
@@ -126,15 +126,17 @@ export async function upsertFromExternalApp(ctx: AppContext, db: TenantDb, corpI
       ...addressOf(body.address),
     };
     let id: string;
+    let password: string | null = null;
     if (existingId) {
       id = existingId;
       // Unchanged: its columns as stored (the holder of an unchanged number is this contract) and
       // nothing it embeds (parties, cities) changed above. Then nothing is written and nothing
       // fires; config, items, flags and links are never touched by the upsert.
       if (changes.size > 0 || holder === null || !unchanged(holder, columns)) {
-        before = contractConnection(tx, id);
+        const before: ContractConnection | null = contractConnection(tx, id);
         setContract(tx, id, columns);
         touch(id, "contract", "UPDATE");
+        w.afterCommit(() => contractChanged(ctx, { corpId: principal.corpId, contractId: id, before, actorUserId: null, ip: null }));
       }
     } else {
       id = addContract(tx, columns);
@@ -143,20 +145,20 @@ export async function upsertFromExternalApp(ctx: AppContext, db: TenantDb, corpI
       touch(id, "contract", "INSERT");
     }
     // Read once: the event's payload and (after the commit) the response are this same state.
-    view = contractViewById(tx, id, timeZone)!;
+    const view: Contract = contractViewById(tx, id, timeZone)!;
 
     for (const [recordId, c] of changes) {
       const type = `${c.kind.toUpperCase()}_AFTER_${c.action}` as EventGroup;
-      emit(type, recordId, (t: Tx) => (c.kind === "contract" ? view : viewOf(t, c.kind, recordId)));
+      w.emit(type, recordId, c.kind === "contract" ? view : (t: TenantDb) => viewOf(t, c.kind, recordId));
     }
+    return { view, password };
   });
-  if (before !== undefined) contractChanged(ctx, { corpId, contractId: view!.id, before, actorUserId: null, ip: null });
   // The generated password is shown by the response that generated it, and only there.
-  const contract = password === null ? view! : { ...view!, config: { ...view!.config, password } };
+  const contract = password === null ? view : { ...view, config: { ...view.config, password } };
   return { contract: { ...contract, identity: body.identity }, created: password !== null };
 }
 
-function viewOf(tx: Tx, kind: Kind, id: string): unknown {
+function viewOf(tx: TenantDb, kind: Kind, id: string): unknown {
   if (kind === "city") return cityView(getCity(tx, id));
   return personView(tx, findPerson(tx, id)!);
 }

@@ -1,40 +1,36 @@
-import { asc, eq, inArray } from "drizzle-orm";
-import { t, type Static } from "elysia";
-import { classifications, productClassifications, products } from "../../db/tenant/schema";
-import { conflict, notFound } from "../../lib/problem";
-import { Money, Opt, Uuid } from "../../lib/schemas";
+// The products and product_classifications tables: CRUD, lookup by identity, the classification
+// set (names through the classification service).
+import { eq, inArray } from "drizzle-orm";
+import type { TenantWriteScope } from "../../core/store";
+import type { TenantDb } from "../../db/sqlite";
+import { productClassifications, products } from "../../db/tenant/schema";
+import { listRows, type ListParams } from "../../lib/list";
+import { conflict, invalidMany, notFound } from "../../lib/problem";
+import { nowIso } from "../../lib/time";
+import { unchanged } from "../../lib/unchanged";
+import { classificationIds, classificationNames as namesOf } from "../classification/service";
+import { productOnContractItems } from "../contract/service";
 import { clientOf, type Db } from "../registry-common";
+import type { Product, ProductInput } from "./model";
 
-export const ProductInput = t.Object({
-  identity: t.String({ minLength: 1, maxLength: 128 }),
-  name: t.String({ minLength: 1, maxLength: 200 }),
-  description: Opt(t.String({ maxLength: 2000 })),
-  price: Opt(Money()),
-});
-export type ProductInput = Static<typeof ProductInput>;
-
-export const Product = t.Object({
-  id: Uuid,
-  identity: t.String(),
-  name: t.String(),
-  description: t.Union([t.String(), t.Null()]),
-  price: t.Union([t.Number(), t.Null()]),
-  classifications: t.Array(t.String()),
-  created_at: t.String(),
-  updated_at: t.String(),
-});
-export type Product = Static<typeof Product>;
 export type ProductRow = typeof products.$inferSelect;
 
-export function classificationNames(db: Db, productId: string): string[] {
+const LIST = { q: [products.identity, products.name] };
+
+const columns = (b: ProductInput) => ({ identity: b.identity, name: b.name, description: b.description ?? null, price: b.price ?? null });
+
+function classificationIdsOf(db: Db, productId: string): string[] {
   return db
-    .select({ name: classifications.name })
+    .select({ id: productClassifications.classification_id })
     .from(productClassifications)
-    .innerJoin(classifications, eq(classifications.id, productClassifications.classification_id))
     .where(eq(productClassifications.product_id, productId))
-    .orderBy(asc(classifications.name))
     .all()
-    .map((r) => r.name);
+    .map((r) => r.id);
+}
+
+/** The product's classification names, sorted. */
+export function classificationNames(db: Db, productId: string): string[] {
+  return namesOf(db, classificationIdsOf(db, productId));
 }
 
 export function productView(db: Db, r: ProductRow): Product {
@@ -65,7 +61,7 @@ export function productsByIds(db: Db, ids: string[]): Map<string, ProductRow> {
   return new Map(db.select().from(products).where(inArray(products.id, ids)).all().map((p) => [p.id, p]));
 }
 
-export function checkIdentityFree(db: Db, identity: string, exceptId: string | null): void {
+function checkIdentityFree(db: Db, identity: string, exceptId: string | null): void {
   const other = db.select({ id: products.id }).from(products).where(eq(products.identity, identity)).get();
   if (other && other.id !== exceptId) throw conflict("A product with this identity already exists");
 }
@@ -84,4 +80,55 @@ export function touchProductsClassifiedAs(tx: Db, classificationId: string, at: 
     client.query("UPDATE products SET updated_at = ?1 WHERE id IN (SELECT product_id FROM product_classifications WHERE classification_id = ?2)").run(at, classificationId);
   }
   return ids;
+}
+
+// ---- the routes' operations (reads on a read handle, changes inside one write) ----
+
+export function listProducts(db: TenantDb, query: ListParams) {
+  return listRows(db, products, LIST, query, (r: ProductRow) => productView(db, r));
+}
+
+export function showProduct(db: TenantDb, by: { id?: string; identity?: string }): Product {
+  return productView(db, getProduct(db, by));
+}
+
+export function createProduct(tx: TenantDb, w: TenantWriteScope, body: ProductInput): Product {
+  checkIdentityFree(tx, body.identity, null);
+  const v = productView(tx, tx.insert(products).values(columns(body)).returning().get());
+  w.emit("PRODUCT_AFTER_INSERT", v.id, v);
+  return v;
+}
+
+export function updateProduct(tx: TenantDb, w: TenantWriteScope, id: string, body: ProductInput): Product {
+  const current = getProduct(tx, { id });
+  const set = columns(body);
+  if (unchanged(current, set)) return productView(tx, current);
+  checkIdentityFree(tx, body.identity, id);
+  const v = productView(tx, tx.update(products).set(set).where(eq(products.id, id)).returning().get());
+  w.emit("PRODUCT_AFTER_UPDATE", id, v);
+  return v;
+}
+
+export function deleteProduct(tx: TenantDb, w: TenantWriteScope, id: string): void {
+  const before = productView(tx, getProduct(tx, { id }));
+  if (productOnContractItems(tx, id)) throw conflict("The product is used by a contract item");
+  tx.delete(products).where(eq(products.id, id)).run();
+  w.emit("PRODUCT_AFTER_DELETE", id, before);
+}
+
+/** Replaces the product's classification set (by names); the same set writes and fires nothing. */
+export function setProductClassifications(tx: TenantDb, w: TenantWriteScope, id: string, names: string[]): Product {
+  const current = getProduct(tx, { id });
+  const { ids, unknown } = classificationIds(tx, names);
+  if (unknown.length) throw invalidMany(unknown.map((i) => ({ path: `names.${i}`, message: `unknown classification '${names[i]}'` })));
+  const wanted = new Set(ids);
+  const held = classificationIdsOf(tx, id);
+  // The set it already has changes nothing the product shows: nothing is written and nothing
+  // fires (as PATCH /api/contract/{id}/flags).
+  if (held.length === wanted.size && held.every((h) => wanted.has(h))) return productView(tx, current);
+  tx.delete(productClassifications).where(eq(productClassifications.product_id, id)).run();
+  for (const cid of wanted) tx.insert(productClassifications).values({ product_id: id, classification_id: cid }).run();
+  const v = productView(tx, tx.update(products).set({ updated_at: nowIso() }).where(eq(products.id, id)).returning().get());
+  w.emit("PRODUCT_AFTER_UPDATE", id, v);
+  return v;
 }

@@ -1,0 +1,102 @@
+// The classifications table. Products show their classifications' names and contracts their
+// flags' names, so a rename or a delete changes those records as GET returns them: each gets a new
+// `updated_at` (through its owner's service) and fires its *_AFTER_UPDATE in the same transaction.
+// Deleting a classification removes it from products and contract flags (ON DELETE CASCADE).
+import { eq } from "drizzle-orm";
+import type { TenantWriteScope } from "../../core/store";
+import type { TenantDb } from "../../db/sqlite";
+import { classifications } from "../../db/tenant/schema";
+import { listRows, type ListParams } from "../../lib/list";
+import { conflict, notFound } from "../../lib/problem";
+import { nowIso } from "../../lib/time";
+import { getContractView, touchContractsFlaggedAs } from "../contract/service";
+import { findProduct, productView, touchProductsClassifiedAs } from "../product/service";
+import { clientOf, type Db } from "../registry-common";
+import type { Classification, ClassificationInput } from "./model";
+
+type ClassificationRow = typeof classifications.$inferSelect;
+
+const view = (r: ClassificationRow): Classification => ({ id: r.id, name: r.name, description: r.description, color: r.color, created_at: r.created_at, updated_at: r.updated_at });
+const LIST = { q: [classifications.name] };
+
+/** Ids of classification names, in the given order; the unknown ones are reported by index. */
+export function classificationIds(db: Db, names: string[]): { ids: string[]; unknown: number[] } {
+  const ids: string[] = [];
+  const unknown: number[] = [];
+  names.forEach((name, i) => {
+    const row = db.select({ id: classifications.id }).from(classifications).where(eq(classifications.name, name)).get();
+    if (row) ids.push(row.id);
+    else unknown.push(i);
+  });
+  return { ids, unknown };
+}
+
+/** The names of these classifications, sorted (SQLite's BINARY order), in one statement. */
+export function classificationNames(db: Db, ids: string[]): string[] {
+  if (ids.length === 0) return [];
+  return clientOf(db)
+    .query<{ name: string }, [string]>("SELECT name FROM classifications WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY name")
+    .all(JSON.stringify(ids))
+    .map((r) => r.name);
+}
+
+function find(db: Db, by: { id?: string; name?: string }): ClassificationRow {
+  const row = by.id !== undefined
+    ? db.select().from(classifications).where(eq(classifications.id, by.id)).get()
+    : db.select().from(classifications).where(eq(classifications.name, by.name!)).get();
+  if (!row) throw notFound("Classification");
+  return row;
+}
+
+function checkName(db: Db, name: string, exceptId: string | null) {
+  const other = db.select({ id: classifications.id }).from(classifications).where(eq(classifications.name, name)).get();
+  if (other && other.id !== exceptId) throw conflict("A classification with this name already exists");
+}
+
+export function listClassifications(db: TenantDb, query: ListParams) {
+  return listRows(db, classifications, LIST, query, view);
+}
+
+export function showClassification(db: TenantDb, by: { id?: string; name?: string }): Classification {
+  return view(find(db, by));
+}
+
+/** Creates a classification (no event: classifications have none). */
+export function createClassification(tx: TenantDb, body: ClassificationInput): Classification {
+  checkName(tx, body.name, null);
+  return view(tx.insert(classifications).values({ name: body.name, description: body.description ?? null, color: body.color ?? null }).returning().get());
+}
+
+/**
+ * The products and contracts showing a classification get a new `updated_at` and one UPDATE
+ * event each, carrying their view once the change is done (the events are built after it).
+ * Call before the change: a delete's cascade removes the links that find them.
+ */
+function touchHolders(tx: TenantDb, w: TenantWriteScope, classificationId: string, timeZone: string): void {
+  const at = nowIso();
+  const productIds = touchProductsClassifiedAs(tx, classificationId, at);
+  const contractIds = touchContractsFlaggedAs(tx, classificationId, at);
+  for (const id of productIds) w.emit("PRODUCT_AFTER_UPDATE", id, (t: TenantDb) => productView(t, findProduct(t, id)!));
+  for (const id of contractIds) w.emit("CONTRACT_AFTER_UPDATE", id, (t: TenantDb) => getContractView(t, id, timeZone));
+}
+
+export function updateClassification(tx: TenantDb, w: TenantWriteScope, by: { id?: string; name?: string }, body: ClassificationInput, timeZone: string): Classification {
+  const current = find(tx, by);
+  checkName(tx, body.name, current.id);
+  // Description and color are not part of any product's or contract's view.
+  if (body.name !== current.name) touchHolders(tx, w, current.id, timeZone);
+  return view(
+    tx
+      .update(classifications)
+      .set({ name: body.name, description: body.description ?? null, color: body.color ?? null })
+      .where(eq(classifications.id, current.id))
+      .returning()
+      .get(),
+  );
+}
+
+export function removeClassification(tx: TenantDb, w: TenantWriteScope, by: { id?: string; name?: string }, timeZone: string): void {
+  const row = find(tx, by);
+  touchHolders(tx, w, row.id, timeZone);
+  tx.delete(classifications).where(eq(classifications.id, row.id)).run();
+}
