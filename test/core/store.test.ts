@@ -36,13 +36,16 @@ describe("store: reads and writes of one corporation", () => {
       ]);
       await hold.opened;
     });
-    await Bun.sleep(10);
-    expect(await countCities("Uncommitted")).toBe(0);
-    const listed = await t.req("GET", "/api/city?name=Uncommitted", { token });
-    expect(listed.status).toBe(200);
-    expect(listed.body.total).toBe(0);
-    hold.open();
-    await writing;
+    try {
+      await Bun.sleep(10);
+      expect(await countCities("Uncommitted")).toBe(0);
+      const listed = await t.req("GET", "/api/city?name=Uncommitted", { token });
+      expect(listed.status).toBe(200);
+      expect(listed.body.total).toBe(0);
+    } finally {
+      hold.open();
+      await writing;
+    }
     expect(await countCities("Uncommitted")).toBe(1);
     expect((await t.req("GET", "/api/city?name=Uncommitted", { token })).body.total).toBe(1);
   });
