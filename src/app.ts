@@ -6,7 +6,7 @@ import type { Config } from "./config";
 import { createContext, type AppContext, type ContextOptions } from "./core/context";
 import { corpLookups } from "./modules/corp/lookups";
 import { userFlags } from "./modules/user/lookups";
-import { permissionQueries } from "./modules/workgroup/permission-queries";
+import { enabledServiceIds, loadPermissions } from "./modules/workgroup/service";
 import { MAX_BODY_BYTES } from "./lib/http";
 import { jsonShapeProblem } from "./lib/json-limits";
 import { EdgeRoutes } from "./lib/edge";
@@ -164,7 +164,7 @@ async function readJsonBody(request: Request, required: boolean): Promise<unknow
 export interface AppOptions extends ContextOptions {}
 
 export function createApp(config: Config, options: AppOptions = {}) {
-  const ctx = createContext(config, { corps: corpLookups, userFlags, permissions: permissionQueries }, options);
+  const ctx = createContext(config, { corps: corpLookups, userFlags, permissions: { load: loadPermissions, enabledServices: enabledServiceIds } }, options);
   const edge = new EdgeRoutes();
   // The binary carries the document its build generated (the same routes, the same hooks' work):
   // served from Bun's router, the plugin's route behind it is never asked to generate it again.

@@ -47,7 +47,7 @@ export interface AppContext {
   builtinServerId: string;
   clientIp: ClientIpResolver;
   /** Checks run on every token request after the session is found (safe IP ranges, ...). */
-  authChecks: ((p: Principal) => void)[];
+  authChecks: ((p: Principal) => void | Promise<void>)[];
   /**
    * Told after a committed change to a contract (status, connection settings, ...), with its
    * connection state before the change; the ISP module disconnects or re-authorizes its RADIUS

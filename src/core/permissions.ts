@@ -20,12 +20,16 @@ export interface PermissionSets {
 
 export const SUPER_PERMISSION: Permission = { admin: ["*"], allow: ["*"] };
 
+/** A user's grants in a corporation, as the workgroup module's one permission query returns them. */
+export interface PermissionRows {
+  admin: string[];
+  allow: string[];
+  granted: Map<string, string[]>;
+}
+
 /** The grant queries, from the workgroup module (which owns grants; they join catalog and corp tables). */
 export interface PermissionQueries {
-  /** Identifiers of the services granted to the user's workgroups in the corporation and enabled for it, in order. */
-  grantedServices(db: PlatformDb, userId: string, corpId: string): string[];
-  /** (service identifier, action) of the granted features' actions, enabled services only, ordered by action then identifier. */
-  grantedActions(db: PlatformDb, userId: string, corpId: string): { identifier: string; action: string }[];
+  load(db: PlatformDb, userId: string, corpId: string): PermissionRows;
   /** Identifiers of the services enabled for the corporation, in order. */
   enabledServices(db: PlatformDb, corpId: string): string[];
 }
@@ -43,7 +47,8 @@ export class PermissionCache {
     const key = `${userId}:${corpId}`;
     const hit = this.cache.get(key);
     if (hit) return hit;
-    const sets = await this.platform.read((db) => permissionSets(this.queries.grantedServices(db, userId, corpId), this.queries.grantedActions(db, userId, corpId)));
+    const r = await this.platform.read((db) => this.queries.load(db, userId, corpId));
+    const sets: PermissionSets = { admin: new Set(r.admin), allow: new Set(r.allow), lists: { admin: r.admin, allow: r.allow }, granted: r.granted };
     this.cache.set(key, sets);
     return sets;
   }
@@ -66,18 +71,3 @@ export function permits(p: PermissionSets, service: string, action: string): boo
   return p.admin.has("*") || p.admin.has(service) || p.allow.has("*") || p.allow.has(action);
 }
 
-/** The sets of a user in a corporation from its granted services and (identifier, action) rows. */
-function permissionSets(admin: string[], actions: { identifier: string; action: string }[]): PermissionSets {
-  const allow: string[] = [];
-  const byService = new Map<string, string[]>();
-  // Ordered by action: `allow` is the distinct actions in SQL order, each service's list too.
-  for (const r of actions) {
-    if (allow[allow.length - 1] !== r.action) allow.push(r.action);
-    const list = byService.get(r.identifier);
-    if (list) list.push(r.action);
-    else byService.set(r.identifier, [r.action]);
-  }
-  // Identifiers are ASCII (SERVICE_IDENTIFIER_PATTERN): JavaScript's order is SQLite's.
-  const granted = new Map([...byService].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-  return { admin: new Set(admin), allow: new Set(allow), lists: { admin, allow }, granted };
-}

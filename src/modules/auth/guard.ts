@@ -108,7 +108,10 @@ export function authGuard(ctx: AppContext) {
       ip,
       requestId: null,
     };
-    for (const check of ctx.authChecks) check(principal);
+    for (const check of ctx.authChecks) {
+      const pending = check(principal);
+      if (pending) await pending;
+    }
     return principal;
   }
 

@@ -3,6 +3,7 @@
 // COMMIT. The one permission query (routes.md, "Permission computation") is here too.
 import { and, asc, eq, inArray, ne, sql, type SQLWrapper } from "drizzle-orm";
 import type { AppContext } from "../../core/context";
+import type { PermissionRows } from "../../core/permissions";
 import type { PlatformDb } from "../../db/sqlite";
 import { actions, corpServices, features, services, workgroupFeatures, workgroupMembers, workgroupServices, workgroups } from "../../db/platform/schema";
 import { conflict, notFound } from "../../lib/problem";
@@ -16,15 +17,6 @@ import type { Workgroup, WorkgroupInput } from "./model";
 export type WorkgroupRow = typeof workgroups.$inferSelect;
 
 /** A user's permission in one corporation, as the grants of their workgroups give it. */
-export interface PermissionRows {
-  /** Identifiers of the granted services, in order. */
-  admin: string[];
-  /** The distinct granted actions, in order. */
-  allow: string[];
-  /** The granted actions per service identifier, identifiers in order (GET /api/user/{id}/permissions). */
-  granted: Map<string, string[]>;
-}
-
 /** The permission query's two statements, prepared once per connection (a miss runs both). */
 function permissionStatements(db: PlatformDb) {
   const user = sql.placeholder("user");
