@@ -33,8 +33,11 @@ export interface TenantWriteScope extends WriteScope {
 export interface Door<H, S extends WriteScope> {
   /** Reads the last committed state; `fn` may await. */
   read<T>(fn: (db: H) => T | Promise<T>): Promise<T>;
-  /** One transaction, holding the database's write lock from its start; `fn` may await. */
-  write<T>(fn: (tx: H, scope: S) => T | Promise<T>): Promise<T>;
+  /**
+   * One transaction, holding the database's write lock from its start; `fn` may await.
+   * `durable: false`: the commit may be lost on a power cut (never for acknowledged data).
+   */
+  write<T>(fn: (tx: H, scope: S) => T | Promise<T>, options?: { durable?: boolean }): Promise<T>;
   /** `write` sharing one transaction with the writes queued in the same turn (group commit). */
   writeGrouped<T>(fn: (tx: H, scope: S) => T | Promise<T>): Promise<T>;
   /** Housekeeping of the database itself (SQLite: WAL checkpoint, PRAGMA optimize). */
@@ -91,13 +94,13 @@ class ScopedDoor<H extends SqliteHandle, S extends WriteScope> implements Door<H
     return this.door.read(fn as (db: SqliteHandle) => T | Promise<T>);
   }
 
-  async write<T>(fn: (tx: H, scope: S) => T | Promise<T>): Promise<T> {
+  async write<T>(fn: (tx: H, scope: S) => T | Promise<T>, options?: { durable?: boolean }): Promise<T> {
     const scope = new Scope(this.corpId, this.bus);
     const result = await this.door.write(async (tx) => {
       const out = await fn(tx as H, scope as unknown as S);
       scope.flush(tx as TenantDb);
       return out;
-    });
+    }, options);
     scope.committed();
     return result;
   }

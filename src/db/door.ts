@@ -81,13 +81,25 @@ export class SqliteDoor {
     }
   }
 
-  async write<T>(fn: (tx: SqliteHandle) => T | Promise<T>): Promise<T> {
+  /**
+   * `durable: false` skips the commit's fsync (synchronous = NORMAL for this transaction only; WAL
+   * keeps the file consistent and the next ordinary commit makes it durable): for diagnostics whose
+   * loss on a power cut is acceptable (RADIUS authorize attempts), never for acknowledged data.
+   */
+  async write<T>(fn: (tx: SqliteHandle) => T | Promise<T>, { durable = true }: { durable?: boolean } = {}): Promise<T> {
     this.active++;
     try {
       const wait = this.lock.tryAcquire();
       if (wait) await wait;
       try {
-        return await this.transaction(fn);
+        if (durable) return await this.transaction(fn);
+        const client = this.writer.$client;
+        client.exec("PRAGMA synchronous = NORMAL");
+        try {
+          return await this.transaction(fn);
+        } finally {
+          client.exec("PRAGMA synchronous = FULL");
+        }
       } finally {
         this.lock.release();
       }
