@@ -35,7 +35,7 @@ export function cityRef(db: TenantDb, id: string): CityRef | null {
   return clientOf(db).query<CityRef, [string]>("SELECT id, name, state, country FROM cities WHERE id = ?1").get(id);
 }
 
-export function findCityByNames(db: TenantDb, c: CityInput): CityRow | undefined {
+function findCityByNames(db: TenantDb, c: CityInput): CityRow | undefined {
   return db
     .select()
     .from(cities)
@@ -44,7 +44,7 @@ export function findCityByNames(db: TenantDb, c: CityInput): CityRow | undefined
 }
 
 /** (name, state, country) is unique: 409 when another city holds it. */
-export function checkCityUnique(db: TenantDb, c: CityInput, exceptId: string | null): void {
+function checkCityUnique(db: TenantDb, c: CityInput, exceptId: string | null): void {
   const other = findCityByNames(db, c);
   if (other && other.id !== exceptId) throw conflict("A city with this name, state and country already exists");
 }
@@ -66,7 +66,7 @@ export function addCity(tx: TenantDb, c: CityInput): string {
   return id;
 }
 
-export function insertCity(tx: TenantDb, c: CityInput): CityRow {
+function insertCity(tx: TenantDb, c: CityInput): CityRow {
   checkCityUnique(tx, c, null);
   return tx.insert(cities).values({ name: c.name, state: c.state, country: c.country }).returning().get();
 }
@@ -77,7 +77,7 @@ export function updateCity(tx: TenantDb, id: string, c: CityInput): CityRow {
 }
 
 /** Whether an address names the city: a person's, a contract's or a point of presence's (ISP). */
-export function cityInUse(db: TenantDb, id: string): boolean {
+function cityInUse(db: TenantDb, id: string): boolean {
   // The POP counts too, or its foreign key would refuse the delete with a vaguer 409.
   return personsUseCity(db, id) || contractsUseCity(db, id) || cityUsedByPop(db, id);
 }

@@ -3,7 +3,7 @@
 import { t, type Static } from "elysia";
 import { Enum, Opt, Uuid } from "../../lib/schemas";
 
-export const APP_NAME_PATTERN = "^[A-Za-z0-9._-]{1,64}$";
+const APP_NAME_PATTERN = "^[A-Za-z0-9._-]{1,64}$";
 
 export const ExternalAppInput = t.Object({
   name: t.String({ pattern: APP_NAME_PATTERN }),

@@ -33,18 +33,18 @@ export function getExternalApp(db: TenantDb, id: string): ExternalAppRow {
   return row;
 }
 
-export function checkNameFree(db: TenantDb, name: string, exceptId: string | null): void {
+function checkNameFree(db: TenantDb, name: string, exceptId: string | null): void {
   const other = db.select({ id: externalApps.id }).from(externalApps).where(eq(externalApps.name, name)).get();
   if (other && other.id !== exceptId) throw conflict("An external application with this name already exists");
 }
 
 /** A fresh secret (40 base62 characters, ≈ 238 bits) with what is stored of it. */
-export function newSecret(): { secret: string; key_prefix: string; key_hash: string } {
+function newSecret(): { secret: string; key_prefix: string; key_hash: string } {
   const secret = randomBase62(API_KEY_SECRET_LENGTH);
   return { secret, key_prefix: secret.slice(0, 8), key_hash: sha256Hex(secret) };
 }
 
-export const apiKeyOf = (corpId: string, appId: string, secret: string) => `${corpId}.${appId}.${secret}`;
+const apiKeyOf = (corpId: string, appId: string, secret: string) => `${corpId}.${appId}.${secret}`;
 
 /**
  * The guard's ApiKeyVerifier: the app's stored hash against the secret's, in constant time. Runs

@@ -54,7 +54,7 @@ export function getPerson(db: TenantDb, id: string): PersonRow {
 }
 
 /** The writable columns of a Person body (PUT semantics: omitted optional fields become null). */
-export function personColumns(p: PersonInput) {
+function personColumns(p: PersonInput) {
   return {
     name: p.name,
     display_name: p.display_name ?? null,
@@ -67,7 +67,7 @@ export function personColumns(p: PersonInput) {
   };
 }
 
-export function checkPersonInput(db: TenantDb, p: PersonInput): void {
+function checkPersonInput(db: TenantDb, p: PersonInput): void {
   if (p.address) checkCityId(db, p.address.city_id, "address");
 }
 
