@@ -127,3 +127,24 @@ describe("persons", () => {
     expect((await req("GET", "/api/person/externalapp/name/erp", { token: f.nobody.token })).status).toBe(403);
   });
 });
+
+describe("POST /api/person/{id}/externalapp", () => {
+  test("a deleted person's links go with it; two persons racing for one identity: one 200, one 409", async () => {
+    const app = (await req("POST", "/api/externalapp", { token, body: { name: "links-race" } })).body;
+    const gone = (await req("POST", "/api/person", { token, body: { name: "Gone" } })).body;
+    expect((await req("POST", `/api/person/${gone.id}/externalapp`, { token, body: { external_app_id: app.id, identity: "G" } })).status).toBe(200);
+    expect((await req("DELETE", `/api/person/${gone.id}`, { token })).status).toBe(204);
+    expect((await req("GET", `/api/person/externalapp/id/${app.id}/identity/G`, { token })).status).toBe(404);
+    const heir = (await req("POST", "/api/person", { token, body: { name: "Heir" } })).body;
+    expect((await req("POST", `/api/person/${heir.id}/externalapp`, { token, body: { external_app_id: app.id, identity: "G" } })).status).toBe(200);
+
+    const a = (await req("POST", "/api/person", { token, body: { name: "Racer A" } })).body;
+    const b = (await req("POST", "/api/person", { token, body: { name: "Racer B" } })).body;
+    const results = await Promise.all(
+      [a, b].map((p) => req("POST", `/api/person/${p.id}/externalapp`, { token, body: { external_app_id: app.id, identity: "R" } })),
+    );
+    expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
+    const winner = results.find((r) => r.status === 200)!.body.record_id;
+    expect((await req("GET", `/api/person/externalapp/id/${app.id}/identity/R`, { token })).body.id).toBe(winner);
+  });
+});

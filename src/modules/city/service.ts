@@ -1,37 +1,41 @@
+// Cities (table cities): CRUD, lookup by an external app's identity, and what the other modules
+// need of a city (an address's city reference, the external-app upsert's adopt-or-insert).
 import { and, eq } from "drizzle-orm";
-import { t, type Static } from "elysia";
+import type { Principal } from "../../core/principal";
+import type { TenantDoor } from "../../core/store";
+import { clientOf, insertRow } from "../../db/rows";
+import type { TenantDb } from "../../db/sqlite";
 import { cities } from "../../db/tenant/schema";
+import { newId } from "../../lib/ids";
+import { listRows, type ListParams } from "../../lib/list";
 import { conflict, notFound } from "../../lib/problem";
-import { Uuid } from "../../lib/schemas";
+import { nowIso } from "../../lib/time";
+import { unchanged } from "../../lib/unchanged";
+import type { CityRef } from "../address/model";
 import { contractsUseCity } from "../contract/service";
+import { linkedRecordId, linkFromRequest, unlinkAll } from "../externalapp/link-service";
+import type { ExternalLinkInput, ExternalLinkView } from "../externalapp/model";
+import { resolveApp } from "../externalapp/service";
 import { cityUsedByPop } from "../isp/pop-service";
 import { personsUseCity } from "../person/service";
-import { clientOf, insertRow, unlinkAll, type Db } from "../registry-common";
-import { newId } from "../../lib/ids";
-import { nowIso } from "../../lib/time";
-
-export const CityInput = t.Object({
-  name: t.String({ minLength: 1, maxLength: 200 }),
-  state: t.String({ minLength: 1, maxLength: 200 }),
-  country: t.String({ minLength: 1, maxLength: 200 }),
-});
-export type CityInput = Static<typeof CityInput>;
-
-export const City = t.Object({ id: Uuid, name: t.String(), state: t.String(), country: t.String(), created_at: t.String(), updated_at: t.String() });
-export type City = Static<typeof City>;
-export const CityWithIdentity = t.Object({ ...City.properties, identity: t.String() });
+import type { City, CityInput, CityWithIdentity } from "./model";
 
 export type CityRow = typeof cities.$inferSelect;
 export const cityView = (r: CityRow): City => ({ id: r.id, name: r.name, state: r.state, country: r.country, created_at: r.created_at, updated_at: r.updated_at });
 
-export function getCity(db: Db, id: string): CityRow {
+export function getCity(db: TenantDb, id: string): CityRow {
   // Read up to three times per external-app upsert: a cached raw statement.
   const row = clientOf(db).query<CityRow, [string]>("SELECT id, name, state, country, created_at, updated_at FROM cities WHERE id = ?1").get(id);
   if (!row) throw notFound("City");
   return row;
 }
 
-export function findCityByNames(db: Db, c: CityInput): CityRow | undefined {
+/** The city part of an address response (the address module's view); null when unknown. */
+export function cityRef(db: TenantDb, id: string): CityRef | null {
+  return clientOf(db).query<CityRef, [string]>("SELECT id, name, state, country FROM cities WHERE id = ?1").get(id);
+}
+
+function findCityByNames(db: TenantDb, c: CityInput): CityRow | undefined {
   return db
     .select()
     .from(cities)
@@ -40,13 +44,13 @@ export function findCityByNames(db: Db, c: CityInput): CityRow | undefined {
 }
 
 /** (name, state, country) is unique: 409 when another city holds it. */
-export function checkCityUnique(db: Db, c: CityInput, exceptId: string | null): void {
+function checkCityUnique(db: TenantDb, c: CityInput, exceptId: string | null): void {
   const other = findCityByNames(db, c);
   if (other && other.id !== exceptId) throw conflict("A city with this name, state and country already exists");
 }
 
 /** The id of the city holding these names, if any (the upsert adopts it): a cached raw statement. */
-export function cityIdByNames(db: Db, c: CityInput): string | null {
+export function cityIdByNames(db: TenantDb, c: CityInput): string | null {
   return (
     clientOf(db)
       .query<{ id: string }, [string, string, string]>("SELECT id FROM cities WHERE name = ?1 AND state = ?2 AND country = ?3")
@@ -55,31 +59,80 @@ export function cityIdByNames(db: Db, c: CityInput): string | null {
 }
 
 /** Inserts a city whose names the caller found free (cityIdByNames), on the upsert's fast path; returns its id. */
-export function addCity(tx: Db, c: CityInput): string {
+export function addCity(tx: TenantDb, c: CityInput): string {
   const id = newId();
   const at = nowIso();
   insertRow(tx, cities, { id, name: c.name, state: c.state, country: c.country, created_at: at, updated_at: at });
   return id;
 }
 
-export function insertCity(tx: Db, c: CityInput): CityRow {
+function insertCity(tx: TenantDb, c: CityInput): CityRow {
   checkCityUnique(tx, c, null);
   return tx.insert(cities).values({ name: c.name, state: c.state, country: c.country }).returning().get();
 }
 
-export function updateCity(tx: Db, id: string, c: CityInput): CityRow {
+export function updateCity(tx: TenantDb, id: string, c: CityInput): CityRow {
   checkCityUnique(tx, c, id);
   return tx.update(cities).set({ name: c.name, state: c.state, country: c.country }).where(eq(cities.id, id)).returning().get();
 }
 
 /** Whether an address names the city: a person's, a contract's or a point of presence's (ISP). */
-export function cityInUse(db: Db, id: string): boolean {
+function cityInUse(db: TenantDb, id: string): boolean {
   // The POP counts too, or its foreign key would refuse the delete with a vaguer 409.
   return personsUseCity(db, id) || contractsUseCity(db, id) || cityUsedByPop(db, id);
 }
 
-/** Deletes a city no address names (the caller checked), with its external-app links. */
-export function deleteCity(tx: Db, id: string): void {
-  unlinkAll(tx, "city", id);
-  tx.delete(cities).where(eq(cities.id, id)).run();
+// ---- what the routes do, each in one read or one write ----
+
+const LIST = { q: [cities.name, cities.state] };
+
+export function listCities(tenant: TenantDoor, query: ListParams) {
+  return tenant.read((db) => listRows(db, cities, LIST, query, cityView));
+}
+
+export function showCity(tenant: TenantDoor, id: string): Promise<City> {
+  return tenant.read((db) => cityView(getCity(db, id)));
+}
+
+export function createCity(tenant: TenantDoor, input: CityInput): Promise<City> {
+  return tenant.write((tx, w) => {
+    const view = cityView(insertCity(tx, input));
+    w.emit("CITY_AFTER_INSERT", view.id, view);
+    return view;
+  });
+}
+
+/** PUT semantics; a PUT that changes nothing writes nothing and fires no event. */
+export function changeCity(tenant: TenantDoor, id: string, input: CityInput): Promise<City> {
+  return tenant.write((tx, w) => {
+    const current = getCity(tx, id);
+    if (unchanged(current, { name: input.name, state: input.state, country: input.country })) return cityView(current);
+    const view = cityView(updateCity(tx, id, input));
+    w.emit("CITY_AFTER_UPDATE", id, view);
+    return view;
+  });
+}
+
+/** Deletes a city no address names (409 otherwise), with its external-app links. */
+export function deleteCity(tenant: TenantDoor, id: string): Promise<void> {
+  return tenant.write((tx, w) => {
+    const before = cityView(getCity(tx, id));
+    if (cityInUse(tx, id)) throw conflict("The city is used by an address");
+    unlinkAll(tx, "city", id);
+    tx.delete(cities).where(eq(cities.id, id)).run();
+    w.emit("CITY_AFTER_DELETE", id, before);
+  });
+}
+
+export function linkCity(tenant: TenantDoor, id: string, body: ExternalLinkInput): Promise<ExternalLinkView> {
+  return linkFromRequest(tenant, "city", id, body, (tx) => getCity(tx, id));
+}
+
+export function cityByIdentity(tenant: TenantDoor, principal: Principal, params: { externalAppId?: string; externalAppName?: string; identity: string }): Promise<CityWithIdentity> {
+  return tenant.read((db) => {
+    const app = resolveApp(db, principal, params);
+    const id = linkedRecordId(db, app.id, "city", params.identity);
+    if (!id) throw notFound("City");
+    return { ...cityView(getCity(db, id)), identity: params.identity };
+  });
 }

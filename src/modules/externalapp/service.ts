@@ -1,36 +1,21 @@
+// External apps (table external_apps): CRUD, API keys and resolving the app a route names. The
+// API key (`<corp id>.<app id>.<secret>`) is shown only by create and rotation; only the secret's
+// hash is stored.
 import { timingSafeEqual } from "node:crypto";
-import { eq, sql } from "drizzle-orm";
-import { t, type Static } from "elysia";
+import { eq } from "drizzle-orm";
+import type { TenantDoor } from "../../core/store";
+import type { ApiKeyCheck, Principal } from "../../core/principal";
+import { clientOf } from "../../db/rows";
 import type { TenantDb } from "../../db/sqlite";
 import { externalApps } from "../../db/tenant/schema";
 import { randomBase62, sha256Hex } from "../../lib/ids";
-import { conflict, notFound } from "../../lib/problem";
-import { Opt, Uuid } from "../../lib/schemas";
+import { listRows, type ListParams } from "../../lib/list";
+import { conflict, forbidden, notFound } from "../../lib/problem";
+import { unchanged } from "../../lib/unchanged";
 import { API_KEY_SECRET_LENGTH } from "../auth/guard";
-import type { ApiKeyCheck } from "../../core/principal";
-import type { Db, ExternalAppRow } from "../registry-common";
+import type { ExternalApp, ExternalAppInput, ExternalAppWithKey } from "./model";
 
-export const APP_NAME_PATTERN = "^[A-Za-z0-9._-]{1,64}$";
-
-export const ExternalAppInput = t.Object({
-  name: t.String({ pattern: APP_NAME_PATTERN }),
-  description: Opt(t.String({ maxLength: 500 })),
-  status: Opt(t.Boolean()),
-});
-export type ExternalAppInput = Static<typeof ExternalAppInput>;
-
-const fields = {
-  id: Uuid,
-  name: t.String(),
-  description: t.Union([t.String(), t.Null()]),
-  status: t.Boolean(),
-  key_prefix: t.String(),
-  created_at: t.String(),
-  updated_at: t.String(),
-};
-export const ExternalApp = t.Object(fields);
-export type ExternalApp = Static<typeof ExternalApp>;
-export const ExternalAppWithKey = t.Object({ ...fields, api_key: t.String() });
+export type ExternalAppRow = typeof externalApps.$inferSelect;
 
 export const externalAppView = (r: ExternalAppRow): ExternalApp => ({
   id: r.id,
@@ -42,45 +27,115 @@ export const externalAppView = (r: ExternalAppRow): ExternalApp => ({
   updated_at: r.updated_at,
 });
 
-export function getExternalApp(db: Db, id: string): ExternalAppRow {
+export function getExternalApp(db: TenantDb, id: string): ExternalAppRow {
   const row = db.select().from(externalApps).where(eq(externalApps.id, id)).get();
   if (!row) throw notFound("External application");
   return row;
 }
 
-export function checkNameFree(db: Db, name: string, exceptId: string | null): void {
+function checkNameFree(db: TenantDb, name: string, exceptId: string | null): void {
   const other = db.select({ id: externalApps.id }).from(externalApps).where(eq(externalApps.name, name)).get();
   if (other && other.id !== exceptId) throw conflict("An external application with this name already exists");
 }
 
 /** A fresh secret (40 base62 characters, ≈ 238 bits) with what is stored of it. */
-export function newSecret(): { secret: string; key_prefix: string; key_hash: string } {
+function newSecret(): { secret: string; key_prefix: string; key_hash: string } {
   const secret = randomBase62(API_KEY_SECRET_LENGTH);
   return { secret, key_prefix: secret.slice(0, 8), key_hash: sha256Hex(secret) };
 }
 
-export const apiKeyOf = (corpId: string, appId: string, secret: string) => `${corpId}.${appId}.${secret}`;
+const apiKeyOf = (corpId: string, appId: string, secret: string) => `${corpId}.${appId}.${secret}`;
 
-const keyLookup = new WeakMap<object, ReturnType<typeof prepareKeyLookup>>();
-function prepareKeyLookup(db: TenantDb) {
-  return db
-    .select({ id: externalApps.id, status: externalApps.status, key_hash: externalApps.key_hash })
-    .from(externalApps)
-    .where(eq(externalApps.id, sql.placeholder("id")))
-    .prepare();
-}
-
-/** The guard's ApiKeyVerifier: the app's stored hash against the secret's, in constant time. */
+/**
+ * The guard's ApiKeyVerifier: the app's stored hash against the secret's, in constant time. Runs
+ * on every request made with an API key: one statement, prepared once per connection (the driver's
+ * query cache), on the read connection the guard's `tenant.read` hands in.
+ */
 export function verifyApiKey(db: TenantDb, appId: string, secret: string): ApiKeyCheck | null {
-  let stmt = keyLookup.get(db.$client);
-  if (!stmt) {
-    stmt = prepareKeyLookup(db);
-    keyLookup.set(db.$client, stmt);
-  }
-  const row = stmt.get({ id: appId });
+  const row = clientOf(db)
+    .query<{ id: string; status: number; key_hash: string }, [string]>("SELECT id, status, key_hash FROM external_apps WHERE id = ?1")
+    .get(appId);
   if (!row) return null;
   const given = Buffer.from(sha256Hex(secret), "hex");
   const stored = Buffer.from(row.key_hash, "hex");
   if (given.length !== stored.length || !timingSafeEqual(given, stored)) return null;
-  return { appId: row.id, active: row.status };
+  return { appId: row.id, active: row.status === 1 };
+}
+
+export function findApp(db: TenantDb, by: { id?: string; name?: string }): ExternalAppRow | undefined {
+  // Every external-app request resolves its app: a cached raw statement, not a query built per call.
+  const client = clientOf(db);
+  const row =
+    by.id !== undefined
+      ? client.query<ExternalAppRow & { status: unknown }, [string]>("SELECT * FROM external_apps WHERE id = ?1").get(by.id)
+      : client.query<ExternalAppRow & { status: unknown }, [string]>("SELECT * FROM external_apps WHERE name = ?1").get(by.name!);
+  return row ? { ...row, status: (row.status as unknown) === 1 } : undefined;
+}
+
+/**
+ * The app a route names: 404 when unknown; with an API key, the key must be that app's (403).
+ */
+export function resolveApp(db: TenantDb, principal: Principal, by: { externalAppId?: string; externalAppName?: string }): ExternalAppRow {
+  const app = findApp(db, { id: by.externalAppId, name: by.externalAppName });
+  if (!app) throw notFound("External application");
+  if (principal.kind === "key" && principal.externalAppId !== app.id) throw forbidden("The API key belongs to another external application");
+  return app;
+}
+
+const LIST = { q: [externalApps.name], hidden: ["key_hash"] };
+
+export function listExternalApps(tenant: TenantDoor, query: ListParams) {
+  return tenant.read((db) => listRows(db, externalApps, LIST, query, externalAppView));
+}
+
+export function showExternalApp(tenant: TenantDoor, id: string): Promise<ExternalApp> {
+  return tenant.read((db) => externalAppView(getExternalApp(db, id)));
+}
+
+export function createExternalApp(tenant: TenantDoor, input: ExternalAppInput): Promise<ExternalAppWithKey> {
+  const key = newSecret();
+  return tenant.write((tx, w) => {
+    checkNameFree(tx, input.name, null);
+    const r = tx
+      .insert(externalApps)
+      .values({ name: input.name, description: input.description ?? null, status: input.status ?? true, key_prefix: key.key_prefix, key_hash: key.key_hash })
+      .returning()
+      .get();
+    const view = externalAppView(r);
+    w.emit("EXTERNALAPP_AFTER_INSERT", r.id, view);
+    return { ...view, api_key: apiKeyOf(w.corpId, r.id, key.secret) };
+  });
+}
+
+/** PUT semantics; the status turns the app's key on or off. A PUT that changes nothing writes nothing. */
+export function updateExternalApp(tenant: TenantDoor, id: string, input: ExternalAppInput): Promise<ExternalApp> {
+  return tenant.write((tx, w) => {
+    const current = getExternalApp(tx, id);
+    const columns = { name: input.name, description: input.description ?? null, status: input.status ?? true };
+    if (unchanged(current, columns)) return externalAppView(current);
+    checkNameFree(tx, input.name, id);
+    const view = externalAppView(tx.update(externalApps).set(columns).where(eq(externalApps.id, id)).returning().get());
+    w.emit("EXTERNALAPP_AFTER_UPDATE", id, view);
+    return view;
+  });
+}
+
+/** Deletes the app; its external links go with it (ON DELETE CASCADE). */
+export function deleteExternalApp(tenant: TenantDoor, id: string): Promise<void> {
+  return tenant.write((tx, w) => {
+    const before = externalAppView(getExternalApp(tx, id));
+    tx.delete(externalApps).where(eq(externalApps.id, id)).run();
+    w.emit("EXTERNALAPP_AFTER_DELETE", id, before);
+  });
+}
+
+/** A new key; the old one stops working at the COMMIT. */
+export function rotateApiKey(tenant: TenantDoor, id: string): Promise<ExternalAppWithKey> {
+  const key = newSecret();
+  return tenant.write((tx, w) => {
+    getExternalApp(tx, id);
+    const view = externalAppView(tx.update(externalApps).set({ key_prefix: key.key_prefix, key_hash: key.key_hash }).where(eq(externalApps.id, id)).returning().get());
+    w.emit("EXTERNALAPP_AFTER_UPDATE", id, view);
+    return { ...view, api_key: apiKeyOf(w.corpId, id, key.secret) };
+  });
 }

@@ -1,59 +1,31 @@
-import { eq } from "drizzle-orm";
-import { t, type Static } from "elysia";
+// Persons (table persons): CRUD, the address, lookups by an external app's identity, and what the
+// contract module needs of a person (a party's row, the external-app upsert's insert and update).
+import { eq, inArray } from "drizzle-orm";
+import type { Principal } from "../../core/principal";
+import type { TenantDoor } from "../../core/store";
+import { clientOf, insertRow, updateRow } from "../../db/rows";
+import type { TenantDb } from "../../db/sqlite";
 import { persons } from "../../db/tenant/schema";
-import { notFound } from "../../lib/problem";
-import { Opt, Uuid } from "../../lib/schemas";
-import { AddressInput, addressColumns, AddressView, addressView, checkCityId, clientOf, insertRow, updateRow, type AddressColumns, type Db } from "../registry-common";
 import { newId } from "../../lib/ids";
+import { listRows, type ListParams, type Page } from "../../lib/list";
+import { conflict, notFound } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
+import { unchanged } from "../../lib/unchanged";
+import type { AddressInput } from "../address/model";
+import { ADDRESS_COLUMN_NAMES, addressColumns, type AddressColumns } from "../address/columns";
+import { addressView, checkCityId } from "../address/service";
+import { personIsParty } from "../contract/service";
+import { identitiesOf, identityListField, linkedIdsOf, linkedRecordId, linkFromRequest, unlinkAll } from "../externalapp/link-service";
+import type { ExternalLinkInput, ExternalLinkView } from "../externalapp/model";
+import { resolveApp } from "../externalapp/service";
+import type { Person, PersonInput, PersonWithIdentity } from "./model";
 
-const optText = (max = 200) => Opt(t.String({ maxLength: max }));
-
-export const PersonInput = t.Object({
-  name: t.String({ minLength: 1, maxLength: 200 }),
-  display_name: optText(),
-  tp_doc_identity: optText(32),
-  doc_identity: optText(64),
-  corporate: Opt(t.Boolean()),
-  email: optText(254),
-  phone: optText(40),
-  address: Opt(AddressInput),
-});
-export type PersonInput = Static<typeof PersonInput>;
-
-const NullableText = t.Union([t.String(), t.Null()]);
-const personFields = {
-  id: Uuid,
-  name: t.String(),
-  display_name: NullableText,
-  tp_doc_identity: NullableText,
-  doc_identity: NullableText,
-  corporate: t.Boolean(),
-  email: NullableText,
-  phone: NullableText,
-  address: t.Union([AddressView, t.Null()]),
-  created_at: t.String(),
-  updated_at: t.String(),
-};
-export const Person = t.Object(personFields);
-export type Person = Static<typeof Person>;
-export const PersonWithIdentity = t.Object({ ...personFields, identity: t.String() });
-
-/** A Party inside a Contract carries only these. */
-export const Party = t.Object({
-  id: Uuid,
-  name: t.String(),
-  display_name: NullableText,
-  tp_doc_identity: NullableText,
-  doc_identity: NullableText,
-  corporate: t.Boolean(),
-  address: t.Union([AddressView, t.Null()]),
-});
-export type Party = Static<typeof Party>;
+// contract/model.ts imports the Party schema from here; its home is ./model.
+export { Party } from "./model";
 
 export type PersonRow = typeof persons.$inferSelect;
 
-export function personView(db: Db, r: PersonRow): Person {
+export function personView(db: TenantDb, r: PersonRow): Person {
   return {
     id: r.id,
     name: r.name,
@@ -69,20 +41,20 @@ export function personView(db: Db, r: PersonRow): Person {
   };
 }
 
-export function findPerson(db: Db, id: string): PersonRow | undefined {
+export function findPerson(db: TenantDb, id: string): PersonRow | undefined {
   // Read on every contract view (three parties): a cached raw statement.
   const row = clientOf(db).query<Omit<PersonRow, "corporate"> & { corporate: number }, [string]>("SELECT * FROM persons WHERE id = ?1").get(id);
   return row ? { ...row, corporate: row.corporate === 1 } : undefined;
 }
 
-export function getPerson(db: Db, id: string): PersonRow {
+export function getPerson(db: TenantDb, id: string): PersonRow {
   const row = findPerson(db, id);
   if (!row) throw notFound("Person");
   return row;
 }
 
 /** The writable columns of a Person body (PUT semantics: omitted optional fields become null). */
-export function personColumns(p: PersonInput) {
+function personColumns(p: PersonInput) {
   return {
     name: p.name,
     display_name: p.display_name ?? null,
@@ -95,12 +67,12 @@ export function personColumns(p: PersonInput) {
   };
 }
 
-export function checkPersonInput(db: Db, p: PersonInput): void {
+function checkPersonInput(db: TenantDb, p: PersonInput): void {
   if (p.address) checkCityId(db, p.address.city_id, "address");
 }
 
 /** Whether any person's address names the city (the city delete is refused then). */
-export function personsUseCity(db: Db, cityId: string): boolean {
+export function personsUseCity(db: TenantDb, cityId: string): boolean {
   return !!db.select({ id: persons.id }).from(persons).where(eq(persons.address_city_id, cityId)).limit(1).get();
 }
 
@@ -108,7 +80,7 @@ export function personsUseCity(db: Db, cityId: string): boolean {
 export type PartyColumns = Pick<PersonRow, "name" | "display_name" | "tp_doc_identity" | "doc_identity" | "corporate"> & AddressColumns;
 
 /** Inserts a party of an external-app upsert (a cached raw statement: the upsert's hot path); returns its id. */
-export function addParty(tx: Db, data: PartyColumns): string {
+export function addParty(tx: TenantDb, data: PartyColumns): string {
   const id = newId();
   const at = nowIso();
   insertRow(tx, persons, { id, ...data, created_at: at, updated_at: at });
@@ -116,6 +88,89 @@ export function addParty(tx: Db, data: PartyColumns): string {
 }
 
 /** Overwrites a party's data from an external-app upsert. */
-export function setParty(tx: Db, id: string, data: PartyColumns): void {
+export function setParty(tx: TenantDb, id: string, data: PartyColumns): void {
   updateRow(tx, persons, id, data);
+}
+
+// ---- what the routes do, each in one read or one write ----
+
+const LIST = { q: [persons.name, persons.display_name, persons.doc_identity], hidden: ADDRESS_COLUMN_NAMES };
+
+export function listPersons(tenant: TenantDoor, query: ListParams): Promise<Page<Person>> {
+  return tenant.read((db) => listRows(db, persons, LIST, query, (r: PersonRow) => personView(db, r)));
+}
+
+type AppParams = { externalAppId?: string; externalAppName?: string };
+
+/** The persons linked to an app, each with its identity (sortable and filterable like a column). */
+export function listLinkedPersons(tenant: TenantDoor, principal: Principal, params: AppParams, query: ListParams): Promise<Page<PersonWithIdentity>> {
+  return tenant.read((db) => {
+    const app = resolveApp(db, principal, params);
+    const spec = { ...LIST, computed: identityListField(app.id, "person", persons.id) };
+    const page = listRows(db, persons, spec, query, (r: PersonRow) => personView(db, r), [inArray(persons.id, linkedIdsOf(db, app.id, "person"))]);
+    const identities = identitiesOf(db, app.id, "person", page.items.map((p) => p.id));
+    return { ...page, items: page.items.map((p) => ({ ...p, identity: identities.get(p.id)! })) };
+  });
+}
+
+export function showPerson(tenant: TenantDoor, id: string): Promise<Person> {
+  return tenant.read((db) => personView(db, getPerson(db, id)));
+}
+
+export function personByIdentity(tenant: TenantDoor, principal: Principal, params: AppParams & { identity: string }): Promise<PersonWithIdentity> {
+  return tenant.read((db) => {
+    const app = resolveApp(db, principal, params);
+    const id = linkedRecordId(db, app.id, "person", params.identity);
+    if (!id) throw notFound("Person");
+    return { ...personView(db, getPerson(db, id)), identity: params.identity };
+  });
+}
+
+export function createPerson(tenant: TenantDoor, input: PersonInput): Promise<Person> {
+  return tenant.write((tx, w) => {
+    checkPersonInput(tx, input);
+    const view = personView(tx, tx.insert(persons).values(personColumns(input)).returning().get());
+    w.emit("PERSON_AFTER_INSERT", view.id, view);
+    return view;
+  });
+}
+
+/** Stores `columns` over the person's; one that changes nothing writes nothing and fires no event. */
+function setPerson(tx: TenantDb, emit: (view: Person) => void, current: PersonRow, columns: Partial<PersonRow>): Person {
+  if (unchanged(current, columns)) return personView(tx, current);
+  const view = personView(tx, tx.update(persons).set(columns).where(eq(persons.id, current.id)).returning().get());
+  emit(view);
+  return view;
+}
+
+/** PUT semantics: 404 for an unknown person before 400 for an unknown city. */
+export function changePerson(tenant: TenantDoor, id: string, input: PersonInput): Promise<Person> {
+  return tenant.write((tx, w) => {
+    const current = getPerson(tx, id);
+    checkPersonInput(tx, input);
+    return setPerson(tx, (v) => w.emit("PERSON_AFTER_UPDATE", id, v), current, personColumns(input));
+  });
+}
+
+export function changePersonAddress(tenant: TenantDoor, id: string, address: AddressInput): Promise<Person> {
+  return tenant.write((tx, w) => {
+    const current = getPerson(tx, id);
+    checkCityId(tx, address.city_id, "");
+    return setPerson(tx, (v) => w.emit("PERSON_AFTER_UPDATE", id, v), current, addressColumns(address, address.city_id));
+  });
+}
+
+/** Deletes a person no contract names as a party (409 otherwise), with its external-app links. */
+export function deletePerson(tenant: TenantDoor, id: string): Promise<void> {
+  return tenant.write((tx, w) => {
+    const before = personView(tx, getPerson(tx, id));
+    if (personIsParty(tx, id)) throw conflict("The person is a party of a contract");
+    unlinkAll(tx, "person", id);
+    tx.delete(persons).where(eq(persons.id, id)).run();
+    w.emit("PERSON_AFTER_DELETE", id, before);
+  });
+}
+
+export function linkPerson(tenant: TenantDoor, id: string, body: ExternalLinkInput): Promise<ExternalLinkView> {
+  return linkFromRequest(tenant, "person", id, body, (tx) => getPerson(tx, id));
 }

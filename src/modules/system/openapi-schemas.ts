@@ -8,20 +8,20 @@
 // openapi-publish.ts finds it in the generated document wherever the schema was used.
 import { Kind, type TSchema } from "@sinclair/typebox";
 import * as schemas from "../../lib/schemas";
+import * as address from "../address/model";
 import * as auth from "../auth/model";
 import * as catalog from "../catalog/model";
-import * as city from "../city/service";
+import * as city from "../city/model";
 import * as classification from "../classification/model";
 import * as contract from "../contract/model";
 import * as core from "../core/model";
 import * as corp from "../corp/model";
-import * as externalApp from "../externalapp/service";
+import * as externalApp from "../externalapp/model";
 import * as isp from "../isp/model";
 import * as metric from "../metric/model";
-import * as person from "../person/service";
+import * as person from "../person/model";
 import * as product from "../product/model";
 import * as qrcode from "../qrcode/model";
-import * as registry from "../registry-common";
 import * as server from "../server/model";
 import * as user from "../user/model";
 import * as webhook from "../webhook/model";
@@ -29,7 +29,7 @@ import * as workgroup from "../workgroup/model";
 
 const MODELS: Record<string, unknown>[] = [
   schemas, auth, catalog, city, classification, contract, core, corp, externalApp, isp,
-  metric, person, product, qrcode, registry, server, user, webhook, workgroup,
+  metric, person, product, qrcode, address, server, user, webhook, workgroup,
 ];
 
 export const SCHEMA_NAME = Symbol("openapi schema name");

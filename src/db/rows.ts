@@ -1,0 +1,47 @@
+// Raw row writes and the connection under a handle, for the owners' hot paths (the external-app
+// upsert writes cities, persons and contracts through these: Drizzle's builder costs tens of µs
+// per call). Only a table's owning service calls them with its own table (issue 16).
+import type { Database } from "bun:sqlite";
+import { getTableColumns, getTableName } from "drizzle-orm";
+import type { SQLiteTable } from "drizzle-orm/sqlite-core";
+import { nowIso } from "../lib/time";
+import type { AnyDb } from "./sqlite";
+
+/**
+ * The bun:sqlite connection under a handle. Hot reads go through `client.query(sql)`, which
+ * bun:sqlite prepares once per connection and caches; inside a write they run on the writer, so
+ * they see the write's own rows. A door's handles carry `$client`; the fallback reads Drizzle's
+ * private `session.client` of a transaction object, which only the transitional `writeTx` and
+ * `commit` still hand out (drop it when they are gone).
+ */
+export function clientOf(db: AnyDb): Database {
+  return (db as AnyDb).$client ?? (db as unknown as { session: { client: Database } }).session.client;
+}
+
+type Cell = string | number | boolean | null;
+const cell = (v: unknown): string | number | null => (typeof v === "boolean" ? (v ? 1 : 0) : (v as string | number | null));
+/** A row for insertRow/updateRow: keys are the table's columns (tsc checks them), values plain cells. */
+export type RowCells<T extends SQLiteTable> = { [K in keyof T["$inferInsert"]]?: Cell };
+
+/**
+ * Writes one row through a cached raw statement (the column list is the object's keys, constant
+ * per call site, so the statement text is too). Values are stored as Drizzle stores them
+ * (booleans as 0/1); timestamps are the caller's.
+ */
+export function insertRow<T extends SQLiteTable>(db: AnyDb, table: T, row: RowCells<T>): void {
+  const columns = getTableColumns(table);
+  const keys = Object.keys(row);
+  clientOf(db)
+    .query(`INSERT INTO ${getTableName(table)} (${keys.map((k) => columns[k]!.name).join(", ")}) VALUES (${keys.map((_, i) => `?${i + 1}`).join(", ")})`)
+    .run(...keys.map((k) => cell(row[k as keyof typeof row])));
+}
+
+/** Updates one row by `id` (see insertRow); `updated_at` is set as Drizzle's $onUpdate sets it. */
+export function updateRow<T extends SQLiteTable>(db: AnyDb, table: T, id: string, set: RowCells<T>): void {
+  const columns = getTableColumns(table);
+  const keys = Object.keys(set);
+  const n = keys.length;
+  clientOf(db)
+    .query(`UPDATE ${getTableName(table)} SET ${keys.map((k, i) => `${columns[k]!.name} = ?${i + 1}`).join(", ")}, updated_at = ?${n + 1} WHERE id = ?${n + 2}`)
+    .run(...keys.map((k) => cell(set[k as keyof typeof set])), nowIso(), id);
+}

@@ -1,0 +1,28 @@
+// The embedded address's view and checks. It owns no table: the owner of the row stores the
+// address columns (./columns.ts), and the city comes from the city service.
+import type { TenantDb } from "../../db/sqlite";
+import { invalid } from "../../lib/problem";
+import { cityRef } from "../city/service";
+import type { AddressColumns } from "./columns";
+import type { AddressView } from "./model";
+
+export function addressView(db: TenantDb, row: AddressColumns): AddressView | null {
+  if (row.address_line1 === null || row.address_city_id === null) return null;
+  const city = cityRef(db, row.address_city_id);
+  if (!city) return null;
+  return {
+    line1: row.address_line1,
+    line2: row.address_line2,
+    district: row.address_district,
+    postal_code: row.address_postal_code,
+    detail: row.address_detail,
+    latitude: row.address_latitude,
+    longitude: row.address_longitude,
+    city,
+  };
+}
+
+/** A local address's city must exist: 400 naming `<path>.city_id` otherwise. */
+export function checkCityId(db: TenantDb, cityId: string, path: string): void {
+  if (!cityRef(db, cityId)) throw invalid(path ? `${path}.city_id` : "city_id", "unknown city");
+}

@@ -1,0 +1,104 @@
+// External links (table external_links): which city, person or contract record an external
+// app's identity names. A record has one identity per app and an identity names one record of a
+// type. The records' modules call these inside their own reads and writes.
+import { and, eq, inArray, sql } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import type { TenantDoor } from "../../core/store";
+import { clientOf } from "../../db/rows";
+import type { TenantDb } from "../../db/sqlite";
+import { externalApps, externalLinks } from "../../db/tenant/schema";
+import { conflict, invalid } from "../../lib/problem";
+import { nowIso } from "../../lib/time";
+import type { ExternalLinkInput, ExternalLinkView, RecordType } from "./model";
+import { findApp } from "./service";
+
+export function linkedRecordId(db: TenantDb, appId: string, type: RecordType, identity: string): string | null {
+  const row = clientOf(db)
+    .query<{ id: string }, [string, string, string]>(
+      "SELECT record_id AS id FROM external_links WHERE external_app_id = ?1 AND record_type = ?2 AND identity = ?3",
+    )
+    .get(appId, type, identity);
+  return row?.id ?? null;
+}
+
+/**
+ * Links a record to an app's identity. The identity may name only one record of the type (409),
+ * and a record has one identity per app, so linking again replaces the old identity.
+ */
+export function linkRecord(tx: TenantDb, appId: string, type: RecordType, recordId: string, identity: string): void {
+  const holder = linkedRecordId(tx, appId, type, identity);
+  if (holder === recordId) return;
+  if (holder !== null) throw conflict(`The identity is already linked to another ${type}`);
+  const client = clientOf(tx);
+  client.query("DELETE FROM external_links WHERE external_app_id = ?1 AND record_type = ?2 AND record_id = ?3").run(appId, type, recordId);
+  client
+    .query("INSERT INTO external_links (external_app_id, record_type, record_id, identity, created_at) VALUES (?1, ?2, ?3, ?4, ?5)")
+    .run(appId, type, recordId, identity, nowIso());
+}
+
+/** Removes every link of a deleted record. */
+export function unlinkAll(tx: TenantDb, type: RecordType, recordId: string): void {
+  tx.delete(externalLinks).where(and(eq(externalLinks.record_type, type), eq(externalLinks.record_id, recordId))).run();
+}
+
+export function linkView(db: TenantDb, appId: string, type: RecordType, recordId: string): ExternalLinkView {
+  const row = db
+    .select({ link: externalLinks, name: externalApps.name })
+    .from(externalLinks)
+    .innerJoin(externalApps, eq(externalApps.id, externalLinks.external_app_id))
+    .where(and(eq(externalLinks.external_app_id, appId), eq(externalLinks.record_type, type), eq(externalLinks.record_id, recordId)))
+    .get()!;
+  return {
+    external_app_id: appId,
+    identity: row.link.identity,
+    external_app_name: row.name,
+    record_type: type,
+    record_id: recordId,
+    created_at: row.link.created_at,
+  };
+}
+
+/**
+ * The link routes (POST /api/<record>/{id}/externalapp), in one write: `recordExists` first (the
+ * record's module throws its 404), then the app must exist (400 naming external_app_id), then the
+ * link. Link operations fire no event (routes.md, Events).
+ */
+export function linkFromRequest(
+  tenant: TenantDoor,
+  type: RecordType,
+  recordId: string,
+  body: ExternalLinkInput,
+  recordExists?: (tx: TenantDb) => unknown,
+): Promise<ExternalLinkView> {
+  return tenant.write((tx) => {
+    recordExists?.(tx);
+    if (!findApp(tx, { id: body.external_app_id })) throw invalid("external_app_id", "unknown external application");
+    linkRecord(tx, body.external_app_id, type, recordId, body.identity);
+    return linkView(tx, body.external_app_id, type, recordId);
+  });
+}
+
+/** The records of one type linked to an app, as a subquery for list filters. */
+export function linkedIdsOf(db: TenantDb, appId: string, type: RecordType) {
+  return db
+    .select({ id: externalLinks.record_id })
+    .from(externalLinks)
+    .where(and(eq(externalLinks.external_app_id, appId), eq(externalLinks.record_type, type)));
+}
+
+/** The `identity` of the lists by external app, as a list field (routes.md: sort and filter by any scalar field). */
+export function identityListField(appId: string, type: RecordType, recordId: SQLiteColumn) {
+  const expr = sql`(SELECT ${externalLinks.identity} FROM ${externalLinks} WHERE ${externalLinks.external_app_id} = ${appId} AND ${externalLinks.record_type} = ${type} AND ${externalLinks.record_id} = ${recordId})`;
+  return { identity: { expr, dataType: "string" as const } };
+}
+
+/** Identities of a page of records (one query). */
+export function identitiesOf(db: TenantDb, appId: string, type: RecordType, ids: string[]): Map<string, string> {
+  if (ids.length === 0) return new Map();
+  const rows = db
+    .select({ id: externalLinks.record_id, identity: externalLinks.identity })
+    .from(externalLinks)
+    .where(and(eq(externalLinks.external_app_id, appId), eq(externalLinks.record_type, type), inArray(externalLinks.record_id, ids)))
+    .all();
+  return new Map(rows.map((r) => [r.id, r.identity]));
+}
