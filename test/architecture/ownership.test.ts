@@ -61,7 +61,7 @@ const OWNERS: Record<string, string> = {
  */
 const READ_EXCEPTIONS: { file: string; tables: string[]; why: string }[] = [
   {
-    file: "modules/workgroup/permission-queries.ts",
+    file: "modules/workgroup/service.ts",
     tables: ["services", "features", "actions", "corp_services"],
     why: "the one permission query joins grants with the catalog and the corporation's enabled services",
   },

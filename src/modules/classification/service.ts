@@ -11,7 +11,7 @@ import { conflict, notFound } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
 import { getContractView, touchContractsFlaggedAs } from "../contract/service";
 import { findProduct, productView, touchProductsClassifiedAs } from "../product/service";
-import { clientOf, type Db } from "../registry-common";
+import { clientOf } from "../../db/rows";
 import type { Classification, ClassificationInput } from "./model";
 
 type ClassificationRow = typeof classifications.$inferSelect;
@@ -20,7 +20,7 @@ const view = (r: ClassificationRow): Classification => ({ id: r.id, name: r.name
 const LIST = { q: [classifications.name] };
 
 /** Ids of classification names, in the given order; the unknown ones are reported by index. */
-export function classificationIds(db: Db, names: string[]): { ids: string[]; unknown: number[] } {
+export function classificationIds(db: TenantDb, names: string[]): { ids: string[]; unknown: number[] } {
   const ids: string[] = [];
   const unknown: number[] = [];
   names.forEach((name, i) => {
@@ -32,7 +32,7 @@ export function classificationIds(db: Db, names: string[]): { ids: string[]; unk
 }
 
 /** The names of these classifications, sorted (SQLite's BINARY order), in one statement. */
-export function classificationNames(db: Db, ids: string[]): string[] {
+export function classificationNames(db: TenantDb, ids: string[]): string[] {
   if (ids.length === 0) return [];
   return clientOf(db)
     .query<{ name: string }, [string]>("SELECT name FROM classifications WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY name")
@@ -40,7 +40,7 @@ export function classificationNames(db: Db, ids: string[]): string[] {
     .map((r) => r.name);
 }
 
-function find(db: Db, by: { id?: string; name?: string }): ClassificationRow {
+function find(db: TenantDb, by: { id?: string; name?: string }): ClassificationRow {
   const row = by.id !== undefined
     ? db.select().from(classifications).where(eq(classifications.id, by.id)).get()
     : db.select().from(classifications).where(eq(classifications.name, by.name!)).get();
@@ -48,7 +48,7 @@ function find(db: Db, by: { id?: string; name?: string }): ClassificationRow {
   return row;
 }
 
-function checkName(db: Db, name: string, exceptId: string | null) {
+function checkName(db: TenantDb, name: string, exceptId: string | null) {
   const other = db.select({ id: classifications.id }).from(classifications).where(eq(classifications.name, name)).get();
   if (other && other.id !== exceptId) throw conflict("A classification with this name already exists");
 }

@@ -7,7 +7,8 @@ import type { TenantDoor } from "../../core/store";
 import { checkedJsonText, created } from "../../lib/http";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
 import { authGuard } from "../auth/guard";
-import { AddressInput, AppById, AppByIdIdentity, AppByName, AppByNameIdentity, ExternalLinkInput, ExternalLinkView } from "../registry-common";
+import { AddressInput } from "../address/model";
+import { AppById, AppByIdIdentity, AppByName, AppByNameIdentity, ExternalLinkInput, ExternalLinkView } from "../externalapp/model";
 import {
   Contract,
   ContractConfigInput,

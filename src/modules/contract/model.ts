@@ -1,7 +1,7 @@
 // Contract schemas: the local input, the interface document's external-app input, the response.
 import { t, type Static } from "elysia";
 import { DateText, Enum, Money, Opt, Quantity, Uuid } from "../../lib/schemas";
-import { AddressExternalInput, AddressInput, AddressView } from "../registry-common";
+import { AddressExternalInput, AddressInput, AddressView } from "../address/model";
 import { Party } from "../person/service";
 
 export const CONTRACT_STATUSES = ["ACTIVE", "INACTIVE", "SUSPENDED", "CANCELLED"] as const;

@@ -19,27 +19,13 @@ import { unchanged } from "../../lib/unchanged";
 import type { Database, Statement } from "bun:sqlite";
 import { classificationIds, classificationNames } from "../classification/service";
 import { productsByIds } from "../product/service";
-import {
-  ADDRESS_COLUMN_NAMES,
-  addressColumns,
-  cityRef,
-  clientOf,
-  findApp,
-  identitiesOf,
-  identityListField,
-  insertRow,
-  linkedIdsOf,
-  linkedRecordId,
-  linkRecord,
-  linkView,
-  resolveApp,
-  updateRow,
-  type AddressInput,
-  type AddressView,
-  type Db,
-  type ExternalLinkView,
-  type RowCells,
-} from "../registry-common";
+import { ADDRESS_COLUMN_NAMES, addressColumns } from "../address/columns";
+import { cityRef } from "../city/service";
+import { clientOf, insertRow, type RowCells, updateRow } from "../../db/rows";
+import { findApp, resolveApp } from "../externalapp/service";
+import { identitiesOf, identityListField, linkedIdsOf, linkedRecordId, linkRecord, linkView } from "../externalapp/link-service";
+import type { AddressInput, AddressView } from "../address/model";
+import type { ExternalLinkView } from "../externalapp/model";
 import { findPerson, type Party } from "../person/service";
 import {
   DATE_FIELDS,
@@ -59,22 +45,22 @@ export const MASKED_PASSWORD = "********";
 const json = (v: unknown): string | null => (v === undefined || v === null ? null : JSON.stringify(v));
 const unjson = (v: string | null): unknown => (v === null ? null : JSON.parse(v));
 
-export function findContract(db: Db, id: string): ContractRow | undefined {
+export function findContract(db: TenantDb, id: string): ContractRow | undefined {
   return clientOf(db).query<ContractRow, [string]>("SELECT * FROM contracts WHERE id = ?1").get(id) ?? undefined;
 }
 
-export function getContract(db: Db, id: string): ContractRow {
+export function getContract(db: TenantDb, id: string): ContractRow {
   const row = findContract(db, id);
   if (!row) throw notFound("Contract");
   return row;
 }
 
-export function getConfig(db: Db, contractId: string): ConfigRow {
+export function getConfig(db: TenantDb, contractId: string): ConfigRow {
   return clientOf(db).query<ConfigRow, [string]>("SELECT * FROM contract_configs WHERE contract_id = ?1").get(contractId)!;
 }
 
 /** The contract's flags: the names of its classifications (from their owner), sorted. */
-function flagNames(db: Db, contractId: string): string[] {
+function flagNames(db: TenantDb, contractId: string): string[] {
   const ids = clientOf(db)
     .query<{ id: string }, [string]>("SELECT classification_id AS id FROM contract_flags WHERE contract_id = ?1")
     .all(contractId)
@@ -179,7 +165,7 @@ function viewStatement(client: Database): Statement<Record<string, never>, [stri
 }
 
 /** The Contract as GET returns it, or null when there is none; the password in clear only when `revealPassword`. */
-export function contractViewById(db: Db, id: string, timeZone: string, revealPassword = false): Contract | null {
+export function contractViewById(db: TenantDb, id: string, timeZone: string, revealPassword = false): Contract | null {
   const v = viewStatement(clientOf(db)).values(id)[0] as Cell[] | undefined;
   if (!v) return null;
   const date = (i: number) => dateAsMidnight(textOrNull(v, 2 + i), timeZone);
@@ -222,7 +208,7 @@ export function contractViewById(db: Db, id: string, timeZone: string, revealPas
   };
 }
 
-export function getContractView(db: Db, id: string, timeZone: string, revealPassword = false): Contract {
+export function getContractView(db: TenantDb, id: string, timeZone: string, revealPassword = false): Contract {
   const view = contractViewById(db, id, timeZone, revealPassword);
   if (!view) throw notFound("Contract");
   return view;
@@ -239,7 +225,7 @@ const bodies = new Map<string, string>();
  * The JSON text of the Contract GET returns (password masked); throws 404 as getContractView does.
  * Called with the handle of a `read` (the read connection's stamp moves on every commit).
  */
-export function contractViewJson(db: Db, id: string, timeZone: string): string {
+export function contractViewJson(db: TenantDb, id: string, timeZone: string): string {
   const client = clientOf(db);
   if (client.inTransaction) return JSON.stringify(getContractView(db, id, timeZone));
   const key = `${changeStamp(client)} ${timeZone} ${id}`;
@@ -253,7 +239,7 @@ export function contractViewJson(db: Db, id: string, timeZone: string): string {
 }
 
 /** The view of a contract just read (read again, whole, in the one statement above). */
-function contractView(db: Db, r: ContractRow, timeZone: string, revealPassword = false): Contract {
+function contractView(db: TenantDb, r: ContractRow, timeZone: string, revealPassword = false): Contract {
   return contractViewById(db, r.id, timeZone, revealPassword)!;
 }
 
@@ -295,19 +281,19 @@ export function contractColumns(body: CommonInput, dates: Record<DateField, stri
  * The contract holding `number` (409 when it is another than `exceptId`). When the number is
  * unchanged that is the contract being updated, so the upsert compares with it for free.
  */
-export function numberHolder(db: Db, number: string, exceptId: string | null): ContractRow | null {
+export function numberHolder(db: TenantDb, number: string, exceptId: string | null): ContractRow | null {
   const row = clientOf(db).query<ContractRow, [string]>("SELECT * FROM contracts WHERE number = ?1").get(number);
   if (row && row.id !== exceptId) throw conflict("The contract number is used by another contract");
   return row;
 }
 
-function usernameTaken(db: Db, username: string, exceptContractId: string | null): boolean {
+function usernameTaken(db: TenantDb, username: string, exceptContractId: string | null): boolean {
   const row = clientOf(db).query<{ id: string }, [string]>("SELECT contract_id AS id FROM contract_configs WHERE username = ?1").get(username);
   return !!row && row.id !== exceptContractId;
 }
 
 /** A new contract's connection settings: username = number (or the id when taken), random password (returned). */
-export function insertDefaultConfig(tx: Db, contractId: string, number: string): string {
+export function insertDefaultConfig(tx: TenantDb, contractId: string, number: string): string {
   const username = usernameTaken(tx, number, null) ? contractId : number;
   const password = randomBase62(12);
   clientOf(tx).query("INSERT INTO contract_configs (contract_id, username, password) VALUES (?1, ?2, ?3)").run(contractId, username, password);
@@ -315,7 +301,7 @@ export function insertDefaultConfig(tx: Db, contractId: string, number: string):
 }
 
 /** The local input's ids must name existing records: 400 naming each unknown one. */
-function checkLocalInput(db: Db, body: ContractInput): { dates: Record<DateField, string | null> } {
+function checkLocalInput(db: TenantDb, body: ContractInput): { dates: Record<DateField, string | null> } {
   const errors: FieldError[] = [];
   const dates = checkDates(body, errors);
   for (const f of ["customer_id", "billing_customer_id", "agent_id"] as const) {
@@ -363,7 +349,7 @@ function checkConfigInput(body: ContractConfigInput): void {
 }
 
 /** Writes the connection settings; false (and nothing written) when they are already these. */
-function updateConfig(tx: Db, contractId: string, body: ContractConfigInput): boolean {
+function updateConfig(tx: TenantDb, contractId: string, body: ContractConfigInput): boolean {
   const current = getConfig(tx, contractId);
   const columns = {
     username: body.username ?? current.username,
@@ -387,7 +373,7 @@ function updateConfig(tx: Db, contractId: string, body: ContractConfigInput): bo
 export type ContractConnection = ContractByUsername;
 
 /** The contract's connection state now, or null when there is no such contract. */
-export function contractConnection(db: Db, contractId: string): ContractConnection | null {
+export function contractConnection(db: TenantDb, contractId: string): ContractConnection | null {
   const c = findContract(db, contractId);
   if (!c) return null;
   const row = db.select().from(contractConfigs).where(eq(contractConfigs.contract_id, contractId)).get();
@@ -397,7 +383,7 @@ export function contractConnection(db: Db, contractId: string): ContractConnecti
 }
 
 /** Every contract's static addresses (connection settings ipv4/ipv6; ipv6 may be a prefix). */
-export function staticAddresses(db: Db): { contract_id: string; ipv4: string | null; ipv6: string | null }[] {
+export function staticAddresses(db: TenantDb): { contract_id: string; ipv4: string | null; ipv6: string | null }[] {
   return clientOf(db)
     .query<{ contract_id: string; ipv4: string | null; ipv6: string | null }, []>("SELECT contract_id, ipv4, ipv6 FROM contract_configs WHERE ipv4 IS NOT NULL OR ipv6 IS NOT NULL")
     .all();
@@ -473,7 +459,7 @@ const itemView = (r: ItemRow): ContractItem => ({
   updated_at: r.updated_at,
 });
 
-function itemsOf(db: Db, contractId: string): ContractItem[] {
+function itemsOf(db: TenantDb, contractId: string): ContractItem[] {
   return db.select().from(contractItems).where(eq(contractItems.contract_id, contractId)).orderBy(asc(contractItems.position)).all().map(itemView);
 }
 
@@ -481,7 +467,7 @@ function itemsOf(db: Db, contractId: string): ContractItem[] {
  * Gives every contract flagged with `classificationId` a new `updated_at` (the classification is
  * renamed or deleted) and returns their ids in order, for one UPDATE event each.
  */
-export function touchContractsFlaggedAs(tx: Db, classificationId: string, at: string): string[] {
+export function touchContractsFlaggedAs(tx: TenantDb, classificationId: string, at: string): string[] {
   const client = clientOf(tx);
   const ids = client
     .query<{ id: string }, [string]>("SELECT contract_id AS id FROM contract_flags WHERE classification_id = ?1 ORDER BY contract_id")
@@ -494,7 +480,7 @@ export function touchContractsFlaggedAs(tx: Db, classificationId: string, at: st
 }
 
 /** Whether a person is the customer, billing customer or agent of any contract (its delete is refused then). */
-export function personIsParty(db: Db, id: string): boolean {
+export function personIsParty(db: TenantDb, id: string): boolean {
   return !!db
     .select({ id: contracts.id })
     .from(contracts)
@@ -504,7 +490,7 @@ export function personIsParty(db: Db, id: string): boolean {
 }
 
 /** Whether any contract's address names the city (the city delete is refused then). */
-export function contractsUseCity(db: Db, cityId: string): boolean {
+export function contractsUseCity(db: TenantDb, cityId: string): boolean {
   return !!db.select({ id: contracts.id }).from(contracts).where(eq(contracts.address_city_id, cityId)).limit(1).get();
 }
 
@@ -512,7 +498,7 @@ export function contractsUseCity(db: Db, cityId: string): boolean {
 export type UpsertColumns = RowCells<typeof contracts>;
 
 /** Inserts a contract of an external-app upsert (a cached raw statement); returns its id. */
-export function addContract(tx: Db, columns: UpsertColumns): string {
+export function addContract(tx: TenantDb, columns: UpsertColumns): string {
   const id = newId();
   const at = nowIso();
   insertRow(tx, contracts, { id, ...columns, created_at: at, updated_at: at });
@@ -520,12 +506,12 @@ export function addContract(tx: Db, columns: UpsertColumns): string {
 }
 
 /** Overwrites a contract's columns from an external-app upsert. */
-export function setContract(tx: Db, id: string, columns: UpsertColumns): void {
+export function setContract(tx: TenantDb, id: string, columns: UpsertColumns): void {
   updateRow(tx, contracts, id, columns);
 }
 
 /** Whether any contract item names the product (its delete is refused then). */
-export function productOnContractItems(db: Db, productId: string): boolean {
+export function productOnContractItems(db: TenantDb, productId: string): boolean {
   return !!db.select({ id: contractItems.id }).from(contractItems).where(eq(contractItems.product_id, productId)).limit(1).get();
 }
 

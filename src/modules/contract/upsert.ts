@@ -13,7 +13,10 @@ import { forbidden, invalidMany, type FieldError } from "../../lib/problem";
 import { unchanged } from "../../lib/unchanged";
 import { addCity, cityIdByNames, cityView, getCity, updateCity } from "../city/service";
 import { addParty, findPerson, personView, setParty } from "../person/service";
-import { addressColumns, linkedRecordId, linkRecord, resolveApp, type AddressExternalInput } from "../registry-common";
+import { addressColumns } from "../address/columns";
+import { linkedRecordId, linkRecord } from "../externalapp/link-service";
+import { resolveApp } from "../externalapp/service";
+import type { AddressExternalInput } from "../address/model";
 import type { Contract, ContractExternalInput, PartyExternalInput } from "./model";
 import { addContract, checkDates, contractConnection, contractChanged, contractColumns, contractViewById, insertDefaultConfig, numberHolder, setContract, type ContractConnection } from "./service";
 

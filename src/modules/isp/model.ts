@@ -2,7 +2,7 @@
 // FreeRADIUS rlm_rest rows, RADIUS sessions and authorize attempts.
 import { t, type Static } from "elysia";
 import { Enum, Instant, ListQuery, Nullable, Opt, Uuid } from "../../lib/schemas";
-import { AddressInput, AddressView } from "../registry-common";
+import { AddressInput, AddressView } from "../address/model";
 
 const Name = t.String({ minLength: 1, maxLength: 200 });
 const Description = Opt(t.String({ maxLength: 2000 }));

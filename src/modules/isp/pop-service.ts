@@ -1,5 +1,5 @@
 // Points of presence (isp_pops): where NAS and pools live; an optional Address (its city is the
-// city module's: checked and shown through registry-common, on the caller's handle).
+// city module's: checked and shown through the address module, on the caller's handle).
 import { eq } from "drizzle-orm";
 import type { TenantDoor } from "../../core/store";
 import type { TenantDb } from "../../db/sqlite";
@@ -7,7 +7,9 @@ import { ispNas, ispPools, ispPops } from "../../db/tenant/schema";
 import { listRows, type ListParams } from "../../lib/list";
 import { conflict } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
-import { ADDRESS_COLUMN_NAMES, addressColumns, addressView, checkCityId, type AddressInput } from "../registry-common";
+import { ADDRESS_COLUMN_NAMES, addressColumns } from "../address/columns";
+import { addressView, checkCityId } from "../address/service";
+import type { AddressInput } from "../address/model";
 import type { PopInput } from "./model";
 import { checkUniqueName, isUsed, requireRow, setStatus, type Q } from "./record-service";
 

@@ -10,7 +10,7 @@ import { nowIso } from "../../lib/time";
 import { unchanged } from "../../lib/unchanged";
 import { classificationIds, classificationNames as namesOf } from "../classification/service";
 import { productOnContractItems } from "../contract/service";
-import { clientOf, type Db } from "../registry-common";
+import { clientOf } from "../../db/rows";
 import type { Product, ProductInput } from "./model";
 
 export type ProductRow = typeof products.$inferSelect;
@@ -19,7 +19,7 @@ const LIST = { q: [products.identity, products.name] };
 
 const columns = (b: ProductInput) => ({ identity: b.identity, name: b.name, description: b.description ?? null, price: b.price ?? null });
 
-function classificationIdsOf(db: Db, productId: string): string[] {
+function classificationIdsOf(db: TenantDb, productId: string): string[] {
   return db
     .select({ id: productClassifications.classification_id })
     .from(productClassifications)
@@ -29,11 +29,11 @@ function classificationIdsOf(db: Db, productId: string): string[] {
 }
 
 /** The product's classification names, sorted. */
-export function classificationNames(db: Db, productId: string): string[] {
+export function classificationNames(db: TenantDb, productId: string): string[] {
   return namesOf(db, classificationIdsOf(db, productId));
 }
 
-export function productView(db: Db, r: ProductRow): Product {
+export function productView(db: TenantDb, r: ProductRow): Product {
   return {
     id: r.id,
     identity: r.identity,
@@ -46,22 +46,22 @@ export function productView(db: Db, r: ProductRow): Product {
   };
 }
 
-export function findProduct(db: Db, id: string): ProductRow | undefined {
+export function findProduct(db: TenantDb, id: string): ProductRow | undefined {
   return db.select().from(products).where(eq(products.id, id)).get();
 }
 
-export function getProduct(db: Db, by: { id?: string; identity?: string }): ProductRow {
+export function getProduct(db: TenantDb, by: { id?: string; identity?: string }): ProductRow {
   const row = by.id !== undefined ? findProduct(db, by.id) : db.select().from(products).where(eq(products.identity, by.identity!)).get();
   if (!row) throw notFound("Product");
   return row;
 }
 
-export function productsByIds(db: Db, ids: string[]): Map<string, ProductRow> {
+export function productsByIds(db: TenantDb, ids: string[]): Map<string, ProductRow> {
   if (ids.length === 0) return new Map();
   return new Map(db.select().from(products).where(inArray(products.id, ids)).all().map((p) => [p.id, p]));
 }
 
-function checkIdentityFree(db: Db, identity: string, exceptId: string | null): void {
+function checkIdentityFree(db: TenantDb, identity: string, exceptId: string | null): void {
   const other = db.select({ id: products.id }).from(products).where(eq(products.identity, identity)).get();
   if (other && other.id !== exceptId) throw conflict("A product with this identity already exists");
 }
@@ -70,7 +70,7 @@ function checkIdentityFree(db: Db, identity: string, exceptId: string | null): v
  * Gives every product classified as `classificationId` a new `updated_at` (the classification is
  * renamed or deleted) and returns their ids in order, for one UPDATE event each.
  */
-export function touchProductsClassifiedAs(tx: Db, classificationId: string, at: string): string[] {
+export function touchProductsClassifiedAs(tx: TenantDb, classificationId: string, at: string): string[] {
   const client = clientOf(tx);
   const ids = client
     .query<{ id: string }, [string]>("SELECT product_id AS id FROM product_classifications WHERE classification_id = ?1 ORDER BY product_id")
