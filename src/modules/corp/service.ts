@@ -15,6 +15,7 @@ import { serverExists } from "../server/service";
 import { removeUserFromCorpWorkgroups, revokeServiceInCorp } from "../workgroup/service";
 import { userView, type UserRow } from "../user/view";
 import type { User } from "../user/model";
+import { memberIdsOf } from "./membership-service";
 import type { CORP_STATUSES, CorpCheck, CorpTree, Corporation, CorporationInput } from "./model";
 
 export type CorpStatus = (typeof CORP_STATUSES)[number];
@@ -308,13 +309,10 @@ function moveDatabase(ctx: AppContext, id: string, dbPath: string): { movedTo: s
 
 // ---- members -----------------------------------------------------------------------------------
 
-/** The user ids that are members of a corporation, as a subquery. */
-const membersOf = (db: PlatformDb, corpId: string) => db.select({ id: corpMembers.user_id }).from(corpMembers).where(eq(corpMembers.corp_id, corpId));
-
 export function listCorpUsers(ctx: AppContext, corpId: string, query: ListParams) {
   return ctx.store.platform.read((db) => {
     corpRow(db, corpId);
-    return listUsersAmong(db, membersOf(db, corpId), query);
+    return listUsersAmong(db, memberIdsOf(db, corpId), query);
   });
 }
 

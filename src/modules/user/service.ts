@@ -15,7 +15,7 @@ import { nowIso, toIso } from "../../lib/time";
 import { forgetDevices } from "../auth/service";
 import { matchingStep, newTotpSecret, otpauthUri, twoFactorInvalid } from "../auth/two-factor";
 import { enabledServiceIds, loadPermissions } from "../workgroup/service";
-import { insertMember, isMember, isMemberElsewhere, memberIdsOf } from "./corp-tables";
+import { insertMember, isMember, isMemberElsewhere, memberIdsOf } from "../corp/membership-service";
 import type { Permissions, User, UserCreate, UserUpdate } from "./model";
 import { userView, type UserRow } from "./view";
 
