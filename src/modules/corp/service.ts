@@ -9,7 +9,7 @@ import { newId } from "../../lib/ids";
 import { listRows, type ListParams } from "../../lib/list";
 import { conflict, invalid, notFound } from "../../lib/problem";
 import { isValidTimeZone } from "../../lib/time";
-import type { CorpRow } from "../../core/corp-cache";
+import type { CorpLookups, CorpRow } from "../../core/corp-cache";
 import { actionsByFeature, featureIdsOf } from "../catalog/service";
 import { serverExists } from "../server/service";
 import { removeUserFromCorpWorkgroups, revokeServiceInCorp } from "../workgroup/service";
@@ -59,6 +59,32 @@ export function allCorpRefs(db: PlatformDb): CorpRef[] {
     .orderBy(corporations.id)
     .all();
 }
+
+/** Corporations whose outbox and webhook queue the dispatcher works (MAINTENANCE and NEEDS_UPDATE are left alone). */
+export function dispatchableCorpIds(db: PlatformDb): string[] {
+  return db.$client
+    .query<{ id: string }, []>("SELECT id FROM corporations WHERE status IN ('ENABLED', 'BLOCKED')")
+    .all()
+    .map((c) => c.id);
+}
+
+/** Every corporation's id (the metric collector schedules them at start-up). */
+export function allCorpIds(db: PlatformDb): string[] {
+  return db.$client
+    .query<{ id: string }, []>("SELECT id FROM corporations")
+    .all()
+    .map((c) => c.id);
+}
+
+/**
+ * The corporation rows the kernel's cache (src/core/corp-cache.ts) asks for: by id and by
+ * auth_name, on the read connection it hands in. Raw cached statements: a miss of that cache
+ * happens at most once per corporation and change, but RADIUS names corporations on every request.
+ */
+export const corpLookups: CorpLookups = {
+  byId: (db, id) => db.$client.query<CorpRow, [string]>("SELECT * FROM corporations WHERE id = ?1").get(id),
+  byAuthName: (db, authName) => db.$client.query<CorpRow, [string]>("SELECT * FROM corporations WHERE auth_name = ?1").get(authName),
+};
 
 /** Corporations per status (the metrics gauge). */
 export function corpCountsByStatus(db: PlatformDb): { status: string; n: number }[] {
