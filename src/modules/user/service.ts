@@ -1,7 +1,7 @@
 // Users of the platform: visibility (the working corporation's members; everyone for `*`),
 // create/update/delete, status, passwords and their reset keys, two-factor, permissions.
 import { randomBytes } from "node:crypto";
-import { and, eq, inArray, lt, ne } from "drizzle-orm";
+import { and, eq, inArray, lt, ne, type SQLWrapper } from "drizzle-orm";
 import type { AppContext } from "../../core/context";
 import { SUPER_PERMISSION } from "../../core/permissions";
 import type { Principal } from "../../core/principal";
@@ -48,6 +48,15 @@ export function consumeTotpStep(tx: PlatformDb, userId: string, step: number): b
       .query("UPDATE users SET two_factor_last_step = ?2 WHERE id = ?1 AND (two_factor_last_step IS NULL OR two_factor_last_step < ?2)")
       .run(userId, step).changes === 1
   );
+}
+
+export function userExists(db: PlatformDb, id: string): boolean {
+  return !!db.select({ id: users.id }).from(users).where(eq(users.id, id)).get();
+}
+
+/** Users by the list convention, among the ids of `memberIds` (a subquery: a corporation's members). */
+export function listUsersAmong(db: PlatformDb, memberIds: SQLWrapper, query: ListParams) {
+  return listRows(db, users, LIST_SPEC, query, (row: UserRow): User => userView(db, row), [inArray(users.id, memberIds)]);
 }
 
 /** Has the service been started (is there any user at all)? (the start row) */
