@@ -69,6 +69,11 @@ export function insertBuiltinUser(tx: PlatformDb, user: { id: string; name: stri
   return tx.insert(users).values({ ...user, super_admin: true, builtin: true }).returning().get();
 }
 
+/** Deletes a user row in the caller's transaction (a failed start takes its built-in user back). */
+export function deleteUserRow(tx: PlatformDb, id: string): void {
+  tx.delete(users).where(eq(users.id, id)).run();
+}
+
 /** Logins by user id, of the users that still exist (the audit list names its actors). */
 export function loginsOf(db: PlatformDb, ids: string[]): Map<string, string> {
   if (!ids.length) return new Map();
