@@ -5,7 +5,7 @@ import { and, eq, inArray, lt, ne, type SQLWrapper } from "drizzle-orm";
 import type { AppContext } from "../../core/context";
 import { SUPER_PERMISSION } from "../../core/permissions";
 import type { Principal } from "../../core/principal";
-import type { SessionRow } from "../../core/sessions";
+import type { SessionRow, UserFlags } from "../../core/sessions";
 import { passwordResetKeys, users } from "../../db/platform/schema";
 import type { PlatformDb } from "../../db/sqlite";
 import { newId, sha256Hex } from "../../lib/ids";
@@ -32,6 +32,14 @@ export function findUser(db: PlatformDb, id: string): UserRow | undefined {
 
 export function findUserByLogin(db: PlatformDb, login: string): UserRow | undefined {
   return db.select().from(users).where(eq(users.login, login)).get();
+}
+
+/**
+ * A user's flags for the kernel's session check (src/core/sessions.ts), on every authenticated
+ * request: one cached statement (booleans stay 0/1, as the guard compares them).
+ */
+export function userFlags(db: PlatformDb, userId: string): UserFlags | null {
+  return db.$client.query<UserFlags, [string]>("SELECT status, super_admin FROM users WHERE id = ?1").get(userId);
 }
 
 export function setPasswordHash(tx: PlatformDb, userId: string, passwordHash: string): void {
