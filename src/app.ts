@@ -4,8 +4,8 @@
 import { Elysia, ValidationError } from "elysia";
 import type { Config } from "./config";
 import { createContext, type AppContext, type ContextOptions } from "./core/context";
-import { corpLookups } from "./modules/corp/lookups";
-import { userFlags } from "./modules/user/lookups";
+import { corpLookups } from "./modules/corp/service";
+import { userFlags } from "./modules/user/service";
 import { enabledServiceIds, loadPermissions } from "./modules/workgroup/service";
 import { MAX_BODY_BYTES } from "./lib/http";
 import { jsonShapeProblem } from "./lib/json-limits";

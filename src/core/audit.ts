@@ -12,6 +12,10 @@
 // - Call it after the change's transaction has committed (a failure record must survive the
 //   rollback of the change it reports). Passwords, tokens, keys, TOTP codes and request bodies
 //   never go into any field; values are cut to 200 characters.
+import { eq, gte, lte, type SQL } from "drizzle-orm";
+import { auditLog } from "../db/platform/schema";
+import type { PlatformDb } from "../db/sqlite";
+import { listRows, type ListParams, type Page } from "../lib/list";
 import type { Logger } from "../lib/log";
 import { newId } from "../lib/ids";
 import { toIso } from "../lib/time";
@@ -97,4 +101,17 @@ export class AuditLog {
     timer.unref?.();
     return () => clearInterval(timer);
   }
+}
+
+export type AuditRow = typeof auditLog.$inferSelect;
+
+/**
+ * A page of audit_log rows by the list convention (default newest first; `from`/`to` are the
+ * query's extra keys), in the caller's read. `from`/`to` bound `at` (canonical instants, already
+ * checked); `corpId`, when given, confines the page to one corporation's entries.
+ */
+export function listAuditRows(db: PlatformDb, query: ListParams, bounds: { from?: string; to?: string; corpId: string | null }): Page<AuditRow> {
+  const where: (SQL | undefined)[] = [bounds.from ? gte(auditLog.at, bounds.from) : undefined, bounds.to ? lte(auditLog.at, bounds.to) : undefined];
+  if (bounds.corpId !== null) where.push(eq(auditLog.corp_id, bounds.corpId));
+  return listRows<AuditRow, AuditRow>(db, auditLog, { q: [auditLog.action, auditLog.target], defaultSort: "-at", extraKeys: ["from", "to"] }, query, (r) => r, where);
 }

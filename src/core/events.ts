@@ -1,6 +1,8 @@
 // The event outbox. Modules call recordEvent inside the transaction of their change, then
 // ctx.events.committed(corpId) after it commits so the dispatcher wakes without waiting for a sweep.
+import { gt, max } from "drizzle-orm";
 import { events } from "../db/tenant/schema";
+import type { TenantDb } from "../db/sqlite";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 
@@ -44,4 +46,51 @@ export class EventBus {
     this.listeners.add(l);
     return () => this.listeners.delete(l);
   }
+}
+
+// ---- reading the outbox (the webhook dispatcher, delivery replays, the realtime socket) ---------
+// Each takes the caller's handle: a read, or the caller's write transaction.
+
+export interface UndispatchedEvent {
+  seq: number;
+  id: string;
+  type: string;
+}
+
+/** The oldest events not yet fanned out to webhooks, in commit order. */
+export function undispatchedEvents(db: TenantDb, limit: number): UndispatchedEvent[] {
+  return db.$client
+    .query<UndispatchedEvent, [number]>("SELECT seq, id, type FROM events WHERE dispatched_at IS NULL ORDER BY seq LIMIT ?1")
+    .all(limit);
+}
+
+/** Marks an event fanned out; runs in the transaction that created its deliveries. */
+export function markDispatched(db: TenantDb, seq: number, at: string): void {
+  db.$client.query("UPDATE events SET dispatched_at = ?2 WHERE seq = ?1").run(seq, at);
+}
+
+/** The payload a delivery sends, or null when retention deleted the event. */
+export function eventPayload(db: TenantDb, eventId: string): string | null {
+  return db.$client.query<{ payload: string }, [string]>("SELECT payload FROM events WHERE id = ?1").get(eventId)?.payload ?? null;
+}
+
+/** Whether the event is still kept (retention deletes it once no pending delivery needs it). */
+export function eventKept(db: TenantDb, eventId: string): boolean {
+  return !!db.$client.query("SELECT 1 FROM events WHERE id = ?1").get(eventId);
+}
+
+export interface OutboxRow {
+  seq: number;
+  type: string;
+  payload: string;
+}
+
+/** The last event's seq (0 when the outbox is empty). */
+export function lastEventSeq(db: TenantDb): number {
+  return db.select({ seq: max(events.seq) }).from(events).get()?.seq ?? 0;
+}
+
+/** Events after `seq`, oldest first, at most `limit`. */
+export function eventsAfter(db: TenantDb, seq: number, limit: number): OutboxRow[] {
+  return db.select({ seq: events.seq, type: events.type, payload: events.payload }).from(events).where(gt(events.seq, seq)).orderBy(events.seq).limit(limit).all();
 }

@@ -3,7 +3,7 @@
 // source-only: unit test of the session store.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Sessions } from "../../src/core/sessions";
-import { userFlags } from "../../src/modules/user/lookups";
+import { userFlags } from "../../src/modules/user/service";
 import { makeApp, startAndLogin, type TestApp } from "../helpers";
 
 let t: TestApp;

@@ -10,7 +10,7 @@ import { newId } from "../../lib/ids";
 import { listRows, type ListParams } from "../../lib/list";
 import { conflict, invalid, notFound } from "../../lib/problem";
 import type { PermissionSets } from "../../core/permissions";
-import { serviceEnabled } from "../user/corp-tables";
+import { serviceEnabled } from "../corp/membership-service";
 import { findWorkgroup, grantFeatures, workgroupView } from "../workgroup/service";
 import type { Workgroup } from "../workgroup/model";
 import type { Action, ActionInput, Feature, FeatureInput, FeatureUpload, Menu, MenuInput, MenuNode, Service, ServiceInput } from "./model";

@@ -1,25 +1,23 @@
 // Corporations: the platform rows (corporations, corp_members, corp_services) and their databases.
 import { copyFileSync, existsSync, mkdirSync, renameSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import { and, count, eq, inArray, sql, type SQLWrapper } from "drizzle-orm";
+import { and, count, eq, inArray, sql } from "drizzle-orm";
 import type { AppContext } from "../../core/context";
-import { corpMembers, corpServices, corporations, features, services, users } from "../../db/platform/schema";
+import { corpMembers, corpServices, corporations } from "../../db/platform/schema";
 import type { PlatformDb } from "../../db/sqlite";
 import { newId } from "../../lib/ids";
 import { listRows, type ListParams } from "../../lib/list";
 import { conflict, invalid, notFound } from "../../lib/problem";
 import { isValidTimeZone } from "../../lib/time";
-import type { CorpRow } from "../../core/corp-cache";
-import { actionsByFeature, featureIdsOf } from "../catalog/service";
+import type { CorpLookups, CorpRow } from "../../core/corp-cache";
+import { actionsByFeature, builtinServiceIds, featureIdsOf, featureSummaries, serviceExists, serviceSummaries } from "../catalog/service";
 import { serverExists } from "../server/service";
 import { removeUserFromCorpWorkgroups, revokeServiceInCorp } from "../workgroup/service";
-import { userView, type UserRow } from "../user/view";
-import type { User } from "../user/model";
+import { listUsersAmong, userExists } from "../user/service";
+import { memberIdsOf } from "./membership-service";
 import type { CORP_STATUSES, CorpCheck, CorpTree, Corporation, CorporationInput } from "./model";
 
 export type CorpStatus = (typeof CORP_STATUSES)[number];
-
-/** The workgroup service's functions take a transaction handle; a store write's handle is one. */
 
 export function corpView(row: CorpRow): Corporation {
   return { ...row };
@@ -59,6 +57,32 @@ export function allCorpRefs(db: PlatformDb): CorpRef[] {
     .all();
 }
 
+/** Corporations whose outbox and webhook queue the dispatcher works (MAINTENANCE and NEEDS_UPDATE are left alone). */
+export function dispatchableCorpIds(db: PlatformDb): string[] {
+  return db.$client
+    .query<{ id: string }, []>("SELECT id FROM corporations WHERE status IN ('ENABLED', 'BLOCKED')")
+    .all()
+    .map((c) => c.id);
+}
+
+/** Every corporation's id (the metric collector schedules them at start-up). */
+export function allCorpIds(db: PlatformDb): string[] {
+  return db.$client
+    .query<{ id: string }, []>("SELECT id FROM corporations")
+    .all()
+    .map((c) => c.id);
+}
+
+/**
+ * The corporation rows the kernel's cache (src/core/corp-cache.ts) asks for: by id and by
+ * auth_name, on the read connection it hands in. Raw cached statements: a miss of that cache
+ * happens at most once per corporation and change, but RADIUS names corporations on every request.
+ */
+export const corpLookups: CorpLookups = {
+  byId: (db, id) => db.$client.query<CorpRow, [string]>("SELECT * FROM corporations WHERE id = ?1").get(id),
+  byAuthName: (db, authName) => db.$client.query<CorpRow, [string]>("SELECT * FROM corporations WHERE auth_name = ?1").get(authName),
+};
+
 /** Corporations per status (the metrics gauge). */
 export function corpCountsByStatus(db: PlatformDb): { status: string; n: number }[] {
   return db.select({ status: corporations.status, n: count() }).from(corporations).groupBy(corporations.status).all();
@@ -74,58 +98,15 @@ export function writeCorpStatus(tx: PlatformDb, id: string, status: CorpStatus):
   tx.update(corporations).set({ status }).where(eq(corporations.id, id)).run();
 }
 
-// ---- owned by other modules, written here until they export them --------------------------------
-
-// owner: catalog — moves to catalog/service.ts at merge
-function builtinServiceIds(db: PlatformDb): string[] {
-  return db.select({ id: services.id }).from(services).where(eq(services.builtin, true)).all().map((s) => s.id);
-}
-
-// owner: catalog — moves to catalog/service.ts at merge
-function serviceExists(db: PlatformDb, id: string): boolean {
-  return !!db.select({ id: services.id }).from(services).where(eq(services.id, id)).get();
-}
-
-// owner: catalog — moves to catalog/service.ts at merge
 /** The given services (by identifier) with their features (by name) and actions. */
-function catalogTree(db: PlatformDb, serviceIds: SQLWrapper | string[]): CorpTree["services"] {
-  const list = db
-    .select({ id: services.id, identifier: services.identifier, name: services.name })
-    .from(services)
-    .where(inArray(services.id, serviceIds))
-    .orderBy(services.identifier)
-    .all();
-  const feats = list.length
-    ? db
-        .select({ id: features.id, service_id: features.service_id, name: features.name })
-        .from(features)
-        .where(inArray(features.service_id, list.map((s) => s.id)))
-        .orderBy(features.name, features.id)
-        .all()
-    : [];
+function catalogTree(db: PlatformDb, serviceIds: string[]): CorpTree["services"] {
+  const list = serviceSummaries(db, serviceIds);
+  const feats = featureSummaries(db, list.map((s) => s.id));
   const actions = actionsByFeature(db, feats.map((f) => f.id));
   return list.map((s) => ({
     ...s,
     features: feats.filter((f) => f.service_id === s.id).map((f) => ({ id: f.id, name: f.name, actions: actions.get(f.id) ?? [] })),
   }));
-}
-
-// owner: user — moves to user/service.ts at merge
-function userExists(db: PlatformDb, id: string): boolean {
-  return !!db.select({ id: users.id }).from(users).where(eq(users.id, id)).get();
-}
-
-// owner: user — moves to user/service.ts at merge
-/** Users by the list convention, among the ids of `memberIds` (a subquery). */
-function listUsersAmong(db: PlatformDb, memberIds: SQLWrapper, query: ListParams) {
-  return listRows(
-    db,
-    users,
-    { q: [users.name, users.email, users.login], hidden: ["password_hash", "two_factor_secret", "two_factor_pending", "two_factor_last_step"] },
-    query,
-    (row: UserRow): User => userView(db, row),
-    [inArray(users.id, memberIds)],
-  );
 }
 
 // ---- corporations ------------------------------------------------------------------------------
@@ -308,13 +289,10 @@ function moveDatabase(ctx: AppContext, id: string, dbPath: string): { movedTo: s
 
 // ---- members -----------------------------------------------------------------------------------
 
-/** The user ids that are members of a corporation, as a subquery. */
-const membersOf = (db: PlatformDb, corpId: string) => db.select({ id: corpMembers.user_id }).from(corpMembers).where(eq(corpMembers.corp_id, corpId));
-
 export function listCorpUsers(ctx: AppContext, corpId: string, query: ListParams) {
   return ctx.store.platform.read((db) => {
     corpRow(db, corpId);
-    return listUsersAmong(db, membersOf(db, corpId), query);
+    return listUsersAmong(db, memberIdsOf(db, corpId), query);
   });
 }
 
@@ -377,8 +355,8 @@ export function removeCorpService(ctx: AppContext, corpId: string, serviceId: st
 export function corpTree(ctx: AppContext, corpId: string): Promise<CorpTree> {
   return ctx.store.platform.read((db) => {
     corpRow(db, corpId);
-    const enabled = db.select({ id: corpServices.service_id }).from(corpServices).where(eq(corpServices.corp_id, corpId));
-    return { services: catalogTree(db, enabled) };
+    const enabled = db.select({ id: corpServices.service_id }).from(corpServices).where(eq(corpServices.corp_id, corpId)).all();
+    return { services: catalogTree(db, enabled.map((s) => s.id)) };
   });
 }
 

@@ -4,7 +4,7 @@
 // policy and stores the value. Plain timers rather than croner: a periodicity such as 7m or 90s
 // is not a cron pattern, and timers computed from ctx.now() keep the rules in pure functions.
 import type { AppContext } from "../../core/context";
-import { allCorpIds } from "./corp-read";
+import { allCorpIds } from "../corp/service";
 import { collectedMetrics, storeCollected, type MetricRow } from "./service";
 import { isInsideWindow, nextTickAfter } from "./window";
 

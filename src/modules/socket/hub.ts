@@ -4,10 +4,9 @@
 import { randomBytes } from "node:crypto";
 import type { ServerWebSocket } from "bun";
 import type { AppContext } from "../../core/context";
-import { EVENT_AREAS } from "../../core/events";
+import { EVENT_AREAS, eventsAfter, lastEventSeq } from "../../core/events";
 import { actionOf } from "../auth/guard";
 import type { Principal } from "../../core/principal";
-import { eventsAfter, lastEventSeq } from "./outbox-read";
 
 export const TICKET_SECONDS = 30 as const;
 /** Close code for a socket whose session was revoked or expired (4000-4999: application codes). */

@@ -1,11 +1,11 @@
 // Users of the platform: visibility (the working corporation's members; everyone for `*`),
 // create/update/delete, status, passwords and their reset keys, two-factor, permissions.
 import { randomBytes } from "node:crypto";
-import { and, eq, inArray, lt, ne } from "drizzle-orm";
+import { and, eq, inArray, lt, ne, type SQLWrapper } from "drizzle-orm";
 import type { AppContext } from "../../core/context";
 import { SUPER_PERMISSION } from "../../core/permissions";
 import type { Principal } from "../../core/principal";
-import type { SessionRow } from "../../core/sessions";
+import type { SessionRow, UserFlags } from "../../core/sessions";
 import { passwordResetKeys, users } from "../../db/platform/schema";
 import type { PlatformDb } from "../../db/sqlite";
 import { newId, sha256Hex } from "../../lib/ids";
@@ -15,7 +15,7 @@ import { nowIso, toIso } from "../../lib/time";
 import { forgetDevices } from "../auth/service";
 import { matchingStep, newTotpSecret, otpauthUri, twoFactorInvalid } from "../auth/two-factor";
 import { enabledServiceIds, loadPermissions } from "../workgroup/service";
-import { insertMember, isMember, isMemberElsewhere, memberIdsOf } from "./corp-tables";
+import { insertMember, isMember, isMemberElsewhere, memberIdsOf } from "../corp/membership-service";
 import type { Permissions, User, UserCreate, UserUpdate } from "./model";
 import { userView, type UserRow } from "./view";
 
@@ -34,6 +34,14 @@ export function findUserByLogin(db: PlatformDb, login: string): UserRow | undefi
   return db.select().from(users).where(eq(users.login, login)).get();
 }
 
+/**
+ * A user's flags for the kernel's session check (src/core/sessions.ts), on every authenticated
+ * request: one cached statement (booleans stay 0/1, as the guard compares them).
+ */
+export function userFlags(db: PlatformDb, userId: string): UserFlags | null {
+  return db.$client.query<UserFlags, [string]>("SELECT status, super_admin FROM users WHERE id = ?1").get(userId);
+}
+
 export function setPasswordHash(tx: PlatformDb, userId: string, passwordHash: string): void {
   tx.update(users).set({ password_hash: passwordHash }).where(eq(users.id, userId)).run();
 }
@@ -50,6 +58,15 @@ export function consumeTotpStep(tx: PlatformDb, userId: string, step: number): b
   );
 }
 
+export function userExists(db: PlatformDb, id: string): boolean {
+  return !!db.select({ id: users.id }).from(users).where(eq(users.id, id)).get();
+}
+
+/** Users by the list convention, among the ids of `memberIds` (a subquery: a corporation's members). */
+export function listUsersAmong(db: PlatformDb, memberIds: SQLWrapper, query: ListParams) {
+  return listRows(db, users, LIST_SPEC, query, (row: UserRow): User => userView(db, row), [inArray(users.id, memberIds)]);
+}
+
 /** Has the service been started (is there any user at all)? (the start row) */
 export function anyUserExists(db: PlatformDb): boolean {
   return !!db.select({ id: users.id }).from(users).limit(1).get();
@@ -58,6 +75,11 @@ export function anyUserExists(db: PlatformDb): boolean {
 /** The first user, the built-in platform administrator (the start row, in its transaction). */
 export function insertBuiltinUser(tx: PlatformDb, user: { id: string; name: string; email: string; login: string; password_hash: string }): UserRow {
   return tx.insert(users).values({ ...user, super_admin: true, builtin: true }).returning().get();
+}
+
+/** Deletes a user row in the caller's transaction (a failed start takes its built-in user back). */
+export function deleteUserRow(tx: PlatformDb, id: string): void {
+  tx.delete(users).where(eq(users.id, id)).run();
 }
 
 /** Logins by user id, of the users that still exist (the audit list names its actors). */

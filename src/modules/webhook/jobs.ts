@@ -10,7 +10,7 @@
 import type { AppContext } from "../../core/context";
 import type { TenantDb } from "../../db/sqlite";
 import { toIso } from "../../lib/time";
-import { dispatchableCorpIds } from "./corp-read";
+import { dispatchableCorpIds } from "../corp/service";
 import { deliverOnce, type Target } from "./deliver";
 import { dueDeliveries, dueTargets, fanOutEvents, nextAttemptAt, recordOutcomes, type Due, type Outcome, type RetryRules } from "./service";
 

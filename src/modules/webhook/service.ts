@@ -8,14 +8,13 @@ import type { AppContext } from "../../core/context";
 import type { TenantDoor } from "../../core/store";
 import type { TenantDb } from "../../db/sqlite";
 import { webhookDeliveries, webhookGroups, webhooks } from "../../db/tenant/schema";
-import { EVENT_GROUPS } from "../../core/events";
+import { EVENT_GROUPS, eventKept, eventPayload, markDispatched, undispatchedEvents } from "../../core/events";
 import { newId } from "../../lib/ids";
 import { listRows, type ListParams, type Page } from "../../lib/list";
 import { conflict, invalid, notFound } from "../../lib/problem";
 import { canonicalInstant, nowIso, toIso } from "../../lib/time";
 import { deliverOnce, type Attempt, type Target } from "./deliver";
 import type { Delivery, Webhook, WebhookAlter, WebhookCreate, WebhookWithSecret } from "./model";
-import { eventKept, eventPayload, markDispatched, undispatchedEvents } from "./outbox-read";
 
 type WebhookRow = typeof webhooks.$inferSelect;
 type DeliveryRow = typeof webhookDeliveries.$inferSelect;

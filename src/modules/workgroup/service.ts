@@ -10,7 +10,7 @@ import { conflict, notFound } from "../../lib/problem";
 import { listRows, type ListParams } from "../../lib/list";
 import type { Principal } from "../../core/principal";
 import { featureServiceId, serviceExists } from "../catalog/service";
-import { isMember, serviceEnabled } from "../user/corp-tables";
+import { isMember, serviceEnabled } from "../corp/membership-service";
 import { findUser } from "../user/service";
 import type { Workgroup, WorkgroupInput } from "./model";
 

@@ -1,12 +1,10 @@
-// owner: corp — moves to corp/service.ts at merge.
-// Reads and writes of the corp module's tables (corp_members, corporations, corp_services) that
-// the identity modules (auth, user, workgroup, catalog) need. Each takes the caller's handle, so
-// that it runs inside the caller's read or transaction.
+// Memberships and enabled services: what the identity modules (auth, user, workgroup, catalog)
+// read and write of the corp module's tables (corp_members, corporations, corp_services). Each
+// takes the caller's handle, so that it runs inside the caller's read or transaction.
 import { and, asc, eq, ne } from "drizzle-orm";
 import { corpMembers, corpServices, corporations } from "../../db/platform/schema";
 import type { PlatformDb } from "../../db/sqlite";
 
-// owner: corp — moves to corp/service.ts at merge
 export function isMember(db: PlatformDb, userId: string, corpId: string): boolean {
   return !!db
     .select({ u: corpMembers.user_id })
@@ -15,7 +13,6 @@ export function isMember(db: PlatformDb, userId: string, corpId: string): boolea
     .get();
 }
 
-// owner: corp — moves to corp/service.ts at merge
 /** Is the user a member of a corporation other than `corpId`? */
 export function isMemberElsewhere(db: PlatformDb, userId: string, corpId: string): boolean {
   return !!db
@@ -25,13 +22,11 @@ export function isMemberElsewhere(db: PlatformDb, userId: string, corpId: string
     .get();
 }
 
-// owner: corp — moves to corp/service.ts at merge
 /** The ids of a corporation's members, as a subquery (list filters). */
 export function memberIdsOf(db: PlatformDb, corpId: string) {
   return db.select({ id: corpMembers.user_id }).from(corpMembers).where(eq(corpMembers.corp_id, corpId));
 }
 
-// owner: corp — moves to corp/service.ts at merge
 /** Up to `limit` ids of the corporations a user belongs to. */
 export function corpIdsOfUser(db: PlatformDb, userId: string, limit: number): string[] {
   return db
@@ -43,7 +38,6 @@ export function corpIdsOfUser(db: PlatformDb, userId: string, limit: number): st
     .map((r) => r.id);
 }
 
-// owner: corp — moves to corp/service.ts at merge
 /** The corporations a user belongs to, by auth_name. */
 export function corpsOfUser(db: PlatformDb, userId: string): { id: string; auth_name: string; company_name: string }[] {
   return db
@@ -55,13 +49,11 @@ export function corpsOfUser(db: PlatformDb, userId: string): { id: string; auth_
     .all();
 }
 
-// owner: corp — moves to corp/service.ts at merge
 /** Makes the user a member (in the caller's transaction). */
 export function insertMember(tx: PlatformDb, corpId: string, userId: string): void {
   tx.insert(corpMembers).values({ corp_id: corpId, user_id: userId }).run();
 }
 
-// owner: corp — moves to corp/service.ts at merge
 export function serviceEnabled(db: PlatformDb, corpId: string, serviceId: string): boolean {
   return !!db
     .select({ s: corpServices.service_id })
