@@ -1,6 +1,6 @@
 // Opening SQLite files the one way this service does: WAL, synchronous=FULL (an on-premises box
 // can lose power), foreign keys on, a generous busy timeout, and IMMEDIATE write transactions.
-import { Database } from "bun:sqlite";
+import { Database, type SQLQueryBindings, type Statement } from "bun:sqlite";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 
 // No relational schema is handed to drizzle: the code uses the query builder only, and building
@@ -8,6 +8,9 @@ import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 export type PlatformDb = BunSQLiteDatabase & { $client: Database };
 export type TenantDb = BunSQLiteDatabase & { $client: Database };
 export type AnyDb = PlatformDb | TenantDb;
+/** The driver connection and statement types, for owners' cached raw statements (bun:sqlite stays inside src/db). */
+export type SqliteClient = Database;
+export type SqliteStatement<R, P extends SQLQueryBindings[]> = Statement<R, P>;
 
 /**
  * Drizzle compiles every query it runs with `client.prepare(sql)`, uncached, so a query built per

@@ -65,7 +65,21 @@ const READ_EXCEPTIONS: { file: string; tables: string[]; why: string }[] = [
     tables: ["services", "features", "actions", "corp_services"],
     why: "the one permission query joins grants with the catalog and the corporation's enabled services",
   },
+  {
+    file: "modules/contract/service.ts",
+    tables: ["persons", "cities", "classifications"],
+    why: "the contract view (GET /api/contract/{id}, the hot read) is one statement that embeds its parties, their cities and its flags' names; through the owners it would be about seven statements",
+  },
 ];
+
+/**
+ * Files that open SQLite files themselves, outside the store, with why: they work on files that no
+ * door serves (offline copies, or the data directory of a service that is not running).
+ */
+const FILE_TOOLS: Record<string, string> = {
+  "modules/ops/backup.ts": "checks and restores backup copies and moves data directories (offline files, engine-specific by nature)",
+  "cli/migrate.ts": "`corpadmin migrate --dry-run` reads copies of the databases before the service starts",
+};
 
 function walk(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -96,7 +110,8 @@ const ownerOf = (table: string): string | undefined => OWNERS[table] ?? isp(tabl
 function sqlTables(text: string, known: Set<string>): Set<string> {
   const found = new Set<string>();
   for (const lit of text.matchAll(/`[^`]*`|"(?:[^"\\\n]|\\.)*"/g)) {
-    for (const m of lit[0].matchAll(/\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\s+(\w+)/gi)) {
+    // Upper-case keywords, as this code base writes SQL (prose in messages says "from products").
+    for (const m of lit[0].matchAll(/\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\s+(\w+)/g)) {
       if (known.has(m[1])) found.add(m[1]);
     }
   }
@@ -113,7 +128,7 @@ describe("architecture: table ownership (issue 16)", () => {
   });
 
   test("bun:sqlite is imported only under src/db/", () => {
-    const offenders = files.filter((f) => areaOf(f) !== "db" && /from "bun:sqlite"/.test(readFileSync(f, "utf8")));
+    const offenders = files.filter((f) => areaOf(f) !== "db" && !(relative(SRC, f) in FILE_TOOLS) && /from "bun:sqlite"/.test(readFileSync(f, "utf8")));
     expect(offenders.map((f) => relative(ROOT, f))).toEqual([]);
   });
 
@@ -144,7 +159,7 @@ describe("architecture: table ownership (issue 16)", () => {
   test("raw statements ($client) only in src/db/, the kernel and owners' service files — never in routes or schemas", () => {
     const offenders = files.filter((f) => {
       const area = areaOf(f);
-      if (area === "db" || area === "core") return false;
+      if (area === "db" || area === "core" || relative(SRC, f) in FILE_TOOLS) return false;
       if (!/\$client/.test(readFileSync(f, "utf8"))) return false;
       const name = relative(SRC, f).split("/").pop()!;
       const owns = Object.values(OWNERS).includes(area) || ["modules/isp", "modules/qrcode"].includes(area);

@@ -16,7 +16,7 @@ import { newId, randomBase62 } from "../../lib/ids";
 import { conflict, invalid, invalidMany, notFound, type FieldError } from "../../lib/problem";
 import { canonicalDate, dateAsMidnight, nowIso } from "../../lib/time";
 import { unchanged } from "../../lib/unchanged";
-import type { Database, Statement } from "bun:sqlite";
+import type { SqliteClient as Database, SqliteStatement as Statement } from "../../db/sqlite";
 import { classificationIds, classificationNames } from "../classification/service";
 import { productsByIds } from "../product/service";
 import { ADDRESS_COLUMN_NAMES, addressColumns } from "../address/columns";
