@@ -118,6 +118,7 @@ async function makeSourceApp(opts: MakeAppOptions = {}) {
     rss: (): number => process.memoryUsage().rss,
     /** A read-only connection to the platform database, or to a corporation's. */
     sql: files.sql,
+    sqlWrite: files.sqlWrite,
     async close(removeDir = true) {
       files.closeAll();
       if (app.server) await app.stop();
@@ -133,13 +134,26 @@ async function makeSourceApp(opts: MakeAppOptions = {}) {
  */
 function readers(dir: string) {
   const open = new Map<string, Database>();
+  const get = (corpId: string | undefined, mode: "r" | "w"): Database => {
+    const file = corpId ? join(dir, "corps", `${corpId}.db`) : join(dir, "platform.db");
+    const key = `${mode}:${file}`;
+    let db = open.get(key);
+    if (!db) {
+      db = mode === "r" ? new Database(file, { readonly: true }) : new Database(file, { readwrite: true, create: false });
+      // A writer waits out the app's own write transactions, as a second process would.
+      if (mode === "w") db.exec("PRAGMA busy_timeout = 10000");
+      open.set(key, db);
+    }
+    return db;
+  };
   return {
-    sql(corpId?: string): Database {
-      const file = corpId ? join(dir, "corps", `${corpId}.db`) : join(dir, "platform.db");
-      let db = open.get(file);
-      if (!db) open.set(file, (db = new Database(file, { readonly: true })));
-      return db;
-    },
+    /** A read-only connection to the platform database, or to a corporation's (built-in server). */
+    sql: (corpId?: string): Database => get(corpId, "r"),
+    /**
+     * A connection that writes behind the app's back (a test arranging a state the API cannot
+     * reach: a corrupted row, an old schema). The app's caches do not learn of it by themselves.
+     */
+    sqlWrite: (corpId?: string): Database => get(corpId, "w"),
     closeAll() {
       for (const db of open.values()) db.close();
       open.clear();
@@ -244,6 +258,7 @@ async function makeBinaryApp(opts: MakeAppOptions = {}): Promise<TestApp> {
     listen: (): string => base,
     pid: server.pid,
     sql: files.sql,
+    sqlWrite: files.sqlWrite,
     rss(): number {
       const status = readFileSync(`/proc/${server.pid}/status`, "utf8");
       return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) * 1024;

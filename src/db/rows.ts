@@ -10,12 +10,10 @@ import type { AnyDb } from "./sqlite";
 /**
  * The bun:sqlite connection under a handle. Hot reads go through `client.query(sql)`, which
  * bun:sqlite prepares once per connection and caches; inside a write they run on the writer, so
- * they see the write's own rows. A door's handles carry `$client`; the fallback reads Drizzle's
- * private `session.client` of a transaction object, which only the transitional `writeTx` and
- * `commit` still hand out (drop it when they are gone).
+ * they see the write's own rows.
  */
 export function clientOf(db: AnyDb): Database {
-  return (db as AnyDb).$client ?? (db as unknown as { session: { client: Database } }).session.client;
+  return db.$client;
 }
 
 type Cell = string | number | boolean | null;

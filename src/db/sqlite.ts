@@ -57,12 +57,3 @@ export function openPlatformDb(path: string): PlatformDb {
 export function openTenantDb(path: string): TenantDb {
   return drizzle({ client: openSqlite(path) }) as TenantDb;
 }
-
-/**
- * A write transaction that takes the write lock up front (BEGIN IMMEDIATE): a deferred
- * read-then-write upgrade fails with SQLITE_BUSY instead of waiting. The callback must be
- * synchronous: on bun:sqlite an async callback would commit at its first await.
- */
-export function writeTx<D extends AnyDb, T>(db: D, fn: (tx: Parameters<Parameters<D["transaction"]>[0]>[0]) => T): T {
-  return (db as any).transaction(fn, { behavior: "immediate" });
-}

@@ -203,7 +203,7 @@ sourceOnly("the auth guard", () => {
   function probeApp() {
     return new Elysia()
       .use(authGuard(t.ctx))
-      .get("/api/city", ({ tenantDb }) => ({ events: tenantDb.select().from(events).all().map((e) => e.record_id) }), { auth: "platform.city" })
+      .get("/api/city", ({ tenant }) => tenant.read((db) => ({ events: db.select().from(events).all().map((e) => e.record_id) })), { auth: "platform.city" })
       .get("/api/city/:id", ({ principal }) => ({ corp: principal.corpId }), { auth: "platform.city" })
       .get("/api/only-super", () => ({ ok: true }), { auth: "*" })
       .get("/api/user/:id/self", () => ({ ok: true }), { auth: { guard: "platform.user", self: "id" } });
@@ -214,7 +214,7 @@ sourceOnly("the auth guard", () => {
   test("a session in corporation A gets A's database handle, never B's", async () => {
     const a = admin.corpId;
     const b = await addCorp(t, "tenant-b");
-    t.ctx.tenants.get(a).transaction((tx) => recordEvent(tx, "CITY_AFTER_INSERT", "row-of-a", {}));
+    await t.ctx.store.tenant(a).write((tx) => recordEvent(tx, "CITY_AFTER_INSERT", "row-of-a", {}));
     const ua = await addUser(t, a, { services: ["platform.city"] });
     const ub = await addUser(t, b, { services: ["platform.city"] });
     const app = probeApp().onError(({ error }) => String(error));
@@ -255,7 +255,7 @@ sourceOnly("the auth guard", () => {
     const granted = await addUser(t, admin.corpId, { services: ["platform.city"] });
     expect((await call(app, "/api/city", u.token)).status).toBe(403);
     const wg = t.sql().query("SELECT workgroup_id FROM workgroup_members WHERE user_id = ?").get(granted.userId) as { workgroup_id: string };
-    t.ctx.platform.$client.query("INSERT INTO workgroup_members (workgroup_id, user_id) VALUES (?, ?)").run(wg.workgroup_id, u.userId);
+    t.sqlWrite().query("INSERT INTO workgroup_members (workgroup_id, user_id) VALUES (?, ?)").run(wg.workgroup_id, u.userId);
     t.ctx.permissions.invalidate();
     expect((await call(app, "/api/city", u.token)).status).toBe(200);
   });

@@ -20,7 +20,7 @@ test("deleting a corporation removes its safe IP ranges and failure counters", a
   await t.req("POST", "/api/login", { body: { corp: "short-lived", login: "someone", password: "wrong" } });
   expect(count("safe_ip_ranges", "corp_id = ?", corpId)).toBe(1);
   expect(count("login_failures", "corp_id = ?", corpId)).toBe(1);
-  t.ctx.platform.$client.query("DELETE FROM corporations WHERE id = ?").run(corpId);
+  t.sqlWrite().query("DELETE FROM corporations WHERE id = ?").run(corpId);
   expect(count("safe_ip_ranges", "corp_id = ?", corpId)).toBe(0);
   expect(count("login_failures", "corp_id = ?", corpId)).toBe(0);
 });
@@ -29,7 +29,7 @@ test("deleting a user removes their external identities, remembered devices and 
   const u = await addUser(t, admin.corpId, { login: "leaves-traces", services: ["platform.user"] });
   const now = new Date().toISOString();
   const later = new Date(Date.now() + 3600_000).toISOString();
-  const sql = t.ctx.platform.$client;
+  const sql = t.sqlWrite();
   sql.query("INSERT INTO external_identities (id, provider, subject, email, user_id, created_at, updated_at) VALUES (?, 'google', 's-1', NULL, ?, ?, ?)").run(crypto.randomUUID(), u.userId, now, now);
   sql.query("INSERT INTO remembered_devices (id, user_id, token_hash, created_at, expires_at) VALUES (?, ?, 'h-1', ?, ?)").run(crypto.randomUUID(), u.userId, now, later);
   sql.query("INSERT INTO password_reset_keys (id, user_id, key_hash, created_at, expires_at) VALUES (?, ?, 'k-1', ?, ?)").run(crypto.randomUUID(), u.userId, now, later);

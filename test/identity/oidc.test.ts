@@ -214,7 +214,7 @@ describe("exchange", () => {
     const tok = () => idToken({ sub: "checked-sub" });
     // two-factor
     const secret = new OTPAuth.Secret({ size: 20 }).base32;
-    t.ctx.platform.$client.query("UPDATE users SET two_factor_secret = ? WHERE id = ?").run(secret, u.userId);
+    t.sqlWrite().query("UPDATE users SET two_factor_secret = ? WHERE id = ?").run(secret, u.userId);
     expect((await exchange("google", { id_token: await tok() })).body.type).toBe("urn:corpadmin:problem:two-factor-required");
     const code = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret) }).generate();
     const wrong = code === "000000" ? "000001" : "000000";
@@ -225,13 +225,13 @@ describe("exchange", () => {
     const fenced = await addCorp(t, "oidc-fenced");
     await addMember(t, fenced, u.userId);
     expect((await t.req("POST", "/api/auth/safe-ip/oidc-fenced", { token: admin.token, body: { range: "10.0.0.0/8" } })).status).toBe(200);
-    t.ctx.platform.$client.query("UPDATE users SET two_factor_secret = NULL WHERE id = ?").run(u.userId);
+    t.sqlWrite().query("UPDATE users SET two_factor_secret = NULL WHERE id = ?").run(u.userId);
     expect((await exchange("google", { id_token: await tok(), corp: "oidc-fenced" }, "192.0.2.1")).body.type).toBe("urn:corpadmin:problem:ip-not-allowed");
     expect((await exchange("google", { id_token: await tok(), corp: "oidc-fenced" }, "10.0.0.1")).status).toBe(200);
     // inactive
-    t.ctx.platform.$client.query("UPDATE users SET status = 0 WHERE id = ?").run(u.userId);
+    t.sqlWrite().query("UPDATE users SET status = 0 WHERE id = ?").run(u.userId);
     expect((await exchange("google", { id_token: await tok(), corp: "acme" })).body.type).toBe("urn:corpadmin:problem:account-inactive");
-    t.ctx.platform.$client.query("UPDATE users SET status = 1, two_factor_secret = ? WHERE id = ?").run(secret, u.userId);
+    t.sqlWrite().query("UPDATE users SET status = 1, two_factor_secret = ? WHERE id = ?").run(secret, u.userId);
     // five wrong codes lock the (corporation, login)
     for (let i = 0; i < 5; i++) {
       expect((await exchange("google", { id_token: await tok(), corp: "acme", two_factor_code: wrong })).body.type).toBe("urn:corpadmin:problem:two-factor-invalid");

@@ -45,7 +45,7 @@ describe("RFC 6238 appendix B vectors (SHA-1, last 6 digits) through the login",
       const acmeId = (await clocked.ctx.corps.find("acme"))!.id;
       const u = await addUser(clocked, acmeId, { login: "rfc-user" });
       // The RFC's SHA-1 seed "12345678901234567890" in base32.
-      clocked.ctx.platform.$client.query("UPDATE users SET two_factor_secret = ? WHERE id = ?").run("GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ", u.userId);
+      clocked.sqlWrite().query("UPDATE users SET two_factor_secret = ? WHERE id = ?").run("GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ", u.userId);
       const vectors: [number, string | number][] = [
         [59, "287082"],
         [1111111109, 81804],

@@ -248,7 +248,7 @@ describe("the corporation's state", () => {
     const scheduler = metricScheduler(t.ctx)!;
     scheduler.sync(corpId, m);
     const setStatus = (status: string) => {
-      t.ctx.platform.$client.query("UPDATE corporations SET status = ? WHERE id = ?").run(status, corpId);
+      t.sqlWrite().query("UPDATE corporations SET status = ? WHERE id = ?").run(status, corpId);
       t.ctx.corps.invalidate(corpId);
     };
     setStatus("MAINTENANCE");
@@ -257,8 +257,8 @@ describe("the corporation's state", () => {
     setStatus("ENABLED");
     await Bun.sleep(1_300);
     expect(hit("/state/int")).toBeGreaterThanOrEqual(1);
-    t.ctx.platform.$client.query("DELETE FROM corp_services WHERE corp_id = ?").run(corpId);
-    t.ctx.platform.$client.query("DELETE FROM corporations WHERE id = ?").run(corpId);
+    t.sqlWrite().query("DELETE FROM corp_services WHERE corp_id = ?").run(corpId);
+    t.sqlWrite().query("DELETE FROM corporations WHERE id = ?").run(corpId);
     t.ctx.corps.invalidate(corpId);
     await Bun.sleep(1_200);
     expect(scheduler.nextTick(corpId, m.id)).toBeNull();

@@ -78,7 +78,7 @@ test("failed refresh and corp change carry the reason: another corporation, a bl
   const acme = (await t.ctx.corps.find("acme"))!.id;
   const member = await addUser(t, acme);
   expect((await t.req("POST", "/api/auth/corp", { token: member.token, body: { corp: "beta" } })).status).toBe(403);
-  t.ctx.platform.$client.run("UPDATE corporations SET status = 'BLOCKED' WHERE id = ?", [acme]);
+  t.sqlWrite().run("UPDATE corporations SET status = 'BLOCKED' WHERE id = ?", [acme]);
   t.ctx.corps.invalidate();
   const refresh = await t.req("GET", "/api/auth/refresh", { token: member.token });
   const r = rows();

@@ -32,7 +32,7 @@ async function populated() {
   const beta = await addCorp(t, "beta");
   const otherServerDir = fresh("corpadmin-server2-");
   const serverId = newId();
-  t.ctx.platform.insert(servers).values({ id: serverId, name: "second", path: otherServerDir, builtin: false }).run();
+  await t.ctx.store.platform.write((db) => db.insert(servers).values({ id: serverId, name: "second", path: otherServerDir, builtin: false }).run());
   const gamma = (await createCorporation(t.ctx, { auth_name: "gamma", company_name: "Gamma", server_id: serverId } as never)).id;
   const corpIds = [corpId, beta, gamma];
   for (const id of corpIds) t.ctx.tenants.migrate(id);
@@ -169,7 +169,7 @@ test("scheduled backups run inside the service and keep the newest N", async () 
 test("restore refuses a backup whose databases are newer than this binary", async () => {
   const { t, corpIds } = await populated();
   // As if a newer release had applied one more migration to this corporation.
-  t.ctx.tenants.get(corpIds[1]).$client.run("INSERT INTO __drizzle_migrations (hash, created_at) VALUES ('future', ?)", [Date.now() + 1e9]);
+  t.sqlWrite(corpIds[1]).run("INSERT INTO __drizzle_migrations (hash, created_at) VALUES ('future', ?)", [Date.now() + 1e9]);
   const backupDir = join(fresh(), "b");
   await createBackup(t.dir, backupDir);
   const target = join(fresh(), "t");

@@ -132,11 +132,10 @@ describe("CSV export of one list", () => {
 
   // Seeds its rows straight into the corporation database (100,000 through the API is minutes).
   testSourceOnly("every page: more rows than one page of the handler", async () => {
-    const db = t.ctx.tenants.get(corpId);
     const now = new Date().toISOString();
-    db.$client.transaction(() => {
+    await t.ctx.store.tenant(corpId).write((db) => {
       for (let i = 0; i < 11_234; i++) db.insert(cities).values({ id: newId(), name: `Bulk ${String(i).padStart(5, "0")}`, state: "MG", country: "BR", created_at: now, updated_at: now }).run();
-    })();
+    });
     const res = await t.req("GET", "/api/city?state=MG&sort=name", { token, headers: { accept: "text/csv;q=0.9, application/json;q=0.5" } });
     const rows = parseCsv(res.text);
     // Three pages of the handler's, in one sorted run.
@@ -170,12 +169,11 @@ describe("CSV export of one list", () => {
 
   // Seeds its rows straight into the corporation database (100,000 through the API is minutes).
   testSourceOnly("over 100,000 rows: 400 asking for a narrower filter", async () => {
-    const db = t.ctx.tenants.get(corpId);
     const now = new Date().toISOString();
-    db.$client.transaction(() => {
+    await t.ctx.store.tenant(corpId).write((db) => {
       const insert = db.$client.query("INSERT INTO cities (id, name, state, country, created_at, updated_at) VALUES (?1, ?2, 'RJ', 'BR', ?3, ?3)");
       for (let i = 0; i < 100_001; i++) insert.run(newId(), `Many ${i}`, now);
-    })();
+    });
     const res = await t.req("GET", "/api/city?format=csv&state=RJ", { token });
     expect(res.status).toBe(400);
     expect(res.body.errors[0].path).toBe("format");

@@ -52,9 +52,9 @@ test("upgrade: platform then every corporation migrate; a failing corporation ro
   const acme = (await old.ctx.corps.find("acme"))!.id;
   for (const id of [acme, good, bad]) old.ctx.tenants.migrate(id);
   const members = { good: await addUser(old, good), bad: await addUser(old, bad) };
-  for (const id of [acme, good, bad]) old.ctx.tenants.get(id).$client.run("INSERT INTO events (id, type, record_id, payload, created_at) VALUES (?, 'CITY_AFTER_INSERT', ?, '{}', '2026-01-01T00:00:00.000+00:00')", [`old-${id}`, `rec-${id}`]);
+  for (const id of [acme, good, bad]) old.sqlWrite(id).run("INSERT INTO events (id, type, record_id, payload, created_at) VALUES (?, 'CITY_AFTER_INSERT', ?, '{}', '2026-01-01T00:00:00.000+00:00')", [`old-${id}`, `rec-${id}`]);
   // Drift in one corporation's file (someone created the table by hand): its migration will fail.
-  old.ctx.tenants.get(bad).$client.run("CREATE TABLE upgrade_probe (x)");
+  old.sqlWrite(bad).run("CREATE TABLE upgrade_probe (x)");
   await old.close(false);
   const oldTenantVersion = migrationsOf("tenant").length;
 
@@ -77,19 +77,19 @@ test("upgrade: platform then every corporation migrate; a failing corporation ro
   const logs: { msg: string; fields?: Record<string, unknown> }[] = [];
   const t = await makeApp({ dir, options: { ...release, logger: capturingLogger(logs) } });
   apps.push(t);
-  const platform = t.ctx.platform.$client;
+  const platform = t.sqlWrite();
   expect(applied(platform)).toBe(release.platformMigrations.length);
   expect(hasTable(platform, "upgrade_probe")).toBe(true);
   expect(columns(platform, "settings")).toContain("note");
 
   for (const id of [acme, good]) {
-    const db = t.ctx.tenants.get(id).$client;
+    const db = t.sqlWrite(id);
     expect(applied(db)).toBe(oldTenantVersion + 1);
     expect(columns(db, "events")).toContain("probe");
     expect(db.query("SELECT record_id FROM events WHERE id = ?").get(`old-${id}`)).toEqual({ record_id: `rec-${id}` });
     expect((await t.ctx.corps.get(id))!.status).toBe("ENABLED");
   }
-  const badDb = t.ctx.tenants.get(bad).$client;
+  const badDb = t.sqlWrite(bad);
   expect((await t.ctx.corps.get(bad))!.status).toBe("NEEDS_UPDATE");
   expect(applied(badDb)).toBe(oldTenantVersion);
   expect(columns(badDb, "events")).not.toContain("probe"); // the first statement was rolled back
@@ -113,7 +113,7 @@ test("upgrade: platform then every corporation migrate; a failing corporation ro
   const again = await makeApp({ dir, options: newerRelease() });
   apps.push(again);
   expect((await again.ctx.corps.get(bad))!.status).toBe("ENABLED");
-  expect(columns(again.ctx.tenants.get(bad).$client, "events")).toContain("probe");
+  expect(columns(again.sqlWrite(bad), "events")).toContain("probe");
   expect((await again.req("POST", "/api/login", { body: { corp: "bad", login: members.bad.login, password: members.bad.password } })).status).toBe(200);
 }, 30_000);
 
@@ -139,6 +139,6 @@ test("a data directory made by an earlier platform schema: `migrate --dry-run` l
 
   const t = await makeApp({ dir });
   apps.push(t);
-  expect(applied(t.ctx.platform.$client)).toBe(history.length);
+  expect(applied(t.sqlWrite())).toBe(history.length);
   await startAndLogin(t);
 }, 30_000);

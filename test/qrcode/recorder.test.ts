@@ -17,7 +17,7 @@ const UA = "Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101 Firefox/128.0 é ñ";
 describe("the scan writer", () => {
   test("a batch the database refuses is kept and written once when it accepts again, non-ASCII text intact", async () => {
     const code = (await t.req("POST", "/api/qrcode", { token: admin.token, body: { name: "retry", kind: "dynamic", target: "https://example.com/r" } })).body as { id: string; slug: string };
-    const db = t.ctx.tenants.get(admin.corpId).$client;
+    const db = t.sqlWrite(admin.corpId);
     db.exec("CREATE TRIGGER refuse_scans BEFORE INSERT ON qr_accesses BEGIN SELECT RAISE(ABORT, 'refused for the test'); END");
     for (let i = 0; i < 3; i++) expect((await t.req("GET", `/q/${code.slug}`, { ip: `198.51.100.${i}`, headers: { "user-agent": UA, referer: "https://ref.example/ü" } })).status).toBe(302);
     await Bun.sleep(700); // the first attempt has failed by then
@@ -42,7 +42,7 @@ describe("the scan writer", () => {
 
   test("scans that arrive while a slow commit runs are written as soon as it ends, not a whole flush interval later", async () => {
     const code = (await t.req("POST", "/api/qrcode", { token: admin.token, body: { name: "slow-commit", kind: "dynamic", target: "https://example.com/s" } })).body as { id: string; slug: string };
-    const db = t.ctx.tenants.get(admin.corpId).$client;
+    const db = t.sqlWrite(admin.corpId);
     // A scan with referer "slow" takes the writer a while (a 9-million-row join in a trigger, ≈ 0.5 s).
     db.exec("CREATE TABLE slow_rows (x INTEGER)");
     db.exec("WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 3000) INSERT INTO slow_rows (x) SELECT x FROM n");

@@ -216,7 +216,7 @@ sourceOnly("accesses list and export", () => {
 
   test("a large export streams every row", async () => {
     const big = await dynamic("big-export");
-    const db = t.ctx.tenants.get(admin.corpId).$client;
+    const db = t.sqlWrite(admin.corpId);
     const insert = db.query("INSERT INTO qr_accesses (id, qrcode_id, at, ip, user_agent, referer, bot, visitor) VALUES (?, ?, ?, ?, NULL, NULL, 0, ?)");
     db.transaction(() => {
       for (let i = 0; i < 4500; i++) insert.run(Bun.randomUUIDv7(), big.id, new Date(Date.UTC(2025, 0, 1) + (i >> 1) * 1000).toISOString().replace("Z", "+00:00"), `10.1.${i >> 8}.${i & 255}`, i);
@@ -377,7 +377,7 @@ sourceOnly("scans of a corporation deleted before they were written", () => {
     expect((await scan(mine.slug)).status).toBe(302);
     // Deleted before the flush: the platform row (and with it the slug), the open handle, the file.
     const path = t.ctx.tenants.pathOf(doomed);
-    t.ctx.platform.$client.query("DELETE FROM corporations WHERE id = ?").run(doomed);
+    t.sqlWrite().query("DELETE FROM corporations WHERE id = ?").run(doomed);
     t.ctx.corps.invalidate(doomed);
     t.ctx.tenants.close(doomed);
     rmSync(path, { force: true });

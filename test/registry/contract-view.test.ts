@@ -92,13 +92,13 @@ testSourceOnly("GET /api/contract/{id} reuses its text only until the corporatio
   expect((await f.t.req("PATCH", `/api/contract/${c.id}/flags`, { token, body: { add: ["gold-41"] } })).status).toBe(200);
   expect((await get()).flags).toEqual(["gold-41"]);
 
-  // Straight into the database, on the app's own connection.
-  const client = f.t.ctx.tenants.get(f.admin.corpId).$client;
-  client.run("UPDATE persons SET name = 'Renamed 41' WHERE id = ?1", [c.customer.id]);
+  // Straight into the database, on the app's own writer connection.
+  const door = f.t.ctx.store.tenant(f.admin.corpId);
+  await door.write((tx) => tx.$client.run("UPDATE persons SET name = 'Renamed 41' WHERE id = ?1", [c.customer.id]));
   expect((await get()).customer.name).toBe("Renamed 41");
 
   // From another connection to the same file.
-  const other = new Database(client.filename);
+  const other = new Database(f.t.ctx.tenants.pathOf(f.admin.corpId));
   try {
     other.run("UPDATE cities SET name = 'Elsewhere 41' WHERE id = ?1", [c.address.city.id]);
   } finally {
@@ -108,12 +108,12 @@ testSourceOnly("GET /api/contract/{id} reuses its text only until the corporatio
 
   // Inside a transaction that rolls back: its view is not kept past it.
   const tz = (await get()).start_date.slice(-6) === "-03:00" ? "America/Sao_Paulo" : "UTC";
-  expect(() =>
-    client.transaction(() => {
-      client.run("UPDATE contracts SET number = 'Rolled back 41' WHERE id = ?1", [c.id]);
-      expect(JSON.parse(contractViewJson(f.t.ctx.tenants.get(f.admin.corpId), c.id, tz)).number).toBe("Rolled back 41");
+  await expect(
+    door.write((tx) => {
+      tx.$client.run("UPDATE contracts SET number = 'Rolled back 41' WHERE id = ?1", [c.id]);
+      expect(JSON.parse(contractViewJson(tx, c.id, tz)).number).toBe("Rolled back 41");
       throw new Error("roll back");
-    })(),
-  ).toThrow("roll back");
+    }),
+  ).rejects.toThrow("roll back");
   expect((await get()).number).toBe("C-41");
 });

@@ -66,13 +66,13 @@ testSourceOnly("revoked session, deleted user, deleted corporation: 401", async 
 
   const d = await addUser(t, admin.corpId, { login: "to-delete" });
   expect(await status(d.token)).toBe(200);
-  t.ctx.platform.$client.query("DELETE FROM users WHERE id = ?").run(d.userId);
+  t.sqlWrite().query("DELETE FROM users WHERE id = ?").run(d.userId);
   expect(await status(d.token)).toBe(401);
 
   const corpId = await addCorp(t, "to-vanish");
   const v = await addUser(t, corpId, { login: "in-vanishing-corp" });
   expect(await status(v.token)).toBe(200);
-  t.ctx.platform.$client.query("DELETE FROM corporations WHERE id = ?").run(corpId);
+  t.sqlWrite().query("DELETE FROM corporations WHERE id = ?").run(corpId);
   t.ctx.corps.invalidate(corpId);
   expect(await status(v.token)).toBe(401);
 });

@@ -36,8 +36,8 @@ async function setup(env: Record<string, string> = {}, options: AppOptions = {})
   return { t, admin, T0, job };
 }
 
-const platformSql = (t: TestApp) => t.ctx.platform.$client;
-const tenantSql = (t: TestApp, corpId: string) => t.ctx.tenants.get(corpId).$client;
+const platformSql = (t: TestApp) => t.sqlWrite();
+const tenantSql = (t: TestApp, corpId: string) => t.sqlWrite(corpId);
 const ids = (rows: { id: string }[]) => rows.map((r) => r.id).sort();
 
 describe("platform tables", () => {
@@ -327,8 +327,8 @@ describe("corporation tables", () => {
     };
     const has = (corpId: string, id: string) => !!tenantSql(t, corpId).query("SELECT 1 FROM events WHERE id = ?").get(id);
     const [a, b, g] = [oldEvent(admin.corpId), oldEvent(beta), oldEvent(gamma)];
-    t.ctx.platform.$client.query("UPDATE corporations SET status = 'BLOCKED' WHERE id = ?").run(beta);
-    t.ctx.platform.$client.query("UPDATE corporations SET status = 'MAINTENANCE' WHERE id = ?").run(gamma);
+    t.sqlWrite().query("UPDATE corporations SET status = 'BLOCKED' WHERE id = ?").run(beta);
+    t.sqlWrite().query("UPDATE corporations SET status = 'MAINTENANCE' WHERE id = ?").run(gamma);
     t.ctx.corps.invalidate();
     // delta's database file is gone: housekeeping must not create an empty one.
     const deltaPath = t.ctx.tenants.pathOf(delta);
@@ -585,7 +585,7 @@ describe("metric values and QR accesses", () => {
         return [name, { f, m, c }];
       }),
     );
-    const status = t.ctx.platform.$client.query("UPDATE corporations SET status = ? WHERE id = ?");
+    const status = t.sqlWrite().query("UPDATE corporations SET status = ? WHERE id = ?");
     status.run("BLOCKED", corps.beta);
     status.run("MAINTENANCE", corps.gamma);
     status.run("NEEDS_UPDATE", corps.delta);

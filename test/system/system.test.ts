@@ -16,7 +16,7 @@ testSourceOnly("health is 200 while the platform database answers, 503 when it d
   expect(ok.body.status).toBe("ok");
   const other = await makeApp();
   // Both connections of the platform door: health reads on the read connection.
-  other.ctx.platform.$client.close();
+  await other.ctx.store.platform.write((db) => void setImmediate(() => db.$client.close()));
   await other.ctx.store.platform.read((db) => db.$client.close());
   const down = await other.req("GET", "/api/health");
   expect(down.status).toBe(503);

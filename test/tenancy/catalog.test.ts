@@ -274,7 +274,7 @@ testSourceOnly("a feature granted in a corporation where its service is not enab
   const f = (await asAdmin("POST", "/api/feature", { service_id: svc.id, name: "f" })).body;
   await asAdmin("POST", `/api/feature/${f.id}/action`, { action: "localhost:80/api/off/GET" });
   const u = await addUser(t, corp, { login: "off-user" });
-  const db = t.ctx.platform.$client;
+  const db = t.sqlWrite();
   const wg = crypto.randomUUID();
   db.query("INSERT INTO workgroups (id, corp_id, name, created_at, updated_at) VALUES (?, ?, ?, '', '')").run(wg, corp, `wg-${wg}`);
   db.query("INSERT INTO workgroup_members VALUES (?, ?)").run(wg, u.userId);

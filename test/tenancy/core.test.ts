@@ -124,7 +124,7 @@ describe("database maintenance", () => {
 
       // A new release: its migration creates two tables, and `bad-corp` already has the second
       // one (say, created by hand), so the migration fails there halfway.
-      d.ctx.tenants.get(bad).$client.exec("CREATE TABLE release_two (x INTEGER)");
+      d.sqlWrite(bad).exec("CREATE TABLE release_two (x INTEGER)");
       d.ctx.tenants.migrations = [
         ...embedded,
         extraMigration("9000_release", ["CREATE TABLE release_one (x INTEGER)", "CREATE TABLE release_two (x INTEGER)"]),
@@ -160,7 +160,7 @@ describe("database maintenance", () => {
       expect((await d.req("GET", `/api/corp/${bad}`, { token: a.token })).body.status).toBe("NEEDS_UPDATE");
 
       // the operator fixes the database; the update succeeds and the corporation is ENABLED again
-      d.ctx.tenants.get(bad).$client.exec("DROP TABLE release_two");
+      d.sqlWrite(bad).exec("DROP TABLE release_two");
       const fixed = await d.req("POST", `/api/core/database/update/${bad}`, { token: a.token });
       expect(fixed.status).toBe(200);
       expect(fixed.body).toEqual({ corp_id: bad, from: embedded.length, to: embedded.length + 1, applied: ["9000_release"] });
@@ -218,7 +218,7 @@ describe("database maintenance", () => {
   testSourceOnly("tables: a file removed while its handle is cached is recreated on disk", async () => {
     const id = await addCorp(t, "tables-cached");
     const file = join(t.dir, "corps", `${id}.db`);
-    t.ctx.tenants.get(id);
+    t.ctx.store.tenant(id);
     for (const s of ["", "-wal", "-shm"]) rmSync(file + s, { force: true });
     const res = await asAdmin("POST", `/api/core/database/tables/${id}`);
     expect(res.status).toBe(200);

@@ -56,7 +56,7 @@ describe("delivery", () => {
     const off = await hook(other.url());
     await t.req("PUT", `/api/webhook/${off.id}/inactive`, { token: admin.token });
 
-    const id = emit(t, admin.corpId, "CITY_AFTER_INSERT", { name: "Curitiba", state: "PR", country: "BR", note: 'quote " and ü' });
+    const id = await emit(t, admin.corpId, "CITY_AFTER_INSERT", { name: "Curitiba", state: "PR", country: "BR", note: 'quote " and ü' });
     await waitFor("the delivery", () => a.requests.length === 1);
     const r = a.requests[0];
     expect(r.headers["content-type"]).toBe("application/json");
@@ -87,7 +87,7 @@ describe("delivery", () => {
     const a = startReceiver();
     const template = '{"kind":"{{type}}","city":"{{data.name}}","n":{{data.n}},"ok":{{data.ok}},"obj":{{data.nested}},"gone":"{{data.missing.deep}}"}';
     const w = await hook(a.url(), { body_content: template });
-    emit(t, admin.corpId, "CITY_AFTER_INSERT", { name: 'São "Paulo"\n', n: 42, ok: true, nested: { a: [1, "x"] } });
+    await emit(t, admin.corpId, "CITY_AFTER_INSERT", { name: 'São "Paulo"\n', n: 42, ok: true, nested: { a: [1, "x"] } });
     await waitFor("the delivery", () => a.requests.length === 1);
     const r = a.requests[0];
     expect(JSON.parse(r.body)).toEqual({ kind: "CITY_AFTER_INSERT", city: 'São "Paulo"\n', n: 42, ok: true, obj: { a: [1, "x"] }, gone: "" });
@@ -99,7 +99,7 @@ describe("delivery", () => {
     const { t, admin, clock, hook, deliveries } = await setup();
     const a = startReceiver(() => new Response("down", { status: 500 }));
     const w = await hook(a.url());
-    emit(t, admin.corpId, "CITY_AFTER_INSERT", { name: "x" });
+    await emit(t, admin.corpId, "CITY_AFTER_INSERT", { name: "x" });
     await waitFor("attempt 1", () => a.requests.length === 1);
     for (let i = 0; i < RETRY_DELAYS_MS.length; i++) {
       const [row] = await waitFor("the retry to be recorded", async () => {
@@ -133,7 +133,7 @@ describe("delivery", () => {
     const { t, admin, clock, hook, deliveries } = await setup();
     const a = startReceiver((_r, n) => (n === 1 ? new Response("", { status: 429, headers: { "retry-after": "600" } }) : n === 2 ? new Response("", { status: 503, headers: { "retry-after": "5" } }) : new Response("ok")));
     const w = await hook(a.url());
-    emit(t, admin.corpId, "CITY_AFTER_INSERT", { name: "x" });
+    await emit(t, admin.corpId, "CITY_AFTER_INSERT", { name: "x" });
     await waitFor("attempt 1", () => a.requests.length === 1);
     const [row] = await waitFor("the retry", async () => {
       const d = await deliveries(w.id);
@@ -160,11 +160,11 @@ describe("delivery", () => {
     const { t, admin, clock, hook, webhook, deliveries } = await setup();
     const a = startReceiver(() => new Response("", { status: 410 }));
     const w = await hook(a.url());
-    emit(t, admin.corpId, "CITY_AFTER_INSERT", { name: "x" });
+    await emit(t, admin.corpId, "CITY_AFTER_INSERT", { name: "x" });
     await waitFor("attempt 1", () => a.requests.length === 1);
     await waitFor("the webhook to be inactive", async () => (await webhook(w.id)).status === false);
     expect((await deliveries(w.id))[0]).toMatchObject({ status: "failed", attempts: 1, response_status: 410 });
-    emit(t, admin.corpId, "CITY_AFTER_INSERT", { name: "y" });
+    await emit(t, admin.corpId, "CITY_AFTER_INSERT", { name: "y" });
     clock.advance(24 * 3_600_000);
     await settle();
     expect(a.requests.length).toBe(1);
@@ -175,7 +175,7 @@ describe("delivery", () => {
     const { t, admin, hook, deliveries } = await setup();
     const a = startReceiver((r) => (r.path === "/hook" ? new Response("", { status: 302, headers: { location: "/elsewhere" } }) : new Response("ok")));
     const w = await hook(a.url());
-    emit(t, admin.corpId, "CITY_AFTER_INSERT", { name: "x" });
+    await emit(t, admin.corpId, "CITY_AFTER_INSERT", { name: "x" });
     const [row] = await waitFor("the failed attempt", async () => {
       const d = await deliveries(w.id);
       return d[0]?.attempts === 1 && d;
@@ -192,7 +192,7 @@ describe("delivery", () => {
       return new Response("too late");
     });
     const w = await hook(a.url());
-    emit(t, admin.corpId, "CITY_AFTER_INSERT", { name: "x" });
+    await emit(t, admin.corpId, "CITY_AFTER_INSERT", { name: "x" });
     const [row] = await waitFor("the timed-out attempt", async () => {
       const d = await deliveries(w.id);
       return d[0]?.attempts === 1 && d;
@@ -232,7 +232,7 @@ describe("delivery", () => {
     // Nine finally-failed events, then a success, reset the count: the webhook stays active.
     const failFinally = async (events: number) => {
       const before = a.requests.length;
-      for (let i = 0; i < events; i++) emit(t, admin.corpId, "CITY_AFTER_INSERT", { i });
+      for (let i = 0; i < events; i++) await emit(t, admin.corpId, "CITY_AFTER_INSERT", { i });
       for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
         await waitFor(`attempt ${attempt}`, () => a.requests.length === before + events * attempt, 10_000);
         // The outcomes are recorded before time moves on (a busy machine can take its time).
@@ -242,7 +242,7 @@ describe("delivery", () => {
     };
     await failFinally(9);
     a.set(() => new Response("ok"));
-    emit(t, admin.corpId, "CITY_AFTER_INSERT", { ok: true });
+    await emit(t, admin.corpId, "CITY_AFTER_INSERT", { ok: true });
     await waitFor("the success", () => a.requests.length === 9 * 8 + 1);
     a.set(() => new Response("", { status: 500 }));
     await failFinally(9);
@@ -273,7 +273,7 @@ describe("delivery", () => {
     await hook(slow.url());
     await hook(fast.url());
     const events = PER_WEBHOOK_CONCURRENCY * 2 + 5;
-    for (let i = 0; i < events; i++) emit(t, admin.corpId, "CITY_AFTER_INSERT", { i });
+    for (let i = 0; i < events; i++) await emit(t, admin.corpId, "CITY_AFTER_INSERT", { i });
     await waitFor("the fast receiver to get every event", () => fast.requests.length === events);
     await settle();
     expect(slow.requests.length).toBe(PER_WEBHOOK_CONCURRENCY);
@@ -286,13 +286,13 @@ describe("delivery", () => {
     const { t, admin, hook, deliveries } = await setup();
     const a = startReceiver();
     const w = await hook(a.url(), { log_enabled: false });
-    emit(t, admin.corpId, "CITY_AFTER_INSERT", { n: 1 });
+    await emit(t, admin.corpId, "CITY_AFTER_INSERT", { n: 1 });
     await waitFor("delivery 1", () => a.requests.length === 1);
     await settle();
     expect(await deliveries(w.id)).toEqual([]);
     const put = (log: boolean) => t.req("PUT", `/api/webhook/${w.id}`, { token: admin.token, body: { name: "receiver", target: a.url(), email: "ops@example.net", log_enabled: log } });
     await put(true);
-    emit(t, admin.corpId, "CITY_AFTER_INSERT", { n: 2 });
+    await emit(t, admin.corpId, "CITY_AFTER_INSERT", { n: 2 });
     await waitFor("delivery 2", () => a.requests.length === 2);
     const logged = await waitFor("the log row", async () => {
       const d = await deliveries(w.id);
@@ -309,17 +309,17 @@ describe("delivery", () => {
     const { t, admin, clock, hook, deliveries } = await setup();
     const a = startReceiver(() => new Response("", { status: 500 }));
     const w = await hook(a.url());
-    emit(t, admin.corpId, "CITY_AFTER_INSERT", { n: 1 });
+    await emit(t, admin.corpId, "CITY_AFTER_INSERT", { n: 1 });
     await waitFor("attempt 1", async () => (await deliveries(w.id))[0]?.attempts === 1);
     await t.req("PUT", `/api/webhook/${w.id}/inactive`, { token: admin.token });
     expect((await deliveries(w.id))[0]).toMatchObject({ status: "failed", next_attempt_at: null });
-    emit(t, admin.corpId, "CITY_AFTER_INSERT", { n: 2 });
+    await emit(t, admin.corpId, "CITY_AFTER_INSERT", { n: 2 });
     clock.advance(3_600_000);
     await settle();
     expect(a.requests.length).toBe(1);
     a.set(() => new Response("ok"));
     await t.req("PUT", `/api/webhook/${w.id}/active`, { token: admin.token });
-    emit(t, admin.corpId, "CITY_AFTER_INSERT", { n: 3 });
+    await emit(t, admin.corpId, "CITY_AFTER_INSERT", { n: 3 });
     await waitFor("the new event", () => a.requests.length === 2);
     expect(JSON.parse(a.requests[1].body).data.n).toBe(3);
   });
@@ -328,7 +328,7 @@ describe("delivery", () => {
     const { t, admin, hook } = await setup();
     const a = startReceiver();
     await hook(a.url());
-    emit(t, admin.corpId, "CITY_AFTER_INSERT", { quiet: true }, false);
+    await emit(t, admin.corpId, "CITY_AFTER_INSERT", { quiet: true }, false);
     await waitFor("the swept delivery", () => a.requests.length === 1);
     expect(JSON.parse(a.requests[0].body).data.quiet).toBe(true);
   });
@@ -343,7 +343,7 @@ describe("egress policy", () => {
     // IPv6 spellings of 127.0.0.1: IPv4-compatible, IPv4-mapped, NAT64
     const embedded = [];
     for (const host of ["[::127.0.0.1]", "[::ffff:7f00:1]", "[64:ff9b::7f00:1]"]) embedded.push(await hook(`http://${host}:${a.server.port}/hook`));
-    emit(t, admin.corpId, "CITY_AFTER_INSERT", { n: 1 });
+    await emit(t, admin.corpId, "CITY_AFTER_INSERT", { n: 1 });
     for (const w of [byIp, byName, ...embedded]) {
       const [row] = await waitFor("the refused attempt", async () => {
         const d = await deliveries(w.id);

@@ -5,7 +5,8 @@
 import { afterAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { applyMigrations, migrationsOf } from "../../src/db/migrations";
-import { openTenantDb, writeTx } from "../../src/db/sqlite";
+import { SqliteDoor } from "../../src/db/door";
+import { openTenantDb } from "../../src/db/sqlite";
 import { recordEvent } from "../../src/core/events";
 import { makeApp, startAndLogin, tempDir } from "../helpers";
 import { LOOPBACK_ALLOWED, receiver, waitFor } from "./support";
@@ -50,7 +51,7 @@ test("kill -9 with deliveries pending: after restarts every event is delivered, 
   const EVENTS = 400;
   const db = openTenantDb(tenantPath);
   applyMigrations(db, migrationsOf("tenant"));
-  writeTx(db, (tx) => {
+  await new SqliteDoor(db, tenantPath).write((tx) => {
     for (let n = 0; n < EVENTS; n++) recordEvent(tx, "CONTRACT_AFTER_INSERT", `contract-${n}`, { n });
   });
   db.$client.close();

@@ -35,7 +35,7 @@ describe("resend one delivery", () => {
     const h = await hook();
     // 410 Gone fails the delivery at once and makes the webhook inactive.
     r.set(() => new Response("gone", { status: 410 }));
-    emit(t, admin.corpId, "CITY_AFTER_INSERT", { name: "Curitiba" });
+    await emit(t, admin.corpId, "CITY_AFTER_INSERT", { name: "Curitiba" });
     const [failed] = await waitFor("the failed delivery", async () => {
       const d = await deliveries(h.id);
       return (d[0]?.status === "failed" && d) as any[] | false;
@@ -80,7 +80,7 @@ describe("resend one delivery", () => {
     const { t, admin, hook, deliveries } = await setup();
     const a = await hook();
     const b = await hook({ name: "other" });
-    emit(t, admin.corpId, "CITY_AFTER_INSERT", { name: "Curitiba" });
+    await emit(t, admin.corpId, "CITY_AFTER_INSERT", { name: "Curitiba" });
     const [d] = await waitFor("a delivery", async () => {
       const rows = await deliveries(a.id);
       return (rows[0]?.status === "succeeded" && rows) as any[] | false;
@@ -101,10 +101,10 @@ describe("resend one delivery", () => {
   test("with logging off a finished delivery leaves nothing to resend", async () => {
     const { t, admin, r, hook } = await setup();
     const h = await hook({ log_enabled: false });
-    emit(t, admin.corpId, "CITY_AFTER_INSERT", { name: "Curitiba" });
+    await emit(t, admin.corpId, "CITY_AFTER_INSERT", { name: "Curitiba" });
     await waitFor("the delivery", () => r.requests.length === 1);
     const row = await waitFor("the finished row to go", () => {
-      const rows = t.ctx.tenants.get(admin.corpId).$client.query("SELECT id FROM webhook_deliveries").all();
+      const rows = t.sqlWrite(admin.corpId).query("SELECT id FROM webhook_deliveries").all();
       return rows.length === 0 && rows;
     });
     expect(row).toEqual([]);
@@ -120,8 +120,8 @@ describe("recover failed deliveries", () => {
     // The first answer is 410: that delivery fails, the webhook goes inactive and its other
     // pending delivery is failed with it.
     r.set((_req, n) => new Response(null, { status: n === 1 ? 410 : 200 }));
-    emit(t, admin.corpId, "CITY_AFTER_INSERT", { name: "A" }, false);
-    emit(t, admin.corpId, "CITY_AFTER_INSERT", { name: "B" });
+    await emit(t, admin.corpId, "CITY_AFTER_INSERT", { name: "A" }, false);
+    await emit(t, admin.corpId, "CITY_AFTER_INSERT", { name: "B" });
     const failed = await waitFor("two failed deliveries", async () => {
       const d = await deliveries(h.id);
       return (d.length === 2 && d.every((x) => x.status === "failed") && d) as any[] | false;

@@ -82,11 +82,11 @@ describe("GET /api/user/socket", () => {
 
 describe("GET /api/socket", () => {
   test("streams the corporation's events as {type, timestamp, data}, from the moment it opens", async () => {
-    emit(t, admin.corpId, "CITY_AFTER_INSERT", { before: true });
+    await emit(t, admin.corpId, "CITY_AFTER_INSERT", { before: true });
     await Bun.sleep(50);
     const s = await connect(await ticketOf(admin.token));
-    const city = emit(t, admin.corpId, "CITY_AFTER_INSERT", { name: "Recife" });
-    emit(t, admin.corpId, "QRCODE_AFTER_DELETE", { name: "flyer" });
+    const city = await emit(t, admin.corpId, "CITY_AFTER_INSERT", { name: "Recife" });
+    await emit(t, admin.corpId, "QRCODE_AFTER_DELETE", { name: "flyer" });
     await waitFor("two messages", () => s.messages.length === 2);
     const [first, second] = s.messages.map((m) => JSON.parse(m));
     expect(Object.keys(first).sort()).toEqual(["data", "timestamp", "type"]);
@@ -99,8 +99,8 @@ describe("GET /api/socket", () => {
     const { addCorp } = await import("../helpers");
     const other = await addCorp(t, "initech");
     const s = await connect(await ticketOf(admin.token));
-    emit(t, other, "CITY_AFTER_INSERT", { theirs: true });
-    emit(t, admin.corpId, "CITY_AFTER_INSERT", { ours: true });
+    await emit(t, other, "CITY_AFTER_INSERT", { theirs: true });
+    await emit(t, admin.corpId, "CITY_AFTER_INSERT", { ours: true });
     await waitFor("our event", () => s.messages.length >= 1);
     await Bun.sleep(100);
     expect(s.messages.map((m) => JSON.parse(m).data)).toEqual([expect.objectContaining({ ours: true })]);
@@ -111,7 +111,7 @@ describe("GET /api/socket", () => {
     const u = await addUser(t, admin.corpId, { services: ["platform.city"], actions: [`127.0.0.1:${port}/api/person/GET`, `127.0.0.1:${port}/api/product/{id}/GET`] });
     const s = await connect(await ticketOf(u.token));
     for (const type of ["PRODUCT_AFTER_INSERT", "CITY_AFTER_UPDATE", "CONTRACT_AFTER_INSERT", "PERSON_AFTER_DELETE", "QRCODE_AFTER_INSERT", "METRIC_AFTER_UPDATE", "EXTERNALAPP_AFTER_INSERT", "CITY_AFTER_DELETE"] as const) {
-      emit(t, admin.corpId, type, { type });
+      await emit(t, admin.corpId, type, { type });
     }
     await waitFor("the last allowed event", () => s.messages.some((m) => JSON.parse(m).type === "CITY_AFTER_DELETE"));
     expect(s.messages.map((m) => JSON.parse(m).type)).toEqual(["CITY_AFTER_UPDATE", "PERSON_AFTER_DELETE", "CITY_AFTER_DELETE"]);

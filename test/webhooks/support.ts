@@ -1,6 +1,5 @@
 // Shared pieces of the webhook tests: real HTTP receivers on 127.0.0.1, an independent Standard
 // Webhooks verifier, and event production straight into a corporation's outbox.
-import { writeTx } from "../../src/db/sqlite";
 import { recordEvent, type EventGroup } from "../../src/core/events";
 import { newId } from "../../src/lib/ids";
 import type { TestApp } from "../helpers";
@@ -71,9 +70,9 @@ export async function verifyStandardWebhook(secret: string, headers: Record<stri
 }
 
 /** Records an event in the corporation's outbox the way modules do, then signals the commit. */
-export function emit(t: TestApp, corpId: string, type: EventGroup, data: Record<string, unknown>, signal = true): string {
+export async function emit(t: TestApp, corpId: string, type: EventGroup, data: Record<string, unknown>, signal = true): Promise<string> {
   const id = (data.id as string) ?? newId();
-  writeTx(t.ctx.tenants.get(corpId), (tx) => recordEvent(tx, type, id, { id, ...data }));
+  await t.ctx.store.tenant(corpId).write((tx) => recordEvent(tx, type, id, { id, ...data }));
   if (signal) t.ctx.events.committed(corpId);
   return id;
 }

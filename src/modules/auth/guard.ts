@@ -154,13 +154,8 @@ export function authGuard(ctx: AppContext) {
         },
         resolve({ request }) {
           const found = principals.get(request)!;
-          // `tenant`: the working corporation's door (src/core/store.ts). `tenantDb` is transitional
-          // (issue 16): its writer connection, for code not yet moved onto the store.
-          return {
-            principal: found.principal,
-            tenant: found.tenant as TenantDoor,
-            tenantDb: (found.tenant ? ctx.tenants.get(found.principal.corpId) : null) as TenantDb,
-          };
+          // `tenant`: the working corporation's door (src/core/store.ts).
+          return { principal: found.principal, tenant: found.tenant as TenantDoor };
         },
       };
     },
