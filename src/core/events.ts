@@ -1,5 +1,6 @@
 // The event outbox. Modules call recordEvent inside the transaction of their change, then
 // ctx.events.committed(corpId) after it commits so the dispatcher wakes without waiting for a sweep.
+import type { TenantDb } from "../db/sqlite";
 import { events } from "../db/tenant/schema";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
@@ -44,4 +45,19 @@ export class EventBus {
     this.listeners.add(l);
     return () => this.listeners.delete(l);
   }
+}
+
+/**
+ * Retention: deletes at most `limit` events dispatched before `cutoff`, except those named in
+ * `keep` (the events a pending delivery still reads its payload from; the webhook module knows
+ * them). Uses the events_pending index (dispatched_at, seq). Run inside a write, with `keep` read
+ * in the same transaction. Returns how many went.
+ */
+export function pruneEvents(tx: TenantDb, cutoff: string, keep: readonly string[], limit: number): number {
+  return tx.$client
+    .query(
+      `DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE dispatched_at < ?1
+         AND id NOT IN (SELECT value FROM json_each(?3)) ORDER BY dispatched_at LIMIT ?2)`,
+    )
+    .run(cutoff, limit, JSON.stringify(keep)).changes;
 }
