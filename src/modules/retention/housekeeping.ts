@@ -29,7 +29,7 @@
 import { existsSync } from "node:fs";
 import type { AppContext } from "../../core/context";
 import { pruneEvents } from "../../core/events";
-import type { Door, WriteScope } from "../../core/store";
+import type { Door, TenantDoor, WriteScope } from "../../core/store";
 import type { PlatformDb, TenantDb } from "../../db/sqlite";
 import { toIso } from "../../lib/time";
 import { pruneLoginFailures, pruneRememberedDevices } from "../auth/service";
@@ -249,7 +249,14 @@ export class Housekeeping {
         // Opening the door would create a missing file: a corporation whose database is gone is
         // reported elsewhere (backup, metrics), not papered over here.
         if (!ctx.tenants.isOpen(corp.id) && !existsSync(ctx.tenants.pathOf(corp.id))) continue;
-        report.databases.push(await this.pruneDatabase(corp.auth_name, ctx.store.tenant(corp.id), prunes, optimize));
+        let door: TenantDoor;
+        try {
+          door = ctx.store.tenant(corp.id);
+        } catch (err) {
+          report.databases.push({ database: corp.auth_name, pruned: {}, checkpointed: false, optimized: false, error: String(err) });
+          continue;
+        }
+        report.databases.push(await this.pruneDatabase(corp.auth_name, door, prunes, optimize));
       }
       if (optimize) this.lastOptimizeAt = now;
     } catch (err) {
