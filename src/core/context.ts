@@ -60,12 +60,7 @@ export interface AppContext {
   now: () => number;
   /** Background jobs (src/core/jobs.ts): registered by modules, started by the app, stopped on close. */
   jobs: Jobs;
-  /**
-   * Runs the first pass of background work (webhook sweep, metric jobs, housekeeping) shortly
-   * after start-up, so that the API answers before every corporation database has been opened.
-   */
-  deferStart(fn: () => void): void;
-  /** Stops background work and closes databases, in reverse order of registration. */
+  /** Flushes and closes what needs it at close (after ctx.jobs has stopped), in reverse order of registration. */
   onClose(fn: () => void | Promise<void>): void;
   close(): Promise<void>;
   /** Prometheus metrics registry (GET /metrics); see src/modules/ops/metrics.ts for the API. */
@@ -172,17 +167,6 @@ export function createContext(config: Config, queries: KernelQueries, options: C
     now: options.now ?? Date.now,
     dispatchTuning: { deliveryTimeoutMs: 15_000, tickMs: 1_000, sweepMs: 60_000, socketCheckMs: 5_000, coaRetryMs: 2_000, ...options.dispatchTuning },
     onClose: (fn) => void closers.push(fn),
-    deferStart(fn) {
-      const timer = setTimeout(() => {
-        if (closed) return;
-        try {
-          fn();
-        } catch (err) {
-          logger.error("background start-up pass failed", { error: String(err) });
-        }
-      }, options.startDelayMs ?? 250);
-      closers.push(() => clearTimeout(timer));
-    },
     async close() {
       if (closed) return;
       closed = true;

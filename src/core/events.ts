@@ -94,3 +94,18 @@ export function lastEventSeq(db: TenantDb): number {
 export function eventsAfter(db: TenantDb, seq: number, limit: number): OutboxRow[] {
   return db.select({ seq: events.seq, type: events.type, payload: events.payload }).from(events).where(gt(events.seq, seq)).orderBy(events.seq).limit(limit).all();
 }
+
+/**
+ * Retention: deletes at most `limit` events dispatched before `cutoff`, except those named in
+ * `keep` (the events a pending delivery still reads its payload from; the webhook module knows
+ * them). Uses the events_pending index (dispatched_at, seq). Run inside a write, with `keep` read
+ * in the same transaction. Returns how many went.
+ */
+export function pruneEvents(tx: TenantDb, cutoff: string, keep: readonly string[], limit: number): number {
+  return tx.$client
+    .query(
+      `DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE dispatched_at < ?1
+         AND id NOT IN (SELECT value FROM json_each(?3)) ORDER BY dispatched_at LIMIT ?2)`,
+    )
+    .run(cutoff, limit, JSON.stringify(keep)).changes;
+}

@@ -1,7 +1,7 @@
 // The collector against a real local HTTP endpoint, with real 1 s periodicities.
 // source-only: drives the metric scheduler in-process.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { metricScheduler } from "../../src/modules/metric/jobs";
+import type { MetricScheduler } from "../../src/modules/metric/jobs";
 import { ADMIN, makeApp, startAndLogin, type TestApp } from "../helpers";
 
 const LOOPBACK = { CORPADMIN_EGRESS_ALLOW: "127.0.0.0/8,::1/128" };
@@ -127,7 +127,7 @@ describe("the collector", () => {
       // ends while the test runs: its job stops by itself
       ending: await create({ endpoint: ep("ending", "/int"), end_date: new Date(now + 1_500).toISOString() }),
     };
-    const scheduler = metricScheduler(t.ctx)!;
+    const scheduler = t.ctx.jobs.get<MetricScheduler>("metric-scheduler")!;
     expect(scheduler.nextTick(admin.corpId, m.ended.id)).toBeNull();
     expect(scheduler.nextTick(admin.corpId, m.noEndpoint.id)).toBeNull();
     expect(scheduler.nextTick(admin.corpId, m.future.id)).toBe(Date.parse(m.future.start_date));
@@ -170,7 +170,7 @@ describe("the collector", () => {
 
   test("changing or deleting a metric changes its job at once", async () => {
     const m = await create({ endpoint: `${base}/first/int`, periodicity: "1h" });
-    const scheduler = metricScheduler(t.ctx)!;
+    const scheduler = t.ctx.jobs.get<MetricScheduler>("metric-scheduler")!;
     const tick = scheduler.nextTick(admin.corpId, m.id)!;
     expect(tick).toBeGreaterThan(Date.now());
     expect((tick - Date.parse(m.start_date)) % HOUR).toBe(0);
@@ -245,7 +245,7 @@ describe("the corporation's state", () => {
     const { createMetric } = await import("../../src/modules/metric/service");
     const corpId = await addCorp(t, "state-isp");
     const m = await createMetric(t.ctx.store.tenant(corpId), metricBody({ endpoint: `${base}/state/int` }) as any);
-    const scheduler = metricScheduler(t.ctx)!;
+    const scheduler = t.ctx.jobs.get<MetricScheduler>("metric-scheduler")!;
     scheduler.sync(corpId, m);
     const setStatus = (status: string) => {
       t.sqlWrite().query("UPDATE corporations SET status = ? WHERE id = ?").run(status, corpId);
@@ -290,7 +290,7 @@ describe("process start and shutdown", () => {
 
     const third = await setup({ dir });
     await Bun.sleep(50); // the jobs are built by the first background pass after start-up
-    const scheduler = metricScheduler(third.t.ctx)!;
+    const scheduler = third.t.ctx.jobs.get<MetricScheduler>("metric-scheduler")!;
     expect(scheduler.size).toBe(2);
     expect(scheduler.nextTick(admin.corpId, res.body.id)).toBeGreaterThan(Date.now());
     await Bun.sleep(1_500);

@@ -6,6 +6,7 @@ import { rmSync } from "node:fs";
 import { createLogger } from "../../src/lib/log";
 import { AuditLog } from "../../src/core/audit";
 import { ADMIN, addCorp, addUser, makeApp, startAndLogin, tempDir, type TestApp } from "../helpers";
+import { waitFor } from "../webhooks/support";
 
 const apps: TestApp[] = [];
 const dirs: string[] = [];
@@ -106,6 +107,8 @@ test("retention: entries older than the setting are pruned at start and by prune
   const t = await makeApp({ dir, env: { CORPADMIN_AUDIT_RETENTION_DAYS: "30" } });
   apps.push(t);
   const actions = () => (t.sql().query("SELECT action, target FROM audit_log").all() as { action: string; target: string }[]);
+  // The pruning runs as a job of the app, started just after start-up.
+  await waitFor("the start-up prune", () => !actions().some((a) => a.action === "test.old"));
   expect(actions().map((a) => a.action)).toEqual(["test.recent"]);
   expect(actions()[0].target.length).toBe(200);
 

@@ -5,7 +5,7 @@ import type { AppContext } from "../../core/context";
 import { created, noContent } from "../../lib/http";
 import { IdParams, ListOf, ListQuery, ProblemSchema } from "../../lib/schemas";
 import { authGuard } from "../auth/guard";
-import { startMetricScheduler } from "./jobs";
+import { MetricScheduler } from "./jobs";
 import { HistoryQuery, HistoryResponse, Metric, MetricInput, MetricValue, MetricValueInput, NameParams } from "./model";
 import { addValue, createMetric, deleteMetric, getMetric, history, listMetrics, metricView, updateMetric } from "./service";
 
@@ -13,7 +13,8 @@ const AUTH = "platform.metric" as const;
 const errors = { 400: ProblemSchema, 401: ProblemSchema, 403: ProblemSchema, 404: ProblemSchema };
 
 export function metricModule(ctx: AppContext) {
-  const scheduler = startMetricScheduler(ctx);
+  // Started with the app's jobs (ctx.jobs.startAll), stopped before the databases close.
+  const scheduler = ctx.jobs.add(new MetricScheduler(ctx));
   // After the COMMIT of a change: the metric's job is rebuilt (or removed).
   const changed = scheduler.sync.bind(scheduler);
 

@@ -4,6 +4,7 @@
 // policy and stores the value. Plain timers rather than croner: a periodicity such as 7m or 90s
 // is not a cron pattern, and timers computed from ctx.now() keep the rules in pure functions.
 import type { AppContext } from "../../core/context";
+import type { Job as BackgroundJob } from "../../core/jobs";
 import { allCorpIds } from "../corp/service";
 import { collectedMetrics, storeCollected, type MetricRow } from "./service";
 import { isInsideWindow, nextTickAfter } from "./window";
@@ -24,7 +25,8 @@ interface Job {
 
 const key = (corpId: string, metricId: string) => `${corpId}/${metricId}`;
 
-export class MetricScheduler {
+/** The collector of an app: a job of ctx.jobs (tests find it by its name). */
+export class MetricScheduler implements BackgroundJob {
   /** The name a jobs registry knows it by. */
   readonly name = "metric-scheduler";
   private jobs = new Map<string, Job>();
@@ -221,28 +223,4 @@ async function readLimited(res: Response, limit: number): Promise<string | null>
     chunks.push(value);
   }
   return new TextDecoder().decode(Buffer.concat(chunks));
-}
-
-const schedulers = new WeakMap<AppContext, MetricScheduler>();
-
-/**
- * Builds the collector of an app: its first pass runs after start-up, it stops on close. One per
- * app; `metricScheduler(ctx)` finds it again.
- */
-export function startMetricScheduler(ctx: AppContext): MetricScheduler {
-  const scheduler = new MetricScheduler(ctx);
-  ctx.deferStart(() => {
-    void scheduler.start();
-  });
-  ctx.onClose(() => scheduler.stop());
-  schedulers.set(ctx, scheduler);
-  return scheduler;
-}
-
-/**
- * The collector of an app (tests and diagnostics), until the kernel keeps background jobs in one
- * registry; then the registry finds it by its name.
- */
-export function metricScheduler(ctx: AppContext): MetricScheduler | undefined {
-  return schedulers.get(ctx);
 }

@@ -5,7 +5,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
 import { BackupLock } from "./backup";
 import { backupRoutes } from "./backup-api";
-import { startOpsJobs } from "./jobs";
+import { registerOpsJobs } from "./jobs";
 import { metricsAccess, registerCollectors } from "./service";
 
 export { recordRequest } from "./service";
@@ -14,7 +14,7 @@ export function opsModule(ctx: AppContext) {
   const refreshDatabaseFacts = registerCollectors(ctx);
   // One backup at a time: the scheduled one and POST /api/backup.
   const backupLock = new BackupLock();
-  startOpsJobs(ctx, backupLock);
+  registerOpsJobs(ctx, backupLock);
   const mayScrape = metricsAccess(ctx);
   return new Elysia({ name: "ops" }).use(backupRoutes(ctx, backupLock)).get(
     "/metrics",

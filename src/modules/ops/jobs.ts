@@ -1,27 +1,41 @@
 // Background work of the ops module: the audit log's retention and the scheduled backup.
 import { Cron } from "croner";
 import type { AppContext } from "../../core/context";
+import type { Job } from "../../core/jobs";
 import type { Logger } from "../../lib/log";
 import type { MetricsRegistry } from "../../core/metrics";
 import { runScheduledBackup, storeSource, type BackupLock, type BackupSource } from "./backup";
 
-/** Starts the module's background work; ctx.close() stops it. */
-export function startOpsJobs(ctx: AppContext, lock: BackupLock): void {
-  ctx.onClose(ctx.audit.startRetention());
-  if (ctx.config.backupCron) {
-    ctx.onClose(
-      startBackupSchedule({
-        cron: ctx.config.backupCron,
-        dataDir: ctx.config.dataDir,
-        backupDir: ctx.config.backupDir,
-        keep: ctx.config.backupKeep,
-        logger: ctx.logger,
-        metrics: ctx.serviceMetrics,
-        lock,
-        source: storeSource(ctx),
-      }),
+/** Registers the module's background work with ctx.jobs: started with the app, stopped on close. */
+export function registerOpsJobs(ctx: AppContext, lock: BackupLock): void {
+  ctx.jobs.add(stoppable("audit-retention", () => ctx.audit.startRetention()));
+  const cron = ctx.config.backupCron;
+  if (cron) {
+    ctx.jobs.add(
+      stoppable("scheduled-backup", () =>
+        startBackupSchedule({
+          cron,
+          dataDir: ctx.config.dataDir,
+          backupDir: ctx.config.backupDir,
+          keep: ctx.config.backupKeep,
+          logger: ctx.logger,
+          metrics: ctx.serviceMetrics,
+          lock,
+          source: storeSource(ctx),
+        }),
+      ),
     );
   }
+}
+
+/** A job whose start returns its stop function. */
+function stoppable(name: string, start: () => () => void | Promise<void>): Job {
+  let stop: (() => void | Promise<void>) | null = null;
+  return {
+    name,
+    start: () => void (stop = start()),
+    stop: () => stop?.(),
+  };
 }
 
 /** Runs the scheduled backup while the service runs; returns the stop function. */

@@ -21,15 +21,25 @@
 //                                  accesses and reports cover the retention window
 // The audit log has its own retention and is not touched here.
 //
-// Each table is emptied in batches of at most `batchSize` rows, one IMMEDIATE transaction per
-// batch, and the pass yields to the event loop between batches, so requests and other writers are
-// held up by one short batch at most. Every batch query is bounded by an index (see batchSql) so
-// that the batch that finds nothing left does not scan a large table under the write lock.
+// Each table is emptied in batches of at most `batchSize` rows, one write (IMMEDIATE transaction)
+// per batch, and the pass yields to the event loop between batches, so requests and other writers
+// are held up by one short batch at most. The DELETEs live with the tables' owners (their
+// prune… functions), each bounded by an index so that the batch that finds nothing left does not
+// scan a large table under the write lock; this file only says what goes when.
 import { existsSync } from "node:fs";
-import type { Database } from "bun:sqlite";
 import type { AppContext } from "../../core/context";
-import { writeTx, type AnyDb } from "../../db/sqlite";
+import { pruneEvents } from "../../core/events";
+import type { Door, TenantDoor, WriteScope } from "../../core/store";
+import type { PlatformDb, TenantDb } from "../../db/sqlite";
 import { toIso } from "../../lib/time";
+import { pruneLoginFailures, pruneRememberedDevices } from "../auth/service";
+import { allCorpRefs } from "../corp/service";
+import { pruneIspRadiusAccounting, pruneIspRadiusSessions } from "../isp/accounting-service";
+import { pruneIspRadiusAttempts } from "../isp/attempt-service";
+import { pruneMetricValues } from "../metric/service";
+import { pruneQrAccesses } from "../qrcode/analytics-service";
+import { prunePasswordResetKeys } from "../user/service";
+import { pendingSourceEventIds, pruneWebhookDeliveries } from "../webhook/service";
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -82,11 +92,10 @@ export interface HousekeepingReport {
   pruned: Record<PrunedTable, number>;
 }
 
-interface Prune {
+interface Prune<H> {
   table: PrunedTable;
-  /** Selects the rowids (or seqs) of at most ?2 rows to delete; ?1.. are `params`. */
-  sql: string;
-  params: (string | number)[];
+  /** Deletes at most `limit` rows of the table inside the write `tx`; returns how many went. */
+  run: (tx: H, limit: number) => number;
 }
 
 /**
@@ -101,30 +110,14 @@ export function uuidV7Floor(ms: number): string {
 /** Rows written this long after the cutoff are still scanned, so an id taken a moment after the row's timestamp is caught. */
 const ID_SLACK_MS = 60_000;
 
-function platformPrunes(now: number): Prune[] {
-  const iso = toIso(now);
+function platformPrunes(ctx: AppContext, now: number): Prune<PlatformDb>[] {
   const dayAgo = toIso(now - DAY_MS);
-  // These tables stay small once pruned and their rows are inserted oldest first, so a scan in
-  // rowid order finds the old rows at its start.
   return [
-    {
-      table: "sessions",
-      sql: "SELECT rowid FROM sessions WHERE revoked_at < ?1 OR expires_at < ?1 LIMIT ?2",
-      params: [dayAgo],
-    },
-    {
-      table: "password_reset_keys",
-      sql: "SELECT rowid FROM password_reset_keys WHERE used_at IS NOT NULL OR expires_at < ?1 LIMIT ?2",
-      params: [iso],
-    },
-    { table: "remembered_devices", sql: "SELECT rowid FROM remembered_devices WHERE expires_at < ?1 LIMIT ?2", params: [iso] },
-    {
-      // The same rule as the lockout's own pruning (src/modules/auth/lockout.ts): a counter idle
-      // for a day is forgotten unless it still locks the login.
-      table: "login_failures",
-      sql: "SELECT rowid FROM login_failures WHERE updated_at < ?1 AND (locked_until IS NULL OR locked_until < ?3) LIMIT ?2",
-      params: [dayAgo, iso],
-    },
+    { table: "sessions", run: (tx, limit) => ctx.sessions.prune(tx, dayAgo, limit) },
+    { table: "password_reset_keys", run: (tx, limit) => prunePasswordResetKeys(tx, now, limit) },
+    { table: "remembered_devices", run: (tx, limit) => pruneRememberedDevices(tx, now, limit) },
+    // The lockout's own rule: a counter idle for a day is forgotten unless it still locks the login.
+    { table: "login_failures", run: (tx, limit) => pruneLoginFailures(tx, now, limit) },
   ];
 }
 
@@ -136,93 +129,40 @@ interface TenantRetention {
   qrAccessDays: number;
 }
 
-function tenantPrunes(now: number, { eventDays, accountingDays, radiusAttemptDays, metricValueDays, qrAccessDays }: TenantRetention): Prune[] {
+function tenantPrunes(now: number, { eventDays, accountingDays, radiusAttemptDays, metricValueDays, qrAccessDays }: TenantRetention): Prune<TenantDb>[] {
   const eventCutoff = now - eventDays * DAY_MS;
-  const out: Prune[] = [
-    {
-      // Uses the events_pending index (dispatched_at, seq). A pending delivery (first attempt or
-      // retrying) reads its payload from the event, so its event stays; the NOT IN list is built
-      // once per statement from the small pending queue.
-      table: "events",
-      sql: `SELECT seq FROM events WHERE dispatched_at < ?1
-              AND id NOT IN (SELECT source_event_id FROM webhook_deliveries WHERE status = 'pending')
-            ORDER BY dispatched_at LIMIT ?2`,
-      params: [toIso(eventCutoff)],
-    },
-    {
-      // Finished rows: the log of webhooks with log_enabled (the others' finished rows are
-      // deleted by the dispatcher at once). A delivery's id is taken when it is queued, before it
-      // finishes, so the id range bounds the scan; `+status` keeps the planner on that range.
-      table: "webhook_deliveries",
-      sql: `SELECT rowid FROM webhook_deliveries
-            WHERE id < ?3 AND +status IN ('succeeded', 'failed') AND updated_at < ?1 LIMIT ?2`,
-      params: [toIso(eventCutoff), uuidV7Floor(eventCutoff + ID_SLACK_MS)],
-    },
+  const eventIso = toIso(eventCutoff);
+  const deliveryIdBelow = uuidV7Floor(eventCutoff + ID_SLACK_MS);
+  const out: Prune<TenantDb>[] = [
+    // A pending delivery (first attempt or retrying) reads its payload from the event, so its
+    // event stays; the pending ids are read in the batch's own transaction.
+    { table: "events", run: (tx, limit) => pruneEvents(tx, eventIso, pendingSourceEventIds(tx), limit) },
+    { table: "webhook_deliveries", run: (tx, limit) => pruneWebhookDeliveries(tx, eventIso, deliveryIdBelow, limit) },
   ];
   if (accountingDays > 0) {
     const cutoff = now - accountingDays * DAY_MS;
-    // received_at is corpadmin's clock (event_at is the NAS's, which may be wrong); the id is
-    // taken with it, so the primary-key range holds every candidate.
-    out.push({
-      table: "isp_radius_accounting",
-      sql: "SELECT rowid FROM isp_radius_accounting WHERE id < ?3 AND received_at < ?1 LIMIT ?2",
-      params: [toIso(cutoff), uuidV7Floor(cutoff + ID_SLACK_MS)],
-    });
-    // A session goes with its records. stale_at is its last record's received_at plus at most
-    // three interim intervals, so a session goes that much after its last record (through the
-    // (open, stale_at) index, which the accounting writer keeps anyway).
-    out.push({
-      table: "isp_radius_sessions",
-      sql: "SELECT rowid FROM isp_radius_sessions WHERE open IN (0, 1) AND stale_at < ?1 LIMIT ?2",
-      params: [toIso(cutoff)],
-    });
+    const iso = toIso(cutoff);
+    const idBelow = uuidV7Floor(cutoff + ID_SLACK_MS);
+    out.push({ table: "isp_radius_accounting", run: (tx, limit) => pruneIspRadiusAccounting(tx, iso, limit, idBelow) });
+    // A session goes with its records (its stale_at follows its last record).
+    out.push({ table: "isp_radius_sessions", run: (tx, limit) => pruneIspRadiusSessions(tx, iso, limit) });
   }
   if (radiusAttemptDays > 0) {
-    out.push({
-      table: "isp_radius_attempts",
-      sql: "SELECT rowid FROM isp_radius_attempts WHERE at < ?1 LIMIT ?2",
-      params: [toIso(now - radiusAttemptDays * DAY_MS)],
-    });
+    const iso = toIso(now - radiusAttemptDays * DAY_MS);
+    out.push({ table: "isp_radius_attempts", run: (tx, limit) => pruneIspRadiusAttempts(tx, iso, limit) });
   }
   if (metricValueDays > 0) {
-    // A value's `at` may be any instant a client posted, so neither seq nor insertion order
-    // follows it: each metric's old values are a range of the (metric_id, at_ms, value) index,
-    // walked metric by metric (a few dozen per corporation), which also bounds the empty batch.
-    out.push({
-      table: "metric_values",
-      sql: `SELECT v.seq FROM metrics m CROSS JOIN metric_values v INDEXED BY metric_values_metric_at ON v.metric_id = m.id
-            WHERE v.at_ms < ?1 LIMIT ?2`,
-      params: [now - metricValueDays * DAY_MS],
-    });
+    // A value's `at` is whatever instant a client posted (possibly in the past).
+    const cutoffMs = now - metricValueDays * DAY_MS;
+    out.push({ table: "metric_values", run: (tx, limit) => pruneMetricValues(tx, cutoffMs, limit) });
   }
   if (qrAccessDays > 0) {
-    // Scans have one index, (qrcode_id, at, visitor), and no other is worth its cost on every scan
-    // (see the schema): the old scans are a range of it per code, walked code by code as the
-    // all-codes report walks it. The QR writer thread commits scans on its own connection; a
-    // batch here is one short IMMEDIATE transaction, which its busy timeout waits out.
-    out.push({
-      table: "qr_accesses",
-      sql: `SELECT a.seq FROM qr_codes c CROSS JOIN qr_accesses a INDEXED BY qr_accesses_code_at ON a.qrcode_id = c.id
-            WHERE a.at < ?1 LIMIT ?2`,
-      params: [toIso(now - qrAccessDays * DAY_MS)],
-    });
+    // A code's `scans` stays the count of every scan it ever had; its accesses cover the window.
+    const iso = toIso(now - qrAccessDays * DAY_MS);
+    out.push({ table: "qr_accesses", run: (tx, limit) => pruneQrAccesses(tx, iso, limit) });
   }
   return out;
 }
-
-const KEY_OF: Record<PrunedTable, string> = {
-  sessions: "rowid",
-  password_reset_keys: "rowid",
-  remembered_devices: "rowid",
-  login_failures: "rowid",
-  events: "seq",
-  webhook_deliveries: "rowid",
-  isp_radius_accounting: "rowid",
-  isp_radius_sessions: "rowid",
-  isp_radius_attempts: "rowid",
-  metric_values: "seq",
-  qr_accesses: "seq",
-};
 
 const yieldToRequests = () => new Promise<void>((r) => setImmediate(r));
 
@@ -256,7 +196,7 @@ export class Housekeeping {
     m.gauge(METRIC_LAST_RUN, "When the last housekeeping pass ended, in Unix seconds");
   }
 
-  /** Starts the schedule: a pass now, then whenever one is due. Returns the stop function. */
+  /** Starts the schedule (ctx.jobs calls it once the app is up): a pass now, then whenever one is due. Returns the stop function. */
   start(): () => Promise<void> {
     const tick = () => {
       if (this.stopped || this.running) return;
@@ -264,7 +204,7 @@ export class Housekeeping {
       // A clock set back (or forward) makes a pass due at once rather than never.
       if (this.lastRunAt === null || now >= this.lastRunAt + this.intervalMs || now < this.lastRunAt) void this.runOnce();
     };
-    this.ctx.deferStart(tick);
+    tick();
     const timer = setInterval(tick, this.tickMs);
     (timer as { unref?: () => void }).unref?.();
     return async () => {
@@ -294,10 +234,8 @@ export class Housekeeping {
       pruned: Object.fromEntries(PRUNED_TABLES.map((t) => [t, 0])) as Record<PrunedTable, number>,
     };
     try {
-      report.databases.push(await this.pruneDatabase("platform", ctx.platform, platformPrunes(now), optimize));
-      const corps = ctx.platform.$client
-        .query<{ id: string; auth_name: string }, []>("SELECT id, auth_name FROM corporations WHERE status IN ('ENABLED', 'BLOCKED') ORDER BY id")
-        .all();
+      report.databases.push(await this.pruneDatabase("platform", ctx.store.platform, platformPrunes(ctx, now), optimize));
+      const corps = (await ctx.store.platform.read(allCorpRefs)).filter((c) => c.status === "ENABLED" || c.status === "BLOCKED");
       const { config } = ctx;
       const prunes = tenantPrunes(now, {
         eventDays: config.eventRetentionDays,
@@ -308,17 +246,17 @@ export class Housekeeping {
       });
       for (const corp of corps) {
         if (this.stopped) throw new Stopped();
-        let db: AnyDb;
+        // Opening the door would create a missing file: a corporation whose database is gone is
+        // reported elsewhere (backup, metrics), not papered over here.
+        if (!ctx.tenants.isOpen(corp.id) && !existsSync(ctx.tenants.pathOf(corp.id))) continue;
+        let door: TenantDoor;
         try {
-          // tenants.get would create a missing file: a corporation whose database is gone is
-          // reported elsewhere (backup, metrics), not papered over here.
-          if (!ctx.tenants.isOpen(corp.id) && !existsSync(ctx.tenants.pathOf(corp.id))) continue;
-          db = ctx.tenants.get(corp.id);
+          door = ctx.store.tenant(corp.id);
         } catch (err) {
           report.databases.push({ database: corp.auth_name, pruned: {}, checkpointed: false, optimized: false, error: String(err) });
           continue;
         }
-        report.databases.push(await this.pruneDatabase(corp.auth_name, db, prunes, optimize));
+        report.databases.push(await this.pruneDatabase(corp.auth_name, door, prunes, optimize));
       }
       if (optimize) this.lastOptimizeAt = now;
     } catch (err) {
@@ -337,54 +275,38 @@ export class Housekeeping {
     return report;
   }
 
-  private async pruneDatabase(name: string, db: AnyDb, prunes: Prune[], optimize: boolean): Promise<DatabaseReport> {
+  private async pruneDatabase<H, S extends WriteScope>(name: string, door: Door<H, S>, prunes: Prune<H>[], optimize: boolean): Promise<DatabaseReport> {
     const out: DatabaseReport = { database: name, pruned: {}, checkpointed: false, optimized: false };
     const counter = this.ctx.serviceMetrics.counter(METRIC_PRUNED);
-    const sqlite = db.$client;
+    const { batchSize } = this;
     let total = 0;
     try {
       for (const p of prunes) {
-        const remove = sqlite.query(`DELETE FROM ${p.table} WHERE ${KEY_OF[p.table]} IN (${p.sql})`);
-        const args = [p.params[0], this.batchSize, ...p.params.slice(1)] as [string | number, number];
         for (;;) {
           if (this.stopped) throw new Stopped();
-          const n = writeTx(db, () => remove.run(...args).changes);
+          const n = await door.write((tx) => p.run(tx, batchSize));
           if (n) {
             out.pruned[p.table] = (out.pruned[p.table] ?? 0) + n;
             counter.inc({ table: p.table }, n);
             total += n;
           }
-          if (n < this.batchSize) break;
+          if (n < batchSize) break;
           await yieldToRequests();
         }
         await yieldToRequests();
       }
-      if (total >= this.heavyPruneRows) out.checkpointed = checkpoint(sqlite);
-      if (optimize) {
-        sqlite.exec("PRAGMA optimize");
-        out.optimized = true;
+      // A heavy prune wrote much into the WAL: the checkpoint gives that space back (it waits one
+      // second at most for readers such as a backup; a busy WAL is retried at the next heavy prune).
+      const checkpoint = total >= this.heavyPruneRows;
+      if (checkpoint || optimize) {
+        const done = await door.maintain({ checkpoint, optimize });
+        out.checkpointed = done.checkpointed;
+        out.optimized = done.optimized;
       }
     } catch (err) {
       if (err instanceof Stopped) throw err;
       out.error = String(err);
     }
     return out;
-  }
-}
-
-/**
- * Copies the WAL into the database and truncates it to zero bytes, giving back the space a large
- * prune wrote into it. It has to wait for readers (another process: a backup); it waits one
- * second at most instead of the connection's usual ten, and a busy result is simply retried at
- * the next heavy prune. Returns whether the WAL was emptied.
- */
-function checkpoint(sqlite: Database): boolean {
-  const previous = (sqlite.query("PRAGMA busy_timeout").get() as { timeout: number }).timeout;
-  sqlite.exec("PRAGMA busy_timeout = 1000");
-  try {
-    const r = sqlite.query("PRAGMA wal_checkpoint(TRUNCATE)").get() as { busy: number } | null;
-    return r?.busy === 0;
-  } finally {
-    sqlite.exec(`PRAGMA busy_timeout = ${Number(previous) || 10_000}`);
   }
 }

@@ -1,10 +1,16 @@
 // Housekeeping of the databases (see housekeeping.ts): no routes, only the background job,
-// started with the app and stopped before the databases close.
+// started with the app's jobs and stopped before the databases close.
 import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
 import { Housekeeping } from "./housekeeping";
 
 export function retentionModule(ctx: AppContext) {
-  ctx.onClose(new Housekeeping(ctx).start());
+  const housekeeping = new Housekeeping(ctx);
+  let stop: (() => Promise<void>) | null = null;
+  ctx.jobs.add({
+    name: "housekeeping",
+    start: () => void (stop = housekeeping.start()),
+    stop: () => stop?.(),
+  });
   return new Elysia({ name: "retention" });
 }

@@ -11,8 +11,8 @@ import { SocketQuery, SocketTicket, UpgradeRequired } from "./model";
 
 export function socketModule(ctx: AppContext) {
   const hub = new SocketHub(ctx);
-  hub.start();
-  ctx.onClose(() => hub.stop());
+  // Its wake-ups and periodic check run as a job of the app (started after mounting, stopped on close).
+  ctx.jobs.add({ name: "socket-hub", start: () => hub.start(), stop: () => hub.stop() });
   const clients = new WeakMap<object, Omit<SocketClient, "raw">>();
 
   return new Elysia({ name: "socket", prefix: "/api", tags: ["User"] })

@@ -11,9 +11,8 @@ import { Delivery, DeliveryParams, GroupParams, RecoverBody, RecoverResult, Webh
 import * as service from "./service";
 
 export function webhookModule(ctx: AppContext) {
-  const dispatcher = new WebhookDispatcher(ctx);
-  dispatcher.start();
-  ctx.onClose(() => dispatcher.stop());
+  // Started with the app's jobs (ctx.jobs.startAll), stopped before the databases close.
+  const dispatcher = ctx.jobs.add(new WebhookDispatcher(ctx));
 
   return new Elysia({ name: "webhook", prefix: "/api", tags: ["Webhook"] })
     .use(authGuard(ctx))

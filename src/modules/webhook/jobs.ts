@@ -8,6 +8,7 @@
 // a delivery is marked done only after a 2xx has been received and its row committed; a crash at
 // any point leaves rows that the start-up sweep picks up again, with the same webhook-id.
 import type { AppContext } from "../../core/context";
+import type { Job } from "../../core/jobs";
 import type { TenantDb } from "../../db/sqlite";
 import { toIso } from "../../lib/time";
 import { dispatchableCorpIds } from "../corp/service";
@@ -25,7 +26,7 @@ export const TOTAL_CONCURRENCY = 64;
 const FANOUT_BATCH = 500;
 const RULES: RetryRules = { delaysMs: RETRY_DELAYS_MS, failuresToDisable: FAILURES_TO_DISABLE };
 
-export class WebhookDispatcher {
+export class WebhookDispatcher implements Job {
   /** The name a jobs registry knows it by. */
   readonly name = "webhook-dispatcher";
   private inFlight = new Set<string>();
@@ -54,9 +55,9 @@ export class WebhookDispatcher {
     const { tickMs, sweepMs } = this.ctx.dispatchTuning;
     this.timers.push(setInterval(() => this.tick(), tickMs), setInterval(() => void this.sweep(), sweepMs));
     for (const t of this.timers) (t as { unref?: () => void }).unref?.();
-    // Whatever a crash left behind (undispatched events, pending deliveries) goes out right after
-    // start-up (deferred so that the API answers first).
-    this.ctx.deferStart(() => void this.sweep());
+    // Whatever a crash left behind (undispatched events, pending deliveries) goes out at once (the
+    // app starts its jobs shortly after start-up, so that the API answers first).
+    void this.sweep();
   }
 
   /** Stops taking work and waits a little for requests in flight; unrecorded ones are resent later. */

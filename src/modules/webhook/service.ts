@@ -485,3 +485,13 @@ export function pruneWebhookDeliveries(db: TenantDb, cutoff: string, idBelow: st
     )
     .run(cutoff, limit, idBelow).changes;
 }
+
+/** The events a pending delivery (first try or retrying) still reads its payload from: retention keeps them. */
+export function pendingSourceEventIds(db: TenantDb): string[] {
+  return db
+    .selectDistinct({ id: webhookDeliveries.source_event_id })
+    .from(webhookDeliveries)
+    .where(eq(webhookDeliveries.status, "pending"))
+    .all()
+    .map((r) => r.id);
+}
