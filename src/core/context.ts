@@ -31,8 +31,6 @@ export interface AppContext {
   logger: Logger;
   /** The one door into the databases (src/core/store.ts). */
   store: Store;
-  /** Transitional (issue 16): the platform writer connection; use ctx.store. */
-  platform: PlatformDb;
   /** Corporation database files: paths, migrations, open handles (lifecycle, not data access). */
   tenants: TenantDbs;
   corps: CorpCache;
@@ -149,7 +147,6 @@ export function createContext(config: Config, queries: KernelQueries, options: C
     logger,
     store,
     jobs,
-    platform,
     tenants,
     corps: new CorpCache(store.platform, queries.corps),
     permissions: new PermissionCache(store.platform, queries.permissions),
