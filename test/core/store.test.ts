@@ -3,7 +3,7 @@
 // serialize (no SQLITE_BUSY), a failed write rolls back whole and emits nothing, grouped writes
 // roll back alone, and events are told only after COMMIT.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { makeApp, startAndLogin, type TestApp } from "../helpers";
+import { makeApp, startAndLogin, type TestApp } from "../support/helpers";
 
 let t: TestApp;
 let corpId: string;

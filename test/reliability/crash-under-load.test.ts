@@ -7,8 +7,8 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { contractBody } from "../fixtures/contract-body";
-import { ADMIN, tempDir } from "../helpers";
+import { contractBody } from "../support/contract-body";
+import { ADMIN, tempDir } from "../support/helpers";
 
 const root = join(import.meta.dir, "../..");
 const dir = tempDir("corpadmin-crash-");

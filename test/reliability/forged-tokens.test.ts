@@ -1,7 +1,7 @@
 // Every forged, stale or orphaned token is 401.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { generateKeyPair, SignJWT } from "jose";
-import { addCorp, addUser, makeApp, startAndLogin, testSourceOnly, type TestApp } from "../helpers";
+import { addCorp, addUser, makeApp, startAndLogin, testSourceOnly, type TestApp } from "../support/helpers";
 
 let t: TestApp;
 let admin: Awaited<ReturnType<typeof startAndLogin>>;

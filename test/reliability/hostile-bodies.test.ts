@@ -3,9 +3,9 @@
 // oversized bodies. Never a 5xx, always a problem document, and nothing changes.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import fc from "fast-check";
-import { makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../helpers";
-import { appChecksum } from "./checksum";
-import { fill, operationsOf, type Operation } from "./openapi";
+import { makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../support/helpers";
+import { appChecksum } from "../support/checksum";
+import { fill, operationsOf, type Operation } from "../support/openapi";
 
 let t: TestApp;
 let admin: Awaited<ReturnType<typeof startAndLogin>>;

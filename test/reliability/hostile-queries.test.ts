@@ -4,10 +4,10 @@
 // exotic numbers in every filter of a list. Each answer is 200 or 400 (or what the operation answers without them), a 400
 // is a problem document, it comes quickly, the serving process does not grow, and nothing changes.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { makeApp, startAndLogin, type TestApp } from "../helpers";
-import { appChecksum } from "./checksum";
-import { pathWith, seedFixtures } from "./fixtures";
-import { operationsOf, type Operation } from "./openapi";
+import { makeApp, startAndLogin, type TestApp } from "../support/helpers";
+import { appChecksum } from "../support/checksum";
+import { pathWith, seedFixtures } from "../support/reliability";
+import { operationsOf, type Operation } from "../support/openapi";
 
 const INHERITED = ["constructor", "__proto__", "toString", "hasOwnProperty", "valueOf", "prototype"];
 const NUMBERS = ["-1", "0", "501", "1e6", "1e308", "-0", "NaN", "Infinity", "0x10", "1e20", " 1", "9007199254740993"];

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { cities } from "../../src/db/tenant/schema";
 import { listClauses, MAX_PAGE, paging } from "../../src/lib/list";
 import { Problem } from "../../src/lib/problem";
-import { makeApp, startAndLogin, type TestApp } from "../helpers";
+import { makeApp, startAndLogin, type TestApp } from "../support/helpers";
 
 const INHERITED = ["constructor", "__proto__", "toString", "hasOwnProperty", "valueOf", "prototype", "isPrototypeOf", "__defineGetter__"];
 

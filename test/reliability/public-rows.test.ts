@@ -1,8 +1,8 @@
 // Every public operation of the OpenAPI document (no guard, no credential of its own) is
 // rate-limited per client IP: the next public row is covered without anyone remembering.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { makeApp, type TestApp } from "../helpers";
-import { fill, operationsOf } from "./openapi";
+import { makeApp, type TestApp } from "../support/helpers";
+import { fill, operationsOf } from "../support/openapi";
 
 let t: TestApp;
 const LIMIT = 60;

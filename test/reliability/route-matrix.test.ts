@@ -1,8 +1,8 @@
 // Every operation of the OpenAPI document, checked from the outside: no token → 401, a token
 // without the permission → 403, a malformed path id → 404. New routes are covered automatically.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../helpers";
-import { fill, operationsOf, type Operation } from "./openapi";
+import { addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../support/helpers";
+import { fill, operationsOf, type Operation } from "../support/openapi";
 
 let t: TestApp;
 let admin: Awaited<ReturnType<typeof startAndLogin>>;
@@ -104,8 +104,8 @@ test("SQL injection probes in q, sort, filters and string path parameters change
 });
 
 test("another corporation's real ids are 404 from a fully permitted user of this corporation", async () => {
-  const { seedFixtures, pathWith } = await import("./fixtures");
-  const { addCorp } = await import("../helpers");
+  const { seedFixtures, pathWith } = await import("../support/reliability");
+  const { addCorp } = await import("../support/helpers");
   const ALL = ["auth", "corp", "user", "workgroup", "service", "server", "core", "city", "externalapp", "person", "product", "contract", "webhook", "metric", "isp", "qrcode"].map((a) => `platform.${a}`);
   const theirs = await seedFixtures(t, admin.token, ops, "a", admin.corpId);
   const other = await addCorp(t, "rival-isp");

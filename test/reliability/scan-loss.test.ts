@@ -10,8 +10,8 @@ import { afterAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { contractBody } from "../fixtures/contract-body";
-import { ADMIN, tempDir } from "../helpers";
+import { contractBody } from "../support/contract-body";
+import { ADMIN, tempDir } from "../support/helpers";
 
 /** README: "a crash loses at most the scans answered in the last 250 ms". */
 const SCAN_LOSS_BOUND_MS = 250;

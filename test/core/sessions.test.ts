@@ -1,0 +1,35 @@
+// Verified tokens are remembered (the guard checks one on every request): remembering must not
+// let through a token whose time ran out, nor a forged one that differs from a remembered one.
+// source-only: unit test of the session store.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { Sessions } from "../../src/core/sessions";
+import { userFlags } from "../../src/modules/user/service";
+import { makeApp, startAndLogin, type TestApp } from "../support/helpers";
+
+let t: TestApp;
+let ids: { corpId: string; userId: string };
+beforeAll(async () => {
+  t = await makeApp();
+  ids = await startAndLogin(t);
+});
+afterAll(() => t.close());
+
+test("a remembered token still expires, and a forged signature or payload is refused after the genuine one was seen", async () => {
+  const sessions = new Sessions(t.ctx.store.platform, crypto.getRandomValues(new Uint8Array(32)), 2, userFlags, t.ctx.logger);
+  const { token } = await sessions.issue(ids.userId, ids.corpId);
+  const first = sessions.verify(token);
+  expect(first?.sub).toBe(ids.userId);
+  expect(sessions.verify(token)).toEqual(first);
+
+  const [h, p, sig] = token.split(".");
+  const flipped = sig[5] === "A" ? "B" : "A";
+  expect(sessions.verify(`${h}.${p}.${sig.slice(0, 5)}${flipped}${sig.slice(6)}`)).toBeNull();
+  const payload = JSON.parse(Buffer.from(p, "base64url").toString());
+  const forged = Buffer.from(JSON.stringify({ ...payload, exp: payload.exp + 3600 })).toString("base64url");
+  expect(sessions.verify(`${h}.${forged}.${sig}`)).toBeNull();
+  // Another key never accepts it, remembered elsewhere or not.
+  expect(new Sessions(t.ctx.store.platform, crypto.getRandomValues(new Uint8Array(32)), 2, userFlags, t.ctx.logger).verify(token)).toBeNull();
+
+  await Bun.sleep(2100);
+  expect(sessions.verify(token)).toBeNull();
+});

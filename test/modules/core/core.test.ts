@@ -1,0 +1,244 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, renameSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { migrationsOf, type Migration } from "../../../src/db/migrations";
+import { sha256Hex } from "../../../src/lib/ids";
+import pkg from "../../../package.json";
+import { addCorp, addMember, addUser, makeApp, startAndLogin, testSourceOnly, UNKNOWN_ID, type TestApp } from "../../support/helpers";
+
+let t: TestApp;
+let admin: Awaited<ReturnType<typeof startAndLogin>>;
+
+beforeAll(async () => {
+  t = await makeApp();
+  admin = await startAndLogin(t);
+});
+afterAll(() => t.close());
+
+const asAdmin = (method: string, path: string, body?: unknown) => t.req(method, path, { token: admin.token, body });
+
+describe("notepad", () => {
+  test("create, recover the list and one note", async () => {
+    const u = await addUser(t, admin.corpId);
+    const res = await t.req("POST", "/api/notepad", { token: u.token, body: { title: "Groceries", content: "milk\neggs" } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("location")).toBe(`/api/notepad/${res.body.id}`);
+    expect(res.body).toMatchObject({ title: "Groceries", content: "milk\neggs", user_id: u.userId });
+    expect(Object.keys(res.body).sort()).toEqual(["content", "created_at", "id", "title", "updated_at", "user_id"]);
+    const untitled = await t.req("POST", "/api/notepad", { token: u.token, body: { content: "call the NOC" } });
+    expect(untitled.body.title).toBeNull();
+
+    const list = await t.req("GET", "/api/notepad", { token: u.token });
+    expect(list.status).toBe(200);
+    expect(list.body.items.map((n: { id: string }) => n.id)).toEqual([res.body.id, untitled.body.id]);
+    expect((await t.req("GET", "/api/notepad?q=noc", { token: u.token })).body.items.map((n: { id: string }) => n.id)).toEqual([untitled.body.id]);
+    expect((await t.req("GET", "/api/notepad?sort=-id&limit=1", { token: u.token })).body.items[0].id).toBe(untitled.body.id);
+    const one = await t.req("GET", `/api/notepad/${res.body.id}`, { token: u.token });
+    expect(one.status).toBe(200);
+    expect(one.body).toEqual(res.body);
+  });
+
+  test("notes are private to their author, per corporation", async () => {
+    const alice = await addUser(t, admin.corpId, { login: "alice" });
+    const bob = await addUser(t, admin.corpId, { login: "bob" });
+    const note = (await t.req("POST", "/api/notepad", { token: alice.token, body: { content: "alice's" } })).body;
+    expect((await t.req("GET", `/api/notepad/${note.id}`, { token: bob.token })).status).toBe(404);
+    expect((await t.req("GET", "/api/notepad", { token: bob.token })).body.total).toBe(0);
+    // filtering by another user id finds nothing either
+    expect((await t.req("GET", `/api/notepad?user_id=${alice.userId}`, { token: bob.token })).body.total).toBe(0);
+
+    // the same author working in another corporation sees that corporation's notes only
+    const other = await addCorp(t, "notes-other");
+    await addMember(t, other, alice.userId);
+    const there = await t.req("POST", "/api/auth/corp", { token: alice.token, body: { corp: "notes-other" } });
+    expect(there.status).toBe(200);
+    const token = there.body.access_token;
+    expect((await t.req("GET", "/api/notepad", { token })).body.total).toBe(0);
+    expect((await t.req("GET", `/api/notepad/${note.id}`, { token })).status).toBe(404);
+    const otherNote = (await t.req("POST", "/api/notepad", { token, body: { content: "elsewhere" } })).body;
+    expect(t.sql(other).query("SELECT id FROM notes").all()).toEqual([{ id: otherNote.id }]);
+    expect(t.sql(admin.corpId).query("SELECT id FROM notes WHERE id = ?").get(otherNote.id)).toBeNull();
+  });
+
+  test("400 content missing or too long, title too long; 401; 404 unknown", async () => {
+    const u = await addUser(t, admin.corpId);
+    const missing = await t.req("POST", "/api/notepad", { token: u.token, body: { title: "t" } });
+    expect(missing.status).toBe(400);
+    expect(missing.body.errors[0].path).toBe("content");
+    const long = await t.req("POST", "/api/notepad", { token: u.token, body: { title: "x".repeat(201), content: "c" } });
+    expect(long.body.errors[0].path).toBe("title");
+    // 64 KiB counts UTF-8 bytes: 30,000 three-byte characters are 90,000 bytes
+    const wide = await t.req("POST", "/api/notepad", { token: u.token, body: { content: "€".repeat(30_000) } });
+    expect(wide.status).toBe(400);
+    expect(wide.body.errors[0].path).toBe("content");
+    expect((await t.req("POST", "/api/notepad", { token: u.token, body: { content: "a".repeat(65_536) } })).status).toBe(200);
+    expect((await t.req("POST", "/api/notepad", { body: { content: "c" } })).status).toBe(401);
+    expect((await t.req("GET", "/api/notepad")).status).toBe(401);
+    expect((await t.req("GET", `/api/notepad/${UNKNOWN_ID}`)).status).toBe(401);
+    expect((await t.req("GET", `/api/notepad/${UNKNOWN_ID}`, { token: u.token })).status).toBe(404);
+    expect((await t.req("GET", "/api/notepad/not-a-uuid", { token: u.token })).status).toBe(404);
+  });
+});
+
+describe("GET /api/core/versions", () => {
+  test("api, schema versions and runtime, for any token", async () => {
+    const u = await addUser(t, admin.corpId);
+    const res = await t.req("GET", "/api/core/versions", { token: u.token });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      api: pkg.version,
+      platform_schema: migrationsOf("platform").length,
+      tenant_schema: migrationsOf("tenant").length,
+      runtime: `bun ${Bun.version}`,
+    });
+    expect(res.body.tenant_schema).toBeGreaterThanOrEqual(2);
+    expect((await t.req("GET", "/api/core/versions")).status).toBe(401);
+  });
+});
+
+/** A migration newer than every embedded one; `statements` run in order inside its transaction. */
+function extraMigration(tag: string, statements: string[], offset = 1): Migration {
+  const last = migrationsOf("tenant").at(-1)!.folderMillis;
+  const text = statements.join("\n--> statement-breakpoint\n");
+  return { tag, sql: statements, bps: true, folderMillis: last + offset, hash: sha256Hex(text) };
+}
+
+describe("database maintenance", () => {
+  // In-process: simulates a newer release's migrations.
+  testSourceOnly("check, then update all: a failing corporation is rolled back and set NEEDS_UPDATE, the others go on", async () => {
+    const d = await makeApp();
+    try {
+      const a = await startAndLogin(d);
+      const good = (await d.req("POST", "/api/corp", { token: a.token, body: { auth_name: "good-corp", company_name: "Good" } })).body.id;
+      const bad = (await d.req("POST", "/api/corp", { token: a.token, body: { auth_name: "bad-corp", company_name: "Bad" } })).body.id;
+      const member = await addUser(d, bad, { login: "bad-member" });
+      const embedded = migrationsOf("tenant");
+
+      const clean = await d.req("GET", "/api/core/database", { token: a.token });
+      expect(clean.status).toBe(200);
+      expect(clean.body.platform).toEqual({ version: migrationsOf("platform").length, latest: migrationsOf("platform").length, pending: [] });
+      expect(clean.body.corps).toHaveLength(3);
+      expect(clean.body.corps.find((c: { corp_id: string }) => c.corp_id === good)).toEqual({
+        corp_id: good, auth_name: "good-corp", server_id: d.ctx.builtinServerId, status: "ENABLED", version: embedded.length, latest: embedded.length, pending: [],
+      });
+
+      // A new release: its migration creates two tables, and `bad-corp` already has the second
+      // one (say, created by hand), so the migration fails there halfway.
+      d.sqlWrite(bad).exec("CREATE TABLE release_two (x INTEGER)");
+      d.ctx.tenants.migrations = [
+        ...embedded,
+        extraMigration("9000_release", ["CREATE TABLE release_one (x INTEGER)", "CREATE TABLE release_two (x INTEGER)"]),
+      ];
+      const pending = await d.req("GET", "/api/core/database", { token: a.token });
+      for (const c of pending.body.corps) expect(c).toMatchObject({ version: embedded.length, latest: embedded.length + 1, pending: ["9000_release"] });
+
+      const res = await d.req("POST", "/api/core/database/update", { token: a.token });
+      expect(res.status).toBe(200);
+      expect(res.body.platform).toEqual({ from: migrationsOf("platform").length, to: migrationsOf("platform").length, applied: [] });
+      const byId = Object.fromEntries(res.body.corps.map((c: { corp_id: string }) => [c.corp_id, c]));
+      expect(byId[good]).toEqual({ corp_id: good, from: embedded.length, to: embedded.length + 1, applied: ["9000_release"], error: null });
+      expect(byId[a.corpId].error).toBeNull();
+      expect(byId[bad]).toMatchObject({ corp_id: bad, from: embedded.length, to: embedded.length, applied: [] });
+      expect(byId[bad].error).toContain("release_two");
+      // rolled back: the first table of the failed migration is not there
+      const tables = (id: string) => (d.sql(id).query("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((r) => r.name);
+      expect(tables(bad)).not.toContain("release_one");
+      expect(tables(good)).toContain("release_one");
+
+      // NEEDS_UPDATE: its sessions get 503 on tenant rows, logins 503
+      expect((await d.req("GET", `/api/corp/${bad}`, { token: a.token })).body.status).toBe("NEEDS_UPDATE");
+      expect((await d.req("GET", "/api/notepad", { token: member.token })).status).toBe(503);
+      expect((await d.req("POST", "/api/login", { body: { corp: "bad-corp", login: member.login, password: member.password } })).status).toBe(503);
+      expect((await d.req("GET", `/api/corp/${good}`, { token: a.token })).body.status).toBe("ENABLED");
+      const after = await d.req("GET", "/api/core/database", { token: a.token });
+      expect(after.body.corps.find((c: { corp_id: string }) => c.corp_id === bad)).toMatchObject({ status: "NEEDS_UPDATE", pending: ["9000_release"] });
+
+      // one corporation, still failing: 409, still NEEDS_UPDATE
+      const again = await d.req("POST", `/api/core/database/update/${bad}`, { token: a.token });
+      expect(again.status).toBe(409);
+      expect(again.body.detail).toContain("NEEDS_UPDATE");
+      expect((await d.req("GET", `/api/corp/${bad}`, { token: a.token })).body.status).toBe("NEEDS_UPDATE");
+
+      // the operator fixes the database; the update succeeds and the corporation is ENABLED again
+      d.sqlWrite(bad).exec("DROP TABLE release_two");
+      const fixed = await d.req("POST", `/api/core/database/update/${bad}`, { token: a.token });
+      expect(fixed.status).toBe(200);
+      expect(fixed.body).toEqual({ corp_id: bad, from: embedded.length, to: embedded.length + 1, applied: ["9000_release"] });
+      expect((await d.req("GET", `/api/corp/${bad}`, { token: a.token })).body.status).toBe("ENABLED");
+      expect((await d.req("GET", "/api/notepad", { token: member.token })).status).toBe(200);
+      // nothing left to do: applied is empty
+      expect((await d.req("POST", `/api/core/database/update/${bad}`, { token: a.token })).body.applied).toEqual([]);
+    } finally {
+      await d.close();
+    }
+  });
+
+  test("update of one corporation: success on NEEDS_UPDATE sets ENABLED; a MAINTENANCE one keeps its status", async () => {
+    const id = await addCorp(t, "maint-db");
+    await asAdmin("POST", `/api/corp/${id}/needs-update`);
+    const res = await asAdmin("POST", `/api/core/database/update/${id}`);
+    expect(res.status).toBe(200);
+    expect(res.body.applied).toEqual([]);
+    expect((await asAdmin("GET", `/api/corp/${id}`)).body.status).toBe("ENABLED");
+    await asAdmin("POST", `/api/corp/${id}/maintenance`);
+    expect((await asAdmin("POST", `/api/core/database/update/${id}`)).status).toBe(200);
+    expect((await asAdmin("GET", `/api/corp/${id}`)).body.status).toBe("MAINTENANCE");
+  });
+
+  // In-process: closes the app's handle of the file.
+  testSourceOnly("tables: creates a missing database file with every table; idempotent", async () => {
+    const id = await addCorp(t, "tables-corp");
+    const file = join(t.dir, "corps", `${id}.db`);
+    const first = await asAdmin("POST", `/api/core/database/tables/${id}`);
+    expect(first.status).toBe(200);
+    expect(first.body).toEqual({ corp_id: id, created: [], version: migrationsOf("tenant").length });
+
+    // the file disappears (an operator moved it away); check reports version 0 without creating it
+    t.ctx.tenants.close(id);
+    renameSync(file, `${file}.moved`);
+    rmSync(`${file}-wal`, { force: true });
+    rmSync(`${file}-shm`, { force: true });
+    const check = await asAdmin("GET", "/api/core/database");
+    expect(check.body.corps.find((c: { corp_id: string }) => c.corp_id === id)).toMatchObject({ version: 0, pending: migrationsOf("tenant").map((m) => m.tag) });
+    expect(existsSync(file)).toBe(false);
+
+    const created = await asAdmin("POST", `/api/core/database/tables/${id}`);
+    expect(created.status).toBe(200);
+    expect(created.body.version).toBe(migrationsOf("tenant").length);
+    expect(created.body.created).toContain("notes");
+    expect(created.body.created).toContain("events");
+    expect(existsSync(file)).toBe(true);
+    const again = await asAdmin("POST", `/api/core/database/tables/${id}`);
+    expect(again.body).toEqual({ corp_id: id, created: [], version: migrationsOf("tenant").length });
+    // the corporation works on its new, empty database
+    const u = await addUser(t, id);
+    expect((await t.req("POST", "/api/notepad", { token: u.token, body: { content: "fresh" } })).status).toBe(200);
+  });
+
+  testSourceOnly("tables: a file removed while its handle is cached is recreated on disk", async () => {
+    const id = await addCorp(t, "tables-cached");
+    const file = join(t.dir, "corps", `${id}.db`);
+    t.ctx.store.tenant(id);
+    for (const s of ["", "-wal", "-shm"]) rmSync(file + s, { force: true });
+    const res = await asAdmin("POST", `/api/core/database/tables/${id}`);
+    expect(res.status).toBe(200);
+    expect(res.body.created).toContain("notes");
+    expect(existsSync(file)).toBe(true);
+  });
+
+  test("401, 403 (platform.core is not `*`), 404", async () => {
+    const u = await addUser(t, admin.corpId, { services: ["platform.core"] });
+    for (const [m, p] of [
+      ["GET", "/api/core/database"],
+      ["POST", "/api/core/database/update"],
+      ["POST", `/api/core/database/update/${admin.corpId}`],
+      ["POST", `/api/core/database/tables/${admin.corpId}`],
+    ]) {
+      expect((await t.req(m, p)).status).toBe(401);
+      expect((await t.req(m, p, { token: u.token })).status).toBe(403);
+    }
+    expect((await asAdmin("POST", `/api/core/database/update/${UNKNOWN_ID}`)).status).toBe(404);
+    expect((await asAdmin("POST", `/api/core/database/tables/${UNKNOWN_ID}`)).status).toBe(404);
+    expect((await asAdmin("POST", "/api/core/database/tables/not-a-uuid")).status).toBe(404);
+  });
+});

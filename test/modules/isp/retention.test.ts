@@ -1,0 +1,87 @@
+// The ISP prune functions retention calls (issue 16: each module prunes its own tables): each
+// deletes only rows past the cutoff, at most `limit` per call, and says how many it deleted.
+// source-only: calls the service functions through the app's store.
+import { afterEach, describe, expect, test } from "bun:test";
+import { pruneIspRadiusAccounting, pruneIspRadiusSessions } from "../../../src/modules/isp/accounting-service";
+import { pruneIspRadiusAttempts } from "../../../src/modules/isp/attempt-service";
+import { makeApp, startAndLogin, type TestApp } from "../../support/helpers";
+
+const DAY = 86_400_000;
+const iso = (ms: number) => new Date(ms).toISOString().replace("Z", "+00:00");
+const idAt = (ms: number) => Bun.randomUUIDv7("hex", ms);
+/** The smallest UUID v7 of an instant (as retention computes it). */
+const idFloor = (ms: number) => {
+  const hex = ms.toString(16).padStart(12, "0");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}`;
+};
+
+let t: TestApp;
+afterEach(() => t?.close());
+
+async function corp() {
+  t = await makeApp();
+  const admin = await startAndLogin(t);
+  const door = t.ctx.store.tenant(admin.corpId);
+  const ids = (table: string) => door.read((db) => (db.$client.query(`SELECT id FROM ${table} ORDER BY id`).all() as { id: string }[]).map((r) => r.id));
+  return { door, ids };
+}
+
+describe("isp retention prune functions", () => {
+  test("pruneIspRadiusAccounting: records received before the cutoff go, by receive time, in batches of `limit`", async () => {
+    const { door, ids } = await corp();
+    const now = Date.now();
+    const cutoff = now - 400 * DAY;
+    const old: string[] = [];
+    const kept: string[] = [];
+    await door.write((tx) => {
+      const insert = tx.$client.query(
+        `INSERT INTO isp_radius_accounting (id, nas_id, nas_ip, username, session_id, status_type, session_time, event_at, received_at, attributes)
+         VALUES (?1, 'nas', '192.0.2.10', 'maria', ?1, 'Stop', 60, ?2, ?3, '{}')`,
+      );
+      const row = (receivedAt: number, eventAt = receivedAt) => {
+        const id = idAt(receivedAt);
+        insert.run(id, iso(eventAt), iso(receivedAt));
+        return id;
+      };
+      old.push(row(cutoff - DAY), row(cutoff - 100 * DAY), row(cutoff - 60_000));
+      // The NAS's clock (event_at) does not count.
+      kept.push(row(cutoff + DAY), row(now - DAY, now - 900 * DAY), row(cutoff + 60_000));
+    });
+    const prune = (limit: number) => door.write((tx) => pruneIspRadiusAccounting(tx, iso(cutoff), limit, idFloor(cutoff + 60_000)));
+    expect(await prune(2)).toBe(2);
+    expect(await prune(2)).toBe(1);
+    expect(await prune(2)).toBe(0);
+    expect(await ids("isp_radius_accounting")).toEqual([...kept].sort());
+  });
+
+  test("pruneIspRadiusSessions: sessions stale since before the cutoff go, open or closed", async () => {
+    const { door, ids } = await corp();
+    const now = Date.now();
+    const at = (ago: number) => iso(now - ago);
+    await door.write((tx) => {
+      const insert = tx.$client.query(
+        "INSERT INTO isp_radius_sessions (id, nas_id, acct_session_id, username, started_at, updated_at, open, stale_at, received_at, created_at) VALUES (?1, 'nas', ?1, 'maria', ?2, ?2, ?3, ?2, ?2, ?2)",
+      );
+      insert.run("old-closed", at(401 * DAY), 0);
+      insert.run("old-stale", at(402 * DAY), 1);
+      insert.run("recent", at(10 * DAY), 0);
+    });
+    const cutoff = iso(now - 400 * DAY);
+    expect(await door.write((tx) => pruneIspRadiusSessions(tx, cutoff, 1))).toBe(1);
+    expect(await door.write((tx) => pruneIspRadiusSessions(tx, cutoff, 10))).toBe(1);
+    expect(await ids("isp_radius_sessions")).toEqual(["recent"]);
+  });
+
+  test("pruneIspRadiusAttempts: attempts made before the cutoff go", async () => {
+    const { door, ids } = await corp();
+    const now = Date.now();
+    await door.write((tx) => {
+      const insert = tx.$client.query("INSERT INTO isp_radius_attempts (id, at, username, nas_ip, outcome, reason) VALUES (?1, ?2, 'maria', '192.0.2.10', 'reject', 'bad-password')");
+      insert.run("a-31", iso(now - 31 * DAY));
+      insert.run("a-45", iso(now - 45 * DAY));
+      insert.run("a-29", iso(now - 29 * DAY));
+    });
+    expect(await door.write((tx) => pruneIspRadiusAttempts(tx, iso(now - 30 * DAY), 1_000))).toBe(2);
+    expect(await ids("isp_radius_attempts")).toEqual(["a-29"]);
+  });
+});

@@ -1,0 +1,317 @@
+// The collector against a real local HTTP endpoint, with real 1 s periodicities.
+// source-only: drives the metric scheduler in-process.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { MetricScheduler } from "../../../src/modules/metric/jobs";
+import { ADMIN, makeApp, startAndLogin, type TestApp } from "../../support/helpers";
+
+const LOOPBACK = { CORPADMIN_EGRESS_ALLOW: "127.0.0.0/8,::1/128" };
+const TZ = "America/Sao_Paulo"; // startAndLogin's corporation
+
+interface Endpoint {
+  hits: number;
+  inFlight: number;
+  maxInFlight: number;
+}
+const endpoints = new Map<string, Endpoint>();
+let flakyDown = true;
+const hit = (path: string) => endpoints.get(path)?.hits ?? 0;
+let server: ReturnType<typeof Bun.serve>;
+let base: string;
+
+const BODIES: Record<string, () => Response | Promise<Response>> = {
+  "/int": () => Response.json(42),
+  "/obj": () => Response.json({ value: 7, unit: "ms" }),
+  "/float": () => Response.json(2.5),
+  "/text": () => Response.json("link up"),
+  "/bool": () => Response.json({ value: true }),
+  "/plain": () => new Response("42 packets"),
+  "/wrong-type": () => Response.json("42"),
+  "/error": () => Response.json(42, { status: 500 }),
+  "/flaky": () => (flakyDown ? new Response("down", { status: 503 }) : Response.json(3)),
+  "/slow": async () => {
+    await Bun.sleep(2_500);
+    return Response.json(5);
+  },
+};
+
+beforeAll(() => {
+  server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    async fetch(req) {
+      const path = new URL(req.url).pathname;
+      const e = endpoints.get(path) ?? { hits: 0, inFlight: 0, maxInFlight: 0 };
+      endpoints.set(path, e);
+      e.hits++;
+      e.inFlight++;
+      e.maxInFlight = Math.max(e.maxInFlight, e.inFlight);
+      try {
+        const make = BODIES[path.replace(/^\/[a-z0-9]+(?=\/)/, "")] ?? BODIES[path] ?? (() => Response.json(1));
+        return await make();
+      } finally {
+        e.inFlight--;
+      }
+    },
+  });
+  base = `http://127.0.0.1:${server.port}`;
+});
+afterAll(() => server.stop(true));
+
+function localHHMM(ms: number): string {
+  return new Intl.DateTimeFormat("en-GB", { timeZone: TZ, hour: "2-digit", minute: "2-digit", hourCycle: "h23" }).format(ms);
+}
+
+interface Logged {
+  level: string;
+  msg: string;
+  fields: Record<string, unknown>;
+}
+function capture(): { logs: Logged[]; logger: any } {
+  const logs: Logged[] = [];
+  const at = (level: string) => (msg: string, fields: Record<string, unknown> = {}) => void logs.push({ level, msg, fields });
+  return { logs, logger: { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") } };
+}
+
+async function setup(opts: { dir?: string } = {}) {
+  const { logs, logger } = capture();
+  const t = await makeApp({ env: LOOPBACK, options: { logger }, dir: opts.dir });
+  return { t, logs };
+}
+
+const HOUR = 3_600_000;
+const metricBody = (over: Record<string, unknown>) => ({
+  name: `s-${crypto.randomUUID().slice(0, 8)}`,
+  data_type: "Int",
+  periodicity: "1s",
+  start_date: new Date(Date.now() - HOUR).toISOString(),
+  ...over,
+});
+const valuesOf = (t: TestApp, corpId: string, metricId: string) =>
+  t.sql(corpId).query("SELECT at, at_ms, value FROM metric_values WHERE metric_id = ? ORDER BY at_ms").all(metricId) as { at: string; at_ms: number; value: unknown }[];
+
+describe("the collector", () => {
+  let t: TestApp;
+  let logs: Logged[];
+  let admin: Awaited<ReturnType<typeof startAndLogin>>;
+  beforeAll(async () => {
+    ({ t, logs } = await setup());
+    admin = await startAndLogin(t);
+  });
+  afterAll(() => t.close());
+
+  const create = async (over: Record<string, unknown>) => {
+    const res = await t.req("POST", "/api/metric", { token: admin.token, body: metricBody(over) });
+    expect(res.status).toBe(200);
+    return res.body as { id: string; name: string; start_date: string };
+  };
+
+  test("collects inside the window and not outside it; stores only values of the data type", async () => {
+    const now = Date.now();
+    const ep = (name: string, kind: string) => `${base}/${name}${kind}`;
+    const m = {
+      whole: await create({ endpoint: ep("whole", "/int") }),
+      window: await create({ endpoint: ep("window", "/int"), daily_start_time: localHHMM(now - HOUR), daily_end_time: localHHMM(now + HOUR) }),
+      outside: await create({ endpoint: ep("outside", "/int"), daily_start_time: localHHMM(now + HOUR), daily_end_time: localHHMM(now + 2 * HOUR) }),
+      // the reverse of the window above crosses midnight and excludes now
+      reversed: await create({ endpoint: ep("reversed", "/int"), daily_start_time: localHHMM(now + HOUR), daily_end_time: localHHMM(now - HOUR) }),
+      future: await create({ endpoint: ep("future", "/int"), start_date: new Date(now + HOUR).toISOString() }),
+      ended: await create({ endpoint: ep("ended", "/int"), start_date: new Date(now - 2 * HOUR).toISOString(), end_date: new Date(now - HOUR).toISOString() }),
+      obj: await create({ endpoint: ep("obj", "/obj") }),
+      float: await create({ endpoint: ep("float", "/int"), data_type: "Float" }),
+      text: await create({ endpoint: ep("text", "/text"), data_type: "Text" }),
+      bool: await create({ endpoint: ep("bool", "/bool"), data_type: "Bool" }),
+      plain: await create({ endpoint: ep("plain", "/plain") }),
+      wrong: await create({ endpoint: ep("wrong", "/wrong-type") }),
+      error: await create({ endpoint: ep("error", "/error") }),
+      noEndpoint: await create({}),
+      // ends while the test runs: its job stops by itself
+      ending: await create({ endpoint: ep("ending", "/int"), end_date: new Date(now + 1_500).toISOString() }),
+    };
+    const scheduler = t.ctx.jobs.get<MetricScheduler>("metric-scheduler")!;
+    expect(scheduler.nextTick(admin.corpId, m.ended.id)).toBeNull();
+    expect(scheduler.nextTick(admin.corpId, m.noEndpoint.id)).toBeNull();
+    expect(scheduler.nextTick(admin.corpId, m.future.id)).toBe(Date.parse(m.future.start_date));
+    await Bun.sleep(3_300);
+
+    const vals = (k: keyof typeof m) => valuesOf(t, admin.corpId, m[k].id);
+    for (const k of ["whole", "window"] as const) {
+      const v = vals(k);
+      expect(v.length).toBeGreaterThanOrEqual(2);
+      expect(v.every((x) => x.value === 42)).toBe(true);
+      // samples fall on start_date + k·1s
+      expect(v.every((x) => (x.at_ms - Date.parse(m[k].start_date)) % 1000 === 0)).toBe(true);
+    }
+    expect(scheduler.nextTick(admin.corpId, m.ending.id)).toBeNull();
+    expect(hit("/ending/int")).toBeGreaterThanOrEqual(1);
+    expect(vals("ending").every((x) => x.at_ms < now + 1_500)).toBe(true);
+    for (const k of ["outside", "reversed", "future", "ended"] as const) {
+      expect(hit(`/${k}/int`)).toBe(0);
+      expect(vals(k)).toEqual([]);
+    }
+    expect(vals("obj").map((x) => x.value)).toContain(7);
+    expect(vals("float").map((x) => x.value)).toContain(42);
+    expect(vals("text").map((x) => x.value)).toContain("link up");
+    expect(vals("bool").map((x) => x.value)).toContain(1);
+    // the HTTP history shows the Bool as a boolean
+    const h = await t.req("GET", `/api/metric/${m.bool.id}/history`, { token: admin.token });
+    expect(h.body.items[0].value).toBe(true);
+    for (const k of ["plain", "wrong", "error"] as const) {
+      expect(hit(`/${k}/${k === "plain" ? "plain" : k === "wrong" ? "wrong-type" : "error"}`)).toBeGreaterThanOrEqual(2);
+      expect(vals(k)).toEqual([]);
+    }
+    // why nothing was stored is logged, without the endpoint's path or query
+    const why = (id: string) => logs.filter((l) => l.fields.metric_id === id).map((l) => `${l.level} ${l.msg}`);
+    expect(why(m.plain.id)).toContain("warn metric endpoint body is not JSON; nothing stored");
+    expect(why(m.wrong.id)).toContain('warn metric endpoint body is not a Int value nor {"value": ...}; nothing stored');
+    expect(why(m.error.id)).toContain("warn metric endpoint answered an error status; nothing stored");
+    expect(why(m.outside.id)).toContain("debug metric not collected: outside its window");
+    expect(JSON.stringify(logs)).not.toContain("/plain");
+  }, 20_000);
+
+  test("changing or deleting a metric changes its job at once", async () => {
+    const m = await create({ endpoint: `${base}/first/int`, periodicity: "1h" });
+    const scheduler = t.ctx.jobs.get<MetricScheduler>("metric-scheduler")!;
+    const tick = scheduler.nextTick(admin.corpId, m.id)!;
+    expect(tick).toBeGreaterThan(Date.now());
+    expect((tick - Date.parse(m.start_date)) % HOUR).toBe(0);
+    await Bun.sleep(1_200);
+    expect(hit("/first/int")).toBe(0);
+
+    // a 1 s periodicity starts collecting within the second
+    const put = (body: Record<string, unknown>) => t.req("PUT", `/api/metric/${m.id}`, { token: admin.token, body: metricBody({ name: m.name, start_date: m.start_date, ...body }) });
+    expect((await put({ endpoint: `${base}/first/int` })).status).toBe(200);
+    await Bun.sleep(1_600);
+    expect(hit("/first/int")).toBeGreaterThanOrEqual(1);
+
+    // another endpoint: the old one hears nothing more
+    expect((await put({ endpoint: `${base}/second/int` })).status).toBe(200);
+    await Bun.sleep(100);
+    const firstAfter = hit("/first/int");
+    await Bun.sleep(2_000);
+    expect(hit("/first/int")).toBe(firstAfter);
+    expect(hit("/second/int")).toBeGreaterThanOrEqual(1);
+
+    // no endpoint: no job
+    expect((await put({ endpoint: null })).status).toBe(200);
+    expect(scheduler.nextTick(admin.corpId, m.id)).toBeNull();
+    expect((await put({ endpoint: `${base}/third/int` })).status).toBe(200);
+    await Bun.sleep(1_300);
+    expect(hit("/third/int")).toBeGreaterThanOrEqual(1);
+
+    // deleted (by name): silence
+    expect((await t.req("DELETE", `/api/metric/name/${m.name}`, { token: admin.token })).status).toBe(204);
+    expect(scheduler.nextTick(admin.corpId, m.id)).toBeNull();
+    await Bun.sleep(100);
+    const thirdAfter = hit("/third/int");
+    await Bun.sleep(1_500);
+    expect(hit("/third/int")).toBe(thirdAfter);
+  }, 20_000);
+
+  test("a failing endpoint warns once per reason, then says when it works again", async () => {
+    const m = await create({ endpoint: `${base}/flaky1/flaky` });
+    await Bun.sleep(2_300);
+    const mine = () => logs.filter((l) => l.fields.metric_id === m.id && l.level !== "debug");
+    expect(hit("/flaky1/flaky")).toBeGreaterThanOrEqual(2);
+    expect(mine().map((l) => `${l.level} ${l.msg}`)).toEqual(["warn metric endpoint answered an error status; nothing stored"]);
+    expect(mine()[0].fields).toMatchObject({ status: 503, host: `127.0.0.1:${server.port}` });
+    flakyDown = false;
+    await Bun.sleep(1_300);
+    expect(mine().map((l) => `${l.level} ${l.msg}`)).toEqual(["warn metric endpoint answered an error status; nothing stored", "info metric collection works again"]);
+    expect(valuesOf(t, admin.corpId, m.id).length).toBeGreaterThanOrEqual(1);
+    await t.req("DELETE", `/api/metric/${m.id}`, { token: admin.token });
+  }, 20_000);
+
+  test("runs of one metric never overlap, and a slow endpoint delays no other metric", async () => {
+    const slow = await create({ endpoint: `${base}/slow1/slow` });
+    const fast = await create({ endpoint: `${base}/fast1/int` });
+    // the first tick comes within a second, and the slow answer 2.5 s later
+    await Bun.sleep(4_200);
+    expect(endpoints.get("/slow1/slow")!.maxInFlight).toBe(1);
+    expect(hit("/slow1/slow")).toBeLessThanOrEqual(2);
+    expect(hit("/fast1/int")).toBeGreaterThanOrEqual(4);
+        expect(valuesOf(t, admin.corpId, fast.id).length).toBeGreaterThanOrEqual(3);
+    expect(valuesOf(t, admin.corpId, slow.id).map((v) => v.value)).toEqual([5]);
+    expect(logs.some((l) => l.fields.metric_id === slow.id && l.msg === "metric not collected: the previous request is still running")).toBe(true);
+    await t.req("DELETE", `/api/metric/${slow.id}`, { token: admin.token });
+    await t.req("DELETE", `/api/metric/${fast.id}`, { token: admin.token });
+  }, 20_000);
+});
+
+describe("the corporation's state", () => {
+  test("a corporation not ENABLED collects nothing; a deleted one loses its jobs", async () => {
+    const { t } = await setup();
+    await startAndLogin(t);
+    const { addCorp } = await import("../../support/helpers");
+    const { createMetric } = await import("../../../src/modules/metric/service");
+    const corpId = await addCorp(t, "state-isp");
+    const m = await createMetric(t.ctx.store.tenant(corpId), metricBody({ endpoint: `${base}/state/int` }) as any);
+    const scheduler = t.ctx.jobs.get<MetricScheduler>("metric-scheduler")!;
+    scheduler.sync(corpId, m);
+    const setStatus = (status: string) => {
+      t.sqlWrite().query("UPDATE corporations SET status = ? WHERE id = ?").run(status, corpId);
+      t.ctx.corps.invalidate(corpId);
+    };
+    setStatus("MAINTENANCE");
+    await Bun.sleep(1_300);
+    expect(hit("/state/int")).toBe(0);
+    setStatus("ENABLED");
+    await Bun.sleep(1_300);
+    expect(hit("/state/int")).toBeGreaterThanOrEqual(1);
+    t.sqlWrite().query("DELETE FROM corp_services WHERE corp_id = ?").run(corpId);
+    t.sqlWrite().query("DELETE FROM corporations WHERE id = ?").run(corpId);
+    t.ctx.corps.invalidate(corpId);
+    await Bun.sleep(1_200);
+    expect(scheduler.nextTick(corpId, m.id)).toBeNull();
+    const after = hit("/state/int");
+    await Bun.sleep(1_200);
+    expect(hit("/state/int")).toBe(after);
+    await t.close();
+  }, 20_000);
+});
+
+describe("process start and shutdown", () => {
+  test("jobs are rebuilt from every corporation's metrics at start, and stop on close", async () => {
+    const first = await setup();
+    const dir = first.t.dir;
+    const admin = await startAndLogin(first.t);
+    const res = await first.t.req("POST", "/api/metric", { token: admin.token, body: metricBody({ endpoint: `${base}/restart/int`, periodicity: "1h" }) });
+    expect(res.status).toBe(200);
+    await first.t.close(false);
+
+    // a second corporation's metric is found too
+    const second = await setup({ dir });
+    const login = await second.t.req("POST", "/api/login", { body: { corp: "acme", login: ADMIN.login, password: ADMIN.password } });
+    const token = login.body.access_token;
+    const { addCorp } = await import("../../support/helpers");
+    const other = await addCorp(second.t, "second-isp");
+    const { createMetric } = await import("../../../src/modules/metric/service");
+    const otherMetric = await createMetric(second.t.ctx.store.tenant(other), metricBody({ endpoint: `${base}/restart2/int` }) as any);
+    await second.t.close(false);
+
+    const third = await setup({ dir });
+    await Bun.sleep(50); // the jobs are built by the first background pass after start-up
+    const scheduler = third.t.ctx.jobs.get<MetricScheduler>("metric-scheduler")!;
+    expect(scheduler.size).toBe(2);
+    expect(scheduler.nextTick(admin.corpId, res.body.id)).toBeGreaterThan(Date.now());
+    await Bun.sleep(1_500);
+    expect(hit("/restart2/int")).toBeGreaterThanOrEqual(1);
+    expect(valuesOf(third.t, other, otherMetric.id).length).toBeGreaterThanOrEqual(1);
+    await third.t.close();
+    const after = hit("/restart2/int");
+    await Bun.sleep(1_500);
+    expect(hit("/restart2/int")).toBe(after);
+    expect(token).toBeString();
+  }, 20_000);
+
+  test("the egress policy applies: without loopback allowed nothing is fetched, and why is logged", async () => {
+    const { logs, logger } = capture();
+    const t = await makeApp({ options: { logger } });
+    const admin = await startAndLogin(t);
+    const res = await t.req("POST", "/api/metric", { token: admin.token, body: metricBody({ endpoint: `${base}/refused/int` }) });
+    await Bun.sleep(1_500);
+    expect(hit("/refused/int")).toBe(0);
+    const refused = logs.find((l) => l.fields.metric_id === res.body.id && l.msg === "metric endpoint request failed");
+    expect(String(refused?.fields.error)).toContain("not allowed by the egress policy");
+    await t.close();
+  }, 20_000);
+});

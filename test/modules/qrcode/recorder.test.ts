@@ -1,0 +1,68 @@
+// source-only: makes the app's own database refuse a batch.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { makeApp, startAndLogin, type TestApp } from "../../support/helpers";
+
+let t: TestApp;
+let admin: Awaited<ReturnType<typeof startAndLogin>>;
+
+beforeAll(async () => {
+  t = await makeApp();
+  admin = await startAndLogin(t);
+});
+afterAll(() => t.close());
+
+const UA = "Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101 Firefox/128.0 é ñ";
+
+describe("the scan writer", () => {
+  test("a batch the database refuses is kept and written once when it accepts again, non-ASCII text intact", async () => {
+    const code = (await t.req("POST", "/api/qrcode", { token: admin.token, body: { name: "retry", kind: "dynamic", target: "https://example.com/r" } })).body as { id: string; slug: string };
+    const db = t.sqlWrite(admin.corpId);
+    db.exec("CREATE TRIGGER refuse_scans BEFORE INSERT ON qr_accesses BEGIN SELECT RAISE(ABORT, 'refused for the test'); END");
+    for (let i = 0; i < 3; i++) expect((await t.req("GET", `/q/${code.slug}`, { ip: `198.51.100.${i}`, headers: { "user-agent": UA, referer: "https://ref.example/ü" } })).status).toBe(302);
+    await Bun.sleep(700); // the first attempt has failed by then
+    const count = () => (db.query("SELECT count(*) AS n FROM qr_accesses WHERE qrcode_id = ?").get(code.id) as { n: number }).n;
+    expect(count()).toBe(0);
+    db.exec("DROP TRIGGER refuse_scans");
+    for (let i = 0; i < 2; i++) await t.req("GET", `/q/${code.slug}`, { ip: "198.51.100.9", headers: { "user-agent": UA } });
+    await Bun.sleep(2_800); // past the pause before a retry
+    expect(count()).toBe(5);
+    const list = await t.req("GET", `/api/qrcode/${code.id}/accesses?limit=10`, { token: admin.token });
+    expect(list.body.total).toBe(5);
+    expect(new Set(list.body.items.map((a: { id: string }) => a.id)).size).toBe(5);
+    expect(list.body.items.every((a: { user_agent: string }) => a.user_agent === UA)).toBe(true);
+    expect(list.body.items.filter((a: { referer: string | null }) => a.referer === "https://ref.example/ü").length).toBe(3);
+    expect(Object.keys(list.body.items[0])).not.toContain("seq");
+    const one = await t.req("GET", `/api/qrcode/${code.id}`, { token: admin.token });
+    expect(one.body.scans).toBe(5);
+    const report = await t.req("GET", `/api/qrcode/${code.id}/report`, { token: admin.token });
+    expect(report.body.total).toBe(5);
+    expect(report.body.unique_visitors).toBe(4);
+  });
+
+  test("scans that arrive while a slow commit runs are written as soon as it ends, not a whole flush interval later", async () => {
+    const code = (await t.req("POST", "/api/qrcode", { token: admin.token, body: { name: "slow-commit", kind: "dynamic", target: "https://example.com/s" } })).body as { id: string; slug: string };
+    const db = t.sqlWrite(admin.corpId);
+    // A scan with referer "slow" takes the writer a while (a 9-million-row join in a trigger, ≈ 0.5 s).
+    db.exec("CREATE TABLE slow_rows (x INTEGER)");
+    db.exec("WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 3000) INSERT INTO slow_rows (x) SELECT x FROM n");
+    db.exec("CREATE TRIGGER slow_scan BEFORE INSERT ON qr_accesses WHEN NEW.referer = 'slow' BEGIN SELECT count(*) FROM slow_rows a, slow_rows b WHERE a.x + b.x > 0; END");
+    const count = () => (db.query("SELECT count(*) AS n FROM qr_accesses WHERE qrcode_id = ?").get(code.id) as { n: number }).n;
+    try {
+      expect((await t.req("GET", `/q/${code.slug}`, { headers: { "user-agent": UA, referer: "slow" } })).status).toBe(302);
+      await Bun.sleep(300); // past the flush interval (it was 250 ms): the first scan is with the writer
+      expect((await t.req("GET", `/q/${code.slug}`, { headers: { "user-agent": UA } })).status).toBe(302);
+      const deadline = performance.now() + 10_000;
+      while (count() === 0 && performance.now() < deadline) await Bun.sleep(2);
+      const first = performance.now();
+      expect(count()).toBe(1);
+      while (count() < 2 && performance.now() < deadline) await Bun.sleep(2);
+      expect(count()).toBe(2);
+      // Before, the second scan waited a whole flush interval (250 ms) more after the first commit.
+      expect(performance.now() - first).toBeLessThan(150);
+    } finally {
+      db.exec("DROP TRIGGER slow_scan");
+      db.exec("DROP TABLE slow_rows");
+    }
+  });
+});

@@ -1,0 +1,118 @@
+// The console's browser tests: the compiled dist/corpadmin (built here, which proves the console
+// is embedded) on a free loopback port over a temporary data directory, driven by Debian's
+// Chromium through playwright-core. CONSOLE_E2E_SOURCE=1 runs the source server instead (faster
+// while developing; it serves dist/console, the last console build).
+import { mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { chromium, type Browser, type Page } from "playwright-core";
+import AxeBuilder from "@axe-core/playwright";
+import { TOTP } from "otpauth";
+import { ADMIN, tempDir } from "./helpers";
+
+export const ROOT = join(import.meta.dir, "../..");
+export const SHOTS = join(ROOT, "test-output/console");
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+export const CORP = { auth_name: "acme", company_name: "ACME Telecom", timezone: "America/Sao_Paulo" };
+
+export function freePort(): number {
+  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  const port = s.port!;
+  s.stop(true);
+  return port;
+}
+
+export interface Server {
+  base: string;
+  dir: string;
+  stop(): Promise<void>;
+}
+
+/** Builds dist/corpadmin once per process (both test files share it). */
+let built = false;
+export function buildOnce(): void {
+  if (built || process.env.CONSOLE_E2E_SOURCE === "1" || process.env.CONSOLE_E2E_NO_BUILD === "1") return;
+  const build = Bun.spawnSync(["bun", "build.ts"], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+  if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr.toString()}`);
+  built = true;
+}
+
+export async function startServer(env: Record<string, string> = {}): Promise<Server> {
+  const dir = tempDir("corpadmin-console-");
+  const port = freePort();
+  const args = ["serve", "--port", String(port), "--host", "127.0.0.1", "--data-dir", join(dir, "data")];
+  const cmd = process.env.CONSOLE_E2E_SOURCE === "1" ? ["bun", join(ROOT, "src/main.ts"), ...args] : [join(ROOT, "dist/corpadmin"), ...args];
+  const proc = Bun.spawn(cmd, {
+    cwd: process.env.CONSOLE_E2E_SOURCE === "1" ? ROOT : dir,
+    env: { ...process.env, CORPADMIN_LOG_LEVEL: "warn", CORPADMIN_EGRESS_ALLOW: "127.0.0.0/8", ...env },
+    stdout: "ignore",
+    stderr: "inherit",
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 200; i++) {
+    if (await fetch(`${base}/api/health`).then((r) => r.ok, () => false)) break;
+    await Bun.sleep(50);
+  }
+  return {
+    base,
+    dir,
+    async stop() {
+      proc.kill("SIGTERM");
+      await proc.exited;
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function launch(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+  });
+}
+
+/** A JSON API call, as the tests' own setup (never through the console). */
+export async function api(base: string, method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; body: any }> {
+  const headers: Record<string, string> = {};
+  if (body !== undefined) headers["content-type"] = "application/json";
+  if (token) headers.authorization = `Bearer ${token}`;
+  const res = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
+export async function firstStart(base: string): Promise<string> {
+  const start = await api(base, "POST", "/api/start", { user: ADMIN, corp: CORP });
+  if (start.status !== 200) throw new Error(`start: ${start.status}`);
+  const login = await api(base, "POST", "/api/login", { corp: CORP.auth_name, login: ADMIN.login, password: ADMIN.password });
+  return login.body.access_token;
+}
+
+export function totpNow(secret: string): string {
+  return new TOTP({ secret, digits: 6, period: 30, algorithm: "SHA1" }).generate();
+}
+
+/** WCAG 2.1 A/AA violations on the page as it is now, as readable lines. */
+export async function axeViolations(page: Page, rules?: string[]): Promise<string[]> {
+  const builder = new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]);
+  const result = await (rules ? builder.withRules(rules) : builder).analyze();
+  return result.violations.map((v) => `${v.id}: ${v.help} — ${v.nodes.map((n) => n.target.join(" ")).slice(0, 3).join(" | ")}`);
+}
+
+export async function shot(page: Page, name: string): Promise<void> {
+  mkdirSync(SHOTS, { recursive: true });
+  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+/** Logs in through the console's form (the keyboard only when asked). */
+export async function uiLogin(page: Page, base: string, login = ADMIN.login, password = ADMIN.password, code?: string): Promise<void> {
+  await page.goto(`${base}/console/login`);
+  await page.getByLabel(/^(Corporation|Empresa)$/).fill(CORP.auth_name);
+  await page.getByLabel(/^Login$/).fill(login);
+  await page.getByLabel(/^(Password|Senha)$/).fill(password);
+  await page.getByRole("button", { name: /^(Sign in|Entrar)$/ }).click();
+  if (code !== undefined) {
+    await page.getByLabel(/^(Authentication code|Código de autenticação)$/).fill(code);
+    await page.getByRole("button", { name: /^(Sign in|Entrar)$/ }).click();
+  }
+  await page.waitForURL((u) => !u.pathname.endsWith("/login"));
+}
