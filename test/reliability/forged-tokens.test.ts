@@ -61,7 +61,7 @@ test("a token whose claims point at another session, user or corporation than it
 // In-process: revokes and deletes past the API (which would revoke the sessions itself).
 testSourceOnly("revoked session, deleted user, deleted corporation: 401", async () => {
   const u = await addUser(t, admin.corpId, { login: "to-revoke" });
-  t.ctx.sessions.revoke(claimsOf(u.token).jti);
+  await t.ctx.sessions.revoke(claimsOf(u.token).jti);
   expect(await status(u.token)).toBe(401);
 
   const d = await addUser(t, admin.corpId, { login: "to-delete" });

@@ -141,7 +141,7 @@ function readers(dir: string) {
     if (!db) {
       db = mode === "r" ? new Database(file, { readonly: true }) : new Database(file, { readwrite: true, create: false });
       // A writer waits out the app's own write transactions, as a second process would.
-      if (mode === "w") db.exec("PRAGMA busy_timeout = 10000");
+      if (mode === "w") db.exec("PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = ON");
       open.set(key, db);
     }
     return db;

@@ -196,7 +196,10 @@ export class Housekeeping {
     m.gauge(METRIC_LAST_RUN, "When the last housekeeping pass ended, in Unix seconds");
   }
 
-  /** Starts the schedule (ctx.jobs calls it once the app is up): a pass now, then whenever one is due. Returns the stop function. */
+  /**
+   * Starts the schedule (ctx.jobs calls it once the app is up): a pass on the next turn of the
+   * event loop (never inside the caller's turn), then whenever one is due. Returns the stop function.
+   */
   start(): () => Promise<void> {
     const tick = () => {
       if (this.stopped || this.running) return;
@@ -204,11 +207,12 @@ export class Housekeeping {
       // A clock set back (or forward) makes a pass due at once rather than never.
       if (this.lastRunAt === null || now >= this.lastRunAt + this.intervalMs || now < this.lastRunAt) void this.runOnce();
     };
-    tick();
+    const first = setTimeout(tick, 0);
     const timer = setInterval(tick, this.tickMs);
     (timer as { unref?: () => void }).unref?.();
     return async () => {
       this.stopped = true;
+      clearTimeout(first);
       clearInterval(timer);
       // The pass stops at its next batch boundary; the databases close only after it has.
       await this.running;

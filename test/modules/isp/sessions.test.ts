@@ -40,7 +40,7 @@ async function until<T>(fn: () => T | undefined, ms = 3000): Promise<T> {
   }
 }
 const auditRows = (action: string) =>
-  t.sqlWrite().query("SELECT * FROM audit_log WHERE action = ? ORDER BY at, rowid").all(action) as { outcome: string; target: string; reason: string | null; actor_user_id: string | null }[];
+  t.sql().query("SELECT * FROM audit_log WHERE action = ? ORDER BY at, rowid").all(action) as { outcome: string; target: string; reason: string | null; actor_user_id: string | null }[];
 
 beforeAll(async () => {
   nas = await startResponder(SECRET, (p) => answer(p));
@@ -242,7 +242,7 @@ describe("RFC 5176 disconnect", () => {
     expect(put.body).not.toHaveProperty("secret_enc");
     expect(put.body.coa_port).toBe(3799);
     expect(JSON.stringify((await get(`/api/isp/nas/${old.id}`)).body)).not.toContain("old-secret-1");
-    const enc = t.sqlWrite(admin.corpId).query("SELECT secret_enc FROM isp_nas WHERE id = ?").get(old.id) as { secret_enc: string };
+    const enc = t.sql(admin.corpId).query("SELECT secret_enc FROM isp_nas WHERE id = ?").get(old.id) as { secret_enc: string };
     expect(enc.secret_enc).toStartWith("v1:");
     expect(enc.secret_enc).not.toContain("old-secret-1");
   });
@@ -406,7 +406,7 @@ describe("RADIUS authorize attempts", () => {
     expect((await get("/api/isp/radius/attempts?username=maria&outcome=reject")).body.total).toBe(2);
     expect((await get(`/api/isp/radius/attempts?username=maria&outcome=reject&nas_id=${nasId}`)).body.total).toBe(1);
     expect((await get("/api/isp/radius/attempts?from=2000-01-01T00:00:00Z&to=2000-01-02T00:00:00Z")).body.total).toBe(0);
-    const dump = JSON.stringify(t.sqlWrite(admin.corpId).query("SELECT * FROM isp_radius_attempts").all());
+    const dump = JSON.stringify(t.sql(admin.corpId).query("SELECT * FROM isp_radius_attempts").all());
     expect(dump).not.toContain("wrong-pass-77");
     expect(dump).not.toContain("maria-pass");
     for (const bad of ["outcome=maybe", "from=soon", "sort=password"]) expect((await get(`/api/isp/radius/attempts?${bad}`)).status).toBe(400);

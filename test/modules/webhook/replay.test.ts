@@ -104,7 +104,7 @@ describe("resend one delivery", () => {
     await emit(t, admin.corpId, "CITY_AFTER_INSERT", { name: "Curitiba" });
     await waitFor("the delivery", () => r.requests.length === 1);
     const row = await waitFor("the finished row to go", () => {
-      const rows = t.sqlWrite(admin.corpId).query("SELECT id FROM webhook_deliveries").all();
+      const rows = t.sql(admin.corpId).query("SELECT id FROM webhook_deliveries").all();
       return rows.length === 0 && rows;
     });
     expect(row).toEqual([]);
