@@ -183,7 +183,7 @@ function foreignKeys(table: SQLiteTable, shared: boolean): string[] {
   });
 }
 
-function statements(tables: SQLiteTable[], shared: boolean): string[] {
+export function statements(tables: SQLiteTable[], shared: boolean): string[] {
   const parts = tables.map((t) => tableStatements(t, shared));
   return [...parts.map((p) => p.create), ...parts.flatMap((p) => p.indexes), ...tables.flatMap((t) => foreignKeys(t, shared)), ...parts.flatMap((p) => p.rls)];
 }
