@@ -29,8 +29,7 @@ const CORP_CURRENT = `current_setting('${CORP_SETTING}')`;
 export const SKIPPED = [
   "$defaultFn/$onUpdateFn (ids, created_at, updated_at): computed by Drizzle in the app, so they stay there",
   "text enum values ({ enum: [...] }): SQLite does not check them either; the API validates them",
-  "CHECK constraints: the SQLite schemas declare none",
-  "drizzle `generated` columns: the SQLite schemas declare none (the generator throws if one appears)",
+  "CHECK constraints and generated columns: the SQLite schemas declare none (the generator throws if one appears)",
 ];
 
 const dialect = new PgDialect();
@@ -110,6 +109,7 @@ function tableStatements(table: SQLiteTable, shared: boolean): { create: string;
   const lines: string[] = [];
   if (shared) lines.push(`${q(CORP_COLUMN)} text NOT NULL DEFAULT ${CORP_CURRENT}`);
 
+  if (cfg.checks.length) throw new Error(`${t}: CHECK constraints are not mapped`);
   const pkColumns = cfg.columns.filter((c) => c.primary);
   if (pkColumns.length > 1) throw new Error(`${t}: several columns marked primary`);
   for (const col of cfg.columns) {

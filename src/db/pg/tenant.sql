@@ -6,8 +6,7 @@
 -- Left out:
 --   $defaultFn/$onUpdateFn (ids, created_at, updated_at): computed by Drizzle in the app, so they stay there
 --   text enum values ({ enum: [...] }): SQLite does not check them either; the API validates them
---   CHECK constraints: the SQLite schemas declare none
---   drizzle `generated` columns: the SQLite schemas declare none (the generator throws if one appears)
+--   CHECK constraints and generated columns: the SQLite schemas declare none (the generator throws if one appears)
 
 CREATE TABLE "cities" (
   "corp_id" text NOT NULL DEFAULT current_setting('corpadmin.corp_id'),
