@@ -1,0 +1,238 @@
+// PostgreSQL DDL from the Drizzle SQLite schemas (issue 19, cluster mode). Drizzle has no
+// dialect-neutral schema, so the PostgreSQL tables are derived from the SQLite ones through
+// getTableConfig: same tables, columns, keys and indexes, with the types mapped.
+//
+//   bun scripts/pg-schema.ts [--layout schema|shared] [--stdout]
+//
+// writes src/db/pg/platform.sql and src/db/pg/tenant.sql (tenant tables in the given layout):
+// - schema: one PostgreSQL schema per corporation, tables as they are (psql -v schema=corp_<id>).
+// - shared: one set of tables for every corporation, `corp_id` first in each, leading every
+//   primary key, unique key, index and foreign key, and forced row-level security on
+//   current_setting('corpadmin.corp_id').
+// bench/pg-tenancy.ts imports tenantStatements/platformStatements to measure both layouts.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { is, SQL } from "drizzle-orm";
+import { PgDialect } from "drizzle-orm/pg-core";
+import { getTableConfig, SQLiteTable, type AnySQLiteColumn } from "drizzle-orm/sqlite-core";
+import * as platformSchema from "../src/db/platform/schema";
+import * as tenantSchema from "../src/db/tenant/schema";
+
+export type Layout = "schema" | "shared";
+
+/** The tenant column of the shared layout and the setting its row-level security reads. */
+export const CORP_COLUMN = "corp_id";
+export const CORP_SETTING = "corpadmin.corp_id";
+const CORP_CURRENT = `current_setting('${CORP_SETTING}')`;
+
+/** What the generator leaves out, said in each file's header (and in docs/cluster-tenancy.md). */
+export const SKIPPED = [
+  "$defaultFn/$onUpdateFn (ids, created_at, updated_at): computed by Drizzle in the app, so they stay there",
+  "text enum values ({ enum: [...] }): SQLite does not check them either; the API validates them",
+  "CHECK constraints and generated columns: the SQLite schemas declare none (the generator throws if one appears)",
+];
+
+const dialect = new PgDialect();
+const q = (name: string): string => {
+  // PostgreSQL cuts identifiers at 63 bytes: two long names could silently become one.
+  if (Buffer.byteLength(name) > 63) throw new Error(`identifier longer than 63 bytes: ${name}`);
+  return `"${name.replaceAll('"', '""')}"`;
+};
+const literal = (s: string): string => `'${s.replaceAll("'", "''")}'`;
+
+function tablesOf(schema: Record<string, unknown>): SQLiteTable[] {
+  return Object.values(schema).filter((v): v is SQLiteTable => is(v, SQLiteTable));
+}
+
+/** Renders an expression (index column or partial-index WHERE) with bare column names. */
+function expression(e: SQL): string {
+  const { sql, params } = dialect.sqlToQuery(e, "indexes");
+  if (params.length) throw new Error(`index expression with parameters is not portable: ${sql}`);
+  return sql;
+}
+
+/** A single-column integer primary key is SQLite's rowid alias: it numbers rows left without one. */
+function isRowid(col: AnySQLiteColumn, pkColumns: number): boolean {
+  return col.primary && pkColumns === 1 && col.columnType === "SQLiteInteger";
+}
+
+function pgType(col: AnySQLiteColumn): { type: string; note?: string } {
+  switch (col.columnType) {
+    case "SQLiteText":
+    case "SQLiteTextJson": // JSON kept as text, as SQLite keeps it
+      return { type: "text" };
+    case "SQLiteInteger":
+    case "SQLiteTimestamp": // integer({ mode: "timestamp" }): epoch seconds or ms, as stored
+      return { type: "bigint" };
+    case "SQLiteBoolean":
+      return { type: "boolean" };
+    case "SQLiteReal":
+      return { type: "double precision" };
+    case "SQLiteNumeric":
+    case "SQLiteNumericNumber":
+    case "SQLiteNumericBigInt":
+      return { type: "numeric" };
+    case "SQLiteBlobBuffer":
+    case "SQLiteBlobJson":
+    case "SQLiteBigInt":
+      return { type: "bytea" };
+    case "SQLiteCustomColumn": {
+      const declared = col.getSQLType().toLowerCase();
+      if (declared === "blob")
+        return {
+          type: "bytea",
+          note: "declared BLOB in SQLite (no type affinity: numbers and text kept as given); bytea is the literal mapping, the store must encode values or the column needs another type",
+        };
+      return { type: declared === "integer" ? "bigint" : declared === "real" ? "double precision" : declared };
+    }
+    default:
+      throw new Error(`no PostgreSQL type for ${col.columnType} (${col.name})`);
+  }
+}
+
+function defaultClause(col: AnySQLiteColumn): string {
+  const d = col.default;
+  if (d === undefined) return "";
+  if (is(d, SQL)) return ` DEFAULT (${expression(d)})`;
+  if (typeof d === "boolean") return ` DEFAULT ${d}`;
+  if (typeof d === "number" || typeof d === "bigint") return ` DEFAULT ${d}`;
+  if (typeof d === "string") return ` DEFAULT ${literal(d)}`;
+  return ""; // objects (json mode): not portable as a literal; the app supplies the value
+}
+
+/** CREATE TABLE, then its indexes; foreign keys come apart (see foreignKeys) so order does not matter. */
+function tableStatements(table: SQLiteTable, shared: boolean): { create: string; indexes: string[]; rls: string[] } {
+  const cfg = getTableConfig(table);
+  const t = cfg.name;
+  const prefix = shared ? [CORP_COLUMN] : [];
+  const cols = (names: string[]) => [...prefix, ...names].map(q).join(", ");
+  const lines: string[] = [];
+  if (shared) lines.push(`${q(CORP_COLUMN)} text NOT NULL DEFAULT ${CORP_CURRENT}`);
+
+  if (cfg.checks.length) throw new Error(`${t}: CHECK constraints are not mapped`);
+  const pkColumns = cfg.columns.filter((c) => c.primary);
+  if (pkColumns.length > 1) throw new Error(`${t}: several columns marked primary`);
+  for (const col of cfg.columns) {
+    if (col.generated) throw new Error(`${t}.${col.name}: generated columns are not mapped`);
+    const { type, note } = pgType(col);
+    let line = `${q(col.name)} ${type}`;
+    if (isRowid(col, pkColumns.length)) line += " GENERATED BY DEFAULT AS IDENTITY";
+    else line += defaultClause(col);
+    if (col.notNull || col.primary) line += " NOT NULL";
+    if (note) line += ` -- ${note}`;
+    lines.push(line);
+  }
+
+  const constraints: string[] = [];
+  if (pkColumns.length === 1) constraints.push(`CONSTRAINT ${q(`${t}_pkey`)} PRIMARY KEY (${cols([pkColumns[0].name])})`);
+  for (const pk of cfg.primaryKeys) constraints.push(`CONSTRAINT ${q(pk.getName())} PRIMARY KEY (${cols(pk.columns.map((c) => c.name))})`);
+  for (const col of cfg.columns) {
+    if (col.isUnique) constraints.push(`CONSTRAINT ${q(col.uniqueName ?? `${t}_${col.name}_unique`)} UNIQUE (${cols([col.name])})`);
+  }
+  for (const u of cfg.uniqueConstraints) {
+    constraints.push(`CONSTRAINT ${q(u.getName() ?? `${t}_${u.columns.map((c) => c.name).join("_")}_unique`)} UNIQUE (${cols(u.columns.map((c) => c.name))})`);
+  }
+
+  // A comment after a column would swallow the comma that follows it, so notes go last on their line.
+  const body = [...lines, ...constraints].map((l, i, all) => {
+    const comma = i < all.length - 1 ? "," : "";
+    const at = l.indexOf(" -- ");
+    return at < 0 ? `  ${l}${comma}` : `  ${l.slice(0, at)}${comma}${l.slice(at)}`;
+  });
+  const create = `CREATE TABLE ${q(t)} (\n${body.join("\n")}\n);`;
+
+  const indexes = cfg.indexes.map((ix) => {
+    const c = ix.config;
+    const parts = [...prefix.map(q), ...c.columns.map((x) => (is(x, SQL) ? `(${expression(x)})` : q((x as AnySQLiteColumn).name)))];
+    const where = c.where ? ` WHERE ${expression(c.where)}` : "";
+    return `CREATE ${c.unique ? "UNIQUE " : ""}INDEX ${q(c.name)} ON ${q(t)} (${parts.join(", ")})${where};`;
+  });
+
+  const rls = shared
+    ? [
+        `ALTER TABLE ${q(t)} ENABLE ROW LEVEL SECURITY;`,
+        `ALTER TABLE ${q(t)} FORCE ROW LEVEL SECURITY;`,
+        `CREATE POLICY tenant ON ${q(t)} USING (${q(CORP_COLUMN)} = ${CORP_CURRENT}) WITH CHECK (${q(CORP_COLUMN)} = ${CORP_CURRENT});`,
+      ]
+    : [];
+  return { create, indexes, rls };
+}
+
+function foreignKeys(table: SQLiteTable, shared: boolean): string[] {
+  const cfg = getTableConfig(table);
+  return cfg.foreignKeys.map((fk) => {
+    const ref = fk.reference();
+    const from = ref.columns.map((c) => c.name);
+    const to = ref.foreignColumns.map((c) => c.name);
+    const target = getTableConfig(ref.foreignTable).name;
+    const prefix = shared ? [CORP_COLUMN] : [];
+    const action = (verb: string, a: string | undefined) => {
+      if (!a || a === "no action") return "";
+      const upper = a.toUpperCase();
+      // In the shared layout corp_id belongs to the key but must never be nulled or defaulted.
+      if (shared && (a === "set null" || a === "set default")) {
+        if (verb === "UPDATE") throw new Error(`${cfg.name}: ON UPDATE ${upper} cannot keep corp_id`);
+        return ` ON ${verb} ${upper} (${from.map(q).join(", ")})`;
+      }
+      return ` ON ${verb} ${upper}`;
+    };
+    return (
+      `ALTER TABLE ${q(cfg.name)} ADD CONSTRAINT ${q(fk.getName())} FOREIGN KEY (${[...prefix, ...from].map(q).join(", ")}) ` +
+      `REFERENCES ${q(target)} (${[...prefix, ...to].map(q).join(", ")})${action("DELETE", fk.onDelete)}${action("UPDATE", fk.onUpdate)};`
+    );
+  });
+}
+
+export function statements(tables: SQLiteTable[], shared: boolean): string[] {
+  const parts = tables.map((t) => tableStatements(t, shared));
+  return [...parts.map((p) => p.create), ...parts.flatMap((p) => p.indexes), ...tables.flatMap((t) => foreignKeys(t, shared)), ...parts.flatMap((p) => p.rls)];
+}
+
+export const tenantTables = (): SQLiteTable[] => tablesOf(tenantSchema);
+export const platformTables = (): SQLiteTable[] => tablesOf(platformSchema);
+
+/** The tenant DDL, unqualified: for the schema layout run it with search_path set to the tenant's schema. */
+export const tenantStatements = (layout: Layout): string[] => statements(tenantTables(), layout === "shared");
+export const platformStatements = (): string[] => statements(platformTables(), false);
+
+function header(what: string, source: string, layout?: Layout): string {
+  const lines = [
+    `-- GENERATED by scripts/pg-schema.ts from ${source} (drizzle-orm getTableConfig): do not edit.`,
+    `-- Regenerate: bun scripts/pg-schema.ts${layout ? ` --layout ${layout}` : ""}`,
+    `-- ${what}`,
+    "-- Types: text→text, integer→bigint (a lone integer primary key, SQLite's rowid, → identity),",
+    "-- integer boolean mode→boolean, real→double precision, blob→bytea, json text→text.",
+    "-- Left out:",
+    ...SKIPPED.map((s) => `--   ${s}`),
+  ];
+  return lines.join("\n") + "\n";
+}
+
+export function tenantFile(layout: Layout): string {
+  const what =
+    layout === "schema"
+      ? "Tenant tables, layout `schema`: one PostgreSQL schema per corporation (psql -v schema=corp_<id> -f tenant.sql)."
+      : `Tenant tables, layout \`shared\`: every corporation in the same tables, ${CORP_COLUMN} leading every key, forced row-level security on ${CORP_SETTING}.`;
+  const pre = layout === "schema" ? ['CREATE SCHEMA :"schema";', 'SET search_path TO :"schema";'] : [];
+  return `${header(what, "src/db/tenant/schema.ts", layout)}\n${[...pre, ...tenantStatements(layout)].join("\n\n")}\n`;
+}
+
+export function platformFile(): string {
+  return `${header("Platform tables (one set per installation).", "src/db/platform/schema.ts")}\n${platformStatements().join("\n\n")}\n`;
+}
+
+if (import.meta.main) {
+  const args = process.argv.slice(2);
+  const at = args.indexOf("--layout");
+  const layout = (at >= 0 ? args[at + 1] : "shared") as Layout;
+  if (layout !== "schema" && layout !== "shared") throw new Error("--layout schema|shared");
+  if (args.includes("--stdout")) {
+    process.stdout.write(platformFile() + "\n" + tenantFile(layout));
+  } else {
+    const dir = join(import.meta.dir, "..", "src", "db", "pg");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "platform.sql"), platformFile());
+    writeFileSync(join(dir, "tenant.sql"), tenantFile(layout));
+    console.log(`wrote src/db/pg/platform.sql and src/db/pg/tenant.sql (layout ${layout})`);
+  }
+}
