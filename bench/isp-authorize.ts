@@ -2,8 +2,8 @@
 // as FreeRADIUS's rlm_rest would call it. Target (issue 8): p99 under 5 ms at 1,000 requests/s.
 //   bun bench/isp-authorize.ts [rate=1000] [seconds=10]
 // Open-loop: requests are sent on schedule whatever the answers, so queueing shows in the latency.
-import { makeApp, startAndLogin } from "../test/helpers";
-import { contractWith, mikrotikLayout, must } from "../test/isp/fixtures";
+import { makeApp, startAndLogin } from "../test/support/helpers";
+import { contractWith, mikrotikLayout, must } from "../test/support/isp";
 
 /** The load generator, run as its own process so it does not share the server's event loop. */
 async function load(url: string, authorization: string, rate: number, seconds: number) {

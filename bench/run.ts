@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-import { contractBody } from "../test/fixtures/contract-body";
+import { contractBody } from "../test/support/contract-body";
 import { seedPeer } from "./peers/seed";
 
 const root = join(import.meta.dir, "..");

@@ -4,7 +4,7 @@
 import { Database } from "bun:sqlite";
 import { randomUUID } from "node:crypto";
 
-import { contractBody } from "../../test/fixtures/contract-body";
+import { contractBody } from "../../test/support/contract-body";
 
 export function seedPeer(file: string, contracts: number, secret: Buffer): { ids: string[]; token: string } {
   const db = new Database(file, { create: true });
