@@ -21,7 +21,7 @@ describe("the scan writer", () => {
     db.exec("CREATE TRIGGER refuse_scans BEFORE INSERT ON qr_accesses BEGIN SELECT RAISE(ABORT, 'refused for the test'); END");
     for (let i = 0; i < 3; i++) expect((await t.req("GET", `/q/${code.slug}`, { ip: `198.51.100.${i}`, headers: { "user-agent": UA, referer: "https://ref.example/ü" } })).status).toBe(302);
     await Bun.sleep(700); // the first attempt has failed by then
-    const count = () => (db.query("SELECT count(*) AS n FROM qr_accesses WHERE qrcode_id = ?").get(code.id) as { n: number }).n;
+    const count = () => (t.sql(admin.corpId).query("SELECT count(*) AS n FROM qr_accesses WHERE qrcode_id = ?").get(code.id) as { n: number }).n;
     expect(count()).toBe(0);
     db.exec("DROP TRIGGER refuse_scans");
     for (let i = 0; i < 2; i++) await t.req("GET", `/q/${code.slug}`, { ip: "198.51.100.9", headers: { "user-agent": UA } });
@@ -47,7 +47,7 @@ describe("the scan writer", () => {
     db.exec("CREATE TABLE slow_rows (x INTEGER)");
     db.exec("WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 3000) INSERT INTO slow_rows (x) SELECT x FROM n");
     db.exec("CREATE TRIGGER slow_scan BEFORE INSERT ON qr_accesses WHEN NEW.referer = 'slow' BEGIN SELECT count(*) FROM slow_rows a, slow_rows b WHERE a.x + b.x > 0; END");
-    const count = () => (db.query("SELECT count(*) AS n FROM qr_accesses WHERE qrcode_id = ?").get(code.id) as { n: number }).n;
+    const count = () => (t.sql(admin.corpId).query("SELECT count(*) AS n FROM qr_accesses WHERE qrcode_id = ?").get(code.id) as { n: number }).n;
     try {
       expect((await t.req("GET", `/q/${code.slug}`, { headers: { "user-agent": UA, referer: "slow" } })).status).toBe(302);
       await Bun.sleep(300); // past the flush interval (it was 250 ms): the first scan is with the writer
@@ -55,7 +55,9 @@ describe("the scan writer", () => {
       const deadline = performance.now() + 10_000;
       while (count() === 0 && performance.now() < deadline) await Bun.sleep(2);
       const first = performance.now();
-      expect(count()).toBe(1);
+      // 1, or already 2 when the second commit followed the first within one poll (a loaded machine
+      // sleeps longer than 2 ms): either way the gap measured below is what this test is about.
+      expect(count()).toBeGreaterThanOrEqual(1);
       while (count() < 2 && performance.now() < deadline) await Bun.sleep(2);
       expect(count()).toBe(2);
       // Before, the second scan waited a whole flush interval (250 ms) more after the first commit.
