@@ -138,6 +138,7 @@ export function createContext(config: Config, queries: KernelQueries, options: C
   migrateAllCorps(platform, tenants, logger);
   const events = new EventBus();
   const platformDoor = new SqliteDoor(platform, platformPath);
+  tenants.usePlatformDoor(platformDoor);
   const store = new Store(platformDoor, tenants, events);
   const jobs = new Jobs(logger, options.startDelayMs ?? 250);
   const closers: (() => void | Promise<void>)[] = [];

@@ -109,6 +109,26 @@ export class SqliteDoor {
   }
 
   /**
+   * Runs `fn` on the writer while holding the write lock, outside any transaction of the door's
+   * (Drizzle's migrator opens its own): corporation migrations while the app serves.
+   */
+  async exclusive<T>(fn: (writer: SqliteHandle) => T): Promise<T> {
+    this.active++;
+    try {
+      const wait = this.lock.tryAcquire();
+      if (wait) await wait;
+      try {
+        if (this.closed) throw new Error("the database was closed");
+        return fn(this.writer);
+      } finally {
+        this.lock.release();
+      }
+    } finally {
+      this.active--;
+    }
+  }
+
+  /**
    * `write` for bursts of small writes (the external-app upsert, metric values): the writes queued
    * in one turn share ONE transaction, each in a savepoint in arrival order (so each sees the ones
    * before it, and a failing one rolls back alone). Promises settle after the COMMIT: an

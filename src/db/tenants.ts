@@ -11,6 +11,8 @@ import { openTenantDb, type PlatformDb, type TenantDb } from "./sqlite";
 
 export class TenantDbs {
   private open = new Map<string, SqliteDoor>();
+  /** The platform database's door once the app serves (reads of paths, the schema version's write). */
+  private platformDoor: SqliteDoor | null = null;
 
   constructor(
     private platform: PlatformDb,
@@ -20,9 +22,15 @@ export class TenantDbs {
     public migrations: Migration[] = migrationsOf("tenant"),
   ) {}
 
+  /** From now on, platform reads and writes go through its door (the app serves requests). */
+  usePlatformDoor(door: SqliteDoor): void {
+    this.platformDoor = door;
+  }
+
   /** Where a corporation's database lives (its server's directory). */
   pathOf(corpId: string): string {
-    const row = this.platform
+    // The read connection once the app serves: never another request's uncommitted rows.
+    const row = (this.platformDoor?.reader ?? this.platform)
       .select({ path: servers.path })
       .from(corporations)
       .innerJoin(servers, eq(servers.id, corporations.server_id))
@@ -69,6 +77,20 @@ export class TenantDbs {
   migrate(corpId: string) {
     const result = applyMigrations(this.get(corpId), this.migrations);
     this.platform.$client.query("UPDATE corporations SET schema_version = ?1 WHERE id = ?2").run(this.migrations.length, corpId);
+    return result;
+  }
+
+  /**
+   * `migrate` while the app serves: the corporation's migrations under its door's write lock (no
+   * write of a request is open on that connection meanwhile), the version through the platform's.
+   */
+  async migrateLive(corpId: string) {
+    const door = this.door(corpId);
+    const result = await door.exclusive((writer) => applyMigrations(writer, this.migrations));
+    const version = this.migrations.length;
+    if (this.platformDoor) {
+      await this.platformDoor.write((tx) => tx.$client.query("UPDATE corporations SET schema_version = ?1 WHERE id = ?2").run(version, corpId));
+    } else this.platform.$client.query("UPDATE corporations SET schema_version = ?1 WHERE id = ?2").run(version, corpId);
     return result;
   }
 

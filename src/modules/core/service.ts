@@ -108,7 +108,7 @@ function setStatus(ctx: AppContext, corpId: string, status: "ENABLED" | "NEEDS_U
 async function migrateCorp(ctx: AppContext, corp: CorpRef): Promise<CorpUpdate & { error: string | null }> {
   let result;
   try {
-    result = ctx.tenants.migrate(corp.id);
+    result = await ctx.tenants.migrateLive(corp.id);
   } catch (err) {
     const error = err instanceof Error ? err.message : String(err);
     ctx.logger.error("corporation database migration failed", { corp_id: corp.id, error });

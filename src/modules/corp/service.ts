@@ -151,7 +151,7 @@ export async function createCorporation(ctx: AppContext, input: CorporationInput
     w.afterCommit(() => ctx.permissions.invalidate());
   });
   try {
-    ctx.tenants.migrate(id);
+    await ctx.tenants.migrateLive(id);
   } catch (err) {
     ctx.tenants.close(id);
     await ctx.store.platform.write((tx, w) => {
