@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { join } from "node:path";
 import { notes } from "../../../src/db/tenant/schema";
 import { newId } from "../../../src/lib/ids";
-import { addCorp, addUser, makeApp, startAndLogin, tempDir, type TestApp } from "../../support/helpers";
+import { addCorp, addUser, makeApp, startAndLogin, tempDir, testSourceOnly, type TestApp } from "../../support/helpers";
 
 let t: TestApp;
 let admin: Awaited<ReturnType<typeof startAndLogin>>;
@@ -170,7 +170,8 @@ test("scheduled backups are listed too, as scheduled", async () => {
   }
 });
 
-test("POST /api/backup copies the last committed state: a write transaction open meanwhile is not in it and is not waited for", async () => {
+// In-process: holds a write transaction of the app's store open across an await.
+testSourceOnly("POST /api/backup copies the last committed state: a write transaction open meanwhile is not in it and is not waited for", async () => {
   const s = await makeApp();
   try {
     const a = await startAndLogin(s);
