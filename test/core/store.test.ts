@@ -25,7 +25,7 @@ function gate() {
   return { open, opened };
 }
 
-describe("store: reads and writes of one corporation", () => {
+describe("core/store: reads and writes of one corporation", () => {
   test("a read made while another write transaction is open across an await does not see its rows (store and HTTP)", async () => {
     const door = t.ctx.store.tenant(corpId);
     const hold = gate();

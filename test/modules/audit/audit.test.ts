@@ -119,7 +119,7 @@ async function idToken(sub: string): Promise<string> {
   return jwt;
 }
 
-describe("lockout", () => {
+describe("POST /api/login: audit of the lockout", () => {
   test("the failure that locks is recorded once; logins refused while locked carry reason locked", async () => {
     const u = await member();
     const wrong = `wrong-${crypto.randomUUID()}`;
@@ -142,7 +142,7 @@ describe("lockout", () => {
   });
 });
 
-describe("OIDC", () => {
+describe("POST /api/auth/oidc/{provider}/link|exchange: audit of OIDC", () => {
   test("link: success once (not again when unchanged), failure when linked to another user", async () => {
     const u = await member();
     const token = await idToken("audit-sub-1");
@@ -181,7 +181,7 @@ describe("OIDC", () => {
   });
 });
 
-describe("two-factor", () => {
+describe("POST /api/user/{id}/2fa/enable|disable|reset; POST /api/login: audit of two-factor", () => {
   test("enable (wrong code, confirmed), remembered device, disable (wrong code, done), reset by an administrator", async () => {
     const u = await member();
     const start = await as(u.token, "POST", `/api/user/${u.userId}/2fa/enable`);
@@ -226,7 +226,7 @@ describe("two-factor", () => {
   });
 });
 
-describe("passwords", () => {
+describe("POST /api/user/{id}/password; POST /api/user/password/reset-key|reset: audit of passwords", () => {
   test("change: own with a wrong current password fails, own and by an administrator succeed", async () => {
     const u = await member();
     const wrong = `wrong-current-${crypto.randomUUID()}`;
@@ -272,7 +272,7 @@ describe("passwords", () => {
   });
 });
 
-describe("users and safe IP ranges", () => {
+describe("POST /api/user; PUT|DELETE /api/user/{id}; PUT /api/user/{id}/active|inactive; POST /api/auth/safe-ip/{domain}; DELETE /api/auth/safe-ip/{domain}/{id}: audit of users and safe IP ranges", () => {
   test("create (with super_admin), update (super_admin revoked), inactivate, activate, delete", async () => {
     const password = `created-${crypto.randomUUID()}`;
     secrets.push(password);
@@ -320,7 +320,7 @@ describe("users and safe IP ranges", () => {
   });
 });
 
-describe("workgroups, memberships, grants, menus", () => {
+describe("POST /api/workgroup; PUT|DELETE /api/workgroup/{id}; POST|DELETE /api/workgroup/{id}/user|service|feature/…; POST /api/menu; POST /api/menu/{id}/workgroup/{workgroupId}: audit of workgroups, memberships, grants, menus", () => {
   test("every change of a workgroup is recorded with the workgroup's corporation", async () => {
     const manager = await member(["platform.workgroup"]);
     const target = await member();
@@ -363,7 +363,7 @@ describe("workgroups, memberships, grants, menus", () => {
   });
 });
 
-describe("corporations", () => {
+describe("POST /api/corp; PUT|DELETE /api/corp/{id}; POST|DELETE /api/corp/{id}/user|service/…; POST /api/corp/{id}/block|maintenance|needs-update|enable: audit of corporations", () => {
   test("create, update, members, services, every status transition, delete", async () => {
     const created = await as(admin.token, "POST", "/api/corp", { auth_name: "audit-gamma", company_name: "Gamma" }, "192.0.2.50");
     expect(created.status).toBe(200);
@@ -405,7 +405,7 @@ describe("corporations", () => {
   });
 });
 
-describe("external applications", () => {
+describe("POST /api/externalapp; PUT|DELETE /api/externalapp/{id}; POST /api/externalapp/{id}/key: audit of external applications", () => {
   test("create, update, key rotation and delete are recorded; the keys are not", async () => {
     const manager = await member(["platform.externalapp"]);
     const created = await as(manager.token, "POST", "/api/externalapp", { name: "audit-erp" });
@@ -423,7 +423,7 @@ describe("external applications", () => {
   });
 });
 
-describe("the whole log", () => {
+describe("audit log: the whole log", () => {
   test("every row is also a JSON line, every action is dotted snake_case", () => {
     const rows = allRows();
     expect(rows.length).toBeGreaterThan(50);

@@ -116,7 +116,7 @@ describe("POST /api/login", () => {
   });
 });
 
-describe("tokens", () => {
+describe("GET /api/auth/credentials; GET /api/auth/refresh; POST /api/auth/corp; DELETE /api/logout: tokens", () => {
   test("no token, a malformed token, or a token signed with another key is 401", async () => {
     expect((await t.req("GET", "/api/auth/credentials")).status).toBe(401);
     expect((await t.req("GET", "/api/auth/credentials", { token: "not.a.jwt" })).status).toBe(401);
@@ -198,7 +198,7 @@ describe("tokens", () => {
 });
 
 // In-process: probe routes mounted over the real guard.
-sourceOnly("the auth guard", () => {
+sourceOnly("auth guard: probe routes over the real guard", () => {
   // A probe route over the real guard: the tenant handle it resolves is the working corporation's.
   function probeApp() {
     return new Elysia()
@@ -262,7 +262,7 @@ sourceOnly("the auth guard", () => {
 
 });
 
-describe("rate limit of the public auth rows", () => {
+describe("POST /api/login: rate limit of the public auth rows", () => {
   test("a client IP gets 60 logins a minute, then 429 with Retry-After; other IPs are unaffected", async () => {
     const t = await makeApp({ options: { publicAuthLimit: 60 } });
     await startAndLogin(t);
@@ -281,7 +281,7 @@ describe("rate limit of the public auth rows", () => {
   });
 });
 
-describe("list query validation", () => {
+describe("GET /api/city: list query validation", () => {
   test("an out-of-range page or limit is 400 naming the parameter", async () => {
     for (const [q, field] of [["limit=501", "limit"], ["page=0", "page"], ["limit=abc", "limit"]]) {
       const res = await t.req("GET", `/api/city?${q}`, { token: admin.token });
@@ -292,7 +292,7 @@ describe("list query validation", () => {
 });
 
 // In-process: counts the concurrent password checks.
-sourceOnly("parallel logins of one user", () => {
+sourceOnly("POST /api/login: parallel logins of one user", () => {
   test("are not serialised behind one password hash while far from the lock", async () => {
     const u = await addUser(t, admin.corpId, { login: "busy-user" });
     const original = t.ctx.passwords.verify.bind(t.ctx.passwords);

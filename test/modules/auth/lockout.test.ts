@@ -16,7 +16,7 @@ afterAll(() => t.close());
 const login = (l: string, password: string, extra: Record<string, unknown> = {}, corp = "acme") =>
   t.req("POST", "/api/login", { body: { corp, login: l, password, ...extra } });
 
-describe("lockout after 5 consecutive failures", () => {
+describe("POST /api/login: lockout after 5 consecutive failures", () => {
   test("20 parallel wrong logins: at most 5 are evaluated, the rest 429; then even the right password is 429", async () => {
     const u = await addUser(t, admin.corpId, { login: "lock-parallel" });
     const results = await Promise.all(Array.from({ length: 20 }, () => login(u.login, "wrong-password")));

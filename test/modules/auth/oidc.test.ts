@@ -83,7 +83,7 @@ async function idToken(o: TokenOptions = {}): Promise<string> {
 const exchange = (provider: string, body: Record<string, unknown>, ip?: string) => t.req("POST", `/api/auth/oidc/${provider}/exchange`, { body, ip });
 const link = (provider: string, token: string, id_token: string) => t.req("POST", `/api/auth/oidc/${provider}/link`, { token, body: { id_token } });
 
-describe("link", () => {
+describe("POST /api/auth/oidc/{provider}/link", () => {
   test("links a verified account to the caller; again is 200 unchanged; another user 409", async () => {
     const u = await addUser(t, admin.corpId, { login: "oidc-linker" });
     const token = await idToken({ sub: "link-sub-1" });
@@ -114,7 +114,7 @@ describe("link", () => {
   });
 });
 
-describe("exchange", () => {
+describe("POST /api/auth/oidc/{provider}/exchange", () => {
   let user: Awaited<ReturnType<typeof addUser>>;
   beforeAll(async () => {
     user = await addUser(t, admin.corpId, { login: "oidc-user", services: ["platform.city"] });
@@ -243,7 +243,7 @@ describe("exchange", () => {
   });
 });
 
-describe("the provider's key set unavailable", () => {
+describe("POST /api/auth/oidc/{provider}/exchange: the provider's key set unavailable", () => {
   test("unreachable or failing JWKS endpoint: 503 with Retry-After, not 403 or 500", async () => {
     const failing = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("oops", { status: 500 }) });
     const closed = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("") });

@@ -20,7 +20,7 @@ afterAll(() => t.close());
 
 const add = (domain: string, body: unknown, token = manager.token) => t.req("POST", `/api/auth/safe-ip/${domain}`, { token, body });
 
-describe("safe IP range rows", () => {
+describe("GET /api/auth/safe-ip; GET|POST /api/auth/safe-ip/{domain}; DELETE /api/auth/safe-ip/{domain}/{id}: safe IP range rows", () => {
   test.each([
     ["10.1.2.3/8", "10.0.0.0/8"],
     ["192.0.2.7", "192.0.2.7/32"],
@@ -85,7 +85,7 @@ describe("safe IP range rows", () => {
   });
 });
 
-describe("enforcement", () => {
+describe("POST /api/login; GET /api/auth/refresh; POST /api/auth/corp: safe IP range enforcement", () => {
   let corpId: string;
   let user: Awaited<ReturnType<typeof addUser>>;
   const loginFrom = (ip: string, password = user.password, l = user.login) => t.req("POST", "/api/login", { body: { corp: "fenced", login: l, password }, ip });
@@ -153,7 +153,7 @@ describe("enforcement", () => {
   });
 });
 
-describe("safe IP ranges across a restart", () => {
+describe("POST /api/auth/safe-ip/{domain}: safe IP ranges across a restart", () => {
   test("ranges stored before the app started are enforced from its first request", async () => {
     const first = await makeApp();
     const boss = await startAndLogin(first);

@@ -36,7 +36,7 @@ async function enrolled(loginName: string) {
   return { ...u, secret };
 }
 
-describe("RFC 6238 appendix B vectors (SHA-1, last 6 digits) through the login", () => {
+describe("POST /api/login: RFC 6238 appendix B vectors (SHA-1, last 6 digits) through the login", () => {
   test("each vector logs in at its time; integers are left-padded; a replay is refused", async () => {
     let clock = Date.now();
     const clocked = await makeApp({ options: { now: () => clock } });
@@ -71,7 +71,7 @@ describe("RFC 6238 appendix B vectors (SHA-1, last 6 digits) through the login",
   });
 });
 
-describe("enable, confirm, login", () => {
+describe("POST /api/user/{id}/2fa/enable|disable; POST /api/login: enable, confirm, login", () => {
   test("enable hands out a pending secret; the first code confirms it and is then used up", async () => {
     const u = await addUser(t, admin.corpId, { login: "tfa-enable" });
     const start = await t.req("POST", `/api/user/${u.userId}/2fa/enable`, { token: u.token });
@@ -139,7 +139,7 @@ describe("enable, confirm, login", () => {
   });
 });
 
-describe("remembered devices", () => {
+describe("POST /api/login; POST /api/user/{id}/password; POST /api/user/{id}/2fa/reset: remembered devices", () => {
   test("remember_device sets the cookie as Conventions say; the device then skips the code", async () => {
     const u = await enrolled("tfa-device");
     const res = await login(u.login, u.password, { two_factor_code: codeAt(u.secret, now()), remember_device: true });

@@ -26,7 +26,7 @@ async function grantFeature(corpId: string, userId: string, featureId: string) {
 }
 const allowOf = async (token: string) => (await t.req("GET", "/api/auth/credentials", { token })).body.credentials.permission.allow as string[];
 
-describe("services", () => {
+describe("GET|POST /api/service; GET|PUT|DELETE /api/service/{id}: services", () => {
   test("the 16 built-in services are listed, builtin true", async () => {
     const res = await asAdmin("GET", "/api/service?builtin=true&limit=100&sort=identifier");
     expect(res.status).toBe(200);
@@ -165,7 +165,7 @@ describe("POST /api/service/{id}/features", () => {
   });
 });
 
-describe("features and actions", () => {
+describe("GET|POST /api/feature; GET|PUT|DELETE /api/feature/{id}; POST /api/feature/{id}/action; DELETE /api/feature/{id}/action/{actionId}: features and actions", () => {
   test("create, list, show, update, delete", async () => {
     const svc = (await asAdmin("POST", "/api/service", { identifier: "ext.feat", name: "Feat" })).body;
     const other = (await asAdmin("POST", "/api/service", { identifier: "ext.feat2", name: "Feat 2" })).body;

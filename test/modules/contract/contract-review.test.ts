@@ -13,7 +13,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-describe("contract upsert from an external application", () => {
+describe("POST /api/contract/create/externalapp/name/{externalAppName}|id/{externalAppId}: contract upsert from an external application", () => {
   test("a creating upsert sends Location like every create; an updating one does not", async () => {
     const created = await t.req("POST", "/api/contract/create/externalapp/name/erp", { apiKey: app.api_key, body: contractBody(1) });
     expect(created.status).toBe(200);
@@ -25,7 +25,7 @@ describe("contract upsert from an external application", () => {
   });
 });
 
-describe("optional fields sent as null (routes.md Notation: `?` is absent or null)", () => {
+describe("POST /api/contract; POST /api/contract/{id}/config: optional fields sent as null (routes.md Notation: `?` is absent or null)", () => {
   async function contract(number: string) {
     const city = (await t.req("POST", "/api/city", { token: admin.token, body: { name: `City ${number}`, state: "SP", country: "BR" } })).body;
     const person = (await t.req("POST", "/api/person", { token: admin.token, body: { name: `Person ${number}` } })).body;

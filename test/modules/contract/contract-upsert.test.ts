@@ -103,7 +103,7 @@ beforeAll(async () => {
 });
 afterAll(() => f.t.close());
 
-describe("contract upsert from an external application", () => {
+describe("POST /api/contract/create/externalapp/name/{externalAppName}|id/{externalAppId}; GET /api/contract/externalapp/…: contract upsert from an external application", () => {
   test("the document's exchange, checked field by field and type by type", async () => {
     const body = documentBody();
     const mark = lastSeq(f.t, corpId);

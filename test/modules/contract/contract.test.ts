@@ -32,7 +32,7 @@ beforeAll(async () => {
 });
 afterAll(() => f.t.close());
 
-describe("local contract rows", () => {
+describe("GET|POST /api/contract; GET|PUT /api/contract/{id}; POST /api/contract/{id}/config|address|externalapp; GET|POST /api/contract/{id}/items; PUT /api/contract/{id}/active|inactive: local contract rows", () => {
   test("create: defaults, generated config shown once, dates as midnight, events", async () => {
     const mark = lastSeq(f.t, corpId);
     const res = await req("POST", "/api/contract", { token, body: input({ number: "C-1", agent_id: agentId, end_date: "2026-03-01T10:00:00-03:00", json_items: [1, 2] }) });

@@ -17,7 +17,7 @@ afterAll(() => t.close());
 
 const asAdmin = (method: string, path: string, body?: unknown) => t.req(method, path, { token: admin.token, body });
 
-describe("notepad", () => {
+describe("GET|POST /api/notepad; GET /api/notepad/{id}: notepad", () => {
   test("create, recover the list and one note", async () => {
     const u = await addUser(t, admin.corpId);
     const res = await t.req("POST", "/api/notepad", { token: u.token, body: { title: "Groceries", content: "milk\neggs" } });
@@ -103,7 +103,7 @@ function extraMigration(tag: string, statements: string[], offset = 1): Migratio
   return { tag, sql: statements, bps: true, folderMillis: last + offset, hash: sha256Hex(text) };
 }
 
-describe("database maintenance", () => {
+describe("GET /api/core/database; POST /api/core/database/update; POST /api/core/database/update/{corpId}: database maintenance", () => {
   // In-process: simulates a newer release's migrations.
   testSourceOnly("check, then update all: a failing corporation is rolled back and set NEEDS_UPDATE, the others go on", async () => {
     const d = await makeApp();

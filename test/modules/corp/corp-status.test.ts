@@ -78,7 +78,7 @@ describe.each(GATES)("POST /api/corp/{id}/%s", (path, status, gate) => {
   });
 });
 
-describe("transitions", () => {
+describe("POST /api/corp/{id}/enable|block|maintenance: transitions", () => {
   test("any status moves to any other", async () => {
     const id = await addCorp(t, "hopper");
     const seen: string[] = [];

@@ -74,7 +74,7 @@ describe("POST /api/corp", () => {
   });
 });
 
-describe("GET /api/corp and /api/corp/{id}", () => {
+describe("GET /api/corp; GET /api/corp/{id}; GET /api/corp/authname/{authName}", () => {
   test("lists with q, filters and sort", async () => {
     await addCorp(t, "zeta-fiber");
     const all = await asAdmin("GET", "/api/corp?limit=500");
@@ -189,7 +189,7 @@ describe("DELETE /api/corp/{id}", () => {
   });
 });
 
-describe("users of a corporation", () => {
+describe("GET /api/corp/{id}/user; POST|DELETE /api/corp/{id}/user/{userId}: users of a corporation", () => {
   test("lists members as User resources, with q", async () => {
     const id = await addCorp(t, "members-corp");
     const a = await addUser(t, id, { login: "member-alpha" });
@@ -249,7 +249,7 @@ describe("users of a corporation", () => {
   });
 });
 
-describe("services of a corporation", () => {
+describe("POST|DELETE /api/corp/{id}/service/{serviceId}: services of a corporation", () => {
   test("removing a service drops it from the tree and its grants to the corporation's workgroups only", async () => {
     const id = await addCorp(t, "svc-corp");
     const city = serviceId("platform.city");
@@ -374,7 +374,7 @@ describe("POST /api/corp/check", () => {
   });
 });
 
-describe("servers", () => {
+describe("POST /api/corp: servers", () => {
   test("a corporation created on a second server keeps its database in that server's directory", async () => {
     const dir = join(tempDir(), "second", "server");
     const srv = await asAdmin("POST", "/api/server", { name: "second", path: dir });

@@ -14,7 +14,7 @@ beforeAll(async () => {
 });
 afterAll(() => f.t.close());
 
-describe("cities", () => {
+describe("GET|POST /api/city; GET|PUT|DELETE /api/city/{id}; POST /api/city/{id}/externalapp; GET /api/city/externalapp/…: cities", () => {
   test("create, show, list with q/filters/sort, update, delete, with exactly their events", async () => {
     const mark = lastSeq(f.t, corpId);
     const res = await req("POST", "/api/city", { token, body: { name: "Campinas", state: "SP", country: "BR" } });
@@ -82,7 +82,7 @@ describe("cities", () => {
   });
 });
 
-describe("external apps and keys", () => {
+describe("GET|POST /api/externalapp; GET|PUT|DELETE /api/externalapp/{id}; POST /api/externalapp/{id}/key: external apps and keys", () => {
   test("create shows the key once; show and list never do; the key works on key rows only", async () => {
     const mark = lastSeq(f.t, corpId);
     const res = await req("POST", "/api/externalapp", { token, body: { name: "erp", description: "ERP" } });
@@ -177,7 +177,7 @@ describe("external apps and keys", () => {
 });
 
 // In-process: listens to the app's event bus.
-sourceOnly("dispatcher wake-up", () => {
+sourceOnly("POST /api/city; DELETE /api/city/{id}: dispatcher wake-up", () => {
   test("committed(corpId) follows each mutation that wrote events, and no failed request", async () => {
     const woken: string[] = [];
     const off = f.t.ctx.events.subscribe((id) => woken.push(id));

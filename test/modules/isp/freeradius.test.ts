@@ -10,7 +10,7 @@ if (FREERADIUS_MISSING) console.warn(`skipping the FreeRADIUS end-to-end tests: 
 const RADIUS_SECRET = "shared-secret-42";
 const NAS_IP = "192.0.2.10";
 
-describe.skipIf(FREERADIUS_MISSING !== null)("FreeRADIUS rlm_rest → corpadmin", () => {
+describe.skipIf(FREERADIUS_MISSING !== null)("GET /api/isp/radius/authorize; POST /api/isp/radius/accounting: FreeRADIUS rlm_rest → corpadmin", () => {
   let t: TestApp;
   let admin: { token: string; corpId: string };
   let radius: RunningFreeradius;

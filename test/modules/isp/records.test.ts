@@ -82,7 +82,7 @@ const KINDS: Record<string, Kind> = {
 };
 
 for (const [kind, k] of Object.entries(KINDS)) {
-  describe(`${kind}: the common contract`, () => {
+  describe(`GET|POST ${k.path}; GET|PUT|DELETE ${k.path}/{id}: ${kind}, the common contract`, () => {
     test("create answers 200 with the record and a Location; get, list, q and filters find it", async () => {
       const body = k.body();
       const res = await req("POST", k.path, body);
@@ -171,7 +171,7 @@ for (const [kind, k] of Object.entries(KINDS)) {
   });
 }
 
-describe("manufacturer", () => {
+describe("GET|POST /api/isp/manufacturer; GET|PUT|DELETE /api/isp/manufacturer/{id}; PUT /api/isp/manufacturer/{id}/active|inactive", () => {
   test("delete is 409 while a RADIUS attribute, a layout or a NAS uses it", async () => {
     for (const use of [(id: string) => attribute({ manufacturer_id: id }), (id: string) => layout({ manufacturer_id: id }), (id: string) => nas({ manufacturer_id: id })]) {
       const m = await manufacturer();
@@ -192,7 +192,7 @@ describe("manufacturer", () => {
   });
 });
 
-describe("pop", () => {
+describe("GET|POST /api/isp/pop; GET|PUT|DELETE /api/isp/pop/{id}; PUT /api/isp/pop/{id}/active|inactive", () => {
   test("stores an address and answers it with its city; PUT without it clears it", async () => {
     const city = await make("/api/city", { name: uniq("Campinas"), state: "SP", country: "BR" });
     const body = { name: uniq("Norte"), address: { line1: "Rua das Flores, 10", postal_code: "01000-000", latitude: -23.5, longitude: -46.6, city_id: city.id } };
@@ -242,7 +242,7 @@ describe("pop", () => {
   });
 });
 
-describe("radius-attribute", () => {
+describe("GET|POST /api/isp/radius-attribute; GET|PUT|DELETE /api/isp/radius-attribute/{id}; PUT /api/isp/radius-attribute/{id}/active|inactive", () => {
   test("(name, manufacturer_id) is unique, standard attributes included", async () => {
     const m = await manufacturer();
     const name = uniq("Mikrotik-Rate-Limit");
@@ -278,7 +278,7 @@ describe("radius-attribute", () => {
   });
 });
 
-describe("layout attributes and variables", () => {
+describe("GET|POST /api/isp/layout; GET|PUT|DELETE /api/isp/layout/{id}; POST /api/isp/layout/{id}/attribute; DELETE /api/isp/layout/{id}/attribute/{attributeId}; GET /api/isp/layout/variables: layout attributes and variables", () => {
   test("attach, attach again (replaces operator and value, keeps the order), remove", async () => {
     const rate = await attribute({ name: uniq("Mikrotik-Rate-Limit") });
     const pool4 = await attribute({ name: uniq("Framed-Pool") });
@@ -369,7 +369,7 @@ describe("layout attributes and variables", () => {
   });
 });
 
-describe("pool", () => {
+describe("GET|POST /api/isp/pool; GET|PUT|DELETE /api/isp/pool/{id}; PUT /api/isp/pool/{id}/active|inactive", () => {
   test.each([
     [4, "10.1.2.3/24", "10.1.2.0/24"],
     [4, "192.168.7.9", "192.168.7.9/32"],
@@ -420,7 +420,7 @@ describe("pool", () => {
   });
 });
 
-describe("nas", () => {
+describe("GET|POST /api/isp/nas; GET|PUT|DELETE /api/isp/nas/{id}; PUT /api/isp/nas/{id}/active|inactive", () => {
   test("the secret is never returned; the ip is stored canonically and unique", async () => {
     const res = await req("POST", "/api/isp/nas", { name: uniq("n"), ip: "2001:DB8::0:1", secret: "a-very-secret-1" });
     expect(res.status).toBe(200);
@@ -475,7 +475,7 @@ describe("nas", () => {
   });
 });
 
-describe("fine-grained grants", () => {
+describe("GET|POST /api/isp/manufacturer; GET|POST /api/isp/pop; PUT /api/isp/manufacturer/{id}/active|inactive: fine-grained grants", () => {
   test("a member allowed only the manufacturer list action may list but not create", async () => {
     const u = await addUser(t, admin.corpId, { actions: ["localhost:80/api/isp/manufacturer/GET"] });
     expect((await req("GET", "/api/isp/manufacturer", undefined, u.token)).status).toBe(200);

@@ -26,7 +26,7 @@ async function corp() {
   return { door, ids };
 }
 
-describe("isp retention prune functions", () => {
+describe("isp retention: prune functions", () => {
   test("pruneIspRadiusAccounting: records received before the cutoff go, by receive time, in batches of `limit`", async () => {
     const { door, ids } = await corp();
     const now = Date.now();

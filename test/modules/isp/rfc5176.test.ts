@@ -10,7 +10,7 @@ import { FREERADIUS_MISSING, RADCLIENT_MISSING, startFreeradiusCoa, startRespond
 const SECRET = "coa-secret-0001";
 for (const missing of [FREERADIUS_MISSING, RADCLIENT_MISSING]) if (missing) console.warn(`skipping FreeRADIUS interoperability tests: ${missing}`);
 
-describe("codec", () => {
+describe("isp/rfc5176: codec", () => {
   test("a request round-trips, vendor attributes included, and a wrong secret or a changed octet is refused", () => {
     const attrs = [
       { name: "User-Name", value: "maria" },
@@ -50,7 +50,7 @@ describe("codec", () => {
   });
 });
 
-describe.skipIf(FREERADIUS_MISSING !== null)("corpadmin's requests to FreeRADIUS acting as the NAS", () => {
+describe.skipIf(FREERADIUS_MISSING !== null)("isp/coa-client: corpadmin's requests to FreeRADIUS acting as the NAS", () => {
   let fr: CoaListener;
   beforeAll(async () => {
     fr = await startFreeradiusCoa(SECRET);
@@ -107,7 +107,7 @@ describe.skipIf(FREERADIUS_MISSING !== null)("corpadmin's requests to FreeRADIUS
   });
 });
 
-describe.skipIf(RADCLIENT_MISSING !== null)("radclient's requests to corpadmin's codec", () => {
+describe.skipIf(RADCLIENT_MISSING !== null)("isp/rfc5176: radclient's requests to corpadmin's codec", () => {
   async function radclient(port: number, kind: "disconnect" | "coa", attrs: string, secret = SECRET) {
     const proc = Bun.spawn(["radclient", "-x", "-r", "1", "-t", "2", `127.0.0.1:${port}`, kind, secret], { stdin: new TextEncoder().encode(attrs + "\n"), stdout: "pipe", stderr: "pipe" });
     const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);

@@ -56,7 +56,7 @@ afterAll(async () => {
   nas.stop();
 });
 
-describe("RADIUS sessions", () => {
+describe("GET /api/isp/session; GET /api/isp/session/{id}: RADIUS sessions", () => {
   test("Start, Interim-Update and Stop make one session: online, then closed, 64-bit counters", async () => {
     const { sid, id } = await start("maria", { "Framed-IP-Address": "100.64.0.7", "Calling-Station-Id": "AA:BB:CC:00:11:22" });
     const online = await get(`/api/isp/session/${id}`);
@@ -179,7 +179,7 @@ describe("RADIUS sessions", () => {
   });
 });
 
-describe("RFC 5176 disconnect", () => {
+describe("POST /api/isp/session/{id}/disconnect; POST /api/contract/{id}/disconnect: RFC 5176 disconnect", () => {
   test("ACK: the NAS gets NAS-IP-Address, User-Name, Acct-Session-Id and Framed-IP-Address; audited", async () => {
     answer = () => ({ code: "Disconnect-ACK" });
     const { sid, id } = await start("maria", { "Framed-IP-Address": "100.64.0.9" });
@@ -361,7 +361,7 @@ describe("RFC 5176 disconnect", () => {
   });
 });
 
-describe("pool usage", () => {
+describe("GET /api/isp/pool/{id}/usage: pool usage", () => {
   test("size counts every IPv4 address; used counts online sessions' and contracts' addresses inside it", async () => {
     const pool = await must(t, admin.token, "POST", "/api/isp/pool", { name: "cgnat-a", version: 4, cidr: "100.64.0.0/29" });
     expect(pool).toMatchObject({ size: 8 });
@@ -383,7 +383,7 @@ describe("pool usage", () => {
   });
 });
 
-describe("RADIUS authorize attempts", () => {
+describe("GET /api/isp/radius/attempts: RADIUS authorize attempts", () => {
   const authorize = (username: string, password: string, nasIp = "127.0.0.1") =>
     t.req("GET", `/api/isp/radius/authorize?username=${username}&password=${password}&nas_ip=${nasIp}`, { headers: { authorization: basic } });
 

@@ -161,7 +161,7 @@ describe("POST /api/metric (the interface document's operation)", () => {
   });
 });
 
-describe("list, get, update and delete by id", () => {
+describe("GET /api/metric; GET|PUT|DELETE /api/metric/{id}: list, get, update and delete by id", () => {
   test("GET /api/metric lists with paging, ?q on name, filters and sort", async () => {
     const tag = crypto.randomUUID().slice(0, 6);
     for (const n of ["b", "a", "c"]) expect((await create(doc({ name: `list-${tag}-${n}`, data_type: n === "c" ? "Text" : "Float" }))).status).toBe(200);
@@ -259,7 +259,7 @@ describe("list, get, update and delete by id", () => {
   });
 });
 
-describe("by name", () => {
+describe("GET|PUT|DELETE /api/metric/name/{name}: by name", () => {
   test("GET, PUT (renaming), DELETE by name; names with spaces and unicode travel encoded", async () => {
     const name = `Tráfego uplink ${crypto.randomUUID().slice(0, 4)}`;
     const m = (await create(doc({ name }))).body;

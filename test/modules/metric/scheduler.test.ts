@@ -89,7 +89,7 @@ const metricBody = (over: Record<string, unknown>) => ({
 const valuesOf = (t: TestApp, corpId: string, metricId: string) =>
   t.sql(corpId).query("SELECT at, at_ms, value FROM metric_values WHERE metric_id = ? ORDER BY at_ms").all(metricId) as { at: string; at_ms: number; value: unknown }[];
 
-describe("the collector", () => {
+describe("job metric scheduler: the collector", () => {
   let t: TestApp;
   let logs: Logged[];
   let admin: Awaited<ReturnType<typeof startAndLogin>>;
@@ -237,7 +237,7 @@ describe("the collector", () => {
   }, 20_000);
 });
 
-describe("the corporation's state", () => {
+describe("job metric scheduler: the corporation's state", () => {
   test("a corporation not ENABLED collects nothing; a deleted one loses its jobs", async () => {
     const { t } = await setup();
     await startAndLogin(t);
@@ -269,7 +269,7 @@ describe("the corporation's state", () => {
   }, 20_000);
 });
 
-describe("process start and shutdown", () => {
+describe("job metric scheduler: process start and shutdown", () => {
   test("jobs are rebuilt from every corporation's metrics at start, and stop on close", async () => {
     const first = await setup();
     const dir = first.t.dir;

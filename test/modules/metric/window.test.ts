@@ -36,7 +36,7 @@ function steadyOffset(tz: string, ms: number): boolean {
   return zoneOffsetMinutes(tz, new Date(ms)) === zoneOffsetMinutes(tz, new Date(ms - 1));
 }
 
-describe("isInsideWindow", () => {
+describe("metric/window: isInsideWindow", () => {
   test("agrees with the wall clock computed from the zone's offset, for every kind of window", () => {
     fc.assert(
       fc.property(instant, zone, hhmm, hhmm, (at, tz, from, to) => {
@@ -143,7 +143,7 @@ describe("isInsideWindow", () => {
   });
 });
 
-describe("ticks", () => {
+describe("metric/window: ticks", () => {
   test("durations", () => {
     expect(durationMs("1s")).toBe(1000);
     expect(durationMs("90m")).toBe(5_400_000);

@@ -18,7 +18,7 @@ afterAll(() => f.t.close());
 
 const PERSON_KEYS = ["address", "corporate", "created_at", "display_name", "doc_identity", "email", "id", "name", "phone", "tp_doc_identity", "updated_at"];
 
-describe("persons", () => {
+describe("GET|POST /api/person; GET|PUT|DELETE /api/person/{id}; POST /api/person/{id}/address; GET /api/person/externalapp/…: persons", () => {
   test("create with an address, show, PUT replaces (omitted → null), address route, delete; events", async () => {
     const mark = lastSeq(f.t, corpId);
     const body = {

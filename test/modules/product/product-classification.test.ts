@@ -14,7 +14,7 @@ beforeAll(async () => {
 });
 afterAll(() => f.t.close());
 
-describe("classifications", () => {
+describe("GET|POST /api/classification; GET|PUT|DELETE /api/classification/{id}; GET|PUT|DELETE /api/classification/name/{name}: classifications", () => {
   test("CRUD by id and by name, rename by name, 409 name, 400 slash or bad color, no events", async () => {
     const mark = lastSeq(f.t, corpId);
     const c = await req("POST", "/api/classification", { token, body: { name: "fiber", description: "Fiber plans", color: "#00ff00" } });
@@ -53,7 +53,7 @@ describe("classifications", () => {
   });
 });
 
-describe("products", () => {
+describe("GET|POST /api/product; GET|PUT|DELETE /api/product/{id}; GET /api/product/identity/{identity}; PUT /api/product/{id}/classifications: products", () => {
   test("create, by identity, update, classifications (replace, 400 unknown), delete; events", async () => {
     await req("POST", "/api/classification", { token, body: { name: "internet" } });
     await req("POST", "/api/classification", { token, body: { name: "promo" } });

@@ -18,7 +18,7 @@ afterAll(() => t.close());
 
 const req = (method: string, path: string, body?: unknown, token = admin.token) => t.req(method, path, { token, body });
 
-describe("logos", () => {
+describe("GET|POST /api/qrcode/logo; GET|PUT|DELETE /api/qrcode/logo/{id}: logos", () => {
   test("PNG and JPEG upload, get with data, list without data, update, delete", async () => {
     const png = pngLogo();
     const made = await req("POST", "/api/qrcode/logo", { name: "Brand", content_type: "image/png", data: b64(png) });
@@ -92,7 +92,7 @@ for (const [kind, path] of [
   ["campaign", "/api/qrcode/campaign"],
   ["category", "/api/qrcode/category"],
 ] as const) {
-  describe(`${kind}s`, () => {
+  describe(`GET|POST ${path}; GET|PUT|DELETE ${path}/{id}: ${kind}s`, () => {
     const full = kind === "campaign" ? { description: "Summer", start_date: "2025-01-01", end_date: "2025-02-28T10:00:00-03:00" } : { description: "Stickers" };
 
     test("create, get, list, update, delete", async () => {

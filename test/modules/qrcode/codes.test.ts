@@ -118,7 +118,7 @@ describe("POST /api/qrcode", () => {
   });
 });
 
-describe("GET /api/qrcode and /api/qrcode/{id}", () => {
+describe("GET /api/qrcode; GET /api/qrcode/{id}", () => {
   test("lists with paging, q and filters; shows one", async () => {
     const made = await A().post("/api/qrcode", { name: "Findable Sticker", kind: "static", content: "sticker" });
     const list = await A().get("/api/qrcode?q=findable&limit=5");
@@ -186,7 +186,7 @@ describe("PUT /api/qrcode/{id}", () => {
   });
 });
 
-describe("PUT /api/qrcode/{id}/active and /inactive", () => {
+describe("PUT /api/qrcode/{id}/active|inactive", () => {
   test("toggle status, each change an UPDATE event; no event when nothing changes", async () => {
     const made = await A().post("/api/qrcode", { name: "Toggle", kind: "dynamic", target: "https://example.com" });
     const off = await A().put(`/api/qrcode/${made.body.id}/inactive`);
@@ -267,7 +267,7 @@ describe("GET /api/qrcode/export", () => {
   });
 });
 
-describe("references to logos, campaigns and categories", () => {
+describe("POST /api/qrcode; DELETE /api/qrcode/logo|campaign|category/{id}: references to logos, campaigns and categories", () => {
   test("a code keeps them, and they cannot be deleted while used (409)", async () => {
     const logo = await A().post("/api/qrcode/logo", { name: "L", content_type: "image/png", data: b64(pngLogo()) });
     const camp = await A().post("/api/qrcode/campaign", { name: "Used campaign" });
@@ -292,7 +292,7 @@ describe("references to logos, campaigns and categories", () => {
 });
 
 // The public redirect and the reports on the real clock (redirect.test.ts moves an in-process one).
-describe("GET /q/{slug}, then the accesses and the report", () => {
+describe("GET /q/{slug}: then the accesses and the report", () => {
   test("302 to the target; the scan is listed, exported and counted", async () => {
     const code = (await A().post("/api/qrcode", { name: "scanned", kind: "dynamic", target: "https://example.com/scanned" })).body;
     const scan = await t.req("GET", `/q/${code.slug}`, { ip: "203.0.113.9", headers: { "user-agent": "Mozilla/5.0 (X11; Linux x86_64) Firefox/128.0" } });

@@ -14,7 +14,7 @@ afterAll(() => t.close());
 
 const UA = "Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101 Firefox/128.0 é ñ";
 
-describe("the scan writer", () => {
+describe("qrcode/recorder: the scan writer", () => {
   test("a batch the database refuses is kept and written once when it accepts again, non-ASCII text intact", async () => {
     const code = (await t.req("POST", "/api/qrcode", { token: admin.token, body: { name: "retry", kind: "dynamic", target: "https://example.com/r" } })).body as { id: string; slug: string };
     const db = t.sqlWrite(admin.corpId);

@@ -117,7 +117,7 @@ describe("GET /q/{slug}", () => {
 });
 
 // In-process: closes the app's context while scans are still in memory.
-sourceOnly("no access is lost", () => {
+sourceOnly("GET /q/{slug}; GET /api/qrcode/{id}/accesses: no access is lost", () => {
   test("across a clean shutdown, and a reopened app counts them all", async () => {
     const own = await makeApp();
     const a = await startAndLogin(own);
@@ -145,7 +145,7 @@ sourceOnly("no access is lost", () => {
 });
 
 // In-process: scans at chosen times of the app's clock.
-sourceOnly("accesses list and export", () => {
+sourceOnly("GET /api/qrcode/{id}/accesses; GET /api/qrcode/{id}/accesses/export: accesses list and export", () => {
   let code: { id: string; slug: string };
   beforeAll(async () => {
     code = await dynamic("listed");
@@ -229,7 +229,7 @@ sourceOnly("accesses list and export", () => {
 });
 
 // In-process: scans at chosen times of the app's clock.
-sourceOnly("reports", () => {
+sourceOnly("GET /api/qrcode/{id}/report; GET /api/qrcode/report: reports", () => {
   let a: { id: string; slug: string };
   let b: { id: string; slug: string };
   let campaignId: string;
@@ -341,7 +341,7 @@ sourceOnly("reports", () => {
 });
 
 // In-process: scans at chosen times of the app's clock.
-sourceOnly("reports across a daylight-saving change", () => {
+sourceOnly("GET /api/qrcode/{id}/report: reports across a daylight-saving change", () => {
   test("a 23-hour local day is one day of the report", async () => {
     const ny = await addCorp(t, "newyork", "America/New_York");
     const u = await addUser(t, ny, { services: ["platform.qrcode"] });
@@ -367,7 +367,7 @@ sourceOnly("reports across a daylight-saving change", () => {
 });
 
 // In-process: deletes and closes past the API while scans are in memory.
-sourceOnly("scans of a corporation deleted before they were written", () => {
+sourceOnly("GET /q/{slug}: scans of a corporation deleted before they were written", () => {
   test("are dropped without holding back anyone else's", async () => {
     const doomed = await addCorp(t, "doomed");
     const d = await addUser(t, doomed, { services: ["platform.qrcode"] });

@@ -22,7 +22,7 @@ async function dynamic(name: string) {
   return res.body as { id: string; slug: string };
 }
 
-describe("SlugCache", () => {
+describe("qrcode/slug-cache: SlugCache", () => {
   test("a slug forgotten while it was being loaded is not kept with the answer read before", async () => {
     const code = await dynamic("cache-race");
     const cache = new SlugCache(t.ctx);
@@ -41,7 +41,7 @@ describe("SlugCache", () => {
   });
 });
 
-describe("pruneQrAccesses", () => {
+describe("qrcode/analytics-service: pruneQrAccesses", () => {
   test("deletes the scans made before the cutoff, at most `limit` a call, and nothing else", async () => {
     const code = await dynamic("prune");
     const scan = () => t.req("GET", `/q/${code.slug}`, { headers: { "user-agent": "Mozilla/5.0 prune" } });

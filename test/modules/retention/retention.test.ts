@@ -40,7 +40,7 @@ const platformSql = (t: TestApp) => t.sqlWrite();
 const tenantSql = (t: TestApp, corpId: string) => t.sqlWrite(corpId);
 const ids = (rows: { id: string }[]) => rows.map((r) => r.id).sort();
 
-describe("platform tables", () => {
+describe("job housekeeping: platform tables", () => {
   test("sessions revoked or expired over a day ago, used or expired reset keys, expired devices, idle failure counters go; the rest stays", async () => {
     const { t, admin, T0, job } = await setup();
     const db = platformSql(t);
@@ -144,7 +144,7 @@ async function tenantFixture(t: TestApp, token: string, corpId: string): Promise
   };
 }
 
-describe("corporation tables", () => {
+describe("job housekeeping: corporation tables", () => {
   test("dispatched events past the retention go unless a pending delivery needs them; finished deliveries past it go; undispatched events stay", async () => {
     const { t, admin, T0, job } = await setup();
     const f = await tenantFixture(t, admin.token, admin.corpId);
@@ -380,7 +380,7 @@ function analyticsFixture(t: TestApp, corpId: string, T0: number) {
   };
 }
 
-describe("metric values and QR accesses", () => {
+describe("job housekeeping: metric values and QR accesses", () => {
   const range = (from: number, to: number) => `from=${encodeURIComponent(iso(from))}&to=${encodeURIComponent(iso(to))}`;
 
   test("values timed over --metric-value-retention-days ago (default 400) go, by their own `at` whatever order they came in; the history shows what is left", async () => {
@@ -609,7 +609,7 @@ describe("metric values and QR accesses", () => {
   });
 });
 
-describe("the job", () => {
+describe("job housekeeping: the job", () => {
   test("deletes in batches of the given size until nothing is left", async () => {
     const { t, admin, T0, job } = await setup();
     const device = platformSql(t).query("INSERT INTO remembered_devices (id, user_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?)");

@@ -17,7 +17,7 @@ afterAll(() => t.close());
 
 const asAdmin = (method: string, path: string, body?: unknown) => t.req(method, path, { token: admin.token, body });
 
-describe("servers", () => {
+describe("GET|POST /api/server; GET|PUT|DELETE /api/server/{id}: servers", () => {
   test("the built-in server is DATA_DIR/corps and holds the first corporation", async () => {
     const res = await asAdmin("GET", "/api/server");
     expect(res.status).toBe(200);

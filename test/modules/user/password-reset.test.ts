@@ -66,7 +66,7 @@ const requestKey = (login: string) => t.req("POST", "/api/user/password/reset-ke
 const reset = (key: string, new_password: string) => t.req("POST", "/api/user/password/reset", { body: { key, new_password } });
 const login = (l: string, password: string) => t.req("POST", "/api/login", { body: { corp: "acme", login: l, password } });
 
-describe("password reset", () => {
+describe("POST /api/user/password/reset-key; POST /api/user/password/reset: password reset", () => {
   test("the key arrives by e-mail, resets the password once and revokes every session", async () => {
     const u = await addUser(t, admin.corpId, { login: "forgot-it" });
     const before = inbox.length;

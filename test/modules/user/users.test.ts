@@ -58,7 +58,7 @@ describe("POST /api/user", () => {
   });
 });
 
-describe("GET /api/user and /api/user/{id}", () => {
+describe("GET /api/user; GET /api/user/{id}; GET /api/user/login/{login}", () => {
   test("a corporation admin lists only the working corporation's users; * lists all", async () => {
     const mine = await t.req("GET", "/api/user?limit=500", { token: manager.token });
     expect(mine.status).toBe(200);
@@ -154,7 +154,7 @@ describe("PUT /api/user/{id}", () => {
   });
 });
 
-describe("accounts reaching beyond the working corporation", () => {
+describe("PUT /api/user/{id}/inactive; POST /api/user/{id}/2fa/reset: accounts reaching beyond the working corporation", () => {
   test("a member of another corporation is changed only by * or themself", async () => {
     const u = await addUser(t, admin.corpId, { login: "shared-user" });
     await addMember(t, otherCorp, u.userId);
@@ -172,7 +172,7 @@ describe("accounts reaching beyond the working corporation", () => {
   });
 });
 
-describe("active and inactive", () => {
+describe("PUT /api/user/{id}/active|inactive: active and inactive", () => {
   test("inactive revokes the sessions and blocks login; active restores login", async () => {
     const u = await addUser(t, admin.corpId, { login: "sleepy" });
     const res = await t.req("PUT", `/api/user/${u.userId}/inactive`, { token: manager.token });

@@ -46,7 +46,7 @@ const MAX_ATTEMPTS = 8;
 /** Long enough for several dispatcher ticks: a request that was going to be made has been. */
 const settle = () => Bun.sleep(150);
 
-describe("delivery", () => {
+describe("webhook dispatcher: delivery", () => {
   test("signed POST of {type, timestamp, data} to the active webhooks linked to the group, and to no other", async () => {
     const { t, admin, clock, hook, deliveries } = await setup();
     const a = startReceiver();
@@ -334,7 +334,7 @@ describe("delivery", () => {
   });
 });
 
-describe("egress policy", () => {
+describe("webhook dispatcher: egress policy", () => {
   test("loopback is refused when not allowed, by address, by IPv6 forms embedding it and by a name resolving to it", async () => {
     const { t, admin, hook, deliveries } = await setup({ env: { CORPADMIN_EGRESS_ALLOW: "" } });
     const a = startReceiver();

@@ -29,7 +29,7 @@ async function setup() {
   return { t, admin, clock, r, hook, deliveries };
 }
 
-describe("resend one delivery", () => {
+describe("POST /api/webhook/{id}/deliveries/{deliveryId}/resend: resend one delivery", () => {
   test("same webhook-id, same signing, a new attempt; 409 while pending and while the webhook is inactive", async () => {
     const { t, admin, clock, r, hook, deliveries } = await setup();
     const h = await hook();
@@ -112,7 +112,7 @@ describe("resend one delivery", () => {
   });
 });
 
-describe("recover failed deliveries", () => {
+describe("POST /api/webhook/{id}/recover: recover failed deliveries", () => {
   test("re-queues the failed ones since the instant, with their webhook-ids; 409 inactive; 400 bad instant", async () => {
     const { t, admin, clock, r, hook, deliveries } = await setup();
     const h = await hook();
@@ -158,7 +158,7 @@ describe("recover failed deliveries", () => {
   });
 });
 
-describe("test event", () => {
+describe("POST /api/webhook/{id}/test: test event", () => {
   test("WEBHOOK_TEST with {webhook_id, name}, signed, sent at once even while inactive, logged", async () => {
     const { t, admin, clock, r, hook, deliveries } = await setup();
     const h = await hook({ name: "billing" });

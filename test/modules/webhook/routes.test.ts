@@ -70,7 +70,7 @@ describe("POST /api/webhook", () => {
   });
 });
 
-describe("GET /api/webhook and /api/webhook/{id}", () => {
+describe("GET /api/webhook; GET /api/webhook/{id}", () => {
   test("lists with q, filters and paging; another corporation's webhooks are not there", async () => {
     await create({ name: "Billing sink", target: "https://billing.example.org/in" });
     const all = await t.req("GET", "/api/webhook?limit=500", { token: admin.token });
@@ -126,7 +126,7 @@ describe("PUT /api/webhook/{id}", () => {
   });
 });
 
-describe("group links", () => {
+describe("POST|DELETE /api/webhook/{id}/group/{group}: group links", () => {
   test("link (twice is fine), unlink, unlink again 404; unknown group 400", async () => {
     const w = await create();
     const a = await t.req("POST", `/api/webhook/${w.id}/group/CONTRACT_AFTER_INSERT`, { token: admin.token });
@@ -156,7 +156,7 @@ describe("group links", () => {
   });
 });
 
-describe("active / inactive / delete", () => {
+describe("PUT /api/webhook/{id}/active|inactive; DELETE /api/webhook/{id}", () => {
   test("inactive then active", async () => {
     const w = await create();
     const off = await t.req("PUT", `/api/webhook/${w.id}/inactive`, { token: admin.token });
@@ -200,7 +200,7 @@ describe("GET /api/webhook/{id}/deliveries", () => {
 });
 
 // The socket on a real connection with the service's own timings (socket.test.ts moves an in-process clock).
-describe("GET /api/user/socket, then the socket", () => {
+describe("GET /api/user/socket: then the socket", () => {
   test("a ticket opens the socket, which streams a write made through the API", async () => {
     const ticket = (await t.req("GET", "/api/user/socket", { token: admin.token })).body.ticket as string;
     const ws = new WebSocket(`${t.listen().replace("http:", "ws:")}/api/socket?ticket=${encodeURIComponent(ticket)}`);
@@ -221,7 +221,7 @@ describe("GET /api/user/socket, then the socket", () => {
 });
 
 // A delivery with the service's own timings (delivery.test.ts shortens them in-process).
-describe("a write through the API reaches a webhook", () => {
+describe("POST /api/city: a write through the API reaches a webhook", () => {
   test("signed POST of the event to a receiver on loopback (allowed by --egress-allow)", async () => {
     const app = await makeApp({ env: LOOPBACK_ALLOWED });
     const r = receiver();

@@ -28,7 +28,7 @@ const serviceId = (identifier: string) => (t.sql().query("SELECT id FROM service
 
 const credentialsOf = async (token: string) => (await t.req("GET", "/api/auth/credentials", { token })).body.credentials.permission;
 
-describe("workgroup CRUD", () => {
+describe("GET|POST /api/workgroup; GET|PUT|DELETE /api/workgroup/{id}: workgroup CRUD", () => {
   test("create, show, list, update, delete", async () => {
     const res = await t.req("POST", "/api/workgroup", { token: manager.token, body: { name: "Support", description: "First line" } });
     expect(res.status).toBe(200);
@@ -70,7 +70,7 @@ describe("workgroup CRUD", () => {
   });
 });
 
-describe("members and grants", () => {
+describe("POST|DELETE /api/workgroup/{id}/user/{userId}, /service/{serviceId}, /feature/{featureId}: members and grants", () => {
   test("a service grant shows in the member's credentials and permission check on the next request", async () => {
     const u = await addUser(t, admin.corpId, { login: "grantee" });
     const wg = (await t.req("POST", "/api/workgroup", { token: manager.token, body: { name: "Grants" } })).body.id;
