@@ -42,6 +42,11 @@ export class PermissionCache {
     private queries: PermissionQueries,
   ) {}
 
+  /** The cached sets, without reading (the guard's hot path). */
+  peek(userId: string, corpId: string, superAdmin: boolean): PermissionSets | undefined {
+    return superAdmin ? SUPER_SETS : this.cache.get(`${userId}:${corpId}`);
+  }
+
   async get(userId: string, corpId: string, superAdmin: boolean): Promise<PermissionSets> {
     if (superAdmin) return SUPER_SETS;
     const key = `${userId}:${corpId}`;

@@ -72,13 +72,21 @@ export class SqliteDoor {
     return this.readerHandle;
   }
 
-  async read<T>(fn: (db: SqliteHandle) => T | Promise<T>): Promise<T> {
+  read<T>(fn: (db: SqliteHandle) => T | Promise<T>): Promise<T> {
     this.active++;
+    let out: T | Promise<T>;
     try {
-      return await fn(this.reader);
-    } finally {
+      out = fn(this.reader);
+    } catch (err) {
       this.active--;
+      return Promise.reject(err);
     }
+    // A synchronous read (the usual case on SQLite) settles at once: no async frame per call.
+    if (!(out instanceof Promise)) {
+      this.active--;
+      return Promise.resolve(out);
+    }
+    return out.finally(() => this.active--);
   }
 
   /**

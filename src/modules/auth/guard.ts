@@ -93,7 +93,8 @@ export function authGuard(ctx: AppContext) {
     if (!session || session.user_id !== claims.sub || session.corp_id !== claims.corp) throw unauthorized("The session has ended");
     if (!session.user_status) throw unauthorized("The account is inactive");
     ctx.sessions.seen(session.id);
-    const corp = await ctx.corps.get(session.corp_id);
+    // Cached rows without an await (every authenticated request comes through here).
+    const corp = ctx.corps.peek(session.corp_id) ?? (await ctx.corps.get(session.corp_id));
     if (!corp) throw unauthorized("The corporation no longer exists");
     const superAdmin = session.super_admin === 1;
     const principal: Principal = {
@@ -103,7 +104,7 @@ export function authGuard(ctx: AppContext) {
       corpId: corp.id,
       corp,
       superAdmin,
-      permission: await ctx.permissions.get(session.user_id, corp.id, superAdmin),
+      permission: ctx.permissions.peek(session.user_id, corp.id, superAdmin) ?? (await ctx.permissions.get(session.user_id, corp.id, superAdmin)),
       externalAppId: null,
       ip,
       requestId: null,
