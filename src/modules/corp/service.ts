@@ -122,6 +122,19 @@ function corpRow(db: PlatformDb, id: string): CorpRow {
  * enabled, then creates and migrates its database. The database file is made after the platform
  * commit, and a failure there removes the platform row again.
  */
+/** The columns a create or an update sets from its body (the time zone checked by the caller). */
+function corpColumns(input: CorporationInput, timezone: string) {
+  return {
+    auth_name: input.auth_name,
+    company_name: input.company_name,
+    trade_name: input.trade_name ?? null,
+    doc_identity: input.doc_identity ?? null,
+    email: input.email ?? null,
+    phone: input.phone ?? null,
+    timezone,
+  };
+}
+
 export async function createCorporation(ctx: AppContext, input: CorporationInput, memberUserId?: string): Promise<CorpRow> {
   const timezone = input.timezone ?? "UTC";
   checkTimezone(timezone);
@@ -133,17 +146,7 @@ export async function createCorporation(ctx: AppContext, input: CorporationInput
       throw conflict(`auth_name '${input.auth_name}' is taken`);
     }
     tx.insert(corporations)
-      .values({
-        id,
-        auth_name: input.auth_name,
-        company_name: input.company_name,
-        trade_name: input.trade_name ?? null,
-        doc_identity: input.doc_identity ?? null,
-        email: input.email ?? null,
-        phone: input.phone ?? null,
-        timezone,
-        server_id: serverId,
-      })
+      .values({ id, ...corpColumns(input, timezone), server_id: serverId })
       .run();
     const builtins = builtinServiceIds(tx);
     if (builtins.length) tx.insert(corpServices).values(builtins.map((s) => ({ corp_id: id, service_id: s }))).run();
@@ -201,15 +204,7 @@ export async function updateCorporation(ctx: AppContext, id: string, input: Corp
       .get();
     if (clash) throw conflict(`auth_name '${input.auth_name}' is taken`);
     tx.update(corporations)
-      .set({
-        auth_name: input.auth_name,
-        company_name: input.company_name,
-        trade_name: input.trade_name ?? null,
-        doc_identity: input.doc_identity ?? null,
-        email: input.email ?? null,
-        phone: input.phone ?? null,
-        timezone,
-      })
+      .set(corpColumns(input, timezone))
       .where(eq(corporations.id, id))
       .run();
     w.afterCommit(() => ctx.corps.invalidate(id));
