@@ -3,6 +3,7 @@
 // database — by this connection (total_changes(), which also counts statements later rolled back)
 // or by any other connection (data_version, which moves on another connection's commit).
 import type { Database, Statement } from "bun:sqlite";
+import { isReadConnection } from "./sqlite";
 
 interface ConnectionState {
   changesStmt: Statement<{ c: number }, []>;
@@ -21,10 +22,12 @@ let stamps = 0;
  * A number for the database's state as this connection sees it now: the same number again means
  * nothing was written in between. Stamps are unique across connections and states, so a cache
  * shared by every corporation can prefix its keys with them. Two tiny reads, no other SQL.
- * Inside a transaction the stamp moves with its writes but not back on a rollback: callers must
- * not cache what they read inside one.
+ * Null on any connection but a door's read connection: inside a write transaction the stamp moves
+ * with its writes but not back on a rollback, so what a write reads must not be cached.
+ * Inside a read transaction (src/db/door.ts) data_version is that of the read's snapshot.
  */
-export function changeStamp(client: Database): number {
+export function changeStamp(client: Database): number | null {
+  if (!isReadConnection(client)) return null;
   let state = states.get(client);
   if (!state) {
     state = {

@@ -8,9 +8,13 @@
 //   something on the writer connection.
 // - writeGrouped(fn): writes queued within one turn of the event loop share one transaction (one
 //   fsync under synchronous=FULL), each in its own savepoint; every promise settles after COMMIT.
-import type { Database } from "bun:sqlite";
+import type { Database, Statement } from "bun:sqlite";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
+import { unavailable } from "../lib/problem";
 import { openSqlite } from "./sqlite";
+
+/** How long a write waits for a database's write lock (SQLite's own busy timeout is as long). */
+const LOCK_WAIT_MS = 10_000;
 
 export type SqliteHandle = BunSQLiteDatabase & { $client: Database };
 
@@ -23,10 +27,16 @@ interface GroupedJob {
   reject: (e: unknown) => void;
 }
 
-/** A FIFO async mutex: acquire() resolves when the caller holds it. */
+/**
+ * A FIFO async mutex: acquire() resolves when the caller holds it. A wait is bounded: a write
+ * started inside another write's callback on the same database waits for a lock its own caller
+ * holds, and would otherwise hang both requests for ever (and every later write of the file).
+ */
 export class AsyncLock {
   private held = false;
-  private waiters: (() => void)[] = [];
+  private waiters: { grant: () => void }[] = [];
+
+  constructor(private waitMs: number) {}
 
   /** Takes the lock; returns null when it was free (no await needed), else a promise. */
   tryAcquire(): Promise<void> | null {
@@ -34,12 +44,25 @@ export class AsyncLock {
       this.held = true;
       return null;
     }
-    return new Promise<void>((resolve) => this.waiters.push(resolve));
+    return new Promise<void>((resolve, reject) => {
+      const waiter = {
+        grant: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      };
+      const timer = setTimeout(() => {
+        const i = this.waiters.indexOf(waiter);
+        if (i >= 0) this.waiters.splice(i, 1);
+        reject(unavailable(`The database stayed busy for ${this.waitMs / 1000} s; try again`, 1));
+      }, this.waitMs);
+      this.waiters.push(waiter);
+    });
   }
 
   release(): void {
     const next = this.waiters.shift();
-    if (next) next();
+    if (next) next.grant();
     else this.held = false;
   }
 
@@ -51,8 +74,10 @@ export class AsyncLock {
 export class SqliteDoor {
   /** Operations in flight; a door is closed only when none is (tenant handle eviction). */
   active = 0;
-  private lock = new AsyncLock();
+  private lock: AsyncLock;
   private readerHandle: SqliteHandle | null = null;
+  private readBegin: Statement | null = null;
+  private readCommit: Statement | null = null;
   private grouped: GroupedJob[] = [];
   private groupScheduled = false;
   private closed = false;
@@ -61,22 +86,43 @@ export class SqliteDoor {
     /** The connection that writes (and that migrations and start-up work use). */
     readonly writer: SqliteHandle,
     private path: string,
-  ) {}
+    { lockWaitMs = LOCK_WAIT_MS }: { lockWaitMs?: number } = {},
+  ) {
+    this.lock = new AsyncLock(lockWaitMs);
+  }
 
   /** The read connection, opened on the first read. */
   get reader(): SqliteHandle {
     if (!this.readerHandle) {
       const client = openSqlite(this.path, { create: false, readonly: true });
       this.readerHandle = drizzle({ client }) as SqliteHandle;
+      this.readBegin = client.prepare("BEGIN");
+      this.readCommit = client.prepare("COMMIT");
     }
     return this.readerHandle;
   }
 
+  /**
+   * The synchronous part of `fn` runs in one read transaction: its statements see one snapshot,
+   * and SQLite takes and drops the WAL read lock once instead of once per statement (a
+   * primary-key read measured 3.8 µs alone, 2.8 µs inside BEGIN … COMMIT; two reads 7.1 → 3.3 µs).
+   * What `fn` does after an await runs outside it, one snapshot per statement: a read transaction
+   * held across an await would keep later reads on this connection from seeing newer commits.
+   */
   read<T>(fn: (db: SqliteHandle) => T | Promise<T>): Promise<T> {
     this.active++;
+    const reader = this.reader;
+    const client = reader.$client;
+    // A read inside a read (synchronously) joins the outer snapshot.
+    const own = !client.inTransaction;
     let out: T | Promise<T>;
     try {
-      out = fn(this.reader);
+      if (own) this.readBegin!.run();
+      try {
+        out = fn(reader);
+      } finally {
+        if (own) this.endRead(client);
+      }
     } catch (err) {
       this.active--;
       return Promise.reject(err);
@@ -87,6 +133,16 @@ export class SqliteDoor {
       return Promise.resolve(out);
     }
     return out.finally(() => this.active--);
+  }
+
+  private endRead(client: Database): void {
+    try {
+      this.readCommit!.run();
+    } catch {
+      // A statement left unfinished (an unconsumed iterator) refuses COMMIT; a read has nothing
+      // to keep, so the transaction is simply abandoned.
+      if (client.inTransaction) client.run("ROLLBACK");
+    }
   }
 
   /**
@@ -158,7 +214,14 @@ export class SqliteDoor {
       while (this.grouped.length) {
         const jobs = this.grouped.splice(0, MAX_GROUP);
         const wait = this.lock.tryAcquire();
-        if (wait) await wait;
+        if (wait) {
+          try {
+            await wait;
+          } catch (error) {
+            for (const job of jobs) job.reject(error);
+            continue;
+          }
+        }
         let outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[];
         try {
           outcomes = await this.transaction(async (tx) => {

@@ -46,8 +46,18 @@ export function openSqlite(path: string, { create = true, readonly = false }: { 
   sqlite.exec("PRAGMA foreign_keys = ON");
   sqlite.exec("PRAGMA busy_timeout = 10000");
   sqlite.exec("PRAGMA journal_size_limit = 67108864");
-  if (readonly) sqlite.exec("PRAGMA query_only = ON");
+  if (readonly) {
+    sqlite.exec("PRAGMA query_only = ON");
+    readConnections.add(sqlite);
+  }
   return sqlite;
+}
+
+const readConnections = new WeakSet<Database>();
+
+/** True for a door's read connection: it never writes, so nothing it reads can be rolled back. */
+export function isReadConnection(client: Database): boolean {
+  return readConnections.has(client);
 }
 
 export function openPlatformDb(path: string): PlatformDb {

@@ -106,3 +106,73 @@ describe("core/store: reads and writes of one corporation", () => {
     expect(await countCities("GroupA")).toBe(1);
   });
 });
+
+describe("core/store: a write nested inside another write on the same database", () => {
+  test("fails after the lock wait (503) instead of hanging, rolls the outer write back, and leaves the database usable", async () => {
+    const { mkdtempSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { SqliteDoor } = await import("../../src/db/door");
+    const { openTenantDb } = await import("../../src/db/sqlite");
+    const path = join(mkdtempSync(join(tmpdir(), "corpadmin-door-")), "nested.db");
+    const door = new SqliteDoor(openTenantDb(path), path, { lockWaitMs: 150 });
+    await door.write((tx) => tx.$client.run("CREATE TABLE t (x INTEGER)"));
+    const started = performance.now();
+    const outer = door.write(async (tx) => {
+      tx.$client.run("INSERT INTO t VALUES (1)");
+      await door.write((inner) => inner.$client.run("INSERT INTO t VALUES (2)"));
+    });
+    const error = await outer.then(() => null, (e: unknown) => e as { status?: number });
+    expect(error?.status).toBe(503);
+    expect(performance.now() - started).toBeLessThan(5000);
+    expect(await door.read((db) => db.$client.query<{ n: number }, []>("SELECT count(*) AS n FROM t").get()!.n)).toBe(0);
+    await door.write((tx) => tx.$client.run("INSERT INTO t VALUES (3)"));
+    expect(await door.read((db) => db.$client.query<{ n: number }, []>("SELECT count(*) AS n FROM t").get()!.n)).toBe(1);
+    door.close();
+  });
+
+  test("grouped writes waiting behind a stuck write fail with it, and later groups still run", async () => {
+    const { mkdtempSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { SqliteDoor } = await import("../../src/db/door");
+    const { openTenantDb } = await import("../../src/db/sqlite");
+    const path = join(mkdtempSync(join(tmpdir(), "corpadmin-door-")), "grouped.db");
+    const door = new SqliteDoor(openTenantDb(path), path, { lockWaitMs: 150 });
+    await door.write((tx) => tx.$client.run("CREATE TABLE t (x INTEGER)"));
+    const release = gate();
+    const holding = door.write(async () => {
+      await release.opened;
+    });
+    const grouped = door.writeGrouped((tx) => tx.$client.run("INSERT INTO t VALUES (1)"));
+    expect(await grouped.then(() => null, (e: { status?: number }) => e.status)).toBe(503);
+    release.open();
+    await holding;
+    await door.writeGrouped((tx) => tx.$client.run("INSERT INTO t VALUES (2)"));
+    expect(await door.read((db) => db.$client.query<{ x: number }, []>("SELECT x FROM t").all())).toEqual([{ x: 2 }]);
+    door.close();
+  });
+});
+
+describe("core/store: a read's statements share one snapshot", () => {
+  test("two statements of one synchronous read see the same state even when a commit lands between them", async () => {
+    const door = t.ctx.store.tenant(corpId);
+    const name = `Snapshot ${crypto.randomUUID()}`;
+    const insert = () =>
+      door.write((tx) =>
+        tx.$client.run("INSERT INTO cities (id, name, state, country, created_at, updated_at) VALUES (?1, ?2, 'RJ', 'BR', ?3, ?3)", [crypto.randomUUID(), name, new Date().toISOString()]),
+      );
+    const counts = await door.read((db) => {
+      const count = () => db.$client.query<{ n: number }, [string]>("SELECT count(*) AS n FROM cities WHERE name = ?1").get(name)!.n;
+      const before = count();
+      // A commit on the writer connection between the two statements of this read.
+      const writer = (door as unknown as { door: { writer: { $client: { run(sql: string, p: unknown[]): void } } } }).door.writer.$client;
+      writer.run("INSERT INTO cities (id, name, state, country, created_at, updated_at) VALUES (?1, ?2, 'SP', 'BR', ?3, ?3)", [crypto.randomUUID(), name, new Date().toISOString()]);
+      return [before, count()];
+    });
+    expect(counts).toEqual([0, 0]);
+    expect(await countCities(name)).toBe(1);
+    await insert();
+    expect(await countCities(name)).toBe(2);
+  });
+});

@@ -216,8 +216,8 @@ export function getContractView(db: TenantDb, id: string, timeZone: string, reve
 
 // GET /api/contract/{id} answers the same bytes until the tenant database changes: the JSON text
 // is kept per change stamp (src/db/change-stamp.ts) of the READ connection, time zone and id;
-// texts of an older stamp are never read again. Never inside a transaction, whose changes may
-// still roll back without moving the stamp back. One bound for all corporations together.
+// texts of an older stamp are never read again. Never inside a write, whose changes may still roll
+// back without moving the stamp back (changeStamp is null there). One bound for all corporations.
 const BODIES_MAX = 8192;
 const bodies = new Map<string, string>();
 
@@ -227,8 +227,9 @@ const bodies = new Map<string, string>();
  */
 export function contractViewJson(db: TenantDb, id: string, timeZone: string): string {
   const client = clientOf(db);
-  if (client.inTransaction) return JSON.stringify(getContractView(db, id, timeZone));
-  const key = `${changeStamp(client)} ${timeZone} ${id}`;
+  const stamp = changeStamp(client);
+  if (stamp === null) return JSON.stringify(getContractView(db, id, timeZone));
+  const key = `${stamp} ${timeZone} ${id}`;
   let body = bodies.get(key);
   if (body === undefined) {
     body = JSON.stringify(getContractView(db, id, timeZone));

@@ -23,6 +23,8 @@ const snapshots = new WeakMap<TenantDb, Snapshot>();
 /** The snapshot valid for the database as it is now (a fresh one when anything changed). */
 export function radiusSnapshot(db: TenantDb): Snapshot {
   const stamp = changeStamp(db.$client);
+  // A write's handle: a snapshot for this call only.
+  if (stamp === null) return { stamp: -1, nas: new Map(), layouts: new Map() };
   let snap = snapshots.get(db);
   if (!snap || snap.stamp !== stamp || snap.nas.size + snap.layouts.size > MAX_ENTRIES) {
     snap = { stamp, nas: new Map(), layouts: new Map() };
