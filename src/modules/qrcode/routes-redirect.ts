@@ -54,10 +54,9 @@ export function redirectHandler(ctx: AppContext, slugs: SlugCache, recorder: Acc
     const entry = slugs.peek(slug);
     if (entry === undefined) return load(slug, request, peer);
     if (entry === null) throw unknownSlug();
-    // The corporation cache answers a hit synchronously today; should it hand a promise (the
-    // kernel's caches are becoming async), only then is it awaited.
-    const corp = ctx.corps.get(entry.corpId) as CorpRow | null | Promise<CorpRow | null>;
-    if (corp instanceof Promise) return corp.then((c) => cached(slug, entry, c, request, peer));
+    // A cached corporation is taken without an await (the usual case); only a miss reads.
+    const corp = ctx.corps.peek(entry.corpId);
+    if (corp === undefined) return ctx.corps.get(entry.corpId).then((c) => cached(slug, entry, c, request, peer));
     return cached(slug, entry, corp, request, peer);
   };
 }
