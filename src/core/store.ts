@@ -42,6 +42,8 @@ export interface Door<H, S extends WriteScope> {
   writeGrouped<T>(fn: (tx: H, scope: S) => T | Promise<T>): Promise<T>;
   /** Housekeeping of the database itself (SQLite: WAL checkpoint, PRAGMA optimize). */
   maintain(what: { checkpoint: boolean; optimize: boolean }): Promise<{ checkpointed: boolean; optimized: boolean }>;
+  /** A consistent copy of the last committed state into a new file, without the write lock (backups). */
+  copyTo(target: string): Promise<void>;
 }
 
 export type PlatformDoor = Door<PlatformDb, WriteScope>;
@@ -107,6 +109,10 @@ class ScopedDoor<H extends SqliteHandle, S extends WriteScope> implements Door<H
 
   maintain(what: { checkpoint: boolean; optimize: boolean }) {
     return this.door.maintain(what);
+  }
+
+  copyTo(target: string): Promise<void> {
+    return this.door.copyTo(target);
   }
 
   async writeGrouped<T>(fn: (tx: H, scope: S) => T | Promise<T>): Promise<T> {

@@ -306,6 +306,23 @@ export class SqliteDoor {
     }
   }
 
+  /**
+   * VACUUM INTO `target` on the read connection: the last committed state, while writes go on.
+   * Not inside `read`, whose transaction VACUUM refuses; query_only (which refuses VACUUM INTO, as
+   * it writes the target through this connection) is lifted for this one synchronous statement,
+   * so no other read runs on the connection meanwhile.
+   */
+  async copyTo(target: string): Promise<void> {
+    if (this.closed) throw new Error("the database was closed");
+    const client = this.reader.$client;
+    client.exec("PRAGMA query_only = OFF");
+    try {
+      client.query("VACUUM INTO ?1").run(target);
+    } finally {
+      client.exec("PRAGMA query_only = ON");
+    }
+  }
+
   /** True while a write holds the lock or writes wait to be grouped. */
   get writing(): boolean {
     return this.lock.busy || this.groupScheduled;

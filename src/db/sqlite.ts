@@ -55,6 +55,11 @@ export function openSqlite(path: string, { create = true, readonly = false }: { 
 
 const readConnections = new WeakSet<Database>();
 
+/** A statement that answers without reading the file: is the connection usable at all (health). */
+export function ping(db: AnyDb): void {
+  db.$client.query("SELECT 1").get();
+}
+
 /** True for a door's read connection: it never writes, so nothing it reads can be rolled back. */
 export function isReadConnection(client: Database): boolean {
   return readConnections.has(client);

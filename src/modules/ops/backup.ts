@@ -14,7 +14,6 @@
 // corps/<corp id>.db for every corporation whatever its server.
 import { Database } from "bun:sqlite";
 import { drizzle } from "drizzle-orm/bun-sqlite";
-import { sql } from "drizzle-orm";
 import { chmodSync, chownSync, closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { isAbsolute, join, normalize } from "node:path";
 import type { Logger } from "../../lib/log";
@@ -98,17 +97,6 @@ export interface BackupSource {
 }
 
 /** VACUUM INTO on a connection that may be the query_only read connection of a door. */
-function vacuumInto(db: PlatformDb, target: string): void {
-  // query_only refuses VACUUM INTO (it writes the target through this connection); the pragma is
-  // lifted only for this synchronous statement, so no other read runs on it meanwhile.
-  db.run(sql`PRAGMA query_only = OFF`);
-  try {
-    db.run(sql`VACUUM INTO ${target}`);
-  } finally {
-    db.run(sql`PRAGMA query_only = ON`);
-  }
-}
-
 /** Copies through connections of its own (the `corpadmin backup` command, beside a running service). */
 export const fileSource: BackupSource = {
   async copyPlatform(platformPath, target) {
@@ -134,7 +122,7 @@ function copyFile(source: string, target: string): void {
 /** Copies through the service's store: the read connections of its doors. */
 export function storeSource(ctx: Pick<AppContext, "store">): BackupSource {
   return {
-    copyPlatform: (_platformPath, target) => ctx.store.platform.read((db) => vacuumInto(db, target)),
+    copyPlatform: (_platformPath, target) => ctx.store.platform.copyTo(target),
     async copyCorp(corpId, path, target) {
       // Never opened for a backup when missing: opening would create the file.
       if (!existsSync(path)) return false;
@@ -145,7 +133,7 @@ export function storeSource(ctx: Pick<AppContext, "store">): BackupSource {
         // Deleted since the platform copy was taken: its file has moved to DATA_DIR/deleted/.
         return false;
       }
-      await door.read((db) => vacuumInto(db, target));
+      await door.copyTo(target);
       return true;
     },
   };

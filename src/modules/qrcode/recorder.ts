@@ -131,7 +131,8 @@ export class AccessRecorder {
     const message: WriteMessage = { seq: ++this.seq, batches: [] };
     for (const [corpId, chunks] of this.pending) {
       let path = this.paths.get(corpId);
-      if (path !== undefined && !this.ctx.corps.get(corpId)) path = undefined; // deleted since: pathOf decides
+      // Deleted since (its cache entry is dropped then)? pathOf decides. corps.get is async: a promise is never falsy.
+      if (path !== undefined && this.ctx.corps.peek(corpId) === undefined) path = undefined;
       if (path === undefined) {
         try {
           path = this.ctx.tenants.pathOf(corpId);
@@ -181,7 +182,9 @@ export class AccessRecorder {
     this.inflight = null;
     let kept = false;
     for (const f of msg.failed) {
-      if (f.missing || !this.ctx.corps.get(f.corpId)) continue; // the corporation is gone
+      // The file is gone with its corporation. Otherwise the rows are kept: a corporation deleted
+      // meanwhile is dropped by the next send, whose pathOf no longer finds it.
+      if (f.missing) continue;
       const batch = sent.find((b) => b.corpId === f.corpId);
       if (!batch) continue;
       const count = batch.chunks.reduce((n, c) => n + c.rows, 0);

@@ -1,4 +1,5 @@
 import type { AppContext } from "../../core/context";
+import { ping } from "../../db/sqlite";
 import { unavailable } from "../../lib/problem";
 import { VERSION } from "../../version";
 
@@ -6,8 +7,8 @@ import { VERSION } from "../../version";
 /** ok while the platform database answers on its read connection (no write lock: it is polled). */
 export async function health(ctx: AppContext): Promise<{ status: "ok"; version: string }> {
   try {
-    // A cached statement: Drizzle's db.get(sql`...`) compiles its text on every call.
-    await ctx.store.platform.read((db) => db.$client.query("SELECT 1").get());
+    // A cached statement (Drizzle's db.get(sql`...`) compiles its text on every call).
+    await ctx.store.platform.read(ping);
   } catch {
     throw unavailable("The platform database is not reachable", 5);
   }
