@@ -148,7 +148,8 @@ interface IndexSearch {
  * LIKE. Shorter queries scan, as before the index.
  */
 function indexSearch(spec: ListSpec, q: string): IndexSearch | undefined {
-  if (!spec.search || [...q].length < TRIGRAM) return undefined;
+  // FTS5's query parser ends a string at NUL ("unterminated string"): such a q scans, as before.
+  if (!spec.search || [...q].length < TRIGRAM || q.includes("\0")) return undefined;
   return { fts: spec.search, phrase: `"${q.replaceAll('"', '""')}"` };
 }
 

@@ -73,6 +73,20 @@ describe("GET /api/person: ?q over name, display_name and doc_identity", () => {
     expect(await found("/api/person", '"50')).toEqual([]);
   });
 
+  test("reads FTS5 query syntax as plain text, and odd input is no error", async () => {
+    for (const name of ['name:abc OR "x"', "NEAR(abc def)", "abc*"]) await ok("POST", "/api/person", { name });
+    expect(await found("/api/person", "name:abc")).toEqual(['name:abc OR "x"']);
+    expect(await found("/api/person", 'OR "x"')).toEqual(['name:abc OR "x"']);
+    expect(await found("/api/person", "NEAR(")).toEqual(["NEAR(abc def)"]);
+    expect(await found("/api/person", "abc*")).toEqual(["abc*"]);
+    const odd = ['"', '""""', 'a"b', "\u0000ab", "^abc", "-abc", "abc:", "{name}:abc", "💡💡💡"].map(encodeURIComponent);
+    // Bytes that are not UTF-8: a surrogate's encoding, a stray byte.
+    for (const q of [...odd, "%ED%A0%80abc", "%FFabc"]) {
+      const res = await req("GET", `/api/person?q=${q}`);
+      expect({ q, status: res.status }).toEqual({ q, status: 200 });
+    }
+  });
+
   test("follows creates, updates and deletes", async () => {
     const p = await ok("POST", "/api/person", { name: "Xavier Quixadá", doc_identity: "777.888.999-00" });
     expect(await found("/api/person", "quixada")).toEqual(["Xavier Quixadá"]);
