@@ -2,6 +2,9 @@
 // (migrations/tenant/0010_search_fts.sql; docs/architecture.md, "Search"): substring as before,
 // case- and accent-insensitive, the same rows, order and totals as the old LIKE scan on ASCII text.
 import { Database } from "bun:sqlite";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { contractBody } from "../support/contract-body";
 import { makeApp, startAndLogin, type TestApp } from "../support/helpers";
@@ -41,6 +44,25 @@ describe("SQLite inside Bun", () => {
       expect(match('"joao"')).toEqual([]);
     } finally {
       db.close();
+    }
+  });
+
+  test("keeps the rowids of a table with a text primary key through VACUUM INTO (backups), which the indexes are keyed by", () => {
+    const dir = mkdtempSync(join(tmpdir(), "corpadmin-rowids-"));
+    const db = new Database(":memory:");
+    try {
+      db.run("CREATE TABLE p (id TEXT PRIMARY KEY, name TEXT)");
+      for (let i = 0; i < 500; i++) db.run("INSERT INTO p VALUES (?, ?)", [crypto.randomUUID(), `n${i}`]);
+      db.run("DELETE FROM p WHERE name LIKE 'n1%'");
+      db.run("INSERT INTO p VALUES ('late', 'late')");
+      const rowids = (d: Database) => d.query("SELECT rowid AS r, id FROM p ORDER BY id").all();
+      db.run(`VACUUM INTO '${join(dir, "copy.db")}'`);
+      const copy = new Database(join(dir, "copy.db"));
+      expect(rowids(copy)).toEqual(rowids(db));
+      copy.close();
+    } finally {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
@@ -217,6 +239,10 @@ describe("GET /api/city, /api/product, /api/qrcode: ?q through their indexes", (
     expect(await found("/api/qrcode", "PROMOCAO")).toEqual(["Cardápio"]);
     expect(await found("/api/qrcode", "inverno")).toEqual(["Folheto"]);
     expect(await found("/api/qrcode", "to-su")).toEqual(["Folheto"]);
+    // The export joins campaigns and categories: the index condition names its table.
+    const csv = await t.req("GET", "/api/qrcode/export?format=csv&q=promocao", { token: admin.token });
+    expect(csv.status).toBe(200);
+    expect(csv.text.trim().split("\n").map((l: string) => l.split(",")[1])).toEqual(["name", "Cardápio"]);
     await ok("PUT", `/api/qrcode/${dyn.id}`, { name: "Folheto", kind: "dynamic", target: "https://example.com/outono", slug: "folheto-sul" });
     expect(await found("/api/qrcode", "inverno")).toEqual([]);
     expect(await found("/api/qrcode", "outono")).toEqual(["Folheto"]);
