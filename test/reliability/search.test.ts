@@ -209,6 +209,22 @@ describe("POST /api/contract/create/externalapp/name/{externalAppName}; GET /api
     expect(await found("/api/city", "itau de")).toEqual([]);
     expect((await req("GET", `/api/contract?q=jabotic&id=${c.id}`)).body.total).toBe(1);
   });
+
+  test("an upsert that fails rolls its index entries back with its rows, beside one that commits in the same group", async () => {
+    const body = (i: number, number: string, name: string) => {
+      const b = contractBody(i);
+      return { ...b, number, customer: { ...b.customer, name, display_name: null }, billing_customer: { ...b.billing_customer, name, display_name: null } };
+    };
+    const [good, bad] = await Promise.all([
+      req("POST", "/api/contract/create/externalapp/name/erp", body(5151, "CTR-5151", "Cliente Graviola")),
+      // The number of the contract above (4242's): 409, after its customer was written.
+      req("POST", "/api/contract/create/externalapp/name/erp", body(5252, "CTR-Jaboticaba-4242", "Cliente Pitomba")),
+    ]);
+    expect([good.status, bad.status]).toEqual([200, 409]);
+    expect(await found("/api/person", "graviola")).toEqual(["Cliente Graviola"]);
+    expect(await found("/api/person", "pitomba")).toEqual([]);
+    expect(await found("/api/contract", "5252", "number")).toEqual([]);
+  });
 });
 
 describe("GET /api/city, /api/product, /api/qrcode: ?q through their indexes", () => {
