@@ -1,6 +1,6 @@
 // The list convention of routes.md: ?page, ?limit, ?q, ?sort=field|-field, ?<field>=<value>.
 import { and, asc, count, desc, eq, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
-import { getTableColumns } from "drizzle-orm";
+import { getTableColumns, getTableName } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { AnyDb } from "../db/sqlite";
 import { invalid } from "./problem";
@@ -16,6 +16,12 @@ export interface ListParams {
 export interface ListSpec {
   /** Columns that ?q searches (case-insensitive substring). */
   q: SQLiteColumn[];
+  /**
+   * The table's FTS5 trigram index of exactly the `q` columns, keyed by the table's rowid and kept
+   * in step by triggers (migrations/tenant/0010_search_fts.sql; docs/architecture.md, "Search").
+   * Without one, ?q scans.
+   */
+  search?: string;
   /** Columns never filterable or sortable (secrets, blobs). */
   hidden?: string[];
   /** Default sort when ?sort is absent, e.g. "-at"; default "id". */
@@ -113,9 +119,9 @@ function caselessGlob(q: string): string {
 const ASCII = /^[\x00-\x7f]*$/;
 
 /**
- * The ?q condition on one column. For an ASCII-only `q` the GLOB above finds exactly what LIKE
- * finds (LIKE folds ASCII letters only, and an ASCII letter's case variants are ASCII), and LIKE
- * runs in less than half the time: a search counts its matches over the whole table.
+ * The ?q condition on one column, for a scan. For an ASCII-only `q` the GLOB above finds exactly
+ * what LIKE finds (LIKE folds ASCII letters only, and an ASCII letter's case variants are ASCII),
+ * and LIKE runs in less than half the time: a search counts its matches over the whole table.
  */
 function qCondition(q: string): (c: SQLiteColumn) => SQL {
   if (ASCII.test(q)) {
@@ -126,8 +132,39 @@ function qCondition(q: string): (c: SQLiteColumn) => SQL {
   return (c) => sql`${c} GLOB ${pattern}`;
 }
 
-/** Builds the WHERE and ORDER BY of a list request; throws 400 naming an unknown field. */
-export function listClauses(table: SQLiteTable, spec: ListSpec, params: ListParams, where: (SQL | undefined)[] = []) {
+/** Shortest `q` (in code points) a trigram index can answer: shorter ones match nothing there. */
+const TRIGRAM = 3;
+
+/** A ?q answered by the table's trigram index: the index's name and the FTS5 phrase. */
+interface IndexSearch {
+  fts: string;
+  phrase: string;
+}
+
+/**
+ * Through the table's trigram index when it has one and `q` has at least three characters: one
+ * phrase (every character literal, `%` and `_` included) matched as a substring of one column,
+ * folding case and diacritics ("joao" finds "JOÃO"); on ASCII text that is exactly the scan's
+ * LIKE. Shorter queries scan, as before the index.
+ */
+function indexSearch(spec: ListSpec, q: string): IndexSearch | undefined {
+  // FTS5's query parser ends a string at NUL ("unterminated string"): such a q scans, as before.
+  if (!spec.search || [...q].length < TRIGRAM || q.includes("\0")) return undefined;
+  return { fts: spec.search, phrase: `"${q.replaceAll('"', '""')}"` };
+}
+
+/**
+ * The rows of the table the index search matches. `probe` writes the rowid as `+rowid`, which
+ * keeps SQLite from driving the query by the match list: it then walks the sort's index and
+ * probes each row against the matches (a dense match on a large table, see listRows).
+ */
+function matchCondition(table: SQLiteTable, s: IndexSearch, probe = false): SQL {
+  const fts = sql.identifier(s.fts);
+  const rowid = sql`${sql.raw(probe ? "+" : "")}${sql.identifier(getTableName(table))}.rowid`;
+  return sql`${rowid} IN (SELECT rowid FROM ${fts} WHERE ${fts} MATCH ${s.phrase})`;
+}
+
+function clauses(table: SQLiteTable, spec: ListSpec, params: ListParams, where: (SQL | undefined)[], probe: boolean) {
   const cols = scalarColumns(table, spec.hidden ?? []);
   const conds: (SQL | undefined)[] = [...where];
   for (const [key, raw] of Object.entries(params)) {
@@ -138,9 +175,10 @@ export function listClauses(table: SQLiteTable, spec: ListSpec, params: ListPara
     else if (computed) conds.push(eq(computed.expr, filterValue(key, computed, raw)));
     else throw invalid(key, "is not a filterable field");
   }
-  if (params.q) {
-    conds.push(or(...spec.q.map(qCondition(params.q))));
-  }
+  const search = params.q ? indexSearch(spec, params.q) : undefined;
+  const onlySearch = !!search && conds.every((c) => c === undefined);
+  if (search) conds.push(matchCondition(table, search, probe));
+  else if (params.q) conds.push(or(...spec.q.map(qCondition(params.q))));
   const sortText = params.sort ?? spec.defaultSort ?? "id";
   const descending = sortText.startsWith("-");
   const sortField = descending ? sortText.slice(1) : sortText;
@@ -149,7 +187,13 @@ export function listClauses(table: SQLiteTable, spec: ListSpec, params: ListPara
   const order = [descending ? desc(sortCol) : asc(sortCol)];
   const id = cols.get("id");
   if (sortField !== "id" && id) order.push(asc(id));
-  return { where: and(...conds), order };
+  return { where: and(...conds), order, search, onlySearch, byId: sortField === "id" && !!id };
+}
+
+/** Builds the WHERE and ORDER BY of a list request; throws 400 naming an unknown field. */
+export function listClauses(table: SQLiteTable, spec: ListSpec, params: ListParams, where: (SQL | undefined)[] = []) {
+  const { where: w, order } = clauses(table, spec, params, where, false);
+  return { where: w, order };
 }
 
 /** Runs a paged list over one table; `view` maps a row to its response shape. */
@@ -162,9 +206,24 @@ export function listRows<R, V>(
   where: (SQL | undefined)[] = [],
 ): Page<V> {
   const { page, limit, offset } = paging(params);
-  const { where: w, order } = listClauses(table, spec, params, where);
+  const c = clauses(table, spec, params, where, false);
   const d = db as any;
-  const total = (d.select({ n: count() }).from(table).where(w).get() as { n: number }).n;
-  const rows = d.select().from(table).where(w).orderBy(...order).limit(limit).offset(offset).all() as R[];
+  let total: number;
+  if (c.search && c.onlySearch) {
+    // The index holds one entry per row: its matches are the table's, counted without a row read.
+    const fts = sql.identifier(c.search.fts);
+    total = (d.get(sql`SELECT count(*) FROM ${fts} WHERE ${fts} MATCH ${c.search.phrase}`) as [number])[0];
+  } else {
+    total = (d.select({ n: count() }).from(table).where(c.where).get() as { n: number }).n;
+  }
+  let w = c.where;
+  if (c.search && c.byId && total > 0) {
+    // Sorted by id, SQLite reads every match to sort them (≈ 1.5 µs each) unless told to walk the
+    // id index and probe (the page's rows × table rows ÷ matches probes, ≈ 0.1 µs each): the
+    // walk wins when matches are many. max(rowid) estimates the table's rows for free.
+    const tableRows = (d.get(sql`SELECT max(rowid) FROM ${sql.identifier(getTableName(table))}`) as [number | null])[0] ?? 0;
+    if (total * total * 15 > (offset + limit) * tableRows) w = clauses(table, spec, params, where, true).where;
+  }
+  const rows = d.select().from(table).where(w).orderBy(...c.order).limit(limit).offset(offset).all() as R[];
   return { items: rows.map(view), page, limit, total };
 }

@@ -84,7 +84,8 @@ function cityInUse(db: TenantDb, id: string): boolean {
 
 // ---- what the routes do, each in one read or one write ----
 
-const LIST = { q: [cities.name, cities.state] };
+// cities_fts: the trigram index of the q columns (migrations/tenant/0010_search_fts.sql).
+const LIST = { q: [cities.name, cities.state], search: "cities_fts" };
 
 export function listCities(tenant: TenantDoor, query: ListParams) {
   return tenant.read((db) => listRows(db, cities, LIST, query, cityView));

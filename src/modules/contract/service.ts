@@ -520,6 +520,7 @@ export function productOnContractItems(db: TenantDb, productId: string): boolean
 
 const LIST = {
   q: [contracts.number],
+  search: "contracts_fts", // the trigram index of `number` (migrations/tenant/0010_search_fts.sql)
   hidden: [...ADDRESS_COLUMN_NAMES, "json_original", "json_billing", "json_payment_method", "json_items"],
 };
 

@@ -94,7 +94,8 @@ export function setParty(tx: TenantDb, id: string, data: PartyColumns): void {
 
 // ---- what the routes do, each in one read or one write ----
 
-const LIST = { q: [persons.name, persons.display_name, persons.doc_identity], hidden: ADDRESS_COLUMN_NAMES };
+// persons_fts: the trigram index of the q columns (migrations/tenant/0010_search_fts.sql).
+const LIST = { q: [persons.name, persons.display_name, persons.doc_identity], search: "persons_fts", hidden: ADDRESS_COLUMN_NAMES };
 
 export function listPersons(tenant: TenantDoor, query: ListParams): Promise<Page<Person>> {
   return tenant.read((db) => listRows(db, persons, LIST, query, (r: PersonRow) => personView(db, r)));

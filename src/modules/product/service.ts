@@ -15,7 +15,8 @@ import type { Product, ProductInput } from "./model";
 
 export type ProductRow = typeof products.$inferSelect;
 
-const LIST = { q: [products.identity, products.name] };
+// products_fts: the trigram index of the q columns (migrations/tenant/0010_search_fts.sql).
+const LIST = { q: [products.identity, products.name], search: "products_fts" };
 
 const columns = (b: ProductInput) => ({ identity: b.identity, name: b.name, description: b.description ?? null, price: b.price ?? null });
 

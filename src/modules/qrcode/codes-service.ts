@@ -25,7 +25,8 @@ const CODE_Q = [qrCodes.name, qrCodes.content, qrCodes.target, qrCodes.slug];
 export function codeListSpec(publicUrl: string): ListSpec {
   const url = sql`CASE WHEN ${qrCodes.slug} IS NULL THEN NULL ELSE ${publicUrl + "/q/"} || ${qrCodes.slug} END`;
   const encoded = sql`CASE WHEN ${qrCodes.kind} = 'dynamic' THEN ${url} ELSE coalesce(${qrCodes.content}, '') END`;
-  return { q: CODE_Q, computed: { url: { expr: url, dataType: "string" }, encoded: { expr: encoded, dataType: "string" } } };
+  // qr_codes_fts: the trigram index of CODE_Q (migrations/tenant/0010_search_fts.sql).
+  return { q: CODE_Q, search: "qr_codes_fts", computed: { url: { expr: url, dataType: "string" }, encoded: { expr: encoded, dataType: "string" } } };
 }
 
 export interface QrDeps {

@@ -1,0 +1,298 @@
+// ?q through the FTS5 trigram indexes of persons, contracts, cities, products and QR codes
+// (migrations/tenant/0010_search_fts.sql; docs/architecture.md, "Search"): substring as before,
+// case- and accent-insensitive, the same rows, order and totals as the old LIKE scan on ASCII text.
+import { Database } from "bun:sqlite";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { contractBody } from "../support/contract-body";
+import { makeApp, startAndLogin, type TestApp } from "../support/helpers";
+
+let t: TestApp;
+let admin: Awaited<ReturnType<typeof startAndLogin>>;
+beforeAll(async () => {
+  t = await makeApp();
+  admin = await startAndLogin(t);
+});
+afterAll(() => t.close());
+
+const req = (method: string, path: string, body?: unknown) => t.req(method, path, { token: admin.token, body });
+async function ok(method: string, path: string, body?: unknown) {
+  const res = await req(method, path, body);
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.text}`);
+  return res.body;
+}
+/** The `field` of every item ?q finds (one page of 500). */
+async function found(list: string, q: string, field = "name"): Promise<string[]> {
+  const res = await req("GET", `${list}?q=${encodeURIComponent(q)}&limit=500`);
+  expect(res.status).toBe(200);
+  return res.body.items.map((i: any) => i[field]).sort();
+}
+
+describe("SQLite inside Bun", () => {
+  test("has FTS5 with the trigram tokenizer and remove_diacritics (what the search indexes use)", () => {
+    const db = new Database(":memory:");
+    try {
+      db.run("CREATE VIRTUAL TABLE f USING fts5(a, content='', contentless_delete=1, tokenize='trigram remove_diacritics 2')");
+      db.run("INSERT INTO f(rowid, a) VALUES (1, 'JOÃO DA CONCEIÇÃO'), (2, 'joana')");
+      const match = (q: string) => db.query("SELECT rowid AS r FROM f WHERE f MATCH ?").all(q).map((r: any) => r.r);
+      expect(match('"joao"')).toEqual([1]);
+      expect(match('"Conceicao"')).toEqual([1]);
+      expect(match('"jo"')).toEqual([]); // under three characters a trigram index matches nothing
+      db.run("DELETE FROM f WHERE rowid = 1");
+      expect(match('"joao"')).toEqual([]);
+    } finally {
+      db.close();
+    }
+  });
+
+  test("keeps the rowids of a table with a text primary key through VACUUM INTO (backups), which the indexes are keyed by", () => {
+    const dir = mkdtempSync(join(tmpdir(), "corpadmin-rowids-"));
+    const db = new Database(":memory:");
+    try {
+      db.run("CREATE TABLE p (id TEXT PRIMARY KEY, name TEXT)");
+      for (let i = 0; i < 500; i++) db.run("INSERT INTO p VALUES (?, ?)", [crypto.randomUUID(), `n${i}`]);
+      db.run("DELETE FROM p WHERE name LIKE 'n1%'");
+      db.run("INSERT INTO p VALUES ('late', 'late')");
+      const rowids = (d: Database) => d.query("SELECT rowid AS r, id FROM p ORDER BY id").all();
+      db.run(`VACUUM INTO '${join(dir, "copy.db")}'`);
+      const copy = new Database(join(dir, "copy.db"));
+      expect(rowids(copy)).toEqual(rowids(db));
+      copy.close();
+    } finally {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("GET /api/person: ?q over name, display_name and doc_identity", () => {
+  test("is accent- and case-insensitive both ways", async () => {
+    for (const name of ["João da Conceição", "JOAO PEDRO", "maria joão", "Joana Souza"]) await ok("POST", "/api/person", { name });
+    const joaos = ["JOAO PEDRO", "João da Conceição", "maria joão"];
+    expect(await found("/api/person", "Joao")).toEqual(joaos);
+    expect(await found("/api/person", "JOÃO")).toEqual(joaos);
+    expect(await found("/api/person", "joão")).toEqual(joaos);
+    expect(await found("/api/person", "conceicao")).toEqual(["João da Conceição"]);
+    expect(await found("/api/person", "CONCEIÇÃO")).toEqual(["João da Conceição"]);
+    expect(await found("/api/person", "ão d")).toEqual(["João da Conceição"]);
+  });
+
+  test("queries under three characters still search (by scan, as before: case-insensitive, accents as written)", async () => {
+    await ok("POST", "/api/person", { name: "Zé Zuza" });
+    expect(await found("/api/person", "zé")).toEqual(["Zé Zuza"]);
+    expect(await found("/api/person", "ZU")).toEqual(["Zé Zuza"]);
+    expect(await found("/api/person", "Ç")).toEqual(["João da Conceição"]);
+  });
+
+  test("takes % and _ literally at any length", async () => {
+    for (const name of ["Promo 50%_off", "Promo 50 off", "Promo 5000ff"]) await ok("POST", "/api/person", { name });
+    expect(await found("/api/person", "50%")).toEqual(["Promo 50%_off"]);
+    expect(await found("/api/person", "%_o")).toEqual(["Promo 50%_off"]);
+    expect(await found("/api/person", "_of")).toEqual(["Promo 50%_off"]);
+    expect(await found("/api/person", "_")).toEqual(["Promo 50%_off"]);
+    expect(await found("/api/person", '"50')).toEqual([]);
+  });
+
+  test("reads FTS5 query syntax as plain text, and odd input is no error", async () => {
+    for (const name of ['name:abc OR "x"', "NEAR(abc def)", "abc*"]) await ok("POST", "/api/person", { name });
+    expect(await found("/api/person", "name:abc")).toEqual(['name:abc OR "x"']);
+    expect(await found("/api/person", 'OR "x"')).toEqual(['name:abc OR "x"']);
+    expect(await found("/api/person", "NEAR(")).toEqual(["NEAR(abc def)"]);
+    expect(await found("/api/person", "abc*")).toEqual(["abc*"]);
+    const odd = ['"', '""""', 'a"b', "\u0000ab", "^abc", "-abc", "abc:", "{name}:abc", "💡💡💡"].map(encodeURIComponent);
+    // Bytes that are not UTF-8: a surrogate's encoding, a stray byte.
+    for (const q of [...odd, "%ED%A0%80abc", "%FFabc"]) {
+      const res = await req("GET", `/api/person?q=${q}`);
+      expect({ q, status: res.status }).toEqual({ q, status: 200 });
+    }
+  });
+
+  test("follows creates, updates and deletes", async () => {
+    const p = await ok("POST", "/api/person", { name: "Xavier Quixadá", doc_identity: "777.888.999-00" });
+    expect(await found("/api/person", "quixada")).toEqual(["Xavier Quixadá"]);
+    expect(await found("/api/person", "888.9")).toEqual(["Xavier Quixadá"]);
+    await ok("PUT", `/api/person/${p.id}`, { name: "Xavier Pacatuba", doc_identity: "111.222.333-44" });
+    expect(await found("/api/person", "quixada")).toEqual([]);
+    expect(await found("/api/person", "888.9")).toEqual([]);
+    expect(await found("/api/person", "pacatu")).toEqual(["Xavier Pacatuba"]);
+    expect(await found("/api/person", "222.3")).toEqual(["Xavier Pacatuba"]);
+    await ok("DELETE", `/api/person/${p.id}`);
+    expect(await found("/api/person", "pacatu")).toEqual([]);
+  });
+});
+
+describe("GET /api/person: ?q results equal the old LIKE scan on a seeded ASCII set", () => {
+  const FIRST = ["Maria", "JOAO", "ana", "Pedro", "Paula", "LUCAS", "Julia", "Marcos"];
+  const LAST = ["Silva", "SOUZA", "lima", "Costa", "Pereira", "Oliveira", "Santos", "Almeida"];
+  let scanCorp: string;
+  let token: string;
+  beforeAll(async () => {
+    // Its own corporation, so that the rows of the tests above stay out of the comparison.
+    const corp = await ok("POST", "/api/corp", { auth_name: "scan-set", company_name: "Scan Set" });
+    scanCorp = corp.id;
+    const login = await t.req("POST", "/api/login", { body: { corp: "scan-set", login: "admin", password: "admin-password-1" } });
+    token = login.body.access_token;
+    for (let i = 0; i < 240; i++) {
+      const name = `${FIRST[i % 8]} ${LAST[(i >> 3) % 8]} ${i}`;
+      const body = { name, display_name: i % 3 ? name.toLowerCase() : null, doc_identity: i % 4 ? String(100_000 + i * 7) : null, corporate: i % 5 === 0 };
+      const res = await t.req("POST", "/api/person", { token, body });
+      expect(res.status).toBe(200);
+    }
+  });
+
+  /** What LIKE over the three columns answers, read from the file; ORDER BY as the list writes it. */
+  function scan(q: string, order: string, corporate: boolean | undefined, limit: number, offset: number) {
+    const db = t.sql(scanCorp);
+    const pattern = `%${q.replace(/[\\%_]/g, "\\$&")}%`;
+    const where = `(name LIKE ?1 ESCAPE '\\' OR display_name LIKE ?1 ESCAPE '\\' OR doc_identity LIKE ?1 ESCAPE '\\')${corporate === undefined ? "" : ` AND corporate = ${corporate ? 1 : 0}`}`;
+    const total = (db.query(`SELECT count(*) AS n FROM persons WHERE ${where}`).get(pattern) as { n: number }).n;
+    const ids = db.query(`SELECT id FROM persons WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`).all(pattern).map((r: any) => r.id);
+    return { total, ids };
+  }
+
+  test("same rows, order, paging and total, alone and with a filter and a sort", async () => {
+    const queries = ["silva", "SILVA", "ilva 13", "a s", "ouza 2", "1000", "100", "na", "a", "joao lima", "xyz", "   ", "maria silva 0"];
+    const sorts: [string | undefined, string][] = [[undefined, "id"], ["-id", "id DESC"], ["name", "name, id"], ["-doc_identity", "doc_identity DESC, id"]];
+    const pages: [number, number][] = [[1, 50], [2, 7], [3, 100], [1, 1]];
+    let compared = 0;
+    for (const q of queries) {
+      for (const [sort, order] of sorts) {
+        for (const [page, limit] of pages) {
+          for (const corporate of [undefined, true]) {
+            const qs = new URLSearchParams({ q, page: String(page), limit: String(limit) });
+            if (sort) qs.set("sort", sort);
+            if (corporate !== undefined) qs.set("corporate", String(corporate));
+            const res = await t.req("GET", `/api/person?${qs}`, { token });
+            expect(res.status).toBe(200);
+            const want = scan(q, order, corporate, limit, (page - 1) * limit);
+            expect({ q: qs.toString(), total: res.body.total, ids: res.body.items.map((p: any) => p.id) }).toEqual({ q: qs.toString(), ...want });
+            compared++;
+          }
+        }
+      }
+    }
+    expect(compared).toBe(queries.length * sorts.length * pages.length * 2);
+    // The set is large enough that a common query matches many rows and a narrow one few.
+    expect(scan("silva", "id", undefined, 500, 0).total).toBe(32);
+    expect(scan("ilva 13", "id", undefined, 500, 0).total).toBeLessThan(10);
+  });
+});
+
+describe("POST /api/contract/create/externalapp/name/{externalAppName}; GET /api/contract, /api/person, /api/city: the indexes follow the upsert", () => {
+  test("rows the upsert creates and changes are found by their new text only", async () => {
+    await ok("POST", "/api/externalapp", { name: "erp" });
+    const body = contractBody(4242);
+    const c = await ok("POST", "/api/contract/create/externalapp/name/erp", {
+      ...body,
+      number: "CTR-Ñandú-4242",
+      customer: { ...body.customer, name: "Cliente Araçá", display_name: null },
+      billing_customer: { ...body.billing_customer, name: "Cliente Araçá", display_name: null },
+      address: { ...body.address, city: { identity: "city-itau", name: "Itaú de Minas", state: "MG", country: "BR" } },
+    });
+    expect(await found("/api/contract", "nandu", "number")).toEqual(["CTR-Ñandú-4242"]);
+    expect(await found("/api/contract", "-4242", "number")).toEqual(["CTR-Ñandú-4242"]);
+    expect(await found("/api/person", "araca")).toEqual(["Cliente Araçá"]);
+    expect(await found("/api/city", "itau")).toEqual(["Itaú de Minas"]);
+    await ok("POST", "/api/contract/create/externalapp/name/erp", {
+      ...body,
+      number: "CTR-Jaboticaba-4242",
+      customer: { ...body.customer, name: "Cliente Buriti", display_name: null },
+      billing_customer: { ...body.billing_customer, name: "Cliente Buriti", display_name: null },
+      address: { ...body.address, city: { identity: "city-itau", name: "Itaú", state: "MG", country: "BR" } },
+    });
+    expect(await found("/api/contract", "nandu", "number")).toEqual([]);
+    expect(await found("/api/contract", "jabotic", "number")).toEqual(["CTR-Jaboticaba-4242"]);
+    expect(await found("/api/person", "araca")).toEqual([]);
+    expect(await found("/api/person", "buriti")).toEqual(["Cliente Buriti"]);
+    expect(await found("/api/city", "itau de")).toEqual([]);
+    expect((await req("GET", `/api/contract?q=jabotic&id=${c.id}`)).body.total).toBe(1);
+  });
+
+  test("an upsert that fails rolls its index entries back with its rows, beside one that commits in the same group", async () => {
+    const body = (i: number, number: string, name: string) => {
+      const b = contractBody(i);
+      return { ...b, number, customer: { ...b.customer, name, display_name: null }, billing_customer: { ...b.billing_customer, name, display_name: null } };
+    };
+    const [good, bad] = await Promise.all([
+      req("POST", "/api/contract/create/externalapp/name/erp", body(5151, "CTR-5151", "Cliente Graviola")),
+      // The number of the contract above (4242's): 409, after its customer was written.
+      req("POST", "/api/contract/create/externalapp/name/erp", body(5252, "CTR-Jaboticaba-4242", "Cliente Pitomba")),
+    ]);
+    expect([good.status, bad.status]).toEqual([200, 409]);
+    expect(await found("/api/person", "graviola")).toEqual(["Cliente Graviola"]);
+    expect(await found("/api/person", "pitomba")).toEqual([]);
+    expect(await found("/api/contract", "5252", "number")).toEqual([]);
+  });
+});
+
+describe("GET /api/city, /api/product, /api/qrcode: ?q through their indexes", () => {
+  test("cities by name and state", async () => {
+    const city = await ok("POST", "/api/city", { name: "São Gonçalo", state: "RJ", country: "BR" });
+    expect(await found("/api/city", "sao gon")).toEqual(["São Gonçalo"]);
+    await ok("PUT", `/api/city/${city.id}`, { name: "São Gonçalo", state: "Piauí", country: "BR" });
+    expect(await found("/api/city", "PIAUI")).toEqual(["São Gonçalo"]);
+    await ok("DELETE", `/api/city/${city.id}`);
+    expect(await found("/api/city", "sao gon")).toEqual([]);
+  });
+
+  test("products by identity and name", async () => {
+    const p = await ok("POST", "/api/product", { identity: "FIBRA-ÓPTICA-1G", name: "Fibra Óptica 1 Giga" });
+    expect(await found("/api/product", "optica-1")).toEqual(["Fibra Óptica 1 Giga"]);
+    expect(await found("/api/product", "OPTICA 1")).toEqual(["Fibra Óptica 1 Giga"]);
+    await ok("PUT", `/api/product/${p.id}`, { identity: "RADIO-5G", name: "Rádio 5 GHz" });
+    expect(await found("/api/product", "optica")).toEqual([]);
+    expect(await found("/api/product", "radio")).toEqual(["Rádio 5 GHz"]);
+    await ok("DELETE", `/api/product/${p.id}`);
+    expect(await found("/api/product", "radio")).toEqual([]);
+  });
+
+  test("QR codes by name, content, target and slug", async () => {
+    const stat = await ok("POST", "/api/qrcode", { name: "Cardápio", kind: "static", content: "Promoção de verão" });
+    const dyn = await ok("POST", "/api/qrcode", { name: "Folheto", kind: "dynamic", target: "https://example.com/inverno", slug: "folheto-sul" });
+    expect(await found("/api/qrcode", "cardapio")).toEqual(["Cardápio"]);
+    expect(await found("/api/qrcode", "PROMOCAO")).toEqual(["Cardápio"]);
+    expect(await found("/api/qrcode", "inverno")).toEqual(["Folheto"]);
+    expect(await found("/api/qrcode", "to-su")).toEqual(["Folheto"]);
+    // The export joins campaigns and categories: the index condition names its table.
+    const csv = await t.req("GET", "/api/qrcode/export?format=csv&q=promocao", { token: admin.token });
+    expect(csv.status).toBe(200);
+    expect(csv.text.trim().split("\n").map((l: string) => l.split(",")[1])).toEqual(["name", "Cardápio"]);
+    await ok("PUT", `/api/qrcode/${dyn.id}`, { name: "Folheto", kind: "dynamic", target: "https://example.com/outono", slug: "folheto-sul" });
+    expect(await found("/api/qrcode", "inverno")).toEqual([]);
+    expect(await found("/api/qrcode", "outono")).toEqual(["Folheto"]);
+    await ok("DELETE", `/api/qrcode/${stat.id}`);
+    expect(await found("/api/qrcode", "cardapio")).toEqual([]);
+  });
+});
+
+describe("GET /api/person: a corporation file from before the search indexes is indexed when it migrates", () => {
+  test("the start-up migration builds the index from the rows already there", async () => {
+    const old = await makeApp();
+    const a = await startAndLogin(old);
+    const res = await old.req("POST", "/api/person", { token: a.token, body: { name: "Antônio Brandão" } });
+    expect(res.status).toBe(200);
+    // Put the file back to the schema before this migration: no index tables, no triggers, the
+    // migration not recorded.
+    const db = old.sqlWrite(a.corpId);
+    for (const table of ["persons", "contracts", "cities", "products", "qr_codes"]) {
+      for (const op of ["insert", "update", "delete"]) db.run(`DROP TRIGGER ${table}_fts_${op}`);
+      db.run(`DROP TABLE ${table}_fts`);
+    }
+    db.run("DELETE FROM __drizzle_migrations WHERE created_at = (SELECT max(created_at) FROM __drizzle_migrations)");
+    expect(db.query("SELECT count(*) AS n FROM sqlite_master WHERE name LIKE '%_fts%'").get()).toEqual({ n: 0 });
+    const version = (db.query("SELECT count(*) AS n FROM __drizzle_migrations").get() as { n: number }).n;
+    old.sqlWrite().query("UPDATE corporations SET schema_version = ?1 WHERE id = ?2").run(version, a.corpId);
+    await old.close(false);
+    const t2 = await makeApp({ dir: old.dir });
+    try {
+      const login = await t2.req("POST", "/api/login", { body: { corp: "acme", login: "admin", password: "admin-password-1" } });
+      const list = await t2.req("GET", "/api/person?q=antonio%20brandao", { token: login.body.access_token });
+      expect(list.status, list.text).toBe(200);
+      expect(list.body.items.map((p: any) => p.name)).toEqual(["Antônio Brandão"]);
+    } finally {
+      await t2.close();
+    }
+  });
+});
