@@ -7,6 +7,7 @@ import { createContext, type AppContext, type ContextOptions } from "./core/cont
 import { corpLookups } from "./modules/corp/service";
 import { userFlags } from "./modules/user/service";
 import { enabledServiceIds, loadPermissions } from "./modules/workgroup/service";
+import { readBounded } from "./lib/bounded-body";
 import { MAX_BODY_BYTES } from "./lib/http";
 import { jsonShapeProblem } from "./lib/json-limits";
 import { EdgeRoutes } from "./lib/edge";
@@ -128,22 +129,11 @@ async function readJsonBody(request: Request, required: boolean): Promise<unknow
     if (required) throw missing();
     return {};
   }
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_BODY_BYTES) {
-      await reader.cancel().catch(() => {});
-      throw payloadTooLarge(MAX_BODY_BYTES);
-    }
-    chunks.push(value);
-  }
+  const bytes = await readBounded(request.body, MAX_BODY_BYTES);
+  if (!bytes) throw payloadTooLarge(MAX_BODY_BYTES);
   let text: string;
   try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(chunks));
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
     throw invalid("body", "is not valid UTF-8");
   }
