@@ -7,29 +7,16 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from "jose";
 import * as OTPAuth from "otpauth";
 import { SMTPServer } from "smtp-server";
-import { createLogger } from "../../../src/lib/log";
 import { MAX_FAILURES } from "../../../src/modules/auth/lockout";
-import { ADMIN, addCorp, addUser, makeApp, startAndLogin, type TestApp } from "../../support/helpers";
-
-interface Row {
-  id: string;
-  at: string;
-  action: string;
-  outcome: string;
-  actor_user_id: string | null;
-  corp_id: string | null;
-  target: string | null;
-  ip: string | null;
-  reason: string | null;
-  request_id: string | null;
-}
+import { auditedApp, type AuditRow } from "../../support/audit";
+import { ADMIN, addCorp, addUser, startAndLogin, type TestApp } from "../../support/helpers";
 
 const GOOGLE_CLIENT = "audit-client.apps.example";
 const GOOGLE_ISS = "https://accounts.google.com";
 
 let t: TestApp;
+let audit: Awaited<ReturnType<typeof auditedApp>>;
 let admin: Awaited<ReturnType<typeof startAndLogin>>;
-const lines: string[] = [];
 const secrets: string[] = [];
 /** TOTP codes are short digit strings: checked as whole JSON values, not as substrings. */
 const codes: string[] = [];
@@ -63,11 +50,15 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", () => resolve()));
   const smtpPort = (smtp.server.address() as { port: number }).port;
-  t = await makeApp({
-    env: { CORPADMIN_SMTP_URL: `smtp://127.0.0.1:${smtpPort}`, CORPADMIN_SMTP_FROM: "noreply@corpadmin.test" },
-    config: { egressAllow: ["127.0.0.0/8"], oidc: { google: { clientId: GOOGLE_CLIENT, issuer: GOOGLE_ISS, jwksUrl: `http://127.0.0.1:${jwks.port}/google` }, microsoft: { clientId: null, issuer: "", jwksUrl: "" } } },
-    options: { logger: createLogger("debug", (line) => lines.push(line)), now },
-  });
+  audit = await auditedApp(
+    {
+      env: { CORPADMIN_SMTP_URL: `smtp://127.0.0.1:${smtpPort}`, CORPADMIN_SMTP_FROM: "noreply@corpadmin.test" },
+      config: { egressAllow: ["127.0.0.0/8"], oidc: { google: { clientId: GOOGLE_CLIENT, issuer: GOOGLE_ISS, jwksUrl: `http://127.0.0.1:${jwks.port}/google` }, microsoft: { clientId: null, issuer: "", jwksUrl: "" } } },
+      options: { now },
+    },
+    "debug",
+  );
+  t = audit.t;
   admin = await startAndLogin(t);
   secrets.push(ADMIN.password, admin.token);
 });
@@ -78,9 +69,9 @@ afterAll(async () => {
   await new Promise<void>((resolve) => smtp.close(() => resolve()));
 });
 
-const allRows = () => t.sql().query("SELECT * FROM audit_log ORDER BY id").all() as Row[];
+const allRows = () => audit.rows();
 const rowsOf = (action: string, target?: string) => allRows().filter((r) => r.action === action && (target === undefined || r.target === target));
-const auditLines = () => lines.map((l) => JSON.parse(l)).filter((l) => l.msg === "audit");
+const auditLines = () => audit.logged();
 const as = (token: string, method: string, path: string, body?: unknown, ip?: string) => t.req(method, path, { token, body, ip });
 
 /** A user in acme with the given platform services, logged in; its password and token are secrets. */
@@ -252,7 +243,7 @@ describe("POST /api/user/{id}/password; POST /api/user/password/reset-key|reset:
     const [known, ghost] = [rowsOf("user.password_reset_request", u.login), rowsOf("user.password_reset_request", unknown)];
     expect(known).toHaveLength(1);
     expect(ghost).toHaveLength(1);
-    const shape = (r: Row) => ({ ...r, id: undefined, at: undefined, target: undefined, request_id: undefined });
+    const shape = (r: AuditRow) => ({ ...r, id: undefined, at: undefined, target: undefined, request_id: undefined });
     expect(shape(known[0])).toEqual(shape(ghost[0]));
     expect(known[0]).toMatchObject({ outcome: "requested", actor_user_id: null, corp_id: null, ip: "203.0.113.20", reason: null });
 
@@ -437,7 +428,7 @@ describe("audit log: the whole log", () => {
   });
 
   test("no secret in any audit row or any log line (debug level included)", () => {
-    const everything = JSON.stringify(allRows()) + "\n" + lines.join("");
+    const everything = JSON.stringify(allRows()) + "\n" + audit.lines.join("");
     expect(secrets.length).toBeGreaterThan(30);
     for (const secret of secrets) {
       expect(secret.length).toBeGreaterThanOrEqual(8);
