@@ -6,10 +6,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from "jose";
 import * as OTPAuth from "otpauth";
-import { SMTPServer } from "smtp-server";
 import { MAX_FAILURES } from "../../../src/modules/auth/lockout";
 import { auditedApp, type AuditRow } from "../../support/audit";
 import { ADMIN, addCorp, addUser, startAndLogin, type TestApp } from "../../support/helpers";
+import { startInbox } from "../../support/smtp";
 
 const GOOGLE_CLIENT = "audit-client.apps.example";
 const GOOGLE_ISS = "https://accounts.google.com";
@@ -28,31 +28,16 @@ const nextStep = () => {
 
 let jwks: ReturnType<typeof Bun.serve>;
 let rsa: { privateKey: CryptoKey; jwk: JWK };
-let smtp: SMTPServer;
-const inbox: string[] = [];
+let inbox: Awaited<ReturnType<typeof startInbox>>;
 
 beforeAll(async () => {
   const { privateKey, publicKey } = await generateKeyPair("RS256");
   rsa = { privateKey, jwk: { ...(await exportJWK(publicKey)), kid: "k1", alg: "RS256", use: "sig" } };
   jwks = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => Response.json({ keys: [rsa.jwk] }) });
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ["STARTTLS", "AUTH"],
-    logger: false,
-    onData(stream, _session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on("data", (c: Buffer) => chunks.push(c));
-      stream.on("end", () => {
-        inbox.push(Buffer.concat(chunks).toString("utf8"));
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", () => resolve()));
-  const smtpPort = (smtp.server.address() as { port: number }).port;
+  inbox = await startInbox();
   audit = await auditedApp(
     {
-      env: { CORPADMIN_SMTP_URL: `smtp://127.0.0.1:${smtpPort}`, CORPADMIN_SMTP_FROM: "noreply@corpadmin.test" },
+      env: inbox.env,
       config: { egressAllow: ["127.0.0.0/8"], oidc: { google: { clientId: GOOGLE_CLIENT, issuer: GOOGLE_ISS, jwksUrl: `http://127.0.0.1:${jwks.port}/google` }, microsoft: { clientId: null, issuer: "", jwksUrl: "" } } },
       options: { now },
     },
@@ -66,7 +51,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await t.close();
   jwks.stop(true);
-  await new Promise<void>((resolve) => smtp.close(() => resolve()));
+  await inbox.stop();
 });
 
 const allRows = () => audit.rows();
@@ -237,7 +222,7 @@ describe("POST /api/user/{id}/password; POST /api/user/password/reset-key|reset:
   test("reset-key requests are recorded alike for known and unknown logins; the reset and a bad key are recorded", async () => {
     const u = await member();
     const unknown = `nobody-${crypto.randomUUID().slice(0, 8)}`;
-    const mailsBefore = inbox.length;
+    const mailsBefore = inbox.messages.length;
     expect((await t.req("POST", "/api/user/password/reset-key", { body: { login: u.login }, ip: "203.0.113.20" })).status).toBe(204);
     expect((await t.req("POST", "/api/user/password/reset-key", { body: { login: unknown }, ip: "203.0.113.20" })).status).toBe(204);
     const [known, ghost] = [rowsOf("user.password_reset_request", u.login), rowsOf("user.password_reset_request", unknown)];
@@ -247,9 +232,7 @@ describe("POST /api/user/{id}/password; POST /api/user/password/reset-key|reset:
     expect(shape(known[0])).toEqual(shape(ghost[0]));
     expect(known[0]).toMatchObject({ outcome: "requested", actor_user_id: null, corp_id: null, ip: "203.0.113.20", reason: null });
 
-    const deadline = Date.now() + 10_000;
-    while (inbox.length === mailsBefore && Date.now() < deadline) await Bun.sleep(20);
-    const key = /Reset key: ([A-Za-z0-9_-]+)/.exec(inbox[mailsBefore] ?? "")?.[1];
+    const key = /Reset key: ([A-Za-z0-9_-]+)/.exec((await inbox.message(mailsBefore + 1)).text)?.[1];
     expect(key).toBeString();
     const bogus = `bogus-key-${crypto.randomUUID()}`;
     const fresh = `after-reset-${crypto.randomUUID()}`;
