@@ -35,7 +35,7 @@ beforeAll(async () => {
 });
 afterAll(() => f.t.close());
 
-describe("GET /api/product; GET /api/product/{id}; GET /api/contract; GET /api/contract/{id}; GET /api/contract/{id}/items; GET /api/person/{id}: numbers stored by older versions", () => {
+describe("GET /api/product; GET /api/product/{id}; GET /api/contract; GET /api/contract/{id}; GET /api/contract/{id}/items; GET /api/person/{id}; GET /api/metric/{id}/history: numbers stored by older versions", () => {
   test("Infinity in a price, a contract value, an item's price and an address: 200, the largest double", async () => {
     legacy(`UPDATE products SET price = 9e999;
       UPDATE contracts SET total_value = 9e999, address_latitude = -9e999;
@@ -57,6 +57,16 @@ describe("GET /api/product; GET /api/product/{id}; GET /api/contract; GET /api/c
     legacy("UPDATE contract_items SET unit_price = 1e308, quantity = 10");
     const item = (await ok(`/api/contract/${contractId}/items`)).items[0];
     expect([item.unit_price, item.total]).toEqual([1e308, Number.MAX_VALUE]);
+  });
+
+  test("GET /api/metric/{id}/history: an infinite value, listed and in a bucket's min, max, avg and sum", async () => {
+    const metric = await must(f.t, token, "POST", "/api/metric", { name: "legacy", data_type: "Float", periodicity: "1h", start_date: "2025-01-01T00:00:00Z" });
+    await must(f.t, token, "POST", `/api/metric/${metric.id}/value`, { value: 1.5 });
+    legacy(`UPDATE metric_values SET value = 9e999 WHERE metric_id = '${metric.id}'`);
+    const max = Number.MAX_VALUE;
+    expect((await ok(`/api/metric/${metric.id}/history`)).items[0].value).toBe(max);
+    const bucket = (await ok(`/api/metric/${metric.id}/history?bucket=1h`)).items[0];
+    expect([bucket.count, bucket.min, bucket.max, bucket.avg, bucket.sum]).toEqual([1, max, max, max, max]);
   });
 
   test("the record can be corrected through the API", async () => {
