@@ -69,6 +69,16 @@ describe("GET /api/product; GET /api/product/{id}; GET /api/contract; GET /api/c
     expect([bucket.count, bucket.min, bucket.max, bucket.avg, bucket.sum]).toEqual([1, max, max, max, max]);
   });
 
+  test("POST /api/contract/{id}/items: a product's stored price beyond the bounds is not copied into an item (400 asks for unit_price)", async () => {
+    legacy(`UPDATE products SET price = 1e308 WHERE id = '${productId}'`);
+    const before = await ok(`/api/contract/${contractId}/items`);
+    const res = await f.t.req("POST", `/api/contract/${contractId}/items`, { token, body: { items: [{ product_id: productId, quantity: 2 }] } });
+    expect([res.status, res.body.errors?.map((e: { path: string }) => e.path)]).toEqual([400, ["items.0.unit_price"]]);
+    expect(await ok(`/api/contract/${contractId}/items`)).toEqual(before);
+    const priced = await f.t.req("POST", `/api/contract/${contractId}/items`, { token, body: { items: [{ product_id: productId, quantity: 2, unit_price: 10 }] } });
+    expect([priced.status, priced.body.items[0].total]).toEqual([200, 20]);
+  });
+
   test("the record can be corrected through the API", async () => {
     const product = await f.t.req("PUT", `/api/product/${productId}`, { token, body: { identity: "LEGACY", name: "Legacy", price: 5 } });
     expect([product.status, product.body.price]).toEqual([200, 5]);

@@ -13,6 +13,7 @@ import type { TenantDb } from "../../db/sqlite";
 import { contractConfigs, contractFlags, contractItems, contracts } from "../../db/tenant/schema";
 import { finite } from "../../lib/finite";
 import { listRows, type ListParams } from "../../lib/list";
+import { MAX_MONEY } from "../../lib/schemas";
 import { newId, randomBase62 } from "../../lib/ids";
 import { conflict, invalid, invalidMany, notFound, type FieldError } from "../../lib/problem";
 import { canonicalDate, dateAsMidnight, nowIso } from "../../lib/time";
@@ -664,7 +665,12 @@ export function setContractItems(ctx: AppContext, tx: TenantDb, w: TenantWriteSc
   const found = productsByIds(tx, items.map((i) => i.product_id));
   const errors: FieldError[] = [];
   items.forEach((i, n) => {
-    if (!found.has(i.product_id)) errors.push({ path: `items.${n}.product_id`, message: "unknown product" });
+    const product = found.get(i.product_id);
+    if (!product) errors.push({ path: `items.${n}.product_id`, message: "unknown product" });
+    // A price stored before the money bounds (README "Request limits") is not copied into an item.
+    else if (i.unit_price == null && (product.price ?? 0) > MAX_MONEY) {
+      errors.push({ path: `items.${n}.unit_price`, message: "is required: the product's stored price is beyond 1e12" });
+    }
   });
   if (errors.length) throw invalidMany(errors);
   changeContract(ctx, tx, w, principal, id, () => {
