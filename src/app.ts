@@ -7,6 +7,7 @@ import { createContext, type AppContext, type ContextOptions } from "./core/cont
 import { corpLookups } from "./modules/corp/service";
 import { userFlags } from "./modules/user/service";
 import { enabledServiceIds, loadPermissions } from "./modules/workgroup/service";
+import { readBounded } from "./lib/bounded-body";
 import { MAX_BODY_BYTES } from "./lib/http";
 import { jsonShapeProblem } from "./lib/json-limits";
 import { EdgeRoutes } from "./lib/edge";
@@ -14,6 +15,7 @@ import { csvExporter, describeCsvLists } from "./lib/list-csv";
 import { embeddedOpenApi } from "./modules/system/embedded-openapi";
 import { publishedOpenApi, type RouteHooks } from "./modules/system/openapi-publish";
 import { newId } from "./lib/ids";
+import { FIELD_MESSAGE } from "./lib/schemas";
 import {
   internal,
   invalid,
@@ -53,11 +55,12 @@ import { consoleModule } from "./modules/console";
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
-type UnionAwareError = { path?: string; message: string; errors?: Iterable<UnionAwareError>[] };
+type UnionAwareError = { path?: string; message: string; schema?: { [FIELD_MESSAGE]?: string }; errors?: Iterable<UnionAwareError>[] };
 
 /**
  * A failed union (an optional-or-null object such as `customer.address`) is reported at the
- * union's own path; name the nested field instead, taken from the variant that got furthest.
+ * union's own path; name the nested field instead, taken from the variant that got furthest. An
+ * optional scalar of a kind with its own message (`Opt(Money())`) is reported with that message.
  */
 function expandUnions(errors: UnionAwareError[]): UnionAwareError[] {
   const out: UnionAwareError[] = [];
@@ -66,7 +69,7 @@ function expandUnions(errors: UnionAwareError[]): UnionAwareError[] {
     const depth = (v: UnionAwareError[]) => Math.max(0, ...v.map((x) => (x.path ?? "").split("/").length));
     const best = variants.filter((v) => v.length > 0).sort((a, b) => depth(b) - depth(a))[0];
     if (best && depth(best) > (e.path ?? "").split("/").length) out.push(...expandUnions(best));
-    else out.push(e);
+    else out.push(variants.flat().find((x) => x.path === e.path && x.schema?.[FIELD_MESSAGE]) ?? e);
   }
   return out;
 }
@@ -89,7 +92,7 @@ function validationProblem(error: ValidationError, request: Request): Problem {
     const path = (e.path ?? "").replace(/^\//, "").replace(/\//g, ".").replace(/~1/g, "/").replace(/~0/g, "~") || unnamed || error.type;
     if (seen.has(path)) continue;
     seen.add(path);
-    errors.push({ path, message: e.message });
+    errors.push({ path, message: e.schema?.[FIELD_MESSAGE] ?? e.message });
   }
   return invalidMany(errors.length ? errors : [{ path: error.type, message: "is invalid" }]);
 }
@@ -126,22 +129,11 @@ async function readJsonBody(request: Request, required: boolean): Promise<unknow
     if (required) throw missing();
     return {};
   }
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_BODY_BYTES) {
-      await reader.cancel().catch(() => {});
-      throw payloadTooLarge(MAX_BODY_BYTES);
-    }
-    chunks.push(value);
-  }
+  const bytes = await readBounded(request.body, MAX_BODY_BYTES);
+  if (!bytes) throw payloadTooLarge(MAX_BODY_BYTES);
   let text: string;
   try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(chunks));
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
     throw invalid("body", "is not valid UTF-8");
   }

@@ -3,9 +3,9 @@
 // source-only: captures the in-process logger and drives the audit log with a clock.
 import { afterAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
-import { createLogger } from "../../src/lib/log";
 import { AuditLog } from "../../src/core/audit";
 import { ADMIN, addCorp, addUser, makeApp, startAndLogin, tempDir, type TestApp } from "../support/helpers";
+import { auditedApp as auditedAppOf } from "../support/audit";
 import { waitFor } from "../support/webhooks";
 
 const apps: TestApp[] = [];
@@ -15,25 +15,10 @@ afterAll(async () => {
   dirs.forEach((d) => rmSync(d, { recursive: true, force: true }));
 });
 
-interface Row {
-  id: string;
-  at: string;
-  action: string;
-  outcome: string;
-  actor_user_id: string | null;
-  corp_id: string | null;
-  target: string | null;
-  ip: string | null;
-  reason: string | null;
-}
-
 async function auditedApp() {
-  const lines: string[] = [];
-  const t = await makeApp({ options: { logger: createLogger("info", (l) => lines.push(l)) } });
-  apps.push(t);
-  const rows = () => t.sql().query("SELECT * FROM audit_log ORDER BY id").all() as Row[];
-  const logged = () => lines.map((l) => JSON.parse(l)).filter((l) => l.msg === "audit");
-  return { t, rows, logged, lines };
+  const a = await auditedAppOf();
+  apps.push(a.t);
+  return a;
 }
 
 test("login success and failure (with the problem slug), logout, refresh and corp change are recorded in the table and on stdout", async () => {

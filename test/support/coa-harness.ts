@@ -3,27 +3,19 @@
 // client secret, logs the attributes it understood, and answers ACK, or NAK with Error-Cause
 // Session-Context-Not-Found for User-Name "nak-me". Also a local UDP responder built on
 // corpadmin's own codec, for the outcomes FreeRADIUS cannot be made to give (silence).
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { decodeRequest, encodeResponse, type Attribute, type Packet } from "../../src/modules/isp/rfc5176";
+import { freeUdpPort, runFreeradius, type FreeradiusProcess } from "./freeradius-harness";
 
 export const RADCLIENT_MISSING: string | null = Bun.which("radclient") ? null : "radclient is not installed: apt-get install -y freeradius-utils";
 export const FREERADIUS_MISSING: string | null = Bun.which("freeradius") ? null : "FreeRADIUS is not installed: apt-get install -y freeradius";
 
-async function freeUdpPort(): Promise<number> {
-  const sock = await Bun.udpSocket({ hostname: "127.0.0.1", port: 0 });
-  const port = sock.port;
-  sock.close();
-  return port;
-}
-
-export interface CoaListener {
+export interface CoaListener extends FreeradiusProcess {
   port: number;
   /** One line per request: `<Packet-Type> <User-Name> <Acct-Session-Id> <NAS-IP-Address> <Framed-IP-Address> <Mikrotik-Rate-Limit>`. */
   requests(): string[];
-  log(): string;
-  stop(): Promise<void>;
 }
 
 export async function startFreeradiusCoa(secret: string): Promise<CoaListener> {
@@ -107,35 +99,12 @@ server coa {
 }
 `;
   writeFileSync(join(dir, "radiusd.conf"), conf, { mode: 0o644 });
-  const proc = Bun.spawn(["freeradius", "-f", "-l", "stdout", "-d", dir], { stdout: "pipe", stderr: "pipe" });
-  let log = "";
-  const pump = async (stream: ReadableStream<Uint8Array>) => {
-    const decoder = new TextDecoder();
-    for await (const chunk of stream) log += decoder.decode(chunk, { stream: true });
-  };
-  const pumping = Promise.all([pump(proc.stdout), pump(proc.stderr)]);
-  const deadline = Date.now() + 15_000;
-  while (!log.includes("Ready to process requests")) {
-    if (proc.exitCode !== null || Date.now() > deadline) {
-      proc.kill();
-      await pumping.catch(() => {});
-      throw new Error(`FreeRADIUS did not start:\n${log}`);
-    }
-    await Bun.sleep(25);
-  }
+  const server = await runFreeradius(dir);
   const logFile = join(dir, "coa.log");
   return {
     port,
     requests: () => (existsSync(logFile) ? readFileSync(logFile, "utf8").split("\n").filter(Boolean) : []),
-    log: () => log,
-    async stop() {
-      proc.kill("SIGTERM");
-      const killer = setTimeout(() => proc.kill("SIGKILL"), 5000);
-      await proc.exited;
-      clearTimeout(killer);
-      await pumping.catch(() => {});
-      rmSync(dir, { recursive: true, force: true });
-    },
+    ...server,
   };
 }
 

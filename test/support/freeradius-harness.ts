@@ -14,27 +14,21 @@ export const FREERADIUS_MISSING: string | null = (() => {
 })();
 
 /** A UDP port nobody holds right now (FreeRADIUS binds it a moment later). */
-async function freeUdpPort(): Promise<number> {
+export async function freeUdpPort(): Promise<number> {
   const sock = await Bun.udpSocket({ hostname: "127.0.0.1", port: 0 });
   const port = sock.port;
   sock.close();
   return port;
 }
 
-export interface RunningFreeradius {
-  authPort: number;
-  acctPort: number;
-  dir: string;
+export interface FreeradiusProcess {
   log(): string;
+  /** Stops the server (SIGTERM, SIGKILL after 5 s) and removes its config directory. */
   stop(): Promise<void>;
 }
 
-export async function startFreeradius(o: Omit<FreeradiusOptions, "authPort" | "acctPort" | "listenAddress">): Promise<RunningFreeradius> {
-  const dir = mkdtempSync(join(tmpdir(), "corpadmin-radius-"));
-  const authPort = await freeUdpPort();
-  let acctPort = await freeUdpPort();
-  while (acctPort === authPort) acctPort = await freeUdpPort();
-  writeFreeradiusConfig(dir, { ...o, authPort, acctPort, listenAddress: "127.0.0.1" });
+/** Runs `freeradius -f` on the config directory `dir` and waits until it is ready to process requests. */
+export async function runFreeradius(dir: string): Promise<FreeradiusProcess> {
   const proc = Bun.spawn(["freeradius", "-f", "-l", "stdout", "-d", dir], { stdout: "pipe", stderr: "pipe" });
   let log = "";
   const pump = async (stream: ReadableStream<Uint8Array>) => {
@@ -54,9 +48,6 @@ export async function startFreeradius(o: Omit<FreeradiusOptions, "authPort" | "a
     await Bun.sleep(25);
   }
   return {
-    authPort,
-    acctPort,
-    dir,
     log: () => log,
     async stop() {
       proc.kill("SIGTERM");
@@ -67,6 +58,21 @@ export async function startFreeradius(o: Omit<FreeradiusOptions, "authPort" | "a
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+export interface RunningFreeradius extends FreeradiusProcess {
+  authPort: number;
+  acctPort: number;
+  dir: string;
+}
+
+export async function startFreeradius(o: Omit<FreeradiusOptions, "authPort" | "acctPort" | "listenAddress">): Promise<RunningFreeradius> {
+  const dir = mkdtempSync(join(tmpdir(), "corpadmin-radius-"));
+  const authPort = await freeUdpPort();
+  let acctPort = await freeUdpPort();
+  while (acctPort === authPort) acctPort = await freeUdpPort();
+  writeFreeradiusConfig(dir, { ...o, authPort, acctPort, listenAddress: "127.0.0.1" });
+  return { authPort, acctPort, dir, ...(await runFreeradius(dir)) };
 }
 
 export interface RadiusReply {

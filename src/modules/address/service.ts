@@ -1,6 +1,7 @@
 // The embedded address's view and checks. It owns no table: the owner of the row stores the
 // address columns (./columns.ts), and the city comes from the city service.
 import type { TenantDb } from "../../db/sqlite";
+import { finite } from "../../lib/finite";
 import { invalid } from "../../lib/problem";
 import { cityRef } from "../city/service";
 import type { AddressColumns } from "./columns";
@@ -16,8 +17,8 @@ export function addressView(db: TenantDb, row: AddressColumns): AddressView | nu
     district: row.address_district,
     postal_code: row.address_postal_code,
     detail: row.address_detail,
-    latitude: row.address_latitude,
-    longitude: row.address_longitude,
+    latitude: finite(row.address_latitude),
+    longitude: finite(row.address_longitude),
     city,
   };
 }

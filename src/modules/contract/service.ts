@@ -11,7 +11,9 @@ import type { TenantWriteScope } from "../../core/store";
 import { changeStamp } from "../../db/change-stamp";
 import type { TenantDb } from "../../db/sqlite";
 import { contractConfigs, contractFlags, contractItems, contracts } from "../../db/tenant/schema";
+import { finite } from "../../lib/finite";
 import { listRows, type ListParams } from "../../lib/list";
+import { MAX_MONEY } from "../../lib/schemas";
 import { newId, randomBase62 } from "../../lib/ids";
 import { conflict, invalid, invalidMany, notFound, type FieldError } from "../../lib/problem";
 import { canonicalDate, dateAsMidnight, nowIso } from "../../lib/time";
@@ -123,8 +125,8 @@ function addressAt(v: Cell[], a: number, c: number): AddressView | null {
     district: textOrNull(v, a + 2),
     postal_code: textOrNull(v, a + 3),
     detail: textOrNull(v, a + 4),
-    latitude: v[a + 5] as number | null,
-    longitude: v[a + 6] as number | null,
+    latitude: finite(v[a + 5] as number | null),
+    longitude: finite(v[a + 6] as number | null),
     city: { id: text(v, c), name: text(v, c + 1), state: text(v, c + 2), country: text(v, c + 3) },
   };
 }
@@ -183,7 +185,7 @@ export function contractViewById(db: TenantDb, id: string, timeZone: string, rev
     cancellation_date: date(4),
     suspension_date: date(5),
     address: addressAt(v, ADDRESS_AT, CITY_AT),
-    total_value: v[8] as number,
+    total_value: finite(v[8] as number),
     contract_status: text(v, 9),
     contract_stage: text(v, 10),
     original: unjsonAt(v, 11),
@@ -453,9 +455,9 @@ const itemView = (r: ItemRow): ContractItem => ({
   id: r.id,
   product_id: r.product_id,
   description: r.description,
-  quantity: r.quantity,
-  unit_price: r.unit_price,
-  total: round(r.quantity * r.unit_price),
+  quantity: finite(r.quantity),
+  unit_price: finite(r.unit_price),
+  total: finite(round(r.quantity * r.unit_price)),
   created_at: r.created_at,
   updated_at: r.updated_at,
 });
@@ -665,7 +667,12 @@ export function setContractItems(ctx: AppContext, tx: TenantDb, w: TenantWriteSc
   const found = productsByIds(tx, items.map((i) => i.product_id));
   const errors: FieldError[] = [];
   items.forEach((i, n) => {
-    if (!found.has(i.product_id)) errors.push({ path: `items.${n}.product_id`, message: "unknown product" });
+    const product = found.get(i.product_id);
+    if (!product) errors.push({ path: `items.${n}.product_id`, message: "unknown product" });
+    // A price stored before the money bounds (README "Request limits") is not copied into an item.
+    else if (i.unit_price == null && (product.price ?? 0) > MAX_MONEY) {
+      errors.push({ path: `items.${n}.unit_price`, message: "is required: the product's stored price is beyond 1e12" });
+    }
   });
   if (errors.length) throw invalidMany(errors);
   changeContract(ctx, tx, w, principal, id, () => {

@@ -5,6 +5,7 @@
 // is not a cron pattern, and timers computed from ctx.now() keep the rules in pure functions.
 import type { AppContext } from "../../core/context";
 import type { Job as BackgroundJob } from "../../core/jobs";
+import { readBounded } from "../../lib/bounded-body";
 import { allCorpIds } from "../corp/service";
 import { collectedMetrics, storeCollected, type MetricRow } from "./service";
 import { isInsideWindow, nextTickAfter } from "./window";
@@ -178,11 +179,11 @@ export class MetricScheduler implements BackgroundJob {
       await res.body?.cancel().catch(() => {});
       return { why: "metric endpoint answered an error status; nothing stored", host, status: res.status };
     }
-    const text = await readLimited(res, MAX_BODY_BYTES);
-    if (text === null) return { why: "metric endpoint body is too large to be a value; nothing stored", host, limit: MAX_BODY_BYTES };
+    const bytes = await readBounded(res.body, MAX_BODY_BYTES);
+    if (bytes === null) return { why: "metric endpoint body is too large to be a value; nothing stored", host, limit: MAX_BODY_BYTES };
     let body: unknown;
     try {
-      body = JSON.parse(text);
+      body = JSON.parse(new TextDecoder().decode(bytes));
     } catch {
       return { why: "metric endpoint body is not JSON; nothing stored", host };
     }
@@ -206,21 +207,3 @@ interface Failure {
   [field: string]: unknown;
 }
 
-/** The body as UTF-8 text, or null when it is longer than `limit` bytes. */
-async function readLimited(res: Response, limit: number): Promise<string | null> {
-  if (!res.body) return "";
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      return null;
-    }
-    chunks.push(value);
-  }
-  return new TextDecoder().decode(Buffer.concat(chunks));
-}

@@ -5,6 +5,7 @@ import { eq } from "drizzle-orm";
 import type { TenantDoor } from "../../core/store";
 import type { TenantDb } from "../../db/sqlite";
 import { metrics } from "../../db/tenant/schema";
+import { finite } from "../../lib/finite";
 import { newId } from "../../lib/ids";
 import { listRows, paging, type Page } from "../../lib/list";
 import { conflict, invalid, invalidMany, notFound, type FieldError } from "../../lib/problem";
@@ -254,7 +255,7 @@ export function storeCollected(tenant: TenantDoor, metricId: string, body: unkno
 }
 
 function valueOut(type: DataType, stored: number | string): number | boolean | string {
-  return type === "Bool" ? stored === 1 : stored;
+  return type === "Bool" ? stored === 1 : typeof stored === "number" ? finite(stored) : stored;
 }
 
 // ---- history ------------------------------------------------------------------------------
@@ -372,7 +373,7 @@ function buckets(db: TenantDb, metric: MetricRow, from: number, to: number, buck
     if (a[0] === 0) continue;
     items.push(
       numeric
-        ? { start: toIso(r.s), count: a[0], min: a[1], max: a[2], avg: a[3], sum: a[4] }
+        ? { start: toIso(r.s), count: a[0], min: finite(a[1]), max: finite(a[2]), avg: finite(a[3]), sum: finite(a[4]) }
         : { start: toIso(r.s), count: a[0], min: null, max: null, avg: null, sum: null },
     );
   }

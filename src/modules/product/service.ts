@@ -4,6 +4,7 @@ import { eq, inArray } from "drizzle-orm";
 import type { TenantWriteScope } from "../../core/store";
 import type { TenantDb } from "../../db/sqlite";
 import { productClassifications, products } from "../../db/tenant/schema";
+import { finite } from "../../lib/finite";
 import { listRows, type ListParams } from "../../lib/list";
 import { conflict, invalidMany, notFound } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
@@ -40,7 +41,7 @@ export function productView(db: TenantDb, r: ProductRow): Product {
     identity: r.identity,
     name: r.name,
     description: r.description,
-    price: r.price,
+    price: finite(r.price),
     classifications: classificationNames(db, r.id),
     created_at: r.created_at,
     updated_at: r.updated_at,

@@ -6,30 +6,17 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from "jose";
 import * as OTPAuth from "otpauth";
-import { SMTPServer } from "smtp-server";
-import { createLogger } from "../../../src/lib/log";
 import { MAX_FAILURES } from "../../../src/modules/auth/lockout";
-import { ADMIN, addCorp, addUser, makeApp, startAndLogin, type TestApp } from "../../support/helpers";
-
-interface Row {
-  id: string;
-  at: string;
-  action: string;
-  outcome: string;
-  actor_user_id: string | null;
-  corp_id: string | null;
-  target: string | null;
-  ip: string | null;
-  reason: string | null;
-  request_id: string | null;
-}
+import { auditedApp, type AuditRow } from "../../support/audit";
+import { ADMIN, addCorp, addUser, startAndLogin, type TestApp } from "../../support/helpers";
+import { startInbox } from "../../support/smtp";
 
 const GOOGLE_CLIENT = "audit-client.apps.example";
 const GOOGLE_ISS = "https://accounts.google.com";
 
 let t: TestApp;
+let audit: Awaited<ReturnType<typeof auditedApp>>;
 let admin: Awaited<ReturnType<typeof startAndLogin>>;
-const lines: string[] = [];
 const secrets: string[] = [];
 /** TOTP codes are short digit strings: checked as whole JSON values, not as substrings. */
 const codes: string[] = [];
@@ -41,33 +28,22 @@ const nextStep = () => {
 
 let jwks: ReturnType<typeof Bun.serve>;
 let rsa: { privateKey: CryptoKey; jwk: JWK };
-let smtp: SMTPServer;
-const inbox: string[] = [];
+let inbox: Awaited<ReturnType<typeof startInbox>>;
 
 beforeAll(async () => {
   const { privateKey, publicKey } = await generateKeyPair("RS256");
   rsa = { privateKey, jwk: { ...(await exportJWK(publicKey)), kid: "k1", alg: "RS256", use: "sig" } };
   jwks = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => Response.json({ keys: [rsa.jwk] }) });
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ["STARTTLS", "AUTH"],
-    logger: false,
-    onData(stream, _session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on("data", (c: Buffer) => chunks.push(c));
-      stream.on("end", () => {
-        inbox.push(Buffer.concat(chunks).toString("utf8"));
-        callback();
-      });
+  inbox = await startInbox();
+  audit = await auditedApp(
+    {
+      env: inbox.env,
+      config: { egressAllow: ["127.0.0.0/8"], oidc: { google: { clientId: GOOGLE_CLIENT, issuer: GOOGLE_ISS, jwksUrl: `http://127.0.0.1:${jwks.port}/google` }, microsoft: { clientId: null, issuer: "", jwksUrl: "" } } },
+      options: { now },
     },
-  });
-  await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", () => resolve()));
-  const smtpPort = (smtp.server.address() as { port: number }).port;
-  t = await makeApp({
-    env: { CORPADMIN_SMTP_URL: `smtp://127.0.0.1:${smtpPort}`, CORPADMIN_SMTP_FROM: "noreply@corpadmin.test" },
-    config: { egressAllow: ["127.0.0.0/8"], oidc: { google: { clientId: GOOGLE_CLIENT, issuer: GOOGLE_ISS, jwksUrl: `http://127.0.0.1:${jwks.port}/google` }, microsoft: { clientId: null, issuer: "", jwksUrl: "" } } },
-    options: { logger: createLogger("debug", (line) => lines.push(line)), now },
-  });
+    "debug",
+  );
+  t = audit.t;
   admin = await startAndLogin(t);
   secrets.push(ADMIN.password, admin.token);
 });
@@ -75,12 +51,12 @@ beforeAll(async () => {
 afterAll(async () => {
   await t.close();
   jwks.stop(true);
-  await new Promise<void>((resolve) => smtp.close(() => resolve()));
+  await inbox.stop();
 });
 
-const allRows = () => t.sql().query("SELECT * FROM audit_log ORDER BY id").all() as Row[];
+const allRows = () => audit.rows();
 const rowsOf = (action: string, target?: string) => allRows().filter((r) => r.action === action && (target === undefined || r.target === target));
-const auditLines = () => lines.map((l) => JSON.parse(l)).filter((l) => l.msg === "audit");
+const auditLines = () => audit.logged();
 const as = (token: string, method: string, path: string, body?: unknown, ip?: string) => t.req(method, path, { token, body, ip });
 
 /** A user in acme with the given platform services, logged in; its password and token are secrets. */
@@ -246,19 +222,17 @@ describe("POST /api/user/{id}/password; POST /api/user/password/reset-key|reset:
   test("reset-key requests are recorded alike for known and unknown logins; the reset and a bad key are recorded", async () => {
     const u = await member();
     const unknown = `nobody-${crypto.randomUUID().slice(0, 8)}`;
-    const mailsBefore = inbox.length;
+    const mailsBefore = inbox.messages.length;
     expect((await t.req("POST", "/api/user/password/reset-key", { body: { login: u.login }, ip: "203.0.113.20" })).status).toBe(204);
     expect((await t.req("POST", "/api/user/password/reset-key", { body: { login: unknown }, ip: "203.0.113.20" })).status).toBe(204);
     const [known, ghost] = [rowsOf("user.password_reset_request", u.login), rowsOf("user.password_reset_request", unknown)];
     expect(known).toHaveLength(1);
     expect(ghost).toHaveLength(1);
-    const shape = (r: Row) => ({ ...r, id: undefined, at: undefined, target: undefined, request_id: undefined });
+    const shape = (r: AuditRow) => ({ ...r, id: undefined, at: undefined, target: undefined, request_id: undefined });
     expect(shape(known[0])).toEqual(shape(ghost[0]));
     expect(known[0]).toMatchObject({ outcome: "requested", actor_user_id: null, corp_id: null, ip: "203.0.113.20", reason: null });
 
-    const deadline = Date.now() + 10_000;
-    while (inbox.length === mailsBefore && Date.now() < deadline) await Bun.sleep(20);
-    const key = /Reset key: ([A-Za-z0-9_-]+)/.exec(inbox[mailsBefore] ?? "")?.[1];
+    const key = /Reset key: ([A-Za-z0-9_-]+)/.exec((await inbox.message(mailsBefore + 1)).text)?.[1];
     expect(key).toBeString();
     const bogus = `bogus-key-${crypto.randomUUID()}`;
     const fresh = `after-reset-${crypto.randomUUID()}`;
@@ -437,7 +411,7 @@ describe("audit log: the whole log", () => {
   });
 
   test("no secret in any audit row or any log line (debug level included)", () => {
-    const everything = JSON.stringify(allRows()) + "\n" + lines.join("");
+    const everything = JSON.stringify(allRows()) + "\n" + audit.lines.join("");
     expect(secrets.length).toBeGreaterThan(30);
     for (const secret of secrets) {
       expect(secret.length).toBeGreaterThanOrEqual(8);

@@ -93,6 +93,28 @@ async function selectOption(page: Page, label: string | RegExp, option: string |
 let seeded: Awaited<ReturnType<typeof seed>>;
 let contractId: string;
 
+test("theme: the system's colour scheme unless the operator chose one; the palette computes to plain colours (the charts' canvas reads them)", async () => {
+  const LIGHT = { bg: "rgb(246, 247, 249)", fg: "rgb(29, 35, 48)", chart: "#0b5cad" };
+  const DARK = { bg: "rgb(18, 21, 27)", fg: "rgb(230, 233, 239)", chart: "#7cb7ff" };
+  for (const system of ["light", "dark"] as const) {
+    for (const choice of ["auto", "light", "dark"] as const) {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, locale: "en-US", colorScheme: system });
+      const page = await context.newPage();
+      await page.addInitScript((th) => localStorage.setItem("corpadmin.theme", th), choice);
+      await page.goto(`${server.base}/console/login`);
+      await page.getByLabel(/^Login$/).waitFor();
+      const look = await page.evaluate(() => {
+        const g = globalThis as any;
+        const body = g.getComputedStyle(g.document.body);
+        return { bg: body.backgroundColor, fg: body.color, chart: g.getComputedStyle(g.document.documentElement).getPropertyValue("--chart-1").trim() };
+      });
+      const dark = choice === "dark" || (choice === "auto" && system === "dark");
+      expect({ system, choice, ...look }).toEqual({ system, choice, ...(dark ? DARK : LIGHT) });
+      await context.close();
+    }
+  }
+});
+
 test("contract: validation next to the field, create, find in the list, change the speed, render on a layout", async () => {
   seeded = await seed();
   const page = await newPage();

@@ -27,6 +27,8 @@ const BODIES: Record<string, () => Response | Promise<Response>> = {
   "/plain": () => new Response("42 packets"),
   "/wrong-type": () => Response.json("42"),
   "/error": () => Response.json(42, { status: 500 }),
+  // A chunked body (no length) over the 64 KiB a value may take.
+  "/huge": () => new Response(new Blob([`[${"1,".repeat(64 * 1024)}1]`]).stream()),
   "/flaky": () => (flakyDown ? new Response("down", { status: 503 }) : Response.json(3)),
   "/slow": async () => {
     await Bun.sleep(2_500);
@@ -218,6 +220,17 @@ describe("job metric scheduler: the collector", () => {
     await Bun.sleep(1_300);
     expect(mine().map((l) => `${l.level} ${l.msg}`)).toEqual(["warn metric endpoint answered an error status; nothing stored", "info metric collection works again"]);
     expect(valuesOf(t, admin.corpId, m.id).length).toBeGreaterThanOrEqual(1);
+    await t.req("DELETE", `/api/metric/${m.id}`, { token: admin.token });
+  }, 20_000);
+
+  test("a body over 64 KiB is not read further: nothing stored, why is logged", async () => {
+    const m = await create({ endpoint: `${base}/huge1/huge` });
+    await Bun.sleep(1_300);
+    expect(hit("/huge1/huge")).toBeGreaterThanOrEqual(1);
+    const mine = logs.filter((l) => l.fields.metric_id === m.id && l.level !== "debug");
+    expect(mine.map((l) => `${l.level} ${l.msg}`)).toEqual(["warn metric endpoint body is too large to be a value; nothing stored"]);
+    expect(mine[0].fields).toMatchObject({ limit: 64 * 1024 });
+    expect(valuesOf(t, admin.corpId, m.id)).toEqual([]);
     await t.req("DELETE", `/api/metric/${m.id}`, { token: admin.token });
   }, 20_000);
 

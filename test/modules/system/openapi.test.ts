@@ -81,6 +81,49 @@ test("resources are named schemas, referenced from the operations; recursion res
   expect(text).not.toContain('"$id"');
 });
 
+/**
+ * Every component schema the document publishes, by name: a schema exported from a model.ts is
+ * published (system/openapi-schemas.ts), and a client generated from the document gains or loses
+ * a type with it. Adding or removing one is a change of the API: update this list with it.
+ */
+const PUBLISHED_SCHEMAS = [
+  "Action", "ActionInput", "Address", "AddressExternalInput", "AddressInput", "AllReport", "Bucket",
+  "BucketList", "ChangeCorpBody", "City", "CityExternalInput", "CityInput", "CityPage", "CityRef",
+  "CityWithIdentity", "Classification", "ClassificationInput", "ClassificationPage", "Contract",
+  "ContractConfig", "ContractConfigInput", "ContractExternalInput", "ContractInput", "ContractItem",
+  "ContractItemInput", "ContractPage", "ContractWithIdentity", "ContractWithIdentityPage", "CorpCheck",
+  "CorpCheckBody", "CorpTree", "CorpUpdate", "Corporation", "CorporationInput", "CorporationPage",
+  "Credentials", "DatabaseCheck", "DatabaseUpdate", "Delivery", "DeliveryPage", "ExternalApp",
+  "ExternalAppInput", "ExternalAppPage", "ExternalAppWithKey", "ExternalIdentity", "ExternalLink",
+  "ExternalLinkInput", "Feature", "FeatureInput", "FeatureList", "FeaturePage", "FeatureUpload", "FlagsBody",
+  "FlagsResponse", "ItemsBody", "ItemsResponse", "Layout", "LayoutAttributeInput", "LayoutInput", "LayoutPage",
+  "LayoutVariable", "LayoutVariableList", "LoginBody", "Manufacturer", "ManufacturerInput", "ManufacturerPage",
+  "Menu", "MenuInput", "MenuNode", "MenuNodeList", "Metric", "MetricInput", "MetricPage", "MetricValue",
+  "MetricValueInput", "MetricValuePage", "Nas", "NasCreateInput", "NasPage", "NasUpdateInput", "Note",
+  "NoteInput", "NotePage", "OidcExchangeBody", "OidcLinkBody", "Party", "PartyExternalInput", "PasswordChange",
+  "Permissions", "Person", "PersonInput", "PersonPage", "PersonWithIdentity", "PersonWithIdentityPage", "Pool",
+  "PoolInput", "PoolPage", "PoolUsage", "Pop", "PopInput", "PopPage", "Problem", "Product", "ProductInput",
+  "ProductPage", "QrAccess", "QrAccessPage", "QrCampaign", "QrCampaignInput", "QrCampaignPage", "QrCategory",
+  "QrCategoryInput", "QrCategoryPage", "QrCode", "QrCodeInput", "QrCodePage", "QrLogo", "QrLogoInput",
+  "RadiusAttribute", "RadiusAttributeInput", "RadiusAttributePage", "RecoverBody", "RecoverResult", "Rendered",
+  "Report", "ResetBody", "ResetKeyBody", "SafeIpBody", "SafeIpRange", "SafeIpRangePage", "Server",
+  "ServerInput", "ServerPage", "Service", "ServiceInput", "ServicePage", "ServiceWithFeatures", "TablesResult",
+  "TwoFactorDisableBody", "TwoFactorEnableBody", "TwoFactorSecret", "User", "UserCreate", "UserPage",
+  "UserUpdate", "Versions", "Webhook", "WebhookAlter", "WebhookCreate", "WebhookPage", "WebhookWithSecret",
+  "Workgroup", "WorkgroupInput", "WorkgroupPage",
+];
+
+test("the component schemas are exactly the pinned set", () => {
+  const published = Object.keys(doc.components.schemas);
+  const added = published.filter((name) => !PUBLISHED_SCHEMAS.includes(name)).sort();
+  const removed = PUBLISHED_SCHEMAS.filter((name) => !published.includes(name));
+  const message =
+    `component schemas changed: added [${added.join(", ")}], removed [${removed.join(", ")}]; ` +
+    "if that is meant, update PUBLISHED_SCHEMAS in test/modules/system/openapi.test.ts";
+  expect({ added, removed }, message).toEqual({ added: [], removed: [] });
+  expect(PUBLISHED_SCHEMAS, "PUBLISHED_SCHEMAS is kept sorted").toEqual([...PUBLISHED_SCHEMAS].sort());
+});
+
 test("every operation: a unique method-like operationId, a tag, security, problem responses", () => {
   const ids = new Map<string, string>();
   const tags = new Set(doc.tags.map((tag: { name: string }) => tag.name));

@@ -1,60 +1,24 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { SMTPServer } from "smtp-server";
 import { addUser, inProcessOnly, makeApp, startAndLogin, testSourceOnly, type TestApp } from "../../support/helpers";
+import { startInbox, type Delivered } from "../../support/smtp";
 
-interface Delivered {
-  to: string[];
-  text: string;
-}
-
-let smtp: SMTPServer;
-let smtpPort: number;
-const inbox: Delivered[] = [];
-const waiters: (() => void)[] = [];
+let inbox: Awaited<ReturnType<typeof startInbox>>;
 let t: TestApp;
 let admin: Awaited<ReturnType<typeof startAndLogin>>;
 let offsetMs = 0;
 
 beforeAll(async () => {
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ["STARTTLS", "AUTH"],
-    logger: false,
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on("data", (c: Buffer) => chunks.push(c));
-      stream.on("end", () => {
-        inbox.push({ to: session.envelope.rcptTo.map((r) => r.address), text: Buffer.concat(chunks).toString("utf8") });
-        waiters.splice(0).forEach((w) => w());
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", () => resolve()));
-  smtpPort = (smtp.server.address() as { port: number }).port;
+  inbox = await startInbox();
   t = await makeApp({
-    env: { CORPADMIN_SMTP_URL: `smtp://127.0.0.1:${smtpPort}`, CORPADMIN_SMTP_FROM: "noreply@corpadmin.test" },
+    env: inbox.env,
     options: inProcessOnly({ now: () => Date.now() + offsetMs }),
   });
   admin = await startAndLogin(t);
 });
 afterAll(async () => {
   await t.close();
-  await new Promise<void>((resolve) => smtp.close(() => resolve()));
+  await inbox.stop();
 });
-
-/** Waits for the n-th delivered message (1-based). */
-async function mailNumber(n: number): Promise<Delivered> {
-  const deadline = Date.now() + 10_000;
-  while (inbox.length < n) {
-    if (Date.now() > deadline) throw new Error(`no mail #${n} within 10 s`);
-    await new Promise<void>((r) => {
-      waiters.push(r);
-      setTimeout(r, 200);
-    });
-  }
-  return inbox[n - 1];
-}
 
 function keyIn(mail: Delivered): string {
   const m = /Reset key: ([A-Za-z0-9_-]+)/.exec(mail.text);
@@ -69,11 +33,11 @@ const login = (l: string, password: string) => t.req("POST", "/api/login", { bod
 describe("POST /api/user/password/reset-key; POST /api/user/password/reset: password reset", () => {
   test("the key arrives by e-mail, resets the password once and revokes every session", async () => {
     const u = await addUser(t, admin.corpId, { login: "forgot-it" });
-    const before = inbox.length;
+    const before = inbox.messages.length;
     const res = await requestKey(u.login);
     expect(res.status).toBe(204);
     expect(res.text).toBe("");
-    const mail = await mailNumber(before + 1);
+    const mail = await inbox.message(before + 1);
     expect(mail.to).toEqual(["forgot-it@example.com"]);
     expect(mail.text).toContain("From: noreply@corpadmin.test");
     const key = keyIn(mail);
@@ -91,24 +55,24 @@ describe("POST /api/user/password/reset-key; POST /api/user/password/reset: pass
 
   test("an unknown login answers the same 204 and sends nothing", async () => {
     const u = await addUser(t, admin.corpId, { login: "marker-user" });
-    const before = inbox.length;
+    const before = inbox.messages.length;
     const unknown = await requestKey("no-such-login");
     expect(unknown.status).toBe(204);
     expect(unknown.text).toBe("");
     // a known login after it: its mail must be the very next one delivered
     await requestKey(u.login);
-    const next = await mailNumber(before + 1);
+    const next = await inbox.message(before + 1);
     expect(next.to).toEqual(["marker-user@example.com"]);
     await Bun.sleep(200);
-    expect(inbox.length).toBe(before + 1);
+    expect(inbox.messages.length).toBe(before + 1);
   });
 
   // In-process: moves the app's clock.
   testSourceOnly("an expired key (after 1 hour) is 400", async () => {
     const u = await addUser(t, admin.corpId, { login: "slow-reader" });
-    const before = inbox.length;
+    const before = inbox.messages.length;
     await requestKey(u.login);
-    const key = keyIn(await mailNumber(before + 1));
+    const key = keyIn(await inbox.message(before + 1));
     offsetMs = 61 * 60_000;
     try {
       const res = await reset(key, "too-late-password");
@@ -134,9 +98,9 @@ describe("POST /api/user/password/reset-key; POST /api/user/password/reset: pass
 
   test("two racing resets with one key: exactly one wins", async () => {
     const u = await addUser(t, admin.corpId, { login: "racer" });
-    const before = inbox.length;
+    const before = inbox.messages.length;
     await requestKey(u.login);
-    const key = keyIn(await mailNumber(before + 1));
+    const key = keyIn(await inbox.message(before + 1));
     const statuses = (await Promise.all([reset(key, "first-password-1"), reset(key, "second-password-2")])).map((r) => r.status).sort();
     expect(statuses).toEqual([204, 400]);
   });
