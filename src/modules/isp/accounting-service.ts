@@ -1,6 +1,6 @@
 // RADIUS accounting records (isp_radius_accounting) and the sessions they make up
-// (isp_radius_sessions): stored in groups by the accounting writer (jobs.ts), each group one
-// transaction; the session a record belongs to is updated in the same transaction.
+// (isp_radius_sessions): each record stored in a grouped write (radius-service.ts account), the
+// session it belongs to updated in the same transaction.
 import type { TenantDoor } from "../../core/store";
 import type { TenantDb } from "../../db/sqlite";
 import { ispRadiusAccounting, type ispRadiusSessions } from "../../db/tenant/schema";
@@ -114,23 +114,14 @@ export function applyToSession(sqlite: Client, row: AccountingRow, interimInterv
   });
 }
 
-/** One record of a group: the row and the interim interval its NAS was told. */
-export interface AccountingRecord {
-  row: AccountingRow;
-  interimInterval: number | null;
-}
-
 /**
- * Inside a write: stores the records in arrival order and folds each new one into its session. A
- * retransmission (same NAS, Acct-Session-Id, status and Acct-Session-Time) is ignored by the
- * unique key: it was folded into its session when it first arrived.
+ * Inside a write: stores the record and folds it into its session. A retransmission (same NAS,
+ * Acct-Session-Id, status and Acct-Session-Time) is ignored by the unique key: it was folded into
+ * its session when it first arrived.
  */
-export function storeAccounting(tx: TenantDb, records: readonly AccountingRecord[]): void {
-  const changes = tx.$client.query<{ n: number }, []>("SELECT changes() AS n");
-  for (const r of records) {
-    tx.insert(ispRadiusAccounting).values(r.row).onConflictDoNothing().run();
-    if (changes.get()!.n) applyToSession(tx.$client, r.row, r.interimInterval);
-  }
+export function storeAccounting(tx: TenantDb, row: AccountingRow, interimInterval: number | null): void {
+  tx.insert(ispRadiusAccounting).values(row).onConflictDoNothing().run();
+  if (tx.$client.query<{ n: number }, []>("SELECT changes() AS n").get()!.n) applyToSession(tx.$client, row, interimInterval);
 }
 
 /**

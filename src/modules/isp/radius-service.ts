@@ -1,16 +1,16 @@
 // What the FreeRADIUS rlm_rest rows do (routes in radius.ts). Authorize runs on every
 // Access-Request: one read of the corporation's database, the NAS and its layout taken from the
 // snapshot cache of that read connection (radius-cache.ts), the contract through the contract
-// service on the same handle. Accounting reads the NAS and the contract the same way, then hands
-// the record to the group commit (jobs.ts).
+// service on the same handle. Accounting reads the NAS and the contract the same way, then stores
+// the record in a grouped write (one transaction, one fsync, for the records arriving together).
 import { timingSafeEqual } from "node:crypto";
 import type { Static } from "elysia";
 import type { TenantDb } from "../../db/sqlite";
 import { notFound } from "../../lib/problem";
 import { contractIdByUsername, findContractByUsername } from "../contract/service";
 import { parseAccounting, type AccountingBody } from "./accounting-parse";
-import { closeNasSessions } from "./accounting-service";
-import type { AccountingWriter, AttemptLog } from "./jobs";
+import { closeNasSessions, storeAccounting } from "./accounting-service";
+import type { AttemptLog } from "./jobs";
 import type { AttemptOutcome, AuthorizeQuery } from "./model";
 import { radiusNas, refused, type RadiusCaller } from "./radius-auth";
 import { cachedLayout, radiusSnapshot, type Snapshot } from "./radius-cache";
@@ -78,8 +78,12 @@ function layoutInterimInterval(snap: Snapshot, db: TenantDb, layoutId: string | 
   return t && /^\d{1,6}$/.test(t.value.trim()) && Number(t.value) > 0 ? Number(t.value) : null;
 }
 
-/** Stores an accounting record; resolves once it is committed (the NAS is answered then). */
-export async function account(caller: RadiusCaller, body: AccountingBody, writer: AccountingWriter): Promise<void> {
+/**
+ * Stores an accounting record; resolves once it is committed (the NAS is answered then, and an
+ * unanswered record is retransmitted by the NAS). Records arriving together share one transaction
+ * (`writeGrouped`), each in its own savepoint: a failing one rolls back alone.
+ */
+export async function account(caller: RadiusCaller, body: AccountingBody): Promise<void> {
   const record = parseAccounting(body);
   if (record.status === null) {
     // Accounting-On/Off and the like: acknowledged so the NAS stops resending, not stored;
@@ -99,5 +103,5 @@ export async function account(caller: RadiusCaller, body: AccountingBody, writer
       interim: record.interimInterval ?? layoutInterimInterval(snap, db, nas.layout_id),
     };
   });
-  await writer.write(caller.tenant, row, interim);
+  await caller.tenant.writeGrouped((tx) => storeAccounting(tx, row, interim));
 }

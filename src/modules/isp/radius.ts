@@ -3,12 +3,12 @@
 // 204 → ok, 401 → reject, 404 → notfound, 5xx → fail (accounting: no response, so the NAS retries).
 import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
-import type { AccountingWriter, AttemptLog } from "./jobs";
+import type { AttemptLog } from "./jobs";
 import { AccountingBodySchema, AuthorizeQuery, AuthorizeReply } from "./model";
 import { radiusCaller, type RadiusCaller } from "./radius-auth";
 import { account, authorize } from "./radius-service";
 
-export function radiusRoutes(ctx: AppContext, attempts: AttemptLog, accounting: AccountingWriter) {
+export function radiusRoutes(ctx: AppContext, attempts: AttemptLog) {
   const callers = new WeakMap<Request, RadiusCaller>();
   // Authentication runs in transform, before validation: without a credential it is 401 whatever
   // the request holds.
@@ -29,7 +29,7 @@ export function radiusRoutes(ctx: AppContext, attempts: AttemptLog, accounting: 
     .post(
       "/accounting",
       async ({ request, body, set }) => {
-        await account(callers.get(request)!, body, accounting);
+        await account(callers.get(request)!, body);
         set.status = 204;
       },
       {
