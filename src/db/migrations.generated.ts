@@ -19,6 +19,7 @@ import tenant_6 from "../../migrations/tenant/0006_peaceful_tana_nile.sql" with 
 import tenant_7 from "../../migrations/tenant/0007_low_miss_america.sql" with { type: "text" };
 import tenant_8 from "../../migrations/tenant/0008_certain_roxanne_simpson.sql" with { type: "text" };
 import tenant_9 from "../../migrations/tenant/0009_unusual_makkari.sql" with { type: "text" };
+import tenant_10 from "../../migrations/tenant/0010_volatile_star_brand.sql" with { type: "text" };
 
 export const embeddedMigrations = {
   platform: {
@@ -46,6 +47,7 @@ export const embeddedMigrations = {
     "0007_low_miss_america": tenant_7,
     "0008_certain_roxanne_simpson": tenant_8,
     "0009_unusual_makkari": tenant_9,
+    "0010_volatile_star_brand": tenant_10,
     } as Record<string, string>,
   },
 };
