@@ -50,6 +50,23 @@ export function openSqlite(path: string, { create = true, readonly = false }: { 
   return sqlite;
 }
 
+/**
+ * Runs `fn` (synchronous, reads only) with all its statements in one read transaction of `client`:
+ * one snapshot, and one WAL read lock (fcntl calls on the -shm file) instead of one per statement,
+ * which is most of what a point lookup costs (measured: a contract found by user name plus the
+ * change stamp, 29-34 µs → 15-17 µs). Inside a transaction already, `fn` just runs in it. Never
+ * pass an async function: the transaction would stay open across its awaits.
+ */
+export function inOneReadTransaction<T>(client: Database, fn: () => T): T {
+  if (client.inTransaction) return fn();
+  client.query("BEGIN").run();
+  try {
+    return fn();
+  } finally {
+    client.query("COMMIT").run();
+  }
+}
+
 export function openPlatformDb(path: string): PlatformDb {
   return drizzle({ client: openSqlite(path) }) as PlatformDb;
 }

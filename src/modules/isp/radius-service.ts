@@ -5,7 +5,7 @@
 // the record in a grouped write (one transaction, one fsync, for the records arriving together).
 import { timingSafeEqual } from "node:crypto";
 import type { Static } from "elysia";
-import type { TenantDb } from "../../db/sqlite";
+import { inOneReadTransaction, type TenantDb } from "../../db/sqlite";
 import { notFound } from "../../lib/problem";
 import { contractIdByUsername, findContractByUsername } from "../contract/service";
 import { parseAccounting, type AccountingBody } from "./accounting-parse";
@@ -27,41 +27,44 @@ const samePassword = (a: string, b: string) => timingSafeEqual(digest(a), digest
  * attempt log's reason; every answer with a reason is logged as an attempt.
  */
 export function authorize(caller: RadiusCaller, query: Static<typeof AuthorizeQuery>, attempts: AttemptLog): Promise<RlmMap> {
-  return caller.tenant.read((db) => {
-    let nasId: string | null = null;
-    try {
-      const snap = radiusSnapshot(db);
-      const nas = radiusNas(caller, db, snap, query.nas_ip);
-      nasId = nas.id;
-      if (!nas.layout_id) throw refused("nas-no-layout", "The NAS has no layout");
-      const layout = cachedLayout(snap, db, nas.layout_id);
-      if (layout.status !== true) throw refused("layout-inactive", "The NAS's layout is inactive");
-      const found = findContractByUsername(db, query.username);
-      if (!found) throw Object.assign(notFound("User"), { radiusReason: "user-unknown" });
-      const { contract } = found;
-      if (contract.contract_status !== "ACTIVE") throw refused("contract-inactive", "The contract is not active");
-      // An empty password is no password: FreeRADIUS sends `password=` for CHAP and MS-CHAP.
-      const password = query.password ? query.password : null;
-      if (password !== null && !samePassword(password, found.config.password)) throw refused("bad-password", "Wrong password");
-      const attributes = renderLayout(db, nas.layout_id, { contract, config: found.config, password: found.config.password, nas }, layout.templates);
-      const reply: RlmMap = {};
-      for (const a of attributes) {
-        const key = `reply:${a.name}`;
-        const prior = reply[key];
-        // The same attribute twice: rlm_rest adds one per value with "+=".
-        if (prior) reply[key] = { op: "+=", value: [...[prior.value].flat(), a.value], do_xlat: false };
-        else reply[key] = { op: a.operator, value: a.value, do_xlat: false };
-      }
-      if (password === null) reply["control:Cleartext-Password"] = { op: ":=", value: found.config.password, do_xlat: false };
-      // Without a password FreeRADIUS checks CHAP/MS-CHAP itself: corpadmin only knows it handed the password over.
-      logAttempt(attempts, caller, query, nasId, "accept", password === null ? "password-handed-to-freeradius" : "ok");
-      return reply;
-    } catch (err) {
-      const reason = (err as { radiusReason?: string }).radiusReason;
-      if (reason) logAttempt(attempts, caller, query, nasId, reason === "user-unknown" ? "notfound" : "reject", reason);
-      throw err;
+  // One read transaction for the change stamp, the NAS, the layout and the contract: one WAL lock.
+  return caller.tenant.read((db) => inOneReadTransaction(db.$client, () => authorizeIn(db, caller, query, attempts)));
+}
+
+function authorizeIn(db: TenantDb, caller: RadiusCaller, query: Static<typeof AuthorizeQuery>, attempts: AttemptLog): RlmMap {
+  let nasId: string | null = null;
+  try {
+    const snap = radiusSnapshot(db);
+    const nas = radiusNas(caller, db, snap, query.nas_ip);
+    nasId = nas.id;
+    if (!nas.layout_id) throw refused("nas-no-layout", "The NAS has no layout");
+    const layout = cachedLayout(snap, db, nas.layout_id);
+    if (layout.status !== true) throw refused("layout-inactive", "The NAS's layout is inactive");
+    const found = findContractByUsername(db, query.username);
+    if (!found) throw Object.assign(notFound("User"), { radiusReason: "user-unknown" });
+    const { contract } = found;
+    if (contract.contract_status !== "ACTIVE") throw refused("contract-inactive", "The contract is not active");
+    // An empty password is no password: FreeRADIUS sends `password=` for CHAP and MS-CHAP.
+    const password = query.password ? query.password : null;
+    if (password !== null && !samePassword(password, found.config.password)) throw refused("bad-password", "Wrong password");
+    const attributes = renderLayout(db, nas.layout_id, { contract, config: found.config, password: found.config.password, nas }, layout.templates);
+    const reply: RlmMap = {};
+    for (const a of attributes) {
+      const key = `reply:${a.name}`;
+      const prior = reply[key];
+      // The same attribute twice: rlm_rest adds one per value with "+=".
+      if (prior) reply[key] = { op: "+=", value: [...[prior.value].flat(), a.value], do_xlat: false };
+      else reply[key] = { op: a.operator, value: a.value, do_xlat: false };
     }
-  });
+    if (password === null) reply["control:Cleartext-Password"] = { op: ":=", value: found.config.password, do_xlat: false };
+    // Without a password FreeRADIUS checks CHAP/MS-CHAP itself: corpadmin only knows it handed the password over.
+    logAttempt(attempts, caller, query, nasId, "accept", password === null ? "password-handed-to-freeradius" : "ok");
+    return reply;
+  } catch (err) {
+    const reason = (err as { radiusReason?: string }).radiusReason;
+    if (reason) logAttempt(attempts, caller, query, nasId, reason === "user-unknown" ? "notfound" : "reject", reason);
+    throw err;
+  }
 }
 
 function logAttempt(attempts: AttemptLog, caller: RadiusCaller, query: Static<typeof AuthorizeQuery>, nasId: string | null, outcome: AttemptOutcome, reason: string): void {
@@ -95,13 +98,15 @@ export async function account(caller: RadiusCaller, body: AccountingBody): Promi
     }
     return;
   }
-  const { row, interim } = await caller.tenant.read((db) => {
-    const snap = radiusSnapshot(db);
-    const nas = radiusNas(caller, db, snap, record.nasIp);
-    return {
-      row: record.build(nas.id, contractIdByUsername(db, record.username)),
-      interim: record.interimInterval ?? layoutInterimInterval(snap, db, nas.layout_id),
-    };
-  });
+  const { row, interim } = await caller.tenant.read((db) =>
+    inOneReadTransaction(db.$client, () => {
+      const snap = radiusSnapshot(db);
+      const nas = radiusNas(caller, db, snap, record.nasIp);
+      return {
+        row: record.build(nas.id, contractIdByUsername(db, record.username)),
+        interim: record.interimInterval ?? layoutInterimInterval(snap, db, nas.layout_id),
+      };
+    }),
+  );
   await caller.tenant.writeGrouped((tx) => storeAccounting(tx, row, interim));
 }
