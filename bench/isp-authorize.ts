@@ -3,6 +3,9 @@
 //     GET /api/isp/radius/authorize at a fixed request rate. Target (issue 21): p99 ≤ 2 ms at
 //     1,000 requests/s. Open-loop: requests are sent on schedule whatever the answers, so
 //     queueing shows in the latency.
+//     Each run first measures a raw Bun.serve answering the same bytes with the same client, in
+//     the same sitting: the latency the machine itself adds (other processes, the client), which
+//     the path's figures include too.
 //   bun bench/isp-authorize.ts accounting [concurrency=64] [seconds=10]
 //     POST /api/isp/radius/accounting, closed-loop with `concurrency` requests in flight (NAS and
 //     FreeRADIUS threads), each a Start, Interim-Update or Stop of its own sessions: every record
@@ -96,8 +99,23 @@ try {
   const origin = `http://127.0.0.1:${t.app.server!.port}`;
   const url = mode === "accounting" ? `${origin}/api/isp/radius/accounting` : `${origin}/api/isp/radius/authorize?username=bench&password=bench-pass&nas_ip=192.0.2.10`;
   const authorization = `Basic ${Buffer.from("acme:bench-secret-1").toString("base64")}`;
-  const client = Bun.spawn(["bun", import.meta.path, "--client", mode, url, authorization, String(first), String(seconds)], { stdout: "inherit", stderr: "inherit" });
-  await client.exited;
+  const run = async (target: string) => {
+    const client = Bun.spawn(["bun", import.meta.path, "--client", mode, target, authorization, String(first), String(seconds)], { stdout: "pipe", stderr: "inherit" });
+    const out = (await new Response(client.stdout).text()).trim();
+    await client.exited;
+    return out;
+  };
+  if (mode === "authorize") {
+    // The same reply bytes from a bare Bun.serve: the floor of what this machine and client measure.
+    const reply = await (await fetch(url, { headers: { authorization } })).text();
+    const raw = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response(reply, { headers: { "content-type": "application/json" } }) });
+    try {
+      console.log(`raw Bun.serve ${await run(`http://127.0.0.1:${raw.port}${new URL(url).pathname}${new URL(url).search}`)}`);
+    } finally {
+      raw.stop(true);
+    }
+  }
+  console.log(`${mode} ${await run(url)}`);
 } finally {
   await t.app.stop();
   await t.close();
