@@ -10,6 +10,7 @@
 //     POST /api/isp/radius/accounting, closed-loop with `concurrency` requests in flight (NAS and
 //     FreeRADIUS threads), each a Start, Interim-Update or Stop of its own sessions: every record
 //     a real, durable write. Prints records/s and latency.
+import { listen } from "../src/cli/serve";
 import { makeApp, startAndLogin } from "../test/support/helpers";
 import { contractWith, mikrotikLayout, must } from "../test/support/isp";
 
@@ -95,7 +96,8 @@ try {
   const fx = await mikrotikLayout(t, admin.token);
   await must(t, admin.token, "POST", "/api/isp/nas", { name: "bench-nas", ip: "192.0.2.10", secret: "bench-secret-1", layout_id: fx.layout.id });
   await contractWith(t, admin.token, { username: "bench", password: "bench-pass", max_upload: "10M", max_download: "100M", pool_name_ipv4: "pppoe-v4" });
-  t.app.listen({ hostname: "127.0.0.1", port: 0 });
+  // As the server listens: with its edge routes (src/lib/edge.ts) in front of Elysia.
+  listen(t, 0, "127.0.0.1");
   const origin = `http://127.0.0.1:${t.app.server!.port}`;
   const url = mode === "accounting" ? `${origin}/api/isp/radius/accounting` : `${origin}/api/isp/radius/authorize?username=bench&password=bench-pass&nas_ip=192.0.2.10`;
   const authorization = `Basic ${Buffer.from("acme:bench-secret-1").toString("base64")}`;
