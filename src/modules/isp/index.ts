@@ -4,6 +4,7 @@
 // background work (attempt log, contract watcher) in jobs.ts.
 import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
+import type { EdgeRoutes } from "../../lib/edge";
 import { authGuard } from "../auth/guard";
 import { attemptRoutes } from "./attempt";
 import { AttemptLog, watchContracts } from "./jobs";
@@ -16,7 +17,7 @@ import { radiusRoutes } from "./radius";
 import { radiusAttributeRoutes } from "./radius-attribute";
 import { sessionRoutes } from "./session";
 
-export function ispModule(ctx: AppContext) {
+export function ispModule(ctx: AppContext, edge?: EdgeRoutes) {
   const guard = authGuard(ctx);
   const attempts = new AttemptLog(ctx);
   watchContracts(ctx);
@@ -27,7 +28,7 @@ export function ispModule(ctx: AppContext) {
     .use(layoutRoutes(ctx, guard))
     .use(poolRoutes(ctx, guard))
     .use(nasRoutes(ctx, guard))
-    .use(radiusRoutes(ctx, attempts))
+    .use(radiusRoutes(ctx, attempts, edge))
     .use(attemptRoutes(attempts, guard))
     .use(sessionRoutes(ctx, guard));
 }
