@@ -293,7 +293,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
     webhookModule(ctx),
     socketModule(ctx),
     qrcodeModule(ctx, edge),
-    ispModule(ctx),
+    ispModule(ctx, edge),
     metricModule(ctx),
     retentionModule(ctx),
     consoleModule(),
@@ -308,6 +308,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
       begin: requestIdOf,
       finish: finished,
       error: (error, request) => problemResponse(problemOf(undefined, error, request)),
+      elysia: (request) => app.handle(request),
     });
 
   return { app, ctx, serveRoutes };

@@ -2851,7 +2851,7 @@ export interface paths {
         put?: never;
         /**
          * FreeRADIUS rlm_rest accounting: record Start, Interim-Update and Stop
-         * @description HTTP Basic `<corp auth_name>:<NAS secret>` or `X-Api-Key`; the NAS is the one registered at NAS-IP-Address. A repeated record (same NAS, Acct-Session-Id, status and Acct-Session-Time) is ignored.
+         * @description HTTP Basic `<corp auth_name>:<NAS secret>` or `X-Api-Key`; the NAS is the one registered at NAS-IP-Address. A repeated record (same session, status and Acct-Session-Time) is ignored; an Acct-Session-Id the NAS reuses after a restart is a new session.
          */
         post: operations["radius.accounting"];
         delete?: never;

@@ -20,6 +20,7 @@ import tenant_7 from "../../migrations/tenant/0007_low_miss_america.sql" with { 
 import tenant_8 from "../../migrations/tenant/0008_certain_roxanne_simpson.sql" with { type: "text" };
 import tenant_9 from "../../migrations/tenant/0009_unusual_makkari.sql" with { type: "text" };
 import tenant_10 from "../../migrations/tenant/0010_search_fts.sql" with { type: "text" };
+import tenant_11 from "../../migrations/tenant/0011_unknown_frank_castle.sql" with { type: "text" };
 
 export const embeddedMigrations = {
   platform: {
@@ -48,6 +49,7 @@ export const embeddedMigrations = {
     "0008_certain_roxanne_simpson": tenant_8,
     "0009_unusual_makkari": tenant_9,
     "0010_search_fts": tenant_10,
+    "0011_unknown_frank_castle": tenant_11,
     } as Record<string, string>,
   },
 };

@@ -240,6 +240,7 @@ CREATE TABLE "isp_radius_accounting" (
   "username" text NOT NULL,
   "contract_id" text,
   "session_id" text NOT NULL,
+  "radius_session_id" text,
   "unique_session_id" text,
   "status_type" text NOT NULL,
   "session_time" bigint NOT NULL,
@@ -558,7 +559,7 @@ CREATE INDEX "isp_pools_nas" ON "isp_pools" ("corp_id", "nas_id");
 
 CREATE INDEX "isp_pops_city" ON "isp_pops" ("corp_id", "address_city_id");
 
-CREATE UNIQUE INDEX "isp_radius_accounting_record" ON "isp_radius_accounting" ("corp_id", "nas_id", "session_id", "status_type", "session_time");
+CREATE UNIQUE INDEX "isp_radius_accounting_session_record" ON "isp_radius_accounting" ("corp_id", "radius_session_id", "status_type", "session_time");
 
 CREATE INDEX "isp_radius_accounting_user" ON "isp_radius_accounting" ("corp_id", "username", "received_at");
 

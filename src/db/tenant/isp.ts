@@ -126,7 +126,8 @@ export const ispPools = sqliteTable(
 /**
  * One row per accounting record FreeRADIUS forwarded. A NAS retransmits a record it got no answer
  * for (same session, status and session time, only Acct-Delay-Time grows), so that tuple is the
- * key that makes a retransmission a no-op.
+ * key that makes a retransmission a no-op. The session is the isp_radius_sessions row the record
+ * was folded into, not the Acct-Session-Id alone: a NAS reuses those after a restart.
  */
 export const ispRadiusAccounting = sqliteTable(
   "isp_radius_accounting",
@@ -137,6 +138,8 @@ export const ispRadiusAccounting = sqliteTable(
     username: text("username").notNull(),
     contract_id: text("contract_id"),
     session_id: text("session_id").notNull(),
+    /** The isp_radius_sessions row (NAS, Acct-Session-Id, start) it belongs to; null for records stored before it was kept. */
+    radius_session_id: text("radius_session_id"),
     unique_session_id: text("unique_session_id"),
     status_type: text("status_type").notNull(),
     /** Acct-Session-Time in seconds; 0 when the record has none (a Start). */
@@ -156,17 +159,17 @@ export const ispRadiusAccounting = sqliteTable(
     attributes: text("attributes").notNull(),
   },
   (t) => [
-    uniqueIndex("isp_radius_accounting_record").on(t.nas_id, t.session_id, t.status_type, t.session_time),
+    uniqueIndex("isp_radius_accounting_session_record").on(t.radius_session_id, t.status_type, t.session_time),
     index("isp_radius_accounting_user").on(t.username, t.received_at),
     index("isp_radius_accounting_contract").on(t.contract_id),
   ],
 );
 
 /**
- * One row per RADIUS session (NAS, Acct-Session-Id), kept in the transaction that writes its
- * accounting record. `stale_at` is when it stops counting as online without a new record (3
- * interim intervals, or 15 minutes when the NAS sends none); `state` online|closed is stored and
- * "stale" is an open session past its stale_at.
+ * One row per RADIUS session (NAS, Acct-Session-Id, start: a NAS reuses ids after a restart), kept
+ * in the transaction that writes its accounting record. `stale_at` is when it stops counting as
+ * online without a new record (3 interim intervals, or 15 minutes when the NAS sends none);
+ * `state` online|closed is stored and "stale" is an open session past its stale_at.
  */
 export const ispRadiusSessions = sqliteTable(
   "isp_radius_sessions",

@@ -1,6 +1,6 @@
 // RADIUS accounting records (isp_radius_accounting) and the sessions they make up
-// (isp_radius_sessions): stored in groups by the accounting writer (jobs.ts), each group one
-// transaction; the session a record belongs to is updated in the same transaction.
+// (isp_radius_sessions): each record stored in a grouped write (radius-service.ts account) under
+// the session it belongs to (radius_session_id), that session updated in the same transaction.
 import type { TenantDoor } from "../../core/store";
 import type { TenantDb } from "../../db/sqlite";
 import { ispRadiusAccounting, type ispRadiusSessions } from "../../db/tenant/schema";
@@ -31,7 +31,8 @@ function prepareSessionStatements(sqlite: Client) {
   return {
     // Every session with that key: one, unless the NAS reused the id (after a reboot). Not ORDER
     // BY ... LIMIT 1: that costs several times the read of the one row there usually is.
-    byKey: sqlite.prepare<Pick<SessionRow, "id" | "session_time" | "started_at" | "stopped_at"> & { open: number }, [string, string]>(
+    changes: sqlite.prepare<{ n: number }, []>("SELECT changes() AS n"),
+    byKey: sqlite.prepare<KeyedSession, [string, string]>(
       "SELECT id, session_time, open, started_at, stopped_at FROM isp_radius_sessions WHERE nas_id = ?1 AND acct_session_id = ?2",
     ),
     insert: sqlite.prepare<unknown, [Values]>(
@@ -62,17 +63,47 @@ function statementsOf(sqlite: Client): SessionStatements {
 }
 
 /**
- * Folds one new accounting record into its session: a Start opens one (a Start for a session
- * already closed is the NAS reusing the id: a new session); Interim-Update refreshes counters and
- * the stale deadline; Stop closes it. A record for a session never started (its Start lost) opens
- * one dated back by Acct-Session-Time. A record older than what the session holds (a late
- * retransmission) changes nothing; so does one for a closed session, unless that record's own
- * start (its time less Acct-Session-Time) is after the Stop: the NAS restarted and reused the id
- * (its new Start, at session time 0 like the old one's, is taken for a retransmission).
+ * A record of a closed session may come from up to this long before the session's start as
+ * corpadmin dated it: clocks in whole seconds, a session dated back from a record whose Start was lost.
  */
-export function applyToSession(sqlite: Client, row: AccountingRow, interimInterval: number | null): void {
-  const s = statementsOf(sqlite);
+const START_SLACK_MS = 60_000;
+
+type KeyedSession = Pick<SessionRow, "id" | "session_time" | "started_at" | "stopped_at"> & { open: number };
+
+/**
+ * The session, among those with the record's (NAS, Acct-Session-Id), a record belongs to; null
+ * when it starts a new one. A NAS reuses session ids after a restart (RFC 2866 leaves them unique
+ * only until then), so the key of a session is (NAS, Acct-Session-Id, start): the record's own
+ * start is its time less Acct-Session-Time. It belongs to the newest session, unless it started
+ * within the lifetime of an older one (a late record of that one). A closed session takes a record
+ * only if the record started within it; one starting after the Stop (or before the session, a NAS
+ * whose clock restarted too) opens a new session: the id was reused.
+ */
+function sessionOf(sessions: KeyedSession[], recordStart: string): KeyedSession | null {
+  if (!sessions.length) return null;
+  // Creation order (ids are UUID v7), not started_at: a restarted NAS's clock may have gone back.
+  sessions.sort((a, b) => (a.id < b.id ? -1 : 1));
+  const within = (s: KeyedSession) => s.stopped_at !== null && recordStart <= s.stopped_at && Date.parse(recordStart) >= Date.parse(s.started_at) - START_SLACK_MS;
+  let k = sessions.length - 1;
+  while (k > 0 && within(sessions[k - 1])) k--;
+  const session = sessions[k];
+  return session.open === 1 || within(session) ? session : null;
+}
+
+/**
+ * Inside a write: stores the record under its session and folds it in. A Start opens a session;
+ * Interim-Update refreshes counters and the stale deadline; Stop closes it. A record for a session
+ * never started (its Start lost) opens one dated back by Acct-Session-Time. A retransmission (same
+ * session, status and Acct-Session-Time) is ignored by the unique key: it was folded in when it
+ * first arrived. A record older than what the session holds (a late one) is stored and changes
+ * nothing; so does any record of a closed session.
+ */
+export function storeAccounting(tx: TenantDb, row: AccountingRow, interimInterval: number | null): void {
+  const s = statementsOf(tx.$client);
   const stop = row.status_type === "Stop";
+  const sessionTime = row.session_time ?? 0;
+  const recordStart = row.status_type === "Start" ? row.event_at : toIso(Date.parse(row.event_at) - sessionTime * 1000);
+  const session = sessionOf(s.byKey.all(row.nas_id, row.session_id), recordStart);
   const staleMs = interimInterval ? STALE_INTERVALS * interimInterval * 1000 : DEFAULT_STALE_MS;
   const values = {
     $contract_id: row.contract_id ?? null,
@@ -86,51 +117,32 @@ export function applyToSession(sqlite: Client, row: AccountingRow, interimInterv
     $output_bytes: row.output_octets ?? null,
     $input_packets: row.input_packets ?? null,
     $output_packets: row.output_packets ?? null,
-    $session_time: row.session_time ?? 0,
+    $session_time: sessionTime,
     $terminate_cause: row.terminate_cause ?? null,
     $received_at: row.received_at,
   };
-  let latest: ReturnType<typeof s.byKey.get> = null;
-  for (const r of s.byKey.all(row.nas_id, row.session_id)) if (!latest || r.started_at > latest.started_at) latest = r;
-  const startedAt = row.status_type === "Start" ? row.event_at : toIso(Date.parse(row.event_at) - (row.session_time ?? 0) * 1000);
-  const reused = latest !== null && latest.open !== 1 && (row.status_type === "Start" || startedAt > latest.stopped_at!);
-  if (latest && !reused) {
-    if (latest.open !== 1) return;
-    if (!stop && (row.session_time ?? 0) < latest.session_time) return;
-    s.update.run({ ...values, $id: latest.id, $session_time: Math.max(row.session_time ?? 0, latest.session_time) });
+  if (session) {
+    tx.insert(ispRadiusAccounting).values({ ...row, radius_session_id: session.id }).onConflictDoNothing().run();
+    if (!s.changes.get()!.n) return;
+    if (session.open !== 1) return;
+    if (!stop && sessionTime < session.session_time) return;
+    s.update.run({ ...values, $id: session.id, $session_time: Math.max(sessionTime, session.session_time) });
     return;
   }
+  const id = newId();
   s.insert.run({
     ...values,
-    $id: newId(),
+    $id: id,
     $nas_id: row.nas_id,
     $acct_session_id: row.session_id,
     $username: row.username,
-    $started_at: startedAt,
+    $started_at: recordStart,
     $input_bytes: values.$input_bytes ?? 0,
     $output_bytes: values.$output_bytes ?? 0,
     $input_packets: values.$input_packets ?? 0,
     $output_packets: values.$output_packets ?? 0,
   });
-}
-
-/** One record of a group: the row and the interim interval its NAS was told. */
-export interface AccountingRecord {
-  row: AccountingRow;
-  interimInterval: number | null;
-}
-
-/**
- * Inside a write: stores the records in arrival order and folds each new one into its session. A
- * retransmission (same NAS, Acct-Session-Id, status and Acct-Session-Time) is ignored by the
- * unique key: it was folded into its session when it first arrived.
- */
-export function storeAccounting(tx: TenantDb, records: readonly AccountingRecord[]): void {
-  const changes = tx.$client.query<{ n: number }, []>("SELECT changes() AS n");
-  for (const r of records) {
-    tx.insert(ispRadiusAccounting).values(r.row).onConflictDoNothing().run();
-    if (changes.get()!.n) applyToSession(tx.$client, r.row, r.interimInterval);
-  }
+  tx.insert(ispRadiusAccounting).values({ ...row, radius_session_id: id }).run();
 }
 
 /**

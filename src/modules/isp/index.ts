@@ -1,12 +1,13 @@
 // ISP rows of routes.md: manufacturers, POPs, RADIUS attributes, layouts, pools and NAS, plus
 // the FreeRADIUS rlm_rest endpoints, RADIUS sessions and authorize attempts. One routes file per
 // record type (`<record>.ts`), its work in `<record>-service.ts`, schemas in model.ts and the
-// background work (accounting group commit, attempt log, contract watcher) in jobs.ts.
+// background work (attempt log, contract watcher) in jobs.ts.
 import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
+import type { EdgeRoutes } from "../../lib/edge";
 import { authGuard } from "../auth/guard";
 import { attemptRoutes } from "./attempt";
-import { AccountingWriter, AttemptLog, watchContracts } from "./jobs";
+import { AttemptLog, watchContracts } from "./jobs";
 import { layoutRoutes } from "./layout";
 import { manufacturerRoutes } from "./manufacturer";
 import { nasRoutes } from "./nas";
@@ -16,10 +17,9 @@ import { radiusRoutes } from "./radius";
 import { radiusAttributeRoutes } from "./radius-attribute";
 import { sessionRoutes } from "./session";
 
-export function ispModule(ctx: AppContext) {
+export function ispModule(ctx: AppContext, edge?: EdgeRoutes) {
   const guard = authGuard(ctx);
   const attempts = new AttemptLog(ctx);
-  const accounting = new AccountingWriter(ctx);
   watchContracts(ctx);
   return new Elysia({ name: "isp" })
     .use(manufacturerRoutes(ctx, guard))
@@ -28,7 +28,7 @@ export function ispModule(ctx: AppContext) {
     .use(layoutRoutes(ctx, guard))
     .use(poolRoutes(ctx, guard))
     .use(nasRoutes(ctx, guard))
-    .use(radiusRoutes(ctx, attempts, accounting))
+    .use(radiusRoutes(ctx, attempts, edge))
     .use(attemptRoutes(attempts, guard))
     .use(sessionRoutes(ctx, guard));
 }

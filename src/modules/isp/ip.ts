@@ -14,6 +14,31 @@ export function canonicalIp(text: string): string | null {
   return v6.isIPv4MappedAddress() ? v6.toIPv4Address().toString() : v6.toRFC5952String();
 }
 
+const NEVER_A_SOURCE_V4: Record<string, string> = {
+  unspecified: "is the unspecified network 0.0.0.0/8",
+  broadcast: "is the broadcast address",
+  multicast: "is a multicast address",
+};
+
+/**
+ * Why a canonical address (canonicalIp) can never be the source of a NAS's RADIUS packets, or
+ * null when it can: unspecified, broadcast, multicast and IPv4 class E (240.0.0.0/4, reserved)
+ * addresses. Loopback, private and documentation addresses are real sources (a FreeRADIUS on the
+ * same host, test networks).
+ */
+export function notASourceAddress(ip: string): string | null {
+  if (ip.includes(":")) {
+    const range = ipaddr.IPv6.parse(ip).range();
+    if (range === "unspecified") return "is the unspecified address ::";
+    if (range === "multicast") return "is a multicast address";
+    return null;
+  }
+  const v4 = ipaddr.IPv4.parse(ip);
+  const refusal = NEVER_A_SOURCE_V4[v4.range()];
+  if (refusal) return refusal;
+  return v4.octets[0] >= 240 ? "is in the reserved network 240.0.0.0/4" : null;
+}
+
 /**
  * A CIDR of the given IP version in canonical form (host bits cleared), or an error message.
  * A bare address is a single host (/32 or /128).

@@ -1,5 +1,4 @@
 // Background work of the ISP module, one instance of each per app (built by index.ts):
-// - AccountingWriter: the group commit of RADIUS accounting records.
 // - AttemptLog: the buffered, budgeted log of RADIUS authorize attempts.
 // - watchContracts: RFC 5176 Disconnect/CoA after committed contract changes (contractWatchers).
 // Each finishes its pending work when the app closes (ctx.onClose).
@@ -7,66 +6,9 @@ import type { AppContext } from "../../core/context";
 import type { TenantDoor } from "../../core/store";
 import { newId } from "../../lib/ids";
 import { toIso } from "../../lib/time";
-import type { AccountingRow } from "./accounting-parse";
-import { storeAccounting, type AccountingRecord } from "./accounting-service";
 import { storeAttempts, type AttemptRow } from "./attempt-service";
 import { reconcileContract } from "./dynamic-auth";
 import type { AttemptOutcome } from "./model";
-
-interface Pending extends AccountingRecord {
-  done: (err?: unknown) => void;
-}
-
-/**
- * RADIUS accounting is answered only after its record is committed: an answered record is
- * durable, and an unanswered one is retransmitted by the NAS. Records that arrive in the same turn
- * of the event loop, or while the corporation's previous write is committing, share one
- * transaction (one fsync): with one record in flight this is one transaction per record; under
- * load, one per group. A group that fails fails each of its records (the NAS retries them).
- */
-export class AccountingWriter {
-  private queues = new Map<TenantDoor, Pending[]>();
-  private scheduled = false;
-  private flushing = new Set<Promise<void>>();
-
-  constructor(private ctx: AppContext) {
-    ctx.onClose(() => this.flush());
-  }
-
-  /** Resolves once the record is committed (a retransmitted record is ignored by the unique key). */
-  write(tenant: TenantDoor, row: AccountingRow, interimInterval: number | null = null): Promise<void> {
-    return new Promise((resolve, reject) => {
-      let q = this.queues.get(tenant);
-      if (!q) this.queues.set(tenant, (q = []));
-      q.push({ row, interimInterval, done: (err) => (err ? reject(err) : resolve()) });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => void this.flush());
-      }
-    });
-  }
-
-  /** Commits every queued group; resolves when those and the groups already committing are done. */
-  flush(): Promise<void> {
-    this.scheduled = false;
-    const queues = this.queues;
-    this.queues = new Map();
-    for (const [tenant, pending] of queues) {
-      const job = tenant.write((tx) => storeAccounting(tx, pending)).then(
-        () => {
-          for (const p of pending) p.done();
-        },
-        (err) => {
-          this.ctx.logger.error("writing RADIUS accounting failed", { error: String(err), records: pending.length });
-          for (const p of pending) p.done(err);
-        },
-      );
-      this.flushing.add(job);
-      void job.finally(() => this.flushing.delete(job));
-    }
-    return Promise.allSettled([...this.flushing]).then(() => undefined);
-  }
-}
 
 export interface Attempt {
   username: string;

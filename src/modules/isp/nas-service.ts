@@ -11,7 +11,7 @@ import { conflict, invalid } from "../../lib/problem";
 import { newId } from "../../lib/ids";
 import type { SecretBox } from "../../lib/secret-box";
 import { nowIso } from "../../lib/time";
-import { canonicalIp } from "./ip";
+import { canonicalIp, notASourceAddress } from "./ip";
 import type { NasCreateInput, NasUpdateInput } from "./model";
 import { checkRef, checkUniqueName, isUsed, requireRow, setStatus, type Q } from "./record-service";
 
@@ -82,6 +82,8 @@ export function nasSecret(secrets: SecretBox, row: Pick<NasRow, "id" | "secret_e
 function values(db: Q, input: NasUpdateInput, exceptId: string | null) {
   const ip = canonicalIp(input.ip);
   if (!ip) throw invalid("ip", "is not an IPv4 or IPv6 address");
+  const refusal = notASourceAddress(ip);
+  if (refusal) throw invalid("ip", `${refusal}: never the source address of a NAS`);
   const sameIp = exceptId ? and(eq(ispNas.ip, ip), ne(ispNas.id, exceptId)) : eq(ispNas.ip, ip);
   const v = {
     name: input.name,

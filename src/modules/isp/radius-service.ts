@@ -1,16 +1,16 @@
 // What the FreeRADIUS rlm_rest rows do (routes in radius.ts). Authorize runs on every
 // Access-Request: one read of the corporation's database, the NAS and its layout taken from the
 // snapshot cache of that read connection (radius-cache.ts), the contract through the contract
-// service on the same handle. Accounting reads the NAS and the contract the same way, then hands
-// the record to the group commit (jobs.ts).
+// service on the same handle. Accounting reads the NAS and the contract the same way, then stores
+// the record in a grouped write (one transaction, one fsync, for the records arriving together).
 import { timingSafeEqual } from "node:crypto";
 import type { Static } from "elysia";
 import type { TenantDb } from "../../db/sqlite";
 import { notFound } from "../../lib/problem";
 import { contractIdByUsername, findContractByUsername } from "../contract/service";
 import { parseAccounting, type AccountingBody } from "./accounting-parse";
-import { closeNasSessions } from "./accounting-service";
-import type { AccountingWriter, AttemptLog } from "./jobs";
+import { closeNasSessions, storeAccounting } from "./accounting-service";
+import type { AttemptLog } from "./jobs";
 import type { AttemptOutcome, AuthorizeQuery } from "./model";
 import { radiusNas, refused, type RadiusCaller } from "./radius-auth";
 import { cachedLayout, radiusSnapshot, type Snapshot } from "./radius-cache";
@@ -27,41 +27,45 @@ const samePassword = (a: string, b: string) => timingSafeEqual(digest(a), digest
  * attempt log's reason; every answer with a reason is logged as an attempt.
  */
 export function authorize(caller: RadiusCaller, query: Static<typeof AuthorizeQuery>, attempts: AttemptLog): Promise<RlmMap> {
-  return caller.tenant.read((db) => {
-    let nasId: string | null = null;
-    try {
-      const snap = radiusSnapshot(db);
-      const nas = radiusNas(caller, db, snap, query.nas_ip);
-      nasId = nas.id;
-      if (!nas.layout_id) throw refused("nas-no-layout", "The NAS has no layout");
-      const layout = cachedLayout(snap, db, nas.layout_id);
-      if (layout.status !== true) throw refused("layout-inactive", "The NAS's layout is inactive");
-      const found = findContractByUsername(db, query.username);
-      if (!found) throw Object.assign(notFound("User"), { radiusReason: "user-unknown" });
-      const { contract } = found;
-      if (contract.contract_status !== "ACTIVE") throw refused("contract-inactive", "The contract is not active");
-      // An empty password is no password: FreeRADIUS sends `password=` for CHAP and MS-CHAP.
-      const password = query.password ? query.password : null;
-      if (password !== null && !samePassword(password, found.config.password)) throw refused("bad-password", "Wrong password");
-      const attributes = renderLayout(db, nas.layout_id, { contract, config: found.config, password: found.config.password, nas }, layout.templates);
-      const reply: RlmMap = {};
-      for (const a of attributes) {
-        const key = `reply:${a.name}`;
-        const prior = reply[key];
-        // The same attribute twice: rlm_rest adds one per value with "+=".
-        if (prior) reply[key] = { op: "+=", value: [...[prior.value].flat(), a.value], do_xlat: false };
-        else reply[key] = { op: a.operator, value: a.value, do_xlat: false };
-      }
-      if (password === null) reply["control:Cleartext-Password"] = { op: ":=", value: found.config.password, do_xlat: false };
-      // Without a password FreeRADIUS checks CHAP/MS-CHAP itself: corpadmin only knows it handed the password over.
-      logAttempt(attempts, caller, query, nasId, "accept", password === null ? "password-handed-to-freeradius" : "ok");
-      return reply;
-    } catch (err) {
-      const reason = (err as { radiusReason?: string }).radiusReason;
-      if (reason) logAttempt(attempts, caller, query, nasId, reason === "user-unknown" ? "notfound" : "reject", reason);
-      throw err;
+  // One read transaction for the change stamp, the NAS, the layout and the contract: one WAL lock.
+  // One read: its statements share one snapshot and one WAL read lock (src/db/door.ts).
+  return caller.tenant.read((db) => authorizeIn(db, caller, query, attempts));
+}
+
+function authorizeIn(db: TenantDb, caller: RadiusCaller, query: Static<typeof AuthorizeQuery>, attempts: AttemptLog): RlmMap {
+  let nasId: string | null = null;
+  try {
+    const snap = radiusSnapshot(db);
+    const nas = radiusNas(caller, db, snap, query.nas_ip);
+    nasId = nas.id;
+    if (!nas.layout_id) throw refused("nas-no-layout", "The NAS has no layout");
+    const layout = cachedLayout(snap, db, nas.layout_id);
+    if (layout.status !== true) throw refused("layout-inactive", "The NAS's layout is inactive");
+    const found = findContractByUsername(db, query.username);
+    if (!found) throw Object.assign(notFound("User"), { radiusReason: "user-unknown" });
+    const { contract } = found;
+    if (contract.contract_status !== "ACTIVE") throw refused("contract-inactive", "The contract is not active");
+    // An empty password is no password: FreeRADIUS sends `password=` for CHAP and MS-CHAP.
+    const password = query.password ? query.password : null;
+    if (password !== null && !samePassword(password, found.config.password)) throw refused("bad-password", "Wrong password");
+    const attributes = renderLayout(db, nas.layout_id, { contract, config: found.config, password: found.config.password, nas }, layout.templates);
+    const reply: RlmMap = {};
+    for (const a of attributes) {
+      const key = `reply:${a.name}`;
+      const prior = reply[key];
+      // The same attribute twice: rlm_rest adds one per value with "+=".
+      if (prior) reply[key] = { op: "+=", value: [...[prior.value].flat(), a.value], do_xlat: false };
+      else reply[key] = { op: a.operator, value: a.value, do_xlat: false };
     }
-  });
+    if (password === null) reply["control:Cleartext-Password"] = { op: ":=", value: found.config.password, do_xlat: false };
+    // Without a password FreeRADIUS checks CHAP/MS-CHAP itself: corpadmin only knows it handed the password over.
+    logAttempt(attempts, caller, query, nasId, "accept", password === null ? "password-handed-to-freeradius" : "ok");
+    return reply;
+  } catch (err) {
+    const reason = (err as { radiusReason?: string }).radiusReason;
+    if (reason) logAttempt(attempts, caller, query, nasId, reason === "user-unknown" ? "notfound" : "reject", reason);
+    throw err;
+  }
 }
 
 function logAttempt(attempts: AttemptLog, caller: RadiusCaller, query: Static<typeof AuthorizeQuery>, nasId: string | null, outcome: AttemptOutcome, reason: string): void {
@@ -78,8 +82,12 @@ function layoutInterimInterval(snap: Snapshot, db: TenantDb, layoutId: string | 
   return t && /^\d{1,6}$/.test(t.value.trim()) && Number(t.value) > 0 ? Number(t.value) : null;
 }
 
-/** Stores an accounting record; resolves once it is committed (the NAS is answered then). */
-export async function account(caller: RadiusCaller, body: AccountingBody, writer: AccountingWriter): Promise<void> {
+/**
+ * Stores an accounting record; resolves once it is committed (the NAS is answered then, and an
+ * unanswered record is retransmitted by the NAS). Records arriving together share one transaction
+ * (`writeGrouped`), each in its own savepoint: a failing one rolls back alone.
+ */
+export async function account(caller: RadiusCaller, body: AccountingBody): Promise<void> {
   const record = parseAccounting(body);
   if (record.status === null) {
     // Accounting-On/Off and the like: acknowledged so the NAS stops resending, not stored;
@@ -99,5 +107,5 @@ export async function account(caller: RadiusCaller, body: AccountingBody, writer
       interim: record.interimInterval ?? layoutInterimInterval(snap, db, nas.layout_id),
     };
   });
-  await writer.write(caller.tenant, row, interim);
+  await caller.tenant.writeGrouped((tx) => storeAccounting(tx, row, interim));
 }

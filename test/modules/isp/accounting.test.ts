@@ -97,6 +97,42 @@ describe("POST /api/isp/radius/accounting", () => {
     expect(betaRows.n).toBe(1);
   });
 
+  test("a NAS that reuses an Acct-Session-Id after a restart: every record of both sessions is stored, retransmissions of either once", async () => {
+    const T = 1767225600; // 2026-01-01T00:00:00Z
+    const base = { "User-Name": "rita", "Acct-Session-Id": "81a00001", "NAS-IP-Address": "192.0.2.10" };
+    const send = async (status: string, at: number, time?: number, extra: Record<string, string | number> = {}) =>
+      expect((await acct(typed({ ...base, "Acct-Status-Type": status, "Event-Timestamp": at, ...(time === undefined ? {} : { "Acct-Session-Time": time }), ...extra }))).status).toBe(204);
+    // The first session: Start, two interims, Stop.
+    await send("Start", T);
+    await send("Interim-Update", T + 300, 300);
+    await send("Interim-Update", T + 600, 600);
+    await send("Stop", T + 700, 700, { "Acct-Terminate-Cause": "Lost-Carrier" });
+    // The NAS restarts and numbers its sessions from the same point: the same id, the same session times.
+    await send("Start", T + 5000);
+    await send("Start", T + 5000, undefined, { "Acct-Delay-Time": 5 }); // a retransmission of the new Start
+    await send("Interim-Update", T + 5300, 300);
+    await send("Interim-Update", T + 5300, 300, { "Acct-Delay-Time": 2 }); // and of its interim
+    await send("Interim-Update", T + 600, 600, { "Acct-Delay-Time": 4400 }); // a late retransmission of the first session's
+    await send("Stop", T + 5700, 700, { "Acct-Terminate-Cause": "User-Request" });
+    const r = rows("81a00001");
+    expect(r.map((x) => [x.status_type, x.session_time, x.event_at.slice(11, 19)])).toEqual([
+      ["Start", 0, "00:00:00"],
+      ["Interim-Update", 300, "00:05:00"],
+      ["Interim-Update", 600, "00:10:00"],
+      ["Stop", 700, "00:11:40"],
+      ["Start", 0, "01:23:20"],
+      ["Interim-Update", 300, "01:28:20"],
+      ["Stop", 700, "01:35:00"],
+    ]);
+    const sessions = (await t.req("GET", "/api/isp/session?acct_session_id=81a00001&sort=started_at", { token: admin.token })).body.items;
+    expect(sessions.map((s: any) => [s.state, s.started_at, s.stopped_at, s.session_time, s.terminate_cause])).toEqual([
+      ["closed", "2026-01-01T00:00:00.000+00:00", "2026-01-01T00:11:40.000+00:00", 700, "Lost-Carrier"],
+      ["closed", "2026-01-01T01:23:20.000+00:00", "2026-01-01T01:35:00.000+00:00", 700, "User-Request"],
+    ]);
+    // Each record names its session.
+    expect(r.map((x) => x.radius_session_id)).toEqual([...Array(4).fill(sessions[0].id), ...Array(3).fill(sessions[1].id)]);
+  });
+
   test("records arriving together are all stored", async () => {
     const sends = Array.from({ length: 20 }, (_, i) =>
       acct(typed({ "User-Name": `u${i}`, "Acct-Session-Id": "burst", "Acct-Status-Type": "Interim-Update", "Acct-Session-Time": i, "NAS-IP-Address": "192.0.2.10" })),

@@ -47,7 +47,9 @@ test("disconnect to a closed CoA port: 200 timeout after 3 attempts; the service
 
 test("disconnect to a NAS address the kernel will not send to (broadcast): 200 timeout, nothing sent, not a 500", async () => {
   const secret = "nas-secret-broadcast";
-  await must(t, admin.token, "POST", "/api/isp/nas", { name: "bng-broadcast", ip: "255.255.255.255", secret });
+  const created = await must(t, admin.token, "POST", "/api/isp/nas", { name: "bng-broadcast", ip: "192.0.2.77", secret });
+  // The API refuses a broadcast NAS address now; a row stored before that rule may still hold one.
+  t.sqlWrite(admin.corpId).run("UPDATE isp_nas SET ip = '255.255.255.255' WHERE id = ?", [created.id]);
   const acct = await t.req("POST", "/api/isp/radius/accounting", {
     body: { "NAS-IP-Address": "255.255.255.255", "Acct-Status-Type": "Start", "User-Name": "joao", "Acct-Session-Id": "bcast-1" },
     headers: { authorization: `Basic ${Buffer.from(`acme:${secret}`).toString("base64")}` },

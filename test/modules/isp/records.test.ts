@@ -454,6 +454,25 @@ describe("GET|POST /api/isp/nas; GET|PUT|DELETE /api/isp/nas/{id}; PUT /api/isp/
     expect(res.body.errors[0].path).toBe("ip");
   });
 
+  test.each([["0.0.0.0"], ["0.1.2.3"], ["::"], ["::ffff:0.0.0.0"], ["255.255.255.255"], ["224.0.0.1"], ["239.255.255.250"], ["ff02::1"], ["240.0.0.1"]])(
+    "ip %s, never the source of a NAS's packets, is 400 on create and update",
+    async (ip) => {
+      const res = await req("POST", "/api/isp/nas", { name: uniq("n"), ip, secret: "radius-secret-1" });
+      expect(res.status).toBe(400);
+      expect(res.body.errors[0].path).toBe("ip");
+      const n = await nas();
+      const put = await req("PUT", `/api/isp/nas/${n.id}`, { name: n.name, ip });
+      expect(put.status).toBe(400);
+      expect(put.body.errors[0].path).toBe("ip");
+    },
+  );
+
+  test.each([["127.0.0.1"], ["::1"], ["10.1.2.3"], ["100.64.0.1"], ["169.254.0.9"], ["fe80::1"], ["fd00::7"]])("ip %s is a NAS address", async (ip) => {
+    const res = await req("POST", "/api/isp/nas", { name: uniq("n"), ip, secret: "radius-secret-1" });
+    expect(res.status).toBe(200);
+    expect((await req("DELETE", `/api/isp/nas/${res.body.id}`)).status).toBe(204);
+  });
+
   test("a create without a secret is 400; unknown references are 400 naming them", async () => {
     const res = await req("POST", "/api/isp/nas", { name: uniq("n"), ip: "203.0.113.50" });
     expect(res.body.errors.map((e: any) => e.path)).toContain("secret");

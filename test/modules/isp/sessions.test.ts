@@ -85,8 +85,9 @@ describe("GET /api/isp/session; GET /api/isp/session/{id}: RADIUS sessions", () 
     expect(closed).toMatchObject({ state: "closed", stopped_at: "2026-01-01T00:16:40.000+00:00", terminate_cause: "NAS-Reboot" });
     expect((await get(`/api/isp/session/${other.id}`)).body.state).toBe("closed");
     // After the reboot the NAS numbers sessions from the start again: its Start (session time 0, as
-    // the old one's) is taken for a retransmission of the old record, so the Interim-Update opens it.
+    // the old one's) began after the old session's Stop, so it opens a new session.
     await acct({ "Acct-Status-Type": "Start", "User-Name": "reuse", "Acct-Session-Id": sid, "Event-Timestamp": T + 2000 });
+    expect((await get(`/api/isp/session?acct_session_id=${sid}`)).body.items.map((s: { state: string }) => s.state)).toEqual(["online", "closed"]);
     await acct({ "Acct-Status-Type": "Interim-Update", "User-Name": "reuse", "Acct-Session-Id": sid, "Acct-Session-Time": 300, "Event-Timestamp": T + 2300 });
     // A late retransmission of the first session's Interim-Update (its start is before the reboot) is not a new session.
     await acct({ "Acct-Status-Type": "Interim-Update", "User-Name": "reuse", "Acct-Session-Id": sid, "Acct-Session-Time": 240, "Acct-Delay-Time": 900, "Event-Timestamp": T + 240 });

@@ -48,7 +48,7 @@ const requestsTotal = (status: number) =>
 
 describe("GET /q/{slug} from the server's edge route", () => {
   test("the server's router takes /q/:slug GET from the edge routes", () => {
-    expect(Object.keys(t.serveRoutes())).toEqual(["/q/:slug"]);
+    expect(Object.keys(t.serveRoutes())).toContain("/q/:slug");
   });
 
   test("answers as app.handle does: 302, 404 (unknown, malformed), 410 (inactive)", async () => {
