@@ -105,6 +105,8 @@ export interface ContextOptions {
   platformMigrations?: Migration[];
   tenantMigrations?: Migration[];
   dispatchTuning?: Partial<DispatchTuning>;
+  /** A corporation's database no request took for this long is closed (default 60 s). */
+  tenantIdleMs?: number;
 }
 
 /** The HS256 key: from configuration, else generated once into DATA_DIR/secret.key (mode 0600). */
@@ -139,6 +141,8 @@ export function createContext(config: Config, queries: KernelQueries, options: C
   const events = new EventBus();
   const platformDoor = new SqliteDoor(platform, platformPath);
   tenants.usePlatformDoor(platformDoor);
+  // What start-up migrated is closed too once idle: memory follows the corporations in use.
+  tenants.startIdleClose(options.tenantIdleMs ?? 60_000);
   const store = new Store(platformDoor, tenants, events);
   const jobs = new Jobs(logger, options.startDelayMs ?? 250);
   const closers: (() => void | Promise<void>)[] = [];

@@ -51,6 +51,11 @@ export class AsyncLock {
 export class SqliteDoor {
   /** Operations in flight; a door is closed only when none is (tenant handle eviction). */
   active = 0;
+  /**
+   * The idle clock's tick (src/db/tenants.ts) when a request last took this door; -1 while only
+   * background sweeps have used it (they close what they opened).
+   */
+  usedAt = -1;
   private lock = new AsyncLock();
   private readerHandle: SqliteHandle | null = null;
   private grouped: GroupedJob[] = [];
@@ -61,12 +66,15 @@ export class SqliteDoor {
     /** The connection that writes (and that migrations and start-up work use). */
     readonly writer: SqliteHandle,
     private path: string,
+    /** Statements cached on the read connection (src/db/sqlite.ts). */
+    private statements = 2000,
   ) {}
 
   /** The read connection, opened on the first read. */
   get reader(): SqliteHandle {
     if (!this.readerHandle) {
-      const client = openSqlite(this.path, { create: false, readonly: true });
+      if (this.closed) throw new Error("the database was closed");
+      const client = openSqlite(this.path, { create: false, readonly: true, statements: this.statements });
       this.readerHandle = drizzle({ client }) as SqliteHandle;
     }
     return this.readerHandle;
@@ -246,6 +254,15 @@ export class SqliteDoor {
   /** True while a write holds the lock or writes wait to be grouped. */
   get writing(): boolean {
     return this.lock.busy || this.groupScheduled;
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** True when nothing is in flight and no write waits: the door may be closed. */
+  get idle(): boolean {
+    return this.active === 0 && !this.writing;
   }
 
   close(): void {

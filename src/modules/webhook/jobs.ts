@@ -123,13 +123,15 @@ export class WebhookDispatcher implements Job {
     for (const corpId of corps) {
       if (this.closed) return;
       try {
-        const tenant = this.ctx.store.tenant(corpId);
-        for (;;) {
-          const count = await tenant.write((tx) => fanOutEvents(tx, toIso(this.ctx.now()), FANOUT_BATCH));
-          if (count < FANOUT_BATCH) break;
-        }
-        // Read and launched in one synchronous step: what is read is what is in flight.
-        await tenant.read((db) => this.startDue(corpId, db));
+        // A visit: a corporation the pass opened is closed after it (deliveries carry what they send).
+        await this.ctx.store.visit(corpId, async (tenant) => {
+          for (;;) {
+            const count = await tenant.write((tx) => fanOutEvents(tx, toIso(this.ctx.now()), FANOUT_BATCH));
+            if (count < FANOUT_BATCH) break;
+          }
+          // Read and launched in one synchronous step: what is read is what is in flight.
+          await tenant.read((db) => this.startDue(corpId, db));
+        });
       } catch (err) {
         // A corporation deleted meanwhile, or a database not yet migrated: the next sweep retries.
         this.nextDue.delete(corpId);
@@ -205,7 +207,7 @@ export class WebhookDispatcher implements Job {
     for (const [corpId, list] of byCorp) {
       try {
         const nowMs = this.ctx.now();
-        const disabled = await this.ctx.store.tenant(corpId).write((tx) => recordOutcomes(tx, list, nowMs, RULES));
+        const disabled = await this.ctx.store.background(corpId).write((tx) => recordOutcomes(tx, list, nowMs, RULES));
         for (const d of disabled) {
           if (d.why === "gone") {
             this.ctx.logger.warn("webhook made inactive: the receiver answered 410 Gone", { webhook_id: d.webhookId });
