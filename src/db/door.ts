@@ -268,7 +268,13 @@ export class SqliteDoor {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.readerHandle?.$client.close();
-    this.writer.$client.close();
+    // throwOnError: every statement still cached is finalized and the connection released now;
+    // without it the connection lives on (with its schema and caches) until each statement is
+    // garbage collected, and closed corporations pile up in memory between collections.
+    try {
+      this.readerHandle?.$client.close(true);
+    } finally {
+      this.writer.$client.close(true);
+    }
   }
 }

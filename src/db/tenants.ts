@@ -156,6 +156,11 @@ export class TenantDbs {
     return result;
   }
 
+  /** The corporations whose databases are open now. */
+  openIds(): string[] {
+    return [...this.open.keys()];
+  }
+
   isOpen(corpId: string): boolean {
     return this.open.has(corpId);
   }

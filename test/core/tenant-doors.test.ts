@@ -7,6 +7,7 @@ import { Database } from "bun:sqlite";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { MetricScheduler } from "../../src/modules/metric/jobs";
+import type { WebhookDispatcher } from "../../src/modules/webhook/jobs";
 import { Housekeeping } from "../../src/modules/retention/housekeeping";
 import { addCorp, makeApp, startAndLogin, type TestApp } from "../support/helpers";
 import { emit, FAST, LOOPBACK_ALLOWED, manualClock, receiver, waitFor } from "../support/webhooks";
@@ -83,12 +84,30 @@ describe("POST /api/corp: background sweeps leave no database open", () => {
     // The one requests use stays open.
     expect(t.ctx.tenants.isOpen(admin.corpId)).toBe(true);
   });
+
+  test("the webhook dispatcher's minutely sweep opens no idle corporation; its full sweep closes what it opened", async () => {
+    const { t, admin } = await setup();
+    const beta = await addCorp(t, "beta");
+    idleFor(t);
+    const dispatcher = t.ctx.jobs.get<WebhookDispatcher>("webhook-dispatcher")!;
+    const opened: string[] = [];
+    const door = t.ctx.tenants.door.bind(t.ctx.tenants);
+    t.ctx.tenants.door = (id: string, request?: boolean) => (opened.push(id), door(id, request));
+    await dispatcher.sweep(false);
+    await Bun.sleep(50);
+    expect(opened).toEqual([]);
+    await dispatcher.sweep(true);
+    await waitFor("both visited", () => opened.includes(admin.corpId) && opened.includes(beta));
+    await Bun.sleep(50);
+    expect(t.ctx.tenants.openCount()).toBe(0);
+  });
 });
 
 describe("POST /api/webhook: deliveries of a corporation whose database was closed", () => {
   test("a retry due after the close goes out, and an event found only by the periodic sweep too", async () => {
     const clock = manualClock();
-    const { t, admin } = await setup({ now: clock.now, dispatchTuning: FAST });
+    // The full sweep (every corporation, hourly by default) every 200 ms here.
+    const { t, admin } = await setup({ now: clock.now, dispatchTuning: { ...FAST, fullSweepMs: 200 } });
     let answers = 0;
     const a = receiver(() => new Response(answers++ === 0 ? "down" : "ok", { status: answers === 1 ? 500 : 200 }));
     cleanups.push(() => a.stop());
@@ -101,7 +120,7 @@ describe("POST /api/webhook: deliveries of a corporation whose database was clos
     clock.advance(30_000);
     await waitFor("the retry", () => a.requests.length === 2);
     await waitFor("the delivery done", () => t.sql(admin.corpId).query("SELECT 1 FROM webhook_deliveries WHERE status = 'succeeded'").get());
-    // An event committed with no wake-up, its database closed: the periodic sweep finds it.
+    // An event committed with no wake-up, its database closed: the full sweep finds it.
     await emit(t, admin.corpId, "CITY_AFTER_INSERT", { quiet: true }, false);
     idleFor(t);
     expect(t.ctx.tenants.isOpen(admin.corpId)).toBe(false);
