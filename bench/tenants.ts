@@ -2,7 +2,8 @@
 // 100 and 1,000), corporations are created through the API, then the server is restarted:
 // exec→first 200 of /api/health (median of 3), idle RSS once the first background sweeps are done,
 // then RSS after one request in each corporation (POST /api/auth/corp + GET /api/city), and the
-// cost per corporation. Run alone with `bun bench/tenants.ts [--no-build]` (BENCH_TENANTS=100,1000);
+// cost per corporation. Run alone with `bun bench/tenants.ts [--no-build]` (BENCH_TENANTS=100,1000;
+// BENCH_BINARY=path measures another build, e.g. main's, in the same sitting);
 // `bun run bench` calls measureTenants after the paths.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -151,11 +152,14 @@ export function printTenants(rows: TenantFigures[]): void {
 
 if (import.meta.main) {
   const root = join(import.meta.dir, "..");
-  if (!process.argv.includes("--no-build")) {
+  const binary = process.env.BENCH_BINARY ?? join(root, "dist", "corpadmin");
+  if (!process.env.BENCH_BINARY && !process.argv.includes("--no-build")) {
     const build = Bun.spawnSync(["bun", "build.ts"], { cwd: root, stdout: "inherit", stderr: "inherit" });
     if (build.exitCode !== 0) throw new Error("build failed");
   }
-  const dataDir = mkdtempSync(join(tmpdir(), "corpadmin-tenants-"));
+  // BENCH_TENANT_DIR: a data directory to fill and keep (start-up measured again on it later).
+  const keep = process.env.BENCH_TENANT_DIR;
+  const dataDir = keep ?? mkdtempSync(join(tmpdir(), "corpadmin-tenants-"));
   const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
   const port = s.port!;
   s.stop(true);
@@ -163,9 +167,9 @@ if (import.meta.main) {
   const env = { ...process.env, CORPADMIN_DATA_DIR: dataDir, CORPADMIN_PORT: String(port), CORPADMIN_HOST: "127.0.0.1", CORPADMIN_LOG_LEVEL: "warn", CORPADMIN_PUBLIC_URL: base, CORPADMIN_AUTH_RATE_LIMIT: "1000000" };
   const counts = (process.env.BENCH_TENANTS ?? "100,1000").split(",").map(Number);
   try {
-    const rows = await measureTenants(join(root, "dist", "corpadmin"), env, base, counts);
+    const rows = await measureTenants(binary, env, base, counts);
     printTenants(rows);
   } finally {
-    rmSync(dataDir, { recursive: true, force: true });
+    if (!keep) rmSync(dataDir, { recursive: true, force: true });
   }
 }
