@@ -140,6 +140,9 @@ export class Store {
   readonly platform: PlatformDoor;
   private requestDoor = (corpId: string) => this.tenants.door(corpId);
   private sweepDoor = (corpId: string) => this.tenants.door(corpId, false);
+  // One TenantDoor per open database and kind of use: callers key buffers by it (isp/jobs.ts).
+  private requestDoors = new WeakMap<SqliteDoor, TenantDoor>();
+  private sweepDoors = new WeakMap<SqliteDoor, TenantDoor>();
 
   constructor(
     platformDoor: SqliteDoor,
@@ -154,7 +157,7 @@ export class Store {
    * requests use it). A door closed while held (idle) reopens on its next use.
    */
   tenant(corpId: string): TenantDoor {
-    return new ScopedDoor<TenantDb, TenantWriteScope>(this.requestDoor(corpId), corpId, this.bus, this.requestDoor);
+    return this.scoped(this.requestDoor(corpId), corpId, this.requestDoors, this.requestDoor);
   }
 
   /**
@@ -162,7 +165,16 @@ export class Store {
    * does not keep the database open; one no request takes is closed at the idle clock's next tick.
    */
   background(corpId: string): TenantDoor {
-    return new ScopedDoor<TenantDb, TenantWriteScope>(this.sweepDoor(corpId), corpId, this.bus, this.sweepDoor);
+    return this.scoped(this.sweepDoor(corpId), corpId, this.sweepDoors, this.sweepDoor);
+  }
+
+  private scoped(door: SqliteDoor, corpId: string, known: WeakMap<SqliteDoor, TenantDoor>, reopen: (corpId: string) => SqliteDoor): TenantDoor {
+    let scoped = known.get(door);
+    if (!scoped) {
+      scoped = new ScopedDoor<TenantDb, TenantWriteScope>(door, corpId, this.bus, reopen);
+      known.set(door, scoped);
+    }
+    return scoped;
   }
 
   /**

@@ -10,7 +10,7 @@ import type { Logger } from "../lib/log";
 import { applyMigrations, migrationsOf, type Migration } from "./migrations";
 import { corporations, servers } from "./platform/schema";
 import { SqliteDoor } from "./door";
-import { forgetStatements, openTenantDb, TENANT_STATEMENTS, type PlatformDb, type TenantDb } from "./sqlite";
+import { openTenantDb, TENANT_STATEMENTS, type PlatformDb, type TenantDb } from "./sqlite";
 
 export class TenantDbs {
   private open = new Map<string, SqliteDoor>();
