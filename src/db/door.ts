@@ -62,13 +62,32 @@ export class SqliteDoor {
   private groupScheduled = false;
   private closed = false;
 
+  private writerHandle: SqliteHandle | null;
+
   constructor(
-    /** The connection that writes (and that migrations and start-up work use). */
-    readonly writer: SqliteHandle,
+    /**
+     * The connection that writes (and that migrations and start-up work use), or how to open it on
+     * the first write: a corporation only read costs one connection.
+     */
+    writer: SqliteHandle | (() => SqliteHandle),
     private path: string,
     /** Statements cached on the read connection (src/db/sqlite.ts). */
     private statements = 2000,
-  ) {}
+  ) {
+    this.writerHandle = typeof writer === "function" ? null : writer;
+    this.openWriter = typeof writer === "function" ? writer : null;
+  }
+
+  private openWriter: (() => SqliteHandle) | null;
+
+  /** The connection that writes, opened on first use. */
+  get writer(): SqliteHandle {
+    if (!this.writerHandle) {
+      if (this.closed) throw new Error("the database was closed");
+      this.writerHandle = this.openWriter!();
+    }
+    return this.writerHandle;
+  }
 
   /** The read connection, opened on the first read. */
   get reader(): SqliteHandle {
@@ -274,7 +293,7 @@ export class SqliteDoor {
     try {
       this.readerHandle?.$client.close(true);
     } finally {
-      this.writer.$client.close(true);
+      this.writerHandle?.$client.close(true);
     }
   }
 }

@@ -3,7 +3,7 @@
 // open (least recently used first), after a background sweep that opened them (`release`), and on
 // shutdown; never while an operation is in flight. Memory follows the corporations in use, not
 // the number of corporations.
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import type { Logger } from "../lib/log";
@@ -69,7 +69,9 @@ export class TenantDbs {
     }
     const path = this.pathOf(corpId);
     mkdirSync(join(path, ".."), { recursive: true });
-    const door = new SqliteDoor(openTenantDb(path), path, TENANT_STATEMENTS);
+    // The writer opens on the first write; a missing file is created now, as a door always did
+    // (the read connection opens existing files only).
+    const door = new SqliteDoor(existsSync(path) ? () => openTenantDb(path) : openTenantDb(path), path, TENANT_STATEMENTS);
     if (request) door.usedAt = this.tick;
     this.open.set(corpId, door);
     if (this.open.size > this.maxOpen) this.evict();

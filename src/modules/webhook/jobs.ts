@@ -13,7 +13,7 @@ import type { TenantDb } from "../../db/sqlite";
 import { toIso } from "../../lib/time";
 import { dispatchableCorpIds } from "../corp/service";
 import { deliverOnce, type Target } from "./deliver";
-import { dueDeliveries, dueTargets, fanOutEvents, nextAttemptAt, recordOutcomes, type Due, type Outcome, type RetryRules } from "./service";
+import { dueDeliveries, dueTargets, fanOutEvents, hasEventsToFanOut, nextAttemptAt, recordOutcomes, type Due, type Outcome, type RetryRules } from "./service";
 
 /** Waits after attempts 1..7; the 8th failed attempt is final. */
 export const RETRY_DELAYS_MS = [30_000, 120_000, 600_000, 1_800_000, 3_600_000, 10_800_000, 21_600_000];
@@ -141,9 +141,13 @@ export class WebhookDispatcher implements Job {
       try {
         // A visit: a corporation the pass opened is closed after it (deliveries carry what they send).
         await this.ctx.store.visit(corpId, async (tenant) => {
-          for (;;) {
-            const count = await tenant.write((tx) => fanOutEvents(tx, toIso(this.ctx.now()), FANOUT_BATCH));
-            if (count < FANOUT_BATCH) break;
+          // Read first: a sweep over corporations with nothing new takes no write lock (and does not
+          // open their writer connections).
+          if (await tenant.read(hasEventsToFanOut)) {
+            for (;;) {
+              const count = await tenant.write((tx) => fanOutEvents(tx, toIso(this.ctx.now()), FANOUT_BATCH));
+              if (count < FANOUT_BATCH) break;
+            }
           }
           // Read and launched in one synchronous step: what is read is what is in flight.
           await tenant.read((db) => this.startDue(corpId, db));
