@@ -11,6 +11,7 @@ import { join } from "node:path";
 
 import { contractBody } from "../test/support/contract-body";
 import { seedPeer } from "./peers/seed";
+import { measureTenants, printTenants, type TenantFigures } from "./tenants";
 
 const root = join(import.meta.dir, "..");
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -255,6 +256,7 @@ async function main() {
   const peerRows: PeerRow[] = [];
   let peer: { proc: Bun.Subprocess; dir: string } | null = null;
   const extra: Record<string, unknown> = { binary_size_mb: binarySizeMb };
+  let tenantRows: TenantFigures[] = [];
   try {
     const json = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
       const res = await fetch(base + path, { method, headers: { "content-type": "application/json", ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -434,28 +436,21 @@ async function main() {
     await sampleCeiling();
     extra.load_rss_mb = Math.max(...rows.map((r) => r.rss_mb));
 
-    // Start-up: exec to first 200 of /api/health, median of 5, with 100 corporation databases.
+    // Tenants at scale (bench/tenants.ts): 100 then 1,000 corporations created through the API,
+    // each time a restart: exec→first 200, idle RSS after the first sweeps, RSS after one request
+    // in each corporation.
     background.delete(server.pid);
     background.delete(ceiling.pid);
     ceiling.kill();
     server.kill("SIGTERM");
     await server.exited;
-    await seedCorporations(binary, env, base, 100);
-    const starts: number[] = [];
-    for (let i = 0; i < 5; i++) {
-      const t0 = performance.now();
-      server = Bun.spawn([binary, "serve"], { env, stdout: "ignore", stderr: "inherit" });
-      await waitHealthy(base, 20_000);
-      starts.push(performance.now() - t0);
-      if (i === 4) {
-        await Bun.sleep(3000);
-        extra.idle_rss_mb_100_corps = rssMb(server.pid);
-      }
-      server.kill("SIGTERM");
-      await server.exited;
+    tenantRows = await measureTenants(binary, env, base, [100, 1000]);
+    for (const r of tenantRows) {
+      extra[`start_to_first_200_ms_${r.corps}_corps`] = r.start_ms;
+      extra[`idle_rss_mb_${r.corps}_corps`] = r.idle_rss_mb;
+      extra[`rss_mb_after_one_request_in_each_of_${r.corps}_corps`] = r.touched_rss_mb;
+      extra[`kb_per_touched_corp_${r.corps}`] = r.kb_per_touched_corp;
     }
-    starts.sort((a, b) => a - b);
-    extra.start_to_first_200_ms = Math.round(starts[2]);
   } finally {
     // A process paused by alone() would not act on SIGTERM until resumed.
     for (const p of background) signal(p, "SIGCONT");
@@ -489,6 +484,8 @@ async function main() {
     console.log("|---|---|---|---|---|---|---|");
     for (const r of peerRows) console.log(`| ${r.server} | ${r.rps} | ${r.p50_ms} | ${r.p99_ms} | ${r.bytes} | ${Math.round((mine.rps / r.rps) * 100) / 100} | ${r.errors}${r.ok ? "" : " FAILED"} |`);
   }
+  printTenants(tenantRows);
+  console.log(`target RSS under load ≤ 200 MB: ${extra.load_rss_mb} MB — ${(extra.load_rss_mb as number) <= 200 ? "met" : "MISSED"}`);
   console.log("");
   for (const [k, v] of Object.entries(extra)) console.log(`${k}: ${Array.isArray(v) ? v.join(", ") : v}`);
   mkdirSync(join(root, "bench", "results"), { recursive: true });
@@ -526,23 +523,6 @@ function seedPersons(file: string, count: number, cityId: string): void {
     })();
   } finally {
     db.close();
-  }
-}
-
-/** Adds corporations (through the API) until `count` exist, for the start-up measurement. */
-async function seedCorporations(binary: string, env: Record<string, string | undefined>, base: string, count: number) {
-  const server = Bun.spawn([binary, "serve"], { env, stdout: "ignore", stderr: "inherit" });
-  try {
-    await waitHealthy(base);
-    const login = await (await fetch(`${base}/api/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ corp: "bench", login: ADMIN.login, password: ADMIN.password }) })).json() as { access_token: string };
-    const list = await (await fetch(`${base}/api/corp?limit=1`, { headers: { authorization: `Bearer ${login.access_token}` } })).json() as { total?: number };
-    for (let i = list.total ?? 1; i < count; i++) {
-      const r = await fetch(`${base}/api/corp`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${login.access_token}` }, body: JSON.stringify({ auth_name: `bench-corp-${i}`, company_name: `Bench ${i}` }) });
-      if (!r.ok) throw new Error(`creating corporation ${i}: ${r.status} ${await r.text()}`);
-    }
-  } finally {
-    server.kill("SIGTERM");
-    await server.exited;
   }
 }
 

@@ -87,13 +87,27 @@ class Scope implements TenantWriteScope {
 
 class ScopedDoor<H extends SqliteHandle, S extends WriteScope> implements Door<H, S> {
   constructor(
-    private door: SqliteDoor,
+    private current: SqliteDoor,
     private corpId: string,
     private bus: EventBus | null,
+    /** Reopens a corporation's door that was closed while this was held (idle); null: the platform's. */
+    private reopen: ((corpId: string) => SqliteDoor) | null = null,
   ) {}
 
+  /** The open door: a corporation's closed for idleness is opened again (its deletion throws). */
+  private get door(): SqliteDoor {
+    const d = this.current;
+    return d.isClosed && this.reopen ? (this.current = this.reopen(this.corpId)) : d;
+  }
+
   read<T>(fn: (db: H) => T | Promise<T>): Promise<T> {
-    return this.door.read(fn as (db: SqliteHandle) => T | Promise<T>);
+    let door: SqliteDoor;
+    try {
+      door = this.door;
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return door.read(fn as (db: SqliteHandle) => T | Promise<T>);
   }
 
   async write<T>(fn: (tx: H, scope: S) => T | Promise<T>, options?: { durable?: boolean }): Promise<T> {
@@ -107,7 +121,7 @@ class ScopedDoor<H extends SqliteHandle, S extends WriteScope> implements Door<H
     return result;
   }
 
-  maintain(what: { checkpoint: boolean; optimize: boolean }) {
+  async maintain(what: { checkpoint: boolean; optimize: boolean }) {
     return this.door.maintain(what);
   }
 
@@ -130,7 +144,11 @@ class ScopedDoor<H extends SqliteHandle, S extends WriteScope> implements Door<H
 /** The store of one app: the platform database and one database per corporation. */
 export class Store {
   readonly platform: PlatformDoor;
-  private tenantDoors = new WeakMap<SqliteDoor, TenantDoor>();
+  private requestDoor = (corpId: string) => this.tenants.door(corpId);
+  private sweepDoor = (corpId: string) => this.tenants.door(corpId, false);
+  // One TenantDoor per open database and kind of use: callers key buffers by it (isp/jobs.ts).
+  private requestDoors = new WeakMap<SqliteDoor, TenantDoor>();
+  private sweepDoors = new WeakMap<SqliteDoor, TenantDoor>();
 
   constructor(
     platformDoor: SqliteDoor,
@@ -140,14 +158,42 @@ export class Store {
     this.platform = new ScopedDoor<PlatformDb, WriteScope>(platformDoor, "", null);
   }
 
-  /** The door of a corporation's database (opened on demand; least recently used closed first). */
+  /**
+   * The door of a corporation's database for a request (opened on demand, kept open while
+   * requests use it). A door closed while held (idle) reopens on its next use.
+   */
   tenant(corpId: string): TenantDoor {
-    const door = this.tenants.door(corpId);
-    let scoped = this.tenantDoors.get(door);
+    return this.scoped(this.requestDoor(corpId), corpId, this.requestDoors, this.requestDoor);
+  }
+
+  /**
+   * The door for one piece of background work (a collected metric value, webhook outcomes): it
+   * does not keep the database open; one no request takes is closed at the idle clock's next tick.
+   */
+  background(corpId: string): TenantDoor {
+    return this.scoped(this.sweepDoor(corpId), corpId, this.sweepDoors, this.sweepDoor);
+  }
+
+  private scoped(door: SqliteDoor, corpId: string, known: WeakMap<SqliteDoor, TenantDoor>, reopen: (corpId: string) => SqliteDoor): TenantDoor {
+    let scoped = known.get(door);
     if (!scoped) {
-      scoped = new ScopedDoor<TenantDb, TenantWriteScope>(door, corpId, this.bus);
-      this.tenantDoors.set(door, scoped);
+      scoped = new ScopedDoor<TenantDb, TenantWriteScope>(door, corpId, this.bus, reopen);
+      known.set(door, scoped);
     }
     return scoped;
+  }
+
+  /**
+   * A background sweep's visit to one corporation (webhooks, metrics, housekeeping, backups): the
+   * door is closed after `fn` when the visit opened it and no request took it meanwhile, so a
+   * sweep over every corporation leaves memory as it found it.
+   */
+  async visit<T>(corpId: string, fn: (tenant: TenantDoor) => Promise<T> | T): Promise<T> {
+    const door = this.background(corpId);
+    try {
+      return await fn(door);
+    } finally {
+      this.tenants.release(corpId);
+    }
   }
 }

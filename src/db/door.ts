@@ -74,6 +74,11 @@ export class AsyncLock {
 export class SqliteDoor {
   /** Operations in flight; a door is closed only when none is (tenant handle eviction). */
   active = 0;
+  /**
+   * The idle clock's tick (src/db/tenants.ts) when a request last took this door; -1 while only
+   * background sweeps have used it (they close what they opened).
+   */
+  usedAt = -1;
   private lock: AsyncLock;
   private readerHandle: SqliteHandle | null = null;
   private readBegin: Statement | null = null;
@@ -82,19 +87,44 @@ export class SqliteDoor {
   private groupScheduled = false;
   private closed = false;
 
+  private writerHandle: SqliteHandle | null;
+
   constructor(
-    /** The connection that writes (and that migrations and start-up work use). */
-    readonly writer: SqliteHandle,
+    /**
+     * The connection that writes (and that migrations and start-up work use), or how to open it on
+     * the first write: a corporation only read costs one connection.
+     */
+    writer: SqliteHandle | (() => SqliteHandle),
     private path: string,
-    { lockWaitMs = LOCK_WAIT_MS }: { lockWaitMs?: number } = {},
+    {
+      lockWaitMs = LOCK_WAIT_MS,
+      /** Statements cached on the read connection (src/db/sqlite.ts). */
+      statements = 2000,
+    }: { lockWaitMs?: number; statements?: number } = {},
   ) {
     this.lock = new AsyncLock(lockWaitMs);
+    this.statements = statements;
+    this.writerHandle = typeof writer === "function" ? null : writer;
+    this.openWriter = typeof writer === "function" ? writer : null;
+  }
+
+  private statements: number;
+  private openWriter: (() => SqliteHandle) | null;
+
+  /** The connection that writes, opened on first use. */
+  get writer(): SqliteHandle {
+    if (!this.writerHandle) {
+      if (this.closed) throw new Error("the database was closed");
+      this.writerHandle = this.openWriter!();
+    }
+    return this.writerHandle;
   }
 
   /** The read connection, opened on the first read. */
   get reader(): SqliteHandle {
     if (!this.readerHandle) {
-      const client = openSqlite(this.path, { create: false, readonly: true });
+      if (this.closed) throw new Error("the database was closed");
+      const client = openSqlite(this.path, { create: false, readonly: true, statements: this.statements });
       this.readerHandle = drizzle({ client }) as SqliteHandle;
       this.readBegin = client.prepare("BEGIN");
       this.readCommit = client.prepare("COMMIT");
@@ -111,12 +141,12 @@ export class SqliteDoor {
    */
   read<T>(fn: (db: SqliteHandle) => T | Promise<T>): Promise<T> {
     this.active++;
-    const reader = this.reader;
-    const client = reader.$client;
-    // A read inside a read (synchronously) joins the outer snapshot.
-    const own = !client.inTransaction;
     let out: T | Promise<T>;
     try {
+      const reader = this.reader;
+      const client = reader.$client;
+      // A read inside a read (synchronously) joins the outer snapshot.
+      const own = !client.inTransaction;
       if (own) this.readBegin!.run();
       try {
         out = fn(reader);
@@ -328,10 +358,25 @@ export class SqliteDoor {
     return this.lock.busy || this.groupScheduled;
   }
 
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** True when nothing is in flight and no write waits: the door may be closed. */
+  get idle(): boolean {
+    return this.active === 0 && !this.writing;
+  }
+
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.readerHandle?.$client.close();
-    this.writer.$client.close();
+    // throwOnError: every statement still cached is finalized and the connection released now;
+    // without it the connection lives on (with its schema and caches) until each statement is
+    // garbage collected, and closed corporations pile up in memory between collections.
+    try {
+      this.readerHandle?.$client.close(true);
+    } finally {
+      this.writerHandle?.$client.close(true);
+    }
   }
 }

@@ -3,7 +3,7 @@
 import type { Database } from "bun:sqlite";
 import { sha256Hex } from "../lib/ids";
 import { embeddedMigrations } from "./migrations.generated";
-import type { AnyDb } from "./sqlite";
+import { forgetStatements, type AnyDb } from "./sqlite";
 
 export type MigrationSetName = "platform" | "tenant";
 
@@ -83,6 +83,8 @@ export function applyMigrations(db: AnyDb, migrations: Migration[]): { from: num
     if (broken.length) throw new Error(`foreign key check failed after migration: ${JSON.stringify(broken.slice(0, 3))}`);
   } finally {
     sqlite.exec("PRAGMA foreign_keys = ON");
+    // The DDL is never run again on this connection: its statements and pages need not stay.
+    forgetStatements(sqlite);
   }
   return { from: before.version, to: migrations.length, applied: before.pending };
 }

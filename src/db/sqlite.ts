@@ -18,9 +18,12 @@ export type SqliteStatement<R, P extends SQLQueryBindings[]> = Statement<R, P>;
  * parameters are bound separately, so the set of texts is small); bun:sqlite is synchronous, so a
  * statement is never in use twice at once.
  */
-function cacheStatements(sqlite: Database, max = 2000): void {
+const statementCaches = new WeakMap<Database, Map<string, ReturnType<Database["prepare"]>>>();
+
+function cacheStatements(sqlite: Database, max: number): void {
   const compile = sqlite.prepare.bind(sqlite);
   const cache = new Map<string, ReturnType<Database["prepare"]>>();
+  statementCaches.set(sqlite, cache);
   (sqlite as { prepare: unknown }).prepare = (sql: string, ...rest: unknown[]) => {
     if (rest.length) return (compile as (...a: unknown[]) => unknown)(sql, ...rest);
     let stmt = cache.get(sql);
@@ -34,13 +37,26 @@ function cacheStatements(sqlite: Database, max = 2000): void {
 }
 
 /**
+ * Drops a connection's cached statements (each is finalized when collected; one still held by its
+ * user keeps working) and gives back its spare page cache: after migrations, whose hundreds of DDL
+ * statements are never run again on it.
+ */
+export function forgetStatements(sqlite: Database): void {
+  statementCaches.get(sqlite)?.clear();
+  sqlite.exec("PRAGMA shrink_memory");
+}
+
+/**
  * A connection with this service's pragmas. `create: false` opens only a file that exists (the QR
  * access writer: a deleted corporation's database must stay deleted). `readonly`: the read
  * connection of a door (src/db/door.ts); `query_only` makes any write on it an error.
  */
-export function openSqlite(path: string, { create = true, readonly = false }: { create?: boolean; readonly?: boolean } = {}): Database {
+export function openSqlite(
+  path: string,
+  { create = true, readonly = false, statements = 2000 }: { create?: boolean; readonly?: boolean; statements?: number } = {},
+): Database {
   const sqlite = create ? new Database(path, { create: true, strict: true }) : new Database(path, { readwrite: true, create: false, strict: true });
-  cacheStatements(sqlite);
+  cacheStatements(sqlite, statements);
   sqlite.exec("PRAGMA journal_mode = WAL");
   sqlite.exec("PRAGMA synchronous = FULL");
   sqlite.exec("PRAGMA foreign_keys = ON");
@@ -69,6 +85,9 @@ export function openPlatformDb(path: string): PlatformDb {
   return drizzle({ client: openSqlite(path) }) as PlatformDb;
 }
 
+/** Statements cached per corporation connection: the hot paths use a few dozen; hundreds of open corporations share the memory. */
+export const TENANT_STATEMENTS = 200;
+
 export function openTenantDb(path: string): TenantDb {
-  return drizzle({ client: openSqlite(path) }) as TenantDb;
+  return drizzle({ client: openSqlite(path, { statements: TENANT_STATEMENTS }) }) as TenantDb;
 }

@@ -1,18 +1,24 @@
 // Corporation databases: one SQLite file per corporation in its Server's directory. Handles are
-// opened on demand, cached (least recently used first out) and closed on shutdown.
-import { mkdirSync } from "node:fs";
+// opened on demand and closed when idle (no request for `idleMs`), when more than `maxOpen` are
+// open (least recently used first), after a background sweep that opened them (`release`), and on
+// shutdown; never while an operation is in flight. Memory follows the corporations in use, not
+// the number of corporations.
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import type { Logger } from "../lib/log";
 import { applyMigrations, migrationsOf, type Migration } from "./migrations";
 import { corporations, servers } from "./platform/schema";
 import { SqliteDoor } from "./door";
-import { openTenantDb, type PlatformDb, type TenantDb } from "./sqlite";
+import { openTenantDb, TENANT_STATEMENTS, type PlatformDb, type TenantDb } from "./sqlite";
 
 export class TenantDbs {
   private open = new Map<string, SqliteDoor>();
   /** The platform database's door once the app serves (reads of paths, the schema version's write). */
   private platformDoor: SqliteDoor | null = null;
+  /** The idle clock: advanced every half idle period; a door a request took is stamped with it. */
+  private tick = 0;
+  private idleTimer: ReturnType<typeof setInterval> | null = null;
 
   constructor(
     private platform: PlatformDb,
@@ -42,21 +48,31 @@ export class TenantDbs {
 
   /** The writer connection of a corporation's database (start-up work and migrations). */
   get(corpId: string): TenantDb {
-    return this.door(corpId).writer as TenantDb;
+    return this.door(corpId, false).writer as TenantDb;
   }
 
-  /** The door of a corporation's database (opened, not migrated, when not cached). */
-  door(corpId: string): SqliteDoor {
+  /**
+   * The door of a corporation's database (opened, not migrated, when not cached). `request`: a
+   * request's use, which keeps the door open for the idle period; a background sweep's use does
+   * not (see `release`).
+   */
+  door(corpId: string, request = true): SqliteDoor {
     const cached = this.open.get(corpId);
     if (cached) {
-      // Re-insert to mark it most recently used.
-      this.open.delete(corpId);
-      this.open.set(corpId, cached);
+      if (request) {
+        cached.usedAt = this.tick;
+        // Re-insert to mark it most recently used.
+        this.open.delete(corpId);
+        this.open.set(corpId, cached);
+      }
       return cached;
     }
     const path = this.pathOf(corpId);
     mkdirSync(join(path, ".."), { recursive: true });
-    const door = new SqliteDoor(openTenantDb(path), path);
+    // The writer opens on the first write; a missing file is created now, as a door always did
+    // (the read connection opens existing files only).
+    const door = new SqliteDoor(existsSync(path) ? () => openTenantDb(path) : openTenantDb(path), path, { statements: TENANT_STATEMENTS });
+    if (request) door.usedAt = this.tick;
     this.open.set(corpId, door);
     if (this.open.size > this.maxOpen) this.evict();
     return door;
@@ -66,7 +82,48 @@ export class TenantDbs {
   private evict(): void {
     for (const [id, door] of this.open) {
       if (this.open.size <= this.maxOpen) return;
-      if (door.active === 0) this.close(id);
+      if (door.idle) this.close(id);
+    }
+  }
+
+  /**
+   * Closes, every half `idleMs`, the doors no request has taken for at least `idleMs` and with
+   * nothing in flight (a closed door reopens on its next use). Stopped by `closeAll`.
+   */
+  startIdleClose(idleMs: number): void {
+    if (this.idleTimer) clearInterval(this.idleTimer);
+    this.idleTimer = setInterval(() => this.closeIdle(), Math.max(1, idleMs / 2));
+    (this.idleTimer as { unref?: () => void }).unref?.();
+  }
+
+  /** One tick of the idle clock: closes the doors last taken two ticks ago or earlier. */
+  closeIdle(): void {
+    this.tick++;
+    for (const [id, door] of this.open) if (door.usedAt <= this.tick - 2 && door.idle) this.close(id);
+  }
+
+  /**
+   * After a background sweep's visit: closes the door when the visit opened it and no request has
+   * taken it since (a sweep over every corporation leaves none open behind it).
+   */
+  release(corpId: string): void {
+    const door = this.open.get(corpId);
+    if (door && door.usedAt === -1 && door.idle) this.close(corpId);
+  }
+
+  /**
+   * Closes a corporation's door once nothing is in flight on it (its deletion): no new operation
+   * finds it from now on, and the ones already running finish first.
+   */
+  async closeWhenIdle(corpId: string): Promise<void> {
+    const door = this.open.get(corpId);
+    if (!door) return;
+    this.open.delete(corpId);
+    while (!door.idle) await Bun.sleep(5);
+    try {
+      door.close();
+    } catch (err) {
+      this.logger.warn("closing a corporation database failed", { corp_id: corpId, error: String(err) });
     }
   }
 
@@ -77,6 +134,7 @@ export class TenantDbs {
   migrate(corpId: string) {
     const result = applyMigrations(this.get(corpId), this.migrations);
     this.platform.$client.query("UPDATE corporations SET schema_version = ?1 WHERE id = ?2").run(this.migrations.length, corpId);
+    this.release(corpId);
     return result;
   }
 
@@ -85,13 +143,24 @@ export class TenantDbs {
    * write of a request is open on that connection meanwhile), the version through the platform's.
    */
   async migrateLive(corpId: string) {
-    const door = this.door(corpId);
-    const result = await door.exclusive((writer) => applyMigrations(writer, this.migrations));
+    const door = this.door(corpId, false);
+    let result;
+    try {
+      result = await door.exclusive((writer) => applyMigrations(writer, this.migrations));
+    } finally {
+      // A new corporation's database is not kept open until a request needs it.
+      this.release(corpId);
+    }
     const version = this.migrations.length;
     if (this.platformDoor) {
       await this.platformDoor.write((tx) => tx.$client.query("UPDATE corporations SET schema_version = ?1 WHERE id = ?2").run(version, corpId));
     } else this.platform.$client.query("UPDATE corporations SET schema_version = ?1 WHERE id = ?2").run(version, corpId);
     return result;
+  }
+
+  /** The corporations whose databases are open now. */
+  openIds(): string[] {
+    return [...this.open.keys()];
   }
 
   isOpen(corpId: string): boolean {
@@ -114,6 +183,8 @@ export class TenantDbs {
   }
 
   closeAll(): void {
+    if (this.idleTimer) clearInterval(this.idleTimer);
+    this.idleTimer = null;
     for (const id of [...this.open.keys()]) this.close(id);
   }
 }

@@ -242,8 +242,8 @@ function moveFile(from: string, to: string): void {
  * CASCADE its workgroups with their members and grants, safe IP ranges and QR slugs), its
  * sessions, and its database, which is moved to DATA_DIR/deleted/<id>-<timestamp>.db rather than
  * erased, so an operator's mistake can be undone by hand. Once the row is gone no request can open
- * the database again (its path is no longer known); closing the handle and moving the file run
- * without an await between them, after the writes queued on it.
+ * the database again (its path is no longer known); the handle is closed once the operations in
+ * flight on it are done, and the file moved without an await after that.
  */
 export async function deleteCorporation(ctx: AppContext, id: string): Promise<{ movedTo: string | null }> {
   const dbPath = await ctx.store.platform.write((tx, w) => {
@@ -256,8 +256,9 @@ export async function deleteCorporation(ctx: AppContext, id: string): Promise<{ 
     });
     return path;
   });
-  // Writes already queued on its door finish first (the lock is first come, first served).
-  if (ctx.tenants.isOpen(id)) await ctx.store.tenant(id).write(() => {});
+  // Operations in flight on its database (reads and writes of requests that began before the
+  // delete, writes queued) finish first; none can start now that its row is gone.
+  await ctx.tenants.closeWhenIdle(id);
   const moved = moveDatabase(ctx, id, dbPath);
   await ctx.sessions.revokeAllInCorp(id);
   return moved;

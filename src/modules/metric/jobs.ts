@@ -51,7 +51,7 @@ export class MetricScheduler implements BackgroundJob {
     for (const id of corps) {
       if (this.stopped) return;
       try {
-        for (const row of await collectedMetrics(this.ctx.store.tenant(id))) this.sync(id, row);
+        for (const row of await this.ctx.store.visit(id, collectedMetrics)) this.sync(id, row);
       } catch (err) {
         // A corporation whose database cannot be read (failed migration) keeps the others going.
         this.ctx.logger.warn("metric jobs of a corporation not started", { corp_id: id, error: String(err) });
@@ -189,7 +189,7 @@ export class MetricScheduler implements BackgroundJob {
     }
     if (this.stopped) return null;
     // The metric may have changed or gone while the request ran: checked against what is stored now.
-    const outcome = await storeCollected(this.ctx.store.tenant(corpId), metric.id, body, tick);
+    const outcome = await storeCollected(this.ctx.store.background(corpId), metric.id, body, tick);
     if (outcome === "gone") {
       this.ctx.logger.debug("metric deleted during its collection; nothing stored", { corp_id: corpId, metric_id: metric.id });
       // Its deletion removed the job already, unless start-up read the metric just before it went.

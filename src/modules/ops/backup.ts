@@ -126,14 +126,18 @@ export function storeSource(ctx: Pick<AppContext, "store">): BackupSource {
     async copyCorp(corpId, path, target) {
       // Never opened for a backup when missing: opening would create the file.
       if (!existsSync(path)) return false;
-      let door;
+      let copied = false;
       try {
-        door = ctx.store.tenant(corpId);
-      } catch {
+        // A visit: the copy does not leave every corporation's database open behind it.
+        await ctx.store.visit(corpId, (door) => {
+          copied = true;
+          return door.copyTo(target);
+        });
+      } catch (err) {
         // Deleted since the platform copy was taken: its file has moved to DATA_DIR/deleted/.
-        return false;
+        if (!copied) return false;
+        throw err;
       }
-      await door.copyTo(target);
       return true;
     },
   };

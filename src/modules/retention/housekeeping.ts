@@ -253,14 +253,19 @@ export class Housekeeping {
         // Opening the door would create a missing file: a corporation whose database is gone is
         // reported elsewhere (backup, metrics), not papered over here.
         if (!ctx.tenants.isOpen(corp.id) && !existsSync(ctx.tenants.pathOf(corp.id))) continue;
-        let door: TenantDoor;
+        // A visit: the pass does not leave every corporation's database open behind it.
+        let opened = false;
         try {
-          door = ctx.store.tenant(corp.id);
+          report.databases.push(
+            await ctx.store.visit(corp.id, (door: TenantDoor) => {
+              opened = true;
+              return this.pruneDatabase(corp.auth_name, door, prunes, optimize);
+            }),
+          );
         } catch (err) {
+          if (err instanceof Stopped || opened) throw err;
           report.databases.push({ database: corp.auth_name, pruned: {}, checkpointed: false, optimized: false, error: String(err) });
-          continue;
         }
-        report.databases.push(await this.pruneDatabase(corp.auth_name, door, prunes, optimize));
       }
       if (optimize) this.lastOptimizeAt = now;
     } catch (err) {

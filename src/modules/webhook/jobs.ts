@@ -13,7 +13,7 @@ import type { TenantDb } from "../../db/sqlite";
 import { toIso } from "../../lib/time";
 import { dispatchableCorpIds } from "../corp/service";
 import { deliverOnce, type Target } from "./deliver";
-import { dueDeliveries, dueTargets, fanOutEvents, nextAttemptAt, recordOutcomes, type Due, type Outcome, type RetryRules } from "./service";
+import { dueDeliveries, dueTargets, fanOutEvents, hasEventsToFanOut, nextAttemptAt, recordOutcomes, type Due, type Outcome, type RetryRules } from "./service";
 
 /** Waits after attempts 1..7; the 8th failed attempt is final. */
 export const RETRY_DELAYS_MS = [30_000, 120_000, 600_000, 1_800_000, 3_600_000, 10_800_000, 21_600_000];
@@ -35,6 +35,8 @@ export class WebhookDispatcher implements Job {
   /** Earliest next_attempt_at (ms) of a pending delivery, per corporation. */
   private nextDue = new Map<string, number>();
   private queued = new Set<string>();
+  /** Corporations whose last pass failed: every sweep looks at them again. */
+  private failed = new Set<string>();
   /** Corporations that found every global slot taken; woken when one frees. */
   private starved = new Set<string>();
   private outcomes: Outcome[] = [];
@@ -52,12 +54,16 @@ export class WebhookDispatcher implements Job {
 
   start(): void {
     this.unsubscribe = this.ctx.events.subscribe((corpId) => this.wake(corpId));
-    const { tickMs, sweepMs } = this.ctx.dispatchTuning;
-    this.timers.push(setInterval(() => this.tick(), tickMs), setInterval(() => void this.sweep(), sweepMs));
+    const { tickMs, sweepMs, fullSweepMs } = this.ctx.dispatchTuning;
+    this.timers.push(
+      setInterval(() => this.tick(), tickMs),
+      setInterval(() => void this.sweep(false), sweepMs),
+      setInterval(() => void this.sweep(true), fullSweepMs),
+    );
     for (const t of this.timers) (t as { unref?: () => void }).unref?.();
     // Whatever a crash left behind (undispatched events, pending deliveries) goes out at once (the
     // app starts its jobs shortly after start-up, so that the API answers first).
-    void this.sweep();
+    void this.sweep(true);
   }
 
   /** Stops taking work and waits a little for requests in flight; unrecorded ones are resent later. */
@@ -86,12 +92,22 @@ export class WebhookDispatcher implements Job {
     setTimeout(() => this.startRun(), 0);
   }
 
-  /** Every corporation whose database may hold work: at start-up and periodically. */
-  async sweep(): Promise<void> {
+  /**
+   * `all`: every corporation whose database may hold work (start-up, then every fullSweepMs; each
+   * visit closes the database it opened). Otherwise the ones that may have work without a wake-up
+   * pending: databases open (requests write there), passes that failed, retries known in memory.
+   * Every commit with events wakes its corporation at once, so the narrow sweep is the safety net
+   * and the full one the net under it, without opening every corporation each minute.
+   */
+  async sweep(all = true): Promise<void> {
     if (this.closed) return;
     try {
       const corps = await this.ctx.store.platform.read((db) => dispatchableCorpIds(db));
-      for (const id of corps) this.wake(id);
+      const likely = all ? null : new Set([...this.ctx.tenants.openIds(), ...this.failed, ...this.nextDue.keys()]);
+      for (const id of corps) if (!likely || likely.has(id)) this.wake(id);
+      // A corporation deleted (or put under maintenance) is not retried for ever.
+      const known = new Set(corps);
+      for (const id of this.failed) if (!known.has(id)) this.failed.delete(id);
     } catch (err) {
       this.ctx.logger.error("webhook sweep failed", { error: String(err) });
     }
@@ -123,16 +139,24 @@ export class WebhookDispatcher implements Job {
     for (const corpId of corps) {
       if (this.closed) return;
       try {
-        const tenant = this.ctx.store.tenant(corpId);
-        for (;;) {
-          const count = await tenant.write((tx) => fanOutEvents(tx, toIso(this.ctx.now()), FANOUT_BATCH));
-          if (count < FANOUT_BATCH) break;
-        }
-        // Read and launched in one synchronous step: what is read is what is in flight.
-        await tenant.read((db) => this.startDue(corpId, db));
+        // A visit: a corporation the pass opened is closed after it (deliveries carry what they send).
+        await this.ctx.store.visit(corpId, async (tenant) => {
+          // Read first: a sweep over corporations with nothing new takes no write lock (and does not
+          // open their writer connections).
+          if (await tenant.read(hasEventsToFanOut)) {
+            for (;;) {
+              const count = await tenant.write((tx) => fanOutEvents(tx, toIso(this.ctx.now()), FANOUT_BATCH));
+              if (count < FANOUT_BATCH) break;
+            }
+          }
+          // Read and launched in one synchronous step: what is read is what is in flight.
+          await tenant.read((db) => this.startDue(corpId, db));
+        });
+        this.failed.delete(corpId);
       } catch (err) {
         // A corporation deleted meanwhile, or a database not yet migrated: the next sweep retries.
         this.nextDue.delete(corpId);
+        this.failed.add(corpId);
         this.ctx.logger.warn("webhook dispatch of a corporation failed", { corp_id: corpId, error: String(err) });
       }
     }
@@ -205,7 +229,7 @@ export class WebhookDispatcher implements Job {
     for (const [corpId, list] of byCorp) {
       try {
         const nowMs = this.ctx.now();
-        const disabled = await this.ctx.store.tenant(corpId).write((tx) => recordOutcomes(tx, list, nowMs, RULES));
+        const disabled = await this.ctx.store.background(corpId).write((tx) => recordOutcomes(tx, list, nowMs, RULES));
         for (const d of disabled) {
           if (d.why === "gone") {
             this.ctx.logger.warn("webhook made inactive: the receiver answered 410 Gone", { webhook_id: d.webhookId });

@@ -315,6 +315,11 @@ export interface Due {
  * linked to its group), and the events marked dispatched, in the caller's transaction. Returns
  * how many events it took.
  */
+/** Whether the outbox holds events not fanned out yet (a read: no write when there is nothing). */
+export function hasEventsToFanOut(db: TenantDb): boolean {
+  return undispatchedEvents(db, 1).length > 0;
+}
+
 export function fanOutEvents(tx: TenantDb, now: string, limit: number): number {
   const events = undispatchedEvents(tx, limit);
   if (events.length === 0) return 0;
