@@ -7,6 +7,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import type { Logger } from "../lib/log";
+import { notFound } from "../lib/problem";
 import { applyMigrations, migrationsOf, type Migration } from "./migrations";
 import { corporations, servers } from "./platform/schema";
 import { SqliteDoor } from "./door";
@@ -42,7 +43,8 @@ export class TenantDbs {
       .innerJoin(servers, eq(servers.id, corporations.server_id))
       .where(eq(corporations.id, corpId))
       .get();
-    if (!row) throw new Error(`unknown corporation ${corpId}`);
+    // A request that outlived its corporation's deletion is told so (404), never a 500.
+    if (!row) throw notFound("The corporation no longer exists");
     return join(row.path, `${corpId}.db`);
   }
 

@@ -186,6 +186,8 @@ describe("DELETE /api/corp/{id}: operations in flight on its database", () => {
     expect(t.ctx.tenants.isOpen(victim)).toBe(false);
     expect((await t.req("GET", `/api/corp/${victim}`, { token: admin.token })).status).toBe(404);
     expect(() => t.ctx.store.tenant(victim)).toThrow();
+    // A request still holding the door after the deletion gets a 404 problem, not a 500.
+    expect(await door.read((db) => db.$client.query("SELECT 1").get()).then(() => null, (e: { status?: number }) => e.status)).toBe(404);
     // The write committed into the database that was moved aside.
     const [moved] = readdirSync(join(t.dir, "deleted")).filter((f) => f.startsWith(`${victim}-`) && f.endsWith(".db"));
     const copy = new Database(join(t.dir, "deleted", moved), { readonly: true });
