@@ -1,5 +1,5 @@
 // Schemas shared by every module. Types are derived from these, never re-declared.
-import { Kind, TypeRegistry, type TLiteral, type TUnion } from "@sinclair/typebox";
+import { Kind, Type, TypeRegistry, type TLiteral, type TUnion } from "@sinclair/typebox";
 import { t, type TSchema } from "elysia";
 import { MAX_LIMIT, MAX_PAGE } from "./list";
 
@@ -64,8 +64,15 @@ export const ListQuery = t.Object(
   { additionalProperties: true },
 );
 
+/**
+ * A list page. page, limit and total are TypeBox's plain Integer, not Elysia's t.Integer: that one
+ * is a Transform (it also accepts a numeric string), and one Transform anywhere in a response
+ * schema makes Elysia encode the whole page through TypeBox's interpreted TransformEncode, which
+ * re-checks every union of every item (a third of a 50-row page's CPU). The published document
+ * is the same: it writes t.Integer as the plain integer too (system/openapi-publish.ts wireNumber).
+ */
 export const ListOf = <T extends TSchema>(item: T) =>
-  t.Object({ items: t.Array(item), page: t.Integer(), limit: t.Integer(), total: t.Integer() });
+  t.Object({ items: t.Array(item), page: Type.Integer(), limit: Type.Integer(), total: Type.Integer() });
 
 export const ArrayOf = <T extends TSchema>(item: T) => t.Object({ items: t.Array(item) });
 
