@@ -80,3 +80,29 @@ describe("GET /api/person: exact totals between and after writes", () => {
     expect((await ok("GET", "/api/person?q=nada7")).body.total).toBe(0);
   });
 });
+
+describe("GET /api/person?q=: a frequent term's pages through the match set equal SQLite's own plan", () => {
+  test("every page, both id orders, a rare term, and after a write; `corporate=false` (all are) takes SQLite's plan", async () => {
+    const db = f.t.sqlWrite(f.admin.corpId);
+    const at = new Date().toISOString();
+    const insert = db.prepare("INSERT INTO persons (id, name, corporate, created_at, updated_at) VALUES (?, ?, 0, ?, ?)");
+    db.transaction(() => {
+      for (let i = 0; i < 3000; i++) insert.run(Bun.randomUUIDv7(), i % 8 === 3 ? `Andarilho ${i}` : i === 1777 ? `Raro ${i}` : `Outro ${i}`, at, at);
+    })();
+    await ok("PUT", `/api/person/${(await ok("POST", "/api/person", { name: "Sem Empresa", corporate: true })).body.id}`, { name: "Andarilho Empresa", corporate: false });
+    const compare = async (query: string) => {
+      const walked = (await ok("GET", `/api/person?${query}`)).body;
+      const planned = (await ok("GET", `/api/person?${query}&corporate=false`)).body;
+      expect(walked).toEqual(planned);
+      return walked;
+    };
+    const first = await compare("q=andarilho&limit=50");
+    expect(first.total).toBe(376);
+    for (const page of [2, 5, 8, 9]) expect((await compare(`q=andarilho&limit=50&page=${page}`)).items.length).toBe(page === 8 ? 26 : page === 9 ? 0 : 50);
+    await compare("q=andarilho&sort=-id&limit=100&page=2");
+    await compare("q=andarilho&sort=id&limit=500");
+    expect((await compare("q=raro")).total).toBe(1);
+    await ok("POST", "/api/person", { name: "Andarilho Novo" });
+    expect((await compare("q=andarilho&sort=-id&limit=3")).items[0].name).toBe("Andarilho Novo");
+  });
+});
