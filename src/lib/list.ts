@@ -294,12 +294,13 @@ const MAX_MATCH_BYTES = 256 * 1024;
 
 function loadMatches(client: Database, s: IndexSearch): Matches {
   const fts = `"${s.fts.replaceAll('"', '""')}"`;
-  // One string of rowids (ascending: FTS5's order) rather than one JS row per match: 3× faster.
-  const text = (client.query(`SELECT group_concat(rowid) AS r FROM ${fts} WHERE ${fts} MATCH ?1`).get(s.phrase) as { r: string | null }).r;
-  const rowids = text ? text.split(",").map(Number) : [];
-  const max = rowids.length ? rowids[rowids.length - 1]! : 0;
+  // ≈ 1.6× the cost of counting the match (measured); FTS5 returns it in rowid order, but
+  // nothing below relies on that.
+  const rowids = (client.query(`SELECT rowid FROM ${fts} WHERE ${fts} MATCH ?1`).values(s.phrase) as [number][]).map((r) => r[0]);
+  let max = 0;
+  for (const r of rowids) if (r > max) max = r;
   if (rowids.length * 8 <= (max >> 3) + 1) {
-    const list = Float64Array.from(rowids);
+    const list = Float64Array.from(rowids).sort();
     return {
       count: list.length,
       bytes: list.byteLength,
