@@ -17,6 +17,14 @@ export const Enum = <const T extends string>(values: readonly T[], options: { de
   t.Union(values.map((v) => t.Literal(v)), options) as unknown as TUnion<[TLiteral<T>]>;
 
 export const Nullable = <T extends TSchema>(s: T) => t.Union([s, t.Null()]);
+/**
+ * An integer of a response: TypeBox's plain Integer. Elysia's t.Integer is a Transform that also
+ * accepts a numeric string (for queries); one Transform in a response schema runs the whole
+ * response through TypeBox's interpreted TransformEncode (see ListOf). Published the same, except
+ * inside a nullable union (the openapi plugin writes `type: [integer, null]` where t.Integer's
+ * gives `anyOf`): nullable integers stay t.Integer, so the document does not change.
+ */
+export const Int = (options?: Parameters<typeof Type.Integer>[0]) => Type.Integer(options);
 /** Optional in requests: absent or null. */
 export const Opt = <T extends TSchema>(s: T) => t.Optional(t.Union([s, t.Null()]));
 
