@@ -216,9 +216,9 @@ interface Totals {
   matchBytes: number;
 }
 const totalsByConnection = new WeakMap<Database, Totals>();
-const MAX_TOTALS = 256;
+const MAX_TOTALS = 128;
 /** Longer keys (a long id list in a caller's condition) are counted each time rather than kept. */
-const MAX_TOTAL_KEY = 4096;
+const MAX_TOTAL_KEY = 1024;
 
 /** What is kept for the connection's current stamp; null where nothing may be kept. */
 function keptFor(client: Database): Totals | null {
@@ -327,6 +327,8 @@ function matchSet(client: Database, kept: Totals, s: IndexSearch): Matches {
   const hit = kept.matches.get(key);
   if (hit) return hit;
   const m = loadMatches(client, s);
+  // Each set also costs its key and an entry, so a flood of distinct empty searches is bounded too.
+  m.bytes += 64 + key.length * 2;
   if (m.bytes <= MAX_MATCH_BYTES) {
     for (const [k, old] of kept.matches) {
       if (kept.matchBytes + m.bytes <= MAX_MATCH_BYTES) break;
