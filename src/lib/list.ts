@@ -1,8 +1,13 @@
 // The list convention of routes.md: ?page, ?limit, ?q, ?sort=field|-field, ?<field>=<value>.
-import { and, asc, count, desc, eq, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
+import { and, asc, Column, desc, eq, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import { getTableColumns, getTableName } from "drizzle-orm";
-import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
+import { SQLiteSyncDialect, type SQLiteColumn, type SQLiteTable } from "drizzle-orm/sqlite-core";
+import { changeStamp } from "../db/change-stamp";
+import { clientOf } from "../db/rows";
 import type { AnyDb } from "../db/sqlite";
+
+type Database = ReturnType<typeof clientOf>;
+type Bindings = Parameters<ReturnType<Database["query"]>["all"]>;
 import { invalid } from "./problem";
 
 export interface ListParams {
@@ -196,6 +201,184 @@ export function listClauses(table: SQLiteTable, spec: ListSpec, params: ListPara
   return { where: w, order };
 }
 
+/**
+ * Exact totals of list queries on a door's read connection, for its change stamp: a total is
+ * kept until anything may have been written (the stamp moves), so repeated pages and searches
+ * between writes count nothing (a dense search over 100,000 persons counts ≈ 12,500 matches,
+ * 3–4 ms). Keyed by the count's SQL text and parameters; at most MAX_TOTALS per connection,
+ * the oldest dropped first. On any other connection changeStamp is null and nothing is kept.
+ */
+interface Totals {
+  stamp: number;
+  counts: Map<string, number>;
+  /** Match sets of index searches (see matchSet), and the bytes they hold. */
+  matches: Map<string, Matches>;
+  matchBytes: number;
+}
+const totalsByConnection = new WeakMap<Database, Totals>();
+const MAX_TOTALS = 128;
+/** Longer keys (a long id list in a caller's condition) are counted each time rather than kept. */
+const MAX_TOTAL_KEY = 1024;
+
+/** What is kept for the connection's current stamp; null where nothing may be kept. */
+function keptFor(client: Database): Totals | null {
+  const stamp = changeStamp(client);
+  if (stamp === null) return null;
+  let totals = totalsByConnection.get(client);
+  if (!totals || totals.stamp !== stamp) {
+    totals = { stamp, counts: new Map(), matches: new Map(), matchBytes: 0 };
+    totalsByConnection.set(client, totals);
+  }
+  return totals;
+}
+
+function cachedTotal(client: Database, query: { sql: string; params: unknown[] }, countIt: () => number): number {
+  const totals = keptFor(client);
+  if (!totals) return countIt();
+  const key = query.params.length ? `${query.sql}\0${JSON.stringify(query.params)}` : query.sql;
+  const hit = totals.counts.get(key);
+  if (hit !== undefined) return hit;
+  const n = countIt();
+  if (key.length <= MAX_TOTAL_KEY) {
+    if (totals.counts.size >= MAX_TOTALS) totals.counts.delete(totals.counts.keys().next().value!);
+    totals.counts.set(key, n);
+  }
+  return n;
+}
+
+/**
+ * How a table's rows are read for a page without Drizzle's select builder and row mapper (tens
+ * of µs per page and ≈ 1.5 µs per row): the column list once, and the few columns whose stored
+ * value is not the row's value (booleans, buffers, custom types), decoded as Drizzle decodes
+ * them. Rows keep the table's column order, so a view that returns the row answers the same
+ * bytes. Null for a table whose property names differ from its column names (none today): such
+ * a table goes through Drizzle.
+ */
+interface RowReader {
+  from: SQL;
+  decoders: [string, SQLiteColumn][];
+}
+const readers = new WeakMap<SQLiteTable, RowReader | null>();
+const identity = Column.prototype.mapFromDriverValue;
+
+function rowReader(table: SQLiteTable): RowReader | null {
+  let reader = readers.get(table);
+  if (reader !== undefined) return reader;
+  const columns = Object.entries(getTableColumns(table)) as [string, SQLiteColumn][];
+  if (columns.some(([key, col]) => col.name !== key)) reader = null;
+  else {
+    const list = columns.map(([, col]) => `"${col.name.replaceAll('"', '""')}"`).join(", ");
+    reader = {
+      from: sql`SELECT ${sql.raw(list)} FROM ${table}`,
+      decoders: columns.filter(([, col]) => col.mapFromDriverValue !== identity),
+    };
+  }
+  readers.set(table, reader);
+  return reader;
+}
+
+const dialect = new SQLiteSyncDialect();
+
+/**
+ * The rowids an index search matches, as a bitmap over the rowids (dense matches: 100,000 rows
+ * take 12.5 kB) or a sorted list (sparse ones), whichever is smaller. Kept per change stamp like
+ * the totals, at most MAX_MATCH_BYTES per connection (the oldest dropped first): with up to 256
+ * corporation files open that is at most 64 MB in all.
+ */
+interface Matches {
+  count: number;
+  has(rowid: number): boolean;
+  bytes: number;
+}
+const MAX_MATCH_BYTES = 256 * 1024;
+
+function loadMatches(client: Database, s: IndexSearch): Matches {
+  const fts = `"${s.fts.replaceAll('"', '""')}"`;
+  // ≈ 1.6× the cost of counting the match (measured); FTS5 returns it in rowid order, but
+  // nothing below relies on that.
+  const rowids = (client.query(`SELECT rowid FROM ${fts} WHERE ${fts} MATCH ?1`).values(s.phrase) as [number][]).map((r) => r[0]);
+  let max = 0;
+  for (const r of rowids) if (r > max) max = r;
+  if (rowids.length * 8 <= (max >> 3) + 1) {
+    const list = Float64Array.from(rowids).sort();
+    return {
+      count: list.length,
+      bytes: list.byteLength,
+      has(rowid) {
+        let lo = 0;
+        let hi = list.length - 1;
+        while (lo <= hi) {
+          const mid = (lo + hi) >> 1;
+          if (list[mid] === rowid) return true;
+          if (list[mid]! < rowid) lo = mid + 1;
+          else hi = mid - 1;
+        }
+        return false;
+      },
+    };
+  }
+  const bits = new Uint8Array((max >> 3) + 1);
+  for (const r of rowids) bits[r >> 3]! |= 1 << (r & 7);
+  return { count: rowids.length, bytes: bits.byteLength, has: (rowid) => rowid <= max && (bits[rowid >> 3]! & (1 << (rowid & 7))) !== 0 };
+}
+
+function matchSet(client: Database, kept: Totals, s: IndexSearch): Matches {
+  const key = `${s.fts}\0${s.phrase}`;
+  const hit = kept.matches.get(key);
+  if (hit) return hit;
+  const m = loadMatches(client, s);
+  // Each set also costs its key and an entry, so a flood of distinct empty searches is bounded too.
+  m.bytes += 64 + key.length * 2;
+  if (m.bytes <= MAX_MATCH_BYTES) {
+    for (const [k, old] of kept.matches) {
+      if (kept.matchBytes + m.bytes <= MAX_MATCH_BYTES) break;
+      kept.matches.delete(k);
+      kept.matchBytes -= old.bytes;
+    }
+    kept.matches.set(key, m);
+    kept.matchBytes += m.bytes;
+  }
+  return m;
+}
+
+/** Index entries one page may walk (see walkPage); beyond it the page is left to SQLite. */
+const MAX_WALK = 20_000;
+const WALK_CHUNK = 1024;
+
+/**
+ * A page of an index search sorted by id, by walking the id index (its rowids, in chunks by id)
+ * and keeping the rows in the match set: SQLite's own plan evaluates the whole match again in
+ * every page (≈ 6 ms for a common name over 100,000 persons), the walk reads the page's share of
+ * the id index (≈ 400 entries for a name every eighth person holds). Undefined when the walk would
+ * pass more than MAX_WALK entries (a rare match, a deep page): SQLite answers those.
+ */
+function walkPage(client: Database, table: SQLiteTable, reader: RowReader, m: Matches, descending: boolean, offset: number, limit: number, tableRows: number) {
+  if (m.count === 0 || offset >= m.count) return [];
+  if (((offset + limit) * tableRows) / m.count > MAX_WALK) return undefined;
+  const t = `"${getTableName(table).replaceAll('"', '""')}"`;
+  const dir = descending ? "DESC" : "ASC";
+  const first = client.query(`SELECT rowid, id FROM ${t} ORDER BY id ${dir} LIMIT ${WALK_CHUNK}`);
+  const next = client.query(`SELECT rowid, id FROM ${t} WHERE id ${descending ? "<" : ">"} ?1 ORDER BY id ${dir} LIMIT ${WALK_CHUNK}`);
+  const picked: number[] = [];
+  let skip = offset;
+  let walked = 0;
+  let chunk = first.values() as [number, string][];
+  for (;;) {
+    for (const [rowid] of chunk) {
+      if (!m.has(rowid)) continue;
+      if (skip > 0) skip--;
+      else if (picked.push(rowid) === limit) break;
+    }
+    walked += chunk.length;
+    if (picked.length === limit || chunk.length < WALK_CHUNK) break;
+    if (walked >= MAX_WALK * 2) return undefined;
+    chunk = next.values(chunk[chunk.length - 1]![1]) as [number, string][];
+  }
+  if (!picked.length) return [];
+  const rows = dialect.sqlToQuery(sql`${reader.from} WHERE rowid IN (SELECT value FROM json_each(${JSON.stringify(picked)})) ORDER BY id ${sql.raw(dir)}`);
+  return client.query(rows.sql).all(...(rows.params as Bindings)) as Record<string, unknown>[];
+}
+
 /** Runs a paged list over one table; `view` maps a row to its response shape. */
 export function listRows<R, V>(
   db: AnyDb,
@@ -208,22 +391,54 @@ export function listRows<R, V>(
   const { page, limit, offset } = paging(params);
   const c = clauses(table, spec, params, where, false);
   const d = db as any;
-  let total: number;
+  const client = clientOf(db);
+  const reader = rowReader(table);
+  const tableRowsOf = () => (d.get(sql`SELECT max(rowid) FROM ${sql.identifier(getTableName(table))}`) as [number | null])[0] ?? 0;
+  const kept = c.search && c.onlySearch && c.byId && reader ? keptFor(client) : null;
+  let knownTotal: number | undefined;
+  if (c.search && kept && reader) {
+    // An index search alone, sorted by id, between writes: its match set answers the total and
+    // the page's rows (walkPage); SQLite's plan below when the walk would be long.
+    const m = matchSet(client, kept, c.search);
+    const rows = walkPage(client, table, reader, m, (params.sort ?? spec.defaultSort ?? "id").startsWith("-"), offset, limit, tableRowsOf());
+    if (rows) return { items: decodeRows(reader, rows, view), page, limit, total: m.count };
+    knownTotal = m.count;
+  }
+  let countQuery: SQL;
   if (c.search && c.onlySearch) {
     // The index holds one entry per row: its matches are the table's, counted without a row read.
     const fts = sql.identifier(c.search.fts);
-    total = (d.get(sql`SELECT count(*) FROM ${fts} WHERE ${fts} MATCH ${c.search.phrase}`) as [number])[0];
+    countQuery = sql`SELECT count(*) AS n FROM ${fts} WHERE ${fts} MATCH ${c.search.phrase}`;
   } else {
-    total = (d.select({ n: count() }).from(table).where(c.where).get() as { n: number }).n;
+    countQuery = c.where ? sql`SELECT count(*) AS n FROM ${table} WHERE ${c.where}` : sql`SELECT count(*) AS n FROM ${table}`;
   }
+  const count = dialect.sqlToQuery(countQuery);
+  const total = knownTotal ?? cachedTotal(client, count, () => (client.query(count.sql).get(...(count.params as Bindings)) as { n: number }).n);
   let w = c.where;
   if (c.search && c.byId && total > 0) {
     // Sorted by id, SQLite reads every match to sort them (≈ 1.5 µs each) unless told to walk the
     // id index and probe (the page's rows × table rows ÷ matches probes, ≈ 0.1 µs each): the
     // walk wins when matches are many. max(rowid) estimates the table's rows for free.
-    const tableRows = (d.get(sql`SELECT max(rowid) FROM ${sql.identifier(getTableName(table))}`) as [number | null])[0] ?? 0;
-    if (total * total * 15 > (offset + limit) * tableRows) w = clauses(table, spec, params, where, true).where;
+    if (total * total * 15 > (offset + limit) * tableRowsOf()) w = clauses(table, spec, params, where, true).where;
   }
-  const rows = d.select().from(table).where(w).orderBy(...c.order).limit(limit).offset(offset).all() as R[];
-  return { items: rows.map(view), page, limit, total };
+  if (!reader) {
+    const rows = d.select().from(table).where(w).orderBy(...c.order).limit(limit).offset(offset).all() as R[];
+    return { items: rows.map(view), page, limit, total };
+  }
+  const select = dialect.sqlToQuery(
+    sql`${reader.from}${w ? sql` WHERE ${w}` : sql``} ORDER BY ${sql.join(c.order, sql`, `)} LIMIT ${limit} OFFSET ${offset}`,
+  );
+  const rows = client.query(select.sql).all(...(select.params as Bindings)) as Record<string, unknown>[];
+  return { items: decodeRows(reader, rows, view), page, limit, total };
+}
+
+/** Stored values to the row's values (as Drizzle decodes them), then the view. */
+function decodeRows<R, V>(reader: RowReader, rows: Record<string, unknown>[], view: (row: R) => V): V[] {
+  const items: V[] = new Array(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i]!;
+    for (const [key, col] of reader.decoders) if (row[key] !== null) row[key] = col.mapFromDriverValue(row[key]);
+    items[i] = view(row as R);
+  }
+  return items;
 }

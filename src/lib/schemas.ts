@@ -1,5 +1,5 @@
 // Schemas shared by every module. Types are derived from these, never re-declared.
-import { Kind, TypeRegistry, type TLiteral, type TUnion } from "@sinclair/typebox";
+import { Kind, Type, TypeRegistry, type TLiteral, type TUnion } from "@sinclair/typebox";
 import { t, type TSchema } from "elysia";
 import { MAX_LIMIT, MAX_PAGE } from "./list";
 
@@ -17,6 +17,14 @@ export const Enum = <const T extends string>(values: readonly T[], options: { de
   t.Union(values.map((v) => t.Literal(v)), options) as unknown as TUnion<[TLiteral<T>]>;
 
 export const Nullable = <T extends TSchema>(s: T) => t.Union([s, t.Null()]);
+/**
+ * An integer of a response: TypeBox's plain Integer. Elysia's t.Integer is a Transform that also
+ * accepts a numeric string (for queries); one Transform in a response schema runs the whole
+ * response through TypeBox's interpreted TransformEncode (see ListOf). Published the same, except
+ * inside a nullable union (the openapi plugin writes `type: [integer, null]` where t.Integer's
+ * gives `anyOf`): nullable integers stay t.Integer, so the document does not change.
+ */
+export const Int = (options?: Parameters<typeof Type.Integer>[0]) => Type.Integer(options);
 /** Optional in requests: absent or null. */
 export const Opt = <T extends TSchema>(s: T) => t.Optional(t.Union([s, t.Null()]));
 
@@ -64,8 +72,15 @@ export const ListQuery = t.Object(
   { additionalProperties: true },
 );
 
+/**
+ * A list page. page, limit and total are TypeBox's plain Integer, not Elysia's t.Integer: that one
+ * is a Transform (it also accepts a numeric string), and one Transform anywhere in a response
+ * schema makes Elysia encode the whole page through TypeBox's interpreted TransformEncode, which
+ * re-checks every union of every item (a third of a 50-row page's CPU). The published document
+ * is the same: it writes t.Integer as the plain integer too (system/openapi-publish.ts wireNumber).
+ */
 export const ListOf = <T extends TSchema>(item: T) =>
-  t.Object({ items: t.Array(item), page: t.Integer(), limit: t.Integer(), total: t.Integer() });
+  t.Object({ items: t.Array(item), page: Type.Integer(), limit: Type.Integer(), total: Type.Integer() });
 
 export const ArrayOf = <T extends TSchema>(item: T) => t.Object({ items: t.Array(item) });
 

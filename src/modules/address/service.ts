@@ -5,11 +5,19 @@ import { finite } from "../../lib/finite";
 import { invalid } from "../../lib/problem";
 import { cityRef } from "../city/service";
 import type { AddressColumns } from "./columns";
-import type { AddressView } from "./model";
+import type { AddressView, CityRef } from "./model";
 
-export function addressView(db: TenantDb, row: AddressColumns): AddressView | null {
+/**
+ * `cities`: a memo of the cities already read in the same read (a list page, where most rows
+ * share a few cities): one lookup per city instead of one per row.
+ */
+export function addressView(db: TenantDb, row: AddressColumns, cities?: Map<string, CityRef | null>): AddressView | null {
   if (row.address_line1 === null || row.address_city_id === null) return null;
-  const city = cityRef(db, row.address_city_id);
+  let city = cities?.get(row.address_city_id);
+  if (city === undefined) {
+    city = cityRef(db, row.address_city_id);
+    cities?.set(row.address_city_id, city);
+  }
   if (!city) return null;
   return {
     line1: row.address_line1,

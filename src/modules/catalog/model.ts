@@ -1,5 +1,5 @@
 import { t, type Static } from "elysia";
-import { Opt, Uuid } from "../../lib/schemas";
+import { Int, Opt, Uuid } from "../../lib/schemas";
 
 export const SERVICE_IDENTIFIER_PATTERN = "^[a-z][a-z0-9]*(\\.[a-z][a-z0-9-]*)+$";
 /**
@@ -80,7 +80,7 @@ export const Menu = t.Object({
   name: t.String(),
   icon: t.Union([t.String(), t.Null()]),
   url: t.Union([t.String(), t.Null()]),
-  position: t.Integer(),
+  position: Int(),
   feature_id: t.Union([Uuid, t.Null()]),
   created_at: t.String(),
   updated_at: t.String(),

@@ -1,7 +1,7 @@
 // Request and response schemas of the ISP rows (routes.md, Resources: Manufacturer ... Nas), the
 // FreeRADIUS rlm_rest rows, RADIUS sessions and authorize attempts.
 import { t, type Static } from "elysia";
-import { Enum, Instant, ListQuery, Nullable, Opt, Uuid } from "../../lib/schemas";
+import { Enum, Instant, Int, ListQuery, Nullable, Opt, Uuid } from "../../lib/schemas";
 import { AddressInput, AddressView } from "../address/model";
 
 const Name = t.String({ minLength: 1, maxLength: 200 });
@@ -92,18 +92,18 @@ export type PoolInput = Static<typeof PoolInput>;
 export const Pool = t.Object({
   id: Uuid,
   name: t.String(),
-  version: t.Integer(),
+  version: Int(),
   cidr: t.String(),
   pop_id: Nullable(Uuid),
   nas_id: Nullable(Uuid),
   status: t.Boolean(),
   size: Nullable(t.Integer({ description: "IPv4: every address of the cidr, network and broadcast included; IPv6: null" })),
-  used: t.Integer({ description: "distinct addresses inside it held by online sessions or set as contracts' static addresses" }),
+  used: Int({ description: "distinct addresses inside it held by online sessions or set as contracts' static addresses" }),
   ...Stamps,
 });
 export const PoolUsage = t.Object({
   size: Nullable(t.Integer()),
-  used: t.Integer(),
+  used: Int(),
   items: t.Array(t.Object({ address: t.String(), source: t.Union([t.Literal("session"), t.Literal("contract")]), id: Uuid })),
 });
 
@@ -126,7 +126,7 @@ export const Nas = t.Object({
   manufacturer_id: Nullable(Uuid),
   pop_id: Nullable(Uuid),
   layout_id: Nullable(Uuid),
-  coa_port: t.Integer(),
+  coa_port: Int(),
   status: t.Boolean(),
   ...Stamps,
 });
@@ -162,11 +162,11 @@ const RadiusSession = t.Object({
   updated_at: t.String(),
   stopped_at: Nullable(t.String()),
   state: Enum([...SESSION_STATES]),
-  input_bytes: t.Integer(),
-  output_bytes: t.Integer(),
-  input_packets: t.Integer(),
-  output_packets: t.Integer(),
-  session_time: t.Integer(),
+  input_bytes: Int(),
+  output_bytes: Int(),
+  input_packets: Int(),
+  output_packets: Int(),
+  session_time: Int(),
   terminate_cause: Nullable(t.String()),
   created_at: t.String(),
 });
@@ -176,7 +176,7 @@ const DisconnectResult = t.Object({
   kind: Enum(["disconnect", "coa"]),
   outcome: Enum(["ack", "nak", "timeout"]),
   error_cause: Nullable(t.Integer()),
-  attempts: t.Integer(),
+  attempts: Int(),
   at: t.String(),
 });
 

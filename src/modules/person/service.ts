@@ -11,7 +11,7 @@ import { listRows, type ListParams, type Page } from "../../lib/list";
 import { conflict, notFound } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
 import { unchanged } from "../../lib/unchanged";
-import type { AddressInput } from "../address/model";
+import type { AddressInput, CityRef } from "../address/model";
 import { ADDRESS_COLUMN_NAMES, addressColumns, type AddressColumns } from "../address/columns";
 import { addressView, checkCityId } from "../address/service";
 import { personIsParty } from "../contract/service";
@@ -25,7 +25,8 @@ export { Party } from "./model";
 
 export type PersonRow = typeof persons.$inferSelect;
 
-export function personView(db: TenantDb, r: PersonRow): Person {
+/** `cities`: see addressView (list pages pass one per page). */
+export function personView(db: TenantDb, r: PersonRow, cities?: Map<string, CityRef | null>): Person {
   return {
     id: r.id,
     name: r.name,
@@ -35,7 +36,7 @@ export function personView(db: TenantDb, r: PersonRow): Person {
     corporate: r.corporate,
     email: r.email,
     phone: r.phone,
-    address: addressView(db, r),
+    address: addressView(db, r, cities),
     created_at: r.created_at,
     updated_at: r.updated_at,
   };
@@ -98,7 +99,10 @@ export function setParty(tx: TenantDb, id: string, data: PartyColumns): void {
 const LIST = { q: [persons.name, persons.display_name, persons.doc_identity], search: "persons_fts", hidden: ADDRESS_COLUMN_NAMES };
 
 export function listPersons(tenant: TenantDoor, query: ListParams): Promise<Page<Person>> {
-  return tenant.read((db) => listRows(db, persons, LIST, query, (r: PersonRow) => personView(db, r)));
+  return tenant.read((db) => {
+    const cities = new Map<string, CityRef | null>();
+    return listRows(db, persons, LIST, query, (r: PersonRow) => personView(db, r, cities));
+  });
 }
 
 type AppParams = { externalAppId?: string; externalAppName?: string };
@@ -108,7 +112,8 @@ export function listLinkedPersons(tenant: TenantDoor, principal: Principal, para
   return tenant.read((db) => {
     const app = resolveApp(db, principal, params);
     const spec = { ...LIST, computed: identityListField(app.id, "person", persons.id) };
-    const page = listRows(db, persons, spec, query, (r: PersonRow) => personView(db, r), [inArray(persons.id, linkedIdsOf(db, app.id, "person"))]);
+    const cities = new Map<string, CityRef | null>();
+    const page = listRows(db, persons, spec, query, (r: PersonRow) => personView(db, r, cities), [inArray(persons.id, linkedIdsOf(db, app.id, "person"))]);
     const identities = identitiesOf(db, app.id, "person", page.items.map((p) => p.id));
     return { ...page, items: page.items.map((p) => ({ ...p, identity: identities.get(p.id)! })) };
   });

@@ -1,6 +1,6 @@
 // Schemas of the QRCode group (routes.md: QrCode, QrAccess, QrLogo, QrCampaign, QrCategory).
 import { t, type Static } from "elysia";
-import { DateText, Instant, ListQuery, Nullable, Opt, Uuid, Enum } from "../../lib/schemas";
+import { DateText, Enum, Instant, Int, ListQuery, Nullable, Opt, Uuid } from "../../lib/schemas";
 
 export const SLUG_PATTERN = "^[A-Za-z0-9_-]{3,64}$";
 export const HEX_COLOUR = "^#?[0-9A-Fa-f]{6}$";
@@ -20,7 +20,7 @@ export const QrCode = t.Object({
   category_id: Nullable(Uuid),
   logo_id: Nullable(Uuid),
   status: t.Boolean(),
-  scans: t.Integer(),
+  scans: Int(),
   created_at: t.String(),
   updated_at: t.String(),
 });
@@ -105,7 +105,7 @@ export const QrLogo = t.Object({
   name: t.String(),
   content_type: Enum(["image/png", "image/jpeg"]),
   data: t.Optional(t.String()),
-  size: t.Integer(),
+  size: Int(),
   created_at: t.String(),
   updated_at: t.String(),
 });

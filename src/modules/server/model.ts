@@ -1,5 +1,5 @@
 import { t, type Static } from "elysia";
-import { Opt, Uuid } from "../../lib/schemas";
+import { Int, Opt, Uuid } from "../../lib/schemas";
 
 export const Server = t.Object({
   id: Uuid,
@@ -7,7 +7,7 @@ export const Server = t.Object({
   path: t.String(),
   description: t.Union([t.String(), t.Null()]),
   builtin: t.Boolean(),
-  corp_count: t.Integer(),
+  corp_count: Int(),
   created_at: t.String(),
   updated_at: t.String(),
 });

@@ -1,5 +1,5 @@
 import { t, type Static } from "elysia";
-import { Enum, Instant, Opt, Uuid } from "../../lib/schemas";
+import { Enum, Instant, Int, Opt, Uuid } from "../../lib/schemas";
 
 export const Webhook = t.Object({
   id: Uuid,
@@ -42,7 +42,7 @@ export const Delivery = t.Object({
   event_id: t.String({ description: "the webhook-id header of the delivery" }),
   type: t.String(),
   status: Enum(["pending", "succeeded", "failed"]),
-  attempts: t.Integer(),
+  attempts: Int(),
   response_status: t.Union([t.Integer(), t.Null()]),
   error: t.Union([t.String(), t.Null()]),
   next_attempt_at: t.Union([t.String(), t.Null()]),
