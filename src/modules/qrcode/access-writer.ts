@@ -15,6 +15,8 @@ export interface WriteBatch {
 export interface WriteMessage {
   seq: number;
   batches: WriteBatch[];
+  /** Shutdown: close the connections kept open once these batches are written. */
+  close?: boolean;
 }
 
 /** worker → main: the batches that could not be written (the rest are committed). */

@@ -249,6 +249,17 @@ export class AccessRecorder {
     this.timer = null;
     await this.drain();
     if (this.count > 0) this.ctx.logger.error("QR accesses dropped at shutdown", { count: this.count });
+    // The writer keeps its connections open between batches: it closes them before it stops.
+    const worker = this.worker;
+    if (worker && !this.inflight) {
+      const seq = ++this.seq;
+      this.inflight = { seq, batches: [] };
+      worker.ref();
+      worker.postMessage({ seq, batches: [], close: true } satisfies WriteMessage);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([this.batchDone(), new Promise<void>((resolve) => (timer = setTimeout(resolve, 2_000)))]);
+      clearTimeout(timer);
+    }
     this.worker?.terminate();
     this.worker = null;
   }
