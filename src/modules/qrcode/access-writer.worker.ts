@@ -11,8 +11,6 @@ import type { AccessRow, DoneMessage, WriteBatch, WriteMessage } from "./access-
 
 declare var self: Worker;
 
-const decoder = new TextDecoder();
-
 /**
  * A corporation's connection, kept between batches: opening one, setting its pragmas, preparing
  * the statements and closing it cost ≈ 0.5 ms per batch, and a new connection starts with an
@@ -82,7 +80,9 @@ function writeBatch(batch: WriteBatch): void {
     const known = new Map<string, boolean>();
     const added = new Map<string, number>();
     for (const chunk of batch.chunks) {
-      for (const row of JSON.parse("[" + decoder.decode(chunk) + "]") as AccessRow[]) {
+      // The chunk is shared memory the recorder wrote (Buffer decodes shared views; TextDecoder need not).
+      const text = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString("utf8");
+      for (const row of JSON.parse("[" + text + "]") as AccessRow[]) {
         let ok = known.get(row[1]);
         // A code deleted while its scans waited loses them, as it lost its other accesses.
         if (ok === undefined) known.set(row[1], (ok = exists.get(row[1]) !== null));
