@@ -30,9 +30,12 @@ interface Conn {
 }
 
 const conns = new Map<string, Conn>();
-/** Connections kept at most (least recently used go first), and how long an idle one stays open. */
+/**
+ * Connections kept at most (least recently used go first), and how long an idle one stays open:
+ * each holds its page cache (up to SQLite's default 2 MB), so idle ones do not stay long.
+ */
 const MAX_CONNS = 16;
-const IDLE_MS = 30_000;
+const IDLE_MS = 10_000;
 
 function close(path: string): void {
   const c = conns.get(path);
@@ -43,8 +46,15 @@ function close(path: string): void {
 
 /** The open connection to `path`, if it is still the file there; otherwise a new one (throws when the file is gone). */
 function connection(path: string): Conn {
-  // statSync throws when the file is gone: the batch fails as `missing`.
-  const st = statSync(path);
+  let st;
+  try {
+    st = statSync(path);
+  } catch (err) {
+    // The file is gone (its corporation deleted): the batch fails as `missing`, and the deleted
+    // file is not held open any longer.
+    close(path);
+    throw err;
+  }
   let c = conns.get(path);
   if (c && (c.dev !== st.dev || c.ino !== st.ino)) {
     close(path);
