@@ -138,4 +138,3 @@ self.onmessage = (event: MessageEvent<WriteMessage>) => {
   }
   postMessage({ seq, failed } satisfies DoneMessage);
 };
-
