@@ -4,7 +4,7 @@ import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { AppContext } from "../../core/context";
-import { labelKey, type MetricsRegistry } from "../../core/metrics";
+import { labelKey, type Counter, type Histogram, type MetricsRegistry } from "../../core/metrics";
 import { normalizeAddress } from "../../lib/client-ip";
 import { forbidden, notFound, unauthorized } from "../../lib/problem";
 import { VERSION } from "../../version";
@@ -14,23 +14,47 @@ import { serverDirs } from "../server/service";
 const REQUESTS = "corpadmin_http_requests_total";
 const DURATION = "corpadmin_http_request_duration_seconds";
 
-/** Rendered label sets of the request metrics, by method, route and status (a small set). */
-const requestKeys = new WeakMap<MetricsRegistry, Map<string, { counter: string; histogram: string }>>();
+/** A registry's request metrics, and their rendered label sets by route, method and status (a small set). */
+interface RequestSeries {
+  requests: Counter;
+  duration: Histogram;
+  keys: Map<string, Map<string, Map<number, { counter: string; histogram: string }>>>;
+  size: number;
+}
+const requestSeries = new WeakMap<MetricsRegistry, RequestSeries>();
 
-/** Called once per response (src/app.ts). `route` is the matched pattern, never the raw path. */
+/**
+ * Called once per response (src/app.ts). `route` is the matched pattern, never the raw path.
+ * Kept cheap, as GET /q/{slug} answers in a few microseconds: the metrics are looked up once per
+ * registry and the label sets through maps of the parts (no key text made per request).
+ */
 export function recordRequest(metrics: MetricsRegistry, method: string, route: string | undefined, status: number, seconds: number): void {
   // Unmatched paths are unbounded (scanners): they share one label value.
   const r = route || "unmatched";
-  let keys = requestKeys.get(metrics);
-  if (!keys) requestKeys.set(metrics, (keys = new Map()));
-  const id = `${method} ${status} ${r}`;
-  let key = keys.get(id);
+  let s = requestSeries.get(metrics);
+  if (!s) {
+    s = {
+      requests: metrics.counter(REQUESTS, "HTTP requests, by method, route pattern and status"),
+      duration: metrics.histogram(DURATION, "HTTP request latency in seconds, by method and route pattern"),
+      keys: new Map(),
+      size: 0,
+    };
+    requestSeries.set(metrics, s);
+  }
+  let key = s.keys.get(r)?.get(method)?.get(status);
   if (!key) {
     key = { counter: labelKey({ method, route: r, status }), histogram: labelKey({ method, route: r }) };
-    if (keys.size < 1_000) keys.set(id, key);
+    if (s.size < 1_000) {
+      let byMethod = s.keys.get(r);
+      if (!byMethod) s.keys.set(r, (byMethod = new Map()));
+      let byStatus = byMethod.get(method);
+      if (!byStatus) byMethod.set(method, (byStatus = new Map()));
+      byStatus.set(status, key);
+      s.size++;
+    }
   }
-  metrics.counter(REQUESTS, "HTTP requests, by method, route pattern and status").incKey(key.counter);
-  metrics.histogram(DURATION, "HTTP request latency in seconds, by method and route pattern").observeKey(key.histogram, seconds);
+  s.requests.incKey(key.counter);
+  s.duration.observeKey(key.histogram, seconds);
 }
 
 function fileSize(path: string): number {

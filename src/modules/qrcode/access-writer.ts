@@ -7,7 +7,7 @@ export interface WriteBatch {
   path: string;
   /** Set when some rows may already be stored (sent again after a failure): those are skipped. */
   recheck: boolean;
-  /** UTF-8 JSON text of AccessRows, comma separated (without the brackets), per buffer. */
+  /** UTF-8 JSON text of AccessRows, comma separated (without the brackets), per buffer: views of the recorder's shared memory. */
   chunks: Uint8Array[];
 }
 
@@ -15,6 +15,8 @@ export interface WriteBatch {
 export interface WriteMessage {
   seq: number;
   batches: WriteBatch[];
+  /** Shutdown: close the connections kept open once these batches are written. */
+  close?: boolean;
 }
 
 /** worker → main: the batches that could not be written (the rest are committed). */

@@ -11,16 +11,19 @@ import { writerUrl, type DoneMessage, type WriteMessage } from "./access-writer"
 /**
  * Rows of one corporation as UTF-8 JSON text (AccessRows, access-writer.ts), comma separated, in
  * buffers of a fixed size: a row is written to bytes as it arrives, so a batch goes to the writer
- * as a few buffers copied whole (no pause of the event loop to join, clone or encode thousands of
- * rows at once), and pending rows are not thousands of strings for the collector to walk.
+ * as a few shared buffers (no pause of the event loop to join, copy or encode thousands of rows at
+ * once), and pending rows are not thousands of strings for the collector to walk.
  */
 class Chunk {
   bytes: Buffer;
   length = 0;
   rows = 0;
   constructor(size: number) {
-    // Not from the shared pool: a view of it would be copied to the writer with its neighbours.
-    this.bytes = Buffer.allocUnsafeSlow(size);
+    // Shared memory: the writer reads the rows where they are written. A batch's bytes copied into
+    // the message (a view is cloned with its whole buffer) cost the event loop ≈ 0.6 µs per scan
+    // under load (0.9 ms per 1,500-row batch, measured), as much as the rest of the recording.
+    // A chunk is appended to only before it is sent, or after the writer has answered for it.
+    this.bytes = Buffer.from(new SharedArrayBuffer(size));
   }
 }
 /** A corporation's first buffer is small (thousands of corporations may each have a scan pending); the next ones grow. */
@@ -144,7 +147,7 @@ export class AccessRecorder {
         this.paths.set(corpId, path);
       }
       batches.push({ corpId, chunks });
-      // Copied, not transferred: if the writer dies, the rows are still here to send again.
+      // Shared, not copied (see Chunk); the rows stay here to send again if the writer dies.
       message.batches.push({ corpId, path, recheck: this.recheck.has(corpId), chunks: chunks.map((c) => c.bytes.subarray(0, c.length)) });
     }
     this.pending = new Map();
@@ -249,6 +252,17 @@ export class AccessRecorder {
     this.timer = null;
     await this.drain();
     if (this.count > 0) this.ctx.logger.error("QR accesses dropped at shutdown", { count: this.count });
+    // The writer keeps its connections open between batches: it closes them before it stops.
+    const worker = this.worker;
+    if (worker && !this.inflight) {
+      const seq = ++this.seq;
+      this.inflight = { seq, batches: [] };
+      worker.ref();
+      worker.postMessage({ seq, batches: [], close: true } satisfies WriteMessage);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([this.batchDone(), new Promise<void>((resolve) => (timer = setTimeout(resolve, 2_000)))]);
+      clearTimeout(timer);
+    }
     this.worker?.terminate();
     this.worker = null;
   }
