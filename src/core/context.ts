@@ -90,7 +90,7 @@ export interface DispatchTuning {
    * that failed) are swept from the database.
    */
   sweepMs: number;
-  /** How often every corporation's are (besides start-up): opening each costs ≈ 1.5 ms. */
+  /** How often every corporation is swept (besides start-up): opening each costs ≈ 1.5 ms. */
   fullSweepMs: number;
   /** How often open sockets check that their session still lives. */
   socketCheckMs: number;

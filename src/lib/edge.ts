@@ -1,7 +1,8 @@
 // Routes answered from Bun's own router, in front of Elysia's request lifecycle: the public hot
 // paths whose work is a cache lookup (GET /q/{slug}) or a few indexed reads (RADIUS authorize),
-// where the lifecycle costs as much as the work. Each runs the very handler its Elysia route runs (the one app.handle and the tests reach),
-// wrapped in what the global hooks do for every request: request id, metrics and log, problems.
+// where the lifecycle costs as much as the work. Each runs the very handler its Elysia route runs
+// (the one app.handle and the tests reach), wrapped in what the global hooks do for every request:
+// request id, metrics and log, problems.
 import type { Server } from "bun";
 
 /**
@@ -43,14 +44,15 @@ export class EdgeRoutes {
       routes[path] = {
         GET: (request, server) => {
           const startedAt = performance.now();
-          const id = hooks.begin(request);
           let out: Response | Promise<Response> | null;
           try {
             out = handler(request, request.params, server.requestIP(request)?.address ?? null);
           } catch (err) {
             out = hooks.error(err, request);
           }
+          // Handed to Elysia, whose own hooks take the request id: none is made here for it.
           if (out === null) return hooks.elysia(request);
+          const id = hooks.begin(request);
           if (out instanceof Response) return finish(hooks, request, id, startedAt, path, out);
           return out.then(
             (response) => finish(hooks, request, id, startedAt, path, response),

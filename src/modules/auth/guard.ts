@@ -10,7 +10,6 @@
 // is 401 whatever its body; the principal is then handed to the handler through `resolve`.
 import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
-import type { TenantDb } from "../../db/sqlite";
 import type { Principal } from "../../core/principal";
 import type { TenantDoor } from "../../core/store";
 import { isUuid } from "../../lib/ids";

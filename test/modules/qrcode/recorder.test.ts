@@ -1,6 +1,5 @@
 // source-only: makes the app's own database refuse a batch.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Database } from "bun:sqlite";
 import { makeApp, startAndLogin, type TestApp } from "../../support/helpers";
 
 let t: TestApp;

@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { startInbox } from "../../support/smtp";
 import { PER_WEBHOOK_CONCURRENCY } from "../../../src/modules/webhook/jobs";
-import { makeApp, startAndLogin, type TestApp } from "../../support/helpers";
+import { makeApp, startAndLogin } from "../../support/helpers";
 import { emit, FAST, LOOPBACK_ALLOWED, manualClock, receiver, verifyStandardWebhook, waitFor } from "../../support/webhooks";
 
 const cleanups: (() => unknown)[] = [];
