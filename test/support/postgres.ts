@@ -1,0 +1,150 @@
+// A throwaway PostgreSQL server for tests (issue 19, cluster mode): initdb in a temp dir, a free
+// loopback port, fsync off, its unix socket in the temp dir; stopped by its PID by `stop()` and,
+// should a test file end without calling it, when the test process exits. A missing PostgreSQL is
+// an error that says how to install it, never a skip (.ci/run installs postgresql-15).
+import { SQL } from "bun";
+import { chownSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir, userInfo } from "node:os";
+import { join } from "node:path";
+
+export const PG_BIN = process.env.PG_BIN ?? "/usr/lib/postgresql/15/bin";
+
+/** The role tests connect as when they must be held to row-level security (not superuser, no BYPASSRLS). */
+export const APP_ROLE = "corpadmin";
+
+export interface TestPostgres {
+  /** The superuser's URL (postgres) of the server's `corpadmin` database. */
+  readonly url: string;
+  /** The URL of the same database as APP_ROLE, which owns nothing special and bypasses nothing. */
+  readonly appUrl: string;
+  readonly port: number;
+  readonly pid: number;
+  /** A URL of a new, empty database owned by APP_ROLE (a test that wants its own tables). */
+  createDatabase(name: string): Promise<{ url: string; appUrl: string }>;
+  stop(): Promise<void>;
+}
+
+const asRoot = userInfo().uid === 0;
+/** initdb and postgres refuse to run as root: as root, they run as the `postgres` OS user. */
+const cmd = (argv: string[]): string[] => (asRoot ? ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", ...argv] : argv);
+
+function freePort(): number {
+  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  const port = s.port!;
+  s.stop(true);
+  return port;
+}
+
+const running = new Set<{ pid: number; dir: string }>();
+let exitHook = false;
+function stopAllOnExit(): void {
+  if (exitHook) return;
+  exitHook = true;
+  // Synchronous: SIGQUIT is PostgreSQL's immediate shutdown (the data is thrown away anyway).
+  process.on("exit", () => {
+    for (const s of running) {
+      try {
+        process.kill(s.pid, "SIGQUIT");
+      } catch {
+        // already gone
+      }
+      rmSync(s.dir, { recursive: true, force: true });
+    }
+  });
+}
+
+export async function startPostgres(): Promise<TestPostgres> {
+  if (!existsSync(join(PG_BIN, "initdb")) || !existsSync(join(PG_BIN, "postgres"))) {
+    throw new Error(
+      `PostgreSQL 15 is not installed (no ${PG_BIN}/initdb): the cluster-mode tests need it. ` +
+        "Install it with `apt-get install postgresql-15` (.ci/run does), or point PG_BIN at its bin directory.",
+    );
+  }
+  const dir = mkdtempSync(join(tmpdir(), "corpadmin-pg-"));
+  const data = join(dir, "data");
+  if (asRoot) {
+    const id = (flag: string) => Number(Bun.spawnSync(["id", flag, "postgres"]).stdout.toString());
+    const uid = id("-u");
+    if (!uid) throw new Error("running as root needs the `postgres` OS user (the postgresql-15 package creates it)");
+    chownSync(dir, uid, id("-g"));
+  }
+  const init = Bun.spawnSync(cmd([`${PG_BIN}/initdb`, "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"]), {
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  if (init.exitCode !== 0) {
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`initdb failed: ${init.stderr.toString()}`);
+  }
+  const port = freePort();
+  const settings: Record<string, string> = {
+    listen_addresses: "127.0.0.1",
+    port: String(port),
+    unix_socket_directories: dir,
+    fsync: "off",
+    synchronous_commit: "off",
+    full_page_writes: "off",
+    max_connections: "50",
+    shared_buffers: "32MB",
+    log_min_messages: "warning",
+  };
+  const proc = Bun.spawn(cmd([`${PG_BIN}/postgres`, "-D", data, ...Object.entries(settings).flatMap(([k, v]) => ["-c", `${k}=${v}`])]), {
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  const entry = { pid: proc.pid, dir };
+  running.add(entry);
+  stopAllOnExit();
+
+  const stop = async () => {
+    if (!running.delete(entry)) return;
+    if (proc.exitCode === null) {
+      proc.kill("SIGINT"); // fast shutdown
+      const done = await Promise.race([proc.exited.then(() => true), Bun.sleep(10_000).then(() => false)]);
+      if (!done) {
+        proc.kill("SIGKILL");
+        await proc.exited;
+      }
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+
+  const url = (db: string, user: string) => `postgres://${user}@127.0.0.1:${port}/${db}`;
+  try {
+    let ready = false;
+    for (let i = 0; i < 300 && !ready; i++) {
+      if (proc.exitCode !== null) throw new Error(`postgres exited: ${await new Response(proc.stderr as ReadableStream).text()}`);
+      ready = Bun.spawnSync([`${PG_BIN}/pg_isready`, "-q", "-h", "127.0.0.1", "-p", String(port)]).exitCode === 0;
+      if (!ready) await Bun.sleep(100);
+    }
+    if (!ready) throw new Error("postgres did not accept connections in 30 s");
+    const admin = new SQL(url("postgres", "postgres"));
+    try {
+      await admin.unsafe(`CREATE ROLE ${APP_ROLE} LOGIN NOSUPERUSER NOBYPASSRLS`);
+      await admin.unsafe(`CREATE DATABASE corpadmin OWNER ${APP_ROLE}`);
+    } finally {
+      await admin.close();
+    }
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+
+  return {
+    url: url("corpadmin", "postgres"),
+    appUrl: url("corpadmin", APP_ROLE),
+    port,
+    pid: proc.pid,
+    async createDatabase(name: string) {
+      if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
+      const admin = new SQL(url("postgres", "postgres"));
+      try {
+        await admin.unsafe(`CREATE DATABASE ${name} OWNER ${APP_ROLE}`);
+      } finally {
+        await admin.close();
+      }
+      return { url: url(name, "postgres"), appUrl: url(name, APP_ROLE) };
+    },
+    stop,
+  };
+}
