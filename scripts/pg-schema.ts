@@ -4,7 +4,9 @@
 //
 //   bun scripts/pg-schema.ts [--layout schema|shared] [--stdout]
 //
-// writes src/db/pg/platform.sql and src/db/pg/tenant.sql (tenant tables in the given layout):
+// writes src/db/pg/platform.sql and src/db/pg/tenant.sql (tenant tables in the given layout), and
+// the Drizzle PostgreSQL schemas src/db/pg/platform.ts and src/db/pg/tenant.ts (always the shared
+// layout: what the store uses and drizzle-kit turns into migrations/pg, see drizzle.pg.config.ts):
 // - schema: one PostgreSQL schema per corporation, tables as they are (psql -v schema=corp_<id>).
 // - shared: one set of tables for every corporation, `corp_id` first in each, leading every
 //   primary key, unique key, index and foreign key, and forced row-level security on
@@ -12,9 +14,11 @@
 // bench/pg-tenancy.ts imports tenantStatements/platformStatements to measure both layouts.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { is, SQL } from "drizzle-orm";
+import { getTableColumns, is, SQL } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core";
 import { getTableConfig, SQLiteTable, type AnySQLiteColumn } from "drizzle-orm/sqlite-core";
+import { newId } from "../src/lib/ids";
+import { nowIso } from "../src/lib/time";
 import * as platformSchema from "../src/db/platform/schema";
 import * as tenantSchema from "../src/db/tenant/schema";
 
@@ -188,6 +192,139 @@ export function statements(tables: SQLiteTable[], shared: boolean): string[] {
   return [...parts.map((p) => p.create), ...parts.flatMap((p) => p.indexes), ...tables.flatMap((t) => foreignKeys(t, shared)), ...parts.flatMap((p) => p.rls)];
 }
 
+// ---- the Drizzle PostgreSQL schema (TypeScript), shared layout ----------------------------------
+
+/** The TypeScript of one column's builder, e.g. `bigint("seq", { mode: "number" }).generatedByDefaultAsIdentity()`. */
+function tsColumn(col: AnySQLiteColumn, pkColumns: number): string {
+  const { type, note } = pgType(col);
+  const name = JSON.stringify(col.name);
+  const enumValues = (col as { enumValues?: string[] }).enumValues;
+  let b: string;
+  switch (type) {
+    case "text":
+      b = enumValues?.length ? `text(${name}, { enum: ${JSON.stringify(enumValues)} })` : `text(${name})`;
+      break;
+    case "bigint":
+      b = `bigint(${name}, { mode: "number" })`;
+      break;
+    case "boolean":
+      b = `boolean(${name})`;
+      break;
+    case "double precision":
+      b = `doublePrecision(${name})`;
+      break;
+    case "numeric":
+      b = `numeric(${name})`;
+      break;
+    case "bytea":
+      b = `bytea(${name})`;
+      break;
+    default:
+      throw new Error(`no Drizzle PostgreSQL builder for ${type} (${col.name})`);
+  }
+  if (isRowid(col, pkColumns)) b += ".generatedByDefaultAsIdentity()";
+  else if (col.default !== undefined) {
+    const d = col.default;
+    if (is(d, SQL)) b += `.default(sql\`${expression(d).replaceAll("`", "\\`")}\`)`;
+    else if (typeof d === "boolean" || typeof d === "number" || typeof d === "string") b += `.default(${JSON.stringify(d)})`;
+  }
+  if (col.notNull || col.primary) b += ".notNull()";
+  // The app-side defaults: the two the SQLite schemas use are kept, anything else must be added here.
+  const fn = (f: unknown, what: string) => {
+    if (f === undefined) return "";
+    if (f === newId) return `.${what}(newId)`;
+    if (f === nowIso) return `.${what}(nowIso)`;
+    throw new Error(`${col.name}: ${what} other than newId/nowIso is not mapped`);
+  };
+  b += fn(col.defaultFn, "$defaultFn") + fn(col.onUpdateFn, "$onUpdateFn");
+  return note ? `${b}, // ${note}` : `${b},`;
+}
+
+/** `pgTable(...)` of one table; `names` maps each SQLite table to its export name. */
+function tsTable(table: SQLiteTable, key: string, names: Map<SQLiteTable, string>, shared: boolean): string {
+  const cfg = getTableConfig(table);
+  const t = cfg.name;
+  const props = new Map(Object.entries(getTableColumns(table)).map(([k, c]) => [c.name, k]));
+  const prop = (c: { name: string }) => {
+    const k = props.get(c.name);
+    if (!k) throw new Error(`${t}.${c.name}: no property`);
+    return k;
+  };
+  const cols = (list: { name: string }[], on = "t") => [...(shared ? [`${on}.${CORP_COLUMN}`] : []), ...list.map((c) => `${on}.${prop(c)}`)].join(", ");
+  const pkColumns = cfg.columns.filter((c) => c.primary);
+  const lines: string[] = [];
+  if (shared) lines.push(`${CORP_COLUMN}: text(${JSON.stringify(CORP_COLUMN)}).notNull().default(sql\`${CORP_CURRENT}\`),`);
+  for (const col of cfg.columns) lines.push(`${prop(col)}: ${tsColumn(col, pkColumns.length)}`);
+
+  const extra: string[] = [];
+  if (pkColumns.length === 1) extra.push(`primaryKey({ name: ${JSON.stringify(`${t}_pkey`)}, columns: [${cols(pkColumns)}] }),`);
+  for (const pk of cfg.primaryKeys) extra.push(`primaryKey({ name: ${JSON.stringify(pk.getName())}, columns: [${cols(pk.columns)}] }),`);
+  for (const col of cfg.columns) if (col.isUnique) extra.push(`unique(${JSON.stringify(col.uniqueName ?? `${t}_${col.name}_unique`)}).on(${cols([col])}),`);
+  for (const u of cfg.uniqueConstraints)
+    extra.push(`unique(${JSON.stringify(u.getName() ?? `${t}_${u.columns.map((c) => c.name).join("_")}_unique`)}).on(${cols(u.columns)}),`);
+  for (const ix of cfg.indexes) {
+    const c = ix.config;
+    const parts = c.columns.map((x) => (is(x, SQL) ? `sql\`${expression(x)}\`` : `t.${prop(x as AnySQLiteColumn)}`));
+    const all = [...(shared ? [`t.${CORP_COLUMN}`] : []), ...parts].join(", ");
+    const where = c.where ? `.where(sql\`${expression(c.where)}\`)` : "";
+    extra.push(`${c.unique ? "uniqueIndex" : "index"}(${JSON.stringify(c.name)}).on(${all})${where},`);
+  }
+  for (const fk of cfg.foreignKeys) {
+    const ref = fk.reference();
+    const target = names.get(ref.foreignTable as SQLiteTable);
+    if (!target) throw new Error(`${t}: foreign key to a table outside its schema`);
+    const targetCols = new Map(Object.entries(getTableColumns(ref.foreignTable)).map(([k, c]) => [c.name, k]));
+    // A self-reference names the callback's own columns (naming the const inside its initializer defeats type inference).
+    const on = target === key ? "t" : target;
+    const to = [...(shared ? [`${on}.${CORP_COLUMN}`] : []), ...ref.foreignColumns.map((c) => `${on}.${targetCols.get(c.name)}`)].join(", ");
+    let line = `foreignKey({ name: ${JSON.stringify(fk.getName())}, columns: [${cols(ref.columns)}], foreignColumns: [${to}] })`;
+    for (const [verb, a] of [["onDelete", fk.onDelete], ["onUpdate", fk.onUpdate]] as const) {
+      if (!a || a === "no action") continue;
+      // drizzle-kit cannot say `SET NULL (col)`: nulling a key would null corp_id too.
+      if (shared && (a === "set null" || a === "set default")) throw new Error(`${t}: ${verb} ${a} cannot keep corp_id in the shared layout`);
+      line += `.${verb}(${JSON.stringify(a)})`;
+    }
+    extra.push(`${line},`);
+  }
+  if (shared) extra.push(`pgPolicy("tenant", { for: "all", using: sql\`${q(CORP_COLUMN)} = ${CORP_CURRENT}\`, withCheck: sql\`${q(CORP_COLUMN)} = ${CORP_CURRENT}\` }),`);
+
+  const ind = (l: string) => `    ${l}`;
+  return `export const ${key} = pgTable(\n  ${JSON.stringify(t)},\n  {\n${lines.map(ind).join("\n")}\n  },\n  (t) => [\n${extra.map(ind).join("\n")}\n  ],\n);`;
+}
+
+export function tsFile(schema: Record<string, unknown>, source: string, shared: boolean): string {
+  const entries = Object.entries(schema).filter((e): e is [string, SQLiteTable] => is(e[1], SQLiteTable));
+  const names = new Map(entries.map(([k, v]) => [v, k]));
+  const body = entries.map(([k, v]) => tsTable(v, k, names, shared)).join("\n\n");
+  const builders = ["bigint", "boolean", "doublePrecision", "foreignKey", "index", "numeric", "pgPolicy", "pgTable", "primaryKey", "text", "unique", "uniqueIndex"].filter((b) =>
+    new RegExp(`\\b${b}\\(`).test(body),
+  );
+  const lines = [
+    `// GENERATED by scripts/pg-schema.ts from ${source} (drizzle-orm getTableConfig): do not edit.`,
+    "// Regenerate: bun scripts/pg-schema.ts; then `bun run db:generate` writes the migration (migrations/pg).",
+    shared
+      ? `// Shared layout: every corporation's rows in the same tables, ${CORP_COLUMN} first (defaulting to the transaction's`
+      : "// Platform tables: one set per installation, no row-level security.",
+    ...(shared
+      ? [
+          `// ${CORP_SETTING}), leading every key, index and foreign key; a row-level security policy per table`,
+          "// (drizzle-kit enables RLS and creates it; FORCE is applied by src/db/pg/migrate.ts).",
+        ]
+      : []),
+    "// Text enums are TypeScript types only, as on SQLite (no CHECK); ids and timestamps are computed in the app.",
+    ...SKIPPED.filter((x) => x.startsWith("CHECK")).map((x) => `// Left out: ${x}`),
+    `import { ${shared || /sql`/.test(body) ? "sql" : ""} } from "drizzle-orm";`.replace("{  }", "{}"),
+    `import { ${builders.join(", ")} } from "drizzle-orm/pg-core";`,
+    ...(/\bbytea\(/.test(body) ? ['import { bytea } from "./columns";'] : []),
+    ...(/\bnewId\b/.test(body) ? ['import { newId } from "../../lib/ids";'] : []),
+    ...(/\bnowIso\b/.test(body) ? ['import { nowIso } from "../../lib/time";'] : []),
+    "",
+    body,
+    "",
+  ];
+  return lines.filter((l) => l !== 'import {} from "drizzle-orm";').join("\n");
+}
+
 export const tenantTables = (): SQLiteTable[] => tablesOf(tenantSchema);
 export const platformTables = (): SQLiteTable[] => tablesOf(platformSchema);
 
@@ -233,6 +370,8 @@ if (import.meta.main) {
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, "platform.sql"), platformFile());
     writeFileSync(join(dir, "tenant.sql"), tenantFile(layout));
-    console.log(`wrote src/db/pg/platform.sql and src/db/pg/tenant.sql (layout ${layout})`);
+    writeFileSync(join(dir, "platform.ts"), tsFile(platformSchema, "src/db/platform/schema.ts", false));
+    writeFileSync(join(dir, "tenant.ts"), tsFile(tenantSchema, "src/db/tenant/schema.ts", true));
+    console.log(`wrote src/db/pg/platform.sql and src/db/pg/tenant.sql (layout ${layout}), src/db/pg/platform.ts and src/db/pg/tenant.ts`);
   }
 }

@@ -5,7 +5,8 @@ import { sha256Hex } from "../lib/ids";
 import { embeddedMigrations } from "./migrations.generated";
 import { forgetStatements, type AnyDb } from "./sqlite";
 
-export type MigrationSetName = "platform" | "tenant";
+/** `pg`: cluster mode's one PostgreSQL set (platform and tenant tables), applied by src/db/pg/migrate.ts. */
+export type MigrationSetName = "platform" | "tenant" | "pg";
 
 export interface Migration {
   tag: string;
