@@ -1,0 +1,96 @@
+// source-only: applies the embedded PostgreSQL migrations (src/db/pg/migrate.ts) to a throwaway server.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { SQL } from "bun";
+import { is } from "drizzle-orm";
+import { getTableConfig, PgTable } from "drizzle-orm/pg-core";
+import { migrationsOf, type Migration } from "../../../src/db/migrations";
+import { MIGRATION_LOCK_KEY, migratePg } from "../../../src/db/pg/migrate";
+import * as pgPlatform from "../../../src/db/pg/platform";
+import * as pgTenant from "../../../src/db/pg/tenant";
+import { startPostgres, type TestPostgres } from "../../support/postgres";
+
+const names = (schema: Record<string, unknown>) =>
+  Object.values(schema)
+    .filter((v): v is PgTable => is(v, PgTable))
+    .map((t) => getTableConfig(t).name)
+    .sort();
+
+let pg: TestPostgres;
+beforeAll(async () => {
+  pg = await startPostgres();
+}, 60_000);
+afterAll(async () => {
+  await pg?.stop();
+});
+
+describe("db/pg: migrations on PostgreSQL", () => {
+  test("the app role applies every migration: each table of both schemas, tenant tables forced to their policy", async () => {
+    const db = await pg.createDatabase("applied");
+    const sql = new SQL(db.appUrl);
+    try {
+      const all = migrationsOf("pg");
+      expect(await migratePg(sql)).toEqual({ from: 0, to: all.length, applied: all.map((m) => m.tag) });
+      const tables = await sql`SELECT relname, relrowsecurity, relforcerowsecurity, (SELECT count(*)::int FROM pg_policy p WHERE p.polrelid = c.oid) AS policies
+        FROM pg_class c WHERE relnamespace = 'public'::regnamespace AND relkind = 'r' ORDER BY relname`;
+      expect(tables.map((t: { relname: string }) => t.relname)).toEqual([...names(pgPlatform), ...names(pgTenant)].sort());
+      const tenant = new Set(names(pgTenant));
+      for (const t of tables) {
+        const secured = tenant.has(t.relname);
+        expect({ table: t.relname, rls: t.relrowsecurity, force: t.relforcerowsecurity, policies: t.policies }).toEqual({
+          table: t.relname,
+          rls: secured,
+          force: secured,
+          policies: secured ? 1 : 0,
+        });
+      }
+      // Applied once: a second run finds nothing to do.
+      expect(await migratePg(sql)).toEqual({ from: all.length, to: all.length, applied: [] });
+      const [{ n }] = await sql`SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations`;
+      expect(n).toBe(all.length);
+    } finally {
+      await sql.close();
+    }
+  }, 60_000);
+
+  test("a failing migration rolls back whole, leaves the lock free and the set retryable", async () => {
+    const db = await pg.createDatabase("failing");
+    const sql = new SQL(db.appUrl);
+    try {
+      const broken: Migration = { tag: "9999_broken", sql: ["CREATE TABLE half_done (x int)", "SELECT no_such_function()"], bps: true, folderMillis: Date.now() + 1e9, hash: "x" };
+      await expect(migratePg(sql, [...migrationsOf("pg"), broken])).rejects.toThrow(/no_such_function/);
+      const [{ n }] = await sql`SELECT count(*)::int AS n FROM pg_class WHERE relname IN ('half_done', 'contracts')`;
+      expect(n).toBe(0);
+      expect((await migratePg(sql)).applied).toEqual(migrationsOf("pg").map((m) => m.tag));
+    } finally {
+      await sql.close();
+    }
+  }, 60_000);
+
+  test("two nodes starting at once: one migrates, the other waits on the advisory lock and finds nothing to do", async () => {
+    const db = await pg.createDatabase("racing");
+    const holder = new SQL(db.appUrl);
+    const nodeA = new SQL(db.appUrl);
+    const nodeB = new SQL(db.appUrl);
+    try {
+      // Hold the lock so both nodes are surely inside migratePg, waiting, before either goes on.
+      const held = await holder.reserve();
+      await held`SELECT pg_advisory_lock(${MIGRATION_LOCK_KEY.toString()}::bigint)`;
+      const runs = [migratePg(nodeA), migratePg(nodeB)];
+      const waiting = async () => {
+        const [{ n }] = await holder`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`;
+        return n as number;
+      };
+      for (let i = 0; i < 100 && (await waiting()) < 2; i++) await Bun.sleep(50);
+      expect(await waiting()).toBe(2);
+      await held`SELECT pg_advisory_unlock(${MIGRATION_LOCK_KEY.toString()}::bigint)`;
+      held.release();
+      const [a, b] = await Promise.all(runs);
+      const all = migrationsOf("pg").map((m) => m.tag);
+      expect([a.applied, b.applied].sort((x, y) => y.length - x.length)).toEqual([all, []]);
+      const [{ n }] = await holder`SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations`;
+      expect(n).toBe(all.length);
+    } finally {
+      await Promise.all([holder.close(), nodeA.close(), nodeB.close()]);
+    }
+  }, 60_000);
+});
