@@ -1,0 +1,258 @@
+// Cluster mode (issue 19): the PostgreSQL side of the store, the Door contract of src/core/store.ts
+// for one corporation over the shared, row-secured tables of src/db/pg/tenant.ts. Not wired to the
+// app yet (modules still run synchronous SQLite queries); docs/architecture.md, "Cluster mode".
+// - read(fn): a READ ONLY transaction whose first statement sets `corpadmin.corp_id` for this
+//   transaction only (set_config(..., true), i.e. SET LOCAL: right behind pgbouncer in transaction
+//   mode too). The policies then show this corporation's rows and nothing else.
+// - write(fn): a transaction that also takes pg_advisory_xact_lock on the corporation: one writer per
+//   corporation across every app node, as one SQLite writer per file is today. Released by COMMIT
+//   or ROLLBACK, also when the node dies (its connection ends).
+// - writeGrouped(fn): the writes of one corporation queued in the same turn share one transaction,
+//   each in a savepoint (a failing one rolls back alone); every promise settles after the COMMIT.
+// - events: `w.emit` inserts the outbox row in the transaction, and the transaction ends with
+//   pg_notify(EVENTS_CHANNEL, corpId): PostgreSQL delivers a NOTIFY at COMMIT and drops it on
+//   ROLLBACK, so other nodes learn of committed events only. The local EventBus is told after COMMIT.
+// Connections come from one Bun.sql pool (Bun.sql over postgres.js: measured with less client CPU
+// per transaction, no dependency, and LISTEN built in; it has no multi-host option, so a cluster
+// is reached through HAProxy, as issue 19's deployment plans).
+import type { SQL } from "bun";
+import { sql } from "drizzle-orm";
+import { drizzle, type BunSQLDatabase } from "drizzle-orm/bun-sql";
+import type { Door, WriteScope } from "../../core/store";
+import type { EventBus, EventGroup, EventPayload } from "../../core/events";
+import { newId } from "../../lib/ids";
+import { nowIso } from "../../lib/time";
+import { is } from "drizzle-orm";
+import { getTableConfig, PgTable } from "drizzle-orm/pg-core";
+import * as tenantSchema from "./tenant";
+
+const { events } = tenantSchema;
+const tenantTableNames = (Object.values(tenantSchema) as unknown[]).filter((v): v is PgTable => is(v, PgTable)).map((t) => getTableConfig(t).name);
+
+/** The setting the tenant tables' policies and corp_id defaults read (scripts/pg-schema.ts). */
+export const CORP_SETTING = "corpadmin.corp_id";
+/** The channel a committed write with events notifies; the payload is the corporation's id. */
+export const EVENTS_CHANNEL = "corpadmin_events";
+
+/** Bounds one grouped transaction (and so the wait of the write queued last in it), as on SQLite. */
+const MAX_GROUP = 64;
+
+/** The handle a callback gets: a Drizzle transaction on the PostgreSQL schema. */
+export type PgTx = Parameters<Parameters<BunSQLDatabase["transaction"]>[0]>[0];
+
+export interface PgTenantWriteScope extends WriteScope {
+  readonly corpId: string;
+  /**
+   * Records an event of this write: the outbox row is inserted in the same transaction. `data` is
+   * the record as its GET returns it, or a function that builds it from the transaction just
+   * before COMMIT (after every change of the write).
+   */
+  emit(type: EventGroup, recordId: string, data: unknown | ((tx: PgTx) => unknown | Promise<unknown>)): void;
+}
+
+export type PgTenantDoor = Door<PgTx, PgTenantWriteScope>;
+
+class PgScope implements PgTenantWriteScope {
+  private after: (() => void)[] = [];
+  private events: { type: EventGroup; recordId: string; data: unknown }[] = [];
+
+  constructor(readonly corpId: string) {}
+
+  afterCommit(fn: () => void): void {
+    this.after.push(fn);
+  }
+
+  emit(type: EventGroup, recordId: string, data: unknown): void {
+    this.events.push({ type, recordId, data });
+  }
+
+  get emitted(): boolean {
+    return this.events.length > 0;
+  }
+
+  /** Inside the transaction, after the callback: the outbox rows. */
+  async flush(tx: PgTx): Promise<void> {
+    for (const e of this.events) {
+      const data = typeof e.data === "function" ? await (e.data as (tx: PgTx) => unknown)(tx) : e.data;
+      const timestamp = nowIso();
+      const payload: EventPayload = { type: e.type, timestamp, data };
+      await tx.insert(events).values({ id: newId(), type: e.type, record_id: e.recordId, payload: JSON.stringify(payload), created_at: timestamp });
+    }
+  }
+
+  /** After the COMMIT. */
+  committed(bus: EventBus | null): void {
+    if (this.events.length) bus?.committed(this.corpId);
+    for (const fn of this.after) {
+      try {
+        fn();
+      } catch {
+        // An after-commit step must not turn a committed write into a failed request.
+      }
+    }
+  }
+}
+
+interface GroupedJob {
+  fn: (tx: PgTx, scope: PgTenantWriteScope) => unknown;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
+
+/** The doors of every corporation over one connection pool. */
+export class PgTenantDoors {
+  readonly db: BunSQLDatabase;
+  /** Writes waiting to be grouped, per corporation (an entry lives only while its group is queued). */
+  private grouped = new Map<string, GroupedJob[]>();
+
+  constructor(
+    client: SQL,
+    /** Told after each COMMIT that emitted events (this node's dispatcher and sockets); null: none. */
+    private bus: EventBus | null = null,
+  ) {
+    this.db = drizzle({ client });
+  }
+
+  tenant(corpId: string): PgTenantDoor {
+    if (!corpId) throw new Error("a corporation's door needs its id");
+    return new PgDoor(this, corpId);
+  }
+
+  /** Makes `corpId` the transaction's corporation; for a write, also takes its writer lock. */
+  async enter(tx: PgTx, corpId: string, write: boolean, durable = true): Promise<void> {
+    if (!write) await tx.execute(sql`SELECT set_config(${CORP_SETTING}, ${corpId}, true)`);
+    else if (durable) await tx.execute(sql`SELECT set_config(${CORP_SETTING}, ${corpId}, true), pg_advisory_xact_lock(hashtextextended(${corpId}, 0))`);
+    // Not durable: the commit does not wait for its WAL flush (nor a synchronous standby); a crash
+    // may lose it, never corrupt anything.
+    else
+      await tx.execute(
+        sql`SELECT set_config(${CORP_SETTING}, ${corpId}, true), set_config('synchronous_commit', 'off', true), pg_advisory_xact_lock(hashtextextended(${corpId}, 0))`,
+      );
+  }
+
+  async notify(tx: PgTx, corpId: string): Promise<void> {
+    await tx.execute(sql`SELECT pg_notify(${EVENTS_CHANNEL}, ${corpId})`);
+  }
+
+  committed(scope: PgScope): void {
+    scope.committed(this.bus);
+  }
+
+  queue(corpId: string, job: GroupedJob): void {
+    let jobs = this.grouped.get(corpId);
+    if (jobs) {
+      jobs.push(job);
+      return;
+    }
+    jobs = [job];
+    this.grouped.set(corpId, jobs);
+    setImmediate(() => void this.flushGroups(corpId));
+  }
+
+  private async flushGroups(corpId: string): Promise<void> {
+    const queued = this.grouped.get(corpId)!;
+    // Writes queued from here on start the next group (its own setImmediate).
+    this.grouped.delete(corpId);
+    for (let at = 0; at < queued.length; at += MAX_GROUP) {
+      const jobs = queued.slice(at, at + MAX_GROUP);
+      const scopes = jobs.map(() => new PgScope(corpId));
+      let outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[];
+      try {
+        outcomes = await this.db.transaction(async (tx) => {
+          await this.enter(tx, corpId, true);
+          const out: typeof outcomes = [];
+          for (const [i, job] of jobs.entries()) {
+            try {
+              // A savepoint each: a failing write (and its events) rolls back alone.
+              const value = await tx.transaction(async (sp) => {
+                const v = await job.fn(sp, scopes[i]);
+                await scopes[i].flush(sp);
+                return v;
+              });
+              out.push({ ok: true, value });
+            } catch (error) {
+              out.push({ ok: false, error });
+            }
+          }
+          if (out.some((o, i) => o.ok && scopes[i].emitted)) await this.notify(tx, corpId);
+          return out;
+        });
+      } catch (error) {
+        for (const job of jobs) job.reject(error);
+        continue;
+      }
+      jobs.forEach((job, i) => {
+        const o = outcomes[i];
+        if (o.ok) {
+          this.committed(scopes[i]);
+          job.resolve(o.value);
+        } else job.reject(o.error);
+      });
+    }
+  }
+}
+
+class PgDoor implements PgTenantDoor {
+  constructor(
+    private doors: PgTenantDoors,
+    readonly corpId: string,
+  ) {}
+
+  read<T>(fn: (db: PgTx) => T | Promise<T>): Promise<T> {
+    return this.doors.db.transaction(
+      async (tx) => {
+        await this.doors.enter(tx, this.corpId, false);
+        return fn(tx);
+      },
+      { accessMode: "read only" },
+    );
+  }
+
+  async write<T>(fn: (tx: PgTx, scope: PgTenantWriteScope) => T | Promise<T>, { durable = true }: { durable?: boolean } = {}): Promise<T> {
+    const scope = new PgScope(this.corpId);
+    const result = await this.doors.db.transaction(async (tx) => {
+      await this.doors.enter(tx, this.corpId, true, durable);
+      const out = await fn(tx, scope);
+      await scope.flush(tx);
+      if (scope.emitted) await this.doors.notify(tx, this.corpId);
+      return out;
+    });
+    this.doors.committed(scope);
+    return result;
+  }
+
+  writeGrouped<T>(fn: (tx: PgTx, scope: PgTenantWriteScope) => T | Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.doors.queue(this.corpId, { fn, resolve: resolve as (v: unknown) => void, reject });
+    });
+  }
+
+  /** The server's autovacuum, autoanalyze and checkpointer do this housekeeping on PostgreSQL. */
+  async maintain(_what: { checkpoint: boolean; optimize: boolean }): Promise<{ checkpointed: boolean; optimized: boolean }> {
+    return { checkpointed: false, optimized: false };
+  }
+
+  /**
+   * A consistent copy of this corporation's rows (one REPEATABLE READ READ ONLY snapshot) into
+   * `target`, one JSON line per row: `{"table": ..., "row": {...}}`, tables in the schema's order.
+   * The backup format of cluster mode is issue 19's item 4; this is what the contract asks of a door.
+   */
+  async copyTo(target: string): Promise<void> {
+    const writer = Bun.file(target).writer();
+    try {
+      await this.doors.db.transaction(
+        async (tx) => {
+          await this.doors.enter(tx, this.corpId, false);
+          for (const table of tenantTableNames) {
+            const rows = await tx.execute(sql.raw(`SELECT * FROM "${table}"`));
+            for (const row of rows as unknown as Record<string, unknown>[]) writer.write(`${JSON.stringify({ table, row })}\n`);
+            await writer.flush();
+          }
+        },
+        { isolationLevel: "repeatable read", accessMode: "read only" },
+      );
+    } finally {
+      await writer.end();
+    }
+  }
+}

@@ -1,0 +1,229 @@
+// source-only: drives the PostgreSQL door (src/db/pg/door.ts) directly against a throwaway server.
+// The door's guarantees, as the SQLite door's (test/core/store.test.ts): a corporation sees and
+// touches only its own rows, writers of one corporation serialize (across nodes too), a failed write
+// rolls back whole and emits nothing, grouped writes roll back alone, and events are told (NOTIFY,
+// the local bus) only after COMMIT.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { SQL } from "bun";
+import { eq, sql } from "drizzle-orm";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { EventBus } from "../../../src/core/events";
+import { EVENTS_CHANNEL, PgTenantDoors } from "../../../src/db/pg/door";
+import { migratePg } from "../../../src/db/pg/migrate";
+import { cities, events } from "../../../src/db/pg/tenant";
+import { startPostgres, type TestPostgres } from "../../support/postgres";
+
+const A = "corp-a";
+const B = "corp-b";
+
+let pg: TestPostgres;
+/** Two app nodes: a connection pool and doors each, over the same database. */
+let node1: SQL;
+let node2: SQL;
+let doors1: PgTenantDoors;
+let doors2: PgTenantDoors;
+let su: SQL;
+const bus = new EventBus();
+const told: string[] = [];
+
+beforeAll(async () => {
+  pg = await startPostgres();
+  node1 = new SQL({ url: pg.appUrl, max: 5 });
+  node2 = new SQL({ url: pg.appUrl, max: 5 });
+  su = new SQL(pg.url);
+  await migratePg(node1);
+  bus.subscribe((corpId) => told.push(corpId));
+  doors1 = new PgTenantDoors(node1, bus);
+  doors2 = new PgTenantDoors(node2);
+}, 60_000);
+afterAll(async () => {
+  await Promise.all([node1?.close(), node2?.close(), su?.close()]);
+  await pg?.stop();
+});
+
+/** The database's own message: Drizzle wraps it ("Failed query: ...", the cause). */
+async function refusal(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (e) {
+    return String((e as Error & { cause?: Error }).cause?.message ?? (e as Error).message);
+  }
+  throw new Error("expected a refusal, the write went through");
+}
+
+const city = (name: string) => ({ name, state: "SP", country: "BR" });
+const eventsOf = async (corp: string) => Number((await su`SELECT count(*)::int AS n FROM events WHERE corp_id = ${corp}`)[0].n);
+
+describe("db/pg/door: isolation between corporations", () => {
+  let aId: string;
+  let bId: string;
+  beforeAll(async () => {
+    [{ id: aId }] = await doors1.tenant(A).write((tx) => tx.insert(cities).values(city("Alpha")).returning({ id: cities.id }));
+    [{ id: bId }] = await doors1.tenant(B).write((tx) => tx.insert(cities).values(city("Beta")).returning({ id: cities.id }));
+  });
+
+  test("A reads only its rows: B's by id is nothing, a scan or raw SQL shows A's alone", async () => {
+    const a = doors1.tenant(A);
+    expect(await a.read((tx) => tx.select().from(cities).where(eq(cities.id, bId)))).toEqual([]);
+    const all = await a.read((tx) => tx.select({ id: cities.id, corp: cities.corp_id }).from(cities));
+    expect(all).toEqual([{ id: aId, corp: A }]);
+    const raw = await a.read((tx) => tx.execute(sql`SELECT corp_id FROM cities`));
+    expect([...raw]).toEqual([{ corp_id: A }]);
+  });
+
+  test("A cannot update or delete B's rows (nothing affected) nor move its own to B", async () => {
+    const a = doors1.tenant(A);
+    expect(await a.write((tx) => tx.update(cities).set({ name: "Taken" }).where(eq(cities.id, bId)).returning())).toEqual([]);
+    expect(await a.write((tx) => tx.delete(cities).where(eq(cities.id, bId)).returning())).toEqual([]);
+    expect(await refusal(a.write((tx) => tx.update(cities).set({ corp_id: B }).where(eq(cities.id, aId))))).toMatch(/row-level security/);
+    const [b] = await su`SELECT corp_id, name FROM cities WHERE id = ${bId}`;
+    expect(b).toEqual({ corp_id: B, name: "Beta" });
+  });
+
+  test("A cannot insert a row for B; a row without corp_id is A's", async () => {
+    const a = doors1.tenant(A);
+    expect(await refusal(a.write((tx) => tx.insert(cities).values({ ...city("Forged"), corp_id: B })))).toMatch(/row-level security/);
+    const [{ id }] = await a.write((tx) => tx.insert(cities).values(city("Gamma")).returning({ id: cities.id }));
+    expect((await su`SELECT corp_id FROM cities WHERE id = ${id}`)[0].corp_id).toBe(A);
+    expect((await su`SELECT count(*)::int AS n FROM cities WHERE name = 'Forged'`)[0].n).toBe(0);
+  });
+
+  test("a read is READ ONLY, and a connection outside a door sees nothing (fails closed)", async () => {
+    expect(await refusal(doors1.tenant(A).read((tx) => tx.insert(cities).values(city("Sneaky"))))).toMatch(/read-only transaction/);
+    const one = new SQL({ url: pg.appUrl, max: 1 });
+    try {
+      const doors = new PgTenantDoors(one);
+      await doors.tenant(A).read((tx) => tx.select().from(cities));
+      // The same pooled connection after the door's transaction: the setting ended with it.
+      expect(await one`SELECT * FROM cities`).toHaveLength(0);
+    } finally {
+      await one.close();
+    }
+    const fresh = new SQL({ url: pg.appUrl, max: 1 });
+    try {
+      await expect(fresh`SELECT * FROM cities`).rejects.toThrow(/corpadmin.corp_id/);
+    } finally {
+      await fresh.close();
+    }
+  });
+});
+
+describe("db/pg/door: writes of one corporation", () => {
+  test("two writes of one corporation on two nodes serialize; another corporation's does not wait", async () => {
+    const marks: string[] = [];
+    const slow = doors1.tenant(A).write(async () => {
+      marks.push("A1 start");
+      await Bun.sleep(400);
+      marks.push("A1 end");
+    });
+    await Bun.sleep(100);
+    const second = doors2.tenant(A).write(async () => {
+      marks.push("A2 start");
+    });
+    const other = doors2.tenant(B).write(async () => {
+      marks.push("B start");
+    });
+    await Promise.all([slow, second, other]);
+    expect(marks).toEqual(["A1 start", "B start", "A1 end", "A2 start"]);
+  });
+
+  test("read-modify-write from two nodes loses no update", async () => {
+    const [{ id }] = await doors1.tenant(A).write((tx) => tx.insert(cities).values(city("0")).returning({ id: cities.id }));
+    const bump = (doors: PgTenantDoors) =>
+      doors.tenant(A).write(async (tx) => {
+        const [row] = await tx.select({ name: cities.name }).from(cities).where(eq(cities.id, id));
+        await tx.update(cities).set({ name: String(Number(row.name) + 1) }).where(eq(cities.id, id));
+      });
+    await Promise.all(Array.from({ length: 20 }, (_, i) => bump(i % 2 ? doors1 : doors2)));
+    const [row] = await doors2.tenant(A).read((tx) => tx.select({ name: cities.name }).from(cities).where(eq(cities.id, id)));
+    expect(row.name).toBe("20");
+  });
+
+  test("a failed write rolls back whole: no row, no outbox event, no NOTIFY, the bus is not told", async () => {
+    const heard: string[] = [];
+    const sub = await node2.listen(EVENTS_CHANNEL, (p) => heard.push(p));
+    try {
+      const before = await eventsOf(A);
+      told.length = 0;
+      await expect(
+        doors1.tenant(A).write(async (tx, w) => {
+          await tx.insert(cities).values(city("Doomed"));
+          w.emit("CITY_AFTER_INSERT", "x", { name: "Doomed" });
+          throw new Error("boom");
+        }),
+      ).rejects.toThrow("boom");
+      await Bun.sleep(300);
+      expect(await eventsOf(A)).toBe(before);
+      expect((await su`SELECT count(*)::int AS n FROM cities WHERE name = 'Doomed'`)[0].n).toBe(0);
+      expect(heard).toEqual([]);
+      expect(told).toEqual([]);
+    } finally {
+      await sub.unlisten();
+    }
+  });
+
+  test("an event: the outbox row is written in the transaction, its data built from the write's state, NOTIFY reaches another node only after COMMIT", async () => {
+    const heard: { corp: string; at: number }[] = [];
+    const sub = await node2.listen(EVENTS_CHANNEL, (corp) => heard.push({ corp, at: performance.now() }));
+    try {
+      told.length = 0;
+      let callbackEnd = 0;
+      let heardDuring = -1;
+      const id = await doors1.tenant(A).write(async (tx, w) => {
+        const [{ id }] = await tx.insert(cities).values(city("Delta")).returning({ id: cities.id });
+        w.emit("CITY_AFTER_INSERT", id, async (t: typeof tx) => (await t.select({ name: cities.name }).from(cities).where(eq(cities.id, id)))[0]);
+        await tx.update(cities).set({ name: "Delta 2" }).where(eq(cities.id, id));
+        await Bun.sleep(300);
+        heardDuring = heard.length;
+        callbackEnd = performance.now();
+        return id;
+      });
+      for (let i = 0; i < 50 && !heard.length; i++) await Bun.sleep(20);
+      expect(heardDuring).toBe(0);
+      expect(heard.map((h) => h.corp)).toEqual([A]);
+      expect(heard[0].at).toBeGreaterThan(callbackEnd);
+      expect(told).toEqual([A]);
+      const [row] = await doors1.tenant(A).read((tx) => tx.select().from(events).where(eq(events.record_id, id)));
+      expect(row.corp_id).toBe(A);
+      expect(JSON.parse(row.payload)).toMatchObject({ type: "CITY_AFTER_INSERT", data: { name: "Delta 2" } });
+    } finally {
+      await sub.unlisten();
+    }
+  });
+
+  test("writeGrouped: writes queued in one turn share one transaction; a failing one rolls back alone with its event", async () => {
+    const before = await eventsOf(B);
+    const door = doors1.tenant(B);
+    const results = await Promise.allSettled(
+      Array.from({ length: 6 }, (_, i) =>
+        door.writeGrouped(async (tx, w) => {
+          await tx.insert(cities).values(city(`Grouped ${i}`));
+          w.emit("CITY_AFTER_INSERT", `g${i}`, { i });
+          if (i === 3) throw new Error("third fails");
+          return Number((await tx.execute(sql`SELECT txid_current()::text AS x`))[0].x);
+        }),
+      ),
+    );
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "fulfilled", "rejected", "fulfilled", "fulfilled"]);
+    const txids = new Set(results.filter((r) => r.status === "fulfilled").map((r) => (r as PromiseFulfilledResult<number>).value));
+    expect(txids.size).toBe(1);
+    const names = (await su`SELECT name FROM cities WHERE corp_id = ${B} AND name LIKE 'Grouped %' ORDER BY name`).map((r: { name: string }) => r.name);
+    expect(names).toEqual(["Grouped 0", "Grouped 1", "Grouped 2", "Grouped 4", "Grouped 5"]);
+    expect(await eventsOf(B)).toBe(before + 5);
+  });
+});
+
+describe("db/pg/door: copyTo", () => {
+  test("writes this corporation's rows only, one JSON line each", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "corpadmin-pg-copy-"));
+    const file = join(dir, "a.jsonl");
+    await doors1.tenant(A).copyTo(file);
+    const lines = readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    rmSync(dir, { recursive: true, force: true });
+    expect(lines.length).toBeGreaterThan(3);
+    expect(new Set(lines.map((l) => l.row.corp_id))).toEqual(new Set([A]));
+    expect(lines.filter((l) => l.table === "cities").map((l) => l.row.name)).toContain("Alpha");
+  });
+});
