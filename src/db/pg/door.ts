@@ -21,6 +21,7 @@ import { drizzle, type BunSQLDatabase } from "drizzle-orm/bun-sql";
 import type { Door, WriteScope } from "../../core/store";
 import type { EventBus, EventGroup, EventPayload } from "../../core/events";
 import { newId } from "../../lib/ids";
+import { unavailable } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
 import { is } from "drizzle-orm";
 import { getTableConfig, PgTable } from "drizzle-orm/pg-core";
@@ -36,6 +37,9 @@ export const EVENTS_CHANNEL = "corpadmin_events";
 
 /** Bounds one grouped transaction (and so the wait of the write queued last in it), as on SQLite. */
 const MAX_GROUP = 64;
+
+/** How long a write waits for its corporation's writer lock, as the SQLite door (src/db/door.ts). */
+const LOCK_WAIT_MS = 10_000;
 
 /** The handle a callback gets: a Drizzle transaction on the PostgreSQL schema. */
 export type PgTx = Parameters<Parameters<BunSQLDatabase["transaction"]>[0]>[0];
@@ -105,12 +109,16 @@ export class PgTenantDoors {
   /** Writes waiting to be grouped, per corporation (an entry lives only while its group is queued). */
   private grouped = new Map<string, GroupedJob[]>();
 
+  private lockTimeout: string;
+
   constructor(
     client: SQL,
     /** Told after each COMMIT that emitted events (this node's dispatcher and sockets); null: none. */
     private bus: EventBus | null = null,
+    { lockWaitMs = LOCK_WAIT_MS }: { lockWaitMs?: number } = {},
   ) {
     this.db = drizzle({ client });
+    this.lockTimeout = `${Math.max(1, Math.round(lockWaitMs))}ms`;
   }
 
   tenant(corpId: string): PgTenantDoor {
@@ -120,15 +128,31 @@ export class PgTenantDoors {
 
   /** Makes `corpId` the transaction's corporation; for a write, also takes its writer lock. */
   async enter(tx: PgTx, corpId: string, write: boolean, durable = true): Promise<void> {
+    try {
+      await this.setUp(tx, corpId, write, durable);
+    } catch (err) {
+      // lock_not_available: the corporation's writer lock stayed taken for lock_timeout (a write
+      // started inside another write of the same corporation would otherwise wait for ever).
+      if ((err as { cause?: { errno?: string } }).cause?.errno === "55P03")
+        throw unavailable(`The database stayed busy for ${Number.parseInt(this.lockTimeout) / 1000} s; try again`, 1);
+      throw err;
+    }
+  }
+
+  private async setUp(tx: PgTx, corpId: string, write: boolean, durable: boolean): Promise<void> {
     // READ ONLY in the same round trip (a transaction may always switch to read-only; a separate
     // SET TRANSACTION costs one more): half the read's client time was round trips.
     if (!write) await tx.execute(sql`SELECT set_config(${CORP_SETTING}, ${corpId}, true), set_config('transaction_read_only', 'on', true)`);
-    else if (durable) await tx.execute(sql`SELECT set_config(${CORP_SETTING}, ${corpId}, true), pg_advisory_xact_lock(hashtextextended(${corpId}, 0))`);
+    // The target list is evaluated left to right: lock_timeout is set before the lock is asked for.
+    else if (durable)
+      await tx.execute(
+        sql`SELECT set_config(${CORP_SETTING}, ${corpId}, true), set_config('lock_timeout', ${this.lockTimeout}, true), pg_advisory_xact_lock(hashtextextended(${corpId}, 0))`,
+      );
     // Not durable: the commit does not wait for its WAL flush (nor a synchronous standby); a crash
     // may lose it, never corrupt anything.
     else
       await tx.execute(
-        sql`SELECT set_config(${CORP_SETTING}, ${corpId}, true), set_config('synchronous_commit', 'off', true), pg_advisory_xact_lock(hashtextextended(${corpId}, 0))`,
+        sql`SELECT set_config(${CORP_SETTING}, ${corpId}, true), set_config('synchronous_commit', 'off', true), set_config('lock_timeout', ${this.lockTimeout}, true), pg_advisory_xact_lock(hashtextextended(${corpId}, 0))`,
       );
   }
 

@@ -129,6 +129,19 @@ describe("db/pg/door: writes of one corporation", () => {
     expect(marks).toEqual(["A1 start", "B start", "A1 end", "A2 start"]);
   });
 
+  test("a write inside a write of the same corporation gives up after the lock wait with a 503, never hangs", async () => {
+    const doors = new PgTenantDoors(node1, null, { lockWaitMs: 300 });
+    const t0 = performance.now();
+    const err = await doors
+      .tenant(A)
+      .write(() => doors.tenant(A).write(() => "inner"))
+      .catch((e) => e);
+    expect(err).toMatchObject({ status: 503 });
+    expect(performance.now() - t0).toBeLessThan(5_000);
+    // The lock was given back: the next write goes through.
+    expect(await doors.tenant(A).write(() => "after")).toBe("after");
+  });
+
   test("read-modify-write from two nodes loses no update", async () => {
     const [{ id }] = await doors1.tenant(A).write((tx) => tx.insert(cities).values(city("0")).returning({ id: cities.id }));
     const bump = (doors: PgTenantDoors) =>
