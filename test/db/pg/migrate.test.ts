@@ -23,6 +23,21 @@ afterAll(async () => {
   await pg?.stop();
 });
 
+/** What the Drizzle PostgreSQL schema declares, in the catalog's terms. */
+function declared(schema: Record<string, unknown>) {
+  return Object.values(schema)
+    .filter((v): v is PgTable => is(v, PgTable))
+    .map((t) => {
+      const c = getTableConfig(t);
+      return {
+        table: c.name,
+        columns: c.columns.map((x) => `${x.name} ${x.getSQLType()}${x.notNull ? " not null" : ""}`),
+        indexes: [...c.primaryKeys.map((k) => k.getName()), ...c.uniqueConstraints.map((u) => u.getName()!), ...c.indexes.map((i) => i.config.name!)].sort(),
+        foreignKeys: c.foreignKeys.map((f) => f.getName()).sort(),
+      };
+    });
+}
+
 describe("db/pg: migrations on PostgreSQL", () => {
   test("the app role applies every migration: each table of both schemas, tenant tables forced to their policy", async () => {
     const db = await pg.createDatabase("applied");
@@ -43,6 +58,23 @@ describe("db/pg: migrations on PostgreSQL", () => {
           policies: secured ? 1 : 0,
         });
       }
+      // The migrations are in step with the schema the code is typed on (migrations/pg was
+      // regenerated after src/db/pg/*.ts): same columns, types, nullability, indexes, keys.
+      const cols = await sql`SELECT table_name AS t, column_name AS c, data_type AS ty, is_nullable AS n FROM information_schema.columns
+        WHERE table_schema = 'public' ORDER BY table_name, ordinal_position`;
+      const idx = await sql`SELECT tablename AS t, indexname AS i FROM pg_indexes WHERE schemaname = 'public'`;
+      const fks = await sql`SELECT conrelid::regclass::text AS t, conname AS f FROM pg_constraint WHERE contype = 'f' AND connamespace = 'public'::regnamespace`;
+      const inDb = declared({ ...pgPlatform, ...pgTenant }).map(({ table }) => ({
+        table,
+        columns: cols.filter((r: { t: string }) => r.t === table).map((r: { c: string; ty: string; n: string }) => `${r.c} ${r.ty}${r.n === "NO" ? " not null" : ""}`),
+        indexes: idx.filter((r: { t: string }) => r.t === table).map((r: { i: string }) => r.i).sort(),
+        foreignKeys: fks.filter((r: { t: string }) => r.t === table).map((r: { f: string }) => r.f).sort(),
+      }));
+      expect(inDb).toEqual(declared({ ...pgPlatform, ...pgTenant }));
+      const contracts = inDb.find((x) => x.table === "contracts")!;
+      expect(contracts.columns[0]).toBe("corp_id text not null");
+      expect(contracts.indexes).toContain("contracts_pkey");
+      expect(contracts.foreignKeys.length).toBeGreaterThan(0);
       // Applied once: a second run finds nothing to do.
       expect(await migratePg(sql)).toEqual({ from: all.length, to: all.length, applied: [] });
       const [{ n }] = await sql`SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations`;
