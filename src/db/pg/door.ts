@@ -1,6 +1,7 @@
 // Cluster mode (issue 19): the PostgreSQL side of the store, the Door contract of src/core/store.ts
-// for one corporation over the shared, row-secured tables of src/db/pg/tenant.ts. Not wired to the
-// app yet (modules still run synchronous SQLite queries); docs/architecture.md, "Cluster mode".
+// for one corporation over the shared, row-secured tables of src/db/pg/tenant.ts (and for the
+// platform tables, which have no policy). Not wired to the app yet (modules still run synchronous
+// SQLite queries); docs/architecture.md, "Cluster mode".
 // - read(fn): a READ ONLY transaction whose first statement sets `corpadmin.corp_id` for this
 //   transaction only (set_config(..., true), i.e. SET LOCAL: right behind pgbouncer in transaction
 //   mode too). The policies then show this corporation's rows and nothing else.
@@ -25,10 +26,13 @@ import { unavailable } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
 import { is } from "drizzle-orm";
 import { getTableConfig, PgTable } from "drizzle-orm/pg-core";
+import * as platformSchema from "./platform";
 import * as tenantSchema from "./tenant";
 
 const { events } = tenantSchema;
-const tenantTableNames = (Object.values(tenantSchema) as unknown[]).filter((v): v is PgTable => is(v, PgTable)).map((t) => getTableConfig(t).name);
+const tableNames = (schema: Record<string, unknown>) => (Object.values(schema) as unknown[]).filter((v): v is PgTable => is(v, PgTable)).map((t) => getTableConfig(t).name);
+const tenantTableNames = tableNames(tenantSchema);
+const platformTableNames = tableNames(platformSchema);
 
 /** The setting the tenant tables' policies and corp_id defaults read (scripts/pg-schema.ts). */
 export const CORP_SETTING = "corpadmin.corp_id";
@@ -55,6 +59,10 @@ export interface PgTenantWriteScope extends WriteScope {
 }
 
 export type PgTenantDoor = Door<PgTx, PgTenantWriteScope>;
+export type PgPlatformDoor = Door<PgTx, WriteScope>;
+
+/** The platform writer lock's key text (corporation ids are UUIDs: no corporation hashes from it). */
+const PLATFORM_LOCK = "corpadmin:platform";
 
 class PgScope implements PgTenantWriteScope {
   private after: (() => void)[] = [];
@@ -67,6 +75,7 @@ class PgScope implements PgTenantWriteScope {
   }
 
   emit(type: EventGroup, recordId: string, data: unknown): void {
+    if (!this.corpId) throw new Error("events belong to a corporation database");
     this.events.push({ type, recordId, data });
   }
 
@@ -103,8 +112,8 @@ interface GroupedJob {
   reject: (e: unknown) => void;
 }
 
-/** The doors of every corporation over one connection pool. */
-export class PgTenantDoors {
+/** The platform's door and every corporation's, over one connection pool. */
+export class PgDoors {
   readonly db: BunSQLDatabase;
   /** Writes waiting to be grouped, per corporation (an entry lives only while its group is queued). */
   private grouped = new Map<string, GroupedJob[]>();
@@ -126,6 +135,9 @@ export class PgTenantDoors {
     return new PgDoor(this, corpId);
   }
 
+  /** The platform tables' door: one platform writer at a time across nodes, as on SQLite; no events. */
+  readonly platform: PgPlatformDoor = new PgDoor(this, "");
+
   /** Makes `corpId` the transaction's corporation; for a write, also takes its writer lock. */
   async enter(tx: PgTx, corpId: string, write: boolean, durable = true): Promise<void> {
     try {
@@ -140,20 +152,19 @@ export class PgTenantDoors {
   }
 
   private async setUp(tx: PgTx, corpId: string, write: boolean, durable: boolean): Promise<void> {
-    // READ ONLY in the same round trip (a transaction may always switch to read-only; a separate
-    // SET TRANSACTION costs one more): half the read's client time was round trips.
-    if (!write) await tx.execute(sql`SELECT set_config(${CORP_SETTING}, ${corpId}, true), set_config('transaction_read_only', 'on', true)`);
-    // The target list is evaluated left to right: lock_timeout is set before the lock is asked for.
-    else if (durable)
-      await tx.execute(
-        sql`SELECT set_config(${CORP_SETTING}, ${corpId}, true), set_config('lock_timeout', ${this.lockTimeout}, true), pg_advisory_xact_lock(hashtextextended(${corpId}, 0))`,
-      );
-    // Not durable: the commit does not wait for its WAL flush (nor a synchronous standby); a crash
-    // may lose it, never corrupt anything.
-    else
-      await tx.execute(
-        sql`SELECT set_config(${CORP_SETTING}, ${corpId}, true), set_config('synchronous_commit', 'off', true), set_config('lock_timeout', ${this.lockTimeout}, true), pg_advisory_xact_lock(hashtextextended(${corpId}, 0))`,
-      );
+    // One statement, evaluated left to right: the corporation (none for the platform, whose tables
+    // have no policy and whose transaction then cannot see any corporation's rows); READ ONLY for a
+    // read (a transaction may always switch to read-only; a separate SET TRANSACTION costs a round
+    // trip, half a read's client time); for a write, lock_timeout, then the writer lock.
+    const parts = corpId ? [sql`set_config(${CORP_SETTING}, ${corpId}, true)`] : [];
+    if (!write) parts.push(sql`set_config('transaction_read_only', 'on', true)`);
+    else {
+      // Not durable: the commit does not wait for its WAL flush (nor a synchronous standby); a crash
+      // may lose it, never corrupt anything.
+      if (!durable) parts.push(sql`set_config('synchronous_commit', 'off', true)`);
+      parts.push(sql`set_config('lock_timeout', ${this.lockTimeout}, true)`, sql`pg_advisory_xact_lock(hashtextextended(${corpId || PLATFORM_LOCK}, 0))`);
+    }
+    await tx.execute(sql`SELECT ${sql.join(parts, sql`, `)}`);
   }
 
   async notify(tx: PgTx, corpId: string): Promise<void> {
@@ -220,7 +231,7 @@ export class PgTenantDoors {
 
 class PgDoor implements PgTenantDoor {
   constructor(
-    private doors: PgTenantDoors,
+    private doors: PgDoors,
     readonly corpId: string,
   ) {}
 
@@ -268,7 +279,7 @@ class PgDoor implements PgTenantDoor {
       await this.doors.db.transaction(
         async (tx) => {
           await this.doors.enter(tx, this.corpId, false);
-          for (const table of tenantTableNames) {
+          for (const table of this.corpId ? tenantTableNames : platformTableNames) {
             const rows = await tx.execute(sql.raw(`SELECT * FROM "${table}"`));
             for (const row of rows as unknown as Record<string, unknown>[]) writer.write(`${JSON.stringify({ table, row })}\n`);
             await writer.flush();

@@ -10,8 +10,9 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { EventBus } from "../../../src/core/events";
-import { EVENTS_CHANNEL, PgTenantDoors } from "../../../src/db/pg/door";
+import { EVENTS_CHANNEL, PgDoors } from "../../../src/db/pg/door";
 import { migratePg } from "../../../src/db/pg/migrate";
+import { settings } from "../../../src/db/pg/platform";
 import { cities, events } from "../../../src/db/pg/tenant";
 import { startPostgres, type TestPostgres } from "../../support/postgres";
 
@@ -22,8 +23,8 @@ let pg: TestPostgres;
 /** Two app nodes: a connection pool and doors each, over the same database. */
 let node1: SQL;
 let node2: SQL;
-let doors1: PgTenantDoors;
-let doors2: PgTenantDoors;
+let doors1: PgDoors;
+let doors2: PgDoors;
 let su: SQL;
 const bus = new EventBus();
 const told: string[] = [];
@@ -35,8 +36,8 @@ beforeAll(async () => {
   su = new SQL(pg.url);
   await migratePg(node1);
   bus.subscribe((corpId) => told.push(corpId));
-  doors1 = new PgTenantDoors(node1, bus);
-  doors2 = new PgTenantDoors(node2);
+  doors1 = new PgDoors(node1, bus);
+  doors2 = new PgDoors(node2);
 }, 60_000);
 afterAll(async () => {
   await Promise.all([node1?.close(), node2?.close(), su?.close()]);
@@ -94,7 +95,7 @@ describe("db/pg/door: isolation between corporations", () => {
     expect(await refusal(doors1.tenant(A).read((tx) => tx.insert(cities).values(city("Sneaky"))))).toMatch(/read-only transaction/);
     const one = new SQL({ url: pg.appUrl, max: 1 });
     try {
-      const doors = new PgTenantDoors(one);
+      const doors = new PgDoors(one);
       await doors.tenant(A).read((tx) => tx.select().from(cities));
       // The same pooled connection after the door's transaction: the setting ended with it.
       expect(await one`SELECT * FROM cities`).toHaveLength(0);
@@ -130,7 +131,7 @@ describe("db/pg/door: writes of one corporation", () => {
   });
 
   test("a write inside a write of the same corporation gives up after the lock wait with a 503, never hangs", async () => {
-    const doors = new PgTenantDoors(node1, null, { lockWaitMs: 300 });
+    const doors = new PgDoors(node1, null, { lockWaitMs: 300 });
     const t0 = performance.now();
     const err = await doors
       .tenant(A)
@@ -144,7 +145,7 @@ describe("db/pg/door: writes of one corporation", () => {
 
   test("read-modify-write from two nodes loses no update", async () => {
     const [{ id }] = await doors1.tenant(A).write((tx) => tx.insert(cities).values(city("0")).returning({ id: cities.id }));
-    const bump = (doors: PgTenantDoors) =>
+    const bump = (doors: PgDoors) =>
       doors.tenant(A).write(async (tx) => {
         const [row] = await tx.select({ name: cities.name }).from(cities).where(eq(cities.id, id));
         await tx.update(cities).set({ name: String(Number(row.name) + 1) }).where(eq(cities.id, id));
@@ -225,6 +226,31 @@ describe("db/pg/door: writes of one corporation", () => {
     const names = (await su`SELECT name FROM cities WHERE corp_id = ${B} AND name LIKE 'Grouped %' ORDER BY name`).map((r: { name: string }) => r.name);
     expect(names).toEqual(["Grouped 0", "Grouped 1", "Grouped 2", "Grouped 4", "Grouped 5"]);
     expect(await eventsOf(B)).toBe(before + 5);
+  });
+});
+
+describe("db/pg/door: the platform door", () => {
+  test("reads and writes the platform tables, sees no corporation's rows, emits no events", async () => {
+    const p = doors1.platform;
+    await p.write((tx) => tx.insert(settings).values({ key: "k", value: "v" }));
+    expect(await doors2.platform.read((tx) => tx.select().from(settings))).toEqual([{ key: "k", value: "v" }]);
+    expect(await refusal(p.read((tx) => tx.insert(settings).values({ key: "k2", value: "v" })))).toMatch(/read-only transaction/);
+    // A fresh connection refuses (no setting); one a corporation used before has it empty: no rows.
+    const rows = await p.read((tx) => tx.select().from(cities)).catch((e) => String(e.cause?.message));
+    expect(typeof rows === "string" ? rows : String(rows.length)).toMatch(/^0$|corpadmin.corp_id/);
+    await expect(p.write((_tx, w) => (w as unknown as { emit: (...a: unknown[]) => void }).emit("CITY_AFTER_INSERT", "x", {}))).rejects.toThrow(/corporation/);
+  });
+
+  test("platform writes serialize across nodes; a corporation's write does not wait for them", async () => {
+    const marks: string[] = [];
+    const slow = doors1.platform.write(async () => {
+      marks.push("P1 start");
+      await Bun.sleep(300);
+      marks.push("P1 end");
+    });
+    await Bun.sleep(100);
+    await Promise.all([slow, doors2.platform.write(() => void marks.push("P2 start")), doors2.tenant(A).write(() => void marks.push("A start"))]);
+    expect(marks).toEqual(["P1 start", "A start", "P1 end", "P2 start"]);
   });
 });
 
