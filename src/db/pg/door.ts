@@ -236,12 +236,10 @@ class PgDoor implements PgTenantDoor {
   ) {}
 
   read<T>(fn: (db: PgTx) => T | Promise<T>): Promise<T> {
-    return this.doors.db.transaction(
-      async (tx) => {
-        await this.doors.enter(tx, this.corpId, false);
-        return fn(tx);
-      },
-    );
+    return this.doors.db.transaction(async (tx) => {
+      await this.doors.enter(tx, this.corpId, false);
+      return fn(tx);
+    });
   }
 
   async write<T>(fn: (tx: PgTx, scope: PgTenantWriteScope) => T | Promise<T>, { durable = true }: { durable?: boolean } = {}): Promise<T> {
@@ -285,7 +283,8 @@ class PgDoor implements PgTenantDoor {
             await writer.flush();
           }
         },
-        { isolationLevel: "repeatable read", accessMode: "read only" },
+        // READ ONLY comes with the corporation (enter), as for every read.
+        { isolationLevel: "repeatable read" },
       );
     } finally {
       await writer.end();
