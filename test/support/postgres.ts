@@ -1,6 +1,6 @@
 // A throwaway PostgreSQL server for tests (issue 19, cluster mode): initdb in a temp dir, a free
-// loopback port, fsync off, its unix socket in the temp dir; stopped by its PID by `stop()` and,
-// should a test file end without calling it, when the test process exits. A missing PostgreSQL is
+// loopback port, fsync off, its unix socket in the temp dir; stopped by its PID by `stop()`, when
+// the test process exits without calling it, and by a watchdog when that process is killed. A missing PostgreSQL is
 // an error that says how to install it, never a skip (.ci/run installs postgresql-15).
 import { SQL } from "bun";
 import { chownSync, existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -95,9 +95,17 @@ export async function startPostgres(): Promise<TestPostgres> {
   const entry = { pid: proc.pid, dir };
   running.add(entry);
   stopAllOnExit();
+  // A test process killed outright (SIGKILL, a runner's timeout) runs no exit hook: a watchdog
+  // process stops this server and removes its directory once the test process is gone.
+  const watchdog = Bun.spawn(
+    ["sh", "-c", 'while kill -0 "$1" 2>/dev/null; do sleep 1; done; kill -QUIT "$2" 2>/dev/null; sleep 2; rm -rf "$3"', "watchdog", String(process.pid), String(proc.pid), dir],
+    { stdin: "ignore", stdout: "ignore", stderr: "ignore" },
+  );
+  watchdog.unref();
 
   const stop = async () => {
     if (!running.delete(entry)) return;
+    watchdog.kill();
     if (proc.exitCode === null) {
       proc.kill("SIGINT"); // fast shutdown
       const done = await Promise.race([proc.exited.then(() => true), Bun.sleep(10_000).then(() => false)]);

@@ -35,4 +35,29 @@ describe("db/pg: the throwaway test server", () => {
     expect(() => process.kill(other.pid, 0)).toThrow();
     expect(existsSync(`/proc/${other.pid}`)).toBe(false);
   }, 60_000);
+
+  test("a test process killed outright leaves no server behind (the watchdog stops it)", async () => {
+    const child = Bun.spawn(
+      ["bun", "-e", `const { startPostgres } = await import(${JSON.stringify(`${import.meta.dir}/../../support/postgres.ts`)}); const pg = await startPostgres(); console.log(pg.pid); await Bun.sleep(60_000);`],
+      { stdout: "pipe", stderr: "inherit" },
+    );
+    const reader = child.stdout.getReader();
+    let out = "";
+    while (!out.includes("\n")) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      out += new TextDecoder().decode(value);
+    }
+    const pid = Number(out.trim());
+    expect(pid).toBeGreaterThan(0);
+    expect(existsSync(`/proc/${pid}`)).toBe(true);
+    child.kill("SIGKILL");
+    await child.exited;
+    let gone = false;
+    for (let i = 0; i < 100 && !gone; i++) {
+      await Bun.sleep(100);
+      gone = !existsSync(`/proc/${pid}`);
+    }
+    expect(gone).toBe(true);
+  }, 60_000);
 });
