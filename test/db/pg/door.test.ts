@@ -13,7 +13,7 @@ import { EventBus } from "../../../src/core/events";
 import { EVENTS_CHANNEL, PgDoors } from "../../../src/db/pg/door";
 import { migratePg } from "../../../src/db/pg/migrate";
 import { settings } from "../../../src/db/pg/platform";
-import { cities, events } from "../../../src/db/pg/tenant";
+import { cities, contracts, events, persons } from "../../../src/db/pg/tenant";
 import { startPostgres, type TestPostgres } from "../../support/postgres";
 
 const A = "corp-a";
@@ -89,6 +89,22 @@ describe("db/pg/door: isolation between corporations", () => {
     const [{ id }] = await a.write((tx) => tx.insert(cities).values(city("Gamma")).returning({ id: cities.id }));
     expect((await su`SELECT corp_id FROM cities WHERE id = ${id}`)[0].corp_id).toBe(A);
     expect((await su`SELECT count(*)::int AS n FROM cities WHERE name = 'Forged'`)[0].n).toBe(0);
+  });
+
+  test("A cannot point its rows at B's (a contract of A for B's customer): the corp_id-led foreign key refuses", async () => {
+    const [{ id: bPerson }] = await doors1.tenant(B).write((tx) => tx.insert(persons).values({ name: "B's customer" }).returning({ id: persons.id }));
+    const contract = {
+      customer_id: bPerson,
+      billing_customer_id: bPerson,
+      number: "C-1",
+      start_date: "2026-01-01",
+      total_value: 1,
+      contract_status: "active",
+      contract_stage: "installed",
+    };
+    expect(await refusal(doors1.tenant(A).write((tx) => tx.insert(contracts).values(contract)))).toMatch(/foreign key/);
+    // The same contract for B is fine: the refusal was the corporation, not the row.
+    await doors1.tenant(B).write((tx) => tx.insert(contracts).values(contract));
   });
 
   test("a read is READ ONLY, and a connection outside a door sees nothing (fails closed)", async () => {
