@@ -127,6 +127,20 @@ describe("db/pg/door: isolation between corporations", () => {
   });
 });
 
+describe("db/pg/door: a read's statements share one snapshot", () => {
+  test("a write committed by another node during a read is not seen by that read's later statements", async () => {
+    const count = async (tx: Parameters<Parameters<ReturnType<PgDoors["tenant"]>["read"]>[0]>[0]) =>
+      Number((await tx.execute(sql`SELECT count(*)::int AS n FROM cities`))[0].n);
+    const [first, second] = await doors1.tenant(A).read(async (tx) => {
+      const first = await count(tx);
+      await doors2.tenant(A).write((w) => w.insert(cities).values(city(`Snapshot ${first}`)));
+      return [first, await count(tx)];
+    });
+    expect(second).toBe(first);
+    expect(await doors1.tenant(A).read(count)).toBe(first + 1);
+  });
+});
+
 describe("db/pg/door: writes of one corporation", () => {
   test("two writes of one corporation on two nodes serialize; another corporation's does not wait", async () => {
     const marks: string[] = [];
