@@ -18,9 +18,12 @@ export interface TestPostgres {
   /** The URL of the same database as APP_ROLE, which owns nothing special and bypasses nothing. */
   readonly appUrl: string;
   readonly port: number;
+  /** The server's PID (a new one after restart()). */
   readonly pid: number;
   /** A URL of a new, empty database owned by APP_ROLE (a test that wants its own tables). */
   createDatabase(name: string): Promise<{ url: string; appUrl: string }>;
+  /** Stops the server (fast shutdown: every session ends) and starts it again on the same port and data. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -88,24 +91,25 @@ export async function startPostgres(): Promise<TestPostgres> {
     shared_buffers: "32MB",
     log_min_messages: "warning",
   };
-  const proc = Bun.spawn(cmd([`${PG_BIN}/postgres`, "-D", data, ...Object.entries(settings).flatMap(([k, v]) => ["-c", `${k}=${v}`])]), {
-    stdout: "ignore",
-    stderr: "pipe",
-  });
+  const spawn = () =>
+    Bun.spawn(cmd([`${PG_BIN}/postgres`, "-D", data, ...Object.entries(settings).flatMap(([k, v]) => ["-c", `${k}=${v}`])]), {
+      stdout: "ignore",
+      stderr: "pipe",
+    });
+  let proc = spawn();
   const entry = { pid: proc.pid, dir };
   running.add(entry);
   stopAllOnExit();
   // A test process killed outright (SIGKILL, a runner's timeout) runs no exit hook: a watchdog
-  // process stops this server and removes its directory once the test process is gone.
+  // process stops this server and removes its directory once the test process is gone (the PID
+  // from postmaster.pid: a restarted server has a new one).
   const watchdog = Bun.spawn(
-    ["sh", "-c", 'while kill -0 "$1" 2>/dev/null; do sleep 1; done; kill -QUIT "$2" 2>/dev/null; sleep 2; rm -rf "$3"', "watchdog", String(process.pid), String(proc.pid), dir],
+    ["sh", "-c", 'while kill -0 "$1" 2>/dev/null; do sleep 1; done; kill -QUIT "$(head -1 "$2/postmaster.pid")" 2>/dev/null; sleep 2; rm -rf "$3"', "watchdog", String(process.pid), data, dir],
     { stdin: "ignore", stdout: "ignore", stderr: "ignore" },
   );
   watchdog.unref();
 
-  const stop = async () => {
-    if (!running.delete(entry)) return;
-    watchdog.kill();
+  const halt = async () => {
     if (proc.exitCode === null) {
       proc.kill("SIGINT"); // fast shutdown
       const done = await Promise.race([proc.exited.then(() => true), Bun.sleep(10_000).then(() => false)]);
@@ -114,18 +118,25 @@ export async function startPostgres(): Promise<TestPostgres> {
         await proc.exited;
       }
     }
+  };
+  const stop = async () => {
+    if (!running.delete(entry)) return;
+    watchdog.kill();
+    await halt();
     rmSync(dir, { recursive: true, force: true });
   };
 
   const url = (db: string, user: string) => `postgres://${user}@127.0.0.1:${port}/${db}`;
-  try {
-    let ready = false;
-    for (let i = 0; i < 300 && !ready; i++) {
+  const ready = async () => {
+    for (let i = 0; i < 300; i++) {
       if (proc.exitCode !== null) throw new Error(`postgres exited: ${await new Response(proc.stderr as ReadableStream).text()}`);
-      ready = Bun.spawnSync([`${PG_BIN}/pg_isready`, "-q", "-h", "127.0.0.1", "-p", String(port)]).exitCode === 0;
-      if (!ready) await Bun.sleep(100);
+      if (Bun.spawnSync([`${PG_BIN}/pg_isready`, "-q", "-h", "127.0.0.1", "-p", String(port)]).exitCode === 0) return;
+      await Bun.sleep(100);
     }
-    if (!ready) throw new Error("postgres did not accept connections in 30 s");
+    throw new Error("postgres did not accept connections in 30 s");
+  };
+  try {
+    await ready();
     const admin = new SQL(url("postgres", "postgres"));
     try {
       await admin.unsafe(`CREATE ROLE ${APP_ROLE} LOGIN NOSUPERUSER NOBYPASSRLS`);
@@ -142,7 +153,9 @@ export async function startPostgres(): Promise<TestPostgres> {
     url: url("corpadmin", "postgres"),
     appUrl: url("corpadmin", APP_ROLE),
     port,
-    pid: proc.pid,
+    get pid() {
+      return proc.pid;
+    },
     async createDatabase(name: string) {
       if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
       const admin = new SQL(url("postgres", "postgres"));
@@ -152,6 +165,12 @@ export async function startPostgres(): Promise<TestPostgres> {
         await admin.close();
       }
       return { url: url(name, "postgres"), appUrl: url(name, APP_ROLE) };
+    },
+    async restart() {
+      await halt();
+      proc = spawn();
+      entry.pid = proc.pid;
+      await ready();
     },
     stop,
   };

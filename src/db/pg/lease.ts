@@ -1,0 +1,237 @@
+// Cluster mode (issue 19 item 3): work only one node may do (the metric scheduler, housekeeping,
+// scheduled backups). A named lease is a session-level advisory lock, pg_try_advisory_lock, held
+// on a connection of its own; the node runs the work only while it can prove it holds the lock.
+// Why the lock and not a lease row: no table, no clock shared between nodes, and PostgreSQL frees
+// the lock the moment the holder's session ends (a dead node, a killed backend, a restart).
+// That same moment is the danger: the server frees the lock before the old holder learns it lost
+// it. Fencing, so that two nodes never run the work at once:
+// - the holder proves every `heartbeatMs` that its session still holds the lock (pg_locks); a
+//   proof that fails or does not answer in time is a loss, and the work is stopped at once;
+// - a proof sent at local time s shows the lock held until at least s (the server ran it later),
+//   so the holder stops its work by s + graceMs: it starts stopping at s + graceMs - stopBudgetMs;
+// - a node that takes the lock waits `graceMs` after the server's answer before it starts.
+//   The lock was free when it took it, so the old holder's last proof was sent before that, and
+//   the old holder has stopped before the new one starts. Only durations on each node's own
+//   monotonic clock are compared, never two clocks; stop() must end within stopBudgetMs.
+// A takeover happens at most heartbeatMs + graceMs after the holder's session ends (plus a
+// connection timeout when the server is unreachable). Not wired to the app yet; docs/architecture.md.
+import { SQL } from "bun";
+import type { Job } from "../../core/jobs";
+import { silentLogger, type Logger } from "../../lib/log";
+
+export interface LeaseOptions {
+  /** How long a new holder waits before starting, and how long a proof lets the holder run on. */
+  graceMs?: number;
+  /** How often the holder proves it holds, and a non-holder tries to take the lease. */
+  heartbeatMs?: number;
+  /** How long the work's stop() may take: the holder starts stopping this long before its last proof runs out. */
+  stopBudgetMs?: number;
+  logger?: Logger;
+}
+
+export interface LeasedWork {
+  /** Called when this node holds the lease (after the grace); may be called again after a loss and a new take. */
+  start(): void | Promise<void>;
+  /** Called when the lease is lost or released, after start(); must end within stopBudgetMs. */
+  stop(): void | Promise<void>;
+}
+
+export interface LeaseHandle {
+  readonly name: string;
+  /** True while the work runs on this node. */
+  readonly running: boolean;
+  /** Stops the work if it runs, releases the lease (another node takes it after its grace) and stops trying. */
+  close(): Promise<void>;
+}
+
+const DEFAULTS = { graceMs: 10_000, heartbeatMs: 2_000, stopBudgetMs: 3_000 };
+
+/** The advisory lock's key: a lease name's 64-bit hash (the doors' keys hash other texts). */
+const keyText = (name: string) => `corpadmin:lease:${name}`;
+
+/** Rejects after `ms`; the late promise's own failure is swallowed. */
+function within<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout>;
+  p.catch(() => {});
+  return Promise.race([p, new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms)))]).finally(() => clearTimeout(timer));
+}
+
+/** The leases of one node: one connection per lease it runs. */
+export class Leases {
+  private readonly opts: Required<Omit<LeaseOptions, "logger">>;
+  private readonly logger: Logger;
+  private readonly leases = new Set<Lease>();
+
+  constructor(
+    private readonly url: string,
+    options: LeaseOptions = {},
+  ) {
+    const { logger = silentLogger, ...rest } = options;
+    this.opts = { ...DEFAULTS, ...Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)) };
+    this.logger = logger;
+    const { graceMs, heartbeatMs, stopBudgetMs } = this.opts;
+    // A proof must be renewed before it runs out, with time left to stop.
+    if (!(heartbeatMs > 0 && stopBudgetMs >= 0 && heartbeatMs + stopBudgetMs < graceMs)) {
+      throw new Error("lease timings need heartbeatMs + stopBudgetMs < graceMs");
+    }
+  }
+
+  /** Runs `work` on whichever node holds the lease `name`, on exactly one node at a time. */
+  run(name: string, work: LeasedWork): LeaseHandle {
+    const lease = new Lease(name, work, this.url, this.opts, this.logger, () => this.leases.delete(lease));
+    this.leases.add(lease);
+    return lease;
+  }
+
+  /** A job for ctx.jobs that runs `job` only on the node holding the lease named after it. */
+  job(job: Job): Job {
+    let handle: LeaseHandle | null = null;
+    return {
+      name: job.name,
+      start: () => {
+        handle ??= this.run(job.name, job);
+      },
+      stop: async () => {
+        await handle?.close();
+        handle = null;
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.leases].map((l) => l.close()));
+  }
+}
+
+class Lease implements LeaseHandle {
+  private client: SQL | null = null;
+  private closed = false;
+  private started: Promise<void> | null = null;
+  private stopping: Promise<void> | null = null;
+  /** False only while this node holds the lock and its last proof has not run out. */
+  private lost = true;
+  private deadline: ReturnType<typeof setTimeout> | null = null;
+  private wake: (() => void) | null = null;
+  private readonly loop: Promise<void>;
+
+  constructor(
+    readonly name: string,
+    private readonly work: LeasedWork,
+    private readonly url: string,
+    private readonly opts: Required<Omit<LeaseOptions, "logger">>,
+    private readonly logger: Logger,
+    private readonly forget: () => void,
+  ) {
+    this.loop = this.main();
+  }
+
+  get running(): boolean {
+    return this.started !== null && this.stopping === null;
+  }
+
+  async close(): Promise<void> {
+    if (!this.closed) {
+      this.closed = true;
+      this.lose("closed");
+      this.wake?.();
+    }
+    await this.loop;
+    this.forget();
+  }
+
+  private async main(): Promise<void> {
+    while (!this.closed) {
+      try {
+        if (await this.take()) await this.hold();
+      } catch (err) {
+        this.logger.warn("lease: connection failed", { lease: this.name, error: String(err) });
+      }
+      this.lose("connection");
+      await this.stopping;
+      this.started = this.stopping = null;
+      await this.drop();
+      if (!this.closed) await this.sleep(this.opts.heartbeatMs);
+    }
+  }
+
+  /** One try; on success the proof clock starts at the moment the try was sent. */
+  private async take(): Promise<boolean> {
+    this.client ??= new SQL({ url: this.url, max: 1, idleTimeout: 0, connectionTimeout: Math.max(1, Math.ceil(this.opts.heartbeatMs / 1000)) });
+    const sent = performance.now();
+    const [row] = await within(this.client`SELECT pg_try_advisory_lock(hashtextextended(${keyText(this.name)}, 0)) AS got`, this.opts.heartbeatMs);
+    if (!row.got || this.closed) return false;
+    this.lost = false;
+    this.proven(sent);
+    return true;
+  }
+
+  /** Holds until the lease is lost or closed: waits the grace, starts, proves every heartbeat. */
+  private async hold(): Promise<void> {
+    const startAt = performance.now() + this.opts.graceMs;
+    while (!this.lost) {
+      const now = performance.now();
+      if (!this.started && now >= startAt) {
+        this.logger.info("lease: taken, starting", { lease: this.name });
+        this.started = Promise.resolve().then(() => this.work.start());
+        this.started.catch((err) => this.logger.error("lease: start failed", { lease: this.name, error: String(err) }));
+      }
+      await this.sleep(this.started ? this.opts.heartbeatMs : Math.min(this.opts.heartbeatMs, startAt - now));
+      if (this.lost) return;
+      const sent = performance.now();
+      const held = await this.prove().catch(() => false);
+      if (!held) return this.lose("not proven");
+      this.proven(sent);
+    }
+  }
+
+  /** True when this connection's session still holds the lock. */
+  private async prove(): Promise<boolean> {
+    const [row] = await within(
+      this.client!`SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted
+        AND objsubid = 1 AND ((classid::int8 << 32) | objid::int8) = hashtextextended(${keyText(this.name)}, 0)) AS held`,
+      this.opts.heartbeatMs,
+    );
+    return row.held === true;
+  }
+
+  /** A proof sent at `sent` lets the work run until sent + grace: stopping starts a stop budget before. */
+  private proven(sent: number): void {
+    if (this.deadline) clearTimeout(this.deadline);
+    const ms = sent + this.opts.graceMs - this.opts.stopBudgetMs - performance.now();
+    this.deadline = setTimeout(() => this.lose("proof ran out"), Math.max(0, ms));
+  }
+
+  /** The lease can no longer be proven: the work stops now (not after a hung query). */
+  private lose(reason: string): void {
+    if (this.deadline) clearTimeout(this.deadline);
+    this.deadline = null;
+    if (this.lost) return;
+    this.lost = true;
+    this.wake?.();
+    if (this.started && !this.stopping) {
+      if (reason !== "closed") this.logger.warn("lease: lost, stopping", { lease: this.name, reason });
+      this.stopping = this.started
+        .catch(() => {})
+        .then(() => this.work.stop())
+        .catch((err) => this.logger.error("lease: stop failed", { lease: this.name, error: String(err) }));
+    }
+  }
+
+  /** Ends the session (so the server frees the lock, if it still held it), after the work stopped. */
+  private async drop(): Promise<void> {
+    const client = this.client;
+    this.client = null;
+    await client?.close({ timeout: 0 }).catch(() => {});
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, Math.max(0, ms));
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+    }).finally(() => (this.wake = null));
+  }
+}

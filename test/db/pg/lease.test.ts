@@ -1,0 +1,167 @@
+// source-only: drives src/db/pg/lease.ts directly against a throwaway PostgreSQL (killed backends, a restart).
+// Work only one node may do: of the nodes competing for a lease exactly one runs the work, another
+// takes over when the holder's session ends, and the old holder has stopped before the new one
+// starts (every start and stop is stamped on one clock and the intervals must not overlap).
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { SQL } from "bun";
+import { Leases } from "../../../src/db/pg/lease";
+import { startPostgres, type TestPostgres } from "../../support/postgres";
+
+const timing = { graceMs: 1_500, heartbeatMs: 250, stopBudgetMs: 250 };
+/** A takeover's bound once the holder's session ends: a heartbeat to notice the free lock, the grace, slack for this loaded machine. */
+const TAKEOVER_MS = timing.heartbeatMs + timing.graceMs + 1_500;
+
+let pg: TestPostgres;
+let su: SQL;
+beforeAll(async () => {
+  pg = await startPostgres();
+  su = new SQL(pg.url);
+}, 60_000);
+afterAll(async () => {
+  await su?.close();
+  await pg?.stop();
+});
+
+type Stamp = { node: string; kind: "start" | "stop"; at: number };
+let log: Stamp[] = [];
+let nodes: Leases[] = [];
+afterEach(async () => {
+  await Promise.all(nodes.map((n) => n.close()));
+  nodes = [];
+  log = [];
+});
+
+/** A node competing for the lease "scheduler" with a job that stamps its starts and stops. */
+function node(label: string) {
+  const leases = new Leases(pg.appUrl, timing);
+  nodes.push(leases);
+  const job = leases.job({
+    name: "scheduler",
+    start: () => void log.push({ node: label, kind: "start", at: performance.now() }),
+    stop: () => void log.push({ node: label, kind: "stop", at: performance.now() }),
+  });
+  job.start();
+  return { leases, job };
+}
+
+const runningNow = () => {
+  const on = new Set<string>();
+  for (const s of log) s.kind === "start" ? on.add(s.node) : on.delete(s.node);
+  return [...on];
+};
+
+/** Every run (start..stop) ends before the next one starts; at most one run is open. */
+function expectNoOverlap(): void {
+  let open: string | null = null;
+  let lastStop = -Infinity;
+  for (const s of log) {
+    if (s.kind === "start") {
+      expect(open).toBeNull();
+      expect(s.at).toBeGreaterThanOrEqual(lastStop);
+      open = s.node;
+    } else {
+      expect(s.node).toBe(open!);
+      open = null;
+      lastStop = s.at;
+    }
+  }
+}
+
+async function until(cond: () => boolean, ms: number): Promise<void> {
+  const end = performance.now() + ms;
+  while (!cond()) {
+    if (performance.now() > end) throw new Error(`not within ${ms} ms: ${JSON.stringify(log)}`);
+    await Bun.sleep(20);
+  }
+}
+
+/** The backends holding an advisory lock (only leases take session locks in this database). */
+const holders = async () => (await su`SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = 'corpadmin')`).map((r: { pid: number }) => r.pid);
+
+describe("db/pg/lease: work only one node may do", () => {
+  test("two nodes compete: exactly one holds the lock and runs the work, and keeps it", async () => {
+    node("a");
+    node("b");
+    await until(() => runningNow().length === 1, TAKEOVER_MS * 2);
+    // Several heartbeats and more than a grace later: still one run, no flapping.
+    await Bun.sleep(timing.graceMs + 4 * timing.heartbeatMs);
+    expect(log.length).toBe(1);
+    expect(await holders()).toHaveLength(1);
+  }, 30_000);
+
+  test("the holder's backend killed: it stops at once, the other takes over within heartbeat + grace, never both", async () => {
+    node("a");
+    node("b");
+    await until(() => runningNow().length === 1, TAKEOVER_MS * 2);
+    const [first] = runningNow();
+    const [pid] = await holders();
+    const killedAt = performance.now();
+    await su`SELECT pg_terminate_backend(${pid})`;
+    await until(() => runningNow().length === 1 && runningNow()[0] !== first, TAKEOVER_MS);
+    const stop = log.find((s) => s.node === first && s.kind === "stop")!;
+    const start = log.findLast((s) => s.kind === "start")!;
+    expect(stop.at - killedAt).toBeLessThan(timing.heartbeatMs * 2 + 500);
+    expect(start.at - killedAt).toBeGreaterThanOrEqual(timing.graceMs);
+    expect(start.at - killedAt).toBeLessThan(TAKEOVER_MS);
+    expectNoOverlap();
+  }, 30_000);
+
+  test("the holder's backend hangs (its proofs get no answer, the lock stays taken): it stops within its proof, the other takes over once the session ends", async () => {
+    node("a");
+    node("b");
+    await until(() => runningNow().length === 1, TAKEOVER_MS * 2);
+    const [pid] = await holders();
+    const hungAt = performance.now();
+    process.kill(pid, "SIGSTOP");
+    try {
+      // A proof that does not answer within a heartbeat is a loss.
+      await until(() => runningNow().length === 0, timing.heartbeatMs * 3 + 500);
+      expect(log.at(-1)!.at - hungAt).toBeLessThan(timing.graceMs - timing.stopBudgetMs + 500);
+      // The hung backend still holds the lock: nobody runs meanwhile.
+      await Bun.sleep(timing.graceMs);
+      expect(runningNow()).toEqual([]);
+    } finally {
+      process.kill(pid, "SIGCONT");
+    }
+    // Resumed, the backend finds its client gone and ends, freeing the lock.
+    await until(() => runningNow().length === 1, TAKEOVER_MS * 2);
+    expectNoOverlap();
+  }, 30_000);
+
+  test("the holder closes its lease (a node shutting down): it stops, the other takes over after its grace", async () => {
+    const a = node("a");
+    await until(() => runningNow().length === 1, TAKEOVER_MS * 2);
+    node("b");
+    await Bun.sleep(timing.heartbeatMs * 2);
+    const closedAt = performance.now();
+    await a.job.stop();
+    expect(runningNow()).toEqual([]);
+    await until(() => runningNow()[0] === "b", TAKEOVER_MS);
+    expect(log.at(-1)!.at - closedAt).toBeLessThan(TAKEOVER_MS);
+    expect(log.map((s) => `${s.node}:${s.kind}`)).toEqual(["a:start", "a:stop", "b:start"]);
+    expectNoOverlap();
+  }, 30_000);
+
+  test("a restarted PostgreSQL: the holder stops, then exactly one node holds and runs again", async () => {
+    node("a");
+    node("b");
+    node("c");
+    await until(() => runningNow().length === 1, TAKEOVER_MS * 2);
+    await pg.restart();
+    // Every session ended with the server: whoever ran has stopped, and one node takes it again.
+    await until(() => log.filter((s) => s.kind === "start").length === 2 && runningNow().length === 1, TAKEOVER_MS * 3);
+    await Bun.sleep(timing.graceMs + 4 * timing.heartbeatMs);
+    expect(runningNow()).toHaveLength(1);
+    expect(log.filter((s) => s.kind === "start")).toHaveLength(2);
+    expect(await holders()).toHaveLength(1);
+    expectNoOverlap();
+  }, 60_000);
+
+  test("closing the node's leases stops its work and frees the lock", async () => {
+    const a = node("a");
+    await until(() => runningNow().length === 1, TAKEOVER_MS * 2);
+    await a.leases.close();
+    expect(log.map((s) => s.kind)).toEqual(["start", "stop"]);
+    expect(await holders()).toEqual([]);
+  }, 30_000);
+});
