@@ -1,0 +1,110 @@
+// source-only: drives src/db/pg/feed.ts and the PostgreSQL door directly against a throwaway server.
+// The cross-node change feed: a committed write on node A wakes node B's EventBus and B's cache
+// subscribers, a rolled-back one does not, and after B's LISTEN connection is killed B listens
+// again and every subscriber is told to resync (notifications may have been missed meanwhile).
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { SQL } from "bun";
+import { EventBus } from "../../../src/core/events";
+import { PgDoors } from "../../../src/db/pg/door";
+import { ChangeFeed, EVENTS_TOPIC, publishChange } from "../../../src/db/pg/feed";
+import { migratePg } from "../../../src/db/pg/migrate";
+import { cities } from "../../../src/db/pg/tenant";
+import { startPostgres, type TestPostgres } from "../../support/postgres";
+
+let pg: TestPostgres;
+let nodeA: SQL;
+let doorsA: PgDoors;
+let su: SQL;
+/** Node B: its bus and its feed, no doors (it only listens). */
+const busB = new EventBus();
+let feedB: ChangeFeed;
+const wokenB: string[] = [];
+const heard: string[] = [];
+
+beforeAll(async () => {
+  pg = await startPostgres();
+  nodeA = new SQL({ url: pg.appUrl, max: 3 });
+  su = new SQL(pg.url);
+  await migratePg(nodeA);
+  doorsA = new PgDoors(nodeA);
+  busB.subscribe((corpId) => wokenB.push(corpId));
+  feedB = new ChangeFeed(pg.appUrl, busB);
+  feedB.subscribe("contract-view", { changed: (key) => heard.push(`changed ${key}`), resync: () => heard.push("resync") });
+  feedB.subscribe(EVENTS_TOPIC, { changed: (corp) => heard.push(`event ${corp}`), resync: () => heard.push("events resync") });
+  await feedB.start();
+}, 60_000);
+afterAll(async () => {
+  await feedB?.close();
+  await Promise.all([nodeA?.close(), su?.close()]);
+  await pg?.stop();
+});
+
+async function until(cond: () => boolean, ms: number): Promise<void> {
+  const end = performance.now() + ms;
+  while (!cond()) {
+    if (performance.now() > end) throw new Error(`not within ${ms} ms: ${JSON.stringify(heard)}`);
+    await Bun.sleep(10);
+  }
+}
+
+describe("db/pg/feed: the cross-node change feed", () => {
+  test("a write with events on node A wakes node B's bus and its events subscribers; a rolled-back one does not", async () => {
+    wokenB.length = heard.length = 0;
+    await doorsA.tenant("corp-a").write(async (tx, w) => {
+      const [c] = await tx.insert(cities).values({ name: "Alpha", state: "SP", country: "BR" }).returning({ id: cities.id });
+      w.emit("CITY_AFTER_INSERT", c.id, { id: c.id });
+    });
+    await until(() => wokenB.length === 1, 5_000);
+    expect(wokenB).toEqual(["corp-a"]);
+    expect(heard).toEqual(["event corp-a"]);
+
+    const failed = doorsA.tenant("corp-b").write(async (tx, w) => {
+      const [c] = await tx.insert(cities).values({ name: "Beta", state: "SP", country: "BR" }).returning({ id: cities.id });
+      w.emit("CITY_AFTER_INSERT", c.id, { id: c.id });
+      throw new Error("refused");
+    });
+    await expect(failed).rejects.toThrow("refused");
+    await doorsA.tenant("corp-c").write(async (tx, w) => w.emit("CITY_AFTER_INSERT", "x", {}));
+    await until(() => wokenB.length === 2, 5_000);
+    expect(wokenB).toEqual(["corp-a", "corp-c"]);
+  });
+
+  test("publishChange in a write reaches B's subscribers of that topic at COMMIT, with the key; a rollback sends nothing", async () => {
+    heard.length = 0;
+    await expect(
+      doorsA.tenant("corp-a").write(async (tx) => {
+        await publishChange(tx, "contract-view", "lost");
+        throw new Error("refused");
+      }),
+    ).rejects.toThrow("refused");
+    await doorsA.tenant("corp-a").write(async (tx) => {
+      await publishChange(tx, "contract-view", "c-1");
+      await publishChange(tx, "other-topic", "c-2");
+    });
+    await until(() => heard.length === 1, 5_000);
+    await Bun.sleep(100);
+    expect(heard).toEqual(["changed c-1"]);
+  });
+
+  test("publishChange refuses a topic that is not a plain name", async () => {
+    await expect(doorsA.tenant("corp-a").write((tx) => publishChange(tx, "a\nb", "k"))).rejects.toThrow("plain topic");
+  });
+
+  test("B's LISTEN connection killed: B listens again, every subscriber resyncs once, then notifications flow again", async () => {
+    heard.length = 0;
+    const listeners = async () => (await su`SELECT pid FROM pg_stat_activity WHERE datname = 'corpadmin' AND query LIKE 'LISTEN%'`).map((r: { pid: number }) => r.pid);
+    const [pid] = await listeners();
+    expect(pid).toBeGreaterThan(0);
+    await su`SELECT pg_terminate_backend(${pid})`;
+    await until(() => heard.length === 2, 10_000);
+    await Bun.sleep(200);
+    expect(heard.sort()).toEqual(["events resync", "resync"]);
+    const [again] = await listeners();
+    expect(again).not.toBe(pid);
+
+    heard.length = 0;
+    await doorsA.tenant("corp-a").write((tx) => publishChange(tx, "contract-view", "c-3"));
+    await until(() => heard.length === 1, 5_000);
+    expect(heard).toEqual(["changed c-3"]);
+  }, 30_000);
+});
