@@ -108,3 +108,22 @@ describe("db/pg/feed: the cross-node change feed", () => {
     expect(heard).toEqual(["changed c-3"]);
   }, 30_000);
 });
+
+describe("db/pg/feed: a restarted PostgreSQL", () => {
+  test("B listens again once the server is back, every subscriber resyncs, then notifications flow again", async () => {
+    heard.length = 0;
+    await pg.restart();
+    await until(() => heard.length === 2, 20_000);
+    expect(heard.sort()).toEqual(["events resync", "resync"]);
+
+    heard.length = 0;
+    const fresh = new SQL({ url: pg.appUrl, max: 1 });
+    try {
+      await new PgDoors(fresh).tenant("corp-a").write((tx) => publishChange(tx, "contract-view", "c-4"));
+    } finally {
+      await fresh.close();
+    }
+    await until(() => heard.length === 1, 5_000);
+    expect(heard).toEqual(["changed c-4"]);
+  }, 40_000);
+});
