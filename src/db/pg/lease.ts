@@ -13,11 +13,19 @@
 //   The lock was free when it took it, so the old holder's last proof was sent before that, and
 //   the old holder has stopped before the new one starts. Only durations on each node's own
 //   monotonic clock are compared, never two clocks; stop() must end within stopBudgetMs.
+// The timing relies on this node's timers firing (a stalled event loop can overrun it), so the
+// work's database writes can also be fenced strictly, by no clock: `lease.fence(tx)` in the write
+// takes a shared transaction lock on the lease's fence key and checks that this node's lease
+// session (pid and start time) still holds the lease lock, else throws (the write rolls back). A new
+// holder takes the fence key exclusively once before its grace, so it waits for every fenced
+// transaction of the old holder still in flight, and any that comes later finds the lease gone.
 // A takeover happens at most heartbeatMs + graceMs after the holder's session ends (plus a
 // connection timeout when the server is unreachable). Not wired to the app yet; docs/architecture.md.
 import { SQL } from "bun";
+import { sql } from "drizzle-orm";
 import type { Job } from "../../core/jobs";
 import { silentLogger, type Logger } from "../../lib/log";
+import type { PgTx } from "./door";
 
 export interface LeaseOptions {
   /** How long a new holder waits before starting, and how long a proof lets the holder run on. */
@@ -31,7 +39,7 @@ export interface LeaseOptions {
 
 export interface LeasedWork {
   /** Called when this node holds the lease (after the grace); may be called again after a loss and a new take. */
-  start(): void | Promise<void>;
+  start(lease: LeaseHandle): void | Promise<void>;
   /** Called when the lease is lost or released, after start(); must end within stopBudgetMs. */
   stop(): void | Promise<void>;
 }
@@ -40,6 +48,11 @@ export interface LeaseHandle {
   readonly name: string;
   /** True while the work runs on this node. */
   readonly running: boolean;
+  /**
+   * In a write transaction of the work: throws LeaseLost (rolling the write back) unless this
+   * node's lease session still holds the lease; a new holder does not start before the write ends.
+   */
+  fence(tx: PgTx): Promise<void>;
   /** Stops the work if it runs, releases the lease (another node takes it after its grace) and stops trying. */
   close(): Promise<void>;
 }
@@ -48,6 +61,14 @@ const DEFAULTS = { graceMs: 10_000, heartbeatMs: 2_000, stopBudgetMs: 3_000 };
 
 /** The advisory lock's key: a lease name's 64-bit hash (the doors' keys hash other texts). */
 const keyText = (name: string) => `corpadmin:lease:${name}`;
+/** The key fenced writes share and a new holder takes exclusively once. */
+const fenceText = (name: string) => `corpadmin:lease-fence:${name}`;
+
+export class LeaseLost extends Error {
+  constructor(name: string) {
+    super(`this node no longer holds the lease ${name}`);
+  }
+}
 
 /** Rejects after `ms`; the late promise's own failure is swallowed. */
 function within<T>(p: Promise<T>, ms: number): Promise<T> {
@@ -83,7 +104,7 @@ export class Leases {
     return lease;
   }
 
-  /** A job for ctx.jobs that runs `job` only on the node holding the lease named after it. */
+  /** A job for ctx.jobs that runs `job` only on the node holding the lease named after it (its writes cannot fence: use run() for that). */
   job(job: Job): Job {
     let handle: LeaseHandle | null = null;
     return {
@@ -111,6 +132,8 @@ class Lease implements LeaseHandle {
   /** False only while this node holds the lock and its last proof has not run out. */
   private lost = true;
   private deadline: ReturnType<typeof setTimeout> | null = null;
+  /** The lease session that took the lock: its backend's pid and start time (a pid alone can be reused). */
+  private session: { pid: number; since: string } | null = null;
   private wake: (() => void) | null = null;
   private readonly loop: Promise<void>;
 
@@ -158,11 +181,20 @@ class Lease implements LeaseHandle {
   private async take(): Promise<boolean> {
     this.client ??= new SQL({ url: this.url, max: 1, idleTimeout: 0, connectionTimeout: Math.max(1, Math.ceil(this.opts.heartbeatMs / 1000)) });
     const sent = performance.now();
-    const [row] = await within(this.client`SELECT pg_try_advisory_lock(hashtextextended(${keyText(this.name)}, 0)) AS got`, this.opts.heartbeatMs);
+    const [row] = await within(
+      this.client`SELECT pg_try_advisory_lock(hashtextextended(${keyText(this.name)}, 0)) AS got, pg_backend_pid() AS pid,
+        (SELECT backend_start::text FROM pg_stat_activity WHERE pid = pg_backend_pid()) AS since`,
+      this.opts.heartbeatMs,
+    );
     if (!row.got || this.closed) return false;
     this.lost = false;
     this.proven(sent);
-    return true;
+    // The old holder's fenced writes still in flight end before this node goes on (bounded by the proof).
+    const fence = fenceText(this.name);
+    await within(this.client`SELECT pg_advisory_lock(hashtextextended(${fence}, 0))`, this.opts.graceMs);
+    await within(this.client`SELECT pg_advisory_unlock(hashtextextended(${fence}, 0))`, this.opts.heartbeatMs);
+    this.session = { pid: row.pid, since: row.since };
+    return !this.lost;
   }
 
   /** Holds until the lease is lost or closed: waits the grace, starts, proves every heartbeat. */
@@ -172,7 +204,7 @@ class Lease implements LeaseHandle {
       const now = performance.now();
       if (!this.started && now >= startAt) {
         this.logger.info("lease: taken, starting", { lease: this.name });
-        this.started = Promise.resolve().then(() => this.work.start());
+        this.started = Promise.resolve().then(() => this.work.start(this));
         this.started.catch((err) => this.logger.error("lease: start failed", { lease: this.name, error: String(err) }));
       }
       await this.sleep(this.started ? this.opts.heartbeatMs : Math.min(this.opts.heartbeatMs, startAt - now));
@@ -182,6 +214,16 @@ class Lease implements LeaseHandle {
       if (!held) return this.lose("not proven");
       this.proven(sent);
     }
+  }
+
+  async fence(tx: PgTx): Promise<void> {
+    const session = this.session;
+    if (this.lost || !session) throw new LeaseLost(this.name);
+    await tx.execute(sql`SELECT pg_advisory_xact_lock_shared(hashtextextended(${fenceText(this.name)}, 0))`);
+    const [row] = await tx.execute<{ held: boolean }>(sql`SELECT EXISTS (SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+      WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND ((l.classid::int8 << 32) | l.objid::int8) = hashtextextended(${keyText(this.name)}, 0)
+        AND l.pid = ${session.pid} AND a.backend_start::text = ${session.since}) AS held`);
+    if (!row?.held) throw new LeaseLost(this.name);
   }
 
   /** True when this connection's session still holds the lock. */
@@ -219,6 +261,7 @@ class Lease implements LeaseHandle {
 
   /** Ends the session (so the server frees the lock, if it still held it), after the work stopped. */
   private async drop(): Promise<void> {
+    this.session = null;
     const client = this.client;
     this.client = null;
     await client?.close({ timeout: 0 }).catch(() => {});

@@ -4,7 +4,9 @@
 // starts (every start and stop is stamped on one clock and the intervals must not overlap).
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
-import { Leases } from "../../../src/db/pg/lease";
+import { sql } from "drizzle-orm";
+import { PgDoors } from "../../../src/db/pg/door";
+import { LeaseLost, Leases, type LeaseHandle } from "../../../src/db/pg/lease";
 import { startPostgres, type TestPostgres } from "../../support/postgres";
 
 const timing = { graceMs: 1_500, heartbeatMs: 250, stopBudgetMs: 250 };
@@ -13,12 +15,18 @@ const TAKEOVER_MS = timing.heartbeatMs + timing.graceMs + 1_500;
 
 let pg: TestPostgres;
 let su: SQL;
+/** The work's own writes go through a node's doors (another pool than the lease's connection). */
+let app: SQL;
+let doors: PgDoors;
 beforeAll(async () => {
   pg = await startPostgres();
   su = new SQL(pg.url);
+  app = new SQL({ url: pg.appUrl, max: 4 });
+  await app`CREATE TABLE work_log (note text NOT NULL)`;
+  doors = new PgDoors(app);
 }, 60_000);
 afterAll(async () => {
-  await su?.close();
+  await Promise.all([su?.close(), app?.close()]);
   await pg?.stop();
 });
 
@@ -163,5 +171,63 @@ describe("db/pg/lease: work only one node may do", () => {
     await a.leases.close();
     expect(log.map((s) => s.kind)).toEqual(["start", "stop"]);
     expect(await holders()).toEqual([]);
+  }, 30_000);
+
+  /** A node running the work through run(), which hands the lease (for fence) to start. */
+  function fencedNode(label: string, opts = timing) {
+    const leases = new Leases(pg.appUrl, opts);
+    nodes.push(leases);
+    let lease: LeaseHandle | null = null;
+    leases.run("scheduler", {
+      start: (l) => {
+        lease = l;
+        log.push({ node: label, kind: "start", at: performance.now() });
+      },
+      stop: () => void log.push({ node: label, kind: "stop", at: performance.now() }),
+    });
+    return { lease: () => lease! };
+  }
+  const fencedWrite = (lease: LeaseHandle, note: string, wait: Promise<unknown> = Promise.resolve()) =>
+    doors.platform.write(async (tx) => {
+      await lease.fence(tx);
+      await wait;
+      await tx.execute(sql`INSERT INTO work_log (note) VALUES (${note})`);
+    });
+  const notes = async () => (await su`SELECT note FROM work_log ORDER BY note`).map((r: { note: string }) => r.note);
+
+  test("fence: the holder's write goes through; once its lease session is gone the write is refused by the database, before the node itself notices", async () => {
+    await su`TRUNCATE work_log`;
+    // Slow heartbeats: the node does not learn of the loss for seconds, the fence must.
+    const a = fencedNode("a", { graceMs: 6_000, heartbeatMs: 2_000, stopBudgetMs: 1_000 });
+    await until(() => runningNow().length === 1, 15_000);
+    await fencedWrite(a.lease(), "held");
+    const [pid] = await holders();
+    await su`SELECT pg_terminate_backend(${pid})`;
+    expect(a.lease().running).toBe(true); // not noticed yet
+    await expect(fencedWrite(a.lease(), "after the loss")).rejects.toBeInstanceOf(LeaseLost);
+    expect(await notes()).toEqual(["held"]);
+  }, 30_000);
+
+  test("fence: a new holder does not start while a fenced write of the old holder is in flight", async () => {
+    await su`TRUNCATE work_log`;
+    const a = fencedNode("a");
+    await until(() => runningNow().length === 1, TAKEOVER_MS * 2);
+    fencedNode("b");
+    let release!: () => void;
+    const inFlight = fencedWrite(a.lease(), "in flight", new Promise<void>((r) => (release = r)));
+    await Bun.sleep(100); // the write holds its fence
+    const [pid] = await holders();
+    await su`SELECT pg_terminate_backend(${pid})`;
+    // A node takes the lock within a heartbeat or two, then waits for the write (up to its grace)
+    // before its grace even begins.
+    await Bun.sleep(timing.graceMs - 300);
+    expect(runningNow()).toEqual([]);
+    const releasedAt = performance.now();
+    release();
+    await inFlight; // it passed the fence while a held the lease: it commits
+    await until(() => runningNow().length === 1, TAKEOVER_MS);
+    expect(log.at(-1)!.at - releasedAt).toBeGreaterThanOrEqual(timing.graceMs);
+    expect(await notes()).toEqual(["in flight"]);
+    expectNoOverlap();
   }, 30_000);
 });
