@@ -87,6 +87,11 @@ async function until(cond: () => boolean, ms: number): Promise<void> {
 const holders = async () => (await su`SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = 'corpadmin')`).map((r: { pid: number }) => r.pid);
 
 describe("db/pg/lease: work only one node may do", () => {
+  test("timings that leave no time to renew and stop are refused", () => {
+    expect(() => new Leases(pg.appUrl, { graceMs: 1_000, heartbeatMs: 800, stopBudgetMs: 300 })).toThrow("heartbeatMs + stopBudgetMs < graceMs");
+    expect(() => new Leases(pg.appUrl, { heartbeatMs: 0 })).toThrow();
+  });
+
   test("two nodes compete: exactly one holds the lock and runs the work, and keeps it", async () => {
     node("a");
     node("b");
