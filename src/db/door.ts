@@ -2,13 +2,15 @@
 // access of the service goes through a door, asynchronously:
 // - write(fn): one writer per file at a time, behind an async lock; BEGIN IMMEDIATE takes SQLite's
 //   write lock up front, so a read-then-write never fails half way with SQLITE_BUSY; `fn` may
-//   await (the lock is held until COMMIT or ROLLBACK).
+//   await (the lock is held until COMMIT or ROLLBACK). The write resolves once its commit is on
+//   disk: the WAL is fsynced off the event loop, one fsync for every commit made meanwhile.
 // - read(fn): runs on a second connection that never writes. With WAL it sees the last committed
 //   state, so no request reads the uncommitted rows of a write transaction that is awaiting
 //   something on the writer connection.
-// - writeGrouped(fn): writes queued within one turn of the event loop share one transaction (one
-//   fsync under synchronous=FULL), each in its own savepoint; every promise settles after COMMIT.
+// - writeGrouped(fn): writes queued within one turn of the event loop share one transaction, each
+//   in its own savepoint; every promise settles after the COMMIT has reached the disk.
 import type { Database, Statement } from "bun:sqlite";
+import { closeSync, fdatasync, openSync } from "node:fs";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { unavailable } from "../lib/problem";
 import { openSqlite } from "./sqlite";
@@ -20,6 +22,11 @@ export type SqliteHandle = BunSQLiteDatabase & { $client: Database };
 
 /** Bounds one grouped transaction (and so the wait of the write queued last in it). */
 const MAX_GROUP = 64;
+
+/** fdatasync on libuv's thread pool: the event loop goes on while the disk flushes. */
+function fdatasyncOffLoop(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fdatasync(fd, (err) => (err ? reject(err) : resolve())));
+}
 
 interface GroupedJob {
   fn: (tx: SqliteHandle) => unknown;
@@ -86,6 +93,19 @@ export class SqliteDoor {
   private grouped: GroupedJob[] = [];
   private groupScheduled = false;
   private closed = false;
+  /**
+   * Whether the door makes commits durable itself (the writer is in WAL mode): its transactions
+   * commit with synchronous=NORMAL (no fsync inside COMMIT, on the event loop) and a durable write
+   * resolves after an fsync of the WAL made off the event loop. Null until the first write.
+   */
+  private walSync: boolean | null = null;
+  /** A descriptor of the WAL file, for its fsync (no lock of SQLite's is on that file). */
+  private walFd: number | null = null;
+  /** Commits waiting for the next fsync, and whether one is running. */
+  private syncWaiters: { resolve: () => void; reject: (err: unknown) => void }[] = [];
+  private syncing = false;
+  /** How the WAL reaches the disk; a test replaces it to play a failing disk. */
+  syncFile: (fd: number) => Promise<void> = fdatasyncOffLoop;
 
   private writerHandle: SqliteHandle | null;
 
@@ -176,29 +196,64 @@ export class SqliteDoor {
   }
 
   /**
-   * `durable: false` skips the commit's fsync (synchronous = NORMAL for this transaction only; WAL
-   * keeps the file consistent and the next ordinary commit makes it durable): for diagnostics whose
-   * loss on a power cut is acceptable (RADIUS authorize attempts), never for acknowledged data.
+   * Resolves once the commit is durable. The lock is released at COMMIT, so the next writes run
+   * while this one's fsync is made (off the event loop), and one fsync serves every commit made
+   * before it started. `durable: false` does not wait for it (nor, without WAL, make it): for
+   * diagnostics whose loss on a power cut is acceptable (RADIUS authorize attempts), never for
+   * acknowledged data; the next durable commit's fsync covers it.
    */
   async write<T>(fn: (tx: SqliteHandle) => T | Promise<T>, { durable = true }: { durable?: boolean } = {}): Promise<T> {
     this.active++;
     try {
       const wait = this.lock.tryAcquire();
       if (wait) await wait;
+      let result: T;
       try {
-        if (durable) return await this.transaction(fn);
-        const client = this.writer.$client;
-        client.exec("PRAGMA synchronous = NORMAL");
-        try {
-          return await this.transaction(fn);
-        } finally {
-          client.exec("PRAGMA synchronous = FULL");
-        }
+        result = await this.transaction(fn, durable);
       } finally {
         this.lock.release();
       }
+      if (durable && this.walSync) await this.synced();
+      return result;
     } finally {
       this.active--;
+    }
+  }
+
+  /**
+   * Resolves after an fsync of the WAL that started after this call: every commit made before it
+   * is on disk. Commits that arrive while an fsync runs wait for the next one, which serves them
+   * all. A failed fsync rejects its waiters with a 503: their writes are committed but not known
+   * to be on disk, so they are not acknowledged.
+   */
+  private synced(): Promise<void> {
+    this.active++;
+    return new Promise<void>((resolve, reject) => {
+      this.syncWaiters.push({ resolve, reject });
+      if (!this.syncing) void this.runSyncs();
+    }).finally(() => this.active--);
+  }
+
+  private async runSyncs(): Promise<void> {
+    this.syncing = true;
+    try {
+      while (this.syncWaiters.length) {
+        const waiters = this.syncWaiters;
+        this.syncWaiters = [];
+        try {
+          // The WAL exists: a commit was just made on the open writer, and it is deleted only
+          // when the last connection closes (close() waits for the fsyncs in flight).
+          this.walFd ??= openSync(`${this.path}-wal`, "r");
+          await this.syncFile(this.walFd);
+          for (const w of waiters) w.resolve();
+        } catch (err) {
+          const problem = unavailable(`The write could not be confirmed on disk (${(err as Error)?.message ?? err}); it is not acknowledged, check and try again`, 1);
+          for (const w of waiters) w.reject(problem);
+        }
+      }
+    } finally {
+      this.syncing = false;
+      if (this.closed) this.closeWalFd();
     }
   }
 
@@ -270,18 +325,24 @@ export class SqliteDoor {
               }
             }
             return out;
-          });
+          }, true);
         } catch (error) {
           for (const job of jobs) job.reject(error);
           continue;
         } finally {
           this.lock.release();
         }
-        jobs.forEach((job, i) => {
-          const o = outcomes[i];
-          if (o.ok) job.resolve(o.value);
-          else job.reject(o.error);
-        });
+        const settle = (syncError: unknown) =>
+          jobs.forEach((job, i) => {
+            const o = outcomes[i];
+            if (!o.ok) job.reject(o.error);
+            else if (syncError) job.reject(syncError);
+            else job.resolve(o.value);
+          });
+        // The next group's transaction does not wait for this one's fsync: the fsync it waits
+        // for will cover both.
+        if (this.walSync) this.synced().then(() => settle(null), settle);
+        else settle(null);
       }
     } finally {
       this.groupScheduled = false;
@@ -289,18 +350,31 @@ export class SqliteDoor {
     }
   }
 
-  /** BEGIN IMMEDIATE … COMMIT on the writer; the caller holds the lock. */
-  private async transaction<T>(fn: (tx: SqliteHandle) => T | Promise<T>): Promise<T> {
+  /**
+   * BEGIN IMMEDIATE … COMMIT on the writer; the caller holds the lock. The COMMIT fsyncs only
+   * without WAL and when `durable`; otherwise synchronous=NORMAL for this transaction (WAL keeps
+   * the file consistent whatever happens; the door's fsync, `synced`, makes it durable). Outside
+   * the door's transactions the writer stays at FULL: migrations and start-up work write on it
+   * directly.
+   */
+  private async transaction<T>(fn: (tx: SqliteHandle) => T | Promise<T>, durable: boolean): Promise<T> {
     if (this.closed) throw new Error("the database was closed");
     const client = this.writer.$client;
-    client.run("BEGIN IMMEDIATE");
+    this.walSync ??= (client.query("PRAGMA journal_mode").get() as { journal_mode: string } | null)?.journal_mode === "wal";
+    const normal = this.walSync || !durable;
+    if (normal) client.exec("PRAGMA synchronous = NORMAL");
     try {
-      const result = await fn(this.writer);
-      client.run("COMMIT");
-      return result;
-    } catch (err) {
-      if (client.inTransaction) client.run("ROLLBACK");
-      throw err;
+      client.run("BEGIN IMMEDIATE");
+      try {
+        const result = await fn(this.writer);
+        client.run("COMMIT");
+        return result;
+      } catch (err) {
+        if (client.inTransaction) client.run("ROLLBACK");
+        throw err;
+      }
+    } finally {
+      if (normal) client.exec("PRAGMA synchronous = FULL");
     }
   }
 
@@ -353,9 +427,9 @@ export class SqliteDoor {
     }
   }
 
-  /** True while a write holds the lock or writes wait to be grouped. */
+  /** True while a write holds the lock, writes wait to be grouped, or commits wait for their fsync. */
   get writing(): boolean {
-    return this.lock.busy || this.groupScheduled;
+    return this.lock.busy || this.groupScheduled || this.syncing;
   }
 
   get isClosed(): boolean {
@@ -377,6 +451,17 @@ export class SqliteDoor {
       this.readerHandle?.$client.close(true);
     } finally {
       this.writerHandle?.$client.close(true);
+      this.closeWalFd();
     }
+  }
+
+  /**
+   * Now, or by the fsyncs still in flight when they are done (they go on with the same descriptor:
+   * a WAL deleted meanwhile was checkpointed, with fsyncs, by the last connection's close).
+   */
+  private closeWalFd(): void {
+    if (this.syncing || this.walFd === null) return;
+    closeSync(this.walFd);
+    this.walFd = null;
   }
 }

@@ -176,3 +176,67 @@ describe("core/store: a read's statements share one snapshot", () => {
     expect(await countCities(name)).toBe(2);
   });
 });
+
+describe("core/store: a write is acknowledged only once its commit is on disk (POST /api/city)", () => {
+  const city = (name: string) => ({ token, body: { name, state: "SP", country: "BR" } });
+
+  test("the answer waits for the door's fsync of the WAL, and commits made meanwhile share the next one", async () => {
+    const door = t.ctx.tenants.door(corpId);
+    const real = door.syncFile;
+    const disk = gate();
+    let syncs = 0;
+    door.syncFile = async (fd) => {
+      syncs++;
+      await disk.opened;
+      return real(fd);
+    };
+    try {
+      let answered = 0;
+      const posts = Array.from({ length: 5 }, (_, i) => t.req("POST", "/api/city", city(`Synced ${i}`)).then((r) => (answered++, r)));
+      // Committed (a read sees them) but not answered while the disk has not confirmed.
+      const committed = async () => (await Promise.all([0, 1, 2, 3, 4].map((i) => countCities(`Synced ${i}`)))).reduce((a, b) => a + b);
+      for (let i = 0; i < 200 && (await committed()) < 5; i++) await Bun.sleep(5);
+      expect(await committed()).toBe(5);
+      expect(answered).toBe(0);
+      expect(syncs).toBe(1);
+      // The four commits made during the first fsync wait together for the next one.
+      expect((door as unknown as { syncWaiters: unknown[] }).syncWaiters.length).toBe(4);
+      disk.open();
+      expect((await Promise.all(posts)).map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    } finally {
+      door.syncFile = real;
+    }
+  });
+
+  test("a failing fsync answers 503 (plain and grouped writes), and the next writes succeed", async () => {
+    const door = t.ctx.tenants.door(corpId);
+    const real = door.syncFile;
+    door.syncFile = () => Promise.reject(new Error("EIO: i/o error, fdatasync"));
+    try {
+      const refused = await t.req("POST", "/api/city", city("Unconfirmed"));
+      expect(refused.status).toBe(503);
+      expect(refused.body.detail).toContain("not acknowledged");
+      const grouped = t.ctx.store.tenant(corpId).writeGrouped((tx) => tx.$client.run("INSERT INTO notes (id, user_id, content, created_at, updated_at) VALUES ('g', 'u', '', 'x', 'x')"));
+      expect(await grouped.then(() => null, (e: { status?: number }) => e.status)).toBe(503);
+    } finally {
+      door.syncFile = real;
+    }
+    expect((await t.req("POST", "/api/city", city("Confirmed"))).status).toBe(200);
+  });
+
+  test("durable: false does not wait for the fsync", async () => {
+    const door = t.ctx.tenants.door(corpId);
+    const real = door.syncFile;
+    const disk = gate();
+    door.syncFile = async (fd) => {
+      await disk.opened;
+      return real(fd);
+    };
+    try {
+      await t.ctx.store.tenant(corpId).write((tx) => tx.$client.run("INSERT INTO notes (id, user_id, content, created_at, updated_at) VALUES ('nd', 'u', '', 'x', 'x')"), { durable: false });
+    } finally {
+      disk.open();
+      door.syncFile = real;
+    }
+  });
+});
