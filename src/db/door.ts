@@ -10,9 +10,10 @@
 // - writeGrouped(fn): writes queued within one turn of the event loop share one transaction, each
 //   in its own savepoint; every promise settles after the COMMIT has reached the disk.
 import type { Database, Statement } from "bun:sqlite";
-import { closeSync, fdatasync, openSync } from "node:fs";
+import { closeSync, fdatasync, fstatSync, openSync } from "node:fs";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { unavailable } from "../lib/problem";
+import type { Checkpointer } from "./checkpointer";
 import { openSqlite } from "./sqlite";
 
 /** How long a write waits for a database's write lock (SQLite's own busy timeout is as long). */
@@ -22,6 +23,15 @@ export type SqliteHandle = BunSQLiteDatabase & { $client: Database };
 
 /** Bounds one grouped transaction (and so the wait of the write queued last in it). */
 const MAX_GROUP = 64;
+
+/**
+ * With a checkpointer (src/db/checkpointer.ts), a door's commits are checkpointed by its thread
+ * at most CHECKPOINT_MS after the first commit since the last checkpoint, and at once when the WAL
+ * file grows CHECKPOINT_BYTES past its size at the last one (SQLite's own autocheckpoint: 1,000
+ * pages, ≈ 4 MB).
+ */
+const CHECKPOINT_MS = 1000;
+const CHECKPOINT_BYTES = 4 << 20;
 
 /** fdatasync on libuv's thread pool: the event loop goes on while the disk flushes. */
 function fdatasyncOffLoop(fd: number): Promise<void> {
@@ -106,6 +116,11 @@ export class SqliteDoor {
   private syncing = false;
   /** How the WAL reaches the disk; a test replaces it to play a failing disk. */
   syncFile: (fd: number) => Promise<void> = fdatasyncOffLoop;
+  /** Background checkpoints: a timer armed by a commit, one in flight at a time. */
+  private checkpointer: Checkpointer | null;
+  private checkpointTimer: ReturnType<typeof setTimeout> | null = null;
+  private checkpointing = false;
+  private walHighWater = 0;
 
   private writerHandle: SqliteHandle | null;
 
@@ -120,8 +135,11 @@ export class SqliteDoor {
       lockWaitMs = LOCK_WAIT_MS,
       /** Statements cached on the read connection (src/db/sqlite.ts). */
       statements = 2000,
-    }: { lockWaitMs?: number; statements?: number } = {},
+      /** Runs the WAL checkpoints off the event loop; without it, SQLite's autocheckpoint runs in COMMIT. */
+      checkpointer = null,
+    }: { lockWaitMs?: number; statements?: number; checkpointer?: Checkpointer | null } = {},
   ) {
+    this.checkpointer = checkpointer;
     this.lock = new AsyncLock(lockWaitMs);
     this.statements = statements;
     this.writerHandle = typeof writer === "function" ? null : writer;
@@ -213,6 +231,7 @@ export class SqliteDoor {
       } finally {
         this.lock.release();
       }
+      this.committed();
       if (durable && this.walSync) await this.synced();
       return result;
     } finally {
@@ -246,6 +265,8 @@ export class SqliteDoor {
           this.walFd ??= openSync(`${this.path}-wal`, "r");
           await this.syncFile(this.walFd);
           for (const w of waiters) w.resolve();
+          // A WAL growing past its usual size is checkpointed now rather than at the timer.
+          if (this.checkpointer && !this.checkpointing && !this.closed && fstatSync(this.walFd).size > this.walHighWater + CHECKPOINT_BYTES) this.checkpoint();
         } catch (err) {
           const problem = unavailable(`The write could not be confirmed on disk (${(err as Error)?.message ?? err}); it is not acknowledged, check and try again`, 1);
           for (const w of waiters) w.reject(problem);
@@ -255,6 +276,38 @@ export class SqliteDoor {
       this.syncing = false;
       if (this.closed) this.closeWalFd();
     }
+  }
+
+  /** After each commit of the door: a checkpoint within CHECKPOINT_MS. */
+  private committed(): void {
+    if (!this.checkpointer || !this.walSync || this.checkpointTimer || this.checkpointing) return;
+    this.checkpointTimer = setTimeout(() => this.checkpoint(), CHECKPOINT_MS);
+    (this.checkpointTimer as { unref?: () => void }).unref?.();
+  }
+
+  /**
+   * A PASSIVE checkpoint on the checkpointer's thread: the WAL's frames are copied into the
+   * database there, with their fsyncs, and the next transaction starts the WAL over. The door
+   * stays open meanwhile (`active`): a corporation's file is moved or deleted only with its WAL
+   * checkpointed by the last connection's close. A failed checkpoint gives the job back to SQLite
+   * (autocheckpoint on the writer).
+   */
+  private checkpoint(): void {
+    if (this.checkpointTimer) clearTimeout(this.checkpointTimer);
+    this.checkpointTimer = null;
+    const checkpointer = this.checkpointer;
+    if (!checkpointer || this.checkpointing || this.closed) return;
+    this.checkpointing = true;
+    this.active++;
+    if (this.walFd !== null) this.walHighWater = fstatSync(this.walFd).size;
+    void checkpointer.checkpoint(this.path).then((done) => {
+      this.checkpointing = false;
+      this.active--;
+      if (!done.ok && !this.closed) {
+        this.checkpointer = null;
+        this.writerHandle?.$client.exec("PRAGMA wal_autocheckpoint = 1000");
+      }
+    });
   }
 
   /**
@@ -332,6 +385,7 @@ export class SqliteDoor {
         } finally {
           this.lock.release();
         }
+        this.committed();
         const settle = (syncError: unknown) =>
           jobs.forEach((job, i) => {
             const o = outcomes[i];
@@ -360,7 +414,10 @@ export class SqliteDoor {
   private async transaction<T>(fn: (tx: SqliteHandle) => T | Promise<T>, durable: boolean): Promise<T> {
     if (this.closed) throw new Error("the database was closed");
     const client = this.writer.$client;
-    this.walSync ??= (client.query("PRAGMA journal_mode").get() as { journal_mode: string } | null)?.journal_mode === "wal";
+    if (this.walSync === null) {
+      this.walSync = (client.query("PRAGMA journal_mode").get() as { journal_mode: string } | null)?.journal_mode === "wal";
+      if (this.walSync && this.checkpointer) client.exec("PRAGMA wal_autocheckpoint = 0");
+    }
     const normal = this.walSync || !durable;
     if (normal) client.exec("PRAGMA synchronous = NORMAL");
     try {
@@ -392,7 +449,11 @@ export class SqliteDoor {
       try {
         const client = this.writer.$client;
         let checkpointed = false;
-        if (checkpoint) {
+        if (checkpoint && this.checkpointer) {
+          // On the checkpointer's thread; no write of the door runs meanwhile (the lock).
+          const done = await this.checkpointer.checkpoint(this.path, "TRUNCATE");
+          checkpointed = done.ok && done.busy === 0;
+        } else if (checkpoint) {
           client.exec("PRAGMA busy_timeout = 1000");
           try {
             checkpointed = (client.query("PRAGMA wal_checkpoint(TRUNCATE)").get() as { busy: number } | null)?.busy === 0;
@@ -444,6 +505,8 @@ export class SqliteDoor {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    if (this.checkpointTimer) clearTimeout(this.checkpointTimer);
+    this.checkpointTimer = null;
     // throwOnError: every statement still cached is finalized and the connection released now;
     // without it the connection lives on (with its schema and caches) until each statement is
     // garbage collected, and closed corporations pile up in memory between collections.

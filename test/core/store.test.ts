@@ -240,3 +240,47 @@ describe("core/store: a write is acknowledged only once its commit is on disk (P
     }
   });
 });
+
+describe("core/store: WAL checkpoints run on the checkpointer's thread", () => {
+  test("a door's commits are checkpointed off the writer within a second, a growing WAL at once, and maintain() empties the WAL", async () => {
+    const { mkdtempSync, statSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { SqliteDoor } = await import("../../src/db/door");
+    const { Checkpointer } = await import("../../src/db/checkpointer");
+    const { openTenantDb } = await import("../../src/db/sqlite");
+    const path = join(mkdtempSync(join(tmpdir(), "corpadmin-door-")), "ckpt.db");
+    const checkpointer = new Checkpointer();
+    const asked: { log: number; checkpointed: number }[] = [];
+    const run = checkpointer.checkpoint.bind(checkpointer);
+    checkpointer.checkpoint = async (p, mode) => {
+      const done = await run(p, mode);
+      if (done.ok && mode !== "TRUNCATE") asked.push({ log: done.log, checkpointed: done.checkpointed });
+      return done;
+    };
+    const door = new SqliteDoor(openTenantDb(path), path, { checkpointer });
+    try {
+      await door.write((tx) => tx.$client.run("CREATE TABLE t (x BLOB)"));
+      // SQLite's autocheckpoint would run inside COMMIT, on the event loop: off on the writer.
+      expect(door.writer.$client.query("PRAGMA wal_autocheckpoint").get()).toEqual({ wal_autocheckpoint: 0 });
+      for (let i = 0; i < 50 && !asked.length; i++) await Bun.sleep(50);
+      expect(asked.length).toBe(1);
+      expect(asked[0].log).toBeGreaterThan(0);
+      expect(asked[0].checkpointed).toBe(asked[0].log);
+      // 6 MB in one transaction: past the WAL's size by more than 4 MB, checkpointed without the timer.
+      const before = asked.length;
+      await door.write((tx) => {
+        for (let i = 0; i < 6; i++) tx.$client.run("INSERT INTO t VALUES (randomblob(1048576))");
+      });
+      for (let i = 0; i < 40 && asked.length === before; i++) await Bun.sleep(10);
+      expect(asked.length).toBe(before + 1);
+      expect(asked.at(-1)!.log).toBeGreaterThan(1000);
+      expect(await door.maintain({ checkpoint: true, optimize: false })).toEqual({ checkpointed: true, optimized: false });
+      expect(statSync(`${path}-wal`).size).toBe(0);
+      expect(await door.read((db) => db.$client.query("SELECT count(*) AS n FROM t").get())).toEqual({ n: 6 });
+    } finally {
+      door.close();
+      await checkpointer.close();
+    }
+  });
+});
