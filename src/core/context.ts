@@ -146,7 +146,7 @@ export function createContext(config: Config, queries: KernelQueries, options: C
   migrateAllCorps(platform, tenants, logger);
   const events = new EventBus();
   // WAL checkpoints of every door on one thread of their own (src/db/checkpointer.ts).
-  const checkpointer = new Checkpointer();
+  const checkpointer = new Checkpointer(logger);
   const platformDoor = new SqliteDoor(platform, platformPath, { checkpointer });
   tenants.usePlatformDoor(platformDoor, checkpointer);
   // What start-up migrated is closed too once idle: memory follows the corporations in use.

@@ -3,6 +3,7 @@
 // event loop: tens of ms on a slow disk, every few MB written); the door asks for a PASSIVE
 // checkpoint here instead (src/db/door.ts), which a Worker runs on its own connection. One
 // checkpointer per app, its thread started on the first request and stopped by `close`.
+import type { Logger } from "../lib/log";
 
 /** main → worker */
 export interface CheckpointRequest {
@@ -27,6 +28,8 @@ function workerUrl(): URL {
 }
 
 export class Checkpointer {
+  constructor(private logger: Logger | null = null) {}
+
   private worker: Worker | null = null;
   private seq = 0;
   private pending = new Map<number, (done: CheckpointDone) => void>();
@@ -52,10 +55,13 @@ export class Checkpointer {
       const resolve = this.pending.get(event.data.id);
       this.pending.delete(event.data.id);
       if (!this.pending.size) worker.unref();
+      // The door gives the job back to SQLite's autocheckpoint; said once per database.
+      if (!event.data.ok) this.logger?.warn("WAL checkpoint failed", { error: event.data.error });
       resolve?.(event.data);
     };
     worker.onerror = (event) => {
       // The thread died: what it was doing is answered as failed; the next request starts another.
+      this.logger?.error("the WAL checkpoint thread failed", { error: String(event.message) });
       for (const [id, resolve] of this.pending) resolve({ id, ok: false, error: String(event.message) });
       this.pending.clear();
       if (this.worker === worker) this.worker = null;
