@@ -114,6 +114,8 @@ export class SqliteDoor {
   /** Commits waiting for the next fsync, and whether one is running. */
   private syncWaiters: { resolve: () => void; reject: (err: unknown) => void }[] = [];
   private syncing = false;
+  /** Settles when the fsync running now ends (never rejects); null when none runs. */
+  private syncRound: Promise<void> | null = null;
   /** How the WAL reaches the disk; a test replaces it to play a failing disk. */
   syncFile: (fd: number) => Promise<void> = fdatasyncOffLoop;
   /** Background checkpoints: a timer armed by a commit, one in flight at a time. */
@@ -263,7 +265,16 @@ export class SqliteDoor {
           // The WAL exists: a commit was just made on the open writer, and it is deleted only
           // when the last connection closes (close() waits for the fsyncs in flight).
           this.walFd ??= openSync(`${this.path}-wal`, "r");
-          await this.syncFile(this.walFd);
+          const round = this.syncFile(this.walFd);
+          this.syncRound = round.then(
+            () => undefined,
+            () => undefined,
+          );
+          try {
+            await round;
+          } finally {
+            this.syncRound = null;
+          }
           for (const w of waiters) w.resolve();
           // A WAL growing past its usual size is checkpointed now rather than at the timer.
           if (this.checkpointer && !this.checkpointing && !this.closed && fstatSync(this.walFd).size > this.walHighWater + CHECKPOINT_BYTES) this.checkpoint();
@@ -332,9 +343,10 @@ export class SqliteDoor {
 
   /**
    * `write` for bursts of small writes (the external-app upsert, metric values): the writes queued
-   * in one turn share ONE transaction, each in a savepoint in arrival order (so each sees the ones
-   * before it, and a failing one rolls back alone). Promises settle after the COMMIT: an
-   * acknowledged write is durable. If BEGIN or COMMIT fails, every write of the group rejects.
+   * in one turn — or while the door's fsync runs — share ONE transaction, each in a savepoint in
+   * arrival order (so each sees the ones before it, and a failing one rolls back alone). Promises
+   * settle after the COMMIT's fsync: an acknowledged write is durable. If BEGIN, COMMIT or the
+   * fsync fails, every write of the group rejects.
    */
   writeGrouped<T>(fn: (tx: SqliteHandle) => T | Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -350,6 +362,10 @@ export class SqliteDoor {
   private async flushGroups(): Promise<void> {
     try {
       while (this.grouped.length) {
+        // While an fsync runs, the writes arriving join the queue: one transaction and one fsync
+        // for all of them when it ends (committing now would only wait for the next fsync, and
+        // smaller groups cost more CPU per write: measured on metric values).
+        if (this.syncRound) await this.syncRound;
         const jobs = this.grouped.splice(0, MAX_GROUP);
         const wait = this.lock.tryAcquire();
         if (wait) {
@@ -393,8 +409,7 @@ export class SqliteDoor {
             else if (syncError) job.reject(syncError);
             else job.resolve(o.value);
           });
-        // The next group's transaction does not wait for this one's fsync: the fsync it waits
-        // for will cover both.
+        // Settled by this commit's fsync; the next group waits for it at the top of the loop.
         if (this.walSync) this.synced().then(() => settle(null), settle);
         else settle(null);
       }
