@@ -297,10 +297,13 @@ export class SqliteDoor {
   }
 
   /**
-   * A PASSIVE checkpoint on the checkpointer's thread: the WAL's frames are copied into the
-   * database there, with their fsyncs, and the next transaction starts the WAL over. The door
-   * stays open meanwhile (`active`): a corporation's file is moved or deleted only with its WAL
-   * checkpointed by the last connection's close. A failed checkpoint gives the job back to SQLite
+   * A checkpoint on the checkpointer's thread, in two PASSIVE passes: the first copies the WAL's
+   * frames into the database while writes go on; the second, under the write lock (writes wait,
+   * the event loop does not), copies the frames committed meanwhile, so that the WAL is wholly in
+   * the database and the next transaction starts it over (under steady writes a checkpoint that
+   * runs beside them is never complete, and the WAL would grow without end). The door stays open
+   * meanwhile (`active`): a corporation's file is moved or deleted only with its WAL checkpointed
+   * by the last connection's close. A failed checkpoint gives the job back to SQLite
    * (autocheckpoint on the writer).
    */
   private checkpoint(): void {
@@ -311,14 +314,34 @@ export class SqliteDoor {
     this.checkpointing = true;
     this.active++;
     if (this.walFd !== null) this.walHighWater = fstatSync(this.walFd).size;
-    void checkpointer.checkpoint(this.path).then((done) => {
-      this.checkpointing = false;
-      this.active--;
-      if (!done.ok && !this.closed) {
-        this.checkpointer = null;
-        this.writerHandle?.$client.exec("PRAGMA wal_autocheckpoint = 1000");
+    const passes = async () => {
+      const first = await checkpointer.checkpoint(this.path);
+      // Even a first pass that copied every frame it saw missed the commits made during it.
+      if (!first.ok || this.closed) return first;
+      const wait = this.lock.tryAcquire();
+      if (wait) {
+        try {
+          await wait;
+        } catch {
+          return first; // a write held the lock for 10 s: the next checkpoint tries again
+        }
       }
-    });
+      try {
+        return this.closed ? first : await checkpointer.checkpoint(this.path);
+      } finally {
+        this.lock.release();
+      }
+    };
+    void passes()
+      .catch((err: unknown) => ({ ok: false as const, error: String(err) }))
+      .then((done) => {
+        this.checkpointing = false;
+        this.active--;
+        if (!done.ok && !this.closed) {
+          this.checkpointer = null;
+          this.writerHandle?.$client.exec("PRAGMA wal_autocheckpoint = 1000");
+        }
+      });
   }
 
   /**
