@@ -32,6 +32,12 @@ const MAX_GROUP = 64;
  */
 const CHECKPOINT_MS = 1000;
 const CHECKPOINT_BYTES = 4 << 20;
+/**
+ * The WAL is started over (the second pass, below) once it holds this many frames, as SQLite's
+ * autocheckpoint would: each start writes a new WAL header, which SQLite fsyncs inside the next
+ * COMMIT, on the event loop.
+ */
+const RESTART_FRAMES = 1000;
 
 /** fdatasync on libuv's thread pool: the event loop goes on while the disk flushes. */
 function fdatasyncOffLoop(fd: number): Promise<void> {
@@ -277,7 +283,7 @@ export class SqliteDoor {
           }
           for (const w of waiters) w.resolve();
           // A WAL growing past its usual size is checkpointed now rather than at the timer.
-          if (this.checkpointer && !this.checkpointing && !this.closed && fstatSync(this.walFd).size > this.walHighWater + CHECKPOINT_BYTES) this.checkpoint();
+          if (this.checkpointer && !this.checkpointing && !this.closed && fstatSync(this.walFd).size > this.walHighWater + CHECKPOINT_BYTES) this.checkpoint(true);
         } catch (err) {
           const problem = unavailable(`The write could not be confirmed on disk (${(err as Error)?.message ?? err}); it is not acknowledged, check and try again`, 1);
           for (const w of waiters) w.reject(problem);
@@ -292,21 +298,22 @@ export class SqliteDoor {
   /** After each commit of the door: a checkpoint within CHECKPOINT_MS. */
   private committed(): void {
     if (!this.checkpointer || !this.walSync || this.checkpointTimer || this.checkpointing) return;
-    this.checkpointTimer = setTimeout(() => this.checkpoint(), CHECKPOINT_MS);
+    this.checkpointTimer = setTimeout(() => this.checkpoint(false), CHECKPOINT_MS);
     (this.checkpointTimer as { unref?: () => void }).unref?.();
   }
 
   /**
-   * A checkpoint on the checkpointer's thread, in two PASSIVE passes: the first copies the WAL's
-   * frames into the database while writes go on; the second, under the write lock (writes wait,
-   * the event loop does not), copies the frames committed meanwhile, so that the WAL is wholly in
-   * the database and the next transaction starts it over (under steady writes a checkpoint that
-   * runs beside them is never complete, and the WAL would grow without end). The door stays open
+   * A checkpoint on the checkpointer's thread, in up to two PASSIVE passes: the first copies the
+   * WAL's frames into the database while writes go on; when the WAL holds RESTART_FRAMES or more,
+   * or grew (`grew`), the second, under the write lock (writes wait, the event loop does not),
+   * copies the frames committed meanwhile, so that the WAL is wholly in the database and the next
+   * transaction starts it over (under steady writes a checkpoint that runs beside them is never
+   * complete, and the WAL would grow without end). The door stays open
    * meanwhile (`active`): a corporation's file is moved or deleted only with its WAL checkpointed
    * by the last connection's close. A failed checkpoint gives the job back to SQLite
    * (autocheckpoint on the writer).
    */
-  private checkpoint(): void {
+  private checkpoint(grew: boolean): void {
     if (this.checkpointTimer) clearTimeout(this.checkpointTimer);
     this.checkpointTimer = null;
     const checkpointer = this.checkpointer;
@@ -317,7 +324,7 @@ export class SqliteDoor {
     const passes = async () => {
       const first = await checkpointer.checkpoint(this.path);
       // Even a first pass that copied every frame it saw missed the commits made during it.
-      if (!first.ok || this.closed) return first;
+      if (!first.ok || this.closed || (!grew && first.log < RESTART_FRAMES)) return first;
       const wait = this.lock.tryAcquire();
       if (wait) {
         try {
