@@ -13,7 +13,7 @@ const document = await openapiDocument();
 // The operator console, bundled from its own sources and embedded below (scripts/build-console.ts).
 const consoleFiles = await buildConsole(document);
 const result = await Bun.build({
-  entrypoints: ["./src/main.ts", "./src/modules/qrcode/access-writer.worker.ts"],
+  entrypoints: ["./src/main.ts", "./src/modules/qrcode/access-writer.worker.ts", "./src/db/checkpoint.worker.ts"],
   compile: { outfile: "./dist/corpadmin" },
   // No identifier minification: Elysia's compiled validators break under it (elysiajs/elysia#724,
   // #1711) — range checks on query numbers were skipped. The test suites run against this build.

@@ -1,11 +1,13 @@
 // Benchmark (not a test): the FreeRADIUS rlm_rest rows through real HTTP, as rlm_rest calls them.
-//   bun bench/isp-authorize.ts [rate=1000] [seconds=10]
+//   bun bench/isp-authorize.ts [rate=1000] [seconds=10] [accounting rate=0]
 //     GET /api/isp/radius/authorize at a fixed request rate. Target (issue 21): p99 ≤ 2 ms at
 //     1,000 requests/s. Open-loop: requests are sent on schedule whatever the answers, so
 //     queueing shows in the latency.
 //     Each run first measures a raw Bun.serve answering the same bytes with the same client, in
 //     the same sitting: the latency the machine itself adds (other processes, the client), which
-//     the path's figures include too.
+//     the path's figures include too. With an accounting rate, a second client posts that many
+//     accounting records a second (each a durable write) to the same server meanwhile, as NASes
+//     do: authorize's latency while the server commits.
 //   bun bench/isp-authorize.ts accounting [concurrency=64] [seconds=10]
 //     POST /api/isp/radius/accounting, closed-loop with `concurrency` requests in flight (NAS and
 //     FreeRADIUS threads), each a Start, Interim-Update or Stop of its own sessions: every record
@@ -45,6 +47,24 @@ async function authorizeLoad(url: string, authorization: string, rate: number, s
   console.log(JSON.stringify({ rate, seconds, requests: total, achieved_rps: Math.round(achieved), failures, p50_ms: pct(latencies, 50), p90_ms: pct(latencies, 90), p99_ms: pct(latencies, 99), max_ms: pct(latencies, 100) }));
 }
 
+/** Accounting records at a fixed rate (open loop) for `seconds`: the writes beside an authorize run. */
+async function accountingAtRate(url: string, authorization: string, rate: number, seconds: number) {
+  const headers = { authorization, "content-type": "application/json" };
+  const start = performance.now();
+  const total = Math.round(rate * seconds);
+  const inflight: Promise<unknown>[] = [];
+  let failures = 0;
+  for (let i = 0; i < total; i++) {
+    const wait = start + (i * 1000) / rate - performance.now();
+    if (wait > 1) await Bun.sleep(wait);
+    const base = { "User-Name": "bench", "Acct-Session-Id": `side-${process.pid}-${i >> 2}`, "NAS-IP-Address": "192.0.2.10", "Framed-IP-Address": "100.64.0.9" };
+    const body = i % 4 === 0 ? { ...base, "Acct-Status-Type": "Start" } : { ...base, "Acct-Status-Type": "Interim-Update", "Acct-Session-Time": (i % 4) * 300, "Acct-Input-Octets": i, "Acct-Output-Octets": i * 9 };
+    inflight.push(fetch(url, { method: "POST", headers, body: JSON.stringify(body) }).then(async (r) => { await r.arrayBuffer(); if (r.status !== 204) failures++; }));
+  }
+  await Promise.all(inflight);
+  console.log(JSON.stringify({ accounting_rate: rate, records: total, failures }));
+}
+
 /** The accounting load generator: `concurrency` loops, each walking its own sessions through Start, Interim-Update and Stop. */
 async function accountingLoad(url: string, authorization: string, concurrency: number, seconds: number) {
   const headers = { authorization, "content-type": "application/json" };
@@ -82,6 +102,7 @@ async function accountingLoad(url: string, authorization: string, concurrency: n
 if (process.argv[2] === "--client") {
   const [, , , mode, url, authorization, a, b] = process.argv;
   if (mode === "accounting") await accountingLoad(url, authorization, Number(a), Number(b));
+  else if (mode === "accounting-rate") await accountingAtRate(url, authorization, Number(a), Number(b));
   else await authorizeLoad(url, authorization, Number(a), Number(b));
   process.exit(0);
 }
@@ -90,6 +111,7 @@ const mode = process.argv[2] === "accounting" ? "accounting" : "authorize";
 const args = mode === "accounting" ? process.argv.slice(3) : process.argv.slice(2);
 const first = Number(args[0] ?? (mode === "accounting" ? 64 : 1000));
 const seconds = Number(args[1] ?? 10);
+const sideRate = mode === "authorize" ? Number(args[2] ?? 0) : 0;
 const t = await makeApp();
 try {
   const admin = await startAndLogin(t);
@@ -101,10 +123,14 @@ try {
   const origin = `http://127.0.0.1:${t.app.server!.port}`;
   const url = mode === "accounting" ? `${origin}/api/isp/radius/accounting` : `${origin}/api/isp/radius/authorize?username=bench&password=bench-pass&nas_ip=192.0.2.10`;
   const authorization = `Basic ${Buffer.from("acme:bench-secret-1").toString("base64")}`;
-  const run = async (target: string) => {
+  const run = async (target: string, side = false) => {
+    // The side writes start a second before the measured run (its own warm-up) and end after it.
+    const writes = side && sideRate ? Bun.spawn(["bun", import.meta.path, "--client", "accounting-rate", `${origin}/api/isp/radius/accounting`, authorization, String(sideRate), String(seconds + 3)], { stdout: "pipe", stderr: "inherit" }) : null;
+    if (writes) await Bun.sleep(1000);
     const client = Bun.spawn(["bun", import.meta.path, "--client", mode, target, authorization, String(first), String(seconds)], { stdout: "pipe", stderr: "inherit" });
     const out = (await new Response(client.stdout).text()).trim();
     await client.exited;
+    if (writes) return `${out} with ${(await new Response(writes.stdout).text()).trim()}`;
     return out;
   };
   if (mode === "authorize") {
@@ -117,7 +143,7 @@ try {
       raw.stop(true);
     }
   }
-  console.log(`${mode} ${await run(url)}`);
+  console.log(`${mode} ${await run(url, true)}`);
 } finally {
   await t.app.stop();
   await t.close();

@@ -8,6 +8,7 @@ import { bootstrapPlatform, migrateAllCorps } from "../db/bootstrap";
 import { SqliteDoor } from "../db/door";
 import { openPlatformDb, type PlatformDb } from "../db/sqlite";
 import { TenantDbs } from "../db/tenants";
+import { Checkpointer } from "../db/checkpointer";
 import { EventBus } from "./events";
 import { clientIpResolver, type ClientIpResolver } from "../lib/client-ip";
 import { EgressPolicy } from "../lib/egress";
@@ -144,8 +145,10 @@ export function createContext(config: Config, queries: KernelQueries, options: C
   const tenants = new TenantDbs(platform, logger, undefined, options.tenantMigrations);
   migrateAllCorps(platform, tenants, logger);
   const events = new EventBus();
-  const platformDoor = new SqliteDoor(platform, platformPath);
-  tenants.usePlatformDoor(platformDoor);
+  // WAL checkpoints of every door on one thread of their own (src/db/checkpointer.ts).
+  const checkpointer = new Checkpointer(logger);
+  const platformDoor = new SqliteDoor(platform, platformPath, { checkpointer });
+  tenants.usePlatformDoor(platformDoor, checkpointer);
   // What start-up migrated is closed too once idle: memory follows the corporations in use.
   tenants.startIdleClose(options.tenantIdleMs ?? 60_000);
   const store = new Store(platformDoor, tenants, events);
@@ -188,6 +191,7 @@ export function createContext(config: Config, queries: KernelQueries, options: C
       ctx.mailer.close();
       tenants.closeAll();
       platformDoor.close();
+      await checkpointer.close();
     },
     serviceMetrics: new MetricsRegistry(),
     audit: new AuditLog(store.platform, logger, config.auditRetentionDays, options.now ?? Date.now),

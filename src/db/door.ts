@@ -2,15 +2,18 @@
 // access of the service goes through a door, asynchronously:
 // - write(fn): one writer per file at a time, behind an async lock; BEGIN IMMEDIATE takes SQLite's
 //   write lock up front, so a read-then-write never fails half way with SQLITE_BUSY; `fn` may
-//   await (the lock is held until COMMIT or ROLLBACK).
+//   await (the lock is held until COMMIT or ROLLBACK). The write resolves once its commit is on
+//   disk: the WAL is fsynced off the event loop, one fsync for every commit made meanwhile.
 // - read(fn): runs on a second connection that never writes. With WAL it sees the last committed
 //   state, so no request reads the uncommitted rows of a write transaction that is awaiting
 //   something on the writer connection.
-// - writeGrouped(fn): writes queued within one turn of the event loop share one transaction (one
-//   fsync under synchronous=FULL), each in its own savepoint; every promise settles after COMMIT.
+// - writeGrouped(fn): writes queued within one turn of the event loop share one transaction, each
+//   in its own savepoint; every promise settles after the COMMIT has reached the disk.
 import type { Database, Statement } from "bun:sqlite";
+import { closeSync, fdatasync, fstatSync, openSync } from "node:fs";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { unavailable } from "../lib/problem";
+import type { Checkpointer } from "./checkpointer";
 import { openSqlite } from "./sqlite";
 
 /** How long a write waits for a database's write lock (SQLite's own busy timeout is as long). */
@@ -20,6 +23,26 @@ export type SqliteHandle = BunSQLiteDatabase & { $client: Database };
 
 /** Bounds one grouped transaction (and so the wait of the write queued last in it). */
 const MAX_GROUP = 64;
+
+/**
+ * With a checkpointer (src/db/checkpointer.ts), a door's commits are checkpointed by its thread
+ * at most CHECKPOINT_MS after the first commit since the last checkpoint, and at once when the WAL
+ * file grows CHECKPOINT_BYTES past its size at the last one (SQLite's own autocheckpoint: 1,000
+ * pages, ≈ 4 MB).
+ */
+const CHECKPOINT_MS = 1000;
+const CHECKPOINT_BYTES = 4 << 20;
+/**
+ * The WAL is started over (the second pass, below) once it holds this many frames, as SQLite's
+ * autocheckpoint would: each start writes a new WAL header, which SQLite fsyncs inside the next
+ * COMMIT, on the event loop.
+ */
+const RESTART_FRAMES = 1000;
+
+/** fdatasync on libuv's thread pool: the event loop goes on while the disk flushes. */
+function fdatasyncOffLoop(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fdatasync(fd, (err) => (err ? reject(err) : resolve())));
+}
 
 interface GroupedJob {
   fn: (tx: SqliteHandle) => unknown;
@@ -86,6 +109,26 @@ export class SqliteDoor {
   private grouped: GroupedJob[] = [];
   private groupScheduled = false;
   private closed = false;
+  /**
+   * Whether the door makes commits durable itself (the writer is in WAL mode): its transactions
+   * commit with synchronous=NORMAL (no fsync inside COMMIT, on the event loop) and a durable write
+   * resolves after an fsync of the WAL made off the event loop. Null until the first write.
+   */
+  private walSync: boolean | null = null;
+  /** A descriptor of the WAL file, for its fsync (no lock of SQLite's is on that file). */
+  private walFd: number | null = null;
+  /** Commits waiting for the next fsync, and whether one is running. */
+  private syncWaiters: { resolve: () => void; reject: (err: unknown) => void }[] = [];
+  private syncing = false;
+  /** Settles when the fsync running now ends (never rejects); null when none runs. */
+  private syncRound: Promise<void> | null = null;
+  /** How the WAL reaches the disk; a test replaces it to play a failing disk. */
+  syncFile: (fd: number) => Promise<void> = fdatasyncOffLoop;
+  /** Background checkpoints: a timer armed by a commit, one in flight at a time. */
+  private checkpointer: Checkpointer | null;
+  private checkpointTimer: ReturnType<typeof setTimeout> | null = null;
+  private checkpointing = false;
+  private walHighWater = 0;
 
   private writerHandle: SqliteHandle | null;
 
@@ -100,8 +143,11 @@ export class SqliteDoor {
       lockWaitMs = LOCK_WAIT_MS,
       /** Statements cached on the read connection (src/db/sqlite.ts). */
       statements = 2000,
-    }: { lockWaitMs?: number; statements?: number } = {},
+      /** Runs the WAL checkpoints off the event loop; without it, SQLite's autocheckpoint runs in COMMIT. */
+      checkpointer = null,
+    }: { lockWaitMs?: number; statements?: number; checkpointer?: Checkpointer | null } = {},
   ) {
+    this.checkpointer = checkpointer;
     this.lock = new AsyncLock(lockWaitMs);
     this.statements = statements;
     this.writerHandle = typeof writer === "function" ? null : writer;
@@ -176,30 +222,133 @@ export class SqliteDoor {
   }
 
   /**
-   * `durable: false` skips the commit's fsync (synchronous = NORMAL for this transaction only; WAL
-   * keeps the file consistent and the next ordinary commit makes it durable): for diagnostics whose
-   * loss on a power cut is acceptable (RADIUS authorize attempts), never for acknowledged data.
+   * Resolves once the commit is durable. The lock is released at COMMIT, so the next writes run
+   * while this one's fsync is made (off the event loop), and one fsync serves every commit made
+   * before it started. `durable: false` does not wait for it (nor, without WAL, make it): for
+   * diagnostics whose loss on a power cut is acceptable (RADIUS authorize attempts), never for
+   * acknowledged data; the next durable commit's fsync covers it.
    */
   async write<T>(fn: (tx: SqliteHandle) => T | Promise<T>, { durable = true }: { durable?: boolean } = {}): Promise<T> {
     this.active++;
     try {
       const wait = this.lock.tryAcquire();
       if (wait) await wait;
+      let result: T;
       try {
-        if (durable) return await this.transaction(fn);
-        const client = this.writer.$client;
-        client.exec("PRAGMA synchronous = NORMAL");
-        try {
-          return await this.transaction(fn);
-        } finally {
-          client.exec("PRAGMA synchronous = FULL");
-        }
+        result = await this.transaction(fn, durable);
       } finally {
         this.lock.release();
       }
+      this.committed();
+      if (durable && this.walSync) await this.synced();
+      return result;
     } finally {
       this.active--;
     }
+  }
+
+  /**
+   * Resolves after an fsync of the WAL that started after this call: every commit made before it
+   * is on disk. Commits that arrive while an fsync runs wait for the next one, which serves them
+   * all. A failed fsync rejects its waiters with a 503: their writes are committed but not known
+   * to be on disk, so they are not acknowledged.
+   */
+  private synced(): Promise<void> {
+    this.active++;
+    return new Promise<void>((resolve, reject) => {
+      this.syncWaiters.push({ resolve, reject });
+      if (!this.syncing) void this.runSyncs();
+    }).finally(() => this.active--);
+  }
+
+  private async runSyncs(): Promise<void> {
+    this.syncing = true;
+    try {
+      while (this.syncWaiters.length) {
+        const waiters = this.syncWaiters;
+        this.syncWaiters = [];
+        try {
+          // The WAL exists: a commit was just made on the open writer, and it is deleted only
+          // when the last connection closes (close() waits for the fsyncs in flight).
+          this.walFd ??= openSync(`${this.path}-wal`, "r");
+          const round = this.syncFile(this.walFd);
+          this.syncRound = round.then(
+            () => undefined,
+            () => undefined,
+          );
+          try {
+            await round;
+          } finally {
+            this.syncRound = null;
+          }
+          for (const w of waiters) w.resolve();
+          // A WAL growing past its usual size is checkpointed now rather than at the timer.
+          if (this.checkpointer && !this.checkpointing && !this.closed && fstatSync(this.walFd).size > this.walHighWater + CHECKPOINT_BYTES) this.checkpoint(true);
+        } catch (err) {
+          const problem = unavailable(`The write could not be confirmed on disk (${(err as Error)?.message ?? err}); it is not acknowledged, check and try again`, 1);
+          for (const w of waiters) w.reject(problem);
+        }
+      }
+    } finally {
+      this.syncing = false;
+      if (this.closed) this.closeWalFd();
+    }
+  }
+
+  /** After each commit of the door: a checkpoint within CHECKPOINT_MS. */
+  private committed(): void {
+    if (!this.checkpointer || !this.walSync || this.checkpointTimer || this.checkpointing) return;
+    this.checkpointTimer = setTimeout(() => this.checkpoint(false), CHECKPOINT_MS);
+    (this.checkpointTimer as { unref?: () => void }).unref?.();
+  }
+
+  /**
+   * A checkpoint on the checkpointer's thread, in up to two PASSIVE passes: the first copies the
+   * WAL's frames into the database while writes go on; when the WAL holds RESTART_FRAMES or more,
+   * or grew (`grew`), the second, under the write lock (writes wait, the event loop does not),
+   * copies the frames committed meanwhile, so that the WAL is wholly in the database and the next
+   * transaction starts it over (under steady writes a checkpoint that runs beside them is never
+   * complete, and the WAL would grow without end). The door stays open
+   * meanwhile (`active`): a corporation's file is moved or deleted only with its WAL checkpointed
+   * by the last connection's close. A failed checkpoint gives the job back to SQLite
+   * (autocheckpoint on the writer).
+   */
+  private checkpoint(grew: boolean): void {
+    if (this.checkpointTimer) clearTimeout(this.checkpointTimer);
+    this.checkpointTimer = null;
+    const checkpointer = this.checkpointer;
+    if (!checkpointer || this.checkpointing || this.closed) return;
+    this.checkpointing = true;
+    this.active++;
+    if (this.walFd !== null) this.walHighWater = fstatSync(this.walFd).size;
+    const passes = async () => {
+      const first = await checkpointer.checkpoint(this.path);
+      // Even a first pass that copied every frame it saw missed the commits made during it.
+      if (!first.ok || this.closed || (!grew && first.log < RESTART_FRAMES)) return first;
+      const wait = this.lock.tryAcquire();
+      if (wait) {
+        try {
+          await wait;
+        } catch {
+          return first; // a write held the lock for 10 s: the next checkpoint tries again
+        }
+      }
+      try {
+        return this.closed ? first : await checkpointer.checkpoint(this.path);
+      } finally {
+        this.lock.release();
+      }
+    };
+    void passes()
+      .catch((err: unknown) => ({ ok: false as const, error: String(err) }))
+      .then((done) => {
+        this.checkpointing = false;
+        this.active--;
+        if (!done.ok && !this.closed) {
+          this.checkpointer = null;
+          this.writerHandle?.$client.exec("PRAGMA wal_autocheckpoint = 1000");
+        }
+      });
   }
 
   /**
@@ -224,9 +373,10 @@ export class SqliteDoor {
 
   /**
    * `write` for bursts of small writes (the external-app upsert, metric values): the writes queued
-   * in one turn share ONE transaction, each in a savepoint in arrival order (so each sees the ones
-   * before it, and a failing one rolls back alone). Promises settle after the COMMIT: an
-   * acknowledged write is durable. If BEGIN or COMMIT fails, every write of the group rejects.
+   * in one turn — or while the door's fsync runs — share ONE transaction, each in a savepoint in
+   * arrival order (so each sees the ones before it, and a failing one rolls back alone). Promises
+   * settle after the COMMIT's fsync: an acknowledged write is durable. If BEGIN, COMMIT or the
+   * fsync fails, every write of the group rejects.
    */
   writeGrouped<T>(fn: (tx: SqliteHandle) => T | Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -242,6 +392,10 @@ export class SqliteDoor {
   private async flushGroups(): Promise<void> {
     try {
       while (this.grouped.length) {
+        // While an fsync runs, the writes arriving join the queue: one transaction and one fsync
+        // for all of them when it ends (committing now would only wait for the next fsync, and
+        // smaller groups cost more CPU per write: measured on metric values).
+        if (this.syncRound) await this.syncRound;
         const jobs = this.grouped.splice(0, MAX_GROUP);
         const wait = this.lock.tryAcquire();
         if (wait) {
@@ -270,18 +424,24 @@ export class SqliteDoor {
               }
             }
             return out;
-          });
+          }, true);
         } catch (error) {
           for (const job of jobs) job.reject(error);
           continue;
         } finally {
           this.lock.release();
         }
-        jobs.forEach((job, i) => {
-          const o = outcomes[i];
-          if (o.ok) job.resolve(o.value);
-          else job.reject(o.error);
-        });
+        this.committed();
+        const settle = (syncError: unknown) =>
+          jobs.forEach((job, i) => {
+            const o = outcomes[i];
+            if (!o.ok) job.reject(o.error);
+            else if (syncError) job.reject(syncError);
+            else job.resolve(o.value);
+          });
+        // Settled by this commit's fsync; the next group waits for it at the top of the loop.
+        if (this.walSync) this.synced().then(() => settle(null), settle);
+        else settle(null);
       }
     } finally {
       this.groupScheduled = false;
@@ -289,18 +449,34 @@ export class SqliteDoor {
     }
   }
 
-  /** BEGIN IMMEDIATE … COMMIT on the writer; the caller holds the lock. */
-  private async transaction<T>(fn: (tx: SqliteHandle) => T | Promise<T>): Promise<T> {
+  /**
+   * BEGIN IMMEDIATE … COMMIT on the writer; the caller holds the lock. The COMMIT fsyncs only
+   * without WAL and when `durable`; otherwise synchronous=NORMAL for this transaction (WAL keeps
+   * the file consistent whatever happens; the door's fsync, `synced`, makes it durable). Outside
+   * the door's transactions the writer stays at FULL: migrations and start-up work write on it
+   * directly.
+   */
+  private async transaction<T>(fn: (tx: SqliteHandle) => T | Promise<T>, durable: boolean): Promise<T> {
     if (this.closed) throw new Error("the database was closed");
     const client = this.writer.$client;
-    client.run("BEGIN IMMEDIATE");
+    if (this.walSync === null) {
+      this.walSync = (client.query("PRAGMA journal_mode").get() as { journal_mode: string } | null)?.journal_mode === "wal";
+      if (this.walSync && this.checkpointer) client.exec("PRAGMA wal_autocheckpoint = 0");
+    }
+    const normal = this.walSync || !durable;
+    if (normal) client.exec("PRAGMA synchronous = NORMAL");
     try {
-      const result = await fn(this.writer);
-      client.run("COMMIT");
-      return result;
-    } catch (err) {
-      if (client.inTransaction) client.run("ROLLBACK");
-      throw err;
+      client.run("BEGIN IMMEDIATE");
+      try {
+        const result = await fn(this.writer);
+        client.run("COMMIT");
+        return result;
+      } catch (err) {
+        if (client.inTransaction) client.run("ROLLBACK");
+        throw err;
+      }
+    } finally {
+      if (normal) client.exec("PRAGMA synchronous = FULL");
     }
   }
 
@@ -318,7 +494,11 @@ export class SqliteDoor {
       try {
         const client = this.writer.$client;
         let checkpointed = false;
-        if (checkpoint) {
+        if (checkpoint && this.checkpointer) {
+          // On the checkpointer's thread; no write of the door runs meanwhile (the lock).
+          const done = await this.checkpointer.checkpoint(this.path, "TRUNCATE");
+          checkpointed = done.ok && done.busy === 0;
+        } else if (checkpoint) {
           client.exec("PRAGMA busy_timeout = 1000");
           try {
             checkpointed = (client.query("PRAGMA wal_checkpoint(TRUNCATE)").get() as { busy: number } | null)?.busy === 0;
@@ -353,9 +533,9 @@ export class SqliteDoor {
     }
   }
 
-  /** True while a write holds the lock or writes wait to be grouped. */
+  /** True while a write holds the lock, writes wait to be grouped, or commits wait for their fsync. */
   get writing(): boolean {
-    return this.lock.busy || this.groupScheduled;
+    return this.lock.busy || this.groupScheduled || this.syncing;
   }
 
   get isClosed(): boolean {
@@ -370,6 +550,8 @@ export class SqliteDoor {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    if (this.checkpointTimer) clearTimeout(this.checkpointTimer);
+    this.checkpointTimer = null;
     // throwOnError: every statement still cached is finalized and the connection released now;
     // without it the connection lives on (with its schema and caches) until each statement is
     // garbage collected, and closed corporations pile up in memory between collections.
@@ -377,6 +559,17 @@ export class SqliteDoor {
       this.readerHandle?.$client.close(true);
     } finally {
       this.writerHandle?.$client.close(true);
+      this.closeWalFd();
     }
+  }
+
+  /**
+   * Now, or by the fsyncs still in flight when they are done (they go on with the same descriptor:
+   * a WAL deleted meanwhile was checkpointed, with fsyncs, by the last connection's close).
+   */
+  private closeWalFd(): void {
+    if (this.syncing || this.walFd === null) return;
+    closeSync(this.walFd);
+    this.walFd = null;
   }
 }

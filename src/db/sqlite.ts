@@ -1,5 +1,7 @@
 // Opening SQLite files the one way this service does: WAL, synchronous=FULL (an on-premises box
-// can lose power), foreign keys on, a generous busy timeout, and IMMEDIATE write transactions.
+// can lose power; a door's own transactions commit with NORMAL and fsync the WAL themselves, off
+// the event loop: src/db/door.ts), foreign keys on, a generous busy timeout, and IMMEDIATE write
+// transactions.
 import { Database, type SQLQueryBindings, type Statement } from "bun:sqlite";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 

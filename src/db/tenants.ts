@@ -10,6 +10,7 @@ import type { Logger } from "../lib/log";
 import { notFound } from "../lib/problem";
 import { applyMigrations, migrationsOf, type Migration } from "./migrations";
 import { corporations, servers } from "./platform/schema";
+import type { Checkpointer } from "./checkpointer";
 import { SqliteDoor } from "./door";
 import { openTenantDb, TENANT_STATEMENTS, type PlatformDb, type TenantDb } from "./sqlite";
 
@@ -29,9 +30,16 @@ export class TenantDbs {
     public migrations: Migration[] = migrationsOf("tenant"),
   ) {}
 
-  /** From now on, platform reads and writes go through its door (the app serves requests). */
-  usePlatformDoor(door: SqliteDoor): void {
+  /** Checkpoints the doors' WAL files off the event loop once the app serves. */
+  private checkpointer: Checkpointer | null = null;
+
+  /**
+   * From now on, platform reads and writes go through its door (the app serves requests), and the
+   * doors opened from now on checkpoint through `checkpointer`.
+   */
+  usePlatformDoor(door: SqliteDoor, checkpointer: Checkpointer | null = null): void {
     this.platformDoor = door;
+    this.checkpointer = checkpointer;
   }
 
   /** Where a corporation's database lives (its server's directory). */
@@ -73,7 +81,7 @@ export class TenantDbs {
     mkdirSync(join(path, ".."), { recursive: true });
     // The writer opens on the first write; a missing file is created now, as a door always did
     // (the read connection opens existing files only).
-    const door = new SqliteDoor(existsSync(path) ? () => openTenantDb(path) : openTenantDb(path), path, { statements: TENANT_STATEMENTS });
+    const door = new SqliteDoor(existsSync(path) ? () => openTenantDb(path) : openTenantDb(path), path, { statements: TENANT_STATEMENTS, checkpointer: this.checkpointer });
     if (request) door.usedAt = this.tick;
     this.open.set(corpId, door);
     if (this.open.size > this.maxOpen) this.evict();

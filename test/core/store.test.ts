@@ -176,3 +176,118 @@ describe("core/store: a read's statements share one snapshot", () => {
     expect(await countCities(name)).toBe(2);
   });
 });
+
+describe("core/store: a write is acknowledged only once its commit is on disk (POST /api/city)", () => {
+  const city = (name: string) => ({ token, body: { name, state: "SP", country: "BR" } });
+
+  test("the answer waits for the door's fsync of the WAL, and commits made meanwhile share the next one", async () => {
+    const door = t.ctx.tenants.door(corpId);
+    const real = door.syncFile;
+    const disk = gate();
+    let syncs = 0;
+    door.syncFile = async (fd) => {
+      syncs++;
+      await disk.opened;
+      return real(fd);
+    };
+    try {
+      let answered = 0;
+      const posts = Array.from({ length: 5 }, (_, i) => t.req("POST", "/api/city", city(`Synced ${i}`)).then((r) => (answered++, r)));
+      // Committed (a read sees them) but not answered while the disk has not confirmed.
+      const committed = async () => (await Promise.all([0, 1, 2, 3, 4].map((i) => countCities(`Synced ${i}`)))).reduce((a, b) => a + b);
+      for (let i = 0; i < 200 && (await committed()) < 5; i++) await Bun.sleep(5);
+      expect(await committed()).toBe(5);
+      expect(answered).toBe(0);
+      expect(syncs).toBe(1);
+      // The four commits made during the first fsync wait together for the next one.
+      expect((door as unknown as { syncWaiters: unknown[] }).syncWaiters.length).toBe(4);
+      disk.open();
+      expect((await Promise.all(posts)).map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    } finally {
+      door.syncFile = real;
+    }
+  });
+
+  test("a failing fsync answers 503 (plain and grouped writes), and the next writes succeed", async () => {
+    const door = t.ctx.tenants.door(corpId);
+    const real = door.syncFile;
+    door.syncFile = () => Promise.reject(new Error("EIO: i/o error, fdatasync"));
+    try {
+      const refused = await t.req("POST", "/api/city", city("Unconfirmed"));
+      expect(refused.status).toBe(503);
+      expect(refused.body.detail).toContain("not acknowledged");
+      const grouped = t.ctx.store.tenant(corpId).writeGrouped((tx) => tx.$client.run("INSERT INTO notes (id, user_id, content, created_at, updated_at) VALUES ('g', 'u', '', 'x', 'x')"));
+      expect(await grouped.then(() => null, (e: { status?: number }) => e.status)).toBe(503);
+    } finally {
+      door.syncFile = real;
+    }
+    expect((await t.req("POST", "/api/city", city("Confirmed"))).status).toBe(200);
+  });
+
+  test("durable: false does not wait for the fsync", async () => {
+    const door = t.ctx.tenants.door(corpId);
+    const real = door.syncFile;
+    const disk = gate();
+    door.syncFile = async (fd) => {
+      await disk.opened;
+      return real(fd);
+    };
+    try {
+      await t.ctx.store.tenant(corpId).write((tx) => tx.$client.run("INSERT INTO notes (id, user_id, content, created_at, updated_at) VALUES ('nd', 'u', '', 'x', 'x')"), { durable: false });
+    } finally {
+      disk.open();
+      door.syncFile = real;
+    }
+  });
+});
+
+describe("core/store: WAL checkpoints run on the checkpointer's thread", () => {
+  test("a door's commits are checkpointed off the writer within a second, a growing WAL at once, the WAL starts over after each, and maintain() empties it", async () => {
+    const { mkdtempSync, statSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { SqliteDoor } = await import("../../src/db/door");
+    const { Checkpointer } = await import("../../src/db/checkpointer");
+    const { openTenantDb } = await import("../../src/db/sqlite");
+    const path = join(mkdtempSync(join(tmpdir(), "corpadmin-door-")), "ckpt.db");
+    const checkpointer = new Checkpointer();
+    const asked: { log: number; checkpointed: number }[] = [];
+    const run = checkpointer.checkpoint.bind(checkpointer);
+    checkpointer.checkpoint = async (p, mode) => {
+      const done = await run(p, mode);
+      if (done.ok && mode !== "TRUNCATE") asked.push({ log: done.log, checkpointed: done.checkpointed });
+      return done;
+    };
+    const door = new SqliteDoor(openTenantDb(path), path, { checkpointer });
+    try {
+      await door.write((tx) => tx.$client.run("CREATE TABLE t (x BLOB)"));
+      // SQLite's autocheckpoint would run inside COMMIT, on the event loop: off on the writer.
+      expect(door.writer.$client.query("PRAGMA wal_autocheckpoint").get()).toEqual({ wal_autocheckpoint: 0 });
+      // A small WAL: one pass, beside the writes.
+      for (let i = 0; i < 50 && asked.length < 1; i++) await Bun.sleep(50);
+      await Bun.sleep(50);
+      expect(asked.length).toBe(1);
+      expect(asked[0].log).toBeGreaterThan(0);
+      expect(asked[0].checkpointed).toBe(asked[0].log);
+      // 6 MB in one transaction: past the WAL's size by more than 4 MB, checkpointed without the
+      // timer, in two passes: beside the writes, then under the write lock (the commits made meanwhile).
+      await door.write((tx) => {
+        for (let i = 0; i < 6; i++) tx.$client.run("INSERT INTO t VALUES (randomblob(1048576))");
+      });
+      for (let i = 0; i < 40 && asked.length < 3; i++) await Bun.sleep(10);
+      expect(asked.length).toBe(3);
+      expect(asked[1].log).toBeGreaterThan(1000);
+      expect(asked[2].checkpointed).toBe(asked[2].log);
+      // The next transaction started the WAL over: the next checkpoint (the timer's) sees only its frames.
+      await door.write((tx) => tx.$client.run("INSERT INTO t VALUES (x'00')"));
+      for (let i = 0; i < 50 && asked.length < 4; i++) await Bun.sleep(50);
+      expect(asked[3].log).toBeLessThan(10);
+      expect(await door.maintain({ checkpoint: true, optimize: false })).toEqual({ checkpointed: true, optimized: false });
+      expect(statSync(`${path}-wal`).size).toBe(0);
+      expect(await door.read((db) => db.$client.query("SELECT count(*) AS n FROM t").get())).toEqual({ n: 7 });
+    } finally {
+      door.close();
+      await checkpointer.close();
+    }
+  });
+});

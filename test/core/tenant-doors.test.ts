@@ -115,6 +115,9 @@ describe("POST /api/webhook: deliveries of a corporation whose database was clos
     expect(hook.status).toBe(200);
     await emit(t, admin.corpId, "CITY_AFTER_INSERT", { name: "x" });
     await waitFor("the first attempt to be recorded", () => t.sql(admin.corpId).query("SELECT 1 FROM webhook_deliveries WHERE attempts = 1").get());
+    // A commit is visible before its write ends (the write waits for its fsync): a door with a
+    // write in flight is not closed.
+    await waitFor("the attempt's write to end", () => t.ctx.tenants.door(admin.corpId, false).idle);
     idleFor(t);
     expect(t.ctx.tenants.isOpen(admin.corpId)).toBe(false);
     clock.advance(30_000);
@@ -147,6 +150,7 @@ describe("POST /api/metric: collection in a corporation whose database was close
     expect(t.ctx.tenants.isOpen(admin.corpId)).toBe(false);
     await waitFor("a value collected after the close", () => count() >= 1, 5_000);
     const n = count();
+    await waitFor("the value's write to end", () => t.ctx.tenants.door(admin.corpId, false).idle);
     idleFor(t);
     await waitFor("another value", () => count() > n, 5_000);
     // Collections take the door without keeping it: the next tick closes it.
