@@ -70,11 +70,6 @@ interface Agent {
 /** User agents remembered (most scans come from a few hundred browsers); past it the memory starts over. */
 const MAX_AGENTS = 2_000;
 
-/** A 53-bit hash of (ip, user agent): the unique-visitor key. */
-function visitorKey(ip: string, userAgent: string | null): number {
-  return Number(BigInt.asUintN(53, BigInt(Bun.hash(`${ip}\u0000${userAgent ?? ""}`))));
-}
-
 export class AccessRecorder {
   private pending = new Map<string, Chunk[]>();
   private count = 0;
@@ -113,7 +108,7 @@ export class AccessRecorder {
       this.lastAtText = toIso(now);
     }
     // Ids and instants need no escaping.
-    const row = `["${newId()}","${qrcodeId}","${this.lastAtText}",${json(ip)},${agent.json},${jsonOrNull(referer)},${agent.bot ? "1,null" : `0,${visitorKey(ip, userAgent)}`}]`;
+    const row = `["${newId()}","${qrcodeId}","${this.lastAtText}",${json(ip)},${agent.json},${jsonOrNull(referer)},${agent.bot ? 1 : 0}]`;
     let chunks = this.pending.get(corpId);
     if (!chunks) this.pending.set(corpId, (chunks = []));
     // At most 3 UTF-8 bytes per UTF-16 unit, and the comma.
