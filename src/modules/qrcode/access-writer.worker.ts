@@ -7,7 +7,7 @@
 // same connection code (db/sqlite.ts).
 import { existsSync, statSync } from "node:fs";
 import { openSqlite, type SqliteClient, type SqliteStatement } from "../../db/sqlite";
-import type { AccessRow, DoneMessage, WriteBatch, WriteMessage } from "./access-writer";
+import { visitorKey, type AccessRow, type DoneMessage, type WriteBatch, type WriteMessage } from "./access-writer";
 
 declare var self: Worker;
 
@@ -98,7 +98,7 @@ function writeBatch(batch: WriteBatch): void {
         if (ok === undefined) known.set(row[1], (ok = exists.get(row[1]) !== null));
         if (!ok) continue;
         if (recheck && stored.get(row[1], row[2], row[0]) !== null) continue;
-        insert.run(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7]);
+        insert.run(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[6] ? null : visitorKey(row[3], row[4]));
         added.set(row[1], (added.get(row[1]) ?? 0) + 1);
       }
     }

@@ -29,6 +29,13 @@ class Chunk {
 /** A corporation's first buffer is small (thousands of corporations may each have a scan pending); the next ones grow. */
 const FIRST_CHUNK_BYTES = 2 * 1024;
 const CHUNK_BYTES = 256 * 1024;
+/**
+ * Buffers the writer has answered for are kept (up to this many bytes) and written again by later
+ * batches: a new SharedArrayBuffer costs its allocation, the first touch of each of its pages, and
+ * ≈ 0.2 ms more per message to hand to the writer than one sent before (measured: 55 µs of CPU
+ * per message with kept buffers, 150–160 µs with new ones). Two batches' worth under load.
+ */
+const MAX_SPARE_BYTES = 2 * 1024 * 1024;
 const COMMA = 44;
 
 /** A batch as sent. */
@@ -63,11 +70,6 @@ interface Agent {
 /** User agents remembered (most scans come from a few hundred browsers); past it the memory starts over. */
 const MAX_AGENTS = 2_000;
 
-/** A 53-bit hash of (ip, user agent): the unique-visitor key. */
-function visitorKey(ip: string, userAgent: string | null): number {
-  return Number(BigInt.asUintN(53, BigInt(Bun.hash(`${ip}\u0000${userAgent ?? ""}`))));
-}
-
 export class AccessRecorder {
   private pending = new Map<string, Chunk[]>();
   private count = 0;
@@ -87,6 +89,9 @@ export class AccessRecorder {
   /** The bot test runs a long regex over a long header, the largest part of a scan's work: done once per agent. */
   private agents = new Map<string, Agent>();
   private nullAgent: Agent = { json: "null", bot: isBot(null) };
+  /** Buffers free to write again, by size (see MAX_SPARE_BYTES). */
+  private spare = new Map<number, Chunk[]>();
+  private spareBytes = 0;
 
   constructor(private ctx: AppContext) {}
 
@@ -103,7 +108,7 @@ export class AccessRecorder {
       this.lastAtText = toIso(now);
     }
     // Ids and instants need no escaping.
-    const row = `["${newId()}","${qrcodeId}","${this.lastAtText}",${json(ip)},${agent.json},${jsonOrNull(referer)},${agent.bot ? "1,null" : `0,${visitorKey(ip, userAgent)}`}]`;
+    const row = `["${newId()}","${qrcodeId}","${this.lastAtText}",${json(ip)},${agent.json},${jsonOrNull(referer)},${agent.bot ? 1 : 0}]`;
     let chunks = this.pending.get(corpId);
     if (!chunks) this.pending.set(corpId, (chunks = []));
     // At most 3 UTF-8 bytes per UTF-16 unit, and the comma.
@@ -111,7 +116,7 @@ export class AccessRecorder {
     let chunk = chunks[chunks.length - 1];
     if (chunk === undefined || chunk.bytes.length - chunk.length < room) {
       const size = chunk === undefined ? FIRST_CHUNK_BYTES : Math.min(chunk.bytes.length * 4, CHUNK_BYTES);
-      chunks.push((chunk = new Chunk(Math.max(size, room))));
+      chunks.push((chunk = this.chunk(Math.max(size, room))));
     }
     if (chunk.rows > 0) chunk.bytes[chunk.length++] = COMMA;
     chunk.length += chunk.bytes.write(row, chunk.length, "utf8");
@@ -123,6 +128,28 @@ export class AccessRecorder {
     this.count++;
     if (this.count >= FLUSH_BATCH) this.send();
     else if (!this.timer && !this.closed) this.timer = setTimeout(() => this.send(), Math.max(0, this.firstAt + FLUSH_MS - performance.now()));
+  }
+
+  /** An empty buffer of `size` bytes: a spare one if there is one. */
+  private chunk(size: number): Chunk {
+    const spare = this.spare.get(size)?.pop();
+    if (spare === undefined) return new Chunk(size);
+    this.spareBytes -= size;
+    return spare;
+  }
+
+  /** Buffers nothing refers to any longer (the writer has answered for them, or they were never sent). */
+  private release(chunks: Chunk[]): void {
+    for (const c of chunks) {
+      const size = c.bytes.length;
+      if (this.spareBytes + size > MAX_SPARE_BYTES) continue;
+      c.length = 0;
+      c.rows = 0;
+      let list = this.spare.get(size);
+      if (!list) this.spare.set(size, (list = []));
+      list.push(c);
+      this.spareBytes += size;
+    }
   }
 
   /** Hands everything pending to the writer, unless a batch is still being written. */
@@ -140,6 +167,7 @@ export class AccessRecorder {
         try {
           path = this.ctx.tenants.pathOf(corpId);
         } catch {
+          this.release(chunks);
           continue; // the corporation was deleted, and its scans with it
         }
         // A corporation's file stays where it is while the service runs (pathOf builds a query).
@@ -184,6 +212,7 @@ export class AccessRecorder {
     const sent = this.inflight.batches;
     this.inflight = null;
     let kept = false;
+    const requeued = new Set<SentBatch>();
     for (const f of msg.failed) {
       // The file is gone with its corporation. Otherwise the rows are kept: a corporation deleted
       // meanwhile is dropped by the next send, whose pathOf no longer finds it.
@@ -193,8 +222,11 @@ export class AccessRecorder {
       const count = batch.chunks.reduce((n, c) => n + c.rows, 0);
       this.ctx.logger.error("writing QR accesses failed; kept for the next attempt", { corp_id: f.corpId, count, error: f.error });
       this.requeue(f.corpId, batch.chunks);
+      requeued.add(batch);
       kept = true;
     }
+    // The writer is done reading the others' buffers (it answers after the batch).
+    for (const b of sent) if (!requeued.has(b)) this.release(b.chunks);
     this.after(kept);
   }
 
