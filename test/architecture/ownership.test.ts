@@ -52,7 +52,7 @@ const OWNERS: Record<string, string> = {
   webhook_deliveries: "modules/webhook",
   metrics: "modules/metric",
   metric_values: "modules/metric",
-  settings: "",
+  settings: "core",
   // Search indexes (FTS5, migrations/tenant/0010_search_fts.sql): no Drizzle object, owned with
   // their table.
   persons_fts: "modules/person",

@@ -219,9 +219,14 @@ export function getContractView(db: TenantDb, id: string, timeZone: string, reve
 // GET /api/contract/{id} answers the same bytes until the tenant database changes: the JSON text
 // is kept per change stamp (src/db/change-stamp.ts) of the READ connection, time zone and id;
 // texts of an older stamp are never read again. Never inside a write, whose changes may still roll
-// back without moving the stamp back (changeStamp is null there). One bound for all corporations.
+// back without moving the stamp back (changeStamp is null there). One bound for all corporations,
+// in entries and in characters: a contract with hundreds of items makes a body of hundreds of kB,
+// and 8,192 of those would hold gigabytes.
 const BODIES_MAX = 8192;
+/** ≈ 16 MB of ASCII text: 8,192 bodies of a typical contract (≈ 2 kB) fit, as they did before. */
+const BODIES_MAX_CHARS = 16 * 1024 * 1024;
 const bodies = new Map<string, string>();
+let bodiesChars = 0;
 
 /**
  * The JSON text of the Contract GET returns (password masked); throws 404 as getContractView does.
@@ -235,8 +240,12 @@ export function contractViewJson(db: TenantDb, id: string, timeZone: string): st
   let body = bodies.get(key);
   if (body === undefined) {
     body = JSON.stringify(getContractView(db, id, timeZone));
-    if (bodies.size >= BODIES_MAX) bodies.clear();
+    if (bodies.size >= BODIES_MAX || bodiesChars + body.length > BODIES_MAX_CHARS) {
+      bodies.clear();
+      bodiesChars = 0;
+    }
     bodies.set(key, body);
+    bodiesChars += body.length;
   }
   return body;
 }

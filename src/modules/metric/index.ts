@@ -17,6 +17,7 @@ export function metricModule(ctx: AppContext) {
   const scheduler = ctx.jobs.add(new MetricScheduler(ctx));
   // After the COMMIT of a change: the metric's job is rebuilt (or removed).
   const changed = scheduler.sync.bind(scheduler);
+  const hooks = { platform: ctx.store.platform, changed };
 
   return new Elysia({ name: "metric", prefix: "/api", tags: ["Metric"] })
     .use(authGuard(ctx))
@@ -26,7 +27,7 @@ export function metricModule(ctx: AppContext) {
       response: { 200: ListOf(Metric), ...errors },
       detail: { summary: "List metrics" },
     })
-    .post("/metric", async ({ tenant, body, set }) => created(set, "/api/metric", metricView(await createMetric(tenant, body, changed))), {
+    .post("/metric", async ({ tenant, body, set }) => created(set, "/api/metric", metricView(await createMetric(tenant, body, hooks))), {
       auth: AUTH,
       body: MetricInput,
       response: { 200: Metric, 409: ProblemSchema, ...errors },
@@ -44,14 +45,14 @@ export function metricModule(ctx: AppContext) {
       response: { 200: Metric, ...errors },
       detail: { summary: "Get a metric by name" },
     })
-    .put("/metric/:id", ({ tenant, params, body }) => updateMetric(tenant, { id: params.id }, body, changed), {
+    .put("/metric/:id", ({ tenant, params, body }) => updateMetric(tenant, { id: params.id }, body, hooks), {
       auth: AUTH,
       params: IdParams,
       body: MetricInput,
       response: { 200: Metric, 409: ProblemSchema, ...errors },
       detail: { summary: "Update a metric by id (every field replaced)" },
     })
-    .put("/metric/name/:name", ({ tenant, params, body }) => updateMetric(tenant, { name: params.name }, body, changed), {
+    .put("/metric/name/:name", ({ tenant, params, body }) => updateMetric(tenant, { name: params.name }, body, hooks), {
       auth: AUTH,
       params: NameParams,
       body: MetricInput,
@@ -61,7 +62,7 @@ export function metricModule(ctx: AppContext) {
     .delete(
       "/metric/:id",
       async ({ tenant, params, set }) => {
-        await deleteMetric(tenant, { id: params.id }, changed);
+        await deleteMetric(tenant, { id: params.id }, hooks);
         noContent(set);
       },
       { auth: AUTH, params: IdParams, detail: { summary: "Delete a metric by id, with its values" } },
@@ -69,7 +70,7 @@ export function metricModule(ctx: AppContext) {
     .delete(
       "/metric/name/:name",
       async ({ tenant, params, set }) => {
-        await deleteMetric(tenant, { name: params.name }, changed);
+        await deleteMetric(tenant, { name: params.name }, hooks);
         noContent(set);
       },
       { auth: AUTH, params: NameParams, detail: { summary: "Delete a metric by name, with its values" } },

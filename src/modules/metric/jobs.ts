@@ -7,7 +7,7 @@ import type { AppContext } from "../../core/context";
 import type { Job as BackgroundJob } from "../../core/jobs";
 import { readBounded } from "../../lib/bounded-body";
 import { allCorpIds } from "../corp/service";
-import { collectedMetrics, storeCollected, type MetricRow } from "./service";
+import { collectedIndex, collectedMetrics, storeCollected, unindexIfNoneCollected, updateCollectedIndex, type MetricRow } from "./service";
 import { isInsideWindow, nextTickAfter } from "./window";
 
 /** setTimeout's longest delay is 2^31-1 ms (≈ 24.8 days); a longer wait re-arms on the way. */
@@ -39,23 +39,45 @@ export class MetricScheduler implements BackgroundJob {
 
   constructor(private ctx: AppContext) {}
 
-  /** Builds the jobs of every corporation's metrics (process start). */
+  /**
+   * Builds the jobs of every corporation's metrics (process start), reading only the corporations
+   * the index names (service.ts, "the index of corporations with collected metrics"): start-up
+   * costs follow the corporations that collect, not their number. Without a complete index (a
+   * data directory from before it, a restored backup) every corporation is read once and indexed.
+   */
   async start(): Promise<void> {
     let corps: string[];
+    let index: { corps: string[]; complete: boolean };
     try {
-      corps = await this.ctx.store.platform.read((db) => allCorpIds(db));
+      [corps, index] = await this.ctx.store.platform.read((db) => [allCorpIds(db), collectedIndex(db)] as const);
     } catch (err) {
       this.ctx.logger.error("metric jobs not started", { error: String(err) });
       return;
     }
-    for (const id of corps) {
+    const existing = new Set(corps);
+    const add: string[] = [];
+    const drop = index.corps.filter((id) => !existing.has(id)); // deleted corporations
+    let complete = true;
+    for (const id of index.complete ? index.corps.filter((c) => existing.has(c)) : corps) {
       if (this.stopped) return;
       try {
-        for (const row of await this.ctx.store.visit(id, collectedMetrics)) this.sync(id, row);
+        const rows = await this.ctx.store.visit(id, collectedMetrics);
+        for (const row of rows) this.sync(id, row);
+        if (rows.length && !index.complete) add.push(id);
+        // Indexed but collecting nothing (a crash before its last endpoint's removal was indexed).
+        if (!rows.length && index.complete) await this.ctx.store.visit(id, (tenant) => unindexIfNoneCollected(tenant, this.ctx.store.platform));
       } catch (err) {
-        // A corporation whose database cannot be read (failed migration) keeps the others going.
+        // A corporation whose database cannot be read (failed migration) keeps the others going;
+        // the index stays incomplete, so the next start-up reads every corporation again.
+        complete = false;
         this.ctx.logger.warn("metric jobs of a corporation not started", { corp_id: id, error: String(err) });
       }
+    }
+    if (this.stopped || (index.complete && !drop.length) || (!add.length && !drop.length && !complete)) return;
+    try {
+      await this.ctx.store.platform.write((db) => updateCollectedIndex(db, add, drop, !index.complete && complete));
+    } catch (err) {
+      this.ctx.logger.warn("the index of corporations with collected metrics not updated", { error: String(err) });
     }
   }
 

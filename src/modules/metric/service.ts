@@ -2,8 +2,9 @@
 // metric_values. Every function takes the corporation's door first; the HTTP layer (index.ts) and
 // the collector (jobs.ts) share them.
 import { eq } from "drizzle-orm";
-import type { TenantDoor } from "../../core/store";
-import type { TenantDb } from "../../db/sqlite";
+import { dropSetting, hasSetting, putSetting, settingKeys } from "../../core/settings";
+import type { PlatformDoor, TenantDoor } from "../../core/store";
+import type { PlatformDb, TenantDb } from "../../db/sqlite";
 import { metrics } from "../../db/tenant/schema";
 import { finite } from "../../lib/finite";
 import { newId } from "../../lib/ids";
@@ -80,6 +81,67 @@ export function collectedMetrics(tenant: TenantDoor): Promise<MetricRow[]> {
  */
 export type MetricChanged = (corpId: string, row: MetricRow | null, id: string) => void;
 
+/** What a change to a metric needs besides the corporation's door. */
+export interface MetricHooks {
+  /** The platform's door: the index of corporations with collected metrics is kept there. */
+  platform: PlatformDoor;
+  changed?: MetricChanged;
+}
+
+// ---- the index of corporations with collected metrics --------------------------------------
+//
+// So that the collector's start-up reads only the corporations that have a metric with an
+// endpoint, the platform's settings keep one key per such corporation. A key means "may have
+// one": it is written (durably, in the platform database) before the COMMIT of any write that
+// leaves a metric with an endpoint, and dropped only under the corporation's write lock after
+// checking that none is left, so a write that adds one can never slip between the check and the
+// drop. A crash can leave a key too many (dropped at the next start-up), never one too few.
+// `COMPLETE` says every corporation was indexed: absent on a data directory from before the
+// index or restored from a backup (whose platform copy is older than its corporations'), the next
+// start-up reads every corporation once and writes it.
+
+const COLLECTED = "metric-collector:corp:";
+const COMPLETE = "metric-collector:indexed";
+const ANY_COLLECTED = "SELECT 1 FROM metrics WHERE endpoint IS NOT NULL LIMIT 1";
+
+/** The corporations that may have collected metrics, and whether every corporation is indexed. */
+export function collectedIndex(db: PlatformDb): { corps: string[]; complete: boolean } {
+  return { corps: settingKeys(db, COLLECTED).map((k) => k.slice(COLLECTED.length)), complete: hasSetting(db, COMPLETE) };
+}
+
+/** Adds and drops corporations of the index (start-up), and says it is complete when it is. */
+export function updateCollectedIndex(db: PlatformDb, add: string[], drop: string[], complete: boolean): void {
+  const now = nowIso();
+  for (const id of add) putSetting(db, COLLECTED + id, now);
+  for (const id of drop) dropSetting(db, COLLECTED + id);
+  if (complete) putSetting(db, COMPLETE, now);
+}
+
+/** The next start-up reads every corporation again (a restored backup). */
+export function forgetCollectedIndex(db: PlatformDb): void {
+  dropSetting(db, COMPLETE);
+}
+
+/** Inside the write that leaves a metric with an endpoint, before its COMMIT. */
+async function indexCollected(platform: PlatformDoor, corpId: string): Promise<void> {
+  const key = COLLECTED + corpId;
+  if (await platform.read((db) => hasSetting(db, key))) return;
+  await platform.write((db) => putSetting(db, key, nowIso()));
+}
+
+/**
+ * Drops the corporation from the index when it has no metric with an endpoint left, under its
+ * write lock (a write that adds one waits, then indexes it again). Best effort: a key left behind
+ * costs the next start-up one read of the corporation.
+ */
+export function unindexIfNoneCollected(tenant: TenantDoor, platform: PlatformDoor): Promise<void> {
+  return tenant
+    .write(async (tx, w) => {
+      if (!tx.$client.query(ANY_COLLECTED).get()) await platform.write((db) => dropSetting(db, COLLECTED + w.corpId));
+    })
+    .catch(() => {});
+}
+
 type MetricFields = Omit<MetricRow, "id" | "created_at" | "updated_at">;
 
 /** Checks what the schema cannot (URL, instants, their order) and names every bad field at once. */
@@ -123,13 +185,14 @@ function checkNameFree(db: TenantDb, name: string, exceptId: string | null): voi
   if (holder && holder.id !== exceptId) throw conflict(`A metric named '${name}' already exists`);
 }
 
-export function createMetric(tenant: TenantDoor, input: MetricInput, changed?: MetricChanged): Promise<MetricRow> {
+export function createMetric(tenant: TenantDoor, input: MetricInput, { platform, changed }: MetricHooks): Promise<MetricRow> {
   const fields = metricFields(input);
-  return tenant.write((tx, w) => {
+  return tenant.write(async (tx, w) => {
     checkNameFree(tx, fields.name, null);
     const now = nowIso();
     const row: MetricRow = { id: newId(), ...fields, created_at: now, updated_at: now };
     tx.insert(metrics).values(row).run();
+    if (row.endpoint) await indexCollected(platform, w.corpId);
     w.emit("METRIC_AFTER_INSERT", row.id, metricView(row));
     if (changed) w.afterCommit(() => changed(w.corpId, row, row.id));
     return row;
@@ -143,10 +206,10 @@ const HAS_VALUES = "SELECT 1 FROM metric_values WHERE metric_id = ?1 LIMIT 1";
  * Fields that are already stored (instants compared canonical) change nothing: no write, the same
  * updated_at, no event, and `changed` false.
  */
-export function updateMetric(tenant: TenantDoor, key: MetricKey, input: MetricInput, changed?: MetricChanged): Promise<Metric> {
+export function updateMetric(tenant: TenantDoor, key: MetricKey, input: MetricInput, { platform, changed }: MetricHooks): Promise<Metric> {
   // By id the body is checked before the metric is looked up, by name after (404 first), as ever.
   const checked = key.id !== undefined ? metricFields(input) : null;
-  return tenant.write((tx, w) => {
+  return tenant.write(async (tx, w) => {
     const current = metricOf(tx, key);
     const fields = checked ?? metricFields(input);
     if (unchanged(current, fields)) return metricView(current);
@@ -159,6 +222,8 @@ export function updateMetric(tenant: TenantDoor, key: MetricKey, input: MetricIn
     }
     const row: MetricRow = { ...current, ...fields, updated_at: nowIso() };
     tx.update(metrics).set({ ...fields, updated_at: row.updated_at }).where(eq(metrics.id, id)).run();
+    if (row.endpoint) await indexCollected(platform, w.corpId);
+    else if (current.endpoint) w.afterCommit(() => void unindexIfNoneCollected(tenant, platform));
     const view = metricView(row);
     w.emit("METRIC_AFTER_UPDATE", id, view);
     if (changed) w.afterCommit(() => changed(w.corpId, row, id));
@@ -167,10 +232,11 @@ export function updateMetric(tenant: TenantDoor, key: MetricKey, input: MetricIn
 }
 
 /** Deletes the metric; its values go with it (ON DELETE CASCADE). */
-export function deleteMetric(tenant: TenantDoor, key: MetricKey, changed?: MetricChanged): Promise<void> {
+export function deleteMetric(tenant: TenantDoor, key: MetricKey, { platform, changed }: MetricHooks): Promise<void> {
   return tenant.write((tx, w) => {
     const current = metricOf(tx, key);
     tx.delete(metrics).where(eq(metrics.id, current.id)).run();
+    if (current.endpoint) w.afterCommit(() => void unindexIfNoneCollected(tenant, platform));
     w.emit("METRIC_AFTER_DELETE", current.id, metricView(current));
     if (changed) w.afterCommit(() => changed(w.corpId, null, current.id));
   });

@@ -257,7 +257,7 @@ describe("job metric scheduler: the corporation's state", () => {
     const { addCorp } = await import("../../support/helpers");
     const { createMetric } = await import("../../../src/modules/metric/service");
     const corpId = await addCorp(t, "state-isp");
-    const m = await createMetric(t.ctx.store.tenant(corpId), metricBody({ endpoint: `${base}/state/int` }) as any);
+    const m = await createMetric(t.ctx.store.tenant(corpId), metricBody({ endpoint: `${base}/state/int` }) as any, { platform: t.ctx.store.platform });
     const scheduler = t.ctx.jobs.get<MetricScheduler>("metric-scheduler")!;
     scheduler.sync(corpId, m);
     const setStatus = (status: string) => {
@@ -298,7 +298,7 @@ describe("job metric scheduler: process start and shutdown", () => {
     const { addCorp } = await import("../../support/helpers");
     const other = await addCorp(second.t, "second-isp");
     const { createMetric } = await import("../../../src/modules/metric/service");
-    const otherMetric = await createMetric(second.t.ctx.store.tenant(other), metricBody({ endpoint: `${base}/restart2/int` }) as any);
+    const otherMetric = await createMetric(second.t.ctx.store.tenant(other), metricBody({ endpoint: `${base}/restart2/int` }) as any, { platform: second.t.ctx.store.platform });
     await second.t.close(false);
 
     const third = await setup({ dir });
@@ -314,6 +314,59 @@ describe("job metric scheduler: process start and shutdown", () => {
     await Bun.sleep(1_500);
     expect(hit("/restart2/int")).toBe(after);
     expect(token).toBeString();
+  }, 20_000);
+
+  test("start-up reads only the corporations indexed as collecting; without the index it reads every one and rebuilds it", async () => {
+    const first = await setup();
+    const dir = first.t.dir;
+    await startAndLogin(first.t);
+    const { addCorp } = await import("../../support/helpers");
+    const { createMetric, deleteMetric } = await import("../../../src/modules/metric/service");
+    const idle = await addCorp(first.t, "idle-isp");
+    const collecting = await addCorp(first.t, "collecting-isp");
+    const platform = first.t.ctx.store.platform;
+    await createMetric(first.t.ctx.store.tenant(idle), metricBody({ endpoint: null }) as any, { platform });
+    const gone = await createMetric(first.t.ctx.store.tenant(collecting), metricBody({ endpoint: `${base}/index/gone` }) as any, { platform });
+    const kept = await createMetric(first.t.ctx.store.tenant(collecting), metricBody({ endpoint: `${base}/index/int`, periodicity: "1h" }) as any, { platform });
+    const index = (t: TestApp) => (t.sql().query("SELECT key FROM settings WHERE key LIKE 'metric-collector:%' ORDER BY key").all() as { key: string }[]).map((r) => r.key);
+    expect(index(first.t)).toEqual([`metric-collector:corp:${collecting}`, "metric-collector:indexed"]);
+    // Deleting one of two collected metrics keeps the corporation indexed.
+    await deleteMetric(first.t.ctx.store.tenant(collecting), { id: gone.id }, { platform });
+    await Bun.sleep(50);
+    expect(index(first.t)).toContain(`metric-collector:corp:${collecting}`);
+    await first.t.close(false);
+
+    // A corporation that is not indexed is not opened: its file is unreadable and nobody notices.
+    const { writeFileSync, rmSync } = await import("node:fs");
+    const idleFile = `${dir}/corps/${idle}.db`;
+    for (const suffix of ["-wal", "-shm"]) rmSync(idleFile + suffix, { force: true });
+    writeFileSync(idleFile, "not a database ".repeat(512));
+    const notStarted = (logs: Logged[]) => logs.filter((l) => l.msg === "metric jobs of a corporation not started").map((l) => l.fields.corp_id);
+    const second = await setup({ dir });
+    await Bun.sleep(100);
+    expect(second.t.ctx.jobs.get<MetricScheduler>("metric-scheduler")!.size).toBe(1);
+    expect(notStarted(second.logs)).toEqual([]);
+    await second.t.close(false);
+
+    // Without the index (a restored backup): every corporation is read, the jobs are built, and
+    // the index stays incomplete while one corporation cannot be read.
+    const { Database } = await import("bun:sqlite");
+    const raw = new Database(`${dir}/platform.db`);
+    raw.exec("DELETE FROM settings");
+    raw.close();
+    const third = await setup({ dir });
+    await Bun.sleep(100);
+    const scheduler = third.t.ctx.jobs.get<MetricScheduler>("metric-scheduler")!;
+    expect(scheduler.size).toBe(1);
+    expect(scheduler.nextTick(collecting, kept.id)).toBeGreaterThan(Date.now());
+    expect(notStarted(third.logs)).toEqual([idle]);
+    expect(index(third.t)).toEqual([`metric-collector:corp:${collecting}`]);
+
+    // Removing the last endpoint drops the corporation from the index.
+    await deleteMetric(third.t.ctx.store.tenant(collecting), { id: kept.id }, { platform: third.t.ctx.store.platform });
+    await Bun.sleep(50);
+    expect(index(third.t)).toEqual([]);
+    await third.t.close();
   }, 20_000);
 
   test("the egress policy applies: without loopback allowed nothing is fetched, and why is logged", async () => {

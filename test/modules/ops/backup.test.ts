@@ -2,6 +2,7 @@
 // scheduled backup with retention; the CLI.
 // source-only: reads the app's service metrics and closes its context mid-run.
 import { afterAll, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import { chownSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { servers } from "../../../src/db/platform/schema";
@@ -86,6 +87,18 @@ test("backup under a concurrent write load loses nothing acknowledged before it 
     expect(result.moved.map((m) => m.corp_id)).toEqual([gamma]);
     expect(existsSync(join(restoredDir, "corps", `${gamma}.db`))).toBe(true);
     expect(readFileSync(join(restoredDir, "data.key"), "utf8")).toBe(readFileSync(join(t.dir, "data.key"), "utf8"));
+    // The platform was copied before the corporations: the metric collector's index is not
+    // trusted, so the first start-up reads every corporation (modules/metric/service.ts).
+    const collectorKeys = (file: string) => {
+      const db = new Database(file, { readonly: true });
+      try {
+        return (db.query("SELECT key FROM settings WHERE key LIKE 'metric-collector:%'").all() as { key: string }[]).map((r) => r.key);
+      } finally {
+        db.close();
+      }
+    };
+    expect(collectorKeys(join(backupDir, "platform.db"))).toContain("metric-collector:indexed");
+    expect(collectorKeys(join(restoredDir, "platform.db"))).not.toContain("metric-collector:indexed");
 
     const t2 = await makeApp({ dir: restoredDir });
     apps.push(t2);
