@@ -5,7 +5,7 @@ import type { AppContext } from "../../core/context";
 import type { Principal } from "../../core/principal";
 import type { TenantDoor } from "../../core/store";
 import { checkedJsonText, created } from "../../lib/http";
-import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
+import { IdParams, ListOf } from "../../lib/schemas";
 import { authGuard } from "../auth/guard";
 import { AddressInput } from "../address/model";
 import { AppById, AppByIdIdentity, AppByName, AppByNameIdentity, ExternalLinkInput, ExternalLinkView } from "../externalapp/model";
@@ -14,6 +14,7 @@ import {
   ContractConfigInput,
   ContractExternalInput,
   ContractInput,
+  ContractListQuery,
   ContractWithIdentity,
   FlagsBody,
   FlagsResponse,
@@ -50,7 +51,7 @@ export function contractModule(ctx: AppContext) {
     .use(authGuard(ctx))
     .get("/contract", ({ tenant, principal, query }) => tenant.read((db) => listContracts(db, principal, query)), {
       auth: "platform.contract",
-      query: ListQuery,
+      query: ContractListQuery,
       response: { 200: ListOf(Contract) },
       detail: { summary: "List all contracts (also ?customer_id)" },
     })
@@ -89,14 +90,14 @@ export function contractModule(ctx: AppContext) {
     .get("/contract/externalapp/id/:externalAppId", ({ tenant, principal, params, query }) => tenant.read((db) => listLinkedContracts(db, principal, params, query)), {
       auth: key("platform.contract"),
       params: AppById,
-      query: ListQuery,
+      query: ContractListQuery,
       response: { 200: ListOf(ContractWithIdentity) },
       detail: { summary: "List the contracts of an external application (by id)" },
     })
     .get("/contract/externalapp/name/:externalAppName", ({ tenant, principal, params, query }) => tenant.read((db) => listLinkedContracts(db, principal, params, query)), {
       auth: key("platform.contract"),
       params: AppByName,
-      query: ListQuery,
+      query: ContractListQuery,
       response: { 200: ListOf(ContractWithIdentity) },
       detail: { summary: "List the contracts of an external application (by name)" },
     })
