@@ -65,6 +65,12 @@ export function openSqlite(
   if (readonly) {
     sqlite.exec("PRAGMA query_only = ON");
     readConnections.add(sqlite);
+  } else {
+    // A writer's savepoint sub-journal (group commit: one savepoint per write, each saving the
+    // pages it changes that the group dirtied before) in memory rather than in a temp file past
+    // 64 kB: a contract upsert made ≈ 44 pwrite calls to it (85% of its file writes), ≈ 100 µs
+    // of CPU. Freed when the savepoint is released; the reads' sorts stay on temp files.
+    sqlite.exec("PRAGMA temp_store = MEMORY");
   }
   return sqlite;
 }
