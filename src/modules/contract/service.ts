@@ -379,7 +379,8 @@ export type ContractConnection = ContractByUsername;
 export function contractConnection(db: TenantDb, contractId: string): ContractConnection | null {
   const c = findContract(db, contractId);
   if (!c) return null;
-  const row = db.select().from(contractConfigs).where(eq(contractConfigs.contract_id, contractId)).get();
+  // Raw, as findContract: the upsert takes this snapshot on every update.
+  const row = clientOf(db).query<ConfigRow, [string]>("SELECT * FROM contract_configs WHERE contract_id = ?1").get(contractId);
   if (!row) return null;
   const { contract_id: _, ...config } = row;
   return { contract: { id: c.id, number: c.number, contract_status: c.contract_status, contract_stage: c.contract_stage, customer_id: c.customer_id }, config };
