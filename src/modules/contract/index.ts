@@ -4,7 +4,7 @@ import { Elysia, type Context } from "elysia";
 import type { AppContext } from "../../core/context";
 import type { Principal } from "../../core/principal";
 import type { TenantDoor } from "../../core/store";
-import { checkedJsonText, created } from "../../lib/http";
+import { checkedJson, checkedJsonText, created } from "../../lib/http";
 import { IdParams, ListOf } from "../../lib/schemas";
 import { authGuard } from "../auth/guard";
 import { AddressInput } from "../address/model";
@@ -42,10 +42,13 @@ export { findContractByUsername, type ContractByUsername } from "./service";
 
 export function contractModule(ctx: AppContext) {
   const key = (guard: "platform.contract") => ({ guard, key: true });
+  // The answer is the contract view built field by field from the schema's type (as GET
+  // /api/contract/{id}), so Elysia's response check and normalisation are skipped (checkedJson:
+  // ≈ 20 µs of the upsert); the upsert tests check the bodies against the schema.
   const upsert = async (tenant: TenantDoor, principal: Principal, params: { externalAppId?: string; externalAppName?: string }, body: ContractExternalInput, set: Context["set"]) => {
     const { contract, created: isNew } = await upsertFromExternalApp(ctx, tenant, principal, params, body);
     // A creating upsert is a create: it sends Location as every create does (routes.md, Success).
-    return isNew ? created(set, "/api/contract", contract) : contract;
+    return checkedJson(set, isNew ? created(set, "/api/contract", contract) : contract);
   };
   return new Elysia({ name: "contract", prefix: "/api", tags: ["Contract"] })
     .use(authGuard(ctx))
