@@ -4,7 +4,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openSqlite } from "../../src/db/sqlite";
+import { forgetStatements, openSqlite } from "../../src/db/sqlite";
 
 const dir = mkdtempSync(join(tmpdir(), "corpadmin-pragmas-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -29,6 +29,27 @@ describe("openSqlite: connection pragmas", () => {
       writer.run("COMMIT");
       expect(reader.query("SELECT count(*) AS n FROM t WHERE v = 'changed'").get()).toEqual({ n: 0 });
       expect(reader.query("SELECT count(*) AS n FROM t").get()).toEqual({ n: 200 });
+    } finally {
+      reader.close();
+      writer.close();
+    }
+  });
+
+  test("a writer's query() keeps more statements than bun:sqlite's 20, by SQL text, until forgetStatements", () => {
+    const path = join(dir, "b.db");
+    const writer = openSqlite(path, { statements: 200 });
+    const reader = openSqlite(path, { readonly: true, statements: 200 });
+    try {
+      const texts = Array.from({ length: 60 }, (_, i) => `SELECT ${i} AS n`);
+      const first = texts.map((q) => writer.query(q));
+      expect(texts.map((q) => writer.query(q)).every((s, i) => s === first[i])).toBe(true);
+      expect(writer.query(texts[7]!).get()).toEqual({ n: 7 });
+      // The read connection keeps bun's own bound: the first texts were compiled again.
+      const read = texts.map((q) => reader.query(q));
+      expect(reader.query(texts[0]!) === read[0]).toBe(false);
+      forgetStatements(writer);
+      expect(writer.query(texts[0]!) === first[0]).toBe(false);
+      expect(writer.query(texts[0]!).get()).toEqual({ n: 0 });
     } finally {
       reader.close();
       writer.close();
