@@ -21,6 +21,7 @@ import tenant_8 from "../../migrations/tenant/0008_certain_roxanne_simpson.sql" 
 import tenant_9 from "../../migrations/tenant/0009_unusual_makkari.sql" with { type: "text" };
 import tenant_10 from "../../migrations/tenant/0010_search_fts.sql" with { type: "text" };
 import tenant_11 from "../../migrations/tenant/0011_unknown_frank_castle.sql" with { type: "text" };
+import tenant_12 from "../../migrations/tenant/0012_greedy_weapon_omega.sql" with { type: "text" };
 import pgJournal from "../../migrations/pg/meta/_journal.json";
 import pg_0 from "../../migrations/pg/0000_init.sql" with { type: "text" };
 
@@ -52,6 +53,7 @@ export const embeddedMigrations = {
     "0009_unusual_makkari": tenant_9,
     "0010_search_fts": tenant_10,
     "0011_unknown_frank_castle": tenant_11,
+    "0012_greedy_weapon_omega": tenant_12,
     } as Record<string, string>,
   },
   pg: {

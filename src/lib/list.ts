@@ -27,6 +27,17 @@ export interface ListSpec {
    * Without one, ?q scans.
    */
   search?: string;
+  /**
+   * ?q over text other tables hold (a contract's customer, its PPPoE username): conditions on this
+   * table added to the scan, `match` being the scan's condition on one column. They must find the
+   * rows `search` plus `searchMore` find.
+   */
+  qMore?: ((match: (c: SQLiteColumn) => SQL) => SQL)[];
+  /**
+   * With `search`: rowids of this table found through other tables' trigram indexes for an FTS5
+   * phrase (`SELECT rowid FROM <table> WHERE ...`), beside the ones `search` finds.
+   */
+  searchMore?: ((phrase: string) => SQL)[];
   /** Columns never filterable or sortable (secrets, blobs). */
   hidden?: string[];
   /** Default sort when ?sort is absent, e.g. "-at"; default "id". */
@@ -140,10 +151,16 @@ function qCondition(q: string): (c: SQLiteColumn) => SQL {
 /** Shortest `q` (in code points) a trigram index can answer: shorter ones match nothing there. */
 const TRIGRAM = 3;
 
-/** A ?q answered by the table's trigram index: the index's name and the FTS5 phrase. */
+/**
+ * A ?q answered by trigram indexes: the table's index name and the FTS5 phrase (the key of its
+ * match set), and the query of the rowids they match.
+ */
 interface IndexSearch {
   fts: string;
   phrase: string;
+  rowids: SQL;
+  /** Whether `rowids` is the table's index alone (one entry per row: count it directly). */
+  alone: boolean;
 }
 
 /**
@@ -155,7 +172,13 @@ interface IndexSearch {
 function indexSearch(spec: ListSpec, q: string): IndexSearch | undefined {
   // FTS5's query parser ends a string at NUL ("unterminated string"): such a q scans, as before.
   if (!spec.search || [...q].length < TRIGRAM || q.includes("\0")) return undefined;
-  return { fts: spec.search, phrase: `"${q.replaceAll('"', '""')}"` };
+  const phrase = `"${q.replaceAll('"', '""')}"`;
+  const fts = sql.identifier(spec.search);
+  const own = sql`SELECT rowid FROM ${fts} WHERE ${fts} MATCH ${phrase}`;
+  const more = spec.searchMore ?? [];
+  // UNION: a row found through several indexes counts once.
+  const rowids = more.length ? sql.join([own, ...more.map((f) => f(phrase))], sql` UNION `) : own;
+  return { fts: spec.search, phrase, rowids, alone: !more.length };
 }
 
 /**
@@ -164,9 +187,8 @@ function indexSearch(spec: ListSpec, q: string): IndexSearch | undefined {
  * probes each row against the matches (a dense match on a large table, see listRows).
  */
 function matchCondition(table: SQLiteTable, s: IndexSearch, probe = false): SQL {
-  const fts = sql.identifier(s.fts);
   const rowid = sql`${sql.raw(probe ? "+" : "")}${sql.identifier(getTableName(table))}.rowid`;
-  return sql`${rowid} IN (SELECT rowid FROM ${fts} WHERE ${fts} MATCH ${s.phrase})`;
+  return sql`${rowid} IN (${s.rowids})`;
 }
 
 function clauses(table: SQLiteTable, spec: ListSpec, params: ListParams, where: (SQL | undefined)[], probe: boolean) {
@@ -183,7 +205,10 @@ function clauses(table: SQLiteTable, spec: ListSpec, params: ListParams, where: 
   const search = params.q ? indexSearch(spec, params.q) : undefined;
   const onlySearch = !!search && conds.every((c) => c === undefined);
   if (search) conds.push(matchCondition(table, search, probe));
-  else if (params.q) conds.push(or(...spec.q.map(qCondition(params.q))));
+  else if (params.q) {
+    const match = qCondition(params.q);
+    conds.push(or(...spec.q.map(match), ...(spec.qMore ?? []).map((f) => f(match))));
+  }
   const sortText = params.sort ?? spec.defaultSort ?? "id";
   const descending = sortText.startsWith("-");
   const sortField = descending ? sortText.slice(1) : sortText;
@@ -293,10 +318,10 @@ interface Matches {
 const MAX_MATCH_BYTES = 256 * 1024;
 
 function loadMatches(client: Database, s: IndexSearch): Matches {
-  const fts = `"${s.fts.replaceAll('"', '""')}"`;
   // ≈ 1.6× the cost of counting the match (measured); FTS5 returns it in rowid order, but
-  // nothing below relies on that.
-  const rowids = (client.query(`SELECT rowid FROM ${fts} WHERE ${fts} MATCH ?1`).values(s.phrase) as [number][]).map((r) => r[0]);
+  // nothing below relies on that (nor on a UNION's order).
+  const q = dialect.sqlToQuery(s.rowids);
+  const rowids = (client.query(q.sql).values(...(q.params as Bindings)) as [number][]).map((r) => r[0]);
   let max = 0;
   for (const r of rowids) if (r > max) max = r;
   if (rowids.length * 8 <= (max >> 3) + 1) {
@@ -322,6 +347,7 @@ function loadMatches(client: Database, s: IndexSearch): Matches {
   return { count: rowids.length, bytes: bits.byteLength, has: (rowid) => rowid <= max && (bits[rowid >> 3]! & (1 << (rowid & 7))) !== 0 };
 }
 
+// Keyed by the index and phrase: one ListSpec per index (contracts_fts with its searchMore).
 function matchSet(client: Database, kept: Totals, s: IndexSearch): Matches {
   const key = `${s.fts}\0${s.phrase}`;
   const hit = kept.matches.get(key);
@@ -406,9 +432,12 @@ export function listRows<R, V>(
   }
   let countQuery: SQL;
   if (c.search && c.onlySearch) {
-    // The index holds one entry per row: its matches are the table's, counted without a row read.
+    // The index holds one entry per row: its matches are the table's, counted without a row read
+    // (and the rowids other indexes find, distinct, beside them).
     const fts = sql.identifier(c.search.fts);
-    countQuery = sql`SELECT count(*) AS n FROM ${fts} WHERE ${fts} MATCH ${c.search.phrase}`;
+    countQuery = c.search.alone
+      ? sql`SELECT count(*) AS n FROM ${fts} WHERE ${fts} MATCH ${c.search.phrase}`
+      : sql`SELECT count(*) AS n FROM (${c.search.rowids})`;
   } else {
     countQuery = c.where ? sql`SELECT count(*) AS n FROM ${table} WHERE ${c.where}` : sql`SELECT count(*) AS n FROM ${table}`;
   }

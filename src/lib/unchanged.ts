@@ -7,7 +7,11 @@
  */
 export function unchanged(row: object, columns: object): boolean {
   const r = row as Record<string, unknown>;
-  return Object.entries(columns).every(([k, v]) => stored(r[k]) === stored(v));
+  const c = columns as Record<string, unknown>;
+  // A loop over the own keys rather than Object.entries(...).every: no array per call (the
+  // contract upsert compares each party, city and the contract, ≈ 2% of its CPU).
+  for (const k in c) if (Object.hasOwn(c, k) && stored(r[k]) !== stored(c[k])) return false;
+  return true;
 }
 
 const stored = (v: unknown) => (typeof v === "boolean" ? (v ? 1 : 0) : v);

@@ -202,8 +202,13 @@ describe("POST /api/contract/create/externalapp/name/{externalAppName}; GET /api
       billing_customer: { ...body.billing_customer, name: "Cliente Buriti", display_name: null },
       address: { ...body.address, city: { identity: "city-itau", name: "Itaú", state: "MG", country: "BR" } },
     });
-    expect(await found("/api/contract", "nandu", "number")).toEqual([]);
+    // The old number is gone, but the PPPoE username the insert gave it (the number then) stays:
+    // the upsert never changes the connection settings, and ?q finds by username too.
+    expect(c.config.username).toBe("CTR-Ñandú-4242");
+    expect(await found("/api/contract", "nandu", "number")).toEqual(["CTR-Jaboticaba-4242"]);
     expect(await found("/api/contract", "jabotic", "number")).toEqual(["CTR-Jaboticaba-4242"]);
+    expect(await found("/api/contract", "araca", "number")).toEqual([]);
+    expect(await found("/api/contract", "buriti", "number")).toEqual(["CTR-Jaboticaba-4242"]);
     expect(await found("/api/person", "araca")).toEqual([]);
     expect(await found("/api/person", "buriti")).toEqual(["Cliente Buriti"]);
     expect(await found("/api/city", "itau de")).toEqual([]);
@@ -281,11 +286,13 @@ describe("GET /api/person: a corporation file from before the search indexes is 
       db.run(`DROP TABLE ${table}_fts`);
     }
     // The migrations after it are undone too (a migration re-runs only when it is newer than the
-    // newest recorded): 0011 keyed accounting records by their RADIUS session.
+    // newest recorded): 0011 keyed accounting records by their RADIUS session, 0012 indexed the
+    // contracts' usernames (its triggers on contract_configs).
+    for (const op of ["insert", "update", "delete"]) db.run(`DROP TRIGGER contract_configs_fts_${op}`);
     db.run("DROP INDEX isp_radius_accounting_session_record");
     db.run("ALTER TABLE isp_radius_accounting DROP COLUMN radius_session_id");
     db.run("CREATE UNIQUE INDEX isp_radius_accounting_record ON isp_radius_accounting (nas_id, session_id, status_type, session_time)");
-    db.run("DELETE FROM __drizzle_migrations WHERE rowid IN (SELECT rowid FROM __drizzle_migrations ORDER BY created_at DESC LIMIT 2)");
+    db.run("DELETE FROM __drizzle_migrations WHERE rowid IN (SELECT rowid FROM __drizzle_migrations ORDER BY created_at DESC LIMIT 3)");
     expect(db.query("SELECT count(*) AS n FROM sqlite_master WHERE name LIKE '%_fts%'").get()).toEqual({ n: 0 });
     const version = (db.query("SELECT count(*) AS n FROM __drizzle_migrations").get() as { n: number }).n;
     old.sqlWrite().query("UPDATE corporations SET schema_version = ?1 WHERE id = ?2").run(version, a.corpId);

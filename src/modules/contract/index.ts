@@ -4,8 +4,8 @@ import { Elysia, type Context } from "elysia";
 import type { AppContext } from "../../core/context";
 import type { Principal } from "../../core/principal";
 import type { TenantDoor } from "../../core/store";
-import { checkedJsonText, created } from "../../lib/http";
-import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
+import { checkedJson, checkedJsonText, created } from "../../lib/http";
+import { IdParams, ListOf } from "../../lib/schemas";
 import { authGuard } from "../auth/guard";
 import { AddressInput } from "../address/model";
 import { AppById, AppByIdIdentity, AppByName, AppByNameIdentity, ExternalLinkInput, ExternalLinkView } from "../externalapp/model";
@@ -14,6 +14,7 @@ import {
   ContractConfigInput,
   ContractExternalInput,
   ContractInput,
+  ContractListQuery,
   ContractWithIdentity,
   FlagsBody,
   FlagsResponse,
@@ -41,16 +42,19 @@ export { findContractByUsername, type ContractByUsername } from "./service";
 
 export function contractModule(ctx: AppContext) {
   const key = (guard: "platform.contract") => ({ guard, key: true });
+  // The answer is the contract view built field by field from the schema's type (as GET
+  // /api/contract/{id}), so Elysia's response check and normalisation are skipped (checkedJson:
+  // ≈ 20 µs of the upsert); the upsert tests check the bodies against the schema.
   const upsert = async (tenant: TenantDoor, principal: Principal, params: { externalAppId?: string; externalAppName?: string }, body: ContractExternalInput, set: Context["set"]) => {
     const { contract, created: isNew } = await upsertFromExternalApp(ctx, tenant, principal, params, body);
     // A creating upsert is a create: it sends Location as every create does (routes.md, Success).
-    return isNew ? created(set, "/api/contract", contract) : contract;
+    return checkedJson(set, isNew ? created(set, "/api/contract", contract) : contract);
   };
   return new Elysia({ name: "contract", prefix: "/api", tags: ["Contract"] })
     .use(authGuard(ctx))
     .get("/contract", ({ tenant, principal, query }) => tenant.read((db) => listContracts(db, principal, query)), {
       auth: "platform.contract",
-      query: ListQuery,
+      query: ContractListQuery,
       response: { 200: ListOf(Contract) },
       detail: { summary: "List all contracts (also ?customer_id)" },
     })
@@ -89,14 +93,14 @@ export function contractModule(ctx: AppContext) {
     .get("/contract/externalapp/id/:externalAppId", ({ tenant, principal, params, query }) => tenant.read((db) => listLinkedContracts(db, principal, params, query)), {
       auth: key("platform.contract"),
       params: AppById,
-      query: ListQuery,
+      query: ContractListQuery,
       response: { 200: ListOf(ContractWithIdentity) },
       detail: { summary: "List the contracts of an external application (by id)" },
     })
     .get("/contract/externalapp/name/:externalAppName", ({ tenant, principal, params, query }) => tenant.read((db) => listLinkedContracts(db, principal, params, query)), {
       auth: key("platform.contract"),
       params: AppByName,
-      query: ListQuery,
+      query: ContractListQuery,
       response: { 200: ListOf(ContractWithIdentity) },
       detail: { summary: "List the contracts of an external application (by name)" },
     })

@@ -1,6 +1,6 @@
 // Contract schemas: the local input, the interface document's external-app input, the response.
 import { t, type Static } from "elysia";
-import { DateText, Enum, Money, Opt, Quantity, Uuid } from "../../lib/schemas";
+import { DateText, Enum, ListQuery, Money, Opt, Quantity, Uuid } from "../../lib/schemas";
 import { AddressExternalInput, AddressInput, AddressView } from "../address/model";
 import { Party } from "../person/service";
 
@@ -147,3 +147,18 @@ const FlagName = t.String({ minLength: 1, maxLength: 64 });
 export const FlagsBody = t.Object({ add: Opt(t.Array(FlagName, { maxItems: 500 })), remove: Opt(t.Array(FlagName, { maxItems: 500 })) });
 export type FlagsBody = Static<typeof FlagsBody>;
 export const FlagsResponse = t.Object({ flags: t.Array(t.String()) });
+
+/** The contract lists' query: the list convention, with what ?q matches said in the document. */
+export const ContractListQuery = t.Object(
+  {
+    ...ListQuery.properties,
+    q: t.Optional(
+      t.String({
+        maxLength: 200,
+        description:
+          "Finds contracts whose number, PPPoE username (config.username), or customer's name, display name or document contains this text, ignoring case, and accents from 3 characters on",
+      }),
+    ),
+  },
+  { additionalProperties: true },
+);

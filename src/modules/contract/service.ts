@@ -3,7 +3,7 @@
 // ask of contracts. The external-app upsert is in upsert.ts. Route operations take a read handle
 // or a write transaction and its scope (src/core/store.ts); committed changes tell the contract
 // watchers after the COMMIT.
-import { and, asc, eq, inArray, or } from "drizzle-orm";
+import { and, asc, eq, inArray, or, sql } from "drizzle-orm";
 import ipaddr from "ipaddr.js";
 import type { AppContext, ContractChange } from "../../core/context";
 import type { Principal } from "../../core/principal";
@@ -12,7 +12,7 @@ import { changeStamp } from "../../db/change-stamp";
 import type { TenantDb } from "../../db/sqlite";
 import { contractConfigs, contractFlags, contractItems, contracts } from "../../db/tenant/schema";
 import { finite } from "../../lib/finite";
-import { listRows, type ListParams } from "../../lib/list";
+import { listRows, type ListParams, type ListSpec } from "../../lib/list";
 import { MAX_MONEY } from "../../lib/schemas";
 import { newId, randomBase62 } from "../../lib/ids";
 import { conflict, invalid, invalidMany, notFound, type FieldError } from "../../lib/problem";
@@ -28,7 +28,7 @@ import { findApp, resolveApp } from "../externalapp/service";
 import { identitiesOf, identityListField, linkedIdsOf, linkedRecordId, linkRecord, linkView } from "../externalapp/link-service";
 import type { AddressInput, AddressView } from "../address/model";
 import type { ExternalLinkView } from "../externalapp/model";
-import { findPerson, type Party } from "../person/service";
+import { findPerson, personIdsByPhrase, personIdsByText, type Party } from "../person/service";
 import {
   DATE_FIELDS,
   type Contract,
@@ -388,7 +388,8 @@ export type ContractConnection = ContractByUsername;
 export function contractConnection(db: TenantDb, contractId: string): ContractConnection | null {
   const c = findContract(db, contractId);
   if (!c) return null;
-  const row = db.select().from(contractConfigs).where(eq(contractConfigs.contract_id, contractId)).get();
+  // Raw, as findContract: the upsert takes this snapshot on every update.
+  const row = clientOf(db).query<ConfigRow, [string]>("SELECT * FROM contract_configs WHERE contract_id = ?1").get(contractId);
   if (!row) return null;
   const { contract_id: _, ...config } = row;
   return { contract: { id: c.id, number: c.number, contract_status: c.contract_status, contract_stage: c.contract_stage, customer_id: c.customer_id }, config };
@@ -529,9 +530,18 @@ export function productOnContractItems(db: TenantDb, productId: string): boolean
 
 // ---- the routes' operations ----
 
-const LIST = {
+// ?q finds a contract by its number, its PPPoE username (contract_configs) and its customer's
+// name, display name and document (persons). contracts_fts indexes the number and the username
+// (migration 0012); the customer's text is found through the persons' own index, so a person's
+// rename changes no contract's index entry and the upsert writes no index entry for it.
+const LIST: ListSpec = {
   q: [contracts.number],
-  search: "contracts_fts", // the trigram index of `number` (migrations/tenant/0010_search_fts.sql)
+  qMore: [
+    (match) => sql`${contracts.id} IN (SELECT ${contractConfigs.contract_id} FROM ${contractConfigs} WHERE ${match(contractConfigs.username)})`,
+    (match) => sql`${contracts.customer_id} IN ${personIdsByText(match)}`,
+  ],
+  search: "contracts_fts",
+  searchMore: [(phrase) => sql`SELECT rowid FROM contracts WHERE customer_id IN ${personIdsByPhrase(phrase)}`],
   hidden: [...ADDRESS_COLUMN_NAMES, "json_original", "json_billing", "json_payment_method", "json_items"],
 };
 

@@ -14,7 +14,7 @@ import { unchanged } from "../../lib/unchanged";
 import { addCity, cityIdByNames, cityView, getCity, updateCity } from "../city/service";
 import { addParty, findPerson, personView, setParty } from "../person/service";
 import { addressColumns } from "../address/columns";
-import { linkedRecordId, linkRecord } from "../externalapp/link-service";
+import { linkedRecordId, linkNewRecord, linkRecord } from "../externalapp/link-service";
 import { resolveApp } from "../externalapp/service";
 import type { AddressExternalInput } from "../address/model";
 import type { Contract, ContractExternalInput, PartyExternalInput } from "./model";
@@ -110,7 +110,7 @@ export async function upsertFromExternalApp(ctx: AppContext, tenant: TenantDoor,
       } else {
         id = addParty(tx, data);
         touch(id, "person", "INSERT");
-        linkRecord(tx, app.id, "person", id, p.identity);
+        linkNewRecord(tx, app.id, "person", id, p.identity);
       }
       resolved.set(key, { data, id });
       return id;
@@ -144,7 +144,7 @@ export async function upsertFromExternalApp(ctx: AppContext, tenant: TenantDoor,
     } else {
       id = addContract(tx, columns);
       password = insertDefaultConfig(tx, id, body.number);
-      linkRecord(tx, app.id, "contract", id, body.identity);
+      linkNewRecord(tx, app.id, "contract", id, body.identity);
       touch(id, "contract", "INSERT");
     }
     // Read once: the event's payload and (after the commit) the response are this same state.

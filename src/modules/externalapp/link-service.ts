@@ -36,6 +36,17 @@ export function linkRecord(tx: TenantDb, appId: string, type: RecordType, record
     .run(appId, type, recordId, identity, nowIso());
 }
 
+/**
+ * Links a record created in the caller's transaction to an identity the caller has just found
+ * unlinked there (linkedRecordId): nothing to check or replace, one insert (the external-app
+ * upsert's new persons and contracts).
+ */
+export function linkNewRecord(tx: TenantDb, appId: string, type: RecordType, recordId: string, identity: string): void {
+  clientOf(tx)
+    .query("INSERT INTO external_links (external_app_id, record_type, record_id, identity, created_at) VALUES (?1, ?2, ?3, ?4, ?5)")
+    .run(appId, type, recordId, identity, nowIso());
+}
+
 /** Removes every link of a deleted record. */
 export function unlinkAll(tx: TenantDb, type: RecordType, recordId: string): void {
   tx.delete(externalLinks).where(and(eq(externalLinks.record_type, type), eq(externalLinks.record_id, recordId))).run();

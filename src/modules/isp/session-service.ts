@@ -3,6 +3,7 @@
 // (dynamic-auth.ts).
 import { and, eq, gte, lt, lte, or, isNull, sql, type SQL } from "drizzle-orm";
 import type { TenantDoor } from "../../core/store";
+import { clientOf } from "../../db/rows";
 import type { TenantDb } from "../../db/sqlite";
 import { ispRadiusSessions } from "../../db/tenant/schema";
 import { listRows, type ListParams } from "../../lib/list";
@@ -91,6 +92,9 @@ export function getSession(tenant: TenantDoor, id: string, at: number) {
 
 /** The open sessions (online or stale) of a contract. */
 export function openSessionsOf(db: TenantDb, contractId: string): SessionRow[] {
+  // Asked after every committed contract change (the watcher), where mostly there is none: a
+  // cached raw probe first, Drizzle's select (≈ 25 µs to build) only when there are some.
+  if (!clientOf(db).query("SELECT 1 FROM isp_radius_sessions WHERE contract_id = ?1 AND open = 1 LIMIT 1").get(contractId)) return [];
   return db
     .select()
     .from(ispRadiusSessions)

@@ -1,6 +1,7 @@
 // Persons (table persons): CRUD, the address, lookups by an external app's identity, and what the
 // contract module needs of a person (a party's row, the external-app upsert's insert and update).
-import { eq, inArray } from "drizzle-orm";
+import { eq, inArray, or, sql, type SQL } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Principal } from "../../core/principal";
 import type { TenantDoor } from "../../core/store";
 import { clientOf, insertRow, updateRow } from "../../db/rows";
@@ -97,6 +98,19 @@ export function setParty(tx: TenantDb, id: string, data: PartyColumns): void {
 
 // persons_fts: the trigram index of the q columns (migrations/tenant/0010_search_fts.sql).
 const LIST = { q: [persons.name, persons.display_name, persons.doc_identity], search: "persons_fts", hidden: ADDRESS_COLUMN_NAMES };
+
+/**
+ * The ids of the persons whose ?q text (name, display name, document) a scan's `match` finds, as
+ * a subquery: another owner's ?q through its rows' persons (a contract by its customer).
+ */
+export function personIdsByText(match: (c: SQLiteColumn) => SQL): SQL {
+  return sql`(SELECT ${persons.id} FROM ${persons} WHERE ${or(...LIST.q.map(match))})`;
+}
+
+/** The same through the persons' trigram index, for an FTS5 phrase (lib/list.ts indexSearch). */
+export function personIdsByPhrase(phrase: string): SQL {
+  return sql`(SELECT id FROM persons WHERE rowid IN (SELECT rowid FROM persons_fts WHERE persons_fts MATCH ${phrase}))`;
+}
 
 export function listPersons(tenant: TenantDoor, query: ListParams): Promise<Page<Person>> {
   return tenant.read((db) => {

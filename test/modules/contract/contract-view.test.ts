@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { getSchemaValidator } from "elysia/schema";
 import { contractBody } from "../../support/contract-body";
 import { testSourceOnly } from "../../support/helpers";
-import { Contract } from "../../../src/modules/contract/model";
+import { Contract, ContractWithIdentity } from "../../../src/modules/contract/model";
 import { contractViewJson } from "../../../src/modules/contract/service";
 import { registryApp } from "../../support/registry";
 
@@ -74,6 +74,34 @@ test("GET /api/contract/{id} answers exactly what the Contract schema's check an
   const seen = (await f.t.req("GET", `/api/contract/${ids[1]}`, { token })).body;
   expect(seen.agent).toBeNull();
   expect((await f.t.req("GET", `/api/contract/${ids[0]}`, { token })).body.flags).toEqual(["vip-31"]);
+});
+
+test("POST /api/contract/create/externalapp/name/{externalAppName} answers exactly what the ContractWithIdentity schema's check and normaliser would (it skips them)", async () => {
+  const validator = getSchemaValidator(ContractWithIdentity, { normalize: true, modules: undefined as never, dynamic: false } as never) as unknown as {
+    Check(v: unknown): boolean;
+    Clean(v: unknown): unknown;
+  };
+  const full = contractBody(51);
+  const bare = { ...contractBody(52), agent: null, approval_date: null, signature_date: null, json_original: null, json_items: null, billing_customer: undefined };
+  for (const body of [full, bare]) {
+    // A create (the password in clear, Location), a change, an unchanged repeat.
+    for (const b of [body, { ...body, total_value: 12.5 }, { ...body, total_value: 12.5 }]) {
+      const got = await f.t.req("POST", "/api/contract/create/externalapp/name/erp", { token, body: b });
+      expect(got.status).toBe(200);
+      expect(got.headers.get("content-type")).toBe("application/json;charset=utf-8");
+      expect(got.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+      expect(validator.Check(got.body)).toBe(true);
+      expect(JSON.stringify(validator.Clean(structuredClone(got.body)))).toBe(got.text);
+      expect(got.body.identity).toBe(b.identity);
+      if (b === body) {
+        expect(got.headers.get("location")).toBe(`/api/contract/${got.body.id}`);
+        expect(got.body.config.password).toMatch(/^[A-Za-z0-9]{12}$/);
+      } else {
+        expect(got.headers.get("location")).toBeNull();
+        expect(got.body.config.password).toBe("********");
+      }
+    }
+  }
 });
 
 // In-process: writes on the app's own connection and calls the view directly.
