@@ -278,6 +278,8 @@ interface RowReader {
   /** The table's quoted name, and the texts of a walked page's row read (by id, ascending and descending). */
   name: string;
   byRowids: { ASC: string; DESC: string };
+  /** A page of the rows of a list of rowids, by id: ?1 the list (JSON), ?2 limit, ?3 offset. */
+  pageOfRowids: { ASC: string; DESC: string };
 }
 const readers = new WeakMap<SQLiteTable, RowReader | null>();
 const identity = Column.prototype.mapFromDriverValue;
@@ -296,6 +298,7 @@ function rowReader(table: SQLiteTable): RowReader | null {
       decoders: columns.filter(([, col]) => col.mapFromDriverValue !== identity),
       name,
       byRowids: { ASC: byRowids("ASC"), DESC: byRowids("DESC") },
+      pageOfRowids: { ASC: `${byRowids("ASC")} LIMIT ?2 OFFSET ?3`, DESC: `${byRowids("DESC")} LIMIT ?2 OFFSET ?3` },
     };
   }
   readers.set(table, reader);
@@ -314,6 +317,8 @@ interface Matches {
   count: number;
   has(rowid: number): boolean;
   bytes: number;
+  /** The rowids in ascending order, when the set is kept as a list (sparse matches). */
+  list?: Float64Array;
 }
 const MAX_MATCH_BYTES = 256 * 1024;
 
@@ -329,6 +334,7 @@ function loadMatches(client: Database, s: IndexSearch): Matches {
     return {
       count: list.length,
       bytes: list.byteLength,
+      list,
       has(rowid) {
         let lo = 0;
         let hi = list.length - 1;
@@ -365,6 +371,9 @@ function matchSet(client: Database, kept: Totals, s: IndexSearch): Matches {
   }
   return m;
 }
+
+/** Most matches a page is sorted out of by their rowids (listRows); beyond it SQLite's plan answers. */
+const MAX_LISTED_PAGE = 5_000;
 
 /** Index entries one page may walk (see walkPage); beyond it the page is left to SQLite. */
 const MAX_WALK = 20_000;
@@ -432,7 +441,12 @@ export function listRows<R, V>(
     // An index search alone, sorted by id, between writes: its match set answers the total and
     // the page's rows (walkPage); SQLite's plan below when the walk would be long.
     const m = matchSet(client, kept, plain.search);
-    const rows = walkPage(client, reader, m, plain.descending, offset, limit, tableRowsOf());
+    let rows = walkPage(client, reader, m, plain.descending, offset, limit, tableRowsOf());
+    // Too few matches to walk for (a number, a rare name): the page is sorted out of the set's own
+    // rowids, rather than by SQLite's plan, which would evaluate the whole match again.
+    if (!rows && m.list && m.count <= MAX_LISTED_PAGE) {
+      rows = client.query(reader.pageOfRowids[plain.descending ? "DESC" : "ASC"]).all(`[${m.list.join(",")}]`, limit, offset) as Record<string, unknown>[];
+    }
     if (rows) return { items: decodeRows(reader, rows, view), page, limit, total: m.count };
     knownTotal = m.count;
   }
