@@ -8,7 +8,9 @@
 // asks the same handler for the following pages as the client reads, with the context it
 // already resolved (principal, tenant database). Every list route, present or future, gets it
 // without a line of its own.
+import type { Context } from "elysia";
 import { csvLine } from "./csv";
+import { checkedJson } from "./http";
 import { EXPORT_PAGE_SIZE, type Page } from "./list";
 import { invalid } from "./problem";
 
@@ -118,10 +120,9 @@ export function csvExporter(routes: () => readonly RouteLike[]) {
   };
 
   return (c: { request: Request; route: string; response?: unknown; query?: unknown }): Response | undefined => {
+    if (!mayAskCsv(c.request)) return undefined;
     const url = c.request.url;
     const accept = c.request.headers.get("accept");
-    // The common case costs one substring search and one header read.
-    if (!url.includes("format=") && (accept === null || !accept.includes("text/csv"))) return undefined;
     if (c.request.method !== "GET") return undefined;
     const route = listRoute(c.route);
     if (!route) return undefined;
@@ -131,6 +132,24 @@ export function csvExporter(routes: () => readonly RouteLike[]) {
     if (format === "json" || (format === undefined && !acceptsCsv(accept ?? ""))) return undefined;
     return csvResponse(route, c, c.response as Page<unknown>);
   };
+}
+
+/** Whether a request may ask for CSV (else it surely does not): one substring search and one header read. */
+function mayAskCsv(request: Request): boolean {
+  if (request.url.includes("format=")) return true;
+  const accept = request.headers.get("accept");
+  return accept !== null && accept.includes("text/csv");
+}
+
+/**
+ * A list page as a hot list route's answer: past Elysia's response check and normaliser
+ * (lib/http.ts checkedJson; on a 50-person search page they cost more than reading it), except
+ * when the request may ask for CSV, whose after-handle hook needs the page object itself. Typed
+ * as the page (the Response carries its JSON): Elysia takes a Response from any handler, and the
+ * route's types stay those of its schema.
+ */
+export function listAnswer<T>(set: Context["set"], request: Request, page: Page<T>): Page<T> {
+  return mayAskCsv(request) ? page : (checkedJson(set, page) as unknown as Page<T>);
 }
 
 /**

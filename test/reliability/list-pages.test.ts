@@ -105,4 +105,23 @@ describe("GET /api/person?q=: a frequent term's pages through the match set equa
     await ok("POST", "/api/person", { name: "Andarilho Novo" });
     expect((await compare("q=andarilho&sort=-id&limit=3")).items[0].name).toBe("Andarilho Novo");
   });
+
+  test("a sparse term too rare to walk for is paged out of the set's own rowids, as SQLite's plan pages it", async () => {
+    const db = f.t.sqlWrite(f.admin.corpId);
+    const at = new Date().toISOString();
+    const insert = db.prepare("INSERT INTO persons (id, name, corporate, created_at, updated_at) VALUES (?, ?, 0, ?, ?)");
+    // 40 among > 3,000 rows: kept as a list of rowids; a page of 300 would walk the whole id index.
+    db.transaction(() => {
+      for (let i = 0; i < 3000; i++) insert.run(Bun.randomUUIDv7(), i % 75 === 0 ? `Esparso ${i / 75}` : `Enchimento ${i}`, at, at);
+    })();
+    const compare = async (query: string) => {
+      const listed = (await ok("GET", `/api/person?${query}`)).body;
+      expect(listed).toEqual((await ok("GET", `/api/person?${query}&corporate=false`)).body);
+      return listed;
+    };
+    expect((await compare("q=esparso&limit=300")).items.length).toBe(40);
+    expect((await compare("q=esparso&sort=-id&limit=300")).items[0].name).toBe("Esparso 39");
+    expect((await compare("q=esparso&limit=300&page=2")).items).toEqual([]);
+    expect((await compare("q=esparso&limit=5&page=3")).items.map((p: { name: string }) => p.name)).toEqual(["Esparso 10", "Esparso 11", "Esparso 12", "Esparso 13", "Esparso 14"]);
+  });
 });
