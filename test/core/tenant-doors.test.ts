@@ -125,6 +125,8 @@ describe("POST /api/webhook: deliveries of a corporation whose database was clos
     await waitFor("the delivery done", () => t.sql(admin.corpId).query("SELECT 1 FROM webhook_deliveries WHERE status = 'succeeded'").get());
     // An event committed with no wake-up, its database closed: the full sweep finds it.
     await emit(t, admin.corpId, "CITY_AFTER_INSERT", { quiet: true }, false);
+    // A checkpoint started by the write (its thread) also keeps the door open until it ends.
+    await waitFor("the write and its checkpoint to end", () => t.ctx.tenants.door(admin.corpId, false).idle);
     idleFor(t);
     expect(t.ctx.tenants.isOpen(admin.corpId)).toBe(false);
     await waitFor("the swept delivery", () => a.requests.length === 3);
