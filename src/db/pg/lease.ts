@@ -264,7 +264,11 @@ class Lease implements LeaseHandle {
     this.session = null;
     const client = this.client;
     this.client = null;
-    await client?.close({ timeout: 0 }).catch(() => {});
+    if (!client) return;
+    // Unlocked first while the session still answers: on a bare close the server frees the lock
+    // only once it notices the socket closed, a moment after close() has resolved.
+    await within(client`SELECT pg_advisory_unlock_all()`, this.opts.heartbeatMs).catch(() => {});
+    await client.close({ timeout: 0 }).catch(() => {});
   }
 
   private sleep(ms: number): Promise<void> {

@@ -84,7 +84,10 @@ async function until(cond: () => boolean, ms: number): Promise<void> {
 }
 
 /** The backends holding an advisory lock (only leases take session locks in this database). */
-const holders = async () => (await su`SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = 'corpadmin')`).map((r: { pid: number }) => r.pid);
+// The lease sessions: a lease lock is exclusive, while a fenced write in flight holds the fence key
+// shared (its backend must not be taken for the holder's).
+const holders = async () =>
+  (await su`SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND mode = 'ExclusiveLock' AND database = (SELECT oid FROM pg_database WHERE datname = 'corpadmin')`).map((r: { pid: number }) => r.pid);
 
 describe("db/pg/lease: work only one node may do", () => {
   test("timings that leave no time to renew and stop are refused", () => {
