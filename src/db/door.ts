@@ -263,7 +263,7 @@ export class SqliteDoor {
       this.readBegin!.run();
       this.epochOpen = true;
       this.epochCommits = this.commits;
-      this.epochStart = performance.now();
+      this.epochStart = 0; // stamped only if it outlives this synchronous part (afterSyncPart)
     }
     this.readDepth++;
     try {
@@ -276,8 +276,12 @@ export class SqliteDoor {
   /** Once a read's synchronous part is over: the epoch ends now, or is bounded, or goes on. */
   private afterSyncPart(): void {
     if (this.readDepth !== 0 || !this.epochOpen) return;
-    if (this.readsInFlight === 0) this.endEpoch();
-    else if (!this.epochBound) {
+    if (this.readsInFlight === 0) {
+      this.endEpoch();
+      return;
+    }
+    if (this.epochStart === 0) this.epochStart = performance.now();
+    if (!this.epochBound) {
       this.epochBound = true;
       setImmediate(this.endAfterTurn);
     }
