@@ -260,7 +260,14 @@ export class SqliteDoor {
     // A read inside the synchronous part of another (readDepth) always joins its snapshot.
     if (this.epochOpen && this.readDepth === 0 && (this.commits !== this.epochCommits || performance.now() - this.epochStart > EPOCH_MS)) this.endEpoch();
     if (!this.epochOpen) {
-      this.readBegin!.run();
+      try {
+        this.readBegin!.run();
+      } catch (err) {
+        // Still in the transaction an earlier epoch could not end: end it now, once.
+        if (!reader.$client.inTransaction) throw err;
+        reader.$client.run("ROLLBACK");
+        this.readBegin!.run();
+      }
       this.epochOpen = true;
       this.epochCommits = this.commits;
       this.epochStart = 0; // stamped only if it outlives this synchronous part (afterSyncPart)
@@ -306,9 +313,13 @@ export class SqliteDoor {
     try {
       this.readCommit!.run();
     } catch {
-      // A statement left unfinished (an unconsumed iterator) refuses COMMIT; a read has nothing
-      // to keep, so the transaction is simply abandoned.
-      if (client.inTransaction) client.run("ROLLBACK");
+      // A read has nothing to keep: a transaction that refuses COMMIT is simply abandoned. Never
+      // thrown from here (this may run in a setImmediate); the next BEGIN retries the ROLLBACK.
+      // (A statement left unfinished does not make COMMIT fail; it keeps its snapshot after it:
+      // see "read epochs" in docs/architecture.md.)
+      try {
+        if (client.inTransaction) client.run("ROLLBACK");
+      } catch {}
     }
   }
 
