@@ -24,7 +24,9 @@ let stamps = 0;
  * shared by every corporation can prefix its keys with them. Two tiny reads, no other SQL.
  * Null on any connection but a door's read connection: inside a write transaction the stamp moves
  * with its writes but not back on a rollback, so what a write reads must not be cached.
- * Inside a read transaction (src/db/door.ts) data_version is that of the read's snapshot.
+ * Inside a read transaction (src/db/door.ts) data_version is that of the read's snapshot. A read
+ * callback that awaits may go on in a newer snapshot (a later read epoch): take the stamp before
+ * the reads it keys, so a cached value is never older than its stamp (at worst newer).
  */
 export function changeStamp(client: Database): number | null {
   if (!isReadConnection(client)) return null;

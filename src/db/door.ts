@@ -19,6 +19,9 @@ import { openSqlite } from "./sqlite";
 /** How long a write waits for a database's write lock (SQLite's own busy timeout is as long). */
 const LOCK_WAIT_MS = 10_000;
 
+/** A read joins a read epoch (see `SqliteDoor.read`) at most this long after its BEGIN. */
+const EPOCH_MS = 5;
+
 export type SqliteHandle = BunSQLiteDatabase & { $client: Database };
 
 /** Bounds one grouped transaction (and so the wait of the write queued last in it). */
@@ -106,6 +109,19 @@ export class SqliteDoor {
   private readerHandle: SqliteHandle | null = null;
   private readBegin: Statement | null = null;
   private readCommit: Statement | null = null;
+  /** Whether the read connection's transaction (the epoch, see `read`) is open. */
+  private epochOpen = false;
+  /** `commits` and the time when the epoch began: a read joins it only if neither moved on. */
+  private epochCommits = 0;
+  private epochStart = 0;
+  /** Read callbacks that returned a promise and have not settled, whatever their epoch. */
+  private readsInFlight = 0;
+  /** Read callbacks whose synchronous part runs now (a read inside one joins its epoch). */
+  private readDepth = 0;
+  /** Whether a setImmediate will end the epoch after this turn. */
+  private epochBound = false;
+  /** Commits made by this door's writer: a read epoch begun before one is stale. */
+  private commits = 0;
   private grouped: GroupedJob[] = [];
   private groupScheduled = false;
   private closed = false;
@@ -179,45 +195,131 @@ export class SqliteDoor {
   }
 
   /**
-   * The synchronous part of `fn` runs in one read transaction: its statements see one snapshot,
-   * and SQLite takes and drops the WAL read lock once instead of once per statement (a
-   * primary-key read measured 3.8 µs alone, 2.8 µs inside BEGIN … COMMIT; two reads 7.1 → 3.3 µs).
-   * What `fn` does after an await runs outside it, one snapshot per statement: a read transaction
-   * held across an await would keep later reads on this connection from seeing newer commits.
+   * Reads share one read transaction on the read connection, an "epoch" (BEGIN … COMMIT): its
+   * statements see one snapshot, and SQLite takes and drops the WAL read lock once instead of once
+   * per statement (a primary-key read measured 3.8 µs alone, 2.8 µs inside one; two reads 7.1 →
+   * 3.3 µs). `fn` runs in the open epoch, or begins one; an `fn` that returns a promise keeps it
+   * open across its awaits, and the epoch ends (COMMIT) once no read callback is in flight, in the
+   * microtask after the last one settles. A read that starts joins the open epoch only when the
+   * door has made no commit since its BEGIN and it is younger than EPOCH_MS; otherwise the epoch
+   * ends and a new one begins at once: a read always sees every commit of the door made before it
+   * started (a client that wrote, then reads, sees its write). Callbacks still in flight go on in
+   * the new snapshot: reads that finish with no commit in between saw one snapshot, the others
+   * are read-committed (each epoch is a consistent state, later ones newer). An epoch never spans
+   * a real wait: once the microtasks of the turn have run (setImmediate), an epoch still holding
+   * callbacks in flight (awaiting a timer, the network, the disk) ends, and their next statements
+   * run in autocommit or in the next epoch, so no await pins the WAL (checkpoints).
+   * Commits the door does not make (the QR scan writer's thread, another process) are seen by the
+   * next epoch: at most one turn of the event loop, and EPOCH_MS, later.
    */
   read<T>(fn: (db: SqliteHandle) => T | Promise<T>): Promise<T> {
     this.active++;
     let out: T | Promise<T>;
     try {
-      const reader = this.reader;
-      const client = reader.$client;
-      // A read inside a read (synchronously) joins the outer snapshot.
-      const own = !client.inTransaction;
-      if (own) this.readBegin!.run();
-      try {
-        out = fn(reader);
-      } finally {
-        if (own) this.endRead(client);
-      }
+      out = this.inEpoch(fn);
     } catch (err) {
       this.active--;
+      this.afterSyncPart();
       return Promise.reject(err);
     }
     // A synchronous read (the usual case on SQLite) settles at once: no async frame per call.
     if (!(out instanceof Promise)) {
       this.active--;
+      this.afterSyncPart();
       return Promise.resolve(out);
     }
-    return out.finally(() => this.active--);
+    this.readsInFlight++;
+    this.afterSyncPart();
+    return out.then(
+      (value) => {
+        this.readSettled();
+        return value;
+      },
+      (err: unknown) => {
+        this.readSettled();
+        throw err;
+      },
+    );
   }
 
-  private endRead(client: Database): void {
+  /**
+   * The synchronous form of `read`, for code that cannot await (a corporation's path, looked up
+   * on the platform door): same epoch rule, so it sees every commit of the door made before it.
+   */
+  readSync<T>(fn: (db: SqliteHandle) => T): T {
+    try {
+      return this.inEpoch(fn);
+    } finally {
+      this.afterSyncPart();
+    }
+  }
+
+  /** Runs `fn` in the open epoch when it may join it, else in a new one. */
+  private inEpoch<T>(fn: (db: SqliteHandle) => T): T {
+    const reader = this.reader;
+    // A read inside the synchronous part of another (readDepth) always joins its snapshot.
+    if (this.epochOpen && this.readDepth === 0 && (this.commits !== this.epochCommits || performance.now() - this.epochStart > EPOCH_MS)) this.endEpoch();
+    if (!this.epochOpen) {
+      try {
+        this.readBegin!.run();
+      } catch (err) {
+        // Still in the transaction an earlier epoch could not end: end it now, once.
+        if (!reader.$client.inTransaction) throw err;
+        reader.$client.run("ROLLBACK");
+        this.readBegin!.run();
+      }
+      this.epochOpen = true;
+      this.epochCommits = this.commits;
+      this.epochStart = 0; // stamped only if it outlives this synchronous part (afterSyncPart)
+    }
+    this.readDepth++;
+    try {
+      return fn(reader);
+    } finally {
+      this.readDepth--;
+    }
+  }
+
+  /** Once a read's synchronous part is over: the epoch ends now, or is bounded, or goes on. */
+  private afterSyncPart(): void {
+    if (this.readDepth !== 0 || !this.epochOpen) return;
+    if (this.readsInFlight === 0) {
+      this.endEpoch();
+      return;
+    }
+    if (this.epochStart === 0) this.epochStart = performance.now();
+    if (!this.epochBound) {
+      this.epochBound = true;
+      setImmediate(this.endAfterTurn);
+    }
+  }
+
+  private readSettled(): void {
+    this.active--;
+    if (--this.readsInFlight === 0 && this.readDepth === 0) this.endEpoch();
+  }
+
+  /** An epoch still holding callbacks in flight ends once the turn's microtasks have run (see `read`). */
+  private readonly endAfterTurn = () => {
+    this.epochBound = false;
+    if (this.readDepth === 0) this.endEpoch();
+  };
+
+  private endEpoch(): void {
+    if (!this.epochOpen) return;
+    this.epochOpen = false;
+    const client = this.readerHandle?.$client;
+    if (!client || this.closed) return;
     try {
       this.readCommit!.run();
     } catch {
-      // A statement left unfinished (an unconsumed iterator) refuses COMMIT; a read has nothing
-      // to keep, so the transaction is simply abandoned.
-      if (client.inTransaction) client.run("ROLLBACK");
+      // A read has nothing to keep: a transaction that refuses COMMIT is simply abandoned. Never
+      // thrown from here (this may run in a setImmediate); the next BEGIN retries the ROLLBACK.
+      // (A statement left unfinished does not make COMMIT fail; it keeps its snapshot after it:
+      // see "read epochs" in docs/architecture.md.)
+      try {
+        if (client.inTransaction) client.run("ROLLBACK");
+      } catch {}
     }
   }
 
@@ -364,6 +466,7 @@ export class SqliteDoor {
         if (this.closed) throw new Error("the database was closed");
         return fn(this.writer);
       } finally {
+        this.commits++; // migrations commit on the writer: read epochs begun before are stale
         this.lock.release();
       }
     } finally {
@@ -470,6 +573,7 @@ export class SqliteDoor {
       try {
         const result = await fn(this.writer);
         client.run("COMMIT");
+        this.commits++;
         return result;
       } catch (err) {
         if (client.inTransaction) client.run("ROLLBACK");
@@ -506,7 +610,10 @@ export class SqliteDoor {
             client.exec("PRAGMA busy_timeout = 10000");
           }
         }
-        if (optimize) client.exec("PRAGMA optimize");
+        if (optimize) {
+          client.exec("PRAGMA optimize");
+          this.commits++;
+        }
         return { checkpointed, optimized: optimize };
       } finally {
         this.lock.release();
@@ -518,13 +625,15 @@ export class SqliteDoor {
 
   /**
    * VACUUM INTO `target` on the read connection: the last committed state, while writes go on.
-   * Not inside `read`, whose transaction VACUUM refuses; query_only (which refuses VACUUM INTO, as
+   * Not inside `read`'s epoch, whose transaction VACUUM refuses; query_only (which refuses VACUUM INTO, as
    * it writes the target through this connection) is lifted for this one synchronous statement,
    * so no other read runs on the connection meanwhile.
    */
   async copyTo(target: string): Promise<void> {
     if (this.closed) throw new Error("the database was closed");
     const client = this.reader.$client;
+    // VACUUM refuses to run in a transaction: reads in flight go on in the next epoch.
+    this.endEpoch();
     client.exec("PRAGMA query_only = OFF");
     try {
       client.query("VACUUM INTO ?1").run(target);
@@ -550,6 +659,7 @@ export class SqliteDoor {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.epochOpen = false; // closing the read connection rolls its transaction back
     if (this.checkpointTimer) clearTimeout(this.checkpointTimer);
     this.checkpointTimer = null;
     // throwOnError: every statement still cached is finalized and the connection released now;

@@ -45,12 +45,10 @@ export class TenantDbs {
   /** Where a corporation's database lives (its server's directory). */
   pathOf(corpId: string): string {
     // The read connection once the app serves: never another request's uncommitted rows.
-    const row = (this.platformDoor?.reader ?? this.platform)
-      .select({ path: servers.path })
-      .from(corporations)
-      .innerJoin(servers, eq(servers.id, corporations.server_id))
-      .where(eq(corporations.id, corpId))
-      .get();
+    const find = (db: PlatformDb) =>
+      db.select({ path: servers.path }).from(corporations).innerJoin(servers, eq(servers.id, corporations.server_id)).where(eq(corporations.id, corpId)).get();
+    // Through the door's epoch rule: a corporation committed before this lookup is found.
+    const row = this.platformDoor ? this.platformDoor.readSync((db) => find(db as PlatformDb)) : find(this.platform);
     // A request that outlived its corporation's deletion is told so (404), never a 500.
     if (!row) throw notFound("The corporation no longer exists");
     return join(row.path, `${corpId}.db`);

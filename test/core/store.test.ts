@@ -291,3 +291,170 @@ describe("core/store: WAL checkpoints run on the checkpointer's thread", () => {
     }
   });
 });
+
+describe("core/store: a read callback that awaits keeps one read transaction (the read epoch)", () => {
+  type Door = import("../../src/db/door").SqliteDoor;
+  async function openDoor(name: string, checkpointer: import("../../src/db/checkpointer").Checkpointer | null = null): Promise<Door> {
+    const { mkdtempSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { SqliteDoor } = await import("../../src/db/door");
+    const { openTenantDb } = await import("../../src/db/sqlite");
+    const path = join(mkdtempSync(join(tmpdir(), "corpadmin-epoch-")), `${name}.db`);
+    const door = new SqliteDoor(openTenantDb(path), path, { checkpointer });
+    await door.write((tx) => tx.$client.run("CREATE TABLE t (x INTEGER)"));
+    return door;
+  }
+  const count = (db: { $client: import("bun:sqlite").Database }) => db.$client.query<{ n: number }, []>("SELECT count(*) AS n FROM t").get()!.n;
+  /** A commit the door does not count (straight on its writer): only a shared snapshot hides it. */
+  const sneak = (door: Door) => door.writer.$client.run("INSERT INTO t VALUES (0)");
+  /** The door's fsync settled in a microtask: a whole write then never leaves the turn. */
+  const instantDisk = (door: Door) => (door.syncFile = async () => {});
+
+  test("an async callback's awaited statements run in one transaction and see one snapshot; the epoch ends after it", async () => {
+    const door = await openDoor("one");
+    try {
+      const seen = await door.read(async (db) => {
+        const out: { n: number; inTx: boolean }[] = [];
+        for (let i = 0; i < 5; i++) {
+          out.push({ n: count(db), inTx: db.$client.inTransaction });
+          sneak(door);
+          await Promise.resolve();
+        }
+        return out;
+      });
+      expect(seen).toEqual(Array.from({ length: 5 }, () => ({ n: 0, inTx: true })));
+      expect(door.reader.$client.inTransaction).toBe(false);
+      expect(await door.read((db) => count(db))).toBe(5);
+    } finally {
+      door.close();
+    }
+  });
+
+  test("a read that starts after a commit sees it, while a read begun before is still in flight", async () => {
+    const door = await openDoor("ryw");
+    instantDisk(door);
+    try {
+      const hold = gate();
+      const first = door.read(async (db) => {
+        const before = count(db);
+        await hold.opened;
+        return [before, count(db)];
+      });
+      // Written and acknowledged within this turn: the first read's epoch is still open.
+      await door.write((tx) => tx.$client.run("INSERT INTO t VALUES (1)"));
+      expect(door.reader.$client.inTransaction).toBe(true);
+      expect(await door.read((db) => count(db))).toBe(1);
+      hold.open();
+      // The first read went on in the new snapshot (read-committed across the commit).
+      expect(await first).toEqual([0, 1]);
+      expect(door.reader.$client.inTransaction).toBe(false);
+    } finally {
+      door.close();
+    }
+  });
+
+  test("concurrent reads with interleaved awaits share the epoch and each get their own answers", async () => {
+    const door = await openDoor("many");
+    try {
+      await door.write((tx) => {
+        for (let i = 1; i <= 10; i++) tx.$client.run("INSERT INTO t VALUES (?1)", [i]);
+      });
+      const sum = (db: { $client: import("bun:sqlite").Database }, below: number) =>
+        db.$client.query<{ s: number }, [number]>("SELECT coalesce(sum(x), 0) AS s FROM t WHERE x <= ?1").get(below)!.s;
+      const reads = Array.from({ length: 8 }, (_, k) =>
+        door.read(async (db) => {
+          const parts: number[] = [];
+          for (let i = 0; i < 3; i++) {
+            parts.push(sum(db, k + i));
+            // One commit mid-way (it adds 1 to every sum), hidden from every read of the epoch.
+            if (k === 3 && i === 1) door.writer.$client.run("INSERT INTO t VALUES (1)");
+            await Promise.resolve();
+          }
+          return parts;
+        }),
+      );
+      const got = await Promise.all(reads);
+      const tri = (n: number) => (Math.min(n, 10) * (Math.min(n, 10) + 1)) / 2;
+      expect(got).toEqual(Array.from({ length: 8 }, (_, k) => [tri(k), tri(k + 1), tri(k + 2)]));
+      expect(door.reader.$client.inTransaction).toBe(false);
+      expect(await door.read((db) => count(db))).toBe(11);
+    } finally {
+      door.close();
+    }
+  });
+
+  test("an error in one callback does not break the others, and the epoch still ends", async () => {
+    const door = await openDoor("errors");
+    try {
+      const ok = door.read(async (db) => {
+        await Promise.resolve();
+        const a = count(db);
+        await Promise.resolve();
+        return [a, count(db), db.$client.inTransaction];
+      });
+      const thrown = door.read(async (db) => {
+        await Promise.resolve();
+        db.$client.query("SELECT * FROM missing_table").get();
+      });
+      const syncThrown = door.read(() => {
+        throw new Error("refused");
+      }).catch((e: Error) => e.message);
+      await expect(thrown).rejects.toThrow("missing_table");
+      expect(await syncThrown).toBe("refused");
+      expect(await ok).toEqual([0, 0, true]);
+      expect(door.reader.$client.inTransaction).toBe(false);
+      expect(door.active).toBe(0);
+    } finally {
+      door.close();
+    }
+  });
+
+  test("a read awaiting a 200 ms timer does not pin the WAL: a checkpoint completes and the WAL starts over meanwhile", async () => {
+    const { statSync } = await import("node:fs");
+    const { Checkpointer } = await import("../../src/db/checkpointer");
+    const checkpointer = new Checkpointer();
+    const door = await openDoor("bound", checkpointer);
+    try {
+      const slow = door.read(async (db) => {
+        const before = count(db);
+        await Bun.sleep(200);
+        return [before, count(db)];
+      });
+      await door.write((tx) => tx.$client.run("INSERT INTO t VALUES (1)"));
+      const started = performance.now();
+      expect(await door.maintain({ checkpoint: true, optimize: false })).toEqual({ checkpointed: true, optimized: false });
+      expect(performance.now() - started).toBeLessThan(150);
+      const path = (door as unknown as { path: string }).path;
+      expect(statSync(`${path}-wal`).size).toBe(0);
+      // Its statements after the wait run outside the old snapshot.
+      expect(await slow).toEqual([0, 1]);
+    } finally {
+      door.close();
+      await checkpointer.close();
+    }
+  });
+
+  test("an iterator a callback leaves by break does not wedge the epoch: the next reads see later commits", async () => {
+    const door = await openDoor("iterator");
+    instantDisk(door);
+    try {
+      await door.write((tx) => tx.$client.run("INSERT INTO t VALUES (1), (2), (3)"));
+      const hold = gate();
+      const first = door.read(async (db) => {
+        for (const _row of db.$client.query("SELECT x FROM t").iterate()) break;
+        await hold.opened;
+        return count(db);
+      });
+      await door.write((tx) => tx.$client.run("INSERT INTO t VALUES (4)"));
+      expect(await door.read((db) => count(db))).toBe(4);
+      hold.open();
+      expect(await first).toBe(4);
+      expect(door.reader.$client.inTransaction).toBe(false);
+      await door.write((tx) => tx.$client.run("INSERT INTO t VALUES (5)"));
+      expect(await door.read((db) => count(db))).toBe(5);
+    } finally {
+      door.close();
+    }
+  });
+});
