@@ -73,6 +73,16 @@ export function markDispatched(db: TenantDb, seq: number, at: string): void {
   db.$client.query("UPDATE events SET dispatched_at = ?2 WHERE seq = ?1").run(seq, at);
 }
 
+/**
+ * Marks every event not yet fanned out as dispatched: the first webhook of a corporation runs it
+ * in its own transaction, since with no webhook those events had no receiver (and a corporation
+ * without webhooks is not visited by the dispatcher's start-up sweep, so a crash may have left
+ * some). Returns how many.
+ */
+export function markAllDispatched(db: TenantDb, at: string): number {
+  return db.$client.query("UPDATE events SET dispatched_at = ?1 WHERE dispatched_at IS NULL").run(at).changes;
+}
+
 /** The payload a delivery sends, or null when retention deleted the event. */
 export function eventPayload(db: TenantDb, eventId: string): string | null {
   return db.$client.query<{ payload: string }, [string]>("SELECT payload FROM events WHERE id = ?1").get(eventId)?.payload ?? null;

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import type { MetricScheduler } from "../../src/modules/metric/jobs";
 import type { WebhookDispatcher } from "../../src/modules/webhook/jobs";
 import { Housekeeping } from "../../src/modules/retention/housekeeping";
+import { createWebhook } from "../../src/modules/webhook/service";
 import { addCorp, makeApp, startAndLogin, type TestApp } from "../support/helpers";
 import { emit, FAST, LOOPBACK_ALLOWED, manualClock, receiver, waitFor } from "../support/webhooks";
 
@@ -85,9 +86,12 @@ describe("POST /api/corp: background sweeps leave no database open", () => {
     expect(t.ctx.tenants.isOpen(admin.corpId)).toBe(true);
   });
 
-  test("the webhook dispatcher's minutely sweep opens no idle corporation; its full sweep closes what it opened", async () => {
+  test("the webhook dispatcher's minutely sweep opens no idle corporation; its full sweep visits those with webhooks and closes what it opened", async () => {
     const { t, admin } = await setup();
     const beta = await addCorp(t, "beta");
+    const gamma = await addCorp(t, "gamma");
+    for (const id of [admin.corpId, beta])
+      await createWebhook(t.ctx.store.tenant(id), t.ctx.store.platform, { name: "w", target: "http://127.0.0.1:9/hook", email: "ops@example.net", groups: [] });
     idleFor(t);
     const dispatcher = t.ctx.jobs.get<WebhookDispatcher>("webhook-dispatcher")!;
     const opened: string[] = [];
@@ -99,6 +103,8 @@ describe("POST /api/corp: background sweeps leave no database open", () => {
     await dispatcher.sweep(true);
     await waitFor("both visited", () => opened.includes(admin.corpId) && opened.includes(beta));
     await Bun.sleep(50);
+    // gamma has no webhook: nothing to deliver, not opened.
+    expect(opened).not.toContain(gamma);
     expect(t.ctx.tenants.openCount()).toBe(0);
   });
 });

@@ -24,6 +24,7 @@ import type { AppContext } from "../../core/context";
 import type { PlatformDb } from "../../db/sqlite";
 import { allCorpRefs, moveCorpsToServer } from "../corp/service";
 import { forgetCollectedIndex } from "../metric/service";
+import { forgetWebhookIndex } from "../webhook/service";
 import { builtinServerIdOf, serverDirs } from "../server/service";
 
 export const MANIFEST = "manifest.json";
@@ -345,9 +346,10 @@ export async function restoreBackup(backupDir: string, dataDir: string): Promise
       if (!builtin) throw new BackupError("the platform database has no built-in server");
       // One statement: all of them move, or none.
       moveCorpsToServer(db, moved.map((m) => m.corp_id), builtin);
-      // The platform was copied before the corporations: a metric given an endpoint meanwhile is
-      // in no index yet, so the first start-up reads every corporation.
+      // The platform was copied before the corporations: a metric given an endpoint (or a first
+      // webhook) meanwhile is in no index yet, so the first start-up reads every corporation.
       forgetCollectedIndex(db);
+      forgetWebhookIndex(db);
     } finally {
       client.close();
     }

@@ -78,7 +78,7 @@ export function webhookModule(ctx: AppContext) {
         detail: { summary: "Send a test event (WEBHOOK_TEST, data {webhook_id, name}) now, signed as every event; works while inactive" },
       },
     )
-    .post("/webhook", async ({ tenant, body, set }) => created(set, "/api/webhook", await service.createWebhook(tenant, body)), {
+    .post("/webhook", async ({ tenant, body, set }) => created(set, "/api/webhook", await service.createWebhook(tenant, ctx.store.platform, body)), {
       auth: "platform.webhook",
       body: WebhookCreate,
       response: { 200: WebhookWithSecret },
@@ -118,7 +118,7 @@ export function webhookModule(ctx: AppContext) {
     .delete(
       "/webhook/:id",
       async ({ tenant, params, set }) => {
-        await service.deleteWebhook(tenant, params.id);
+        await service.deleteWebhook(tenant, ctx.store.platform, params.id);
         noContent(set);
       },
       { auth: "platform.webhook", params: IdParams, detail: { summary: "Delete a webhook with its deliveries" } },

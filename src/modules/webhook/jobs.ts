@@ -11,9 +11,23 @@ import type { AppContext } from "../../core/context";
 import type { Job } from "../../core/jobs";
 import type { TenantDb } from "../../db/sqlite";
 import { toIso } from "../../lib/time";
-import { dispatchableCorpIds } from "../corp/service";
+import { allCorpIds, dispatchableCorpIds } from "../corp/service";
 import { deliverOnce, type Target } from "./deliver";
-import { dueDeliveries, dueTargets, fanOutEvents, hasEventsToFanOut, nextAttemptAt, recordOutcomes, type Due, type Outcome, type RetryRules } from "./service";
+import {
+  dueDeliveries,
+  dueTargets,
+  fanOutEvents,
+  hasEventsToFanOut,
+  hasWebhooks,
+  nextAttemptAt,
+  recordOutcomes,
+  unindexIfNoWebhooks,
+  updateWebhookIndex,
+  webhookIndex,
+  type Due,
+  type Outcome,
+  type RetryRules,
+} from "./service";
 
 /** Waits after attempts 1..7; the 8th failed attempt is final. */
 export const RETRY_DELAYS_MS = [30_000, 120_000, 600_000, 1_800_000, 3_600_000, 10_800_000, 21_600_000];
@@ -46,6 +60,8 @@ export class WebhookDispatcher implements Job {
   private flushScheduled = false;
   /** Recordings of outcomes under way; stop waits for them before the databases close. */
   private flushes = new Set<Promise<void>>();
+  /** Indexed corporations not yet seen to still have a webhook since start-up (service.ts, the index). */
+  private unchecked = new Set<string>();
   private timers: ReturnType<typeof setInterval>[] = [];
   private unsubscribe: (() => void) | null = null;
   private closed = false;
@@ -63,7 +79,49 @@ export class WebhookDispatcher implements Job {
     for (const t of this.timers) (t as { unref?: () => void }).unref?.();
     // Whatever a crash left behind (undispatched events, pending deliveries) goes out at once (the
     // app starts its jobs shortly after start-up, so that the API answers first).
-    void this.sweep(true);
+    void this.startUp();
+  }
+
+  /**
+   * The first full sweep, over the corporations the index names (service.ts, "the index of
+   * corporations with webhooks"): its cost follows the corporations with webhooks, not their
+   * number. Without a complete index (a data directory from before it, a restored backup) every
+   * corporation is read once, indexed, and the ones with work are woken.
+   */
+  private async startUp(): Promise<void> {
+    try {
+      const [all, dispatchable, index] = await this.ctx.store.platform.read((db) => [allCorpIds(db), dispatchableCorpIds(db), webhookIndex(db)] as const);
+      const existing = new Set(all);
+      const drop = index.corps.filter((id) => !existing.has(id)); // deleted corporations
+      if (index.complete) {
+        for (const id of index.corps) if (existing.has(id)) this.unchecked.add(id);
+        if (drop.length) await this.ctx.store.platform.write((db) => updateWebhookIndex(db, [], drop, false));
+      } else if (await this.rebuildIndex(all, new Set(dispatchable), drop)) return;
+    } catch (err) {
+      this.ctx.logger.error("webhook index not read", { error: String(err) });
+    }
+    await this.sweep(true);
+  }
+
+  /** Reads every corporation once; true when the index is complete and the ones with work are woken. */
+  private async rebuildIndex(all: string[], dispatchable: Set<string>, drop: string[]): Promise<boolean> {
+    const add: string[] = [];
+    let complete = true;
+    for (const id of all) {
+      if (this.closed) return true;
+      try {
+        const { hooks, events } = await this.ctx.store.visit(id, (tenant) => tenant.read((db) => ({ hooks: hasWebhooks(db), events: hasEventsToFanOut(db) })));
+        if (hooks) add.push(id);
+        if ((hooks || events) && dispatchable.has(id)) this.wake(id);
+      } catch (err) {
+        // Left out of the index, which stays incomplete: every full sweep visits every
+        // corporation, and the next start-up reads them all again.
+        complete = false;
+        this.ctx.logger.warn("webhook index: a corporation could not be read", { corp_id: id, error: String(err) });
+      }
+    }
+    await this.ctx.store.platform.write((db) => updateWebhookIndex(db, add, drop, complete));
+    return complete;
   }
 
   /** Stops taking work and waits a little for requests in flight; unrecorded ones are resent later. */
@@ -93,17 +151,18 @@ export class WebhookDispatcher implements Job {
   }
 
   /**
-   * `all`: every corporation whose database may hold work (start-up, then every fullSweepMs; each
-   * visit closes the database it opened). Otherwise the ones that may have work without a wake-up
-   * pending: databases open (requests write there), passes that failed, retries known in memory.
-   * Every commit with events wakes its corporation at once, so the narrow sweep is the safety net
-   * and the full one the net under it, without opening every corporation each minute.
+   * The corporations that may have work without a wake-up pending: databases open (requests write
+   * there), passes that failed, retries known in memory; `all` (start-up, then every fullSweepMs)
+   * adds every corporation the index names as having webhooks, or every corporation while the
+   * index is incomplete (each visit closes the database it opened). Every commit with events wakes
+   * its corporation at once, so the narrow sweep is the safety net and the full one the net under
+   * it, without opening every corporation each minute.
    */
   async sweep(all = true): Promise<void> {
     if (this.closed) return;
     try {
-      const corps = await this.ctx.store.platform.read((db) => dispatchableCorpIds(db));
-      const likely = all ? null : new Set([...this.ctx.tenants.openIds(), ...this.failed, ...this.nextDue.keys()]);
+      const [corps, index] = await this.ctx.store.platform.read((db) => [dispatchableCorpIds(db), all ? webhookIndex(db) : null] as const);
+      const likely = index && !index.complete ? null : new Set([...this.ctx.tenants.openIds(), ...this.failed, ...this.nextDue.keys(), ...(index?.corps ?? [])]);
       for (const id of corps) if (!likely || likely.has(id)) this.wake(id);
       // A corporation deleted (or put under maintenance) is not retried for ever.
       const known = new Set(corps);
@@ -151,6 +210,8 @@ export class WebhookDispatcher implements Job {
           }
           // Read and launched in one synchronous step: what is read is what is in flight.
           await tenant.read((db) => this.startDue(corpId, db));
+          // Indexed, but its last webhook went (a crash before the key's removal): the key goes.
+          if (this.unchecked.delete(corpId) && !(await tenant.read(hasWebhooks))) await unindexIfNoWebhooks(tenant, this.ctx.store.platform);
         });
         this.failed.delete(corpId);
       } catch (err) {

@@ -5,10 +5,11 @@
 import { randomBytes } from "node:crypto";
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { AppContext } from "../../core/context";
-import type { TenantDoor } from "../../core/store";
-import type { TenantDb } from "../../db/sqlite";
+import { dropSetting, hasSetting, putSetting, settingKeys } from "../../core/settings";
+import type { PlatformDoor, TenantDoor } from "../../core/store";
+import type { PlatformDb, TenantDb } from "../../db/sqlite";
 import { webhookDeliveries, webhookGroups, webhooks } from "../../db/tenant/schema";
-import { EVENT_GROUPS, eventKept, eventPayload, markDispatched, undispatchedEvents } from "../../core/events";
+import { EVENT_GROUPS, eventKept, eventPayload, markAllDispatched, markDispatched, undispatchedEvents } from "../../core/events";
 import { newId } from "../../lib/ids";
 import { listRows, type ListParams, type Page } from "../../lib/list";
 import { conflict, invalid, notFound } from "../../lib/problem";
@@ -88,12 +89,73 @@ export function listWebhooks(tenant: TenantDoor, query: ListParams): Promise<Pag
   });
 }
 
-export function createWebhook(tenant: TenantDoor, input: WebhookCreate): Promise<WebhookWithSecret> {
+// ---- the index of corporations with webhooks ------------------------------------------------
+//
+// Only a corporation with a webhook has deliveries to make: an event fans out to the webhooks
+// that exist when the dispatcher takes it, and delivery rows belong to a webhook (ON DELETE
+// CASCADE). So that the dispatcher's start-up and hourly sweeps visit only those corporations,
+// the platform's settings keep one key per corporation that may have a webhook. It is written
+// (durably, in the platform database) before the COMMIT of the write that creates a corporation's
+// first webhook, and dropped only under the corporation's write lock after checking that none is
+// left, so a crash can leave a key too many (dropped at the next start-up), never one too few.
+// Evented writes (the upsert, every module's changes) never touch it: their wake-up reaches the
+// dispatcher directly, and the sweeps are only the net for what a crash left behind.
+// `COMPLETE` says every corporation was indexed: absent on a data directory from before the index
+// or restored from a backup (whose platform copy is older than its corporations'), the next
+// start-up reads every corporation once and writes it.
+
+const INDEXED = "webhook-dispatcher:corp:";
+const COMPLETE = "webhook-dispatcher:indexed";
+const ANY_WEBHOOK = "SELECT 1 FROM webhooks LIMIT 1";
+
+/** The corporations that may have webhooks, and whether every corporation is indexed. */
+export function webhookIndex(db: PlatformDb): { corps: string[]; complete: boolean } {
+  return { corps: settingKeys(db, INDEXED).map((k) => k.slice(INDEXED.length)), complete: hasSetting(db, COMPLETE) };
+}
+
+/** Adds and drops corporations of the index (start-up), and says it is complete when it is. */
+export function updateWebhookIndex(db: PlatformDb, add: string[], drop: string[], complete: boolean): void {
+  const now = nowIso();
+  for (const id of add) putSetting(db, INDEXED + id, now);
+  for (const id of drop) dropSetting(db, INDEXED + id);
+  if (complete) putSetting(db, COMPLETE, now);
+}
+
+/** The next start-up reads every corporation again (a restored backup). */
+export function forgetWebhookIndex(db: PlatformDb): void {
+  dropSetting(db, COMPLETE);
+}
+
+/** Whether the corporation has a webhook (active or not). */
+export function hasWebhooks(db: TenantDb): boolean {
+  return db.$client.query(ANY_WEBHOOK).get() !== null;
+}
+
+/**
+ * Drops the corporation from the index when it has no webhook left, under its write lock (a
+ * create waits, then indexes it again). Best effort: a key left behind costs the next start-up
+ * one visit of the corporation.
+ */
+export function unindexIfNoWebhooks(tenant: TenantDoor, platform: PlatformDoor): Promise<void> {
+  return tenant
+    .write(async (tx, w) => {
+      if (!hasWebhooks(tx)) await platform.write((db) => dropSetting(db, INDEXED + w.corpId));
+    })
+    .catch(() => {});
+}
+
+export function createWebhook(tenant: TenantDoor, platform: PlatformDoor, input: WebhookCreate): Promise<WebhookWithSecret> {
   const target = checkTarget(input.target);
   const groups = [...new Set((input.groups ?? []).map((g, i) => checkGroup(g, `groups.${i}`)))];
   const id = newId();
   const secret = newSecret();
-  return tenant.write((tx) => {
+  return tenant.write(async (tx, w) => {
+    // The events raised before the first webhook had no receiver: the dispatcher would have
+    // marked them so, unless a crash kept it from it (it visits only indexed corporations).
+    if (!hasWebhooks(tx)) markAllDispatched(tx, nowIso());
+    // Indexed before this COMMIT (a platform read when it is already: creating webhooks is rare).
+    const key = INDEXED + w.corpId;
+    if (!(await platform.read((db) => hasSetting(db, key)))) await platform.write((db) => putSetting(db, key, nowIso()));
     tx.insert(webhooks)
       .values({ id, name: input.name, target, email: input.email, body_content: input.body_content ?? null, log_enabled: input.log_enabled ?? false, secret })
       .run();
@@ -166,10 +228,11 @@ export function setStatus(tenant: TenantDoor, id: string, active: boolean): Prom
   });
 }
 
-export function deleteWebhook(tenant: TenantDoor, id: string): Promise<void> {
-  return tenant.write((tx) => {
+export function deleteWebhook(tenant: TenantDoor, platform: PlatformDoor, id: string): Promise<void> {
+  return tenant.write((tx, w) => {
     const removed = tx.delete(webhooks).where(eq(webhooks.id, id)).returning({ id: webhooks.id }).all();
     if (removed.length === 0) throw notFound("Webhook");
+    if (!hasWebhooks(tx)) w.afterCommit(() => void unindexIfNoWebhooks(tenant, platform));
   });
 }
 
