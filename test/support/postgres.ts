@@ -1,7 +1,7 @@
 // A throwaway PostgreSQL server for tests (issue 19, cluster mode): initdb in a temp dir, a free
 // loopback port, fsync off, its unix socket in the temp dir; stopped by its PID by `stop()`, when
 // the test process exits without calling it, and by a watchdog when that process is killed. A missing PostgreSQL is
-// an error that says how to install it, never a skip (.ci/run installs postgresql-15).
+// an error that says how to install it, never a skip (`bun run test` installs postgresql-15 first: scripts/ensure-postgres.ts).
 import { SQL } from "bun";
 import { chownSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
@@ -60,7 +60,7 @@ export async function startPostgres(): Promise<TestPostgres> {
   if (!existsSync(join(PG_BIN, "initdb")) || !existsSync(join(PG_BIN, "postgres"))) {
     throw new Error(
       `PostgreSQL 15 is not installed (no ${PG_BIN}/initdb): the cluster-mode tests need it. ` +
-        "Install it with `apt-get install postgresql-15` (.ci/run does), or point PG_BIN at its bin directory.",
+        "Install it with `apt-get install postgresql-15` (`bun run test` does), or point PG_BIN at its bin directory.",
     );
   }
   const dir = mkdtempSync(join(tmpdir(), "corpadmin-pg-"));
