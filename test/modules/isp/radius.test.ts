@@ -82,6 +82,9 @@ describe("GET /api/isp/radius/authorize", () => {
     const q = { username: "maria", password: "maria-pass", nas_ip: NAS_IP };
     expect((await authorize(q)).status).toBe(200);
     const other = new Database(t.sql(admin.corpId).filename);
+    // As a real second process would: wait for the service's own write (an authorize records its
+    // attempt) rather than fail at once with SQLITE_BUSY.
+    other.run("PRAGMA busy_timeout = 5000");
     try {
       other.run("UPDATE isp_nas SET status = 0 WHERE id = ?", [nas.id]);
       expect((await authorize(q)).status).toBe(401);
