@@ -1,0 +1,27 @@
+// The handle every module query runs on, whichever engine is behind the store (issue 19):
+// Drizzle's SQLite query builder in its asynchronous form, plus `$client.query(sql)` for the
+// statements a module writes by hand. Modules write SQLite's dialect once; on PostgreSQL the
+// handle runs the same builder through a proxy that rewrites the few constructs that differ
+// (src/db/pg/, docs/architecture.md "Cluster mode").
+//
+// Every call is typed as a Promise and must be awaited. On SQLite the value is in fact there at
+// once (bun:sqlite is synchronous) and `await` costs a microtask; so never chain `.then` on a
+// statement's result, only `await` it.
+import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
+
+/** A statement written by hand, in SQLite's dialect (`?`, `?1` placeholders). */
+export interface RawStatement<R, P extends unknown[]> {
+  /** The first row, or null. */
+  get(...params: P): Promise<R | null>;
+  all(...params: P): Promise<R[]>;
+  /** `changes`: rows inserted, updated or deleted. */
+  run(...params: P): Promise<{ changes: number }>;
+}
+
+export interface RawClient {
+  /** A statement by its SQL text, compiled once per connection and cached by that text. */
+  query<R = Record<string, unknown>, P extends unknown[] = unknown[]>(sql: string): RawStatement<R, P>;
+}
+
+/** A read's or a write's handle (the platform's or a corporation's). */
+export type Handle = BaseSQLiteDatabase<"async", unknown> & { $client: RawClient };
