@@ -188,7 +188,7 @@ export function createContext(config: Config, queries: KernelQueries, options: C
           logger.error("shutdown step failed", { error: String(err) });
         }
       }
-      ctx.mailer.close();
+      await ctx.mailer.close();
       tenants.closeAll();
       platformDoor.close();
       await checkpointer.close();

@@ -146,8 +146,8 @@ export class Sessions {
 
   /** The live session row (not revoked, not expired) with its user's status flags. */
   live(sessionId: string): Promise<LiveSession | null> {
-    return this.platform.read((db) => {
-      const row = db.$client.query<Omit<LiveSession, "user_status" | "super_admin">, [string, string]>(LOOKUP).get(sessionId, nowIso());
+    return this.platform.read(async (db) => {
+      const row = await db.$client.query<Omit<LiveSession, "user_status" | "super_admin">, [string, string]>(LOOKUP).get(sessionId, nowIso());
       if (!row) return null;
       // A session's user always exists (deleting a user deletes its sessions); were it missing,
       // a null status still refuses.
@@ -161,7 +161,7 @@ export class Sessions {
    * write only when this process has not written the session's last_seen_at for a minute. The
    * write is not awaited: the request does not depend on it.
    */
-  seen(sessionId: string): void {
+  async seen(sessionId: string): Promise<void> {
     const now = Date.now();
     const last = this.seenWritten.get(sessionId);
     if (last !== undefined && now - last < SEEN_EVERY_MS) return;
@@ -190,10 +190,10 @@ export class Sessions {
 
   /** Every session of a user, or all but one (a password change keeps the caller's). */
   async revokeAllOfUser(userId: string, exceptSessionId?: string): Promise<void> {
-    await this.platform.write((tx) => {
+    await this.platform.write(async (tx) => {
       if (exceptSessionId)
-        tx.$client.query("UPDATE sessions SET revoked_at = ?3 WHERE user_id = ?1 AND id <> ?2 AND revoked_at IS NULL").run(userId, exceptSessionId, nowIso());
-      else tx.$client.query("UPDATE sessions SET revoked_at = ?2 WHERE user_id = ?1 AND revoked_at IS NULL").run(userId, nowIso());
+        await tx.$client.query("UPDATE sessions SET revoked_at = ?3 WHERE user_id = ?1 AND id <> ?2 AND revoked_at IS NULL").run(userId, exceptSessionId, nowIso());
+      else await tx.$client.query("UPDATE sessions SET revoked_at = ?2 WHERE user_id = ?1 AND revoked_at IS NULL").run(userId, nowIso());
     });
   }
 
@@ -211,10 +211,10 @@ export class Sessions {
    * Deletes at most `limit` sessions revoked or expired before `cutoff` (housekeeping); returns how
    * many went. These rows are inserted oldest first, so the rowid scan finds them at its start.
    */
-  prune(tx: PlatformDb, cutoff: string, limit: number): number {
-    return tx.$client
-      .query("DELETE FROM sessions WHERE rowid IN (SELECT rowid FROM sessions WHERE revoked_at < ?1 OR expires_at < ?1 LIMIT ?2)")
-      .run(cutoff, limit).changes;
+  async prune(tx: PlatformDb, cutoff: string, limit: number): Promise<number> {
+    return (await tx.$client
+        .query("DELETE FROM sessions WHERE rowid IN (SELECT rowid FROM sessions WHERE revoked_at < ?1 OR expires_at < ?1 LIMIT ?2)")
+        .run(cutoff, limit)).changes;
   }
 }
 

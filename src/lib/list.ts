@@ -444,7 +444,7 @@ const MAX_WALK_CHUNK = 4096;
  * matches still wanted should take at the set's density, with a margin: a fixed 1,024 read two
  * and a half times the entries a 50-row page of a name every eighth person holds needs.
  */
-function walkPage(client: Database, reader: RowReader, m: Matches, descending: boolean, offset: number, limit: number, tableRows: number) {
+async function walkPage(client: Database, reader: RowReader, m: Matches, descending: boolean, offset: number, limit: number, tableRows: number) {
   if (m.count === 0 || offset >= m.count) return [];
   if (((offset + limit) * tableRows) / m.count > MAX_WALK) return undefined;
   const t = reader.name;
@@ -471,18 +471,18 @@ function walkPage(client: Database, reader: RowReader, m: Matches, descending: b
     chunk = next.values(chunk[chunk.length - 1]![0], step) as [number][];
   }
   if (!picked.length) return [];
-  return client.query(reader.byRowids[dir]).all(JSON.stringify(picked)) as Record<string, unknown>[];
+  return (await client.query(reader.byRowids[dir]).all(JSON.stringify(picked))) as Record<string, unknown>[];
 }
 
 /** Runs a paged list over one table; `view` maps a row to its response shape. */
-export function listRows<R, V>(
+export async function listRows<R, V>(
   db: AnyDb,
   table: SQLiteTable,
   spec: ListSpec,
   params: ListParams,
   view: (row: R) => V,
   where: (SQL | undefined)[] = [],
-): Page<V> {
+): Promise<Page<V>> {
   const { page, limit, offset } = paging(params);
   const d = db as any;
   const client = clientOf(db);
@@ -495,11 +495,11 @@ export function listRows<R, V>(
     // An index search alone, sorted by id, between writes: its match set answers the total and
     // the page's rows (walkPage); SQLite's plan below when the walk would be long.
     const m = matchSet(client, kept, plain.search);
-    let rows = walkPage(client, reader, m, plain.descending, offset, limit, tableRowsOf());
+    let rows = await walkPage(client, reader, m, plain.descending, offset, limit, tableRowsOf());
     // Too few matches to walk for (a number, a rare name): the page is sorted out of the set's own
     // rowids, rather than by SQLite's plan, which would evaluate the whole match again.
     if (!rows && m.list && m.count <= MAX_LISTED_PAGE) {
-      rows = client.query(reader.pageOfRowids[plain.descending ? "DESC" : "ASC"]).all(`[${m.list.join(",")}]`, limit, offset) as Record<string, unknown>[];
+      rows = (await client.query(reader.pageOfRowids[plain.descending ? "DESC" : "ASC"]).all(`[${m.list.join(",")}]`, limit, offset)) as Record<string, unknown>[];
     }
     if (rows) return { items: decodeRows(reader, rows, view), page, limit, total: m.count };
     knownTotal = m.count;
@@ -517,7 +517,7 @@ export function listRows<R, V>(
     countQuery = c.where ? sql`SELECT count(*) AS n FROM ${table} WHERE ${c.where}` : sql`SELECT count(*) AS n FROM ${table}`;
   }
   const count = dialect.sqlToQuery(countQuery);
-  const total = knownTotal ?? cachedTotal(client, count, () => (client.query(count.sql).get(...(count.params as Bindings)) as { n: number }).n);
+  const total = knownTotal ?? cachedTotal(client, count, async () => ((await client.query(count.sql).get(...(count.params as Bindings))) as { n: number }).n);
   let w = c.where;
   if (c.search && c.byId && total > 0) {
     // Sorted by id, SQLite reads every match to sort them (≈ 1.5 µs each) unless told to walk the
@@ -532,7 +532,7 @@ export function listRows<R, V>(
   const select = dialect.sqlToQuery(
     sql`${reader.from}${w ? sql` WHERE ${w}` : sql``} ORDER BY ${sql.join(c.order, sql`, `)} LIMIT ${limit} OFFSET ${offset}`,
   );
-  const rows = client.query(select.sql).all(...(select.params as Bindings)) as Record<string, unknown>[];
+  const rows = (await client.query(select.sql).all(...(select.params as Bindings))) as Record<string, unknown>[];
   return { items: decodeRows(reader, rows, view), page, limit, total };
 }
 

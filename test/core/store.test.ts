@@ -16,8 +16,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const countCities = (name: string) =>
-  t.ctx.store.tenant(corpId).read((db) => db.$client.query<{ n: number }, [string]>("SELECT count(*) AS n FROM cities WHERE name = ?1").get(name)!.n);
+const countCities = async (name: string) =>
+  await t.ctx.store.tenant(corpId).read((db) => db.$client.query<{ n: number }, [string]>("SELECT count(*) AS n FROM cities WHERE name = ?1").get(name)!.n);
 
 function gate() {
   let open!: () => void;
@@ -69,7 +69,7 @@ describe("core/store: reads and writes of one corporation", () => {
     const door = t.ctx.store.tenant(corpId);
     const told: string[] = [];
     const off = t.ctx.events.subscribe((id) => told.push(id));
-    const events = () => door.read((db) => db.$client.query<{ n: number }, []>("SELECT count(*) AS n FROM events").get()!.n);
+    const events = async () => await door.read((db) => db.$client.query<{ n: number }, []>("SELECT count(*) AS n FROM events").get()!.n);
     const before = await events();
     const failing = door.write(async (tx, w) => {
       tx.$client.run("INSERT INTO cities (id, name, state, country, created_at, updated_at) VALUES (?1, 'RolledBack', 'SP', 'BR', 'x', 'x')", [crypto.randomUUID()]);
@@ -82,7 +82,7 @@ describe("core/store: reads and writes of one corporation", () => {
     expect(await events()).toBe(before);
     expect(told).toEqual([]);
     // The next write proceeds, and its event is told after its COMMIT, once.
-    await door.write((_tx, w) => w.emit("CITY_AFTER_UPDATE", "y", (tx: typeof _tx) => ({ seen: tx.$client.query("SELECT 1 AS one").get() })));
+    await door.write((_tx, w) => w.emit("CITY_AFTER_UPDATE", "y", async (tx: typeof _tx) => ({ seen: await tx.$client.query("SELECT 1 AS one").get() })));
     expect(await events()).toBe(before + 1);
     expect(told).toEqual([corpId]);
     off();
@@ -102,7 +102,7 @@ describe("core/store: reads and writes of one corporation", () => {
   });
 
   test("the read connection refuses writes", async () => {
-    await expect(t.ctx.store.tenant(corpId).read((db) => db.$client.run("DELETE FROM cities"))).rejects.toThrow();
+    await expect(await t.ctx.store.tenant(corpId).read((db) => db.$client.run("DELETE FROM cities"))).rejects.toThrow();
     expect(await countCities("GroupA")).toBe(1);
   });
 });
@@ -158,8 +158,8 @@ describe("core/store: a read's statements share one snapshot", () => {
   test("two statements of one synchronous read see the same state even when a commit lands between them", async () => {
     const door = t.ctx.store.tenant(corpId);
     const name = `Snapshot ${crypto.randomUUID()}`;
-    const insert = () =>
-      door.write((tx) =>
+    const insert = async () =>
+      await door.write((tx) =>
         tx.$client.run("INSERT INTO cities (id, name, state, country, created_at, updated_at) VALUES (?1, ?2, 'RJ', 'BR', ?3, ?3)", [crypto.randomUUID(), name, new Date().toISOString()]),
       );
     const counts = await door.read((db) => {
@@ -216,7 +216,7 @@ describe("core/store: a write is acknowledged only once its commit is on disk (P
       const refused = await t.req("POST", "/api/city", city("Unconfirmed"));
       expect(refused.status).toBe(503);
       expect(refused.body.detail).toContain("not acknowledged");
-      const grouped = t.ctx.store.tenant(corpId).writeGrouped((tx) => tx.$client.run("INSERT INTO notes (id, user_id, content, created_at, updated_at) VALUES ('g', 'u', '', 'x', 'x')"));
+      const grouped = await t.ctx.store.tenant(corpId).writeGrouped((tx) => tx.$client.run("INSERT INTO notes (id, user_id, content, created_at, updated_at) VALUES ('g', 'u', '', 'x', 'x')"));
       expect(await grouped.then(() => null, (e: { status?: number }) => e.status)).toBe(503);
     } finally {
       door.syncFile = real;

@@ -90,14 +90,14 @@ export function contractModule(ctx: AppContext) {
       response: { 200: ContractWithIdentity },
       detail: { summary: "Show a contract by external application name and identity" },
     })
-    .get("/contract/externalapp/id/:externalAppId", ({ tenant, principal, params, query }) => tenant.read((db) => listLinkedContracts(db, principal, params, query)), {
+    .get("/contract/externalapp/id/:externalAppId", async ({ tenant, principal, params, query }) => await tenant.read((db) => listLinkedContracts(db, principal, params, query)), {
       auth: key("platform.contract"),
       params: AppById,
       query: ContractListQuery,
       response: { 200: ListOf(ContractWithIdentity) },
       detail: { summary: "List the contracts of an external application (by id)" },
     })
-    .get("/contract/externalapp/name/:externalAppName", ({ tenant, principal, params, query }) => tenant.read((db) => listLinkedContracts(db, principal, params, query)), {
+    .get("/contract/externalapp/name/:externalAppName", async ({ tenant, principal, params, query }) => await tenant.read((db) => listLinkedContracts(db, principal, params, query)), {
       auth: key("platform.contract"),
       params: AppByName,
       query: ContractListQuery,

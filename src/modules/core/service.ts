@@ -26,8 +26,8 @@ const noteView = (row: typeof notes.$inferSelect): Note => ({
 });
 
 /** Another user's note is simply not there for the caller. */
-function noteOf(db: TenantDb, userId: string, id: string): Note {
-  const row = db.select().from(notes).where(and(eq(notes.id, id), eq(notes.user_id, userId))).get();
+async function noteOf(db: TenantDb, userId: string, id: string): Promise<Note> {
+  const row = await db.select().from(notes).where(and(eq(notes.id, id), eq(notes.user_id, userId))).get();
   if (!row) throw notFound("Note");
   return noteView(row);
 }
@@ -35,8 +35,8 @@ function noteOf(db: TenantDb, userId: string, id: string): Note {
 export function createNote(tenant: TenantDoor, userId: string, input: NoteInput): Promise<Note> {
   if (Buffer.byteLength(input.content, "utf8") > NOTE_CONTENT_MAX_BYTES) throw invalid("content", "exceeds 64 KiB");
   const id = newId();
-  return tenant.write((tx) => {
-    tx.insert(notes).values({ id, user_id: userId, title: input.title ?? null, content: input.content }).run();
+  return tenant.write(async (tx) => {
+    await tx.insert(notes).values({ id, user_id: userId, title: input.title ?? null, content: input.content }).run();
     return noteOf(tx, userId, id);
   });
 }
@@ -72,7 +72,7 @@ function getCorpRef(corps: CorpRef[], corpId: string): CorpRef {
 
 const allCorps = (ctx: AppContext) => ctx.store.platform.read(allCorpRefs);
 
-const tenantStatus = (ctx: AppContext, corpId: string) => ctx.store.tenant(corpId).read((db) => migrationStatus(db.$client, ctx.tenants.migrations));
+const tenantStatus = async (ctx: AppContext, corpId: string) => await ctx.store.tenant(corpId).read((db) => migrationStatus(db.$client, ctx.tenants.migrations));
 
 /** Checking must not create anything: a missing database file reads as version 0. */
 async function corpStatus(ctx: AppContext, corpId: string) {
@@ -94,8 +94,8 @@ export async function checkDatabases(ctx: AppContext): Promise<DatabaseCheck> {
 }
 
 function setStatus(ctx: AppContext, corpId: string, status: "ENABLED" | "NEEDS_UPDATE"): Promise<void> {
-  return ctx.store.platform.write((tx, w) => {
-    writeCorpStatus(tx, corpId, status);
+  return ctx.store.platform.write(async (tx, w) => {
+    await writeCorpStatus(tx, corpId, status);
     w.afterCommit(() => ctx.corps.invalidate(corpId));
   });
 }
@@ -144,9 +144,9 @@ export async function updateOne(ctx: AppContext, corpId: string): Promise<CorpUp
   return result;
 }
 
-function tableNames(db: TenantDb): Set<string> {
-  const rows = db.all<{ name: string }>(
-    sql`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> '__drizzle_migrations'`,
+async function tableNames(db: TenantDb): Promise<Set<string>> {
+  const rows = await db.all<{ name: string; }>(
+      sql`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> '__drizzle_migrations'`
   );
   return new Set(rows.map((r) => r.name));
 }

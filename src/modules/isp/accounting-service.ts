@@ -11,10 +11,10 @@ import type { AccountingRow } from "./accounting-parse";
 /** Accounting-On/Off: the NAS restarted, so every session still open on it has ended. */
 export function closeNasSessions(tenant: TenantDoor, nasId: string, restart: { at: string; cause: string }): Promise<number> {
   return tenant.write(
-    (tx) =>
-      tx.$client
-        .query("UPDATE isp_radius_sessions SET open = 0, stopped_at = ?2, updated_at = ?2, terminate_cause = coalesce(terminate_cause, ?3), received_at = ?4 WHERE open = 1 AND nas_id = ?1")
-        .run(nasId, restart.at, restart.cause, nowIso()).changes,
+    async (tx) =>
+      (await tx.$client
+              .query("UPDATE isp_radius_sessions SET open = 0, stopped_at = ?2, updated_at = ?2, terminate_cause = coalesce(terminate_cause, ?3), received_at = ?4 WHERE open = 1 AND nas_id = ?1")
+              .run(nasId, restart.at, restart.cause, nowIso())).changes,
   );
 }
 
@@ -98,7 +98,7 @@ function sessionOf(sessions: KeyedSession[], recordStart: string): KeyedSession 
  * first arrived. A record older than what the session holds (a late one) is stored and changes
  * nothing; so does any record of a closed session.
  */
-export function storeAccounting(tx: TenantDb, row: AccountingRow, interimInterval: number | null): void {
+export async function storeAccounting(tx: TenantDb, row: AccountingRow, interimInterval: number | null): Promise<void> {
   const s = statementsOf(tx.$client);
   const stop = row.status_type === "Stop";
   const sessionTime = row.session_time ?? 0;
@@ -122,7 +122,7 @@ export function storeAccounting(tx: TenantDb, row: AccountingRow, interimInterva
     $received_at: row.received_at,
   };
   if (session) {
-    tx.insert(ispRadiusAccounting).values({ ...row, radius_session_id: session.id }).onConflictDoNothing().run();
+    await tx.insert(ispRadiusAccounting).values({ ...row, radius_session_id: session.id }).onConflictDoNothing().run();
     if (!s.changes.get()!.n) return;
     if (session.open !== 1) return;
     if (!stop && sessionTime < session.session_time) return;
@@ -142,7 +142,7 @@ export function storeAccounting(tx: TenantDb, row: AccountingRow, interimInterva
     $input_packets: values.$input_packets ?? 0,
     $output_packets: values.$output_packets ?? 0,
   });
-  tx.insert(ispRadiusAccounting).values({ ...row, radius_session_id: id }).run();
+  await tx.insert(ispRadiusAccounting).values({ ...row, radius_session_id: id }).run();
 }
 
 /**
@@ -151,10 +151,10 @@ export function storeAccounting(tx: TenantDb, row: AccountingRow, interimInterva
  * the id (a UUID v7) is taken with it, so `id < idBelow` (the smallest id of a moment a little
  * after the cutoff) bounds the scan to a range of the primary key. Run inside a write.
  */
-export function pruneIspRadiusAccounting(tx: TenantDb, cutoff: string, limit: number, idBelow: string): number {
-  return tx.$client
-    .query("DELETE FROM isp_radius_accounting WHERE rowid IN (SELECT rowid FROM isp_radius_accounting WHERE id < ?3 AND received_at < ?1 LIMIT ?2)")
-    .run(cutoff, limit, idBelow).changes;
+export async function pruneIspRadiusAccounting(tx: TenantDb, cutoff: string, limit: number, idBelow: string): Promise<number> {
+  return (await tx.$client
+      .query("DELETE FROM isp_radius_accounting WHERE rowid IN (SELECT rowid FROM isp_radius_accounting WHERE id < ?3 AND received_at < ?1 LIMIT ?2)")
+      .run(cutoff, limit, idBelow)).changes;
 }
 
 /**
@@ -162,8 +162,8 @@ export function pruneIspRadiusAccounting(tx: TenantDb, cutoff: string, limit: nu
  * many. A session goes with its records: stale_at is its last record's received_at plus at most
  * three interim intervals (through the (open, stale_at) index). Run inside a write.
  */
-export function pruneIspRadiusSessions(tx: TenantDb, cutoff: string, limit: number): number {
-  return tx.$client
-    .query("DELETE FROM isp_radius_sessions WHERE rowid IN (SELECT rowid FROM isp_radius_sessions WHERE open IN (0, 1) AND stale_at < ?1 LIMIT ?2)")
-    .run(cutoff, limit).changes;
+export async function pruneIspRadiusSessions(tx: TenantDb, cutoff: string, limit: number): Promise<number> {
+  return (await tx.$client
+      .query("DELETE FROM isp_radius_sessions WHERE rowid IN (SELECT rowid FROM isp_radius_sessions WHERE open IN (0, 1) AND stale_at < ?1 LIMIT ?2)")
+      .run(cutoff, limit)).changes;
 }

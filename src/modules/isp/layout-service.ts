@@ -44,22 +44,22 @@ function layoutView(db: Q, row: Row) {
   return { ...row, attributes: layoutAttributes(db, row.id).map(({ active: _a, ...a }) => a) };
 }
 
-export function listLayouts(tenant: TenantDoor, query: ListParams) {
-  return tenant.read((db) => listRows(db, ispLayouts, { q: [ispLayouts.name] }, query, (r: Row) => layoutView(db, r)));
+export async function listLayouts(tenant: TenantDoor, query: ListParams) {
+  return await tenant.read(async (db) => await listRows(db, ispLayouts, { q: [ispLayouts.name] }, query, (r: Row) => layoutView(db, r)));
 }
 
 function layoutById(db: Q, id: string) {
   return layoutView(db, requireRow<Row>(db, ispLayouts, id, "Layout"));
 }
 
-export function getLayout(tenant: TenantDoor, id: string) {
-  return tenant.read((db) => layoutById(db, id));
+export async function getLayout(tenant: TenantDoor, id: string) {
+  return await tenant.read((db) => layoutById(db, id));
 }
 
 export function createLayout(tenant: TenantDoor, input: LayoutInput) {
-  return tenant.write((tx) => {
+  return tenant.write(async (tx) => {
     checkUniqueName(tx, ispLayouts, input.name, null, "layout");
-    const row = tx
+    const row = (await (await tx
       .insert(ispLayouts)
       .values({
         name: input.name,
@@ -67,16 +67,16 @@ export function createLayout(tenant: TenantDoor, input: LayoutInput) {
         description: input.description ?? null,
       })
       .returning()
-      .get();
+      .get()));
     return layoutView(tx, row);
   });
 }
 
 export function updateLayout(tenant: TenantDoor, id: string, input: LayoutInput) {
-  return tenant.write((tx) => {
+  return tenant.write(async (tx) => {
     requireRow(tx, ispLayouts, id, "Layout");
     checkUniqueName(tx, ispLayouts, input.name, id, "layout");
-    const row = tx
+    const row = (await (await tx
       .update(ispLayouts)
       .set({
         name: input.name,
@@ -86,49 +86,49 @@ export function updateLayout(tenant: TenantDoor, id: string, input: LayoutInput)
       })
       .where(eq(ispLayouts.id, id))
       .returning()
-      .get();
+      .get()));
     return layoutView(tx, row);
   });
 }
 
 export function deleteLayout(tenant: TenantDoor, id: string): Promise<void> {
-  return tenant.write((tx) => {
+  return tenant.write(async (tx) => {
     requireRow(tx, ispLayouts, id, "Layout");
     if (isUsed(tx, ispNas, ispNas.layout_id, id)) throw conflict("The layout is used by a NAS");
-    tx.delete(ispLayouts).where(eq(ispLayouts.id, id)).run();
+    await tx.delete(ispLayouts).where(eq(ispLayouts.id, id)).run();
   });
 }
 
 /** Attaches an attribute; attaching it again replaces its operator and value, keeping its place. */
 export function attachAttribute(tenant: TenantDoor, layoutId: string, input: LayoutAttributeInput) {
   checkTemplate(input.value);
-  return tenant.write((tx) => {
+  return tenant.write(async (tx) => {
     requireRow(tx, ispLayouts, layoutId, "Layout");
     checkRef(tx, ispRadiusAttributes, input.attribute_id, "attribute_id", "RADIUS attribute");
     const operator = input.operator ?? ":=";
-    const next = (tx.select({ n: max(ispLayoutAttributes.position) }).from(ispLayoutAttributes).where(eq(ispLayoutAttributes.layout_id, layoutId)).get()?.n ?? 0) + 1;
-    tx.insert(ispLayoutAttributes)
+    const next = ((await tx.select({ n: max(ispLayoutAttributes.position) }).from(ispLayoutAttributes).where(eq(ispLayoutAttributes.layout_id, layoutId)).get())?.n ?? 0) + 1;
+    await tx.insert(ispLayoutAttributes)
       .values({ layout_id: layoutId, attribute_id: input.attribute_id, operator, value: input.value, position: next })
       .onConflictDoUpdate({ target: [ispLayoutAttributes.layout_id, ispLayoutAttributes.attribute_id], set: { operator, value: input.value } })
       .run();
-    tx.update(ispLayouts).set({ updated_at: nowIso() }).where(eq(ispLayouts.id, layoutId)).run();
+    await tx.update(ispLayouts).set({ updated_at: nowIso() }).where(eq(ispLayouts.id, layoutId)).run();
     return layoutById(tx, layoutId);
   });
 }
 
 export function detachAttribute(tenant: TenantDoor, layoutId: string, attributeId: string) {
-  return tenant.write((tx) => {
+  return tenant.write(async (tx) => {
     requireRow(tx, ispLayouts, layoutId, "Layout");
     const where = and(eq(ispLayoutAttributes.layout_id, layoutId), eq(ispLayoutAttributes.attribute_id, attributeId));
-    if (!tx.select({ id: ispLayoutAttributes.attribute_id }).from(ispLayoutAttributes).where(where).get()) throw notFound("Attribute attached to the layout");
-    tx.delete(ispLayoutAttributes).where(where).run();
-    tx.update(ispLayouts).set({ updated_at: nowIso() }).where(eq(ispLayouts.id, layoutId)).run();
+    if (!(await tx.select({ id: ispLayoutAttributes.attribute_id }).from(ispLayoutAttributes).where(where).get())) throw notFound("Attribute attached to the layout");
+    await tx.delete(ispLayoutAttributes).where(where).run();
+    await tx.update(ispLayouts).set({ updated_at: nowIso() }).where(eq(ispLayouts.id, layoutId)).run();
     return layoutById(tx, layoutId);
   });
 }
 
-export function setLayoutStatus(tenant: TenantDoor, id: string, status: boolean) {
-  return tenant.write((tx) => layoutView(tx, setStatus<Row>(tx, ispLayouts, id, status, "Layout")));
+export async function setLayoutStatus(tenant: TenantDoor, id: string, status: boolean) {
+  return await tenant.write((tx) => layoutView(tx, setStatus<Row>(tx, ispLayouts, id, status, "Layout")));
 }
 
 /**
@@ -136,11 +136,11 @@ export function setLayoutStatus(tenant: TenantDoor, id: string, status: boolean)
  * password is shown nowhere but in the response that set it (routes.md, ContractConfig).
  */
 export function renderForContract(tenant: TenantDoor, layoutId: string, contractId: string, nasId: string | undefined) {
-  return tenant.read((db) => {
+  return tenant.read(async (db) => {
     requireRow(db, ispLayouts, layoutId, "Layout");
     const contract = findContract(db, contractId);
     if (!contract) throw notFound("Contract");
-    let nas = null;
+    let nas = await null;
     if (nasId !== undefined) {
       nas = nasById(db, nasId);
       if (!nas) throw invalid("nas_id", `no NAS with id ${nasId}`);
@@ -149,7 +149,7 @@ export function renderForContract(tenant: TenantDoor, layoutId: string, contract
     return {
       layout_id: layoutId,
       contract_id: contractId,
-      attributes: renderLayout(db, layoutId, { contract, config, password: MASKED_PASSWORD, nas: nas ?? null }),
+      attributes: await renderLayout(db, layoutId, { contract, config, password: MASKED_PASSWORD, nas: nas ?? null }),
     };
   });
 }

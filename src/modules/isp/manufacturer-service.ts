@@ -15,8 +15,8 @@ export function listManufacturers(tenant: TenantDoor, query: ListParams) {
   return tenant.read((db) => listRows(db, ispManufacturers, { q: [ispManufacturers.name] }, query, (r: Row) => r));
 }
 
-export function getManufacturer(tenant: TenantDoor, id: string): Promise<Row> {
-  return tenant.read((db) => requireRow<Row>(db, ispManufacturers, id, "Manufacturer"));
+export async function getManufacturer(tenant: TenantDoor, id: string): Promise<Row> {
+  return await tenant.read((db) => requireRow<Row>(db, ispManufacturers, id, "Manufacturer"));
 }
 
 export function createManufacturer(tenant: TenantDoor, input: ManufacturerInput): Promise<Row> {
@@ -40,15 +40,15 @@ export function updateManufacturer(tenant: TenantDoor, id: string, input: Manufa
 }
 
 export function deleteManufacturer(tenant: TenantDoor, id: string): Promise<void> {
-  return tenant.write((tx) => {
+  return tenant.write(async (tx) => {
     requireRow(tx, ispManufacturers, id, "Manufacturer");
     if (isUsed(tx, ispRadiusAttributes, ispRadiusAttributes.manufacturer_id, id)) throw conflict("The manufacturer is used by a RADIUS attribute");
     if (isUsed(tx, ispLayouts, ispLayouts.manufacturer_id, id)) throw conflict("The manufacturer is used by a layout");
     if (isUsed(tx, ispNas, ispNas.manufacturer_id, id)) throw conflict("The manufacturer is used by a NAS");
-    tx.delete(ispManufacturers).where(eq(ispManufacturers.id, id)).run();
+    await tx.delete(ispManufacturers).where(eq(ispManufacturers.id, id)).run();
   });
 }
 
-export function setManufacturerStatus(tenant: TenantDoor, id: string, status: boolean): Promise<Row> {
-  return tenant.write((tx) => setStatus<Row>(tx, ispManufacturers, id, status, "Manufacturer"));
+export async function setManufacturerStatus(tenant: TenantDoor, id: string, status: boolean): Promise<Row> {
+  return await tenant.write((tx) => setStatus<Row>(tx, ispManufacturers, id, status, "Manufacturer"));
 }

@@ -32,19 +32,19 @@ export interface RadiusNas {
 /** A prepared NAS-by-IP read per connection (this runs on every RADIUS request whose NAS is not cached). */
 const nasStatements = new WeakMap<TenantDb, ReturnType<TenantDb["$client"]["query"]>>();
 
-export function nasByIp(db: TenantDb, ip: string): RadiusNas | null {
+export async function nasByIp(db: TenantDb, ip: string): Promise<RadiusNas | null> {
   let stmt = nasStatements.get(db);
   if (!stmt) {
     stmt = db.$client.query("SELECT id, name, ip, secret_hash, secret_salt, pop_id, layout_id, status FROM isp_nas WHERE ip = ?");
     nasStatements.set(db, stmt);
   }
-  const row = stmt.get(ip) as (Omit<RadiusNas, "status"> & { status: number }) | null;
+  const row = (await stmt.get(ip)) as (Omit<RadiusNas, "status"> & { status: number }) | null;
   return row ? { ...row, status: row.status === 1 } : null;
 }
 
 /** The whole NAS row (RFC 5176 requests need its address, port and sealed secret), or undefined. */
-export function nasById(db: TenantDb, id: string): NasRow | undefined {
-  return db.select().from(ispNas).where(eq(ispNas.id, id)).get();
+export async function nasById(db: TenantDb, id: string): Promise<NasRow | undefined> {
+  return await db.select().from(ispNas).where(eq(ispNas.id, id)).get();
 }
 
 /**
@@ -107,38 +107,38 @@ export function listNas(tenant: TenantDoor, query: ListParams) {
   return tenant.read((db) => listRows(db, ispNas, { q: [ispNas.name, ispNas.ip], hidden: ["secret_hash", "secret_salt", "secret_enc"] }, query, nasView));
 }
 
-export function getNas(tenant: TenantDoor, id: string) {
-  return tenant.read((db) => nasView(requireRow<NasRow>(db, ispNas, id, "NAS")));
+export async function getNas(tenant: TenantDoor, id: string) {
+  return await tenant.read((db) => nasView(requireRow<NasRow>(db, ispNas, id, "NAS")));
 }
 
 export function createNas(tenant: TenantDoor, secrets: SecretBox, input: typeof NasCreateInput.static) {
   const id = newId();
-  return tenant.write((tx) => nasView(tx.insert(ispNas).values({ id, ...values(tx, input, null), ...secretColumns(secrets, id, input.secret) }).returning().get()));
+  return tenant.write(async (tx) => nasView(await (await tx.insert(ispNas).values({ id, ...values(tx, input, null), ...secretColumns(secrets, id, input.secret) }).returning().get())));
 }
 
 /** A PUT without `secret` keeps the stored one (routes.md: `(wo)` secrets). */
 export function updateNas(tenant: TenantDoor, secrets: SecretBox, id: string, input: NasUpdateInput) {
-  return tenant.write((tx) => {
+  return tenant.write(async (tx) => {
     requireRow(tx, ispNas, id, "NAS");
     const v = values(tx, input, id);
-    const row = tx
-      .update(ispNas)
-      .set({ ...v, ...(input.secret ? secretColumns(secrets, id, input.secret) : {}), updated_at: nowIso() })
-      .where(eq(ispNas.id, id))
-      .returning()
-      .get();
+    const row = await tx
+        .update(ispNas)
+        .set({ ...v, ...(input.secret ? secretColumns(secrets, id, input.secret) : {}), updated_at: nowIso() })
+        .where(eq(ispNas.id, id))
+        .returning()
+        .get();
     return nasView(row);
   });
 }
 
 export function deleteNas(tenant: TenantDoor, id: string): Promise<void> {
-  return tenant.write((tx) => {
+  return tenant.write(async (tx) => {
     requireRow(tx, ispNas, id, "NAS");
     if (isUsed(tx, ispPools, ispPools.nas_id, id)) throw conflict("The NAS is used by a pool");
-    tx.delete(ispNas).where(eq(ispNas.id, id)).run();
+    await tx.delete(ispNas).where(eq(ispNas.id, id)).run();
   });
 }
 
-export function setNasStatus(tenant: TenantDoor, id: string, status: boolean) {
-  return tenant.write((tx) => nasView(setStatus<NasRow>(tx, ispNas, id, status, "NAS")));
+export async function setNasStatus(tenant: TenantDoor, id: string, status: boolean) {
+  return await tenant.write((tx) => nasView(setStatus<NasRow>(tx, ispNas, id, status, "NAS")));
 }

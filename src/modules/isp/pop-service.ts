@@ -32,51 +32,51 @@ function addressOf(db: Q, address: AddressInput | undefined) {
   return addressColumns(address, address?.city_id ?? null);
 }
 
-export function listPops(tenant: TenantDoor, query: ListParams) {
-  return tenant.read((db) => listRows(db, ispPops, { q: [ispPops.name], hidden: ADDRESS_COLUMN_NAMES }, query, (r: Row) => popView(db, r)));
+export async function listPops(tenant: TenantDoor, query: ListParams) {
+  return await tenant.read(async (db) => await listRows(db, ispPops, { q: [ispPops.name], hidden: ADDRESS_COLUMN_NAMES }, query, (r: Row) => popView(db, r)));
 }
 
-export function getPop(tenant: TenantDoor, id: string) {
-  return tenant.read((db) => popView(db, requireRow<Row>(db, ispPops, id, "POP")));
+export async function getPop(tenant: TenantDoor, id: string) {
+  return await tenant.read((db) => popView(db, requireRow<Row>(db, ispPops, id, "POP")));
 }
 
 export function createPop(tenant: TenantDoor, input: PopInput) {
-  return tenant.write((tx) => {
+  return tenant.write(async (tx) => {
     checkUniqueName(tx, ispPops, input.name, null, "POP");
-    const row = tx
+    const row = (await (await tx
       .insert(ispPops)
       .values({ name: input.name, description: input.description ?? null, ...addressOf(tx, input.address) })
       .returning()
-      .get();
+      .get()));
     return popView(tx, row);
   });
 }
 
 export function updatePop(tenant: TenantDoor, id: string, input: PopInput) {
-  return tenant.write((tx) => {
+  return tenant.write(async (tx) => {
     requireRow(tx, ispPops, id, "POP");
     checkUniqueName(tx, ispPops, input.name, id, "POP");
-    const row = tx
+    const row = (await (await tx
       .update(ispPops)
       .set({ name: input.name, description: input.description ?? null, ...addressOf(tx, input.address), updated_at: nowIso() })
       .where(eq(ispPops.id, id))
       .returning()
-      .get();
+      .get()));
     return popView(tx, row);
   });
 }
 
 export function deletePop(tenant: TenantDoor, id: string): Promise<void> {
-  return tenant.write((tx) => {
+  return tenant.write(async (tx) => {
     requireRow(tx, ispPops, id, "POP");
     if (isUsed(tx, ispPools, ispPools.pop_id, id)) throw conflict("The POP is used by a pool");
     if (isUsed(tx, ispNas, ispNas.pop_id, id)) throw conflict("The POP is used by a NAS");
-    tx.delete(ispPops).where(eq(ispPops.id, id)).run();
+    await tx.delete(ispPops).where(eq(ispPops.id, id)).run();
   });
 }
 
-export function setPopStatus(tenant: TenantDoor, id: string, status: boolean) {
-  return tenant.write((tx) => popView(tx, setStatus<Row>(tx, ispPops, id, status, "POP")));
+export async function setPopStatus(tenant: TenantDoor, id: string, status: boolean) {
+  return await tenant.write((tx) => popView(tx, setStatus<Row>(tx, ispPops, id, status, "POP")));
 }
 
 /** Whether any POP's address names the city (the city module refuses the city's delete then). */
@@ -85,7 +85,7 @@ export function cityUsedByPop(db: Q, cityId: string): boolean {
 }
 
 /** The POP's name (layouts render `pop.name`), null when it has none or is gone. */
-export function popName(db: TenantDb, popId: string | null): string | null {
+export async function popName(db: TenantDb, popId: string | null): Promise<string | null> {
   if (!popId) return null;
-  return db.$client.query<{ name: string }, [string]>("SELECT name FROM isp_pops WHERE id = ?1").get(popId)?.name ?? null;
+  return (await db.$client.query<{ name: string }, [string]>("SELECT name FROM isp_pops WHERE id = ?1").get(popId))?.name ?? null;
 }

@@ -37,8 +37,8 @@ export function listRadiusAttributes(tenant: TenantDoor, query: ListParams) {
   return tenant.read((db) => listRows(db, ispRadiusAttributes, { q: [ispRadiusAttributes.name] }, query, (r: Row) => r));
 }
 
-export function getRadiusAttribute(tenant: TenantDoor, id: string): Promise<Row> {
-  return tenant.read((db) => requireRow<Row>(db, ispRadiusAttributes, id, WHAT));
+export async function getRadiusAttribute(tenant: TenantDoor, id: string): Promise<Row> {
+  return await tenant.read((db) => requireRow<Row>(db, ispRadiusAttributes, id, WHAT));
 }
 
 export function createRadiusAttribute(tenant: TenantDoor, input: RadiusAttributeInput): Promise<Row> {
@@ -64,13 +64,13 @@ export function updateRadiusAttribute(tenant: TenantDoor, id: string, input: Rad
 }
 
 export function deleteRadiusAttribute(tenant: TenantDoor, id: string): Promise<void> {
-  return tenant.write((tx) => {
+  return tenant.write(async (tx) => {
     requireRow(tx, ispRadiusAttributes, id, WHAT);
     if (isUsed(tx, ispLayoutAttributes, ispLayoutAttributes.attribute_id, id)) throw conflict("The RADIUS attribute is attached to a layout");
-    tx.delete(ispRadiusAttributes).where(eq(ispRadiusAttributes.id, id)).run();
+    await tx.delete(ispRadiusAttributes).where(eq(ispRadiusAttributes.id, id)).run();
   });
 }
 
-export function setRadiusAttributeStatus(tenant: TenantDoor, id: string, status: boolean): Promise<Row> {
-  return tenant.write((tx) => setStatus<Row>(tx, ispRadiusAttributes, id, status, WHAT));
+export async function setRadiusAttributeStatus(tenant: TenantDoor, id: string, status: boolean): Promise<Row> {
+  return await tenant.write((tx) => setStatus<Row>(tx, ispRadiusAttributes, id, status, WHAT));
 }

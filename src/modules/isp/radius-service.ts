@@ -32,7 +32,7 @@ export function authorize(caller: RadiusCaller, query: Static<typeof AuthorizeQu
   return caller.tenant.read((db) => authorizeIn(db, caller, query, attempts));
 }
 
-function authorizeIn(db: TenantDb, caller: RadiusCaller, query: Static<typeof AuthorizeQuery>, attempts: AttemptLog): RlmMap {
+async function authorizeIn(db: TenantDb, caller: RadiusCaller, query: Static<typeof AuthorizeQuery>, attempts: AttemptLog): Promise<RlmMap> {
   let nasId: string | null = null;
   try {
     const snap = radiusSnapshot(db);
@@ -48,7 +48,7 @@ function authorizeIn(db: TenantDb, caller: RadiusCaller, query: Static<typeof Au
     // An empty password is no password: FreeRADIUS sends `password=` for CHAP and MS-CHAP.
     const password = query.password ? query.password : null;
     if (password !== null && !samePassword(password, found.config.password)) throw refused("bad-password", "Wrong password");
-    const attributes = renderLayout(db, nas.layout_id, { contract, config: found.config, password: found.config.password, nas }, layout.templates);
+    const attributes = await renderLayout(db, nas.layout_id, { contract, config: found.config, password: found.config.password, nas }, layout.templates);
     const reply: RlmMap = {};
     for (const a of attributes) {
       const key = `reply:${a.name}`;

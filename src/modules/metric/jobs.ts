@@ -49,7 +49,7 @@ export class MetricScheduler implements BackgroundJob {
     let corps: string[];
     let index: { corps: string[]; complete: boolean };
     try {
-      [corps, index] = await this.ctx.store.platform.read((db) => [allCorpIds(db), collectedIndex(db)] as const);
+      [corps, index] = await this.ctx.store.platform.read(async (db) => [await allCorpIds(db), await collectedIndex(db)] as const);
     } catch (err) {
       this.ctx.logger.error("metric jobs not started", { error: String(err) });
       return;
@@ -131,7 +131,7 @@ export class MetricScheduler implements BackgroundJob {
     job.timer = timer;
   }
 
-  private fire(job: Job, timer: ReturnType<typeof setTimeout>, tick: number): void {
+  private async fire(job: Job, timer: ReturnType<typeof setTimeout>, tick: number): Promise<void> {
     // A job replaced or removed since this timer was set has nothing more to do.
     if (this.stopped || job.timer !== timer || this.jobs.get(key(job.corpId, job.metric.id)) !== job) return;
     job.timer = null;

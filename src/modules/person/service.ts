@@ -43,14 +43,14 @@ export function personView(db: TenantDb, r: PersonRow, cities?: Map<string, City
   };
 }
 
-export function findPerson(db: TenantDb, id: string): PersonRow | undefined {
+export async function findPerson(db: TenantDb, id: string): Promise<PersonRow | undefined> {
   // Read on every contract view (three parties): a cached raw statement.
-  const row = clientOf(db).query<Omit<PersonRow, "corporate"> & { corporate: number }, [string]>("SELECT * FROM persons WHERE id = ?1").get(id);
+  const row = await clientOf(db).query<Omit<PersonRow, "corporate"> & { corporate: number }, [string]>("SELECT * FROM persons WHERE id = ?1").get(id);
   return row ? { ...row, corporate: row.corporate === 1 } : undefined;
 }
 
-export function getPerson(db: TenantDb, id: string): PersonRow {
-  const row = findPerson(db, id);
+export async function getPerson(db: TenantDb, id: string): Promise<PersonRow> {
+  const row = await findPerson(db, id);
   if (!row) throw notFound("Person");
   return row;
 }
@@ -74,24 +74,24 @@ function checkPersonInput(db: TenantDb, p: PersonInput): void {
 }
 
 /** Whether any person's address names the city (the city delete is refused then). */
-export function personsUseCity(db: TenantDb, cityId: string): boolean {
-  return !!db.select({ id: persons.id }).from(persons).where(eq(persons.address_city_id, cityId)).limit(1).get();
+export async function personsUseCity(db: TenantDb, cityId: string): Promise<boolean> {
+  return !!(await db.select({ id: persons.id }).from(persons).where(eq(persons.address_city_id, cityId)).limit(1).get());
 }
 
 /** The columns the external-app upsert writes (a party's data and address). */
 export type PartyColumns = Pick<PersonRow, "name" | "display_name" | "tp_doc_identity" | "doc_identity" | "corporate"> & AddressColumns;
 
 /** Inserts a party of an external-app upsert (a cached raw statement: the upsert's hot path); returns its id. */
-export function addParty(tx: TenantDb, data: PartyColumns): string {
+export async function addParty(tx: TenantDb, data: PartyColumns): Promise<string> {
   const id = newId();
   const at = nowIso();
-  insertRow(tx, persons, { id, ...data, created_at: at, updated_at: at });
+  await insertRow(tx, persons, { id, ...data, created_at: at, updated_at: at });
   return id;
 }
 
 /** Overwrites a party's data from an external-app upsert. */
-export function setParty(tx: TenantDb, id: string, data: PartyColumns): void {
-  updateRow(tx, persons, id, data);
+export async function setParty(tx: TenantDb, id: string, data: PartyColumns): Promise<void> {
+  await updateRow(tx, persons, id, data);
 }
 
 // ---- what the routes do, each in one read or one write ----
@@ -122,59 +122,59 @@ export function listPersons(tenant: TenantDoor, query: ListParams): Promise<Page
 type AppParams = { externalAppId?: string; externalAppName?: string };
 
 /** The persons linked to an app, each with its identity (sortable and filterable like a column). */
-export function listLinkedPersons(tenant: TenantDoor, principal: Principal, params: AppParams, query: ListParams): Promise<Page<PersonWithIdentity>> {
-  return tenant.read((db) => {
-    const app = resolveApp(db, principal, params);
+export async function listLinkedPersons(tenant: TenantDoor, principal: Principal, params: AppParams, query: ListParams): Promise<Page<PersonWithIdentity>> {
+  return await tenant.read(async (db) => {
+    const app = await resolveApp(db, principal, params);
     const spec = { ...LIST, computed: identityListField(app.id, "person", persons.id) };
     const cities = new Map<string, CityRef | null>();
-    const page = listRows(db, persons, spec, query, (r: PersonRow) => personView(db, r, cities), [inArray(persons.id, linkedIdsOf(db, app.id, "person"))]);
-    const identities = identitiesOf(db, app.id, "person", page.items.map((p) => p.id));
-    return { ...page, items: page.items.map((p) => ({ ...p, identity: identities.get(p.id)! })) };
+    const page = await listRows(db, persons, spec, query, (r: PersonRow) => personView(db, r, cities), [inArray(persons.id, linkedIdsOf(db, app.id, "person"))]);
+    const identities = await identitiesOf(db, app.id, "person", (await page).items.map((p) => p.id));
+    return { ...page, items: (await page).items.map((p) => ({ ...p, identity: identities.get(p.id)! })) };
   });
 }
 
 export function showPerson(tenant: TenantDoor, id: string): Promise<Person> {
-  return tenant.read((db) => personView(db, getPerson(db, id)));
+  return tenant.read(async (db) => personView(db, await getPerson(db, id)));
 }
 
 export function personByIdentity(tenant: TenantDoor, principal: Principal, params: AppParams & { identity: string }): Promise<PersonWithIdentity> {
-  return tenant.read((db) => {
-    const app = resolveApp(db, principal, params);
-    const id = linkedRecordId(db, app.id, "person", params.identity);
+  return tenant.read(async (db) => {
+    const app = await resolveApp(db, principal, params);
+    const id = await linkedRecordId(db, app.id, "person", params.identity);
     if (!id) throw notFound("Person");
-    return { ...personView(db, getPerson(db, id)), identity: params.identity };
+    return { ...personView(db, await getPerson(db, id)), identity: params.identity };
   });
 }
 
 export function createPerson(tenant: TenantDoor, input: PersonInput): Promise<Person> {
-  return tenant.write((tx, w) => {
+  return tenant.write(async (tx, w) => {
     checkPersonInput(tx, input);
-    const view = personView(tx, tx.insert(persons).values(personColumns(input)).returning().get());
+    const view = personView(tx, await tx.insert(persons).values(personColumns(input)).returning().get());
     w.emit("PERSON_AFTER_INSERT", view.id, view);
     return view;
   });
 }
 
 /** Stores `columns` over the person's; one that changes nothing writes nothing and fires no event. */
-function setPerson(tx: TenantDb, emit: (view: Person) => void, current: PersonRow, columns: Partial<PersonRow>): Person {
+async function setPerson(tx: TenantDb, emit: (view: Person) => void, current: PersonRow, columns: Partial<PersonRow>): Promise<Person> {
   if (unchanged(current, columns)) return personView(tx, current);
-  const view = personView(tx, tx.update(persons).set(columns).where(eq(persons.id, current.id)).returning().get());
+  const view = personView(tx, await tx.update(persons).set(columns).where(eq(persons.id, current.id)).returning().get());
   emit(view);
   return view;
 }
 
 /** PUT semantics: 404 for an unknown person before 400 for an unknown city. */
 export function changePerson(tenant: TenantDoor, id: string, input: PersonInput): Promise<Person> {
-  return tenant.write((tx, w) => {
-    const current = getPerson(tx, id);
+  return tenant.write(async (tx, w) => {
+    const current = await getPerson(tx, id);
     checkPersonInput(tx, input);
     return setPerson(tx, (v) => w.emit("PERSON_AFTER_UPDATE", id, v), current, personColumns(input));
   });
 }
 
 export function changePersonAddress(tenant: TenantDoor, id: string, address: AddressInput): Promise<Person> {
-  return tenant.write((tx, w) => {
-    const current = getPerson(tx, id);
+  return tenant.write(async (tx, w) => {
+    const current = await getPerson(tx, id);
     checkCityId(tx, address.city_id, "");
     return setPerson(tx, (v) => w.emit("PERSON_AFTER_UPDATE", id, v), current, addressColumns(address, address.city_id));
   });
@@ -182,11 +182,11 @@ export function changePersonAddress(tenant: TenantDoor, id: string, address: Add
 
 /** Deletes a person no contract names as a party (409 otherwise), with its external-app links. */
 export function deletePerson(tenant: TenantDoor, id: string): Promise<void> {
-  return tenant.write((tx, w) => {
-    const before = personView(tx, getPerson(tx, id));
+  return tenant.write(async (tx, w) => {
+    const before = personView(tx, await getPerson(tx, id));
     if (personIsParty(tx, id)) throw conflict("The person is a party of a contract");
-    unlinkAll(tx, "person", id);
-    tx.delete(persons).where(eq(persons.id, id)).run();
+    await unlinkAll(tx, "person", id);
+    await tx.delete(persons).where(eq(persons.id, id)).run();
     w.emit("PERSON_AFTER_DELETE", id, before);
   });
 }
