@@ -24,8 +24,8 @@ export interface LayoutAttributeView {
   active: boolean;
 }
 
-function layoutAttributes(db: Q, layoutId: string): LayoutAttributeView[] {
-  return db
+async function layoutAttributes(db: Q, layoutId: string): Promise<LayoutAttributeView[]> {
+  return await db
     .select({
       attribute_id: ispLayoutAttributes.attribute_id,
       name: ispRadiusAttributes.name,
@@ -40,61 +40,64 @@ function layoutAttributes(db: Q, layoutId: string): LayoutAttributeView[] {
     .all();
 }
 
-function layoutView(db: Q, row: Row) {
-  return { ...row, attributes: layoutAttributes(db, row.id).map(({ active: _a, ...a }) => a) };
+async function layoutView(db: Q, row: Row) {
+  return { ...row, attributes: (await layoutAttributes(db, row.id)).map(({ active: _a, ...a }) => a) };
 }
 
-export async function listLayouts(tenant: TenantDoor, query: ListParams) {
-  return await tenant.read(async (db) => await listRows(db, ispLayouts, { q: [ispLayouts.name] }, query, (r: Row) => layoutView(db, r)));
+export function listLayouts(tenant: TenantDoor, query: ListParams) {
+  return tenant.read(async (db) => {
+    const page = await listRows(db, ispLayouts, { q: [ispLayouts.name] }, query, (r: Row) => layoutView(db, r));
+    return { ...page, items: await Promise.all(page.items) };
+  });
 }
 
-function layoutById(db: Q, id: string) {
-  return layoutView(db, requireRow<Row>(db, ispLayouts, id, "Layout"));
+async function layoutById(db: Q, id: string) {
+  return await layoutView(db, await requireRow<Row>(db, ispLayouts, id, "Layout"));
 }
 
-export async function getLayout(tenant: TenantDoor, id: string) {
-  return await tenant.read((db) => layoutById(db, id));
+export function getLayout(tenant: TenantDoor, id: string) {
+  return tenant.read((db) => layoutById(db, id));
 }
 
 export function createLayout(tenant: TenantDoor, input: LayoutInput) {
   return tenant.write(async (tx) => {
-    checkUniqueName(tx, ispLayouts, input.name, null, "layout");
-    const row = (await (await tx
+    await checkUniqueName(tx, ispLayouts, input.name, null, "layout");
+    const row = await tx
       .insert(ispLayouts)
       .values({
         name: input.name,
-        manufacturer_id: checkRef(tx, ispManufacturers, input.manufacturer_id, "manufacturer_id", "manufacturer"),
+        manufacturer_id: await checkRef(tx, ispManufacturers, input.manufacturer_id, "manufacturer_id", "manufacturer"),
         description: input.description ?? null,
       })
       .returning()
-      .get()));
-    return layoutView(tx, row);
+      .get();
+    return await layoutView(tx, row);
   });
 }
 
 export function updateLayout(tenant: TenantDoor, id: string, input: LayoutInput) {
   return tenant.write(async (tx) => {
-    requireRow(tx, ispLayouts, id, "Layout");
-    checkUniqueName(tx, ispLayouts, input.name, id, "layout");
-    const row = (await (await tx
+    await requireRow(tx, ispLayouts, id, "Layout");
+    await checkUniqueName(tx, ispLayouts, input.name, id, "layout");
+    const row = await tx
       .update(ispLayouts)
       .set({
         name: input.name,
-        manufacturer_id: checkRef(tx, ispManufacturers, input.manufacturer_id, "manufacturer_id", "manufacturer"),
+        manufacturer_id: await checkRef(tx, ispManufacturers, input.manufacturer_id, "manufacturer_id", "manufacturer"),
         description: input.description ?? null,
         updated_at: nowIso(),
       })
       .where(eq(ispLayouts.id, id))
       .returning()
-      .get()));
-    return layoutView(tx, row);
+      .get();
+    return await layoutView(tx, row);
   });
 }
 
 export function deleteLayout(tenant: TenantDoor, id: string): Promise<void> {
   return tenant.write(async (tx) => {
-    requireRow(tx, ispLayouts, id, "Layout");
-    if (isUsed(tx, ispNas, ispNas.layout_id, id)) throw conflict("The layout is used by a NAS");
+    await requireRow(tx, ispLayouts, id, "Layout");
+    if (await isUsed(tx, ispNas, ispNas.layout_id, id)) throw conflict("The layout is used by a NAS");
     await tx.delete(ispLayouts).where(eq(ispLayouts.id, id)).run();
   });
 }
@@ -103,8 +106,8 @@ export function deleteLayout(tenant: TenantDoor, id: string): Promise<void> {
 export function attachAttribute(tenant: TenantDoor, layoutId: string, input: LayoutAttributeInput) {
   checkTemplate(input.value);
   return tenant.write(async (tx) => {
-    requireRow(tx, ispLayouts, layoutId, "Layout");
-    checkRef(tx, ispRadiusAttributes, input.attribute_id, "attribute_id", "RADIUS attribute");
+    await requireRow(tx, ispLayouts, layoutId, "Layout");
+    await checkRef(tx, ispRadiusAttributes, input.attribute_id, "attribute_id", "RADIUS attribute");
     const operator = input.operator ?? ":=";
     const next = ((await tx.select({ n: max(ispLayoutAttributes.position) }).from(ispLayoutAttributes).where(eq(ispLayoutAttributes.layout_id, layoutId)).get())?.n ?? 0) + 1;
     await tx.insert(ispLayoutAttributes)
@@ -112,23 +115,23 @@ export function attachAttribute(tenant: TenantDoor, layoutId: string, input: Lay
       .onConflictDoUpdate({ target: [ispLayoutAttributes.layout_id, ispLayoutAttributes.attribute_id], set: { operator, value: input.value } })
       .run();
     await tx.update(ispLayouts).set({ updated_at: nowIso() }).where(eq(ispLayouts.id, layoutId)).run();
-    return layoutById(tx, layoutId);
+    return await layoutById(tx, layoutId);
   });
 }
 
 export function detachAttribute(tenant: TenantDoor, layoutId: string, attributeId: string) {
   return tenant.write(async (tx) => {
-    requireRow(tx, ispLayouts, layoutId, "Layout");
+    await requireRow(tx, ispLayouts, layoutId, "Layout");
     const where = and(eq(ispLayoutAttributes.layout_id, layoutId), eq(ispLayoutAttributes.attribute_id, attributeId));
     if (!(await tx.select({ id: ispLayoutAttributes.attribute_id }).from(ispLayoutAttributes).where(where).get())) throw notFound("Attribute attached to the layout");
     await tx.delete(ispLayoutAttributes).where(where).run();
     await tx.update(ispLayouts).set({ updated_at: nowIso() }).where(eq(ispLayouts.id, layoutId)).run();
-    return layoutById(tx, layoutId);
+    return await layoutById(tx, layoutId);
   });
 }
 
-export async function setLayoutStatus(tenant: TenantDoor, id: string, status: boolean) {
-  return await tenant.write((tx) => layoutView(tx, setStatus<Row>(tx, ispLayouts, id, status, "Layout")));
+export function setLayoutStatus(tenant: TenantDoor, id: string, status: boolean) {
+  return tenant.write(async (tx) => await layoutView(tx, await setStatus<Row>(tx, ispLayouts, id, status, "Layout")));
 }
 
 /**
@@ -137,15 +140,15 @@ export async function setLayoutStatus(tenant: TenantDoor, id: string, status: bo
  */
 export function renderForContract(tenant: TenantDoor, layoutId: string, contractId: string, nasId: string | undefined) {
   return tenant.read(async (db) => {
-    requireRow(db, ispLayouts, layoutId, "Layout");
-    const contract = findContract(db, contractId);
+    await requireRow(db, ispLayouts, layoutId, "Layout");
+    const contract = await findContract(db, contractId);
     if (!contract) throw notFound("Contract");
-    let nas = await null;
+    let nas = null;
     if (nasId !== undefined) {
-      nas = nasById(db, nasId);
+      nas = await nasById(db, nasId);
       if (!nas) throw invalid("nas_id", `no NAS with id ${nasId}`);
     }
-    const { contract_id: _c, ...config } = getConfig(db, contractId);
+    const { contract_id: _c, ...config } = await getConfig(db, contractId);
     return {
       layout_id: layoutId,
       contract_id: contractId,

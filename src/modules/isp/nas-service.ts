@@ -79,7 +79,7 @@ export function nasSecret(secrets: SecretBox, row: Pick<NasRow, "id" | "secret_e
   return row.secret_enc ? secrets.open(row.secret_enc, sealContext(row.id)) : null;
 }
 
-function values(db: Q, input: NasUpdateInput, exceptId: string | null) {
+async function values(db: Q, input: NasUpdateInput, exceptId: string | null) {
   const ip = canonicalIp(input.ip);
   if (!ip) throw invalid("ip", "is not an IPv4 or IPv6 address");
   const refusal = notASourceAddress(ip);
@@ -88,13 +88,13 @@ function values(db: Q, input: NasUpdateInput, exceptId: string | null) {
   const v = {
     name: input.name,
     ip,
-    manufacturer_id: checkRef(db, ispManufacturers, input.manufacturer_id, "manufacturer_id", "manufacturer"),
-    pop_id: checkRef(db, ispPops, input.pop_id, "pop_id", "POP"),
-    layout_id: checkRef(db, ispLayouts, input.layout_id, "layout_id", "layout"),
+    manufacturer_id: await checkRef(db, ispManufacturers, input.manufacturer_id, "manufacturer_id", "manufacturer"),
+    pop_id: await checkRef(db, ispPops, input.pop_id, "pop_id", "POP"),
+    layout_id: await checkRef(db, ispLayouts, input.layout_id, "layout_id", "layout"),
     coa_port: input.coa_port ?? 3799,
   };
-  checkUniqueName(db, ispNas, input.name, exceptId, "NAS");
-  if (db.select({ id: ispNas.id }).from(ispNas).where(sameIp).get()) throw conflict(`A NAS with IP ${ip} already exists`);
+  await checkUniqueName(db, ispNas, input.name, exceptId, "NAS");
+  if (await db.select({ id: ispNas.id }).from(ispNas).where(sameIp).get()) throw conflict(`A NAS with IP ${ip} already exists`);
   return v;
 }
 
@@ -107,38 +107,38 @@ export function listNas(tenant: TenantDoor, query: ListParams) {
   return tenant.read((db) => listRows(db, ispNas, { q: [ispNas.name, ispNas.ip], hidden: ["secret_hash", "secret_salt", "secret_enc"] }, query, nasView));
 }
 
-export async function getNas(tenant: TenantDoor, id: string) {
-  return await tenant.read((db) => nasView(requireRow<NasRow>(db, ispNas, id, "NAS")));
+export function getNas(tenant: TenantDoor, id: string) {
+  return tenant.read(async (db) => nasView(await requireRow<NasRow>(db, ispNas, id, "NAS")));
 }
 
 export function createNas(tenant: TenantDoor, secrets: SecretBox, input: typeof NasCreateInput.static) {
   const id = newId();
-  return tenant.write(async (tx) => nasView(await (await tx.insert(ispNas).values({ id, ...values(tx, input, null), ...secretColumns(secrets, id, input.secret) }).returning().get())));
+  return tenant.write(async (tx) => nasView(await tx.insert(ispNas).values({ id, ...(await values(tx, input, null)), ...secretColumns(secrets, id, input.secret) }).returning().get()));
 }
 
 /** A PUT without `secret` keeps the stored one (routes.md: `(wo)` secrets). */
 export function updateNas(tenant: TenantDoor, secrets: SecretBox, id: string, input: NasUpdateInput) {
   return tenant.write(async (tx) => {
-    requireRow(tx, ispNas, id, "NAS");
-    const v = values(tx, input, id);
+    await requireRow(tx, ispNas, id, "NAS");
+    const v = await values(tx, input, id);
     const row = await tx
-        .update(ispNas)
-        .set({ ...v, ...(input.secret ? secretColumns(secrets, id, input.secret) : {}), updated_at: nowIso() })
-        .where(eq(ispNas.id, id))
-        .returning()
-        .get();
+      .update(ispNas)
+      .set({ ...v, ...(input.secret ? secretColumns(secrets, id, input.secret) : {}), updated_at: nowIso() })
+      .where(eq(ispNas.id, id))
+      .returning()
+      .get();
     return nasView(row);
   });
 }
 
 export function deleteNas(tenant: TenantDoor, id: string): Promise<void> {
   return tenant.write(async (tx) => {
-    requireRow(tx, ispNas, id, "NAS");
-    if (isUsed(tx, ispPools, ispPools.nas_id, id)) throw conflict("The NAS is used by a pool");
+    await requireRow(tx, ispNas, id, "NAS");
+    if (await isUsed(tx, ispPools, ispPools.nas_id, id)) throw conflict("The NAS is used by a pool");
     await tx.delete(ispNas).where(eq(ispNas.id, id)).run();
   });
 }
 
-export async function setNasStatus(tenant: TenantDoor, id: string, status: boolean) {
-  return await tenant.write((tx) => nasView(setStatus<NasRow>(tx, ispNas, id, status, "NAS")));
+export function setNasStatus(tenant: TenantDoor, id: string, status: boolean) {
+  return tenant.write(async (tx) => nasView(await setStatus<NasRow>(tx, ispNas, id, status, "NAS")));
 }
