@@ -19,6 +19,15 @@ export type SqliteClient = Database;
 export type SqliteStatement<R, P extends SQLQueryBindings[]> = Statement<R, P>;
 
 /**
+ * The bun:sqlite connection under a handle, for code keyed by the connection itself
+ * (`changeStamp`). Only for what also works on another engine's client: `changeStamp` answers
+ * null (nothing cached) for anything but a door's read connection.
+ */
+export function sqliteClientOf(db: AnyDb): Database {
+  return db.$client as unknown as Database;
+}
+
+/**
  * Drizzle compiles every query it runs with `client.prepare(sql)`, uncached, so a query built per
  * request pays SQLite's compile each time. Statements are reused by their SQL text instead (the
  * parameters are bound separately, so the set of texts is small); bun:sqlite is synchronous, so a

@@ -70,7 +70,7 @@ export function layoutRoutes(_ctx: AppContext, guard: ReturnType<typeof authGuar
       response: { 200: Layout },
       detail: { summary: "Add an attribute to a layout (again: replaces its operator and value)" },
     })
-    .get("/:id/render/:contractId", async ({ tenant, params, query }) => await renderForContract(tenant, params.id, params.contractId, query.nas_id), {
+    .get("/:id/render/:contractId", ({ tenant, params, query }) => renderForContract(tenant, params.id, params.contractId, query.nas_id), {
       auth: AUTH,
       params: RenderParams,
       query: RenderQuery,
