@@ -19,15 +19,6 @@ export type SqliteClient = Database;
 export type SqliteStatement<R, P extends SQLQueryBindings[]> = Statement<R, P>;
 
 /**
- * The bun:sqlite connection under a handle, for code keyed by the connection itself
- * (`changeStamp`). Only for what also works on another engine's client: `changeStamp` answers
- * null (nothing cached) for anything but a door's read connection.
- */
-export function sqliteClientOf(db: AnyDb): Database {
-  return db.$client as unknown as Database;
-}
-
-/**
  * Drizzle compiles every query it runs with `client.prepare(sql)`, uncached, so a query built per
  * request pays SQLite's compile each time. Statements are reused by their SQL text instead (the
  * parameters are bound separately, so the set of texts is small); bun:sqlite is synchronous, so a
@@ -122,6 +113,23 @@ const readConnections = new WeakSet<Database>();
 /** A statement that answers without reading the file: is the connection usable at all (health). */
 export async function ping(db: AnyDb): Promise<void> {
   await db.$client.query("SELECT 1").get();
+}
+
+/**
+ * The bun:sqlite connection under a module's handle, for what only SQLite has (its change stamp,
+ * prepared statements and caches keyed by the connection); null on another engine's handle.
+ */
+export function sqliteClientOf(db: AnyDb): Database | null {
+  const client: unknown = db.$client;
+  return client instanceof Database ? client : null;
+}
+
+/**
+ * A SQLite connection as the handle modules take: the same object (bun:sqlite answers at once,
+ * and `await` takes the value), for start-up work, tools and tests holding a connection.
+ */
+export function handleOf(db: SqliteDb): Handle {
+  return db as unknown as Handle;
 }
 
 /** True for a door's read connection: it never writes, so nothing it reads can be rolled back. */

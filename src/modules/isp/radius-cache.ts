@@ -22,8 +22,9 @@ const snapshots = new WeakMap<TenantDb, Snapshot>();
 
 /** The snapshot valid for the database as it is now (a fresh one when anything changed). */
 export function radiusSnapshot(db: TenantDb): Snapshot {
-  const stamp = changeStamp(sqliteClientOf(db));
-  // A write's handle: a snapshot for this call only.
+  const client = sqliteClientOf(db);
+  const stamp = client && changeStamp(client);
+  // A write's handle (or another engine's): a snapshot for this call only.
   if (stamp === null) return { stamp: -1, nas: new Map(), layouts: new Map() };
   let snap = snapshots.get(db);
   if (!snap || snap.stamp !== stamp || snap.nas.size + snap.layouts.size > MAX_ENTRIES) {
