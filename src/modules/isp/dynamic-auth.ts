@@ -123,14 +123,16 @@ export async function disconnectSession(ctx: AppContext, tenant: TenantDoor, id:
 export async function disconnectContract(ctx: AppContext, tenant: TenantDoor, contractId: string, actor: Actor) {
   // Checked for every session before anything is sent, so a 400 sends nothing.
   const prepared = await tenant.read(async (db) => {
-    if (!findContract(db, contractId)) throw notFound("Contract");
-    return (await openSessionsOf(db, contractId)).map((s) => prepare(ctx.secrets, db, s));
+    if (!(await findContract(db, contractId))) throw notFound("Contract");
+    const out: Prepared[] = [];
+    for (const s of await openSessionsOf(db, contractId)) out.push(await prepare(ctx.secrets, db, s));
+    return out;
   });
-  return { items: await Promise.all(prepared.map(async (p) => await send(ctx, await p, "disconnect", identification(await p, true), actor))) };
+  return { items: await Promise.all(prepared.map((p) => send(ctx, p, "disconnect", identification(p, true), actor))) };
 }
 
-async function rendered(db: TenantDb, layoutId: string, state: ContractConnection, password: string, nas: NasRow): Promise<RenderedAttribute[]> {
-  return await renderLayout(db, layoutId, { contract: state.contract, config: state.config, password, nas });
+function rendered(db: TenantDb, layoutId: string, state: ContractConnection, password: string, nas: NasRow): Promise<RenderedAttribute[]> {
+  return renderLayout(db, layoutId, { contract: state.contract, config: state.config, password, nas });
 }
 
 type Reconcile =
@@ -147,7 +149,7 @@ export async function reconcileContract(ctx: AppContext, change: ContractChange)
   const todo = await ctx.store.tenant(change.corpId).read(async (db): Promise<Reconcile[]> => {
     const sessions = await openSessionsOf(db, change.contractId);
     if (!sessions.length) return [];
-    const after = contractConnection(db, change.contractId);
+    const after = await contractConnection(db, change.contractId);
     if (!after || !before) return [];
     const leftActive = before.contract.contract_status === "ACTIVE" && after.contract.contract_status !== "ACTIVE";
     const kind: DynamicAuthKind = leftActive ? "disconnect" : "coa";
@@ -155,7 +157,7 @@ export async function reconcileContract(ctx: AppContext, change: ContractChange)
     for (const session of sessions) {
       let p: Prepared;
       try {
-        p = prepare(ctx.secrets, db, session);
+        p = await prepare(ctx.secrets, db, session);
       } catch (err) {
         out.push({ failed: session, kind, error: (err as Error).message });
         continue;
@@ -166,7 +168,7 @@ export async function reconcileContract(ctx: AppContext, change: ContractChange)
       }
       if (after.contract.contract_status !== "ACTIVE" || !p.nas.layout_id) continue;
       const now = await rendered(db, p.nas.layout_id, after, after.config.password, p.nas);
-      const was = rendered(db, p.nas.layout_id, before, after.config.password, p.nas);
+      const was = await rendered(db, p.nas.layout_id, before, after.config.password, p.nas);
       if (JSON.stringify(now) === JSON.stringify(was)) continue;
       // Attributes the dictionary does not know cannot be encoded; the rest still go.
       const attrs = now.filter((a) => dictionaryName(a.name) !== null).map((a) => ({ name: a.name, value: a.value }));

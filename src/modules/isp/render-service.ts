@@ -35,14 +35,15 @@ export async function activeTemplates(db: TenantDb, layoutId: string): Promise<A
   // RADIUS authorize runs this on every request. A scalar subquery rather than a join, and the
   // order taken in JS rather than by ORDER BY: SQLite's sorter and a join each add several µs to
   // a read of a few rows. The name is null for an inactive attribute.
-  return (await db.$client
-      .query<{ name: string | null; operator: string; value: string; position: number; }, [string]>(
-          `SELECT (SELECT a.name FROM isp_radius_attributes a WHERE a.id = la.attribute_id AND a.status = 1) AS name,
+  const rows = await db.$client
+    .query<{ name: string | null; operator: string; value: string; position: number }, [string]>(
+      `SELECT (SELECT a.name FROM isp_radius_attributes a WHERE a.id = la.attribute_id AND a.status = 1) AS name,
               la.operator AS operator, la.value AS value, la.position AS position
          FROM isp_layout_attributes la
-        WHERE la.layout_id = ?1`
-      )
-      .all(layoutId))
+        WHERE la.layout_id = ?1`,
+    )
+    .all(layoutId);
+  return rows
     .filter((t) => t.name !== null)
     .sort((x, y) => x.position - y.position)
     .map((t) => ({ name: t.name!, operator: t.operator, value: t.value }));
@@ -62,9 +63,10 @@ export interface RenderInput {
 }
 
 /** Fills the layout's active attributes; those rendering empty or with a variable unset are left out. */
-export async function renderLayout(db: TenantDb, layoutId: string, input: RenderInput, templates = activeTemplates(db, layoutId)): Promise<RenderedAttribute[]> {
-  if ((await templates).length === 0) return [];
-  const uses = async (prefix: string) => (await templates).some((t) => t.value.includes(prefix));
+export async function renderLayout(db: TenantDb, layoutId: string, input: RenderInput, given?: AttributeTemplate[]): Promise<RenderedAttribute[]> {
+  const templates = given ?? (await activeTemplates(db, layoutId));
+  if (templates.length === 0) return [];
+  const uses = (prefix: string) => templates.some((t) => t.value.includes(prefix));
   const { contract, config, nas } = input;
   const vars: Variables = {
     "contract.id": contract.id,
@@ -84,15 +86,15 @@ export async function renderLayout(db: TenantDb, layoutId: string, input: Render
     "nas.name": nas?.name,
     "nas.ip": nas?.ip,
   };
-  if (await uses("customer.")) {
+  if (uses("customer.")) {
     const customer = await findPerson(db, contract.customer_id);
     vars["customer.name"] = customer?.name;
     vars["customer.display_name"] = customer?.display_name;
     vars["customer.doc_identity"] = customer?.doc_identity;
   }
-  if (nas && await uses("pop.")) vars["pop.name"] = popName(db, nas.pop_id);
+  if (nas && uses("pop.")) vars["pop.name"] = await popName(db, nas.pop_id);
   const out: RenderedAttribute[] = [];
-  for (const t of await templates) {
+  for (const t of templates) {
     const value = renderTemplate(t.value, vars);
     if (value !== null) out.push({ name: t.name, operator: t.operator, value });
   }

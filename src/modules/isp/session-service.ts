@@ -25,7 +25,7 @@ function stateOf(row: Pick<SessionRow, "open" | "stale_at">, now: string): State
 async function nasNames(db: TenantDb, ids: string[]): Promise<Map<string, string>> {
   const unique = [...new Set(ids)];
   if (!unique.length) return new Map();
-  const rows = await db.$client.query<{ id: string; name: string; }, string[]>(`SELECT id, name FROM isp_nas WHERE id IN (${unique.map(() => "?").join(",")})`).all(...unique);
+  const rows = await db.$client.query<{ id: string; name: string }, string[]>(`SELECT id, name FROM isp_nas WHERE id IN (${unique.map(() => "?").join(",")})`).all(...unique);
   return new Map(rows.map((r) => [r.id, r.name]));
 }
 
@@ -73,8 +73,8 @@ async function sessionPage(db: TenantDb, query: ListParams, now: string) {
     },
   };
   const page = await listRows(db, ispRadiusSessions, spec, query, (r: SessionRow) => r, where);
-  const names = await nasNames(db, (await page).items.map((r) => r.nas_id));
-  return { ...page, items: (await page).items.map((r) => sessionView(r, now, names)) };
+  const names = await nasNames(db, page.items.map((r) => r.nas_id));
+  return { ...page, items: page.items.map((r) => sessionView(r, now, names)) };
 }
 
 export async function requireSession(db: TenantDb, id: string): Promise<SessionRow> {

@@ -15,7 +15,7 @@ export function sessionRoutes(ctx: AppContext, guard: ReturnType<typeof authGuar
 
   return new Elysia({ name: "isp-session", prefix: "/api", tags: ["ISP"] })
     .use(guard)
-    .get("/isp/session", async ({ tenant, query }) => await listSessions(tenant, query, ctx.now()), {
+    .get("/isp/session", ({ tenant, query }) => listSessions(tenant, query, ctx.now()), {
       auth: "platform.isp",
       query: SessionListQuery,
       response: { 200: ListOf(RadiusSession) },

@@ -147,7 +147,7 @@ export async function exportAccesses(
         controller.enqueue(encoder.encode(csvLine(ACCESS_CSV_HEADER)));
         return;
       }
-      const rows = await tenant.read(async (db) => (await db.$client.query(EXPORT_PAGE_SQL).all(codeId, from ?? "", to ?? "\uffff", cursor.at, cursor.id, EXPORT_PAGE)) as ExportRow[]);
+      const rows = await tenant.read((db) => db.$client.query<ExportRow>(EXPORT_PAGE_SQL).all(codeId, from ?? "", to ?? "\uffff", cursor.at, cursor.id, EXPORT_PAGE));
       if (rows.length === 0) return controller.close();
       controller.enqueue(encoder.encode(rows.map((r) => csvLine([r.at, r.ip, r.user_agent, r.referer])).join("")));
       const last = rows[rows.length - 1];
@@ -184,15 +184,15 @@ async function reportOf(db: TenantDb, codeId: string, query: { from?: string; to
     }
   }
   const totals = (await db.$client
-    .query("SELECT count(*) AS total, count(DISTINCT visitor) AS unique_visitors FROM qr_accesses WHERE qrcode_id = ? AND at >= ? AND at < ?")
-    .get(codeId, from, to)) as Counts;
-  const perDay = (await db.$client
-    .query(
+    .query<Counts>("SELECT count(*) AS total, count(DISTINCT visitor) AS unique_visitors FROM qr_accesses WHERE qrcode_id = ? AND at >= ? AND at < ?")
+    .get(codeId, from, to))!;
+  const perDay = await db.$client
+    .query<{ date: string } & Counts>(
       "WITH d(date, s, e) AS (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]') FROM json_each(?1)) " +
         "SELECT d.date AS date, count(a.qrcode_id) AS total, count(DISTINCT a.visitor) AS unique_visitors " +
         "FROM d LEFT JOIN qr_accesses a ON a.qrcode_id = ?2 AND a.at >= d.s AND a.at < d.e GROUP BY d.date ORDER BY d.date",
     )
-    .all(JSON.stringify(days), codeId)) as ({ date: string } & Counts)[];
+    .all(JSON.stringify(days), codeId);
   return { qrcode_id: codeId, from, to, total: totals.total, unique_visitors: totals.unique_visitors, days: perDay };
 }
 
@@ -227,14 +227,14 @@ async function allReportOf(
     "FROM qr_codes c CROSS JOIN qr_accesses a INDEXED BY qr_accesses_code_at ON a.qrcode_id = c.id " +
     "WHERE a.at >= ?1 AND a.at < ?2 AND (?3 IS NULL OR c.campaign_id = ?3) AND (?4 IS NULL OR c.category_id = ?4)";
   const args = [from, to, query.campaign_id ?? null, query.category_id ?? null];
-  const totals = (await db.$client.query(`SELECT count(*) AS total, count(DISTINCT a.visitor) AS unique_visitors ${base}`).get(...args)) as Counts;
-  const groups = (await db.$client
-    .query(
+  const totals = (await db.$client.query<Counts>(`SELECT count(*) AS total, count(DISTINCT a.visitor) AS unique_visitors ${base}`).get(...args))!;
+  const groups = await db.$client
+    .query<AllReport["groups"][number]>(
       `SELECT g.key AS id, (${GROUP_NAMES[groupBy]}) AS name, g.total, g.unique_visitors FROM ` +
         `(SELECT ${GROUP_COLUMN[groupBy]} AS key, count(*) AS total, count(DISTINCT a.visitor) AS unique_visitors ${base} GROUP BY key) g ` +
         "ORDER BY g.total DESC, g.key",
     )
-    .all(...args)) as AllReport["groups"];
+    .all(...args);
   return { from, to, total: totals.total, unique_visitors: totals.unique_visitors, groups };
 }
 
@@ -246,10 +246,11 @@ async function allReportOf(
  * busy timeout waits out this short transaction.
  */
 export async function pruneQrAccesses(db: TenantDb, cutoff: string, limit: number): Promise<number> {
-  return (await db.$client
-      .query(
-          `DELETE FROM qr_accesses WHERE seq IN (SELECT a.seq FROM qr_codes c CROSS JOIN qr_accesses a INDEXED BY qr_accesses_code_at ON a.qrcode_id = c.id
-            WHERE a.at < ?1 LIMIT ?2)`
-      )
-      .run(cutoff, limit)).changes;
+  const deleted = await db.$client
+    .query(
+      `DELETE FROM qr_accesses WHERE seq IN (SELECT a.seq FROM qr_codes c CROSS JOIN qr_accesses a INDEXED BY qr_accesses_code_at ON a.qrcode_id = c.id
+            WHERE a.at < ?1 LIMIT ?2)`,
+    )
+    .run(cutoff, limit);
+  return deleted.changes;
 }

@@ -74,11 +74,11 @@ export function updateLogo(tenant: TenantDoor, id: string, input: QrLogoInput): 
     await findLogo(tx, id);
     const data = logoData(input);
     const row = await tx
-        .update(qrLogos)
-        .set({ name: input.name, content_type: input.content_type, data, size: data.length })
-        .where(eq(qrLogos.id, id))
-        .returning()
-        .get();
+      .update(qrLogos)
+      .set({ name: input.name, content_type: input.content_type, data, size: data.length })
+      .where(eq(qrLogos.id, id))
+      .returning()
+      .get();
     return logoView(row, true);
   });
 }

@@ -51,8 +51,8 @@ export function getCode(deps: QrDeps, tenant: TenantDoor, id: string): Promise<Q
 }
 
 /** What the image of a code is drawn from: the code (404 when unknown) and, when asked for and set, its logo. */
-export async function imageSource(tenant: TenantDoor, id: string, withLogo: boolean): Promise<{ code: CodeRow; logo: LogoRow | null }> {
-  return await tenant.read(async (db) => {
+export function imageSource(tenant: TenantDoor, id: string, withLogo: boolean): Promise<{ code: CodeRow; logo: LogoRow | null }> {
+  return tenant.read(async (db) => {
     const code = await findCode(db, id);
     const logo = withLogo && code.logo_id ? ((await db.select().from(qrLogos).where(eq(qrLogos.id, code.logo_id)).get()) ?? null) : null;
     return { code, logo };
@@ -69,7 +69,7 @@ function isHttpUrl(text: string): boolean {
 }
 
 /** Every rule of the QrCode resource that a schema cannot say, reported together. */
-function checkInput(db: TenantDb, input: QrCodeInput, existing: CodeRow | null): void {
+async function checkInput(db: TenantDb, input: QrCodeInput, existing: CodeRow | null): Promise<void> {
   const errors: FieldError[] = [];
   if (existing && input.kind !== existing.kind) errors.push({ path: "kind", message: "cannot change" });
   if (input.kind === "static") {
@@ -122,22 +122,22 @@ function releaseSlug(deps: QrDeps, slug: string, corpId: string): Promise<void> 
 
 function insertCode(deps: QrDeps, tenant: TenantDoor, id: string, input: QrCodeInput, slug: string | null): Promise<QrCode> {
   return tenant.write(async (tx, w) => {
-    checkInput(tx, input, null);
+    await checkInput(tx, input, null);
     const row = await tx
-        .insert(qrCodes)
-        .values({
-            id,
-            name: input.name,
-            kind: input.kind,
-            content: input.content ?? null,
-            target: input.kind === "dynamic" ? input.target! : null,
-            slug,
-            campaign_id: input.campaign_id ?? null,
-            category_id: input.category_id ?? null,
-            logo_id: input.logo_id ?? null,
-        })
-        .returning()
-        .get();
+      .insert(qrCodes)
+      .values({
+        id,
+        name: input.name,
+        kind: input.kind,
+        content: input.content ?? null,
+        target: input.kind === "dynamic" ? input.target! : null,
+        slug,
+        campaign_id: input.campaign_id ?? null,
+        category_id: input.category_id ?? null,
+        logo_id: input.logo_id ?? null,
+      })
+      .returning()
+      .get();
     const view = codeView(deps.ctx.config.publicUrl, row);
     w.emit("QRCODE_AFTER_INSERT", id, view);
     if (slug) w.afterCommit(() => deps.slugs.forget(slug));
@@ -168,7 +168,7 @@ export async function createCode(deps: QrDeps, tenant: TenantDoor, corpId: strin
 export function updateCode(deps: QrDeps, tenant: TenantDoor, id: string, input: QrCodeInput): Promise<QrCode> {
   return tenant.write(async (tx, w) => {
     const existing = await findCode(tx, id);
-    checkInput(tx, input, existing);
+    await checkInput(tx, input, existing);
     const columns = {
       name: input.name,
       content: input.content ?? null,
@@ -227,13 +227,13 @@ export function exportCodes(deps: QrDeps, tenant: TenantDoor, query: ListParams)
   const { where, order } = listClauses(qrCodes, codeListSpec(publicUrl), filters);
   return tenant.read(async (db) => {
     const rows = await db
-        .select({ ...getTableColumns(qrCodes), campaign: qrCampaigns.name, category: qrCategories.name })
-        .from(qrCodes)
-        .leftJoin(qrCampaigns, eq(qrCampaigns.id, qrCodes.campaign_id))
-        .leftJoin(qrCategories, eq(qrCategories.id, qrCodes.category_id))
-        .where(and(where))
-        .orderBy(...order, asc(qrCodes.id))
-        .all();
+      .select({ ...getTableColumns(qrCodes), campaign: qrCampaigns.name, category: qrCategories.name })
+      .from(qrCodes)
+      .leftJoin(qrCampaigns, eq(qrCampaigns.id, qrCodes.campaign_id))
+      .leftJoin(qrCategories, eq(qrCategories.id, qrCodes.category_id))
+      .where(and(where))
+      .orderBy(...order, asc(qrCodes.id))
+      .all();
     const lines = [csvLine(CODES_CSV_HEADER)];
     for (const r of rows) {
       const v = codeView(publicUrl, r);
@@ -246,11 +246,11 @@ export function exportCodes(deps: QrDeps, tenant: TenantDoor, query: ListParams)
 // ---- the public redirect's lookups (slug-cache.ts) ----
 
 /** A slug's corporation and code in the platform index; null when no code has it. */
-export async function slugIndexEntry(db: PlatformDb, slug: string): Promise<{ corp_id: string; qrcode_id: string; } | null> {
-  return (await db.$client.query("SELECT corp_id, qrcode_id FROM qr_slugs WHERE slug = ?").get(slug)) as { corp_id: string; qrcode_id: string } | null;
+export function slugIndexEntry(db: PlatformDb, slug: string): Promise<{ corp_id: string; qrcode_id: string } | null> {
+  return db.$client.query<{ corp_id: string; qrcode_id: string }, [string]>("SELECT corp_id, qrcode_id FROM qr_slugs WHERE slug = ?").get(slug);
 }
 
 /** What the redirect needs of a code; null when the row is gone. */
-export async function redirectRow(db: TenantDb, codeId: string): Promise<{ target: string | null; status: number; } | null> {
-  return (await db.$client.query("SELECT target, status FROM qr_codes WHERE id = ?").get(codeId)) as { target: string | null; status: number } | null;
+export function redirectRow(db: TenantDb, codeId: string): Promise<{ target: string | null; status: number } | null> {
+  return db.$client.query<{ target: string | null; status: number }, [string]>("SELECT target, status FROM qr_codes WHERE id = ?").get(codeId);
 }

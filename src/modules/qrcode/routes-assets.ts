@@ -11,7 +11,7 @@ export function assetRoutes(ctx: AppContext) {
   const auth = "platform.qrcode" as const;
   return new Elysia({ name: "qrcode-assets", prefix: "/api/qrcode", tags: ["QRCode"] })
     .use(authGuard(ctx))
-    .get("/logo", async ({ tenant, query }) => await assets.listLogos(tenant, query), {
+    .get("/logo", ({ tenant, query }) => assets.listLogos(tenant, query), {
       auth,
       query: ListQuery,
       response: { 200: ListOf(derived.QrLogoListed) },

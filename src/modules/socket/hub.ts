@@ -92,7 +92,7 @@ export class SocketHub {
     return { userId: t.userId, sessionId: t.sessionId, corpId: t.corpId, superAdmin: t.superAdmin, listActions };
   }
 
-  async add(client: SocketClient): Promise<void> {
+  add(client: SocketClient): void {
     let set = this.byCorp.get(client.corpId);
     if (!set) {
       set = new Set();

@@ -29,10 +29,10 @@ export function socketModule(ctx: AppContext) {
         if (!client) throw unauthorized("The socket ticket is invalid, used or expired");
         clients.set(context.request, client);
       },
-      async open(ws) {
+      open(ws) {
         const client = clients.get(ws.data.request);
         if (!client) return void ws.close(4401, "no ticket");
-        await hub.add({ ...client, raw: ws.raw as ServerWebSocket<unknown> });
+        hub.add({ ...client, raw: ws.raw as ServerWebSocket<unknown> });
       },
       close(ws) {
         hub.remove(ws.raw as ServerWebSocket<unknown>);

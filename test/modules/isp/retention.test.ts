@@ -22,7 +22,7 @@ async function corp() {
   t = await makeApp();
   const admin = await startAndLogin(t);
   const door = t.ctx.store.tenant(admin.corpId);
-  const ids = (table: string) => door.read(async (db) => ((await db.$client.query(`SELECT id FROM ${table} ORDER BY id`).all()) as { id: string }[]).map((r) => r.id));
+  const ids = (table: string) => door.read(async (db) => (await db.$client.query<{ id: string }>(`SELECT id FROM ${table} ORDER BY id`).all()).map((r) => r.id));
   return { door, ids };
 }
 
@@ -43,9 +43,9 @@ describe("isp retention: prune functions", () => {
         await insert.run(id, iso(eventAt), iso(receivedAt));
         return id;
       };
-      old.push(await row(cutoff - DAY), await row(cutoff - 100 * DAY), await row(cutoff - 60000));
+      old.push(await row(cutoff - DAY), await row(cutoff - 100 * DAY), await row(cutoff - 60_000));
       // The NAS's clock (event_at) does not count.
-      kept.push(await row(cutoff + DAY), await row(now - DAY, now - 900 * DAY), await row(cutoff + 60000));
+      kept.push(await row(cutoff + DAY), await row(now - DAY, now - 900 * DAY), await row(cutoff + 60_000));
     });
     const prune = (limit: number) => door.write((tx) => pruneIspRadiusAccounting(tx, iso(cutoff), limit, idFloor(cutoff + 60_000)));
     expect(await prune(2)).toBe(2);
