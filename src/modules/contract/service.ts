@@ -231,7 +231,8 @@ let bodiesChars = 0;
 
 /**
  * The JSON text of the Contract GET returns (password masked); throws 404 as getContractView does.
- * Called with the handle of a `read` (the read connection's stamp moves on every commit).
+ * Called with the handle of a `read` (the read connection's stamp moves on every commit); a
+ * handle without a SQLite connection under it has no stamp, and its bodies are built every time.
  */
 export async function contractViewJson(db: TenantDb, id: string, timeZone: string): Promise<string> {
   const sqlite = sqliteClientOf(db);
@@ -309,7 +310,7 @@ async function usernameTaken(db: TenantDb, username: string, exceptContractId: s
 
 /** A new contract's connection settings: username = number (or the id when taken), random password (returned). */
 export async function insertDefaultConfig(tx: TenantDb, contractId: string, number: string): Promise<string> {
-  const username = await usernameTaken(tx, number, null) ? contractId : number;
+  const username = (await usernameTaken(tx, number, null)) ? contractId : number;
   const password = randomBase62(12);
   await clientOf(tx).query("INSERT INTO contract_configs (contract_id, username, password) VALUES (?1, ?2, ?3)").run(contractId, username, password);
   return password;
