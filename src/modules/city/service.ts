@@ -77,9 +77,9 @@ export async function updateCity(tx: TenantDb, id: string, c: CityInput): Promis
 }
 
 /** Whether an address names the city: a person's, a contract's or a point of presence's (ISP). */
-function cityInUse(db: TenantDb, id: string): boolean {
+async function cityInUse(db: TenantDb, id: string): Promise<boolean> {
   // The POP counts too, or its foreign key would refuse the delete with a vaguer 409.
-  return personsUseCity(db, id) || contractsUseCity(db, id) || cityUsedByPop(db, id);
+  return (await personsUseCity(db, id)) || (await contractsUseCity(db, id)) || (await cityUsedByPop(db, id));
 }
 
 // ---- what the routes do, each in one read or one write ----
@@ -118,7 +118,7 @@ export function changeCity(tenant: TenantDoor, id: string, input: CityInput): Pr
 export function deleteCity(tenant: TenantDoor, id: string): Promise<void> {
   return tenant.write(async (tx, w) => {
     const before = cityView(await getCity(tx, id));
-    if (cityInUse(tx, id)) throw conflict("The city is used by an address");
+    if (await cityInUse(tx, id)) throw conflict("The city is used by an address");
     await unlinkAll(tx, "city", id);
     await tx.delete(cities).where(eq(cities.id, id)).run();
     w.emit("CITY_AFTER_DELETE", id, before);

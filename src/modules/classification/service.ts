@@ -20,24 +20,25 @@ const view = (r: ClassificationRow): Classification => ({ id: r.id, name: r.name
 const LIST = { q: [classifications.name] };
 
 /** Ids of classification names, in the given order; the unknown ones are reported by index. */
-export function classificationIds(db: TenantDb, names: string[]): { ids: string[]; unknown: number[] } {
+export async function classificationIds(db: TenantDb, names: string[]): Promise<{ ids: string[]; unknown: number[] }> {
   const ids: string[] = [];
   const unknown: number[] = [];
-  names.forEach(async (name, i) => {
+  for (const [i, name] of names.entries()) {
     const row = await db.select({ id: classifications.id }).from(classifications).where(eq(classifications.name, name)).get();
     if (row) ids.push(row.id);
     else unknown.push(i);
-  });
+  }
   return { ids, unknown };
 }
 
 /** The names of these classifications, sorted (SQLite's BINARY order), in one statement. */
 export async function classificationNames(db: TenantDb, ids: string[]): Promise<string[]> {
   if (ids.length === 0) return [];
-  return (await clientOf(db)
-      .query<{ name: string; }, [string]>("SELECT name FROM classifications WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY name")
-      .all(JSON.stringify(ids)))
-    .map((r) => r.name);
+  return (
+    await clientOf(db)
+      .query<{ name: string }, [string]>("SELECT name FROM classifications WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY name")
+      .all(JSON.stringify(ids))
+  ).map((r) => r.name);
 }
 
 async function find(db: TenantDb, by: { id?: string; name?: string }): Promise<ClassificationRow> {
@@ -87,11 +88,11 @@ export async function updateClassification(tx: TenantDb, w: TenantWriteScope, by
   if (body.name !== current.name) await touchHolders(tx, w, current.id, timeZone);
   return view(
     await tx
-          .update(classifications)
-          .set({ name: body.name, description: body.description ?? null, color: body.color ?? null })
-          .where(eq(classifications.id, current.id))
-          .returning()
-          .get(),
+      .update(classifications)
+      .set({ name: body.name, description: body.description ?? null, color: body.color ?? null })
+      .where(eq(classifications.id, current.id))
+      .returning()
+      .get(),
   );
 }
 

@@ -90,14 +90,14 @@ export function contractModule(ctx: AppContext) {
       response: { 200: ContractWithIdentity },
       detail: { summary: "Show a contract by external application name and identity" },
     })
-    .get("/contract/externalapp/id/:externalAppId", async ({ tenant, principal, params, query }) => await tenant.read((db) => listLinkedContracts(db, principal, params, query)), {
+    .get("/contract/externalapp/id/:externalAppId", ({ tenant, principal, params, query }) => tenant.read((db) => listLinkedContracts(db, principal, params, query)), {
       auth: key("platform.contract"),
       params: AppById,
       query: ContractListQuery,
       response: { 200: ListOf(ContractWithIdentity) },
       detail: { summary: "List the contracts of an external application (by id)" },
     })
-    .get("/contract/externalapp/name/:externalAppName", async ({ tenant, principal, params, query }) => await tenant.read((db) => listLinkedContracts(db, principal, params, query)), {
+    .get("/contract/externalapp/name/:externalAppName", ({ tenant, principal, params, query }) => tenant.read((db) => listLinkedContracts(db, principal, params, query)), {
       auth: key("platform.contract"),
       params: AppByName,
       query: ContractListQuery,
@@ -108,7 +108,7 @@ export function contractModule(ctx: AppContext) {
     // response check is skipped (checkedJson); test/registry/contract-view.test.ts checks the bodies.
     // The text itself is reused until the corporation's database changes (contractViewJson): it
     // runs on the read connection, whose change stamp moves with every commit.
-    .get("/contract/:id", ({ tenant, principal, params, set }) => tenant.read((db) => checkedJsonText(set, contractViewJson(db, params.id, principal.corp.timezone))), {
+    .get("/contract/:id", ({ tenant, principal, params, set }) => tenant.read(async (db) => checkedJsonText(set, await contractViewJson(db, params.id, principal.corp.timezone))), {
       auth: "platform.contract",
       params: IdParams,
       response: { 200: Contract },

@@ -9,7 +9,7 @@ import type { AppContext, ContractChange } from "../../core/context";
 import type { Principal } from "../../core/principal";
 import type { TenantWriteScope } from "../../core/store";
 import { changeStamp } from "../../db/change-stamp";
-import type { TenantDb } from "../../db/sqlite";
+import { sqliteClientOf, type TenantDb } from "../../db/sqlite";
 import { contractConfigs, contractFlags, contractItems, contracts } from "../../db/tenant/schema";
 import { finite } from "../../lib/finite";
 import { listRows, type ListParams, type ListSpec } from "../../lib/list";
@@ -18,7 +18,7 @@ import { newId, randomBase62 } from "../../lib/ids";
 import { conflict, invalid, invalidMany, notFound, type FieldError } from "../../lib/problem";
 import { canonicalDate, dateAsMidnight, nowIso } from "../../lib/time";
 import { unchanged } from "../../lib/unchanged";
-import type { SqliteClient as Database, SqliteStatement as Statement } from "../../db/sqlite";
+import type { RawClient, RawStatement } from "../../db/handle";
 import { classificationIds, classificationNames } from "../classification/service";
 import { productsByIds } from "../product/service";
 import { ADDRESS_COLUMN_NAMES, addressColumns } from "../address/columns";
@@ -47,26 +47,27 @@ export const MASKED_PASSWORD = "********";
 const json = (v: unknown): string | null => (v === undefined || v === null ? null : JSON.stringify(v));
 const unjson = (v: string | null): unknown => (v === null ? null : JSON.parse(v));
 
-export function findContract(db: TenantDb, id: string): ContractRow | undefined {
+export async function findContract(db: TenantDb, id: string): Promise<ContractRow | undefined> {
   return (await clientOf(db).query<ContractRow, [string]>("SELECT * FROM contracts WHERE id = ?1").get(id)) ?? undefined;
 }
 
-export function getContract(db: TenantDb, id: string): ContractRow {
-  const row = findContract(db, id);
+export async function getContract(db: TenantDb, id: string): Promise<ContractRow> {
+  const row = await findContract(db, id);
   if (!row) throw notFound("Contract");
   return row;
 }
 
-export function getConfig(db: TenantDb, contractId: string): ConfigRow {
-  return clientOf(db).query<ConfigRow, [string]>("SELECT * FROM contract_configs WHERE contract_id = ?1").get(contractId)!;
+export async function getConfig(db: TenantDb, contractId: string): Promise<ConfigRow> {
+  return (await clientOf(db).query<ConfigRow, [string]>("SELECT * FROM contract_configs WHERE contract_id = ?1").get(contractId))!;
 }
 
 /** The contract's flags: the names of its classifications (from their owner), sorted. */
 async function flagNames(db: TenantDb, contractId: string): Promise<string[]> {
-  const ids = (await clientOf(db)
-      .query<{ id: string; }, [string]>("SELECT classification_id AS id FROM contract_flags WHERE contract_id = ?1")
-      .all(contractId))
-    .map((r) => r.id);
+  const ids = (
+    await clientOf(db)
+      .query<{ id: string }, [string]>("SELECT classification_id AS id FROM contract_flags WHERE contract_id = ?1")
+      .all(contractId)
+  ).map((r) => r.id);
   return classificationNames(db, ids);
 }
 
@@ -159,16 +160,16 @@ const unjsonAt = (v: Cell[], i: number) => unjson(v[i] as string | null);
 
 // bun:sqlite's own statement cache is keyed by the SQL text, and finding this long text in it
 // costs ≈ 2 µs a read (a fifth of the view): each database keeps its statement here instead.
-const viewStatements = new WeakMap<Database, Statement<Record<string, never>, [string]>>();
-function viewStatement(client: Database): Statement<Record<string, never>, [string]> {
+const viewStatements = new WeakMap<RawClient, RawStatement<Record<string, never>, [string]>>();
+function viewStatement(client: RawClient): RawStatement<Record<string, never>, [string]> {
   let stmt = viewStatements.get(client);
   if (!stmt) viewStatements.set(client, (stmt = client.query<Record<string, never>, [string]>(VIEW_SQL)));
   return stmt;
 }
 
 /** The Contract as GET returns it, or null when there is none; the password in clear only when `revealPassword`. */
-export function contractViewById(db: TenantDb, id: string, timeZone: string, revealPassword = false): Contract | null {
-  const v = viewStatement(clientOf(db)).values(id)[0] as Cell[] | undefined;
+export async function contractViewById(db: TenantDb, id: string, timeZone: string, revealPassword = false): Promise<Contract | null> {
+  const v = (await viewStatement(clientOf(db)).values(id))[0] as Cell[] | undefined;
   if (!v) return null;
   const date = (i: number) => dateAsMidnight(textOrNull(v, 2 + i), timeZone);
   const k = CONFIG_AT;
@@ -210,8 +211,8 @@ export function contractViewById(db: TenantDb, id: string, timeZone: string, rev
   };
 }
 
-export function getContractView(db: TenantDb, id: string, timeZone: string, revealPassword = false): Contract {
-  const view = contractViewById(db, id, timeZone, revealPassword);
+export async function getContractView(db: TenantDb, id: string, timeZone: string, revealPassword = false): Promise<Contract> {
+  const view = await contractViewById(db, id, timeZone, revealPassword);
   if (!view) throw notFound("Contract");
   return view;
 }
@@ -230,16 +231,17 @@ let bodiesChars = 0;
 
 /**
  * The JSON text of the Contract GET returns (password masked); throws 404 as getContractView does.
- * Called with the handle of a `read` (the read connection's stamp moves on every commit).
+ * Called with the handle of a `read` (the read connection's stamp moves on every commit); a
+ * handle without a SQLite connection under it has no stamp, and its bodies are built every time.
  */
-export function contractViewJson(db: TenantDb, id: string, timeZone: string): string {
-  const client = clientOf(db);
-  const stamp = changeStamp(client);
-  if (stamp === null) return JSON.stringify(getContractView(db, id, timeZone));
+export async function contractViewJson(db: TenantDb, id: string, timeZone: string): Promise<string> {
+  const sqlite = sqliteClientOf(db);
+  const stamp = sqlite ? changeStamp(sqlite) : null;
+  if (stamp === null) return JSON.stringify(await getContractView(db, id, timeZone));
   const key = `${stamp} ${timeZone} ${id}`;
   let body = bodies.get(key);
   if (body === undefined) {
-    body = JSON.stringify(getContractView(db, id, timeZone));
+    body = JSON.stringify(await getContractView(db, id, timeZone));
     if (bodies.size >= BODIES_MAX || bodiesChars + body.length > BODIES_MAX_CHARS) {
       bodies.clear();
       bodiesChars = 0;
@@ -250,9 +252,11 @@ export function contractViewJson(db: TenantDb, id: string, timeZone: string): st
   return body;
 }
 
-/** The view of a contract just read (read again, whole, in the one statement above). */
-function contractView(db: TenantDb, r: ContractRow, timeZone: string, revealPassword = false): Contract {
-  return contractViewById(db, r.id, timeZone, revealPassword)!;
+/** The views of the contracts of a list page, in its order (each read again, whole, in the one statement above). */
+async function contractViews(db: TenantDb, ids: string[], timeZone: string): Promise<Contract[]> {
+  const views: Contract[] = [];
+  for (const id of ids) views.push((await contractViewById(db, id, timeZone))!);
+  return views;
 }
 
 type CommonInput = Pick<ContractInput, DateField | "number" | "total_value" | "contract_status" | "contract_stage" | "json_original" | "json_billing" | "json_payment_method" | "json_items">;
@@ -306,14 +310,14 @@ async function usernameTaken(db: TenantDb, username: string, exceptContractId: s
 
 /** A new contract's connection settings: username = number (or the id when taken), random password (returned). */
 export async function insertDefaultConfig(tx: TenantDb, contractId: string, number: string): Promise<string> {
-  const username = await usernameTaken(tx, number, null) ? contractId : number;
+  const username = (await usernameTaken(tx, number, null)) ? contractId : number;
   const password = randomBase62(12);
   await clientOf(tx).query("INSERT INTO contract_configs (contract_id, username, password) VALUES (?1, ?2, ?3)").run(contractId, username, password);
   return password;
 }
 
 /** The local input's ids must name existing records: 400 naming each unknown one. */
-function checkLocalInput(db: TenantDb, body: ContractInput): { dates: Record<DateField, string | null> } {
+async function checkLocalInput(db: TenantDb, body: ContractInput): Promise<{ dates: Record<DateField, string | null> }> {
   const errors: FieldError[] = [];
   const dates = checkDates(body, errors);
   for (const f of ["customer_id", "billing_customer_id", "agent_id"] as const) {
@@ -362,7 +366,7 @@ function checkConfigInput(body: ContractConfigInput): void {
 
 /** Writes the connection settings; false (and nothing written) when they are already these. */
 async function updateConfig(tx: TenantDb, contractId: string, body: ContractConfigInput): Promise<boolean> {
-  const current = getConfig(tx, contractId);
+  const current = await getConfig(tx, contractId);
   const columns = {
     username: body.username ?? current.username,
     password: body.password ?? current.password,
@@ -376,7 +380,7 @@ async function updateConfig(tx: TenantDb, contractId: string, body: ContractConf
     ipv6: body.ipv6 ?? null,
   };
   if (unchanged(current, columns)) return false;
-  if (columns.username !== current.username && await usernameTaken(tx, columns.username, contractId)) throw conflict("The username is taken by another contract");
+  if (columns.username !== current.username && (await usernameTaken(tx, columns.username, contractId))) throw conflict("The username is taken by another contract");
   await tx.update(contractConfigs).set(columns).where(eq(contractConfigs.contract_id, contractId)).run();
   return true;
 }
@@ -385,8 +389,8 @@ async function updateConfig(tx: TenantDb, contractId: string, body: ContractConf
 export type ContractConnection = ContractByUsername;
 
 /** The contract's connection state now, or null when there is no such contract. */
-export function contractConnection(db: TenantDb, contractId: string): ContractConnection | null {
-  const c = findContract(db, contractId);
+export async function contractConnection(db: TenantDb, contractId: string): Promise<ContractConnection | null> {
+  const c = await findContract(db, contractId);
   if (!c) return null;
   // Raw, as findContract: the upsert takes this snapshot on every update.
   const row = await clientOf(db).query<ConfigRow, [string]>("SELECT * FROM contract_configs WHERE contract_id = ?1").get(contractId);
@@ -396,7 +400,7 @@ export function contractConnection(db: TenantDb, contractId: string): ContractCo
 }
 
 /** Every contract's static addresses (connection settings ipv4/ipv6; ipv6 may be a prefix). */
-export async function staticAddresses(db: TenantDb): Promise<{ contract_id: string; ipv4: string | null; ipv6: string | null; }[]> {
+export async function staticAddresses(db: TenantDb): Promise<{ contract_id: string; ipv4: string | null; ipv6: string | null }[]> {
   return await clientOf(db)
     .query<{ contract_id: string; ipv4: string | null; ipv6: string | null }, []>("SELECT contract_id, ipv4, ipv6 FROM contract_configs WHERE ipv4 IS NOT NULL OR ipv6 IS NOT NULL")
     .all();
@@ -424,34 +428,35 @@ export interface ContractByUsername {
 // reads prepared once per connection (bun:sqlite runs a two-table join several µs slower than two
 // unique-index reads, and the whole contract row carries its JSON documents).
 interface ByUsernameStatements {
-  config: Statement<ConfigRow, [string]>;
-  contract: Statement<ContractByUsername["contract"], [string]>;
+  config: RawStatement<ConfigRow, [string]>;
+  contract: RawStatement<ContractByUsername["contract"], [string]>;
 }
-const byUsername = new WeakMap<Database, ByUsernameStatements>();
+const byUsername = new WeakMap<RawClient, ByUsernameStatements>();
 
 function byUsernameStatements(db: TenantDb): ByUsernameStatements {
-  let s = byUsername.get(db.$client);
+  const client = clientOf(db);
+  let s = byUsername.get(client);
   if (!s) {
     s = {
-      config: db.$client.prepare("SELECT * FROM contract_configs WHERE username = ?1"),
-      contract: db.$client.prepare("SELECT id, number, contract_status, contract_stage, customer_id FROM contracts WHERE id = ?1"),
+      config: client.query("SELECT * FROM contract_configs WHERE username = ?1"),
+      contract: client.query("SELECT id, number, contract_status, contract_stage, customer_id FROM contracts WHERE id = ?1"),
     };
-    byUsername.set(db.$client, s);
+    byUsername.set(client, s);
   }
   return s;
 }
 
 /** The id of the contract whose connection user name is `username` (unique per corporation). */
-export function contractIdByUsername(db: TenantDb, username: string): string | null {
-  return byUsernameStatements(db).config.get(username)?.contract_id ?? null;
+export async function contractIdByUsername(db: TenantDb, username: string): Promise<string | null> {
+  return (await byUsernameStatements(db).config.get(username))?.contract_id ?? null;
 }
 
 /** The contract whose connection user name is `username`, with its settings. */
-export function findContractByUsername(db: TenantDb, username: string): ContractByUsername | null {
+export async function findContractByUsername(db: TenantDb, username: string): Promise<ContractByUsername | null> {
   const s = byUsernameStatements(db);
-  const row = s.config.get(username);
+  const row = await s.config.get(username);
   if (!row) return null;
-  const contract = s.contract.get(row.contract_id);
+  const contract = await s.contract.get(row.contract_id);
   if (!contract) return null;
   const { contract_id: _, ...config } = row;
   return { contract, config };
@@ -473,7 +478,7 @@ const itemView = (r: ItemRow): ContractItem => ({
 });
 
 async function itemsOf(db: TenantDb, contractId: string): Promise<ContractItem[]> {
-  return (await (await db.select().from(contractItems).where(eq(contractItems.contract_id, contractId)).orderBy(asc(contractItems.position)).all().map(itemView)));
+  return (await db.select().from(contractItems).where(eq(contractItems.contract_id, contractId)).orderBy(asc(contractItems.position)).all()).map(itemView);
 }
 
 /**
@@ -482,10 +487,11 @@ async function itemsOf(db: TenantDb, contractId: string): Promise<ContractItem[]
  */
 export async function touchContractsFlaggedAs(tx: TenantDb, classificationId: string, at: string): Promise<string[]> {
   const client = clientOf(tx);
-  const ids = (await client
-      .query<{ id: string; }, [string]>("SELECT contract_id AS id FROM contract_flags WHERE classification_id = ?1 ORDER BY contract_id")
-      .all(classificationId))
-    .map((r) => r.id);
+  const ids = (
+    await client
+      .query<{ id: string }, [string]>("SELECT contract_id AS id FROM contract_flags WHERE classification_id = ?1 ORDER BY contract_id")
+      .all(classificationId)
+  ).map((r) => r.id);
   if (ids.length) {
     await client.query("UPDATE contracts SET updated_at = ?1 WHERE id IN (SELECT contract_id FROM contract_flags WHERE classification_id = ?2)").run(at, classificationId);
   }
@@ -493,7 +499,7 @@ export async function touchContractsFlaggedAs(tx: TenantDb, classificationId: st
 }
 
 /** Whether a person is the customer, billing customer or agent of any contract (its delete is refused then). */
-export function personIsParty(db: TenantDb, id: string): boolean {
+export async function personIsParty(db: TenantDb, id: string): Promise<boolean> {
   return !!(await db
     .select({ id: contracts.id })
     .from(contracts)
@@ -503,7 +509,7 @@ export function personIsParty(db: TenantDb, id: string): boolean {
 }
 
 /** Whether any contract's address names the city (the city delete is refused then). */
-export function contractsUseCity(db: TenantDb, cityId: string): boolean {
+export async function contractsUseCity(db: TenantDb, cityId: string): Promise<boolean> {
   return !!(await db.select({ id: contracts.id }).from(contracts).where(eq(contracts.address_city_id, cityId)).limit(1).get());
 }
 
@@ -524,7 +530,7 @@ export async function setContract(tx: TenantDb, id: string, columns: UpsertColum
 }
 
 /** Whether any contract item names the product (its delete is refused then). */
-export function productOnContractItems(db: TenantDb, productId: string): boolean {
+export async function productOnContractItems(db: TenantDb, productId: string): Promise<boolean> {
   return !!(await db.select({ id: contractItems.id }).from(contractItems).where(eq(contractItems.product_id, productId)).limit(1).get());
 }
 
@@ -564,9 +570,9 @@ function listQuery(query: ListParams): ListParams {
   return out;
 }
 
-export function listContracts(db: TenantDb, principal: Principal, query: ListParams) {
-  const tz = tzOf(principal);
-  return listRows(db, contracts, LIST, listQuery(query), (r: ContractRow) => contractView(db, r, tz));
+export async function listContracts(db: TenantDb, principal: Principal, query: ListParams) {
+  const page = await listRows(db, contracts, LIST, listQuery(query), (r: ContractRow) => r.id);
+  return { ...page, items: await contractViews(db, page.items, tzOf(principal)) };
 }
 
 type AppParams = { externalAppId?: string; externalAppName?: string };
@@ -574,33 +580,33 @@ type AppParams = { externalAppId?: string; externalAppName?: string };
 /** The contracts linked to an app, each with its identity. */
 export async function listLinkedContracts(db: TenantDb, principal: Principal, params: AppParams, query: ListParams) {
   const app = await resolveApp(db, principal, params);
-  const tz = tzOf(principal);
   const page = await listRows(
     db,
     contracts,
     { ...LIST, computed: identityListField(app.id, "contract", contracts.id) },
     listQuery(query),
-    (r: ContractRow) => contractView(db, r, tz),
+    (r: ContractRow) => r.id,
     [inArray(contracts.id, linkedIdsOf(db, app.id, "contract"))],
   );
-  const identities = await identitiesOf(db, app.id, "contract", (await page).items.map((c) => c.id));
-  return { ...page, items: (await page).items.map((c) => ({ ...c, identity: identities.get(c.id)! })) };
+  const views = await contractViews(db, page.items, tzOf(principal));
+  const identities = await identitiesOf(db, app.id, "contract", page.items);
+  return { ...page, items: views.map((c) => ({ ...c, identity: identities.get(c.id)! })) };
 }
 
 export async function contractByIdentity(db: TenantDb, principal: Principal, params: AppParams & { identity: string }) {
   const app = await resolveApp(db, principal, params);
   const id = await linkedRecordId(db, app.id, "contract", params.identity);
   if (!id) throw notFound("Contract");
-  return { ...getContractView(db, id, tzOf(principal)), identity: params.identity };
+  return { ...(await getContractView(db, id, tzOf(principal))), identity: params.identity };
 }
 
 /** A local create; the answer shows the generated password, the event does not. */
 export async function createContract(tx: TenantDb, w: TenantWriteScope, principal: Principal, body: ContractInput): Promise<Contract> {
-  const { dates } = checkLocalInput(tx, body);
+  const { dates } = await checkLocalInput(tx, body);
   await numberHolder(tx, body.number, null);
   const id = (await tx.insert(contracts).values(localColumns(body, dates)).returning({ id: contracts.id }).get()).id;
   await insertDefaultConfig(tx, id, body.number);
-  const view = getContractView(tx, id, tzOf(principal), true);
+  const view = await getContractView(tx, id, tzOf(principal), true);
   w.emit("CONTRACT_AFTER_INSERT", id, { ...view, config: { ...view.config, password: MASKED_PASSWORD } });
   return view;
 }
@@ -610,10 +616,17 @@ export async function createContract(tx: TenantDb, w: TenantWriteScope, principa
  * contract gets a new `updated_at`, CONTRACT_AFTER_UPDATE fires with its new view and, after the
  * commit, the contract watchers hear of it (RADIUS sessions: disconnect or CoA).
  */
-async function changeContract(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, change: (row: ContractRow) => boolean): Promise<boolean> {
-  const row = getContract(tx, id);
-  const before = contractConnection(tx, id);
-  if (!change(row)) return false;
+async function changeContract(
+  ctx: AppContext,
+  tx: TenantDb,
+  w: TenantWriteScope,
+  principal: Principal,
+  id: string,
+  change: (row: ContractRow) => Promise<boolean>,
+): Promise<boolean> {
+  const row = await getContract(tx, id);
+  const before = await contractConnection(tx, id);
+  if (!(await change(row))) return false;
   await tx.update(contracts).set({ updated_at: nowIso() }).where(eq(contracts.id, id)).run();
   const tz = tzOf(principal);
   w.emit("CONTRACT_AFTER_UPDATE", id, (t: TenantDb) => getContractView(t, id, tz));
@@ -623,8 +636,8 @@ async function changeContract(ctx: AppContext, tx: TenantDb, w: TenantWriteScope
 }
 
 export async function updateContract(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, body: ContractInput): Promise<Contract> {
-  getContract(tx, id);
-  const { dates } = checkLocalInput(tx, body);
+  await getContract(tx, id);
+  const { dates } = await checkLocalInput(tx, body);
   await changeContract(ctx, tx, w, principal, id, async (row) => {
     const columns = localColumns(body, dates);
     // The body as stored (dates, JSON text, left-out fields as null) is what it has: no change.
@@ -633,19 +646,19 @@ export async function updateContract(ctx: AppContext, tx: TenantDb, w: TenantWri
     await tx.update(contracts).set(columns).where(eq(contracts.id, id)).run();
     return true;
   });
-  return getContractView(tx, id, tzOf(principal));
+  return await getContractView(tx, id, tzOf(principal));
 }
 
 /** Links the contract to an app's identity (no event: link operations fire none, routes.md). */
 export async function linkContract(tx: TenantDb, id: string, body: { external_app_id: string; identity: string }): Promise<ExternalLinkView> {
-  getContract(tx, id);
+  await getContract(tx, id);
   if (!(await findApp(tx, { id: body.external_app_id }))) throw invalid("external_app_id", "unknown external application");
   await linkRecord(tx, body.external_app_id, "contract", id, body.identity);
-  return linkView(tx, body.external_app_id, "contract", id);
+  return await linkView(tx, body.external_app_id, "contract", id);
 }
 
 export async function setContractAddress(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, body: AddressInput): Promise<Contract> {
-  getContract(tx, id);
+  await getContract(tx, id);
   if (!(await cityRef(tx, body.city_id))) throw invalid("city_id", "unknown city");
   await changeContract(ctx, tx, w, principal, id, async (row) => {
     const columns = addressColumns(body, body.city_id);
@@ -653,7 +666,7 @@ export async function setContractAddress(ctx: AppContext, tx: TenantDb, w: Tenan
     await tx.update(contracts).set(columns).where(eq(contracts.id, id)).run();
     return true;
   });
-  return getContractView(tx, id, tzOf(principal));
+  return await getContractView(tx, id, tzOf(principal));
 }
 
 /** ACTIVE or INACTIVE (from either or SUSPENDED); 409 for a cancelled contract. */
@@ -664,25 +677,25 @@ export async function setContractStatus(ctx: AppContext, tx: TenantDb, w: Tenant
     await tx.update(contracts).set({ contract_status: target }).where(eq(contracts.id, id)).run();
     return true;
   });
-  return getContractView(tx, id, tzOf(principal));
+  return await getContractView(tx, id, tzOf(principal));
 }
 
 export async function setContractConfig(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, body: ContractConfigInput): Promise<Contract> {
-  getContract(tx, id);
+  await getContract(tx, id);
   checkConfigInput(body);
-  await changeContract(ctx, tx, w, principal, id, async () => await updateConfig(tx, id, body));
+  await changeContract(ctx, tx, w, principal, id, () => updateConfig(tx, id, body));
   // The password is in clear only when this request set it.
-  return getContractView(tx, id, tzOf(principal), body.password != null);
+  return await getContractView(tx, id, tzOf(principal), body.password != null);
 }
 
-export function contractItemList(db: TenantDb, id: string): { items: ContractItem[] } {
-  getContract(db, id);
+export async function contractItemList(db: TenantDb, id: string): Promise<{ items: ContractItem[] }> {
+  await getContract(db, id);
   return { items: await itemsOf(db, id) };
 }
 
 /** Replaces the items; a product left out of an item gives its name and price. */
-export async function setContractItems(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, items: ContractItemInput[]): Promise<{ items: ContractItem[]; }> {
-  getContract(tx, id);
+export async function setContractItems(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, items: ContractItemInput[]): Promise<{ items: ContractItem[] }> {
+  await getContract(tx, id);
   const found = await productsByIds(tx, items.map((i) => i.product_id));
   const errors: FieldError[] = [];
   items.forEach((i, n) => {
@@ -704,21 +717,21 @@ export async function setContractItems(ctx: AppContext, tx: TenantDb, w: TenantW
     const held = await itemsOf(tx, id);
     if (held.length === wanted.length && held.every((h, n) => unchanged(h, wanted[n]))) return false;
     await tx.delete(contractItems).where(eq(contractItems.contract_id, id)).run();
-    wanted.forEach((it, n) => tx.insert(contractItems).values({ contract_id: id, position: n, ...it }).run());
+    for (const [n, it] of wanted.entries()) await tx.insert(contractItems).values({ contract_id: id, position: n, ...it }).run();
     return true;
   });
   return { items: await itemsOf(tx, id) };
 }
 
 /** Adds and removes flags by classification name (400 for unknown names or a name in both lists). */
-export async function setContractFlags(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, body: FlagsBody): Promise<{ flags: string[]; }> {
-  getContract(tx, id);
+export async function setContractFlags(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, body: FlagsBody): Promise<{ flags: string[] }> {
+  await getContract(tx, id);
   const add = body.add ?? [];
   const remove = body.remove ?? [];
   const errors: FieldError[] = [];
-  const addIds = classificationIds(tx, add);
+  const addIds = await classificationIds(tx, add);
   for (const i of addIds.unknown) errors.push({ path: `add.${i}`, message: `unknown classification '${add[i]}'` });
-  const removeIds = classificationIds(tx, remove);
+  const removeIds = await classificationIds(tx, remove);
   for (const i of removeIds.unknown) errors.push({ path: `remove.${i}`, message: `unknown classification '${remove[i]}'` });
   remove.forEach((name, i) => {
     if (add.includes(name)) errors.push({ path: `remove.${i}`, message: `'${name}' is also in add` });
@@ -728,7 +741,8 @@ export async function setContractFlags(ctx: AppContext, tx: TenantDb, w: TenantW
     const before = (await flagNames(tx, id)).join("\n");
     for (const cid of addIds.ids) await tx.insert(contractFlags).values({ contract_id: id, classification_id: cid }).onConflictDoNothing().run();
     if (removeIds.ids.length) {
-      await tx.delete(contractFlags)
+      await tx
+        .delete(contractFlags)
         .where(and(eq(contractFlags.contract_id, id), inArray(contractFlags.classification_id, removeIds.ids)))
         .run();
     }

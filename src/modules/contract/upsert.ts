@@ -67,7 +67,7 @@ export async function upsertFromExternalApp(ctx: AppContext, tenant: TenantDoor,
     const resolveCity = async (identity: string, data: { name: string; state: string; country: string }): Promise<string> => {
       const linked = await linkedRecordId(tx, app.id, "city", identity);
       if (linked) {
-        if (!unchanged(getCity(tx, linked), data)) {
+        if (!unchanged(await getCity(tx, linked), data)) {
           await updateCity(tx, linked, data);
           touch(linked, "city", "UPDATE");
         }
@@ -76,14 +76,14 @@ export async function upsertFromExternalApp(ctx: AppContext, tenant: TenantDoor,
       // A city the corporation already has under these names is adopted, not duplicated.
       let id = await cityIdByNames(tx, data);
       if (!id) {
-        id = addCity(tx, data);
+        id = await addCity(tx, data);
         touch(id, "city", "INSERT");
       }
       await linkRecord(tx, app.id, "city", id, identity);
       return id;
     };
 
-    const addressOf = (a: AddressExternalInput | null | undefined) => addressColumns(a, a ? cityIdFor(a.city) : null);
+    const addressOf = async (a: AddressExternalInput | null | undefined) => addressColumns(a, a ? await cityIdFor(a.city) : null);
 
     /** An agent that already exists is linked as it is, never overwritten (routes.md, Divergences 2). */
     const partyIdFor = async (p: PartyExternalInput, overwrite: boolean): Promise<string> => {
@@ -95,7 +95,7 @@ export async function upsertFromExternalApp(ctx: AppContext, tenant: TenantDoor,
         tp_doc_identity: p.tp_doc_identity ?? null,
         doc_identity: p.doc_identity ?? null,
         corporate: p.corporate ?? false,
-        ...addressOf(p.address),
+        ...(await addressOf(p.address)),
       };
       const key = `person\n${p.identity}`;
       const known = again(key, data);
@@ -103,12 +103,12 @@ export async function upsertFromExternalApp(ctx: AppContext, tenant: TenantDoor,
       let id: string;
       if (linked) {
         id = linked;
-        if (!unchanged(findPerson(tx, linked)!, data)) {
+        if (!unchanged((await findPerson(tx, linked))!, data)) {
           await setParty(tx, linked, data);
           touch(linked, "person", "UPDATE");
         }
       } else {
-        id = addParty(tx, data);
+        id = await addParty(tx, data);
         touch(id, "person", "INSERT");
         await linkNewRecord(tx, app.id, "person", id, p.identity);
       }
@@ -117,8 +117,8 @@ export async function upsertFromExternalApp(ctx: AppContext, tenant: TenantDoor,
     };
 
     const customerId = await partyIdFor(body.customer, true);
-    const billingId = await body.billing_customer ? await partyIdFor(body.billing_customer, true) : customerId;
-    const agentId = await body.agent ? await partyIdFor(body.agent, false) : null;
+    const billingId = body.billing_customer ? await partyIdFor(body.billing_customer, true) : customerId;
+    const agentId = body.agent ? await partyIdFor(body.agent, false) : null;
     const existingId = await linkedRecordId(tx, app.id, "contract", body.identity);
     const holder = await numberHolder(tx, body.number, existingId);
     const columns = {
@@ -126,7 +126,7 @@ export async function upsertFromExternalApp(ctx: AppContext, tenant: TenantDoor,
       billing_customer_id: billingId,
       agent_id: agentId,
       ...contractColumns(body, dates),
-      ...addressOf(body.address),
+      ...(await addressOf(body.address)),
     };
     let id: string;
     let password: string | null = null;
@@ -136,19 +136,19 @@ export async function upsertFromExternalApp(ctx: AppContext, tenant: TenantDoor,
       // nothing it embeds (parties, cities) changed above. Then nothing is written and nothing
       // fires; config, items, flags and links are never touched by the upsert.
       if (changes.size > 0 || holder === null || !unchanged(holder, columns)) {
-        const before: ContractConnection | null = contractConnection(tx, id);
+        const before: ContractConnection | null = await contractConnection(tx, id);
         await setContract(tx, id, columns);
         touch(id, "contract", "UPDATE");
         w.afterCommit(() => contractChanged(ctx, { corpId: principal.corpId, contractId: id, before, actorUserId: null, ip: null }));
       }
     } else {
       id = await addContract(tx, columns);
-      password = insertDefaultConfig(tx, id, body.number);
+      password = await insertDefaultConfig(tx, id, body.number);
       await linkNewRecord(tx, app.id, "contract", id, body.identity);
       touch(id, "contract", "INSERT");
     }
     // Read once: the event's payload and (after the commit) the response are this same state.
-    const view: Contract = contractViewById(tx, id, timeZone)!;
+    const view: Contract = (await contractViewById(tx, id, timeZone))!;
 
     for (const [recordId, c] of changes) {
       const type = `${c.kind.toUpperCase()}_AFTER_${c.action}` as EventGroup;

@@ -53,12 +53,12 @@ export async function unlinkAll(tx: TenantDb, type: RecordType, recordId: string
 }
 
 export async function linkView(db: TenantDb, appId: string, type: RecordType, recordId: string): Promise<ExternalLinkView> {
-  const row = await db
+  const row = (await db
     .select({ link: externalLinks, name: externalApps.name })
     .from(externalLinks)
     .innerJoin(externalApps, eq(externalApps.id, externalLinks.external_app_id))
     .where(and(eq(externalLinks.external_app_id, appId), eq(externalLinks.record_type, type), eq(externalLinks.record_id, recordId)))
-    .get()!;
+    .get())!;
   return {
     external_app_id: appId,
     identity: row.link.identity,
@@ -82,10 +82,10 @@ export function linkFromRequest(
   recordExists?: (tx: TenantDb) => unknown,
 ): Promise<ExternalLinkView> {
   return tenant.write(async (tx) => {
-    recordExists?.(tx);
+    await recordExists?.(tx);
     if (!(await findApp(tx, { id: body.external_app_id }))) throw invalid("external_app_id", "unknown external application");
     await linkRecord(tx, body.external_app_id, type, recordId, body.identity);
-    return linkView(tx, body.external_app_id, type, recordId);
+    return await linkView(tx, body.external_app_id, type, recordId);
   });
 }
 
@@ -107,9 +107,9 @@ export function identityListField(appId: string, type: RecordType, recordId: SQL
 export async function identitiesOf(db: TenantDb, appId: string, type: RecordType, ids: string[]): Promise<Map<string, string>> {
   if (ids.length === 0) return new Map();
   const rows = await db
-      .select({ id: externalLinks.record_id, identity: externalLinks.identity })
-      .from(externalLinks)
-      .where(and(eq(externalLinks.external_app_id, appId), eq(externalLinks.record_type, type), inArray(externalLinks.record_id, ids)))
-      .all();
+    .select({ id: externalLinks.record_id, identity: externalLinks.identity })
+    .from(externalLinks)
+    .where(and(eq(externalLinks.external_app_id, appId), eq(externalLinks.record_type, type), inArray(externalLinks.record_id, ids)))
+    .all();
   return new Map(rows.map((r) => [r.id, r.identity]));
 }

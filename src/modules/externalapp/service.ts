@@ -97,10 +97,10 @@ export function createExternalApp(tenant: TenantDoor, input: ExternalAppInput): 
   return tenant.write(async (tx, w) => {
     await checkNameFree(tx, input.name, null);
     const r = await tx
-        .insert(externalApps)
-        .values({ name: input.name, description: input.description ?? null, status: input.status ?? true, key_prefix: key.key_prefix, key_hash: key.key_hash })
-        .returning()
-        .get();
+      .insert(externalApps)
+      .values({ name: input.name, description: input.description ?? null, status: input.status ?? true, key_prefix: key.key_prefix, key_hash: key.key_hash })
+      .returning()
+      .get();
     const view = externalAppView(r);
     w.emit("EXTERNALAPP_AFTER_INSERT", r.id, view);
     return { ...view, api_key: apiKeyOf(w.corpId, r.id, key.secret) };

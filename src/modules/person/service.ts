@@ -27,7 +27,7 @@ export { Party } from "./model";
 export type PersonRow = typeof persons.$inferSelect;
 
 /** `cities`: see addressView (list pages pass one per page). */
-export function personView(db: TenantDb, r: PersonRow, cities?: Map<string, CityRef | null>): Person {
+export async function personView(db: TenantDb, r: PersonRow, cities?: Map<string, CityRef | null>): Promise<Person> {
   return {
     id: r.id,
     name: r.name,
@@ -37,7 +37,7 @@ export function personView(db: TenantDb, r: PersonRow, cities?: Map<string, City
     corporate: r.corporate,
     email: r.email,
     phone: r.phone,
-    address: addressView(db, r, cities),
+    address: await addressView(db, r, cities),
     created_at: r.created_at,
     updated_at: r.updated_at,
   };
@@ -69,8 +69,8 @@ function personColumns(p: PersonInput) {
   };
 }
 
-function checkPersonInput(db: TenantDb, p: PersonInput): void {
-  if (p.address) checkCityId(db, p.address.city_id, "address");
+async function checkPersonInput(db: TenantDb, p: PersonInput): Promise<void> {
+  if (p.address) await checkCityId(db, p.address.city_id, "address");
 }
 
 /** Whether any person's address names the city (the city delete is refused then). */
@@ -112,29 +112,37 @@ export function personIdsByPhrase(phrase: string): SQL {
   return sql`(SELECT id FROM persons WHERE rowid IN (SELECT rowid FROM persons_fts WHERE persons_fts MATCH ${phrase}))`;
 }
 
+/** The views of a list page's persons, in its order; one city memo for the page (see addressView). */
+async function personViews(db: TenantDb, rows: PersonRow[]): Promise<Person[]> {
+  const cities = new Map<string, CityRef | null>();
+  const views: Person[] = [];
+  for (const r of rows) views.push(await personView(db, r, cities));
+  return views;
+}
+
 export function listPersons(tenant: TenantDoor, query: ListParams): Promise<Page<Person>> {
-  return tenant.read((db) => {
-    const cities = new Map<string, CityRef | null>();
-    return listRows(db, persons, LIST, query, (r: PersonRow) => personView(db, r, cities));
+  return tenant.read(async (db) => {
+    const page = await listRows(db, persons, LIST, query, (r: PersonRow) => r);
+    return { ...page, items: await personViews(db, page.items) };
   });
 }
 
 type AppParams = { externalAppId?: string; externalAppName?: string };
 
 /** The persons linked to an app, each with its identity (sortable and filterable like a column). */
-export async function listLinkedPersons(tenant: TenantDoor, principal: Principal, params: AppParams, query: ListParams): Promise<Page<PersonWithIdentity>> {
-  return await tenant.read(async (db) => {
+export function listLinkedPersons(tenant: TenantDoor, principal: Principal, params: AppParams, query: ListParams): Promise<Page<PersonWithIdentity>> {
+  return tenant.read(async (db) => {
     const app = await resolveApp(db, principal, params);
     const spec = { ...LIST, computed: identityListField(app.id, "person", persons.id) };
-    const cities = new Map<string, CityRef | null>();
-    const page = await listRows(db, persons, spec, query, (r: PersonRow) => personView(db, r, cities), [inArray(persons.id, linkedIdsOf(db, app.id, "person"))]);
-    const identities = await identitiesOf(db, app.id, "person", (await page).items.map((p) => p.id));
-    return { ...page, items: (await page).items.map((p) => ({ ...p, identity: identities.get(p.id)! })) };
+    const page = await listRows(db, persons, spec, query, (r: PersonRow) => r, [inArray(persons.id, linkedIdsOf(db, app.id, "person"))]);
+    const views = await personViews(db, page.items);
+    const identities = await identitiesOf(db, app.id, "person", views.map((p) => p.id));
+    return { ...page, items: views.map((p) => ({ ...p, identity: identities.get(p.id)! })) };
   });
 }
 
 export function showPerson(tenant: TenantDoor, id: string): Promise<Person> {
-  return tenant.read(async (db) => personView(db, await getPerson(db, id)));
+  return tenant.read(async (db) => await personView(db, await getPerson(db, id)));
 }
 
 export function personByIdentity(tenant: TenantDoor, principal: Principal, params: AppParams & { identity: string }): Promise<PersonWithIdentity> {
@@ -142,14 +150,14 @@ export function personByIdentity(tenant: TenantDoor, principal: Principal, param
     const app = await resolveApp(db, principal, params);
     const id = await linkedRecordId(db, app.id, "person", params.identity);
     if (!id) throw notFound("Person");
-    return { ...personView(db, await getPerson(db, id)), identity: params.identity };
+    return { ...(await personView(db, await getPerson(db, id))), identity: params.identity };
   });
 }
 
 export function createPerson(tenant: TenantDoor, input: PersonInput): Promise<Person> {
   return tenant.write(async (tx, w) => {
-    checkPersonInput(tx, input);
-    const view = personView(tx, await tx.insert(persons).values(personColumns(input)).returning().get());
+    await checkPersonInput(tx, input);
+    const view = await personView(tx, await tx.insert(persons).values(personColumns(input)).returning().get());
     w.emit("PERSON_AFTER_INSERT", view.id, view);
     return view;
   });
@@ -157,8 +165,8 @@ export function createPerson(tenant: TenantDoor, input: PersonInput): Promise<Pe
 
 /** Stores `columns` over the person's; one that changes nothing writes nothing and fires no event. */
 async function setPerson(tx: TenantDb, emit: (view: Person) => void, current: PersonRow, columns: Partial<PersonRow>): Promise<Person> {
-  if (unchanged(current, columns)) return personView(tx, current);
-  const view = personView(tx, await tx.update(persons).set(columns).where(eq(persons.id, current.id)).returning().get());
+  if (unchanged(current, columns)) return await personView(tx, current);
+  const view = await personView(tx, await tx.update(persons).set(columns).where(eq(persons.id, current.id)).returning().get());
   emit(view);
   return view;
 }
@@ -167,24 +175,24 @@ async function setPerson(tx: TenantDb, emit: (view: Person) => void, current: Pe
 export function changePerson(tenant: TenantDoor, id: string, input: PersonInput): Promise<Person> {
   return tenant.write(async (tx, w) => {
     const current = await getPerson(tx, id);
-    checkPersonInput(tx, input);
-    return setPerson(tx, (v) => w.emit("PERSON_AFTER_UPDATE", id, v), current, personColumns(input));
+    await checkPersonInput(tx, input);
+    return await setPerson(tx, (v) => w.emit("PERSON_AFTER_UPDATE", id, v), current, personColumns(input));
   });
 }
 
 export function changePersonAddress(tenant: TenantDoor, id: string, address: AddressInput): Promise<Person> {
   return tenant.write(async (tx, w) => {
     const current = await getPerson(tx, id);
-    checkCityId(tx, address.city_id, "");
-    return setPerson(tx, (v) => w.emit("PERSON_AFTER_UPDATE", id, v), current, addressColumns(address, address.city_id));
+    await checkCityId(tx, address.city_id, "");
+    return await setPerson(tx, (v) => w.emit("PERSON_AFTER_UPDATE", id, v), current, addressColumns(address, address.city_id));
   });
 }
 
 /** Deletes a person no contract names as a party (409 otherwise), with its external-app links. */
 export function deletePerson(tenant: TenantDoor, id: string): Promise<void> {
   return tenant.write(async (tx, w) => {
-    const before = personView(tx, await getPerson(tx, id));
-    if (personIsParty(tx, id)) throw conflict("The person is a party of a contract");
+    const before = await personView(tx, await getPerson(tx, id));
+    if (await personIsParty(tx, id)) throw conflict("The person is a party of a contract");
     await unlinkAll(tx, "person", id);
     await tx.delete(persons).where(eq(persons.id, id)).run();
     w.emit("PERSON_AFTER_DELETE", id, before);

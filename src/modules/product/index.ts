@@ -14,7 +14,7 @@ const ClassificationsBody = t.Object({ names: t.Array(t.String({ minLength: 1, m
 export function productModule(ctx: AppContext) {
   return new Elysia({ name: "product", prefix: "/api", tags: ["Product"] })
     .use(authGuard(ctx))
-    .get("/product", async ({ tenant, query }) => await tenant.read((db) => listProducts(db, query)), {
+    .get("/product", ({ tenant, query }) => tenant.read((db) => listProducts(db, query)), {
       auth: "platform.product",
       query: ListQuery,
       response: { 200: ListOf(Product) },

@@ -22,17 +22,18 @@ const LIST = { q: [products.identity, products.name], search: "products_fts" };
 const columns = (b: ProductInput) => ({ identity: b.identity, name: b.name, description: b.description ?? null, price: b.price ?? null });
 
 async function classificationIdsOf(db: TenantDb, productId: string): Promise<string[]> {
-  return (await (await db
+  return (
+    await db
       .select({ id: productClassifications.classification_id })
       .from(productClassifications)
       .where(eq(productClassifications.product_id, productId))
       .all()
-    .map((r) => r.id)));
+  ).map((r) => r.id);
 }
 
 /** The product's classification names, sorted. */
 export async function classificationNames(db: TenantDb, productId: string): Promise<string[]> {
-  return namesOf(db, await classificationIdsOf(db, productId));
+  return await namesOf(db, await classificationIdsOf(db, productId));
 }
 
 export async function productView(db: TenantDb, r: ProductRow): Promise<Product> {
@@ -60,7 +61,7 @@ export async function getProduct(db: TenantDb, by: { id?: string; identity?: str
 
 export async function productsByIds(db: TenantDb, ids: string[]): Promise<Map<string, ProductRow>> {
   if (ids.length === 0) return new Map();
-  return new Map((await (await db.select().from(products).where(inArray(products.id, ids)).all().map((p) => [p.id, p]))));
+  return new Map((await db.select().from(products).where(inArray(products.id, ids)).all()).map((p) => [p.id, p]));
 }
 
 async function checkIdentityFree(db: TenantDb, identity: string, exceptId: string | null): Promise<void> {
@@ -74,10 +75,11 @@ async function checkIdentityFree(db: TenantDb, identity: string, exceptId: strin
  */
 export async function touchProductsClassifiedAs(tx: TenantDb, classificationId: string, at: string): Promise<string[]> {
   const client = clientOf(tx);
-  const ids = (await client
-      .query<{ id: string; }, [string]>("SELECT product_id AS id FROM product_classifications WHERE classification_id = ?1 ORDER BY product_id")
-      .all(classificationId))
-    .map((r) => r.id);
+  const ids = (
+    await client
+      .query<{ id: string }, [string]>("SELECT product_id AS id FROM product_classifications WHERE classification_id = ?1 ORDER BY product_id")
+      .all(classificationId)
+  ).map((r) => r.id);
   if (ids.length) {
     await client.query("UPDATE products SET updated_at = ?1 WHERE id IN (SELECT product_id FROM product_classifications WHERE classification_id = ?2)").run(at, classificationId);
   }
@@ -86,12 +88,15 @@ export async function touchProductsClassifiedAs(tx: TenantDb, classificationId: 
 
 // ---- the routes' operations (reads on a read handle, changes inside one write) ----
 
-export function listProducts(db: TenantDb, query: ListParams) {
-  return listRows(db, products, LIST, query, (r: ProductRow) => productView(db, r));
+export async function listProducts(db: TenantDb, query: ListParams) {
+  const page = await listRows(db, products, LIST, query, (r: ProductRow) => r);
+  const items: Product[] = [];
+  for (const r of page.items) items.push(await productView(db, r));
+  return { ...page, items };
 }
 
 export async function showProduct(db: TenantDb, by: { id?: string; identity?: string }): Promise<Product> {
-  return productView(db, await getProduct(db, by));
+  return await productView(db, await getProduct(db, by));
 }
 
 export async function createProduct(tx: TenantDb, w: TenantWriteScope, body: ProductInput): Promise<Product> {
@@ -104,16 +109,16 @@ export async function createProduct(tx: TenantDb, w: TenantWriteScope, body: Pro
 export async function updateProduct(tx: TenantDb, w: TenantWriteScope, id: string, body: ProductInput): Promise<Product> {
   const current = await getProduct(tx, { id });
   const set = columns(body);
-  if (unchanged(current, set)) return productView(tx, current);
+  if (unchanged(current, set)) return await productView(tx, current);
   await checkIdentityFree(tx, body.identity, id);
-  const v = productView(tx, await tx.update(products).set(set).where(eq(products.id, id)).returning().get());
+  const v = await productView(tx, await tx.update(products).set(set).where(eq(products.id, id)).returning().get());
   w.emit("PRODUCT_AFTER_UPDATE", id, v);
   return v;
 }
 
 export async function deleteProduct(tx: TenantDb, w: TenantWriteScope, id: string): Promise<void> {
-  const before = productView(tx, await getProduct(tx, { id }));
-  if (productOnContractItems(tx, id)) throw conflict("The product is used by a contract item");
+  const before = await productView(tx, await getProduct(tx, { id }));
+  if (await productOnContractItems(tx, id)) throw conflict("The product is used by a contract item");
   await tx.delete(products).where(eq(products.id, id)).run();
   w.emit("PRODUCT_AFTER_DELETE", id, before);
 }
@@ -121,16 +126,16 @@ export async function deleteProduct(tx: TenantDb, w: TenantWriteScope, id: strin
 /** Replaces the product's classification set (by names); the same set writes and fires nothing. */
 export async function setProductClassifications(tx: TenantDb, w: TenantWriteScope, id: string, names: string[]): Promise<Product> {
   const current = await getProduct(tx, { id });
-  const { ids, unknown } = classificationIds(tx, names);
+  const { ids, unknown } = await classificationIds(tx, names);
   if (unknown.length) throw invalidMany(unknown.map((i) => ({ path: `names.${i}`, message: `unknown classification '${names[i]}'` })));
   const wanted = new Set(ids);
   const held = await classificationIdsOf(tx, id);
   // The set it already has changes nothing the product shows: nothing is written and nothing
   // fires (as PATCH /api/contract/{id}/flags).
-  if (held.length === wanted.size && held.every((h) => wanted.has(h))) return productView(tx, current);
+  if (held.length === wanted.size && held.every((h) => wanted.has(h))) return await productView(tx, current);
   await tx.delete(productClassifications).where(eq(productClassifications.product_id, id)).run();
   for (const cid of wanted) await tx.insert(productClassifications).values({ product_id: id, classification_id: cid }).run();
-  const v = productView(tx, await tx.update(products).set({ updated_at: nowIso() }).where(eq(products.id, id)).returning().get());
+  const v = await productView(tx, await tx.update(products).set({ updated_at: nowIso() }).where(eq(products.id, id)).returning().get());
   w.emit("PRODUCT_AFTER_UPDATE", id, v);
   return v;
 }
