@@ -132,7 +132,7 @@ function tokenKey(config: Config): Uint8Array {
  */
 export interface KernelQueries {
   corps: CorpLookups;
-  userFlags: (db: PlatformDb, userId: string) => UserFlags | null;
+  userFlags: (db: PlatformDb, userId: string) => Promise<UserFlags | null>;
   permissions: PermissionQueries;
 }
 
@@ -188,7 +188,7 @@ export function createContext(config: Config, queries: KernelQueries, options: C
           logger.error("shutdown step failed", { error: String(err) });
         }
       }
-      await ctx.mailer.close();
+      ctx.mailer.close();
       tenants.closeAll();
       platformDoor.close();
       await checkpointer.close();

@@ -116,10 +116,11 @@ export async function eventsAfter(db: TenantDb, seq: number, limit: number): Pro
  * in the same transaction. Returns how many went.
  */
 export async function pruneEvents(tx: TenantDb, cutoff: string, keep: readonly string[], limit: number): Promise<number> {
-  return (await tx.$client
-      .query(
-          `DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE dispatched_at < ?1
-         AND id NOT IN (SELECT value FROM json_each(?3)) ORDER BY dispatched_at LIMIT ?2)`
-      )
-      .run(cutoff, limit, JSON.stringify(keep))).changes;
+  const { changes } = await tx.$client
+    .query(
+      `DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE dispatched_at < ?1
+         AND id NOT IN (SELECT value FROM json_each(?3)) ORDER BY dispatched_at LIMIT ?2)`,
+    )
+    .run(cutoff, limit, JSON.stringify(keep));
+  return changes;
 }

@@ -41,7 +41,7 @@ export class Jobs {
   startAll(): void {
     if (this.started || this.stopped) return;
     this.started = true;
-    this.timer = setTimeout(async () => {
+    this.timer = setTimeout(() => {
       this.timer = null;
       for (const job of this.jobs.values()) {
         if (this.stopped) return;

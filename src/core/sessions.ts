@@ -73,7 +73,7 @@ export class Sessions {
     private key: Uint8Array,
     private ttlSeconds: number,
     /** The user's flags, from the user module (which owns `users`). */
-    private userFlags: (db: PlatformDb, userId: string) => UserFlags | null,
+    private userFlags: (db: PlatformDb, userId: string) => Promise<UserFlags | null>,
     private logger: Logger,
   ) {}
 
@@ -151,7 +151,7 @@ export class Sessions {
       if (!row) return null;
       // A session's user always exists (deleting a user deletes its sessions); were it missing,
       // a null status still refuses.
-      const flags = this.userFlags(db, row.user_id);
+      const flags = await this.userFlags(db, row.user_id);
       return { ...row, user_status: flags?.status ?? 0, super_admin: flags?.super_admin ?? 0 };
     });
   }
@@ -161,7 +161,7 @@ export class Sessions {
    * write only when this process has not written the session's last_seen_at for a minute. The
    * write is not awaited: the request does not depend on it.
    */
-  async seen(sessionId: string): Promise<void> {
+  seen(sessionId: string): void {
     const now = Date.now();
     const last = this.seenWritten.get(sessionId);
     if (last !== undefined && now - last < SEEN_EVERY_MS) return;
@@ -212,9 +212,10 @@ export class Sessions {
    * many went. These rows are inserted oldest first, so the rowid scan finds them at its start.
    */
   async prune(tx: PlatformDb, cutoff: string, limit: number): Promise<number> {
-    return (await tx.$client
-        .query("DELETE FROM sessions WHERE rowid IN (SELECT rowid FROM sessions WHERE revoked_at < ?1 OR expires_at < ?1 LIMIT ?2)")
-        .run(cutoff, limit)).changes;
+    const { changes } = await tx.$client
+      .query("DELETE FROM sessions WHERE rowid IN (SELECT rowid FROM sessions WHERE revoked_at < ?1 OR expires_at < ?1 LIMIT ?2)")
+      .run(cutoff, limit);
+    return changes;
   }
 }
 

@@ -8,10 +8,10 @@ import type { PlatformDb } from "../db/sqlite";
 export async function settingKeys(db: PlatformDb, prefix: string): Promise<string[]> {
   // The upper bound: the prefix with its last character's successor ("a:" → "a;").
   const end = prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
-  return (await db.$client
-      .query<{ key: string; }, [string, string]>("SELECT key FROM settings WHERE key >= ?1 AND key < ?2")
-      .all(prefix, end))
-    .map((r) => r.key);
+  const rows = await db.$client
+    .query<{ key: string }, [string, string]>("SELECT key FROM settings WHERE key >= ?1 AND key < ?2")
+    .all(prefix, end);
+  return rows.map((r) => r.key);
 }
 
 export async function hasSetting(db: PlatformDb, key: string): Promise<boolean> {

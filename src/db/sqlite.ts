@@ -18,6 +18,21 @@ export type AnyDb = Handle;
 export type SqliteClient = Database;
 export type SqliteStatement<R, P extends SQLQueryBindings[]> = Statement<R, P>;
 
+/** A connection of the SQLite engine as the modules' handle: its synchronous answers are what `await` takes. */
+export function sqliteHandle(db: SqliteDb): Handle {
+  return db as unknown as Handle;
+}
+
+/**
+ * The bun:sqlite connection under a handle, for the engine work that needs it itself (the
+ * migrator's own table); a handle of another engine has none.
+ */
+export function sqliteClientOf(db: AnyDb): Database {
+  const client: unknown = db.$client;
+  if (!(client instanceof Database)) throw new Error("not a SQLite connection");
+  return client;
+}
+
 /**
  * Drizzle compiles every query it runs with `client.prepare(sql)`, uncached, so a query built per
  * request pays SQLite's compile each time. Statements are reused by their SQL text instead (the

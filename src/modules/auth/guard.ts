@@ -91,7 +91,7 @@ export function authGuard(ctx: AppContext) {
     const session = await ctx.sessions.live(claims.jti);
     if (!session || session.user_id !== claims.sub || session.corp_id !== claims.corp) throw unauthorized("The session has ended");
     if (!session.user_status) throw unauthorized("The account is inactive");
-    await ctx.sessions.seen(session.id);
+    ctx.sessions.seen(session.id);
     // Cached rows without an await (every authenticated request comes through here).
     const corp = ctx.corps.peek(session.corp_id) ?? (await ctx.corps.get(session.corp_id));
     if (!corp) throw unauthorized("The corporation no longer exists");

@@ -15,7 +15,7 @@ const DAY_MS = 24 * 60 * 60_000;
 export type SafeIpRangeRow = typeof safeIpRanges.$inferSelect;
 
 /** Every range of every corporation (the per-request check keeps them all in memory). */
-export async function allSafeIpRanges(db: PlatformDb): Promise<{ id: string; corp_id: string; range: string; }[]> {
+export async function allSafeIpRanges(db: PlatformDb): Promise<{ id: string; corp_id: string; range: string }[]> {
   return await db.select({ id: safeIpRanges.id, corp_id: safeIpRanges.corp_id, range: safeIpRanges.range }).from(safeIpRanges).all();
 }
 
@@ -64,7 +64,7 @@ export async function findExternalIdentity(db: PlatformDb, provider: "google" | 
 /** Links (provider, subject) to the user unless it is linked already; returns the link as it stands. */
 export async function linkExternalIdentity(tx: PlatformDb, provider: "google" | "microsoft", subject: string, email: string | null, userId: string): Promise<ExternalIdentityRow> {
   await tx.insert(externalIdentities).values({ provider, subject, email, user_id: userId }).onConflictDoNothing().run();
-  return findExternalIdentity(tx, provider, subject)!;
+  return (await findExternalIdentity(tx, provider, subject))!;
 }
 
 // ---- remembered devices ------------------------------------------------------------------------
@@ -90,9 +90,10 @@ export async function forgetDevices(tx: PlatformDb, userId: string): Promise<voi
 
 /** Retention: deletes at most `limit` expired devices; returns how many went. */
 export async function pruneRememberedDevices(db: PlatformDb, now: number, limit: number): Promise<number> {
-  return (await db.$client
-      .query("DELETE FROM remembered_devices WHERE rowid IN (SELECT rowid FROM remembered_devices WHERE expires_at < ?1 LIMIT ?2)")
-      .run(toIso(now), limit)).changes;
+  const { changes } = await db.$client
+    .query("DELETE FROM remembered_devices WHERE rowid IN (SELECT rowid FROM remembered_devices WHERE expires_at < ?1 LIMIT ?2)")
+    .run(toIso(now), limit);
+  return changes;
 }
 
 // ---- login failures ----------------------------------------------------------------------------
@@ -134,9 +135,10 @@ export async function forgetIdleLoginFailures(tx: PlatformDb, now: number): Prom
 
 /** Retention: the same rule, at most `limit` counters; returns how many went. */
 export async function pruneLoginFailures(db: PlatformDb, now: number, limit: number): Promise<number> {
-  return (await db.$client
-      .query(
-          "DELETE FROM login_failures WHERE rowid IN (SELECT rowid FROM login_failures WHERE updated_at < ?1 AND (locked_until IS NULL OR locked_until < ?3) LIMIT ?2)"
-      )
-      .run(toIso(now - DAY_MS), limit, toIso(now))).changes;
+  const { changes } = await db.$client
+    .query(
+      "DELETE FROM login_failures WHERE rowid IN (SELECT rowid FROM login_failures WHERE updated_at < ?1 AND (locked_until IS NULL OR locked_until < ?3) LIMIT ?2)",
+    )
+    .run(toIso(now - DAY_MS), limit, toIso(now));
+  return changes;
 }

@@ -116,7 +116,7 @@ export function catalogModule(ctx: AppContext) {
       },
       { auth: "*", params: IdParams, detail: { summary: "Delete a service with its features, actions and grants" } },
     )
-    .get("/feature", async ({ query }) => await listFeatures(ctx, query), {
+    .get("/feature", ({ query }) => listFeatures(ctx, query), {
       auth: "*",
       query: ListQuery,
       response: { 200: ListOf(Feature) },

@@ -64,17 +64,17 @@ export async function featureServiceId(db: PlatformDb, featureId: string): Promi
 
 /** The built-in services' ids (a new corporation starts with them enabled). */
 export async function builtinServiceIds(db: PlatformDb): Promise<string[]> {
-  return (await (await db.select({ id: services.id }).from(services).where(eq(services.builtin, true)).all().map((r) => r.id)));
+  return (await db.select({ id: services.id }).from(services).where(eq(services.builtin, true)).all()).map((r) => r.id);
 }
 
 /** Id, identifier and name of the given services, by identifier (a corporation's service tree). */
-export async function serviceSummaries(db: PlatformDb, ids: string[]): Promise<{ id: string; identifier: string; name: string; }[]> {
+export async function serviceSummaries(db: PlatformDb, ids: string[]): Promise<{ id: string; identifier: string; name: string }[]> {
   if (!ids.length) return [];
   return await db.select({ id: services.id, identifier: services.identifier, name: services.name }).from(services).where(inArray(services.id, ids)).orderBy(asc(services.identifier)).all();
 }
 
 /** Id, service and name of the features of the given services, by name then id. */
-export async function featureSummaries(db: PlatformDb, serviceIds: string[]): Promise<{ id: string; service_id: string; name: string; }[]> {
+export async function featureSummaries(db: PlatformDb, serviceIds: string[]): Promise<{ id: string; service_id: string; name: string }[]> {
   if (!serviceIds.length) return [];
   return await db
     .select({ id: features.id, service_id: features.service_id, name: features.name })
@@ -98,8 +98,8 @@ export function featureIdsOf(db: PlatformDb, serviceId: string) {
   return db.select({ id: features.id }).from(features).where(eq(features.service_id, serviceId));
 }
 
-export async function getService(ctx: AppContext, id: string): Promise<Service & { features: Feature[] }> {
-  return await ctx.store.platform.read(async (db) => ({ ...serviceView(await getServiceRow(db, id)), features: await featuresOfService(db, id) }));
+export function getService(ctx: AppContext, id: string): Promise<Service & { features: Feature[] }> {
+  return ctx.store.platform.read(async (db) => ({ ...serviceView(await getServiceRow(db, id)), features: await featuresOfService(db, id) }));
 }
 
 async function identifierTaken(tx: PlatformDb, identifier: string, exceptId?: string): Promise<boolean> {
@@ -157,11 +157,11 @@ export function uploadFeatures(ctx: AppContext, serviceId: string, upload: Featu
         await tx.update(features).set({ description: f.description }).where(eq(features.id, feature.id)).run();
       }
       for (const a of f.actions) {
-        const existing = (await tx
+        const existing = await tx
           .select({ id: actions.id })
           .from(actions)
           .where(and(eq(actions.feature_id, feature.id), eq(actions.action, a.action)))
-          .get());
+          .get();
         if (!existing) await tx.insert(actions).values({ feature_id: feature.id, action: a.action, name: a.name ?? null }).run();
         else if (a.name !== undefined) await tx.update(actions).set({ name: a.name }).where(eq(actions.id, existing.id)).run();
       }
@@ -188,12 +188,12 @@ export function getFeature(ctx: AppContext, id: string): Promise<Feature> {
 export function listFeatures(ctx: AppContext, query: ListParams) {
   return ctx.store.platform.read(async (db) => {
     const page = await listRows(db, features, { q: [features.name] }, query, (r: FeatureRow) => r);
-    return { ...page, items: await featureViews(db, (await page).items) };
+    return { ...page, items: await featureViews(db, page.items) };
   });
 }
 
 async function checkFeatureInput(tx: PlatformDb, input: FeatureInput, exceptId?: string): Promise<void> {
-  if (!serviceExists(tx, input.service_id)) throw invalid("service_id", "unknown service");
+  if (!(await serviceExists(tx, input.service_id))) throw invalid("service_id", "unknown service");
   const clash = await tx
     .select({ id: features.id })
     .from(features)
@@ -235,10 +235,10 @@ export function addAction(ctx: AppContext, featureId: string, input: ActionInput
   return ctx.store.platform.write(async (tx, w) => {
     await getFeatureRow(tx, featureId);
     const clash = await tx
-        .select({ id: actions.id })
-        .from(actions)
-        .where(and(eq(actions.feature_id, featureId), eq(actions.action, input.action)))
-        .get();
+      .select({ id: actions.id })
+      .from(actions)
+      .where(and(eq(actions.feature_id, featureId), eq(actions.action, input.action)))
+      .get();
     if (clash) throw conflict(`The feature already has the action '${input.action}'`);
     await tx.insert(actions).values({ feature_id: featureId, action: input.action, name: input.name ?? null }).run();
     dropPermissions(ctx, w);
@@ -250,10 +250,10 @@ export function removeAction(ctx: AppContext, featureId: string, actionId: strin
   return ctx.store.platform.write(async (tx, w) => {
     await getFeatureRow(tx, featureId);
     const removed = await tx
-        .delete(actions)
-        .where(and(eq(actions.id, actionId), eq(actions.feature_id, featureId)))
-        .returning({ id: actions.id })
-        .all();
+      .delete(actions)
+      .where(and(eq(actions.id, actionId), eq(actions.feature_id, featureId)))
+      .returning({ id: actions.id })
+      .all();
     if (!removed.length) throw notFound("Action");
     dropPermissions(ctx, w);
   });
@@ -278,7 +278,7 @@ export function saveMenu(ctx: AppContext, input: MenuInput): Promise<{ menu: Men
     if (!created && !(await tx.select({ id: menus.id }).from(menus).where(eq(menus.id, id)).get())) throw notFound("Menu");
     const parentId = input.parent_id ?? null;
     if (parentId) {
-      const parents = new Map((await (await tx.select({ id: menus.id, parent_id: menus.parent_id }).from(menus).all().map((m) => [m.id, m.parent_id]))));
+      const parents = new Map((await tx.select({ id: menus.id, parent_id: menus.parent_id }).from(menus).all()).map((m) => [m.id, m.parent_id]));
       if (!parents.has(parentId)) throw invalid("parent_id", "unknown menu");
       // Walk up from the new parent: meeting the menu itself means the change would close a loop.
       for (let at: string | null | undefined = parentId, steps = 0; at; at = parents.get(at), steps++) {
@@ -317,13 +317,14 @@ export function menuTree(ctx: AppContext, permission: PermissionSets): Promise<M
     const acts = await actionsByFeature(db, featureIds);
     const serviceOf = new Map(
       featureIds.length
-        ? (await (await db
-                .select({ id: features.id, identifier: services.identifier })
-                .from(features)
-                .innerJoin(services, eq(services.id, features.service_id))
-                .where(inArray(features.id, featureIds))
-                .all()
-            .map((r) => [r.id, r.identifier])))
+        ? (
+            await db
+              .select({ id: features.id, identifier: services.identifier })
+              .from(features)
+              .innerJoin(services, eq(services.id, features.service_id))
+              .where(inArray(features.id, featureIds))
+              .all()
+          ).map((r) => [r.id, r.identifier])
         : [],
     );
     const nodes = new Map<string, MenuNode>();
@@ -370,11 +371,11 @@ export function assignMenuToWorkgroup(ctx: AppContext, menuId: string, workgroup
     if (featureIds.size) {
       const ids = [...featureIds];
       const feats = await tx
-          .select({ name: features.name, service_id: features.service_id, identifier: services.identifier })
-          .from(features)
-          .innerJoin(services, eq(services.id, features.service_id))
-          .where(inArray(features.id, ids))
-          .all();
+        .select({ name: features.name, service_id: features.service_id, identifier: services.identifier })
+        .from(features)
+        .innerJoin(services, eq(services.id, features.service_id))
+        .where(inArray(features.id, ids))
+        .all();
       const enabled = new Map<string, boolean>();
       for (const f of feats) {
         let on = enabled.get(f.service_id);

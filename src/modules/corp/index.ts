@@ -126,7 +126,7 @@ export function corpModule(ctx: AppContext) {
         detail: { summary: "Delete a corporation; its database file is moved to DATA_DIR/deleted/" },
       },
     )
-    .get("/corp/:id/user", async ({ params, query }) => await listCorpUsers(ctx, params.id, query), {
+    .get("/corp/:id/user", ({ params, query }) => listCorpUsers(ctx, params.id, query), {
       auth: "*",
       params: CorpIdParams,
       query: ListQuery,

@@ -29,17 +29,17 @@ export function memberIdsOf(db: PlatformDb, corpId: string) {
 
 /** Up to `limit` ids of the corporations a user belongs to. */
 export async function corpIdsOfUser(db: PlatformDb, userId: string, limit: number): Promise<string[]> {
-  return (await (await db
-      .select({ id: corpMembers.corp_id })
-      .from(corpMembers)
-      .where(eq(corpMembers.user_id, userId))
-      .limit(limit)
-      .all()
-    .map((r) => r.id)));
+  const rows = await db
+    .select({ id: corpMembers.corp_id })
+    .from(corpMembers)
+    .where(eq(corpMembers.user_id, userId))
+    .limit(limit)
+    .all();
+  return rows.map((r) => r.id);
 }
 
 /** The corporations a user belongs to, by auth_name. */
-export async function corpsOfUser(db: PlatformDb, userId: string): Promise<{ id: string; auth_name: string; company_name: string; }[]> {
+export async function corpsOfUser(db: PlatformDb, userId: string): Promise<{ id: string; auth_name: string; company_name: string }[]> {
   return await db
     .select({ id: corporations.id, auth_name: corporations.auth_name, company_name: corporations.company_name })
     .from(corpMembers)

@@ -30,19 +30,20 @@ function checkTimezone(timezone: string): void {
 // ---- what other modules read of the corporation tables -----------------------------------------
 
 /** How many corporations live on a server (the server module's corp_count). */
-export function corpCountOnServer(db: PlatformDb, serverId: string): number {
-  return db.select({ n: count() }).from(corporations).where(eq(corporations.server_id, serverId)).get()!.n;
+export async function corpCountOnServer(db: PlatformDb, serverId: string): Promise<number> {
+  return (await db.select({ n: count() }).from(corporations).where(eq(corporations.server_id, serverId)).get())!.n;
 }
 
 /** Corporations per server id. */
 export async function corpCountsByServer(db: PlatformDb): Promise<Map<string, number>> {
   return new Map(
-    (await (await db
-          .select({ id: corporations.server_id, n: count() })
-          .from(corporations)
-          .groupBy(corporations.server_id)
-          .all()
-      .map((r) => [r.id, r.n]))),
+    (
+      await db
+        .select({ id: corporations.server_id, n: count() })
+        .from(corporations)
+        .groupBy(corporations.server_id)
+        .all()
+    ).map((r) => [r.id, r.n]),
   );
 }
 
@@ -59,18 +60,14 @@ export async function allCorpRefs(db: PlatformDb): Promise<CorpRef[]> {
 
 /** Corporations whose outbox and webhook queue the dispatcher works (MAINTENANCE and NEEDS_UPDATE are left alone). */
 export async function dispatchableCorpIds(db: PlatformDb): Promise<string[]> {
-  return (await db.$client
-      .query<{ id: string; }, []>("SELECT id FROM corporations WHERE status IN ('ENABLED', 'BLOCKED')")
-      .all())
-    .map((c) => c.id);
+  const rows = await db.$client.query<{ id: string }, []>("SELECT id FROM corporations WHERE status IN ('ENABLED', 'BLOCKED')").all();
+  return rows.map((c) => c.id);
 }
 
 /** Every corporation's id (the metric collector schedules them at start-up). */
 export async function allCorpIds(db: PlatformDb): Promise<string[]> {
-  return (await db.$client
-      .query<{ id: string; }, []>("SELECT id FROM corporations")
-      .all())
-    .map((c) => c.id);
+  const rows = await db.$client.query<{ id: string }, []>("SELECT id FROM corporations").all();
+  return rows.map((c) => c.id);
 }
 
 /**
@@ -79,12 +76,12 @@ export async function allCorpIds(db: PlatformDb): Promise<string[]> {
  * happens at most once per corporation and change, but RADIUS names corporations on every request.
  */
 export const corpLookups: CorpLookups = {
-  byId: async (db, id) => await db.$client.query<CorpRow, [string]>("SELECT * FROM corporations WHERE id = ?1").get(id),
-  byAuthName: async (db, authName) => await db.$client.query<CorpRow, [string]>("SELECT * FROM corporations WHERE auth_name = ?1").get(authName),
+  byId: (db, id) => db.$client.query<CorpRow, [string]>("SELECT * FROM corporations WHERE id = ?1").get(id),
+  byAuthName: (db, authName) => db.$client.query<CorpRow, [string]>("SELECT * FROM corporations WHERE auth_name = ?1").get(authName),
 };
 
 /** Corporations per status (the metrics gauge). */
-export async function corpCountsByStatus(db: PlatformDb): Promise<{ status: string; n: number; }[]> {
+export async function corpCountsByStatus(db: PlatformDb): Promise<{ status: string; n: number }[]> {
   return await db.select({ status: corporations.status, n: count() }).from(corporations).groupBy(corporations.status).all();
 }
 
@@ -141,7 +138,7 @@ export async function createCorporation(ctx: AppContext, input: CorporationInput
   const serverId = input.server_id ?? ctx.builtinServerId;
   const id = newId();
   await ctx.store.platform.write(async (tx, w) => {
-    if (!serverExists(tx, serverId)) throw invalid("server_id", "unknown server");
+    if (!(await serverExists(tx, serverId))) throw invalid("server_id", "unknown server");
     if (await tx.select({ id: corporations.id }).from(corporations).where(eq(corporations.auth_name, input.auth_name)).get()) {
       throw conflict(`auth_name '${input.auth_name}' is taken`);
     }
@@ -173,8 +170,8 @@ export function getCorp(ctx: AppContext, id: string): Promise<CorpRow> {
   return ctx.store.platform.read((db) => corpRow(db, id));
 }
 
-export async function getCorpByAuthName(ctx: AppContext, authName: string): Promise<CorpRow> {
-  return await ctx.store.platform.read(async (db) => {
+export function getCorpByAuthName(ctx: AppContext, authName: string): Promise<CorpRow> {
+  return ctx.store.platform.read(async (db) => {
     const row = await db.select().from(corporations).where(eq(corporations.auth_name, authName)).get();
     if (!row) throw notFound("Corporation");
     return row;
@@ -198,10 +195,10 @@ export async function updateCorporation(ctx: AppContext, id: string, input: Corp
     checkTimezone(timezone);
     if (input.server_id && input.server_id !== current.server_id) throw conflict("server_id cannot change");
     const clash = await tx
-        .select({ id: corporations.id })
-        .from(corporations)
-        .where(and(eq(corporations.auth_name, input.auth_name), sql`${corporations.id} <> ${id}`))
-        .get();
+      .select({ id: corporations.id })
+      .from(corporations)
+      .where(and(eq(corporations.auth_name, input.auth_name), sql`${corporations.id} <> ${id}`))
+      .get();
     if (clash) throw conflict(`auth_name '${input.auth_name}' is taken`);
     await tx.update(corporations)
       .set(corpColumns(input, timezone))
@@ -296,7 +293,7 @@ export function listCorpUsers(ctx: AppContext, corpId: string, query: ListParams
 export function addCorpUser(ctx: AppContext, corpId: string, userId: string): Promise<void> {
   return ctx.store.platform.write(async (tx, w) => {
     await corpRow(tx, corpId);
-    if (!userExists(tx, userId)) throw notFound("User");
+    if (!(await userExists(tx, userId))) throw notFound("User");
     await tx.insert(corpMembers).values({ corp_id: corpId, user_id: userId }).onConflictDoNothing().run();
     w.afterCommit(() => ctx.permissions.invalidate());
   });
@@ -306,12 +303,12 @@ export function addCorpUser(ctx: AppContext, corpId: string, userId: string): Pr
 export async function removeCorpUser(ctx: AppContext, corpId: string, userId: string): Promise<void> {
   await ctx.store.platform.write(async (tx, w) => {
     await corpRow(tx, corpId);
-    if (!userExists(tx, userId)) throw notFound("User");
+    if (!(await userExists(tx, userId))) throw notFound("User");
     const removed = await tx
-        .delete(corpMembers)
-        .where(and(eq(corpMembers.corp_id, corpId), eq(corpMembers.user_id, userId)))
-        .returning({ u: corpMembers.user_id })
-        .all();
+      .delete(corpMembers)
+      .where(and(eq(corpMembers.corp_id, corpId), eq(corpMembers.user_id, userId)))
+      .returning({ u: corpMembers.user_id })
+      .all();
     if (!removed.length) throw notFound("Membership");
     await removeUserFromCorpWorkgroups(tx, corpId, userId);
     w.afterCommit(() => ctx.permissions.invalidate());
@@ -325,7 +322,7 @@ export async function removeCorpUser(ctx: AppContext, corpId: string, userId: st
 export function addCorpService(ctx: AppContext, corpId: string, serviceId: string): Promise<void> {
   return ctx.store.platform.write(async (tx, w) => {
     await corpRow(tx, corpId);
-    if (!serviceExists(tx, serviceId)) throw notFound("Service");
+    if (!(await serviceExists(tx, serviceId))) throw notFound("Service");
     await tx.insert(corpServices).values({ corp_id: corpId, service_id: serviceId }).onConflictDoNothing().run();
     w.afterCommit(() => ctx.permissions.invalidate());
   });
@@ -335,12 +332,12 @@ export function addCorpService(ctx: AppContext, corpId: string, serviceId: strin
 export function removeCorpService(ctx: AppContext, corpId: string, serviceId: string): Promise<void> {
   return ctx.store.platform.write(async (tx, w) => {
     await corpRow(tx, corpId);
-    if (!serviceExists(tx, serviceId)) throw notFound("Service");
+    if (!(await serviceExists(tx, serviceId))) throw notFound("Service");
     const removed = await tx
-        .delete(corpServices)
-        .where(and(eq(corpServices.corp_id, corpId), eq(corpServices.service_id, serviceId)))
-        .returning({ s: corpServices.service_id })
-        .all();
+      .delete(corpServices)
+      .where(and(eq(corpServices.corp_id, corpId), eq(corpServices.service_id, serviceId)))
+      .returning({ s: corpServices.service_id })
+      .all();
     if (!removed.length) throw notFound("Service of the corporation");
     await revokeServiceInCorp(tx, corpId, serviceId, featureIdsOf(tx, serviceId));
     w.afterCommit(() => ctx.permissions.invalidate());
@@ -348,8 +345,8 @@ export function removeCorpService(ctx: AppContext, corpId: string, serviceId: st
 }
 
 /** The services enabled for the corporation with their features and actions. */
-export async function corpTree(ctx: AppContext, corpId: string): Promise<CorpTree> {
-  return await ctx.store.platform.read(async (db) => {
+export function corpTree(ctx: AppContext, corpId: string): Promise<CorpTree> {
+  return ctx.store.platform.read(async (db) => {
     await corpRow(db, corpId);
     const enabled = await db.select({ id: corpServices.service_id }).from(corpServices).where(eq(corpServices.corp_id, corpId)).all();
     return { services: await catalogTree(db, enabled.map((s) => s.id)) };

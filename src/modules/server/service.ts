@@ -22,8 +22,9 @@ export async function serverExists(db: PlatformDb, id: string): Promise<boolean>
 }
 
 /** Every server's directory, by id (backups and metrics find the corporation files with it). */
-export async function serverDirs(db: PlatformDb): Promise<Map<string, { path: string; builtin: boolean; }>> {
-  return new Map((await (await db.select({ id: servers.id, path: servers.path, builtin: servers.builtin }).from(servers).all().map((r) => [r.id, { path: r.path, builtin: r.builtin }]))));
+export async function serverDirs(db: PlatformDb): Promise<Map<string, { path: string; builtin: boolean }>> {
+  const rows = await db.select({ id: servers.id, path: servers.path, builtin: servers.builtin }).from(servers).all();
+  return new Map(rows.map((r) => [r.id, { path: r.path, builtin: r.builtin }]));
 }
 
 /** The built-in server's id, or null in a platform database without one (a damaged restore). */
@@ -37,7 +38,7 @@ async function getRow(db: PlatformDb, id: string): Promise<ServerRow> {
   return row;
 }
 
-const serverView = async (db: PlatformDb, id: string): Promise<Server> => view(await getRow(db, id), corpCountOnServer(db, id));
+const serverView = async (db: PlatformDb, id: string): Promise<Server> => view(await getRow(db, id), await corpCountOnServer(db, id));
 
 export function getServer(ctx: AppContext, id: string): Promise<Server> {
   return ctx.store.platform.read((db) => serverView(db, id));
@@ -98,7 +99,7 @@ export async function updateServer(ctx: AppContext, id: string, input: ServerInp
     await checkUnique(db, input.name, wanted, id);
     if (wanted === current.path) return false;
     if (current.builtin) throw conflict("The built-in server's path follows the data directory and cannot change");
-    if (corpCountOnServer(db, id) > 0) throw conflict("The server holds corporations; their databases live at its path");
+    if ((await corpCountOnServer(db, id)) > 0) throw conflict("The server holds corporations; their databases live at its path");
     return true;
   });
   const path = changesPath ? usableDirectory(input.path) : wanted;
@@ -106,7 +107,7 @@ export async function updateServer(ctx: AppContext, id: string, input: ServerInp
     const current = await getRow(tx, id);
     await checkUnique(tx, input.name, path, id);
     // What was checked before the directory was made must still hold.
-    if (path !== current.path && (current.builtin || corpCountOnServer(tx, id) > 0)) {
+    if (path !== current.path && (current.builtin || (await corpCountOnServer(tx, id)) > 0)) {
       throw conflict("The server holds corporations; their databases live at its path");
     }
     await tx.update(servers).set({ name: input.name, path, description: input.description ?? null }).where(eq(servers.id, id)).run();
@@ -119,7 +120,7 @@ export function deleteServer(ctx: AppContext, id: string): Promise<void> {
   return ctx.store.platform.write(async (tx) => {
     const current = await getRow(tx, id);
     if (current.builtin) throw conflict("The built-in server cannot be deleted");
-    if (corpCountOnServer(tx, id) > 0) throw conflict("The server holds corporations");
+    if ((await corpCountOnServer(tx, id)) > 0) throw conflict("The server holds corporations");
     await tx.delete(servers).where(eq(servers.id, id)).run();
   });
 }

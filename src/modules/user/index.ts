@@ -53,7 +53,7 @@ export function userModule(ctx: AppContext) {
     .use(userSessionRoutes(ctx))
     .get(
       "/user",
-      async ({ query, principal }) => await listUsers(ctx, principal, query),
+      ({ query, principal }) => listUsers(ctx, principal, query),
       { auth: "platform.user", query: ListQuery, response: { 200: ListOf(User) }, detail: { summary: "List the working corporation's users (`*`: all users)" } },
     )
     .post(

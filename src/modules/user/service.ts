@@ -9,7 +9,7 @@ import type { SessionRow, UserFlags } from "../../core/sessions";
 import { passwordResetKeys, users } from "../../db/platform/schema";
 import type { PlatformDb } from "../../db/sqlite";
 import { newId, sha256Hex } from "../../lib/ids";
-import { listRows, type ListParams } from "../../lib/list";
+import { listRows, type ListParams, type Page } from "../../lib/list";
 import { conflict, forbidden, invalid, notFound } from "../../lib/problem";
 import { nowIso, toIso } from "../../lib/time";
 import { forgetDevices } from "../auth/service";
@@ -51,11 +51,10 @@ export async function setPasswordHash(tx: PlatformDb, userId: string, passwordHa
  * becomes. The conditional UPDATE lets only one of two requests racing with one code win.
  */
 export async function consumeTotpStep(tx: PlatformDb, userId: string, step: number): Promise<boolean> {
-  return (
-    (await tx.$client
-          .query("UPDATE users SET two_factor_last_step = ?2 WHERE id = ?1 AND (two_factor_last_step IS NULL OR two_factor_last_step < ?2)")
-          .run(userId, step)).changes === 1
-  );
+  const { changes } = await tx.$client
+    .query("UPDATE users SET two_factor_last_step = ?2 WHERE id = ?1 AND (two_factor_last_step IS NULL OR two_factor_last_step < ?2)")
+    .run(userId, step);
+  return changes === 1;
 }
 
 export async function userExists(db: PlatformDb, id: string): Promise<boolean> {
@@ -63,8 +62,15 @@ export async function userExists(db: PlatformDb, id: string): Promise<boolean> {
 }
 
 /** Users by the list convention, among the ids of `memberIds` (a subquery: a corporation's members). */
-export function listUsersAmong(db: PlatformDb, memberIds: SQLWrapper, query: ListParams) {
-  return listRows(db, users, LIST_SPEC, query, async (row: UserRow): Promise<User> => await userView(db, row), [inArray(users.id, memberIds)]);
+export async function listUsersAmong(db: PlatformDb, memberIds: SQLWrapper, query: ListParams): Promise<Page<User>> {
+  return userPage(db, await listRows(db, users, LIST_SPEC, query, (row: UserRow) => row, [inArray(users.id, memberIds)]));
+}
+
+/** A page of user rows as users (each view reads the user's corporations, which listRows' synchronous view cannot). */
+async function userPage(db: PlatformDb, page: Page<UserRow>): Promise<Page<User>> {
+  const items: User[] = [];
+  for (const row of page.items) items.push(await userView(db, row));
+  return { ...page, items };
 }
 
 /** Has the service been started (is there any user at all)? (the start row) */
@@ -85,16 +91,18 @@ export async function deleteUserRow(tx: PlatformDb, id: string): Promise<void> {
 /** Logins by user id, of the users that still exist (the audit list names its actors). */
 export async function loginsOf(db: PlatformDb, ids: string[]): Promise<Map<string, string>> {
   if (!ids.length) return new Map();
-  return new Map((await (await db.select({ id: users.id, login: users.login }).from(users).where(inArray(users.id, ids)).all().map((u) => [u.id, u.login]))));
+  const rows = await db.select({ id: users.id, login: users.login }).from(users).where(inArray(users.id, ids)).all();
+  return new Map(rows.map((u) => [u.id, u.login]));
 }
 
 /** Retention: deletes at most `limit` used or expired reset keys; returns how many went. */
 export async function prunePasswordResetKeys(db: PlatformDb, now: number, limit: number): Promise<number> {
-  return (await db.$client
-      .query(
-          "DELETE FROM password_reset_keys WHERE rowid IN (SELECT rowid FROM password_reset_keys WHERE used_at IS NOT NULL OR expires_at < ?1 LIMIT ?2)"
-      )
-      .run(toIso(now), limit)).changes;
+  const { changes } = await db.$client
+    .query(
+      "DELETE FROM password_reset_keys WHERE rowid IN (SELECT rowid FROM password_reset_keys WHERE used_at IS NOT NULL OR expires_at < ?1 LIMIT ?2)",
+    )
+    .run(toIso(now), limit);
+  return changes;
 }
 
 // ---- visibility --------------------------------------------------------------------------------
@@ -102,7 +110,7 @@ export async function prunePasswordResetKeys(db: PlatformDb, now: number, limit:
 /** The user, when the caller may see them: themself, a member of the working corporation, or anyone for `*`. */
 async function visibleUser(db: PlatformDb, p: Principal, row: UserRow | undefined): Promise<UserRow> {
   if (!row) throw notFound("User");
-  if (p.superAdmin || p.userId === row.id || await isMember(db, row.id, p.corpId)) return row;
+  if (p.superAdmin || p.userId === row.id || (await isMember(db, row.id, p.corpId))) return row;
   throw notFound("User");
 }
 
@@ -125,8 +133,8 @@ async function manageableUser(db: PlatformDb, p: Principal, id: string): Promise
 }
 
 export function listUsers(ctx: AppContext, p: Principal, query: ListParams) {
-  return ctx.store.platform.read((db) =>
-    listRows(db, users, LIST_SPEC, query, (row: UserRow) => userView(db, row), p.superAdmin ? [] : [inArray(users.id, memberIdsOf(db, p.corpId))]),
+  return ctx.store.platform.read(async (db) =>
+    userPage(db, await listRows(db, users, LIST_SPEC, query, (row: UserRow) => row, p.superAdmin ? [] : [inArray(users.id, memberIdsOf(db, p.corpId))])),
   );
 }
 
@@ -166,15 +174,15 @@ export async function createUser(ctx: AppContext, p: Principal, input: UserCreat
 }
 
 /** Returns the user as it was and as it is. */
-export async function updateUser(ctx: AppContext, p: Principal, id: string, input: UserUpdate): Promise<{ before: UserRow; user: User }> {
-  return await ctx.store.platform.write(async (tx) => {
+export function updateUser(ctx: AppContext, p: Principal, id: string, input: UserUpdate): Promise<{ before: UserRow; user: User }> {
+  return ctx.store.platform.write(async (tx) => {
     const row = await manageableUser(tx, p, id);
     const superAdmin = !!input.super_admin;
     if (superAdmin !== row.super_admin && !p.superAdmin) throw forbidden("Only a platform administrator may change super_admin");
     if (row.builtin && !superAdmin) throw conflict("The built-in user stays a platform administrator");
     if (await loginTaken(tx, input.login, row.id)) throw conflict(`login '${input.login}' is taken`);
     await tx.update(users).set({ name: input.name, email: input.email, login: input.login, super_admin: superAdmin }).where(eq(users.id, row.id)).run();
-    return { before: row, user: userView(tx, (await findUser(tx, row.id))!) };
+    return { before: row, user: await userView(tx, (await findUser(tx, row.id))!) };
   });
 }
 
@@ -183,7 +191,7 @@ export async function deleteUser(ctx: AppContext, p: Principal, id: string): Pro
     const row = await visibleUser(tx, p, await findUser(tx, id));
     if (row.id === p.userId) throw conflict("You cannot delete yourself");
     if (row.builtin) throw conflict("The built-in user cannot be deleted");
-    if (!p.superAdmin && await isMemberElsewhere(tx, row.id, p.corpId)) throw conflict("The user is a member of another corporation");
+    if (!p.superAdmin && (await isMemberElsewhere(tx, row.id, p.corpId))) throw conflict("The user is a member of another corporation");
     await assertMayManage(tx, p, row);
     // Memberships, workgroup links, sessions, identities, devices and keys go by ON DELETE CASCADE.
     await tx.delete(users).where(eq(users.id, row.id)).run();
@@ -230,7 +238,7 @@ export async function changePassword(ctx: AppContext, p: Principal, row: UserRow
  * same time: the lookup, the write and the mail all happen after the answer has gone out.
  */
 export function createResetKey(ctx: AppContext, login: string): void {
-  setTimeout(async () => {
+  setTimeout(() => {
     issueResetKey(ctx, login).catch((err) => ctx.logger.error("password reset key not created", { error: String(err) }));
   }, 0);
 }
@@ -269,7 +277,7 @@ export async function resetPassword(ctx: AppContext, key: string, password: stri
   const userId = await ctx.store.platform.write(async (tx) => {
     // Claimed in the transaction: of two resets racing with one key, one wins.
     const row = await tx.select().from(passwordResetKeys).where(eq(passwordResetKeys.key_hash, keyHash)).get();
-    if (!row || !usable(await row)) throw badKey();
+    if (!row || !usable(row)) throw badKey();
     await tx.update(passwordResetKeys).set({ used_at: nowIso() }).where(eq(passwordResetKeys.id, row.id)).run();
     await setPasswordHash(tx, row.user_id, password_hash);
     await forgetDevices(tx, row.user_id);
@@ -285,24 +293,24 @@ export async function resetPassword(ctx: AppContext, key: string, password: stri
 
 export function startTwoFactor(ctx: AppContext, userId: string): Promise<{ secret: string; otpauth_uri: string }> {
   return ctx.store.platform.write(async (tx) => {
-    const row = await findUser(tx, userId)!;
+    const row = (await findUser(tx, userId))!;
     if (row.two_factor_secret) throw conflict("Two-factor authentication is already enabled");
     const secret = newTotpSecret();
-    await (await tx.update(users).set({ two_factor_pending: secret }).where(eq(users.id, row.id)).run());
+    await tx.update(users).set({ two_factor_pending: secret }).where(eq(users.id, row.id)).run();
     return { secret, otpauth_uri: otpauthUri(secret, row.login) };
   });
 }
 
 export function confirmTwoFactor(ctx: AppContext, userId: string, code: number | string): Promise<User> {
   return ctx.store.platform.write(async (tx) => {
-    const row = await findUser(tx, userId)!;
+    const row = (await findUser(tx, userId))!;
     if (row.two_factor_secret) throw conflict("Two-factor authentication is already enabled");
     if (!row.two_factor_pending) throw conflict("No pending secret: enable without a code first");
     const step = matchingStep(row.two_factor_pending, code, ctx.now());
     // A wrong code is refused whole: nothing of this write stays (the step was not moved either).
-    if (step === null || !await consumeTotpStep(tx, row.id, step)) throw twoFactorInvalid();
-    await (await tx.update(users).set({ two_factor_secret: row.two_factor_pending, two_factor_pending: null }).where(eq(users.id, row.id)).run());
-    return await userView(tx, (await findUser(tx, row.id))!);
+    if (step === null || !(await consumeTotpStep(tx, row.id, step))) throw twoFactorInvalid();
+    await tx.update(users).set({ two_factor_secret: row.two_factor_pending, two_factor_pending: null }).where(eq(users.id, row.id)).run();
+    return userView(tx, (await findUser(tx, row.id))!);
   });
 }
 
@@ -314,12 +322,12 @@ async function clearTwoFactor(tx: PlatformDb, userId: string): Promise<void> {
 
 export function disableTwoFactor(ctx: AppContext, userId: string, code: number | string): Promise<User> {
   return ctx.store.platform.write(async (tx) => {
-    const row = await findUser(tx, userId)!;
+    const row = (await findUser(tx, userId))!;
     if (!row.two_factor_secret) throw conflict("Two-factor authentication is not enabled");
     const step = matchingStep(row.two_factor_secret, code, ctx.now());
-    if (step === null || !await consumeTotpStep(tx, row.id, step)) throw twoFactorInvalid();
+    if (step === null || !(await consumeTotpStep(tx, row.id, step))) throw twoFactorInvalid();
     await clearTwoFactor(tx, row.id);
-    return await userView(tx, (await findUser(tx, row.id))!);
+    return userView(tx, (await findUser(tx, row.id))!);
   });
 }
 
@@ -341,7 +349,7 @@ export async function permissionsOf(ctx: AppContext, p: Principal, id: string, c
   if (corpId !== p.corpId && !(await ctx.corps.get(corpId))) throw notFound("Corporation");
   return ctx.store.platform.read(async (db) => {
     if (corpId !== p.corpId) {
-      const selfMember = p.userId === row.id && isMember(db, row.id, corpId);
+      const selfMember = p.userId === row.id && (await isMember(db, row.id, corpId));
       if (!p.superAdmin && !selfMember) throw forbidden("Only a platform administrator, or the user as a member, may see another corporation");
     }
     const services: Permissions["services"] = {};

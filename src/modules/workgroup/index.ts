@@ -35,7 +35,7 @@ export function workgroupModule(ctx: AppContext) {
   const auth = "platform.workgroup" as const;
   return new Elysia({ name: "workgroup", prefix: "/api", tags: ["User"] })
     .use(authGuard(ctx))
-    .get("/workgroup", async ({ query, principal }) => await listWorkgroups(ctx, principal.corpId, query), {
+    .get("/workgroup", ({ query, principal }) => listWorkgroups(ctx, principal.corpId, query), {
       auth,
       query: ListQuery,
       response: { 200: ListOf(Workgroup) },

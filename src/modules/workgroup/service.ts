@@ -74,14 +74,14 @@ export async function loadPermissions(db: PlatformDb, userId: string, corpId: st
 
 /** The identifiers of the services enabled for a corporation, in order. */
 export async function enabledServiceIds(db: PlatformDb, corpId: string): Promise<string[]> {
-  return (await (await db
-      .select({ identifier: services.identifier })
-      .from(corpServices)
-      .innerJoin(services, eq(services.id, corpServices.service_id))
-      .where(eq(corpServices.corp_id, corpId))
-      .orderBy(asc(services.identifier))
-      .all()
-    .map((r) => r.identifier)));
+  const rows = await db
+    .select({ identifier: services.identifier })
+    .from(corpServices)
+    .innerJoin(services, eq(services.id, corpServices.service_id))
+    .where(eq(corpServices.corp_id, corpId))
+    .orderBy(asc(services.identifier))
+    .all();
+  return rows.map((r) => r.identifier);
 }
 
 export async function workgroupView(db: PlatformDb, row: WorkgroupRow): Promise<Workgroup> {
@@ -90,9 +90,9 @@ export async function workgroupView(db: PlatformDb, row: WorkgroupRow): Promise<
     name: row.name,
     description: row.description,
     corp_id: row.corp_id,
-    user_ids: (await (await db.select({ id: workgroupMembers.user_id }).from(workgroupMembers).where(eq(workgroupMembers.workgroup_id, row.id)).orderBy(asc(workgroupMembers.user_id)).all().map((r) => r.id))),
-    service_ids: (await (await db.select({ id: workgroupServices.service_id }).from(workgroupServices).where(eq(workgroupServices.workgroup_id, row.id)).orderBy(asc(workgroupServices.service_id)).all().map((r) => r.id))),
-    feature_ids: (await (await db.select({ id: workgroupFeatures.feature_id }).from(workgroupFeatures).where(eq(workgroupFeatures.workgroup_id, row.id)).orderBy(asc(workgroupFeatures.feature_id)).all().map((r) => r.id))),
+    user_ids: (await db.select({ id: workgroupMembers.user_id }).from(workgroupMembers).where(eq(workgroupMembers.workgroup_id, row.id)).orderBy(asc(workgroupMembers.user_id)).all()).map((r) => r.id),
+    service_ids: (await db.select({ id: workgroupServices.service_id }).from(workgroupServices).where(eq(workgroupServices.workgroup_id, row.id)).orderBy(asc(workgroupServices.service_id)).all()).map((r) => r.id),
+    feature_ids: (await db.select({ id: workgroupFeatures.feature_id }).from(workgroupFeatures).where(eq(workgroupFeatures.workgroup_id, row.id)).orderBy(asc(workgroupFeatures.feature_id)).all()).map((r) => r.id),
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
@@ -115,7 +115,13 @@ async function assertNameFree(db: PlatformDb, corpId: string, name: string, exce
 }
 
 export function listWorkgroups(ctx: AppContext, corpId: string, query: ListParams) {
-  return ctx.store.platform.read((db) => listRows(db, workgroups, { q: [workgroups.name] }, query, (row: WorkgroupRow) => workgroupView(db, row), [eq(workgroups.corp_id, corpId)]));
+  return ctx.store.platform.read(async (db) => {
+    // Rows first: a workgroup's view reads its grants, which listRows' synchronous view cannot.
+    const page = await listRows(db, workgroups, { q: [workgroups.name] }, query, (row: WorkgroupRow) => row, [eq(workgroups.corp_id, corpId)]);
+    const items: Workgroup[] = [];
+    for (const row of page.items) items.push(await workgroupView(db, row));
+    return { ...page, items };
+  });
 }
 
 export function getWorkgroup(ctx: AppContext, p: Principal, id: string): Promise<Workgroup> {
@@ -134,7 +140,7 @@ export function updateWorkgroup(ctx: AppContext, p: Principal, id: string, input
   return ctx.store.platform.write(async (tx) => {
     const row = await visibleWorkgroup(tx, p, id);
     await assertNameFree(tx, row.corp_id, input.name, row.id);
-    const updated = await tx.update(workgroups).set({ name: input.name, description: input.description ?? null }).where(eq(workgroups.id, row.id)).returning().get()!;
+    const updated = (await tx.update(workgroups).set({ name: input.name, description: input.description ?? null }).where(eq(workgroups.id, row.id)).returning().get())!;
     return workgroupView(tx, updated);
   });
 }
@@ -144,10 +150,10 @@ export function updateWorkgroup(ctx: AppContext, p: Principal, id: string, input
  * when the caller may not see it); the permission cache is dropped after the COMMIT. Returns the
  * workgroup row (the audit names its corporation).
  */
-function changeWorkgroup(ctx: AppContext, p: Principal, id: string, change: (tx: PlatformDb, row: WorkgroupRow) => void): Promise<WorkgroupRow> {
+function changeWorkgroup(ctx: AppContext, p: Principal, id: string, change: (tx: PlatformDb, row: WorkgroupRow) => Promise<void>): Promise<WorkgroupRow> {
   return ctx.store.platform.write(async (tx, w) => {
     const row = await visibleWorkgroup(tx, p, id);
-    change(tx, row);
+    await change(tx, row);
     w.afterCommit(() => ctx.permissions.invalidate());
     return row;
   });
@@ -155,13 +161,15 @@ function changeWorkgroup(ctx: AppContext, p: Principal, id: string, change: (tx:
 
 /** Memberships and grants go with it (ON DELETE CASCADE). */
 export function deleteWorkgroup(ctx: AppContext, p: Principal, id: string): Promise<WorkgroupRow> {
-  return changeWorkgroup(ctx, p, id, (tx, row) => void tx.delete(workgroups).where(eq(workgroups.id, row.id)).run());
+  return changeWorkgroup(ctx, p, id, async (tx, row) => {
+    await tx.delete(workgroups).where(eq(workgroups.id, row.id)).run();
+  });
 }
 
 export function addMember(ctx: AppContext, p: Principal, id: string, userId: string): Promise<WorkgroupRow> {
   return changeWorkgroup(ctx, p, id, async (tx, row) => {
     if (!(await findUser(tx, userId))) throw notFound("User");
-    if (!isMember(tx, userId, row.corp_id)) throw conflict("The user is not a member of the workgroup's corporation");
+    if (!(await isMember(tx, userId, row.corp_id))) throw conflict("The user is not a member of the workgroup's corporation");
     await tx.insert(workgroupMembers).values({ workgroup_id: row.id, user_id: userId }).onConflictDoNothing().run();
   });
 }
@@ -175,8 +183,8 @@ export function removeMember(ctx: AppContext, p: Principal, id: string, userId: 
 
 export function grantService(ctx: AppContext, p: Principal, id: string, serviceId: string): Promise<WorkgroupRow> {
   return changeWorkgroup(ctx, p, id, async (tx, row) => {
-    if (!serviceExists(tx, serviceId)) throw notFound("Service");
-    if (!serviceEnabled(tx, row.corp_id, serviceId)) throw conflict("The service is not enabled for the corporation");
+    if (!(await serviceExists(tx, serviceId))) throw notFound("Service");
+    if (!(await serviceEnabled(tx, row.corp_id, serviceId))) throw conflict("The service is not enabled for the corporation");
     await tx.insert(workgroupServices).values({ workgroup_id: row.id, service_id: serviceId }).onConflictDoNothing().run();
   });
 }
@@ -192,7 +200,7 @@ export function grantFeature(ctx: AppContext, p: Principal, id: string, featureI
   return changeWorkgroup(ctx, p, id, async (tx, row) => {
     const serviceId = await featureServiceId(tx, featureId);
     if (!serviceId) throw notFound("Feature");
-    if (!serviceEnabled(tx, row.corp_id, serviceId)) throw conflict("The feature's service is not enabled for the corporation");
+    if (!(await serviceEnabled(tx, row.corp_id, serviceId))) throw conflict("The feature's service is not enabled for the corporation");
     await tx.insert(workgroupFeatures).values({ workgroup_id: row.id, feature_id: featureId }).onConflictDoNothing().run();
   });
 }
