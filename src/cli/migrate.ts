@@ -6,7 +6,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import type { Config } from "../config";
 import { bootstrapPlatform, migrateAllCorps } from "../db/bootstrap";
 import { migrationStatus, migrationsOf, type Migration } from "../db/migrations";
-import { openPlatformDb, sqliteHandle, type SqliteDb } from "../db/sqlite";
+import { openPlatformDb, handleOf, type SqliteDb } from "../db/sqlite";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import { allCorpRefs } from "../modules/corp/service";
 import { serverDirs } from "../modules/server/service";
@@ -65,7 +65,7 @@ export async function migrationPlan(dataDir: string, platformMigrations = migrat
   let corps: { id: string; auth_name: string; path: string; builtin: boolean }[];
   try {
     // The corporation and server modules read their own tables.
-    const db = sqliteHandle(drizzle({ client }) as SqliteDb);
+    const db = handleOf(drizzle({ client }) as SqliteDb);
     const dirs = await serverDirs(db);
     corps = (await allCorpRefs(db))
       .map((c) => ({ id: c.id, auth_name: c.auth_name, ...dirs.get(c.server_id)! }))

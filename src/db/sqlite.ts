@@ -18,18 +18,13 @@ export type AnyDb = Handle;
 export type SqliteClient = Database;
 export type SqliteStatement<R, P extends SQLQueryBindings[]> = Statement<R, P>;
 
-/** A connection of the SQLite engine as the modules' handle: its synchronous answers are what `await` takes. */
-export function sqliteHandle(db: SqliteDb): Handle {
-  return db as unknown as Handle;
-}
-
 /**
- * The bun:sqlite connection under a handle, for the engine work that needs it itself (the
- * migrator's own table); a handle of another engine has none.
+ * The bun:sqlite connection under a handle, for engine work that needs SQLite itself (the
+ * migrator's own table, tests of the SQLite door); throws on a handle of another engine.
  */
-export function sqliteClientOf(db: AnyDb): Database {
-  const client: unknown = db.$client;
-  if (!(client instanceof Database)) throw new Error("not a SQLite connection");
+export function requireSqliteClient(db: AnyDb): Database {
+  const client = sqliteClientOf(db);
+  if (!client) throw new Error("not a SQLite connection");
   return client;
 }
 

@@ -4,7 +4,7 @@ import { existsSync } from "node:fs";
 import { and, eq, sql } from "drizzle-orm";
 import type { AppContext } from "../../core/context";
 import { migrationStatus, migrationsOf } from "../../db/migrations";
-import { sqliteClientOf, type TenantDb } from "../../db/sqlite";
+import { requireSqliteClient, type TenantDb } from "../../db/sqlite";
 import type { TenantDoor } from "../../core/store";
 import { notes } from "../../db/tenant/schema";
 import { newId } from "../../lib/ids";
@@ -72,7 +72,7 @@ function getCorpRef(corps: CorpRef[], corpId: string): CorpRef {
 
 const allCorps = (ctx: AppContext) => ctx.store.platform.read(allCorpRefs);
 
-const tenantStatus = (ctx: AppContext, corpId: string) => ctx.store.tenant(corpId).read((db) => migrationStatus(sqliteClientOf(db), ctx.tenants.migrations));
+const tenantStatus = (ctx: AppContext, corpId: string) => ctx.store.tenant(corpId).read((db) => migrationStatus(requireSqliteClient(db), ctx.tenants.migrations));
 
 /** Checking must not create anything: a missing database file reads as version 0. */
 async function corpStatus(ctx: AppContext, corpId: string) {
@@ -84,7 +84,7 @@ async function corpStatus(ctx: AppContext, corpId: string) {
 }
 
 export async function checkDatabases(ctx: AppContext): Promise<DatabaseCheck> {
-  const platform = await ctx.store.platform.read((db) => migrationStatus(sqliteClientOf(db), migrationsOf("platform")));
+  const platform = await ctx.store.platform.read((db) => migrationStatus(requireSqliteClient(db), migrationsOf("platform")));
   const corps: DatabaseCheck["corps"] = [];
   // One corporation after another: each may open a database file.
   for (const c of await allCorps(ctx)) {
@@ -131,7 +131,7 @@ async function migrateCorp(ctx: AppContext, corp: CorpRef): Promise<CorpUpdate &
  * this binary embeds: a running service finds nothing pending there.
  */
 export async function updateAll(ctx: AppContext): Promise<DatabaseUpdate> {
-  const status = await ctx.store.platform.read((db) => migrationStatus(sqliteClientOf(db), migrationsOf("platform")));
+  const status = await ctx.store.platform.read((db) => migrationStatus(requireSqliteClient(db), migrationsOf("platform")));
   if (status.pending.length) throw conflict("The platform database has pending migrations: they are applied when the service starts");
   const corps: DatabaseUpdate["corps"] = [];
   for (const c of await allCorps(ctx)) corps.push(await migrateCorp(ctx, c));
