@@ -115,6 +115,23 @@ export async function ping(db: AnyDb): Promise<void> {
   await db.$client.query("SELECT 1").get();
 }
 
+/**
+ * The bun:sqlite connection under a module's handle, for what only SQLite has (its change stamp,
+ * prepared statements and caches keyed by the connection); null on another engine's handle.
+ */
+export function sqliteClientOf(db: AnyDb): Database | null {
+  const client: unknown = db.$client;
+  return client instanceof Database ? client : null;
+}
+
+/**
+ * A SQLite connection as the handle modules take: the same object (bun:sqlite answers at once,
+ * and `await` takes the value), for start-up work, tools and tests holding a connection.
+ */
+export function handleOf(db: SqliteDb): Handle {
+  return db as unknown as Handle;
+}
+
 /** True for a door's read connection: it never writes, so nothing it reads can be rolled back. */
 export function isReadConnection(client: Database): boolean {
   return readConnections.has(client);

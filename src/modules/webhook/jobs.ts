@@ -90,13 +90,13 @@ export class WebhookDispatcher implements Job {
    */
   private async startUp(): Promise<void> {
     try {
-      const [all, dispatchable, index] = await this.ctx.store.platform.read(async (db) => [await allCorpIds(db), await dispatchableCorpIds(db), await webhookIndex(db)] as const);
+      const [all, dispatchable, index] = await this.ctx.store.platform.read((db) => [allCorpIds(db), dispatchableCorpIds(db), webhookIndex(db)] as const);
       const existing = new Set(all);
-      const drop = (await index).corps.filter((id) => !existing.has(id)); // deleted corporations
-      if ((await index).complete) {
-        for (const id of (await index).corps) if (existing.has(id)) this.unchecked.add(id);
+      const drop = index.corps.filter((id) => !existing.has(id)); // deleted corporations
+      if (index.complete) {
+        for (const id of index.corps) if (existing.has(id)) this.unchecked.add(id);
         if (drop.length) await this.ctx.store.platform.write((db) => updateWebhookIndex(db, [], drop, false));
-      } else if (await this.rebuildIndex(await all, new Set(dispatchable), drop)) return;
+      } else if (await this.rebuildIndex(all, new Set(dispatchable), drop)) return;
     } catch (err) {
       this.ctx.logger.error("webhook index not read", { error: String(err) });
     }
@@ -110,9 +110,9 @@ export class WebhookDispatcher implements Job {
     for (const id of all) {
       if (this.closed) return true;
       try {
-        const { hooks, events } = await this.ctx.store.visit(id, (tenant) => tenant.read(async (db) => ({ hooks: hasWebhooks(db), events: await hasEventsToFanOut(db) })));
+        const { hooks, events } = await this.ctx.store.visit(id, (tenant) => tenant.read((db) => ({ hooks: hasWebhooks(db), events: hasEventsToFanOut(db) })));
         if (hooks) add.push(id);
-        if ((hooks || await events) && dispatchable.has(id)) this.wake(id);
+        if ((hooks || events) && dispatchable.has(id)) this.wake(id);
       } catch (err) {
         // Left out of the index, which stays incomplete: every full sweep visits every
         // corporation, and the next start-up reads them all again.
@@ -161,9 +161,9 @@ export class WebhookDispatcher implements Job {
   async sweep(all = true): Promise<void> {
     if (this.closed) return;
     try {
-      const [corps, index] = await this.ctx.store.platform.read(async (db) => [await dispatchableCorpIds(db), all ? webhookIndex(db) : null] as const);
-      const likely = (await index) && !(await index).complete ? null : new Set([...this.ctx.tenants.openIds(), ...this.failed, ...this.nextDue.keys(), ...((await index)?.corps ?? [])]);
-      for (const id of await corps) if (!likely || likely.has(id)) this.wake(id);
+      const [corps, index] = await this.ctx.store.platform.read((db) => [dispatchableCorpIds(db), all ? webhookIndex(db) : null] as const);
+      const likely = index && !index.complete ? null : new Set([...this.ctx.tenants.openIds(), ...this.failed, ...this.nextDue.keys(), ...(index?.corps ?? [])]);
+      for (const id of corps) if (!likely || likely.has(id)) this.wake(id);
       // A corporation deleted (or put under maintenance) is not retried for ever.
       const known = new Set(corps);
       for (const id of this.failed) if (!known.has(id)) this.failed.delete(id);
@@ -224,17 +224,17 @@ export class WebhookDispatcher implements Job {
   }
 
   /** Starts the due deliveries that the concurrency bounds allow. */
-  private async startDue(corpId: string, db: TenantDb): Promise<void> {
+  private startDue(corpId: string, db: TenantDb): void {
     const now = toIso(this.ctx.now());
     this.starved.delete(corpId);
-    for (const hook of await dueTargets(db, now)) {
+    for (const hook of dueTargets(db, now)) {
       const busy = this.perWebhook.get(hook.id) ?? 0;
       if (busy >= PER_WEBHOOK_CONCURRENCY) continue;
       if (this.inFlight.size >= TOTAL_CONCURRENCY) {
         this.starved.add(corpId);
         break;
       }
-      for (const d of await dueDeliveries(db, hook.id, now, PER_WEBHOOK_CONCURRENCY + busy)) {
+      for (const d of dueDeliveries(db, hook.id, now, PER_WEBHOOK_CONCURRENCY + busy)) {
         if (this.inFlight.has(d.id)) continue;
         if ((this.perWebhook.get(hook.id) ?? 0) >= PER_WEBHOOK_CONCURRENCY) break;
         if (this.inFlight.size >= TOTAL_CONCURRENCY) {
@@ -244,7 +244,7 @@ export class WebhookDispatcher implements Job {
         this.launch(corpId, hook, d);
       }
     }
-    const next = await nextAttemptAt(db);
+    const next = nextAttemptAt(db);
     if (next) this.nextDue.set(corpId, Date.parse(next));
     else this.nextDue.delete(corpId);
   }

@@ -18,7 +18,7 @@ const rec = receiver(async () => {
   await Bun.sleep(30);
   return new Response("ok");
 });
-afterAll(async () => {
+afterAll(() => {
   rec.stop();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -51,8 +51,8 @@ test("kill -9 with deliveries pending: after restarts every event is delivered, 
   const EVENTS = 400;
   const db = openTenantDb(tenantPath);
   applyMigrations(db, migrationsOf("tenant"));
-  await new SqliteDoor(db, tenantPath).write(async (tx) => {
-    for (let n = 0; n < EVENTS; n++) await recordEvent(tx, "CONTRACT_AFTER_INSERT", `contract-${n}`, { n });
+  await new SqliteDoor(db, tenantPath).write((tx) => {
+    for (let n = 0; n < EVENTS; n++) recordEvent(tx, "CONTRACT_AFTER_INSERT", `contract-${n}`, { n });
   });
   db.$client.close();
 
