@@ -43,9 +43,9 @@ describe("isp retention: prune functions", () => {
         await insert.run(id, iso(eventAt), iso(receivedAt));
         return id;
       };
-      old.push(await row(cutoff - DAY), await row(cutoff - 100 * DAY), await row(cutoff - 60000));
+      old.push(await row(cutoff - DAY), await row(cutoff - 100 * DAY), await row(cutoff - 60_000));
       // The NAS's clock (event_at) does not count.
-      kept.push(await row(cutoff + DAY), await row(now - DAY, now - 900 * DAY), await row(cutoff + 60000));
+      kept.push(await row(cutoff + DAY), await row(now - DAY, now - 900 * DAY), await row(cutoff + 60_000));
     });
     const prune = (limit: number) => door.write((tx) => pruneIspRadiusAccounting(tx, iso(cutoff), limit, idFloor(cutoff + 60_000)));
     expect(await prune(2)).toBe(2);
