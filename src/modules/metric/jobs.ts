@@ -131,7 +131,7 @@ export class MetricScheduler implements BackgroundJob {
     job.timer = timer;
   }
 
-  private async fire(job: Job, timer: ReturnType<typeof setTimeout>, tick: number): Promise<void> {
+  private fire(job: Job, timer: ReturnType<typeof setTimeout>, tick: number): void {
     // A job replaced or removed since this timer was set has nothing more to do.
     if (this.stopped || job.timer !== timer || this.jobs.get(key(job.corpId, job.metric.id)) !== job) return;
     job.timer = null;

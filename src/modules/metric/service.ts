@@ -56,14 +56,14 @@ async function findMetric(db: TenantDb, id: string): Promise<MetricRow | null> {
 }
 
 /** The metric named by `key` (404 when unknown), on the handle given. */
-function metricOf(db: TenantDb, key: MetricKey): MetricRow {
-  const row = (key.id !== undefined ? db.$client.query(BY_ID).get(key.id) : db.$client.query(BY_NAME).get(key.name)) as MetricRow | null;
+async function metricOf(db: TenantDb, key: MetricKey): Promise<MetricRow> {
+  const row = (key.id !== undefined ? await db.$client.query(BY_ID).get(key.id) : await db.$client.query(BY_NAME).get(key.name)) as MetricRow | null;
   if (!row) throw notFound("Metric");
   return row;
 }
 
 export function getMetric(tenant: TenantDoor, key: MetricKey): Promise<Metric> {
-  return tenant.read((db) => metricView(metricOf(db, key)));
+  return tenant.read(async (db) => metricView(await metricOf(db, key)));
 }
 
 export function listMetrics(tenant: TenantDoor, query: Record<string, unknown>): Promise<Page<Metric>> {
@@ -105,8 +105,8 @@ const COMPLETE = "metric-collector:indexed";
 const ANY_COLLECTED = "SELECT 1 FROM metrics WHERE endpoint IS NOT NULL LIMIT 1";
 
 /** The corporations that may have collected metrics, and whether every corporation is indexed. */
-export async function collectedIndex(db: PlatformDb): Promise<{ corps: string[]; complete: boolean; }> {
-  return { corps: (await settingKeys(db, COLLECTED)).map((k) => k.slice(COLLECTED.length)), complete: hasSetting(db, COMPLETE) };
+export async function collectedIndex(db: PlatformDb): Promise<{ corps: string[]; complete: boolean }> {
+  return { corps: (await settingKeys(db, COLLECTED)).map((k) => k.slice(COLLECTED.length)), complete: await hasSetting(db, COMPLETE) };
 }
 
 /** Adds and drops corporations of the index (start-up), and says it is complete when it is. */
@@ -210,14 +210,14 @@ export function updateMetric(tenant: TenantDoor, key: MetricKey, input: MetricIn
   // By id the body is checked before the metric is looked up, by name after (404 first), as ever.
   const checked = key.id !== undefined ? metricFields(input) : null;
   return tenant.write(async (tx, w) => {
-    const current = metricOf(tx, key);
+    const current = await metricOf(tx, key);
     const fields = checked ?? metricFields(input);
     if (unchanged(current, fields)) return metricView(current);
     const id = current.id;
     await checkNameFree(tx, fields.name, id);
     // Stored values keep the type they were checked against; reinterpreting them would corrupt
     // the history (a Text value has no average).
-    if (fields.data_type !== current.data_type && await tx.$client.query(HAS_VALUES).get(id)) {
+    if (fields.data_type !== current.data_type && (await tx.$client.query(HAS_VALUES).get(id))) {
       throw conflict("data_type cannot change while the metric has values");
     }
     const row: MetricRow = { ...current, ...fields, updated_at: nowIso() };
@@ -234,7 +234,7 @@ export function updateMetric(tenant: TenantDoor, key: MetricKey, input: MetricIn
 /** Deletes the metric; its values go with it (ON DELETE CASCADE). */
 export function deleteMetric(tenant: TenantDoor, key: MetricKey, { platform, changed }: MetricHooks): Promise<void> {
   return tenant.write(async (tx, w) => {
-    const current = metricOf(tx, key);
+    const current = await metricOf(tx, key);
     await tx.delete(metrics).where(eq(metrics.id, current.id)).run();
     if (current.endpoint) w.afterCommit(() => void unindexIfNoneCollected(tenant, platform));
     w.emit("METRIC_AFTER_DELETE", current.id, metricView(current));
@@ -277,7 +277,7 @@ async function insertValue(tx: TenantDb, metric: Pick<MetricRow, "id">, value: n
  * meanwhile.
  */
 export function addValue(tenant: TenantDoor, key: MetricKey, body: { value: unknown; at?: string | null }, nowMs: number): Promise<MetricValue> {
-  return tenant.writeGrouped((tx) => checkedValue(tx, metricOf(tx, key), body, nowMs));
+  return tenant.writeGrouped(async (tx) => checkedValue(tx, await metricOf(tx, key), body, nowMs));
 }
 
 async function checkedValue(tx: TenantDb, metric: MetricRow, body: { value: unknown; at?: string | null }, nowMs: number): Promise<MetricValue> {
@@ -291,7 +291,7 @@ async function checkedValue(tx: TenantDb, metric: MetricRow, body: { value: unkn
     else atMs = Date.parse(at);
   }
   if (errors.length) throw invalidMany(errors);
-  return await insertValue(tx, metric, body.value as number | boolean | string, atMs);
+  return insertValue(tx, metric, body.value as number | boolean | string, atMs);
 }
 
 /** The body itself when it is a value of the type, else its `value` member when that is one. */
@@ -351,9 +351,9 @@ function historyRange(query: HistoryQuery, nowMs: number): { from: number; to: n
 
 export type History = Page<MetricValue> | { items: Bucket[] };
 
-export async function history(tenant: TenantDoor, key: MetricKey, query: HistoryQuery, nowMs: number): Promise<History> {
-  return await tenant.read((db) => {
-    const metric = metricOf(db, key);
+export function history(tenant: TenantDoor, key: MetricKey, query: HistoryQuery, nowMs: number): Promise<History> {
+  return tenant.read(async (db): Promise<History> => {
+    const metric = await metricOf(db, key);
     const { from, to } = historyRange(query, nowMs);
     if (query.bucket !== undefined) return buckets(db, metric, from, to, query.bucket);
     return rawHistory(db, metric, from, to, query);
@@ -420,7 +420,7 @@ function parseFilterValue(type: DataType, text: string): number | boolean | stri
  * aggregates its own index range, so the values are read once, in index order, with no sort.
  * Empty buckets are left out.
  */
-async function buckets(db: TenantDb, metric: MetricRow, from: number, to: number, bucket: string): Promise<{ items: Bucket[]; }> {
+async function buckets(db: TenantDb, metric: MetricRow, from: number, to: number, bucket: string): Promise<{ items: Bucket[] }> {
   const width = durationMs(bucket);
   if (width === null) throw invalid("bucket", "is too long a duration");
   const first = Math.floor(from / width) * width;
@@ -456,10 +456,11 @@ async function buckets(db: TenantDb, metric: MetricRow, from: number, to: number
  * its own transaction.
  */
 export async function pruneMetricValues(db: TenantDb, cutoffMs: number, limit: number): Promise<number> {
-  return (await db.$client
-      .query(
-          `DELETE FROM metric_values WHERE seq IN (SELECT v.seq FROM metrics m CROSS JOIN metric_values v INDEXED BY metric_values_metric_at ON v.metric_id = m.id
-            WHERE v.at_ms < ?1 LIMIT ?2)`
-      )
-      .run(cutoffMs, limit)).changes;
+  const done = await db.$client
+    .query(
+      `DELETE FROM metric_values WHERE seq IN (SELECT v.seq FROM metrics m CROSS JOIN metric_values v INDEXED BY metric_values_metric_at ON v.metric_id = m.id
+            WHERE v.at_ms < ?1 LIMIT ?2)`,
+    )
+    .run(cutoffMs, limit);
+  return done.changes;
 }

@@ -95,7 +95,7 @@ export interface HousekeepingReport {
 interface Prune<H> {
   table: PrunedTable;
   /** Deletes at most `limit` rows of the table inside the write `tx`; returns how many went. */
-  run: (tx: H, limit: number) => number;
+  run: (tx: H, limit: number) => Promise<number>;
 }
 
 /**
@@ -113,11 +113,11 @@ const ID_SLACK_MS = 60_000;
 function platformPrunes(ctx: AppContext, now: number): Prune<PlatformDb>[] {
   const dayAgo = toIso(now - DAY_MS);
   return [
-    { table: "sessions", run: async (tx, limit) => await ctx.sessions.prune(tx, dayAgo, limit) },
-    { table: "password_reset_keys", run: async (tx, limit) => await prunePasswordResetKeys(tx, now, limit) },
-    { table: "remembered_devices", run: async (tx, limit) => await pruneRememberedDevices(tx, now, limit) },
+    { table: "sessions", run: (tx, limit) => ctx.sessions.prune(tx, dayAgo, limit) },
+    { table: "password_reset_keys", run: (tx, limit) => prunePasswordResetKeys(tx, now, limit) },
+    { table: "remembered_devices", run: (tx, limit) => pruneRememberedDevices(tx, now, limit) },
     // The lockout's own rule: a counter idle for a day is forgotten unless it still locks the login.
-    { table: "login_failures", run: async (tx, limit) => await pruneLoginFailures(tx, now, limit) },
+    { table: "login_failures", run: (tx, limit) => pruneLoginFailures(tx, now, limit) },
   ];
 }
 
@@ -136,30 +136,30 @@ function tenantPrunes(now: number, { eventDays, accountingDays, radiusAttemptDay
   const out: Prune<TenantDb>[] = [
     // A pending delivery (first attempt or retrying) reads its payload from the event, so its
     // event stays; the pending ids are read in the batch's own transaction.
-    { table: "events", run: async (tx, limit) => await pruneEvents(tx, eventIso, await pendingSourceEventIds(tx), limit) },
-    { table: "webhook_deliveries", run: async (tx, limit) => await pruneWebhookDeliveries(tx, eventIso, deliveryIdBelow, limit) },
+    { table: "events", run: async (tx, limit) => pruneEvents(tx, eventIso, await pendingSourceEventIds(tx), limit) },
+    { table: "webhook_deliveries", run: (tx, limit) => pruneWebhookDeliveries(tx, eventIso, deliveryIdBelow, limit) },
   ];
   if (accountingDays > 0) {
     const cutoff = now - accountingDays * DAY_MS;
     const iso = toIso(cutoff);
     const idBelow = uuidV7Floor(cutoff + ID_SLACK_MS);
-    out.push({ table: "isp_radius_accounting", run: async (tx, limit) => await pruneIspRadiusAccounting(tx, iso, limit, idBelow) });
+    out.push({ table: "isp_radius_accounting", run: (tx, limit) => pruneIspRadiusAccounting(tx, iso, limit, idBelow) });
     // A session goes with its records (its stale_at follows its last record).
-    out.push({ table: "isp_radius_sessions", run: async (tx, limit) => await pruneIspRadiusSessions(tx, iso, limit) });
+    out.push({ table: "isp_radius_sessions", run: (tx, limit) => pruneIspRadiusSessions(tx, iso, limit) });
   }
   if (radiusAttemptDays > 0) {
     const iso = toIso(now - radiusAttemptDays * DAY_MS);
-    out.push({ table: "isp_radius_attempts", run: async (tx, limit) => await pruneIspRadiusAttempts(tx, iso, limit) });
+    out.push({ table: "isp_radius_attempts", run: (tx, limit) => pruneIspRadiusAttempts(tx, iso, limit) });
   }
   if (metricValueDays > 0) {
     // A value's `at` is whatever instant a client posted (possibly in the past).
     const cutoffMs = now - metricValueDays * DAY_MS;
-    out.push({ table: "metric_values", run: async (tx, limit) => await pruneMetricValues(tx, cutoffMs, limit) });
+    out.push({ table: "metric_values", run: (tx, limit) => pruneMetricValues(tx, cutoffMs, limit) });
   }
   if (qrAccessDays > 0) {
     // A code's `scans` stays the count of every scan it ever had; its accesses cover the window.
     const iso = toIso(now - qrAccessDays * DAY_MS);
-    out.push({ table: "qr_accesses", run: async (tx, limit) => await pruneQrAccesses(tx, iso, limit) });
+    out.push({ table: "qr_accesses", run: (tx, limit) => pruneQrAccesses(tx, iso, limit) });
   }
   return out;
 }

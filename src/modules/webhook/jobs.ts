@@ -53,6 +53,11 @@ export class WebhookDispatcher implements Job {
   private failed = new Set<string>();
   /** Corporations that found every global slot taken; woken when one frees. */
   private starved = new Set<string>();
+  /**
+   * Deliveries whose outcome was recorded (their slot freed) while a read of due deliveries was
+   * under way: that read's rows may predate the recording, so they are not launched from it.
+   */
+  private freedDuringRead: Set<string> | null = null;
   private outcomes: Outcome[] = [];
   private runScheduled = false;
   /** The pass over queued corporations under way (one at a time; wake-ups meanwhile queue the next). */
@@ -92,11 +97,11 @@ export class WebhookDispatcher implements Job {
     try {
       const [all, dispatchable, index] = await this.ctx.store.platform.read(async (db) => [await allCorpIds(db), await dispatchableCorpIds(db), await webhookIndex(db)] as const);
       const existing = new Set(all);
-      const drop = (await index).corps.filter((id) => !existing.has(id)); // deleted corporations
-      if ((await index).complete) {
-        for (const id of (await index).corps) if (existing.has(id)) this.unchecked.add(id);
+      const drop = index.corps.filter((id) => !existing.has(id)); // deleted corporations
+      if (index.complete) {
+        for (const id of index.corps) if (existing.has(id)) this.unchecked.add(id);
         if (drop.length) await this.ctx.store.platform.write((db) => updateWebhookIndex(db, [], drop, false));
-      } else if (await this.rebuildIndex(await all, new Set(dispatchable), drop)) return;
+      } else if (await this.rebuildIndex(all, new Set(dispatchable), drop)) return;
     } catch (err) {
       this.ctx.logger.error("webhook index not read", { error: String(err) });
     }
@@ -110,9 +115,9 @@ export class WebhookDispatcher implements Job {
     for (const id of all) {
       if (this.closed) return true;
       try {
-        const { hooks, events } = await this.ctx.store.visit(id, (tenant) => tenant.read(async (db) => ({ hooks: hasWebhooks(db), events: await hasEventsToFanOut(db) })));
+        const { hooks, events } = await this.ctx.store.visit(id, (tenant) => tenant.read(async (db) => ({ hooks: await hasWebhooks(db), events: await hasEventsToFanOut(db) })));
         if (hooks) add.push(id);
-        if ((hooks || await events) && dispatchable.has(id)) this.wake(id);
+        if ((hooks || events) && dispatchable.has(id)) this.wake(id);
       } catch (err) {
         // Left out of the index, which stays incomplete: every full sweep visits every
         // corporation, and the next start-up reads them all again.
@@ -161,9 +166,9 @@ export class WebhookDispatcher implements Job {
   async sweep(all = true): Promise<void> {
     if (this.closed) return;
     try {
-      const [corps, index] = await this.ctx.store.platform.read(async (db) => [await dispatchableCorpIds(db), all ? webhookIndex(db) : null] as const);
-      const likely = (await index) && !(await index).complete ? null : new Set([...this.ctx.tenants.openIds(), ...this.failed, ...this.nextDue.keys(), ...((await index)?.corps ?? [])]);
-      for (const id of await corps) if (!likely || likely.has(id)) this.wake(id);
+      const [corps, index] = await this.ctx.store.platform.read(async (db) => [await dispatchableCorpIds(db), all ? await webhookIndex(db) : null] as const);
+      const likely = index && !index.complete ? null : new Set([...this.ctx.tenants.openIds(), ...this.failed, ...this.nextDue.keys(), ...(index?.corps ?? [])]);
+      for (const id of corps) if (!likely || likely.has(id)) this.wake(id);
       // A corporation deleted (or put under maintenance) is not retried for ever.
       const known = new Set(corps);
       for (const id of this.failed) if (!known.has(id)) this.failed.delete(id);
@@ -208,8 +213,13 @@ export class WebhookDispatcher implements Job {
               if (count < FANOUT_BATCH) break;
             }
           }
-          // Read and launched in one synchronous step: what is read is what is in flight.
-          await tenant.read((db) => this.startDue(corpId, db));
+          // What is read is launched unless it is in flight, or was until meanwhile (freedDuringRead).
+          const freed = (this.freedDuringRead = new Set<string>());
+          try {
+            await tenant.read((db) => this.startDue(corpId, db, freed));
+          } finally {
+            this.freedDuringRead = null;
+          }
           // Indexed, but its last webhook went (a crash before the key's removal): the key goes.
           if (this.unchecked.delete(corpId) && !(await tenant.read(hasWebhooks))) await unindexIfNoWebhooks(tenant, this.ctx.store.platform);
         });
@@ -224,7 +234,7 @@ export class WebhookDispatcher implements Job {
   }
 
   /** Starts the due deliveries that the concurrency bounds allow. */
-  private async startDue(corpId: string, db: TenantDb): Promise<void> {
+  private async startDue(corpId: string, db: TenantDb, freed: Set<string>): Promise<void> {
     const now = toIso(this.ctx.now());
     this.starved.delete(corpId);
     for (const hook of await dueTargets(db, now)) {
@@ -235,7 +245,7 @@ export class WebhookDispatcher implements Job {
         break;
       }
       for (const d of await dueDeliveries(db, hook.id, now, PER_WEBHOOK_CONCURRENCY + busy)) {
-        if (this.inFlight.has(d.id)) continue;
+        if (this.inFlight.has(d.id) || freed.has(d.id)) continue;
         if ((this.perWebhook.get(hook.id) ?? 0) >= PER_WEBHOOK_CONCURRENCY) break;
         if (this.inFlight.size >= TOTAL_CONCURRENCY) {
           this.starved.add(corpId);
@@ -312,6 +322,7 @@ export class WebhookDispatcher implements Job {
       }
       for (const o of list) {
         this.inFlight.delete(o.deliveryId);
+        this.freedDuringRead?.add(o.deliveryId);
         const n = (this.perWebhook.get(o.webhookId) ?? 1) - 1;
         if (n <= 0) this.perWebhook.delete(o.webhookId);
         else this.perWebhook.set(o.webhookId, n);

@@ -81,11 +81,11 @@ export function getWebhook(tenant: TenantDoor, id: string): Promise<Webhook> {
   return tenant.read((db) => webhookOf(db, id));
 }
 
-export async function listWebhooks(tenant: TenantDoor, query: ListParams): Promise<Page<Webhook>> {
-  return await tenant.read(async (db) => {
+export function listWebhooks(tenant: TenantDoor, query: ListParams): Promise<Page<Webhook>> {
+  return tenant.read(async (db) => {
     const page = await listRows<WebhookRow, WebhookRow>(db, webhooks, { q: [webhooks.name, webhooks.target], hidden: ["secret", "failure_count"] }, query, (r) => r);
-    const groups = await groupsOf(db, (await page).items.map((r) => r.id));
-    return { ...page, items: (await page).items.map((r) => view(r, groups.get(r.id)!)) };
+    const groups = await groupsOf(db, page.items.map((r) => r.id));
+    return { ...page, items: page.items.map((r) => view(r, groups.get(r.id)!)) };
   });
 }
 
@@ -109,8 +109,8 @@ const COMPLETE = "webhook-dispatcher:indexed";
 const ANY_WEBHOOK = "SELECT 1 FROM webhooks LIMIT 1";
 
 /** The corporations that may have webhooks, and whether every corporation is indexed. */
-export async function webhookIndex(db: PlatformDb): Promise<{ corps: string[]; complete: boolean; }> {
-  return { corps: (await settingKeys(db, INDEXED)).map((k) => k.slice(INDEXED.length)), complete: hasSetting(db, COMPLETE) };
+export async function webhookIndex(db: PlatformDb): Promise<{ corps: string[]; complete: boolean }> {
+  return { corps: (await settingKeys(db, INDEXED)).map((k) => k.slice(INDEXED.length)), complete: await hasSetting(db, COMPLETE) };
 }
 
 /** Adds and drops corporations of the index (start-up), and says it is complete when it is. */
@@ -127,7 +127,7 @@ export async function forgetWebhookIndex(db: PlatformDb): Promise<void> {
 }
 
 /** Whether the corporation has a webhook (active or not). */
-export function hasWebhooks(db: TenantDb): boolean {
+export async function hasWebhooks(db: TenantDb): Promise<boolean> {
   return (await db.$client.query(ANY_WEBHOOK).get()) !== null;
 }
 
@@ -139,20 +139,20 @@ export function hasWebhooks(db: TenantDb): boolean {
 export function unindexIfNoWebhooks(tenant: TenantDoor, platform: PlatformDoor): Promise<void> {
   return tenant
     .write(async (tx, w) => {
-      if (!hasWebhooks(tx)) await platform.write((db) => dropSetting(db, INDEXED + w.corpId));
+      if (!(await hasWebhooks(tx))) await platform.write((db) => dropSetting(db, INDEXED + w.corpId));
     })
     .catch(() => {});
 }
 
-export async function createWebhook(tenant: TenantDoor, platform: PlatformDoor, input: WebhookCreate): Promise<WebhookWithSecret> {
+export function createWebhook(tenant: TenantDoor, platform: PlatformDoor, input: WebhookCreate): Promise<WebhookWithSecret> {
   const target = checkTarget(input.target);
   const groups = [...new Set((input.groups ?? []).map((g, i) => checkGroup(g, `groups.${i}`)))];
   const id = newId();
   const secret = newSecret();
-  return await tenant.write(async (tx, w) => {
+  return tenant.write(async (tx, w) => {
     // The events raised before the first webhook had no receiver: the dispatcher would have
     // marked them so, unless a crash kept it from it (it visits only indexed corporations).
-    if (!hasWebhooks(tx)) await markAllDispatched(tx, nowIso());
+    if (!(await hasWebhooks(tx))) await markAllDispatched(tx, nowIso());
     // Indexed before this COMMIT (a platform read when it is already: creating webhooks is rare).
     const key = INDEXED + w.corpId;
     if (!(await platform.read((db) => hasSetting(db, key)))) await platform.write((db) => putSetting(db, key, nowIso()));
@@ -160,7 +160,7 @@ export async function createWebhook(tenant: TenantDoor, platform: PlatformDoor, 
       .values({ id, name: input.name, target, email: input.email, body_content: input.body_content ?? null, log_enabled: input.log_enabled ?? false, secret })
       .run();
     if (groups.length) await tx.insert(webhookGroups).values(groups.map((group) => ({ webhook_id: id, group }))).run();
-    return { ...await webhookOf(tx, id), secret };
+    return { ...(await webhookOf(tx, id)), secret };
   });
 }
 
@@ -232,7 +232,7 @@ export function deleteWebhook(tenant: TenantDoor, platform: PlatformDoor, id: st
   return tenant.write(async (tx, w) => {
     const removed = await tx.delete(webhooks).where(eq(webhooks.id, id)).returning({ id: webhooks.id }).all();
     if (removed.length === 0) throw notFound("Webhook");
-    if (!hasWebhooks(tx)) w.afterCommit(() => void unindexIfNoWebhooks(tenant, platform));
+    if (!(await hasWebhooks(tx))) w.afterCommit(() => void unindexIfNoWebhooks(tenant, platform));
   });
 }
 
@@ -280,15 +280,15 @@ export function resendDelivery(tenant: TenantDoor, webhookId: string, deliveryId
     if (row.status === "pending") throw conflict("The delivery is pending: it is sent (or retried) already");
     if (!hook.status) throw conflict("The webhook is inactive: activate it first");
     if (row.type === TEST_EVENT) throw conflict("A test delivery is not resent: send a new test event");
-    if (!eventKept(tx, row.source_event_id)) throw conflict("The event of this delivery is no longer kept (--event-retention-days)");
-    const updated = tx
+    if (!(await eventKept(tx, row.source_event_id))) throw conflict("The event of this delivery is no longer kept (--event-retention-days)");
+    const updated = await tx
       .update(webhookDeliveries)
       .set({ status: "pending", next_attempt_at: now, updated_at: now })
       .where(eq(webhookDeliveries.id, deliveryId))
       .returning()
       .get();
     w.afterCommit(wake);
-    return deliveryView(await updated!);
+    return deliveryView(updated!);
   });
 }
 
@@ -305,15 +305,15 @@ export async function recoverDeliveries(tenant: TenantDoor, webhookId: string, s
     if (!hook.status) throw conflict("The webhook is inactive: activate it first");
     const sqlite = tx.$client;
     const failed = await sqlite
-        .query<{ id: string; source_event_id: string; }, [string, string, string]>(
-            `SELECT id, source_event_id FROM webhook_deliveries
-         WHERE webhook_id = ?1 AND status = 'failed' AND created_at >= ?2 AND type <> ?3`
-        )
-        .all(webhookId, since, TEST_EVENT);
+      .query<{ id: string; source_event_id: string }, [string, string, string]>(
+        `SELECT id, source_event_id FROM webhook_deliveries
+         WHERE webhook_id = ?1 AND status = 'failed' AND created_at >= ?2 AND type <> ?3`,
+      )
+      .all(webhookId, since, TEST_EVENT);
     const requeue = sqlite.query("UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?2, updated_at = ?2 WHERE id = ?1");
     let queued = 0;
     for (const d of failed) {
-      if (!eventKept(tx, d.source_event_id)) continue;
+      if (!(await eventKept(tx, d.source_event_id))) continue;
       await requeue.run(d.id, now);
       queued++;
     }
@@ -421,12 +421,12 @@ export async function dueTargets(db: TenantDb, now: string): Promise<Target[]> {
 /** Up to `limit` of a webhook's deliveries due at `now`, oldest due first, with their payloads. */
 export async function dueDeliveries(db: TenantDb, webhookId: string, now: string, limit: number): Promise<Due[]> {
   const rows = await db.$client
-      .query<{ id: string; event_id: string; attempts: number; source_event_id: string; }, [string, string, number]>(
-          `SELECT id, event_id, attempts, source_event_id FROM webhook_deliveries
+    .query<{ id: string; event_id: string; attempts: number; source_event_id: string }, [string, string, number]>(
+      `SELECT id, event_id, attempts, source_event_id FROM webhook_deliveries
        WHERE status = 'pending' AND webhook_id = ?1 AND next_attempt_at <= ?2
-       ORDER BY next_attempt_at, id LIMIT ?3`
-      )
-      .all(webhookId, now, limit);
+       ORDER BY next_attempt_at, id LIMIT ?3`,
+    )
+    .all(webhookId, now, limit);
   const out: Due[] = [];
   for (const r of rows) {
     // Retention keeps the event of a pending delivery; one without it has nothing to send.
@@ -546,20 +546,21 @@ export async function recordOutcomes(tx: TenantDb, list: Outcome[], nowMs: numbe
  * keeps the planner on that range. Housekeeping calls it once per batch, in its own transaction.
  */
 export async function pruneWebhookDeliveries(db: TenantDb, cutoff: string, idBelow: string, limit: number): Promise<number> {
-  return (await db.$client
-      .query(
-          `DELETE FROM webhook_deliveries WHERE rowid IN (SELECT rowid FROM webhook_deliveries
-            WHERE id < ?3 AND +status IN ('succeeded', 'failed') AND updated_at < ?1 LIMIT ?2)`
-      )
-      .run(cutoff, limit, idBelow)).changes;
+  const done = await db.$client
+    .query(
+      `DELETE FROM webhook_deliveries WHERE rowid IN (SELECT rowid FROM webhook_deliveries
+            WHERE id < ?3 AND +status IN ('succeeded', 'failed') AND updated_at < ?1 LIMIT ?2)`,
+    )
+    .run(cutoff, limit, idBelow);
+  return done.changes;
 }
 
 /** The events a pending delivery (first try or retrying) still reads its payload from: retention keeps them. */
 export async function pendingSourceEventIds(db: TenantDb): Promise<string[]> {
-  return (await (await db
-      .selectDistinct({ id: webhookDeliveries.source_event_id })
-      .from(webhookDeliveries)
-      .where(eq(webhookDeliveries.status, "pending"))
-      .all()
-    .map((r) => r.id)));
+  const rows = await db
+    .selectDistinct({ id: webhookDeliveries.source_event_id })
+    .from(webhookDeliveries)
+    .where(eq(webhookDeliveries.status, "pending"))
+    .all();
+  return rows.map((r) => r.id);
 }

@@ -6,7 +6,7 @@ import { afterAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { applyMigrations, migrationsOf } from "../../../src/db/migrations";
 import { SqliteDoor } from "../../../src/db/door";
-import { openTenantDb } from "../../../src/db/sqlite";
+import { handleOf, openTenantDb } from "../../../src/db/sqlite";
 import { recordEvent } from "../../../src/core/events";
 import { makeApp, startAndLogin, tempDir } from "../../support/helpers";
 import { LOOPBACK_ALLOWED, receiver, waitFor } from "../../support/webhooks";
@@ -18,7 +18,7 @@ const rec = receiver(async () => {
   await Bun.sleep(30);
   return new Response("ok");
 });
-afterAll(async () => {
+afterAll(() => {
   rec.stop();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -52,7 +52,7 @@ test("kill -9 with deliveries pending: after restarts every event is delivered, 
   const db = openTenantDb(tenantPath);
   applyMigrations(db, migrationsOf("tenant"));
   await new SqliteDoor(db, tenantPath).write(async (tx) => {
-    for (let n = 0; n < EVENTS; n++) await recordEvent(tx, "CONTRACT_AFTER_INSERT", `contract-${n}`, { n });
+    for (let n = 0; n < EVENTS; n++) await recordEvent(handleOf(tx), "CONTRACT_AFTER_INSERT", `contract-${n}`, { n });
   });
   db.$client.close();
 
