@@ -121,8 +121,10 @@ export function openSqlite(
 const readConnections = new WeakSet<Database>();
 
 /** A statement that answers without reading the file: is the connection usable at all (health). */
-export async function ping(db: AnyDb): Promise<void> {
-  await db.$client.query("SELECT 1").get();
+export function ping(db: AnyDb): Promise<unknown> {
+  // Not async: on SQLite the statement answers at once, and a read whose callback returns a value
+  // (not a promise) takes the door's synchronous path (src/db/door.ts read).
+  return db.$client.query("SELECT 1").get();
 }
 
 /**
