@@ -15,6 +15,8 @@ const NEEDED: { bin: string; pkg: string }[] = [
   { bin: "/usr/bin/etcd", pkg: "etcd-server" },
   { bin: "/usr/bin/etcdctl", pkg: "etcd-client" },
   { bin: "/usr/sbin/haproxy", pkg: "haproxy" },
+  // deploy/cluster/render.sh (the example's template renderer, tested in test/cluster/) runs envsubst.
+  { bin: "/usr/bin/envsubst", pkg: "gettext-base" },
 ];
 /** The system services those packages bring (patroni's is not enabled without a config; stopped anyway). */
 const SERVICES = ["etcd", "haproxy", "patroni"];
