@@ -5,6 +5,7 @@
 // dead leader ends with it and is held by exactly one node afterwards. The figures are printed.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
+import { existsSync } from "node:fs";
 import { Leases } from "../../src/db/pg/lease";
 import { CLUSTER_TIMINGS, startCluster, type TestCluster } from "../support/patroni";
 
@@ -170,4 +171,15 @@ describe("cluster: the leader machine dies (SIGKILL of Patroni and PostgreSQL)",
       await Promise.all(nodes.map((n) => n.close()));
     }
   }, 150_000);
+});
+
+describe("test/support/patroni: the test cluster", () => {
+  test("stop() ends every process of the cluster by its PID and removes its directory", async () => {
+    const pids = cluster.running();
+    // 3 etcd, HAProxy, and Patroni and its postmaster on each live node (the lease test left one down).
+    expect(pids.length).toBeGreaterThanOrEqual(8);
+    await cluster.stop();
+    expect(cluster.running()).toEqual([]);
+    expect(existsSync(cluster.dir)).toBe(false);
+  }, 30_000);
 });

@@ -63,6 +63,8 @@ export interface TestCluster {
   restart(node: ClusterNode): Promise<void>;
   /** Waits until every live node runs, one leads, one is its synchronous standby and every replica streams. */
   healthy(timeoutMs?: number): Promise<void>;
+  /** The PIDs of the cluster's processes still running (etcd, Patroni, HAProxy, each postmaster). */
+  running(): number[];
   /** The last lines of a process's log: "etcd-db1", "patroni-db2", "haproxy". */
   logTail(name: string, lines?: number): string;
   stop(): Promise<void>;
@@ -512,6 +514,7 @@ export async function startCluster(options: { dir?: string } = {}): Promise<Test
     nodes,
     dir,
     ...api,
+    running: () => allPids().filter(alive),
     logTail,
     stop,
   };
