@@ -83,6 +83,23 @@ function startWriter(url: string) {
   };
 }
 
+describe("test/support/patroni: the test cluster's URLs", () => {
+  test("appUrl reaches the leader as the app role (no superuser, no BYPASSRLS); replicaUrl a streaming replica", async () => {
+    const leader = await cluster.leader();
+    const app = new SQL(cluster.appUrl);
+    const replica = new SQL(cluster.replicaUrl);
+    try {
+      const [a] = await app`SELECT inet_server_port() AS port, pg_is_in_recovery() AS standby, rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user`;
+      expect(a).toEqual({ port: leader.pgPort, standby: false, rolsuper: false, rolbypassrls: false });
+      const [r] = await replica`SELECT inet_server_port() AS port, pg_is_in_recovery() AS standby`;
+      expect(r.standby).toBe(true);
+      expect(cluster.nodes.find((n) => n.pgPort === r.port)?.name).not.toBe(leader.name);
+    } finally {
+      await Promise.all([app.close(), replica.close()]);
+    }
+  });
+});
+
 describe("cluster: the leader machine dies (SIGKILL of Patroni and PostgreSQL)", () => {
   test("under writes through HAProxy: every acknowledged write survives, the outage is shorter than the TTL + 10 s", async () => {
     const writer = startWriter(cluster.appUrl);
@@ -173,7 +190,7 @@ describe("cluster: the leader machine dies (SIGKILL of Patroni and PostgreSQL)",
   }, 150_000);
 });
 
-describe("test/support/patroni: the test cluster", () => {
+describe("test/support/patroni: stop()", () => {
   test("stop() ends every process of the cluster by its PID and removes its directory", async () => {
     const pids = cluster.running();
     // 3 etcd, HAProxy, and Patroni and its postmaster on each live node (the lease test left one down).

@@ -101,30 +101,30 @@ function overlay(a: unknown, b: unknown): unknown {
   return b;
 }
 
-const alive = (pid: number): boolean => {
+/** The fields of /proc/<pid>/stat after `pid (comm)` (comm may hold spaces and parentheses): [state, ppid, ...]; null when gone. */
+function stat(pid: number | string): string[] | null {
   try {
-    // A zombie (dead, not yet reaped by its new parent) counts as gone.
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+    const text = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return text.slice(text.lastIndexOf(")") + 2).split(" ");
   } catch {
-    return false;
+    return null;
   }
+}
+
+/** Running: a zombie (dead, not yet reaped by its new parent) counts as gone. */
+const alive = (pid: number): boolean => {
+  const fields = stat(pid);
+  return fields !== null && fields[0] !== "Z";
 };
+
+/** When the process started (clock ticks since boot, stat's 22nd field): with the PID, it names one process, as a PID alone may be reused. */
+const startTime = (pid: number): string | null => stat(pid)?.[19] ?? null;
 
 /** Direct children of `pid`, from /proc. */
 function childrenOf(pid: number): number[] {
-  const out: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      // pid (comm) state ppid ...: comm may hold spaces and parentheses, so split after the last ')'.
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (ppid === pid) out.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
+  return readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry) && stat(entry)?.[1] === String(pid))
+    .map(Number);
 }
 
 function signal(pid: number, sig: NodeJS.Signals): void {
@@ -144,11 +144,17 @@ async function waitGone(pids: number[], ms: number): Promise<boolean> {
   return true;
 }
 
-/** The postmaster's PID from its data directory (first line of postmaster.pid), or null. */
+/**
+ * The running postmaster of a data directory: the PID in its postmaster.pid, if that process is a
+ * postgres started with `-D dataDir` (the file outlives a killed postmaster, and its PID may have
+ * been reused since); else null.
+ */
 function postmasterPid(dataDir: string): number | null {
   try {
     const pid = Number(readFileSync(join(dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
-    return pid > 0 ? pid : null;
+    if (!(pid > 0) || !alive(pid)) return null;
+    const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+    return argv.includes(dataDir) ? pid : null;
   } catch {
     return null;
   }
@@ -251,6 +257,8 @@ export async function startCluster(options: { dir?: string } = {}): Promise<Test
 
   const logs = new Map<string, string>();
   const procs: { name: string; proc: ReturnType<typeof Bun.spawn> }[] = [];
+  /** Still running as far as Bun knows (it reaps its children, so an exited one's PID is never signalled). */
+  const runs = (p: { proc: ReturnType<typeof Bun.spawn> }) => p.proc.exitCode === null && p.proc.signalCode === null;
   const spawn = (name: string, argv: string[], env: Record<string, string> = {}) => {
     const log = join(dir, `${name}.log`);
     logs.set(name, log);
@@ -265,7 +273,7 @@ export async function startCluster(options: { dir?: string } = {}): Promise<Test
         stderr: fd,
       });
       procs.push({ name, proc });
-      appendFileSync(join(dir, "pids"), `${proc.pid}\n`);
+      appendFileSync(join(dir, "pids"), `${proc.pid} ${startTime(proc.pid)}\n`);
       return proc;
     } finally {
       closeSync(fd);
@@ -280,19 +288,29 @@ export async function startCluster(options: { dir?: string } = {}): Promise<Test
       return "(no log)";
     }
   };
-  /** Every PID to stop: the processes spawned here and each node's postmaster (Patroni's child, or orphaned). */
-  const allPids = () => [...procs.map((p) => p.proc.pid), ...nodes.map((n) => postmasterPid(n.data)).filter((p): p is number => p !== null)];
+  /** Every PID to stop: the processes spawned here still running and each node's postmaster (Patroni's child, or orphaned). */
+  const allPids = () => [...procs.filter(runs).map((p) => p.proc.pid), ...nodes.map((n) => postmasterPid(n.data)).filter((p): p is number => p !== null)];
 
   const entry = { pids: allPids, dir };
   running.add(entry);
   stopAllOnExit();
   // A test process killed outright runs no exit hook: this process waits for it to go, then kills
-  // every PID listed in the pids file and every postmaster, and removes the directory.
+  // each process of the pids file that still has the start time recorded there (not a later one
+  // given the same PID), then each postmaster of the data directories (checked as postmasterPid
+  // does), and removes the directory.
   const watchdog = Bun.spawn(
     [
       "sh",
       "-c",
-      'while kill -0 "$1" 2>/dev/null; do sleep 1; done; kill -KILL $(cat "$2/pids") 2>/dev/null; for f in "$2"/*/pgdata/postmaster.pid; do kill -QUIT "$(head -1 "$f")" 2>/dev/null; done; sleep 2; rm -rf "$2"',
+      `while kill -0 "$1" 2>/dev/null; do sleep 1; done
+      while read -r pid start; do
+        [ "$(sed 's/.*) //' /proc/$pid/stat 2>/dev/null | cut -d' ' -f20)" = "$start" ] && kill -KILL "$pid"
+      done < "$2/pids"
+      for f in "$2"/*/pgdata/postmaster.pid; do
+        pid=$(head -1 "$f" 2>/dev/null)
+        [ -n "$pid" ] && tr '\\0' '\\n' < /proc/$pid/cmdline 2>/dev/null | grep -qxF "$(dirname "$f")" && kill -QUIT "$pid"
+      done
+      sleep 2; rm -rf "$2"`,
       "watchdog",
       String(process.pid),
       dir,
@@ -357,10 +375,10 @@ export async function startCluster(options: { dir?: string } = {}): Promise<Test
 
     async kill(node: ClusterNode): Promise<void> {
       const n = nodes.find((x) => x.name === node.name)!;
-      const patroni = n.patroni?.pid;
+      const patroni = n.patroni && runs({ proc: n.patroni }) ? n.patroni.pid : null;
       const postmaster = postmasterPid(n.data);
       // Patroni first, so nothing restarts PostgreSQL; then the postmaster and every backend at once.
-      const victims = [patroni, postmaster, ...(postmaster ? childrenOf(postmaster) : [])].filter((p): p is number => !!p && alive(p));
+      const victims = [patroni, postmaster, ...(postmaster ? childrenOf(postmaster) : [])].filter((p): p is number => p !== null);
       for (const pid of victims) signal(pid, "SIGKILL");
       n.alive = false;
       if (!(await waitGone(victims, 10_000))) throw new Error(`cluster: ${n.name}'s processes (${victims.join(", ")}) still run 10 s after SIGKILL`);
@@ -414,12 +432,12 @@ export async function startCluster(options: { dir?: string } = {}): Promise<Test
     // The data is thrown away, so nothing shuts down gracefully (an etcd member told to stop waits
     // seconds for peers already gone). Patroni first (it would restart PostgreSQL), then
     // PostgreSQL's immediate shutdown (the postmaster takes its backends with it), then the rest.
-    const patronis = procs.filter((p) => p.name.startsWith("patroni-")).map((p) => p.proc.pid);
+    const patronis = procs.filter((p) => p.name.startsWith("patroni-") && runs(p)).map((p) => p.proc.pid);
     for (const pid of patronis) signal(pid, "SIGKILL");
     await waitGone(patronis, 5_000);
-    const postmasters = nodes.map((n) => postmasterPid(n.data)).filter((p): p is number => p !== null && alive(p));
+    const postmasters = nodes.map((n) => postmasterPid(n.data)).filter((p): p is number => p !== null);
     for (const pid of postmasters) signal(pid, "SIGQUIT");
-    const rest = procs.filter((p) => !p.name.startsWith("patroni-")).map((p) => p.proc.pid);
+    const rest = procs.filter((p) => !p.name.startsWith("patroni-") && runs(p)).map((p) => p.proc.pid);
     for (const pid of rest) signal(pid, "SIGKILL");
     if (!(await waitGone([...postmasters, ...rest], 10_000))) for (const pid of postmasters) signal(pid, "SIGKILL");
     await waitGone(postmasters, 5_000);
@@ -435,8 +453,10 @@ export async function startCluster(options: { dir?: string } = {}): Promise<Test
           .filter((l) => /^[A-Z0-9_]+=/.test(l))
           .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
       );
-      env.ETCD_DATA_DIR = join(n.dir, "etcd");
-      spawn(`etcd-${n.name}`, [BINS.etcd], env);
+      // The data directory as a flag, not the template's variable: it puts the temp dir in the
+      // member's command line, where a look at the process shows whose it is.
+      delete env.ETCD_DATA_DIR;
+      spawn(`etcd-${n.name}`, [BINS.etcd, "--data-dir", join(n.dir, "etcd")], env);
     }
     await until(
       "etcd: every member healthy",
@@ -514,7 +534,7 @@ export async function startCluster(options: { dir?: string } = {}): Promise<Test
     nodes,
     dir,
     ...api,
-    running: () => allPids().filter(alive),
+    running: allPids,
     logTail,
     stop,
   };
