@@ -297,12 +297,15 @@ export async function startCluster(options: { dir?: string } = {}): Promise<Test
   // A test process killed outright runs no exit hook: this process waits for it to go, then kills
   // each process of the pids file that still has the start time recorded there (not a later one
   // given the same PID), then each postmaster of the data directories (checked as postmasterPid
-  // does), and removes the directory.
+  // does), and removes the directory. In a session of its own and deaf to SIGTERM/SIGHUP/SIGINT, so
+  // that a runner's timeout signalling the test's whole process group does not take it along.
   const watchdog = Bun.spawn(
     [
+      "setsid",
       "sh",
       "-c",
-      `while kill -0 "$1" 2>/dev/null; do sleep 1; done
+      `trap '' HUP INT TERM
+      while kill -0 "$1" 2>/dev/null; do sleep 1; done
       while read -r pid start; do
         [ "$(sed 's/.*) //' /proc/$pid/stat 2>/dev/null | cut -d' ' -f20)" = "$start" ] && kill -KILL "$pid"
       done < "$2/pids"
@@ -345,7 +348,7 @@ export async function startCluster(options: { dir?: string } = {}): Promise<Test
           postgresql: { parameters: { fsync: "off", max_connections: 60, shared_buffers: "32MB", wal_keep_size: "64MB" } },
         },
       },
-      postgresql: { pgpass: join(n.dir, "pgpass"), parameters: { unix_socket_directories: n.dir } },
+      postgresql: { bin_dir: PG_BIN, pgpass: join(n.dir, "pgpass"), parameters: { unix_socket_directories: n.dir } },
       watchdog: { mode: "off" },
       log: { level: "INFO" },
     });
@@ -428,7 +431,7 @@ export async function startCluster(options: { dir?: string } = {}): Promise<Test
 
   const stop = async () => {
     if (!running.delete(entry)) return;
-    watchdog.kill();
+    watchdog.kill("SIGKILL");
     // The data is thrown away, so nothing shuts down gracefully (an etcd member told to stop waits
     // seconds for peers already gone). Patroni first (it would restart PostgreSQL), then
     // PostgreSQL's immediate shutdown (the postmaster takes its backends with it), then the rest.
