@@ -283,7 +283,13 @@ export async function startCluster(options: { dir?: string } = {}): Promise<Test
     const file = logs.get(name);
     if (!file) return `(no process named ${name})`;
     try {
-      return readFileSync(file, "utf8").trimEnd().split("\n").slice(-lines).join("\n");
+      // A Python traceback (Patroni's) is cut to its last line, the exception: the frames would
+      // push the lines that say what happened out of the tail.
+      const text = readFileSync(file, "utf8").trimEnd().split("\n");
+      return text
+        .filter((l) => !/^Traceback \(most recent call last\):$|^\s+\S/.test(l))
+        .slice(-lines)
+        .join("\n");
     } catch {
       return "(no log)";
     }
