@@ -45,6 +45,11 @@ export interface ClusterNode {
   readonly alive: boolean;
 }
 
+export interface KillOptions {
+  /** The node's etcd member dies too (etcd keeps a majority with the other two). */
+  etcd?: boolean;
+}
+
 export interface TestCluster {
   /** The superuser (postgres) through HAProxy's primary port, database `corpadmin`. */
   readonly url: string;
@@ -56,10 +61,13 @@ export interface TestCluster {
   readonly dir: string;
   /** The node whose Patroni answers 200 on GET /primary; waits (bounded) while there is none. */
   leader(timeoutMs?: number): Promise<ClusterNode>;
-  /** SIGKILL of the leader's Patroni and PostgreSQL (postmaster and every backend): the machine dies. */
-  killLeader(): Promise<ClusterNode>;
-  kill(node: ClusterNode): Promise<void>;
-  /** Starts a killed node's Patroni again: it rejoins as a replica (pg_rewind) and streams. */
+  /**
+   * SIGKILL of the leader's Patroni and PostgreSQL (postmaster and every backend); with
+   * `{ etcd: true }` its etcd member too: the whole machine dies.
+   */
+  killLeader(options?: KillOptions): Promise<ClusterNode>;
+  kill(node: ClusterNode, options?: KillOptions): Promise<void>;
+  /** Starts a killed node again (its etcd member if killed, then Patroni): it rejoins as a replica (pg_rewind) and streams. */
   restart(node: ClusterNode): Promise<void>;
   /** Waits until every live node runs, one leads, one is its synchronous standby and every replica streams. */
   healthy(timeoutMs?: number): Promise<void>;
@@ -227,6 +235,7 @@ export async function startCluster(options: { dir?: string } = {}): Promise<Test
       api: `http://${host}:${patroniPort}`,
       alive: true,
       patroni: null as ReturnType<typeof Bun.spawn> | null,
+      etcd: null as ReturnType<typeof Bun.spawn> | null,
     };
   });
   const [primaryPort, replicasPort, statsPort] = ports.slice(12);
@@ -342,6 +351,20 @@ export async function startCluster(options: { dir?: string } = {}): Promise<Test
     }
   };
 
+  /** A restarted member finds its data directory and rejoins (the template's INITIAL_* settings apply to a new one only). */
+  const startEtcd = (n: (typeof nodes)[number]) => {
+    const env = Object.fromEntries(
+      renderTemplate("etcd.env", nodeVars(n))
+        .split("\n")
+        .filter((l) => /^[A-Z0-9_]+=/.test(l))
+        .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
+    );
+    // The data directory as a flag, not the template's variable: it puts the temp dir in the
+    // member's command line, where a look at the process shows whose it is.
+    delete env.ETCD_DATA_DIR;
+    n.etcd = spawn(`etcd-${n.name}`, [BINS.etcd, "--data-dir", join(n.dir, "etcd")], env);
+  };
+
   const startPatroni = (n: (typeof nodes)[number]) => {
     // The example's patroni.yml, with the harness's timings, directories and no watchdog device.
     const config = overlay(Bun.YAML.parse(renderTemplate("patroni.yml", nodeVars(n))), {
@@ -382,26 +405,28 @@ export async function startCluster(options: { dir?: string } = {}): Promise<Test
       return found!;
     },
 
-    async kill(node: ClusterNode): Promise<void> {
+    async kill(node: ClusterNode, options: KillOptions = {}): Promise<void> {
       const n = nodes.find((x) => x.name === node.name)!;
       const patroni = n.patroni && runs({ proc: n.patroni }) ? n.patroni.pid : null;
       const postmaster = postmasterPid(n.data);
+      const etcd = options.etcd && n.etcd && runs({ proc: n.etcd }) ? n.etcd.pid : null;
       // Patroni first, so nothing restarts PostgreSQL; then the postmaster and every backend at once.
-      const victims = [patroni, postmaster, ...(postmaster ? childrenOf(postmaster) : [])].filter((p): p is number => p !== null);
+      const victims = [patroni, postmaster, ...(postmaster ? childrenOf(postmaster) : []), etcd].filter((p): p is number => p !== null);
       for (const pid of victims) signal(pid, "SIGKILL");
       n.alive = false;
       if (!(await waitGone(victims, 10_000))) throw new Error(`cluster: ${n.name}'s processes (${victims.join(", ")}) still run 10 s after SIGKILL`);
     },
 
-    async killLeader(): Promise<ClusterNode> {
+    async killLeader(options: KillOptions = {}): Promise<ClusterNode> {
       const leader = await api.leader();
-      await api.kill(leader);
+      await api.kill(leader, options);
       return leader;
     },
 
     async restart(node: ClusterNode): Promise<void> {
       const n = nodes.find((x) => x.name === node.name)!;
       if (n.alive) throw new Error(`cluster: ${n.name} is running`);
+      if (!runs({ proc: n.etcd! })) startEtcd(n);
       startPatroni(n);
       await api.healthy();
     },
@@ -409,8 +434,11 @@ export async function startCluster(options: { dir?: string } = {}): Promise<Test
     async healthy(timeoutMs = 90_000): Promise<void> {
       const live = nodes.filter((n) => n.alive);
       await until(
-        `${live.map((n) => n.name).join(", ")} running, one leader, a synchronous standby, every replica streaming`,
+        `etcd healthy; ${live.map((n) => n.name).join(", ")} running, one leader, a synchronous standby, every replica streaming`,
         async () => {
+          const etcdMembers = nodes.filter((n) => n.etcd && runs({ proc: n.etcd }));
+          const etcd = await Promise.all(etcdMembers.map((n) => getJson(`http://${host}:${n.etcdClientPort}/health`)));
+          if (!etcd.every((r) => r?.body?.health === "true")) return false;
           const views = await Promise.all(live.map((n) => getJson(`${n.api}/cluster`)));
           const members: { name: string; role: string; state: string }[] | undefined = views.find((v) => v?.status === 200)?.body?.members;
           if (!members) return false;
@@ -430,7 +458,7 @@ export async function startCluster(options: { dir?: string } = {}): Promise<Test
           }
         },
         timeoutMs,
-        live.map((n) => `patroni-${n.name}`),
+        [...nodes.map((n) => `etcd-${n.name}`), ...live.map((n) => `patroni-${n.name}`)],
       );
     },
   };
@@ -455,18 +483,7 @@ export async function startCluster(options: { dir?: string } = {}): Promise<Test
 
   try {
     // 1. etcd: three members from the example's etcd.env (as /etc/default/etcd is read by its unit).
-    for (const n of nodes) {
-      const env = Object.fromEntries(
-        renderTemplate("etcd.env", nodeVars(n))
-          .split("\n")
-          .filter((l) => /^[A-Z0-9_]+=/.test(l))
-          .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
-      );
-      // The data directory as a flag, not the template's variable: it puts the temp dir in the
-      // member's command line, where a look at the process shows whose it is.
-      delete env.ETCD_DATA_DIR;
-      spawn(`etcd-${n.name}`, [BINS.etcd, "--data-dir", join(n.dir, "etcd")], env);
-    }
+    for (const n of nodes) startEtcd(n);
     await until(
       "etcd: every member healthy",
       async () => (await Promise.all(nodes.map((n) => getJson(`http://${host}:${n.etcdClientPort}/health`)))).every((r) => r?.body?.health === "true"),
