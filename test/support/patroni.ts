@@ -216,7 +216,7 @@ export async function startCluster(options: { dir?: string } = {}): Promise<Test
   mkdir(dir);
 
   const secret = () => crypto.randomUUID().replaceAll("-", "");
-  const passwords = { superuser: secret(), replication: secret(), rewind: secret(), app: secret() };
+  const passwords = { superuser: secret(), replication: secret(), rewind: secret(), rest: secret(), app: secret() };
   const host = "127.0.0.1";
   const ports = freePorts(3 * 4 + 3);
   const names = ["db1", "db2", "db3"];
@@ -248,6 +248,7 @@ export async function startCluster(options: { dir?: string } = {}): Promise<Test
     PG_SUPERUSER_PASSWORD: passwords.superuser,
     PG_REPLICATION_PASSWORD: passwords.replication,
     PG_REWIND_PASSWORD: passwords.rewind,
+    PATRONI_REST_PASSWORD: passwords.rest,
     HAPROXY_PRIMARY_BIND: `${host}:${primaryPort}`,
     HAPROXY_REPLICAS_BIND: `${host}:${replicasPort}`,
     HAPROXY_STATS_BIND: `${host}:${statsPort}`,
