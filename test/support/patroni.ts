@@ -444,7 +444,8 @@ export async function startCluster(options: { dir?: string } = {}): Promise<Test
           const members: { name: string; role: string; state: string }[] | undefined = views.find((v) => v?.status === 200)?.body?.members;
           if (!members) return false;
           const mine = members.filter((m) => live.some((n) => n.name === m.name));
-          if (mine.length !== live.length || mine.some((m) => m.state !== "running")) return false;
+          // Patroni 3.0.2 (bookworm) says "running" for a replica too; later releases say "streaming".
+          if (mine.length !== live.length || mine.some((m) => m.state !== "running" && m.state !== "streaming")) return false;
           const leader = mine.filter((m) => m.role === "leader");
           if (leader.length !== 1 || (live.length > 1 && !mine.some((m) => m.role === "sync_standby"))) return false;
           const node = nodes.find((n) => n.name === leader[0].name)!;
