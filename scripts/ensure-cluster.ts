@@ -2,8 +2,8 @@
 // never skips, so on a fresh Debian machine the test command installs them, as ensure-postgres.ts
 // installs PostgreSQL. Fast when they are present (a few file checks). Debian starts etcd and
 // HAProxy as system services on install; the tests start their own on free ports, so the install
-// runs under a policy-rc.d that forbids starting services, and any that run anyway are stopped
-// and disabled.
+// runs under a policy-rc.d that forbids starting services, and any of the newly installed
+// packages' services that run anyway are stopped and disabled (a service installed before is left alone).
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 
 /** The programs the harness (test/support/patroni.ts) runs, and the Debian package of each. */
@@ -18,8 +18,8 @@ const NEEDED: { bin: string; pkg: string }[] = [
   // deploy/cluster/render.sh (the example's template renderer, tested in test/cluster/) runs envsubst.
   { bin: "/usr/bin/envsubst", pkg: "gettext-base" },
 ];
-/** The system services those packages bring (patroni's is not enabled without a config; stopped anyway). */
-const SERVICES = ["etcd", "haproxy", "patroni"];
+/** The system services those packages bring (patroni's does not start without a config; stopped anyway). */
+const SERVICES: Record<string, string> = { "etcd-server": "etcd", haproxy: "haproxy", patroni: "patroni" };
 
 const missing = [...new Set(NEEDED.filter((n) => !existsSync(n.bin)).map((n) => n.pkg))];
 if (missing.length > 0) {
@@ -48,11 +48,13 @@ if (missing.length > 0) {
     if (ownPolicy) rmSync(policy, { force: true });
   }
   // Whatever started anyway (no policy-rc.d honoured, a non-root install through sudo): stopped
-  // now and not started at the next boot. Each step may fail harmlessly (no systemd in a container).
-  const stopAll = SERVICES.map(
-    (s) => `(${sudo}systemctl disable --now ${s} >/dev/null 2>&1 || ${sudo}service ${s} stop >/dev/null 2>&1 || true)`,
-  ).join("; ");
-  Bun.spawnSync(["bash", "-c", stopAll], { stdout: "inherit", stderr: "inherit" });
+  // now and not started at the next boot. Only the services of packages installed just now: one
+  // that was there before is the machine's own. Each step may fail harmlessly (no systemd in a container).
+  const stopNew = missing
+    .filter((pkg) => pkg in SERVICES)
+    .map((pkg) => `(${sudo}systemctl disable --now ${SERVICES[pkg]} >/dev/null 2>&1 || ${sudo}service ${SERVICES[pkg]} stop >/dev/null 2>&1 || true)`)
+    .join("; ");
+  if (stopNew) Bun.spawnSync(["bash", "-c", stopNew], { stdout: "inherit", stderr: "inherit" });
   const still = NEEDED.filter((n) => !existsSync(n.bin)).map((n) => n.bin);
   if (still.length > 0) {
     console.error(`installed, yet ${still.join(", ")} still missing`);
