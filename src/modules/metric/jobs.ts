@@ -7,7 +7,7 @@ import type { AppContext } from "../../core/context";
 import type { Job as BackgroundJob } from "../../core/jobs";
 import { readBounded } from "../../lib/bounded-body";
 import { allCorpIds } from "../corp/service";
-import { collectedIndex, collectedMetrics, storeCollected, unindexIfNoneCollected, updateCollectedIndex, type MetricRow } from "./service";
+import { collectedIndex, collectedMetrics, storeCollected, unindexIfNoneCollected, type MetricRow } from "./service";
 import { isInsideWindow, nextTickAfter } from "./window";
 
 /** setTimeout's longest delay is 2^31-1 ms (≈ 24.8 days); a longer wait re-arms on the way. */
@@ -49,7 +49,7 @@ export class MetricScheduler implements BackgroundJob {
     let corps: string[];
     let index: { corps: string[]; complete: boolean };
     try {
-      [corps, index] = await this.ctx.store.platform.read(async (db) => [await allCorpIds(db), await collectedIndex(db)] as const);
+      [corps, index] = await this.ctx.store.platform.read(async (db) => [await allCorpIds(db), await collectedIndex.read(db)] as const);
     } catch (err) {
       this.ctx.logger.error("metric jobs not started", { error: String(err) });
       return;
@@ -75,7 +75,7 @@ export class MetricScheduler implements BackgroundJob {
     }
     if (this.stopped || (index.complete && !drop.length) || (!add.length && !drop.length && !complete)) return;
     try {
-      await this.ctx.store.platform.write((db) => updateCollectedIndex(db, add, drop, !index.complete && complete));
+      await this.ctx.store.platform.write((db) => collectedIndex.update(db, add, drop, !index.complete && complete));
     } catch (err) {
       this.ctx.logger.warn("the index of corporations with collected metrics not updated", { error: String(err) });
     }

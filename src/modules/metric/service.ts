@@ -2,7 +2,7 @@
 // metric_values. Every function takes the corporation's door first; the HTTP layer (index.ts) and
 // the collector (jobs.ts) share them.
 import { eq } from "drizzle-orm";
-import { dropSetting, hasSetting, putSetting, settingKeys } from "../../core/settings";
+import { CorpIndex } from "../../core/settings";
 import type { PlatformDoor, TenantDoor } from "../../core/store";
 import type { PlatformDb, TenantDb } from "../../db/sqlite";
 import { metrics } from "../../db/tenant/schema";
@@ -96,38 +96,11 @@ export interface MetricHooks {
 // leaves a metric with an endpoint, and dropped only under the corporation's write lock after
 // checking that none is left, so a write that adds one can never slip between the check and the
 // drop. A crash can leave a key too many (dropped at the next start-up), never one too few.
-// `COMPLETE` says every corporation was indexed: absent on a data directory from before the
-// index or restored from a backup (whose platform copy is older than its corporations'), the next
-// start-up reads every corporation once and writes it.
+// The index's keys and its "complete" mark: `CorpIndex` (core/settings.ts).
 
-const COLLECTED = "metric-collector:corp:";
-const COMPLETE = "metric-collector:indexed";
+/** The corporations that may have metrics with an endpoint (the collector's start-up reads only those). */
+export const collectedIndex = new CorpIndex("metric-collector");
 const ANY_COLLECTED = "SELECT 1 FROM metrics WHERE endpoint IS NOT NULL LIMIT 1";
-
-/** The corporations that may have collected metrics, and whether every corporation is indexed. */
-export async function collectedIndex(db: PlatformDb): Promise<{ corps: string[]; complete: boolean }> {
-  return { corps: (await settingKeys(db, COLLECTED)).map((k) => k.slice(COLLECTED.length)), complete: await hasSetting(db, COMPLETE) };
-}
-
-/** Adds and drops corporations of the index (start-up), and says it is complete when it is. */
-export async function updateCollectedIndex(db: PlatformDb, add: string[], drop: string[], complete: boolean): Promise<void> {
-  const now = nowIso();
-  for (const id of add) await putSetting(db, COLLECTED + id, now);
-  for (const id of drop) await dropSetting(db, COLLECTED + id);
-  if (complete) await putSetting(db, COMPLETE, now);
-}
-
-/** The next start-up reads every corporation again (a restored backup). */
-export async function forgetCollectedIndex(db: PlatformDb): Promise<void> {
-  await dropSetting(db, COMPLETE);
-}
-
-/** Inside the write that leaves a metric with an endpoint, before its COMMIT. */
-async function indexCollected(platform: PlatformDoor, corpId: string): Promise<void> {
-  const key = COLLECTED + corpId;
-  if (await platform.read((db) => hasSetting(db, key))) return;
-  await platform.write((db) => putSetting(db, key, nowIso()));
-}
 
 /**
  * Drops the corporation from the index when it has no metric with an endpoint left, under its
@@ -137,7 +110,7 @@ async function indexCollected(platform: PlatformDoor, corpId: string): Promise<v
 export function unindexIfNoneCollected(tenant: TenantDoor, platform: PlatformDoor): Promise<void> {
   return tenant
     .write(async (tx, w) => {
-      if (!(await tx.$client.query(ANY_COLLECTED).get())) await platform.write((db) => dropSetting(db, COLLECTED + w.corpId));
+      if (!(await tx.$client.query(ANY_COLLECTED).get())) await collectedIndex.drop(platform, w.corpId);
     })
     .catch(() => {});
 }
@@ -192,7 +165,7 @@ export function createMetric(tenant: TenantDoor, input: MetricInput, { platform,
     const now = nowIso();
     const row: MetricRow = { id: newId(), ...fields, created_at: now, updated_at: now };
     await tx.insert(metrics).values(row).run();
-    if (row.endpoint) await indexCollected(platform, w.corpId);
+    if (row.endpoint) await collectedIndex.add(platform, w.corpId);
     w.emit("METRIC_AFTER_INSERT", row.id, metricView(row));
     if (changed) w.afterCommit(() => changed(w.corpId, row, row.id));
     return row;
@@ -222,7 +195,7 @@ export function updateMetric(tenant: TenantDoor, key: MetricKey, input: MetricIn
     }
     const row: MetricRow = { ...current, ...fields, updated_at: nowIso() };
     await tx.update(metrics).set({ ...fields, updated_at: row.updated_at }).where(eq(metrics.id, id)).run();
-    if (row.endpoint) await indexCollected(platform, w.corpId);
+    if (row.endpoint) await collectedIndex.add(platform, w.corpId);
     else if (current.endpoint) w.afterCommit(() => void unindexIfNoneCollected(tenant, platform));
     const view = metricView(row);
     w.emit("METRIC_AFTER_UPDATE", id, view);

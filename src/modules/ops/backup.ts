@@ -23,8 +23,8 @@ import { VERSION } from "../../version";
 import type { AppContext } from "../../core/context";
 import { handleOf } from "../../db/sqlite";
 import { allCorpRefs, moveCorpsToServer } from "../corp/service";
-import { forgetCollectedIndex } from "../metric/service";
-import { forgetWebhookIndex } from "../webhook/service";
+import { collectedIndex } from "../metric/service";
+import { webhookIndex } from "../webhook/service";
 import { builtinServerIdOf, serverDirs } from "../server/service";
 
 export const MANIFEST = "manifest.json";
@@ -348,8 +348,8 @@ export async function restoreBackup(backupDir: string, dataDir: string): Promise
       await moveCorpsToServer(db, moved.map((m) => m.corp_id), builtin);
       // The platform was copied before the corporations: a metric given an endpoint (or a first
       // webhook) meanwhile is in no index yet, so the first start-up reads every corporation.
-      await forgetCollectedIndex(db);
-      await forgetWebhookIndex(db);
+      await collectedIndex.forget(db);
+      await webhookIndex.forget(db);
     } finally {
       client.close();
     }

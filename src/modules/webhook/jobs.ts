@@ -22,7 +22,6 @@ import {
   nextAttemptAt,
   recordOutcomes,
   unindexIfNoWebhooks,
-  updateWebhookIndex,
   webhookIndex,
   type Due,
   type Outcome,
@@ -95,12 +94,12 @@ export class WebhookDispatcher implements Job {
    */
   private async startUp(): Promise<void> {
     try {
-      const [all, dispatchable, index] = await this.ctx.store.platform.read(async (db) => [await allCorpIds(db), await dispatchableCorpIds(db), await webhookIndex(db)] as const);
+      const [all, dispatchable, index] = await this.ctx.store.platform.read(async (db) => [await allCorpIds(db), await dispatchableCorpIds(db), await webhookIndex.read(db)] as const);
       const existing = new Set(all);
       const drop = index.corps.filter((id) => !existing.has(id)); // deleted corporations
       if (index.complete) {
         for (const id of index.corps) if (existing.has(id)) this.unchecked.add(id);
-        if (drop.length) await this.ctx.store.platform.write((db) => updateWebhookIndex(db, [], drop, false));
+        if (drop.length) await this.ctx.store.platform.write((db) => webhookIndex.update(db, [], drop, false));
       } else if (await this.rebuildIndex(all, new Set(dispatchable), drop)) return;
     } catch (err) {
       this.ctx.logger.error("webhook index not read", { error: String(err) });
@@ -125,7 +124,7 @@ export class WebhookDispatcher implements Job {
         this.ctx.logger.warn("webhook index: a corporation could not be read", { corp_id: id, error: String(err) });
       }
     }
-    await this.ctx.store.platform.write((db) => updateWebhookIndex(db, add, drop, complete));
+    await this.ctx.store.platform.write((db) => webhookIndex.update(db, add, drop, complete));
     return complete;
   }
 
@@ -166,7 +165,7 @@ export class WebhookDispatcher implements Job {
   async sweep(all = true): Promise<void> {
     if (this.closed) return;
     try {
-      const [corps, index] = await this.ctx.store.platform.read(async (db) => [await dispatchableCorpIds(db), all ? await webhookIndex(db) : null] as const);
+      const [corps, index] = await this.ctx.store.platform.read(async (db) => [await dispatchableCorpIds(db), all ? await webhookIndex.read(db) : null] as const);
       const likely = index && !index.complete ? null : new Set([...this.ctx.tenants.openIds(), ...this.failed, ...this.nextDue.keys(), ...(index?.corps ?? [])]);
       for (const id of corps) if (!likely || likely.has(id)) this.wake(id);
       // A corporation deleted (or put under maintenance) is not retried for ever.

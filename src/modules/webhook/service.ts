@@ -5,7 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { AppContext } from "../../core/context";
-import { dropSetting, hasSetting, putSetting, settingKeys } from "../../core/settings";
+import { CorpIndex } from "../../core/settings";
 import type { PlatformDoor, TenantDoor } from "../../core/store";
 import type { PlatformDb, TenantDb } from "../../db/sqlite";
 import { webhookDeliveries, webhookGroups, webhooks } from "../../db/tenant/schema";
@@ -100,31 +100,11 @@ export function listWebhooks(tenant: TenantDoor, query: ListParams): Promise<Pag
 // left, so a crash can leave a key too many (dropped at the next start-up), never one too few.
 // Evented writes (the upsert, every module's changes) never touch it: their wake-up reaches the
 // dispatcher directly, and the sweeps are only the net for what a crash left behind.
-// `COMPLETE` says every corporation was indexed: absent on a data directory from before the index
-// or restored from a backup (whose platform copy is older than its corporations'), the next
-// start-up reads every corporation once and writes it.
+// The index's keys and its "complete" mark: `CorpIndex` (core/settings.ts).
 
-const INDEXED = "webhook-dispatcher:corp:";
-const COMPLETE = "webhook-dispatcher:indexed";
+/** The corporations that may have webhooks (the dispatcher's start-up and sweeps visit only those). */
+export const webhookIndex = new CorpIndex("webhook-dispatcher");
 const ANY_WEBHOOK = "SELECT 1 FROM webhooks LIMIT 1";
-
-/** The corporations that may have webhooks, and whether every corporation is indexed. */
-export async function webhookIndex(db: PlatformDb): Promise<{ corps: string[]; complete: boolean }> {
-  return { corps: (await settingKeys(db, INDEXED)).map((k) => k.slice(INDEXED.length)), complete: await hasSetting(db, COMPLETE) };
-}
-
-/** Adds and drops corporations of the index (start-up), and says it is complete when it is. */
-export async function updateWebhookIndex(db: PlatformDb, add: string[], drop: string[], complete: boolean): Promise<void> {
-  const now = nowIso();
-  for (const id of add) await putSetting(db, INDEXED + id, now);
-  for (const id of drop) await dropSetting(db, INDEXED + id);
-  if (complete) await putSetting(db, COMPLETE, now);
-}
-
-/** The next start-up reads every corporation again (a restored backup). */
-export async function forgetWebhookIndex(db: PlatformDb): Promise<void> {
-  await dropSetting(db, COMPLETE);
-}
 
 /** Whether the corporation has a webhook (active or not). */
 export async function hasWebhooks(db: TenantDb): Promise<boolean> {
@@ -139,7 +119,7 @@ export async function hasWebhooks(db: TenantDb): Promise<boolean> {
 export function unindexIfNoWebhooks(tenant: TenantDoor, platform: PlatformDoor): Promise<void> {
   return tenant
     .write(async (tx, w) => {
-      if (!(await hasWebhooks(tx))) await platform.write((db) => dropSetting(db, INDEXED + w.corpId));
+      if (!(await hasWebhooks(tx))) await webhookIndex.drop(platform, w.corpId);
     })
     .catch(() => {});
 }
@@ -154,8 +134,7 @@ export function createWebhook(tenant: TenantDoor, platform: PlatformDoor, input:
     // marked them so, unless a crash kept it from it (it visits only indexed corporations).
     if (!(await hasWebhooks(tx))) await markAllDispatched(tx, nowIso());
     // Indexed before this COMMIT (a platform read when it is already: creating webhooks is rare).
-    const key = INDEXED + w.corpId;
-    if (!(await platform.read((db) => hasSetting(db, key)))) await platform.write((db) => putSetting(db, key, nowIso()));
+    await webhookIndex.add(platform, w.corpId);
     await tx.insert(webhooks)
       .values({ id, name: input.name, target, email: input.email, body_content: input.body_content ?? null, log_enabled: input.log_enabled ?? false, secret })
       .run();
