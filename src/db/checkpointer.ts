@@ -34,7 +34,7 @@ function workerUrl(): URL {
 const IDLE_MS = 60_000;
 
 export class Checkpointer {
-  constructor(private logger: Logger | null = null) {}
+  constructor(readonly logger: Logger | null = null) {}
 
   private worker: Worker | null = null;
   private idleTimer: ReturnType<typeof setTimeout> | null = null;
