@@ -209,7 +209,7 @@ describe("core/store: a write is acknowledged only once its commit is on disk (P
     }
   });
 
-  test("a failing fsync answers 503 (plain and grouped writes), and durable writes are refused, uncommitted, until a checkpoint has copied the whole WAL", async () => {
+  test("a failing fsync answers 503 and still runs the after-commit steps; durable writes are then refused, uncommitted, until a checkpoint has copied the whole WAL", async () => {
     const { Database } = await import("bun:sqlite");
     const door = t.ctx.tenants.door(corpId);
     const real = door.syncFile;
@@ -221,21 +221,34 @@ describe("core/store: a write is acknowledged only once its commit is on disk (P
     try {
       door.syncFile = () => Promise.reject(new Error("EIO: i/o error, fdatasync"));
       try {
+        // Committed, so its after-commit steps run; a sibling whose savepoint rolled back runs none.
+        const ran: string[] = [];
+        const grouped = t.ctx.store.tenant(corpId).writeGrouped((tx, w) => {
+          w.afterCommit(() => ran.push("g"));
+          requireSqliteClient(tx).run("INSERT INTO notes (id, user_id, content, created_at, updated_at) VALUES ('g', 'u', '', 'x', 'x')");
+        });
+        const failed = t.ctx.store.tenant(corpId).writeGrouped((_tx, w) => {
+          w.afterCommit(() => ran.push("rolled back"));
+          throw new Error("no");
+        });
+        expect(await grouped.then(() => null, (e: { status?: number; message: string }) => [e.status, e.message])).toEqual([503, expect.stringContaining("not acknowledged")]);
+        expect(await failed.then(() => null, (e: Error) => e.message)).toBe("no");
+        expect(ran).toEqual(["g"]);
+        // The door is unconfirmed, and the pinned reader keeps the checkpoint from copying the
+        // whole WAL: refused before BEGIN, nothing written.
         const refused = await t.req("POST", "/api/city", city("Unconfirmed"));
         expect(refused.status).toBe(503);
-        expect(refused.body.detail).toContain("not acknowledged");
-        const grouped = t.ctx.store.tenant(corpId).writeGrouped((tx) => requireSqliteClient(tx).run("INSERT INTO notes (id, user_id, content, created_at, updated_at) VALUES ('g', 'u', '', 'x', 'x')"));
-        expect(await grouped.then(() => null, (e: { status?: number }) => e.status)).toBe(503);
+        expect(refused.body.detail).toContain("could not be checkpointed");
       } finally {
         door.syncFile = real;
       }
       // The disk answers again, but the frames of the failed fsync may never have reached it: a
-      // later fsync proves nothing about them. Refused before BEGIN: nothing is written.
+      // later fsync proves nothing about them.
       const again = await t.req("POST", "/api/city", city("Refused"));
       expect(again.status).toBe(503);
       expect(again.headers.get("retry-after")).toBe("1");
       expect(await countCities("Refused")).toBe(0);
-      expect(await countCities("Unconfirmed")).toBe(1);
+      expect(await countCities("Unconfirmed")).toBe(0);
     } finally {
       pinned.run("COMMIT");
       pinned.close();
@@ -533,6 +546,7 @@ describe("POST /api/corp/{id}/block: a write whose fsync fails still runs its af
       door.syncFile = real;
     }
     expect(blocked.status).toBe(503);
+    expect(blocked.body.detail).toContain("not acknowledged");
     expect((await t.ctx.corps.get(corpId))?.status).toBe("BLOCKED");
     const gated = await t.req("GET", "/api/city", { token: user.token });
     expect(gated.status).toBe(403);
