@@ -424,7 +424,7 @@ export class SqliteDoor {
    */
   private async confirm(): Promise<void> {
     let done: CheckpointDone;
-    if (this.checkpointer) done = await this.checkpointer.checkpoint(this.path);
+    if (this.checkpointer) done = await this.checkpointer.checkpointNow(this.path);
     else {
       try {
         // The writer is at synchronous=FULL here: the checkpoint fsyncs the WAL and the database.
@@ -450,10 +450,11 @@ export class SqliteDoor {
   /**
    * A checkpoint on the checkpointer's thread, in up to two PASSIVE passes: the first copies the
    * WAL's frames into the database while writes go on; when the WAL holds RESTART_FRAMES or more,
-   * or grew (`grew`), the second, under the write lock (writes wait, the event loop does not),
-   * copies the frames committed meanwhile, so that the WAL is wholly in the database and the next
-   * transaction starts it over (under steady writes a checkpoint that runs beside them is never
-   * complete, and the WAL would grow without end). The door stays open
+   * or grew (`grew`), the second, under the write lock (writes wait, the event loop does not;
+   * the lock is taken once the thread is free for this pass), copies the frames committed
+   * meanwhile, so that the WAL is wholly in the database and the next transaction starts it over
+   * (under steady writes a checkpoint that runs beside them is never complete, and the WAL would
+   * grow without end). The door stays open
    * meanwhile (`active`): a corporation's file is moved or deleted only with its WAL checkpointed
    * by the last connection's close. A failed checkpoint gives the job back to SQLite
    * (autocheckpoint on the writer).
@@ -472,20 +473,22 @@ export class SqliteDoor {
       const first = await checkpointer.checkpoint(this.path);
       // Even a first pass that copied every frame it saw missed the commits made during it.
       if (!first.ok || this.closed || (!grew && first.log < RESTART_FRAMES)) return first;
-      const wait = this.lock.tryAcquire();
-      if (wait) {
-        try {
-          await wait;
-        } catch {
-          return first; // a write held the lock for 10 s: the next checkpoint tries again
-        }
-      }
-      try {
-        if (this.closed) return first;
+      // The write lock is taken once the checkpointer's thread is free for this pass, not while
+      // it works for other databases (writes would wait for those too).
+      let locked = false;
+      const ready = async () => {
+        const wait = this.lock.tryAcquire();
+        if (wait) await wait;
+        locked = true;
+        if (this.closed) throw new Error("the database was closed");
         covered = this.commits;
-        return await checkpointer.checkpoint(this.path);
+      };
+      try {
+        return await checkpointer.whenReady(this.path, "PASSIVE", ready);
+      } catch {
+        return first; // closed, or a write held the lock for 10 s: the next checkpoint tries again
       } finally {
-        this.lock.release();
+        if (locked) this.lock.release();
       }
     };
     void passes()
@@ -640,17 +643,25 @@ export class SqliteDoor {
    */
   async maintain({ checkpoint, optimize }: { checkpoint: boolean; optimize: boolean }): Promise<{ checkpointed: boolean; optimized: boolean }> {
     this.active++;
-    try {
+    const checkpointer = this.checkpointer;
+    let locked = false;
+    const lock = async () => {
       const wait = this.lock.tryAcquire();
       if (wait) await wait;
+      locked = true;
+    };
+    try {
       try {
-        const client = this.writer.$client;
         let checkpointed = false;
-        if (checkpoint && this.checkpointer) {
-          // On the checkpointer's thread; no write of the door runs meanwhile (the lock).
-          const done = await this.checkpointer.checkpoint(this.path, "TRUNCATE");
+        if (checkpoint && checkpointer) {
+          // On the checkpointer's thread; no write of the door runs meanwhile (the lock, taken
+          // once the thread is free for this checkpoint).
+          const done = await checkpointer.whenReady(this.path, "TRUNCATE", lock);
           checkpointed = done.ok && done.busy === 0;
-        } else if (checkpoint) {
+        }
+        if (!locked) await lock();
+        const client = this.writer.$client;
+        if (checkpoint && !checkpointer) {
           client.exec("PRAGMA busy_timeout = 1000");
           try {
             checkpointed = (client.query("PRAGMA wal_checkpoint(TRUNCATE)").get() as { busy: number } | null)?.busy === 0;
@@ -664,7 +675,7 @@ export class SqliteDoor {
         }
         return { checkpointed, optimized: optimize };
       } finally {
-        this.lock.release();
+        if (locked) this.lock.release();
       }
     } finally {
       this.active--;

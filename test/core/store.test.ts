@@ -286,9 +286,10 @@ describe("core/store: WAL checkpoints run on the checkpointer's thread", () => {
     const path = join(mkdtempSync(join(tmpdir(), "corpadmin-door-")), "ckpt.db");
     const checkpointer = new Checkpointer();
     const asked: { log: number; checkpointed: number }[] = [];
-    const run = checkpointer.checkpoint.bind(checkpointer);
-    checkpointer.checkpoint = async (p, mode) => {
-      const done = await run(p, mode);
+    // Every checkpoint goes through whenReady (the second pass with its lock-taking `ready`).
+    const run = checkpointer.whenReady.bind(checkpointer);
+    checkpointer.whenReady = async (p, mode, ready) => {
+      const done = await run(p, mode, ready);
       if (done.ok && mode !== "TRUNCATE") asked.push({ log: done.log, checkpointed: done.checkpointed });
       return done;
     };
@@ -335,10 +336,10 @@ describe("core/store: WAL checkpoints run on the checkpointer's thread", () => {
     const path = join(mkdtempSync(join(tmpdir(), "corpadmin-door-")), "rearm.db");
     const checkpointer = new Checkpointer();
     const asked: { log: number; checkpointed: number }[] = [];
-    const run = checkpointer.checkpoint.bind(checkpointer);
+    const run = checkpointer.whenReady.bind(checkpointer);
     let during: (() => Promise<void>) | null = null;
-    checkpointer.checkpoint = async (p, mode) => {
-      const done = await run(p, mode);
+    checkpointer.whenReady = async (p, mode, ready) => {
+      const done = await run(p, mode, ready);
       // A commit after the pass copied the WAL, before the door hears its answer.
       if (during) {
         const commit = during;
@@ -359,6 +360,52 @@ describe("core/store: WAL checkpoints run on the checkpointer's thread", () => {
       expect(asked[1].checkpointed).toBe(asked[1].log);
     } finally {
       door.close();
+      await checkpointer.close();
+    }
+  });
+  test("a second pass waiting for the checkpointer's thread (busy with another database) does not hold the door's write lock", async () => {
+    const { mkdtempSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { SqliteDoor } = await import("../../src/db/door");
+    const { Checkpointer } = await import("../../src/db/checkpointer");
+    const { openTenantDb } = await import("../../src/db/sqlite");
+    const dir = mkdtempSync(join(tmpdir(), "corpadmin-door-"));
+    const [pa, pc] = [join(dir, "a.db"), join(dir, "c.db")];
+    const checkpointer = new Checkpointer();
+    const other = gate();
+    const passes: string[] = [];
+    const run = checkpointer.whenReady.bind(checkpointer);
+    checkpointer.whenReady = async (p, mode, ready) => {
+      const done = await run(p, mode, ready);
+      passes.push(ready ? "second" : "first");
+      // Another database's checkpoint takes the thread just as A's first pass answers: it holds
+      // it until `other` opens (as a long checkpoint of a large WAL would).
+      if (passes.length === 1) void run(pc, "PASSIVE", () => other.opened);
+      return done;
+    };
+    const c = new SqliteDoor(openTenantDb(pc), pc);
+    const a = new SqliteDoor(openTenantDb(pa), pa, { checkpointer });
+    try {
+      await c.write((tx) => tx.$client.run("CREATE TABLE t (x BLOB)"));
+      await a.write((tx) => tx.$client.run("CREATE TABLE t (x BLOB)"));
+      // 6 MB: a checkpoint at once, whose second pass needs A's write lock.
+      await a.write((tx) => {
+        for (let i = 0; i < 6; i++) tx.$client.run("INSERT INTO t VALUES (randomblob(1048576))");
+      });
+      for (let i = 0; i < 100 && passes.length < 1; i++) await Bun.sleep(10);
+      expect(passes).toEqual(["first"]);
+      // The second pass is queued behind the other database: A's writes go on meanwhile.
+      const small = a.write((tx) => tx.$client.run("INSERT INTO t VALUES (x'00')")).then(() => "written");
+      expect(await Promise.race([small, Bun.sleep(2000).then(() => "waited")])).toBe("written");
+      expect(passes).toEqual(["first"]);
+      other.open();
+      for (let i = 0; i < 100 && passes.length < 2; i++) await Bun.sleep(10);
+      expect(passes).toEqual(["first", "second"]);
+    } finally {
+      other.open();
+      a.close();
+      c.close();
       await checkpointer.close();
     }
   });
