@@ -16,7 +16,7 @@ import { recordEvent, type EventBus, type EventGroup } from "./events";
 
 /** What a write callback is handed besides its transaction handle. */
 export interface WriteScope {
-  /** Runs after the COMMIT (caches to forget, wake-ups); never when the write rolled back. */
+  /** Runs after the COMMIT (caches to forget, wake-ups), even when its fsync failed; never when the write rolled back. */
   afterCommit(fn: () => void): void;
 }
 
@@ -112,11 +112,14 @@ class ScopedDoor<H, S extends WriteScope> implements Door<H, S> {
 
   async write<T>(fn: (tx: H, scope: S) => T | Promise<T>, options?: { durable?: boolean }): Promise<T> {
     const scope = new Scope(this.corpId, this.bus);
-    const result = await this.door.write(async (tx) => {
-      const out = await fn(tx as unknown as H, scope as unknown as S);
-      await scope.flush(tx as unknown as TenantDb);
-      return out;
-    }, options);
+    const door = this.door;
+    const result = await door
+      .write(async (tx) => {
+        const out = await fn(tx as unknown as H, scope as unknown as S);
+        await scope.flush(tx as unknown as TenantDb);
+        return out;
+      }, options)
+      .catch((err: unknown) => afterUnconfirmed(door, scope, err));
     scope.committed();
     return result;
   }
@@ -131,14 +134,28 @@ class ScopedDoor<H, S extends WriteScope> implements Door<H, S> {
 
   async writeGrouped<T>(fn: (tx: H, scope: S) => T | Promise<T>): Promise<T> {
     const scope = new Scope(this.corpId, this.bus);
-    const result = await this.door.writeGrouped(async (tx) => {
-      const out = await fn(tx as unknown as H, scope as unknown as S);
-      await scope.flush(tx as unknown as TenantDb);
-      return out;
-    });
+    const door = this.door;
+    const result = await door
+      .writeGrouped(async (tx) => {
+        const out = await fn(tx as unknown as H, scope as unknown as S);
+        await scope.flush(tx as unknown as TenantDb);
+        return out;
+      })
+      .catch((err: unknown) => afterUnconfirmed(door, scope, err));
     scope.committed();
     return result;
   }
+}
+
+/**
+ * A write rejected after its COMMIT (the engine could not confirm it on disk: a 503 whose
+ * `committedBy` is the door that made the commit) still changed the database: its after-commit
+ * steps run (caches forget, the bus wakes), then the rejection goes on. An error of another door
+ * that the callback let through rolled this write back: nothing runs.
+ */
+function afterUnconfirmed(door: SqliteDoor, scope: Scope, err: unknown): never {
+  if ((err as { committedBy?: unknown } | null)?.committedBy === door) scope.committed();
+  throw err;
 }
 
 /** The store of one app: the platform database and one database per corporation. */

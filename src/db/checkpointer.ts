@@ -1,8 +1,9 @@
 // WAL checkpoints off the event loop. A door's writer commits with wal_autocheckpoint off (a
 // checkpoint inside COMMIT copies up to 1,000 pages and fsyncs the WAL and the database on the
 // event loop: tens of ms on a slow disk, every few MB written); the door asks for a PASSIVE
-// checkpoint here instead (src/db/door.ts), which a Worker runs on its own connection. One
-// checkpointer per app, its thread started on the first request and stopped by `close`.
+// checkpoint here instead (src/db/door.ts), which a Worker runs on its own connection, one at a
+// time from a queue on the main thread. One checkpointer per app, its thread started on the first
+// request and stopped by `close`.
 import type { Logger } from "../lib/log";
 
 /** main → worker */
@@ -34,18 +35,71 @@ function workerUrl(): URL {
 const IDLE_MS = 60_000;
 
 export class Checkpointer {
-  constructor(private logger: Logger | null = null) {}
+  constructor(readonly logger: Logger | null = null) {}
 
   private worker: Worker | null = null;
   private idleTimer: ReturnType<typeof setTimeout> | null = null;
   private seq = 0;
   private pending = new Map<number, (done: CheckpointDone) => void>();
   private closed = false;
+  /**
+   * Checkpoints wait here, on the main thread, and go to the worker one at a time: a door's pass
+   * that needs its write lock takes it only when the worker is free for it (`ready`), so its
+   * writes never wait behind other databases' checkpoints.
+   */
+  private queue: { path: string; mode: CheckpointMode; ready: (() => Promise<void>) | null; resolve: (done: CheckpointDone) => void; reject: (err: unknown) => void }[] = [];
+  private pumping = false;
 
   /** Checkpoints the database at `path`; never rejects (a failure is in the answer). */
   checkpoint(path: string, mode: CheckpointMode = "PASSIVE"): Promise<CheckpointDone> {
+    return this.whenReady(path, mode, null);
+  }
+
+  /**
+   * `checkpoint`, with `ready` awaited first once the worker is free for this one (a door takes
+   * its write lock there). When `ready` rejects, so does this, and nothing is checkpointed.
+   */
+  whenReady(path: string, mode: CheckpointMode, ready: (() => Promise<void>) | null): Promise<CheckpointDone> {
+    if (this.closed) return Promise.resolve({ id: ++this.seq, ok: false, error: "closed" });
+    return new Promise((resolve, reject) => {
+      this.queue.push({ path, mode, ready, resolve, reject });
+      if (!this.pumping) void this.pump();
+    });
+  }
+
+  private async pump(): Promise<void> {
+    this.pumping = true;
+    try {
+      for (let job = this.queue.shift(); job; job = this.queue.shift()) {
+        if (this.closed) {
+          job.resolve({ id: ++this.seq, ok: false, error: "closed" });
+          continue;
+        }
+        try {
+          await job.ready?.();
+        } catch (err) {
+          job.reject(err);
+          continue;
+        }
+        // Closed while `ready` waited: no thread is started again.
+        job.resolve(this.closed ? { id: ++this.seq, ok: false, error: "closed" } : await this.post(job.path, job.mode));
+      }
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  /**
+   * A PASSIVE checkpoint posted at once, past the queue: for a door that already holds its write
+   * lock (the queue may be waiting for that very lock in its `ready`). Never rejects.
+   */
+  checkpointNow(path: string): Promise<CheckpointDone> {
+    if (this.closed) return Promise.resolve({ id: ++this.seq, ok: false, error: "closed" });
+    return this.post(path, "PASSIVE");
+  }
+
+  private post(path: string, mode: CheckpointMode): Promise<CheckpointDone> {
     const id = ++this.seq;
-    if (this.closed) return Promise.resolve({ id, ok: false, error: "closed" });
     const worker = this.thread();
     if (this.idleTimer) clearTimeout(this.idleTimer);
     this.idleTimer = null;
@@ -91,10 +145,10 @@ export class Checkpointer {
     this.worker = null;
   }
 
-  /** After the doors are closed: the checkpoints in flight end first (2 s at most), then the thread. */
+  /** After the doors are closed: the checkpoint in flight ends first (2 s at most; the queued ones are answered "closed"), then the thread. */
   async close(): Promise<void> {
     this.closed = true;
-    for (let i = 0; i < 400 && this.pending.size; i++) await Bun.sleep(5);
+    for (let i = 0; i < 400 && (this.pending.size || this.pumping); i++) await Bun.sleep(5);
     for (const [id, resolve] of this.pending) resolve({ id, ok: false, error: "closed" });
     this.pending.clear();
     this.stopThread();

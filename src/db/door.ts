@@ -13,7 +13,8 @@ import type { Database, Statement } from "bun:sqlite";
 import { closeSync, fdatasync, fstatSync, openSync } from "node:fs";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { unavailable } from "../lib/problem";
-import type { Checkpointer } from "./checkpointer";
+import type { Logger } from "../lib/log";
+import type { Checkpointer, CheckpointDone } from "./checkpointer";
 import { openSqlite } from "./sqlite";
 
 /** How long a write waits for a database's write lock (SQLite's own busy timeout is as long). */
@@ -140,6 +141,14 @@ export class SqliteDoor {
   private syncRound: Promise<void> | null = null;
   /** How the WAL reaches the disk; a test replaces it to play a failing disk. */
   syncFile: (fd: number) => Promise<void> = fdatasyncOffLoop;
+  /**
+   * Set by a failed fsync of the WAL, cleared by a complete checkpoint (see `confirm`): Linux
+   * reports a writeback error once, so a later fsync succeeding proves nothing about the frames
+   * before it, and recovery after a power cut stops at the first frame that never reached the
+   * disk. Meanwhile no durable write is acknowledged.
+   */
+  private unconfirmed = false;
+  private logger: Logger | null;
   /** Background checkpoints: a timer armed by a commit, one in flight at a time. */
   private checkpointer: Checkpointer | null;
   private checkpointTimer: ReturnType<typeof setTimeout> | null = null;
@@ -164,6 +173,7 @@ export class SqliteDoor {
     }: { lockWaitMs?: number; statements?: number; checkpointer?: Checkpointer | null } = {},
   ) {
     this.checkpointer = checkpointer;
+    this.logger = checkpointer?.logger ?? null;
     this.lock = new AsyncLock(lockWaitMs);
     this.statements = statements;
     this.writerHandle = typeof writer === "function" ? null : writer;
@@ -337,6 +347,7 @@ export class SqliteDoor {
       if (wait) await wait;
       let result: T;
       try {
+        if (durable && this.unconfirmed) await this.confirm();
         result = await this.transaction(fn, durable);
       } finally {
         this.lock.release();
@@ -352,8 +363,10 @@ export class SqliteDoor {
   /**
    * Resolves after an fsync of the WAL that started after this call: every commit made before it
    * is on disk. Commits that arrive while an fsync runs wait for the next one, which serves them
-   * all. A failed fsync rejects its waiters with a 503: their writes are committed but not known
-   * to be on disk, so they are not acknowledged.
+   * all. A failed fsync rejects its waiters with a 503 whose `committedBy` is this door: their
+   * writes are committed but not known to be on disk, so they are not acknowledged (the store
+   * still runs their after-commit steps). It leaves the door unconfirmed (see `confirm`): the
+   * waiters of later fsyncs are refused the same way until a checkpoint has made the WAL durable.
    */
   private synced(): Promise<void> {
     this.active++;
@@ -383,11 +396,16 @@ export class SqliteDoor {
           } finally {
             this.syncRound = null;
           }
+          if (this.unconfirmed) throw new Error("an earlier fsync of the WAL failed");
           for (const w of waiters) w.resolve();
           // A WAL growing past its usual size is checkpointed now rather than at the timer.
           if (this.checkpointer && !this.checkpointing && !this.closed && fstatSync(this.walFd).size > this.walHighWater + CHECKPOINT_BYTES) this.checkpoint(true);
         } catch (err) {
           const problem = unavailable(`The write could not be confirmed on disk (${(err as Error)?.message ?? err}); it is not acknowledged, check and try again`, 1);
+          // Not enumerable: never serialized with the problem.
+          Object.defineProperty(problem, "committedBy", { value: this });
+          if (!this.unconfirmed) this.logger?.error("an fsync of the WAL failed: durable writes are refused until a checkpoint has copied the WAL into the database", { path: this.path, error: String(err) });
+          this.unconfirmed = true;
           for (const w of waiters) w.reject(problem);
         }
       }
@@ -395,6 +413,31 @@ export class SqliteDoor {
       this.syncing = false;
       if (this.closed) this.closeWalFd();
     }
+  }
+
+  /**
+   * Before a durable write of an unconfirmed door, under the write lock: a checkpoint that copies
+   * the whole WAL into the database and fsyncs it (SQLite marks frames copied only after that
+   * fsync) makes every commit so far durable whatever became of the WAL's pages, and the door is
+   * confirmed again; otherwise the write is refused, uncommitted. Reopening the door also
+   * recovers (the last connection's close checkpoints the WAL).
+   */
+  private async confirm(): Promise<void> {
+    let done: CheckpointDone;
+    if (this.checkpointer) done = await this.checkpointer.checkpointNow(this.path);
+    else {
+      try {
+        // The writer is at synchronous=FULL here: the checkpoint fsyncs the WAL and the database.
+        done = { id: 0, ok: true, ...(this.writer.$client.query("PRAGMA wal_checkpoint(PASSIVE)").get() as { busy: number; log: number; checkpointed: number }) };
+      } catch (err) {
+        done = { id: 0, ok: false, error: String(err) };
+      }
+    }
+    if (!done.ok || done.busy !== 0 || done.checkpointed !== done.log) {
+      throw unavailable("An earlier write could not be confirmed on disk, and the database could not be checkpointed yet; writes are refused meanwhile, try again", 1);
+    }
+    this.unconfirmed = false;
+    this.logger?.info("the WAL is checkpointed after a failed fsync: durable writes are accepted again", { path: this.path });
   }
 
   /** After each commit of the door: a checkpoint within CHECKPOINT_MS. */
@@ -407,10 +450,11 @@ export class SqliteDoor {
   /**
    * A checkpoint on the checkpointer's thread, in up to two PASSIVE passes: the first copies the
    * WAL's frames into the database while writes go on; when the WAL holds RESTART_FRAMES or more,
-   * or grew (`grew`), the second, under the write lock (writes wait, the event loop does not),
-   * copies the frames committed meanwhile, so that the WAL is wholly in the database and the next
-   * transaction starts it over (under steady writes a checkpoint that runs beside them is never
-   * complete, and the WAL would grow without end). The door stays open
+   * or grew (`grew`), the second, under the write lock (writes wait, the event loop does not;
+   * the lock is taken once the thread is free for this pass), copies the frames committed
+   * meanwhile, so that the WAL is wholly in the database and the next transaction starts it over
+   * (under steady writes a checkpoint that runs beside them is never complete, and the WAL would
+   * grow without end). The door stays open
    * meanwhile (`active`): a corporation's file is moved or deleted only with its WAL checkpointed
    * by the last connection's close. A failed checkpoint gives the job back to SQLite
    * (autocheckpoint on the writer).
@@ -423,22 +467,28 @@ export class SqliteDoor {
     this.checkpointing = true;
     this.active++;
     if (this.walFd !== null) this.walHighWater = fstatSync(this.walFd).size;
+    // The commits made after the last pass began are not in the database: they arm the next one.
+    let covered = this.commits;
     const passes = async () => {
       const first = await checkpointer.checkpoint(this.path);
       // Even a first pass that copied every frame it saw missed the commits made during it.
       if (!first.ok || this.closed || (!grew && first.log < RESTART_FRAMES)) return first;
-      const wait = this.lock.tryAcquire();
-      if (wait) {
-        try {
-          await wait;
-        } catch {
-          return first; // a write held the lock for 10 s: the next checkpoint tries again
-        }
-      }
+      // The write lock is taken once the checkpointer's thread is free for this pass, not while
+      // it works for other databases (writes would wait for those too).
+      let locked = false;
+      const ready = async () => {
+        const wait = this.lock.tryAcquire();
+        if (wait) await wait;
+        locked = true;
+        if (this.closed) throw new Error("the database was closed");
+        covered = this.commits;
+      };
       try {
-        return this.closed ? first : await checkpointer.checkpoint(this.path);
+        return await checkpointer.whenReady(this.path, "PASSIVE", ready);
+      } catch {
+        return first; // closed, or a write held the lock for 10 s: the next checkpoint tries again
       } finally {
-        this.lock.release();
+        if (locked) this.lock.release();
       }
     };
     void passes()
@@ -449,7 +499,7 @@ export class SqliteDoor {
         if (!done.ok && !this.closed) {
           this.checkpointer = null;
           this.writerHandle?.$client.exec("PRAGMA wal_autocheckpoint = 1000");
-        }
+        } else if (!this.closed && this.commits !== covered) this.committed();
       });
   }
 
@@ -511,6 +561,7 @@ export class SqliteDoor {
         }
         let outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[];
         try {
+          if (this.unconfirmed) await this.confirm();
           outcomes = await this.transaction(async (tx) => {
             const out: typeof outcomes = [];
             const client = tx.$client;
@@ -592,17 +643,25 @@ export class SqliteDoor {
    */
   async maintain({ checkpoint, optimize }: { checkpoint: boolean; optimize: boolean }): Promise<{ checkpointed: boolean; optimized: boolean }> {
     this.active++;
-    try {
+    const checkpointer = this.checkpointer;
+    let locked = false;
+    const lock = async () => {
       const wait = this.lock.tryAcquire();
       if (wait) await wait;
+      locked = true;
+    };
+    try {
       try {
-        const client = this.writer.$client;
         let checkpointed = false;
-        if (checkpoint && this.checkpointer) {
-          // On the checkpointer's thread; no write of the door runs meanwhile (the lock).
-          const done = await this.checkpointer.checkpoint(this.path, "TRUNCATE");
+        if (checkpoint && checkpointer) {
+          // On the checkpointer's thread; no write of the door runs meanwhile (the lock, taken
+          // once the thread is free for this checkpoint).
+          const done = await checkpointer.whenReady(this.path, "TRUNCATE", lock);
           checkpointed = done.ok && done.busy === 0;
-        } else if (checkpoint) {
+        }
+        if (!locked) await lock();
+        const client = this.writer.$client;
+        if (checkpoint && !checkpointer) {
           client.exec("PRAGMA busy_timeout = 1000");
           try {
             checkpointed = (client.query("PRAGMA wal_checkpoint(TRUNCATE)").get() as { busy: number } | null)?.busy === 0;
@@ -616,7 +675,7 @@ export class SqliteDoor {
         }
         return { checkpointed, optimized: optimize };
       } finally {
-        this.lock.release();
+        if (locked) this.lock.release();
       }
     } finally {
       this.active--;

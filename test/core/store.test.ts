@@ -4,7 +4,7 @@
 // roll back alone, and events are told only after COMMIT.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { requireSqliteClient } from "../../src/db/sqlite";
-import { makeApp, startAndLogin, type TestApp } from "../support/helpers";
+import { addUser, makeApp, startAndLogin, type TestApp } from "../support/helpers";
 
 let t: TestApp;
 let corpId: string;
@@ -209,20 +209,53 @@ describe("core/store: a write is acknowledged only once its commit is on disk (P
     }
   });
 
-  test("a failing fsync answers 503 (plain and grouped writes), and the next writes succeed", async () => {
+  test("a failing fsync answers 503 and still runs the after-commit steps; durable writes are then refused, uncommitted, until a checkpoint has copied the whole WAL", async () => {
+    const { Database } = await import("bun:sqlite");
     const door = t.ctx.tenants.door(corpId);
     const real = door.syncFile;
-    door.syncFile = () => Promise.reject(new Error("EIO: i/o error, fdatasync"));
+    // A reader of another connection whose snapshot predates the failing commits: no checkpoint
+    // can copy those frames while it lasts.
+    const pinned = new Database((door as unknown as { path: string }).path, { readonly: true });
+    pinned.run("BEGIN");
+    pinned.query("SELECT count(*) FROM cities").get();
     try {
-      const refused = await t.req("POST", "/api/city", city("Unconfirmed"));
-      expect(refused.status).toBe(503);
-      expect(refused.body.detail).toContain("not acknowledged");
-      const grouped = t.ctx.store.tenant(corpId).writeGrouped((tx) => requireSqliteClient(tx).run("INSERT INTO notes (id, user_id, content, created_at, updated_at) VALUES ('g', 'u', '', 'x', 'x')"));
-      expect(await grouped.then(() => null, (e: { status?: number }) => e.status)).toBe(503);
+      door.syncFile = () => Promise.reject(new Error("EIO: i/o error, fdatasync"));
+      try {
+        // Committed, so its after-commit steps run; a sibling whose savepoint rolled back runs none.
+        const ran: string[] = [];
+        const grouped = t.ctx.store.tenant(corpId).writeGrouped((tx, w) => {
+          w.afterCommit(() => ran.push("g"));
+          requireSqliteClient(tx).run("INSERT INTO notes (id, user_id, content, created_at, updated_at) VALUES ('g', 'u', '', 'x', 'x')");
+        });
+        const failed = t.ctx.store.tenant(corpId).writeGrouped((_tx, w) => {
+          w.afterCommit(() => ran.push("rolled back"));
+          throw new Error("no");
+        });
+        expect(await grouped.then(() => null, (e: { status?: number; message: string }) => [e.status, e.message])).toEqual([503, expect.stringContaining("not acknowledged")]);
+        expect(await failed.then(() => null, (e: Error) => e.message)).toBe("no");
+        expect(ran).toEqual(["g"]);
+        // The door is unconfirmed, and the pinned reader keeps the checkpoint from copying the
+        // whole WAL: refused before BEGIN, nothing written.
+        const refused = await t.req("POST", "/api/city", city("Unconfirmed"));
+        expect(refused.status).toBe(503);
+        expect(refused.body.detail).toContain("could not be checkpointed");
+      } finally {
+        door.syncFile = real;
+      }
+      // The disk answers again, but the frames of the failed fsync may never have reached it: a
+      // later fsync proves nothing about them.
+      const again = await t.req("POST", "/api/city", city("Refused"));
+      expect(again.status).toBe(503);
+      expect(again.headers.get("retry-after")).toBe("1");
+      expect(await countCities("Refused")).toBe(0);
+      expect(await countCities("Unconfirmed")).toBe(0);
     } finally {
-      door.syncFile = real;
+      pinned.run("COMMIT");
+      pinned.close();
     }
+    // Nothing pins the WAL now: the next write checkpoints it whole, then commits and is confirmed.
     expect((await t.req("POST", "/api/city", city("Confirmed"))).status).toBe(200);
+    expect((await t.req("POST", "/api/city", city("Confirmed 2"))).status).toBe(200);
   });
 
   test("durable: false does not wait for the fsync", async () => {
@@ -253,9 +286,10 @@ describe("core/store: WAL checkpoints run on the checkpointer's thread", () => {
     const path = join(mkdtempSync(join(tmpdir(), "corpadmin-door-")), "ckpt.db");
     const checkpointer = new Checkpointer();
     const asked: { log: number; checkpointed: number }[] = [];
-    const run = checkpointer.checkpoint.bind(checkpointer);
-    checkpointer.checkpoint = async (p, mode) => {
-      const done = await run(p, mode);
+    // Every checkpoint goes through whenReady (the second pass with its lock-taking `ready`).
+    const run = checkpointer.whenReady.bind(checkpointer);
+    checkpointer.whenReady = async (p, mode, ready) => {
+      const done = await run(p, mode, ready);
       if (done.ok && mode !== "TRUNCATE") asked.push({ log: done.log, checkpointed: done.checkpointed });
       return done;
     };
@@ -288,6 +322,90 @@ describe("core/store: WAL checkpoints run on the checkpointer's thread", () => {
       expect(await door.read((db) => db.$client.query("SELECT count(*) AS n FROM t").get())).toEqual({ n: 7 });
     } finally {
       door.close();
+      await checkpointer.close();
+    }
+  });
+
+  test("a commit made while a checkpoint runs arms the next one", async () => {
+    const { mkdtempSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { SqliteDoor } = await import("../../src/db/door");
+    const { Checkpointer } = await import("../../src/db/checkpointer");
+    const { openTenantDb } = await import("../../src/db/sqlite");
+    const path = join(mkdtempSync(join(tmpdir(), "corpadmin-door-")), "rearm.db");
+    const checkpointer = new Checkpointer();
+    const asked: { log: number; checkpointed: number }[] = [];
+    const run = checkpointer.whenReady.bind(checkpointer);
+    let during: (() => Promise<void>) | null = null;
+    checkpointer.whenReady = async (p, mode, ready) => {
+      const done = await run(p, mode, ready);
+      // A commit after the pass copied the WAL, before the door hears its answer.
+      if (during) {
+        const commit = during;
+        during = null;
+        await commit();
+      }
+      if (done.ok) asked.push({ log: done.log, checkpointed: done.checkpointed });
+      return done;
+    };
+    const door = new SqliteDoor(openTenantDb(path), path, { checkpointer });
+    try {
+      await door.write((tx) => tx.$client.run("CREATE TABLE t (x)"));
+      during = () => door.write((tx) => tx.$client.run("INSERT INTO t VALUES (1)")).then(() => undefined);
+      for (let i = 0; i < 60 && asked.length < 2; i++) await Bun.sleep(50);
+      expect(asked.length).toBe(2);
+      // The second checkpoint copied the late commit's frames (the WAL started over with them).
+      expect(asked[1].log).toBeGreaterThan(0);
+      expect(asked[1].checkpointed).toBe(asked[1].log);
+    } finally {
+      door.close();
+      await checkpointer.close();
+    }
+  });
+  test("a second pass waiting for the checkpointer's thread (busy with another database) does not hold the door's write lock", async () => {
+    const { mkdtempSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { SqliteDoor } = await import("../../src/db/door");
+    const { Checkpointer } = await import("../../src/db/checkpointer");
+    const { openTenantDb } = await import("../../src/db/sqlite");
+    const dir = mkdtempSync(join(tmpdir(), "corpadmin-door-"));
+    const [pa, pc] = [join(dir, "a.db"), join(dir, "c.db")];
+    const checkpointer = new Checkpointer();
+    const other = gate();
+    const passes: string[] = [];
+    const run = checkpointer.whenReady.bind(checkpointer);
+    checkpointer.whenReady = async (p, mode, ready) => {
+      const done = await run(p, mode, ready);
+      passes.push(ready ? "second" : "first");
+      // Another database's checkpoint takes the thread just as A's first pass answers: it holds
+      // it until `other` opens (as a long checkpoint of a large WAL would).
+      if (passes.length === 1) void run(pc, "PASSIVE", () => other.opened);
+      return done;
+    };
+    const c = new SqliteDoor(openTenantDb(pc), pc);
+    const a = new SqliteDoor(openTenantDb(pa), pa, { checkpointer });
+    try {
+      await c.write((tx) => tx.$client.run("CREATE TABLE t (x BLOB)"));
+      await a.write((tx) => tx.$client.run("CREATE TABLE t (x BLOB)"));
+      // 6 MB: a checkpoint at once, whose second pass needs A's write lock.
+      await a.write((tx) => {
+        for (let i = 0; i < 6; i++) tx.$client.run("INSERT INTO t VALUES (randomblob(1048576))");
+      });
+      for (let i = 0; i < 100 && passes.length < 1; i++) await Bun.sleep(10);
+      expect(passes).toEqual(["first"]);
+      // The second pass is queued behind the other database: A's writes go on meanwhile.
+      const small = a.write((tx) => tx.$client.run("INSERT INTO t VALUES (x'00')")).then(() => "written");
+      expect(await Promise.race([small, Bun.sleep(2000).then(() => "waited")])).toBe("written");
+      expect(passes).toEqual(["first"]);
+      other.open();
+      for (let i = 0; i < 100 && passes.length < 2; i++) await Bun.sleep(10);
+      expect(passes).toEqual(["first", "second"]);
+    } finally {
+      other.open();
+      a.close();
+      c.close();
       await checkpointer.close();
     }
   });
@@ -457,5 +575,28 @@ describe("core/store: a read callback that awaits keeps one read transaction (th
     } finally {
       door.close();
     }
+  });
+});
+
+describe("POST /api/corp/{id}/block: a write whose fsync fails still runs its after-commit steps", () => {
+  test("the 503 leaves the corporation cache and the gate seeing BLOCKED (the COMMIT happened)", async () => {
+    // A user the gate applies to (the built-in admin is a super admin, whom it lets through).
+    const user = await addUser(t, corpId, { services: ["platform.city"] });
+    expect((await t.req("GET", "/api/city", { token: user.token })).status).toBe(200);
+    const door = (t.ctx.tenants as unknown as { platformDoor: import("../../src/db/door").SqliteDoor }).platformDoor;
+    const real = door.syncFile;
+    door.syncFile = () => Promise.reject(new Error("EIO: i/o error, fdatasync"));
+    let blocked;
+    try {
+      blocked = await t.req("POST", `/api/corp/${corpId}/block`, { token });
+    } finally {
+      door.syncFile = real;
+    }
+    expect(blocked.status).toBe(503);
+    expect(blocked.body.detail).toContain("not acknowledged");
+    expect((await t.ctx.corps.get(corpId))?.status).toBe("BLOCKED");
+    const gated = await t.req("GET", "/api/city", { token: user.token });
+    expect(gated.status).toBe(403);
+    expect(gated.body.type).toContain("corp-blocked");
   });
 });
