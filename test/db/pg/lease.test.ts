@@ -4,7 +4,6 @@
 // starts (every start and stop is stamped on one clock and the intervals must not overlap).
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
-import { sql } from "drizzle-orm";
 import { PgDoors } from "../../../src/db/pg/door";
 import { LeaseLost, Leases, type LeaseHandle } from "../../../src/db/pg/lease";
 import { startPostgres, type TestPostgres } from "../../support/postgres";
@@ -199,7 +198,7 @@ describe("db/pg/lease: work only one node may do", () => {
     doors.platform.write(async (tx) => {
       await lease.fence(tx);
       await wait;
-      await tx.execute(sql`INSERT INTO work_log (note) VALUES (${note})`);
+      await tx.$client.query("INSERT INTO work_log (note) VALUES (?1)").run(note);
     });
   const notes = async () => (await su`SELECT note FROM work_log ORDER BY note`).map((r: { note: string }) => r.note);
 
