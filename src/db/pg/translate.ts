@@ -6,12 +6,14 @@
 // - placeholders: `?`, `?N`, and named `$name` / `:name` / `@name` (bun:sqlite's object binding) → `$n`
 // - `like` → `ilike` (SQLite's LIKE ignores ASCII case); `ifnull` → `coalesce`; `instr` → `strpos`
 // - `INSERT OR IGNORE` → `... ON CONFLICT DO NOTHING`; `ON CONFLICT ("t"."x")` → `ON CONFLICT ("x")`,
-//   and on a tenant table `("corp_id", "x")` (the shared layout's unique keys lead with corp_id)
+//   and on a tenant table `("corp_id", "x")` (the shared layout's unique keys lead with corp_id);
+//   a bare column read in `DO UPDATE SET` → `"t"."col"` (the existing row, as SQLite reads it)
 // - Drizzle's `null` for a column an insert leaves out → `default` (an identity `seq` numbers the
 //   row, as SQLite's rowid alias does; any other column's default is NULL, as on SQLite)
 // - `group_concat(x[, sep])` → `string_agg((x)::text, sep)`; `json_array` → `json_build_array`;
 //   `total(x)` → `coalesce(sum(x), 0)`; the scalar `max(a, b)` / `min(a, b)` → `greatest` / `least`;
-//   `json_each(x)` → `json_array_elements((x)::text::json)`; `json_extract(x, '$[n]' | '$.k')` → `(x ->> ...)`
+//   `json_each(x)` → `json_array_elements_text((x)::text::json)`; `json_extract(x, '$[n]' | '$.k')` →
+//   `((x)::json ->> ...)`
 //   (text, where SQLite returns the JSON value's own type)
 // - `rowid` → `ctid` (the `DELETE ... WHERE rowid IN (SELECT rowid ... LIMIT n)` form)
 // - `INDEXED BY i` / `NOT INDEXED` dropped, `CROSS JOIN t ON` → `JOIN t ON`, unary `+col` → `col`
@@ -22,7 +24,8 @@
 // NOT translated: the statement is refused with an error naming the construct (UNTRANSLATABLE
 // below), so a module statement the lead must rewrite fails loudly in tests rather than oddly.
 // Left to PostgreSQL's own inference: a placeholder whose type no context gives (`SELECT ?2`, then
-// `s + ?3`) is text there; such statements need a cast where they are written.
+// `s + ?3`) is text there; such statements need a cast where they are written. A placeholder first
+// met in `? IS NULL` is cast to text (the optional-filter form `?3 IS NULL OR col = ?3` on an id).
 import { is } from "drizzle-orm";
 import { getTableConfig as pgTableConfig, PgTable } from "drizzle-orm/pg-core";
 import * as platformSchema from "./platform";
@@ -56,8 +59,10 @@ function tableNames(schema: Record<string, unknown>): PgTable[] {
 /** Names of the columns that are boolean on PostgreSQL, and the jsonb columns by table. */
 const booleanColumns = new Set<string>();
 const jsonbColumns = new Map<string, Set<string>>();
+const columnsOf = new Map<string, string[]>();
 for (const table of [...tableNames(tenantSchema), ...tableNames(platformSchema)]) {
   const cfg = pgTableConfig(table);
+  columnsOf.set(cfg.name, cfg.columns.map((c) => c.name));
   for (const col of cfg.columns) {
     const type = col.getSQLType();
     if (type === "boolean") booleanColumns.add(col.name);
@@ -212,11 +217,37 @@ function insertDefaults(text: string): string {
   return out + text.slice(at);
 }
 
+/**
+ * In an upsert's `DO UPDATE SET`, a bare column means the existing row on SQLite and is ambiguous
+ * (that row or `excluded`) on PostgreSQL: qualified with the table's name, except where assigned.
+ */
+function qualifyUpsert(text: string): string {
+  const m = /^\s*insert\s+into\s+"?(\w+)"?/i.exec(text);
+  const set = /\bdo\s+update\s+set\b/i.exec(text);
+  const cols = m && columnsOf.get(m[1]);
+  if (!m || !set || !cols) return text;
+  const end = /\breturning\b/i.exec(text.slice(set.index))?.index;
+  const stop = end === undefined ? text.length : set.index + end;
+  const names = cols.join("|");
+  const re = new RegExp(`(?<![."\\w$])(?:"(${names})"|\\b(${names})\\b(?!"))(?!\\s*=(?!=))`, "g");
+  const body = text.slice(set.index + set[0].length, stop).replace(re, (_, quoted: string | undefined, bare: string | undefined) => `"${m[1]}"."${quoted ?? bare}"`);
+  return text.slice(0, set.index + set[0].length) + body + text.slice(stop);
+}
+
 function rewrite(sqlite: string, tenant: boolean): Translated {
   const { masked, literals } = mask(sqlite);
   for (const [re, what] of UNTRANSLATABLE) if (re.test(masked)) throw new Error(`not translatable to PostgreSQL (${what}): ${sqlite}`);
   const p = placeholders(masked);
   let text = p.text;
+
+  // `?3 IS NULL OR col = ?3`: PostgreSQL types a parameter where it first meets it, and IS NULL
+  // gives no type. Such optional filters compare ids (text) here, so that first use is cast to text.
+  const seen = new Set<string>();
+  text = text.replace(/\$(\d+)(\s+is\s+(?:not\s+)?null\b)?/gi, (ph: string, n: string, isNull: string | undefined) => {
+    const first = !seen.has(n);
+    seen.add(n);
+    return first && isNull ? `$${n}::text${isNull}` : ph;
+  });
 
   let orIgnore = false;
   text = text.replace(/\binsert\s+or\s+ignore\s+into\b/i, () => {
@@ -233,7 +264,7 @@ function rewrite(sqlite: string, tenant: boolean): Translated {
     .replace(/\browid\b/gi, "ctid")
     .replace(BOOL_COMPARE, (_, lhs: string, bit: string) => `${lhs}${bit === "1" ? "true" : "false"}`)
     .replace(BOOL_IN, (_, lhs: string, bits: string) => `${lhs}${bits.replace(/[01]/g, (b) => (b === "1" ? "true" : "false"))})`)
-    .replace(/\b(and|or)\s+([01])(?=\s*\))/gi, (_, op: string, bit: string) => `${op} ${bit === "1" ? "true" : "false"}`)
+    .replace(/\b(and|or)\s+([01])(?=\s*(?:\)|$|order\b|group\b|limit\b))/gi, (_, op: string, bit: string) => `${op} ${bit === "1" ? "true" : "false"}`)
     .replace(/\(\s*([01])\s+(and|or)\b/gi, (_, bit: string, op: string) => `(${bit === "1" ? "true" : "false"} ${op}`);
 
   text = rewriteCalls(text, "ifnull", (a) => `coalesce(${a.join(", ")})`);
@@ -244,11 +275,12 @@ function rewrite(sqlite: string, tenant: boolean): Translated {
   text = rewriteCalls(text, "max", (a) => (a.length > 1 ? `greatest(${a.join(", ")})` : null));
   text = rewriteCalls(text, "min", (a) => (a.length > 1 ? `least(${a.join(", ")})` : null));
   // Through text: a parameter typed json would be JSON-encoded again by Bun.sql.
-  text = rewriteCalls(text, "json_each", (a) => `json_array_elements((${a[0]})::text::json)`);
+  // _text: a list of ids compares as text; an element that is itself JSON goes through ::json below.
+  text = rewriteCalls(text, "json_each", (a) => `json_array_elements_text((${a[0]})::text::json)`);
   text = rewriteCalls(text, "json_extract", (a) => {
     const path = /^'\$(?:\[(\d+)\]|\.(\w+))'$/.exec(unmask(a[1] ?? "", literals));
     if (!path) throw new Error(`not translatable to PostgreSQL (a json_extract path other than '$[n]' or '$.key'): ${sqlite}`);
-    return path[1] !== undefined ? `(${a[0]} ->> ${path[1]})` : `(${a[0]} ->> '${path[2]}')`;
+    return path[1] !== undefined ? `((${a[0]})::json ->> ${path[1]})` : `((${a[0]})::json ->> '${path[2]}')`;
   });
 
   text = text.replace(/\bon\s+conflict\s*\(([^)]*)\)/gi, (_, target: string) => {
@@ -256,6 +288,7 @@ function rewrite(sqlite: string, tenant: boolean): Translated {
     if (tenant && !cols.includes(CORP)) cols.unshift(CORP);
     return `on conflict (${cols.join(", ")})`;
   });
+  text = qualifyUpsert(text);
   if (orIgnore) {
     const returning = /\breturning\b/i.exec(text);
     text = returning ? `${text.slice(0, returning.index)}on conflict do nothing ${text.slice(returning.index)}` : `${text.replace(/\s*;?\s*$/, "")} on conflict do nothing`;

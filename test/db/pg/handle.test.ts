@@ -178,6 +178,24 @@ describe("db/pg/handle: the same Drizzle queries on SQLite and PostgreSQL", () =
     same(await bothWrite(async (db) => changes(await db.$client.query("DELETE FROM cities WHERE rowid IN (SELECT rowid FROM cities WHERE state = ?1 LIMIT ?2)").run("PR", 10))));
   });
 
+  test("the modules' hand-written forms: an upsert reading the existing row, optional filters, json_each, a constant-false filter", async () => {
+    const upsert =
+      "INSERT INTO metrics (id, name, data_type, periodicity, start_date, created_at, updated_at) VALUES (?1, ?2, 'Int', '1h', '2026-01-01', ?3, ?3) " +
+      "ON CONFLICT (name) DO UPDATE SET periodicity = periodicity || '+', updated_at = excluded.updated_at RETURNING periodicity";
+    same(await bothWrite((db) => db.$client.query(upsert).get("u1", "upserted", AT)));
+    expect(same(await bothWrite((db) => db.$client.query(upsert).get("u2", "upserted", AT)))).toEqual({ periodicity: "1h+" });
+    const optional = "SELECT id FROM cities WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR name = ?2) ORDER BY id";
+    same(await bothRead((db) => db.$client.query(optional).all(null, null)));
+    same(await bothRead((db) => db.$client.query(optional).all("SP", null)));
+    const days = JSON.stringify([["d1", "c1", "c3"], ["d2", "c3", "c9"]]);
+    const perDay =
+      "WITH d(date, s, e) AS (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]') FROM json_each(?1)) " +
+      "SELECT d.date AS date, count(c.id) AS n FROM d LEFT JOIN cities c ON c.id >= d.s AND c.id < d.e GROUP BY d.date ORDER BY d.date";
+    same(await bothRead((db) => db.$client.query(perDay).all(days)));
+    same(await bothRead((db) => db.$client.query("SELECT id FROM cities WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY id").all(JSON.stringify(["c1", "c2"]))));
+    expect(same(await bothRead((db) => db.$client.query("SELECT count(*) AS n FROM cities WHERE state = ?1 AND 0").get("SP")))).toEqual({ n: 0 });
+  });
+
   test("metric values keep their type: a number stays a number, a text a text, a boolean 1/0", async () => {
     await bothWrite((db) =>
       db.insert(metrics).values({ id: "mv", name: "mixed", data_type: "Int", periodicity: "1h", start_date: "2026-01-01", created_at: AT, updated_at: AT }),
