@@ -15,7 +15,8 @@
 //   `json_each(x)` → `json_array_elements_text((x)::text::json)`; `json_extract(x, '$[n]' | '$.k')` →
 //   `((x)::json ->> ...)`
 //   (text, where SQLite returns the JSON value's own type)
-// - `rowid` → `ctid` (the `DELETE ... WHERE rowid IN (SELECT rowid ... LIMIT n)` form)
+// - `rowid IN (SELECT rowid ...)` → `ctid IN (SELECT ctid ...)` (the bounded-DELETE form); any other
+//   rowid is refused (a number the code keeps has no PostgreSQL counterpart)
 // - `INDEXED BY i` / `NOT INDEXED` dropped, `CROSS JOIN t ON` → `JOIN t ON`, unary `+col` → `col`
 // - `col = 0|1`, `col <> 0|1`, `col IN (0, 1)` for a column that is boolean on PostgreSQL →
 //   `false`/`true`; a bare `0`/`1` operand of AND/OR (Drizzle's `sql\`0\``) likewise
@@ -261,12 +262,14 @@ function rewrite(sqlite: string, tenant: boolean): Translated {
     .replace(/\bnot\s+indexed\b/gi, "")
     .replace(/\bcross\s+join\s+("?\w+"?(?:\s+(?!on\b)\w+)?)\s+on\b/gi, "join $1 on")
     .replace(/(\b(?:and|or|where|on|not|when|then)\s+|[(,]\s*)\+(?=[A-Za-z_"])/gi, "$1")
-    .replace(/\browid\b/gi, "ctid")
+    .replace(/\browid(\s+in\s*\(\s*select\s+)rowid\b/gi, "ctid$1ctid")
     .replace(BOOL_COMPARE, (_, lhs: string, bit: string) => `${lhs}${bit === "1" ? "true" : "false"}`)
     .replace(BOOL_IN, (_, lhs: string, bits: string) => `${lhs}${bits.replace(/[01]/g, (b) => (b === "1" ? "true" : "false"))})`)
     .replace(/\b(and|or)\s+([01])(?=\s*(?:\)|$|order\b|group\b|limit\b))/gi, (_, op: string, bit: string) => `${op} ${bit === "1" ? "true" : "false"}`)
     .replace(/\(\s*([01])\s+(and|or)\b/gi, (_, bit: string, op: string) => `(${bit === "1" ? "true" : "false"} ${op}`);
 
+  // Anywhere else a rowid is a number the code keeps (list.ts's match sets): ctid is no number.
+  if (/\browid\b/i.test(text)) throw new Error(`not translatable to PostgreSQL (rowid outside "rowid IN (SELECT rowid ...)"): ${sqlite}`);
   text = rewriteCalls(text, "ifnull", (a) => `coalesce(${a.join(", ")})`);
   text = rewriteCalls(text, "instr", (a) => `strpos(${a.join(", ")})`);
   text = rewriteCalls(text, "group_concat", (a) => `string_agg((${a[0]})::text, ${a[1] ?? "','"})`);

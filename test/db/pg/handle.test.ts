@@ -234,6 +234,7 @@ describe("db/pg/translate: what PostgreSQL cannot run is refused by name", () =>
     expect(() => translate("SELECT changes() AS n", { tenant: true })).toThrow(/changes/);
     expect(() => translate("SELECT 1 FROM t WHERE a GLOB ?", { tenant: true })).toThrow(/GLOB/);
     expect(() => translate("PRAGMA foreign_keys = ON", { tenant: false })).toThrow(/PRAGMA/);
+    expect(() => translate("SELECT max(rowid) FROM persons", { tenant: true })).toThrow(/rowid outside/);
     await expect(doors.tenant(A).read((db) => db.$client.query("SELECT changes() AS n").get())).rejects.toThrow(/not translatable/);
     // A literal is never rewritten: the text of a string keeps its `?`, `like` and rowid.
     expect(translate("SELECT 'a ? like rowid' AS x, ?", { tenant: true }).sql).toBe("SELECT 'a ? like rowid' AS x, $1");
