@@ -174,6 +174,11 @@ describe("db/pg/handle: the same Drizzle queries on SQLite and PostgreSQL", () =
     same(await bothWrite(async (db) => changes(await db.$client.query("UPDATE cities SET updated_at = ?2 WHERE state = ?1").run("SP", "2026-04-01T00:00:00.000+00:00"))));
     same(await bothWrite(async (db) => changes(await db.$client.query("UPDATE cities SET name = $name WHERE id = $id").run({ $name: "Alpha", $id: "c1" }))));
     same(await bothWrite(async (db) => changes(await db.$client.query("INSERT OR IGNORE INTO cities (id, name, state, country, created_at, updated_at) VALUES (?1, 'Dup', 'SP', 'BR', ?2, ?2)").run("c1", AT))));
+    // Drizzle's db.all/get/run/values of a sql`` template: rows as bun-sqlite gives them (all: objects; get, values: arrays).
+    same(await bothRead((db) => db.all(sql`SELECT id, name FROM cities WHERE state = ${"SP"} ORDER BY id`)));
+    same(await bothRead((db) => db.get(sql`SELECT count(*) AS n FROM cities WHERE id = ${"c1"}`)));
+    same(await bothRead((db) => db.values(sql`SELECT id FROM cities ORDER BY id`)));
+    same(await bothWrite(async (db) => changes(await db.run(sql`UPDATE cities SET updated_at = ${AT} WHERE id = ${"c2"}`))));
     // The retention form: a bounded DELETE through rowid (ctid on PostgreSQL).
     same(await bothWrite(async (db) => changes(await db.$client.query("DELETE FROM cities WHERE rowid IN (SELECT rowid FROM cities WHERE state = ?1 LIMIT ?2)").run("PR", 10))));
   });
