@@ -11,10 +11,10 @@
 // - Drizzle's `null` for a column an insert leaves out → `default` (an identity `seq` numbers the
 //   row, as SQLite's rowid alias does; any other column's default is NULL, as on SQLite)
 // - `group_concat(x[, sep])` → `string_agg((x)::text, sep)`; `json_array` → `json_build_array`;
-//   `total(x)` → `coalesce(sum(x), 0)`; the scalar `max(a, b)` / `min(a, b)` → `greatest` / `least`;
-//   `json_each(x)` → `json_array_elements_text((x)::text::json)`; `json_extract(x, '$[n]' | '$.k')` →
-//   `((x)::json ->> ...)`
-//   (text, where SQLite returns the JSON value's own type)
+//   `total(x)` → `coalesce(sum(x), 0)`; the scalar `max(a, b)` / `min(a, b)` → `greatest` / `least`
+//   (which skip a NULL argument, where SQLite's give NULL); `json_each(x)` →
+//   `json_array_elements_text((x)::text::json)`; `json_extract(x, '$[n]' | '$.k')` →
+//   `((x)::json ->> ...)` (text, where SQLite returns the JSON value's own type)
 // - `rowid IN (SELECT rowid ...)` → `ctid IN (SELECT ctid ...)` (the bounded-DELETE form); any other
 //   rowid is refused (a number the code keeps has no PostgreSQL counterpart)
 // - `INDEXED BY i` / `NOT INDEXED` dropped, `CROSS JOIN t ON` → `JOIN t ON`, unary `+col` → `col`
@@ -288,7 +288,7 @@ function rewrite(sqlite: string, tenant: boolean): Translated {
 
   text = text.replace(/\bon\s+conflict\s*\(([^)]*)\)/gi, (_, target: string) => {
     const cols = target.split(",").map((c) => c.trim().replace(/^"\w+"\./, ""));
-    if (tenant && !cols.includes(CORP)) cols.unshift(CORP);
+    if (tenant && !cols.some((c) => c.replaceAll('"', "") === "corp_id")) cols.unshift(CORP);
     return `on conflict (${cols.join(", ")})`;
   });
   text = qualifyUpsert(text);

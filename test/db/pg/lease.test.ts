@@ -85,8 +85,12 @@ async function until(cond: () => boolean, ms: number): Promise<void> {
 /** The backends holding an advisory lock (only leases take session locks in this database). */
 // The lease sessions: a lease lock is exclusive, while a fenced write in flight holds the fence key
 // shared (its backend must not be taken for the holder's).
+/** The sessions holding an exclusive advisory lock, but the platform door's writer lock (a fenced write in flight holds it). */
 const holders = async () =>
-  (await su`SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND mode = 'ExclusiveLock' AND database = (SELECT oid FROM pg_database WHERE datname = 'corpadmin')`).map((r: { pid: number }) => r.pid);
+  (
+    await su`SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND mode = 'ExclusiveLock' AND database = (SELECT oid FROM pg_database WHERE datname = 'corpadmin')
+      AND ((classid::int8 << 32) | objid::int8) <> hashtextextended('corpadmin:platform', 0)`
+  ).map((r: { pid: number }) => r.pid);
 
 describe("db/pg/lease: work only one node may do", () => {
   test("timings that leave no time to renew and stop are refused", () => {
