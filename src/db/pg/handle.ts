@@ -187,6 +187,17 @@ const prepareQuery = SQLiteRemoteSession.prototype.prepareQuery as (...args: unk
 };
 
 /**
+ * A door's handle is already inside the door's transaction: sqlite-proxy's transaction() would
+ * send BEGIN/COMMIT on that connection and end the door's transaction early. Refused, as the
+ * SQLite door's callbacks must not call it either (docs/architecture.md).
+ */
+class Database extends SqliteRemoteDatabase<Record<string, never>> {
+  override transaction(): never {
+    throw new Error("a door's callback runs in the door's transaction: transaction() is not available");
+  }
+}
+
+/**
  * The handle over `conn`, a transaction's (or savepoint's) connection of Bun.sql: `tenant` for a
  * corporation's tables (conflict targets gain corp_id). Made per transaction (≈ 0.2 µs: a
  * session and a database object over the shared dialect).
@@ -209,7 +220,7 @@ export function pgHandle(conn: SQL, tenant: boolean): Handle {
     if (method !== "all") return callback(sqlite, params, method);
     return { rows: objectRows(await execute(conn, translate(sqlite, { tenant }), params, false)) };
   };
-  const db = new SqliteRemoteDatabase("async", dialect, session, undefined) as unknown as Handle;
+  const db = new Database("async", dialect, session, undefined) as unknown as Handle;
   (db as { $client: RawClient }).$client = rawClient(conn, tenant);
   return db;
 }

@@ -245,6 +245,10 @@ describe("db/pg/translate: what PostgreSQL cannot run is refused by name", () =>
     expect(translate("SELECT 'a ? like rowid' AS x, ?", { tenant: true }).sql).toBe("SELECT 'a ? like rowid' AS x, $1");
   });
 
+  test("a callback cannot open a transaction of its own on the door's connection", async () => {
+    await expect(doors.tenant(A).write((db) => db.transaction(async () => {}))).rejects.toThrow(/door's transaction/);
+  });
+
   test("a PostgreSQL error through the handle is a PgStatementError with the server's SQLSTATE", async () => {
     const err = await doors.tenant(A).read((db) => db.$client.query("SELECT no_such_column FROM cities").all()).catch((e) => e);
     expect(err).toBeInstanceOf(PgStatementError);
