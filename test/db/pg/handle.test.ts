@@ -81,6 +81,9 @@ describe("db/pg/handle: the same Drizzle queries on SQLite and PostgreSQL", () =
     // SQLite's LIKE ignores ASCII case: "%BETA%" finds "beta" on both.
     expect(same(await bothRead((db) => db.select({ id: cities.id }).from(cities).where(like(cities.name, "%BETA%"))))).toEqual([{ id: "c2" }]);
     same(await bothRead((db) => db.select({ id: persons.id }).from(persons).where(isNull(persons.email)).orderBy(persons.id)));
+    // src/lib/list.ts's scan condition: LIKE with an escaped wildcard.
+    same(await bothRead((db) => db.select({ id: cities.id }).from(cities).where(sql`${cities.name} LIKE ${"%a\\%%"} ESCAPE '\\'`)));
+    expect(same(await bothRead((db) => db.select({ id: cities.id }).from(cities).where(sql`${cities.name} LIKE ${"%PH%"} ESCAPE '\\'`)))).toEqual([{ id: "c1" }]);
     same(await bothRead((db) => db.select({ name: cities.name }).from(cities).orderBy(desc(cities.name)).limit(2).offset(1)));
     expect(same(await bothRead((db) => db.select({ n: count() }).from(cities)))).toEqual([{ n: 4 }]);
     same(await bothRead(async (db) => (await db.select({ n: count() }).from(cities).where(eq(cities.state, "SP")).get())!.n));
