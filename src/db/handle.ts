@@ -14,6 +14,8 @@ export interface RawStatement<R, P extends unknown[]> {
   /** The first row, or null. */
   get(...params: P): Promise<R | null>;
   all(...params: P): Promise<R[]>;
+  /** The rows as arrays of column values, in the statement's column order. */
+  values(...params: P): Promise<unknown[][]>;
   /** `changes`: rows inserted, updated or deleted. */
   run(...params: P): Promise<{ changes: number }>;
 }

@@ -151,6 +151,9 @@ function rawClient(conn: SQL, tenant: boolean): RawClient {
         async all(...params: P) {
           return objectRows(await execute(conn, t, params, false)) as R[];
         },
+        async values(...params: P) {
+          return arrayRows(await execute(conn, t, params, true));
+        },
         async run(...params: P) {
           return { changes: (await execute(conn, t, params, false)).affectedRows ?? 0 };
         },

@@ -169,9 +169,10 @@ describe("db/pg/handle: the same Drizzle queries on SQLite and PostgreSQL", () =
     expect(await doors.tenant(A).write(code).catch((e) => e.code)).toBe("ERR_POSTGRES_COMMIT_ROLLED_BACK");
   });
 
-  test("raw $client.query with ?N, ?, and named $params: get, all, run().changes", async () => {
+  test("raw $client.query with ?N, ?, and named $params: get, all, values, run().changes", async () => {
     same(await bothRead((db) => db.$client.query("SELECT id, name FROM cities WHERE state = ?1 AND name <> ?2 ORDER BY id").all("SP", "x")));
     same(await bothRead((db) => db.$client.query("SELECT id FROM cities WHERE id = ? OR id = ? ORDER BY id").all("c1", "c2")));
+    same(await bothRead((db) => db.$client.query("SELECT id, corporate, count(*) OVER () AS n FROM persons WHERE id <> ?1 ORDER BY id").values("p3")));
     expect(same(await bothRead((db) => db.$client.query("SELECT id FROM cities WHERE id = ?1").get("none")))).toBeNull();
     same(await bothRead((db) => db.$client.query("SELECT group_concat(id, '|') AS ids, ifnull(NULL, 'x') AS y FROM (SELECT id FROM cities ORDER BY id) t").get()));
     same(await bothWrite(async (db) => changes(await db.$client.query("UPDATE cities SET updated_at = ?2 WHERE state = ?1").run("SP", "2026-04-01T00:00:00.000+00:00"))));
