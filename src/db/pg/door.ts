@@ -22,7 +22,7 @@ import type { SQL } from "bun";
 import type { Door, WriteScope } from "../../core/store";
 import type { EventBus, EventGroup, EventPayload } from "../../core/events";
 import { newId } from "../../lib/ids";
-import { unavailable } from "../../lib/problem";
+import { notFound, unavailable } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
 import { is } from "drizzle-orm";
 import { getTableConfig, PgTable } from "drizzle-orm/pg-core";
@@ -124,20 +124,34 @@ export class PgDoors {
   private grouped = new Map<string, GroupedJob[]>();
 
   private lockTimeout: string;
+  private corporationMustExist: boolean;
 
   constructor(
     client: SQL,
     /** Told after each COMMIT that emitted events (this node's dispatcher and sockets); null: none. */
     private bus: EventBus | null = null,
-    { lockWaitMs = LOCK_WAIT_MS }: { lockWaitMs?: number } = {},
+    {
+      lockWaitMs = LOCK_WAIT_MS,
+      corporationMustExist = false,
+    }: {
+      lockWaitMs?: number;
+      /**
+       * A corporation's write first checks, under its writer lock, that the corporation is still
+       * in the platform's table (the app's doors): a write that waited behind the deletion of its
+       * corporation's rows answers 404 instead of leaving rows no corporation owns.
+       */
+      corporationMustExist?: boolean;
+    } = {},
   ) {
     this.client = client;
     this.lockTimeout = `${Math.max(1, Math.round(lockWaitMs))}ms`;
+    this.corporationMustExist = corporationMustExist;
   }
 
-  tenant(corpId: string): PgTenantDoor {
+  /** `checked: false`: a write does not check that the corporation exists (its deletion's own). */
+  tenant(corpId: string, { checked = this.corporationMustExist }: { checked?: boolean } = {}): PgTenantDoor {
     if (!corpId) throw new Error("a corporation's door needs its id");
-    return new PgDoor(this, corpId);
+    return new PgDoor(this, corpId, checked);
   }
 
   /** The platform tables' door: one platform writer at a time across nodes, as on SQLite; no events. */
@@ -156,10 +170,18 @@ export class PgDoors {
     }) as Promise<T>;
   }
 
-  /** Makes `corpId` the transaction's corporation; for a write, also takes its writer lock. */
-  async enter(conn: Conn, corpId: string, write: boolean, durable = true): Promise<void> {
+  /**
+   * Makes `corpId` the transaction's corporation; for a write, also takes its writer lock, and
+   * with `checked` then makes sure the corporation still exists. The check is its own statement,
+   * sent behind the lock's without waiting: under READ COMMITTED its snapshot is taken after the
+   * lock is held, so it sees a deletion that committed while this write waited.
+   */
+  async enter(conn: Conn, corpId: string, write: boolean, durable = true, checked = false): Promise<void> {
     try {
-      await this.setUp(conn, corpId, write, durable);
+      if (checked && corpId && write) {
+        const [, found] = await Promise.all([this.setUp(conn, corpId, write, durable), conn.unsafe("SELECT 1 FROM corporations WHERE id = $1", [corpId])]);
+        if (!(found as unknown[]).length) throw notFound("The corporation no longer exists");
+      } else await this.setUp(conn, corpId, write, durable);
     } catch (err) {
       // lock_not_available: the corporation's writer lock stayed taken for lock_timeout (a write
       // started inside another write of the same corporation would otherwise wait for ever).
@@ -215,7 +237,7 @@ export class PgDoors {
       let outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[];
       try {
         outcomes = (await this.client.begin(async (conn) => {
-          await this.enter(conn, corpId, true);
+          await this.enter(conn, corpId, true, true, this.corporationMustExist);
           const out: typeof outcomes = [];
           for (const [i, job] of jobs.entries()) {
             try {
@@ -253,6 +275,8 @@ class PgDoor implements PgTenantDoor {
   constructor(
     private doors: PgDoors,
     readonly corpId: string,
+    /** Writes check that the corporation exists (grouped writes follow the doors' setting). */
+    private checked = false,
   ) {}
 
   read<T>(fn: (db: PgTx) => T | Promise<T>): Promise<T> {
@@ -262,7 +286,7 @@ class PgDoor implements PgTenantDoor {
   async write<T>(fn: (tx: PgTx, scope: PgTenantWriteScope) => T | Promise<T>, { durable = true }: { durable?: boolean } = {}): Promise<T> {
     const scope = new PgScope(this.corpId);
     const result = (await this.doors.client.begin(async (conn) => {
-      await this.doors.enter(conn, this.corpId, true, durable);
+      await this.doors.enter(conn, this.corpId, true, durable, this.checked);
       const tx = pgHandle(conn, this.corpId !== "");
       const out = await fn(tx, scope);
       await scope.flush(tx);
