@@ -11,6 +11,7 @@
 // - Drizzle's `null` for a column an insert leaves out → `default` (an identity `seq` numbers the
 //   row, as SQLite's rowid alias does; any other column's default is NULL, as on SQLite)
 // - `group_concat(x[, sep])` → `string_agg((x)::text, sep)`; `json_array` → `json_build_array`;
+//   `json_group_array(x)` → `coalesce(json_agg(x), '[]')` (JSON text, as SQLite returns it);
 //   `total(x)` → `coalesce(sum(x), 0)`; the scalar `max(a, b)` / `min(a, b)` → `greatest` / `least`
 //   (which skip a NULL argument, where SQLite's give NULL); `json_each(x)` →
 //   `json_array_elements_text((x)::text::json)`; `json_extract(x, '$[n]' | '$.k')` →
@@ -49,7 +50,7 @@ const UNTRANSLATABLE: [RegExp, string][] = [
   [/\b(changes|last_insert_rowid|total_changes)\s*\(\s*\)/i, "changes()/last_insert_rowid()"],
   [/\binsert\s+or\s+(replace|abort|fail|rollback)\b/i, "INSERT OR REPLACE/ABORT/FAIL/ROLLBACK"],
   [/^\s*replace\s+into\b/i, "REPLACE INTO"],
-  [/\b(strftime|julianday|unixepoch|datetime|printf|typeof|iif|json_group_array|json_group_object|randomblob|zeroblob)\s*\(/i, "a SQLite function"],
+  [/\b(strftime|julianday|unixepoch|datetime|printf|typeof|iif|json_group_object|randomblob|zeroblob)\s*\(/i, "a SQLite function"],
   [/^\s*begin\s+(immediate|exclusive|deferred)\b/i, "BEGIN IMMEDIATE (the door owns transactions)"],
 ];
 
@@ -274,6 +275,8 @@ function rewrite(sqlite: string, tenant: boolean): Translated {
   text = rewriteCalls(text, "instr", (a) => `strpos(${a.join(", ")})`);
   text = rewriteCalls(text, "group_concat", (a) => `string_agg((${a[0]})::text, ${a[1] ?? "','"})`);
   text = rewriteCalls(text, "json_array", (a) => `json_build_array(${a.join(", ")})`);
+  // SQLite's gives '[]' over no rows, json_agg NULL.
+  text = rewriteCalls(text, "json_group_array", (a) => `coalesce(json_agg(${a[0]}), '[]'::json)`);
   text = rewriteCalls(text, "total", (a) => `coalesce(sum(${a[0]}), 0)`);
   text = rewriteCalls(text, "max", (a) => (a.length > 1 ? `greatest(${a.join(", ")})` : null));
   text = rewriteCalls(text, "min", (a) => (a.length > 1 ? `least(${a.join(", ")})` : null));

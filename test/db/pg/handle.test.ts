@@ -175,6 +175,7 @@ describe("db/pg/handle: the same Drizzle queries on SQLite and PostgreSQL", () =
     same(await bothRead((db) => db.$client.query("SELECT id, corporate, count(*) OVER () AS n FROM persons WHERE id <> ?1 ORDER BY id").values("p3")));
     expect(same(await bothRead((db) => db.$client.query("SELECT id FROM cities WHERE id = ?1").get("none")))).toBeNull();
     same(await bothRead((db) => db.$client.query("SELECT group_concat(id, '|') AS ids, ifnull(NULL, 'x') AS y FROM (SELECT id FROM cities ORDER BY id) t").get()));
+    same(await bothRead((db) => db.$client.query("SELECT json_group_array(id) AS ids, (SELECT json_group_array(name) FROM cities WHERE id = ?1) AS none FROM (SELECT id FROM cities ORDER BY id) t").get("none")));
     same(await bothWrite(async (db) => changes(await db.$client.query("UPDATE cities SET updated_at = ?2 WHERE state = ?1").run("SP", "2026-04-01T00:00:00.000+00:00"))));
     same(await bothWrite(async (db) => changes(await db.$client.query("UPDATE cities SET name = $name WHERE id = $id").run({ $name: "Alpha", $id: "c1" }))));
     same(await bothWrite(async (db) => changes(await db.$client.query("INSERT OR IGNORE INTO cities (id, name, state, country, created_at, updated_at) VALUES (?1, 'Dup', 'SP', 'BR', ?2, ?2)").run("c1", AT))));
