@@ -52,7 +52,7 @@ async function main(argv: string[]): Promise<number | null> {
       return null; // keeps running until a signal
     case "migrate":
       if (flags.has("dry-run") && flags.get("dry-run") !== "false") {
-        process.stdout.write(formatMigrationPlan(migrationPlan(config.dataDir)));
+        process.stdout.write(formatMigrationPlan(await migrationPlan(config.dataDir)));
         return 0;
       }
       return migrate(config);

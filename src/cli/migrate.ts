@@ -6,7 +6,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import type { Config } from "../config";
 import { bootstrapPlatform, migrateAllCorps } from "../db/bootstrap";
 import { migrationStatus, migrationsOf, type Migration } from "../db/migrations";
-import { openPlatformDb, type PlatformDb } from "../db/sqlite";
+import { openPlatformDb, handleOf, type SqliteDb } from "../db/sqlite";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import { allCorpRefs } from "../modules/corp/service";
 import { serverDirs } from "../modules/server/service";
@@ -57,7 +57,7 @@ function statusOf(path: string, migrations: Migration[]): { exists: boolean; ver
  * What `migrate` (or a start) would apply, per database, without writing anything: databases are
  * opened read-only and a missing file or directory stays missing.
  */
-export function migrationPlan(dataDir: string, platformMigrations = migrationsOf("platform"), tenantMigrations = migrationsOf("tenant")): MigrationPlanEntry[] {
+export async function migrationPlan(dataDir: string, platformMigrations = migrationsOf("platform"), tenantMigrations = migrationsOf("tenant")): Promise<MigrationPlanEntry[]> {
   const platformPath = join(dataDir, "platform.db");
   const plan: MigrationPlanEntry[] = [{ database: "platform", path: platformPath, ...statusOf(platformPath, platformMigrations) }];
   if (!plan[0].exists) return plan;
@@ -65,9 +65,9 @@ export function migrationPlan(dataDir: string, platformMigrations = migrationsOf
   let corps: { id: string; auth_name: string; path: string; builtin: boolean }[];
   try {
     // The corporation and server modules read their own tables.
-    const db = drizzle({ client }) as PlatformDb;
-    const dirs = serverDirs(db);
-    corps = allCorpRefs(db)
+    const db = handleOf(drizzle({ client }) as SqliteDb);
+    const dirs = await serverDirs(db);
+    corps = (await allCorpRefs(db))
       .map((c) => ({ id: c.id, auth_name: c.auth_name, ...dirs.get(c.server_id)! }))
       .sort((a, b) => (a.auth_name < b.auth_name ? -1 : a.auth_name > b.auth_name ? 1 : 0));
   } finally {

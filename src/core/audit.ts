@@ -83,7 +83,7 @@ export class AuditLog {
   /** Deletes entries older than the retention; returns how many went. */
   async pruneExpired(): Promise<number> {
     const cutoff = toIso(new Date(this.now() - this.retentionDays * DAY_MS));
-    return this.platform.write((tx) => tx.$client.query("DELETE FROM audit_log WHERE at < ?").run(cutoff).changes);
+    return this.platform.write(async (tx) => (await tx.$client.query("DELETE FROM audit_log WHERE at < ?").run(cutoff)).changes);
   }
 
   /** Prunes now and then once a day until stopped. */
@@ -110,8 +110,8 @@ export type AuditRow = typeof auditLog.$inferSelect;
  * query's extra keys), in the caller's read. `from`/`to` bound `at` (canonical instants, already
  * checked); `corpId`, when given, confines the page to one corporation's entries.
  */
-export function listAuditRows(db: PlatformDb, query: ListParams, bounds: { from?: string; to?: string; corpId: string | null }): Page<AuditRow> {
+export async function listAuditRows(db: PlatformDb, query: ListParams, bounds: { from?: string; to?: string; corpId: string | null }): Promise<Page<AuditRow>> {
   const where: (SQL | undefined)[] = [bounds.from ? gte(auditLog.at, bounds.from) : undefined, bounds.to ? lte(auditLog.at, bounds.to) : undefined];
   if (bounds.corpId !== null) where.push(eq(auditLog.corp_id, bounds.corpId));
-  return listRows<AuditRow, AuditRow>(db, auditLog, { q: [auditLog.action, auditLog.target], defaultSort: "-at", extraKeys: ["from", "to"] }, query, (r) => r, where);
+  return await listRows<AuditRow, AuditRow>(db, auditLog, { q: [auditLog.action, auditLog.target], defaultSort: "-at", extraKeys: ["from", "to"] }, query, (r) => r, where);
 }

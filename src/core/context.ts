@@ -132,7 +132,7 @@ function tokenKey(config: Config): Uint8Array {
  */
 export interface KernelQueries {
   corps: CorpLookups;
-  userFlags: (db: PlatformDb, userId: string) => UserFlags | null;
+  userFlags: (db: PlatformDb, userId: string) => Promise<UserFlags | null>;
   permissions: PermissionQueries;
 }
 

@@ -8,8 +8,8 @@ import type { PlatformDoor } from "./store";
 export type CorpRow = typeof corporations.$inferSelect;
 
 export interface CorpLookups {
-  byId(db: PlatformDb, id: string): CorpRow | null;
-  byAuthName(db: PlatformDb, authName: string): CorpRow | null;
+  byId(db: PlatformDb, id: string): Promise<CorpRow | null>;
+  byAuthName(db: PlatformDb, authName: string): Promise<CorpRow | null>;
 }
 
 export class CorpCache {

@@ -24,10 +24,10 @@ export interface EventPayload {
  * raw statement: every write with an event runs it (Drizzle's insert builder cost ≈ 40 µs of the
  * contract upsert's ≈ 600).
  */
-export function recordEvent(tx: TenantDb, type: EventGroup, recordId: string, data: unknown): void {
+export async function recordEvent(tx: TenantDb, type: EventGroup, recordId: string, data: unknown): Promise<void> {
   const timestamp = nowIso();
   const payload: EventPayload = { type, timestamp, data };
-  tx.$client
+  await tx.$client
     .query("INSERT INTO events (id, type, record_id, payload, created_at) VALUES (?1, ?2, ?3, ?4, ?5)")
     .run(newId(), type, recordId, JSON.stringify(payload), timestamp);
 }
@@ -62,15 +62,15 @@ export interface UndispatchedEvent {
 }
 
 /** The oldest events not yet fanned out to webhooks, in commit order. */
-export function undispatchedEvents(db: TenantDb, limit: number): UndispatchedEvent[] {
-  return db.$client
+export async function undispatchedEvents(db: TenantDb, limit: number): Promise<UndispatchedEvent[]> {
+  return await db.$client
     .query<UndispatchedEvent, [number]>("SELECT seq, id, type FROM events WHERE dispatched_at IS NULL ORDER BY seq LIMIT ?1")
     .all(limit);
 }
 
 /** Marks an event fanned out; runs in the transaction that created its deliveries. */
-export function markDispatched(db: TenantDb, seq: number, at: string): void {
-  db.$client.query("UPDATE events SET dispatched_at = ?2 WHERE seq = ?1").run(seq, at);
+export async function markDispatched(db: TenantDb, seq: number, at: string): Promise<void> {
+  await db.$client.query("UPDATE events SET dispatched_at = ?2 WHERE seq = ?1").run(seq, at);
 }
 
 /**
@@ -79,18 +79,18 @@ export function markDispatched(db: TenantDb, seq: number, at: string): void {
  * without webhooks is not visited by the dispatcher's start-up sweep, so a crash may have left
  * some). Returns how many.
  */
-export function markAllDispatched(db: TenantDb, at: string): number {
-  return db.$client.query("UPDATE events SET dispatched_at = ?1 WHERE dispatched_at IS NULL").run(at).changes;
+export async function markAllDispatched(db: TenantDb, at: string): Promise<number> {
+  return (await db.$client.query("UPDATE events SET dispatched_at = ?1 WHERE dispatched_at IS NULL").run(at)).changes;
 }
 
 /** The payload a delivery sends, or null when retention deleted the event. */
-export function eventPayload(db: TenantDb, eventId: string): string | null {
-  return db.$client.query<{ payload: string }, [string]>("SELECT payload FROM events WHERE id = ?1").get(eventId)?.payload ?? null;
+export async function eventPayload(db: TenantDb, eventId: string): Promise<string | null> {
+  return (await db.$client.query<{ payload: string }, [string]>("SELECT payload FROM events WHERE id = ?1").get(eventId))?.payload ?? null;
 }
 
 /** Whether the event is still kept (retention deletes it once no pending delivery needs it). */
-export function eventKept(db: TenantDb, eventId: string): boolean {
-  return !!db.$client.query("SELECT 1 FROM events WHERE id = ?1").get(eventId);
+export async function eventKept(db: TenantDb, eventId: string): Promise<boolean> {
+  return !!(await db.$client.query("SELECT 1 FROM events WHERE id = ?1").get(eventId));
 }
 
 export interface OutboxRow {
@@ -100,13 +100,13 @@ export interface OutboxRow {
 }
 
 /** The last event's seq (0 when the outbox is empty). */
-export function lastEventSeq(db: TenantDb): number {
-  return db.select({ seq: max(events.seq) }).from(events).get()?.seq ?? 0;
+export async function lastEventSeq(db: TenantDb): Promise<number> {
+  return (await db.select({ seq: max(events.seq) }).from(events).get())?.seq ?? 0;
 }
 
 /** Events after `seq`, oldest first, at most `limit`. */
-export function eventsAfter(db: TenantDb, seq: number, limit: number): OutboxRow[] {
-  return db.select({ seq: events.seq, type: events.type, payload: events.payload }).from(events).where(gt(events.seq, seq)).orderBy(events.seq).limit(limit).all();
+export async function eventsAfter(db: TenantDb, seq: number, limit: number): Promise<OutboxRow[]> {
+  return await db.select({ seq: events.seq, type: events.type, payload: events.payload }).from(events).where(gt(events.seq, seq)).orderBy(events.seq).limit(limit).all();
 }
 
 /**
@@ -115,11 +115,12 @@ export function eventsAfter(db: TenantDb, seq: number, limit: number): OutboxRow
  * them). Uses the events_pending index (dispatched_at, seq). Run inside a write, with `keep` read
  * in the same transaction. Returns how many went.
  */
-export function pruneEvents(tx: TenantDb, cutoff: string, keep: readonly string[], limit: number): number {
-  return tx.$client
+export async function pruneEvents(tx: TenantDb, cutoff: string, keep: readonly string[], limit: number): Promise<number> {
+  const { changes } = await tx.$client
     .query(
       `DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE dispatched_at < ?1
          AND id NOT IN (SELECT value FROM json_each(?3)) ORDER BY dispatched_at LIMIT ?2)`,
     )
-    .run(cutoff, limit, JSON.stringify(keep)).changes;
+    .run(cutoff, limit, JSON.stringify(keep));
+  return changes;
 }

@@ -29,9 +29,9 @@ export interface PermissionRows {
 
 /** The grant queries, from the workgroup module (which owns grants; they join catalog and corp tables). */
 export interface PermissionQueries {
-  load(db: PlatformDb, userId: string, corpId: string): PermissionRows;
+  load(db: PlatformDb, userId: string, corpId: string): Promise<PermissionRows>;
   /** Identifiers of the services enabled for the corporation, in order. */
-  enabledServices(db: PlatformDb, corpId: string): string[];
+  enabledServices(db: PlatformDb, corpId: string): Promise<string[]>;
 }
 
 export class PermissionCache {

@@ -73,7 +73,7 @@ export class Sessions {
     private key: Uint8Array,
     private ttlSeconds: number,
     /** The user's flags, from the user module (which owns `users`). */
-    private userFlags: (db: PlatformDb, userId: string) => UserFlags | null,
+    private userFlags: (db: PlatformDb, userId: string) => Promise<UserFlags | null>,
     private logger: Logger,
   ) {}
 
@@ -146,12 +146,12 @@ export class Sessions {
 
   /** The live session row (not revoked, not expired) with its user's status flags. */
   live(sessionId: string): Promise<LiveSession | null> {
-    return this.platform.read((db) => {
-      const row = db.$client.query<Omit<LiveSession, "user_status" | "super_admin">, [string, string]>(LOOKUP).get(sessionId, nowIso());
+    return this.platform.read(async (db) => {
+      const row = await db.$client.query<Omit<LiveSession, "user_status" | "super_admin">, [string, string]>(LOOKUP).get(sessionId, nowIso());
       if (!row) return null;
       // A session's user always exists (deleting a user deletes its sessions); were it missing,
       // a null status still refuses.
-      const flags = this.userFlags(db, row.user_id);
+      const flags = await this.userFlags(db, row.user_id);
       return { ...row, user_status: flags?.status ?? 0, super_admin: flags?.super_admin ?? 0 };
     });
   }
@@ -190,10 +190,10 @@ export class Sessions {
 
   /** Every session of a user, or all but one (a password change keeps the caller's). */
   async revokeAllOfUser(userId: string, exceptSessionId?: string): Promise<void> {
-    await this.platform.write((tx) => {
+    await this.platform.write(async (tx) => {
       if (exceptSessionId)
-        tx.$client.query("UPDATE sessions SET revoked_at = ?3 WHERE user_id = ?1 AND id <> ?2 AND revoked_at IS NULL").run(userId, exceptSessionId, nowIso());
-      else tx.$client.query("UPDATE sessions SET revoked_at = ?2 WHERE user_id = ?1 AND revoked_at IS NULL").run(userId, nowIso());
+        await tx.$client.query("UPDATE sessions SET revoked_at = ?3 WHERE user_id = ?1 AND id <> ?2 AND revoked_at IS NULL").run(userId, exceptSessionId, nowIso());
+      else await tx.$client.query("UPDATE sessions SET revoked_at = ?2 WHERE user_id = ?1 AND revoked_at IS NULL").run(userId, nowIso());
     });
   }
 
@@ -211,10 +211,11 @@ export class Sessions {
    * Deletes at most `limit` sessions revoked or expired before `cutoff` (housekeeping); returns how
    * many went. These rows are inserted oldest first, so the rowid scan finds them at its start.
    */
-  prune(tx: PlatformDb, cutoff: string, limit: number): number {
-    return tx.$client
+  async prune(tx: PlatformDb, cutoff: string, limit: number): Promise<number> {
+    const { changes } = await tx.$client
       .query("DELETE FROM sessions WHERE rowid IN (SELECT rowid FROM sessions WHERE revoked_at < ?1 OR expires_at < ?1 LIMIT ?2)")
-      .run(cutoff, limit).changes;
+      .run(cutoff, limit);
+    return changes;
   }
 }
 

@@ -5,23 +5,23 @@
 import type { PlatformDb } from "../db/sqlite";
 
 /** The keys starting with `prefix` (an index range scan of the primary key). */
-export function settingKeys(db: PlatformDb, prefix: string): string[] {
+export async function settingKeys(db: PlatformDb, prefix: string): Promise<string[]> {
   // The upper bound: the prefix with its last character's successor ("a:" → "a;").
   const end = prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
-  return db.$client
+  const rows = await db.$client
     .query<{ key: string }, [string, string]>("SELECT key FROM settings WHERE key >= ?1 AND key < ?2")
-    .all(prefix, end)
-    .map((r) => r.key);
+    .all(prefix, end);
+  return rows.map((r) => r.key);
 }
 
-export function hasSetting(db: PlatformDb, key: string): boolean {
-  return db.$client.query("SELECT 1 FROM settings WHERE key = ?1").get(key) !== null;
+export async function hasSetting(db: PlatformDb, key: string): Promise<boolean> {
+  return (await db.$client.query("SELECT 1 FROM settings WHERE key = ?1").get(key)) !== null;
 }
 
-export function putSetting(db: PlatformDb, key: string, value: string): void {
-  db.$client.query("INSERT INTO settings (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(key, value);
+export async function putSetting(db: PlatformDb, key: string, value: string): Promise<void> {
+  await db.$client.query("INSERT INTO settings (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(key, value);
 }
 
-export function dropSetting(db: PlatformDb, key: string): void {
-  db.$client.query("DELETE FROM settings WHERE key = ?1").run(key);
+export async function dropSetting(db: PlatformDb, key: string): Promise<void> {
+  await db.$client.query("DELETE FROM settings WHERE key = ?1").run(key);
 }

@@ -27,7 +27,7 @@ export interface TenantWriteScope extends WriteScope {
    * the record as its GET returns it, or a function that builds it from the transaction just
    * before COMMIT (after every change of the write).
    */
-  emit(type: EventGroup, recordId: string, data: unknown | ((tx: TenantDb) => unknown)): void;
+  emit(type: EventGroup, recordId: string, data: unknown | ((tx: TenantDb) => unknown | Promise<unknown>)): void;
 }
 
 export interface Door<H, S extends WriteScope> {
@@ -68,8 +68,8 @@ class Scope implements TenantWriteScope {
   }
 
   /** Inside the transaction, after the callback: the outbox rows. */
-  flush(tx: TenantDb): void {
-    for (const e of this.events) recordEvent(tx, e.type, e.recordId, typeof e.data === "function" ? (e.data as (tx: TenantDb) => unknown)(tx) : e.data);
+  async flush(tx: TenantDb): Promise<void> {
+    for (const e of this.events) await recordEvent(tx, e.type, e.recordId, typeof e.data === "function" ? await (e.data as (tx: TenantDb) => unknown)(tx) : e.data);
   }
 
   /** After the COMMIT. */
@@ -85,7 +85,7 @@ class Scope implements TenantWriteScope {
   }
 }
 
-class ScopedDoor<H extends SqliteHandle, S extends WriteScope> implements Door<H, S> {
+class ScopedDoor<H, S extends WriteScope> implements Door<H, S> {
   constructor(
     private current: SqliteDoor,
     private corpId: string,
@@ -113,8 +113,8 @@ class ScopedDoor<H extends SqliteHandle, S extends WriteScope> implements Door<H
   async write<T>(fn: (tx: H, scope: S) => T | Promise<T>, options?: { durable?: boolean }): Promise<T> {
     const scope = new Scope(this.corpId, this.bus);
     const result = await this.door.write(async (tx) => {
-      const out = await fn(tx as H, scope as unknown as S);
-      scope.flush(tx as TenantDb);
+      const out = await fn(tx as unknown as H, scope as unknown as S);
+      await scope.flush(tx as unknown as TenantDb);
       return out;
     }, options);
     scope.committed();
@@ -132,8 +132,8 @@ class ScopedDoor<H extends SqliteHandle, S extends WriteScope> implements Door<H
   async writeGrouped<T>(fn: (tx: H, scope: S) => T | Promise<T>): Promise<T> {
     const scope = new Scope(this.corpId, this.bus);
     const result = await this.door.writeGrouped(async (tx) => {
-      const out = await fn(tx as H, scope as unknown as S);
-      scope.flush(tx as TenantDb);
+      const out = await fn(tx as unknown as H, scope as unknown as S);
+      await scope.flush(tx as unknown as TenantDb);
       return out;
     });
     scope.committed();

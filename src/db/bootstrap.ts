@@ -8,7 +8,7 @@ import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import { applyMigrations, migrationStatus, migrationsOf, type Migration } from "./migrations";
 import { corporations, servers, services } from "./platform/schema";
-import type { PlatformDb } from "./sqlite";
+import type { SqliteDb } from "./sqlite";
 import type { TenantDbs } from "./tenants";
 
 export const BUILTIN_SERVICES: [identifier: string, name: string][] = [
@@ -32,7 +32,7 @@ export const BUILTIN_SERVICES: [identifier: string, name: string][] = [
 
 export const BUILTIN_SERVER_NAME = "builtin";
 
-export function bootstrapPlatform(db: PlatformDb, dataDir: string, migrations: Migration[] = migrationsOf("platform")): { builtinServerId: string } {
+export function bootstrapPlatform(db: SqliteDb, dataDir: string, migrations: Migration[] = migrationsOf("platform")): { builtinServerId: string } {
   applyMigrations(db, migrations);
   const corpsDir = join(dataDir, "corps");
   mkdirSync(corpsDir, { recursive: true });
@@ -62,7 +62,7 @@ export function bootstrapPlatform(db: PlatformDb, dataDir: string, migrations: M
  * recorded schema version is behind, or that are marked NEEDS_UPDATE — start-up then opens no
  * file that is known to be current (opening a WAL database costs ≈ 0.5 ms).
  */
-export function migrateAllCorps(db: PlatformDb, tenants: TenantDbs, logger: Logger, every = false) {
+export function migrateAllCorps(db: SqliteDb, tenants: TenantDbs, logger: Logger, every = false) {
   const results: { corp_id: string; from: number; to: number; applied: string[]; error: string | null }[] = [];
   const all = db
     .select({ id: corporations.id, status: corporations.status, schema_version: corporations.schema_version })

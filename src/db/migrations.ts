@@ -3,7 +3,7 @@
 import type { Database } from "bun:sqlite";
 import { sha256Hex } from "../lib/ids";
 import { embeddedMigrations } from "./migrations.generated";
-import { forgetStatements, type AnyDb } from "./sqlite";
+import { forgetStatements, type SqliteDb } from "./sqlite";
 
 /** `pg`: cluster mode's one PostgreSQL set (platform and tenant tables), applied by src/db/pg/migrate.ts. */
 export type MigrationSetName = "platform" | "tenant" | "pg";
@@ -73,7 +73,7 @@ export function migrationStatus(sqlite: Database, migrations: Migration[]): Migr
  * Foreign keys are off while migrating (drizzle-kit rebuilds tables to alter them, and a PRAGMA
  * inside a transaction is ignored), then checked before the database is used again.
  */
-export function applyMigrations(db: AnyDb, migrations: Migration[]): { from: number; to: number; applied: string[] } {
+export function applyMigrations(db: SqliteDb, migrations: Migration[]): { from: number; to: number; applied: string[] } {
   const sqlite = db.$client;
   const before = migrationStatus(sqlite, migrations);
   if (before.pending.length === 0) return { from: before.version, to: before.version, applied: [] };

@@ -1,18 +1,18 @@
 // Raw row writes and the connection under a handle, for the owners' hot paths (the external-app
 // upsert writes cities, persons and contracts through these: Drizzle's builder costs tens of µs
 // per call). Only a table's owning service calls them with its own table (issue 16).
-import type { Database } from "bun:sqlite";
 import { getTableColumns, getTableName } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { nowIso } from "../lib/time";
+import type { RawClient } from "./handle";
 import type { AnyDb } from "./sqlite";
 
 /**
- * The bun:sqlite connection under a handle. Hot reads go through `client.query(sql)`, which
- * bun:sqlite prepares once per connection and caches; inside a write they run on the writer, so
- * they see the write's own rows.
+ * The statements client under a handle. Hot reads go through `client.query(sql)`, which is
+ * prepared once per connection and cached; inside a write they run on the writer, so they see the
+ * write's own rows.
  */
-export function clientOf(db: AnyDb): Database {
+export function clientOf(db: AnyDb): RawClient {
   return db.$client;
 }
 
@@ -26,20 +26,20 @@ export type RowCells<T extends SQLiteTable> = { [K in keyof T["$inferInsert"]]?:
  * per call site, so the statement text is too). Values are stored as Drizzle stores them
  * (booleans as 0/1); timestamps are the caller's.
  */
-export function insertRow<T extends SQLiteTable>(db: AnyDb, table: T, row: RowCells<T>): void {
+export async function insertRow<T extends SQLiteTable>(db: AnyDb, table: T, row: RowCells<T>): Promise<void> {
   const columns = getTableColumns(table);
   const keys = Object.keys(row);
-  clientOf(db)
+  await clientOf(db)
     .query(`INSERT INTO ${getTableName(table)} (${keys.map((k) => columns[k]!.name).join(", ")}) VALUES (${keys.map((_, i) => `?${i + 1}`).join(", ")})`)
     .run(...keys.map((k) => cell(row[k as keyof typeof row])));
 }
 
 /** Updates one row by `id` (see insertRow); `updated_at` is set as Drizzle's $onUpdate sets it. */
-export function updateRow<T extends SQLiteTable>(db: AnyDb, table: T, id: string, set: RowCells<T>): void {
+export async function updateRow<T extends SQLiteTable>(db: AnyDb, table: T, id: string, set: RowCells<T>): Promise<void> {
   const columns = getTableColumns(table);
   const keys = Object.keys(set);
   const n = keys.length;
-  clientOf(db)
+  await clientOf(db)
     .query(`UPDATE ${getTableName(table)} SET ${keys.map((k, i) => `${columns[k]!.name} = ?${i + 1}`).join(", ")}, updated_at = ?${n + 1} WHERE id = ?${n + 2}`)
     .run(...keys.map((k) => cell(set[k as keyof typeof set])), nowIso(), id);
 }

@@ -4,15 +4,29 @@
 // transactions.
 import { constants, Database, type SQLQueryBindings, type Statement } from "bun:sqlite";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
+import type { Handle } from "./handle";
 
 // No relational schema is handed to drizzle: the code uses the query builder only, and building
 // the relational metadata costs ≈ 0.3 ms per handle (per corporation database opened).
-export type PlatformDb = BunSQLiteDatabase & { $client: Database };
-export type TenantDb = BunSQLiteDatabase & { $client: Database };
-export type AnyDb = PlatformDb | TenantDb;
+/** A connection of the SQLite engine itself (src/db only: doors, migrations, files). */
+export type SqliteDb = BunSQLiteDatabase & { $client: Database };
+/** What modules get from a door, whichever engine is behind it (src/db/handle.ts). */
+export type PlatformDb = Handle;
+export type TenantDb = Handle;
+export type AnyDb = Handle;
 /** The driver connection and statement types, for owners' cached raw statements (bun:sqlite stays inside src/db). */
 export type SqliteClient = Database;
 export type SqliteStatement<R, P extends SQLQueryBindings[]> = Statement<R, P>;
+
+/**
+ * The bun:sqlite connection under a handle, for engine work that needs SQLite itself (the
+ * migrator's own table, tests of the SQLite door); throws on a handle of another engine.
+ */
+export function requireSqliteClient(db: AnyDb): Database {
+  const client = sqliteClientOf(db);
+  if (!client) throw new Error("not a SQLite connection");
+  return client;
+}
 
 /**
  * Drizzle compiles every query it runs with `client.prepare(sql)`, uncached, so a query built per
@@ -107,8 +121,27 @@ export function openSqlite(
 const readConnections = new WeakSet<Database>();
 
 /** A statement that answers without reading the file: is the connection usable at all (health). */
-export function ping(db: AnyDb): void {
-  db.$client.query("SELECT 1").get();
+export function ping(db: AnyDb): Promise<unknown> {
+  // Not async: on SQLite the statement answers at once, and a read whose callback returns a value
+  // (not a promise) takes the door's synchronous path (src/db/door.ts read).
+  return db.$client.query("SELECT 1").get();
+}
+
+/**
+ * The bun:sqlite connection under a module's handle, for what only SQLite has (its change stamp,
+ * prepared statements and caches keyed by the connection); null on another engine's handle.
+ */
+export function sqliteClientOf(db: AnyDb): Database | null {
+  const client: unknown = db.$client;
+  return client instanceof Database ? client : null;
+}
+
+/**
+ * A SQLite connection as the handle modules take: the same object (bun:sqlite answers at once,
+ * and `await` takes the value), for start-up work, tools and tests holding a connection.
+ */
+export function handleOf(db: SqliteDb): Handle {
+  return db as unknown as Handle;
 }
 
 /** True for a door's read connection: it never writes, so nothing it reads can be rolled back. */
@@ -116,13 +149,13 @@ export function isReadConnection(client: Database): boolean {
   return readConnections.has(client);
 }
 
-export function openPlatformDb(path: string): PlatformDb {
-  return drizzle({ client: openSqlite(path) }) as PlatformDb;
+export function openPlatformDb(path: string): SqliteDb {
+  return drizzle({ client: openSqlite(path) }) as SqliteDb;
 }
 
 /** Statements cached per corporation connection: the hot paths use a few dozen; hundreds of open corporations share the memory. */
 export const TENANT_STATEMENTS = 200;
 
-export function openTenantDb(path: string): TenantDb {
-  return drizzle({ client: openSqlite(path, { statements: TENANT_STATEMENTS }) }) as TenantDb;
+export function openTenantDb(path: string): SqliteDb {
+  return drizzle({ client: openSqlite(path, { statements: TENANT_STATEMENTS }) }) as SqliteDb;
 }

@@ -12,7 +12,7 @@ import { applyMigrations, migrationsOf, type Migration } from "./migrations";
 import { corporations, servers } from "./platform/schema";
 import type { Checkpointer } from "./checkpointer";
 import { SqliteDoor } from "./door";
-import { openTenantDb, TENANT_STATEMENTS, type PlatformDb, type TenantDb } from "./sqlite";
+import { openTenantDb, TENANT_STATEMENTS, type SqliteDb } from "./sqlite";
 
 export class TenantDbs {
   private open = new Map<string, SqliteDoor>();
@@ -23,7 +23,7 @@ export class TenantDbs {
   private idleTimer: ReturnType<typeof setInterval> | null = null;
 
   constructor(
-    private platform: PlatformDb,
+    private platform: SqliteDb,
     private logger: Logger,
     private maxOpen = 256,
     /** The tenant migrations in force; tests replace them to simulate another release. */
@@ -45,18 +45,18 @@ export class TenantDbs {
   /** Where a corporation's database lives (its server's directory). */
   pathOf(corpId: string): string {
     // The read connection once the app serves: never another request's uncommitted rows.
-    const find = (db: PlatformDb) =>
+    const find = (db: SqliteDb) =>
       db.select({ path: servers.path }).from(corporations).innerJoin(servers, eq(servers.id, corporations.server_id)).where(eq(corporations.id, corpId)).get();
     // Through the door's epoch rule: a corporation committed before this lookup is found.
-    const row = this.platformDoor ? this.platformDoor.readSync((db) => find(db as PlatformDb)) : find(this.platform);
+    const row = this.platformDoor ? this.platformDoor.readSync((db) => find(db)) : find(this.platform);
     // A request that outlived its corporation's deletion is told so (404), never a 500.
     if (!row) throw notFound("The corporation no longer exists");
     return join(row.path, `${corpId}.db`);
   }
 
   /** The writer connection of a corporation's database (start-up work and migrations). */
-  get(corpId: string): TenantDb {
-    return this.door(corpId, false).writer as TenantDb;
+  get(corpId: string): SqliteDb {
+    return this.door(corpId, false).writer;
   }
 
   /**

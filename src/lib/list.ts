@@ -4,9 +4,8 @@ import { getTableColumns, getTableName } from "drizzle-orm";
 import { SQLiteSyncDialect, type SQLiteColumn, type SQLiteTable } from "drizzle-orm/sqlite-core";
 import { changeStamp } from "../db/change-stamp";
 import { clientOf } from "../db/rows";
-import type { AnyDb } from "../db/sqlite";
+import { sqliteClientOf, type AnyDb, type SqliteClient as Database } from "../db/sqlite";
 
-type Database = ReturnType<typeof clientOf>;
 type Bindings = Parameters<ReturnType<Database["query"]>["all"]>;
 import { invalid } from "./problem";
 
@@ -263,8 +262,9 @@ const MAX_TOTALS = 128;
 /** Longer keys (a long id list in a caller's condition) are counted each time rather than kept. */
 const MAX_TOTAL_KEY = 1024;
 
-/** What is kept for the connection's current stamp; null where nothing may be kept. */
-function keptFor(client: Database): Totals | null {
+/** What is kept for the connection's current stamp; null where nothing may be kept (or not SQLite). */
+function keptFor(client: Database | null): Totals | null {
+  if (!client) return null;
   const stamp = changeStamp(client);
   if (stamp === null) return null;
   let totals = totalsByConnection.get(client);
@@ -275,13 +275,13 @@ function keptFor(client: Database): Totals | null {
   return totals;
 }
 
-function cachedTotal(client: Database, query: { sql: string; params: unknown[] }, countIt: () => number): number {
+async function cachedTotal(client: Database | null, query: { sql: string; params: unknown[] }, countIt: () => Promise<number>): Promise<number> {
   const totals = keptFor(client);
-  if (!totals) return countIt();
+  if (!totals) return await countIt();
   const key = query.params.length ? `${query.sql}\0${JSON.stringify(query.params)}` : query.sql;
   const hit = totals.counts.get(key);
   if (hit !== undefined) return hit;
-  const n = countIt();
+  const n = await countIt();
   if (key.length <= MAX_TOTAL_KEY) {
     if (totals.counts.size >= MAX_TOTALS) totals.counts.delete(totals.counts.keys().next().value!);
     totals.counts.set(key, n);
@@ -475,31 +475,34 @@ function walkPage(client: Database, reader: RowReader, m: Matches, descending: b
 }
 
 /** Runs a paged list over one table; `view` maps a row to its response shape. */
-export function listRows<R, V>(
+export async function listRows<R, V>(
   db: AnyDb,
   table: SQLiteTable,
   spec: ListSpec,
   params: ListParams,
   view: (row: R) => V,
   where: (SQL | undefined)[] = [],
-): Page<V> {
+): Promise<Page<V>> {
   const { page, limit, offset } = paging(params);
   const d = db as any;
   const client = clientOf(db);
+  // The match sets and the totals are kept on a SQLite read connection only (keptFor).
+  const sqlite = sqliteClientOf(db);
   const reader = rowReader(table);
-  const tableRowsOf = () => (client.query(`SELECT max(rowid) FROM "${getTableName(table).replaceAll('"', '""')}"`).values() as [[number | null]])[0][0] ?? 0;
+  const tableRows = `SELECT max(rowid) FROM "${getTableName(table).replaceAll('"', '""')}"`;
+  const tableRowsOf = async () => ((await client.query(tableRows).values()) as [[number | null]])[0][0] ?? 0;
   let knownTotal: number | undefined;
   const plain = reader ? plainSearch(table, spec, params, where) : undefined;
-  const kept = plain ? keptFor(client) : null;
-  if (plain && kept && reader) {
+  const kept = plain ? keptFor(sqlite) : null;
+  if (plain && kept && reader && sqlite) {
     // An index search alone, sorted by id, between writes: its match set answers the total and
     // the page's rows (walkPage); SQLite's plan below when the walk would be long.
-    const m = matchSet(client, kept, plain.search);
-    let rows = walkPage(client, reader, m, plain.descending, offset, limit, tableRowsOf());
+    const m = matchSet(sqlite, kept, plain.search);
+    let rows = walkPage(sqlite, reader, m, plain.descending, offset, limit, await tableRowsOf());
     // Too few matches to walk for (a number, a rare name): the page is sorted out of the set's own
     // rowids, rather than by SQLite's plan, which would evaluate the whole match again.
     if (!rows && m.list && m.count <= MAX_LISTED_PAGE) {
-      rows = client.query(reader.pageOfRowids[plain.descending ? "DESC" : "ASC"]).all(`[${m.list.join(",")}]`, limit, offset) as Record<string, unknown>[];
+      rows = sqlite.query(reader.pageOfRowids[plain.descending ? "DESC" : "ASC"]).all(`[${m.list.join(",")}]`, limit, offset) as Record<string, unknown>[];
     }
     if (rows) return { items: decodeRows(reader, rows, view), page, limit, total: m.count };
     knownTotal = m.count;
@@ -517,22 +520,22 @@ export function listRows<R, V>(
     countQuery = c.where ? sql`SELECT count(*) AS n FROM ${table} WHERE ${c.where}` : sql`SELECT count(*) AS n FROM ${table}`;
   }
   const count = dialect.sqlToQuery(countQuery);
-  const total = knownTotal ?? cachedTotal(client, count, () => (client.query(count.sql).get(...(count.params as Bindings)) as { n: number }).n);
+  const total = knownTotal ?? (await cachedTotal(sqlite, count, async () => ((await client.query(count.sql).get(...(count.params as Bindings))) as { n: number }).n));
   let w = c.where;
   if (c.search && c.byId && total > 0) {
     // Sorted by id, SQLite reads every match to sort them (≈ 1.5 µs each) unless told to walk the
     // id index and probe (the page's rows × table rows ÷ matches probes, ≈ 0.1 µs each): the
     // walk wins when matches are many. max(rowid) estimates the table's rows for free.
-    if (total * total * 15 > (offset + limit) * tableRowsOf()) w = clauses(table, spec, params, where, true).where;
+    if (total * total * 15 > (offset + limit) * (await tableRowsOf())) w = clauses(table, spec, params, where, true).where;
   }
   if (!reader) {
-    const rows = d.select().from(table).where(w).orderBy(...c.order).limit(limit).offset(offset).all() as R[];
+    const rows = (await d.select().from(table).where(w).orderBy(...c.order).limit(limit).offset(offset).all()) as R[];
     return { items: rows.map(view), page, limit, total };
   }
   const select = dialect.sqlToQuery(
     sql`${reader.from}${w ? sql` WHERE ${w}` : sql``} ORDER BY ${sql.join(c.order, sql`, `)} LIMIT ${limit} OFFSET ${offset}`,
   );
-  const rows = client.query(select.sql).all(...(select.params as Bindings)) as Record<string, unknown>[];
+  const rows = (await client.query(select.sql).all(...(select.params as Bindings))) as Record<string, unknown>[];
   return { items: decodeRows(reader, rows, view), page, limit, total };
 }
 

@@ -3,6 +3,7 @@
 // serialize (no SQLITE_BUSY), a failed write rolls back whole and emits nothing, grouped writes
 // roll back alone, and events are told only after COMMIT.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { requireSqliteClient } from "../../src/db/sqlite";
 import { makeApp, startAndLogin, type TestApp } from "../support/helpers";
 
 let t: TestApp;
@@ -17,7 +18,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const countCities = (name: string) =>
-  t.ctx.store.tenant(corpId).read((db) => db.$client.query<{ n: number }, [string]>("SELECT count(*) AS n FROM cities WHERE name = ?1").get(name)!.n);
+  t.ctx.store.tenant(corpId).read((db) => requireSqliteClient(db).query<{ n: number }, [string]>("SELECT count(*) AS n FROM cities WHERE name = ?1").get(name)!.n);
 
 function gate() {
   let open!: () => void;
@@ -30,7 +31,7 @@ describe("core/store: reads and writes of one corporation", () => {
     const door = t.ctx.store.tenant(corpId);
     const hold = gate();
     const writing = door.write(async (tx) => {
-      tx.$client.run("INSERT INTO cities (id, name, state, country, created_at, updated_at) VALUES (?1, 'Uncommitted', 'SP', 'BR', ?2, ?2)", [
+      requireSqliteClient(tx).run("INSERT INTO cities (id, name, state, country, created_at, updated_at) VALUES (?1, 'Uncommitted', 'SP', 'BR', ?2, ?2)", [
         crypto.randomUUID(),
         new Date().toISOString(),
       ]);
@@ -52,27 +53,27 @@ describe("core/store: reads and writes of one corporation", () => {
 
   test("twenty concurrent read-then-write transactions serialize: no SQLITE_BUSY, no lost update", async () => {
     const door = t.ctx.store.tenant(corpId);
-    await door.write((tx) => tx.$client.run("INSERT INTO notes (id, user_id, content, created_at, updated_at) VALUES ('counter', 'u', '0', 'x', 'x')"));
+    await door.write((tx) => requireSqliteClient(tx).run("INSERT INTO notes (id, user_id, content, created_at, updated_at) VALUES ('counter', 'u', '0', 'x', 'x')"));
     const bump = () =>
       door.write(async (tx) => {
-        const n = Number(tx.$client.query<{ content: string }, []>("SELECT content FROM notes WHERE id = 'counter'").get()!.content);
+        const n = Number(requireSqliteClient(tx).query<{ content: string }, []>("SELECT content FROM notes WHERE id = 'counter'").get()!.content);
         await Bun.sleep(1);
-        tx.$client.run("UPDATE notes SET content = ?1 WHERE id = 'counter'", [String(n + 1)]);
+        requireSqliteClient(tx).run("UPDATE notes SET content = ?1 WHERE id = 'counter'", [String(n + 1)]);
         return n + 1;
       });
     const results = await Promise.all(Array.from({ length: 20 }, bump));
     expect([...results].sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
-    expect(await door.read((db) => db.$client.query<{ content: string }, []>("SELECT content FROM notes WHERE id = 'counter'").get()!.content)).toBe("20");
+    expect(await door.read((db) => requireSqliteClient(db).query<{ content: string }, []>("SELECT content FROM notes WHERE id = 'counter'").get()!.content)).toBe("20");
   });
 
   test("a write that throws rolls back whole, emits nothing, and releases the lock", async () => {
     const door = t.ctx.store.tenant(corpId);
     const told: string[] = [];
     const off = t.ctx.events.subscribe((id) => told.push(id));
-    const events = () => door.read((db) => db.$client.query<{ n: number }, []>("SELECT count(*) AS n FROM events").get()!.n);
+    const events = () => door.read((db) => requireSqliteClient(db).query<{ n: number }, []>("SELECT count(*) AS n FROM events").get()!.n);
     const before = await events();
     const failing = door.write(async (tx, w) => {
-      tx.$client.run("INSERT INTO cities (id, name, state, country, created_at, updated_at) VALUES (?1, 'RolledBack', 'SP', 'BR', 'x', 'x')", [crypto.randomUUID()]);
+      requireSqliteClient(tx).run("INSERT INTO cities (id, name, state, country, created_at, updated_at) VALUES (?1, 'RolledBack', 'SP', 'BR', 'x', 'x')", [crypto.randomUUID()]);
       w.emit("CITY_AFTER_INSERT", "x", { name: "RolledBack" });
       await Bun.sleep(1);
       throw new Error("refused");
@@ -82,7 +83,7 @@ describe("core/store: reads and writes of one corporation", () => {
     expect(await events()).toBe(before);
     expect(told).toEqual([]);
     // The next write proceeds, and its event is told after its COMMIT, once.
-    await door.write((_tx, w) => w.emit("CITY_AFTER_UPDATE", "y", (tx: typeof _tx) => ({ seen: tx.$client.query("SELECT 1 AS one").get() })));
+    await door.write((_tx, w) => w.emit("CITY_AFTER_UPDATE", "y", async (tx: typeof _tx) => ({ seen: await tx.$client.query("SELECT 1 AS one").get() })));
     expect(await events()).toBe(before + 1);
     expect(told).toEqual([corpId]);
     off();
@@ -92,7 +93,7 @@ describe("core/store: reads and writes of one corporation", () => {
     const door = t.ctx.store.tenant(corpId);
     const insert = (name: string, fail: boolean) =>
       door.writeGrouped((tx) => {
-        tx.$client.run("INSERT INTO cities (id, name, state, country, created_at, updated_at) VALUES (?1, ?2, 'SP', 'BR', 'x', 'x')", [crypto.randomUUID(), name]);
+        requireSqliteClient(tx).run("INSERT INTO cities (id, name, state, country, created_at, updated_at) VALUES (?1, ?2, 'SP', 'BR', 'x', 'x')", [crypto.randomUUID(), name]);
         if (fail) throw new Error(`refused ${name}`);
         return name;
       });
@@ -102,7 +103,7 @@ describe("core/store: reads and writes of one corporation", () => {
   });
 
   test("the read connection refuses writes", async () => {
-    await expect(t.ctx.store.tenant(corpId).read((db) => db.$client.run("DELETE FROM cities"))).rejects.toThrow();
+    await expect(t.ctx.store.tenant(corpId).read((db) => requireSqliteClient(db).run("DELETE FROM cities"))).rejects.toThrow();
     expect(await countCities("GroupA")).toBe(1);
   });
 });
@@ -160,10 +161,10 @@ describe("core/store: a read's statements share one snapshot", () => {
     const name = `Snapshot ${crypto.randomUUID()}`;
     const insert = () =>
       door.write((tx) =>
-        tx.$client.run("INSERT INTO cities (id, name, state, country, created_at, updated_at) VALUES (?1, ?2, 'RJ', 'BR', ?3, ?3)", [crypto.randomUUID(), name, new Date().toISOString()]),
+        requireSqliteClient(tx).run("INSERT INTO cities (id, name, state, country, created_at, updated_at) VALUES (?1, ?2, 'RJ', 'BR', ?3, ?3)", [crypto.randomUUID(), name, new Date().toISOString()]),
       );
     const counts = await door.read((db) => {
-      const count = () => db.$client.query<{ n: number }, [string]>("SELECT count(*) AS n FROM cities WHERE name = ?1").get(name)!.n;
+      const count = () => requireSqliteClient(db).query<{ n: number }, [string]>("SELECT count(*) AS n FROM cities WHERE name = ?1").get(name)!.n;
       const before = count();
       // A commit on the writer connection between the two statements of this read.
       const writer = (door as unknown as { door: { writer: { $client: { run(sql: string, p: unknown[]): void } } } }).door.writer.$client;
@@ -216,7 +217,7 @@ describe("core/store: a write is acknowledged only once its commit is on disk (P
       const refused = await t.req("POST", "/api/city", city("Unconfirmed"));
       expect(refused.status).toBe(503);
       expect(refused.body.detail).toContain("not acknowledged");
-      const grouped = t.ctx.store.tenant(corpId).writeGrouped((tx) => tx.$client.run("INSERT INTO notes (id, user_id, content, created_at, updated_at) VALUES ('g', 'u', '', 'x', 'x')"));
+      const grouped = t.ctx.store.tenant(corpId).writeGrouped((tx) => requireSqliteClient(tx).run("INSERT INTO notes (id, user_id, content, created_at, updated_at) VALUES ('g', 'u', '', 'x', 'x')"));
       expect(await grouped.then(() => null, (e: { status?: number }) => e.status)).toBe(503);
     } finally {
       door.syncFile = real;
@@ -233,7 +234,7 @@ describe("core/store: a write is acknowledged only once its commit is on disk (P
       return real(fd);
     };
     try {
-      await t.ctx.store.tenant(corpId).write((tx) => tx.$client.run("INSERT INTO notes (id, user_id, content, created_at, updated_at) VALUES ('nd', 'u', '', 'x', 'x')"), { durable: false });
+      await t.ctx.store.tenant(corpId).write((tx) => requireSqliteClient(tx).run("INSERT INTO notes (id, user_id, content, created_at, updated_at) VALUES ('nd', 'u', '', 'x', 'x')"), { durable: false });
     } finally {
       disk.open();
       door.syncFile = real;

@@ -45,7 +45,7 @@ describe("GET /api/city: a corporation database closed while idle", () => {
     expect(list.body.total).toBe(1);
     idleFor(t);
     expect(await held.read((db) => db.$client.query("SELECT count(*) AS n FROM cities").get())).toEqual({ n: 1 });
-    await held.write((tx) => tx.$client.run("UPDATE cities SET name = 'Londrina'"));
+    await held.write((tx) => tx.$client.query("UPDATE cities SET name = 'Londrina'").run());
     expect((await t.req("GET", "/api/city", { token: admin.token })).body.items[0].name).toBe("Londrina");
   });
 
@@ -60,7 +60,7 @@ describe("GET /api/city: a corporation database closed while idle", () => {
     const gate = new Promise<void>((r) => (release = r));
     const write = t.ctx.store.tenant(admin.corpId).write(async (tx) => {
       await gate;
-      tx.$client.run("INSERT INTO notes (id, user_id, title, content, created_at, updated_at) VALUES ('n1', ?1, 't', 'c', '2026-01-01', '2026-01-01')", [admin.userId]);
+      await tx.$client.query("INSERT INTO notes (id, user_id, title, content, created_at, updated_at) VALUES ('n1', ?1, 't', 'c', '2026-01-01', '2026-01-01')").run(admin.userId);
     });
     for (let i = 0; i < 4; i++) t.ctx.tenants.closeIdle();
     expect(t.ctx.tenants.isOpen(admin.corpId)).toBe(true);
@@ -182,7 +182,7 @@ describe("DELETE /api/corp/{id}: operations in flight on its database", () => {
     });
     const writing = door.write(async (tx) => {
       await gate;
-      tx.$client.run("INSERT INTO notes (id, user_id, title, content, created_at, updated_at) VALUES ('n1', ?1, 't', 'c', '2026-01-01', '2026-01-01')", [admin.userId]);
+      await tx.$client.query("INSERT INTO notes (id, user_id, title, content, created_at, updated_at) VALUES ('n1', ?1, 't', 'c', '2026-01-01', '2026-01-01')").run(admin.userId);
     });
     let deleted = false;
     const deleting = t.req("DELETE", `/api/corp/${victim}`, { token: admin.token }).then((r) => {

@@ -133,8 +133,8 @@ describe("CSV export of one list", () => {
   // Seeds its rows straight into the corporation database (100,000 through the API is minutes).
   testSourceOnly("every page: more rows than one page of the handler", async () => {
     const now = new Date().toISOString();
-    await t.ctx.store.tenant(corpId).write((db) => {
-      for (let i = 0; i < 11_234; i++) db.insert(cities).values({ id: newId(), name: `Bulk ${String(i).padStart(5, "0")}`, state: "MG", country: "BR", created_at: now, updated_at: now }).run();
+    await t.ctx.store.tenant(corpId).write(async (db) => {
+      for (let i = 0; i < 11_234; i++) await db.insert(cities).values({ id: newId(), name: `Bulk ${String(i).padStart(5, "0")}`, state: "MG", country: "BR", created_at: now, updated_at: now }).run();
     });
     const res = await t.req("GET", "/api/city?state=MG&sort=name", { token, headers: { accept: "text/csv;q=0.9, application/json;q=0.5" } });
     const rows = parseCsv(res.text);
@@ -170,9 +170,9 @@ describe("CSV export of one list", () => {
   // Seeds its rows straight into the corporation database (100,000 through the API is minutes).
   testSourceOnly("over 100,000 rows: 400 asking for a narrower filter", async () => {
     const now = new Date().toISOString();
-    await t.ctx.store.tenant(corpId).write((db) => {
+    await t.ctx.store.tenant(corpId).write(async (db) => {
       const insert = db.$client.query("INSERT INTO cities (id, name, state, country, created_at, updated_at) VALUES (?1, ?2, 'RJ', 'BR', ?3, ?3)");
-      for (let i = 0; i < 100_001; i++) insert.run(newId(), `Many ${i}`, now);
+      for (let i = 0; i < 100_001; i++) await insert.run(newId(), `Many ${i}`, now);
     });
     const res = await t.req("GET", "/api/city?format=csv&state=RJ", { token });
     expect(res.status).toBe(400);

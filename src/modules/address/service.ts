@@ -11,11 +11,11 @@ import type { AddressView, CityRef } from "./model";
  * `cities`: a memo of the cities already read in the same read (a list page, where most rows
  * share a few cities): one lookup per city instead of one per row.
  */
-export function addressView(db: TenantDb, row: AddressColumns, cities?: Map<string, CityRef | null>): AddressView | null {
+export async function addressView(db: TenantDb, row: AddressColumns, cities?: Map<string, CityRef | null>): Promise<AddressView | null> {
   if (row.address_line1 === null || row.address_city_id === null) return null;
   let city = cities?.get(row.address_city_id);
   if (city === undefined) {
-    city = cityRef(db, row.address_city_id);
+    city = await cityRef(db, row.address_city_id);
     cities?.set(row.address_city_id, city);
   }
   if (!city) return null;
@@ -32,6 +32,6 @@ export function addressView(db: TenantDb, row: AddressColumns, cities?: Map<stri
 }
 
 /** A local address's city must exist: 400 naming `<path>.city_id` otherwise. */
-export function checkCityId(db: TenantDb, cityId: string, path: string): void {
-  if (!cityRef(db, cityId)) throw invalid(path ? `${path}.city_id` : "city_id", "unknown city");
+export async function checkCityId(db: TenantDb, cityId: string, path: string): Promise<void> {
+  if (!(await cityRef(db, cityId))) throw invalid(path ? `${path}.city_id` : "city_id", "unknown city");
 }

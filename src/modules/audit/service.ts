@@ -24,9 +24,9 @@ export function listAudit(ctx: AppContext, query: ListParams, onlyCorpId: string
   const from = instant("from", query.from);
   const to = instant("to", query.to);
   if (from && to && from > to) throw invalid("from", "must not be after to");
-  return ctx.store.platform.read((db) => {
-    const page = listAuditRows(db, query, { from, to, corpId: onlyCorpId });
-    const logins = loginsOf(db, [...new Set(page.items.map((r) => r.actor_user_id).filter((id): id is string => id !== null))]);
+  return ctx.store.platform.read(async (db) => {
+    const page = await listAuditRows(db, query, { from, to, corpId: onlyCorpId });
+    const logins = await loginsOf(db, [...new Set(page.items.map((r) => r.actor_user_id).filter((id): id is string => id !== null))]);
     return {
       ...page,
       items: page.items.map((r) => ({

@@ -76,8 +76,8 @@ export class Lockout {
     // Counters idle for a day are forgotten, so guessed logins cannot grow the table forever.
     const prune = now - this.lastPrune > 60_000;
     if (prune) this.lastPrune = now;
-    const row = await this.door.write((tx) => {
-      if (prune) forgetIdleLoginFailures(tx, now);
+    const row = await this.door.write(async (tx) => {
+      if (prune) await forgetIdleLoginFailures(tx, now);
       return countLoginFailure(tx, corpId, login, toIso(now), toIso(now + LOCK_MS), MAX_FAILURES);
     });
     // Attempts on a locked key are refused before counting, so the count meets the limit only once.

@@ -125,12 +125,12 @@ export async function linkedUserId(ctx: AppContext, token: VerifiedIdToken): Pro
  * when it was linked to the user already (nothing to record).
  */
 export function linkIdentity(ctx: AppContext, userId: string, token: VerifiedIdToken): Promise<{ link: ExternalIdentity; changed: boolean }> {
-  return ctx.store.platform.write((tx) => {
-    const existing = findExternalIdentity(tx, token.provider, token.subject);
+  return ctx.store.platform.write(async (tx) => {
+    const existing = await findExternalIdentity(tx, token.provider, token.subject);
     if (existing) {
       if (existing.user_id !== userId) throw conflict("That account is linked to another user");
       return { link: externalIdentityView(existing), changed: false };
     }
-    return { link: externalIdentityView(linkExternalIdentity(tx, token.provider, token.subject, token.email, userId)), changed: true };
+    return { link: externalIdentityView(await linkExternalIdentity(tx, token.provider, token.subject, token.email, userId)), changed: true };
   });
 }

@@ -141,9 +141,9 @@ export async function listRanges(ctx: AppContext, query: ListParams, corp: CorpR
 export async function addRange(ctx: AppContext, corp: CorpRow, text: string, description: string | null | undefined): Promise<SafeIpRange> {
   const range = canonicalRange(text);
   if (!range) throw invalid("range", "is not an IPv4 or IPv6 address or CIDR");
-  const row = await ctx.store.platform.write((tx, w) => {
-    if (safeIpRangeTaken(tx, corp.id, range)) throw conflict(`The range ${range} is already there`);
-    const row = insertSafeIpRange(tx, corp.id, range, description ?? null);
+  const row = await ctx.store.platform.write(async (tx, w) => {
+    if (await safeIpRangeTaken(tx, corp.id, range)) throw conflict(`The range ${range} is already there`);
+    const row = await insertSafeIpRange(tx, corp.id, range, description ?? null);
     w.afterCommit(() => safeIpsOf(ctx).added(row));
     return row;
   });
@@ -151,11 +151,11 @@ export async function addRange(ctx: AppContext, corp: CorpRow, text: string, des
 }
 
 /** Removes a range of the corporation (404 when it has no such range); returns it. */
-export function removeRange(ctx: AppContext, corp: CorpRow, id: string): Promise<SafeIpRangeRow> {
-  return ctx.store.platform.write((tx, w) => {
-    const row = findSafeIpRange(tx, corp.id, id);
+export async function removeRange(ctx: AppContext, corp: CorpRow, id: string): Promise<SafeIpRangeRow> {
+  return await ctx.store.platform.write(async (tx, w) => {
+    const row = await findSafeIpRange(tx, corp.id, id);
     if (!row) throw notFound("Safe IP range");
-    deleteSafeIpRange(tx, id);
+    await deleteSafeIpRange(tx, id);
     w.afterCommit(() => safeIpsOf(ctx).removed(corp.id, id));
     return row;
   });

@@ -15,8 +15,8 @@ const DAY_MS = 24 * 60 * 60_000;
 export type SafeIpRangeRow = typeof safeIpRanges.$inferSelect;
 
 /** Every range of every corporation (the per-request check keeps them all in memory). */
-export function allSafeIpRanges(db: PlatformDb): { id: string; corp_id: string; range: string }[] {
-  return db.select({ id: safeIpRanges.id, corp_id: safeIpRanges.corp_id, range: safeIpRanges.range }).from(safeIpRanges).all();
+export async function allSafeIpRanges(db: PlatformDb): Promise<{ id: string; corp_id: string; range: string }[]> {
+  return await db.select({ id: safeIpRanges.id, corp_id: safeIpRanges.corp_id, range: safeIpRanges.range }).from(safeIpRanges).all();
 }
 
 const RANGE_LIST = { q: [safeIpRanges.range, safeIpRanges.description], hidden: ["corp_id"], extraKeys: ["domain"] };
@@ -28,33 +28,33 @@ export function listSafeIpRanges(db: PlatformDb, query: ListParams, corpId: stri
 }
 
 /** The range when it belongs to the corporation. */
-export function findSafeIpRange(db: PlatformDb, corpId: string, id: string): SafeIpRangeRow | undefined {
-  const row = db.select().from(safeIpRanges).where(eq(safeIpRanges.id, id)).get();
+export async function findSafeIpRange(db: PlatformDb, corpId: string, id: string): Promise<SafeIpRangeRow | undefined> {
+  const row = await db.select().from(safeIpRanges).where(eq(safeIpRanges.id, id)).get();
   return row && row.corp_id === corpId ? row : undefined;
 }
 
-export function safeIpRangeTaken(db: PlatformDb, corpId: string, range: string): boolean {
-  return !!db
+export async function safeIpRangeTaken(db: PlatformDb, corpId: string, range: string): Promise<boolean> {
+  return !!(await db
     .select({ id: safeIpRanges.id })
     .from(safeIpRanges)
     .where(and(eq(safeIpRanges.corp_id, corpId), eq(safeIpRanges.range, range)))
-    .get();
+    .get());
 }
 
-export function insertSafeIpRange(tx: PlatformDb, corpId: string, range: string, description: string | null): SafeIpRangeRow {
-  return tx.insert(safeIpRanges).values({ corp_id: corpId, range, description }).returning().get();
+export async function insertSafeIpRange(tx: PlatformDb, corpId: string, range: string, description: string | null): Promise<SafeIpRangeRow> {
+  return await tx.insert(safeIpRanges).values({ corp_id: corpId, range, description }).returning().get();
 }
 
-export function deleteSafeIpRange(tx: PlatformDb, id: string): void {
-  tx.delete(safeIpRanges).where(eq(safeIpRanges.id, id)).run();
+export async function deleteSafeIpRange(tx: PlatformDb, id: string): Promise<void> {
+  await tx.delete(safeIpRanges).where(eq(safeIpRanges.id, id)).run();
 }
 
 // ---- external identities -----------------------------------------------------------------------
 
 export type ExternalIdentityRow = typeof externalIdentities.$inferSelect;
 
-export function findExternalIdentity(db: PlatformDb, provider: "google" | "microsoft", subject: string): ExternalIdentityRow | undefined {
-  return db
+export async function findExternalIdentity(db: PlatformDb, provider: "google" | "microsoft", subject: string): Promise<ExternalIdentityRow | undefined> {
+  return await db
     .select()
     .from(externalIdentities)
     .where(and(eq(externalIdentities.provider, provider), eq(externalIdentities.subject, subject)))
@@ -62,37 +62,38 @@ export function findExternalIdentity(db: PlatformDb, provider: "google" | "micro
 }
 
 /** Links (provider, subject) to the user unless it is linked already; returns the link as it stands. */
-export function linkExternalIdentity(tx: PlatformDb, provider: "google" | "microsoft", subject: string, email: string | null, userId: string): ExternalIdentityRow {
-  tx.insert(externalIdentities).values({ provider, subject, email, user_id: userId }).onConflictDoNothing().run();
-  return findExternalIdentity(tx, provider, subject)!;
+export async function linkExternalIdentity(tx: PlatformDb, provider: "google" | "microsoft", subject: string, email: string | null, userId: string): Promise<ExternalIdentityRow> {
+  await tx.insert(externalIdentities).values({ provider, subject, email, user_id: userId }).onConflictDoNothing().run();
+  return (await findExternalIdentity(tx, provider, subject))!;
 }
 
 // ---- remembered devices ------------------------------------------------------------------------
 
 /** Stores a remembered device (its cookie's hash); expired ones of anybody go on the way. */
-export function insertRememberedDevice(tx: PlatformDb, userId: string, tokenHash: string, expiresAt: string, now: string): void {
-  tx.delete(rememberedDevices).where(lt(rememberedDevices.expires_at, now)).run();
-  tx.insert(rememberedDevices).values({ user_id: userId, token_hash: tokenHash, expires_at: expiresAt }).run();
+export async function insertRememberedDevice(tx: PlatformDb, userId: string, tokenHash: string, expiresAt: string, now: string): Promise<void> {
+  await tx.delete(rememberedDevices).where(lt(rememberedDevices.expires_at, now)).run();
+  await tx.insert(rememberedDevices).values({ user_id: userId, token_hash: tokenHash, expires_at: expiresAt }).run();
 }
 
-export function deviceRemembered(db: PlatformDb, userId: string, tokenHash: string, now: string): boolean {
-  return !!db
+export async function deviceRemembered(db: PlatformDb, userId: string, tokenHash: string, now: string): Promise<boolean> {
+  return !!(await db
     .select({ id: rememberedDevices.id })
     .from(rememberedDevices)
     .where(and(eq(rememberedDevices.token_hash, tokenHash), eq(rememberedDevices.user_id, userId), gt(rememberedDevices.expires_at, now)))
-    .get();
+    .get());
 }
 
 /** Forgets every remembered device of the user (in the caller's transaction). */
-export function forgetDevices(tx: PlatformDb, userId: string): void {
-  tx.delete(rememberedDevices).where(eq(rememberedDevices.user_id, userId)).run();
+export async function forgetDevices(tx: PlatformDb, userId: string): Promise<void> {
+  await tx.delete(rememberedDevices).where(eq(rememberedDevices.user_id, userId)).run();
 }
 
 /** Retention: deletes at most `limit` expired devices; returns how many went. */
-export function pruneRememberedDevices(db: PlatformDb, now: number, limit: number): number {
-  return db.$client
+export async function pruneRememberedDevices(db: PlatformDb, now: number, limit: number): Promise<number> {
+  const { changes } = await db.$client
     .query("DELETE FROM remembered_devices WHERE rowid IN (SELECT rowid FROM remembered_devices WHERE expires_at < ?1 LIMIT ?2)")
-    .run(toIso(now), limit).changes;
+    .run(toIso(now), limit);
+  return changes;
 }
 
 // ---- login failures ----------------------------------------------------------------------------
@@ -102,13 +103,13 @@ export interface LoginFailureRow {
   locked_until: string | null;
 }
 
-export function loginFailureRow(db: PlatformDb, corpId: string, login: string): LoginFailureRow | null {
-  return db.$client.query<LoginFailureRow, [string, string]>("SELECT failures, locked_until FROM login_failures WHERE corp_id = ?1 AND login = ?2").get(corpId, login);
+export async function loginFailureRow(db: PlatformDb, corpId: string, login: string): Promise<LoginFailureRow | null> {
+  return await db.$client.query<LoginFailureRow, [string, string]>("SELECT failures, locked_until FROM login_failures WHERE corp_id = ?1 AND login = ?2").get(corpId, login);
 }
 
 /** Counts a failure at `now`: an expired lock starts a fresh count; the `max`th failure sets the lock until `lockUntil`. */
-export function countLoginFailure(tx: PlatformDb, corpId: string, login: string, now: string, lockUntil: string, max: number): LoginFailureRow | null {
-  return tx.$client
+export async function countLoginFailure(tx: PlatformDb, corpId: string, login: string, now: string, lockUntil: string, max: number): Promise<LoginFailureRow | null> {
+  return await tx.$client
     .query<LoginFailureRow, [string, string, string, string, number]>(
       `INSERT INTO login_failures (corp_id, login, failures, locked_until, updated_at)
       VALUES (?1, ?2, 1, CASE WHEN ?5 <= 1 THEN ?4 END, ?3)
@@ -123,20 +124,21 @@ export function countLoginFailure(tx: PlatformDb, corpId: string, login: string,
     .get(corpId, login, now, lockUntil, max);
 }
 
-export function clearLoginFailures(tx: PlatformDb, corpId: string, login: string): void {
-  tx.$client.query("DELETE FROM login_failures WHERE corp_id = ?1 AND login = ?2").run(corpId, login);
+export async function clearLoginFailures(tx: PlatformDb, corpId: string, login: string): Promise<void> {
+  await tx.$client.query("DELETE FROM login_failures WHERE corp_id = ?1 AND login = ?2").run(corpId, login);
 }
 
 /** The lockout's own pruning: counters idle for a day are forgotten unless they still lock. */
-export function forgetIdleLoginFailures(tx: PlatformDb, now: number): void {
-  tx.$client.query("DELETE FROM login_failures WHERE updated_at < ?1 AND (locked_until IS NULL OR locked_until < ?2)").run(toIso(now - DAY_MS), toIso(now));
+export async function forgetIdleLoginFailures(tx: PlatformDb, now: number): Promise<void> {
+  await tx.$client.query("DELETE FROM login_failures WHERE updated_at < ?1 AND (locked_until IS NULL OR locked_until < ?2)").run(toIso(now - DAY_MS), toIso(now));
 }
 
 /** Retention: the same rule, at most `limit` counters; returns how many went. */
-export function pruneLoginFailures(db: PlatformDb, now: number, limit: number): number {
-  return db.$client
+export async function pruneLoginFailures(db: PlatformDb, now: number, limit: number): Promise<number> {
+  const { changes } = await db.$client
     .query(
       "DELETE FROM login_failures WHERE rowid IN (SELECT rowid FROM login_failures WHERE updated_at < ?1 AND (locked_until IS NULL OR locked_until < ?3) LIMIT ?2)",
     )
-    .run(toIso(now - DAY_MS), limit, toIso(now)).changes;
+    .run(toIso(now - DAY_MS), limit, toIso(now));
+  return changes;
 }

@@ -24,10 +24,10 @@ export const actionView = (row: typeof actions.$inferSelect): Action => ({ ...ro
 export const menuView = (row: MenuRow): Menu => ({ ...row });
 
 /** The actions of many features at once, each list in creation order. */
-export function actionsByFeature(db: PlatformDb, featureIds: string[]): Map<string, Action[]> {
+export async function actionsByFeature(db: PlatformDb, featureIds: string[]): Promise<Map<string, Action[]>> {
   const out = new Map<string, Action[]>();
   if (!featureIds.length) return out;
-  const rows = db.select().from(actions).where(inArray(actions.feature_id, featureIds)).orderBy(asc(actions.id)).all();
+  const rows = await db.select().from(actions).where(inArray(actions.feature_id, featureIds)).orderBy(asc(actions.id)).all();
   for (const r of rows) {
     let list = out.get(r.feature_id);
     if (!list) out.set(r.feature_id, (list = []));
@@ -36,8 +36,8 @@ export function actionsByFeature(db: PlatformDb, featureIds: string[]): Map<stri
   return out;
 }
 
-function featureViews(db: PlatformDb, rows: FeatureRow[]): Feature[] {
-  const acts = actionsByFeature(db, rows.map((r) => r.id));
+async function featureViews(db: PlatformDb, rows: FeatureRow[]): Promise<Feature[]> {
+  const acts = await actionsByFeature(db, rows.map((r) => r.id));
   return rows.map((r) => ({ ...r, actions: acts.get(r.id) ?? [] }));
 }
 
@@ -47,36 +47,36 @@ const dropPermissions = (ctx: AppContext, w: WriteScope) => w.afterCommit(() => 
 // ---- services ----------------------------------------------------------------------------------
 
 /** The service row; 404 "Service" when there is none. */
-export function getServiceRow(db: PlatformDb, id: string): ServiceRow {
-  const row = db.select().from(services).where(eq(services.id, id)).get();
+export async function getServiceRow(db: PlatformDb, id: string): Promise<ServiceRow> {
+  const row = await db.select().from(services).where(eq(services.id, id)).get();
   if (!row) throw notFound("Service");
   return row;
 }
 
-export function serviceExists(db: PlatformDb, id: string): boolean {
-  return !!db.select({ id: services.id }).from(services).where(eq(services.id, id)).get();
+export async function serviceExists(db: PlatformDb, id: string): Promise<boolean> {
+  return !!(await db.select({ id: services.id }).from(services).where(eq(services.id, id)).get());
 }
 
 /** The service a feature belongs to; undefined when the feature does not exist. */
-export function featureServiceId(db: PlatformDb, featureId: string): string | undefined {
-  return db.select({ service_id: features.service_id }).from(features).where(eq(features.id, featureId)).get()?.service_id;
+export async function featureServiceId(db: PlatformDb, featureId: string): Promise<string | undefined> {
+  return (await db.select({ service_id: features.service_id }).from(features).where(eq(features.id, featureId)).get())?.service_id;
 }
 
 /** The built-in services' ids (a new corporation starts with them enabled). */
-export function builtinServiceIds(db: PlatformDb): string[] {
-  return db.select({ id: services.id }).from(services).where(eq(services.builtin, true)).all().map((r) => r.id);
+export async function builtinServiceIds(db: PlatformDb): Promise<string[]> {
+  return (await db.select({ id: services.id }).from(services).where(eq(services.builtin, true)).all()).map((r) => r.id);
 }
 
 /** Id, identifier and name of the given services, by identifier (a corporation's service tree). */
-export function serviceSummaries(db: PlatformDb, ids: string[]): { id: string; identifier: string; name: string }[] {
+export async function serviceSummaries(db: PlatformDb, ids: string[]): Promise<{ id: string; identifier: string; name: string }[]> {
   if (!ids.length) return [];
-  return db.select({ id: services.id, identifier: services.identifier, name: services.name }).from(services).where(inArray(services.id, ids)).orderBy(asc(services.identifier)).all();
+  return await db.select({ id: services.id, identifier: services.identifier, name: services.name }).from(services).where(inArray(services.id, ids)).orderBy(asc(services.identifier)).all();
 }
 
 /** Id, service and name of the features of the given services, by name then id. */
-export function featureSummaries(db: PlatformDb, serviceIds: string[]): { id: string; service_id: string; name: string }[] {
+export async function featureSummaries(db: PlatformDb, serviceIds: string[]): Promise<{ id: string; service_id: string; name: string }[]> {
   if (!serviceIds.length) return [];
-  return db
+  return await db
     .select({ id: features.id, service_id: features.service_id, name: features.name })
     .from(features)
     .where(inArray(features.service_id, serviceIds))
@@ -88,8 +88,8 @@ export function listServices(ctx: AppContext, query: ListParams) {
   return ctx.store.platform.read((db) => listRows(db, services, { q: [services.identifier, services.name] }, query, serviceView));
 }
 
-function featuresOfService(db: PlatformDb, serviceId: string): Feature[] {
-  const rows = db.select().from(features).where(eq(features.service_id, serviceId)).orderBy(asc(features.id)).all();
+async function featuresOfService(db: PlatformDb, serviceId: string): Promise<Feature[]> {
+  const rows = await db.select().from(features).where(eq(features.service_id, serviceId)).orderBy(asc(features.id)).all();
   return featureViews(db, rows);
 }
 
@@ -99,40 +99,40 @@ export function featureIdsOf(db: PlatformDb, serviceId: string) {
 }
 
 export function getService(ctx: AppContext, id: string): Promise<Service & { features: Feature[] }> {
-  return ctx.store.platform.read((db) => ({ ...serviceView(getServiceRow(db, id)), features: featuresOfService(db, id) }));
+  return ctx.store.platform.read(async (db) => ({ ...serviceView(await getServiceRow(db, id)), features: await featuresOfService(db, id) }));
 }
 
-function identifierTaken(tx: PlatformDb, identifier: string, exceptId?: string): boolean {
-  const row = tx.select({ id: services.id }).from(services).where(eq(services.identifier, identifier)).get();
+async function identifierTaken(tx: PlatformDb, identifier: string, exceptId?: string): Promise<boolean> {
+  const row = await tx.select({ id: services.id }).from(services).where(eq(services.identifier, identifier)).get();
   return !!row && row.id !== exceptId;
 }
 
 export function createService(ctx: AppContext, input: ServiceInput): Promise<Service> {
-  return ctx.store.platform.write((tx) => {
-    if (identifierTaken(tx, input.identifier)) throw conflict(`identifier '${input.identifier}' is taken`);
+  return ctx.store.platform.write(async (tx) => {
+    if (await identifierTaken(tx, input.identifier)) throw conflict(`identifier '${input.identifier}' is taken`);
     const id = newId();
-    tx.insert(services).values({ id, identifier: input.identifier, name: input.name, description: input.description ?? null }).run();
-    return serviceView(getServiceRow(tx, id));
+    await tx.insert(services).values({ id, identifier: input.identifier, name: input.name, description: input.description ?? null }).run();
+    return serviceView(await getServiceRow(tx, id));
   });
 }
 
 export function updateService(ctx: AppContext, id: string, input: ServiceInput): Promise<Service> {
-  return ctx.store.platform.write((tx, w) => {
-    const current = getServiceRow(tx, id);
+  return ctx.store.platform.write(async (tx, w) => {
+    const current = await getServiceRow(tx, id);
     if (current.builtin && input.identifier !== current.identifier) throw conflict("A built-in service keeps its identifier");
-    if (identifierTaken(tx, input.identifier, id)) throw conflict(`identifier '${input.identifier}' is taken`);
-    tx.update(services).set({ identifier: input.identifier, name: input.name, description: input.description ?? null }).where(eq(services.id, id)).run();
+    if (await identifierTaken(tx, input.identifier, id)) throw conflict(`identifier '${input.identifier}' is taken`);
+    await tx.update(services).set({ identifier: input.identifier, name: input.name, description: input.description ?? null }).where(eq(services.id, id)).run();
     // The identifier is what `admin` lists hold.
     dropPermissions(ctx, w);
-    return serviceView(getServiceRow(tx, id));
+    return serviceView(await getServiceRow(tx, id));
   });
 }
 
 /** Features, actions, grants and corporations' enablement go with it (ON DELETE CASCADE). */
 export function deleteService(ctx: AppContext, id: string): Promise<void> {
-  return ctx.store.platform.write((tx, w) => {
-    if (getServiceRow(tx, id).builtin) throw conflict("A built-in service cannot be deleted");
-    tx.delete(services).where(eq(services.id, id)).run();
+  return ctx.store.platform.write(async (tx, w) => {
+    if ((await getServiceRow(tx, id)).builtin) throw conflict("A built-in service cannot be deleted");
+    await tx.delete(services).where(eq(services.id, id)).run();
     dropPermissions(ctx, w);
   });
 }
@@ -142,28 +142,28 @@ export function deleteService(ctx: AppContext, id: string): Promise<void> {
  * transaction; nothing is removed. A description or action name left out keeps its stored value.
  */
 export function uploadFeatures(ctx: AppContext, serviceId: string, upload: FeatureUpload): Promise<Feature[]> {
-  return ctx.store.platform.write((tx, w) => {
-    getServiceRow(tx, serviceId);
+  return ctx.store.platform.write(async (tx, w) => {
+    await getServiceRow(tx, serviceId);
     for (const f of upload.features) {
-      let feature = tx
+      let feature = await tx
         .select({ id: features.id })
         .from(features)
         .where(and(eq(features.service_id, serviceId), eq(features.name, f.name)))
         .get();
       if (!feature) {
         feature = { id: newId() };
-        tx.insert(features).values({ id: feature.id, service_id: serviceId, name: f.name, description: f.description ?? null }).run();
+        await tx.insert(features).values({ id: feature.id, service_id: serviceId, name: f.name, description: f.description ?? null }).run();
       } else if (f.description !== undefined) {
-        tx.update(features).set({ description: f.description }).where(eq(features.id, feature.id)).run();
+        await tx.update(features).set({ description: f.description }).where(eq(features.id, feature.id)).run();
       }
       for (const a of f.actions) {
-        const existing = tx
+        const existing = await tx
           .select({ id: actions.id })
           .from(actions)
           .where(and(eq(actions.feature_id, feature.id), eq(actions.action, a.action)))
           .get();
-        if (!existing) tx.insert(actions).values({ feature_id: feature.id, action: a.action, name: a.name ?? null }).run();
-        else if (a.name !== undefined) tx.update(actions).set({ name: a.name }).where(eq(actions.id, existing.id)).run();
+        if (!existing) await tx.insert(actions).values({ feature_id: feature.id, action: a.action, name: a.name ?? null }).run();
+        else if (a.name !== undefined) await tx.update(actions).set({ name: a.name }).where(eq(actions.id, existing.id)).run();
       }
     }
     dropPermissions(ctx, w);
@@ -173,28 +173,28 @@ export function uploadFeatures(ctx: AppContext, serviceId: string, upload: Featu
 
 // ---- features ----------------------------------------------------------------------------------
 
-function getFeatureRow(db: PlatformDb, id: string): FeatureRow {
-  const row = db.select().from(features).where(eq(features.id, id)).get();
+async function getFeatureRow(db: PlatformDb, id: string): Promise<FeatureRow> {
+  const row = await db.select().from(features).where(eq(features.id, id)).get();
   if (!row) throw notFound("Feature");
   return row;
 }
 
-const featureOf = (db: PlatformDb, id: string): Feature => featureViews(db, [getFeatureRow(db, id)])[0];
+const featureOf = async (db: PlatformDb, id: string): Promise<Feature> => (await featureViews(db, [await getFeatureRow(db, id)]))[0];
 
 export function getFeature(ctx: AppContext, id: string): Promise<Feature> {
   return ctx.store.platform.read((db) => featureOf(db, id));
 }
 
 export function listFeatures(ctx: AppContext, query: ListParams) {
-  return ctx.store.platform.read((db) => {
-    const page = listRows(db, features, { q: [features.name] }, query, (r: FeatureRow) => r);
-    return { ...page, items: featureViews(db, page.items) };
+  return ctx.store.platform.read(async (db) => {
+    const page = await listRows(db, features, { q: [features.name] }, query, (r: FeatureRow) => r);
+    return { ...page, items: await featureViews(db, page.items) };
   });
 }
 
-function checkFeatureInput(tx: PlatformDb, input: FeatureInput, exceptId?: string): void {
-  if (!serviceExists(tx, input.service_id)) throw invalid("service_id", "unknown service");
-  const clash = tx
+async function checkFeatureInput(tx: PlatformDb, input: FeatureInput, exceptId?: string): Promise<void> {
+  if (!(await serviceExists(tx, input.service_id))) throw invalid("service_id", "unknown service");
+  const clash = await tx
     .select({ id: features.id })
     .from(features)
     .where(and(eq(features.service_id, input.service_id), eq(features.name, input.name)))
@@ -203,19 +203,19 @@ function checkFeatureInput(tx: PlatformDb, input: FeatureInput, exceptId?: strin
 }
 
 export function createFeature(ctx: AppContext, input: FeatureInput): Promise<Feature> {
-  return ctx.store.platform.write((tx) => {
-    checkFeatureInput(tx, input);
+  return ctx.store.platform.write(async (tx) => {
+    await checkFeatureInput(tx, input);
     const id = newId();
-    tx.insert(features).values({ id, service_id: input.service_id, name: input.name, description: input.description ?? null }).run();
+    await tx.insert(features).values({ id, service_id: input.service_id, name: input.name, description: input.description ?? null }).run();
     return featureOf(tx, id);
   });
 }
 
 export function updateFeature(ctx: AppContext, id: string, input: FeatureInput): Promise<Feature> {
-  return ctx.store.platform.write((tx, w) => {
-    getFeatureRow(tx, id);
-    checkFeatureInput(tx, input, id);
-    tx.update(features).set({ service_id: input.service_id, name: input.name, description: input.description ?? null }).where(eq(features.id, id)).run();
+  return ctx.store.platform.write(async (tx, w) => {
+    await getFeatureRow(tx, id);
+    await checkFeatureInput(tx, input, id);
+    await tx.update(features).set({ service_id: input.service_id, name: input.name, description: input.description ?? null }).where(eq(features.id, id)).run();
     // Moving a feature to another service changes which corporations it counts in.
     dropPermissions(ctx, w);
     return featureOf(tx, id);
@@ -224,32 +224,32 @@ export function updateFeature(ctx: AppContext, id: string, input: FeatureInput):
 
 /** Actions and grants go with it; menus pointing at it keep going without a feature. */
 export function deleteFeature(ctx: AppContext, id: string): Promise<void> {
-  return ctx.store.platform.write((tx, w) => {
-    getFeatureRow(tx, id);
-    tx.delete(features).where(eq(features.id, id)).run();
+  return ctx.store.platform.write(async (tx, w) => {
+    await getFeatureRow(tx, id);
+    await tx.delete(features).where(eq(features.id, id)).run();
     dropPermissions(ctx, w);
   });
 }
 
 export function addAction(ctx: AppContext, featureId: string, input: ActionInput): Promise<Feature> {
-  return ctx.store.platform.write((tx, w) => {
-    getFeatureRow(tx, featureId);
-    const clash = tx
+  return ctx.store.platform.write(async (tx, w) => {
+    await getFeatureRow(tx, featureId);
+    const clash = await tx
       .select({ id: actions.id })
       .from(actions)
       .where(and(eq(actions.feature_id, featureId), eq(actions.action, input.action)))
       .get();
     if (clash) throw conflict(`The feature already has the action '${input.action}'`);
-    tx.insert(actions).values({ feature_id: featureId, action: input.action, name: input.name ?? null }).run();
+    await tx.insert(actions).values({ feature_id: featureId, action: input.action, name: input.name ?? null }).run();
     dropPermissions(ctx, w);
     return featureOf(tx, featureId);
   });
 }
 
 export function removeAction(ctx: AppContext, featureId: string, actionId: string): Promise<void> {
-  return ctx.store.platform.write((tx, w) => {
-    getFeatureRow(tx, featureId);
-    const removed = tx
+  return ctx.store.platform.write(async (tx, w) => {
+    await getFeatureRow(tx, featureId);
+    const removed = await tx
       .delete(actions)
       .where(and(eq(actions.id, actionId), eq(actions.feature_id, featureId)))
       .returning({ id: actions.id })
@@ -261,8 +261,8 @@ export function removeAction(ctx: AppContext, featureId: string, actionId: strin
 
 // ---- menus -------------------------------------------------------------------------------------
 
-function getMenuRow(db: PlatformDb, id: string): MenuRow {
-  const row = db.select().from(menus).where(eq(menus.id, id)).get();
+async function getMenuRow(db: PlatformDb, id: string): Promise<MenuRow> {
+  const row = await db.select().from(menus).where(eq(menus.id, id)).get();
   if (!row) throw notFound("Menu");
   return row;
 }
@@ -274,18 +274,18 @@ function getMenuRow(db: PlatformDb, id: string): MenuRow {
 export function saveMenu(ctx: AppContext, input: MenuInput): Promise<{ menu: Menu; created: boolean }> {
   const id = input.id ?? newId();
   const created = !input.id;
-  return ctx.store.platform.write((tx) => {
-    if (!created && !tx.select({ id: menus.id }).from(menus).where(eq(menus.id, id)).get()) throw notFound("Menu");
+  return ctx.store.platform.write(async (tx) => {
+    if (!created && !(await tx.select({ id: menus.id }).from(menus).where(eq(menus.id, id)).get())) throw notFound("Menu");
     const parentId = input.parent_id ?? null;
     if (parentId) {
-      const parents = new Map(tx.select({ id: menus.id, parent_id: menus.parent_id }).from(menus).all().map((m) => [m.id, m.parent_id]));
+      const parents = new Map((await tx.select({ id: menus.id, parent_id: menus.parent_id }).from(menus).all()).map((m) => [m.id, m.parent_id]));
       if (!parents.has(parentId)) throw invalid("parent_id", "unknown menu");
       // Walk up from the new parent: meeting the menu itself means the change would close a loop.
       for (let at: string | null | undefined = parentId, steps = 0; at; at = parents.get(at), steps++) {
         if (at === id || steps > parents.size) throw invalid("parent_id", "would make the menu its own ancestor");
       }
     }
-    if (input.feature_id && !tx.select({ id: features.id }).from(features).where(eq(features.id, input.feature_id)).get()) {
+    if (input.feature_id && !(await tx.select({ id: features.id }).from(features).where(eq(features.id, input.feature_id)).get())) {
       throw invalid("feature_id", "unknown feature");
     }
     const values = {
@@ -296,9 +296,9 @@ export function saveMenu(ctx: AppContext, input: MenuInput): Promise<{ menu: Men
       position: input.position ?? 0,
       feature_id: input.feature_id ?? null,
     };
-    if (created) tx.insert(menus).values({ id, ...values }).run();
-    else tx.update(menus).set(values).where(eq(menus.id, id)).run();
-    return { menu: menuView(getMenuRow(tx, id)), created };
+    if (created) await tx.insert(menus).values({ id, ...values }).run();
+    else await tx.update(menus).set(values).where(eq(menus.id, id)).run();
+    return { menu: menuView(await getMenuRow(tx, id)), created };
   });
 }
 
@@ -311,19 +311,20 @@ function covers(p: PermissionSets, serviceIdentifier: string | null, acts: Actio
 
 /** The whole menu forest, siblings by position, each node with its feature's actions and `allowed`. */
 export function menuTree(ctx: AppContext, permission: PermissionSets): Promise<MenuNode[]> {
-  return ctx.store.platform.read((db) => {
-    const rows = db.select().from(menus).orderBy(asc(menus.position), asc(menus.id)).all();
+  return ctx.store.platform.read(async (db) => {
+    const rows = await db.select().from(menus).orderBy(asc(menus.position), asc(menus.id)).all();
     const featureIds = [...new Set(rows.map((r) => r.feature_id).filter((f): f is string => !!f))];
-    const acts = actionsByFeature(db, featureIds);
+    const acts = await actionsByFeature(db, featureIds);
     const serviceOf = new Map(
       featureIds.length
-        ? db
-            .select({ id: features.id, identifier: services.identifier })
-            .from(features)
-            .innerJoin(services, eq(services.id, features.service_id))
-            .where(inArray(features.id, featureIds))
-            .all()
-            .map((r) => [r.id, r.identifier])
+        ? (
+            await db
+              .select({ id: features.id, identifier: services.identifier })
+              .from(features)
+              .innerJoin(services, eq(services.id, features.service_id))
+              .where(inArray(features.id, featureIds))
+              .all()
+          ).map((r) => [r.id, r.identifier])
         : [],
     );
     const nodes = new Map<string, MenuNode>();
@@ -348,11 +349,11 @@ export function menuTree(ctx: AppContext, permission: PermissionSets): Promise<M
  * feature's service is not enabled for the workgroup's corporation, nothing is granted (409).
  */
 export function assignMenuToWorkgroup(ctx: AppContext, menuId: string, workgroupId: string): Promise<Workgroup> {
-  return ctx.store.platform.write((tx, w) => {
-    getMenuRow(tx, menuId);
-    const wg = findWorkgroup(tx, workgroupId);
+  return ctx.store.platform.write(async (tx, w) => {
+    await getMenuRow(tx, menuId);
+    const wg = await findWorkgroup(tx, workgroupId);
     if (!wg) throw notFound("Workgroup");
-    const all = tx.select({ id: menus.id, parent_id: menus.parent_id, feature_id: menus.feature_id }).from(menus).all();
+    const all = await tx.select({ id: menus.id, parent_id: menus.parent_id, feature_id: menus.feature_id }).from(menus).all();
     const children = new Map<string, string[]>();
     for (const m of all) if (m.parent_id) children.set(m.parent_id, [...(children.get(m.parent_id) ?? []), m.id]);
     const byId = new Map(all.map((m) => [m.id, m]));
@@ -369,7 +370,7 @@ export function assignMenuToWorkgroup(ctx: AppContext, menuId: string, workgroup
     }
     if (featureIds.size) {
       const ids = [...featureIds];
-      const feats = tx
+      const feats = await tx
         .select({ name: features.name, service_id: features.service_id, identifier: services.identifier })
         .from(features)
         .innerJoin(services, eq(services.id, features.service_id))
@@ -378,12 +379,12 @@ export function assignMenuToWorkgroup(ctx: AppContext, menuId: string, workgroup
       const enabled = new Map<string, boolean>();
       for (const f of feats) {
         let on = enabled.get(f.service_id);
-        if (on === undefined) enabled.set(f.service_id, (on = serviceEnabled(tx, wg.corp_id, f.service_id)));
+        if (on === undefined) enabled.set(f.service_id, (on = await serviceEnabled(tx, wg.corp_id, f.service_id)));
         if (!on) throw conflict(`The service '${f.identifier}' of feature '${f.name}' is not enabled for the workgroup's corporation`);
       }
-      grantFeatures(tx, workgroupId, ids);
+      await grantFeatures(tx, workgroupId, ids);
       dropPermissions(ctx, w);
     }
-    return workgroupView(tx, findWorkgroup(tx, workgroupId)!);
+    return workgroupView(tx, (await findWorkgroup(tx, workgroupId))!);
   });
 }

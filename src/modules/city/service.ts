@@ -23,20 +23,20 @@ import type { City, CityInput, CityWithIdentity } from "./model";
 export type CityRow = typeof cities.$inferSelect;
 export const cityView = (r: CityRow): City => ({ id: r.id, name: r.name, state: r.state, country: r.country, created_at: r.created_at, updated_at: r.updated_at });
 
-export function getCity(db: TenantDb, id: string): CityRow {
+export async function getCity(db: TenantDb, id: string): Promise<CityRow> {
   // Read up to three times per external-app upsert: a cached raw statement.
-  const row = clientOf(db).query<CityRow, [string]>("SELECT id, name, state, country, created_at, updated_at FROM cities WHERE id = ?1").get(id);
+  const row = await clientOf(db).query<CityRow, [string]>("SELECT id, name, state, country, created_at, updated_at FROM cities WHERE id = ?1").get(id);
   if (!row) throw notFound("City");
   return row;
 }
 
 /** The city part of an address response (the address module's view); null when unknown. */
-export function cityRef(db: TenantDb, id: string): CityRef | null {
-  return clientOf(db).query<CityRef, [string]>("SELECT id, name, state, country FROM cities WHERE id = ?1").get(id);
+export async function cityRef(db: TenantDb, id: string): Promise<CityRef | null> {
+  return await clientOf(db).query<CityRef, [string]>("SELECT id, name, state, country FROM cities WHERE id = ?1").get(id);
 }
 
-function findCityByNames(db: TenantDb, c: CityInput): CityRow | undefined {
-  return db
+async function findCityByNames(db: TenantDb, c: CityInput): Promise<CityRow | undefined> {
+  return await db
     .select()
     .from(cities)
     .where(and(eq(cities.name, c.name), eq(cities.state, c.state), eq(cities.country, c.country)))
@@ -44,42 +44,42 @@ function findCityByNames(db: TenantDb, c: CityInput): CityRow | undefined {
 }
 
 /** (name, state, country) is unique: 409 when another city holds it. */
-function checkCityUnique(db: TenantDb, c: CityInput, exceptId: string | null): void {
-  const other = findCityByNames(db, c);
+async function checkCityUnique(db: TenantDb, c: CityInput, exceptId: string | null): Promise<void> {
+  const other = await findCityByNames(db, c);
   if (other && other.id !== exceptId) throw conflict("A city with this name, state and country already exists");
 }
 
 /** The id of the city holding these names, if any (the upsert adopts it): a cached raw statement. */
-export function cityIdByNames(db: TenantDb, c: CityInput): string | null {
+export async function cityIdByNames(db: TenantDb, c: CityInput): Promise<string | null> {
   return (
-    clientOf(db)
+    (await clientOf(db)
       .query<{ id: string }, [string, string, string]>("SELECT id FROM cities WHERE name = ?1 AND state = ?2 AND country = ?3")
-      .get(c.name, c.state, c.country)?.id ?? null
+      .get(c.name, c.state, c.country))?.id ?? null
   );
 }
 
 /** Inserts a city whose names the caller found free (cityIdByNames), on the upsert's fast path; returns its id. */
-export function addCity(tx: TenantDb, c: CityInput): string {
+export async function addCity(tx: TenantDb, c: CityInput): Promise<string> {
   const id = newId();
   const at = nowIso();
-  insertRow(tx, cities, { id, name: c.name, state: c.state, country: c.country, created_at: at, updated_at: at });
+  await insertRow(tx, cities, { id, name: c.name, state: c.state, country: c.country, created_at: at, updated_at: at });
   return id;
 }
 
-function insertCity(tx: TenantDb, c: CityInput): CityRow {
-  checkCityUnique(tx, c, null);
-  return tx.insert(cities).values({ name: c.name, state: c.state, country: c.country }).returning().get();
+async function insertCity(tx: TenantDb, c: CityInput): Promise<CityRow> {
+  await checkCityUnique(tx, c, null);
+  return await tx.insert(cities).values({ name: c.name, state: c.state, country: c.country }).returning().get();
 }
 
-export function updateCity(tx: TenantDb, id: string, c: CityInput): CityRow {
-  checkCityUnique(tx, c, id);
-  return tx.update(cities).set({ name: c.name, state: c.state, country: c.country }).where(eq(cities.id, id)).returning().get();
+export async function updateCity(tx: TenantDb, id: string, c: CityInput): Promise<CityRow> {
+  await checkCityUnique(tx, c, id);
+  return await tx.update(cities).set({ name: c.name, state: c.state, country: c.country }).where(eq(cities.id, id)).returning().get();
 }
 
 /** Whether an address names the city: a person's, a contract's or a point of presence's (ISP). */
-function cityInUse(db: TenantDb, id: string): boolean {
+async function cityInUse(db: TenantDb, id: string): Promise<boolean> {
   // The POP counts too, or its foreign key would refuse the delete with a vaguer 409.
-  return personsUseCity(db, id) || contractsUseCity(db, id) || cityUsedByPop(db, id);
+  return (await personsUseCity(db, id)) || (await contractsUseCity(db, id)) || (await cityUsedByPop(db, id));
 }
 
 // ---- what the routes do, each in one read or one write ----
@@ -92,12 +92,12 @@ export function listCities(tenant: TenantDoor, query: ListParams) {
 }
 
 export function showCity(tenant: TenantDoor, id: string): Promise<City> {
-  return tenant.read((db) => cityView(getCity(db, id)));
+  return tenant.read(async (db) => cityView(await getCity(db, id)));
 }
 
 export function createCity(tenant: TenantDoor, input: CityInput): Promise<City> {
-  return tenant.write((tx, w) => {
-    const view = cityView(insertCity(tx, input));
+  return tenant.write(async (tx, w) => {
+    const view = cityView(await insertCity(tx, input));
     w.emit("CITY_AFTER_INSERT", view.id, view);
     return view;
   });
@@ -105,10 +105,10 @@ export function createCity(tenant: TenantDoor, input: CityInput): Promise<City> 
 
 /** PUT semantics; a PUT that changes nothing writes nothing and fires no event. */
 export function changeCity(tenant: TenantDoor, id: string, input: CityInput): Promise<City> {
-  return tenant.write((tx, w) => {
-    const current = getCity(tx, id);
+  return tenant.write(async (tx, w) => {
+    const current = await getCity(tx, id);
     if (unchanged(current, { name: input.name, state: input.state, country: input.country })) return cityView(current);
-    const view = cityView(updateCity(tx, id, input));
+    const view = cityView(await updateCity(tx, id, input));
     w.emit("CITY_AFTER_UPDATE", id, view);
     return view;
   });
@@ -116,11 +116,11 @@ export function changeCity(tenant: TenantDoor, id: string, input: CityInput): Pr
 
 /** Deletes a city no address names (409 otherwise), with its external-app links. */
 export function deleteCity(tenant: TenantDoor, id: string): Promise<void> {
-  return tenant.write((tx, w) => {
-    const before = cityView(getCity(tx, id));
-    if (cityInUse(tx, id)) throw conflict("The city is used by an address");
-    unlinkAll(tx, "city", id);
-    tx.delete(cities).where(eq(cities.id, id)).run();
+  return tenant.write(async (tx, w) => {
+    const before = cityView(await getCity(tx, id));
+    if (await cityInUse(tx, id)) throw conflict("The city is used by an address");
+    await unlinkAll(tx, "city", id);
+    await tx.delete(cities).where(eq(cities.id, id)).run();
     w.emit("CITY_AFTER_DELETE", id, before);
   });
 }
@@ -130,10 +130,10 @@ export function linkCity(tenant: TenantDoor, id: string, body: ExternalLinkInput
 }
 
 export function cityByIdentity(tenant: TenantDoor, principal: Principal, params: { externalAppId?: string; externalAppName?: string; identity: string }): Promise<CityWithIdentity> {
-  return tenant.read((db) => {
-    const app = resolveApp(db, principal, params);
-    const id = linkedRecordId(db, app.id, "city", params.identity);
+  return tenant.read(async (db) => {
+    const app = await resolveApp(db, principal, params);
+    const id = await linkedRecordId(db, app.id, "city", params.identity);
     if (!id) throw notFound("City");
-    return { ...cityView(getCity(db, id)), identity: params.identity };
+    return { ...cityView(await getCity(db, id)), identity: params.identity };
   });
 }

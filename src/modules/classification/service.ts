@@ -20,36 +20,37 @@ const view = (r: ClassificationRow): Classification => ({ id: r.id, name: r.name
 const LIST = { q: [classifications.name] };
 
 /** Ids of classification names, in the given order; the unknown ones are reported by index. */
-export function classificationIds(db: TenantDb, names: string[]): { ids: string[]; unknown: number[] } {
+export async function classificationIds(db: TenantDb, names: string[]): Promise<{ ids: string[]; unknown: number[] }> {
   const ids: string[] = [];
   const unknown: number[] = [];
-  names.forEach((name, i) => {
-    const row = db.select({ id: classifications.id }).from(classifications).where(eq(classifications.name, name)).get();
+  for (const [i, name] of names.entries()) {
+    const row = await db.select({ id: classifications.id }).from(classifications).where(eq(classifications.name, name)).get();
     if (row) ids.push(row.id);
     else unknown.push(i);
-  });
+  }
   return { ids, unknown };
 }
 
 /** The names of these classifications, sorted (SQLite's BINARY order), in one statement. */
-export function classificationNames(db: TenantDb, ids: string[]): string[] {
+export async function classificationNames(db: TenantDb, ids: string[]): Promise<string[]> {
   if (ids.length === 0) return [];
-  return clientOf(db)
-    .query<{ name: string }, [string]>("SELECT name FROM classifications WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY name")
-    .all(JSON.stringify(ids))
-    .map((r) => r.name);
+  return (
+    await clientOf(db)
+      .query<{ name: string }, [string]>("SELECT name FROM classifications WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY name")
+      .all(JSON.stringify(ids))
+  ).map((r) => r.name);
 }
 
-function find(db: TenantDb, by: { id?: string; name?: string }): ClassificationRow {
+async function find(db: TenantDb, by: { id?: string; name?: string }): Promise<ClassificationRow> {
   const row = by.id !== undefined
-    ? db.select().from(classifications).where(eq(classifications.id, by.id)).get()
-    : db.select().from(classifications).where(eq(classifications.name, by.name!)).get();
+    ? await db.select().from(classifications).where(eq(classifications.id, by.id)).get()
+    : await db.select().from(classifications).where(eq(classifications.name, by.name!)).get();
   if (!row) throw notFound("Classification");
   return row;
 }
 
-function checkName(db: TenantDb, name: string, exceptId: string | null) {
-  const other = db.select({ id: classifications.id }).from(classifications).where(eq(classifications.name, name)).get();
+async function checkName(db: TenantDb, name: string, exceptId: string | null) {
+  const other = await db.select({ id: classifications.id }).from(classifications).where(eq(classifications.name, name)).get();
   if (other && other.id !== exceptId) throw conflict("A classification with this name already exists");
 }
 
@@ -57,14 +58,14 @@ export function listClassifications(db: TenantDb, query: ListParams) {
   return listRows(db, classifications, LIST, query, view);
 }
 
-export function showClassification(db: TenantDb, by: { id?: string; name?: string }): Classification {
-  return view(find(db, by));
+export async function showClassification(db: TenantDb, by: { id?: string; name?: string }): Promise<Classification> {
+  return view(await find(db, by));
 }
 
 /** Creates a classification (no event: classifications have none). */
-export function createClassification(tx: TenantDb, body: ClassificationInput): Classification {
-  checkName(tx, body.name, null);
-  return view(tx.insert(classifications).values({ name: body.name, description: body.description ?? null, color: body.color ?? null }).returning().get());
+export async function createClassification(tx: TenantDb, body: ClassificationInput): Promise<Classification> {
+  await checkName(tx, body.name, null);
+  return view(await tx.insert(classifications).values({ name: body.name, description: body.description ?? null, color: body.color ?? null }).returning().get());
 }
 
 /**
@@ -72,21 +73,21 @@ export function createClassification(tx: TenantDb, body: ClassificationInput): C
  * event each, carrying their view once the change is done (the events are built after it).
  * Call before the change: a delete's cascade removes the links that find them.
  */
-function touchHolders(tx: TenantDb, w: TenantWriteScope, classificationId: string, timeZone: string): void {
+async function touchHolders(tx: TenantDb, w: TenantWriteScope, classificationId: string, timeZone: string): Promise<void> {
   const at = nowIso();
-  const productIds = touchProductsClassifiedAs(tx, classificationId, at);
-  const contractIds = touchContractsFlaggedAs(tx, classificationId, at);
-  for (const id of productIds) w.emit("PRODUCT_AFTER_UPDATE", id, (t: TenantDb) => productView(t, findProduct(t, id)!));
+  const productIds = await touchProductsClassifiedAs(tx, classificationId, at);
+  const contractIds = await touchContractsFlaggedAs(tx, classificationId, at);
+  for (const id of productIds) w.emit("PRODUCT_AFTER_UPDATE", id, async (t: TenantDb) => productView(t, (await findProduct(t, id))!));
   for (const id of contractIds) w.emit("CONTRACT_AFTER_UPDATE", id, (t: TenantDb) => getContractView(t, id, timeZone));
 }
 
-export function updateClassification(tx: TenantDb, w: TenantWriteScope, by: { id?: string; name?: string }, body: ClassificationInput, timeZone: string): Classification {
-  const current = find(tx, by);
-  checkName(tx, body.name, current.id);
+export async function updateClassification(tx: TenantDb, w: TenantWriteScope, by: { id?: string; name?: string }, body: ClassificationInput, timeZone: string): Promise<Classification> {
+  const current = await find(tx, by);
+  await checkName(tx, body.name, current.id);
   // Description and color are not part of any product's or contract's view.
-  if (body.name !== current.name) touchHolders(tx, w, current.id, timeZone);
+  if (body.name !== current.name) await touchHolders(tx, w, current.id, timeZone);
   return view(
-    tx
+    await tx
       .update(classifications)
       .set({ name: body.name, description: body.description ?? null, color: body.color ?? null })
       .where(eq(classifications.id, current.id))
@@ -95,8 +96,8 @@ export function updateClassification(tx: TenantDb, w: TenantWriteScope, by: { id
   );
 }
 
-export function removeClassification(tx: TenantDb, w: TenantWriteScope, by: { id?: string; name?: string }, timeZone: string): void {
-  const row = find(tx, by);
-  touchHolders(tx, w, row.id, timeZone);
-  tx.delete(classifications).where(eq(classifications.id, row.id)).run();
+export async function removeClassification(tx: TenantDb, w: TenantWriteScope, by: { id?: string; name?: string }, timeZone: string): Promise<void> {
+  const row = await find(tx, by);
+  await touchHolders(tx, w, row.id, timeZone);
+  await tx.delete(classifications).where(eq(classifications.id, row.id)).run();
 }

@@ -108,7 +108,7 @@ export function contractModule(ctx: AppContext) {
     // response check is skipped (checkedJson); test/registry/contract-view.test.ts checks the bodies.
     // The text itself is reused until the corporation's database changes (contractViewJson): it
     // runs on the read connection, whose change stamp moves with every commit.
-    .get("/contract/:id", ({ tenant, principal, params, set }) => tenant.read((db) => checkedJsonText(set, contractViewJson(db, params.id, principal.corp.timezone))), {
+    .get("/contract/:id", ({ tenant, principal, params, set }) => tenant.read(async (db) => checkedJsonText(set, await contractViewJson(db, params.id, principal.corp.timezone))), {
       auth: "platform.contract",
       params: IdParams,
       response: { 200: Contract },

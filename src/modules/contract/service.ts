@@ -9,7 +9,7 @@ import type { AppContext, ContractChange } from "../../core/context";
 import type { Principal } from "../../core/principal";
 import type { TenantWriteScope } from "../../core/store";
 import { changeStamp } from "../../db/change-stamp";
-import type { TenantDb } from "../../db/sqlite";
+import { sqliteClientOf, type TenantDb } from "../../db/sqlite";
 import { contractConfigs, contractFlags, contractItems, contracts } from "../../db/tenant/schema";
 import { finite } from "../../lib/finite";
 import { listRows, type ListParams, type ListSpec } from "../../lib/list";
@@ -18,7 +18,7 @@ import { newId, randomBase62 } from "../../lib/ids";
 import { conflict, invalid, invalidMany, notFound, type FieldError } from "../../lib/problem";
 import { canonicalDate, dateAsMidnight, nowIso } from "../../lib/time";
 import { unchanged } from "../../lib/unchanged";
-import type { SqliteClient as Database, SqliteStatement as Statement } from "../../db/sqlite";
+import type { RawClient, RawStatement } from "../../db/handle";
 import { classificationIds, classificationNames } from "../classification/service";
 import { productsByIds } from "../product/service";
 import { ADDRESS_COLUMN_NAMES, addressColumns } from "../address/columns";
@@ -47,26 +47,27 @@ export const MASKED_PASSWORD = "********";
 const json = (v: unknown): string | null => (v === undefined || v === null ? null : JSON.stringify(v));
 const unjson = (v: string | null): unknown => (v === null ? null : JSON.parse(v));
 
-export function findContract(db: TenantDb, id: string): ContractRow | undefined {
-  return clientOf(db).query<ContractRow, [string]>("SELECT * FROM contracts WHERE id = ?1").get(id) ?? undefined;
+export async function findContract(db: TenantDb, id: string): Promise<ContractRow | undefined> {
+  return (await clientOf(db).query<ContractRow, [string]>("SELECT * FROM contracts WHERE id = ?1").get(id)) ?? undefined;
 }
 
-export function getContract(db: TenantDb, id: string): ContractRow {
-  const row = findContract(db, id);
+export async function getContract(db: TenantDb, id: string): Promise<ContractRow> {
+  const row = await findContract(db, id);
   if (!row) throw notFound("Contract");
   return row;
 }
 
-export function getConfig(db: TenantDb, contractId: string): ConfigRow {
-  return clientOf(db).query<ConfigRow, [string]>("SELECT * FROM contract_configs WHERE contract_id = ?1").get(contractId)!;
+export async function getConfig(db: TenantDb, contractId: string): Promise<ConfigRow> {
+  return (await clientOf(db).query<ConfigRow, [string]>("SELECT * FROM contract_configs WHERE contract_id = ?1").get(contractId))!;
 }
 
 /** The contract's flags: the names of its classifications (from their owner), sorted. */
-function flagNames(db: TenantDb, contractId: string): string[] {
-  const ids = clientOf(db)
-    .query<{ id: string }, [string]>("SELECT classification_id AS id FROM contract_flags WHERE contract_id = ?1")
-    .all(contractId)
-    .map((r) => r.id);
+async function flagNames(db: TenantDb, contractId: string): Promise<string[]> {
+  const ids = (
+    await clientOf(db)
+      .query<{ id: string }, [string]>("SELECT classification_id AS id FROM contract_flags WHERE contract_id = ?1")
+      .all(contractId)
+  ).map((r) => r.id);
   return classificationNames(db, ids);
 }
 
@@ -159,16 +160,16 @@ const unjsonAt = (v: Cell[], i: number) => unjson(v[i] as string | null);
 
 // bun:sqlite's own statement cache is keyed by the SQL text, and finding this long text in it
 // costs ≈ 2 µs a read (a fifth of the view): each database keeps its statement here instead.
-const viewStatements = new WeakMap<Database, Statement<Record<string, never>, [string]>>();
-function viewStatement(client: Database): Statement<Record<string, never>, [string]> {
+const viewStatements = new WeakMap<RawClient, RawStatement<Record<string, never>, [string]>>();
+function viewStatement(client: RawClient): RawStatement<Record<string, never>, [string]> {
   let stmt = viewStatements.get(client);
   if (!stmt) viewStatements.set(client, (stmt = client.query<Record<string, never>, [string]>(VIEW_SQL)));
   return stmt;
 }
 
 /** The Contract as GET returns it, or null when there is none; the password in clear only when `revealPassword`. */
-export function contractViewById(db: TenantDb, id: string, timeZone: string, revealPassword = false): Contract | null {
-  const v = viewStatement(clientOf(db)).values(id)[0] as Cell[] | undefined;
+export async function contractViewById(db: TenantDb, id: string, timeZone: string, revealPassword = false): Promise<Contract | null> {
+  const v = (await viewStatement(clientOf(db)).values(id))[0] as Cell[] | undefined;
   if (!v) return null;
   const date = (i: number) => dateAsMidnight(textOrNull(v, 2 + i), timeZone);
   const k = CONFIG_AT;
@@ -210,8 +211,8 @@ export function contractViewById(db: TenantDb, id: string, timeZone: string, rev
   };
 }
 
-export function getContractView(db: TenantDb, id: string, timeZone: string, revealPassword = false): Contract {
-  const view = contractViewById(db, id, timeZone, revealPassword);
+export async function getContractView(db: TenantDb, id: string, timeZone: string, revealPassword = false): Promise<Contract> {
+  const view = await contractViewById(db, id, timeZone, revealPassword);
   if (!view) throw notFound("Contract");
   return view;
 }
@@ -230,16 +231,17 @@ let bodiesChars = 0;
 
 /**
  * The JSON text of the Contract GET returns (password masked); throws 404 as getContractView does.
- * Called with the handle of a `read` (the read connection's stamp moves on every commit).
+ * Called with the handle of a `read` (the read connection's stamp moves on every commit); a
+ * handle without a SQLite connection under it has no stamp, and its bodies are built every time.
  */
-export function contractViewJson(db: TenantDb, id: string, timeZone: string): string {
-  const client = clientOf(db);
-  const stamp = changeStamp(client);
-  if (stamp === null) return JSON.stringify(getContractView(db, id, timeZone));
+export async function contractViewJson(db: TenantDb, id: string, timeZone: string): Promise<string> {
+  const sqlite = sqliteClientOf(db);
+  const stamp = sqlite ? changeStamp(sqlite) : null;
+  if (stamp === null) return JSON.stringify(await getContractView(db, id, timeZone));
   const key = `${stamp} ${timeZone} ${id}`;
   let body = bodies.get(key);
   if (body === undefined) {
-    body = JSON.stringify(getContractView(db, id, timeZone));
+    body = JSON.stringify(await getContractView(db, id, timeZone));
     if (bodies.size >= BODIES_MAX || bodiesChars + body.length > BODIES_MAX_CHARS) {
       bodies.clear();
       bodiesChars = 0;
@@ -250,9 +252,11 @@ export function contractViewJson(db: TenantDb, id: string, timeZone: string): st
   return body;
 }
 
-/** The view of a contract just read (read again, whole, in the one statement above). */
-function contractView(db: TenantDb, r: ContractRow, timeZone: string, revealPassword = false): Contract {
-  return contractViewById(db, r.id, timeZone, revealPassword)!;
+/** The views of the contracts of a list page, in its order (each read again, whole, in the one statement above). */
+async function contractViews(db: TenantDb, ids: string[], timeZone: string): Promise<Contract[]> {
+  const views: Contract[] = [];
+  for (const id of ids) views.push((await contractViewById(db, id, timeZone))!);
+  return views;
 }
 
 type CommonInput = Pick<ContractInput, DateField | "number" | "total_value" | "contract_status" | "contract_stage" | "json_original" | "json_billing" | "json_payment_method" | "json_items">;
@@ -293,34 +297,34 @@ export function contractColumns(body: CommonInput, dates: Record<DateField, stri
  * The contract holding `number` (409 when it is another than `exceptId`). When the number is
  * unchanged that is the contract being updated, so the upsert compares with it for free.
  */
-export function numberHolder(db: TenantDb, number: string, exceptId: string | null): ContractRow | null {
-  const row = clientOf(db).query<ContractRow, [string]>("SELECT * FROM contracts WHERE number = ?1").get(number);
+export async function numberHolder(db: TenantDb, number: string, exceptId: string | null): Promise<ContractRow | null> {
+  const row = await clientOf(db).query<ContractRow, [string]>("SELECT * FROM contracts WHERE number = ?1").get(number);
   if (row && row.id !== exceptId) throw conflict("The contract number is used by another contract");
   return row;
 }
 
-function usernameTaken(db: TenantDb, username: string, exceptContractId: string | null): boolean {
-  const row = clientOf(db).query<{ id: string }, [string]>("SELECT contract_id AS id FROM contract_configs WHERE username = ?1").get(username);
+async function usernameTaken(db: TenantDb, username: string, exceptContractId: string | null): Promise<boolean> {
+  const row = await clientOf(db).query<{ id: string }, [string]>("SELECT contract_id AS id FROM contract_configs WHERE username = ?1").get(username);
   return !!row && row.id !== exceptContractId;
 }
 
 /** A new contract's connection settings: username = number (or the id when taken), random password (returned). */
-export function insertDefaultConfig(tx: TenantDb, contractId: string, number: string): string {
-  const username = usernameTaken(tx, number, null) ? contractId : number;
+export async function insertDefaultConfig(tx: TenantDb, contractId: string, number: string): Promise<string> {
+  const username = (await usernameTaken(tx, number, null)) ? contractId : number;
   const password = randomBase62(12);
-  clientOf(tx).query("INSERT INTO contract_configs (contract_id, username, password) VALUES (?1, ?2, ?3)").run(contractId, username, password);
+  await clientOf(tx).query("INSERT INTO contract_configs (contract_id, username, password) VALUES (?1, ?2, ?3)").run(contractId, username, password);
   return password;
 }
 
 /** The local input's ids must name existing records: 400 naming each unknown one. */
-function checkLocalInput(db: TenantDb, body: ContractInput): { dates: Record<DateField, string | null> } {
+async function checkLocalInput(db: TenantDb, body: ContractInput): Promise<{ dates: Record<DateField, string | null> }> {
   const errors: FieldError[] = [];
   const dates = checkDates(body, errors);
   for (const f of ["customer_id", "billing_customer_id", "agent_id"] as const) {
     const id = body[f];
-    if (id && !findPerson(db, id)) errors.push({ path: f, message: "unknown person" });
+    if (id && !(await findPerson(db, id))) errors.push({ path: f, message: "unknown person" });
   }
-  if (!cityRef(db, body.address.city_id)) errors.push({ path: "address.city_id", message: "unknown city" });
+  if (!(await cityRef(db, body.address.city_id))) errors.push({ path: "address.city_id", message: "unknown city" });
   if (errors.length) throw invalidMany(errors);
   return { dates };
 }
@@ -361,8 +365,8 @@ function checkConfigInput(body: ContractConfigInput): void {
 }
 
 /** Writes the connection settings; false (and nothing written) when they are already these. */
-function updateConfig(tx: TenantDb, contractId: string, body: ContractConfigInput): boolean {
-  const current = getConfig(tx, contractId);
+async function updateConfig(tx: TenantDb, contractId: string, body: ContractConfigInput): Promise<boolean> {
+  const current = await getConfig(tx, contractId);
   const columns = {
     username: body.username ?? current.username,
     password: body.password ?? current.password,
@@ -376,8 +380,8 @@ function updateConfig(tx: TenantDb, contractId: string, body: ContractConfigInpu
     ipv6: body.ipv6 ?? null,
   };
   if (unchanged(current, columns)) return false;
-  if (columns.username !== current.username && usernameTaken(tx, columns.username, contractId)) throw conflict("The username is taken by another contract");
-  tx.update(contractConfigs).set(columns).where(eq(contractConfigs.contract_id, contractId)).run();
+  if (columns.username !== current.username && (await usernameTaken(tx, columns.username, contractId))) throw conflict("The username is taken by another contract");
+  await tx.update(contractConfigs).set(columns).where(eq(contractConfigs.contract_id, contractId)).run();
   return true;
 }
 
@@ -385,19 +389,19 @@ function updateConfig(tx: TenantDb, contractId: string, body: ContractConfigInpu
 export type ContractConnection = ContractByUsername;
 
 /** The contract's connection state now, or null when there is no such contract. */
-export function contractConnection(db: TenantDb, contractId: string): ContractConnection | null {
-  const c = findContract(db, contractId);
+export async function contractConnection(db: TenantDb, contractId: string): Promise<ContractConnection | null> {
+  const c = await findContract(db, contractId);
   if (!c) return null;
   // Raw, as findContract: the upsert takes this snapshot on every update.
-  const row = clientOf(db).query<ConfigRow, [string]>("SELECT * FROM contract_configs WHERE contract_id = ?1").get(contractId);
+  const row = await clientOf(db).query<ConfigRow, [string]>("SELECT * FROM contract_configs WHERE contract_id = ?1").get(contractId);
   if (!row) return null;
   const { contract_id: _, ...config } = row;
   return { contract: { id: c.id, number: c.number, contract_status: c.contract_status, contract_stage: c.contract_stage, customer_id: c.customer_id }, config };
 }
 
 /** Every contract's static addresses (connection settings ipv4/ipv6; ipv6 may be a prefix). */
-export function staticAddresses(db: TenantDb): { contract_id: string; ipv4: string | null; ipv6: string | null }[] {
-  return clientOf(db)
+export async function staticAddresses(db: TenantDb): Promise<{ contract_id: string; ipv4: string | null; ipv6: string | null }[]> {
+  return await clientOf(db)
     .query<{ contract_id: string; ipv4: string | null; ipv6: string | null }, []>("SELECT contract_id, ipv4, ipv6 FROM contract_configs WHERE ipv4 IS NOT NULL OR ipv6 IS NOT NULL")
     .all();
 }
@@ -424,34 +428,35 @@ export interface ContractByUsername {
 // reads prepared once per connection (bun:sqlite runs a two-table join several µs slower than two
 // unique-index reads, and the whole contract row carries its JSON documents).
 interface ByUsernameStatements {
-  config: Statement<ConfigRow, [string]>;
-  contract: Statement<ContractByUsername["contract"], [string]>;
+  config: RawStatement<ConfigRow, [string]>;
+  contract: RawStatement<ContractByUsername["contract"], [string]>;
 }
-const byUsername = new WeakMap<Database, ByUsernameStatements>();
+const byUsername = new WeakMap<RawClient, ByUsernameStatements>();
 
 function byUsernameStatements(db: TenantDb): ByUsernameStatements {
-  let s = byUsername.get(db.$client);
+  const client = clientOf(db);
+  let s = byUsername.get(client);
   if (!s) {
     s = {
-      config: db.$client.prepare("SELECT * FROM contract_configs WHERE username = ?1"),
-      contract: db.$client.prepare("SELECT id, number, contract_status, contract_stage, customer_id FROM contracts WHERE id = ?1"),
+      config: client.query("SELECT * FROM contract_configs WHERE username = ?1"),
+      contract: client.query("SELECT id, number, contract_status, contract_stage, customer_id FROM contracts WHERE id = ?1"),
     };
-    byUsername.set(db.$client, s);
+    byUsername.set(client, s);
   }
   return s;
 }
 
 /** The id of the contract whose connection user name is `username` (unique per corporation). */
-export function contractIdByUsername(db: TenantDb, username: string): string | null {
-  return byUsernameStatements(db).config.get(username)?.contract_id ?? null;
+export async function contractIdByUsername(db: TenantDb, username: string): Promise<string | null> {
+  return (await byUsernameStatements(db).config.get(username))?.contract_id ?? null;
 }
 
 /** The contract whose connection user name is `username`, with its settings. */
-export function findContractByUsername(db: TenantDb, username: string): ContractByUsername | null {
+export async function findContractByUsername(db: TenantDb, username: string): Promise<ContractByUsername | null> {
   const s = byUsernameStatements(db);
-  const row = s.config.get(username);
+  const row = await s.config.get(username);
   if (!row) return null;
-  const contract = s.contract.get(row.contract_id);
+  const contract = await s.contract.get(row.contract_id);
   if (!contract) return null;
   const { contract_id: _, ...config } = row;
   return { contract, config };
@@ -472,60 +477,61 @@ const itemView = (r: ItemRow): ContractItem => ({
   updated_at: r.updated_at,
 });
 
-function itemsOf(db: TenantDb, contractId: string): ContractItem[] {
-  return db.select().from(contractItems).where(eq(contractItems.contract_id, contractId)).orderBy(asc(contractItems.position)).all().map(itemView);
+async function itemsOf(db: TenantDb, contractId: string): Promise<ContractItem[]> {
+  return (await db.select().from(contractItems).where(eq(contractItems.contract_id, contractId)).orderBy(asc(contractItems.position)).all()).map(itemView);
 }
 
 /**
  * Gives every contract flagged with `classificationId` a new `updated_at` (the classification is
  * renamed or deleted) and returns their ids in order, for one UPDATE event each.
  */
-export function touchContractsFlaggedAs(tx: TenantDb, classificationId: string, at: string): string[] {
+export async function touchContractsFlaggedAs(tx: TenantDb, classificationId: string, at: string): Promise<string[]> {
   const client = clientOf(tx);
-  const ids = client
-    .query<{ id: string }, [string]>("SELECT contract_id AS id FROM contract_flags WHERE classification_id = ?1 ORDER BY contract_id")
-    .all(classificationId)
-    .map((r) => r.id);
+  const ids = (
+    await client
+      .query<{ id: string }, [string]>("SELECT contract_id AS id FROM contract_flags WHERE classification_id = ?1 ORDER BY contract_id")
+      .all(classificationId)
+  ).map((r) => r.id);
   if (ids.length) {
-    client.query("UPDATE contracts SET updated_at = ?1 WHERE id IN (SELECT contract_id FROM contract_flags WHERE classification_id = ?2)").run(at, classificationId);
+    await client.query("UPDATE contracts SET updated_at = ?1 WHERE id IN (SELECT contract_id FROM contract_flags WHERE classification_id = ?2)").run(at, classificationId);
   }
   return ids;
 }
 
 /** Whether a person is the customer, billing customer or agent of any contract (its delete is refused then). */
-export function personIsParty(db: TenantDb, id: string): boolean {
-  return !!db
+export async function personIsParty(db: TenantDb, id: string): Promise<boolean> {
+  return !!(await db
     .select({ id: contracts.id })
     .from(contracts)
     .where(or(eq(contracts.customer_id, id), eq(contracts.billing_customer_id, id), eq(contracts.agent_id, id)))
     .limit(1)
-    .get();
+    .get());
 }
 
 /** Whether any contract's address names the city (the city delete is refused then). */
-export function contractsUseCity(db: TenantDb, cityId: string): boolean {
-  return !!db.select({ id: contracts.id }).from(contracts).where(eq(contracts.address_city_id, cityId)).limit(1).get();
+export async function contractsUseCity(db: TenantDb, cityId: string): Promise<boolean> {
+  return !!(await db.select({ id: contracts.id }).from(contracts).where(eq(contracts.address_city_id, cityId)).limit(1).get());
 }
 
 /** The columns the external-app upsert writes: everything but the id and timestamps. */
 export type UpsertColumns = RowCells<typeof contracts>;
 
 /** Inserts a contract of an external-app upsert (a cached raw statement); returns its id. */
-export function addContract(tx: TenantDb, columns: UpsertColumns): string {
+export async function addContract(tx: TenantDb, columns: UpsertColumns): Promise<string> {
   const id = newId();
   const at = nowIso();
-  insertRow(tx, contracts, { id, ...columns, created_at: at, updated_at: at });
+  await insertRow(tx, contracts, { id, ...columns, created_at: at, updated_at: at });
   return id;
 }
 
 /** Overwrites a contract's columns from an external-app upsert. */
-export function setContract(tx: TenantDb, id: string, columns: UpsertColumns): void {
-  updateRow(tx, contracts, id, columns);
+export async function setContract(tx: TenantDb, id: string, columns: UpsertColumns): Promise<void> {
+  await updateRow(tx, contracts, id, columns);
 }
 
 /** Whether any contract item names the product (its delete is refused then). */
-export function productOnContractItems(db: TenantDb, productId: string): boolean {
-  return !!db.select({ id: contractItems.id }).from(contractItems).where(eq(contractItems.product_id, productId)).limit(1).get();
+export async function productOnContractItems(db: TenantDb, productId: string): Promise<boolean> {
+  return !!(await db.select({ id: contractItems.id }).from(contractItems).where(eq(contractItems.product_id, productId)).limit(1).get());
 }
 
 // ---- the routes' operations ----
@@ -564,43 +570,43 @@ function listQuery(query: ListParams): ListParams {
   return out;
 }
 
-export function listContracts(db: TenantDb, principal: Principal, query: ListParams) {
-  const tz = tzOf(principal);
-  return listRows(db, contracts, LIST, listQuery(query), (r: ContractRow) => contractView(db, r, tz));
+export async function listContracts(db: TenantDb, principal: Principal, query: ListParams) {
+  const page = await listRows(db, contracts, LIST, listQuery(query), (r: ContractRow) => r.id);
+  return { ...page, items: await contractViews(db, page.items, tzOf(principal)) };
 }
 
 type AppParams = { externalAppId?: string; externalAppName?: string };
 
 /** The contracts linked to an app, each with its identity. */
-export function listLinkedContracts(db: TenantDb, principal: Principal, params: AppParams, query: ListParams) {
-  const app = resolveApp(db, principal, params);
-  const tz = tzOf(principal);
-  const page = listRows(
+export async function listLinkedContracts(db: TenantDb, principal: Principal, params: AppParams, query: ListParams) {
+  const app = await resolveApp(db, principal, params);
+  const page = await listRows(
     db,
     contracts,
     { ...LIST, computed: identityListField(app.id, "contract", contracts.id) },
     listQuery(query),
-    (r: ContractRow) => contractView(db, r, tz),
+    (r: ContractRow) => r.id,
     [inArray(contracts.id, linkedIdsOf(db, app.id, "contract"))],
   );
-  const identities = identitiesOf(db, app.id, "contract", page.items.map((c) => c.id));
-  return { ...page, items: page.items.map((c) => ({ ...c, identity: identities.get(c.id)! })) };
+  const views = await contractViews(db, page.items, tzOf(principal));
+  const identities = await identitiesOf(db, app.id, "contract", page.items);
+  return { ...page, items: views.map((c) => ({ ...c, identity: identities.get(c.id)! })) };
 }
 
-export function contractByIdentity(db: TenantDb, principal: Principal, params: AppParams & { identity: string }) {
-  const app = resolveApp(db, principal, params);
-  const id = linkedRecordId(db, app.id, "contract", params.identity);
+export async function contractByIdentity(db: TenantDb, principal: Principal, params: AppParams & { identity: string }) {
+  const app = await resolveApp(db, principal, params);
+  const id = await linkedRecordId(db, app.id, "contract", params.identity);
   if (!id) throw notFound("Contract");
-  return { ...getContractView(db, id, tzOf(principal)), identity: params.identity };
+  return { ...(await getContractView(db, id, tzOf(principal))), identity: params.identity };
 }
 
 /** A local create; the answer shows the generated password, the event does not. */
-export function createContract(tx: TenantDb, w: TenantWriteScope, principal: Principal, body: ContractInput): Contract {
-  const { dates } = checkLocalInput(tx, body);
-  numberHolder(tx, body.number, null);
-  const id = tx.insert(contracts).values(localColumns(body, dates)).returning({ id: contracts.id }).get().id;
-  insertDefaultConfig(tx, id, body.number);
-  const view = getContractView(tx, id, tzOf(principal), true);
+export async function createContract(tx: TenantDb, w: TenantWriteScope, principal: Principal, body: ContractInput): Promise<Contract> {
+  const { dates } = await checkLocalInput(tx, body);
+  await numberHolder(tx, body.number, null);
+  const id = (await tx.insert(contracts).values(localColumns(body, dates)).returning({ id: contracts.id }).get()).id;
+  await insertDefaultConfig(tx, id, body.number);
+  const view = await getContractView(tx, id, tzOf(principal), true);
   w.emit("CONTRACT_AFTER_INSERT", id, { ...view, config: { ...view.config, password: MASKED_PASSWORD } });
   return view;
 }
@@ -610,11 +616,18 @@ export function createContract(tx: TenantDb, w: TenantWriteScope, principal: Pri
  * contract gets a new `updated_at`, CONTRACT_AFTER_UPDATE fires with its new view and, after the
  * commit, the contract watchers hear of it (RADIUS sessions: disconnect or CoA).
  */
-function changeContract(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, change: (row: ContractRow) => boolean): boolean {
-  const row = getContract(tx, id);
-  const before = contractConnection(tx, id);
-  if (!change(row)) return false;
-  tx.update(contracts).set({ updated_at: nowIso() }).where(eq(contracts.id, id)).run();
+async function changeContract(
+  ctx: AppContext,
+  tx: TenantDb,
+  w: TenantWriteScope,
+  principal: Principal,
+  id: string,
+  change: (row: ContractRow) => Promise<boolean>,
+): Promise<boolean> {
+  const row = await getContract(tx, id);
+  const before = await contractConnection(tx, id);
+  if (!(await change(row))) return false;
+  await tx.update(contracts).set({ updated_at: nowIso() }).where(eq(contracts.id, id)).run();
   const tz = tzOf(principal);
   w.emit("CONTRACT_AFTER_UPDATE", id, (t: TenantDb) => getContractView(t, id, tz));
   const event: ContractChange = { corpId: principal.corpId, contractId: id, before, actorUserId: principal.userId, ip: principal.ip };
@@ -622,68 +635,68 @@ function changeContract(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, prin
   return true;
 }
 
-export function updateContract(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, body: ContractInput): Contract {
-  getContract(tx, id);
-  const { dates } = checkLocalInput(tx, body);
-  changeContract(ctx, tx, w, principal, id, (row) => {
+export async function updateContract(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, body: ContractInput): Promise<Contract> {
+  await getContract(tx, id);
+  const { dates } = await checkLocalInput(tx, body);
+  await changeContract(ctx, tx, w, principal, id, async (row) => {
     const columns = localColumns(body, dates);
     // The body as stored (dates, JSON text, left-out fields as null) is what it has: no change.
     if (unchanged(row, columns)) return false;
-    numberHolder(tx, body.number, id);
-    tx.update(contracts).set(columns).where(eq(contracts.id, id)).run();
+    await numberHolder(tx, body.number, id);
+    await tx.update(contracts).set(columns).where(eq(contracts.id, id)).run();
     return true;
   });
-  return getContractView(tx, id, tzOf(principal));
+  return await getContractView(tx, id, tzOf(principal));
 }
 
 /** Links the contract to an app's identity (no event: link operations fire none, routes.md). */
-export function linkContract(tx: TenantDb, id: string, body: { external_app_id: string; identity: string }): ExternalLinkView {
-  getContract(tx, id);
-  if (!findApp(tx, { id: body.external_app_id })) throw invalid("external_app_id", "unknown external application");
-  linkRecord(tx, body.external_app_id, "contract", id, body.identity);
-  return linkView(tx, body.external_app_id, "contract", id);
+export async function linkContract(tx: TenantDb, id: string, body: { external_app_id: string; identity: string }): Promise<ExternalLinkView> {
+  await getContract(tx, id);
+  if (!(await findApp(tx, { id: body.external_app_id }))) throw invalid("external_app_id", "unknown external application");
+  await linkRecord(tx, body.external_app_id, "contract", id, body.identity);
+  return await linkView(tx, body.external_app_id, "contract", id);
 }
 
-export function setContractAddress(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, body: AddressInput): Contract {
-  getContract(tx, id);
-  if (!cityRef(tx, body.city_id)) throw invalid("city_id", "unknown city");
-  changeContract(ctx, tx, w, principal, id, (row) => {
+export async function setContractAddress(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, body: AddressInput): Promise<Contract> {
+  await getContract(tx, id);
+  if (!(await cityRef(tx, body.city_id))) throw invalid("city_id", "unknown city");
+  await changeContract(ctx, tx, w, principal, id, async (row) => {
     const columns = addressColumns(body, body.city_id);
     if (unchanged(row, columns)) return false;
-    tx.update(contracts).set(columns).where(eq(contracts.id, id)).run();
+    await tx.update(contracts).set(columns).where(eq(contracts.id, id)).run();
     return true;
   });
-  return getContractView(tx, id, tzOf(principal));
+  return await getContractView(tx, id, tzOf(principal));
 }
 
 /** ACTIVE or INACTIVE (from either or SUSPENDED); 409 for a cancelled contract. */
-export function setContractStatus(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, target: "ACTIVE" | "INACTIVE"): Contract {
-  changeContract(ctx, tx, w, principal, id, (row) => {
+export async function setContractStatus(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, target: "ACTIVE" | "INACTIVE"): Promise<Contract> {
+  await changeContract(ctx, tx, w, principal, id, async (row) => {
     if (row.contract_status === "CANCELLED") throw conflict("The contract is cancelled");
     if (row.contract_status === target) return false;
-    tx.update(contracts).set({ contract_status: target }).where(eq(contracts.id, id)).run();
+    await tx.update(contracts).set({ contract_status: target }).where(eq(contracts.id, id)).run();
     return true;
   });
-  return getContractView(tx, id, tzOf(principal));
+  return await getContractView(tx, id, tzOf(principal));
 }
 
-export function setContractConfig(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, body: ContractConfigInput): Contract {
-  getContract(tx, id);
+export async function setContractConfig(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, body: ContractConfigInput): Promise<Contract> {
+  await getContract(tx, id);
   checkConfigInput(body);
-  changeContract(ctx, tx, w, principal, id, () => updateConfig(tx, id, body));
+  await changeContract(ctx, tx, w, principal, id, () => updateConfig(tx, id, body));
   // The password is in clear only when this request set it.
-  return getContractView(tx, id, tzOf(principal), body.password != null);
+  return await getContractView(tx, id, tzOf(principal), body.password != null);
 }
 
-export function contractItemList(db: TenantDb, id: string): { items: ContractItem[] } {
-  getContract(db, id);
-  return { items: itemsOf(db, id) };
+export async function contractItemList(db: TenantDb, id: string): Promise<{ items: ContractItem[] }> {
+  await getContract(db, id);
+  return { items: await itemsOf(db, id) };
 }
 
 /** Replaces the items; a product left out of an item gives its name and price. */
-export function setContractItems(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, items: ContractItemInput[]): { items: ContractItem[] } {
-  getContract(tx, id);
-  const found = productsByIds(tx, items.map((i) => i.product_id));
+export async function setContractItems(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, items: ContractItemInput[]): Promise<{ items: ContractItem[] }> {
+  await getContract(tx, id);
+  const found = await productsByIds(tx, items.map((i) => i.product_id));
   const errors: FieldError[] = [];
   items.forEach((i, n) => {
     const product = found.get(i.product_id);
@@ -694,45 +707,46 @@ export function setContractItems(ctx: AppContext, tx: TenantDb, w: TenantWriteSc
     }
   });
   if (errors.length) throw invalidMany(errors);
-  changeContract(ctx, tx, w, principal, id, () => {
+  await changeContract(ctx, tx, w, principal, id, async () => {
     const wanted = items.map((i) => {
       const p = found.get(i.product_id)!;
       return { product_id: p.id, description: i.description ?? p.name, quantity: i.quantity ?? 1, unit_price: i.unit_price ?? p.price ?? 0 };
     });
     // The same list, in the same order (itemsOf reads by position), as stored: the items keep
     // their ids and nothing fires.
-    const held = itemsOf(tx, id);
+    const held = await itemsOf(tx, id);
     if (held.length === wanted.length && held.every((h, n) => unchanged(h, wanted[n]))) return false;
-    tx.delete(contractItems).where(eq(contractItems.contract_id, id)).run();
-    wanted.forEach((it, n) => tx.insert(contractItems).values({ contract_id: id, position: n, ...it }).run());
+    await tx.delete(contractItems).where(eq(contractItems.contract_id, id)).run();
+    for (const [n, it] of wanted.entries()) await tx.insert(contractItems).values({ contract_id: id, position: n, ...it }).run();
     return true;
   });
-  return { items: itemsOf(tx, id) };
+  return { items: await itemsOf(tx, id) };
 }
 
 /** Adds and removes flags by classification name (400 for unknown names or a name in both lists). */
-export function setContractFlags(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, body: FlagsBody): { flags: string[] } {
-  getContract(tx, id);
+export async function setContractFlags(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, body: FlagsBody): Promise<{ flags: string[] }> {
+  await getContract(tx, id);
   const add = body.add ?? [];
   const remove = body.remove ?? [];
   const errors: FieldError[] = [];
-  const addIds = classificationIds(tx, add);
+  const addIds = await classificationIds(tx, add);
   for (const i of addIds.unknown) errors.push({ path: `add.${i}`, message: `unknown classification '${add[i]}'` });
-  const removeIds = classificationIds(tx, remove);
+  const removeIds = await classificationIds(tx, remove);
   for (const i of removeIds.unknown) errors.push({ path: `remove.${i}`, message: `unknown classification '${remove[i]}'` });
   remove.forEach((name, i) => {
     if (add.includes(name)) errors.push({ path: `remove.${i}`, message: `'${name}' is also in add` });
   });
   if (errors.length) throw invalidMany(errors);
-  changeContract(ctx, tx, w, principal, id, () => {
-    const before = flagNames(tx, id).join("\n");
-    for (const cid of addIds.ids) tx.insert(contractFlags).values({ contract_id: id, classification_id: cid }).onConflictDoNothing().run();
+  await changeContract(ctx, tx, w, principal, id, async () => {
+    const before = (await flagNames(tx, id)).join("\n");
+    for (const cid of addIds.ids) await tx.insert(contractFlags).values({ contract_id: id, classification_id: cid }).onConflictDoNothing().run();
     if (removeIds.ids.length) {
-      tx.delete(contractFlags)
+      await tx
+        .delete(contractFlags)
         .where(and(eq(contractFlags.contract_id, id), inArray(contractFlags.classification_id, removeIds.ids)))
         .run();
     }
-    return flagNames(tx, id).join("\n") !== before;
+    return (await flagNames(tx, id)).join("\n") !== before;
   });
-  return { flags: flagNames(tx, id) };
+  return { flags: await flagNames(tx, id) };
 }

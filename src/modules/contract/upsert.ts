@@ -37,9 +37,9 @@ function validate(body: ContractExternalInput) {
  */
 export async function upsertFromExternalApp(ctx: AppContext, tenant: TenantDoor, principal: Principal, params: { externalAppId?: string; externalAppName?: string }, body: ContractExternalInput) {
   const timeZone = principal.corp.timezone;
-  const { view, password } = await tenant.writeGrouped((tx, w) => {
+  const { view, password } = await tenant.writeGrouped(async (tx, w) => {
     // Checked in the transaction that writes: the answer is the app as it is at the write.
-    const app = resolveApp(tx, principal, params);
+    const app = await resolveApp(tx, principal, params);
     if (!app.status) throw forbidden("The external application is inactive");
     const dates = validate(body);
     // One event per record changed, in the order first touched; an INSERT is not followed by an UPDATE.
@@ -55,39 +55,39 @@ export async function upsertFromExternalApp(ctx: AppContext, tenant: TenantDoor,
       return r && unchanged(r.data, data) && unchanged(data, r.data) ? r.id : null;
     };
 
-    const cityIdFor = (c: AddressExternalInput["city"]): string => {
+    const cityIdFor = async (c: AddressExternalInput["city"]): Promise<string> => {
       const data = { name: c.name, state: c.state, country: c.country };
       const key = `city\n${c.identity}`;
       const known = again(key, data);
       if (known) return known;
-      const id = resolveCity(c.identity, data);
+      const id = await resolveCity(c.identity, data);
       resolved.set(key, { data, id });
       return id;
     };
-    const resolveCity = (identity: string, data: { name: string; state: string; country: string }): string => {
-      const linked = linkedRecordId(tx, app.id, "city", identity);
+    const resolveCity = async (identity: string, data: { name: string; state: string; country: string }): Promise<string> => {
+      const linked = await linkedRecordId(tx, app.id, "city", identity);
       if (linked) {
-        if (!unchanged(getCity(tx, linked), data)) {
-          updateCity(tx, linked, data);
+        if (!unchanged(await getCity(tx, linked), data)) {
+          await updateCity(tx, linked, data);
           touch(linked, "city", "UPDATE");
         }
         return linked;
       }
       // A city the corporation already has under these names is adopted, not duplicated.
-      let id = cityIdByNames(tx, data);
+      let id = await cityIdByNames(tx, data);
       if (!id) {
-        id = addCity(tx, data);
+        id = await addCity(tx, data);
         touch(id, "city", "INSERT");
       }
-      linkRecord(tx, app.id, "city", id, identity);
+      await linkRecord(tx, app.id, "city", id, identity);
       return id;
     };
 
-    const addressOf = (a: AddressExternalInput | null | undefined) => addressColumns(a, a ? cityIdFor(a.city) : null);
+    const addressOf = async (a: AddressExternalInput | null | undefined) => addressColumns(a, a ? await cityIdFor(a.city) : null);
 
     /** An agent that already exists is linked as it is, never overwritten (routes.md, Divergences 2). */
-    const partyIdFor = (p: PartyExternalInput, overwrite: boolean): string => {
-      const linked = linkedRecordId(tx, app.id, "person", p.identity);
+    const partyIdFor = async (p: PartyExternalInput, overwrite: boolean): Promise<string> => {
+      const linked = await linkedRecordId(tx, app.id, "person", p.identity);
       if (linked && !overwrite) return linked;
       const data = {
         name: p.name,
@@ -95,7 +95,7 @@ export async function upsertFromExternalApp(ctx: AppContext, tenant: TenantDoor,
         tp_doc_identity: p.tp_doc_identity ?? null,
         doc_identity: p.doc_identity ?? null,
         corporate: p.corporate ?? false,
-        ...addressOf(p.address),
+        ...(await addressOf(p.address)),
       };
       const key = `person\n${p.identity}`;
       const known = again(key, data);
@@ -103,30 +103,30 @@ export async function upsertFromExternalApp(ctx: AppContext, tenant: TenantDoor,
       let id: string;
       if (linked) {
         id = linked;
-        if (!unchanged(findPerson(tx, linked)!, data)) {
-          setParty(tx, linked, data);
+        if (!unchanged((await findPerson(tx, linked))!, data)) {
+          await setParty(tx, linked, data);
           touch(linked, "person", "UPDATE");
         }
       } else {
-        id = addParty(tx, data);
+        id = await addParty(tx, data);
         touch(id, "person", "INSERT");
-        linkNewRecord(tx, app.id, "person", id, p.identity);
+        await linkNewRecord(tx, app.id, "person", id, p.identity);
       }
       resolved.set(key, { data, id });
       return id;
     };
 
-    const customerId = partyIdFor(body.customer, true);
-    const billingId = body.billing_customer ? partyIdFor(body.billing_customer, true) : customerId;
-    const agentId = body.agent ? partyIdFor(body.agent, false) : null;
-    const existingId = linkedRecordId(tx, app.id, "contract", body.identity);
-    const holder = numberHolder(tx, body.number, existingId);
+    const customerId = await partyIdFor(body.customer, true);
+    const billingId = body.billing_customer ? await partyIdFor(body.billing_customer, true) : customerId;
+    const agentId = body.agent ? await partyIdFor(body.agent, false) : null;
+    const existingId = await linkedRecordId(tx, app.id, "contract", body.identity);
+    const holder = await numberHolder(tx, body.number, existingId);
     const columns = {
       customer_id: customerId,
       billing_customer_id: billingId,
       agent_id: agentId,
       ...contractColumns(body, dates),
-      ...addressOf(body.address),
+      ...(await addressOf(body.address)),
     };
     let id: string;
     let password: string | null = null;
@@ -136,19 +136,19 @@ export async function upsertFromExternalApp(ctx: AppContext, tenant: TenantDoor,
       // nothing it embeds (parties, cities) changed above. Then nothing is written and nothing
       // fires; config, items, flags and links are never touched by the upsert.
       if (changes.size > 0 || holder === null || !unchanged(holder, columns)) {
-        const before: ContractConnection | null = contractConnection(tx, id);
-        setContract(tx, id, columns);
+        const before: ContractConnection | null = await contractConnection(tx, id);
+        await setContract(tx, id, columns);
         touch(id, "contract", "UPDATE");
         w.afterCommit(() => contractChanged(ctx, { corpId: principal.corpId, contractId: id, before, actorUserId: null, ip: null }));
       }
     } else {
-      id = addContract(tx, columns);
-      password = insertDefaultConfig(tx, id, body.number);
-      linkNewRecord(tx, app.id, "contract", id, body.identity);
+      id = await addContract(tx, columns);
+      password = await insertDefaultConfig(tx, id, body.number);
+      await linkNewRecord(tx, app.id, "contract", id, body.identity);
       touch(id, "contract", "INSERT");
     }
     // Read once: the event's payload and (after the commit) the response are this same state.
-    const view: Contract = contractViewById(tx, id, timeZone)!;
+    const view: Contract = (await contractViewById(tx, id, timeZone))!;
 
     for (const [recordId, c] of changes) {
       const type = `${c.kind.toUpperCase()}_AFTER_${c.action}` as EventGroup;
@@ -161,7 +161,7 @@ export async function upsertFromExternalApp(ctx: AppContext, tenant: TenantDoor,
   return { contract: { ...contract, identity: body.identity }, created: password !== null };
 }
 
-function viewOf(tx: TenantDb, kind: Kind, id: string): unknown {
-  if (kind === "city") return cityView(getCity(tx, id));
-  return personView(tx, findPerson(tx, id)!);
+async function viewOf(tx: TenantDb, kind: Kind, id: string): Promise<unknown> {
+  if (kind === "city") return cityView(await getCity(tx, id));
+  return personView(tx, (await findPerson(tx, id))!);
 }

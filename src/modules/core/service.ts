@@ -4,7 +4,7 @@ import { existsSync } from "node:fs";
 import { and, eq, sql } from "drizzle-orm";
 import type { AppContext } from "../../core/context";
 import { migrationStatus, migrationsOf } from "../../db/migrations";
-import type { TenantDb } from "../../db/sqlite";
+import { requireSqliteClient, type TenantDb } from "../../db/sqlite";
 import type { TenantDoor } from "../../core/store";
 import { notes } from "../../db/tenant/schema";
 import { newId } from "../../lib/ids";
@@ -26,8 +26,8 @@ const noteView = (row: typeof notes.$inferSelect): Note => ({
 });
 
 /** Another user's note is simply not there for the caller. */
-function noteOf(db: TenantDb, userId: string, id: string): Note {
-  const row = db.select().from(notes).where(and(eq(notes.id, id), eq(notes.user_id, userId))).get();
+async function noteOf(db: TenantDb, userId: string, id: string): Promise<Note> {
+  const row = await db.select().from(notes).where(and(eq(notes.id, id), eq(notes.user_id, userId))).get();
   if (!row) throw notFound("Note");
   return noteView(row);
 }
@@ -35,8 +35,8 @@ function noteOf(db: TenantDb, userId: string, id: string): Note {
 export function createNote(tenant: TenantDoor, userId: string, input: NoteInput): Promise<Note> {
   if (Buffer.byteLength(input.content, "utf8") > NOTE_CONTENT_MAX_BYTES) throw invalid("content", "exceeds 64 KiB");
   const id = newId();
-  return tenant.write((tx) => {
-    tx.insert(notes).values({ id, user_id: userId, title: input.title ?? null, content: input.content }).run();
+  return tenant.write(async (tx) => {
+    await tx.insert(notes).values({ id, user_id: userId, title: input.title ?? null, content: input.content }).run();
     return noteOf(tx, userId, id);
   });
 }
@@ -72,7 +72,7 @@ function getCorpRef(corps: CorpRef[], corpId: string): CorpRef {
 
 const allCorps = (ctx: AppContext) => ctx.store.platform.read(allCorpRefs);
 
-const tenantStatus = (ctx: AppContext, corpId: string) => ctx.store.tenant(corpId).read((db) => migrationStatus(db.$client, ctx.tenants.migrations));
+const tenantStatus = (ctx: AppContext, corpId: string) => ctx.store.tenant(corpId).read((db) => migrationStatus(requireSqliteClient(db), ctx.tenants.migrations));
 
 /** Checking must not create anything: a missing database file reads as version 0. */
 async function corpStatus(ctx: AppContext, corpId: string) {
@@ -84,7 +84,7 @@ async function corpStatus(ctx: AppContext, corpId: string) {
 }
 
 export async function checkDatabases(ctx: AppContext): Promise<DatabaseCheck> {
-  const platform = await ctx.store.platform.read((db) => migrationStatus(db.$client, migrationsOf("platform")));
+  const platform = await ctx.store.platform.read((db) => migrationStatus(requireSqliteClient(db), migrationsOf("platform")));
   const corps: DatabaseCheck["corps"] = [];
   // One corporation after another: each may open a database file.
   for (const c of await allCorps(ctx)) {
@@ -94,8 +94,8 @@ export async function checkDatabases(ctx: AppContext): Promise<DatabaseCheck> {
 }
 
 function setStatus(ctx: AppContext, corpId: string, status: "ENABLED" | "NEEDS_UPDATE"): Promise<void> {
-  return ctx.store.platform.write((tx, w) => {
-    writeCorpStatus(tx, corpId, status);
+  return ctx.store.platform.write(async (tx, w) => {
+    await writeCorpStatus(tx, corpId, status);
     w.afterCommit(() => ctx.corps.invalidate(corpId));
   });
 }
@@ -131,7 +131,7 @@ async function migrateCorp(ctx: AppContext, corp: CorpRef): Promise<CorpUpdate &
  * this binary embeds: a running service finds nothing pending there.
  */
 export async function updateAll(ctx: AppContext): Promise<DatabaseUpdate> {
-  const status = await ctx.store.platform.read((db) => migrationStatus(db.$client, migrationsOf("platform")));
+  const status = await ctx.store.platform.read((db) => migrationStatus(requireSqliteClient(db), migrationsOf("platform")));
   if (status.pending.length) throw conflict("The platform database has pending migrations: they are applied when the service starts");
   const corps: DatabaseUpdate["corps"] = [];
   for (const c of await allCorps(ctx)) corps.push(await migrateCorp(ctx, c));
@@ -144,8 +144,8 @@ export async function updateOne(ctx: AppContext, corpId: string): Promise<CorpUp
   return result;
 }
 
-function tableNames(db: TenantDb): Set<string> {
-  const rows = db.all<{ name: string }>(
+async function tableNames(db: TenantDb): Promise<Set<string>> {
+  const rows = await db.all<{ name: string }>(
     sql`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> '__drizzle_migrations'`,
   );
   return new Set(rows.map((r) => r.name));

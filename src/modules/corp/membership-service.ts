@@ -5,21 +5,21 @@ import { and, asc, eq, ne } from "drizzle-orm";
 import { corpMembers, corpServices, corporations } from "../../db/platform/schema";
 import type { PlatformDb } from "../../db/sqlite";
 
-export function isMember(db: PlatformDb, userId: string, corpId: string): boolean {
-  return !!db
+export async function isMember(db: PlatformDb, userId: string, corpId: string): Promise<boolean> {
+  return !!(await db
     .select({ u: corpMembers.user_id })
     .from(corpMembers)
     .where(and(eq(corpMembers.corp_id, corpId), eq(corpMembers.user_id, userId)))
-    .get();
+    .get());
 }
 
 /** Is the user a member of a corporation other than `corpId`? */
-export function isMemberElsewhere(db: PlatformDb, userId: string, corpId: string): boolean {
-  return !!db
+export async function isMemberElsewhere(db: PlatformDb, userId: string, corpId: string): Promise<boolean> {
+  return !!(await db
     .select({ c: corpMembers.corp_id })
     .from(corpMembers)
     .where(and(eq(corpMembers.user_id, userId), ne(corpMembers.corp_id, corpId)))
-    .get();
+    .get());
 }
 
 /** The ids of a corporation's members, as a subquery (list filters). */
@@ -28,19 +28,19 @@ export function memberIdsOf(db: PlatformDb, corpId: string) {
 }
 
 /** Up to `limit` ids of the corporations a user belongs to. */
-export function corpIdsOfUser(db: PlatformDb, userId: string, limit: number): string[] {
-  return db
+export async function corpIdsOfUser(db: PlatformDb, userId: string, limit: number): Promise<string[]> {
+  const rows = await db
     .select({ id: corpMembers.corp_id })
     .from(corpMembers)
     .where(eq(corpMembers.user_id, userId))
     .limit(limit)
-    .all()
-    .map((r) => r.id);
+    .all();
+  return rows.map((r) => r.id);
 }
 
 /** The corporations a user belongs to, by auth_name. */
-export function corpsOfUser(db: PlatformDb, userId: string): { id: string; auth_name: string; company_name: string }[] {
-  return db
+export async function corpsOfUser(db: PlatformDb, userId: string): Promise<{ id: string; auth_name: string; company_name: string }[]> {
+  return await db
     .select({ id: corporations.id, auth_name: corporations.auth_name, company_name: corporations.company_name })
     .from(corpMembers)
     .innerJoin(corporations, eq(corporations.id, corpMembers.corp_id))
@@ -50,14 +50,14 @@ export function corpsOfUser(db: PlatformDb, userId: string): { id: string; auth_
 }
 
 /** Makes the user a member (in the caller's transaction). */
-export function insertMember(tx: PlatformDb, corpId: string, userId: string): void {
-  tx.insert(corpMembers).values({ corp_id: corpId, user_id: userId }).run();
+export async function insertMember(tx: PlatformDb, corpId: string, userId: string): Promise<void> {
+  await tx.insert(corpMembers).values({ corp_id: corpId, user_id: userId }).run();
 }
 
-export function serviceEnabled(db: PlatformDb, corpId: string, serviceId: string): boolean {
-  return !!db
+export async function serviceEnabled(db: PlatformDb, corpId: string, serviceId: string): Promise<boolean> {
+  return !!(await db
     .select({ s: corpServices.service_id })
     .from(corpServices)
     .where(and(eq(corpServices.corp_id, corpId), eq(corpServices.service_id, serviceId)))
-    .get();
+    .get());
 }

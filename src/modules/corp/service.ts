@@ -30,27 +30,28 @@ function checkTimezone(timezone: string): void {
 // ---- what other modules read of the corporation tables -----------------------------------------
 
 /** How many corporations live on a server (the server module's corp_count). */
-export function corpCountOnServer(db: PlatformDb, serverId: string): number {
-  return db.select({ n: count() }).from(corporations).where(eq(corporations.server_id, serverId)).get()!.n;
+export async function corpCountOnServer(db: PlatformDb, serverId: string): Promise<number> {
+  return (await db.select({ n: count() }).from(corporations).where(eq(corporations.server_id, serverId)).get())!.n;
 }
 
 /** Corporations per server id. */
-export function corpCountsByServer(db: PlatformDb): Map<string, number> {
+export async function corpCountsByServer(db: PlatformDb): Promise<Map<string, number>> {
   return new Map(
-    db
-      .select({ id: corporations.server_id, n: count() })
-      .from(corporations)
-      .groupBy(corporations.server_id)
-      .all()
-      .map((r) => [r.id, r.n]),
+    (
+      await db
+        .select({ id: corporations.server_id, n: count() })
+        .from(corporations)
+        .groupBy(corporations.server_id)
+        .all()
+    ).map((r) => [r.id, r.n]),
   );
 }
 
 export type CorpRef = { id: string; auth_name: string; server_id: string; status: string };
 
 /** Every corporation, by id (database maintenance, backups). */
-export function allCorpRefs(db: PlatformDb): CorpRef[] {
-  return db
+export async function allCorpRefs(db: PlatformDb): Promise<CorpRef[]> {
+  return await db
     .select({ id: corporations.id, auth_name: corporations.auth_name, server_id: corporations.server_id, status: corporations.status })
     .from(corporations)
     .orderBy(corporations.id)
@@ -58,19 +59,15 @@ export function allCorpRefs(db: PlatformDb): CorpRef[] {
 }
 
 /** Corporations whose outbox and webhook queue the dispatcher works (MAINTENANCE and NEEDS_UPDATE are left alone). */
-export function dispatchableCorpIds(db: PlatformDb): string[] {
-  return db.$client
-    .query<{ id: string }, []>("SELECT id FROM corporations WHERE status IN ('ENABLED', 'BLOCKED')")
-    .all()
-    .map((c) => c.id);
+export async function dispatchableCorpIds(db: PlatformDb): Promise<string[]> {
+  const rows = await db.$client.query<{ id: string }, []>("SELECT id FROM corporations WHERE status IN ('ENABLED', 'BLOCKED')").all();
+  return rows.map((c) => c.id);
 }
 
 /** Every corporation's id (the metric collector schedules them at start-up). */
-export function allCorpIds(db: PlatformDb): string[] {
-  return db.$client
-    .query<{ id: string }, []>("SELECT id FROM corporations")
-    .all()
-    .map((c) => c.id);
+export async function allCorpIds(db: PlatformDb): Promise<string[]> {
+  const rows = await db.$client.query<{ id: string }, []>("SELECT id FROM corporations").all();
+  return rows.map((c) => c.id);
 }
 
 /**
@@ -84,25 +81,25 @@ export const corpLookups: CorpLookups = {
 };
 
 /** Corporations per status (the metrics gauge). */
-export function corpCountsByStatus(db: PlatformDb): { status: string; n: number }[] {
-  return db.select({ status: corporations.status, n: count() }).from(corporations).groupBy(corporations.status).all();
+export async function corpCountsByStatus(db: PlatformDb): Promise<{ status: string; n: number }[]> {
+  return await db.select({ status: corporations.status, n: count() }).from(corporations).groupBy(corporations.status).all();
 }
 
 /** Moves corporations to another server (a restore puts every database on the built-in one). */
-export function moveCorpsToServer(db: PlatformDb, corpIds: string[], serverId: string): void {
-  if (corpIds.length) db.update(corporations).set({ server_id: serverId }).where(inArray(corporations.id, corpIds)).run();
+export async function moveCorpsToServer(db: PlatformDb, corpIds: string[], serverId: string): Promise<void> {
+  if (corpIds.length) await db.update(corporations).set({ server_id: serverId }).where(inArray(corporations.id, corpIds)).run();
 }
 
 /** Sets a corporation's status; the caller invalidates the corporation cache after the commit. */
-export function writeCorpStatus(tx: PlatformDb, id: string, status: CorpStatus): void {
-  tx.update(corporations).set({ status }).where(eq(corporations.id, id)).run();
+export async function writeCorpStatus(tx: PlatformDb, id: string, status: CorpStatus): Promise<void> {
+  await tx.update(corporations).set({ status }).where(eq(corporations.id, id)).run();
 }
 
 /** The given services (by identifier) with their features (by name) and actions. */
-function catalogTree(db: PlatformDb, serviceIds: string[]): CorpTree["services"] {
-  const list = serviceSummaries(db, serviceIds);
-  const feats = featureSummaries(db, list.map((s) => s.id));
-  const actions = actionsByFeature(db, feats.map((f) => f.id));
+async function catalogTree(db: PlatformDb, serviceIds: string[]): Promise<CorpTree["services"]> {
+  const list = await serviceSummaries(db, serviceIds);
+  const feats = await featureSummaries(db, list.map((s) => s.id));
+  const actions = await actionsByFeature(db, feats.map((f) => f.id));
   return list.map((s) => ({
     ...s,
     features: feats.filter((f) => f.service_id === s.id).map((f) => ({ id: f.id, name: f.name, actions: actions.get(f.id) ?? [] })),
@@ -111,8 +108,8 @@ function catalogTree(db: PlatformDb, serviceIds: string[]): CorpTree["services"]
 
 // ---- corporations ------------------------------------------------------------------------------
 
-function corpRow(db: PlatformDb, id: string): CorpRow {
-  const row = db.select().from(corporations).where(eq(corporations.id, id)).get();
+async function corpRow(db: PlatformDb, id: string): Promise<CorpRow> {
+  const row = await db.select().from(corporations).where(eq(corporations.id, id)).get();
   if (!row) throw notFound("Corporation");
   return row;
 }
@@ -140,25 +137,25 @@ export async function createCorporation(ctx: AppContext, input: CorporationInput
   checkTimezone(timezone);
   const serverId = input.server_id ?? ctx.builtinServerId;
   const id = newId();
-  await ctx.store.platform.write((tx, w) => {
-    if (!serverExists(tx, serverId)) throw invalid("server_id", "unknown server");
-    if (tx.select({ id: corporations.id }).from(corporations).where(eq(corporations.auth_name, input.auth_name)).get()) {
+  await ctx.store.platform.write(async (tx, w) => {
+    if (!(await serverExists(tx, serverId))) throw invalid("server_id", "unknown server");
+    if (await tx.select({ id: corporations.id }).from(corporations).where(eq(corporations.auth_name, input.auth_name)).get()) {
       throw conflict(`auth_name '${input.auth_name}' is taken`);
     }
-    tx.insert(corporations)
+    await tx.insert(corporations)
       .values({ id, ...corpColumns(input, timezone), server_id: serverId })
       .run();
-    const builtins = builtinServiceIds(tx);
-    if (builtins.length) tx.insert(corpServices).values(builtins.map((s) => ({ corp_id: id, service_id: s }))).run();
-    if (memberUserId) tx.insert(corpMembers).values({ corp_id: id, user_id: memberUserId }).run();
+    const builtins = await builtinServiceIds(tx);
+    if (builtins.length) await tx.insert(corpServices).values(builtins.map((s) => ({ corp_id: id, service_id: s }))).run();
+    if (memberUserId) await tx.insert(corpMembers).values({ corp_id: id, user_id: memberUserId }).run();
     w.afterCommit(() => ctx.permissions.invalidate());
   });
   try {
     await ctx.tenants.migrateLive(id);
   } catch (err) {
     ctx.tenants.close(id);
-    await ctx.store.platform.write((tx, w) => {
-      tx.delete(corporations).where(eq(corporations.id, id)).run();
+    await ctx.store.platform.write(async (tx, w) => {
+      await tx.delete(corporations).where(eq(corporations.id, id)).run();
       w.afterCommit(() => ctx.permissions.invalidate());
     });
     // The server's directory went away or became unwritable since it was registered.
@@ -174,8 +171,8 @@ export function getCorp(ctx: AppContext, id: string): Promise<CorpRow> {
 }
 
 export function getCorpByAuthName(ctx: AppContext, authName: string): Promise<CorpRow> {
-  return ctx.store.platform.read((db) => {
-    const row = db.select().from(corporations).where(eq(corporations.auth_name, authName)).get();
+  return ctx.store.platform.read(async (db) => {
+    const row = await db.select().from(corporations).where(eq(corporations.auth_name, authName)).get();
     if (!row) throw notFound("Corporation");
     return row;
   });
@@ -193,17 +190,17 @@ export function listCorps(ctx: AppContext, query: ListParams) {
  */
 export async function updateCorporation(ctx: AppContext, id: string, input: CorporationInput): Promise<CorpRow> {
   const timezone = input.timezone ?? "UTC";
-  return ctx.store.platform.write((tx, w) => {
-    const current = corpRow(tx, id);
+  return ctx.store.platform.write(async (tx, w) => {
+    const current = await corpRow(tx, id);
     checkTimezone(timezone);
     if (input.server_id && input.server_id !== current.server_id) throw conflict("server_id cannot change");
-    const clash = tx
+    const clash = await tx
       .select({ id: corporations.id })
       .from(corporations)
       .where(and(eq(corporations.auth_name, input.auth_name), sql`${corporations.id} <> ${id}`))
       .get();
     if (clash) throw conflict(`auth_name '${input.auth_name}' is taken`);
-    tx.update(corporations)
+    await tx.update(corporations)
       .set(corpColumns(input, timezone))
       .where(eq(corporations.id, id))
       .run();
@@ -213,9 +210,9 @@ export async function updateCorporation(ctx: AppContext, id: string, input: Corp
 }
 
 export function setCorpStatus(ctx: AppContext, id: string, status: CorpStatus): Promise<CorpRow> {
-  return ctx.store.platform.write((tx, w) => {
-    corpRow(tx, id);
-    writeCorpStatus(tx, id, status);
+  return ctx.store.platform.write(async (tx, w) => {
+    await corpRow(tx, id);
+    await writeCorpStatus(tx, id, status);
     w.afterCommit(() => ctx.corps.invalidate(id));
     return corpRow(tx, id);
   });
@@ -246,10 +243,10 @@ function moveFile(from: string, to: string): void {
  * flight on it are done, and the file moved without an await after that.
  */
 export async function deleteCorporation(ctx: AppContext, id: string): Promise<{ movedTo: string | null }> {
-  const dbPath = await ctx.store.platform.write((tx, w) => {
-    corpRow(tx, id);
+  const dbPath = await ctx.store.platform.write(async (tx, w) => {
+    await corpRow(tx, id);
     const path = ctx.tenants.pathOf(id);
-    tx.delete(corporations).where(eq(corporations.id, id)).run();
+    await tx.delete(corporations).where(eq(corporations.id, id)).run();
     w.afterCommit(() => {
       ctx.corps.invalidate(id);
       ctx.permissions.invalidate();
@@ -286,34 +283,34 @@ function moveDatabase(ctx: AppContext, id: string, dbPath: string): { movedTo: s
 // ---- members -----------------------------------------------------------------------------------
 
 export function listCorpUsers(ctx: AppContext, corpId: string, query: ListParams) {
-  return ctx.store.platform.read((db) => {
-    corpRow(db, corpId);
+  return ctx.store.platform.read(async (db) => {
+    await corpRow(db, corpId);
     return listUsersAmong(db, memberIdsOf(db, corpId), query);
   });
 }
 
 /** Adds a member; adding one already there changes nothing. */
 export function addCorpUser(ctx: AppContext, corpId: string, userId: string): Promise<void> {
-  return ctx.store.platform.write((tx, w) => {
-    corpRow(tx, corpId);
-    if (!userExists(tx, userId)) throw notFound("User");
-    tx.insert(corpMembers).values({ corp_id: corpId, user_id: userId }).onConflictDoNothing().run();
+  return ctx.store.platform.write(async (tx, w) => {
+    await corpRow(tx, corpId);
+    if (!(await userExists(tx, userId))) throw notFound("User");
+    await tx.insert(corpMembers).values({ corp_id: corpId, user_id: userId }).onConflictDoNothing().run();
     w.afterCommit(() => ctx.permissions.invalidate());
   });
 }
 
 /** Removes a member, also from the corporation's workgroups, and ends their sessions working there. */
 export async function removeCorpUser(ctx: AppContext, corpId: string, userId: string): Promise<void> {
-  await ctx.store.platform.write((tx, w) => {
-    corpRow(tx, corpId);
-    if (!userExists(tx, userId)) throw notFound("User");
-    const removed = tx
+  await ctx.store.platform.write(async (tx, w) => {
+    await corpRow(tx, corpId);
+    if (!(await userExists(tx, userId))) throw notFound("User");
+    const removed = await tx
       .delete(corpMembers)
       .where(and(eq(corpMembers.corp_id, corpId), eq(corpMembers.user_id, userId)))
       .returning({ u: corpMembers.user_id })
       .all();
     if (!removed.length) throw notFound("Membership");
-    removeUserFromCorpWorkgroups(tx, corpId, userId);
+    await removeUserFromCorpWorkgroups(tx, corpId, userId);
     w.afterCommit(() => ctx.permissions.invalidate());
   });
   await ctx.sessions.revokeUserInCorp(userId, corpId);
@@ -323,42 +320,42 @@ export async function removeCorpUser(ctx: AppContext, corpId: string, userId: st
 
 /** Enables a service for the corporation; enabling one already enabled changes nothing. */
 export function addCorpService(ctx: AppContext, corpId: string, serviceId: string): Promise<void> {
-  return ctx.store.platform.write((tx, w) => {
-    corpRow(tx, corpId);
-    if (!serviceExists(tx, serviceId)) throw notFound("Service");
-    tx.insert(corpServices).values({ corp_id: corpId, service_id: serviceId }).onConflictDoNothing().run();
+  return ctx.store.platform.write(async (tx, w) => {
+    await corpRow(tx, corpId);
+    if (!(await serviceExists(tx, serviceId))) throw notFound("Service");
+    await tx.insert(corpServices).values({ corp_id: corpId, service_id: serviceId }).onConflictDoNothing().run();
     w.afterCommit(() => ctx.permissions.invalidate());
   });
 }
 
 /** Disables a service; its grants to the corporation's workgroups (service and features) go too. */
 export function removeCorpService(ctx: AppContext, corpId: string, serviceId: string): Promise<void> {
-  return ctx.store.platform.write((tx, w) => {
-    corpRow(tx, corpId);
-    if (!serviceExists(tx, serviceId)) throw notFound("Service");
-    const removed = tx
+  return ctx.store.platform.write(async (tx, w) => {
+    await corpRow(tx, corpId);
+    if (!(await serviceExists(tx, serviceId))) throw notFound("Service");
+    const removed = await tx
       .delete(corpServices)
       .where(and(eq(corpServices.corp_id, corpId), eq(corpServices.service_id, serviceId)))
       .returning({ s: corpServices.service_id })
       .all();
     if (!removed.length) throw notFound("Service of the corporation");
-    revokeServiceInCorp(tx, corpId, serviceId, featureIdsOf(tx, serviceId));
+    await revokeServiceInCorp(tx, corpId, serviceId, featureIdsOf(tx, serviceId));
     w.afterCommit(() => ctx.permissions.invalidate());
   });
 }
 
 /** The services enabled for the corporation with their features and actions. */
 export function corpTree(ctx: AppContext, corpId: string): Promise<CorpTree> {
-  return ctx.store.platform.read((db) => {
-    corpRow(db, corpId);
-    const enabled = db.select({ id: corpServices.service_id }).from(corpServices).where(eq(corpServices.corp_id, corpId)).all();
-    return { services: catalogTree(db, enabled.map((s) => s.id)) };
+  return ctx.store.platform.read(async (db) => {
+    await corpRow(db, corpId);
+    const enabled = await db.select({ id: corpServices.service_id }).from(corpServices).where(eq(corpServices.corp_id, corpId)).all();
+    return { services: await catalogTree(db, enabled.map((s) => s.id)) };
   });
 }
 
 export function corpCheck(ctx: AppContext, authName: string): Promise<CorpCheck> {
-  return ctx.store.platform.read((db) => {
-    const row = db.select({ status: corporations.status }).from(corporations).where(eq(corporations.auth_name, authName)).get();
+  return ctx.store.platform.read(async (db) => {
+    const row = await db.select({ status: corporations.status }).from(corporations).where(eq(corporations.auth_name, authName)).get();
     return { auth_name: authName, exists: !!row, status: row?.status ?? null, usable: row?.status === "ENABLED" };
   });
 }

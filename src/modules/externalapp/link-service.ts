@@ -12,8 +12,8 @@ import { nowIso } from "../../lib/time";
 import type { ExternalLinkInput, ExternalLinkView, RecordType } from "./model";
 import { findApp } from "./service";
 
-export function linkedRecordId(db: TenantDb, appId: string, type: RecordType, identity: string): string | null {
-  const row = clientOf(db)
+export async function linkedRecordId(db: TenantDb, appId: string, type: RecordType, identity: string): Promise<string | null> {
+  const row = await clientOf(db)
     .query<{ id: string }, [string, string, string]>(
       "SELECT record_id AS id FROM external_links WHERE external_app_id = ?1 AND record_type = ?2 AND identity = ?3",
     )
@@ -25,13 +25,13 @@ export function linkedRecordId(db: TenantDb, appId: string, type: RecordType, id
  * Links a record to an app's identity. The identity may name only one record of the type (409),
  * and a record has one identity per app, so linking again replaces the old identity.
  */
-export function linkRecord(tx: TenantDb, appId: string, type: RecordType, recordId: string, identity: string): void {
-  const holder = linkedRecordId(tx, appId, type, identity);
+export async function linkRecord(tx: TenantDb, appId: string, type: RecordType, recordId: string, identity: string): Promise<void> {
+  const holder = await linkedRecordId(tx, appId, type, identity);
   if (holder === recordId) return;
   if (holder !== null) throw conflict(`The identity is already linked to another ${type}`);
   const client = clientOf(tx);
-  client.query("DELETE FROM external_links WHERE external_app_id = ?1 AND record_type = ?2 AND record_id = ?3").run(appId, type, recordId);
-  client
+  await client.query("DELETE FROM external_links WHERE external_app_id = ?1 AND record_type = ?2 AND record_id = ?3").run(appId, type, recordId);
+  await client
     .query("INSERT INTO external_links (external_app_id, record_type, record_id, identity, created_at) VALUES (?1, ?2, ?3, ?4, ?5)")
     .run(appId, type, recordId, identity, nowIso());
 }
@@ -41,24 +41,24 @@ export function linkRecord(tx: TenantDb, appId: string, type: RecordType, record
  * unlinked there (linkedRecordId): nothing to check or replace, one insert (the external-app
  * upsert's new persons and contracts).
  */
-export function linkNewRecord(tx: TenantDb, appId: string, type: RecordType, recordId: string, identity: string): void {
-  clientOf(tx)
+export async function linkNewRecord(tx: TenantDb, appId: string, type: RecordType, recordId: string, identity: string): Promise<void> {
+  await clientOf(tx)
     .query("INSERT INTO external_links (external_app_id, record_type, record_id, identity, created_at) VALUES (?1, ?2, ?3, ?4, ?5)")
     .run(appId, type, recordId, identity, nowIso());
 }
 
 /** Removes every link of a deleted record. */
-export function unlinkAll(tx: TenantDb, type: RecordType, recordId: string): void {
-  tx.delete(externalLinks).where(and(eq(externalLinks.record_type, type), eq(externalLinks.record_id, recordId))).run();
+export async function unlinkAll(tx: TenantDb, type: RecordType, recordId: string): Promise<void> {
+  await tx.delete(externalLinks).where(and(eq(externalLinks.record_type, type), eq(externalLinks.record_id, recordId))).run();
 }
 
-export function linkView(db: TenantDb, appId: string, type: RecordType, recordId: string): ExternalLinkView {
-  const row = db
+export async function linkView(db: TenantDb, appId: string, type: RecordType, recordId: string): Promise<ExternalLinkView> {
+  const row = (await db
     .select({ link: externalLinks, name: externalApps.name })
     .from(externalLinks)
     .innerJoin(externalApps, eq(externalApps.id, externalLinks.external_app_id))
     .where(and(eq(externalLinks.external_app_id, appId), eq(externalLinks.record_type, type), eq(externalLinks.record_id, recordId)))
-    .get()!;
+    .get())!;
   return {
     external_app_id: appId,
     identity: row.link.identity,
@@ -81,11 +81,11 @@ export function linkFromRequest(
   body: ExternalLinkInput,
   recordExists?: (tx: TenantDb) => unknown,
 ): Promise<ExternalLinkView> {
-  return tenant.write((tx) => {
-    recordExists?.(tx);
-    if (!findApp(tx, { id: body.external_app_id })) throw invalid("external_app_id", "unknown external application");
-    linkRecord(tx, body.external_app_id, type, recordId, body.identity);
-    return linkView(tx, body.external_app_id, type, recordId);
+  return tenant.write(async (tx) => {
+    await recordExists?.(tx);
+    if (!(await findApp(tx, { id: body.external_app_id }))) throw invalid("external_app_id", "unknown external application");
+    await linkRecord(tx, body.external_app_id, type, recordId, body.identity);
+    return await linkView(tx, body.external_app_id, type, recordId);
   });
 }
 
@@ -104,9 +104,9 @@ export function identityListField(appId: string, type: RecordType, recordId: SQL
 }
 
 /** Identities of a page of records (one query). */
-export function identitiesOf(db: TenantDb, appId: string, type: RecordType, ids: string[]): Map<string, string> {
+export async function identitiesOf(db: TenantDb, appId: string, type: RecordType, ids: string[]): Promise<Map<string, string>> {
   if (ids.length === 0) return new Map();
-  const rows = db
+  const rows = await db
     .select({ id: externalLinks.record_id, identity: externalLinks.identity })
     .from(externalLinks)
     .where(and(eq(externalLinks.external_app_id, appId), eq(externalLinks.record_type, type), inArray(externalLinks.record_id, ids)))

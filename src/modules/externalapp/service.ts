@@ -27,14 +27,14 @@ export const externalAppView = (r: ExternalAppRow): ExternalApp => ({
   updated_at: r.updated_at,
 });
 
-export function getExternalApp(db: TenantDb, id: string): ExternalAppRow {
-  const row = db.select().from(externalApps).where(eq(externalApps.id, id)).get();
+export async function getExternalApp(db: TenantDb, id: string): Promise<ExternalAppRow> {
+  const row = await db.select().from(externalApps).where(eq(externalApps.id, id)).get();
   if (!row) throw notFound("External application");
   return row;
 }
 
-function checkNameFree(db: TenantDb, name: string, exceptId: string | null): void {
-  const other = db.select({ id: externalApps.id }).from(externalApps).where(eq(externalApps.name, name)).get();
+async function checkNameFree(db: TenantDb, name: string, exceptId: string | null): Promise<void> {
+  const other = await db.select({ id: externalApps.id }).from(externalApps).where(eq(externalApps.name, name)).get();
   if (other && other.id !== exceptId) throw conflict("An external application with this name already exists");
 }
 
@@ -51,8 +51,8 @@ const apiKeyOf = (corpId: string, appId: string, secret: string) => `${corpId}.$
  * on every request made with an API key: one statement, prepared once per connection (the driver's
  * query cache), on the read connection the guard's `tenant.read` hands in.
  */
-export function verifyApiKey(db: TenantDb, appId: string, secret: string): ApiKeyCheck | null {
-  const row = clientOf(db)
+export async function verifyApiKey(db: TenantDb, appId: string, secret: string): Promise<ApiKeyCheck | null> {
+  const row = await clientOf(db)
     .query<{ id: string; status: number; key_hash: string }, [string]>("SELECT id, status, key_hash FROM external_apps WHERE id = ?1")
     .get(appId);
   if (!row) return null;
@@ -62,21 +62,21 @@ export function verifyApiKey(db: TenantDb, appId: string, secret: string): ApiKe
   return { appId: row.id, active: row.status === 1 };
 }
 
-export function findApp(db: TenantDb, by: { id?: string; name?: string }): ExternalAppRow | undefined {
+export async function findApp(db: TenantDb, by: { id?: string; name?: string }): Promise<ExternalAppRow | undefined> {
   // Every external-app request resolves its app: a cached raw statement, not a query built per call.
   const client = clientOf(db);
   const row =
     by.id !== undefined
-      ? client.query<ExternalAppRow & { status: unknown }, [string]>("SELECT * FROM external_apps WHERE id = ?1").get(by.id)
-      : client.query<ExternalAppRow & { status: unknown }, [string]>("SELECT * FROM external_apps WHERE name = ?1").get(by.name!);
+      ? await client.query<ExternalAppRow & { status: unknown }, [string]>("SELECT * FROM external_apps WHERE id = ?1").get(by.id)
+      : await client.query<ExternalAppRow & { status: unknown }, [string]>("SELECT * FROM external_apps WHERE name = ?1").get(by.name!);
   return row ? { ...row, status: (row.status as unknown) === 1 } : undefined;
 }
 
 /**
  * The app a route names: 404 when unknown; with an API key, the key must be that app's (403).
  */
-export function resolveApp(db: TenantDb, principal: Principal, by: { externalAppId?: string; externalAppName?: string }): ExternalAppRow {
-  const app = findApp(db, { id: by.externalAppId, name: by.externalAppName });
+export async function resolveApp(db: TenantDb, principal: Principal, by: { externalAppId?: string; externalAppName?: string }): Promise<ExternalAppRow> {
+  const app = await findApp(db, { id: by.externalAppId, name: by.externalAppName });
   if (!app) throw notFound("External application");
   if (principal.kind === "key" && principal.externalAppId !== app.id) throw forbidden("The API key belongs to another external application");
   return app;
@@ -89,14 +89,14 @@ export function listExternalApps(tenant: TenantDoor, query: ListParams) {
 }
 
 export function showExternalApp(tenant: TenantDoor, id: string): Promise<ExternalApp> {
-  return tenant.read((db) => externalAppView(getExternalApp(db, id)));
+  return tenant.read(async (db) => externalAppView(await getExternalApp(db, id)));
 }
 
 export function createExternalApp(tenant: TenantDoor, input: ExternalAppInput): Promise<ExternalAppWithKey> {
   const key = newSecret();
-  return tenant.write((tx, w) => {
-    checkNameFree(tx, input.name, null);
-    const r = tx
+  return tenant.write(async (tx, w) => {
+    await checkNameFree(tx, input.name, null);
+    const r = await tx
       .insert(externalApps)
       .values({ name: input.name, description: input.description ?? null, status: input.status ?? true, key_prefix: key.key_prefix, key_hash: key.key_hash })
       .returning()
@@ -109,12 +109,12 @@ export function createExternalApp(tenant: TenantDoor, input: ExternalAppInput): 
 
 /** PUT semantics; the status turns the app's key on or off. A PUT that changes nothing writes nothing. */
 export function updateExternalApp(tenant: TenantDoor, id: string, input: ExternalAppInput): Promise<ExternalApp> {
-  return tenant.write((tx, w) => {
-    const current = getExternalApp(tx, id);
+  return tenant.write(async (tx, w) => {
+    const current = await getExternalApp(tx, id);
     const columns = { name: input.name, description: input.description ?? null, status: input.status ?? true };
     if (unchanged(current, columns)) return externalAppView(current);
-    checkNameFree(tx, input.name, id);
-    const view = externalAppView(tx.update(externalApps).set(columns).where(eq(externalApps.id, id)).returning().get());
+    await checkNameFree(tx, input.name, id);
+    const view = externalAppView(await tx.update(externalApps).set(columns).where(eq(externalApps.id, id)).returning().get());
     w.emit("EXTERNALAPP_AFTER_UPDATE", id, view);
     return view;
   });
@@ -122,9 +122,9 @@ export function updateExternalApp(tenant: TenantDoor, id: string, input: Externa
 
 /** Deletes the app; its external links go with it (ON DELETE CASCADE). */
 export function deleteExternalApp(tenant: TenantDoor, id: string): Promise<void> {
-  return tenant.write((tx, w) => {
-    const before = externalAppView(getExternalApp(tx, id));
-    tx.delete(externalApps).where(eq(externalApps.id, id)).run();
+  return tenant.write(async (tx, w) => {
+    const before = externalAppView(await getExternalApp(tx, id));
+    await tx.delete(externalApps).where(eq(externalApps.id, id)).run();
     w.emit("EXTERNALAPP_AFTER_DELETE", id, before);
   });
 }
@@ -132,9 +132,9 @@ export function deleteExternalApp(tenant: TenantDoor, id: string): Promise<void>
 /** A new key; the old one stops working at the COMMIT. */
 export function rotateApiKey(tenant: TenantDoor, id: string): Promise<ExternalAppWithKey> {
   const key = newSecret();
-  return tenant.write((tx, w) => {
-    getExternalApp(tx, id);
-    const view = externalAppView(tx.update(externalApps).set({ key_prefix: key.key_prefix, key_hash: key.key_hash }).where(eq(externalApps.id, id)).returning().get());
+  return tenant.write(async (tx, w) => {
+    await getExternalApp(tx, id);
+    const view = externalAppView(await tx.update(externalApps).set({ key_prefix: key.key_prefix, key_hash: key.key_hash }).where(eq(externalApps.id, id)).returning().get());
     w.emit("EXTERNALAPP_AFTER_UPDATE", id, view);
     return { ...view, api_key: apiKeyOf(w.corpId, id, key.secret) };
   });

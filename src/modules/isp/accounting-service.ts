@@ -11,10 +11,12 @@ import type { AccountingRow } from "./accounting-parse";
 /** Accounting-On/Off: the NAS restarted, so every session still open on it has ended. */
 export function closeNasSessions(tenant: TenantDoor, nasId: string, restart: { at: string; cause: string }): Promise<number> {
   return tenant.write(
-    (tx) =>
-      tx.$client
-        .query("UPDATE isp_radius_sessions SET open = 0, stopped_at = ?2, updated_at = ?2, terminate_cause = coalesce(terminate_cause, ?3), received_at = ?4 WHERE open = 1 AND nas_id = ?1")
-        .run(nasId, restart.at, restart.cause, nowIso()).changes,
+    async (tx) =>
+      (
+        await tx.$client
+          .query("UPDATE isp_radius_sessions SET open = 0, stopped_at = ?2, updated_at = ?2, terminate_cause = coalesce(terminate_cause, ?3), received_at = ?4 WHERE open = 1 AND nas_id = ?1")
+          .run(nasId, restart.at, restart.cause, nowIso())
+      ).changes,
   );
 }
 
@@ -24,24 +26,25 @@ export const DEFAULT_STALE_MS = 15 * 60_000;
 export const STALE_INTERVALS = 3;
 
 type SessionRow = typeof ispRadiusSessions.$inferSelect;
-type Client = TenantDb["$client"];
 type Values = Record<string, string | number | null>;
 
-function prepareSessionStatements(sqlite: Client) {
+/** The statements of storeAccounting, cached by their text on the writer's connection. */
+function sessionStatements(tx: TenantDb) {
+  const sqlite = tx.$client;
   return {
+    changes: sqlite.query<{ n: number }, []>("SELECT changes() AS n"),
     // Every session with that key: one, unless the NAS reused the id (after a reboot). Not ORDER
     // BY ... LIMIT 1: that costs several times the read of the one row there usually is.
-    changes: sqlite.prepare<{ n: number }, []>("SELECT changes() AS n"),
-    byKey: sqlite.prepare<KeyedSession, [string, string]>(
+    byKey: sqlite.query<KeyedSession, [string, string]>(
       "SELECT id, session_time, open, started_at, stopped_at FROM isp_radius_sessions WHERE nas_id = ?1 AND acct_session_id = ?2",
     ),
-    insert: sqlite.prepare<unknown, [Values]>(
+    insert: sqlite.query<unknown, [Values]>(
       `INSERT INTO isp_radius_sessions (id, nas_id, acct_session_id, username, contract_id, framed_ip, calling_station_id, started_at, updated_at,
            stopped_at, open, stale_at, input_bytes, output_bytes, input_packets, output_packets, session_time, terminate_cause, received_at, created_at)
          VALUES ($id, $nas_id, $acct_session_id, $username, $contract_id, $framed_ip, $calling_station_id, $started_at, $updated_at,
            $stopped_at, $open, $stale_at, $input_bytes, $output_bytes, $input_packets, $output_packets, $session_time, $terminate_cause, $received_at, $received_at)`,
     ),
-    update: sqlite.prepare<unknown, [Values]>(
+    update: sqlite.query<unknown, [Values]>(
       `UPDATE isp_radius_sessions SET
            contract_id = coalesce($contract_id, contract_id), framed_ip = coalesce($framed_ip, framed_ip),
            calling_station_id = coalesce($calling_station_id, calling_station_id), updated_at = $updated_at,
@@ -52,14 +55,6 @@ function prepareSessionStatements(sqlite: Client) {
          WHERE id = $id`,
     ),
   };
-}
-type SessionStatements = ReturnType<typeof prepareSessionStatements>;
-const sessionStatements = new WeakMap<Client, SessionStatements>();
-
-function statementsOf(sqlite: Client): SessionStatements {
-  let s = sessionStatements.get(sqlite);
-  if (!s) sessionStatements.set(sqlite, (s = prepareSessionStatements(sqlite)));
-  return s;
 }
 
 /**
@@ -98,12 +93,12 @@ function sessionOf(sessions: KeyedSession[], recordStart: string): KeyedSession 
  * first arrived. A record older than what the session holds (a late one) is stored and changes
  * nothing; so does any record of a closed session.
  */
-export function storeAccounting(tx: TenantDb, row: AccountingRow, interimInterval: number | null): void {
-  const s = statementsOf(tx.$client);
+export async function storeAccounting(tx: TenantDb, row: AccountingRow, interimInterval: number | null): Promise<void> {
+  const s = sessionStatements(tx);
   const stop = row.status_type === "Stop";
   const sessionTime = row.session_time ?? 0;
   const recordStart = row.status_type === "Start" ? row.event_at : toIso(Date.parse(row.event_at) - sessionTime * 1000);
-  const session = sessionOf(s.byKey.all(row.nas_id, row.session_id), recordStart);
+  const session = sessionOf(await s.byKey.all(row.nas_id, row.session_id), recordStart);
   const staleMs = interimInterval ? STALE_INTERVALS * interimInterval * 1000 : DEFAULT_STALE_MS;
   const values = {
     $contract_id: row.contract_id ?? null,
@@ -122,15 +117,15 @@ export function storeAccounting(tx: TenantDb, row: AccountingRow, interimInterva
     $received_at: row.received_at,
   };
   if (session) {
-    tx.insert(ispRadiusAccounting).values({ ...row, radius_session_id: session.id }).onConflictDoNothing().run();
-    if (!s.changes.get()!.n) return;
+    await tx.insert(ispRadiusAccounting).values({ ...row, radius_session_id: session.id }).onConflictDoNothing().run();
+    if (!(await s.changes.get())!.n) return;
     if (session.open !== 1) return;
     if (!stop && sessionTime < session.session_time) return;
-    s.update.run({ ...values, $id: session.id, $session_time: Math.max(sessionTime, session.session_time) });
+    await s.update.run({ ...values, $id: session.id, $session_time: Math.max(sessionTime, session.session_time) });
     return;
   }
   const id = newId();
-  s.insert.run({
+  await s.insert.run({
     ...values,
     $id: id,
     $nas_id: row.nas_id,
@@ -142,7 +137,7 @@ export function storeAccounting(tx: TenantDb, row: AccountingRow, interimInterva
     $input_packets: values.$input_packets ?? 0,
     $output_packets: values.$output_packets ?? 0,
   });
-  tx.insert(ispRadiusAccounting).values({ ...row, radius_session_id: id }).run();
+  await tx.insert(ispRadiusAccounting).values({ ...row, radius_session_id: id }).run();
 }
 
 /**
@@ -151,10 +146,11 @@ export function storeAccounting(tx: TenantDb, row: AccountingRow, interimInterva
  * the id (a UUID v7) is taken with it, so `id < idBelow` (the smallest id of a moment a little
  * after the cutoff) bounds the scan to a range of the primary key. Run inside a write.
  */
-export function pruneIspRadiusAccounting(tx: TenantDb, cutoff: string, limit: number, idBelow: string): number {
-  return tx.$client
+export async function pruneIspRadiusAccounting(tx: TenantDb, cutoff: string, limit: number, idBelow: string): Promise<number> {
+  const deleted = await tx.$client
     .query("DELETE FROM isp_radius_accounting WHERE rowid IN (SELECT rowid FROM isp_radius_accounting WHERE id < ?3 AND received_at < ?1 LIMIT ?2)")
-    .run(cutoff, limit, idBelow).changes;
+    .run(cutoff, limit, idBelow);
+  return deleted.changes;
 }
 
 /**
@@ -162,8 +158,9 @@ export function pruneIspRadiusAccounting(tx: TenantDb, cutoff: string, limit: nu
  * many. A session goes with its records: stale_at is its last record's received_at plus at most
  * three interim intervals (through the (open, stale_at) index). Run inside a write.
  */
-export function pruneIspRadiusSessions(tx: TenantDb, cutoff: string, limit: number): number {
-  return tx.$client
+export async function pruneIspRadiusSessions(tx: TenantDb, cutoff: string, limit: number): Promise<number> {
+  const deleted = await tx.$client
     .query("DELETE FROM isp_radius_sessions WHERE rowid IN (SELECT rowid FROM isp_radius_sessions WHERE open IN (0, 1) AND stale_at < ?1 LIMIT ?2)")
-    .run(cutoff, limit).changes;
+    .run(cutoff, limit);
+  return deleted.changes;
 }

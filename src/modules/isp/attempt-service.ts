@@ -14,9 +14,9 @@ import type { AttemptOutcome } from "./model";
 export type AttemptRow = typeof ispRadiusAttempts.$inferSelect;
 
 /** Inside a write: appends a batch of attempts. */
-export function storeAttempts(tx: TenantDb, rows: readonly AttemptRow[]): void {
+export async function storeAttempts(tx: TenantDb, rows: readonly AttemptRow[]): Promise<void> {
   const insert = tx.$client.query("INSERT INTO isp_radius_attempts (id, at, username, nas_id, nas_ip, outcome, reason) VALUES (?, ?, ?, ?, ?, ?, ?)");
-  for (const r of rows) insert.run(r.id, r.at, r.username, r.nas_id, r.nas_ip, r.outcome, r.reason);
+  for (const r of rows) await insert.run(r.id, r.at, r.username, r.nas_id, r.nas_ip, r.outcome, r.reason);
 }
 
 function instant(query: ListParams, key: "from" | "to"): string | null {
@@ -43,6 +43,6 @@ function attemptPage(db: TenantDb, query: ListParams) {
 }
 
 /** Retention: deletes at most `limit` attempts made before `cutoff` (an instant), returns how many. Run inside a write. */
-export function pruneIspRadiusAttempts(tx: TenantDb, cutoff: string, limit: number): number {
-  return tx.$client.query("DELETE FROM isp_radius_attempts WHERE rowid IN (SELECT rowid FROM isp_radius_attempts WHERE at < ?1 LIMIT ?2)").run(cutoff, limit).changes;
+export async function pruneIspRadiusAttempts(tx: TenantDb, cutoff: string, limit: number): Promise<number> {
+  return (await tx.$client.query("DELETE FROM isp_radius_attempts WHERE rowid IN (SELECT rowid FROM isp_radius_attempts WHERE at < ?1 LIMIT ?2)").run(cutoff, limit)).changes;
 }

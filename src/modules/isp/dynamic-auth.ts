@@ -23,8 +23,8 @@ interface Prepared {
 }
 
 /** The session's NAS and its secret in clear; 409 when the NAS is gone, 400 when no secret is kept. */
-function prepare(secrets: SecretBox, db: TenantDb, session: SessionRow): Prepared {
-  const nas = nasById(db, session.nas_id);
+async function prepare(secrets: SecretBox, db: TenantDb, session: SessionRow): Promise<Prepared> {
+  const nas = await nasById(db, session.nas_id);
   if (!nas) throw conflict("The session's NAS no longer exists");
   const secret = nasSecret(secrets, nas);
   if (secret === null) throw invalid("nas_id", `NAS ${nas.name} has no secret stored; set it again (PUT /api/isp/nas/${nas.id} with secret)`);
@@ -111,8 +111,8 @@ async function send(ctx: AppContext, p: Prepared, kind: DynamicAuthKind, attribu
 }
 
 export async function disconnectSession(ctx: AppContext, tenant: TenantDoor, id: string, actor: Actor) {
-  const p = await tenant.read((db) => {
-    const session = requireSession(db, id);
+  const p = await tenant.read(async (db) => {
+    const session = await requireSession(db, id);
     if (!session.open) throw conflict("The session is not online (it has stopped)");
     return prepare(ctx.secrets, db, session);
   });
@@ -122,14 +122,16 @@ export async function disconnectSession(ctx: AppContext, tenant: TenantDoor, id:
 /** Every open session of the contract, disconnected at once (in parallel: each may wait 6 s). */
 export async function disconnectContract(ctx: AppContext, tenant: TenantDoor, contractId: string, actor: Actor) {
   // Checked for every session before anything is sent, so a 400 sends nothing.
-  const prepared = await tenant.read((db) => {
-    if (!findContract(db, contractId)) throw notFound("Contract");
-    return openSessionsOf(db, contractId).map((s) => prepare(ctx.secrets, db, s));
+  const prepared = await tenant.read(async (db) => {
+    if (!(await findContract(db, contractId))) throw notFound("Contract");
+    const out: Prepared[] = [];
+    for (const s of await openSessionsOf(db, contractId)) out.push(await prepare(ctx.secrets, db, s));
+    return out;
   });
   return { items: await Promise.all(prepared.map((p) => send(ctx, p, "disconnect", identification(p, true), actor))) };
 }
 
-function rendered(db: TenantDb, layoutId: string, state: ContractConnection, password: string, nas: NasRow): RenderedAttribute[] {
+function rendered(db: TenantDb, layoutId: string, state: ContractConnection, password: string, nas: NasRow): Promise<RenderedAttribute[]> {
   return renderLayout(db, layoutId, { contract: state.contract, config: state.config, password, nas });
 }
 
@@ -144,10 +146,10 @@ type Reconcile =
  */
 export async function reconcileContract(ctx: AppContext, change: ContractChange): Promise<void> {
   const before = change.before as ContractConnection | null;
-  const todo = await ctx.store.tenant(change.corpId).read((db): Reconcile[] => {
-    const sessions = openSessionsOf(db, change.contractId);
+  const todo = await ctx.store.tenant(change.corpId).read(async (db): Promise<Reconcile[]> => {
+    const sessions = await openSessionsOf(db, change.contractId);
     if (!sessions.length) return [];
-    const after = contractConnection(db, change.contractId);
+    const after = await contractConnection(db, change.contractId);
     if (!after || !before) return [];
     const leftActive = before.contract.contract_status === "ACTIVE" && after.contract.contract_status !== "ACTIVE";
     const kind: DynamicAuthKind = leftActive ? "disconnect" : "coa";
@@ -155,7 +157,7 @@ export async function reconcileContract(ctx: AppContext, change: ContractChange)
     for (const session of sessions) {
       let p: Prepared;
       try {
-        p = prepare(ctx.secrets, db, session);
+        p = await prepare(ctx.secrets, db, session);
       } catch (err) {
         out.push({ failed: session, kind, error: (err as Error).message });
         continue;
@@ -165,8 +167,8 @@ export async function reconcileContract(ctx: AppContext, change: ContractChange)
         continue;
       }
       if (after.contract.contract_status !== "ACTIVE" || !p.nas.layout_id) continue;
-      const now = rendered(db, p.nas.layout_id, after, after.config.password, p.nas);
-      const was = rendered(db, p.nas.layout_id, before, after.config.password, p.nas);
+      const now = await rendered(db, p.nas.layout_id, after, after.config.password, p.nas);
+      const was = await rendered(db, p.nas.layout_id, before, after.config.password, p.nas);
       if (JSON.stringify(now) === JSON.stringify(was)) continue;
       // Attributes the dictionary does not know cannot be encoded; the rest still go.
       const attrs = now.filter((a) => dictionaryName(a.name) !== null).map((a) => ({ name: a.name, value: a.value }));

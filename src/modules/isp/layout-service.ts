@@ -24,8 +24,8 @@ export interface LayoutAttributeView {
   active: boolean;
 }
 
-function layoutAttributes(db: Q, layoutId: string): LayoutAttributeView[] {
-  return db
+async function layoutAttributes(db: Q, layoutId: string): Promise<LayoutAttributeView[]> {
+  return await db
     .select({
       attribute_id: ispLayoutAttributes.attribute_id,
       name: ispRadiusAttributes.name,
@@ -40,16 +40,19 @@ function layoutAttributes(db: Q, layoutId: string): LayoutAttributeView[] {
     .all();
 }
 
-function layoutView(db: Q, row: Row) {
-  return { ...row, attributes: layoutAttributes(db, row.id).map(({ active: _a, ...a }) => a) };
+async function layoutView(db: Q, row: Row) {
+  return { ...row, attributes: (await layoutAttributes(db, row.id)).map(({ active: _a, ...a }) => a) };
 }
 
 export function listLayouts(tenant: TenantDoor, query: ListParams) {
-  return tenant.read((db) => listRows(db, ispLayouts, { q: [ispLayouts.name] }, query, (r: Row) => layoutView(db, r)));
+  return tenant.read(async (db) => {
+    const page = await listRows(db, ispLayouts, { q: [ispLayouts.name] }, query, (r: Row) => layoutView(db, r));
+    return { ...page, items: await Promise.all(page.items) };
+  });
 }
 
-function layoutById(db: Q, id: string) {
-  return layoutView(db, requireRow<Row>(db, ispLayouts, id, "Layout"));
+async function layoutById(db: Q, id: string) {
+  return await layoutView(db, await requireRow<Row>(db, ispLayouts, id, "Layout"));
 }
 
 export function getLayout(tenant: TenantDoor, id: string) {
@@ -57,78 +60,78 @@ export function getLayout(tenant: TenantDoor, id: string) {
 }
 
 export function createLayout(tenant: TenantDoor, input: LayoutInput) {
-  return tenant.write((tx) => {
-    checkUniqueName(tx, ispLayouts, input.name, null, "layout");
-    const row = tx
+  return tenant.write(async (tx) => {
+    await checkUniqueName(tx, ispLayouts, input.name, null, "layout");
+    const row = await tx
       .insert(ispLayouts)
       .values({
         name: input.name,
-        manufacturer_id: checkRef(tx, ispManufacturers, input.manufacturer_id, "manufacturer_id", "manufacturer"),
+        manufacturer_id: await checkRef(tx, ispManufacturers, input.manufacturer_id, "manufacturer_id", "manufacturer"),
         description: input.description ?? null,
       })
       .returning()
       .get();
-    return layoutView(tx, row);
+    return await layoutView(tx, row);
   });
 }
 
 export function updateLayout(tenant: TenantDoor, id: string, input: LayoutInput) {
-  return tenant.write((tx) => {
-    requireRow(tx, ispLayouts, id, "Layout");
-    checkUniqueName(tx, ispLayouts, input.name, id, "layout");
-    const row = tx
+  return tenant.write(async (tx) => {
+    await requireRow(tx, ispLayouts, id, "Layout");
+    await checkUniqueName(tx, ispLayouts, input.name, id, "layout");
+    const row = await tx
       .update(ispLayouts)
       .set({
         name: input.name,
-        manufacturer_id: checkRef(tx, ispManufacturers, input.manufacturer_id, "manufacturer_id", "manufacturer"),
+        manufacturer_id: await checkRef(tx, ispManufacturers, input.manufacturer_id, "manufacturer_id", "manufacturer"),
         description: input.description ?? null,
         updated_at: nowIso(),
       })
       .where(eq(ispLayouts.id, id))
       .returning()
       .get();
-    return layoutView(tx, row);
+    return await layoutView(tx, row);
   });
 }
 
 export function deleteLayout(tenant: TenantDoor, id: string): Promise<void> {
-  return tenant.write((tx) => {
-    requireRow(tx, ispLayouts, id, "Layout");
-    if (isUsed(tx, ispNas, ispNas.layout_id, id)) throw conflict("The layout is used by a NAS");
-    tx.delete(ispLayouts).where(eq(ispLayouts.id, id)).run();
+  return tenant.write(async (tx) => {
+    await requireRow(tx, ispLayouts, id, "Layout");
+    if (await isUsed(tx, ispNas, ispNas.layout_id, id)) throw conflict("The layout is used by a NAS");
+    await tx.delete(ispLayouts).where(eq(ispLayouts.id, id)).run();
   });
 }
 
 /** Attaches an attribute; attaching it again replaces its operator and value, keeping its place. */
 export function attachAttribute(tenant: TenantDoor, layoutId: string, input: LayoutAttributeInput) {
   checkTemplate(input.value);
-  return tenant.write((tx) => {
-    requireRow(tx, ispLayouts, layoutId, "Layout");
-    checkRef(tx, ispRadiusAttributes, input.attribute_id, "attribute_id", "RADIUS attribute");
+  return tenant.write(async (tx) => {
+    await requireRow(tx, ispLayouts, layoutId, "Layout");
+    await checkRef(tx, ispRadiusAttributes, input.attribute_id, "attribute_id", "RADIUS attribute");
     const operator = input.operator ?? ":=";
-    const next = (tx.select({ n: max(ispLayoutAttributes.position) }).from(ispLayoutAttributes).where(eq(ispLayoutAttributes.layout_id, layoutId)).get()?.n ?? 0) + 1;
-    tx.insert(ispLayoutAttributes)
+    const next = ((await tx.select({ n: max(ispLayoutAttributes.position) }).from(ispLayoutAttributes).where(eq(ispLayoutAttributes.layout_id, layoutId)).get())?.n ?? 0) + 1;
+    await tx.insert(ispLayoutAttributes)
       .values({ layout_id: layoutId, attribute_id: input.attribute_id, operator, value: input.value, position: next })
       .onConflictDoUpdate({ target: [ispLayoutAttributes.layout_id, ispLayoutAttributes.attribute_id], set: { operator, value: input.value } })
       .run();
-    tx.update(ispLayouts).set({ updated_at: nowIso() }).where(eq(ispLayouts.id, layoutId)).run();
-    return layoutById(tx, layoutId);
+    await tx.update(ispLayouts).set({ updated_at: nowIso() }).where(eq(ispLayouts.id, layoutId)).run();
+    return await layoutById(tx, layoutId);
   });
 }
 
 export function detachAttribute(tenant: TenantDoor, layoutId: string, attributeId: string) {
-  return tenant.write((tx) => {
-    requireRow(tx, ispLayouts, layoutId, "Layout");
+  return tenant.write(async (tx) => {
+    await requireRow(tx, ispLayouts, layoutId, "Layout");
     const where = and(eq(ispLayoutAttributes.layout_id, layoutId), eq(ispLayoutAttributes.attribute_id, attributeId));
-    if (!tx.select({ id: ispLayoutAttributes.attribute_id }).from(ispLayoutAttributes).where(where).get()) throw notFound("Attribute attached to the layout");
-    tx.delete(ispLayoutAttributes).where(where).run();
-    tx.update(ispLayouts).set({ updated_at: nowIso() }).where(eq(ispLayouts.id, layoutId)).run();
-    return layoutById(tx, layoutId);
+    if (!(await tx.select({ id: ispLayoutAttributes.attribute_id }).from(ispLayoutAttributes).where(where).get())) throw notFound("Attribute attached to the layout");
+    await tx.delete(ispLayoutAttributes).where(where).run();
+    await tx.update(ispLayouts).set({ updated_at: nowIso() }).where(eq(ispLayouts.id, layoutId)).run();
+    return await layoutById(tx, layoutId);
   });
 }
 
 export function setLayoutStatus(tenant: TenantDoor, id: string, status: boolean) {
-  return tenant.write((tx) => layoutView(tx, setStatus<Row>(tx, ispLayouts, id, status, "Layout")));
+  return tenant.write(async (tx) => await layoutView(tx, await setStatus<Row>(tx, ispLayouts, id, status, "Layout")));
 }
 
 /**
@@ -136,20 +139,20 @@ export function setLayoutStatus(tenant: TenantDoor, id: string, status: boolean)
  * password is shown nowhere but in the response that set it (routes.md, ContractConfig).
  */
 export function renderForContract(tenant: TenantDoor, layoutId: string, contractId: string, nasId: string | undefined) {
-  return tenant.read((db) => {
-    requireRow(db, ispLayouts, layoutId, "Layout");
-    const contract = findContract(db, contractId);
+  return tenant.read(async (db) => {
+    await requireRow(db, ispLayouts, layoutId, "Layout");
+    const contract = await findContract(db, contractId);
     if (!contract) throw notFound("Contract");
     let nas = null;
     if (nasId !== undefined) {
-      nas = nasById(db, nasId);
+      nas = await nasById(db, nasId);
       if (!nas) throw invalid("nas_id", `no NAS with id ${nasId}`);
     }
-    const { contract_id: _c, ...config } = getConfig(db, contractId);
+    const { contract_id: _c, ...config } = await getConfig(db, contractId);
     return {
       layout_id: layoutId,
       contract_id: contractId,
-      attributes: renderLayout(db, layoutId, { contract, config, password: MASKED_PASSWORD, nas: nas ?? null }),
+      attributes: await renderLayout(db, layoutId, { contract, config, password: MASKED_PASSWORD, nas: nas ?? null }),
     };
   });
 }

@@ -20,17 +20,17 @@ export function getManufacturer(tenant: TenantDoor, id: string): Promise<Row> {
 }
 
 export function createManufacturer(tenant: TenantDoor, input: ManufacturerInput): Promise<Row> {
-  return tenant.write((tx) => {
-    checkUniqueName(tx, ispManufacturers, input.name, null, WHAT);
-    return tx.insert(ispManufacturers).values({ name: input.name, description: input.description ?? null }).returning().get();
+  return tenant.write(async (tx) => {
+    await checkUniqueName(tx, ispManufacturers, input.name, null, WHAT);
+    return await tx.insert(ispManufacturers).values({ name: input.name, description: input.description ?? null }).returning().get();
   });
 }
 
 export function updateManufacturer(tenant: TenantDoor, id: string, input: ManufacturerInput): Promise<Row> {
-  return tenant.write((tx) => {
-    requireRow(tx, ispManufacturers, id, "Manufacturer");
-    checkUniqueName(tx, ispManufacturers, input.name, id, WHAT);
-    return tx
+  return tenant.write(async (tx) => {
+    await requireRow(tx, ispManufacturers, id, "Manufacturer");
+    await checkUniqueName(tx, ispManufacturers, input.name, id, WHAT);
+    return await tx
       .update(ispManufacturers)
       .set({ name: input.name, description: input.description ?? null, updated_at: nowIso() })
       .where(eq(ispManufacturers.id, id))
@@ -40,12 +40,12 @@ export function updateManufacturer(tenant: TenantDoor, id: string, input: Manufa
 }
 
 export function deleteManufacturer(tenant: TenantDoor, id: string): Promise<void> {
-  return tenant.write((tx) => {
-    requireRow(tx, ispManufacturers, id, "Manufacturer");
-    if (isUsed(tx, ispRadiusAttributes, ispRadiusAttributes.manufacturer_id, id)) throw conflict("The manufacturer is used by a RADIUS attribute");
-    if (isUsed(tx, ispLayouts, ispLayouts.manufacturer_id, id)) throw conflict("The manufacturer is used by a layout");
-    if (isUsed(tx, ispNas, ispNas.manufacturer_id, id)) throw conflict("The manufacturer is used by a NAS");
-    tx.delete(ispManufacturers).where(eq(ispManufacturers.id, id)).run();
+  return tenant.write(async (tx) => {
+    await requireRow(tx, ispManufacturers, id, "Manufacturer");
+    if (await isUsed(tx, ispRadiusAttributes, ispRadiusAttributes.manufacturer_id, id)) throw conflict("The manufacturer is used by a RADIUS attribute");
+    if (await isUsed(tx, ispLayouts, ispLayouts.manufacturer_id, id)) throw conflict("The manufacturer is used by a layout");
+    if (await isUsed(tx, ispNas, ispNas.manufacturer_id, id)) throw conflict("The manufacturer is used by a NAS");
+    await tx.delete(ispManufacturers).where(eq(ispManufacturers.id, id)).run();
   });
 }
 

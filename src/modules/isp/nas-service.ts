@@ -32,19 +32,19 @@ export interface RadiusNas {
 /** A prepared NAS-by-IP read per connection (this runs on every RADIUS request whose NAS is not cached). */
 const nasStatements = new WeakMap<TenantDb, ReturnType<TenantDb["$client"]["query"]>>();
 
-export function nasByIp(db: TenantDb, ip: string): RadiusNas | null {
+export async function nasByIp(db: TenantDb, ip: string): Promise<RadiusNas | null> {
   let stmt = nasStatements.get(db);
   if (!stmt) {
     stmt = db.$client.query("SELECT id, name, ip, secret_hash, secret_salt, pop_id, layout_id, status FROM isp_nas WHERE ip = ?");
     nasStatements.set(db, stmt);
   }
-  const row = stmt.get(ip) as (Omit<RadiusNas, "status"> & { status: number }) | null;
+  const row = (await stmt.get(ip)) as (Omit<RadiusNas, "status"> & { status: number }) | null;
   return row ? { ...row, status: row.status === 1 } : null;
 }
 
 /** The whole NAS row (RFC 5176 requests need its address, port and sealed secret), or undefined. */
-export function nasById(db: TenantDb, id: string): NasRow | undefined {
-  return db.select().from(ispNas).where(eq(ispNas.id, id)).get();
+export async function nasById(db: TenantDb, id: string): Promise<NasRow | undefined> {
+  return await db.select().from(ispNas).where(eq(ispNas.id, id)).get();
 }
 
 /**
@@ -79,7 +79,7 @@ export function nasSecret(secrets: SecretBox, row: Pick<NasRow, "id" | "secret_e
   return row.secret_enc ? secrets.open(row.secret_enc, sealContext(row.id)) : null;
 }
 
-function values(db: Q, input: NasUpdateInput, exceptId: string | null) {
+async function values(db: Q, input: NasUpdateInput, exceptId: string | null) {
   const ip = canonicalIp(input.ip);
   if (!ip) throw invalid("ip", "is not an IPv4 or IPv6 address");
   const refusal = notASourceAddress(ip);
@@ -88,13 +88,13 @@ function values(db: Q, input: NasUpdateInput, exceptId: string | null) {
   const v = {
     name: input.name,
     ip,
-    manufacturer_id: checkRef(db, ispManufacturers, input.manufacturer_id, "manufacturer_id", "manufacturer"),
-    pop_id: checkRef(db, ispPops, input.pop_id, "pop_id", "POP"),
-    layout_id: checkRef(db, ispLayouts, input.layout_id, "layout_id", "layout"),
+    manufacturer_id: await checkRef(db, ispManufacturers, input.manufacturer_id, "manufacturer_id", "manufacturer"),
+    pop_id: await checkRef(db, ispPops, input.pop_id, "pop_id", "POP"),
+    layout_id: await checkRef(db, ispLayouts, input.layout_id, "layout_id", "layout"),
     coa_port: input.coa_port ?? 3799,
   };
-  checkUniqueName(db, ispNas, input.name, exceptId, "NAS");
-  if (db.select({ id: ispNas.id }).from(ispNas).where(sameIp).get()) throw conflict(`A NAS with IP ${ip} already exists`);
+  await checkUniqueName(db, ispNas, input.name, exceptId, "NAS");
+  if (await db.select({ id: ispNas.id }).from(ispNas).where(sameIp).get()) throw conflict(`A NAS with IP ${ip} already exists`);
   return v;
 }
 
@@ -108,20 +108,20 @@ export function listNas(tenant: TenantDoor, query: ListParams) {
 }
 
 export function getNas(tenant: TenantDoor, id: string) {
-  return tenant.read((db) => nasView(requireRow<NasRow>(db, ispNas, id, "NAS")));
+  return tenant.read(async (db) => nasView(await requireRow<NasRow>(db, ispNas, id, "NAS")));
 }
 
 export function createNas(tenant: TenantDoor, secrets: SecretBox, input: typeof NasCreateInput.static) {
   const id = newId();
-  return tenant.write((tx) => nasView(tx.insert(ispNas).values({ id, ...values(tx, input, null), ...secretColumns(secrets, id, input.secret) }).returning().get()));
+  return tenant.write(async (tx) => nasView(await tx.insert(ispNas).values({ id, ...(await values(tx, input, null)), ...secretColumns(secrets, id, input.secret) }).returning().get()));
 }
 
 /** A PUT without `secret` keeps the stored one (routes.md: `(wo)` secrets). */
 export function updateNas(tenant: TenantDoor, secrets: SecretBox, id: string, input: NasUpdateInput) {
-  return tenant.write((tx) => {
-    requireRow(tx, ispNas, id, "NAS");
-    const v = values(tx, input, id);
-    const row = tx
+  return tenant.write(async (tx) => {
+    await requireRow(tx, ispNas, id, "NAS");
+    const v = await values(tx, input, id);
+    const row = await tx
       .update(ispNas)
       .set({ ...v, ...(input.secret ? secretColumns(secrets, id, input.secret) : {}), updated_at: nowIso() })
       .where(eq(ispNas.id, id))
@@ -132,13 +132,13 @@ export function updateNas(tenant: TenantDoor, secrets: SecretBox, id: string, in
 }
 
 export function deleteNas(tenant: TenantDoor, id: string): Promise<void> {
-  return tenant.write((tx) => {
-    requireRow(tx, ispNas, id, "NAS");
-    if (isUsed(tx, ispPools, ispPools.nas_id, id)) throw conflict("The NAS is used by a pool");
-    tx.delete(ispNas).where(eq(ispNas.id, id)).run();
+  return tenant.write(async (tx) => {
+    await requireRow(tx, ispNas, id, "NAS");
+    if (await isUsed(tx, ispPools, ispPools.nas_id, id)) throw conflict("The NAS is used by a pool");
+    await tx.delete(ispNas).where(eq(ispNas.id, id)).run();
   });
 }
 
 export function setNasStatus(tenant: TenantDoor, id: string, status: boolean) {
-  return tenant.write((tx) => nasView(setStatus<NasRow>(tx, ispNas, id, status, "NAS")));
+  return tenant.write(async (tx) => nasView(await setStatus<NasRow>(tx, ispNas, id, status, "NAS")));
 }

@@ -35,16 +35,16 @@ function parsedAddress(text: string): ipaddr.IPv4 | ipaddr.IPv6 | null {
 }
 
 /** Every address in use in the corporation now: online sessions' and contracts' static ones. */
-function addressesInUse(db: TenantDb, now: string): InUse[] {
+async function addressesInUse(db: TenantDb, now: string): Promise<InUse[]> {
   const out: InUse[] = [];
-  const sessions = db.$client
+  const sessions = await db.$client
     .query<{ id: string; framed_ip: string }, [string]>("SELECT id, framed_ip FROM isp_radius_sessions WHERE open = 1 AND stale_at >= ?1 AND framed_ip IS NOT NULL")
     .all(now);
   for (const s of sessions) {
     const parsed = parsedAddress(s.framed_ip);
     if (parsed) out.push({ address: s.framed_ip, source: "session", id: s.id, parsed });
   }
-  for (const c of staticAddresses(db)) {
+  for (const c of await staticAddresses(db)) {
     for (const a of [c.ipv4, c.ipv6]) {
       const parsed = a ? parsedAddress(a) : null;
       if (parsed) out.push({ address: a!, source: "contract", id: c.contract_id, parsed });
@@ -72,31 +72,31 @@ function poolView(row: Row, inUse: InUse[]) {
 }
 
 /** The pool with its usage at `now`, read on the handle of the caller's read or write. */
-function viewOne(db: TenantDb, row: Row, now: number) {
-  return poolView(row, addressesInUse(db, toIso(now)));
+async function viewOne(db: TenantDb, row: Row, now: number) {
+  return poolView(row, await addressesInUse(db, toIso(now)));
 }
 
 export function getPool(tenant: TenantDoor, id: string, now: number) {
-  return tenant.read((db) => viewOne(db, requireRow<Row>(db, ispPools, id, "Pool"), now));
+  return tenant.read(async (db) => await viewOne(db, await requireRow<Row>(db, ispPools, id, "Pool"), now));
 }
 
 export function poolUsage(tenant: TenantDoor, id: string, now: number) {
-  return tenant.read((db) => {
-    const row = requireRow<Row>(db, ispPools, id, "Pool");
-    const items = inside(row, addressesInUse(db, toIso(now)));
+  return tenant.read(async (db) => {
+    const row = await requireRow<Row>(db, ispPools, id, "Pool");
+    const items = inside(row, await addressesInUse(db, toIso(now)));
     return { size: poolSize(row), used: usedCount(items), items: items.map(({ address, source, id }) => ({ address, source, id })) };
   });
 }
 
-function values(db: Q, input: PoolInput) {
+async function values(db: Q, input: PoolInput) {
   const parsed = canonicalCidr(input.cidr, input.version);
   if ("error" in parsed) throw invalid("cidr", parsed.error);
   return {
     name: input.name,
     version: input.version,
     cidr: parsed.cidr,
-    pop_id: checkRef(db, ispPops, input.pop_id, "pop_id", "POP"),
-    nas_id: checkRef(db, ispNas, input.nas_id, "nas_id", "NAS"),
+    pop_id: await checkRef(db, ispPops, input.pop_id, "pop_id", "POP"),
+    nas_id: await checkRef(db, ispNas, input.nas_id, "nas_id", "NAS"),
   };
 }
 
@@ -112,8 +112,8 @@ export function listPools(tenant: TenantDoor, query: ListParams, now: number) {
   return tenant.read((db) => poolPage(db, query, now));
 }
 
-function poolPage(db: TenantDb, query: ListParams, now: number) {
-  const inUse = addressesInUse(db, toIso(now));
+async function poolPage(db: TenantDb, query: ListParams, now: number) {
+  const inUse = await addressesInUse(db, toIso(now));
   const view = (r: Row) => poolView(r, inUse);
   const sortField = query.sort?.replace(/^-/, "");
   const usageFilters = USAGE_FIELDS.filter((f) => query[f] !== undefined);
@@ -121,7 +121,7 @@ function poolPage(db: TenantDb, query: ListParams, now: number) {
   const rest: ListParams = { ...query, page: undefined, limit: undefined, sort: USAGE_FIELDS.includes(sortField as "size") ? undefined : query.sort };
   for (const f of usageFilters) delete rest[f];
   const { where, order } = listClauses(ispPools, LIST, rest);
-  let items = db.select().from(ispPools).where(where).orderBy(...order).all().map(view);
+  let items = (await db.select().from(ispPools).where(where).orderBy(...order).all()).map(view);
   for (const f of usageFilters) {
     const raw = query[f];
     const text = Array.isArray(raw) ? String(raw[raw.length - 1]) : String(raw);
@@ -140,35 +140,35 @@ function poolPage(db: TenantDb, query: ListParams, now: number) {
 }
 
 export function createPool(tenant: TenantDoor, input: PoolInput, now: number) {
-  return tenant.write((tx) => {
-    const v = values(tx, input);
-    checkUniqueName(tx, ispPools, input.name, null, "pool");
-    return viewOne(tx, tx.insert(ispPools).values(v).returning().get(), now);
+  return tenant.write(async (tx) => {
+    const v = await values(tx, input);
+    await checkUniqueName(tx, ispPools, input.name, null, "pool");
+    return await viewOne(tx, await tx.insert(ispPools).values(v).returning().get(), now);
   });
 }
 
 export function updatePool(tenant: TenantDoor, id: string, input: PoolInput, now: number) {
-  return tenant.write((tx) => {
-    requireRow(tx, ispPools, id, "Pool");
-    const v = values(tx, input);
-    checkUniqueName(tx, ispPools, input.name, id, "pool");
-    const row = tx
+  return tenant.write(async (tx) => {
+    await requireRow(tx, ispPools, id, "Pool");
+    const v = await values(tx, input);
+    await checkUniqueName(tx, ispPools, input.name, id, "pool");
+    const row = await tx
       .update(ispPools)
       .set({ ...v, updated_at: nowIso() })
       .where(eq(ispPools.id, id))
       .returning()
       .get();
-    return viewOne(tx, row, now);
+    return await viewOne(tx, row, now);
   });
 }
 
 export function deletePool(tenant: TenantDoor, id: string): Promise<void> {
-  return tenant.write((tx) => {
-    requireRow(tx, ispPools, id, "Pool");
-    tx.delete(ispPools).where(eq(ispPools.id, id)).run();
+  return tenant.write(async (tx) => {
+    await requireRow(tx, ispPools, id, "Pool");
+    await tx.delete(ispPools).where(eq(ispPools.id, id)).run();
   });
 }
 
 export function setPoolStatus(tenant: TenantDoor, id: string, status: boolean, now: number) {
-  return tenant.write((tx) => viewOne(tx, setStatus<Row>(tx, ispPools, id, status, "Pool"), now));
+  return tenant.write(async (tx) => await viewOne(tx, await setStatus<Row>(tx, ispPools, id, status, "Pool"), now));
 }

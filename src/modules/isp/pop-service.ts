@@ -15,77 +15,80 @@ import { checkUniqueName, isUsed, requireRow, setStatus, type Q } from "./record
 
 type Row = typeof ispPops.$inferSelect;
 
-function popView(db: Q, row: Row) {
+async function popView(db: Q, row: Row) {
   return {
     id: row.id,
     name: row.name,
     description: row.description,
-    address: addressView(db as never, row),
+    address: await addressView(db, row),
     status: row.status,
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
 }
 
-function addressOf(db: Q, address: AddressInput | undefined) {
-  if (address) checkCityId(db as never, address.city_id, "address");
+async function addressOf(db: Q, address: AddressInput | undefined) {
+  if (address) await checkCityId(db, address.city_id, "address");
   return addressColumns(address, address?.city_id ?? null);
 }
 
 export function listPops(tenant: TenantDoor, query: ListParams) {
-  return tenant.read((db) => listRows(db, ispPops, { q: [ispPops.name], hidden: ADDRESS_COLUMN_NAMES }, query, (r: Row) => popView(db, r)));
+  return tenant.read(async (db) => {
+    const page = await listRows(db, ispPops, { q: [ispPops.name], hidden: ADDRESS_COLUMN_NAMES }, query, (r: Row) => popView(db, r));
+    return { ...page, items: await Promise.all(page.items) };
+  });
 }
 
 export function getPop(tenant: TenantDoor, id: string) {
-  return tenant.read((db) => popView(db, requireRow<Row>(db, ispPops, id, "POP")));
+  return tenant.read(async (db) => await popView(db, await requireRow<Row>(db, ispPops, id, "POP")));
 }
 
 export function createPop(tenant: TenantDoor, input: PopInput) {
-  return tenant.write((tx) => {
-    checkUniqueName(tx, ispPops, input.name, null, "POP");
-    const row = tx
+  return tenant.write(async (tx) => {
+    await checkUniqueName(tx, ispPops, input.name, null, "POP");
+    const row = await tx
       .insert(ispPops)
-      .values({ name: input.name, description: input.description ?? null, ...addressOf(tx, input.address) })
+      .values({ name: input.name, description: input.description ?? null, ...(await addressOf(tx, input.address)) })
       .returning()
       .get();
-    return popView(tx, row);
+    return await popView(tx, row);
   });
 }
 
 export function updatePop(tenant: TenantDoor, id: string, input: PopInput) {
-  return tenant.write((tx) => {
-    requireRow(tx, ispPops, id, "POP");
-    checkUniqueName(tx, ispPops, input.name, id, "POP");
-    const row = tx
+  return tenant.write(async (tx) => {
+    await requireRow(tx, ispPops, id, "POP");
+    await checkUniqueName(tx, ispPops, input.name, id, "POP");
+    const row = await tx
       .update(ispPops)
-      .set({ name: input.name, description: input.description ?? null, ...addressOf(tx, input.address), updated_at: nowIso() })
+      .set({ name: input.name, description: input.description ?? null, ...(await addressOf(tx, input.address)), updated_at: nowIso() })
       .where(eq(ispPops.id, id))
       .returning()
       .get();
-    return popView(tx, row);
+    return await popView(tx, row);
   });
 }
 
 export function deletePop(tenant: TenantDoor, id: string): Promise<void> {
-  return tenant.write((tx) => {
-    requireRow(tx, ispPops, id, "POP");
-    if (isUsed(tx, ispPools, ispPools.pop_id, id)) throw conflict("The POP is used by a pool");
-    if (isUsed(tx, ispNas, ispNas.pop_id, id)) throw conflict("The POP is used by a NAS");
-    tx.delete(ispPops).where(eq(ispPops.id, id)).run();
+  return tenant.write(async (tx) => {
+    await requireRow(tx, ispPops, id, "POP");
+    if (await isUsed(tx, ispPools, ispPools.pop_id, id)) throw conflict("The POP is used by a pool");
+    if (await isUsed(tx, ispNas, ispNas.pop_id, id)) throw conflict("The POP is used by a NAS");
+    await tx.delete(ispPops).where(eq(ispPops.id, id)).run();
   });
 }
 
 export function setPopStatus(tenant: TenantDoor, id: string, status: boolean) {
-  return tenant.write((tx) => popView(tx, setStatus<Row>(tx, ispPops, id, status, "POP")));
+  return tenant.write(async (tx) => await popView(tx, await setStatus<Row>(tx, ispPops, id, status, "POP")));
 }
 
 /** Whether any POP's address names the city (the city module refuses the city's delete then). */
-export function cityUsedByPop(db: Q, cityId: string): boolean {
+export function cityUsedByPop(db: Q, cityId: string): Promise<boolean> {
   return isUsed(db, ispPops, ispPops.address_city_id, cityId);
 }
 
 /** The POP's name (layouts render `pop.name`), null when it has none or is gone. */
-export function popName(db: TenantDb, popId: string | null): string | null {
+export async function popName(db: TenantDb, popId: string | null): Promise<string | null> {
   if (!popId) return null;
-  return db.$client.query<{ name: string }, [string]>("SELECT name FROM isp_pops WHERE id = ?1").get(popId)?.name ?? null;
+  return (await db.$client.query<{ name: string }, [string]>("SELECT name FROM isp_pops WHERE id = ?1").get(popId))?.name ?? null;
 }

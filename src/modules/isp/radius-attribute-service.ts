@@ -13,21 +13,21 @@ type Row = typeof ispRadiusAttributes.$inferSelect;
 const WHAT = "RADIUS attribute";
 
 /** (name, manufacturer_id) is unique, a null manufacturer (standard attribute) included. */
-function checkUnique(db: Q, name: string, manufacturerId: string | null, exceptId: string | null): void {
+async function checkUnique(db: Q, name: string, manufacturerId: string | null, exceptId: string | null): Promise<void> {
   const same = and(
     eq(ispRadiusAttributes.name, name),
     manufacturerId ? eq(ispRadiusAttributes.manufacturer_id, manufacturerId) : isNull(ispRadiusAttributes.manufacturer_id),
     exceptId ? ne(ispRadiusAttributes.id, exceptId) : undefined,
   );
-  if (db.select({ id: ispRadiusAttributes.id }).from(ispRadiusAttributes).where(same).get()) {
+  if (await db.select({ id: ispRadiusAttributes.id }).from(ispRadiusAttributes).where(same).get()) {
     throw conflict(`A RADIUS attribute named '${name}' already exists for ${manufacturerId ? "that manufacturer" : "no manufacturer"}`);
   }
 }
 
-function values(db: Q, input: RadiusAttributeInput) {
+async function values(db: Q, input: RadiusAttributeInput) {
   return {
     name: input.name,
-    manufacturer_id: checkRef(db, ispManufacturers, input.manufacturer_id, "manufacturer_id", "manufacturer"),
+    manufacturer_id: await checkRef(db, ispManufacturers, input.manufacturer_id, "manufacturer_id", "manufacturer"),
     type: input.type,
     description: input.description ?? null,
   };
@@ -42,19 +42,19 @@ export function getRadiusAttribute(tenant: TenantDoor, id: string): Promise<Row>
 }
 
 export function createRadiusAttribute(tenant: TenantDoor, input: RadiusAttributeInput): Promise<Row> {
-  return tenant.write((tx) => {
-    const v = values(tx, input);
-    checkUnique(tx, v.name, v.manufacturer_id, null);
-    return tx.insert(ispRadiusAttributes).values(v).returning().get();
+  return tenant.write(async (tx) => {
+    const v = await values(tx, input);
+    await checkUnique(tx, v.name, v.manufacturer_id, null);
+    return await tx.insert(ispRadiusAttributes).values(v).returning().get();
   });
 }
 
 export function updateRadiusAttribute(tenant: TenantDoor, id: string, input: RadiusAttributeInput): Promise<Row> {
-  return tenant.write((tx) => {
-    requireRow(tx, ispRadiusAttributes, id, WHAT);
-    const v = values(tx, input);
-    checkUnique(tx, v.name, v.manufacturer_id, id);
-    return tx
+  return tenant.write(async (tx) => {
+    await requireRow(tx, ispRadiusAttributes, id, WHAT);
+    const v = await values(tx, input);
+    await checkUnique(tx, v.name, v.manufacturer_id, id);
+    return await tx
       .update(ispRadiusAttributes)
       .set({ ...v, updated_at: nowIso() })
       .where(eq(ispRadiusAttributes.id, id))
@@ -64,10 +64,10 @@ export function updateRadiusAttribute(tenant: TenantDoor, id: string, input: Rad
 }
 
 export function deleteRadiusAttribute(tenant: TenantDoor, id: string): Promise<void> {
-  return tenant.write((tx) => {
-    requireRow(tx, ispRadiusAttributes, id, WHAT);
-    if (isUsed(tx, ispLayoutAttributes, ispLayoutAttributes.attribute_id, id)) throw conflict("The RADIUS attribute is attached to a layout");
-    tx.delete(ispRadiusAttributes).where(eq(ispRadiusAttributes.id, id)).run();
+  return tenant.write(async (tx) => {
+    await requireRow(tx, ispRadiusAttributes, id, WHAT);
+    if (await isUsed(tx, ispLayoutAttributes, ispLayoutAttributes.attribute_id, id)) throw conflict("The RADIUS attribute is attached to a layout");
+    await tx.delete(ispRadiusAttributes).where(eq(ispRadiusAttributes.id, id)).run();
   });
 }
 

@@ -67,7 +67,7 @@ export async function radiusCaller(ctx: AppContext, request: Request): Promise<R
  * registered at `nasIp`, its secret (Basic) and its status. An unknown NAS still costs a hash
  * comparison, so timing does not tell which NAS addresses exist.
  */
-export function radiusNas(caller: RadiusCaller, db: TenantDb, snap: Snapshot, nasIp: string): RadiusNas {
+export async function radiusNas(caller: RadiusCaller, db: TenantDb, snap: Snapshot, nasIp: string): Promise<RadiusNas> {
   let ip = canonicalIps.get(nasIp);
   if (ip === undefined) {
     ip = canonicalIp(nasIp);
@@ -75,7 +75,7 @@ export function radiusNas(caller: RadiusCaller, db: TenantDb, snap: Snapshot, na
     if (canonicalIps.size >= 1_000) canonicalIps.clear();
     canonicalIps.set(nasIp, ip);
   }
-  const nas = ip ? cachedNas(snap, db, ip, nasByIp) : null;
+  const nas = ip ? await cachedNas(snap, db, ip, nasByIp) : null;
   if (caller.basicSecret !== null) {
     const ok = secretMatches(nas ?? DUMMY, caller.basicSecret);
     // The answer does not tell an unknown NAS from a wrong secret; the operator's attempt log does.

@@ -4,7 +4,7 @@
 // and finds its NAS and layout in it; callers must not modify what they are given. Only a read's
 // handle may be passed (never a write's: what a write reads may be rolled back).
 import { changeStamp } from "../../db/change-stamp";
-import type { TenantDb } from "../../db/sqlite";
+import { sqliteClientOf, type TenantDb } from "../../db/sqlite";
 import type { RadiusNas } from "./nas-service";
 import { activeTemplates, layoutStatus, type AttributeTemplate } from "./render-service";
 
@@ -22,8 +22,9 @@ const snapshots = new WeakMap<TenantDb, Snapshot>();
 
 /** The snapshot valid for the database as it is now (a fresh one when anything changed). */
 export function radiusSnapshot(db: TenantDb): Snapshot {
-  const stamp = changeStamp(db.$client);
-  // A write's handle: a snapshot for this call only.
+  const client = sqliteClientOf(db);
+  const stamp = client && changeStamp(client);
+  // A write's handle (or another engine's): a snapshot for this call only.
   if (stamp === null) return { stamp: -1, nas: new Map(), layouts: new Map() };
   let snap = snapshots.get(db);
   if (!snap || snap.stamp !== stamp || snap.nas.size + snap.layouts.size > MAX_ENTRIES) {
@@ -34,18 +35,18 @@ export function radiusSnapshot(db: TenantDb): Snapshot {
 }
 
 /** The NAS registered at a canonical address, as `load` reads it, remembered until a change. */
-export function cachedNas(snap: Snapshot, db: TenantDb, ip: string, load: (db: TenantDb, ip: string) => RadiusNas | null): RadiusNas | null {
+export async function cachedNas(snap: Snapshot, db: TenantDb, ip: string, load: (db: TenantDb, ip: string) => Promise<RadiusNas | null>): Promise<RadiusNas | null> {
   let nas = snap.nas.get(ip);
-  if (nas === undefined) snap.nas.set(ip, (nas = load(db, ip)));
+  if (nas === undefined) snap.nas.set(ip, (nas = await load(db, ip)));
   return nas;
 }
 
 /** A layout's status (null: no such layout) and its active attribute templates. */
-export function cachedLayout(snap: Snapshot, db: TenantDb, layoutId: string): { status: boolean | null; templates: AttributeTemplate[] } {
+export async function cachedLayout(snap: Snapshot, db: TenantDb, layoutId: string): Promise<{ status: boolean | null; templates: AttributeTemplate[] }> {
   let layout = snap.layouts.get(layoutId);
   if (!layout) {
-    const status = layoutStatus(db, layoutId);
-    layout = { status, templates: status === null ? [] : activeTemplates(db, layoutId) };
+    const status = await layoutStatus(db, layoutId);
+    layout = { status, templates: status === null ? [] : await activeTemplates(db, layoutId) };
     snap.layouts.set(layoutId, layout);
   }
   return layout;

@@ -32,23 +32,23 @@ export function authorize(caller: RadiusCaller, query: Static<typeof AuthorizeQu
   return caller.tenant.read((db) => authorizeIn(db, caller, query, attempts));
 }
 
-function authorizeIn(db: TenantDb, caller: RadiusCaller, query: Static<typeof AuthorizeQuery>, attempts: AttemptLog): RlmMap {
+async function authorizeIn(db: TenantDb, caller: RadiusCaller, query: Static<typeof AuthorizeQuery>, attempts: AttemptLog): Promise<RlmMap> {
   let nasId: string | null = null;
   try {
     const snap = radiusSnapshot(db);
-    const nas = radiusNas(caller, db, snap, query.nas_ip);
+    const nas = await radiusNas(caller, db, snap, query.nas_ip);
     nasId = nas.id;
     if (!nas.layout_id) throw refused("nas-no-layout", "The NAS has no layout");
-    const layout = cachedLayout(snap, db, nas.layout_id);
+    const layout = await cachedLayout(snap, db, nas.layout_id);
     if (layout.status !== true) throw refused("layout-inactive", "The NAS's layout is inactive");
-    const found = findContractByUsername(db, query.username);
+    const found = await findContractByUsername(db, query.username);
     if (!found) throw Object.assign(notFound("User"), { radiusReason: "user-unknown" });
     const { contract } = found;
     if (contract.contract_status !== "ACTIVE") throw refused("contract-inactive", "The contract is not active");
     // An empty password is no password: FreeRADIUS sends `password=` for CHAP and MS-CHAP.
     const password = query.password ? query.password : null;
     if (password !== null && !samePassword(password, found.config.password)) throw refused("bad-password", "Wrong password");
-    const attributes = renderLayout(db, nas.layout_id, { contract, config: found.config, password: found.config.password, nas }, layout.templates);
+    const attributes = await renderLayout(db, nas.layout_id, { contract, config: found.config, password: found.config.password, nas }, layout.templates);
     const reply: RlmMap = {};
     for (const a of attributes) {
       const key = `reply:${a.name}`;
@@ -76,9 +76,9 @@ function logAttempt(attempts: AttemptLog, caller: RadiusCaller, query: Static<ty
  * The Acct-Interim-Interval the NAS's layout hands out, when it is a plain number: what the NAS
  * was told, since most NAS do not repeat it in their accounting records.
  */
-function layoutInterimInterval(snap: Snapshot, db: TenantDb, layoutId: string | null): number | null {
+async function layoutInterimInterval(snap: Snapshot, db: TenantDb, layoutId: string | null): Promise<number | null> {
   if (!layoutId) return null;
-  const t = cachedLayout(snap, db, layoutId).templates.find((a) => a.name.toLowerCase() === "acct-interim-interval");
+  const t = (await cachedLayout(snap, db, layoutId)).templates.find((a) => a.name.toLowerCase() === "acct-interim-interval");
   return t && /^\d{1,6}$/.test(t.value.trim()) && Number(t.value) > 0 ? Number(t.value) : null;
 }
 
@@ -99,12 +99,12 @@ export async function account(caller: RadiusCaller, body: AccountingBody): Promi
     }
     return;
   }
-  const { row, interim } = await caller.tenant.read((db) => {
+  const { row, interim } = await caller.tenant.read(async (db) => {
     const snap = radiusSnapshot(db);
-    const nas = radiusNas(caller, db, snap, record.nasIp);
+    const nas = await radiusNas(caller, db, snap, record.nasIp);
     return {
-      row: record.build(nas.id, contractIdByUsername(db, record.username)),
-      interim: record.interimInterval ?? layoutInterimInterval(snap, db, nas.layout_id),
+      row: record.build(nas.id, await contractIdByUsername(db, record.username)),
+      interim: record.interimInterval ?? (await layoutInterimInterval(snap, db, nas.layout_id)),
     };
   });
   await caller.tenant.writeGrouped((tx) => storeAccounting(tx, row, interim));

@@ -31,25 +31,26 @@ export interface AttributeTemplate {
 }
 
 /** The active attributes of a layout, in order (inactive RADIUS attributes are left out). */
-export function activeTemplates(db: TenantDb, layoutId: string): AttributeTemplate[] {
+export async function activeTemplates(db: TenantDb, layoutId: string): Promise<AttributeTemplate[]> {
   // RADIUS authorize runs this on every request. A scalar subquery rather than a join, and the
   // order taken in JS rather than by ORDER BY: SQLite's sorter and a join each add several µs to
   // a read of a few rows. The name is null for an inactive attribute.
-  return db.$client
+  const rows = await db.$client
     .query<{ name: string | null; operator: string; value: string; position: number }, [string]>(
       `SELECT (SELECT a.name FROM isp_radius_attributes a WHERE a.id = la.attribute_id AND a.status = 1) AS name,
               la.operator AS operator, la.value AS value, la.position AS position
          FROM isp_layout_attributes la
         WHERE la.layout_id = ?1`,
     )
-    .all(layoutId)
+    .all(layoutId);
+  return rows
     .filter((t) => t.name !== null)
     .sort((x, y) => x.position - y.position)
     .map((t) => ({ name: t.name!, operator: t.operator, value: t.value }));
 }
 
-export function layoutStatus(db: TenantDb, layoutId: string): boolean | null {
-  const row = db.$client.query<{ status: number }, [string]>("SELECT status FROM isp_layouts WHERE id = ?1").get(layoutId);
+export async function layoutStatus(db: TenantDb, layoutId: string): Promise<boolean | null> {
+  const row = await db.$client.query<{ status: number }, [string]>("SELECT status FROM isp_layouts WHERE id = ?1").get(layoutId);
   return row ? row.status === 1 : null;
 }
 
@@ -62,7 +63,8 @@ export interface RenderInput {
 }
 
 /** Fills the layout's active attributes; those rendering empty or with a variable unset are left out. */
-export function renderLayout(db: TenantDb, layoutId: string, input: RenderInput, templates = activeTemplates(db, layoutId)): RenderedAttribute[] {
+export async function renderLayout(db: TenantDb, layoutId: string, input: RenderInput, given?: AttributeTemplate[]): Promise<RenderedAttribute[]> {
+  const templates = given ?? (await activeTemplates(db, layoutId));
   if (templates.length === 0) return [];
   const uses = (prefix: string) => templates.some((t) => t.value.includes(prefix));
   const { contract, config, nas } = input;
@@ -85,12 +87,12 @@ export function renderLayout(db: TenantDb, layoutId: string, input: RenderInput,
     "nas.ip": nas?.ip,
   };
   if (uses("customer.")) {
-    const customer = findPerson(db, contract.customer_id);
+    const customer = await findPerson(db, contract.customer_id);
     vars["customer.name"] = customer?.name;
     vars["customer.display_name"] = customer?.display_name;
     vars["customer.doc_identity"] = customer?.doc_identity;
   }
-  if (nas && uses("pop.")) vars["pop.name"] = popName(db, nas.pop_id);
+  if (nas && uses("pop.")) vars["pop.name"] = await popName(db, nas.pop_id);
   const out: RenderedAttribute[] = [];
   for (const t of templates) {
     const value = renderTemplate(t.value, vars);

@@ -22,10 +22,10 @@ function stateOf(row: Pick<SessionRow, "open" | "stale_at">, now: string): State
   return row.stale_at < now ? "stale" : "online";
 }
 
-function nasNames(db: TenantDb, ids: string[]): Map<string, string> {
+async function nasNames(db: TenantDb, ids: string[]): Promise<Map<string, string>> {
   const unique = [...new Set(ids)];
   if (!unique.length) return new Map();
-  const rows = db.$client.query<{ id: string; name: string }, string[]>(`SELECT id, name FROM isp_nas WHERE id IN (${unique.map(() => "?").join(",")})`).all(...unique);
+  const rows = await db.$client.query<{ id: string; name: string }, string[]>(`SELECT id, name FROM isp_nas WHERE id IN (${unique.map(() => "?").join(",")})`).all(...unique);
   return new Map(rows.map((r) => [r.id, r.name]));
 }
 
@@ -53,7 +53,7 @@ export function listSessions(tenant: TenantDoor, query: ListParams, at: number) 
   return tenant.read((db) => sessionPage(db, query, toIso(at)));
 }
 
-function sessionPage(db: TenantDb, query: ListParams, now: string) {
+async function sessionPage(db: TenantDb, query: ListParams, now: string) {
   const where: (SQL | undefined)[] = [];
   if (query.state !== undefined) where.push(stateCondition(query.state as State, now));
   // A session overlapping [from, to]: "who had this address at that time".
@@ -72,30 +72,30 @@ function sessionPage(db: TenantDb, query: ListParams, now: string) {
       nas_name: { expr: sql`(SELECT name FROM isp_nas WHERE isp_nas.id = ${ispRadiusSessions.nas_id})`, dataType: "string" as const },
     },
   };
-  const page = listRows(db, ispRadiusSessions, spec, query, (r: SessionRow) => r, where);
-  const names = nasNames(db, page.items.map((r) => r.nas_id));
+  const page = await listRows(db, ispRadiusSessions, spec, query, (r: SessionRow) => r, where);
+  const names = await nasNames(db, page.items.map((r) => r.nas_id));
   return { ...page, items: page.items.map((r) => sessionView(r, now, names)) };
 }
 
-export function requireSession(db: TenantDb, id: string): SessionRow {
-  const row = db.select().from(ispRadiusSessions).where(eq(ispRadiusSessions.id, id)).get();
+export async function requireSession(db: TenantDb, id: string): Promise<SessionRow> {
+  const row = await db.select().from(ispRadiusSessions).where(eq(ispRadiusSessions.id, id)).get();
   if (!row) throw notFound("Session");
   return row;
 }
 
 export function getSession(tenant: TenantDoor, id: string, at: number) {
-  return tenant.read((db) => {
-    const row = requireSession(db, id);
-    return sessionView(row, toIso(at), nasNames(db, [row.nas_id]));
+  return tenant.read(async (db) => {
+    const row = await requireSession(db, id);
+    return sessionView(row, toIso(at), await nasNames(db, [row.nas_id]));
   });
 }
 
 /** The open sessions (online or stale) of a contract. */
-export function openSessionsOf(db: TenantDb, contractId: string): SessionRow[] {
+export async function openSessionsOf(db: TenantDb, contractId: string): Promise<SessionRow[]> {
   // Asked after every committed contract change (the watcher), where mostly there is none: a
   // cached raw probe first, Drizzle's select (≈ 25 µs to build) only when there are some.
-  if (!clientOf(db).query("SELECT 1 FROM isp_radius_sessions WHERE contract_id = ?1 AND open = 1 LIMIT 1").get(contractId)) return [];
-  return db
+  if (!(await clientOf(db).query("SELECT 1 FROM isp_radius_sessions WHERE contract_id = ?1 AND open = 1 LIMIT 1").get(contractId))) return [];
+  return await db
     .select()
     .from(ispRadiusSessions)
     .where(and(eq(ispRadiusSessions.contract_id, contractId), eq(ispRadiusSessions.open, true)))

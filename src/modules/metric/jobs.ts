@@ -49,7 +49,7 @@ export class MetricScheduler implements BackgroundJob {
     let corps: string[];
     let index: { corps: string[]; complete: boolean };
     try {
-      [corps, index] = await this.ctx.store.platform.read((db) => [allCorpIds(db), collectedIndex(db)] as const);
+      [corps, index] = await this.ctx.store.platform.read(async (db) => [await allCorpIds(db), await collectedIndex(db)] as const);
     } catch (err) {
       this.ctx.logger.error("metric jobs not started", { error: String(err) });
       return;

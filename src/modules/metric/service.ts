@@ -51,19 +51,19 @@ const BY_NAME = "SELECT * FROM metrics WHERE name = ?1";
 export type MetricKey = { id: string; name?: undefined } | { name: string; id?: undefined };
 
 /** Bun caches `query()` statements per connection, so these are prepared once per database. */
-function findMetric(db: TenantDb, id: string): MetricRow | null {
-  return (db.$client.query(BY_ID).get(id) as MetricRow | null) ?? null;
+async function findMetric(db: TenantDb, id: string): Promise<MetricRow | null> {
+  return ((await db.$client.query(BY_ID).get(id)) as MetricRow | null) ?? null;
 }
 
 /** The metric named by `key` (404 when unknown), on the handle given. */
-function metricOf(db: TenantDb, key: MetricKey): MetricRow {
-  const row = (key.id !== undefined ? db.$client.query(BY_ID).get(key.id) : db.$client.query(BY_NAME).get(key.name)) as MetricRow | null;
+async function metricOf(db: TenantDb, key: MetricKey): Promise<MetricRow> {
+  const row = (key.id !== undefined ? await db.$client.query(BY_ID).get(key.id) : await db.$client.query(BY_NAME).get(key.name)) as MetricRow | null;
   if (!row) throw notFound("Metric");
   return row;
 }
 
 export function getMetric(tenant: TenantDoor, key: MetricKey): Promise<Metric> {
-  return tenant.read((db) => metricView(metricOf(db, key)));
+  return tenant.read(async (db) => metricView(await metricOf(db, key)));
 }
 
 export function listMetrics(tenant: TenantDoor, query: Record<string, unknown>): Promise<Page<Metric>> {
@@ -72,7 +72,7 @@ export function listMetrics(tenant: TenantDoor, query: Record<string, unknown>):
 
 /** Every metric with an endpoint (the collector's jobs at start-up). */
 export function collectedMetrics(tenant: TenantDoor): Promise<MetricRow[]> {
-  return tenant.read((db) => db.$client.query("SELECT * FROM metrics WHERE endpoint IS NOT NULL").all() as MetricRow[]);
+  return tenant.read(async (db) => (await db.$client.query("SELECT * FROM metrics WHERE endpoint IS NOT NULL").all()) as MetricRow[]);
 }
 
 /**
@@ -105,21 +105,21 @@ const COMPLETE = "metric-collector:indexed";
 const ANY_COLLECTED = "SELECT 1 FROM metrics WHERE endpoint IS NOT NULL LIMIT 1";
 
 /** The corporations that may have collected metrics, and whether every corporation is indexed. */
-export function collectedIndex(db: PlatformDb): { corps: string[]; complete: boolean } {
-  return { corps: settingKeys(db, COLLECTED).map((k) => k.slice(COLLECTED.length)), complete: hasSetting(db, COMPLETE) };
+export async function collectedIndex(db: PlatformDb): Promise<{ corps: string[]; complete: boolean }> {
+  return { corps: (await settingKeys(db, COLLECTED)).map((k) => k.slice(COLLECTED.length)), complete: await hasSetting(db, COMPLETE) };
 }
 
 /** Adds and drops corporations of the index (start-up), and says it is complete when it is. */
-export function updateCollectedIndex(db: PlatformDb, add: string[], drop: string[], complete: boolean): void {
+export async function updateCollectedIndex(db: PlatformDb, add: string[], drop: string[], complete: boolean): Promise<void> {
   const now = nowIso();
-  for (const id of add) putSetting(db, COLLECTED + id, now);
-  for (const id of drop) dropSetting(db, COLLECTED + id);
-  if (complete) putSetting(db, COMPLETE, now);
+  for (const id of add) await putSetting(db, COLLECTED + id, now);
+  for (const id of drop) await dropSetting(db, COLLECTED + id);
+  if (complete) await putSetting(db, COMPLETE, now);
 }
 
 /** The next start-up reads every corporation again (a restored backup). */
-export function forgetCollectedIndex(db: PlatformDb): void {
-  dropSetting(db, COMPLETE);
+export async function forgetCollectedIndex(db: PlatformDb): Promise<void> {
+  await dropSetting(db, COMPLETE);
 }
 
 /** Inside the write that leaves a metric with an endpoint, before its COMMIT. */
@@ -137,7 +137,7 @@ async function indexCollected(platform: PlatformDoor, corpId: string): Promise<v
 export function unindexIfNoneCollected(tenant: TenantDoor, platform: PlatformDoor): Promise<void> {
   return tenant
     .write(async (tx, w) => {
-      if (!tx.$client.query(ANY_COLLECTED).get()) await platform.write((db) => dropSetting(db, COLLECTED + w.corpId));
+      if (!(await tx.$client.query(ANY_COLLECTED).get())) await platform.write((db) => dropSetting(db, COLLECTED + w.corpId));
     })
     .catch(() => {});
 }
@@ -180,18 +180,18 @@ function metricFields(input: MetricInput): MetricFields {
   };
 }
 
-function checkNameFree(db: TenantDb, name: string, exceptId: string | null): void {
-  const holder = db.$client.query(BY_NAME).get(name) as MetricRow | null;
+async function checkNameFree(db: TenantDb, name: string, exceptId: string | null): Promise<void> {
+  const holder = (await db.$client.query(BY_NAME).get(name)) as MetricRow | null;
   if (holder && holder.id !== exceptId) throw conflict(`A metric named '${name}' already exists`);
 }
 
 export function createMetric(tenant: TenantDoor, input: MetricInput, { platform, changed }: MetricHooks): Promise<MetricRow> {
   const fields = metricFields(input);
   return tenant.write(async (tx, w) => {
-    checkNameFree(tx, fields.name, null);
+    await checkNameFree(tx, fields.name, null);
     const now = nowIso();
     const row: MetricRow = { id: newId(), ...fields, created_at: now, updated_at: now };
-    tx.insert(metrics).values(row).run();
+    await tx.insert(metrics).values(row).run();
     if (row.endpoint) await indexCollected(platform, w.corpId);
     w.emit("METRIC_AFTER_INSERT", row.id, metricView(row));
     if (changed) w.afterCommit(() => changed(w.corpId, row, row.id));
@@ -210,18 +210,18 @@ export function updateMetric(tenant: TenantDoor, key: MetricKey, input: MetricIn
   // By id the body is checked before the metric is looked up, by name after (404 first), as ever.
   const checked = key.id !== undefined ? metricFields(input) : null;
   return tenant.write(async (tx, w) => {
-    const current = metricOf(tx, key);
+    const current = await metricOf(tx, key);
     const fields = checked ?? metricFields(input);
     if (unchanged(current, fields)) return metricView(current);
     const id = current.id;
-    checkNameFree(tx, fields.name, id);
+    await checkNameFree(tx, fields.name, id);
     // Stored values keep the type they were checked against; reinterpreting them would corrupt
     // the history (a Text value has no average).
-    if (fields.data_type !== current.data_type && tx.$client.query(HAS_VALUES).get(id)) {
+    if (fields.data_type !== current.data_type && (await tx.$client.query(HAS_VALUES).get(id))) {
       throw conflict("data_type cannot change while the metric has values");
     }
     const row: MetricRow = { ...current, ...fields, updated_at: nowIso() };
-    tx.update(metrics).set({ ...fields, updated_at: row.updated_at }).where(eq(metrics.id, id)).run();
+    await tx.update(metrics).set({ ...fields, updated_at: row.updated_at }).where(eq(metrics.id, id)).run();
     if (row.endpoint) await indexCollected(platform, w.corpId);
     else if (current.endpoint) w.afterCommit(() => void unindexIfNoneCollected(tenant, platform));
     const view = metricView(row);
@@ -233,9 +233,9 @@ export function updateMetric(tenant: TenantDoor, key: MetricKey, input: MetricIn
 
 /** Deletes the metric; its values go with it (ON DELETE CASCADE). */
 export function deleteMetric(tenant: TenantDoor, key: MetricKey, { platform, changed }: MetricHooks): Promise<void> {
-  return tenant.write((tx, w) => {
-    const current = metricOf(tx, key);
-    tx.delete(metrics).where(eq(metrics.id, current.id)).run();
+  return tenant.write(async (tx, w) => {
+    const current = await metricOf(tx, key);
+    await tx.delete(metrics).where(eq(metrics.id, current.id)).run();
     if (current.endpoint) w.afterCommit(() => void unindexIfNoneCollected(tenant, platform));
     w.emit("METRIC_AFTER_DELETE", current.id, metricView(current));
     if (changed) w.afterCommit(() => changed(w.corpId, null, current.id));
@@ -264,9 +264,9 @@ export function valueProblem(type: DataType, value: unknown): string | null {
 const INSERT_VALUE = "INSERT INTO metric_values (metric_id, at, at_ms, value) VALUES (?1, ?2, ?3, ?4)";
 
 /** Stores one value in the caller's transaction, through a cached prepared statement. */
-function insertValue(tx: TenantDb, metric: Pick<MetricRow, "id">, value: number | boolean | string, atMs: number): MetricValue {
+async function insertValue(tx: TenantDb, metric: Pick<MetricRow, "id">, value: number | boolean | string, atMs: number): Promise<MetricValue> {
   const at = toIso(atMs);
-  tx.$client.query(INSERT_VALUE).run(metric.id, at, atMs, typeof value === "boolean" ? (value ? 1 : 0) : value);
+  await tx.$client.query(INSERT_VALUE).run(metric.id, at, atMs, typeof value === "boolean" ? (value ? 1 : 0) : value);
   return { metric_id: metric.id, value, at };
 }
 
@@ -277,10 +277,10 @@ function insertValue(tx: TenantDb, metric: Pick<MetricRow, "id">, value: number 
  * meanwhile.
  */
 export function addValue(tenant: TenantDoor, key: MetricKey, body: { value: unknown; at?: string | null }, nowMs: number): Promise<MetricValue> {
-  return tenant.writeGrouped((tx) => checkedValue(tx, metricOf(tx, key), body, nowMs));
+  return tenant.writeGrouped(async (tx) => checkedValue(tx, await metricOf(tx, key), body, nowMs));
 }
 
-function checkedValue(tx: TenantDb, metric: MetricRow, body: { value: unknown; at?: string | null }, nowMs: number): MetricValue {
+async function checkedValue(tx: TenantDb, metric: MetricRow, body: { value: unknown; at?: string | null }, nowMs: number): Promise<MetricValue> {
   const errors: FieldError[] = [];
   const problem = valueProblem(metric.data_type, body.value);
   if (problem) errors.push({ path: "value", message: problem });
@@ -310,12 +310,12 @@ export function pickValue(type: DataType, body: unknown): number | boolean | str
  * did not hold a value of.
  */
 export function storeCollected(tenant: TenantDoor, metricId: string, body: unknown, atMs: number): Promise<"stored" | "gone" | DataType> {
-  return tenant.writeGrouped((tx) => {
-    const current = findMetric(tx, metricId);
+  return tenant.writeGrouped(async (tx) => {
+    const current = await findMetric(tx, metricId);
     if (!current) return "gone";
     const value = pickValue(current.data_type, body);
     if (value === undefined) return current.data_type;
-    insertValue(tx, current, value, atMs);
+    await insertValue(tx, current, value, atMs);
     return "stored";
   });
 }
@@ -352,8 +352,8 @@ function historyRange(query: HistoryQuery, nowMs: number): { from: number; to: n
 export type History = Page<MetricValue> | { items: Bucket[] };
 
 export function history(tenant: TenantDoor, key: MetricKey, query: HistoryQuery, nowMs: number): Promise<History> {
-  return tenant.read((db) => {
-    const metric = metricOf(db, key);
+  return tenant.read(async (db): Promise<History> => {
+    const metric = await metricOf(db, key);
     const { from, to } = historyRange(query, nowMs);
     if (query.bucket !== undefined) return buckets(db, metric, from, to, query.bucket);
     return rawHistory(db, metric, from, to, query);
@@ -361,7 +361,7 @@ export function history(tenant: TenantDoor, key: MetricKey, query: HistoryQuery,
 }
 
 /** The raw values by `at` (the list convention: page, limit, sort on at or value, value filter). */
-function rawHistory(db: TenantDb, metric: MetricRow, from: number, to: number, query: HistoryQuery): Page<MetricValue> {
+async function rawHistory(db: TenantDb, metric: MetricRow, from: number, to: number, query: HistoryQuery): Promise<Page<MetricValue>> {
   const { page, limit, offset } = paging(query);
   if (query.q !== undefined) throw invalid("q", "MetricValue has no searchable fields");
   const sortText = query.sort ?? "at";
@@ -393,10 +393,10 @@ function rawHistory(db: TenantDb, metric: MetricRow, from: number, to: number, q
     } else throw invalid(key, "is not a filterable field");
   }
   const sqlite = db.$client;
-  const total = (sqlite.query(`SELECT count(*) AS n FROM metric_values WHERE ${where}`).get(...args) as { n: number }).n;
-  const rows = sqlite
+  const total = ((await sqlite.query(`SELECT count(*) AS n FROM metric_values WHERE ${where}`).get(...args)) as { n: number }).n;
+  const rows = (await sqlite
     .query(`SELECT at, value FROM metric_values WHERE ${where} ORDER BY ${order} LIMIT ?${args.length + 1} OFFSET ?${args.length + 2}`)
-    .all(...args, limit, offset) as { at: string; value: number | string }[];
+    .all(...args, limit, offset)) as { at: string; value: number | string }[];
   return {
     items: rows.map((r) => ({ metric_id: metric.id, value: valueOut(metric.data_type, r.value), at: r.at })),
     page,
@@ -420,7 +420,7 @@ function parseFilterValue(type: DataType, text: string): number | boolean | stri
  * aggregates its own index range, so the values are read once, in index order, with no sort.
  * Empty buckets are left out.
  */
-function buckets(db: TenantDb, metric: MetricRow, from: number, to: number, bucket: string): { items: Bucket[] } {
+async function buckets(db: TenantDb, metric: MetricRow, from: number, to: number, bucket: string): Promise<{ items: Bucket[] }> {
   const width = durationMs(bucket);
   if (width === null) throw invalid("bucket", "is too long a duration");
   const first = Math.floor(from / width) * width;
@@ -432,7 +432,7 @@ function buckets(db: TenantDb, metric: MetricRow, from: number, to: number, buck
     SELECT s, (SELECT ${aggregate} FROM metric_values
                WHERE metric_id = ?1 AND at_ms >= max(s, ?4) AND at_ms < s + ?3 AND at_ms <= ?5) AS agg
     FROM b`;
-  const rows = db.$client.query(sql).all(metric.id, first, width, from, to) as { s: number; agg: string }[];
+  const rows = (await db.$client.query(sql).all(metric.id, first, width, from, to)) as { s: number; agg: string }[];
   const items: Bucket[] = [];
   for (const r of rows) {
     const a = JSON.parse(r.agg) as number[];
@@ -455,11 +455,12 @@ function buckets(db: TenantDb, metric: MetricRow, from: number, to: number, buck
  * per corporation), which also bounds the empty batch. Housekeeping calls it once per batch, in
  * its own transaction.
  */
-export function pruneMetricValues(db: TenantDb, cutoffMs: number, limit: number): number {
-  return db.$client
+export async function pruneMetricValues(db: TenantDb, cutoffMs: number, limit: number): Promise<number> {
+  const done = await db.$client
     .query(
       `DELETE FROM metric_values WHERE seq IN (SELECT v.seq FROM metrics m CROSS JOIN metric_values v INDEXED BY metric_values_metric_at ON v.metric_id = m.id
             WHERE v.at_ms < ?1 LIMIT ?2)`,
     )
-    .run(cutoffMs, limit).changes;
+    .run(cutoffMs, limit);
+  return done.changes;
 }

@@ -21,7 +21,7 @@ import { toIso } from "../../lib/time";
 import { migrationsOf } from "../../db/migrations";
 import { VERSION } from "../../version";
 import type { AppContext } from "../../core/context";
-import type { PlatformDb } from "../../db/sqlite";
+import { handleOf } from "../../db/sqlite";
 import { allCorpRefs, moveCorpsToServer } from "../corp/service";
 import { forgetCollectedIndex } from "../metric/service";
 import { forgetWebhookIndex } from "../webhook/service";
@@ -182,9 +182,9 @@ export async function createBackup(dataDir: string, dest: string, logger?: Logge
   try {
     files.push({ path: "platform.db", kind: "platform", size: 0, sha256: "", schema_version: schemaVersion(copy) });
     // The corporation and server modules read their own tables, here those of the copy.
-    const db = drizzle({ client: copy }) as PlatformDb;
-    const dirs = serverDirs(db);
-    corps = allCorpRefs(db).map((c) => ({ ...c, ...dirs.get(c.server_id)! }));
+    const db = handleOf(drizzle({ client: copy }));
+    const dirs = await serverDirs(db);
+    corps = (await allCorpRefs(db)).map((c) => ({ ...c, ...dirs.get(c.server_id)! }));
   } finally {
     copy.close();
   }
@@ -341,15 +341,15 @@ export async function restoreBackup(backupDir: string, dataDir: string): Promise
       .map((f) => ({ corp_id: f.corp_id!, auth_name: f.auth_name, from_server_id: f.server_id }));
     const client = new Database(join(dataDir, "platform.db"), { strict: true });
     try {
-      const db = drizzle({ client }) as PlatformDb;
-      const builtin = builtinServerIdOf(db);
+      const db = handleOf(drizzle({ client }));
+      const builtin = await builtinServerIdOf(db);
       if (!builtin) throw new BackupError("the platform database has no built-in server");
       // One statement: all of them move, or none.
-      moveCorpsToServer(db, moved.map((m) => m.corp_id), builtin);
+      await moveCorpsToServer(db, moved.map((m) => m.corp_id), builtin);
       // The platform was copied before the corporations: a metric given an endpoint (or a first
       // webhook) meanwhile is in no index yet, so the first start-up reads every corporation.
-      forgetCollectedIndex(db);
-      forgetWebhookIndex(db);
+      await forgetCollectedIndex(db);
+      await forgetWebhookIndex(db);
     } finally {
       client.close();
     }

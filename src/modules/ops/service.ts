@@ -93,13 +93,13 @@ export function registerCollectors(ctx: AppContext): () => Promise<void> {
   });
   return async () => {
     try {
-      facts = await ctx.store.platform.read((db) => {
-        const dirs = serverDirs(db);
-        const corpFiles = allCorpRefs(db).map((c) => {
+      facts = await ctx.store.platform.read(async (db) => {
+        const dirs = await serverDirs(db);
+        const corpFiles = (await allCorpRefs(db)).map((c) => {
           const server = dirs.get(c.server_id)!;
           return { auth_name: c.auth_name, path: join(server.builtin ? join(ctx.config.dataDir, "corps") : server.path, `${c.id}.db`) };
         });
-        return { byStatus: corpCountsByStatus(db), corpFiles };
+        return { byStatus: await corpCountsByStatus(db), corpFiles };
       });
     } catch {
       facts = null;

@@ -27,7 +27,7 @@ export { Party } from "./model";
 export type PersonRow = typeof persons.$inferSelect;
 
 /** `cities`: see addressView (list pages pass one per page). */
-export function personView(db: TenantDb, r: PersonRow, cities?: Map<string, CityRef | null>): Person {
+export async function personView(db: TenantDb, r: PersonRow, cities?: Map<string, CityRef | null>): Promise<Person> {
   return {
     id: r.id,
     name: r.name,
@@ -37,20 +37,20 @@ export function personView(db: TenantDb, r: PersonRow, cities?: Map<string, City
     corporate: r.corporate,
     email: r.email,
     phone: r.phone,
-    address: addressView(db, r, cities),
+    address: await addressView(db, r, cities),
     created_at: r.created_at,
     updated_at: r.updated_at,
   };
 }
 
-export function findPerson(db: TenantDb, id: string): PersonRow | undefined {
+export async function findPerson(db: TenantDb, id: string): Promise<PersonRow | undefined> {
   // Read on every contract view (three parties): a cached raw statement.
-  const row = clientOf(db).query<Omit<PersonRow, "corporate"> & { corporate: number }, [string]>("SELECT * FROM persons WHERE id = ?1").get(id);
+  const row = await clientOf(db).query<Omit<PersonRow, "corporate"> & { corporate: number }, [string]>("SELECT * FROM persons WHERE id = ?1").get(id);
   return row ? { ...row, corporate: row.corporate === 1 } : undefined;
 }
 
-export function getPerson(db: TenantDb, id: string): PersonRow {
-  const row = findPerson(db, id);
+export async function getPerson(db: TenantDb, id: string): Promise<PersonRow> {
+  const row = await findPerson(db, id);
   if (!row) throw notFound("Person");
   return row;
 }
@@ -69,29 +69,29 @@ function personColumns(p: PersonInput) {
   };
 }
 
-function checkPersonInput(db: TenantDb, p: PersonInput): void {
-  if (p.address) checkCityId(db, p.address.city_id, "address");
+async function checkPersonInput(db: TenantDb, p: PersonInput): Promise<void> {
+  if (p.address) await checkCityId(db, p.address.city_id, "address");
 }
 
 /** Whether any person's address names the city (the city delete is refused then). */
-export function personsUseCity(db: TenantDb, cityId: string): boolean {
-  return !!db.select({ id: persons.id }).from(persons).where(eq(persons.address_city_id, cityId)).limit(1).get();
+export async function personsUseCity(db: TenantDb, cityId: string): Promise<boolean> {
+  return !!(await db.select({ id: persons.id }).from(persons).where(eq(persons.address_city_id, cityId)).limit(1).get());
 }
 
 /** The columns the external-app upsert writes (a party's data and address). */
 export type PartyColumns = Pick<PersonRow, "name" | "display_name" | "tp_doc_identity" | "doc_identity" | "corporate"> & AddressColumns;
 
 /** Inserts a party of an external-app upsert (a cached raw statement: the upsert's hot path); returns its id. */
-export function addParty(tx: TenantDb, data: PartyColumns): string {
+export async function addParty(tx: TenantDb, data: PartyColumns): Promise<string> {
   const id = newId();
   const at = nowIso();
-  insertRow(tx, persons, { id, ...data, created_at: at, updated_at: at });
+  await insertRow(tx, persons, { id, ...data, created_at: at, updated_at: at });
   return id;
 }
 
 /** Overwrites a party's data from an external-app upsert. */
-export function setParty(tx: TenantDb, id: string, data: PartyColumns): void {
-  updateRow(tx, persons, id, data);
+export async function setParty(tx: TenantDb, id: string, data: PartyColumns): Promise<void> {
+  await updateRow(tx, persons, id, data);
 }
 
 // ---- what the routes do, each in one read or one write ----
@@ -112,10 +112,18 @@ export function personIdsByPhrase(phrase: string): SQL {
   return sql`(SELECT id FROM persons WHERE rowid IN (SELECT rowid FROM persons_fts WHERE persons_fts MATCH ${phrase}))`;
 }
 
+/** The views of a list page's persons, in its order; one city memo for the page (see addressView). */
+async function personViews(db: TenantDb, rows: PersonRow[]): Promise<Person[]> {
+  const cities = new Map<string, CityRef | null>();
+  const views: Person[] = [];
+  for (const r of rows) views.push(await personView(db, r, cities));
+  return views;
+}
+
 export function listPersons(tenant: TenantDoor, query: ListParams): Promise<Page<Person>> {
-  return tenant.read((db) => {
-    const cities = new Map<string, CityRef | null>();
-    return listRows(db, persons, LIST, query, (r: PersonRow) => personView(db, r, cities));
+  return tenant.read(async (db) => {
+    const page = await listRows(db, persons, LIST, query, (r: PersonRow) => r);
+    return { ...page, items: await personViews(db, page.items) };
   });
 }
 
@@ -123,70 +131,70 @@ type AppParams = { externalAppId?: string; externalAppName?: string };
 
 /** The persons linked to an app, each with its identity (sortable and filterable like a column). */
 export function listLinkedPersons(tenant: TenantDoor, principal: Principal, params: AppParams, query: ListParams): Promise<Page<PersonWithIdentity>> {
-  return tenant.read((db) => {
-    const app = resolveApp(db, principal, params);
+  return tenant.read(async (db) => {
+    const app = await resolveApp(db, principal, params);
     const spec = { ...LIST, computed: identityListField(app.id, "person", persons.id) };
-    const cities = new Map<string, CityRef | null>();
-    const page = listRows(db, persons, spec, query, (r: PersonRow) => personView(db, r, cities), [inArray(persons.id, linkedIdsOf(db, app.id, "person"))]);
-    const identities = identitiesOf(db, app.id, "person", page.items.map((p) => p.id));
-    return { ...page, items: page.items.map((p) => ({ ...p, identity: identities.get(p.id)! })) };
+    const page = await listRows(db, persons, spec, query, (r: PersonRow) => r, [inArray(persons.id, linkedIdsOf(db, app.id, "person"))]);
+    const views = await personViews(db, page.items);
+    const identities = await identitiesOf(db, app.id, "person", views.map((p) => p.id));
+    return { ...page, items: views.map((p) => ({ ...p, identity: identities.get(p.id)! })) };
   });
 }
 
 export function showPerson(tenant: TenantDoor, id: string): Promise<Person> {
-  return tenant.read((db) => personView(db, getPerson(db, id)));
+  return tenant.read(async (db) => await personView(db, await getPerson(db, id)));
 }
 
 export function personByIdentity(tenant: TenantDoor, principal: Principal, params: AppParams & { identity: string }): Promise<PersonWithIdentity> {
-  return tenant.read((db) => {
-    const app = resolveApp(db, principal, params);
-    const id = linkedRecordId(db, app.id, "person", params.identity);
+  return tenant.read(async (db) => {
+    const app = await resolveApp(db, principal, params);
+    const id = await linkedRecordId(db, app.id, "person", params.identity);
     if (!id) throw notFound("Person");
-    return { ...personView(db, getPerson(db, id)), identity: params.identity };
+    return { ...(await personView(db, await getPerson(db, id))), identity: params.identity };
   });
 }
 
 export function createPerson(tenant: TenantDoor, input: PersonInput): Promise<Person> {
-  return tenant.write((tx, w) => {
-    checkPersonInput(tx, input);
-    const view = personView(tx, tx.insert(persons).values(personColumns(input)).returning().get());
+  return tenant.write(async (tx, w) => {
+    await checkPersonInput(tx, input);
+    const view = await personView(tx, await tx.insert(persons).values(personColumns(input)).returning().get());
     w.emit("PERSON_AFTER_INSERT", view.id, view);
     return view;
   });
 }
 
 /** Stores `columns` over the person's; one that changes nothing writes nothing and fires no event. */
-function setPerson(tx: TenantDb, emit: (view: Person) => void, current: PersonRow, columns: Partial<PersonRow>): Person {
-  if (unchanged(current, columns)) return personView(tx, current);
-  const view = personView(tx, tx.update(persons).set(columns).where(eq(persons.id, current.id)).returning().get());
+async function setPerson(tx: TenantDb, emit: (view: Person) => void, current: PersonRow, columns: Partial<PersonRow>): Promise<Person> {
+  if (unchanged(current, columns)) return await personView(tx, current);
+  const view = await personView(tx, await tx.update(persons).set(columns).where(eq(persons.id, current.id)).returning().get());
   emit(view);
   return view;
 }
 
 /** PUT semantics: 404 for an unknown person before 400 for an unknown city. */
 export function changePerson(tenant: TenantDoor, id: string, input: PersonInput): Promise<Person> {
-  return tenant.write((tx, w) => {
-    const current = getPerson(tx, id);
-    checkPersonInput(tx, input);
-    return setPerson(tx, (v) => w.emit("PERSON_AFTER_UPDATE", id, v), current, personColumns(input));
+  return tenant.write(async (tx, w) => {
+    const current = await getPerson(tx, id);
+    await checkPersonInput(tx, input);
+    return await setPerson(tx, (v) => w.emit("PERSON_AFTER_UPDATE", id, v), current, personColumns(input));
   });
 }
 
 export function changePersonAddress(tenant: TenantDoor, id: string, address: AddressInput): Promise<Person> {
-  return tenant.write((tx, w) => {
-    const current = getPerson(tx, id);
-    checkCityId(tx, address.city_id, "");
-    return setPerson(tx, (v) => w.emit("PERSON_AFTER_UPDATE", id, v), current, addressColumns(address, address.city_id));
+  return tenant.write(async (tx, w) => {
+    const current = await getPerson(tx, id);
+    await checkCityId(tx, address.city_id, "");
+    return await setPerson(tx, (v) => w.emit("PERSON_AFTER_UPDATE", id, v), current, addressColumns(address, address.city_id));
   });
 }
 
 /** Deletes a person no contract names as a party (409 otherwise), with its external-app links. */
 export function deletePerson(tenant: TenantDoor, id: string): Promise<void> {
-  return tenant.write((tx, w) => {
-    const before = personView(tx, getPerson(tx, id));
-    if (personIsParty(tx, id)) throw conflict("The person is a party of a contract");
-    unlinkAll(tx, "person", id);
-    tx.delete(persons).where(eq(persons.id, id)).run();
+  return tenant.write(async (tx, w) => {
+    const before = await personView(tx, await getPerson(tx, id));
+    if (await personIsParty(tx, id)) throw conflict("The person is a party of a contract");
+    await unlinkAll(tx, "person", id);
+    await tx.delete(persons).where(eq(persons.id, id)).run();
     w.emit("PERSON_AFTER_DELETE", id, before);
   });
 }

@@ -21,50 +21,51 @@ const LIST = { q: [products.identity, products.name], search: "products_fts" };
 
 const columns = (b: ProductInput) => ({ identity: b.identity, name: b.name, description: b.description ?? null, price: b.price ?? null });
 
-function classificationIdsOf(db: TenantDb, productId: string): string[] {
-  return db
-    .select({ id: productClassifications.classification_id })
-    .from(productClassifications)
-    .where(eq(productClassifications.product_id, productId))
-    .all()
-    .map((r) => r.id);
+async function classificationIdsOf(db: TenantDb, productId: string): Promise<string[]> {
+  return (
+    await db
+      .select({ id: productClassifications.classification_id })
+      .from(productClassifications)
+      .where(eq(productClassifications.product_id, productId))
+      .all()
+  ).map((r) => r.id);
 }
 
 /** The product's classification names, sorted. */
-export function classificationNames(db: TenantDb, productId: string): string[] {
-  return namesOf(db, classificationIdsOf(db, productId));
+export async function classificationNames(db: TenantDb, productId: string): Promise<string[]> {
+  return await namesOf(db, await classificationIdsOf(db, productId));
 }
 
-export function productView(db: TenantDb, r: ProductRow): Product {
+export async function productView(db: TenantDb, r: ProductRow): Promise<Product> {
   return {
     id: r.id,
     identity: r.identity,
     name: r.name,
     description: r.description,
     price: finite(r.price),
-    classifications: classificationNames(db, r.id),
+    classifications: await classificationNames(db, r.id),
     created_at: r.created_at,
     updated_at: r.updated_at,
   };
 }
 
-export function findProduct(db: TenantDb, id: string): ProductRow | undefined {
-  return db.select().from(products).where(eq(products.id, id)).get();
+export async function findProduct(db: TenantDb, id: string): Promise<ProductRow | undefined> {
+  return await db.select().from(products).where(eq(products.id, id)).get();
 }
 
-export function getProduct(db: TenantDb, by: { id?: string; identity?: string }): ProductRow {
-  const row = by.id !== undefined ? findProduct(db, by.id) : db.select().from(products).where(eq(products.identity, by.identity!)).get();
+export async function getProduct(db: TenantDb, by: { id?: string; identity?: string }): Promise<ProductRow> {
+  const row = by.id !== undefined ? await findProduct(db, by.id) : await db.select().from(products).where(eq(products.identity, by.identity!)).get();
   if (!row) throw notFound("Product");
   return row;
 }
 
-export function productsByIds(db: TenantDb, ids: string[]): Map<string, ProductRow> {
+export async function productsByIds(db: TenantDb, ids: string[]): Promise<Map<string, ProductRow>> {
   if (ids.length === 0) return new Map();
-  return new Map(db.select().from(products).where(inArray(products.id, ids)).all().map((p) => [p.id, p]));
+  return new Map((await db.select().from(products).where(inArray(products.id, ids)).all()).map((p) => [p.id, p]));
 }
 
-function checkIdentityFree(db: TenantDb, identity: string, exceptId: string | null): void {
-  const other = db.select({ id: products.id }).from(products).where(eq(products.identity, identity)).get();
+async function checkIdentityFree(db: TenantDb, identity: string, exceptId: string | null): Promise<void> {
+  const other = await db.select({ id: products.id }).from(products).where(eq(products.identity, identity)).get();
   if (other && other.id !== exceptId) throw conflict("A product with this identity already exists");
 }
 
@@ -72,65 +73,69 @@ function checkIdentityFree(db: TenantDb, identity: string, exceptId: string | nu
  * Gives every product classified as `classificationId` a new `updated_at` (the classification is
  * renamed or deleted) and returns their ids in order, for one UPDATE event each.
  */
-export function touchProductsClassifiedAs(tx: TenantDb, classificationId: string, at: string): string[] {
+export async function touchProductsClassifiedAs(tx: TenantDb, classificationId: string, at: string): Promise<string[]> {
   const client = clientOf(tx);
-  const ids = client
-    .query<{ id: string }, [string]>("SELECT product_id AS id FROM product_classifications WHERE classification_id = ?1 ORDER BY product_id")
-    .all(classificationId)
-    .map((r) => r.id);
+  const ids = (
+    await client
+      .query<{ id: string }, [string]>("SELECT product_id AS id FROM product_classifications WHERE classification_id = ?1 ORDER BY product_id")
+      .all(classificationId)
+  ).map((r) => r.id);
   if (ids.length) {
-    client.query("UPDATE products SET updated_at = ?1 WHERE id IN (SELECT product_id FROM product_classifications WHERE classification_id = ?2)").run(at, classificationId);
+    await client.query("UPDATE products SET updated_at = ?1 WHERE id IN (SELECT product_id FROM product_classifications WHERE classification_id = ?2)").run(at, classificationId);
   }
   return ids;
 }
 
 // ---- the routes' operations (reads on a read handle, changes inside one write) ----
 
-export function listProducts(db: TenantDb, query: ListParams) {
-  return listRows(db, products, LIST, query, (r: ProductRow) => productView(db, r));
+export async function listProducts(db: TenantDb, query: ListParams) {
+  const page = await listRows(db, products, LIST, query, (r: ProductRow) => r);
+  const items: Product[] = [];
+  for (const r of page.items) items.push(await productView(db, r));
+  return { ...page, items };
 }
 
-export function showProduct(db: TenantDb, by: { id?: string; identity?: string }): Product {
-  return productView(db, getProduct(db, by));
+export async function showProduct(db: TenantDb, by: { id?: string; identity?: string }): Promise<Product> {
+  return await productView(db, await getProduct(db, by));
 }
 
-export function createProduct(tx: TenantDb, w: TenantWriteScope, body: ProductInput): Product {
-  checkIdentityFree(tx, body.identity, null);
-  const v = productView(tx, tx.insert(products).values(columns(body)).returning().get());
+export async function createProduct(tx: TenantDb, w: TenantWriteScope, body: ProductInput): Promise<Product> {
+  await checkIdentityFree(tx, body.identity, null);
+  const v = await productView(tx, await tx.insert(products).values(columns(body)).returning().get());
   w.emit("PRODUCT_AFTER_INSERT", v.id, v);
   return v;
 }
 
-export function updateProduct(tx: TenantDb, w: TenantWriteScope, id: string, body: ProductInput): Product {
-  const current = getProduct(tx, { id });
+export async function updateProduct(tx: TenantDb, w: TenantWriteScope, id: string, body: ProductInput): Promise<Product> {
+  const current = await getProduct(tx, { id });
   const set = columns(body);
-  if (unchanged(current, set)) return productView(tx, current);
-  checkIdentityFree(tx, body.identity, id);
-  const v = productView(tx, tx.update(products).set(set).where(eq(products.id, id)).returning().get());
+  if (unchanged(current, set)) return await productView(tx, current);
+  await checkIdentityFree(tx, body.identity, id);
+  const v = await productView(tx, await tx.update(products).set(set).where(eq(products.id, id)).returning().get());
   w.emit("PRODUCT_AFTER_UPDATE", id, v);
   return v;
 }
 
-export function deleteProduct(tx: TenantDb, w: TenantWriteScope, id: string): void {
-  const before = productView(tx, getProduct(tx, { id }));
-  if (productOnContractItems(tx, id)) throw conflict("The product is used by a contract item");
-  tx.delete(products).where(eq(products.id, id)).run();
+export async function deleteProduct(tx: TenantDb, w: TenantWriteScope, id: string): Promise<void> {
+  const before = await productView(tx, await getProduct(tx, { id }));
+  if (await productOnContractItems(tx, id)) throw conflict("The product is used by a contract item");
+  await tx.delete(products).where(eq(products.id, id)).run();
   w.emit("PRODUCT_AFTER_DELETE", id, before);
 }
 
 /** Replaces the product's classification set (by names); the same set writes and fires nothing. */
-export function setProductClassifications(tx: TenantDb, w: TenantWriteScope, id: string, names: string[]): Product {
-  const current = getProduct(tx, { id });
-  const { ids, unknown } = classificationIds(tx, names);
+export async function setProductClassifications(tx: TenantDb, w: TenantWriteScope, id: string, names: string[]): Promise<Product> {
+  const current = await getProduct(tx, { id });
+  const { ids, unknown } = await classificationIds(tx, names);
   if (unknown.length) throw invalidMany(unknown.map((i) => ({ path: `names.${i}`, message: `unknown classification '${names[i]}'` })));
   const wanted = new Set(ids);
-  const held = classificationIdsOf(tx, id);
+  const held = await classificationIdsOf(tx, id);
   // The set it already has changes nothing the product shows: nothing is written and nothing
   // fires (as PATCH /api/contract/{id}/flags).
-  if (held.length === wanted.size && held.every((h) => wanted.has(h))) return productView(tx, current);
-  tx.delete(productClassifications).where(eq(productClassifications.product_id, id)).run();
-  for (const cid of wanted) tx.insert(productClassifications).values({ product_id: id, classification_id: cid }).run();
-  const v = productView(tx, tx.update(products).set({ updated_at: nowIso() }).where(eq(products.id, id)).returning().get());
+  if (held.length === wanted.size && held.every((h) => wanted.has(h))) return await productView(tx, current);
+  await tx.delete(productClassifications).where(eq(productClassifications.product_id, id)).run();
+  for (const cid of wanted) await tx.insert(productClassifications).values({ product_id: id, classification_id: cid }).run();
+  const v = await productView(tx, await tx.update(products).set({ updated_at: nowIso() }).where(eq(products.id, id)).returning().get());
   w.emit("PRODUCT_AFTER_UPDATE", id, v);
   return v;
 }

@@ -92,8 +92,8 @@ function reportRange(query: { from?: string; to?: string }, tz: string, now: num
 
 /** The accesses of a code (404 when the code is unknown). */
 export function listAccesses(tenant: TenantDoor, codeId: string, query: ListParams & { from?: string; to?: string }, tz: string) {
-  return tenant.read((db) => {
-    findCode(db, codeId);
+  return tenant.read(async (db) => {
+    await findCode(db, codeId);
     return accessPage(db, codeId, query, tz);
   });
 }
@@ -147,7 +147,7 @@ export async function exportAccesses(
         controller.enqueue(encoder.encode(csvLine(ACCESS_CSV_HEADER)));
         return;
       }
-      const rows = await tenant.read((db) => db.$client.query(EXPORT_PAGE_SQL).all(codeId, from ?? "", to ?? "\uffff", cursor.at, cursor.id, EXPORT_PAGE) as ExportRow[]);
+      const rows = await tenant.read((db) => db.$client.query<ExportRow>(EXPORT_PAGE_SQL).all(codeId, from ?? "", to ?? "\uffff", cursor.at, cursor.id, EXPORT_PAGE));
       if (rows.length === 0) return controller.close();
       controller.enqueue(encoder.encode(rows.map((r) => csvLine([r.at, r.ip, r.user_agent, r.referer])).join("")));
       const last = rows[rows.length - 1];
@@ -164,13 +164,13 @@ interface Counts {
 
 /** The report of one code (404 when the code is unknown). */
 export function codeReport(tenant: TenantDoor, codeId: string, query: { from?: string; to?: string }, tz: string, now: number): Promise<Report> {
-  return tenant.read((db) => {
-    findCode(db, codeId);
+  return tenant.read(async (db) => {
+    await findCode(db, codeId);
     return reportOf(db, codeId, query, tz, now);
   });
 }
 
-function reportOf(db: TenantDb, codeId: string, query: { from?: string; to?: string }, tz: string, now: number): Report {
+async function reportOf(db: TenantDb, codeId: string, query: { from?: string; to?: string }, tz: string, now: number): Promise<Report> {
   const { from, to } = reportRange(query, tz, now);
   // One [start, end) slice per local day, clipped to the range: DST days are 23 or 25 hours long.
   const days: [string, string, string][] = [];
@@ -183,16 +183,16 @@ function reportOf(db: TenantDb, codeId: string, query: { from?: string; to?: str
       days.push([day, start > from ? start : from, end < to ? end : to]);
     }
   }
-  const totals = db.$client
-    .query("SELECT count(*) AS total, count(DISTINCT visitor) AS unique_visitors FROM qr_accesses WHERE qrcode_id = ? AND at >= ? AND at < ?")
-    .get(codeId, from, to) as Counts;
-  const perDay = db.$client
-    .query(
+  const totals = (await db.$client
+    .query<Counts>("SELECT count(*) AS total, count(DISTINCT visitor) AS unique_visitors FROM qr_accesses WHERE qrcode_id = ? AND at >= ? AND at < ?")
+    .get(codeId, from, to))!;
+  const perDay = await db.$client
+    .query<{ date: string } & Counts>(
       "WITH d(date, s, e) AS (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]') FROM json_each(?1)) " +
         "SELECT d.date AS date, count(a.qrcode_id) AS total, count(DISTINCT a.visitor) AS unique_visitors " +
         "FROM d LEFT JOIN qr_accesses a ON a.qrcode_id = ?2 AND a.at >= d.s AND a.at < d.e GROUP BY d.date ORDER BY d.date",
     )
-    .all(JSON.stringify(days), codeId) as ({ date: string } & Counts)[];
+    .all(JSON.stringify(days), codeId);
   return { qrcode_id: codeId, from, to, total: totals.total, unique_visitors: totals.unique_visitors, days: perDay };
 }
 
@@ -212,12 +212,12 @@ export function allReport(
   return tenant.read((db) => allReportOf(db, query, tz, now));
 }
 
-function allReportOf(
+async function allReportOf(
   db: TenantDb,
   query: { from?: string; to?: string; group_by?: "qrcode" | "campaign" | "category"; campaign_id?: string; category_id?: string },
   tz: string,
   now: number,
-): AllReport {
+): Promise<AllReport> {
   const { from, to } = reportRange(query, tz, now);
   const groupBy = query.group_by ?? "qrcode";
   // Driven from the codes, each code's accesses a range of the (qrcode_id, at, visitor) index:
@@ -227,14 +227,14 @@ function allReportOf(
     "FROM qr_codes c CROSS JOIN qr_accesses a INDEXED BY qr_accesses_code_at ON a.qrcode_id = c.id " +
     "WHERE a.at >= ?1 AND a.at < ?2 AND (?3 IS NULL OR c.campaign_id = ?3) AND (?4 IS NULL OR c.category_id = ?4)";
   const args = [from, to, query.campaign_id ?? null, query.category_id ?? null];
-  const totals = db.$client.query(`SELECT count(*) AS total, count(DISTINCT a.visitor) AS unique_visitors ${base}`).get(...args) as Counts;
-  const groups = db.$client
-    .query(
+  const totals = (await db.$client.query<Counts>(`SELECT count(*) AS total, count(DISTINCT a.visitor) AS unique_visitors ${base}`).get(...args))!;
+  const groups = await db.$client
+    .query<AllReport["groups"][number]>(
       `SELECT g.key AS id, (${GROUP_NAMES[groupBy]}) AS name, g.total, g.unique_visitors FROM ` +
         `(SELECT ${GROUP_COLUMN[groupBy]} AS key, count(*) AS total, count(DISTINCT a.visitor) AS unique_visitors ${base} GROUP BY key) g ` +
         "ORDER BY g.total DESC, g.key",
     )
-    .all(...args) as AllReport["groups"];
+    .all(...args);
   return { from, to, total: totals.total, unique_visitors: totals.unique_visitors, groups };
 }
 
@@ -245,11 +245,12 @@ function allReportOf(
  * every scan). Run inside a write: the scan writer thread commits on its own connection, and its
  * busy timeout waits out this short transaction.
  */
-export function pruneQrAccesses(db: TenantDb, cutoff: string, limit: number): number {
-  return db.$client
+export async function pruneQrAccesses(db: TenantDb, cutoff: string, limit: number): Promise<number> {
+  const deleted = await db.$client
     .query(
       `DELETE FROM qr_accesses WHERE seq IN (SELECT a.seq FROM qr_codes c CROSS JOIN qr_accesses a INDEXED BY qr_accesses_code_at ON a.qrcode_id = c.id
             WHERE a.at < ?1 LIMIT ?2)`,
     )
-    .run(cutoff, limit).changes;
+    .run(cutoff, limit);
+  return deleted.changes;
 }

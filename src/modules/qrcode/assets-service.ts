@@ -38,15 +38,15 @@ function logoData(input: QrLogoInput): Buffer {
   return data;
 }
 
-function findLogo(db: TenantDb, id: string): LogoRow {
-  const row = db.select().from(qrLogos).where(eq(qrLogos.id, id)).get();
+async function findLogo(db: TenantDb, id: string): Promise<LogoRow> {
+  const row = await db.select().from(qrLogos).where(eq(qrLogos.id, id)).get();
   if (!row) throw notFound("Logo");
   return row;
 }
 
 /** A logo, with its data (404 when unknown). */
 export function getLogo(tenant: TenantDoor, id: string): Promise<QrLogo> {
-  return tenant.read((db) => logoView(findLogo(db, id), true));
+  return tenant.read(async (db) => logoView(await findLogo(db, id), true));
 }
 
 export function listLogos(tenant: TenantDoor, query: ListParams) {
@@ -54,26 +54,26 @@ export function listLogos(tenant: TenantDoor, query: ListParams) {
   const spec = { q: [qrLogos.name] };
   const { page, limit, offset } = paging(query);
   const { where, order } = listClauses(qrLogos, spec, query);
-  return tenant.read((db) => {
-    const total = db.select({ n: count() }).from(qrLogos).where(where).get()!.n;
-    const items = db.select(columns).from(qrLogos).where(where).orderBy(...order).limit(limit).offset(offset).all();
+  return tenant.read(async (db) => {
+    const total = (await db.select({ n: count() }).from(qrLogos).where(where).get())!.n;
+    const items = await db.select(columns).from(qrLogos).where(where).orderBy(...order).limit(limit).offset(offset).all();
     return { items, page, limit, total };
   });
 }
 
 export function createLogo(tenant: TenantDoor, input: QrLogoInput): Promise<QrLogo> {
   const data = logoData(input);
-  return tenant.write((tx) => {
-    const row = tx.insert(qrLogos).values({ name: input.name, content_type: input.content_type, data, size: data.length }).returning().get();
+  return tenant.write(async (tx) => {
+    const row = await tx.insert(qrLogos).values({ name: input.name, content_type: input.content_type, data, size: data.length }).returning().get();
     return logoView(row, true);
   });
 }
 
 export function updateLogo(tenant: TenantDoor, id: string, input: QrLogoInput): Promise<QrLogo> {
-  return tenant.write((tx) => {
-    findLogo(tx, id);
+  return tenant.write(async (tx) => {
+    await findLogo(tx, id);
     const data = logoData(input);
-    const row = tx
+    const row = await tx
       .update(qrLogos)
       .set({ name: input.name, content_type: input.content_type, data, size: data.length })
       .where(eq(qrLogos.id, id))
@@ -84,10 +84,10 @@ export function updateLogo(tenant: TenantDoor, id: string, input: QrLogoInput): 
 }
 
 export function deleteLogo(tenant: TenantDoor, id: string): Promise<void> {
-  return tenant.write((tx) => {
-    findLogo(tx, id);
-    if (tx.select({ id: qrCodes.id }).from(qrCodes).where(eq(qrCodes.logo_id, id)).limit(1).get()) throw conflict("The logo is used by a QR code");
-    tx.delete(qrLogos).where(eq(qrLogos.id, id)).run();
+  return tenant.write(async (tx) => {
+    await findLogo(tx, id);
+    if (await tx.select({ id: qrCodes.id }).from(qrCodes).where(eq(qrCodes.logo_id, id)).limit(1).get()) throw conflict("The logo is used by a QR code");
+    await tx.delete(qrLogos).where(eq(qrLogos.id, id)).run();
   });
 }
 
@@ -109,13 +109,13 @@ function campaignValues(input: QrCampaignInput) {
   return { name: input.name, description: input.description ?? null, start_date, end_date };
 }
 
-function nameTaken(db: TenantDb, table: typeof qrCampaigns | typeof qrCategories, name: string, exceptId: string | null): boolean {
-  const row = db.select({ id: table.id }).from(table).where(eq(table.name, name)).get();
+async function nameTaken(db: TenantDb, table: typeof qrCampaigns | typeof qrCategories, name: string, exceptId: string | null): Promise<boolean> {
+  const row = await db.select({ id: table.id }).from(table).where(eq(table.name, name)).get();
   return !!row && row.id !== exceptId;
 }
 
-function findCampaign(db: TenantDb, id: string): CampaignRow {
-  const row = db.select().from(qrCampaigns).where(eq(qrCampaigns.id, id)).get();
+async function findCampaign(db: TenantDb, id: string): Promise<CampaignRow> {
+  const row = await db.select().from(qrCampaigns).where(eq(qrCampaigns.id, id)).get();
   if (!row) throw notFound("Campaign");
   return row;
 }
@@ -127,26 +127,26 @@ export const listCampaigns = (tenant: TenantDoor, query: ListParams) =>
 
 export function createCampaign(tenant: TenantDoor, input: QrCampaignInput): Promise<QrCampaign> {
   const values = campaignValues(input);
-  return tenant.write((tx) => {
-    if (nameTaken(tx, qrCampaigns, values.name, null)) throw conflict(`campaign name '${values.name}' is taken`);
+  return tenant.write(async (tx) => {
+    if (await nameTaken(tx, qrCampaigns, values.name, null)) throw conflict(`campaign name '${values.name}' is taken`);
     return tx.insert(qrCampaigns).values(values).returning().get();
   });
 }
 
 export function updateCampaign(tenant: TenantDoor, id: string, input: QrCampaignInput): Promise<QrCampaign> {
-  return tenant.write((tx) => {
-    findCampaign(tx, id);
+  return tenant.write(async (tx) => {
+    await findCampaign(tx, id);
     const values = campaignValues(input);
-    if (nameTaken(tx, qrCampaigns, values.name, id)) throw conflict(`campaign name '${values.name}' is taken`);
+    if (await nameTaken(tx, qrCampaigns, values.name, id)) throw conflict(`campaign name '${values.name}' is taken`);
     return tx.update(qrCampaigns).set(values).where(eq(qrCampaigns.id, id)).returning().get();
   });
 }
 
 export function deleteCampaign(tenant: TenantDoor, id: string): Promise<void> {
-  return tenant.write((tx) => {
-    findCampaign(tx, id);
-    if (tx.select({ id: qrCodes.id }).from(qrCodes).where(eq(qrCodes.campaign_id, id)).limit(1).get()) throw conflict("The campaign is used by a QR code");
-    tx.delete(qrCampaigns).where(eq(qrCampaigns.id, id)).run();
+  return tenant.write(async (tx) => {
+    await findCampaign(tx, id);
+    if (await tx.select({ id: qrCodes.id }).from(qrCodes).where(eq(qrCodes.campaign_id, id)).limit(1).get()) throw conflict("The campaign is used by a QR code");
+    await tx.delete(qrCampaigns).where(eq(qrCampaigns.id, id)).run();
   });
 }
 
@@ -154,8 +154,8 @@ export function deleteCampaign(tenant: TenantDoor, id: string): Promise<void> {
 
 type CategoryRow = typeof qrCategories.$inferSelect;
 
-function findCategory(db: TenantDb, id: string): CategoryRow {
-  const row = db.select().from(qrCategories).where(eq(qrCategories.id, id)).get();
+async function findCategory(db: TenantDb, id: string): Promise<CategoryRow> {
+  const row = await db.select().from(qrCategories).where(eq(qrCategories.id, id)).get();
   if (!row) throw notFound("Category");
   return row;
 }
@@ -166,24 +166,24 @@ export const listCategories = (tenant: TenantDoor, query: ListParams) =>
   tenant.read((db) => listRows(db, qrCategories, { q: [qrCategories.name] }, query, (r: CategoryRow): QrCategory => r));
 
 export function createCategory(tenant: TenantDoor, input: QrCategoryInput): Promise<QrCategory> {
-  return tenant.write((tx) => {
-    if (nameTaken(tx, qrCategories, input.name, null)) throw conflict(`category name '${input.name}' is taken`);
+  return tenant.write(async (tx) => {
+    if (await nameTaken(tx, qrCategories, input.name, null)) throw conflict(`category name '${input.name}' is taken`);
     return tx.insert(qrCategories).values({ name: input.name, description: input.description ?? null }).returning().get();
   });
 }
 
 export function updateCategory(tenant: TenantDoor, id: string, input: QrCategoryInput): Promise<QrCategory> {
-  return tenant.write((tx) => {
-    findCategory(tx, id);
-    if (nameTaken(tx, qrCategories, input.name, id)) throw conflict(`category name '${input.name}' is taken`);
+  return tenant.write(async (tx) => {
+    await findCategory(tx, id);
+    if (await nameTaken(tx, qrCategories, input.name, id)) throw conflict(`category name '${input.name}' is taken`);
     return tx.update(qrCategories).set({ name: input.name, description: input.description ?? null }).where(eq(qrCategories.id, id)).returning().get();
   });
 }
 
 export function deleteCategory(tenant: TenantDoor, id: string): Promise<void> {
-  return tenant.write((tx) => {
-    findCategory(tx, id);
-    if (tx.select({ id: qrCodes.id }).from(qrCodes).where(eq(qrCodes.category_id, id)).limit(1).get()) throw conflict("The category is used by a QR code");
-    tx.delete(qrCategories).where(eq(qrCategories.id, id)).run();
+  return tenant.write(async (tx) => {
+    await findCategory(tx, id);
+    if (await tx.select({ id: qrCodes.id }).from(qrCodes).where(eq(qrCodes.category_id, id)).limit(1).get()) throw conflict("The category is used by a QR code");
+    await tx.delete(qrCategories).where(eq(qrCategories.id, id)).run();
   });
 }

@@ -39,22 +39,22 @@ export function codeView(publicUrl: string, row: CodeRow): QrCode {
   return { ...row, url, encoded: row.kind === "dynamic" ? url! : (row.content ?? "") };
 }
 
-export function findCode(db: TenantDb, id: string): CodeRow {
-  const row = db.select().from(qrCodes).where(eq(qrCodes.id, id)).get();
+export async function findCode(db: TenantDb, id: string): Promise<CodeRow> {
+  const row = await db.select().from(qrCodes).where(eq(qrCodes.id, id)).get();
   if (!row) throw notFound("QR code");
   return row;
 }
 
 /** A code as its GET returns it (404 when unknown). */
 export function getCode(deps: QrDeps, tenant: TenantDoor, id: string): Promise<QrCode> {
-  return tenant.read((db) => codeView(deps.ctx.config.publicUrl, findCode(db, id)));
+  return tenant.read(async (db) => codeView(deps.ctx.config.publicUrl, await findCode(db, id)));
 }
 
 /** What the image of a code is drawn from: the code (404 when unknown) and, when asked for and set, its logo. */
 export function imageSource(tenant: TenantDoor, id: string, withLogo: boolean): Promise<{ code: CodeRow; logo: LogoRow | null }> {
-  return tenant.read((db) => {
-    const code = findCode(db, id);
-    const logo = withLogo && code.logo_id ? (db.select().from(qrLogos).where(eq(qrLogos.id, code.logo_id)).get() ?? null) : null;
+  return tenant.read(async (db) => {
+    const code = await findCode(db, id);
+    const logo = withLogo && code.logo_id ? ((await db.select().from(qrLogos).where(eq(qrLogos.id, code.logo_id)).get()) ?? null) : null;
     return { code, logo };
   });
 }
@@ -69,7 +69,7 @@ function isHttpUrl(text: string): boolean {
 }
 
 /** Every rule of the QrCode resource that a schema cannot say, reported together. */
-function checkInput(db: TenantDb, input: QrCodeInput, existing: CodeRow | null): void {
+async function checkInput(db: TenantDb, input: QrCodeInput, existing: CodeRow | null): Promise<void> {
   const errors: FieldError[] = [];
   if (existing && input.kind !== existing.kind) errors.push({ path: "kind", message: "cannot change" });
   if (input.kind === "static") {
@@ -87,7 +87,7 @@ function checkInput(db: TenantDb, input: QrCodeInput, existing: CodeRow | null):
     ["logo_id", input.logo_id, qrLogos],
   ] as const;
   for (const [field, id, table] of refs) {
-    if (id != null && !db.select({ id: table.id }).from(table).where(eq(table.id, id)).get()) {
+    if (id != null && !(await db.select({ id: table.id }).from(table).where(eq(table.id, id)).get())) {
       errors.push({ path: field, message: "unknown id" });
     }
   }
@@ -100,30 +100,30 @@ const insertSlugSql = "INSERT OR IGNORE INTO qr_slugs (slug, corp_id, qrcode_id,
 const deleteSlugSql = "DELETE FROM qr_slugs WHERE slug = ? AND corp_id = ?";
 
 /** Claims a slug in the platform index: the given one (409 when taken) or a fresh random one. */
-function claimSlug(db: PlatformDb, corpId: string, codeId: string, wanted: string | null | undefined): string {
+async function claimSlug(db: PlatformDb, corpId: string, codeId: string, wanted: string | null | undefined): Promise<string> {
   const insert = db.$client.query(insertSlugSql);
   if (wanted != null) {
-    if (insert.run(wanted, corpId, codeId, nowIso()).changes === 0) throw conflict(`slug '${wanted}' is taken`);
+    if ((await insert.run(wanted, corpId, codeId, nowIso())).changes === 0) throw conflict(`slug '${wanted}' is taken`);
     return wanted;
   }
   for (;;) {
     const slug = randomBase62(8);
-    if (insert.run(slug, corpId, codeId, nowIso()).changes === 1) return slug;
+    if ((await insert.run(slug, corpId, codeId, nowIso())).changes === 1) return slug;
   }
 }
 
 /** Frees a slug of the platform index; the redirect cache forgets it after the COMMIT. */
 function releaseSlug(deps: QrDeps, slug: string, corpId: string): Promise<void> {
-  return deps.ctx.store.platform.write((tx, w) => {
-    tx.$client.query(deleteSlugSql).run(slug, corpId);
+  return deps.ctx.store.platform.write(async (tx, w) => {
+    await tx.$client.query(deleteSlugSql).run(slug, corpId);
     w.afterCommit(() => deps.slugs.forget(slug));
   });
 }
 
 function insertCode(deps: QrDeps, tenant: TenantDoor, id: string, input: QrCodeInput, slug: string | null): Promise<QrCode> {
-  return tenant.write((tx, w) => {
-    checkInput(tx, input, null);
-    const row = tx
+  return tenant.write(async (tx, w) => {
+    await checkInput(tx, input, null);
+    const row = await tx
       .insert(qrCodes)
       .values({
         id,
@@ -166,9 +166,9 @@ export async function createCode(deps: QrDeps, tenant: TenantDoor, corpId: strin
 }
 
 export function updateCode(deps: QrDeps, tenant: TenantDoor, id: string, input: QrCodeInput): Promise<QrCode> {
-  return tenant.write((tx, w) => {
-    const existing = findCode(tx, id);
-    checkInput(tx, input, existing);
+  return tenant.write(async (tx, w) => {
+    const existing = await findCode(tx, id);
+    await checkInput(tx, input, existing);
     const columns = {
       name: input.name,
       content: input.content ?? null,
@@ -180,7 +180,7 @@ export function updateCode(deps: QrDeps, tenant: TenantDoor, id: string, input: 
     // Nothing to change: no write, the same updated_at, no event (as setCodeStatus). The only
     // other writer of qr_codes (the access writer) changes scans alone, which is not compared.
     if (unchanged(existing, columns)) return codeView(deps.ctx.config.publicUrl, existing);
-    const row = tx.update(qrCodes).set(columns).where(eq(qrCodes.id, id)).returning().get();
+    const row = await tx.update(qrCodes).set(columns).where(eq(qrCodes.id, id)).returning().get();
     const view = codeView(deps.ctx.config.publicUrl, row);
     w.emit("QRCODE_AFTER_UPDATE", id, view);
     if (existing.slug) w.afterCommit(() => deps.slugs.forget(existing.slug!));
@@ -189,10 +189,10 @@ export function updateCode(deps: QrDeps, tenant: TenantDoor, id: string, input: 
 }
 
 export function setCodeStatus(deps: QrDeps, tenant: TenantDoor, id: string, status: boolean): Promise<QrCode> {
-  return tenant.write((tx, w) => {
-    const existing = findCode(tx, id);
+  return tenant.write(async (tx, w) => {
+    const existing = await findCode(tx, id);
     if (existing.status === status) return codeView(deps.ctx.config.publicUrl, existing);
-    const row = tx.update(qrCodes).set({ status }).where(eq(qrCodes.id, id)).returning().get();
+    const row = await tx.update(qrCodes).set({ status }).where(eq(qrCodes.id, id)).returning().get();
     const view = codeView(deps.ctx.config.publicUrl, row);
     w.emit("QRCODE_AFTER_UPDATE", id, view);
     if (existing.slug) w.afterCommit(() => deps.slugs.forget(existing.slug!));
@@ -202,9 +202,9 @@ export function setCodeStatus(deps: QrDeps, tenant: TenantDoor, id: string, stat
 
 /** Deletes the code with its accesses (foreign-key cascade), then frees its slug. */
 export async function deleteCode(deps: QrDeps, tenant: TenantDoor, corpId: string, id: string): Promise<void> {
-  const existing = await tenant.write((tx, w) => {
-    const row = findCode(tx, id);
-    tx.delete(qrCodes).where(eq(qrCodes.id, id)).run();
+  const existing = await tenant.write(async (tx, w) => {
+    const row = await findCode(tx, id);
+    await tx.delete(qrCodes).where(eq(qrCodes.id, id)).run();
     w.emit("QRCODE_AFTER_DELETE", id, codeView(deps.ctx.config.publicUrl, row));
     if (row.slug) w.afterCommit(() => deps.slugs.forget(row.slug!));
     return row;
@@ -225,8 +225,8 @@ export function exportCodes(deps: QrDeps, tenant: TenantDoor, query: ListParams)
   const { format: _format, page: _page, limit: _limit, ...filters } = query;
   const publicUrl = deps.ctx.config.publicUrl;
   const { where, order } = listClauses(qrCodes, codeListSpec(publicUrl), filters);
-  return tenant.read((db) => {
-    const rows = db
+  return tenant.read(async (db) => {
+    const rows = await db
       .select({ ...getTableColumns(qrCodes), campaign: qrCampaigns.name, category: qrCategories.name })
       .from(qrCodes)
       .leftJoin(qrCampaigns, eq(qrCampaigns.id, qrCodes.campaign_id))
@@ -246,11 +246,11 @@ export function exportCodes(deps: QrDeps, tenant: TenantDoor, query: ListParams)
 // ---- the public redirect's lookups (slug-cache.ts) ----
 
 /** A slug's corporation and code in the platform index; null when no code has it. */
-export function slugIndexEntry(db: PlatformDb, slug: string): { corp_id: string; qrcode_id: string } | null {
-  return db.$client.query("SELECT corp_id, qrcode_id FROM qr_slugs WHERE slug = ?").get(slug) as { corp_id: string; qrcode_id: string } | null;
+export function slugIndexEntry(db: PlatformDb, slug: string): Promise<{ corp_id: string; qrcode_id: string } | null> {
+  return db.$client.query<{ corp_id: string; qrcode_id: string }, [string]>("SELECT corp_id, qrcode_id FROM qr_slugs WHERE slug = ?").get(slug);
 }
 
 /** What the redirect needs of a code; null when the row is gone. */
-export function redirectRow(db: TenantDb, codeId: string): { target: string | null; status: number } | null {
-  return db.$client.query("SELECT target, status FROM qr_codes WHERE id = ?").get(codeId) as { target: string | null; status: number } | null;
+export function redirectRow(db: TenantDb, codeId: string): Promise<{ target: string | null; status: number } | null> {
+  return db.$client.query<{ target: string | null; status: number }, [string]>("SELECT target, status FROM qr_codes WHERE id = ?").get(codeId);
 }

@@ -95,7 +95,7 @@ export interface HousekeepingReport {
 interface Prune<H> {
   table: PrunedTable;
   /** Deletes at most `limit` rows of the table inside the write `tx`; returns how many went. */
-  run: (tx: H, limit: number) => number;
+  run: (tx: H, limit: number) => Promise<number>;
 }
 
 /**
@@ -136,7 +136,7 @@ function tenantPrunes(now: number, { eventDays, accountingDays, radiusAttemptDay
   const out: Prune<TenantDb>[] = [
     // A pending delivery (first attempt or retrying) reads its payload from the event, so its
     // event stays; the pending ids are read in the batch's own transaction.
-    { table: "events", run: (tx, limit) => pruneEvents(tx, eventIso, pendingSourceEventIds(tx), limit) },
+    { table: "events", run: async (tx, limit) => pruneEvents(tx, eventIso, await pendingSourceEventIds(tx), limit) },
     { table: "webhook_deliveries", run: (tx, limit) => pruneWebhookDeliveries(tx, eventIso, deliveryIdBelow, limit) },
   ];
   if (accountingDays > 0) {

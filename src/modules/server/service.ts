@@ -17,35 +17,36 @@ type ServerRow = typeof servers.$inferSelect;
 const view = (row: ServerRow, corp_count: number): Server => ({ ...row, corp_count });
 
 /** Whether a server exists (a new corporation names its server). */
-export function serverExists(db: PlatformDb, id: string): boolean {
-  return !!db.select({ id: servers.id }).from(servers).where(eq(servers.id, id)).get();
+export async function serverExists(db: PlatformDb, id: string): Promise<boolean> {
+  return !!(await db.select({ id: servers.id }).from(servers).where(eq(servers.id, id)).get());
 }
 
 /** Every server's directory, by id (backups and metrics find the corporation files with it). */
-export function serverDirs(db: PlatformDb): Map<string, { path: string; builtin: boolean }> {
-  return new Map(db.select({ id: servers.id, path: servers.path, builtin: servers.builtin }).from(servers).all().map((r) => [r.id, { path: r.path, builtin: r.builtin }]));
+export async function serverDirs(db: PlatformDb): Promise<Map<string, { path: string; builtin: boolean }>> {
+  const rows = await db.select({ id: servers.id, path: servers.path, builtin: servers.builtin }).from(servers).all();
+  return new Map(rows.map((r) => [r.id, { path: r.path, builtin: r.builtin }]));
 }
 
 /** The built-in server's id, or null in a platform database without one (a damaged restore). */
-export function builtinServerIdOf(db: PlatformDb): string | null {
-  return db.select({ id: servers.id }).from(servers).where(eq(servers.builtin, true)).get()?.id ?? null;
+export async function builtinServerIdOf(db: PlatformDb): Promise<string | null> {
+  return (await db.select({ id: servers.id }).from(servers).where(eq(servers.builtin, true)).get())?.id ?? null;
 }
 
-function getRow(db: PlatformDb, id: string): ServerRow {
-  const row = db.select().from(servers).where(eq(servers.id, id)).get();
+async function getRow(db: PlatformDb, id: string): Promise<ServerRow> {
+  const row = await db.select().from(servers).where(eq(servers.id, id)).get();
   if (!row) throw notFound("Server");
   return row;
 }
 
-const serverView = (db: PlatformDb, id: string): Server => view(getRow(db, id), corpCountOnServer(db, id));
+const serverView = async (db: PlatformDb, id: string): Promise<Server> => view(await getRow(db, id), await corpCountOnServer(db, id));
 
 export function getServer(ctx: AppContext, id: string): Promise<Server> {
   return ctx.store.platform.read((db) => serverView(db, id));
 }
 
 export function listServers(ctx: AppContext, query: ListParams) {
-  return ctx.store.platform.read((db) => {
-    const counts = corpCountsByServer(db);
+  return ctx.store.platform.read(async (db) => {
+    const counts = await corpCountsByServer(db);
     return listRows(db, servers, { q: [servers.name, servers.path] }, query, (r: ServerRow) => view(r, counts.get(r.id) ?? 0));
   });
 }
@@ -70,10 +71,10 @@ function usableDirectory(raw: string): string {
   return path;
 }
 
-function checkUnique(db: PlatformDb, name: string, path: string, exceptId?: string): void {
-  const byName = db.select({ id: servers.id }).from(servers).where(eq(servers.name, name)).get();
+async function checkUnique(db: PlatformDb, name: string, path: string, exceptId?: string): Promise<void> {
+  const byName = await db.select({ id: servers.id }).from(servers).where(eq(servers.name, name)).get();
   if (byName && byName.id !== exceptId) throw conflict(`A server named '${name}' exists`);
-  const byPath = db.select({ id: servers.id }).from(servers).where(eq(servers.path, path)).get();
+  const byPath = await db.select({ id: servers.id }).from(servers).where(eq(servers.path, path)).get();
   if (byPath && byPath.id !== exceptId) throw conflict(`Another server uses the path '${path}'`);
 }
 
@@ -83,43 +84,43 @@ export async function createServer(ctx: AppContext, input: ServerInput): Promise
   await ctx.store.platform.read((db) => checkUnique(db, input.name, resolve(input.path)));
   const path = usableDirectory(input.path);
   const id = newId();
-  return ctx.store.platform.write((tx) => {
-    checkUnique(tx, input.name, path);
-    tx.insert(servers).values({ id, name: input.name, path, description: input.description ?? null }).run();
+  return ctx.store.platform.write(async (tx) => {
+    await checkUnique(tx, input.name, path);
+    await tx.insert(servers).values({ id, name: input.name, path, description: input.description ?? null }).run();
     return serverView(tx, id);
   });
 }
 
 export async function updateServer(ctx: AppContext, id: string, input: ServerInput): Promise<Server> {
   const wanted = resolve(input.path);
-  const changesPath = await ctx.store.platform.read((db) => {
-    const current = getRow(db, id);
+  const changesPath = await ctx.store.platform.read(async (db) => {
+    const current = await getRow(db, id);
     if (!isAbsolute(input.path)) throw invalid("path", "must be an absolute path");
-    checkUnique(db, input.name, wanted, id);
+    await checkUnique(db, input.name, wanted, id);
     if (wanted === current.path) return false;
     if (current.builtin) throw conflict("The built-in server's path follows the data directory and cannot change");
-    if (corpCountOnServer(db, id) > 0) throw conflict("The server holds corporations; their databases live at its path");
+    if ((await corpCountOnServer(db, id)) > 0) throw conflict("The server holds corporations; their databases live at its path");
     return true;
   });
   const path = changesPath ? usableDirectory(input.path) : wanted;
-  return ctx.store.platform.write((tx) => {
-    const current = getRow(tx, id);
-    checkUnique(tx, input.name, path, id);
+  return ctx.store.platform.write(async (tx) => {
+    const current = await getRow(tx, id);
+    await checkUnique(tx, input.name, path, id);
     // What was checked before the directory was made must still hold.
-    if (path !== current.path && (current.builtin || corpCountOnServer(tx, id) > 0)) {
+    if (path !== current.path && (current.builtin || (await corpCountOnServer(tx, id)) > 0)) {
       throw conflict("The server holds corporations; their databases live at its path");
     }
-    tx.update(servers).set({ name: input.name, path, description: input.description ?? null }).where(eq(servers.id, id)).run();
+    await tx.update(servers).set({ name: input.name, path, description: input.description ?? null }).where(eq(servers.id, id)).run();
     return serverView(tx, id);
   });
 }
 
 /** Removes the record only; the directory and anything in it stay on disk. */
 export function deleteServer(ctx: AppContext, id: string): Promise<void> {
-  return ctx.store.platform.write((tx) => {
-    const current = getRow(tx, id);
+  return ctx.store.platform.write(async (tx) => {
+    const current = await getRow(tx, id);
     if (current.builtin) throw conflict("The built-in server cannot be deleted");
-    if (corpCountOnServer(tx, id) > 0) throw conflict("The server holds corporations");
-    tx.delete(servers).where(eq(servers.id, id)).run();
+    if ((await corpCountOnServer(tx, id)) > 0) throw conflict("The server holds corporations");
+    await tx.delete(servers).where(eq(servers.id, id)).run();
   });
 }

@@ -24,9 +24,9 @@ export class Starter {
     try {
       const password_hash = await ctx.passwords.hash(body.user.password);
       const userId = newId();
-      await ctx.store.platform.write((tx) => {
-        if (anyUserExists(tx)) throw alreadyStarted();
-        insertBuiltinUser(tx, { id: userId, name: body.user.name, email: body.user.email, login: body.user.login, password_hash });
+      await ctx.store.platform.write(async (tx) => {
+        if (await anyUserExists(tx)) throw alreadyStarted();
+        await insertBuiltinUser(tx, { id: userId, name: body.user.name, email: body.user.email, login: body.user.login, password_hash });
       });
       let corp;
       try {
@@ -35,7 +35,7 @@ export class Starter {
         await ctx.store.platform.write((tx) => deleteUserRow(tx, userId));
         throw err;
       }
-      const user = await ctx.store.platform.read((db) => userView(db, findUser(db, userId)!));
+      const user = await ctx.store.platform.read(async (db) => userView(db, (await findUser(db, userId))!));
       return { user, corp: corpView(corp) };
     } finally {
       this.starting = false;

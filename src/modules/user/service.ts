@@ -9,7 +9,7 @@ import type { SessionRow, UserFlags } from "../../core/sessions";
 import { passwordResetKeys, users } from "../../db/platform/schema";
 import type { PlatformDb } from "../../db/sqlite";
 import { newId, sha256Hex } from "../../lib/ids";
-import { listRows, type ListParams } from "../../lib/list";
+import { listRows, type ListParams, type Page } from "../../lib/list";
 import { conflict, forbidden, invalid, notFound } from "../../lib/problem";
 import { nowIso, toIso } from "../../lib/time";
 import { forgetDevices } from "../auth/service";
@@ -26,83 +26,91 @@ const LIST_SPEC = { q: [users.name, users.email, users.login], hidden: HIDDEN };
 
 // ---- the users table, for this module and others (in the caller's read or transaction) ---------
 
-export function findUser(db: PlatformDb, id: string): UserRow | undefined {
-  return db.select().from(users).where(eq(users.id, id)).get();
+export async function findUser(db: PlatformDb, id: string): Promise<UserRow | undefined> {
+  return await db.select().from(users).where(eq(users.id, id)).get();
 }
 
-export function findUserByLogin(db: PlatformDb, login: string): UserRow | undefined {
-  return db.select().from(users).where(eq(users.login, login)).get();
+export async function findUserByLogin(db: PlatformDb, login: string): Promise<UserRow | undefined> {
+  return await db.select().from(users).where(eq(users.login, login)).get();
 }
 
 /**
  * A user's flags for the kernel's session check (src/core/sessions.ts), on every authenticated
  * request: one cached statement (booleans stay 0/1, as the guard compares them).
  */
-export function userFlags(db: PlatformDb, userId: string): UserFlags | null {
-  return db.$client.query<UserFlags, [string]>("SELECT status, super_admin FROM users WHERE id = ?1").get(userId);
+export async function userFlags(db: PlatformDb, userId: string): Promise<UserFlags | null> {
+  return await db.$client.query<UserFlags, [string]>("SELECT status, super_admin FROM users WHERE id = ?1").get(userId);
 }
 
-export function setPasswordHash(tx: PlatformDb, userId: string, passwordHash: string): void {
-  tx.update(users).set({ password_hash: passwordHash }).where(eq(users.id, userId)).run();
+export async function setPasswordHash(tx: PlatformDb, userId: string, passwordHash: string): Promise<void> {
+  await tx.update(users).set({ password_hash: passwordHash }).where(eq(users.id, userId)).run();
 }
 
 /**
  * Accepts a TOTP time step once: true when it is newer than the last accepted one, which it then
  * becomes. The conditional UPDATE lets only one of two requests racing with one code win.
  */
-export function consumeTotpStep(tx: PlatformDb, userId: string, step: number): boolean {
-  return (
-    tx.$client
-      .query("UPDATE users SET two_factor_last_step = ?2 WHERE id = ?1 AND (two_factor_last_step IS NULL OR two_factor_last_step < ?2)")
-      .run(userId, step).changes === 1
-  );
+export async function consumeTotpStep(tx: PlatformDb, userId: string, step: number): Promise<boolean> {
+  const { changes } = await tx.$client
+    .query("UPDATE users SET two_factor_last_step = ?2 WHERE id = ?1 AND (two_factor_last_step IS NULL OR two_factor_last_step < ?2)")
+    .run(userId, step);
+  return changes === 1;
 }
 
-export function userExists(db: PlatformDb, id: string): boolean {
-  return !!db.select({ id: users.id }).from(users).where(eq(users.id, id)).get();
+export async function userExists(db: PlatformDb, id: string): Promise<boolean> {
+  return !!(await db.select({ id: users.id }).from(users).where(eq(users.id, id)).get());
 }
 
 /** Users by the list convention, among the ids of `memberIds` (a subquery: a corporation's members). */
-export function listUsersAmong(db: PlatformDb, memberIds: SQLWrapper, query: ListParams) {
-  return listRows(db, users, LIST_SPEC, query, (row: UserRow): User => userView(db, row), [inArray(users.id, memberIds)]);
+export async function listUsersAmong(db: PlatformDb, memberIds: SQLWrapper, query: ListParams): Promise<Page<User>> {
+  return userPage(db, await listRows(db, users, LIST_SPEC, query, (row: UserRow) => row, [inArray(users.id, memberIds)]));
+}
+
+/** A page of user rows as users (each view reads the user's corporations, which listRows' synchronous view cannot). */
+async function userPage(db: PlatformDb, page: Page<UserRow>): Promise<Page<User>> {
+  const items: User[] = [];
+  for (const row of page.items) items.push(await userView(db, row));
+  return { ...page, items };
 }
 
 /** Has the service been started (is there any user at all)? (the start row) */
-export function anyUserExists(db: PlatformDb): boolean {
-  return !!db.select({ id: users.id }).from(users).limit(1).get();
+export async function anyUserExists(db: PlatformDb): Promise<boolean> {
+  return !!(await db.select({ id: users.id }).from(users).limit(1).get());
 }
 
 /** The first user, the built-in platform administrator (the start row, in its transaction). */
-export function insertBuiltinUser(tx: PlatformDb, user: { id: string; name: string; email: string; login: string; password_hash: string }): UserRow {
-  return tx.insert(users).values({ ...user, super_admin: true, builtin: true }).returning().get();
+export async function insertBuiltinUser(tx: PlatformDb, user: { id: string; name: string; email: string; login: string; password_hash: string }): Promise<UserRow> {
+  return await tx.insert(users).values({ ...user, super_admin: true, builtin: true }).returning().get();
 }
 
 /** Deletes a user row in the caller's transaction (a failed start takes its built-in user back). */
-export function deleteUserRow(tx: PlatformDb, id: string): void {
-  tx.delete(users).where(eq(users.id, id)).run();
+export async function deleteUserRow(tx: PlatformDb, id: string): Promise<void> {
+  await tx.delete(users).where(eq(users.id, id)).run();
 }
 
 /** Logins by user id, of the users that still exist (the audit list names its actors). */
-export function loginsOf(db: PlatformDb, ids: string[]): Map<string, string> {
+export async function loginsOf(db: PlatformDb, ids: string[]): Promise<Map<string, string>> {
   if (!ids.length) return new Map();
-  return new Map(db.select({ id: users.id, login: users.login }).from(users).where(inArray(users.id, ids)).all().map((u) => [u.id, u.login]));
+  const rows = await db.select({ id: users.id, login: users.login }).from(users).where(inArray(users.id, ids)).all();
+  return new Map(rows.map((u) => [u.id, u.login]));
 }
 
 /** Retention: deletes at most `limit` used or expired reset keys; returns how many went. */
-export function prunePasswordResetKeys(db: PlatformDb, now: number, limit: number): number {
-  return db.$client
+export async function prunePasswordResetKeys(db: PlatformDb, now: number, limit: number): Promise<number> {
+  const { changes } = await db.$client
     .query(
       "DELETE FROM password_reset_keys WHERE rowid IN (SELECT rowid FROM password_reset_keys WHERE used_at IS NOT NULL OR expires_at < ?1 LIMIT ?2)",
     )
-    .run(toIso(now), limit).changes;
+    .run(toIso(now), limit);
+  return changes;
 }
 
 // ---- visibility --------------------------------------------------------------------------------
 
 /** The user, when the caller may see them: themself, a member of the working corporation, or anyone for `*`. */
-function visibleUser(db: PlatformDb, p: Principal, row: UserRow | undefined): UserRow {
+async function visibleUser(db: PlatformDb, p: Principal, row: UserRow | undefined): Promise<UserRow> {
   if (!row) throw notFound("User");
-  if (p.superAdmin || p.userId === row.id || isMember(db, row.id, p.corpId)) return row;
+  if (p.superAdmin || p.userId === row.id || (await isMember(db, row.id, p.corpId))) return row;
   throw notFound("User");
 }
 
@@ -111,31 +119,31 @@ function visibleUser(db: PlatformDb, p: Principal, row: UserRow | undefined): Us
  * platform administrator, or a member of another corporation (a new e-mail address or password
  * set here would open that corporation too).
  */
-function assertMayManage(db: PlatformDb, p: Principal, row: UserRow): void {
+async function assertMayManage(db: PlatformDb, p: Principal, row: UserRow): Promise<void> {
   if (p.superAdmin || p.userId === row.id) return;
   if (row.super_admin) throw forbidden("Only a platform administrator may change a platform administrator");
-  if (isMemberElsewhere(db, row.id, p.corpId)) throw forbidden("The user also belongs to another corporation; only a platform administrator may change the account");
+  if (await isMemberElsewhere(db, row.id, p.corpId)) throw forbidden("The user also belongs to another corporation; only a platform administrator may change the account");
 }
 
 /** The user in `id` when the caller may see and change them (404, 403 otherwise). */
-function manageableUser(db: PlatformDb, p: Principal, id: string): UserRow {
-  const row = visibleUser(db, p, findUser(db, id));
-  assertMayManage(db, p, row);
+async function manageableUser(db: PlatformDb, p: Principal, id: string): Promise<UserRow> {
+  const row = await visibleUser(db, p, await findUser(db, id));
+  await assertMayManage(db, p, row);
   return row;
 }
 
 export function listUsers(ctx: AppContext, p: Principal, query: ListParams) {
-  return ctx.store.platform.read((db) =>
-    listRows(db, users, LIST_SPEC, query, (row: UserRow) => userView(db, row), p.superAdmin ? [] : [inArray(users.id, memberIdsOf(db, p.corpId))]),
+  return ctx.store.platform.read(async (db) =>
+    userPage(db, await listRows(db, users, LIST_SPEC, query, (row: UserRow) => row, p.superAdmin ? [] : [inArray(users.id, memberIdsOf(db, p.corpId))])),
   );
 }
 
 export function getUser(ctx: AppContext, p: Principal, id: string): Promise<User> {
-  return ctx.store.platform.read((db) => userView(db, visibleUser(db, p, findUser(db, id))));
+  return ctx.store.platform.read(async (db) => userView(db, await visibleUser(db, p, await findUser(db, id))));
 }
 
 export function getUserByLogin(ctx: AppContext, p: Principal, login: string): Promise<User> {
-  return ctx.store.platform.read((db) => userView(db, visibleUser(db, p, findUserByLogin(db, login))));
+  return ctx.store.platform.read(async (db) => userView(db, await visibleUser(db, p, await findUserByLogin(db, login))));
 }
 
 /** The user the caller may see and change (for a change that needs work before its write: a password). */
@@ -145,9 +153,9 @@ export function getManageableUser(ctx: AppContext, p: Principal, id: string): Pr
 
 // ---- changes -----------------------------------------------------------------------------------
 
-function loginTaken(db: PlatformDb, login: string, exceptId?: string): boolean {
+async function loginTaken(db: PlatformDb, login: string, exceptId?: string): Promise<boolean> {
   const where = exceptId ? and(eq(users.login, login), ne(users.id, exceptId)) : eq(users.login, login);
-  return !!db.select({ id: users.id }).from(users).where(where).get();
+  return !!(await db.select({ id: users.id }).from(users).where(where).get());
 }
 
 export async function createUser(ctx: AppContext, p: Principal, input: UserCreate): Promise<User> {
@@ -155,38 +163,38 @@ export async function createUser(ctx: AppContext, p: Principal, input: UserCreat
   // Checked before the (slow) hash too, so that a taken login answers at once.
   if (await ctx.store.platform.read((db) => loginTaken(db, input.login))) throw conflict(`login '${input.login}' is taken`);
   const password_hash = await ctx.passwords.hash(input.password);
-  return ctx.store.platform.write((tx, w) => {
-    if (loginTaken(tx, input.login)) throw conflict(`login '${input.login}' is taken`);
+  return ctx.store.platform.write(async (tx, w) => {
+    if (await loginTaken(tx, input.login)) throw conflict(`login '${input.login}' is taken`);
     const id = newId();
-    tx.insert(users).values({ id, name: input.name, email: input.email, login: input.login, password_hash, super_admin: !!input.super_admin }).run();
-    insertMember(tx, p.corpId, id);
+    await tx.insert(users).values({ id, name: input.name, email: input.email, login: input.login, password_hash, super_admin: !!input.super_admin }).run();
+    await insertMember(tx, p.corpId, id);
     w.afterCommit(() => ctx.permissions.invalidate());
-    return userView(tx, findUser(tx, id)!);
+    return userView(tx, (await findUser(tx, id))!);
   });
 }
 
 /** Returns the user as it was and as it is. */
 export function updateUser(ctx: AppContext, p: Principal, id: string, input: UserUpdate): Promise<{ before: UserRow; user: User }> {
-  return ctx.store.platform.write((tx) => {
-    const row = manageableUser(tx, p, id);
+  return ctx.store.platform.write(async (tx) => {
+    const row = await manageableUser(tx, p, id);
     const superAdmin = !!input.super_admin;
     if (superAdmin !== row.super_admin && !p.superAdmin) throw forbidden("Only a platform administrator may change super_admin");
     if (row.builtin && !superAdmin) throw conflict("The built-in user stays a platform administrator");
-    if (loginTaken(tx, input.login, row.id)) throw conflict(`login '${input.login}' is taken`);
-    tx.update(users).set({ name: input.name, email: input.email, login: input.login, super_admin: superAdmin }).where(eq(users.id, row.id)).run();
-    return { before: row, user: userView(tx, findUser(tx, row.id)!) };
+    if (await loginTaken(tx, input.login, row.id)) throw conflict(`login '${input.login}' is taken`);
+    await tx.update(users).set({ name: input.name, email: input.email, login: input.login, super_admin: superAdmin }).where(eq(users.id, row.id)).run();
+    return { before: row, user: await userView(tx, (await findUser(tx, row.id))!) };
   });
 }
 
 export async function deleteUser(ctx: AppContext, p: Principal, id: string): Promise<void> {
-  await ctx.store.platform.write((tx, w) => {
-    const row = visibleUser(tx, p, findUser(tx, id));
+  await ctx.store.platform.write(async (tx, w) => {
+    const row = await visibleUser(tx, p, await findUser(tx, id));
     if (row.id === p.userId) throw conflict("You cannot delete yourself");
     if (row.builtin) throw conflict("The built-in user cannot be deleted");
-    if (!p.superAdmin && isMemberElsewhere(tx, row.id, p.corpId)) throw conflict("The user is a member of another corporation");
-    assertMayManage(tx, p, row);
+    if (!p.superAdmin && (await isMemberElsewhere(tx, row.id, p.corpId))) throw conflict("The user is a member of another corporation");
+    await assertMayManage(tx, p, row);
     // Memberships, workgroup links, sessions, identities, devices and keys go by ON DELETE CASCADE.
-    tx.delete(users).where(eq(users.id, row.id)).run();
+    await tx.delete(users).where(eq(users.id, row.id)).run();
     w.afterCommit(() => ctx.permissions.invalidate());
   });
   // The sessions' rows are gone with the user; this tells the session store too.
@@ -194,14 +202,14 @@ export async function deleteUser(ctx: AppContext, p: Principal, id: string): Pro
 }
 
 export async function setStatus(ctx: AppContext, p: Principal, id: string, status: boolean): Promise<User> {
-  const user = await ctx.store.platform.write((tx) => {
-    const row = manageableUser(tx, p, id);
+  const user = await ctx.store.platform.write(async (tx) => {
+    const row = await manageableUser(tx, p, id);
     if (!status) {
       if (row.id === p.userId) throw conflict("You cannot inactivate yourself");
       if (row.builtin) throw conflict("The built-in user cannot be inactivated");
     }
-    tx.update(users).set({ status }).where(eq(users.id, row.id)).run();
-    return userView(tx, findUser(tx, row.id)!);
+    await tx.update(users).set({ status }).where(eq(users.id, row.id)).run();
+    return userView(tx, (await findUser(tx, row.id))!);
   });
   if (!status) await ctx.sessions.revokeAllOfUser(id);
   return user;
@@ -209,9 +217,9 @@ export async function setStatus(ctx: AppContext, p: Principal, id: string, statu
 
 /** Stores a password hash; the user's sessions (but `keepSession`) and remembered devices end. */
 async function storePassword(ctx: AppContext, userId: string, passwordHash: string, keepSession?: string): Promise<void> {
-  await ctx.store.platform.write((tx) => {
-    setPasswordHash(tx, userId, passwordHash);
-    forgetDevices(tx, userId);
+  await ctx.store.platform.write(async (tx) => {
+    await setPasswordHash(tx, userId, passwordHash);
+    await forgetDevices(tx, userId);
   });
   await ctx.sessions.revokeAllOfUser(userId, keepSession);
 }
@@ -239,12 +247,12 @@ async function issueResetKey(ctx: AppContext, login: string): Promise<void> {
   const key = randomBytes(32).toString("base64url");
   const now = ctx.now();
   const expires = now + RESET_KEY_TTL_MS;
-  const user = await ctx.store.platform.write((tx) => {
-    const user = findUserByLogin(tx, login);
+  const user = await ctx.store.platform.write(async (tx) => {
+    const user = await findUserByLogin(tx, login);
     if (!user) return null;
     // Spent and expired keys are worthless; keep the table small.
-    tx.delete(passwordResetKeys).where(lt(passwordResetKeys.expires_at, toIso(now))).run();
-    tx.insert(passwordResetKeys).values({ user_id: user.id, key_hash: sha256Hex(key), expires_at: toIso(expires) }).run();
+    await tx.delete(passwordResetKeys).where(lt(passwordResetKeys.expires_at, toIso(now))).run();
+    await tx.insert(passwordResetKeys).values({ user_id: user.id, key_hash: sha256Hex(key), expires_at: toIso(expires) }).run();
     return user;
   });
   if (!user) return;
@@ -266,15 +274,15 @@ export async function resetPassword(ctx: AppContext, key: string, password: stri
   const found = await ctx.store.platform.read((db) => db.select().from(passwordResetKeys).where(eq(passwordResetKeys.key_hash, keyHash)).get());
   if (!usable(found)) throw badKey();
   const password_hash = await ctx.passwords.hash(password);
-  const userId = await ctx.store.platform.write((tx) => {
+  const userId = await ctx.store.platform.write(async (tx) => {
     // Claimed in the transaction: of two resets racing with one key, one wins.
-    const row = tx.select().from(passwordResetKeys).where(eq(passwordResetKeys.key_hash, keyHash)).get();
+    const row = await tx.select().from(passwordResetKeys).where(eq(passwordResetKeys.key_hash, keyHash)).get();
     if (!row || !usable(row)) throw badKey();
-    tx.update(passwordResetKeys).set({ used_at: nowIso() }).where(eq(passwordResetKeys.id, row.id)).run();
-    setPasswordHash(tx, row.user_id, password_hash);
-    forgetDevices(tx, row.user_id);
+    await tx.update(passwordResetKeys).set({ used_at: nowIso() }).where(eq(passwordResetKeys.id, row.id)).run();
+    await setPasswordHash(tx, row.user_id, password_hash);
+    await forgetDevices(tx, row.user_id);
     // The other keys of the user were asked for the same purpose; they die with this one.
-    tx.delete(passwordResetKeys).where(and(eq(passwordResetKeys.user_id, row.user_id), ne(passwordResetKeys.id, row.id))).run();
+    await tx.delete(passwordResetKeys).where(and(eq(passwordResetKeys.user_id, row.user_id), ne(passwordResetKeys.id, row.id))).run();
     return row.user_id;
   });
   await ctx.sessions.revokeAllOfUser(userId);
@@ -284,51 +292,51 @@ export async function resetPassword(ctx: AppContext, key: string, password: stri
 // ---- two-factor --------------------------------------------------------------------------------
 
 export function startTwoFactor(ctx: AppContext, userId: string): Promise<{ secret: string; otpauth_uri: string }> {
-  return ctx.store.platform.write((tx) => {
-    const row = findUser(tx, userId)!;
+  return ctx.store.platform.write(async (tx) => {
+    const row = (await findUser(tx, userId))!;
     if (row.two_factor_secret) throw conflict("Two-factor authentication is already enabled");
     const secret = newTotpSecret();
-    tx.update(users).set({ two_factor_pending: secret }).where(eq(users.id, row.id)).run();
+    await tx.update(users).set({ two_factor_pending: secret }).where(eq(users.id, row.id)).run();
     return { secret, otpauth_uri: otpauthUri(secret, row.login) };
   });
 }
 
 export function confirmTwoFactor(ctx: AppContext, userId: string, code: number | string): Promise<User> {
-  return ctx.store.platform.write((tx) => {
-    const row = findUser(tx, userId)!;
+  return ctx.store.platform.write(async (tx) => {
+    const row = (await findUser(tx, userId))!;
     if (row.two_factor_secret) throw conflict("Two-factor authentication is already enabled");
     if (!row.two_factor_pending) throw conflict("No pending secret: enable without a code first");
     const step = matchingStep(row.two_factor_pending, code, ctx.now());
     // A wrong code is refused whole: nothing of this write stays (the step was not moved either).
-    if (step === null || !consumeTotpStep(tx, row.id, step)) throw twoFactorInvalid();
-    tx.update(users).set({ two_factor_secret: row.two_factor_pending, two_factor_pending: null }).where(eq(users.id, row.id)).run();
-    return userView(tx, findUser(tx, row.id)!);
+    if (step === null || !(await consumeTotpStep(tx, row.id, step))) throw twoFactorInvalid();
+    await tx.update(users).set({ two_factor_secret: row.two_factor_pending, two_factor_pending: null }).where(eq(users.id, row.id)).run();
+    return userView(tx, (await findUser(tx, row.id))!);
   });
 }
 
 /** Removes the secret and the remembered devices (in the caller's transaction). */
-function clearTwoFactor(tx: PlatformDb, userId: string): void {
-  tx.update(users).set({ two_factor_secret: null, two_factor_pending: null, two_factor_last_step: null }).where(eq(users.id, userId)).run();
-  forgetDevices(tx, userId);
+async function clearTwoFactor(tx: PlatformDb, userId: string): Promise<void> {
+  await tx.update(users).set({ two_factor_secret: null, two_factor_pending: null, two_factor_last_step: null }).where(eq(users.id, userId)).run();
+  await forgetDevices(tx, userId);
 }
 
 export function disableTwoFactor(ctx: AppContext, userId: string, code: number | string): Promise<User> {
-  return ctx.store.platform.write((tx) => {
-    const row = findUser(tx, userId)!;
+  return ctx.store.platform.write(async (tx) => {
+    const row = (await findUser(tx, userId))!;
     if (!row.two_factor_secret) throw conflict("Two-factor authentication is not enabled");
     const step = matchingStep(row.two_factor_secret, code, ctx.now());
-    if (step === null || !consumeTotpStep(tx, row.id, step)) throw twoFactorInvalid();
-    clearTwoFactor(tx, row.id);
-    return userView(tx, findUser(tx, row.id)!);
+    if (step === null || !(await consumeTotpStep(tx, row.id, step))) throw twoFactorInvalid();
+    await clearTwoFactor(tx, row.id);
+    return userView(tx, (await findUser(tx, row.id))!);
   });
 }
 
 /** Reset by an administrator (lost authenticator). */
 export function resetTwoFactor(ctx: AppContext, p: Principal, id: string): Promise<User> {
-  return ctx.store.platform.write((tx) => {
-    const row = manageableUser(tx, p, id);
-    clearTwoFactor(tx, row.id);
-    return userView(tx, findUser(tx, row.id)!);
+  return ctx.store.platform.write(async (tx) => {
+    const row = await manageableUser(tx, p, id);
+    await clearTwoFactor(tx, row.id);
+    return userView(tx, (await findUser(tx, row.id))!);
   });
 }
 
@@ -337,19 +345,19 @@ export function resetTwoFactor(ctx: AppContext, p: Principal, id: string): Promi
 /** Global lists and, per service identifier, whether it is administered and which actions are allowed. */
 export async function permissionsOf(ctx: AppContext, p: Principal, id: string, corpIdAsked: string | undefined): Promise<Permissions> {
   const corpId = corpIdAsked ?? p.corpId;
-  const row = await ctx.store.platform.read((db) => visibleUser(db, p, findUser(db, id)));
+  const row = await ctx.store.platform.read(async (db) => visibleUser(db, p, await findUser(db, id)));
   if (corpId !== p.corpId && !(await ctx.corps.get(corpId))) throw notFound("Corporation");
-  return ctx.store.platform.read((db) => {
+  return ctx.store.platform.read(async (db) => {
     if (corpId !== p.corpId) {
-      const selfMember = p.userId === row.id && isMember(db, row.id, corpId);
+      const selfMember = p.userId === row.id && (await isMember(db, row.id, corpId));
       if (!p.superAdmin && !selfMember) throw forbidden("Only a platform administrator, or the user as a member, may see another corporation");
     }
     const services: Permissions["services"] = {};
     if (row.super_admin) {
-      for (const identifier of enabledServiceIds(db, corpId)) services[identifier] = { admin: true, allow: [] };
+      for (const identifier of await enabledServiceIds(db, corpId)) services[identifier] = { admin: true, allow: [] };
       return { user_id: row.id, corp: corpId, admin: [...SUPER_PERMISSION.admin], allow: [...SUPER_PERMISSION.allow], services };
     }
-    const granted = loadPermissions(db, row.id, corpId);
+    const granted = await loadPermissions(db, row.id, corpId);
     for (const identifier of granted.admin) services[identifier] = { admin: true, allow: [] };
     for (const [identifier, actions] of granted.granted) (services[identifier] ??= { admin: false, allow: [] }).allow.push(...actions);
     return { user_id: row.id, corp: corpId, admin: granted.admin, allow: granted.allow, services };
@@ -358,7 +366,7 @@ export async function permissionsOf(ctx: AppContext, p: Principal, id: string, c
 
 /** The live sessions of the user in `id` that the caller may see, with the user's row. */
 export async function visibleSessions(ctx: AppContext, p: Principal, id: string): Promise<{ user: UserRow; sessions: SessionRow[] }> {
-  const user = await ctx.store.platform.read((db) => visibleUser(db, p, findUser(db, id)));
+  const user = await ctx.store.platform.read(async (db) => visibleUser(db, p, await findUser(db, id)));
   const all = await ctx.sessions.listLive(user.id);
   return { user, sessions: p.superAdmin || p.userId === user.id ? all : all.filter((s) => s.corp_id === p.corpId) };
 }

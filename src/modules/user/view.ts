@@ -7,11 +7,11 @@ import type { User } from "./model";
 export type UserRow = typeof users.$inferSelect;
 
 /** The corporations the user can access, by auth_name (in the caller's read or transaction). */
-export function corpsOf(db: PlatformDb, userId: string): User["corps"] {
-  return Object.fromEntries(corpsOfUser(db, userId).map((r) => [r.auth_name, { id: r.id, company_name: r.company_name }]));
+export async function corpsOf(db: PlatformDb, userId: string): Promise<User["corps"]> {
+  return Object.fromEntries((await corpsOfUser(db, userId)).map((r) => [r.auth_name, { id: r.id, company_name: r.company_name }]));
 }
 
-export function userView(db: PlatformDb, row: UserRow): User {
+export async function userView(db: PlatformDb, row: UserRow): Promise<User> {
   return {
     id: row.id,
     name: row.name,
@@ -21,7 +21,7 @@ export function userView(db: PlatformDb, row: UserRow): User {
     status: row.status,
     two_factor_required: row.two_factor_secret !== null,
     builtin: row.builtin,
-    corps: corpsOf(db, row.id),
+    corps: await corpsOf(db, row.id),
     created_at: row.created_at,
     updated_at: row.updated_at,
   };

@@ -53,6 +53,11 @@ export class WebhookDispatcher implements Job {
   private failed = new Set<string>();
   /** Corporations that found every global slot taken; woken when one frees. */
   private starved = new Set<string>();
+  /**
+   * Deliveries whose outcome was recorded (their slot freed) while a read of due deliveries was
+   * under way: that read's rows may predate the recording, so they are not launched from it.
+   */
+  private freedDuringRead: Set<string> | null = null;
   private outcomes: Outcome[] = [];
   private runScheduled = false;
   /** The pass over queued corporations under way (one at a time; wake-ups meanwhile queue the next). */
@@ -90,7 +95,7 @@ export class WebhookDispatcher implements Job {
    */
   private async startUp(): Promise<void> {
     try {
-      const [all, dispatchable, index] = await this.ctx.store.platform.read((db) => [allCorpIds(db), dispatchableCorpIds(db), webhookIndex(db)] as const);
+      const [all, dispatchable, index] = await this.ctx.store.platform.read(async (db) => [await allCorpIds(db), await dispatchableCorpIds(db), await webhookIndex(db)] as const);
       const existing = new Set(all);
       const drop = index.corps.filter((id) => !existing.has(id)); // deleted corporations
       if (index.complete) {
@@ -110,7 +115,7 @@ export class WebhookDispatcher implements Job {
     for (const id of all) {
       if (this.closed) return true;
       try {
-        const { hooks, events } = await this.ctx.store.visit(id, (tenant) => tenant.read((db) => ({ hooks: hasWebhooks(db), events: hasEventsToFanOut(db) })));
+        const { hooks, events } = await this.ctx.store.visit(id, (tenant) => tenant.read(async (db) => ({ hooks: await hasWebhooks(db), events: await hasEventsToFanOut(db) })));
         if (hooks) add.push(id);
         if ((hooks || events) && dispatchable.has(id)) this.wake(id);
       } catch (err) {
@@ -161,7 +166,7 @@ export class WebhookDispatcher implements Job {
   async sweep(all = true): Promise<void> {
     if (this.closed) return;
     try {
-      const [corps, index] = await this.ctx.store.platform.read((db) => [dispatchableCorpIds(db), all ? webhookIndex(db) : null] as const);
+      const [corps, index] = await this.ctx.store.platform.read(async (db) => [await dispatchableCorpIds(db), all ? await webhookIndex(db) : null] as const);
       const likely = index && !index.complete ? null : new Set([...this.ctx.tenants.openIds(), ...this.failed, ...this.nextDue.keys(), ...(index?.corps ?? [])]);
       for (const id of corps) if (!likely || likely.has(id)) this.wake(id);
       // A corporation deleted (or put under maintenance) is not retried for ever.
@@ -208,8 +213,13 @@ export class WebhookDispatcher implements Job {
               if (count < FANOUT_BATCH) break;
             }
           }
-          // Read and launched in one synchronous step: what is read is what is in flight.
-          await tenant.read((db) => this.startDue(corpId, db));
+          // What is read is launched unless it is in flight, or was until meanwhile (freedDuringRead).
+          const freed = (this.freedDuringRead = new Set<string>());
+          try {
+            await tenant.read((db) => this.startDue(corpId, db, freed));
+          } finally {
+            this.freedDuringRead = null;
+          }
           // Indexed, but its last webhook went (a crash before the key's removal): the key goes.
           if (this.unchecked.delete(corpId) && !(await tenant.read(hasWebhooks))) await unindexIfNoWebhooks(tenant, this.ctx.store.platform);
         });
@@ -224,18 +234,18 @@ export class WebhookDispatcher implements Job {
   }
 
   /** Starts the due deliveries that the concurrency bounds allow. */
-  private startDue(corpId: string, db: TenantDb): void {
+  private async startDue(corpId: string, db: TenantDb, freed: Set<string>): Promise<void> {
     const now = toIso(this.ctx.now());
     this.starved.delete(corpId);
-    for (const hook of dueTargets(db, now)) {
+    for (const hook of await dueTargets(db, now)) {
       const busy = this.perWebhook.get(hook.id) ?? 0;
       if (busy >= PER_WEBHOOK_CONCURRENCY) continue;
       if (this.inFlight.size >= TOTAL_CONCURRENCY) {
         this.starved.add(corpId);
         break;
       }
-      for (const d of dueDeliveries(db, hook.id, now, PER_WEBHOOK_CONCURRENCY + busy)) {
-        if (this.inFlight.has(d.id)) continue;
+      for (const d of await dueDeliveries(db, hook.id, now, PER_WEBHOOK_CONCURRENCY + busy)) {
+        if (this.inFlight.has(d.id) || freed.has(d.id)) continue;
         if ((this.perWebhook.get(hook.id) ?? 0) >= PER_WEBHOOK_CONCURRENCY) break;
         if (this.inFlight.size >= TOTAL_CONCURRENCY) {
           this.starved.add(corpId);
@@ -244,7 +254,7 @@ export class WebhookDispatcher implements Job {
         this.launch(corpId, hook, d);
       }
     }
-    const next = nextAttemptAt(db);
+    const next = await nextAttemptAt(db);
     if (next) this.nextDue.set(corpId, Date.parse(next));
     else this.nextDue.delete(corpId);
   }
@@ -312,6 +322,7 @@ export class WebhookDispatcher implements Job {
       }
       for (const o of list) {
         this.inFlight.delete(o.deliveryId);
+        this.freedDuringRead?.add(o.deliveryId);
         const n = (this.perWebhook.get(o.webhookId) ?? 1) - 1;
         if (n <= 0) this.perWebhook.delete(o.webhookId);
         else this.perWebhook.set(o.webhookId, n);

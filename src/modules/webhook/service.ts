@@ -42,10 +42,10 @@ function checkTarget(target: string): string {
 /** `whsec_` + base64 of 24 random bytes (the Standard Webhooks secret format). */
 export const newSecret = (): string => `whsec_${randomBytes(24).toString("base64")}`;
 
-function groupsOf(db: TenantDb, ids: string[]): Map<string, string[]> {
+async function groupsOf(db: TenantDb, ids: string[]): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>(ids.map((id) => [id, []]));
   if (ids.length === 0) return out;
-  const rows = db.select().from(webhookGroups).where(inArray(webhookGroups.webhook_id, ids)).orderBy(webhookGroups.group).all();
+  const rows = await db.select().from(webhookGroups).where(inArray(webhookGroups.webhook_id, ids)).orderBy(webhookGroups.group).all();
   for (const r of rows) out.get(r.webhook_id)?.push(r.group);
   return out;
 }
@@ -65,16 +65,16 @@ function view(row: WebhookRow, groups: string[]): Webhook {
   };
 }
 
-function findRow(db: TenantDb, id: string): WebhookRow {
-  const row = db.select().from(webhooks).where(eq(webhooks.id, id)).get();
+async function findRow(db: TenantDb, id: string): Promise<WebhookRow> {
+  const row = await db.select().from(webhooks).where(eq(webhooks.id, id)).get();
   if (!row) throw notFound("Webhook");
   return row;
 }
 
 /** The webhook as its GET returns it, on the handle given (a read, or a write's transaction). */
-function webhookOf(db: TenantDb, id: string): Webhook {
-  const row = findRow(db, id);
-  return view(row, groupsOf(db, [id]).get(id)!);
+async function webhookOf(db: TenantDb, id: string): Promise<Webhook> {
+  const row = await findRow(db, id);
+  return view(row, (await groupsOf(db, [id])).get(id)!);
 }
 
 export function getWebhook(tenant: TenantDoor, id: string): Promise<Webhook> {
@@ -82,9 +82,9 @@ export function getWebhook(tenant: TenantDoor, id: string): Promise<Webhook> {
 }
 
 export function listWebhooks(tenant: TenantDoor, query: ListParams): Promise<Page<Webhook>> {
-  return tenant.read((db) => {
-    const page = listRows<WebhookRow, WebhookRow>(db, webhooks, { q: [webhooks.name, webhooks.target], hidden: ["secret", "failure_count"] }, query, (r) => r);
-    const groups = groupsOf(db, page.items.map((r) => r.id));
+  return tenant.read(async (db) => {
+    const page = await listRows<WebhookRow, WebhookRow>(db, webhooks, { q: [webhooks.name, webhooks.target], hidden: ["secret", "failure_count"] }, query, (r) => r);
+    const groups = await groupsOf(db, page.items.map((r) => r.id));
     return { ...page, items: page.items.map((r) => view(r, groups.get(r.id)!)) };
   });
 }
@@ -109,26 +109,26 @@ const COMPLETE = "webhook-dispatcher:indexed";
 const ANY_WEBHOOK = "SELECT 1 FROM webhooks LIMIT 1";
 
 /** The corporations that may have webhooks, and whether every corporation is indexed. */
-export function webhookIndex(db: PlatformDb): { corps: string[]; complete: boolean } {
-  return { corps: settingKeys(db, INDEXED).map((k) => k.slice(INDEXED.length)), complete: hasSetting(db, COMPLETE) };
+export async function webhookIndex(db: PlatformDb): Promise<{ corps: string[]; complete: boolean }> {
+  return { corps: (await settingKeys(db, INDEXED)).map((k) => k.slice(INDEXED.length)), complete: await hasSetting(db, COMPLETE) };
 }
 
 /** Adds and drops corporations of the index (start-up), and says it is complete when it is. */
-export function updateWebhookIndex(db: PlatformDb, add: string[], drop: string[], complete: boolean): void {
+export async function updateWebhookIndex(db: PlatformDb, add: string[], drop: string[], complete: boolean): Promise<void> {
   const now = nowIso();
-  for (const id of add) putSetting(db, INDEXED + id, now);
-  for (const id of drop) dropSetting(db, INDEXED + id);
-  if (complete) putSetting(db, COMPLETE, now);
+  for (const id of add) await putSetting(db, INDEXED + id, now);
+  for (const id of drop) await dropSetting(db, INDEXED + id);
+  if (complete) await putSetting(db, COMPLETE, now);
 }
 
 /** The next start-up reads every corporation again (a restored backup). */
-export function forgetWebhookIndex(db: PlatformDb): void {
-  dropSetting(db, COMPLETE);
+export async function forgetWebhookIndex(db: PlatformDb): Promise<void> {
+  await dropSetting(db, COMPLETE);
 }
 
 /** Whether the corporation has a webhook (active or not). */
-export function hasWebhooks(db: TenantDb): boolean {
-  return db.$client.query(ANY_WEBHOOK).get() !== null;
+export async function hasWebhooks(db: TenantDb): Promise<boolean> {
+  return (await db.$client.query(ANY_WEBHOOK).get()) !== null;
 }
 
 /**
@@ -139,7 +139,7 @@ export function hasWebhooks(db: TenantDb): boolean {
 export function unindexIfNoWebhooks(tenant: TenantDoor, platform: PlatformDoor): Promise<void> {
   return tenant
     .write(async (tx, w) => {
-      if (!hasWebhooks(tx)) await platform.write((db) => dropSetting(db, INDEXED + w.corpId));
+      if (!(await hasWebhooks(tx))) await platform.write((db) => dropSetting(db, INDEXED + w.corpId));
     })
     .catch(() => {});
 }
@@ -152,48 +152,48 @@ export function createWebhook(tenant: TenantDoor, platform: PlatformDoor, input:
   return tenant.write(async (tx, w) => {
     // The events raised before the first webhook had no receiver: the dispatcher would have
     // marked them so, unless a crash kept it from it (it visits only indexed corporations).
-    if (!hasWebhooks(tx)) markAllDispatched(tx, nowIso());
+    if (!(await hasWebhooks(tx))) await markAllDispatched(tx, nowIso());
     // Indexed before this COMMIT (a platform read when it is already: creating webhooks is rare).
     const key = INDEXED + w.corpId;
     if (!(await platform.read((db) => hasSetting(db, key)))) await platform.write((db) => putSetting(db, key, nowIso()));
-    tx.insert(webhooks)
+    await tx.insert(webhooks)
       .values({ id, name: input.name, target, email: input.email, body_content: input.body_content ?? null, log_enabled: input.log_enabled ?? false, secret })
       .run();
-    if (groups.length) tx.insert(webhookGroups).values(groups.map((group) => ({ webhook_id: id, group }))).run();
-    return { ...webhookOf(tx, id), secret };
+    if (groups.length) await tx.insert(webhookGroups).values(groups.map((group) => ({ webhook_id: id, group }))).run();
+    return { ...(await webhookOf(tx, id)), secret };
   });
 }
 
 export function alterWebhook(tenant: TenantDoor, id: string, input: WebhookAlter): Promise<Webhook> {
   const target = checkTarget(input.target);
   const logEnabled = input.log_enabled ?? false;
-  return tenant.write((tx) => {
-    const row = tx.select({ id: webhooks.id }).from(webhooks).where(eq(webhooks.id, id)).get();
+  return tenant.write(async (tx) => {
+    const row = await tx.select({ id: webhooks.id }).from(webhooks).where(eq(webhooks.id, id)).get();
     if (!row) throw notFound("Webhook");
-    tx.update(webhooks)
+    await tx.update(webhooks)
       .set({ name: input.name, target, email: input.email, body_content: input.body_content ?? null, log_enabled: logEnabled })
       .where(eq(webhooks.id, id))
       .run();
     // The log is kept only while logging is on; pending rows stay as the dispatcher's queue.
-    if (!logEnabled) tx.delete(webhookDeliveries).where(and(eq(webhookDeliveries.webhook_id, id), sql`${webhookDeliveries.status} <> 'pending'`)).run();
+    if (!logEnabled) await tx.delete(webhookDeliveries).where(and(eq(webhookDeliveries.webhook_id, id), sql`${webhookDeliveries.status} <> 'pending'`)).run();
     return webhookOf(tx, id);
   });
 }
 
 export function linkGroup(tenant: TenantDoor, id: string, group: string): Promise<Webhook> {
   checkGroup(group);
-  return tenant.write((tx) => {
-    findRow(tx, id);
-    tx.insert(webhookGroups).values({ webhook_id: id, group }).onConflictDoNothing().run();
+  return tenant.write(async (tx) => {
+    await findRow(tx, id);
+    await tx.insert(webhookGroups).values({ webhook_id: id, group }).onConflictDoNothing().run();
     return webhookOf(tx, id);
   });
 }
 
 export function unlinkGroup(tenant: TenantDoor, id: string, group: string): Promise<Webhook> {
   checkGroup(group);
-  return tenant.write((tx) => {
-    findRow(tx, id);
-    const removed = tx.delete(webhookGroups).where(and(eq(webhookGroups.webhook_id, id), eq(webhookGroups.group, group))).returning({ group: webhookGroups.group }).all();
+  return tenant.write(async (tx) => {
+    await findRow(tx, id);
+    const removed = await tx.delete(webhookGroups).where(and(eq(webhookGroups.webhook_id, id), eq(webhookGroups.group, group))).returning({ group: webhookGroups.group }).all();
     if (removed.length === 0) throw notFound("Group link");
     return webhookOf(tx, id);
   });
@@ -203,36 +203,36 @@ export function unlinkGroup(tenant: TenantDoor, id: string, group: string): Prom
  * Ends the queue of a webhook that stops receiving: its pending deliveries become failed (or go,
  * when it keeps no log). Runs inside the caller's transaction.
  */
-function cancelPending(tx: TenantDb, webhookId: string, reason: string, now: string): void {
+async function cancelPending(tx: TenantDb, webhookId: string, reason: string, now: string): Promise<void> {
   const sqlite = tx.$client;
-  const logged = sqlite.query<{ log_enabled: number }, [string]>("SELECT log_enabled FROM webhooks WHERE id = ?1").get(webhookId);
+  const logged = await sqlite.query<{ log_enabled: number }, [string]>("SELECT log_enabled FROM webhooks WHERE id = ?1").get(webhookId);
   if (logged?.log_enabled) {
-    sqlite
+    await sqlite
       .query("UPDATE webhook_deliveries SET status = 'failed', error = ?2, next_attempt_at = NULL, updated_at = ?3 WHERE webhook_id = ?1 AND status = 'pending'")
       .run(webhookId, reason, now);
   } else {
-    sqlite.query("DELETE FROM webhook_deliveries WHERE webhook_id = ?1 AND status = 'pending'").run(webhookId);
+    await sqlite.query("DELETE FROM webhook_deliveries WHERE webhook_id = ?1 AND status = 'pending'").run(webhookId);
   }
 }
 
 export function setStatus(tenant: TenantDoor, id: string, active: boolean): Promise<Webhook> {
-  return tenant.write((tx) => {
-    const row = tx.select({ id: webhooks.id }).from(webhooks).where(eq(webhooks.id, id)).get();
+  return tenant.write(async (tx) => {
+    const row = await tx.select({ id: webhooks.id }).from(webhooks).where(eq(webhooks.id, id)).get();
     if (!row) throw notFound("Webhook");
-    if (active) tx.update(webhooks).set({ status: true, failure_count: 0 }).where(eq(webhooks.id, id)).run();
+    if (active) await tx.update(webhooks).set({ status: true, failure_count: 0 }).where(eq(webhooks.id, id)).run();
     else {
-      tx.update(webhooks).set({ status: false }).where(eq(webhooks.id, id)).run();
-      cancelPending(tx, id, "the webhook was made inactive", nowIso());
+      await tx.update(webhooks).set({ status: false }).where(eq(webhooks.id, id)).run();
+      await cancelPending(tx, id, "the webhook was made inactive", nowIso());
     }
     return webhookOf(tx, id);
   });
 }
 
 export function deleteWebhook(tenant: TenantDoor, platform: PlatformDoor, id: string): Promise<void> {
-  return tenant.write((tx, w) => {
-    const removed = tx.delete(webhooks).where(eq(webhooks.id, id)).returning({ id: webhooks.id }).all();
+  return tenant.write(async (tx, w) => {
+    const removed = await tx.delete(webhooks).where(eq(webhooks.id, id)).returning({ id: webhooks.id }).all();
     if (removed.length === 0) throw notFound("Webhook");
-    if (!hasWebhooks(tx)) w.afterCommit(() => void unindexIfNoWebhooks(tenant, platform));
+    if (!(await hasWebhooks(tx))) w.afterCommit(() => void unindexIfNoWebhooks(tenant, platform));
   });
 }
 
@@ -252,8 +252,8 @@ function deliveryView(r: DeliveryRow): Delivery {
 }
 
 export function listDeliveries(tenant: TenantDoor, id: string, query: ListParams): Promise<Page<Delivery>> {
-  return tenant.read((db) => {
-    const row = findRow(db, id);
+  return tenant.read(async (db) => {
+    const row = await findRow(db, id);
     return listRows(
       db,
       webhookDeliveries,
@@ -272,16 +272,16 @@ export function listDeliveries(tenant: TenantDoor, id: string, query: ListParams
  * gets exactly one more. `wake` (the dispatcher) runs after the COMMIT.
  */
 export function resendDelivery(tenant: TenantDoor, webhookId: string, deliveryId: string, now: string, wake: () => void): Promise<Delivery> {
-  return tenant.write((tx, w) => {
-    const hook = findRow(tx, webhookId);
-    const row = tx.select().from(webhookDeliveries).where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.webhook_id, webhookId))).get();
+  return tenant.write(async (tx, w) => {
+    const hook = await findRow(tx, webhookId);
+    const row = await tx.select().from(webhookDeliveries).where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.webhook_id, webhookId))).get();
     // With logging off a finished delivery leaves no row: there is nothing to resend.
     if (!row || (!hook.log_enabled && row.status !== "pending")) throw notFound("Delivery");
     if (row.status === "pending") throw conflict("The delivery is pending: it is sent (or retried) already");
     if (!hook.status) throw conflict("The webhook is inactive: activate it first");
     if (row.type === TEST_EVENT) throw conflict("A test delivery is not resent: send a new test event");
-    if (!eventKept(tx, row.source_event_id)) throw conflict("The event of this delivery is no longer kept (--event-retention-days)");
-    const updated = tx
+    if (!(await eventKept(tx, row.source_event_id))) throw conflict("The event of this delivery is no longer kept (--event-retention-days)");
+    const updated = await tx
       .update(webhookDeliveries)
       .set({ status: "pending", next_attempt_at: now, updated_at: now })
       .where(eq(webhookDeliveries.id, deliveryId))
@@ -300,11 +300,11 @@ export function resendDelivery(tenant: TenantDoor, webhookId: string, deliveryId
 export async function recoverDeliveries(tenant: TenantDoor, webhookId: string, sinceText: string, now: string, wake: () => void): Promise<{ queued: number }> {
   const since = canonicalInstant(sinceText);
   if (!since) throw invalid("since", "must be an ISO 8601 instant with an offset");
-  return tenant.write((tx, w) => {
-    const hook = findRow(tx, webhookId);
+  return tenant.write(async (tx, w) => {
+    const hook = await findRow(tx, webhookId);
     if (!hook.status) throw conflict("The webhook is inactive: activate it first");
     const sqlite = tx.$client;
-    const failed = sqlite
+    const failed = await sqlite
       .query<{ id: string; source_event_id: string }, [string, string, string]>(
         `SELECT id, source_event_id FROM webhook_deliveries
          WHERE webhook_id = ?1 AND status = 'failed' AND created_at >= ?2 AND type <> ?3`,
@@ -313,8 +313,8 @@ export async function recoverDeliveries(tenant: TenantDoor, webhookId: string, s
     const requeue = sqlite.query("UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?2, updated_at = ?2 WHERE id = ?1");
     let queued = 0;
     for (const d of failed) {
-      if (!eventKept(tx, d.source_event_id)) continue;
-      requeue.run(d.id, now);
+      if (!(await eventKept(tx, d.source_event_id))) continue;
+      await requeue.run(d.id, now);
       queued++;
     }
     if (queued) w.afterCommit(wake);
@@ -355,10 +355,10 @@ export async function sendTestEvent(
     created_at: at,
     updated_at: at,
   };
-  await tenant.write((tx) => {
+  await tenant.write(async (tx) => {
     // Deleted meanwhile: the attempt was made, there is no log to keep it in.
-    const live = tx.select({ log: webhooks.log_enabled }).from(webhooks).where(eq(webhooks.id, hook.id)).get();
-    if (live?.log) tx.insert(webhookDeliveries).values(row).run();
+    const live = await tx.select({ log: webhooks.log_enabled }).from(webhooks).where(eq(webhooks.id, hook.id)).get();
+    if (live?.log) await tx.insert(webhookDeliveries).values(row).run();
   });
   return { attempt, delivery: deliveryView(row) };
 }
@@ -379,12 +379,12 @@ export interface Due {
  * how many events it took.
  */
 /** Whether the outbox holds events not fanned out yet (a read: no write when there is nothing). */
-export function hasEventsToFanOut(db: TenantDb): boolean {
-  return undispatchedEvents(db, 1).length > 0;
+export async function hasEventsToFanOut(db: TenantDb): Promise<boolean> {
+  return (await undispatchedEvents(db, 1)).length > 0;
 }
 
-export function fanOutEvents(tx: TenantDb, now: string, limit: number): number {
-  const events = undispatchedEvents(tx, limit);
+export async function fanOutEvents(tx: TenantDb, now: string, limit: number): Promise<number> {
+  const events = await undispatchedEvents(tx, limit);
   if (events.length === 0) return 0;
   const sqlite = tx.$client;
   const targets = sqlite.query<{ id: string }, [string]>(
@@ -397,19 +397,19 @@ export function fanOutEvents(tx: TenantDb, now: string, limit: number): number {
   const byType = new Map<string, { id: string }[]>();
   for (const e of events) {
     let hooks = byType.get(e.type);
-    if (!hooks) byType.set(e.type, (hooks = targets.all(e.type)));
+    if (!hooks) byType.set(e.type, (hooks = await targets.all(e.type)));
     for (const h of hooks) {
       const id = newId();
-      insert.run(id, h.id, e.id, `msg_${id}`, e.type, now);
+      await insert.run(id, h.id, e.id, `msg_${id}`, e.type, now);
     }
-    markDispatched(tx, e.seq, now);
+    await markDispatched(tx, e.seq, now);
   }
   return events.length;
 }
 
 /** Active webhooks with a delivery due at `now`. */
-export function dueTargets(db: TenantDb, now: string): Target[] {
-  return db.$client
+export async function dueTargets(db: TenantDb, now: string): Promise<Target[]> {
+  return await db.$client
     .query<Target, [string]>(
       `SELECT w.id, w.target, w.secret, w.body_content FROM webhooks w
        WHERE w.status = 1 AND EXISTS (SELECT 1 FROM webhook_deliveries d
@@ -419,8 +419,8 @@ export function dueTargets(db: TenantDb, now: string): Target[] {
 }
 
 /** Up to `limit` of a webhook's deliveries due at `now`, oldest due first, with their payloads. */
-export function dueDeliveries(db: TenantDb, webhookId: string, now: string, limit: number): Due[] {
-  const rows = db.$client
+export async function dueDeliveries(db: TenantDb, webhookId: string, now: string, limit: number): Promise<Due[]> {
+  const rows = await db.$client
     .query<{ id: string; event_id: string; attempts: number; source_event_id: string }, [string, string, number]>(
       `SELECT id, event_id, attempts, source_event_id FROM webhook_deliveries
        WHERE status = 'pending' AND webhook_id = ?1 AND next_attempt_at <= ?2
@@ -430,15 +430,15 @@ export function dueDeliveries(db: TenantDb, webhookId: string, now: string, limi
   const out: Due[] = [];
   for (const r of rows) {
     // Retention keeps the event of a pending delivery; one without it has nothing to send.
-    const payload = eventPayload(db, r.source_event_id);
+    const payload = await eventPayload(db, r.source_event_id);
     if (payload !== null) out.push({ id: r.id, event_id: r.event_id, attempts: r.attempts, payload });
   }
   return out;
 }
 
 /** The earliest next attempt of a pending delivery, or null when the queue is empty. */
-export function nextAttemptAt(db: TenantDb): string | null {
-  return db.$client.query<{ at: string | null }, []>("SELECT MIN(next_attempt_at) AS at FROM webhook_deliveries WHERE status = 'pending'").get()?.at ?? null;
+export async function nextAttemptAt(db: TenantDb): Promise<string | null> {
+  return (await db.$client.query<{ at: string | null }, []>("SELECT MIN(next_attempt_at) AS at FROM webhook_deliveries WHERE status = 'pending'").get())?.at ?? null;
 }
 
 /** The outcome of one attempt of a queued delivery. */
@@ -472,7 +472,7 @@ export interface Disabled {
 }
 
 /** Applies attempts' outcomes in the caller's transaction; returns the webhooks it made inactive. */
-export function recordOutcomes(tx: TenantDb, list: Outcome[], nowMs: number, rules: RetryRules): Disabled[] {
+export async function recordOutcomes(tx: TenantDb, list: Outcome[], nowMs: number, rules: RetryRules): Promise<Disabled[]> {
   const sqlite = tx.$client;
   const disabled: Disabled[] = [];
   const now = toIso(nowMs);
@@ -491,45 +491,45 @@ export function recordOutcomes(tx: TenantDb, list: Outcome[], nowMs: number, rul
   const drop = sqlite.query("DELETE FROM webhook_deliveries WHERE id = ?1");
   for (const o of list) {
     // Gone meanwhile (webhook deleted or made inactive): nothing to record.
-    const row = rowOf.get(o.deliveryId);
+    const row = await rowOf.get(o.deliveryId);
     if (!row) continue;
     const attempts = row.attempts + 1;
-    const end = (status: "succeeded" | "failed") => {
-      if (row.log_enabled) finish.run(o.deliveryId, status, attempts, o.responseStatus, o.error, now);
-      else drop.run(o.deliveryId);
+    const end = async (status: "succeeded" | "failed") => {
+      if (row.log_enabled) await finish.run(o.deliveryId, status, attempts, o.responseStatus, o.error, now);
+      else await drop.run(o.deliveryId);
     };
     if (o.ok) {
-      end("succeeded");
-      sqlite.query("UPDATE webhooks SET failure_count = 0 WHERE id = ?1 AND failure_count <> 0").run(o.webhookId);
+      await end("succeeded");
+      await sqlite.query("UPDATE webhooks SET failure_count = 0 WHERE id = ?1 AND failure_count <> 0").run(o.webhookId);
       continue;
     }
     if (o.responseStatus === 410) {
-      end("failed");
-      const hook = sqlite
+      await end("failed");
+      const hook = await sqlite
         .query<{ failure_count: number; email: string; name: string; target: string }, [string, string]>(
           "UPDATE webhooks SET status = 0, updated_at = ?2 WHERE id = ?1 AND status = 1 RETURNING failure_count, email, name, target",
         )
         .get(o.webhookId, now);
       if (hook) {
-        cancelPending(tx, o.webhookId, "the receiver answered 410 Gone; the webhook was made inactive", now);
+        await cancelPending(tx, o.webhookId, "the receiver answered 410 Gone; the webhook was made inactive", now);
         disabled.push({ webhookId: o.webhookId, why: "gone", failures: hook.failure_count, email: hook.email, name: hook.name, target: hook.target });
       }
       continue;
     }
     if (attempts < maxAttempts) {
       const wait = Math.max(rules.delaysMs[attempts - 1], o.retryAfterMs ?? 0);
-      retry.run(o.deliveryId, attempts, o.responseStatus, o.error, toIso(nowMs + wait), now);
+      await retry.run(o.deliveryId, attempts, o.responseStatus, o.error, toIso(nowMs + wait), now);
       continue;
     }
-    end("failed");
-    const hook = sqlite
+    await end("failed");
+    const hook = await sqlite
       .query<{ failure_count: number; status: number; email: string; name: string; target: string }, [string]>(
         "UPDATE webhooks SET failure_count = failure_count + 1 WHERE id = ?1 RETURNING failure_count, status, email, name, target",
       )
       .get(o.webhookId);
     if (hook && hook.status && hook.failure_count >= rules.failuresToDisable) {
-      sqlite.query("UPDATE webhooks SET status = 0, updated_at = ?2 WHERE id = ?1").run(o.webhookId, now);
-      cancelPending(tx, o.webhookId, `${rules.failuresToDisable} consecutive events failed; the webhook was made inactive`, now);
+      await sqlite.query("UPDATE webhooks SET status = 0, updated_at = ?2 WHERE id = ?1").run(o.webhookId, now);
+      await cancelPending(tx, o.webhookId, `${rules.failuresToDisable} consecutive events failed; the webhook was made inactive`, now);
       disabled.push({ webhookId: o.webhookId, why: "failures", failures: hook.failure_count, email: hook.email, name: hook.name, target: hook.target });
     }
   }
@@ -545,21 +545,22 @@ export function recordOutcomes(tx: TenantDb, list: Outcome[], nowMs: number, rul
  * (the smallest id of a little after the cutoff) bounds the scan to a primary-key range; `+status`
  * keeps the planner on that range. Housekeeping calls it once per batch, in its own transaction.
  */
-export function pruneWebhookDeliveries(db: TenantDb, cutoff: string, idBelow: string, limit: number): number {
-  return db.$client
+export async function pruneWebhookDeliveries(db: TenantDb, cutoff: string, idBelow: string, limit: number): Promise<number> {
+  const done = await db.$client
     .query(
       `DELETE FROM webhook_deliveries WHERE rowid IN (SELECT rowid FROM webhook_deliveries
             WHERE id < ?3 AND +status IN ('succeeded', 'failed') AND updated_at < ?1 LIMIT ?2)`,
     )
-    .run(cutoff, limit, idBelow).changes;
+    .run(cutoff, limit, idBelow);
+  return done.changes;
 }
 
 /** The events a pending delivery (first try or retrying) still reads its payload from: retention keeps them. */
-export function pendingSourceEventIds(db: TenantDb): string[] {
-  return db
+export async function pendingSourceEventIds(db: TenantDb): Promise<string[]> {
+  const rows = await db
     .selectDistinct({ id: webhookDeliveries.source_event_id })
     .from(webhookDeliveries)
     .where(eq(webhookDeliveries.status, "pending"))
-    .all()
-    .map((r) => r.id);
+    .all();
+  return rows.map((r) => r.id);
 }

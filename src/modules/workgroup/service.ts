@@ -52,12 +52,12 @@ const prepared = new WeakMap<PlatformDb, ReturnType<typeof permissionStatements>
  * The permission query: the services granted to the user's workgroups in the corporation, and the
  * actions of the granted features; only services enabled for the corporation count.
  */
-export function loadPermissions(db: PlatformDb, userId: string, corpId: string): PermissionRows {
+export async function loadPermissions(db: PlatformDb, userId: string, corpId: string): Promise<PermissionRows> {
   let stmts = prepared.get(db);
   if (!stmts) prepared.set(db, (stmts = permissionStatements(db)));
   const params = { user: userId, corp: corpId };
-  const admin = stmts.admin.all(params).map((r) => r.identifier);
-  const rows = stmts.allow.all(params);
+  const admin = (await stmts.admin.all(params)).map((r) => r.identifier);
+  const rows = await stmts.allow.all(params);
   const allow: string[] = [];
   const byService = new Map<string, string[]>();
   // Ordered by action: `allow` is the distinct actions in SQL order, each service's list too.
@@ -73,68 +73,74 @@ export function loadPermissions(db: PlatformDb, userId: string, corpId: string):
 }
 
 /** The identifiers of the services enabled for a corporation, in order. */
-export function enabledServiceIds(db: PlatformDb, corpId: string): string[] {
-  return db
+export async function enabledServiceIds(db: PlatformDb, corpId: string): Promise<string[]> {
+  const rows = await db
     .select({ identifier: services.identifier })
     .from(corpServices)
     .innerJoin(services, eq(services.id, corpServices.service_id))
     .where(eq(corpServices.corp_id, corpId))
     .orderBy(asc(services.identifier))
-    .all()
-    .map((r) => r.identifier);
+    .all();
+  return rows.map((r) => r.identifier);
 }
 
-export function workgroupView(db: PlatformDb, row: WorkgroupRow): Workgroup {
+export async function workgroupView(db: PlatformDb, row: WorkgroupRow): Promise<Workgroup> {
   return {
     id: row.id,
     name: row.name,
     description: row.description,
     corp_id: row.corp_id,
-    user_ids: db.select({ id: workgroupMembers.user_id }).from(workgroupMembers).where(eq(workgroupMembers.workgroup_id, row.id)).orderBy(asc(workgroupMembers.user_id)).all().map((r) => r.id),
-    service_ids: db.select({ id: workgroupServices.service_id }).from(workgroupServices).where(eq(workgroupServices.workgroup_id, row.id)).orderBy(asc(workgroupServices.service_id)).all().map((r) => r.id),
-    feature_ids: db.select({ id: workgroupFeatures.feature_id }).from(workgroupFeatures).where(eq(workgroupFeatures.workgroup_id, row.id)).orderBy(asc(workgroupFeatures.feature_id)).all().map((r) => r.id),
+    user_ids: (await db.select({ id: workgroupMembers.user_id }).from(workgroupMembers).where(eq(workgroupMembers.workgroup_id, row.id)).orderBy(asc(workgroupMembers.user_id)).all()).map((r) => r.id),
+    service_ids: (await db.select({ id: workgroupServices.service_id }).from(workgroupServices).where(eq(workgroupServices.workgroup_id, row.id)).orderBy(asc(workgroupServices.service_id)).all()).map((r) => r.id),
+    feature_ids: (await db.select({ id: workgroupFeatures.feature_id }).from(workgroupFeatures).where(eq(workgroupFeatures.workgroup_id, row.id)).orderBy(asc(workgroupFeatures.feature_id)).all()).map((r) => r.id),
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
 }
 
-export function findWorkgroup(db: PlatformDb, id: string): WorkgroupRow | undefined {
-  return db.select().from(workgroups).where(eq(workgroups.id, id)).get();
+export async function findWorkgroup(db: PlatformDb, id: string): Promise<WorkgroupRow | undefined> {
+  return await db.select().from(workgroups).where(eq(workgroups.id, id)).get();
 }
 
 /** The workgroup when it belongs to the working corporation (any for `*`); else 404. */
-function visibleWorkgroup(db: PlatformDb, p: Principal, id: string): WorkgroupRow {
-  const row = findWorkgroup(db, id);
+async function visibleWorkgroup(db: PlatformDb, p: Principal, id: string): Promise<WorkgroupRow> {
+  const row = await findWorkgroup(db, id);
   if (!row || (row.corp_id !== p.corpId && !p.superAdmin)) throw notFound("Workgroup");
   return row;
 }
 
-function assertNameFree(db: PlatformDb, corpId: string, name: string, exceptId?: string): void {
+async function assertNameFree(db: PlatformDb, corpId: string, name: string, exceptId?: string): Promise<void> {
   const cond = and(eq(workgroups.corp_id, corpId), eq(workgroups.name, name), exceptId ? ne(workgroups.id, exceptId) : undefined);
-  if (db.select({ id: workgroups.id }).from(workgroups).where(cond).get()) throw conflict(`A workgroup named '${name}' already exists`);
+  if (await db.select({ id: workgroups.id }).from(workgroups).where(cond).get()) throw conflict(`A workgroup named '${name}' already exists`);
 }
 
 export function listWorkgroups(ctx: AppContext, corpId: string, query: ListParams) {
-  return ctx.store.platform.read((db) => listRows(db, workgroups, { q: [workgroups.name] }, query, (row: WorkgroupRow) => workgroupView(db, row), [eq(workgroups.corp_id, corpId)]));
+  return ctx.store.platform.read(async (db) => {
+    // Rows first: a workgroup's view reads its grants, which listRows' synchronous view cannot.
+    const page = await listRows(db, workgroups, { q: [workgroups.name] }, query, (row: WorkgroupRow) => row, [eq(workgroups.corp_id, corpId)]);
+    const items: Workgroup[] = [];
+    for (const row of page.items) items.push(await workgroupView(db, row));
+    return { ...page, items };
+  });
 }
 
 export function getWorkgroup(ctx: AppContext, p: Principal, id: string): Promise<Workgroup> {
-  return ctx.store.platform.read((db) => workgroupView(db, visibleWorkgroup(db, p, id)));
+  return ctx.store.platform.read(async (db) => workgroupView(db, await visibleWorkgroup(db, p, id)));
 }
 
 export function createWorkgroup(ctx: AppContext, corpId: string, input: WorkgroupInput): Promise<Workgroup> {
-  return ctx.store.platform.write((tx) => {
-    assertNameFree(tx, corpId, input.name);
-    const row = tx.insert(workgroups).values({ corp_id: corpId, name: input.name, description: input.description ?? null }).returning().get();
+  return ctx.store.platform.write(async (tx) => {
+    await assertNameFree(tx, corpId, input.name);
+    const row = await tx.insert(workgroups).values({ corp_id: corpId, name: input.name, description: input.description ?? null }).returning().get();
     return workgroupView(tx, row);
   });
 }
 
 export function updateWorkgroup(ctx: AppContext, p: Principal, id: string, input: WorkgroupInput): Promise<Workgroup> {
-  return ctx.store.platform.write((tx) => {
-    const row = visibleWorkgroup(tx, p, id);
-    assertNameFree(tx, row.corp_id, input.name, row.id);
-    const updated = tx.update(workgroups).set({ name: input.name, description: input.description ?? null }).where(eq(workgroups.id, row.id)).returning().get()!;
+  return ctx.store.platform.write(async (tx) => {
+    const row = await visibleWorkgroup(tx, p, id);
+    await assertNameFree(tx, row.corp_id, input.name, row.id);
+    const updated = (await tx.update(workgroups).set({ name: input.name, description: input.description ?? null }).where(eq(workgroups.id, row.id)).returning().get())!;
     return workgroupView(tx, updated);
   });
 }
@@ -144,10 +150,10 @@ export function updateWorkgroup(ctx: AppContext, p: Principal, id: string, input
  * when the caller may not see it); the permission cache is dropped after the COMMIT. Returns the
  * workgroup row (the audit names its corporation).
  */
-function changeWorkgroup(ctx: AppContext, p: Principal, id: string, change: (tx: PlatformDb, row: WorkgroupRow) => void): Promise<WorkgroupRow> {
-  return ctx.store.platform.write((tx, w) => {
-    const row = visibleWorkgroup(tx, p, id);
-    change(tx, row);
+function changeWorkgroup(ctx: AppContext, p: Principal, id: string, change: (tx: PlatformDb, row: WorkgroupRow) => Promise<void>): Promise<WorkgroupRow> {
+  return ctx.store.platform.write(async (tx, w) => {
+    const row = await visibleWorkgroup(tx, p, id);
+    await change(tx, row);
     w.afterCommit(() => ctx.permissions.invalidate());
     return row;
   });
@@ -155,63 +161,65 @@ function changeWorkgroup(ctx: AppContext, p: Principal, id: string, change: (tx:
 
 /** Memberships and grants go with it (ON DELETE CASCADE). */
 export function deleteWorkgroup(ctx: AppContext, p: Principal, id: string): Promise<WorkgroupRow> {
-  return changeWorkgroup(ctx, p, id, (tx, row) => void tx.delete(workgroups).where(eq(workgroups.id, row.id)).run());
+  return changeWorkgroup(ctx, p, id, async (tx, row) => {
+    await tx.delete(workgroups).where(eq(workgroups.id, row.id)).run();
+  });
 }
 
 export function addMember(ctx: AppContext, p: Principal, id: string, userId: string): Promise<WorkgroupRow> {
-  return changeWorkgroup(ctx, p, id, (tx, row) => {
-    if (!findUser(tx, userId)) throw notFound("User");
-    if (!isMember(tx, userId, row.corp_id)) throw conflict("The user is not a member of the workgroup's corporation");
-    tx.insert(workgroupMembers).values({ workgroup_id: row.id, user_id: userId }).onConflictDoNothing().run();
+  return changeWorkgroup(ctx, p, id, async (tx, row) => {
+    if (!(await findUser(tx, userId))) throw notFound("User");
+    if (!(await isMember(tx, userId, row.corp_id))) throw conflict("The user is not a member of the workgroup's corporation");
+    await tx.insert(workgroupMembers).values({ workgroup_id: row.id, user_id: userId }).onConflictDoNothing().run();
   });
 }
 
 export function removeMember(ctx: AppContext, p: Principal, id: string, userId: string): Promise<WorkgroupRow> {
-  return changeWorkgroup(ctx, p, id, (tx, row) => {
-    const gone = tx.delete(workgroupMembers).where(and(eq(workgroupMembers.workgroup_id, row.id), eq(workgroupMembers.user_id, userId))).returning().all();
+  return changeWorkgroup(ctx, p, id, async (tx, row) => {
+    const gone = await tx.delete(workgroupMembers).where(and(eq(workgroupMembers.workgroup_id, row.id), eq(workgroupMembers.user_id, userId))).returning().all();
     if (gone.length === 0) throw notFound("Member");
   });
 }
 
 export function grantService(ctx: AppContext, p: Principal, id: string, serviceId: string): Promise<WorkgroupRow> {
-  return changeWorkgroup(ctx, p, id, (tx, row) => {
-    if (!serviceExists(tx, serviceId)) throw notFound("Service");
-    if (!serviceEnabled(tx, row.corp_id, serviceId)) throw conflict("The service is not enabled for the corporation");
-    tx.insert(workgroupServices).values({ workgroup_id: row.id, service_id: serviceId }).onConflictDoNothing().run();
+  return changeWorkgroup(ctx, p, id, async (tx, row) => {
+    if (!(await serviceExists(tx, serviceId))) throw notFound("Service");
+    if (!(await serviceEnabled(tx, row.corp_id, serviceId))) throw conflict("The service is not enabled for the corporation");
+    await tx.insert(workgroupServices).values({ workgroup_id: row.id, service_id: serviceId }).onConflictDoNothing().run();
   });
 }
 
 export function revokeService(ctx: AppContext, p: Principal, id: string, serviceId: string): Promise<WorkgroupRow> {
-  return changeWorkgroup(ctx, p, id, (tx, row) => {
-    const gone = tx.delete(workgroupServices).where(and(eq(workgroupServices.workgroup_id, row.id), eq(workgroupServices.service_id, serviceId))).returning().all();
+  return changeWorkgroup(ctx, p, id, async (tx, row) => {
+    const gone = await tx.delete(workgroupServices).where(and(eq(workgroupServices.workgroup_id, row.id), eq(workgroupServices.service_id, serviceId))).returning().all();
     if (gone.length === 0) throw notFound("Service grant");
   });
 }
 
 export function grantFeature(ctx: AppContext, p: Principal, id: string, featureId: string): Promise<WorkgroupRow> {
-  return changeWorkgroup(ctx, p, id, (tx, row) => {
-    const serviceId = featureServiceId(tx, featureId);
+  return changeWorkgroup(ctx, p, id, async (tx, row) => {
+    const serviceId = await featureServiceId(tx, featureId);
     if (!serviceId) throw notFound("Feature");
-    if (!serviceEnabled(tx, row.corp_id, serviceId)) throw conflict("The feature's service is not enabled for the corporation");
-    tx.insert(workgroupFeatures).values({ workgroup_id: row.id, feature_id: featureId }).onConflictDoNothing().run();
+    if (!(await serviceEnabled(tx, row.corp_id, serviceId))) throw conflict("The feature's service is not enabled for the corporation");
+    await tx.insert(workgroupFeatures).values({ workgroup_id: row.id, feature_id: featureId }).onConflictDoNothing().run();
   });
 }
 
 export function revokeFeature(ctx: AppContext, p: Principal, id: string, featureId: string): Promise<WorkgroupRow> {
-  return changeWorkgroup(ctx, p, id, (tx, row) => {
-    const gone = tx.delete(workgroupFeatures).where(and(eq(workgroupFeatures.workgroup_id, row.id), eq(workgroupFeatures.feature_id, featureId))).returning().all();
+  return changeWorkgroup(ctx, p, id, async (tx, row) => {
+    const gone = await tx.delete(workgroupFeatures).where(and(eq(workgroupFeatures.workgroup_id, row.id), eq(workgroupFeatures.feature_id, featureId))).returning().all();
     if (gone.length === 0) throw notFound("Feature grant");
   });
 }
 
 /** Grants features to a workgroup (in the caller's transaction); grants already there stay. */
-export function grantFeatures(tx: PlatformDb, workgroupId: string, featureIds: string[]): void {
-  if (featureIds.length) tx.insert(workgroupFeatures).values(featureIds.map((feature_id) => ({ workgroup_id: workgroupId, feature_id }))).onConflictDoNothing().run();
+export async function grantFeatures(tx: PlatformDb, workgroupId: string, featureIds: string[]): Promise<void> {
+  if (featureIds.length) await tx.insert(workgroupFeatures).values(featureIds.map((feature_id) => ({ workgroup_id: workgroupId, feature_id }))).onConflictDoNothing().run();
 }
 
 /** Takes a user out of every workgroup of a corporation (in the caller's transaction: the membership ends). */
-export function removeUserFromCorpWorkgroups(tx: PlatformDb, corpId: string, userId: string): void {
-  tx.delete(workgroupMembers)
+export async function removeUserFromCorpWorkgroups(tx: PlatformDb, corpId: string, userId: string): Promise<void> {
+  await tx.delete(workgroupMembers)
     .where(and(eq(workgroupMembers.user_id, userId), inArray(workgroupMembers.workgroup_id, corpWorkgroups(tx, corpId))))
     .run();
 }
@@ -220,12 +228,12 @@ export function removeUserFromCorpWorkgroups(tx: PlatformDb, corpId: string, use
  * Drops a service's grant, and the grants of its features (`featureIds`, a subquery of the
  * catalog's), from every workgroup of a corporation (in the caller's transaction: the service is disabled).
  */
-export function revokeServiceInCorp(tx: PlatformDb, corpId: string, serviceId: string, featureIds: SQLWrapper): void {
+export async function revokeServiceInCorp(tx: PlatformDb, corpId: string, serviceId: string, featureIds: SQLWrapper): Promise<void> {
   const ids = corpWorkgroups(tx, corpId);
-  tx.delete(workgroupServices)
+  await tx.delete(workgroupServices)
     .where(and(eq(workgroupServices.service_id, serviceId), inArray(workgroupServices.workgroup_id, ids)))
     .run();
-  tx.delete(workgroupFeatures)
+  await tx.delete(workgroupFeatures)
     .where(and(inArray(workgroupFeatures.feature_id, featureIds), inArray(workgroupFeatures.workgroup_id, ids)))
     .run();
 }

@@ -203,7 +203,7 @@ sourceOnly("auth guard: probe routes over the real guard", () => {
   function probeApp() {
     return new Elysia()
       .use(authGuard(t.ctx))
-      .get("/api/city", ({ tenant }) => tenant.read((db) => ({ events: db.select().from(events).all().map((e) => e.record_id) })), { auth: "platform.city" })
+      .get("/api/city", ({ tenant }) => tenant.read(async (db) => ({ events: (await db.select().from(events).all()).map((e) => e.record_id) })), { auth: "platform.city" })
       .get("/api/city/:id", ({ principal }) => ({ corp: principal.corpId }), { auth: "platform.city" })
       .get("/api/only-super", () => ({ ok: true }), { auth: "*" })
       .get("/api/user/:id/self", () => ({ ok: true }), { auth: { guard: "platform.user", self: "id" } });

@@ -20,23 +20,23 @@ const count = (table: string) => (t.sql().query(`SELECT count(*) AS n FROM ${tab
 
 testSourceOnly("prune functions delete what housekeeping deletes, at most `limit` a call, and say how many", async () => {
   // Devices: 3 expired. Reset keys: 2 expired, 1 used, 2 live. Failure counters: 4 idle, of which 1 still locks.
-  await t.ctx.store.platform.write((tx) => {
+  await t.ctx.store.platform.write(async (tx) => {
     const sql = tx.$client;
     for (let i = 0; i < 5; i++) {
-      sql.query("INSERT INTO remembered_devices (id, user_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?)").run(crypto.randomUUID(), admin.userId, `h-${i}`, OLD, i < 3 ? OLD : LATER);
-      sql
+      await sql.query("INSERT INTO remembered_devices (id, user_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?)").run(crypto.randomUUID(), admin.userId, `h-${i}`, OLD, i < 3 ? OLD : LATER);
+      await sql
         .query("INSERT INTO password_reset_keys (id, user_id, key_hash, created_at, expires_at, used_at) VALUES (?, ?, ?, ?, ?, ?)")
         .run(crypto.randomUUID(), admin.userId, `k-${i}`, OLD, i < 2 ? OLD : LATER, i === 4 ? OLD : null);
-      sql.query("INSERT INTO login_failures (corp_id, login, failures, locked_until, updated_at) VALUES (?, ?, 1, ?, ?)").run(admin.corpId, `l-${i}`, i === 0 ? LATER : null, i < 4 ? OLD : LATER);
+      await sql.query("INSERT INTO login_failures (corp_id, login, failures, locked_until, updated_at) VALUES (?, ?, 1, ?, ?)").run(admin.corpId, `l-${i}`, i === 0 ? LATER : null, i < 4 ? OLD : LATER);
     }
   });
   const now = Date.now();
-  const pruned = await t.ctx.store.platform.write((tx) => [
-    pruneRememberedDevices(tx, now, 2),
-    pruneRememberedDevices(tx, now, 2),
-    pruneRememberedDevices(tx, now, 2),
-    prunePasswordResetKeys(tx, now, 10),
-    pruneLoginFailures(tx, now, 10),
+  const pruned = await t.ctx.store.platform.write(async (tx) => [
+    await pruneRememberedDevices(tx, now, 2),
+    await pruneRememberedDevices(tx, now, 2),
+    await pruneRememberedDevices(tx, now, 2),
+    await prunePasswordResetKeys(tx, now, 10),
+    await pruneLoginFailures(tx, now, 10),
   ]);
   expect(pruned).toEqual([2, 1, 0, 3, 3]);
   expect([count("remembered_devices"), count("password_reset_keys"), count("login_failures")]).toEqual([2, 2, 2]);

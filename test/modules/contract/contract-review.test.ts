@@ -48,7 +48,8 @@ describe("POST /api/contract; POST /api/contract/{id}/config: optional fields se
     // The stored password is unchanged: RADIUS still sees it.
     const { findContractByUsername } = await import("../../../src/modules/contract");
     const { drizzle } = await import("drizzle-orm/bun-sqlite");
-    expect(findContractByUsername(drizzle(t.sql(admin.corpId)), "cfg-null")!.config.password).toBe("first-pass");
+    const { handleOf } = await import("../../../src/db/sqlite");
+    expect((await findContractByUsername(handleOf(drizzle(t.sql(admin.corpId))), "cfg-null"))!.config.password).toBe("first-pass");
   });
 
   test("PATCH /api/contract/{id}/flags with add or remove null treats it as empty", async () => {

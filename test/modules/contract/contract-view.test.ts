@@ -122,7 +122,7 @@ testSourceOnly("GET /api/contract/{id} reuses its text only until the corporatio
 
   // Straight into the database, on the app's own writer connection.
   const door = f.t.ctx.store.tenant(f.admin.corpId);
-  await door.write((tx) => tx.$client.run("UPDATE persons SET name = 'Renamed 41' WHERE id = ?1", [c.customer.id]));
+  await door.write((tx) => tx.$client.query("UPDATE persons SET name = 'Renamed 41' WHERE id = ?1").run(c.customer.id));
   expect((await get()).customer.name).toBe("Renamed 41");
 
   // From another connection to the same file.
@@ -137,9 +137,9 @@ testSourceOnly("GET /api/contract/{id} reuses its text only until the corporatio
   // Inside a transaction that rolls back: its view is not kept past it.
   const tz = (await get()).start_date.slice(-6) === "-03:00" ? "America/Sao_Paulo" : "UTC";
   await expect(
-    door.write((tx) => {
-      tx.$client.run("UPDATE contracts SET number = 'Rolled back 41' WHERE id = ?1", [c.id]);
-      expect(JSON.parse(contractViewJson(tx, c.id, tz)).number).toBe("Rolled back 41");
+    door.write(async (tx) => {
+      await tx.$client.query("UPDATE contracts SET number = 'Rolled back 41' WHERE id = ?1").run(c.id);
+      expect(JSON.parse(await contractViewJson(tx, c.id, tz)).number).toBe("Rolled back 41");
       throw new Error("roll back");
     }),
   ).rejects.toThrow("roll back");

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import { UNKNOWN_ID } from "../../support/helpers";
 import { lastSeq, newEvents, registryApp } from "../../support/registry";
+import { handleOf } from "../../../src/db/sqlite";
 import { findContractByUsername } from "../../../src/modules/contract/service";
 
 let f: Awaited<ReturnType<typeof registryApp>>;
@@ -58,9 +59,9 @@ describe("GET|POST /api/contract; GET|PUT /api/contract/{id}; POST /api/contract
     expect(ev[0].payload.data).toEqual(shown.body);
     expect(JSON.stringify(ev)).not.toContain(c.config.password);
     // RADIUS lookup by username, with the stored password.
-    const found = findContractByUsername(drizzle(f.t.sql(corpId)), "C-1");
+    const found = await findContractByUsername(handleOf(drizzle(f.t.sql(corpId))), "C-1");
     expect(found).toMatchObject({ contract: { id: c.id, contract_status: "ACTIVE" }, config: { username: "C-1", password: c.config.password } });
-    expect(findContractByUsername(drizzle(f.t.sql(corpId)), "nobody")).toBeNull();
+    expect(await findContractByUsername(handleOf(drizzle(f.t.sql(corpId))), "nobody")).toBeNull();
   });
 
   test("username defaults to the id when the number is taken as a username", async () => {
@@ -141,7 +142,7 @@ describe("GET|POST /api/contract; GET|PUT /api/contract/{id}; POST /api/contract
     expect(set.body.config).toEqual({ username: "alice", password: "s3cret-pass", min_upload: "10M", max_upload: "1.5G", min_download: "512k", max_download: "100M", pool_name_ipv4: "pool4", ipv4: "10.0.0.7", poll_name_ipv6: "pool6", ipv6: "2001:db8::/64" });
     const again = await req("POST", `/api/contract/${a.id}/config`, { token, body: { max_upload: "20M" } });
     expect(again.body.config).toMatchObject({ username: "alice", password: "********", max_upload: "20M", min_upload: null });
-    expect(findContractByUsername(drizzle(f.t.sql(corpId)), "alice")!.config.password).toBe("s3cret-pass");
+    expect((await findContractByUsername(handleOf(drizzle(f.t.sql(corpId))), "alice"))!.config.password).toBe("s3cret-pass");
     expect((await req("GET", `/api/contract/${a.id}`, { token })).body.config.password).toBe("********");
     const ev = newEvents(f.t, corpId, mark);
     expect(ev.map((e) => e.type)).toEqual(["CONTRACT_AFTER_UPDATE", "CONTRACT_AFTER_UPDATE"]);

@@ -22,7 +22,7 @@ async function corp() {
   t = await makeApp();
   const admin = await startAndLogin(t);
   const door = t.ctx.store.tenant(admin.corpId);
-  const ids = (table: string) => door.read((db) => (db.$client.query(`SELECT id FROM ${table} ORDER BY id`).all() as { id: string }[]).map((r) => r.id));
+  const ids = (table: string) => door.read(async (db) => (await db.$client.query<{ id: string }>(`SELECT id FROM ${table} ORDER BY id`).all()).map((r) => r.id));
   return { door, ids };
 }
 
@@ -33,19 +33,19 @@ describe("isp retention: prune functions", () => {
     const cutoff = now - 400 * DAY;
     const old: string[] = [];
     const kept: string[] = [];
-    await door.write((tx) => {
+    await door.write(async (tx) => {
       const insert = tx.$client.query(
         `INSERT INTO isp_radius_accounting (id, nas_id, nas_ip, username, session_id, status_type, session_time, event_at, received_at, attributes)
          VALUES (?1, 'nas', '192.0.2.10', 'maria', ?1, 'Stop', 60, ?2, ?3, '{}')`,
       );
-      const row = (receivedAt: number, eventAt = receivedAt) => {
+      const row = async (receivedAt: number, eventAt = receivedAt) => {
         const id = idAt(receivedAt);
-        insert.run(id, iso(eventAt), iso(receivedAt));
+        await insert.run(id, iso(eventAt), iso(receivedAt));
         return id;
       };
-      old.push(row(cutoff - DAY), row(cutoff - 100 * DAY), row(cutoff - 60_000));
+      old.push(await row(cutoff - DAY), await row(cutoff - 100 * DAY), await row(cutoff - 60_000));
       // The NAS's clock (event_at) does not count.
-      kept.push(row(cutoff + DAY), row(now - DAY, now - 900 * DAY), row(cutoff + 60_000));
+      kept.push(await row(cutoff + DAY), await row(now - DAY, now - 900 * DAY), await row(cutoff + 60_000));
     });
     const prune = (limit: number) => door.write((tx) => pruneIspRadiusAccounting(tx, iso(cutoff), limit, idFloor(cutoff + 60_000)));
     expect(await prune(2)).toBe(2);
@@ -58,13 +58,13 @@ describe("isp retention: prune functions", () => {
     const { door, ids } = await corp();
     const now = Date.now();
     const at = (ago: number) => iso(now - ago);
-    await door.write((tx) => {
+    await door.write(async (tx) => {
       const insert = tx.$client.query(
         "INSERT INTO isp_radius_sessions (id, nas_id, acct_session_id, username, started_at, updated_at, open, stale_at, received_at, created_at) VALUES (?1, 'nas', ?1, 'maria', ?2, ?2, ?3, ?2, ?2, ?2)",
       );
-      insert.run("old-closed", at(401 * DAY), 0);
-      insert.run("old-stale", at(402 * DAY), 1);
-      insert.run("recent", at(10 * DAY), 0);
+      await insert.run("old-closed", at(401 * DAY), 0);
+      await insert.run("old-stale", at(402 * DAY), 1);
+      await insert.run("recent", at(10 * DAY), 0);
     });
     const cutoff = iso(now - 400 * DAY);
     expect(await door.write((tx) => pruneIspRadiusSessions(tx, cutoff, 1))).toBe(1);
@@ -75,11 +75,11 @@ describe("isp retention: prune functions", () => {
   test("pruneIspRadiusAttempts: attempts made before the cutoff go", async () => {
     const { door, ids } = await corp();
     const now = Date.now();
-    await door.write((tx) => {
+    await door.write(async (tx) => {
       const insert = tx.$client.query("INSERT INTO isp_radius_attempts (id, at, username, nas_ip, outcome, reason) VALUES (?1, ?2, 'maria', '192.0.2.10', 'reject', 'bad-password')");
-      insert.run("a-31", iso(now - 31 * DAY));
-      insert.run("a-45", iso(now - 45 * DAY));
-      insert.run("a-29", iso(now - 29 * DAY));
+      await insert.run("a-31", iso(now - 31 * DAY));
+      await insert.run("a-45", iso(now - 45 * DAY));
+      await insert.run("a-29", iso(now - 29 * DAY));
     });
     expect(await door.write((tx) => pruneIspRadiusAttempts(tx, iso(now - 30 * DAY), 1_000))).toBe(2);
     expect(await ids("isp_radius_attempts")).toEqual(["a-29"]);

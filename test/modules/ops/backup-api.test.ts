@@ -182,7 +182,7 @@ testSourceOnly("POST /api/backup copies the last committed state: a write transa
     const insertedYet = new Promise<void>((r) => (inserted = r));
     // A write that stays open across an await, as an async handler's would.
     const open = s.ctx.store.tenant(a.corpId).write(async (tx) => {
-      tx.insert(notes).values({ id: noteId, user_id: a.userId, content: "uncommitted" }).run();
+      await tx.insert(notes).values({ id: noteId, user_id: a.userId, content: "uncommitted" }).run();
       inserted();
       await held;
     });

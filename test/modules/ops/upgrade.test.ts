@@ -61,7 +61,7 @@ test("upgrade: platform then every corporation migrate; a failing corporation ro
   // migrate --dry-run lists what the newer release would apply, per database, and applies nothing.
   const release = newerRelease();
   const platformBytes = readFileSync(join(dir, "platform.db"));
-  const plan = migrationPlan(dir, release.platformMigrations, release.tenantMigrations);
+  const plan = await migrationPlan(dir, release.platformMigrations, release.tenantMigrations);
   expect(plan.map((e) => [e.database, e.auth_name ?? null, e.pending])).toEqual([
     ["platform", null, ["9001_probe"]],
     ["corporation", "acme", ["9001_probe"]],

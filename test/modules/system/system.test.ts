@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { renderMigrationsModule } from "../../../scripts/embed-migrations";
+import { requireSqliteClient } from "../../../src/db/sqlite";
 import { makeApp, testSourceOnly, type TestApp } from "../../support/helpers";
 
 let t: TestApp;
@@ -16,8 +17,8 @@ testSourceOnly("health is 200 while the platform database answers, 503 when it d
   expect(ok.body.status).toBe("ok");
   const other = await makeApp();
   // Both connections of the platform door: health reads on the read connection.
-  await other.ctx.store.platform.write((db) => void setImmediate(() => db.$client.close()));
-  await other.ctx.store.platform.read((db) => db.$client.close());
+  await other.ctx.store.platform.write((db) => void setImmediate(() => requireSqliteClient(db).close()));
+  await other.ctx.store.platform.read((db) => requireSqliteClient(db).close());
   const down = await other.req("GET", "/api/health");
   expect(down.status).toBe(503);
   expect(down.body.type).toBe("urn:corpadmin:problem:unavailable");

@@ -6,7 +6,7 @@ import { afterAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { applyMigrations, migrationsOf } from "../../../src/db/migrations";
 import { SqliteDoor } from "../../../src/db/door";
-import { openTenantDb } from "../../../src/db/sqlite";
+import { handleOf, openTenantDb } from "../../../src/db/sqlite";
 import { recordEvent } from "../../../src/core/events";
 import { makeApp, startAndLogin, tempDir } from "../../support/helpers";
 import { LOOPBACK_ALLOWED, receiver, waitFor } from "../../support/webhooks";
@@ -51,8 +51,8 @@ test("kill -9 with deliveries pending: after restarts every event is delivered, 
   const EVENTS = 400;
   const db = openTenantDb(tenantPath);
   applyMigrations(db, migrationsOf("tenant"));
-  await new SqliteDoor(db, tenantPath).write((tx) => {
-    for (let n = 0; n < EVENTS; n++) recordEvent(tx, "CONTRACT_AFTER_INSERT", `contract-${n}`, { n });
+  await new SqliteDoor(db, tenantPath).write(async (tx) => {
+    for (let n = 0; n < EVENTS; n++) await recordEvent(handleOf(tx), "CONTRACT_AFTER_INSERT", `contract-${n}`, { n });
   });
   db.$client.close();
 
