@@ -11,10 +11,13 @@ import { drizzle } from "drizzle-orm/bun-sqlite";
 import { allCorpRefs } from "../modules/corp/service";
 import { serverDirs } from "../modules/server/service";
 import { TenantDbs } from "../db/tenants";
-import { createLogger } from "../lib/log";
+import { createLogger, type Logger } from "../lib/log";
+import { preparePostgres } from "../db/pg/store";
+import { redactedDatabaseUrl } from "../db/pg/url";
 
-export function migrate(config: Config): number {
+export async function migrate(config: Config): Promise<number> {
   const logger = createLogger(config.logLevel);
+  if (config.databaseUrl) return migratePostgres(config.databaseUrl, config.dataDir, logger);
   mkdirSync(config.dataDir, { recursive: true });
   const platform = openPlatformDb(join(config.dataDir, "platform.db"));
   const tenants = new TenantDbs(platform, logger);
@@ -23,11 +26,25 @@ export function migrate(config: Config): number {
     const results = migrateAllCorps(platform, tenants, logger, true);
     const failed = results.filter((r) => r.error);
     for (const r of results) logger.info("corporation database", r);
-    logger.info("migrate done", { corporations: results.length, failed: failed.length });
+    logger.info("migrate done", { engine: "sqlite", corporations: results.length, failed: failed.length });
     return failed.length ? 1 : 0;
   } finally {
     tenants.closeAll();
     platform.$client.close();
+  }
+}
+
+/**
+ * PostgreSQL (cluster mode): the one database, platform and tenant tables together, under the
+ * migrator's advisory lock (a node starting meanwhile waits), and the built-in rows seeded.
+ */
+async function migratePostgres(url: string, dataDir: string, logger: Logger): Promise<number> {
+  const start = await preparePostgres(url, dataDir);
+  try {
+    logger.info("migrate done", { engine: "postgres", database_url: redactedDatabaseUrl(url), ...start.migrated });
+    return 0;
+  } finally {
+    await start.sql.close();
   }
 }
 

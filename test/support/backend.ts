@@ -5,7 +5,9 @@
 // of running every migration per app), dropped when the app closes.
 import { describe, test } from "bun:test";
 import { SQL } from "bun";
+import type { TenantRegistry } from "../../src/core/storage";
 import { preparePostgres } from "../../src/db/pg/store";
+import { TenantDbs } from "../../src/db/tenants";
 import { startPostgres, APP_ROLE, type TestPostgres } from "./postgres";
 
 export const TEST_BACKEND: "sqlite" | "pg" = process.env.CORPADMIN_TEST_BACKEND === "pg" ? "pg" : "sqlite";
@@ -38,20 +40,40 @@ async function startServer(): Promise<{ pg: TestPostgres; admin: SQL }> {
 
 const NONE: TestDatabase = { env: {}, drop: async () => {} };
 
-/** A fresh database for one app (PostgreSQL backend), or nothing to do (SQLite). */
-export async function testDatabase(): Promise<TestDatabase> {
-  if (TEST_BACKEND !== "pg") return NONE;
+/** Databases by the data directory of their app: an app started again over the same directory finds its data. */
+const byDir = new Map<string, Promise<TestDatabase>>();
+
+/**
+ * The database of the app over data directory `dir` (PostgreSQL backend): a fresh one for a new
+ * directory, the same one for a directory met before and not yet dropped; nothing on SQLite.
+ */
+export function testDatabase(dir: string): Promise<TestDatabase> {
+  if (TEST_BACKEND !== "pg") return Promise.resolve(NONE);
+  let db = byDir.get(dir);
+  if (!db) {
+    db = createTestDatabase(dir);
+    byDir.set(dir, db);
+  }
+  return db;
+}
+
+async function createTestDatabase(dir: string): Promise<TestDatabase> {
   server ??= startServer();
   const { pg, admin } = await server;
   const name = `app_${process.pid}_${++made}`;
   await admin.unsafe(`CREATE DATABASE ${name} OWNER ${APP_ROLE} TEMPLATE ${TEMPLATE}`);
-  let dropped = false;
   return {
     env: { CORPADMIN_DATABASE_URL: `postgres://${APP_ROLE}@127.0.0.1:${pg.port}/${name}` },
     async drop() {
-      if (dropped) return;
-      dropped = true;
+      if (byDir.get(dir) === undefined) return;
+      byDir.delete(dir);
       await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     },
   };
+}
+
+/** The app's corporation files, for a SQLite-only test that drives them (idle closing, migrations). */
+export function sqliteTenants(ctx: { tenants: TenantRegistry }): TenantDbs {
+  if (!(ctx.tenants instanceof TenantDbs)) throw new Error("this test drives SQLite's corporation files");
+  return ctx.tenants;
 }

@@ -7,6 +7,9 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createApp, type AppOptions } from "../../src/app";
+import { prepareStorage } from "../../src/core/context";
+import { testDatabase } from "./backend";
+import { pgReaders } from "./pg-files";
 import { loadConfig, type Config } from "../../src/config";
 import { silentLogger } from "../../src/lib/log";
 
@@ -86,8 +89,10 @@ export function makeApp(opts: MakeAppOptions = {}): Promise<TestApp> {
 
 async function makeSourceApp(opts: MakeAppOptions = {}) {
   const dir = opts.dir ?? tempDir();
-  const config: Config = { ...loadConfig(new Map(), { CORPADMIN_DATA_DIR: dir, ...TEST_ENV, ...opts.env }), ...opts.config };
+  const database = await testDatabase(dir);
+  const config: Config = { ...loadConfig(new Map(), { CORPADMIN_DATA_DIR: dir, ...TEST_ENV, ...database.env, ...opts.env }), ...opts.config };
   const { app, ctx, serveRoutes } = createApp(config, {
+    ...(await prepareStorage(config)),
     logger: silentLogger,
     clientIp: (request, peer) => request.headers.get("x-test-peer") ?? peer ?? "127.0.0.1",
     // Suites log in far more than 60 times a minute; the rate-limit tests use the real default.
@@ -95,7 +100,7 @@ async function makeSourceApp(opts: MakeAppOptions = {}) {
     startDelayMs: 0,
     ...opts.options,
   });
-  const files = readers(dir);
+  const files = database.env.CORPADMIN_DATABASE_URL ? pgReaders(database.env.CORPADMIN_DATABASE_URL) : readers(dir);
   async function req<T = any>(method: string, path: string, o: ReqOptions = {}): Promise<Res<T>> {
     const { headers, body } = requestParts(o, "x-test-peer");
     return toRes<T>(await app.handle(new Request(`http://localhost${path}`, { method, headers, body })));
@@ -123,7 +128,10 @@ async function makeSourceApp(opts: MakeAppOptions = {}) {
       files.closeAll();
       if (app.server) await app.stop();
       await ctx.close();
-      if (removeDir) rmSync(dir, { recursive: true, force: true });
+      if (removeDir) {
+        rmSync(dir, { recursive: true, force: true });
+        await database.drop();
+      }
     },
   };
 }
@@ -184,6 +192,7 @@ async function makeBinaryApp(opts: MakeAppOptions = {}): Promise<TestApp> {
   const { publicAuthLimit, ...inProcess } = opts.options ?? {};
   if (opts.config || Object.keys(inProcess).length) sourceOnlyError("makeApp's config/options");
   const dir = opts.dir ?? tempDir();
+  const database = await testDatabase(dir);
   const log = join(tmpdir(), `corpadmin-test-${crypto.randomUUID()}`);
   const output = () => ["out", "err"].map((k) => readFileSync(`${log}.${k}`, "utf8")).join("");
   const removeLogs = () => ["out", "err"].forEach((k) => rmSync(`${log}.${k}`, { force: true }));
@@ -204,6 +213,7 @@ async function makeBinaryApp(opts: MakeAppOptions = {}): Promise<TestApp> {
       // Requests come from this process; `ip` travels as X-Forwarded-For.
       CORPADMIN_TRUSTED_PROXIES: "127.0.0.1/32",
       ...TEST_ENV,
+      ...database.env,
       ...opts.env,
     };
     const p = Bun.spawn([BINARY, "serve"], { cwd: dir, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env }, stdout: Bun.file(`${log}.out`), stderr: Bun.file(`${log}.err`) });
@@ -235,7 +245,7 @@ async function makeBinaryApp(opts: MakeAppOptions = {}): Promise<TestApp> {
     return toRes<T>(await fetch(base + path, { method, headers, body, redirect: "manual", decompress: false } as RequestInit));
   }
   let closed = false;
-  const files = readers(dir);
+  const files = database.env.CORPADMIN_DATABASE_URL ? pgReaders(database.env.CORPADMIN_DATABASE_URL) : readers(dir);
   const t = {
     get app(): TestApp["app"] {
       return sourceOnlyError("t.app");
@@ -276,7 +286,10 @@ async function makeBinaryApp(opts: MakeAppOptions = {}): Promise<TestApp> {
         running.delete(server);
         removeLogs();
       }
-      if (removeDir) rmSync(dir, { recursive: true, force: true });
+      if (removeDir) {
+        rmSync(dir, { recursive: true, force: true });
+        await database.drop();
+      }
     },
   };
   return t;

@@ -80,7 +80,7 @@ export class PgStore implements AppStore {
   private doors = new Map<string, PgTenantDoor>();
 
   constructor(readonly pg: PgDoors) {
-    this.platform = pg.platform as unknown as PlatformDoor;
+    this.platform = pg.platform;
   }
 
   tenant(corpId: string): TenantDoor {
@@ -89,7 +89,7 @@ export class PgStore implements AppStore {
       door = this.pg.tenant(corpId);
       this.doors.set(corpId, door);
     }
-    return door as unknown as TenantDoor;
+    return door;
   }
 
   /** Nothing is opened for a corporation: the background door is the request door. */

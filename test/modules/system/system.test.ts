@@ -3,12 +3,18 @@ import { readFileSync } from "node:fs";
 import { renderMigrationsModule } from "../../../scripts/embed-migrations";
 import { requireSqliteClient } from "../../../src/db/sqlite";
 import { makeApp, testSourceOnly, type TestApp } from "../../support/helpers";
+import { TEST_BACKEND } from "../../support/backend";
 
 let t: TestApp;
 beforeAll(async () => {
   t = await makeApp();
 });
 afterAll(() => t.close());
+
+test("health names the storage engine: SQLite files, or PostgreSQL with --database-url", async () => {
+  const ok = await t.req("GET", "/api/health");
+  expect(ok.body).toMatchObject({ status: "ok", engine: TEST_BACKEND === "pg" ? "postgres" : "sqlite" });
+});
 
 // In-process: closes the app's platform database under it.
 testSourceOnly("health is 200 while the platform database answers, 503 when it does not", async () => {
