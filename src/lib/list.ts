@@ -138,14 +138,15 @@ const ASCII = /^[\x00-\x7f]*$/;
  * what LIKE finds (LIKE folds ASCII letters only, and an ASCII letter's case variants are ASCII),
  * and LIKE runs in less than half the time: a search counts its matches over the whole table.
  */
-function qCondition(q: string, glob: boolean): (c: SQLiteColumn) => SQL {
-  // PostgreSQL has no GLOB: LIKE there (ILIKE once translated), which folds ASCII letters.
-  if (ASCII.test(q) || !glob) {
-    const pattern = `%${q.replace(/[\\%_]/g, "\\$&")}%`;
-    return (c) => sql`${c} LIKE ${pattern} ESCAPE '\\'`;
-  }
-  const pattern = caselessGlob(q);
-  return (c) => sql`${c} GLOB ${pattern}`;
+function qCondition(q: string, sqlite: boolean): (c: SQLiteColumn) => SQL {
+  const pattern = `%${q.replace(/[\\%_]/g, "\\$&")}%`;
+  // PostgreSQL has no GLOB nor trigram index: ILIKE (as LIKE is translated there) over both sides
+  // without their accents, which folds case and diacritics as the SQLite indexes' search does.
+  // Its text holds no NUL (PostgreSQL refuses one in a parameter): such a q matches nothing.
+  if (!sqlite) return q.includes("\0") ? () => sql`1 = 0` : (c) => sql`unaccent(${c}) LIKE unaccent(${pattern}) ESCAPE '\\'`;
+  if (ASCII.test(q)) return (c) => sql`${c} LIKE ${pattern} ESCAPE '\\'`;
+  const glob = caselessGlob(q);
+  return (c) => sql`${c} GLOB ${glob}`;
 }
 
 /** Shortest `q` (in code points) a trigram index can answer: shorter ones match nothing there. */
