@@ -11,7 +11,7 @@ import { prepareStorage } from "../../src/core/context";
 import { testDatabase } from "./backend";
 import { pgReaders } from "./pg-files";
 import { loadConfig, type Config } from "../../src/config";
-import { silentLogger } from "../../src/lib/log";
+import { createLogger, silentLogger, type LogLevel } from "../../src/lib/log";
 
 export const ADMIN = { login: "admin", password: "admin-password-1", name: "Admin", email: "admin@example.com" };
 
@@ -93,7 +93,8 @@ async function makeSourceApp(opts: MakeAppOptions = {}) {
   const config: Config = { ...loadConfig(new Map(), { CORPADMIN_DATA_DIR: dir, ...TEST_ENV, ...database.env, ...opts.env }), ...opts.config };
   const { app, ctx, serveRoutes } = createApp(config, {
     ...(await prepareStorage(config)),
-    logger: silentLogger,
+    // CORPADMIN_TEST_LOG=error (or warn, ...): the in-process app's log on stdout, to see a 500's cause.
+    logger: process.env.CORPADMIN_TEST_LOG ? createLogger(process.env.CORPADMIN_TEST_LOG as LogLevel) : silentLogger,
     clientIp: (request, peer) => request.headers.get("x-test-peer") ?? peer ?? "127.0.0.1",
     // Suites log in far more than 60 times a minute; the rate-limit tests use the real default.
     publicAuthLimit: 100_000,

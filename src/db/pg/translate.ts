@@ -18,6 +18,8 @@
 //   `((x)::json ->> ...)` (text, where SQLite returns the JSON value's own type)
 // - `rowid IN (SELECT rowid ...)` → `ctid IN (SELECT ctid ...)` (the bounded-DELETE form); any other
 //   rowid is refused (a number the code keeps has no PostgreSQL counterpart)
+// - `CAST(x AS INTEGER)` → `CAST(x AS bigint)` (SQLite's integers are 64-bit): the way to type a
+//   placeholder no context types (`SELECT CAST(?2 AS INTEGER)`)
 // - `INDEXED BY i` / `NOT INDEXED` dropped, `CROSS JOIN t ON` → `JOIN t ON`, unary `+col` → `col`
 // - `col = 0|1`, `col <> 0|1`, `col IN (0, 1)` for a column that is boolean on PostgreSQL →
 //   `false`/`true`; a bare `0`/`1` operand of AND/OR (Drizzle's `sql\`0\``) likewise
@@ -271,6 +273,8 @@ function rewrite(sqlite: string, tenant: boolean): Translated {
 
   // Anywhere else a rowid is a number the code keeps (list.ts's match sets): ctid is no number.
   if (/\browid\b/i.test(text)) throw new Error(`not translatable to PostgreSQL (rowid outside "rowid IN (SELECT rowid ...)"): ${sqlite}`);
+  // SQLite's INTEGER is 64-bit; PostgreSQL's is 32 (an epoch in ms overflows it).
+  text = text.replace(/\bas\s+integer\s*\)/gi, "as bigint)");
   text = rewriteCalls(text, "ifnull", (a) => `coalesce(${a.join(", ")})`);
   text = rewriteCalls(text, "instr", (a) => `strpos(${a.join(", ")})`);
   text = rewriteCalls(text, "group_concat", (a) => `string_agg((${a[0]})::text, ${a[1] ?? "','"})`);
