@@ -3,7 +3,7 @@
 // Database; here the same text is translated (src/db/pg/translate.ts) and run synchronously by
 // `psql`, as the app's role (so row-level security shows one corporation's rows, as its file
 // would), values returned as the app's handle returns them (numbers, 1/0 for booleans, JSON as
-// stored). What only SQLite has (PRAGMA, sqlite_master, drizzle over the file) fails, naming it.
+// stored); `rowid` read as ctid. What only SQLite has (PRAGMA, sqlite_master, drizzle over the file) fails, naming it.
 import type { Database } from "bun:sqlite";
 import { translate } from "../../src/db/pg/translate";
 import { PG_BIN } from "./postgres";
@@ -20,7 +20,8 @@ function literal(v: unknown): string {
 
 /** The statement with its parameters written in as untyped literals (PostgreSQL infers their types). */
 function inline(sqlite: string, corpId: string | undefined, params: Params): string {
-  const t = translate(sqlite, { tenant: !!corpId });
+  // A check's `ORDER BY rowid` (insertion order): ctid is that order for rows never updated.
+  const t = translate(sqlite.replace(/\browid\b/gi, "ctid"), { tenant: !!corpId });
   let values: unknown[] = params;
   if (t.names) {
     const obj = (params[0] ?? {}) as Record<string, unknown>;
