@@ -73,7 +73,8 @@ function connection(url: string, corpId: string | undefined, write: boolean): Da
   const db = {
     query: statement,
     prepare: statement,
-    run: (sqlite: string, ...p: Params) => statement(sqlite).run(...p),
+    // bun:sqlite's Database.run takes the bindings as one array.
+    run: (sqlite: string, bindings: Params = []) => statement(sqlite).run(...bindings),
     exec: (sqlite: string) => {
       if (!write) throw new Error("t.sql is read-only: t.sqlWrite writes");
       psql(url, corpId, true, translate(sqlite, { tenant: !!corpId }).sql);
