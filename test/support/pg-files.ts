@@ -3,7 +3,7 @@
 // Database; here the same text is translated (src/db/pg/translate.ts) and run synchronously by
 // `psql`, as the app's role (so row-level security shows one corporation's rows, as its file
 // would), values returned as the app's handle returns them (numbers, 1/0 for booleans, JSON as
-// stored); `rowid` read as ctid. What only SQLite has (PRAGMA, sqlite_master, drizzle over the file) fails, naming it.
+// stored); `rowid` read as ctid, sqlite_master's tables from PostgreSQL's catalog. What only SQLite has (PRAGMA, sqlite_master, drizzle over the file) fails, naming it.
 import type { Database } from "bun:sqlite";
 import { translate } from "../../src/db/pg/translate";
 import { PG_BIN } from "./postgres";
@@ -18,10 +18,13 @@ function literal(v: unknown): string {
   return `'${String(v).replaceAll("'", "''")}'`;
 }
 
+const CATALOG = `(SELECT table_name AS name, 'table' AS type FROM information_schema.tables WHERE table_schema = current_schema()) AS pg_tables_as_sqlite_master`;
+
 /** The statement with its parameters written in as untyped literals (PostgreSQL infers their types). */
 function inline(sqlite: string, corpId: string | undefined, params: Params): string {
-  // A check's `ORDER BY rowid` (insertion order): ctid is that order for rows never updated.
-  const t = translate(sqlite.replace(/\browid\b/gi, "ctid"), { tenant: !!corpId });
+  // A check's `ORDER BY rowid` (insertion order): ctid is that order for rows never updated; the
+  // catalog's tables as sqlite_master lists them (every table: the platform's and the shared ones).
+  const t = translate(sqlite.replace(/\browid\b/gi, "ctid").replace(/\bsqlite_master\b/gi, CATALOG), { tenant: !!corpId });
   let values: unknown[] = params;
   if (t.names) {
     const obj = (params[0] ?? {}) as Record<string, unknown>;
@@ -35,7 +38,9 @@ function inline(sqlite: string, corpId: string | undefined, params: Params): str
 }
 
 function psql(url: string, corpId: string | undefined, write: boolean, statement: string): string {
-  const setup = [corpId ? `SET corpadmin.corp_id = ${literal(corpId)}` : "", write ? "" : "SET default_transaction_read_only = on"].filter(Boolean);
+  // The platform's connection sees no corporation's rows (as platform.db holds none), and its
+  // reads of a tenant table find nothing rather than an unset setting.
+  const setup = [`SET corpadmin.corp_id = ${literal(corpId ?? "")}`, write ? "" : "SET default_transaction_read_only = on"].filter(Boolean);
   const args = [`${PG_BIN}/psql`, "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", url, ...setup.flatMap((s) => ["-c", s]), "-c", statement];
   const r = Bun.spawnSync(args, { stdout: "pipe", stderr: "pipe" });
   if (r.exitCode !== 0) throw new Error(`psql: ${r.stderr.toString().trim()} (in ${statement})`);
