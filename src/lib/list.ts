@@ -240,8 +240,9 @@ function plainSearch(table: SQLiteTable, spec: ListSpec, params: ListParams, whe
 }
 
 /** Builds the WHERE and ORDER BY of a list request; throws 400 naming an unknown field. */
-export function listClauses(table: SQLiteTable, spec: ListSpec, params: ListParams, where: (SQL | undefined)[] = []) {
-  const { where: w, order } = clauses(table, spec, params, where, false);
+export function listClauses(table: SQLiteTable, spec: ListSpec, params: ListParams, where: (SQL | undefined)[] = [], sqlite = true) {
+  // `sqlite: false` (another engine): ?q scans, as in listRows.
+  const { where: w, order } = clauses(table, sqlite ? spec : { ...spec, search: undefined, searchMore: undefined }, params, where, false, sqlite);
   return { where: w, order };
 }
 
