@@ -41,8 +41,10 @@ function psql(url: string, corpId: string | undefined, write: boolean, statement
   // The platform's connection sees no corporation's rows (as platform.db holds none), and its
   // reads of a tenant table find nothing rather than an unset setting.
   const setup = [`SET corpadmin.corp_id = ${literal(corpId ?? "")}`, write ? "" : "SET default_transaction_read_only = on"].filter(Boolean);
-  const args = [`${PG_BIN}/psql`, "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", url, ...setup.flatMap((s) => ["-c", s]), "-c", statement];
-  const r = Bun.spawnSync(args, { stdout: "pipe", stderr: "pipe" });
+  // On stdin: a transaction's statements together outgrow an argument (128 KiB).
+  const script = [...setup, statement].map((s) => `${s};\n`).join("");
+  const args = [`${PG_BIN}/psql`, "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", url, "-f", "-"];
+  const r = Bun.spawnSync(args, { stdin: new TextEncoder().encode(script), stdout: "pipe", stderr: "pipe" });
   if (r.exitCode !== 0) throw new Error(`psql: ${r.stderr.toString().trim()} (in ${statement})`);
   return r.stdout.toString();
 }
@@ -66,12 +68,18 @@ function changes(url: string, corpId: string | undefined, sqlite: string, params
 
 /** A synchronous, bun:sqlite-shaped view of the app's PostgreSQL database for one corporation (or the platform). */
 function connection(url: string, corpId: string | undefined, write: boolean): Database {
+  /** Inside `transaction(fn)`: the writes gathered, sent as one script (one psql, one transaction). */
+  let batch: string[] | null = null;
   const statement = (sqlite: string) => ({
     get: (...p: Params) => rows(url, corpId, write, sqlite, p)[0] ?? null,
     all: (...p: Params) => rows(url, corpId, write, sqlite, p),
     values: (...p: Params) => rows(url, corpId, write, sqlite, p).map((r) => Object.values(r)),
     run: (...p: Params) => {
       if (!write) throw new Error("t.sql is read-only: t.sqlWrite writes");
+      if (batch) {
+        batch.push(inline(sqlite, corpId, p));
+        return { changes: 1 };
+      }
       return changes(url, corpId, sqlite, p);
     },
   });
@@ -85,6 +93,18 @@ function connection(url: string, corpId: string | undefined, write: boolean): Da
       psql(url, corpId, true, translate(sqlite, { tenant: !!corpId }).sql);
     },
     close: () => {},
+    transaction:
+      (fn: (...a: unknown[]) => unknown) =>
+      (...a: unknown[]) => {
+        batch = [];
+        try {
+          const out = fn(...a);
+          if (batch.length) psql(url, corpId, true, `BEGIN;\n${batch.join(";\n")};\nCOMMIT`);
+          return out;
+        } finally {
+          batch = null;
+        }
+      },
   };
   return db as unknown as Database;
 }

@@ -21,7 +21,8 @@
 // - `CAST(x AS INTEGER)` → `CAST(x AS bigint)` (SQLite's integers are 64-bit): the way to type a
 //   placeholder no context types (`SELECT CAST(?2 AS INTEGER)`)
 // - `INDEXED BY i` / `NOT INDEXED` dropped, `CROSS JOIN t ON` → `JOIN t ON`, unary `+col` → `col`
-// - `col = 0|1`, `col <> 0|1`, `col IN (0, 1)` for a column that is boolean on PostgreSQL →
+// - `col = 0|1`, `col <> 0|1`, `col IN (0, 1)`, and a bare 0/1 in an INSERT's VALUES, for a column
+//   that is boolean on PostgreSQL →
 //   `false`/`true`; a bare `0`/`1` operand of AND/OR (Drizzle's `sql\`0\``) likewise
 // - the placeholders bound to a jsonb column (`metric_values.value`: inserted or compared) are
 //   marked and cast from text (`($n::text)::jsonb`), for the handle to send their values JSON-encoded
@@ -145,6 +146,29 @@ function splitArgs(inside: string): string[] {
   }
   args.push(inside.slice(start).trim());
   return args;
+}
+
+/**
+ * `INSERT INTO t (a, b, ...) VALUES (...), ...`: a bare 0 or 1 given to a boolean column (SQLite has
+ * no booleans) → false / true.
+ */
+function insertBooleans(text: string): string {
+  const head = /^\s*insert\s+(?:or\s+ignore\s+)?into\s+"?\w+"?\s*\(([^)]*)\)\s*values\s*/i.exec(text);
+  if (!head) return text;
+  const at = head[1].split(",").flatMap((c, i) => (booleanColumns.has(c.trim().replaceAll('"', "")) ? [i] : []));
+  if (!at.length) return text;
+  let out = head[0];
+  let i = head[0].length;
+  while (text[i] === "(") {
+    const end = closing(text, i);
+    const values = splitArgs(text.slice(i + 1, end - 1));
+    for (const k of at) if (values[k] === "0" || values[k] === "1") values[k] = values[k] === "1" ? "true" : "false";
+    out += `(${values.join(", ")})`;
+    const sep = /^\s*,\s*/.exec(text.slice(end));
+    i = end + (sep ? sep[0].length : 0);
+    if (sep) out += ", ";
+  }
+  return out + text.slice(i);
 }
 
 /** Rewrites each call of the function `name` (innermost first, so arguments are rewritten too). */
@@ -271,6 +295,7 @@ function rewrite(sqlite: string, tenant: boolean): Translated {
     .replace(/\b(and|or)\s+([01])(?=\s*(?:\)|$|order\b|group\b|limit\b))/gi, (_, op: string, bit: string) => `${op} ${bit === "1" ? "true" : "false"}`)
     .replace(/\(\s*([01])\s+(and|or)\b/gi, (_, bit: string, op: string) => `(${bit === "1" ? "true" : "false"} ${op}`);
 
+  text = insertBooleans(text);
   // Anywhere else a rowid is a number the code keeps (list.ts's match sets): ctid is no number.
   if (/\browid\b/i.test(text)) throw new Error(`not translatable to PostgreSQL (rowid outside "rowid IN (SELECT rowid ...)"): ${sqlite}`);
   // SQLite's INTEGER is 64-bit; PostgreSQL's is 32 (an epoch in ms overflows it).

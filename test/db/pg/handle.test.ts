@@ -179,6 +179,9 @@ describe("db/pg/handle: the same Drizzle queries on SQLite and PostgreSQL", () =
     same(await bothWrite(async (db) => changes(await db.$client.query("UPDATE cities SET updated_at = ?2 WHERE state = ?1").run("SP", "2026-04-01T00:00:00.000+00:00"))));
     same(await bothWrite(async (db) => changes(await db.$client.query("UPDATE cities SET name = $name WHERE id = $id").run({ $name: "Alpha", $id: "c1" }))));
     same(await bothWrite(async (db) => changes(await db.$client.query("INSERT OR IGNORE INTO cities (id, name, state, country, created_at, updated_at) VALUES (?1, 'Dup', 'SP', 'BR', ?2, ?2)").run("c1", AT))));
+    // A bare 0/1 for a boolean column in VALUES (SQLite has no booleans).
+    same(await bothWrite(async (db) => changes(await db.$client.query("INSERT INTO persons (id, name, corporate, created_at, updated_at) VALUES (?1, 'Bool', 1, ?2, ?2), (?3, 'Bool2', 0, ?2, ?2)").run("pb1", AT, "pb2"))));
+    same(await bothRead((db) => db.$client.query("SELECT id, corporate FROM persons WHERE name LIKE 'bool%' ORDER BY id").all()));
     // Drizzle's db.all/get/run/values of a sql`` template: rows as bun-sqlite gives them (all: objects; get, values: arrays).
     same(await bothRead((db) => db.all(sql`SELECT id, name FROM cities WHERE state = ${"SP"} ORDER BY id`)));
     same(await bothRead((db) => db.get(sql`SELECT count(*) AS n FROM cities WHERE id = ${"c1"}`)));
