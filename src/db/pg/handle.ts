@@ -10,6 +10,7 @@ import type { SQL } from "bun";
 import { DrizzleQueryError } from "drizzle-orm/errors";
 import { SqliteRemoteDatabase, SQLiteRemoteSession, type AsyncRemoteCallback } from "drizzle-orm/sqlite-proxy";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
+import { invalid } from "../../lib/problem";
 import type { Handle, RawClient, RawStatement } from "../handle";
 import { translate, type Translated } from "./translate";
 
@@ -47,6 +48,8 @@ export class PgStatementError extends Error {
 function failure(err: unknown, sql: string): unknown {
   const e = err as { errno?: string; code?: string; message?: string };
   if (typeof e?.errno !== "string") return err;
+  // PostgreSQL's text cannot hold U+0000 (SQLite's can): a client's value carrying one is refused.
+  if (e.errno === "22021" && /0x00/.test(String(e.message))) return invalid("body", "text must not contain the NUL character (U+0000)");
   return new PgStatementError(SQLITE_CODES[e.errno] ?? e.code ?? "ERR_POSTGRES_SERVER_ERROR", e.errno, String(e.message), sql, { cause: err });
 }
 

@@ -15,6 +15,7 @@ import { PgDoors } from "../../../src/db/pg/door";
 import { PgStatementError } from "../../../src/db/pg/handle";
 import { migratePg } from "../../../src/db/pg/migrate";
 import { translate } from "../../../src/db/pg/translate";
+import { Problem } from "../../../src/lib/problem";
 import { openTenantDb } from "../../../src/db/sqlite";
 import { cities, contracts, events, metrics, metricValues, persons } from "../../../src/db/tenant/schema";
 import { startPostgres, type TestPostgres } from "../../support/postgres";
@@ -261,5 +262,11 @@ describe("db/pg/translate: what PostgreSQL cannot run is refused by name", () =>
     const err = await doors.tenant(A).read((db) => db.$client.query("SELECT no_such_column FROM cities").all()).catch((e) => e);
     expect(err).toBeInstanceOf(PgStatementError);
     expect(err.errno).toBe("42703");
+  });
+
+  test("text holding NUL, which PostgreSQL cannot store, is a 400 problem, not a server error", async () => {
+    const err = await doors.tenant(A).read((db) => db.$client.query("SELECT id FROM cities WHERE name = ?1").all("a\u0000b")).catch((e) => e);
+    expect(err).toBeInstanceOf(Problem);
+    expect(err.status).toBe(400);
   });
 });
