@@ -1,6 +1,7 @@
 // `corpadmin migrate`: applies pending migrations to the platform database and every corporation
 // database, then exits. (`serve` does the same at start.)
 import { Database } from "bun:sqlite";
+import { SQL } from "bun";
 import { join } from "node:path";
 import { existsSync, mkdirSync } from "node:fs";
 import type { Config } from "../config";
@@ -45,6 +46,23 @@ async function migratePostgres(url: string, dataDir: string, logger: Logger): Pr
     return 0;
   } finally {
     await start.sql.close();
+  }
+}
+
+/**
+ * `migrate --dry-run` on PostgreSQL: what the one migration set of the shared database still has
+ * pending, read without the lock and without writing anything.
+ */
+export async function postgresMigrationPlan(url: string, migrations: Migration[] = migrationsOf("pg")): Promise<string> {
+  const sql = new SQL(url);
+  try {
+    const [table] = await sql`SELECT to_regclass('drizzle.__drizzle_migrations') IS NOT NULL AS found`;
+    const last = table.found ? (await sql`SELECT max(created_at)::text AS at FROM drizzle.__drizzle_migrations`)[0].at : null;
+    const pending = migrations.filter((m) => last === null || m.folderMillis > Number(last)).map((m) => m.tag);
+    const head = `PostgreSQL ${redactedDatabaseUrl(url)}\n  schema version ${migrations.length - pending.length} of ${migrations.length}; `;
+    return head + (pending.length ? `pending: ${pending.join(", ")}\n(nothing was applied: --dry-run)\n` : "up to date\n");
+  } finally {
+    await sql.close();
   }
 }
 

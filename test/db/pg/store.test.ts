@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { is } from "drizzle-orm";
 import { getTableConfig, PgTable } from "drizzle-orm/pg-core";
+import { postgresMigrationPlan } from "../../../src/cli/migrate";
 import { EventBus } from "../../../src/core/events";
 import { Problem } from "../../../src/lib/problem";
 import { migrationsOf } from "../../../src/db/migrations";
@@ -69,6 +70,14 @@ describe("db/pg/store: start-up", () => {
     } finally {
       await again.sql.close();
     }
+  });
+
+  test("migrate --dry-run on PostgreSQL: pending migrations of an empty database, none once migrated; nothing written", async () => {
+    const empty = await pg.createDatabase("dry_run");
+    const plan = await postgresMigrationPlan(empty.appUrl);
+    expect(plan).toContain(`schema version 0 of ${migrationsOf("pg").length}; pending: ${migrationsOf("pg")[0].tag}`);
+    expect(await postgresMigrationPlan(empty.appUrl)).toBe(plan);
+    expect(await postgresMigrationPlan(pg.appUrl)).toContain("up to date");
   });
 
   test("the built-in server follows a moved data directory", async () => {
