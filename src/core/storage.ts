@@ -29,7 +29,7 @@ export interface TenantRegistry {
   migrations: Migration[];
   /** SQLite: the corporation's database file. PostgreSQL has none: throws. */
   pathOf(corpId: string): string;
-  /** Corporations whose storage is open in this process (SQLite: files; PostgreSQL: none, the pool is shared). */
+  /** Corporations whose storage is open in this process (SQLite: files; PostgreSQL: the ones this process used). */
   openIds(): string[];
   /** Whether the corporation's storage is open (PostgreSQL: always, there is nothing to open). */
   isOpen(corpId: string): boolean;

@@ -105,6 +105,11 @@ export class PgStore implements AppStore {
   forget(corpId: string): void {
     this.doors.delete(corpId);
   }
+
+  /** The corporations this process has used (a door made): the counterpart of SQLite's open files. */
+  usedIds(): string[] {
+    return [...this.doors.keys()];
+  }
 }
 
 /** ctx.tenants on PostgreSQL. */
@@ -121,8 +126,12 @@ export class PgTenants implements TenantRegistry {
     throw new Error("a corporation on PostgreSQL has no database file");
   }
 
+  /**
+   * The corporations this process has used: where its requests write, which is what background
+   * sweeps look for in SQLite's open files (the webhook dispatcher's narrow sweep).
+   */
   openIds(): string[] {
-    return [];
+    return this.store.usedIds();
   }
 
   isOpen(_corpId: string): boolean {
@@ -130,7 +139,7 @@ export class PgTenants implements TenantRegistry {
   }
 
   openCount(): number {
-    return 0;
+    return this.store.usedIds().length;
   }
 
   /**

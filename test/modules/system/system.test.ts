@@ -17,7 +17,8 @@ test("health names the storage engine: SQLite files, or PostgreSQL with --databa
 });
 
 // In-process: closes the app's platform database under it.
-testSourceOnly("health is 200 while the platform database answers, 503 when it does not", async () => {
+// SQLite-only too: it closes the platform door's SQLite connections.
+(TEST_BACKEND === "pg" ? test.skip : testSourceOnly)("health is 200 while the platform database answers, 503 when it does not", async () => {
   const ok = await t.req("GET", "/api/health");
   expect(ok.status).toBe(200);
   expect(ok.body.status).toBe("ok");
