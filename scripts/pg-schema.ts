@@ -82,11 +82,10 @@ function pgType(col: AnySQLiteColumn): { type: string; note?: string } {
       return { type: "bytea" };
     case "SQLiteCustomColumn": {
       const declared = col.getSQLType().toLowerCase();
-      if (declared === "blob")
-        return {
-          type: "bytea",
-          note: "declared BLOB in SQLite (no type affinity: numbers and text kept as given); bytea is the literal mapping, the store must encode values or the column needs another type",
-        };
+      // metric_values.value: declared BLOB in SQLite (no type affinity) so a number stays a number
+      // and a text a text. jsonb keeps both as given, and reads return them as they were written
+      // (src/db/pg/handle.ts sends the value JSON-encoded); a numeric aggregate casts.
+      if (declared === "blob") return { type: "jsonb", note: "declared BLOB in SQLite (no type affinity: numbers and text kept as given); jsonb keeps both as given" };
       return { type: declared === "integer" ? "bigint" : declared === "real" ? "double precision" : declared };
     }
     default:
@@ -219,6 +218,9 @@ function tsColumn(col: AnySQLiteColumn, pkColumns: number): string {
     case "bytea":
       b = `bytea(${name})`;
       break;
+    case "jsonb":
+      b = `jsonb(${name})`;
+      break;
     default:
       throw new Error(`no Drizzle PostgreSQL builder for ${type} (${col.name})`);
   }
@@ -296,7 +298,7 @@ export function tsFile(schema: Record<string, unknown>, source: string, shared: 
   const entries = Object.entries(schema).filter((e): e is [string, SQLiteTable] => is(e[1], SQLiteTable));
   const names = new Map(entries.map(([k, v]) => [v, k]));
   const body = entries.map(([k, v]) => tsTable(v, k, names, shared)).join("\n\n");
-  const builders = ["bigint", "boolean", "doublePrecision", "foreignKey", "index", "numeric", "pgPolicy", "pgTable", "primaryKey", "text", "unique", "uniqueIndex"].filter((b) =>
+  const builders = ["bigint", "boolean", "doublePrecision", "foreignKey", "index", "jsonb", "numeric", "pgPolicy", "pgTable", "primaryKey", "text", "unique", "uniqueIndex"].filter((b) =>
     new RegExp(`\\b${b}\\(`).test(body),
   );
   const lines = [
@@ -338,7 +340,7 @@ function header(what: string, source: string, layout?: Layout): string {
     `-- Regenerate: bun scripts/pg-schema.ts${layout ? ` --layout ${layout}` : ""}`,
     `-- ${what}`,
     "-- Types: text→text, integer→bigint (a lone integer primary key, SQLite's rowid, → identity),",
-    "-- integer boolean mode→boolean, real→double precision, blob→bytea, json text→text.",
+    "-- integer boolean mode→boolean, real→double precision, blob→bytea, json text→text, no-affinity blob→jsonb.",
     "-- Left out:",
     ...SKIPPED.map((s) => `--   ${s}`),
   ];

@@ -3,6 +3,7 @@
 import { join, resolve } from "node:path";
 import { Cron } from "croner";
 import type { LogLevel } from "./lib/log";
+import { DATABASE_URL_SETTING, parseDatabaseUrl } from "./db/pg/url";
 
 export interface OidcProviderConfig {
   clientId: string | null;
@@ -14,6 +15,8 @@ export interface Config {
   port: number;
   host: string;
   dataDir: string;
+  /** The shared PostgreSQL database (cluster mode, issue 19); null: SQLite files under dataDir. */
+  databaseUrl: string | null;
   publicUrl: string;
   logLevel: LogLevel;
   tokenTtl: number;
@@ -61,6 +64,7 @@ export const SETTINGS: Setting[] = [
   { flag: "port", env: "CORPADMIN_PORT", default: "8080", help: "TCP port of the HTTP API" },
   { flag: "host", env: "CORPADMIN_HOST", default: "0.0.0.0", help: "address the HTTP API listens on" },
   { flag: "data-dir", env: "CORPADMIN_DATA_DIR", default: "./data", help: "platform database, built-in server directory, generated secrets" },
+  DATABASE_URL_SETTING,
   { flag: "public-url", env: "CORPADMIN_PUBLIC_URL", default: "", help: "base of links handed out (QR codes, socket URL); default http://localhost:<port>" },
   { flag: "log-level", env: "CORPADMIN_LOG_LEVEL", default: "info", help: "debug, info, warn or error" },
   { flag: "token-ttl", env: "CORPADMIN_TOKEN_TTL", default: "3600", help: "seconds a token lives" },
@@ -141,6 +145,8 @@ export function loadConfig(flags: Map<string, string> = new Map(), env: Record<s
     return v;
   };
   const port = int("port", 0, 65535);
+  const database = parseDatabaseUrl(get("database-url"));
+  if ("error" in database) throw new ConfigError(database.error);
   const logLevel = get("log-level") as LogLevel;
   if (!["debug", "info", "warn", "error"].includes(logLevel)) throw new ConfigError("--log-level must be debug, info, warn or error");
   const provider = (p: string): OidcProviderConfig => ({
@@ -152,6 +158,7 @@ export function loadConfig(flags: Map<string, string> = new Map(), env: Record<s
     port,
     host: get("host"),
     dataDir: resolve(get("data-dir")),
+    databaseUrl: database.url,
     publicUrl: (get("public-url") || `http://localhost:${port}`).replace(/\/+$/, ""),
     logLevel,
     tokenTtl: int("token-ttl", 60, 31 * 86400),

@@ -4,7 +4,7 @@
 import { ConfigError, loadConfig, parseFlags, settingsHelp } from "./config";
 import { backup, restore } from "./cli/backup";
 import { installOptionsFrom, installService } from "./cli/install-service";
-import { formatMigrationPlan, migrate, migrationPlan } from "./cli/migrate";
+import { formatMigrationPlan, migrate, migrationPlan, postgresMigrationPlan } from "./cli/migrate";
 import { serve } from "./cli/serve";
 import { VERSION } from "./version";
 
@@ -52,7 +52,7 @@ async function main(argv: string[]): Promise<number | null> {
       return null; // keeps running until a signal
     case "migrate":
       if (flags.has("dry-run") && flags.get("dry-run") !== "false") {
-        process.stdout.write(formatMigrationPlan(await migrationPlan(config.dataDir)));
+        process.stdout.write(config.databaseUrl ? await postgresMigrationPlan(config.databaseUrl) : formatMigrationPlan(await migrationPlan(config.dataDir)));
         return 0;
       }
       return migrate(config);

@@ -4553,6 +4553,8 @@ export interface operations {
                         /** @constant */
                         status: "ok";
                         version: string;
+                        /** @enum {string} */
+                        engine: "sqlite" | "postgres";
                     };
                 };
             };

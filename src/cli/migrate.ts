@@ -1,6 +1,7 @@
 // `corpadmin migrate`: applies pending migrations to the platform database and every corporation
 // database, then exits. (`serve` does the same at start.)
 import { Database } from "bun:sqlite";
+import { SQL } from "bun";
 import { join } from "node:path";
 import { existsSync, mkdirSync } from "node:fs";
 import type { Config } from "../config";
@@ -11,10 +12,13 @@ import { drizzle } from "drizzle-orm/bun-sqlite";
 import { allCorpRefs } from "../modules/corp/service";
 import { serverDirs } from "../modules/server/service";
 import { TenantDbs } from "../db/tenants";
-import { createLogger } from "../lib/log";
+import { createLogger, type Logger } from "../lib/log";
+import { preparePostgres } from "../db/pg/store";
+import { redactedDatabaseUrl } from "../db/pg/url";
 
-export function migrate(config: Config): number {
+export async function migrate(config: Config): Promise<number> {
   const logger = createLogger(config.logLevel);
+  if (config.databaseUrl) return migratePostgres(config.databaseUrl, config.dataDir, logger);
   mkdirSync(config.dataDir, { recursive: true });
   const platform = openPlatformDb(join(config.dataDir, "platform.db"));
   const tenants = new TenantDbs(platform, logger);
@@ -23,11 +27,42 @@ export function migrate(config: Config): number {
     const results = migrateAllCorps(platform, tenants, logger, true);
     const failed = results.filter((r) => r.error);
     for (const r of results) logger.info("corporation database", r);
-    logger.info("migrate done", { corporations: results.length, failed: failed.length });
+    logger.info("migrate done", { engine: "sqlite", corporations: results.length, failed: failed.length });
     return failed.length ? 1 : 0;
   } finally {
     tenants.closeAll();
     platform.$client.close();
+  }
+}
+
+/**
+ * PostgreSQL (cluster mode): the one database, platform and tenant tables together, under the
+ * migrator's advisory lock (a node starting meanwhile waits), and the built-in rows seeded.
+ */
+async function migratePostgres(url: string, dataDir: string, logger: Logger): Promise<number> {
+  const start = await preparePostgres(url, dataDir);
+  try {
+    logger.info("migrate done", { engine: "postgres", database_url: redactedDatabaseUrl(url), ...start.migrated });
+    return 0;
+  } finally {
+    await start.sql.close();
+  }
+}
+
+/**
+ * `migrate --dry-run` on PostgreSQL: what the one migration set of the shared database still has
+ * pending, read without the lock and without writing anything.
+ */
+export async function postgresMigrationPlan(url: string, migrations: Migration[] = migrationsOf("pg")): Promise<string> {
+  const sql = new SQL(url);
+  try {
+    const [table] = await sql`SELECT to_regclass('drizzle.__drizzle_migrations') IS NOT NULL AS found`;
+    const last = table.found ? (await sql`SELECT max(created_at)::text AS at FROM drizzle.__drizzle_migrations`)[0].at : null;
+    const pending = migrations.filter((m) => last === null || m.folderMillis > Number(last)).map((m) => m.tag);
+    const head = `PostgreSQL ${redactedDatabaseUrl(url)}\n  schema version ${migrations.length - pending.length} of ${migrations.length}; `;
+    return head + (pending.length ? `pending: ${pending.join(", ")}\n(nothing was applied: --dry-run)\n` : "up to date\n");
+  } finally {
+    await sql.close();
   }
 }
 

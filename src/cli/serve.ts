@@ -1,5 +1,7 @@
 // `corpadmin serve`: the HTTP API, the event dispatcher and the scheduler in one process.
 import { createApp } from "../app";
+import { prepareStorage } from "../core/context";
+import { redactedDatabaseUrl } from "../db/pg/url";
 import type { Config } from "../config";
 import { MAX_BODY_BYTES } from "../lib/http";
 import { VERSION } from "../version";
@@ -16,11 +18,12 @@ export function listen({ app, serveRoutes }: Pick<Built, "app" | "serveRoutes">,
 }
 
 export async function serve(config: Config): Promise<void> {
-  const built = createApp(config);
+  const built = createApp(config, await prepareStorage(config));
   const { app, ctx } = built;
   listen(built, config.port, config.host);
   const port = app.server?.port;
-  ctx.logger.info("corpadmin listening", { version: VERSION, host: config.host, port, data_dir: config.dataDir });
+  const engine = config.databaseUrl ? { engine: "postgres", database_url: redactedDatabaseUrl(config.databaseUrl) } : { engine: "sqlite" };
+  ctx.logger.info("corpadmin listening", { version: VERSION, host: config.host, port, data_dir: config.dataDir, ...engine });
 
   let stopping = false;
   const stop = async (signal: string) => {

@@ -26,14 +26,16 @@ import { AuditLog } from "./audit";
 import { MetricsRegistry } from "./metrics";
 import { Jobs } from "./jobs";
 import { Store } from "./store";
+import type { AppStore, TenantRegistry } from "./storage";
+import { pgStorage, preparePostgres, type PgStart } from "../db/pg/store";
 
 export interface AppContext {
   config: Config;
   logger: Logger;
-  /** The one door into the databases (src/core/store.ts). */
-  store: Store;
-  /** Corporation database files: paths, migrations, open handles (lifecycle, not data access). */
-  tenants: TenantDbs;
+  /** The one door into the databases (src/core/store.ts; on PostgreSQL src/db/pg/store.ts). */
+  store: AppStore;
+  /** Corporations' storage: paths, migrations, open handles (lifecycle, not data access). */
+  tenants: TenantRegistry;
   corps: CorpCache;
   permissions: PermissionCache;
   sessions: Sessions;
@@ -113,6 +115,18 @@ export interface ContextOptions {
   dispatchTuning?: Partial<DispatchTuning>;
   /** A corporation's database no request took for this long is closed (default 60 s). */
   tenantIdleMs?: number;
+  /** The started PostgreSQL database when config.databaseUrl is set (`prepareStorage`). */
+  postgres?: PgStart;
+}
+
+/**
+ * What must happen before createContext on PostgreSQL (it is asynchronous; createContext is not):
+ * the database migrated under its advisory lock and the built-in rows seeded. Nothing on SQLite,
+ * whose start-up work is synchronous and done by createContext.
+ */
+export async function prepareStorage(config: Config): Promise<Pick<ContextOptions, "postgres">> {
+  if (!config.databaseUrl) return {};
+  return { postgres: await preparePostgres(config.databaseUrl, config.dataDir) };
 }
 
 /** The HS256 key: from configuration, else generated once into DATA_DIR/secret.key (mode 0600). */
@@ -139,19 +153,9 @@ export interface KernelQueries {
 export function createContext(config: Config, queries: KernelQueries, options: ContextOptions = {}): AppContext {
   mkdirSync(config.dataDir, { recursive: true });
   const logger = options.logger ?? createLogger(config.logLevel);
-  const platformPath = join(config.dataDir, "platform.db");
-  const platform = openPlatformDb(platformPath);
-  const { builtinServerId } = bootstrapPlatform(platform, config.dataDir, options.platformMigrations);
-  const tenants = new TenantDbs(platform, logger, undefined, options.tenantMigrations);
-  migrateAllCorps(platform, tenants, logger);
   const events = new EventBus();
-  // WAL checkpoints of every door on one thread of their own (src/db/checkpointer.ts).
-  const checkpointer = new Checkpointer(logger);
-  const platformDoor = new SqliteDoor(platform, platformPath, { checkpointer });
-  tenants.usePlatformDoor(platformDoor, checkpointer);
-  // What start-up migrated is closed too once idle: memory follows the corporations in use.
-  tenants.startIdleClose(options.tenantIdleMs ?? 60_000);
-  const store = new Store(platformDoor, tenants, events);
+  const storage = config.databaseUrl ? postgresStorage(config, options, events) : sqliteStorage(config, options, logger, events);
+  const { store, tenants, builtinServerId } = storage;
   const jobs = new Jobs(logger, options.startDelayMs ?? 250);
   const closers: (() => void | Promise<void>)[] = [];
   let closed = false;
@@ -189,13 +193,51 @@ export function createContext(config: Config, queries: KernelQueries, options: C
         }
       }
       ctx.mailer.close();
-      tenants.closeAll();
-      platformDoor.close();
-      await checkpointer.close();
+      await storage.close();
     },
     serviceMetrics: new MetricsRegistry(),
     audit: new AuditLog(store.platform, logger, config.auditRetentionDays, options.now ?? Date.now),
     secrets: SecretBox.forDataDir(config.dataDir),
   };
   return ctx;
+}
+
+interface Storage {
+  store: AppStore;
+  tenants: TenantRegistry;
+  builtinServerId: string;
+  /** After the jobs stopped: closes the databases. */
+  close(): Promise<void>;
+}
+
+function sqliteStorage(config: Config, options: ContextOptions, logger: Logger, events: EventBus): Storage {
+  const platformPath = join(config.dataDir, "platform.db");
+  const platform = openPlatformDb(platformPath);
+  const { builtinServerId } = bootstrapPlatform(platform, config.dataDir, options.platformMigrations);
+  const tenants = new TenantDbs(platform, logger, undefined, options.tenantMigrations);
+  migrateAllCorps(platform, tenants, logger);
+  // WAL checkpoints of every door on one thread of their own (src/db/checkpointer.ts).
+  const checkpointer = new Checkpointer(logger);
+  const platformDoor = new SqliteDoor(platform, platformPath, { checkpointer });
+  tenants.usePlatformDoor(platformDoor, checkpointer);
+  // What start-up migrated is closed too once idle: memory follows the corporations in use.
+  tenants.startIdleClose(options.tenantIdleMs ?? 60_000);
+  return {
+    store: new Store(platformDoor, tenants, events),
+    tenants,
+    builtinServerId,
+    async close() {
+      tenants.closeAll();
+      platformDoor.close();
+      await checkpointer.close();
+    },
+  };
+}
+
+/** PostgreSQL (cluster mode): the pool started and migrated by `prepareStorage`. */
+function postgresStorage(config: Config, options: ContextOptions, events: EventBus): Storage {
+  const start = options.postgres;
+  if (!start) throw new Error("--database-url is set: the app is built after `await prepareStorage(config)`, with its result in the options");
+  const { store, tenants } = pgStorage(start, events);
+  return { store, tenants, builtinServerId: start.builtinServerId, close: () => start.sql.close() };
 }

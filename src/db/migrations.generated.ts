@@ -24,6 +24,7 @@ import tenant_11 from "../../migrations/tenant/0011_unknown_frank_castle.sql" wi
 import tenant_12 from "../../migrations/tenant/0012_greedy_weapon_omega.sql" with { type: "text" };
 import pgJournal from "../../migrations/pg/meta/_journal.json";
 import pg_0 from "../../migrations/pg/0000_init.sql" with { type: "text" };
+import pg_1 from "../../migrations/pg/0001_glamorous_maestro.sql" with { type: "text" };
 
 export const embeddedMigrations = {
   platform: {
@@ -60,6 +61,7 @@ export const embeddedMigrations = {
     journal: pgJournal,
     files: {
     "0000_init": pg_0,
+    "0001_glamorous_maestro": pg_1,
     } as Record<string, string>,
   },
 };

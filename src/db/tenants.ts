@@ -6,6 +6,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
+import type { TenantRegistry } from "../core/storage";
 import type { Logger } from "../lib/log";
 import { notFound } from "../lib/problem";
 import { applyMigrations, migrationsOf, type Migration } from "./migrations";
@@ -14,7 +15,8 @@ import type { Checkpointer } from "./checkpointer";
 import { SqliteDoor } from "./door";
 import { openTenantDb, TENANT_STATEMENTS, type SqliteDb } from "./sqlite";
 
-export class TenantDbs {
+export class TenantDbs implements TenantRegistry {
+  readonly engine = "sqlite" as const;
   private open = new Map<string, SqliteDoor>();
   /** The platform database's door once the app serves (reads of paths, the schema version's write). */
   private platformDoor: SqliteDoor | null = null;

@@ -138,13 +138,15 @@ const ASCII = /^[\x00-\x7f]*$/;
  * what LIKE finds (LIKE folds ASCII letters only, and an ASCII letter's case variants are ASCII),
  * and LIKE runs in less than half the time: a search counts its matches over the whole table.
  */
-function qCondition(q: string): (c: SQLiteColumn) => SQL {
-  if (ASCII.test(q)) {
-    const pattern = `%${q.replace(/[\\%_]/g, "\\$&")}%`;
-    return (c) => sql`${c} LIKE ${pattern} ESCAPE '\\'`;
-  }
-  const pattern = caselessGlob(q);
-  return (c) => sql`${c} GLOB ${pattern}`;
+function qCondition(q: string, sqlite: boolean): (c: SQLiteColumn) => SQL {
+  const pattern = `%${q.replace(/[\\%_]/g, "\\$&")}%`;
+  // PostgreSQL has no GLOB nor trigram index: ILIKE (as LIKE is translated there) over both sides
+  // without their accents, which folds case and diacritics as the SQLite indexes' search does.
+  // Its text holds no NUL (PostgreSQL refuses one in a parameter): such a q matches nothing.
+  if (!sqlite) return q.includes("\0") ? () => sql`1 = 0` : (c) => sql`unaccent(${c}) LIKE unaccent(${pattern}) ESCAPE '\\'`;
+  if (ASCII.test(q)) return (c) => sql`${c} LIKE ${pattern} ESCAPE '\\'`;
+  const glob = caselessGlob(q);
+  return (c) => sql`${c} GLOB ${glob}`;
 }
 
 /** Shortest `q` (in code points) a trigram index can answer: shorter ones match nothing there. */
@@ -190,7 +192,7 @@ function matchCondition(table: SQLiteTable, s: IndexSearch, probe = false): SQL 
   return sql`${rowid} IN (${s.rowids})`;
 }
 
-function clauses(table: SQLiteTable, spec: ListSpec, params: ListParams, where: (SQL | undefined)[], probe: boolean) {
+function clauses(table: SQLiteTable, spec: ListSpec, params: ListParams, where: (SQL | undefined)[], probe: boolean, sqlite = true) {
   const cols = scalarColumns(table, spec.hidden ?? []);
   const conds: (SQL | undefined)[] = [...where];
   for (const [key, raw] of Object.entries(params)) {
@@ -205,7 +207,7 @@ function clauses(table: SQLiteTable, spec: ListSpec, params: ListParams, where: 
   const onlySearch = !!search && conds.every((c) => c === undefined);
   if (search) conds.push(matchCondition(table, search, probe));
   else if (params.q) {
-    const match = qCondition(params.q);
+    const match = qCondition(params.q, sqlite);
     conds.push(or(...spec.q.map(match), ...(spec.qMore ?? []).map((f) => f(match))));
   }
   const sortText = params.sort ?? spec.defaultSort ?? "id";
@@ -238,8 +240,9 @@ function plainSearch(table: SQLiteTable, spec: ListSpec, params: ListParams, whe
 }
 
 /** Builds the WHERE and ORDER BY of a list request; throws 400 naming an unknown field. */
-export function listClauses(table: SQLiteTable, spec: ListSpec, params: ListParams, where: (SQL | undefined)[] = []) {
-  const { where: w, order } = clauses(table, spec, params, where, false);
+export function listClauses(table: SQLiteTable, spec: ListSpec, params: ListParams, where: (SQL | undefined)[] = [], sqlite = true) {
+  // `sqlite: false` (another engine): ?q scans, as in listRows.
+  const { where: w, order } = clauses(table, sqlite ? spec : { ...spec, search: undefined, searchMore: undefined }, params, where, false, sqlite);
   return { where: w, order };
 }
 
@@ -488,6 +491,8 @@ export async function listRows<R, V>(
   const client = clientOf(db);
   // The match sets and the totals are kept on a SQLite read connection only (keptFor).
   const sqlite = sqliteClientOf(db);
+  // The trigram indexes are SQLite's (FTS5): on another engine ?q scans its columns.
+  if (!sqlite && spec.search) spec = { ...spec, search: undefined, searchMore: undefined };
   const reader = rowReader(table);
   const tableRows = `SELECT max(rowid) FROM "${getTableName(table).replaceAll('"', '""')}"`;
   const tableRowsOf = async () => ((await client.query(tableRows).values()) as [[number | null]])[0][0] ?? 0;
@@ -507,7 +512,7 @@ export async function listRows<R, V>(
     if (rows) return { items: decodeRows(reader, rows, view), page, limit, total: m.count };
     knownTotal = m.count;
   }
-  const c = clauses(table, spec, params, where, false);
+  const c = clauses(table, spec, params, where, false, !!sqlite);
   let countQuery: SQL;
   if (c.search && c.onlySearch) {
     // The index holds one entry per row: its matches are the table's, counted without a row read

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { requireSqliteClient } from "../../src/db/sqlite";
 import { addUser, makeApp, startAndLogin, type TestApp } from "../support/helpers";
+import { sqliteTenants } from "../support/backend";
 
 let t: TestApp;
 let corpId: string;
@@ -182,7 +183,7 @@ describe("core/store: a write is acknowledged only once its commit is on disk (P
   const city = (name: string) => ({ token, body: { name, state: "SP", country: "BR" } });
 
   test("the answer waits for the door's fsync of the WAL, and commits made meanwhile share the next one", async () => {
-    const door = t.ctx.tenants.door(corpId);
+    const door = sqliteTenants(t.ctx).door(corpId);
     const real = door.syncFile;
     const disk = gate();
     let syncs = 0;
@@ -211,7 +212,7 @@ describe("core/store: a write is acknowledged only once its commit is on disk (P
 
   test("a failing fsync answers 503 and still runs the after-commit steps; durable writes are then refused, uncommitted, until a checkpoint has copied the whole WAL", async () => {
     const { Database } = await import("bun:sqlite");
-    const door = t.ctx.tenants.door(corpId);
+    const door = sqliteTenants(t.ctx).door(corpId);
     const real = door.syncFile;
     // A reader of another connection whose snapshot predates the failing commits: no checkpoint
     // can copy those frames while it lasts.
@@ -259,7 +260,7 @@ describe("core/store: a write is acknowledged only once its commit is on disk (P
   });
 
   test("durable: false does not wait for the fsync", async () => {
-    const door = t.ctx.tenants.door(corpId);
+    const door = sqliteTenants(t.ctx).door(corpId);
     const real = door.syncFile;
     const disk = gate();
     door.syncFile = async (fd) => {

@@ -11,6 +11,7 @@ import type { WebhookDispatcher } from "../../src/modules/webhook/jobs";
 import { Housekeeping } from "../../src/modules/retention/housekeeping";
 import { createWebhook } from "../../src/modules/webhook/service";
 import { addCorp, makeApp, startAndLogin, type TestApp } from "../support/helpers";
+import { sqliteTenants } from "../support/backend";
 import { emit, FAST, LOOPBACK_ALLOWED, manualClock, receiver, waitFor } from "../support/webhooks";
 
 const cleanups: (() => unknown)[] = [];
@@ -28,8 +29,8 @@ async function setup(options: Record<string, unknown> = {}) {
 
 /** Two ticks of the idle clock with no request between them: every idle door closes. */
 const idleFor = (t: TestApp) => {
-  t.ctx.tenants.closeIdle();
-  t.ctx.tenants.closeIdle();
+  sqliteTenants(t.ctx).closeIdle();
+  sqliteTenants(t.ctx).closeIdle();
 };
 
 describe("GET /api/city: a corporation database closed while idle", () => {
@@ -51,9 +52,9 @@ describe("GET /api/city: a corporation database closed while idle", () => {
 
   test("a door in use by a request stays open; one with an operation in flight is never closed", async () => {
     const { t, admin } = await setup();
-    t.ctx.tenants.closeIdle();
+    sqliteTenants(t.ctx).closeIdle();
     expect((await t.req("GET", "/api/city", { token: admin.token })).status).toBe(200);
-    t.ctx.tenants.closeIdle();
+    sqliteTenants(t.ctx).closeIdle();
     // Taken during the last tick: kept.
     expect(t.ctx.tenants.isOpen(admin.corpId)).toBe(true);
     let release!: () => void;
@@ -62,11 +63,11 @@ describe("GET /api/city: a corporation database closed while idle", () => {
       await gate;
       await tx.$client.query("INSERT INTO notes (id, user_id, title, content, created_at, updated_at) VALUES ('n1', ?1, 't', 'c', '2026-01-01', '2026-01-01')").run(admin.userId);
     });
-    for (let i = 0; i < 4; i++) t.ctx.tenants.closeIdle();
+    for (let i = 0; i < 4; i++) sqliteTenants(t.ctx).closeIdle();
     expect(t.ctx.tenants.isOpen(admin.corpId)).toBe(true);
     release();
     await write;
-    t.ctx.tenants.closeIdle();
+    sqliteTenants(t.ctx).closeIdle();
     expect(t.ctx.tenants.isOpen(admin.corpId)).toBe(false);
     expect(t.sql(admin.corpId).query("SELECT count(*) AS n FROM notes").get()).toEqual({ n: 1 });
   });
@@ -95,8 +96,8 @@ describe("POST /api/corp: background sweeps leave no database open", () => {
     idleFor(t);
     const dispatcher = t.ctx.jobs.get<WebhookDispatcher>("webhook-dispatcher")!;
     const opened: string[] = [];
-    const door = t.ctx.tenants.door.bind(t.ctx.tenants);
-    t.ctx.tenants.door = (id: string, request?: boolean) => (opened.push(id), door(id, request));
+    const door = sqliteTenants(t.ctx).door.bind(sqliteTenants(t.ctx));
+    sqliteTenants(t.ctx).door = (id: string, request?: boolean) => (opened.push(id), door(id, request));
     await dispatcher.sweep(false);
     await Bun.sleep(50);
     expect(opened).toEqual([]);
@@ -123,7 +124,7 @@ describe("POST /api/webhook: deliveries of a corporation whose database was clos
     await waitFor("the first attempt to be recorded", () => t.sql(admin.corpId).query("SELECT 1 FROM webhook_deliveries WHERE attempts = 1").get());
     // A commit is visible before its write ends (the write waits for its fsync): a door with a
     // write in flight is not closed.
-    await waitFor("the attempt's write to end", () => t.ctx.tenants.door(admin.corpId, false).idle);
+    await waitFor("the attempt's write to end", () => sqliteTenants(t.ctx).door(admin.corpId, false).idle);
     idleFor(t);
     expect(t.ctx.tenants.isOpen(admin.corpId)).toBe(false);
     clock.advance(30_000);
@@ -132,7 +133,7 @@ describe("POST /api/webhook: deliveries of a corporation whose database was clos
     // An event committed with no wake-up, its database closed: the full sweep finds it.
     await emit(t, admin.corpId, "CITY_AFTER_INSERT", { quiet: true }, false);
     // A checkpoint started by the write (its thread) also keeps the door open until it ends.
-    await waitFor("the write and its checkpoint to end", () => t.ctx.tenants.door(admin.corpId, false).idle);
+    await waitFor("the write and its checkpoint to end", () => sqliteTenants(t.ctx).door(admin.corpId, false).idle);
     idleFor(t);
     expect(t.ctx.tenants.isOpen(admin.corpId)).toBe(false);
     await waitFor("the swept delivery", () => a.requests.length === 3);
@@ -158,12 +159,12 @@ describe("POST /api/metric: collection in a corporation whose database was close
     expect(t.ctx.tenants.isOpen(admin.corpId)).toBe(false);
     await waitFor("a value collected after the close", () => count() >= 1, 5_000);
     const n = count();
-    await waitFor("the value's write to end", () => t.ctx.tenants.door(admin.corpId, false).idle);
+    await waitFor("the value's write to end", () => sqliteTenants(t.ctx).door(admin.corpId, false).idle);
     idleFor(t);
     await waitFor("another value", () => count() > n, 5_000);
     // Collections take the door without keeping it: the next tick closes it.
     await waitFor("the door closed between collections", () => {
-      t.ctx.tenants.closeIdle();
+      sqliteTenants(t.ctx).closeIdle();
       return !t.ctx.tenants.isOpen(admin.corpId);
     });
   }, 15_000);

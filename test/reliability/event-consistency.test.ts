@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { contractBody } from "../support/contract-body";
 import { lastSeq, newEvents, registryApp, tableCounts } from "../support/registry";
+import { testSqliteOnly } from "../support/backend";
 
 let f: Awaited<ReturnType<typeof registryApp>>;
 let token: string;
@@ -116,7 +117,10 @@ describe("unchanged contract upserts change nothing", () => {
     expect(ev[1].payload.data.customer.name).toBe("Renamed Five");
   });
 
-  test("a burst of identical upserts sharing commits fires nothing; a changed one among them fires once", async () => {
+  // SQLite-only: it counts on the burst reaching the group commit in the order sent, which SQLite's
+  // synchronous reads keep; on PostgreSQL each upsert's read first awaits the server, so the changed
+  // body may be applied before its unchanged twin, which then changes it back (a second event).
+  testSqliteOnly("a burst of identical upserts sharing commits fires nothing; a changed one among them fires once", async () => {
     const bodies = Array.from({ length: 8 }, (_, i) => contractBody(100 + i));
     const created = await Promise.all(bodies.map(byName));
     expect(created.map((r) => r.status)).toEqual(Array(8).fill(200));

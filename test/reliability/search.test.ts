@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { contractBody } from "../support/contract-body";
 import { makeApp, startAndLogin, type TestApp } from "../support/helpers";
+import { testSqliteOnly } from "../support/backend";
 
 let t: TestApp;
 let admin: Awaited<ReturnType<typeof startAndLogin>>;
@@ -273,7 +274,8 @@ describe("GET /api/city, /api/product, /api/qrcode: ?q through their indexes", (
 });
 
 describe("GET /api/person: a corporation file from before the search indexes is indexed when it migrates", () => {
-  test("the start-up migration builds the index from the rows already there", async () => {
+  // SQLite-only: FTS5 indexes and SQLite's migration of a corporation file.
+  testSqliteOnly("the start-up migration builds the index from the rows already there", async () => {
     const old = await makeApp();
     const a = await startAndLogin(old);
     const res = await old.req("POST", "/api/person", { token: a.token, body: { name: "Antônio Brandão" } });

@@ -7,8 +7,11 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createApp, type AppOptions } from "../../src/app";
+import { prepareStorage } from "../../src/core/context";
+import { testDatabase } from "./backend";
+import { pgReaders } from "./pg-files";
 import { loadConfig, type Config } from "../../src/config";
-import { silentLogger } from "../../src/lib/log";
+import { createLogger, silentLogger, type LogLevel } from "../../src/lib/log";
 
 export const ADMIN = { login: "admin", password: "admin-password-1", name: "Admin", email: "admin@example.com" };
 
@@ -86,16 +89,19 @@ export function makeApp(opts: MakeAppOptions = {}): Promise<TestApp> {
 
 async function makeSourceApp(opts: MakeAppOptions = {}) {
   const dir = opts.dir ?? tempDir();
-  const config: Config = { ...loadConfig(new Map(), { CORPADMIN_DATA_DIR: dir, ...TEST_ENV, ...opts.env }), ...opts.config };
+  const database = await testDatabase(dir);
+  const config: Config = { ...loadConfig(new Map(), { CORPADMIN_DATA_DIR: dir, ...TEST_ENV, ...database.env, ...opts.env }), ...opts.config };
   const { app, ctx, serveRoutes } = createApp(config, {
-    logger: silentLogger,
+    ...(await prepareStorage(config)),
+    // CORPADMIN_TEST_LOG=error (or warn, ...): the in-process app's log on stdout, to see a 500's cause.
+    logger: process.env.CORPADMIN_TEST_LOG ? createLogger(process.env.CORPADMIN_TEST_LOG as LogLevel) : silentLogger,
     clientIp: (request, peer) => request.headers.get("x-test-peer") ?? peer ?? "127.0.0.1",
     // Suites log in far more than 60 times a minute; the rate-limit tests use the real default.
     publicAuthLimit: 100_000,
     startDelayMs: 0,
     ...opts.options,
   });
-  const files = readers(dir);
+  const files = database.env.CORPADMIN_DATABASE_URL ? pgReaders(database.env.CORPADMIN_DATABASE_URL) : readers(dir);
   async function req<T = any>(method: string, path: string, o: ReqOptions = {}): Promise<Res<T>> {
     const { headers, body } = requestParts(o, "x-test-peer");
     return toRes<T>(await app.handle(new Request(`http://localhost${path}`, { method, headers, body })));
@@ -123,7 +129,10 @@ async function makeSourceApp(opts: MakeAppOptions = {}) {
       files.closeAll();
       if (app.server) await app.stop();
       await ctx.close();
-      if (removeDir) rmSync(dir, { recursive: true, force: true });
+      if (removeDir) {
+        rmSync(dir, { recursive: true, force: true });
+        await database.drop();
+      }
     },
   };
 }
@@ -184,6 +193,7 @@ async function makeBinaryApp(opts: MakeAppOptions = {}): Promise<TestApp> {
   const { publicAuthLimit, ...inProcess } = opts.options ?? {};
   if (opts.config || Object.keys(inProcess).length) sourceOnlyError("makeApp's config/options");
   const dir = opts.dir ?? tempDir();
+  const database = await testDatabase(dir);
   const log = join(tmpdir(), `corpadmin-test-${crypto.randomUUID()}`);
   const output = () => ["out", "err"].map((k) => readFileSync(`${log}.${k}`, "utf8")).join("");
   const removeLogs = () => ["out", "err"].forEach((k) => rmSync(`${log}.${k}`, { force: true }));
@@ -204,6 +214,7 @@ async function makeBinaryApp(opts: MakeAppOptions = {}): Promise<TestApp> {
       // Requests come from this process; `ip` travels as X-Forwarded-For.
       CORPADMIN_TRUSTED_PROXIES: "127.0.0.1/32",
       ...TEST_ENV,
+      ...database.env,
       ...opts.env,
     };
     const p = Bun.spawn([BINARY, "serve"], { cwd: dir, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env }, stdout: Bun.file(`${log}.out`), stderr: Bun.file(`${log}.err`) });
@@ -235,7 +246,7 @@ async function makeBinaryApp(opts: MakeAppOptions = {}): Promise<TestApp> {
     return toRes<T>(await fetch(base + path, { method, headers, body, redirect: "manual", decompress: false } as RequestInit));
   }
   let closed = false;
-  const files = readers(dir);
+  const files = database.env.CORPADMIN_DATABASE_URL ? pgReaders(database.env.CORPADMIN_DATABASE_URL) : readers(dir);
   const t = {
     get app(): TestApp["app"] {
       return sourceOnlyError("t.app");
@@ -276,7 +287,10 @@ async function makeBinaryApp(opts: MakeAppOptions = {}): Promise<TestApp> {
         running.delete(server);
         removeLogs();
       }
-      if (removeDir) rmSync(dir, { recursive: true, force: true });
+      if (removeDir) {
+        rmSync(dir, { recursive: true, force: true });
+        await database.drop();
+      }
     },
   };
   return t;

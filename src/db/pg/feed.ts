@@ -12,7 +12,6 @@
 // ("everything may have changed"): a change committed while no LISTEN was in place is then read
 // from the database, and one committed after it is notified. Not wired to the app yet.
 import { SQL } from "bun";
-import { sql } from "drizzle-orm";
 import type { EventBus } from "../../core/events";
 import { silentLogger, type Logger } from "../../lib/log";
 import { EVENTS_CHANNEL, type PgTx } from "./door";
@@ -40,7 +39,7 @@ export async function publishChange(tx: PgTx, topic: string, key: string): Promi
   if (!/^[a-z][a-z0-9_.-]*$/.test(topic)) throw new Error(`not a plain topic name: ${topic}`);
   const payload = `${topic}\n${key}`;
   if (Buffer.byteLength(payload) > MAX_PAYLOAD) throw new Error("a change's key is too long for a NOTIFY");
-  await tx.execute(sql`SELECT pg_notify(${CHANGES_CHANNEL}, ${payload})`);
+  await tx.$client.query("SELECT pg_notify(?1, ?2)").run(CHANGES_CHANNEL, payload);
 }
 
 /** One node's feed: start() once, close() at shutdown. */

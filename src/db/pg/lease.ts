@@ -22,7 +22,6 @@
 // A takeover happens at most heartbeatMs + graceMs after the holder's session ends (plus a
 // connection timeout when the server is unreachable). Not wired to the app yet; docs/architecture.md.
 import { SQL } from "bun";
-import { sql } from "drizzle-orm";
 import type { Job } from "../../core/jobs";
 import { silentLogger, type Logger } from "../../lib/log";
 import type { PgTx } from "./door";
@@ -219,10 +218,15 @@ class Lease implements LeaseHandle {
   async fence(tx: PgTx): Promise<void> {
     const session = this.session;
     if (this.lost || !session) throw new LeaseLost(this.name);
-    await tx.execute(sql`SELECT pg_advisory_xact_lock_shared(hashtextextended(${fenceText(this.name)}, 0))`);
-    const [row] = await tx.execute<{ held: boolean }>(sql`SELECT EXISTS (SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-      WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND ((l.classid::int8 << 32) | l.objid::int8) = hashtextextended(${keyText(this.name)}, 0)
-        AND l.pid = ${session.pid} AND a.backend_start::text = ${session.since}) AS held`);
+    await tx.$client.query("SELECT pg_advisory_xact_lock_shared(hashtextextended(?1, 0))").run(fenceText(this.name));
+    const row = await tx.$client
+      .query<{ held: number }>(
+        `SELECT EXISTS (SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+      WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND ((l.classid::int8 << 32) | l.objid::int8) = hashtextextended(?1, 0)
+        AND l.pid = ?2 AND a.backend_start::text = ?3) AS held`,
+      )
+      .get(keyText(this.name), session.pid, session.since);
+    // A boolean comes back as 1/0 through the handle, as SQLite would give it.
     if (!row?.held) throw new LeaseLost(this.name);
   }
 

@@ -8,6 +8,10 @@
 //   FORCE ROW LEVEL SECURITY on every table that has row-level security enabled (drizzle-kit
 //   enables it and creates the policies from src/db/pg/tenant.ts, but has no FORCE). Without FORCE
 //   the tables' owner, which the app connects as, would bypass the policies.
+// Besides the tables, the `unaccent` extension (list searches, src/lib/list.ts).
+// And a check first: the database compares text byte by byte (collation C), as SQLite does. The
+// modules' queries, written once for both engines, order and compare ids and ISO instants as text
+// (`at < ?`, `ORDER BY id`); a linguistic collation (en_US, ICU) would sort them otherwise.
 import type { SQL } from "bun";
 import { migrationsOf, type Migration } from "../migrations";
 
@@ -20,11 +24,24 @@ export interface PgMigrationResult {
   applied: string[];
 }
 
+/** Collations that compare text as SQLite's BINARY does (by code point: UTF-8 bytes). */
+const BYTEWISE = new Set(["C", "POSIX", "C.UTF-8", "C.utf8"]);
+
 export async function migratePg(sql: SQL, migrations: Migration[] = migrationsOf("pg")): Promise<PgMigrationResult> {
   const conn = await sql.reserve();
   try {
+    const [db] = await conn`SELECT current_database() AS name, datcollate AS collate, datlocprovider AS provider, daticulocale AS icu
+      FROM pg_database WHERE datname = current_database()`;
+    if (db.provider !== "c" || !BYTEWISE.has(db.collate))
+      throw new Error(
+        `database ${db.name} sorts text by collation ${db.provider === "i" ? `ICU ${db.icu}` : db.collate}; corpadmin needs C (as SQLite compares): ` +
+          `CREATE DATABASE ${db.name} TEMPLATE template0 ENCODING 'UTF8' LOCALE_PROVIDER libc LC_COLLATE 'C' LC_CTYPE 'C'`,
+      );
     await conn`SELECT pg_advisory_lock(${MIGRATION_LOCK_KEY.toString()}::bigint)`;
     try {
+      // unaccent (contrib, a trusted extension: the database's owner may create it): list
+      // searches fold accents and case on PostgreSQL as SQLite's trigram indexes do (src/lib/list.ts).
+      await conn.unsafe("CREATE EXTENSION IF NOT EXISTS unaccent");
       await conn.unsafe(
         `CREATE SCHEMA IF NOT EXISTS drizzle;
          CREATE TABLE IF NOT EXISTS drizzle.__drizzle_migrations (id serial PRIMARY KEY, hash text NOT NULL, created_at bigint)`,

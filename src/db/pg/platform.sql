@@ -2,7 +2,7 @@
 -- Regenerate: bun scripts/pg-schema.ts
 -- Platform tables (one set per installation).
 -- Types: text→text, integer→bigint (a lone integer primary key, SQLite's rowid, → identity),
--- integer boolean mode→boolean, real→double precision, blob→bytea, json text→text.
+-- integer boolean mode→boolean, real→double precision, blob→bytea, json text→text, no-affinity blob→jsonb.
 -- Left out:
 --   $defaultFn/$onUpdateFn (ids, created_at, updated_at): computed by Drizzle in the app, so they stay there
 --   text enum values ({ enum: [...] }): SQLite does not check them either; the API validates them

@@ -2,7 +2,7 @@
 -- Regenerate: bun scripts/pg-schema.ts --layout shared
 -- Tenant tables, layout `shared`: every corporation in the same tables, corp_id leading every key, forced row-level security on corpadmin.corp_id.
 -- Types: text→text, integer→bigint (a lone integer primary key, SQLite's rowid, → identity),
--- integer boolean mode→boolean, real→double precision, blob→bytea, json text→text.
+-- integer boolean mode→boolean, real→double precision, blob→bytea, json text→text, no-affinity blob→jsonb.
 -- Left out:
 --   $defaultFn/$onUpdateFn (ids, created_at, updated_at): computed by Drizzle in the app, so they stay there
 --   text enum values ({ enum: [...] }): SQLite does not check them either; the API validates them
@@ -314,7 +314,7 @@ CREATE TABLE "metric_values" (
   "metric_id" text NOT NULL,
   "at" text NOT NULL,
   "at_ms" bigint NOT NULL,
-  "value" bytea NOT NULL, -- declared BLOB in SQLite (no type affinity: numbers and text kept as given); bytea is the literal mapping, the store must encode values or the column needs another type
+  "value" jsonb NOT NULL, -- declared BLOB in SQLite (no type affinity: numbers and text kept as given); jsonb keeps both as given
   CONSTRAINT "metric_values_pkey" PRIMARY KEY ("corp_id", "seq")
 );
 

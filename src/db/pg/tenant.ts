@@ -6,7 +6,7 @@
 // Text enums are TypeScript types only, as on SQLite (no CHECK); ids and timestamps are computed in the app.
 // Left out: CHECK constraints and generated columns: the SQLite schemas declare none (the generator throws if one appears)
 import { sql } from "drizzle-orm";
-import { bigint, boolean, doublePrecision, foreignKey, index, pgPolicy, pgTable, primaryKey, text, unique, uniqueIndex } from "drizzle-orm/pg-core";
+import { bigint, boolean, doublePrecision, foreignKey, index, jsonb, pgPolicy, pgTable, primaryKey, text, unique, uniqueIndex } from "drizzle-orm/pg-core";
 import { bytea } from "./columns";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
@@ -495,7 +495,7 @@ export const metricValues = pgTable(
     metric_id: text("metric_id").notNull(),
     at: text("at").notNull(),
     at_ms: bigint("at_ms", { mode: "number" }).notNull(),
-    value: bytea("value").notNull(), // declared BLOB in SQLite (no type affinity: numbers and text kept as given); bytea is the literal mapping, the store must encode values or the column needs another type
+    value: jsonb("value").notNull(), // declared BLOB in SQLite (no type affinity: numbers and text kept as given); jsonb keeps both as given
   },
   (t) => [
     primaryKey({ name: "metric_values_pkey", columns: [t.corp_id, t.seq] }),

@@ -6,6 +6,7 @@ import type { AppContext } from "../../core/context";
 import { migrationStatus, migrationsOf } from "../../db/migrations";
 import { requireSqliteClient, type TenantDb } from "../../db/sqlite";
 import type { TenantDoor } from "../../core/store";
+import type { PgTenants } from "../../db/pg/store";
 import { notes } from "../../db/tenant/schema";
 import { newId } from "../../lib/ids";
 import { listRows, type ListParams } from "../../lib/list";
@@ -72,7 +73,14 @@ function getCorpRef(corps: CorpRef[], corpId: string): CorpRef {
 
 const allCorps = (ctx: AppContext) => ctx.store.platform.read(allCorpRefs);
 
-const tenantStatus = (ctx: AppContext, corpId: string) => ctx.store.tenant(corpId).read((db) => migrationStatus(requireSqliteClient(db), ctx.tenants.migrations));
+/** On PostgreSQL one migration set covers the platform's tables and every corporation's (shared). */
+const sharedStatus = (ctx: AppContext) => (ctx.tenants as PgTenants).status();
+
+const tenantStatus = (ctx: AppContext, corpId: string) =>
+  ctx.tenants.engine === "postgres" ? sharedStatus(ctx) : ctx.store.tenant(corpId).read((db) => migrationStatus(requireSqliteClient(db), ctx.tenants.migrations));
+
+const platformStatus = (ctx: AppContext) =>
+  ctx.tenants.engine === "postgres" ? sharedStatus(ctx) : ctx.store.platform.read((db) => migrationStatus(requireSqliteClient(db), migrationsOf("platform")));
 
 /** Checking must not create anything: a missing database file reads as version 0. */
 async function corpStatus(ctx: AppContext, corpId: string) {
@@ -84,7 +92,7 @@ async function corpStatus(ctx: AppContext, corpId: string) {
 }
 
 export async function checkDatabases(ctx: AppContext): Promise<DatabaseCheck> {
-  const platform = await ctx.store.platform.read((db) => migrationStatus(requireSqliteClient(db), migrationsOf("platform")));
+  const platform = await platformStatus(ctx);
   const corps: DatabaseCheck["corps"] = [];
   // One corporation after another: each may open a database file.
   for (const c of await allCorps(ctx)) {
@@ -131,7 +139,7 @@ async function migrateCorp(ctx: AppContext, corp: CorpRef): Promise<CorpUpdate &
  * this binary embeds: a running service finds nothing pending there.
  */
 export async function updateAll(ctx: AppContext): Promise<DatabaseUpdate> {
-  const status = await ctx.store.platform.read((db) => migrationStatus(requireSqliteClient(db), migrationsOf("platform")));
+  const status = await platformStatus(ctx);
   if (status.pending.length) throw conflict("The platform database has pending migrations: they are applied when the service starts");
   const corps: DatabaseUpdate["corps"] = [];
   for (const c of await allCorps(ctx)) corps.push(await migrateCorp(ctx, c));
@@ -154,6 +162,12 @@ async function tableNames(db: TenantDb): Promise<Set<string>> {
 /** Creates the database file when missing and every table of the current schema; idempotent. */
 export async function createTables(ctx: AppContext, corpId: string): Promise<TablesResult> {
   const corp = getCorpRef(await allCorps(ctx), corpId);
+  if (ctx.tenants.engine === "postgres") {
+    // The shared tables exist since start-up (migrated there): nothing to create.
+    const { error, to } = await migrateCorp(ctx, corp);
+    if (error !== null) throw conflict(`Creating the tables failed; the corporation is NEEDS_UPDATE: ${error}`);
+    return { corp_id: corpId, created: [], version: to };
+  }
   // A cached handle to a file removed underneath would write into the unlinked inode: reopen.
   if (!existsSync(ctx.tenants.pathOf(corpId))) ctx.tenants.close(corpId);
   const door = ctx.store.tenant(corpId);

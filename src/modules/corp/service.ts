@@ -245,7 +245,8 @@ function moveFile(from: string, to: string): void {
 export async function deleteCorporation(ctx: AppContext, id: string): Promise<{ movedTo: string | null }> {
   const dbPath = await ctx.store.platform.write(async (tx, w) => {
     await corpRow(tx, id);
-    const path = ctx.tenants.pathOf(id);
+    // PostgreSQL has no file: closeWhenIdle below deletes the corporation's rows instead.
+    const path = ctx.tenants.engine === "sqlite" ? ctx.tenants.pathOf(id) : null;
     await tx.delete(corporations).where(eq(corporations.id, id)).run();
     w.afterCommit(() => {
       ctx.corps.invalidate(id);
@@ -256,7 +257,7 @@ export async function deleteCorporation(ctx: AppContext, id: string): Promise<{ 
   // Operations in flight on its database (reads and writes of requests that began before the
   // delete, writes queued) finish first; none can start now that its row is gone.
   await ctx.tenants.closeWhenIdle(id);
-  const moved = moveDatabase(ctx, id, dbPath);
+  const moved = dbPath === null ? { movedTo: null } : moveDatabase(ctx, id, dbPath);
   await ctx.sessions.revokeAllInCorp(id);
   return moved;
 }

@@ -32,7 +32,6 @@ type Values = Record<string, string | number | null>;
 function sessionStatements(tx: TenantDb) {
   const sqlite = tx.$client;
   return {
-    changes: sqlite.query<{ n: number }, []>("SELECT changes() AS n"),
     // Every session with that key: one, unless the NAS reused the id (after a reboot). Not ORDER
     // BY ... LIMIT 1: that costs several times the read of the one row there usually is.
     byKey: sqlite.query<KeyedSession, [string, string]>(
@@ -117,8 +116,9 @@ export async function storeAccounting(tx: TenantDb, row: AccountingRow, interimI
     $received_at: row.received_at,
   };
   if (session) {
-    await tx.insert(ispRadiusAccounting).values({ ...row, radius_session_id: session.id }).onConflictDoNothing().run();
-    if (!(await s.changes.get())!.n) return;
+    // A retransmission inserts nothing (the run's own count: SQLite's changes() has no PostgreSQL twin).
+    const stored = (await tx.insert(ispRadiusAccounting).values({ ...row, radius_session_id: session.id }).onConflictDoNothing().run()) as unknown as { changes: number };
+    if (!stored.changes) return;
     if (session.open !== 1) return;
     if (!stop && sessionTime < session.session_time) return;
     await s.update.run({ ...values, $id: session.id, $session_time: Math.max(sessionTime, session.session_time) });

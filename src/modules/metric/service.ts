@@ -4,7 +4,7 @@
 import { eq } from "drizzle-orm";
 import { CorpIndex } from "../../core/settings";
 import type { PlatformDoor, TenantDoor } from "../../core/store";
-import type { PlatformDb, TenantDb } from "../../db/sqlite";
+import { sqliteClientOf, type PlatformDb, type TenantDb } from "../../db/sqlite";
 import { metrics } from "../../db/tenant/schema";
 import { finite } from "../../lib/finite";
 import { newId } from "../../lib/ids";
@@ -400,8 +400,11 @@ async function buckets(db: TenantDb, metric: MetricRow, from: number, to: number
   const count = Math.floor(to / width) - Math.floor(from / width) + 1;
   if (count > MAX_BUCKETS) throw invalid("bucket", `gives ${count} buckets between from and to; at most ${MAX_BUCKETS} are allowed`);
   const numeric = metric.data_type === "Int" || metric.data_type === "Float";
-  const aggregate = numeric ? "json_array(count(*), min(value), max(value), avg(value), total(value))" : "json_array(count(*))";
-  const sql = `WITH RECURSIVE b(s) AS (SELECT ?2 UNION ALL SELECT s + ?3 FROM b WHERE s + ?3 <= ?5)
+  // PostgreSQL keeps a value as jsonb (a number stays a number there): aggregated as a double.
+  const v = sqliteClientOf(db) ? "value" : "value::float8";
+  const aggregate = numeric ? `json_array(count(*), min(${v}), max(${v}), avg(${v}), total(${v}))` : "json_array(count(*))";
+  // The CAST types the first placeholder on PostgreSQL (64-bit there too); a no-op on SQLite.
+  const sql = `WITH RECURSIVE b(s) AS (SELECT CAST(?2 AS INTEGER) UNION ALL SELECT s + ?3 FROM b WHERE s + ?3 <= ?5)
     SELECT s, (SELECT ${aggregate} FROM metric_values
                WHERE metric_id = ?1 AND at_ms >= max(s, ?4) AND at_ms < s + ?3 AND at_ms <= ?5) AS agg
     FROM b`;

@@ -24,6 +24,9 @@ export function backupRoutes(ctx: AppContext, lock: BackupLock) {
     .post(
       "/backup",
       async ({ principal }) => {
+        // A backup copies the SQLite files; the shared PostgreSQL database is backed up with its
+        // own tools until cluster backups exist (issue 19 item 4).
+        if (ctx.tenants.engine === "postgres") throw conflict("This service keeps its data in PostgreSQL: back it up with PostgreSQL's tools (pg_dump, or the cluster's base backups)");
         const run = lock.tryRun(() => createApiBackup(ctx, ctx.now()));
         if (!run) throw conflict("A backup is running: try again when it has finished");
         try {

@@ -224,7 +224,7 @@ export function exportCodes(deps: QrDeps, tenant: TenantDoor, query: ListParams)
   if (query.format !== "csv") throw invalid("format", "must be csv");
   const { format: _format, page: _page, limit: _limit, ...filters } = query;
   const publicUrl = deps.ctx.config.publicUrl;
-  const { where, order } = listClauses(qrCodes, codeListSpec(publicUrl), filters);
+  const { where, order } = listClauses(qrCodes, codeListSpec(publicUrl), filters, [], deps.ctx.tenants.engine === "sqlite");
   return tenant.read(async (db) => {
     const rows = await db
       .select({ ...getTableColumns(qrCodes), campaign: qrCampaigns.name, category: qrCategories.name })

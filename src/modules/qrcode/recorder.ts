@@ -7,6 +7,7 @@ import type { AppContext } from "../../core/context";
 import { newId } from "../../lib/ids";
 import { toIso } from "../../lib/time";
 import { writerUrl, type DoneMessage, type WriteMessage } from "./access-writer";
+import { writeAccessesPg } from "./access-writer-pg";
 
 /**
  * Rows of one corporation as UTF-8 JSON text (AccessRows, access-writer.ts), comma separated, in
@@ -75,6 +76,10 @@ export class AccessRecorder {
   private count = 0;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private worker: Worker | null = null;
+  /** Cluster mode: batches go through the doors (access-writer-pg.ts), not the file-writing thread. */
+  private get pg(): boolean {
+    return this.ctx.tenants.engine === "postgres";
+  }
   private inflight: { seq: number; batches: SentBatch[] } | null = null;
   private seq = 0;
   private waiters: (() => void)[] = [];
@@ -123,7 +128,7 @@ export class AccessRecorder {
     chunk.rows++;
     if (this.count === 0) {
       this.firstAt = performance.now();
-      if (!this.worker && !this.closed) this.writer(); // started while the first batch gathers, not after
+      if (!this.worker && !this.closed && !this.pg) this.writer(); // started while the first batch gathers, not after
     }
     this.count++;
     if (this.count >= FLUSH_BATCH) this.send();
@@ -163,6 +168,8 @@ export class AccessRecorder {
       let path = this.paths.get(corpId);
       // Deleted since (its cache entry is dropped then)? pathOf decides. corps.get is async: a promise is never falsy.
       if (path !== undefined && this.ctx.corps.peek(corpId) === undefined) path = undefined;
+      // PostgreSQL: no file; a deleted corporation's write answers 404 and its batch is dropped.
+      if (path === undefined && this.pg) path = "";
       if (path === undefined) {
         try {
           path = this.ctx.tenants.pathOf(corpId);
@@ -183,6 +190,10 @@ export class AccessRecorder {
     this.count = 0;
     if (batches.length === 0) return;
     this.inflight = { seq: message.seq, batches };
+    if (this.pg) {
+      void writeAccessesPg(this.ctx, message).then((d) => this.done(d));
+      return;
+    }
     const worker = this.writer();
     worker.ref(); // keep the process alive until the batch is written (shutdown waits for it)
     worker.postMessage(message);

@@ -103,7 +103,12 @@ export class SocketHub {
       const opened = set;
       const known = (seq: number) => {
         // Not when every socket of the corporation closed meanwhile (a later socket reads anew).
-        if (this.byCorp.get(corpId) === opened && !this.cursors.has(corpId)) this.cursors.set(corpId, seq);
+        if (this.byCorp.get(corpId) === opened && !this.cursors.has(corpId)) {
+          this.cursors.set(corpId, seq);
+          // Wake-ups that came before the answer streamed nothing (no cursor yet): look once now
+          // (on PostgreSQL the answer takes a round trip, and a commit can come meanwhile).
+          this.schedule(corpId);
+        }
       };
       try {
         this.ctx.store.tenant(corpId).read(lastEventSeq).then(known, () => known(0));

@@ -8,7 +8,7 @@ import { EventBus } from "../../../src/core/events";
 import { PgDoors } from "../../../src/db/pg/door";
 import { ChangeFeed, EVENTS_TOPIC, publishChange } from "../../../src/db/pg/feed";
 import { migratePg } from "../../../src/db/pg/migrate";
-import { cities } from "../../../src/db/pg/tenant";
+import { cities } from "../../../src/db/tenant/schema";
 import { startPostgres, type TestPostgres } from "../../support/postgres";
 
 let pg: TestPostgres;

@@ -98,6 +98,22 @@ describe("db/pg: migrations on PostgreSQL", () => {
     }
   }, 60_000);
 
+  test("a database that does not sort text bytewise (an ICU collation) is refused before anything is created", async () => {
+    const admin = new SQL(pg.url);
+    try {
+      await admin.unsafe("CREATE DATABASE linguistic TEMPLATE template0 ENCODING 'UTF8' LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C' OWNER corpadmin");
+    } finally {
+      await admin.close();
+    }
+    const app = new SQL(pg.url.replace(/\/corpadmin(\?|$)/, "/linguistic$1").replace("postgres@", "corpadmin@"));
+    try {
+      await expect(migratePg(app)).rejects.toThrow(/collation ICU en-US; corpadmin needs C/);
+      expect((await app`SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'`)[0].n).toBe(0);
+    } finally {
+      await app.close();
+    }
+  });
+
   test("two nodes starting at once: one migrates, the other waits on the advisory lock and finds nothing to do", async () => {
     const db = await pg.createDatabase("racing");
     const holder = new SQL(db.appUrl);

@@ -21,7 +21,7 @@ const TYPES: Record<string, string> = {
   SQLiteBoolean: "boolean",
   SQLiteReal: "double precision",
   SQLiteBlobBuffer: "bytea",
-  SQLiteCustomColumn: "bytea",
+  SQLiteCustomColumn: "jsonb",
 };
 
 type Shape = {

@@ -1,6 +1,7 @@
 // Concurrent external-app upserts share one commit (writeGrouped): each still succeeds or fails alone.
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { TEST_BACKEND } from "../../support/backend";
 import { contractBody } from "../../support/contract-body";
 import { newEvents, lastSeq, registryApp } from "../../support/registry";
 
@@ -42,7 +43,8 @@ test("a burst of upserts: the failing ones roll back alone, the others are commi
   expect(res[14].status).toBe(400);
 
   // Committed: a separate connection to the file sees every acknowledged write and nothing else.
-  const file = new Database(f.t.sql(corpId).filename, { readonly: true });
+  // (PostgreSQL: t.sql is itself another connection.)
+  const file = TEST_BACKEND === "pg" ? f.t.sql(corpId) : new Database(f.t.sql(corpId).filename, { readonly: true });
   try {
     expect(file.query("SELECT count(*) AS n FROM contracts").get()).toEqual({ n: 13 });
     expect(file.query("SELECT count(*) AS n FROM persons WHERE name LIKE '% 500'").get()).toEqual({ n: 0 });

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { getSchemaValidator } from "elysia/schema";
 import { contractBody } from "../../support/contract-body";
 import { testSourceOnly } from "../../support/helpers";
+import { TEST_BACKEND } from "../../support/backend";
 import { Contract, ContractWithIdentity } from "../../../src/modules/contract/model";
 import { contractViewJson } from "../../../src/modules/contract/service";
 import { registryApp } from "../../support/registry";
@@ -105,7 +106,8 @@ test("POST /api/contract/create/externalapp/name/{externalAppName} answers exact
 });
 
 // In-process: writes on the app's own connection and calls the view directly.
-testSourceOnly("GET /api/contract/{id} reuses its text only until the corporation's database changes, whoever writes", async () => {
+// SQLite-only: another connection writes to the corporation's file behind the app.
+(TEST_BACKEND === "pg" ? test.skip : testSourceOnly)("GET /api/contract/{id} reuses its text only until the corporation's database changes, whoever writes", async () => {
   const c = (await f.t.req("POST", "/api/contract/create/externalapp/name/erp", { token, body: contractBody(41) })).body;
   const get = async () => {
     const res = await f.t.req("GET", `/api/contract/${c.id}`, { token });

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { addCorp, addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../../support/helpers";
+import { TEST_BACKEND } from "../../support/backend";
 import { contractWith, mikrotikLayout, must } from "../../support/isp";
 
 let t: TestApp;
@@ -81,10 +82,11 @@ describe("GET /api/isp/radius/authorize", () => {
   test("a change committed by another connection (a second process) applies at once", async () => {
     const q = { username: "maria", password: "maria-pass", nas_ip: NAS_IP };
     expect((await authorize(q)).status).toBe(200);
-    const other = new Database(t.sql(admin.corpId).filename);
+    // PostgreSQL: t.sqlWrite is itself another connection (another node's).
+    const other = TEST_BACKEND === "pg" ? t.sqlWrite(admin.corpId) : new Database(t.sql(admin.corpId).filename);
     // As a real second process would: wait for the service's own write (an authorize records its
     // attempt) rather than fail at once with SQLITE_BUSY.
-    other.run("PRAGMA busy_timeout = 5000");
+    if (TEST_BACKEND !== "pg") other.run("PRAGMA busy_timeout = 5000");
     try {
       other.run("UPDATE isp_nas SET status = 0 WHERE id = ?", [nas.id]);
       expect((await authorize(q)).status).toBe(401);

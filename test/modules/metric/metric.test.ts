@@ -34,6 +34,7 @@ const eventsOf = (corpId: string, recordId: string) =>
   drizzle(t.sql(corpId))
     .select()
     .from(events)
+    .orderBy(events.seq)
     .all()
     .filter((e) => e.record_id === recordId)
     .map((e) => ({ type: e.type, data: JSON.parse(e.payload).data }));

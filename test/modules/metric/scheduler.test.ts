@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { MetricScheduler } from "../../../src/modules/metric/jobs";
 import { ADMIN, makeApp, startAndLogin, type TestApp } from "../../support/helpers";
+import { testSqliteOnly } from "../../support/backend";
 
 const LOOPBACK = { CORPADMIN_EGRESS_ALLOW: "127.0.0.0/8,::1/128" };
 const TZ = "America/Sao_Paulo"; // startAndLogin's corporation
@@ -316,7 +317,8 @@ describe("job metric scheduler: process start and shutdown", () => {
     expect(token).toBeString();
   }, 20_000);
 
-  test("start-up reads only the corporations indexed as collecting; without the index it reads every one and rebuilds it", async () => {
+  // SQLite-only: it proves an unindexed corporation's file is never opened by making it unreadable.
+  testSqliteOnly("start-up reads only the corporations indexed as collecting; without the index it reads every one and rebuilds it", async () => {
     const first = await setup();
     const dir = first.t.dir;
     await startAndLogin(first.t);

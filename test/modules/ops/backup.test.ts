@@ -11,6 +11,7 @@ import { createBackup, restoreBackup, verifyBackup, type Manifest } from "../../
 import { createCorporation } from "../../../src/modules/corp/service";
 import { VERSION } from "../../../src/version";
 import { ADMIN, addCorp, makeApp, startAndLogin, tempDir, type TestApp } from "../../support/helpers";
+import { sqliteTenants } from "../../support/backend";
 
 const root = join(import.meta.dir, "../../..");
 const dirs: string[] = [];
@@ -36,7 +37,7 @@ async function populated() {
   await t.ctx.store.platform.write((db) => db.insert(servers).values({ id: serverId, name: "second", path: otherServerDir, builtin: false }).run());
   const gamma = (await createCorporation(t.ctx, { auth_name: "gamma", company_name: "Gamma", server_id: serverId } as never)).id;
   const corpIds = [corpId, beta, gamma];
-  for (const id of corpIds) t.ctx.tenants.migrate(id);
+  for (const id of corpIds) sqliteTenants(t.ctx).migrate(id);
   return { t, token, corpIds, gamma, otherServerDir };
 }
 

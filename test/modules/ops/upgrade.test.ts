@@ -13,6 +13,7 @@ import { openPlatformDb } from "../../../src/db/sqlite";
 import { sha256Hex } from "../../../src/lib/ids";
 import type { Logger } from "../../../src/lib/log";
 import { addCorp, addUser, makeApp, startAndLogin, tempDir, type TestApp } from "../../support/helpers";
+import { sqliteTenants } from "../../support/backend";
 
 const root = join(import.meta.dir, "../../..");
 const dirs: string[] = [];
@@ -50,7 +51,7 @@ test("upgrade: platform then every corporation migrate; a failing corporation ro
   const good = await addCorp(old, "good");
   const bad = await addCorp(old, "bad");
   const acme = (await old.ctx.corps.find("acme"))!.id;
-  for (const id of [acme, good, bad]) old.ctx.tenants.migrate(id);
+  for (const id of [acme, good, bad]) sqliteTenants(old.ctx).migrate(id);
   const members = { good: await addUser(old, good), bad: await addUser(old, bad) };
   for (const id of [acme, good, bad]) old.sqlWrite(id).run("INSERT INTO events (id, type, record_id, payload, created_at) VALUES (?, 'CITY_AFTER_INSERT', ?, '{}', '2026-01-01T00:00:00.000+00:00')", [`old-${id}`, `rec-${id}`]);
   // Drift in one corporation's file (someone created the table by hand): its migration will fail.

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { renderMigrationsModule } from "../../../scripts/embed-migrations";
 import { requireSqliteClient } from "../../../src/db/sqlite";
 import { makeApp, testSourceOnly, type TestApp } from "../../support/helpers";
+import { TEST_BACKEND } from "../../support/backend";
 
 let t: TestApp;
 beforeAll(async () => {
@@ -10,8 +11,14 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
+test("health names the storage engine: SQLite files, or PostgreSQL with --database-url", async () => {
+  const ok = await t.req("GET", "/api/health");
+  expect(ok.body).toMatchObject({ status: "ok", engine: TEST_BACKEND === "pg" ? "postgres" : "sqlite" });
+});
+
 // In-process: closes the app's platform database under it.
-testSourceOnly("health is 200 while the platform database answers, 503 when it does not", async () => {
+// SQLite-only too: it closes the platform door's SQLite connections.
+(TEST_BACKEND === "pg" ? test.skip : testSourceOnly)("health is 200 while the platform database answers, 503 when it does not", async () => {
   const ok = await t.req("GET", "/api/health");
   expect(ok.status).toBe(200);
   expect(ok.body.status).toBe("ok");

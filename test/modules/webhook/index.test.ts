@@ -6,6 +6,7 @@ import { Database } from "bun:sqlite";
 import { copyFileSync, rmSync, writeFileSync } from "node:fs";
 import type { WebhookDispatcher } from "../../../src/modules/webhook/jobs";
 import { addCorp, adminIn, makeApp, startAndLogin, tempDir, type TestApp } from "../../support/helpers";
+import { testSqliteOnly } from "../../support/backend";
 import { FAST, LOOPBACK_ALLOWED, manualClock, receiver, waitFor } from "../../support/webhooks";
 
 const cleanups: (() => unknown)[] = [];
@@ -35,7 +36,8 @@ const indexKeys = (t: TestApp) =>
 const troubled = (logs: Logged[]) => logs.filter((l) => l.level !== "debug" && l.level !== "info" && l.fields.corp_id).map((l) => l.fields.corp_id);
 
 describe("POST /api/webhook, DELETE /api/webhook/{id}: the dispatcher's index of corporations", () => {
-  test("start-up never opens a corporation without webhooks, still delivers a pending retry, and rebuilds the index without its marker", async () => {
+  // SQLite-only: it proves a corporation's file is never opened by making it unreadable.
+  testSqliteOnly("start-up never opens a corporation without webhooks, still delivers a pending retry, and rebuilds the index without its marker", async () => {
     const dir = tempDir();
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     let answers = 0;

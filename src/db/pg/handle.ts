@@ -1,0 +1,232 @@
+// Cluster mode (issue 19): the `Handle` of src/db/handle.ts over one PostgreSQL transaction, so the
+// modules' SQLite-dialect queries run unchanged: Drizzle's SQLite builder in its async form
+// (drizzle-orm/sqlite-proxy: Drizzle builds the SQL and maps the rows) whose callback translates
+// the statement (./translate.ts) and runs it on the transaction's connection, and `$client.query`
+// for hand-written statements. Values come back as SQLite would give them: int8 and numeric as
+// numbers, booleans as 1/0, text as text, a jsonb value (metric_values.value) as the number or
+// text it holds. Errors of unique, foreign-key and not-null constraints carry SQLite's code, so
+// the app's error mapping (src/app.ts) answers 409 on either engine.
+import type { SQL } from "bun";
+import { DrizzleQueryError } from "drizzle-orm/errors";
+import { SqliteRemoteDatabase, SQLiteRemoteSession, type AsyncRemoteCallback } from "drizzle-orm/sqlite-proxy";
+import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
+import { invalid } from "../../lib/problem";
+import type { Handle, RawClient, RawStatement } from "../handle";
+import { translate, type Translated } from "./translate";
+
+const INT8 = 20;
+const INT2 = 21;
+const NUMERIC = 1700;
+const BOOL = 16;
+const JSON_OID = 114;
+
+/** One dialect for every handle (it holds no state of a transaction). */
+const dialect = new SQLiteAsyncDialect();
+
+/** SQLite's codes for PostgreSQL's constraint errors (src/app.ts maps them to 409). */
+const SQLITE_CODES: Record<string, string> = {
+  "23505": "SQLITE_CONSTRAINT_UNIQUE",
+  "23503": "SQLITE_CONSTRAINT_FOREIGNKEY",
+  "23502": "SQLITE_CONSTRAINT_NOTNULL",
+};
+
+/** A PostgreSQL error seen through the handle: the server's message, SQLite's code where one fits. */
+export class PgStatementError extends Error {
+  override name = "PgStatementError";
+  constructor(
+    readonly code: string,
+    /** PostgreSQL's SQLSTATE (e.g. "23505"). */
+    readonly errno: string | undefined,
+    message: string,
+    readonly sql: string,
+    options: { cause: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+function failure(err: unknown, sql: string): unknown {
+  const e = err as { errno?: string; code?: string; message?: string };
+  if (typeof e?.errno !== "string") return err;
+  // PostgreSQL's text cannot hold U+0000 (SQLite's can): a client's value carrying one is refused.
+  if (e.errno === "22021" && /0x00/.test(String(e.message))) return invalid("body", "text must not contain the NUL character (U+0000)");
+  return new PgStatementError(SQLITE_CODES[e.errno] ?? e.code ?? "ERR_POSTGRES_SERVER_ERROR", e.errno, String(e.message), sql, { cause: err });
+}
+
+/** A value as bun:sqlite binds it, for a parameter whose type PostgreSQL infers from its context. */
+function param(v: unknown): unknown {
+  // Bun.sql types a JS number as an integer (a boolean or bigint column would refuse it); text
+  // is sent untyped, and PostgreSQL reads '1' as a boolean, a bigint or a double alike.
+  if (typeof v === "number" || typeof v === "bigint") return String(v);
+  if (typeof v === "boolean") return v ? "1" : "0";
+  if (v === undefined) return null;
+  return v;
+}
+
+function jsonParam(v: unknown): unknown {
+  if (v === null || v === undefined) return null;
+  return JSON.stringify(typeof v === "boolean" ? (v ? 1 : 0) : v);
+}
+
+function bind(t: Translated, args: unknown[]): unknown[] {
+  let values: unknown[];
+  if (t.names) {
+    const obj = (args[0] ?? {}) as Record<string, unknown>;
+    // bun:sqlite takes the key with its prefix ($id), or without it in strict mode.
+    values = t.names.map((n) => (n in obj ? obj[n] : obj[n.slice(1)]));
+  } else values = args;
+  const out = new Array(values.length);
+  for (let i = 0; i < values.length; i++) out[i] = t.json.includes(i) ? jsonParam(values[i]) : param(values[i]);
+  return out;
+}
+
+interface Column {
+  type: number;
+  name: string;
+}
+
+/** The value as SQLite would return it, for the columns whose PostgreSQL type differs. */
+function convert(type: number, v: unknown): unknown {
+  if (v === null || v === undefined) return null;
+  switch (type) {
+    case INT8:
+    case INT2:
+    case NUMERIC:
+      return typeof v === "number" ? v : Number(v);
+    case BOOL:
+      return v ? 1 : 0;
+    case JSON_OID: // SQLite's JSON functions return text
+      return typeof v === "string" ? v : JSON.stringify(v);
+    default:
+      return v;
+  }
+}
+
+// jsonb needs nothing: Bun.sql parses it, so a stored number is a number and a stored text a text.
+const converted = (type: number) => type === INT8 || type === INT2 || type === NUMERIC || type === BOOL || type === JSON_OID;
+
+/** The indexes of the result's columns that need converting (none for most statements). */
+function toConvert(columns: Column[] | null | undefined): number[] {
+  const out: number[] = [];
+  if (columns) for (let i = 0; i < columns.length; i++) if (converted(columns[i].type)) out.push(i);
+  return out;
+}
+
+type Result = unknown[] & { columns?: Column[] | null; affectedRows?: number };
+
+async function execute(conn: SQL, t: Translated, args: unknown[], arrays: boolean): Promise<Result> {
+  try {
+    const q = conn.unsafe(t.sql, bind(t, args));
+    return (await (arrays ? q.values() : q)) as Result;
+  } catch (err) {
+    throw failure(err, t.sql);
+  }
+}
+
+function arrayRows(r: Result): unknown[][] {
+  const rows = r as unknown as unknown[][];
+  const idx = toConvert(r.columns);
+  if (idx.length) for (const row of rows) for (const i of idx) row[i] = convert(r.columns![i].type, row[i]);
+  return rows;
+}
+
+function objectRows(r: Result): Record<string, unknown>[] {
+  const rows = r as unknown as Record<string, unknown>[];
+  const idx = toConvert(r.columns);
+  if (idx.length)
+    for (const row of rows)
+      for (const i of idx) {
+        const c = r.columns![i];
+        row[c.name] = convert(c.type, row[c.name]);
+      }
+  return rows;
+}
+
+function rawClient(conn: SQL, tenant: boolean): RawClient {
+  return {
+    query<R, P extends unknown[]>(sqlite: string): RawStatement<R, P> {
+      const t = translate(sqlite, { tenant });
+      return {
+        async get(...params: P) {
+          const rows = objectRows(await execute(conn, t, params, false));
+          return (rows[0] as R | undefined) ?? null;
+        },
+        async all(...params: P) {
+          return objectRows(await execute(conn, t, params, false)) as R[];
+        },
+        async values(...params: P) {
+          return arrayRows(await execute(conn, t, params, true));
+        },
+        async run(...params: P) {
+          return { changes: (await execute(conn, t, params, false)).affectedRows ?? 0 };
+        },
+      };
+    },
+  };
+}
+
+type QueryRunner = (queryString: string, params: unknown[], query: () => Promise<unknown>) => Promise<unknown>;
+
+/**
+ * sqlite-proxy's session, whose statements throw the handle's own error: Drizzle's async path
+ * wraps every failure in a DrizzleQueryError, while bun-sqlite's synchronous one throws the
+ * driver's error itself, and callers (src/app.ts) read `code` on the error they catch.
+ */
+class Session extends SQLiteRemoteSession<Record<string, never>, never> {
+  /** The callback of a statement with no fields to map (`db.all(sql)`): rows as bun-sqlite gives them. */
+  objects!: AsyncRemoteCallback;
+}
+const prepareQuery = SQLiteRemoteSession.prototype.prepareQuery as (...args: unknown[]) => unknown;
+(Session.prototype as unknown as { prepareQuery: (...args: unknown[]) => unknown }).prepareQuery = function (this: Session, ...args: unknown[]) {
+  const q = prepareQuery.apply(this, args) as { queryWithCache: QueryRunner; client: AsyncRemoteCallback };
+  // args: query, fields, executeMethod, isResponseInArrayMode, customResultMapper.
+  if (!args[1] && !args[4]) q.client = this.objects;
+  const inner = q.queryWithCache;
+  q.queryWithCache = async function (this: unknown, queryString, params, query) {
+    try {
+      return await inner.call(this, queryString, params, query);
+    } catch (e) {
+      throw e instanceof DrizzleQueryError && e.cause ? e.cause : e;
+    }
+  };
+  return q;
+};
+
+/**
+ * A door's handle is already inside the door's transaction: sqlite-proxy's transaction() would
+ * send BEGIN/COMMIT on that connection and end the door's transaction early. Refused, as the
+ * SQLite door's callbacks must not call it either (docs/architecture.md).
+ */
+class Database extends SqliteRemoteDatabase<Record<string, never>> {
+  override transaction(): never {
+    throw new Error("a door's callback runs in the door's transaction: transaction() is not available");
+  }
+}
+
+/**
+ * The handle over `conn`, a transaction's (or savepoint's) connection of Bun.sql: `tenant` for a
+ * corporation's tables (conflict targets gain corp_id). Made per transaction (≈ 0.2 µs: a
+ * session and a database object over the shared dialect).
+ */
+export function pgHandle(conn: SQL, tenant: boolean): Handle {
+  // sqlite-proxy's contract: rows as arrays of values in the order of the SELECT list (Drizzle
+  // maps them to fields), `get` one such array or undefined, `run` whatever the caller reads.
+  const callback: AsyncRemoteCallback = async (sqlite, params, method) => {
+    const t = translate(sqlite, { tenant });
+    if (method === "run") {
+      const r = await execute(conn, t, params, false);
+      return { rows: [], changes: r.affectedRows ?? 0 } as { rows: unknown[] };
+    }
+    const rows = arrayRows(await execute(conn, t, params, true));
+    return { rows: method === "get" ? (rows[0] as unknown as unknown[]) : rows };
+  };
+  const session = new Session(callback, dialect, undefined, undefined, {});
+  // bun-sqlite's `db.all(sql)` gives objects; its `db.get(sql)` and `db.values(sql)` give arrays.
+  session.objects = async (sqlite, params, method) => {
+    if (method !== "all") return callback(sqlite, params, method);
+    return { rows: objectRows(await execute(conn, translate(sqlite, { tenant }), params, false)) };
+  };
+  const db = new Database("async", dialect, session, undefined) as unknown as Handle;
+  (db as { $client: RawClient }).$client = rawClient(conn, tenant);
+  return db;
+}
