@@ -94,8 +94,9 @@ function canon(row: Record<string, unknown>, k: Kinds, sqlite: boolean): string 
   for (const col of Object.keys(row).sort()) {
     if (k.tenant && col === "corp_id") continue;
     let v = row[col];
-    if (v === null) v = null;
-    else if (v instanceof Uint8Array) v = Buffer.from(v).toString("hex");
+    if (v === null) {
+      // null on both sides
+    } else if (v instanceof Uint8Array) v = Buffer.from(v).toString("hex");
     else if (k.bools.has(col)) v = v === true || v === 1;
     else if (k.json.has(col) && !sqlite && typeof v === "string") v = JSON.parse(v);
     // A number or text in SQLite's untyped BLOB column, stored in bytea as its JSON's bytes.
@@ -172,6 +173,18 @@ describe("corpadmin copy-to-postgres", () => {
         expect(counts).toEqual({ contracts: 3, items: 6, vals: 10, qr: 1, hooks: 1 });
       }
       expect(compared).toBeGreaterThan(100);
+      // The identity sequences continue past every corporation's copied maximum.
+      const su = new SQL(pg.url);
+      try {
+        for (const table of ["events", "metric_values"]) {
+          const [s] = await su.unsafe(`SELECT (SELECT max(seq) FROM ${table})::int AS max,
+            (SELECT last_value FROM pg_sequences WHERE sequencename = split_part(pg_get_serial_sequence('${table}', 'seq'), '.', 2))::int AS last`);
+          expect(s.max).toBeGreaterThan(0);
+          expect(s.last).toBe(s.max);
+        }
+      } finally {
+        await su.close();
+      }
     } finally {
       await client.close();
     }
