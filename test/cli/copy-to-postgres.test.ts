@@ -9,8 +9,10 @@ import { SQL } from "bun";
 import { sql } from "drizzle-orm";
 import { join } from "node:path";
 import { PgDoors } from "../../src/db/pg/door";
+import { migratePg } from "../../src/db/pg/migrate";
 import { PLATFORM_TABLES, TENANT_TABLES } from "../../src/db/pg/copy";
 import { contractBody } from "../support/contract-body";
+import { b64, pngLogo } from "../support/qrcode";
 import { addCorp, addUser, adminIn, makeApp, startAndLogin, type TestApp } from "../support/helpers";
 import { startPostgres, type TestPostgres } from "../support/postgres";
 
@@ -47,7 +49,9 @@ async function fill(corpId: string, n: number) {
     await as("POST", `/api/metric/${int}/value`, { value: i * n, at: `2025-03-01T12:0${i}:00Z` });
     await as("POST", `/api/metric/${text}/value`, { value: `up ${i}`, at: `2025-03-01T12:0${i}:00Z` });
   }
-  await as("POST", "/api/qrcode", { name: `code ${n}`, kind: "dynamic", target: `https://example.net/${n}` });
+  const logo = (await as("POST", "/api/qrcode/logo", { name: "Brand", content_type: "image/png", data: b64(pngLogo()) })).body.id as string;
+  const code = (await as("POST", "/api/qrcode", { name: `code ${n}`, kind: "dynamic", target: `https://example.net/${n}`, logo_id: logo })).body;
+  for (let i = 0; i < 3; i++) expect((await t.req("GET", `/q/${code.slug}`)).status).toBe(302);
   await as("POST", "/api/webhook", { name: "hook", target: "https://hooks.example.net/x", email: "ops@example.net", groups: ["CONTRACT_AFTER_INSERT"] });
 }
 
@@ -58,6 +62,12 @@ beforeAll(async () => {
   const admin = await startAndLogin(t);
   corps.push({ id: admin.corpId, name: "acme" });
   corps.push({ id: await addCorp(t, "beta"), name: "beta" });
+  // Menus whose rows reference rows stored after them: "child" under "root", then "root" moved under
+  // a menu created last.
+  const menu = async (body: unknown) => (await adminIn(t, admin.corpId, "POST", "/api/menu", body)).body.id as string;
+  const root = await menu({ name: "root" });
+  await menu({ name: "child", parent_id: root });
+  await menu({ id: root, name: "root", parent_id: await menu({ name: "top" }) });
   for (const [i, c] of corps.entries()) {
     await fill(c.id, i + 1);
     await addUser(t, c.id, { services: ["platform.city"] });
@@ -171,8 +181,10 @@ describe("corpadmin copy-to-postgres", () => {
           return ((h.execute ? [...((await h.execute(sql.raw(q))) as Iterable<unknown>)] : await h.$client!.query(q).all()) as Record<string, number>[])[0];
         });
         expect(counts).toEqual({ contracts: 3, items: 6, vals: 10, qr: 1, hooks: 1 });
+        expect(sqliteRows(join(dir, "corps", `${c.id}.db`), "qr_logos", kinds("qr_logos", true))).toHaveLength(1);
       }
       expect(compared).toBeGreaterThan(100);
+      expect(sqliteRows(join(dir, "platform.db"), "menus", kinds("menus", false))).toHaveLength(3);
       // The identity sequences continue past every corporation's copied maximum.
       const su = new SQL(pg.url);
       try {
@@ -219,4 +231,44 @@ describe("corpadmin copy-to-postgres", () => {
     expect(replaced.out).toContain("--replace: deleting every row");
     expect(copy("--verify-only").code).toBe(0);
   }, 120_000);
+
+  test("a jsonb metric_values.value (cluster mode's mapping of SQLite's untyped column) keeps numbers as numbers and text as text", async () => {
+    const db = await pg.createDatabase("jsonb_values");
+    const app = new SQL(db.appUrl);
+    const su = new SQL(db.url);
+    try {
+      await migratePg(app);
+      await app.unsafe("ALTER TABLE metric_values ALTER COLUMN value TYPE jsonb USING convert_from(value, 'UTF8')::jsonb");
+      const p = Bun.spawnSync(["bun", MAIN, "copy-to-postgres", "--data-dir", dir, "--database-url", db.appUrl], { stdout: "pipe", stderr: "pipe" });
+      expect(p.stderr.toString()).toBe("");
+      expect(p.exitCode).toBe(0);
+      const values = (await su`SELECT value FROM metric_values WHERE corp_id = ${corps[1].id} ORDER BY at_ms, metric_id`).map((r: { value: unknown }) => r.value);
+      expect(values.filter((v: unknown) => typeof v === "number").sort()).toEqual([0, 2, 4, 6, 8]);
+      expect(values.filter((v: unknown) => typeof v === "string").sort()).toEqual(["up 0", "up 1", "up 2", "up 3", "up 4"]);
+    } finally {
+      await app.close();
+      await su.close();
+    }
+  }, 60_000);
+
+  test("a corporation whose copy fails mid-way is rolled back whole: none of its rows stay, the command exits 1", async () => {
+    const db = await pg.createDatabase("refusing_target");
+    const app = new SQL(db.appUrl);
+    const su = new SQL(db.url);
+    try {
+      await migratePg(app);
+      // webhooks come after cities, persons, contracts, metrics... in foreign-key order.
+      await app.unsafe("ALTER TABLE webhooks ADD CONSTRAINT refuse_all CHECK (false)");
+      const p = Bun.spawnSync(["bun", MAIN, "copy-to-postgres", "--data-dir", dir, "--database-url", db.appUrl], { stdout: "pipe", stderr: "pipe" });
+      expect(p.exitCode).toBe(1);
+      expect(p.stderr.toString()).toContain("acme: ");
+      expect(p.stderr.toString()).toContain("rolled back");
+      const [left] = await su`SELECT (SELECT count(*) FROM cities)::int AS cities, (SELECT count(*) FROM contracts)::int AS contracts,
+        (SELECT count(*) FROM metric_values)::int AS vals, (SELECT count(*) FROM corporations)::int AS corps`;
+      expect(left).toEqual({ cities: 0, contracts: 0, vals: 0, corps: 2 });
+    } finally {
+      await app.close();
+      await su.close();
+    }
+  }, 60_000);
 });

@@ -275,7 +275,9 @@ async function copyTables(
     const flush = async () => {
       if (!batchRows) return;
       const tuples: string[] = [];
-      for (let r = 0; r < batchRows; r++) tuples.push(`(${cols.map((c, i) => `$${r * cols.length + i + 1}::${c.type}`).join(", ")})`);
+      // Every parameter is text, cast by the server: Bun.sql would encode a value for a parameter it
+      // learns is jsonb as JSON itself (the JSON text "0" would arrive as the string "0").
+      for (let r = 0; r < batchRows; r++) tuples.push(`(${cols.map((c, i) => `$${r * cols.length + i + 1}::text::${c.type}`).join(", ")})`);
       await tx.unsafe(`INSERT INTO ${quote(table.name)} (${names.join(", ")}) VALUES ${tuples.join(", ")}`, batch);
       batch = [];
       batchRows = 0;
@@ -316,7 +318,7 @@ async function targetSum(tx: SQL, table: TableSpec, cols: Column[]): Promise<Che
   const list = selectList(cols);
   const keyList = pkCols.map((n) => `${quote(n)}::text AS ${quote(`__k_${n}`)}`).join(", ");
   for (;;) {
-    const cond = after ? `WHERE (${pkCols.map(quote).join(", ")}) > (${pkCols.map((n, i) => `$${i + 1}::${cols.find((c) => c.name === n)!.type}`).join(", ")})` : "";
+    const cond = after ? `WHERE (${pkCols.map(quote).join(", ")}) > (${pkCols.map((n, i) => `$${i + 1}::text::${cols.find((c) => c.name === n)!.type}`).join(", ")})` : "";
     const rows = (await tx.unsafe(`SELECT ${list}, ${keyList} FROM ${quote(table.name)} ${cond} ORDER BY ${pk} LIMIT 2000`, after ?? [])) as Record<string, unknown>[];
     for (const r of rows) sum.add(cols.map((c) => fromTarget(r[c.name], c)));
     if (rows.length < 2000) return sum;
