@@ -28,6 +28,8 @@ import * as tenantSchema from "./tenant";
 /** Rows per INSERT (bounded below PostgreSQL's 65,535 parameters by the column count too). */
 const BATCH_ROWS = 500;
 const MAX_PARAMS = 30_000;
+/** Rows per page when a table is read back (keyset pages by primary key). */
+const PAGE_ROWS = 2000;
 /** The writer lock key text of the platform door (src/db/pg/door.ts). */
 const PLATFORM_LOCK = "corpadmin:platform";
 
@@ -84,6 +86,7 @@ function tablesOf(schema: Record<string, unknown>, tenant: boolean): TableSpec[]
       deps: refs.map((r) => getTableConfig(r.foreignTable).name),
     });
   }
+  for (const spec of specs.values()) if (!spec.primaryKey.length) throw new Error(`table ${spec.name} has no primary key: the copy pages its rows by it`);
   // Depth-first, by name: a table after every table it references (self-references aside).
   const out: TableSpec[] = [];
   const placed = new Set<string>();
@@ -311,17 +314,18 @@ function canonicalOf(param: string, col: Column): string {
 
 async function targetSum(tx: SQL, table: TableSpec, cols: Column[]): Promise<Checksum> {
   const sum = new Checksum();
-  const pk = table.primaryKey.map(quote).join(", ");
+  // Qualified: a bare name in ORDER BY would be the select list's text of the column.
+  const pk = table.primaryKey.map((n) => `src.${quote(n)}`).join(", ");
   // Keyset pages: a large table is never held in memory whole.
   let after: unknown[] | null = null;
   const pkCols = table.primaryKey.filter((n) => !(table.tenant && n === "corp_id"));
   const list = selectList(cols);
   const keyList = pkCols.map((n) => `${quote(n)}::text AS ${quote(`__k_${n}`)}`).join(", ");
   for (;;) {
-    const cond = after ? `WHERE (${pkCols.map(quote).join(", ")}) > (${pkCols.map((n, i) => `$${i + 1}::text::${cols.find((c) => c.name === n)!.type}`).join(", ")})` : "";
-    const rows = (await tx.unsafe(`SELECT ${list}, ${keyList} FROM ${quote(table.name)} ${cond} ORDER BY ${pk} LIMIT 2000`, after ?? [])) as Record<string, unknown>[];
+    const cond = after ? `WHERE (${pkCols.map((n) => `src.${quote(n)}`).join(", ")}) > (${pkCols.map((n, i) => `$${i + 1}::text::${cols.find((c) => c.name === n)!.type}`).join(", ")})` : "";
+    const rows = (await tx.unsafe(`SELECT ${list}, ${keyList} FROM ${quote(table.name)} AS src ${cond} ORDER BY ${pk} LIMIT ${PAGE_ROWS}`, after ?? [])) as Record<string, unknown>[];
     for (const r of rows) sum.add(cols.map((c) => fromTarget(r[c.name], c)));
-    if (rows.length < 2000) return sum;
+    if (rows.length < PAGE_ROWS) return sum;
     const last = rows[rows.length - 1];
     after = pkCols.map((n) => last[`__k_${n}`]);
   }
@@ -431,8 +435,10 @@ export async function copySite(client: SQL, source: CopySource, { log }: CopyOpt
     checks.push(...platformChecks);
     log(`platform: ${platformChecks.reduce((n, c) => n + c.targetRows, 0)} rows copied and verified`);
   } catch (err) {
-    if (err instanceof DifferenceError) return { checks: err.checks, failed: [{ database: "platform", error: "the rows read back differ" }] };
-    throw err;
+    // Rolled back: no corporation is copied without its platform rows.
+    if (err instanceof DifferenceError) return { checks: err.checks, failed: [{ database: "platform", error: "the rows read back differ; rolled back, no corporation copied" }] };
+    if (err instanceof CopyError) throw err;
+    return { checks, failed: [{ database: "platform", error: `${(err as Error).message}; rolled back, no corporation copied` }] };
   } finally {
     closeSnapshot(platform);
   }
