@@ -159,13 +159,20 @@ describe("corpadmin copy-to-postgres", () => {
         }
         return k;
       };
-      const pgRows = async (door: { read: PgDoors["platform"]["read"] }, table: string, k: Kinds) => {
-        const rows = await door.read(async (tx) => {
-          const h = tx as unknown as { execute?: (q: unknown) => Promise<unknown>; $client?: { query(q: string): { all(): Promise<unknown> } } };
-          // The doors' handle: Drizzle's PostgreSQL database here, the modules' SQLite-dialect handle once wired.
-          return (h.execute ? [...((await h.execute(sql.raw(`SELECT * FROM "${table}"`))) as Iterable<unknown>)] : await h.$client!.query(`SELECT * FROM "${table}"`).all()) as Record<string, unknown>[];
+      /**
+       * A query through a door's handle: Drizzle's PostgreSQL database on this branch (values as
+       * Bun.sql reads them: jsonb as its JSON text), or the modules' SQLite-dialect handle once the
+       * doors hand it (values as SQLite reads them).
+       */
+      const query = (door: { read: PgDoors["platform"]["read"] }, q: string) =>
+        door.read(async (tx) => {
+          const h = tx as unknown as { execute?: (q: unknown) => Promise<Iterable<unknown>>; $client?: { query(q: string): { all(): Promise<unknown[]> } } };
+          if (h.execute) return { jsonText: true, rows: [...(await h.execute(sql.raw(q)))] as Record<string, unknown>[] };
+          return { jsonText: false, rows: (await h.$client!.query(q).all()) as Record<string, unknown>[] };
         });
-        return rows.map((r) => canon(r, k, false)).sort();
+      const pgRows = async (door: { read: PgDoors["platform"]["read"] }, table: string, k: Kinds) => {
+        const { jsonText, rows } = await query(door, `SELECT * FROM "${table}"`);
+        return rows.map((r) => canon(r, jsonText ? k : { ...k, json: new Set() }, false)).sort();
       };
       let compared = 0;
       for (const table of PLATFORM_TABLES) {
@@ -183,11 +190,11 @@ describe("corpadmin copy-to-postgres", () => {
           compared += want.length;
         }
         // What the site was built with arrived: contracts with items, metric values, QR codes, webhooks.
-        const counts = await doors.tenant(c.id).read(async (tx) => {
-          const h = tx as unknown as { execute?: (q: unknown) => Promise<unknown>; $client?: { query(q: string): { all(): Promise<unknown> } } };
-          const q = "SELECT (SELECT count(*) FROM contracts)::int AS contracts, (SELECT count(*) FROM contract_items)::int AS items, (SELECT count(*) FROM metric_values)::int AS vals, (SELECT count(*) FROM qr_codes)::int AS qr, (SELECT count(*) FROM webhooks)::int AS hooks";
-          return ((h.execute ? [...((await h.execute(sql.raw(q))) as Iterable<unknown>)] : await h.$client!.query(q).all()) as Record<string, number>[])[0];
-        });
+        const { rows } = await query(
+          doors.tenant(c.id),
+          "SELECT (SELECT count(*) FROM contracts) AS contracts, (SELECT count(*) FROM contract_items) AS items, (SELECT count(*) FROM metric_values) AS vals, (SELECT count(*) FROM qr_codes) AS qr, (SELECT count(*) FROM webhooks) AS hooks",
+        );
+        const counts = Object.fromEntries(Object.entries(rows[0]).map(([key, n]) => [key, Number(n)]));
         expect(counts).toEqual({ contracts: 3, items: 6, vals: c.name === "beta" ? 2510 : 10, qr: 1, hooks: 1 });
         expect(sqliteRows(join(dir, "corps", `${c.id}.db`), "qr_logos", kinds("qr_logos", true))).toHaveLength(1);
       }
