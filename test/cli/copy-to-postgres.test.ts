@@ -7,9 +7,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { SQL } from "bun";
 import { sql } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/bun-sql";
 import { join } from "node:path";
 import { PgDoors } from "../../src/db/pg/door";
 import { migratePg } from "../../src/db/pg/migrate";
+import { services } from "../../src/db/pg/platform";
 import { PLATFORM_TABLES, TENANT_TABLES } from "../../src/db/pg/copy";
 import { contractBody } from "../support/contract-body";
 import { b64, pngLogo } from "../support/qrcode";
@@ -253,7 +255,9 @@ describe("corpadmin copy-to-postgres", () => {
     const su = new SQL(db.url);
     try {
       await migratePg(app);
-      await app.unsafe("ALTER TABLE metric_values ALTER COLUMN value TYPE jsonb USING convert_from(value, 'UTF8')::jsonb");
+      // jsonb already where the PostgreSQL schema maps the column so; bytea before.
+      const [{ type }] = await app`SELECT data_type AS type FROM information_schema.columns WHERE table_name = 'metric_values' AND column_name = 'value'`;
+      if (type === "bytea") await app.unsafe("ALTER TABLE metric_values ALTER COLUMN value TYPE jsonb USING convert_from(value, 'UTF8')::jsonb");
       const p = Bun.spawnSync(["bun", MAIN, "copy-to-postgres", "--data-dir", dir, "--database-url", db.appUrl], { stdout: "pipe", stderr: "pipe" });
       expect(p.stderr.toString()).toBe("");
       expect(p.exitCode).toBe(0);
@@ -284,6 +288,23 @@ describe("corpadmin copy-to-postgres", () => {
     } finally {
       await app.close();
       await su.close();
+    }
+  }, 60_000);
+
+  test("a database holding only the built-in rows a started node seeds (no corporation, no user) is filled without --replace", async () => {
+    const db = await pg.createDatabase("seeded_target");
+    const app = new SQL(db.appUrl);
+    try {
+      await migratePg(app);
+      // The site has a service of the same identifier: the seeded row is replaced, not kept beside it.
+      await drizzle({ client: app }).insert(services).values({ identifier: "platform.city", name: "City", builtin: true });
+      const p = Bun.spawnSync(["bun", MAIN, "copy-to-postgres", "--data-dir", dir, "--database-url", db.appUrl], { stdout: "pipe", stderr: "pipe" });
+      expect(p.stderr.toString()).toBe("");
+      expect(p.exitCode).toBe(0);
+      expect(p.stdout.toString()).toContain("holds only built-in rows (services 1)");
+      expect(p.stdout.toString()).toContain("every row count and checksum equal");
+    } finally {
+      await app.close();
     }
   }, 60_000);
 });
