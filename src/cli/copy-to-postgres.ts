@@ -66,9 +66,17 @@ async function siteOf(dataDir: string): Promise<CopySource> {
       `${behind.length} database(s) of the site have pending migrations (${behind[0].path}: ${behind[0].pending.join(", ")}); ` +
         "run `corpadmin migrate` of this release on the site first",
     );
+  // Every corporation has its file from its creation on: a missing one was not brought along
+  // (a server's directory outside the data directory), and copying without it would lose its data.
+  const missing = plan.slice(1).filter((e) => !e.exists);
+  if (missing.length)
+    throw new CopyError(
+      `${missing.length} corporation database file(s) are missing (${missing.map((e) => `${e.auth_name}: ${e.path}`).join(", ")}); ` +
+        "bring every server's directory to the paths the platform database names",
+    );
   return {
     platform: plan[0].path,
-    corporations: plan.slice(1).map((e) => ({ id: e.corp_id!, name: e.auth_name!, path: e.exists ? e.path : null })),
+    corporations: plan.slice(1).map((e) => ({ id: e.corp_id!, name: e.auth_name!, path: e.path })),
   };
 }
 
@@ -106,7 +114,7 @@ export async function copyToPostgres(config: Config, flags: CopyFlags): Promise<
   }
   // A running service would go on writing after its files were copied (lost in the cluster), and
   // each file's snapshot is taken at another moment: the service must be stopped.
-  const files = [source.platform, ...source.corporations.flatMap((c) => (c.path ? [c.path] : []))];
+  const files = [source.platform, ...source.corporations.map((c) => c.path)];
   const holders = openersOf(files);
   if (holders.length) {
     fail(`copy-to-postgres refused: process(es) ${holders.join(", ")} hold the site's database files open; stop the service first (systemctl stop corpadmin)`);

@@ -8,6 +8,7 @@ import { Database } from "bun:sqlite";
 import { SQL } from "bun";
 import { sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sql";
+import { renameSync } from "node:fs";
 import { join } from "node:path";
 import { PgDoors } from "../../src/db/pg/door";
 import { migratePg } from "../../src/db/pg/migrate";
@@ -306,5 +307,18 @@ describe("corpadmin copy-to-postgres", () => {
     } finally {
       await app.close();
     }
+  }, 60_000);
+
+  test("a corporation's file missing from the data directory is refused before anything is written", () => {
+    const file = join(dir, "corps", `${corps[1].id}.db`);
+    renameSync(file, `${file}.away`);
+    try {
+      const r = copy("--replace");
+      expect(r.code).toBe(1);
+      expect(r.err).toContain("missing (beta: ");
+    } finally {
+      renameSync(`${file}.away`, file);
+    }
+    expect(copy("--verify-only").code).toBe(0);
   }, 60_000);
 });

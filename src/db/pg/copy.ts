@@ -64,7 +64,7 @@ export interface TableCheck {
 export interface CopySource {
   /** The platform file. */
   platform: string;
-  corporations: { id: string; name: string; path: string | null }[];
+  corporations: { id: string; name: string; path: string }[];
 }
 
 export class CopyError extends Error {}
@@ -443,16 +443,12 @@ export async function copySite(client: SQL, source: CopySource, { log }: CopyOpt
     closeSnapshot(platform);
   }
   for (const corp of source.corporations) {
-    if (!corp.path) {
-      log(`corporation ${corp.name} (${corp.id}): no database file, nothing to copy`);
-      continue;
-    }
     const db = openSnapshot(corp.path);
     try {
       checkCoverage(db, TENANT_TABLES, corp.path);
       const out = await client.begin(async (tx) => {
         await tx`SELECT set_config(${CORP_SETTING}, ${corp.id}, true), pg_advisory_xact_lock(hashtextextended(${corp.id}, 0))`;
-        const out = await copyTables(tx, db, TENANT_TABLES, target, corp.name, corp.path!);
+        const out = await copyTables(tx, db, TENANT_TABLES, target, corp.name, corp.path);
         if (out.some((c) => !c.ok)) throw new DifferenceError(out);
         return out;
       });
@@ -499,7 +495,6 @@ export async function verifySite(client: SQL, source: CopySource): Promise<CopyR
     closeSnapshot(platform);
   }
   for (const corp of source.corporations) {
-    if (!corp.path) continue;
     const db = openSnapshot(corp.path);
     try {
       await compare(db, TENANT_TABLES, corp.name, corp.id, corp.path);
