@@ -141,13 +141,11 @@ export async function copyToPostgres(config: Config, flags: CopyFlags): Promise<
       out(`the PostgreSQL database holds only built-in rows (${[...state.rows].filter(([, n]) => n).map(([t, n]) => `${t} ${n}`).join(", ")}): replaced by the site's`);
     }
     out(`copying ${config.dataDir}: platform + ${source.corporations.length} corporation(s)`);
-    return report(await copySite(client, source, { log: out }), "copy");
+    return report(await copySite(client, source, { log: out, replace: flags.replace }), "copy");
   } catch (err) {
-    if (err instanceof CopyError) {
-      fail(`copy-to-postgres failed: ${err.message}`);
-      return 1;
-    }
-    throw err;
+    // The database unreachable, a refused login, a schema of another release: its message says it.
+    fail(`copy-to-postgres failed: ${err instanceof Error ? err.message : String(err)}`);
+    return 1;
   } finally {
     await client.close();
   }

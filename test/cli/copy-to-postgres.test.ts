@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { PgDoors } from "../../src/db/pg/door";
 import { migratePg } from "../../src/db/pg/migrate";
 import { services } from "../../src/db/pg/platform";
-import { PLATFORM_TABLES, TENANT_TABLES } from "../../src/db/pg/copy";
+import { copySite, PLATFORM_TABLES, TENANT_TABLES } from "../../src/db/pg/copy";
 import { contractBody } from "../support/contract-body";
 import { b64, pngLogo } from "../support/qrcode";
 import { addCorp, addUser, adminIn, makeApp, startAndLogin, type TestApp } from "../support/helpers";
@@ -228,6 +228,17 @@ describe("corpadmin copy-to-postgres", () => {
     const verify = copy("--verify-only");
     expect(verify.code).toBe(0);
     expect(verify.out).toContain("every row count and checksum equal");
+  }, 60_000);
+
+  test("the copy itself checks again, under the platform's writer lock, that no corporation or user arrived meanwhile", async () => {
+    const client = new SQL({ url: pg.appUrl, max: 2 });
+    try {
+      const site = { platform: join(dir, "platform.db"), corporations: [] };
+      await expect(copySite(client, site, { log: () => {}, replace: false })).rejects.toThrow("holds corporations or users");
+    } finally {
+      await client.close();
+    }
+    expect(copy("--verify-only").code).toBe(0);
   }, 60_000);
 
   test("a value changed in PostgreSQL fails the verification, naming the table; --replace copies again", async () => {

@@ -403,6 +403,8 @@ export async function targetState(conn: SQL): Promise<TargetState> {
 export interface CopyOptions {
   /** Progress lines (a corporation done, ...). */
   log: (line: string) => void;
+  /** The target may hold corporations and users (deleted); else they make the copy fail. */
+  replace: boolean;
 }
 
 export interface CopyResult {
@@ -413,10 +415,10 @@ export interface CopyResult {
 
 /**
  * The copy into a migrated database (migratePg): empties every corpadmin table in the platform's
- * transaction (the caller decides whether the target may hold data), copies and checks the
- * platform, then each corporation in its own transaction.
+ * transaction (refused there, without `replace`, when it holds a corporation or a user), copies and
+ * checks the platform, then each corporation in its own transaction.
  */
-export async function copySite(client: SQL, source: CopySource, { log }: CopyOptions): Promise<CopyResult> {
+export async function copySite(client: SQL, source: CopySource, { log, replace }: CopyOptions): Promise<CopyResult> {
   const target = await targetColumns(client);
   const checks: TableCheck[] = [];
   const failed: CopyResult["failed"] = [];
@@ -426,6 +428,11 @@ export async function copySite(client: SQL, source: CopySource, { log }: CopyOpt
     const all = [...PLATFORM_TABLES, ...TENANT_TABLES].map((t) => quote(t.name)).join(", ");
     const platformChecks = await client.begin(async (tx) => {
       await tx`SELECT pg_advisory_xact_lock(hashtextextended(${PLATFORM_LOCK}, 0))`;
+      if (!replace) {
+        // Checked again under the platform's writer lock: an app node may have started meanwhile.
+        const [held] = await tx`SELECT EXISTS (SELECT 1 FROM corporations) OR EXISTS (SELECT 1 FROM users) AS any`;
+        if (held.any) throw new CopyError("the PostgreSQL database holds corporations or users (an app node started on it?); stop it, then copy with --replace");
+      }
       // TRUNCATE is not subject to row-level security: it empties every corporation's rows too.
       await tx.unsafe(`TRUNCATE ${all} RESTART IDENTITY`);
       const out = await copyTables(tx, platform, PLATFORM_TABLES, target, "platform", "platform.db");
