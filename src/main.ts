@@ -1,8 +1,9 @@
 #!/usr/bin/env bun
 // corpadmin: the command line. `corpadmin [serve]`, `migrate`, `backup`, `restore`,
-// `install-service`, `version`, `help`.
+// `copy-to-postgres`, `install-service`, `version`, `help`.
 import { ConfigError, loadConfig, parseFlags, settingsHelp } from "./config";
 import { backup, restore } from "./cli/backup";
+import { copyFlagsFrom, copyToPostgres } from "./cli/copy-to-postgres";
 import { installOptionsFrom, installService } from "./cli/install-service";
 import { formatMigrationPlan, migrate, migrationPlan, postgresMigrationPlan } from "./cli/migrate";
 import { serve } from "./cli/serve";
@@ -21,6 +22,13 @@ Commands:
              which must be empty or absent; writes manifest.json with checksums
   restore <backup-dir>
              verify a backup and restore it into --data-dir, which must be empty
+  copy-to-postgres --database-url postgres://...
+             copy the embedded site under --data-dir (platform.db and every
+             corporation's file, read-only; the service must be stopped) into
+             the PostgreSQL database of cluster mode, migrated first; verifies
+             every table by row count and checksum, exits 1 on a difference.
+             --replace: the target may hold data (every row of every corpadmin
+             table there is deleted first); --verify-only: compare, copy nothing
   install-service
              install the hardened systemd unit (needs root): creates the user
              and directories, writes the unit, prints the systemctl commands
@@ -60,6 +68,8 @@ async function main(argv: string[]): Promise<number | null> {
       return backup(config, words[1]);
     case "restore":
       return restore(config, words[1]);
+    case "copy-to-postgres":
+      return copyToPostgres(config, copyFlagsFrom(flags));
     case "install-service":
       return installService(installOptionsFrom(flags));
     default:
