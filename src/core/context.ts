@@ -154,7 +154,7 @@ export function createContext(config: Config, queries: KernelQueries, options: C
   mkdirSync(config.dataDir, { recursive: true });
   const logger = options.logger ?? createLogger(config.logLevel);
   const events = new EventBus();
-  const storage = config.databaseUrl ? postgresStorage(config, options, events) : sqliteStorage(config, options, logger, events);
+  const storage = config.databaseUrl ? postgresStorage(options, events) : sqliteStorage(config, options, logger, events);
   const { store, tenants, builtinServerId } = storage;
   const jobs = new Jobs(logger, options.startDelayMs ?? 250);
   const closers: (() => void | Promise<void>)[] = [];
@@ -235,7 +235,7 @@ function sqliteStorage(config: Config, options: ContextOptions, logger: Logger, 
 }
 
 /** PostgreSQL (cluster mode): the pool started and migrated by `prepareStorage`. */
-function postgresStorage(config: Config, options: ContextOptions, events: EventBus): Storage {
+function postgresStorage(options: ContextOptions, events: EventBus): Storage {
   const start = options.postgres;
   if (!start) throw new Error("--database-url is set: the app is built after `await prepareStorage(config)`, with its result in the options");
   const { store, tenants } = pgStorage(start, events);
