@@ -11,7 +11,23 @@ const VOLATILE = new Set(["sessions", "audit_log", "login_failures", "__drizzle_
 /** Columns background work changes after an earlier accepted request (the dispatcher's marks). */
 const BACKGROUND_COLUMNS: Record<string, string> = { events: "seq, id, type, record_id, payload, created_at" };
 
+/**
+ * PostgreSQL (test/support/pg-files.ts): every table's rows digested by the server in one query,
+ * as this connection sees them (one corporation's, or none for the platform's tenant tables).
+ */
+function pgChecksum(pgRows: (sql: string) => Record<string, unknown>[]): string {
+  const skip = [...VOLATILE].map((n) => `'${n}'`).join(", ");
+  const cols = Object.entries(BACKGROUND_COLUMNS).map(([t, c]) => `WHEN '${t}' THEN '${c}'`).join(" ");
+  const rows = pgRows(
+    `SELECT table_name AS name, md5(query_to_xml(format('SELECT %s FROM %I', CASE table_name ${cols} ELSE '*' END, table_name), true, false, '')::text) AS digest
+     FROM information_schema.tables WHERE table_schema = current_schema() AND table_name NOT IN (${skip}) ORDER BY table_name`,
+  );
+  return new Bun.CryptoHasher("sha256").update(JSON.stringify(rows)).digest("hex");
+}
+
 function tablesChecksum(db: Database): string {
+  const pgRows = (db as { pgRows?: (sql: string) => Record<string, unknown>[] }).pgRows;
+  if (pgRows) return pgChecksum(pgRows);
   const hasher = new Bun.CryptoHasher("sha256");
   const tables = db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as { name: string }[];
   for (const { name } of tables) {

@@ -45,9 +45,16 @@ export class PgStatementError extends Error {
   }
 }
 
-function failure(err: unknown, sql: string): unknown {
+/** A JS number no integer column can take (SQLite compares or stores it as a REAL instead). */
+const notAnInteger = (v: unknown) => typeof v === "number" && !Number.isSafeInteger(v);
+
+function failure(err: unknown, sql: string, args: unknown[] = []): unknown {
   const e = err as { errno?: string; code?: string; message?: string };
   if (typeof e?.errno !== "string") return err;
+  // A client's number (a filter such as ?scans=1e20, a field) beyond what the integer column it
+  // meets can hold, or with a fraction: SQLite finds no row equal to it; PostgreSQL refuses the
+  // value, and the transaction is then aborted, so the request is refused as out of range.
+  if ((e.errno === "22P02" || e.errno === "22003") && args.some(notAnInteger)) return invalid("query", "a number is out of range for its field");
   // PostgreSQL's text cannot hold U+0000 (SQLite's can): a client's value carrying one is refused.
   if (e.errno === "22021" && /0x00/.test(String(e.message))) return invalid("body", "text must not contain the NUL character (U+0000)");
   return new PgStatementError(SQLITE_CODES[e.errno] ?? e.code ?? "ERR_POSTGRES_SERVER_ERROR", e.errno, String(e.message), sql, { cause: err });
@@ -119,7 +126,7 @@ async function execute(conn: SQL, t: Translated, args: unknown[], arrays: boolea
     const q = conn.unsafe(t.sql, bind(t, args));
     return (await (arrays ? q.values() : q)) as Result;
   } catch (err) {
-    throw failure(err, t.sql);
+    throw failure(err, t.sql, t.names ? Object.values((args[0] ?? {}) as object) : args);
   }
 }
 

@@ -269,4 +269,12 @@ describe("db/pg/translate: what PostgreSQL cannot run is refused by name", () =>
     expect(err).toBeInstanceOf(Problem);
     expect(err.status).toBe(400);
   });
+
+  test("a number an integer column cannot hold (1e20, a fraction) is a 400 problem, not a server error", async () => {
+    for (const n of [1e20, 1e308, 1.5]) {
+      const err = await doors.tenant(A).read((db) => db.$client.query("SELECT seq FROM metric_values WHERE at_ms = ?1").all(n)).catch((e) => e);
+      expect(err, String(n)).toBeInstanceOf(Problem);
+      expect(err.status).toBe(400);
+    }
+  });
 });
