@@ -110,18 +110,8 @@ class ScopedDoor<H, S extends WriteScope> implements Door<H, S> {
     return door.read(fn as (db: SqliteHandle) => T | Promise<T>);
   }
 
-  async write<T>(fn: (tx: H, scope: S) => T | Promise<T>, options?: { durable?: boolean }): Promise<T> {
-    const scope = new Scope(this.corpId, this.bus);
-    const door = this.door;
-    const result = await door
-      .write(async (tx) => {
-        const out = await fn(tx as unknown as H, scope as unknown as S);
-        await scope.flush(tx as unknown as TenantDb);
-        return out;
-      }, options)
-      .catch((err: unknown) => afterUnconfirmed(door, scope, err));
-    scope.committed();
-    return result;
+  write<T>(fn: (tx: H, scope: S) => T | Promise<T>, options?: { durable?: boolean }): Promise<T> {
+    return this.scoped(fn, (door, body) => door.write(body, options));
   }
 
   async maintain(what: { checkpoint: boolean; optimize: boolean }) {
@@ -132,16 +122,19 @@ class ScopedDoor<H, S extends WriteScope> implements Door<H, S> {
     return this.door.copyTo(target);
   }
 
-  async writeGrouped<T>(fn: (tx: H, scope: S) => T | Promise<T>): Promise<T> {
+  writeGrouped<T>(fn: (tx: H, scope: S) => T | Promise<T>): Promise<T> {
+    return this.scoped(fn, (door, body) => door.writeGrouped(body));
+  }
+
+  /** One write of `fn` with its scope: events flushed before COMMIT, after-commit steps after it. */
+  private async scoped<T>(fn: (tx: H, scope: S) => T | Promise<T>, run: (door: SqliteDoor, body: (tx: SqliteHandle) => Promise<T>) => Promise<T>): Promise<T> {
     const scope = new Scope(this.corpId, this.bus);
     const door = this.door;
-    const result = await door
-      .writeGrouped(async (tx) => {
-        const out = await fn(tx as unknown as H, scope as unknown as S);
-        await scope.flush(tx as unknown as TenantDb);
-        return out;
-      })
-      .catch((err: unknown) => afterUnconfirmed(door, scope, err));
+    const result = await run(door, async (tx) => {
+      const out = await fn(tx as unknown as H, scope as unknown as S);
+      await scope.flush(tx as unknown as TenantDb);
+      return out;
+    }).catch((err: unknown) => afterUnconfirmed(door, scope, err));
     scope.committed();
     return result;
   }
