@@ -514,6 +514,8 @@ export class SqliteDoor {
       if (wait) await wait;
       try {
         if (this.closed) throw new Error("the database was closed");
+        // Migrations are writes too: not on top of commits not yet known to be on disk.
+        if (this.unconfirmed) await this.confirm();
         return fn(this.writer);
       } finally {
         this.commits++; // migrations commit on the writer: read epochs begun before are stale

@@ -240,6 +240,8 @@ describe("core/store: a write is acknowledged only once its commit is on disk (P
         const refused = await t.req("POST", "/api/city", city("Unconfirmed"));
         expect(refused.status).toBe(503);
         expect(refused.body.detail).toContain("could not be checkpointed");
+        // A corporation's migration (run on the writer outside the door's transactions) is refused too.
+        expect(await door.exclusive(() => "migrated").then(() => null, (e: { status?: number }) => e.status)).toBe(503);
       } finally {
         door.syncFile = real;
       }
