@@ -102,9 +102,24 @@ export async function startPostgres(): Promise<TestPostgres> {
   stopAllOnExit();
   // A test process killed outright (SIGKILL, a runner's timeout) runs no exit hook: a watchdog
   // process stops this server and removes its directory once the test process is gone (the PID
-  // from postmaster.pid: a restarted server has a new one).
+  // from postmaster.pid: a restarted server has a new one). PIDs wrap within a run (pid_max 32768),
+  // so the test process is known by its PID and start time, and the postmaster is signalled only
+  // while its command line still names this data directory.
   const watchdog = Bun.spawn(
-    ["sh", "-c", 'while kill -0 "$1" 2>/dev/null; do sleep 1; done; kill -QUIT "$(head -1 "$2/postmaster.pid")" 2>/dev/null; sleep 2; rm -rf "$3"', "watchdog", String(process.pid), data, dir],
+    [
+      "sh",
+      "-c",
+      `started() { sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f20; }
+      me=$(started "$1")
+      while [ -n "$me" ] && [ "$(started "$1")" = "$me" ]; do sleep 1; done
+      pm=$(head -1 "$2/postmaster.pid" 2>/dev/null)
+      [ -n "$pm" ] && tr '\\0' ' ' < "/proc/$pm/cmdline" 2>/dev/null | grep -qF -- "$2" && kill -QUIT "$pm"
+      sleep 2; rm -rf "$3"`,
+      "watchdog",
+      String(process.pid),
+      data,
+      dir,
+    ],
     { stdin: "ignore", stdout: "ignore", stderr: "ignore" },
   );
   watchdog.unref();
