@@ -177,6 +177,16 @@ function freePort(): number {
   return port;
 }
 
+/**
+ * Another app node over the same PostgreSQL database as `t` (cluster mode, issue 19), with a data
+ * directory of its own; close it before `t`, whose close drops the database.
+ */
+export function makePeerApp(t: TestApp, opts: Omit<MakeAppOptions, "dir"> = {}): Promise<TestApp> {
+  const url = t.config.databaseUrl;
+  if (!url) throw new Error("a peer app shares a PostgreSQL database: the first app must run on one");
+  return makeApp({ ...opts, env: { ...opts.env, CORPADMIN_DATABASE_URL: url } });
+}
+
 function sourceOnlyError(what: string): never {
   throw new Error(`${what} exists in-process only: mark the test testSourceOnly, or the file \`// source-only: <why>\``);
 }
