@@ -1,7 +1,8 @@
 // source-only: node B's socket sweep is slowed through an in-process option, so that only the change feed can wake it.
 // Two app nodes over one PostgreSQL database (cluster mode, issue 19): what node A commits reaches
-// node B's caches and sockets through the change feed (src/db/pg/feed.ts, core/changes.ts). Each
-// test first has B cache the old state, so that B answering the new one shows it was told.
+// node B's caches and sockets through the change feed (src/db/pg/feed.ts, core/changes.ts), and a
+// socket ticket issued on A opens on B. Each test first has B cache the old state, so that B
+// answering the new one shows it was told.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { addCorp, addUser, adminIn, makeApp, makePeerApp, startAndLogin, type TestApp } from "../../support/helpers";
 import { startPostgres, type TestPostgres } from "../../support/postgres";
@@ -86,10 +87,10 @@ describe("PUT /api/qrcode/{id}; PUT /api/qrcode/{id}/inactive; GET /q/{slug}: ac
   });
 });
 
-describe("GET /api/socket: across nodes", () => {
-  test("a socket open on node B streams an event written through node A", async () => {
+describe("GET /api/user/socket; GET /api/socket: across nodes", () => {
+  test("a ticket node A issued opens a socket on node B, once; the socket streams an event written through node A", async () => {
     const base = b.listen().replace(/^http/, "ws");
-    const ticket = (await b.req("GET", "/api/user/socket", { token: admin.token })).body.ticket as string;
+    const ticket = (await a.req("GET", "/api/user/socket", { token: admin.token })).body.ticket as string;
     const messages: string[] = [];
     const ws = new WebSocket(`${base}/api/socket?ticket=${encodeURIComponent(ticket)}`);
     ws.onmessage = (e) => messages.push(String(e.data));
@@ -98,6 +99,8 @@ describe("GET /api/socket: across nodes", () => {
       ws.onclose = (e) => reject(new Error(`refused (${e.code})`));
     });
     try {
+      // Used on B: refused on A as on B.
+      expect((await a.fetch(`/api/socket?ticket=${encodeURIComponent(ticket)}`)).status).toBe(401);
       // Past the hub's first look at the outbox (it reads its starting point when the socket opens and
       // looks once more after it): from then on, only a wake-up streams.
       await Bun.sleep(300);
