@@ -2,8 +2,10 @@
 // Two app nodes over one PostgreSQL database (cluster mode, issue 19): what node A commits reaches
 // node B's caches and sockets through the change feed (src/db/pg/feed.ts, core/changes.ts), and a
 // socket ticket issued on A opens on B. Each test first has B cache the old state, so that B
-// answering the new one shows it was told.
+// answering the new one shows it was told; after their LISTEN connections are killed, B's caches
+// resync (a change committed meanwhile is not notified to it).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { SQL } from "bun";
 import { addCorp, addUser, adminIn, makeApp, makePeerApp, startAndLogin, type TestApp } from "../../support/helpers";
 import { startPostgres, type TestPostgres } from "../../support/postgres";
 import { waitFor } from "../../support/webhooks";
@@ -45,6 +47,23 @@ describe("POST /api/corp/{id}/block: across nodes", () => {
     expect((await a.req("POST", `/api/corp/${corpId}/enable`, { token: admin.token })).status).toBe(200);
     await onB(200, () => b.req("GET", "/api/city", { token: u.token }));
   });
+});
+
+describe("POST /api/corp/{id}/block: across nodes, the nodes' LISTEN connections killed", () => {
+  test("a block committed before the nodes listen again reaches node B: its caches resync (or it was notified, had it listened again first)", async () => {
+    const corpId = await addCorp(a, "feed-relisten");
+    const u = await addUser(a, corpId, { services: ["platform.city"] });
+    expect((await b.req("GET", "/api/city", { token: u.token })).status).toBe(200);
+    const su = new SQL({ url: pg.url, max: 1 });
+    try {
+      const killed = await su`SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE datname = 'two_nodes' AND query LIKE 'LISTEN%'`;
+      expect(killed.length).toBeGreaterThanOrEqual(2);
+    } finally {
+      await su.close();
+    }
+    expect((await a.req("POST", `/api/corp/${corpId}/block`, { token: admin.token })).status).toBe(200);
+    await onB(403, () => b.req("GET", "/api/city", { token: u.token }));
+  }, 30_000);
 });
 
 describe("DELETE /api/workgroup/{id}/service/{serviceId}: across nodes", () => {
