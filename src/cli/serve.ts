@@ -4,6 +4,7 @@ import { prepareStorage } from "../core/context";
 import { redactedDatabaseUrl } from "../db/pg/url";
 import type { Config } from "../config";
 import { MAX_BODY_BYTES } from "../lib/http";
+import { createLogger } from "../lib/log";
 import { VERSION } from "../version";
 
 type Built = ReturnType<typeof createApp>;
@@ -18,7 +19,8 @@ export function listen({ app, serveRoutes }: Pick<Built, "app" | "serveRoutes">,
 }
 
 export async function serve(config: Config): Promise<void> {
-  const built = createApp(config, await prepareStorage(config));
+  const logger = createLogger(config.logLevel);
+  const built = createApp(config, { ...(await prepareStorage(config, logger)), logger });
   const { app, ctx } = built;
   listen(built, config.port, config.host);
   const port = app.server?.port;

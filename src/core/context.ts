@@ -27,7 +27,9 @@ import { MetricsRegistry } from "./metrics";
 import { Jobs } from "./jobs";
 import { Store } from "./store";
 import type { AppStore, TenantRegistry } from "./storage";
-import { pgStorage, preparePostgres, type PgStart } from "../db/pg/store";
+import { pgStorage, startPgNode, type PgStart } from "../db/pg/store";
+import type { ChangeFeed } from "../db/pg/feed";
+import { Changes } from "./changes";
 
 export interface AppContext {
   config: Config;
@@ -38,6 +40,10 @@ export interface AppContext {
   tenants: TenantRegistry;
   corps: CorpCache;
   permissions: PermissionCache;
+  /** Cache invalidations of committed writes, on this node and (PostgreSQL) every other (core/changes.ts). */
+  changes: Changes;
+  /** PostgreSQL: this node's change feed (db/pg/feed.ts), for read caches of their own; null on SQLite. */
+  feed: ChangeFeed | null;
   sessions: Sessions;
   passwords: PasswordHasher;
   events: EventBus;
@@ -121,12 +127,12 @@ export interface ContextOptions {
 
 /**
  * What must happen before createContext on PostgreSQL (it is asynchronous; createContext is not):
- * the database migrated under its advisory lock and the built-in rows seeded. Nothing on SQLite,
- * whose start-up work is synchronous and done by createContext.
+ * the database migrated under its advisory lock, the built-in rows seeded, and this node's change
+ * feed listening. Nothing on SQLite, whose start-up work is synchronous and done by createContext.
  */
-export async function prepareStorage(config: Config): Promise<Pick<ContextOptions, "postgres">> {
+export async function prepareStorage(config: Config, logger?: Logger): Promise<Pick<ContextOptions, "postgres">> {
   if (!config.databaseUrl) return {};
-  return { postgres: await preparePostgres(config.databaseUrl, config.dataDir) };
+  return { postgres: await startPgNode(config.databaseUrl, config.dataDir, logger) };
 }
 
 /** The HS256 key: from configuration, else generated once into DATA_DIR/secret.key (mode 0600). */
@@ -155,7 +161,8 @@ export function createContext(config: Config, queries: KernelQueries, options: C
   const logger = options.logger ?? createLogger(config.logLevel);
   const events = new EventBus();
   const storage = config.databaseUrl ? postgresStorage(options, events) : sqliteStorage(config, options, logger, events);
-  const { store, tenants, builtinServerId } = storage;
+  const { store, tenants, builtinServerId, feed } = storage;
+  const changes = new Changes(feed, logger);
   const jobs = new Jobs(logger, options.startDelayMs ?? 250);
   const closers: (() => void | Promise<void>)[] = [];
   let closed = false;
@@ -165,8 +172,10 @@ export function createContext(config: Config, queries: KernelQueries, options: C
     store,
     jobs,
     tenants,
-    corps: new CorpCache(store.platform, queries.corps),
-    permissions: new PermissionCache(store.platform, queries.permissions),
+    corps: new CorpCache(store.platform, queries.corps, changes),
+    permissions: new PermissionCache(store.platform, queries.permissions, changes),
+    changes,
+    feed,
     sessions: new Sessions(store.platform, tokenKey(config), config.tokenTtl, queries.userFlags, logger),
     passwords: new PasswordHasher(config.maxConcurrentHashes),
     events,
@@ -206,6 +215,7 @@ interface Storage {
   store: AppStore;
   tenants: TenantRegistry;
   builtinServerId: string;
+  feed: ChangeFeed | null;
   /** After the jobs stopped: closes the databases. */
   close(): Promise<void>;
 }
@@ -226,6 +236,7 @@ function sqliteStorage(config: Config, options: ContextOptions, logger: Logger, 
     store: new Store(platformDoor, tenants, events),
     tenants,
     builtinServerId,
+    feed: null,
     async close() {
       tenants.closeAll();
       platformDoor.close();
@@ -238,6 +249,15 @@ function sqliteStorage(config: Config, options: ContextOptions, logger: Logger, 
 function postgresStorage(options: ContextOptions, events: EventBus): Storage {
   const start = options.postgres;
   if (!start) throw new Error("--database-url is set: the app is built after `await prepareStorage(config)`, with its result in the options");
-  const { store, tenants } = pgStorage(start, events);
-  return { store, tenants, builtinServerId: start.builtinServerId, close: () => start.sql.close() };
+  const { store, tenants, feed } = pgStorage(start, events);
+  return {
+    store,
+    tenants,
+    builtinServerId: start.builtinServerId,
+    feed,
+    async close() {
+      await feed?.close();
+      await start.sql.close();
+    },
+  };
 }

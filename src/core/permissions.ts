@@ -1,9 +1,14 @@
 // Permission computation (routes.md, "Permission computation"): per working corporation, the
 // services granted to the user's workgroups add their identifiers to `admin`, granted features add
 // their actions to `allow`; only services enabled for the corporation count. Cached per
-// (user, corporation) and dropped whole on any grant, membership or service change.
+// (user, corporation) and dropped whole on any grant, membership or service change (a write
+// publishes PERMISSIONS_TOPIC through `ctx.changes`, which every node hears).
 import type { PlatformDb } from "../db/sqlite";
+import type { Changes } from "./changes";
 import type { PlatformDoor } from "./store";
+
+/** `ctx.changes` topic of grants, memberships, services, features and actions (key: "*", all at once). */
+export const PERMISSIONS_TOPIC = "permissions";
 
 export interface Permission {
   admin: string[];
@@ -36,11 +41,17 @@ export interface PermissionQueries {
 
 export class PermissionCache {
   private cache = new Map<string, PermissionSets>();
+  /** Moves on every invalidation: sets read before it are not kept. */
+  private epoch = 0;
 
   constructor(
     private platform: PlatformDoor,
     private queries: PermissionQueries,
-  ) {}
+    changes: Changes,
+  ) {
+    const drop = () => this.invalidate();
+    changes.subscribe(PERMISSIONS_TOPIC, { changed: drop, resync: drop });
+  }
 
   /** The cached sets, without reading (the guard's hot path). */
   peek(userId: string, corpId: string, superAdmin: boolean): PermissionSets | undefined {
@@ -52,9 +63,10 @@ export class PermissionCache {
     const key = `${userId}:${corpId}`;
     const hit = this.cache.get(key);
     if (hit) return hit;
+    const epoch = this.epoch;
     const r = await this.platform.read((db) => this.queries.load(db, userId, corpId));
     const sets: PermissionSets = { admin: new Set(r.admin), allow: new Set(r.allow), lists: { admin: r.admin, allow: r.allow }, granted: r.granted };
-    this.cache.set(key, sets);
+    if (epoch === this.epoch) this.cache.set(key, sets);
     return sets;
   }
 
@@ -63,8 +75,12 @@ export class PermissionCache {
     return this.platform.read((db) => this.queries.enabledServices(db, corpId));
   }
 
-  /** Call after any change to workgroups, memberships, grants, services, features or actions. */
+  /**
+   * Drops every set. Writes changing workgroups, memberships, grants, services, features or
+   * actions publish PERMISSIONS_TOPIC (key "*") instead, so every node drops them.
+   */
   invalidate(): void {
+    this.epoch++;
     this.cache.clear();
   }
 }

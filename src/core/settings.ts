@@ -1,7 +1,8 @@
 // The platform's `settings` table: small key/value facts that outlive a process, owned by the
 // kernel so that any module can keep one without a table of its own (each module names its keys
 // with its own prefix). The metric collector and the webhook dispatcher keep their indexes of
-// corporations there (`CorpIndex` below; modules/metric/service.ts, modules/webhook/service.ts).
+// corporations there (`CorpIndex` below; modules/metric/service.ts, modules/webhook/service.ts),
+// the realtime socket its tickets (modules/socket/hub.ts).
 import type { PlatformDb } from "../db/sqlite";
 import { nowIso } from "../lib/time";
 import type { PlatformDoor } from "./store";
@@ -26,6 +27,21 @@ export async function putSetting(db: PlatformDb, key: string, value: string): Pr
 
 export async function dropSetting(db: PlatformDb, key: string): Promise<void> {
   await db.$client.query("DELETE FROM settings WHERE key = ?1").run(key);
+}
+
+/** The key's value, or null. */
+export async function getSetting(db: PlatformDb, key: string): Promise<string | null> {
+  return (await db.$client.query<{ value: string }, [string]>("SELECT value FROM settings WHERE key = ?1").get(key))?.value ?? null;
+}
+
+/** Deletes the key and returns its value (null: there was none): of writers racing for it, on any node, one gets it. */
+export async function takeSetting(db: PlatformDb, key: string): Promise<string | null> {
+  return (await db.$client.query<{ value: string }, [string]>("DELETE FROM settings WHERE key = ?1 RETURNING value").get(key))?.value ?? null;
+}
+
+/** Deletes the keys from `from` (included) to `to` (excluded). */
+export async function dropSettingRange(db: PlatformDb, from: string, to: string): Promise<void> {
+  await db.$client.query("DELETE FROM settings WHERE key >= ?1 AND key < ?2").run(from, to);
 }
 
 /**

@@ -3,7 +3,7 @@
 // (CORPADMIN_TEST_BINARY, default dist/corpadmin) over real HTTP on a loopback port.
 import { describe, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createApp, type AppOptions } from "../../src/app";
@@ -175,6 +175,19 @@ function freePort(): number {
   const port = s.port!;
   s.stop(true);
   return port;
+}
+
+/**
+ * Another app node over the same PostgreSQL database as `t` (cluster mode, issue 19), with a data
+ * directory of its own holding `t`'s data key (the nodes of a cluster share their keys; the token
+ * key is TEST_ENV's); close it before `t`, whose close drops the database.
+ */
+export function makePeerApp(t: TestApp, opts: Omit<MakeAppOptions, "dir"> = {}): Promise<TestApp> {
+  const url = t.config.databaseUrl;
+  if (!url) throw new Error("a peer app shares a PostgreSQL database: the first app must run on one");
+  const dir = tempDir();
+  copyFileSync(join(t.dir, "data.key"), join(dir, "data.key"));
+  return makeApp({ ...opts, dir, env: { ...opts.env, CORPADMIN_DATABASE_URL: url } });
 }
 
 function sourceOnlyError(what: string): never {

@@ -10,7 +10,8 @@
 // A lost connection may have missed notifications: Bun.sql reconnects it with backoff and
 // re-subscribes, and once the LISTEN is acknowledged again every subscriber's resync() is called
 // ("everything may have changed"): a change committed while no LISTEN was in place is then read
-// from the database, and one committed after it is notified. Not wired to the app yet.
+// from the database, and one committed after it is notified. The app's feed is started by
+// `prepareStorage` (core/context.ts) and is the transport of `ctx.changes` (core/changes.ts).
 import { SQL } from "bun";
 import type { EventBus } from "../../core/events";
 import { silentLogger, type Logger } from "../../lib/log";
@@ -68,6 +69,11 @@ export class ChangeFeed {
       this.client.listen(EVENTS_CHANNEL, (corpId) => this.event(corpId), () => this.listening(EVENTS_CHANNEL)),
       this.client.listen(CHANGES_CHANNEL, (payload) => this.change(payload), () => this.listening(CHANGES_CHANNEL)),
     ]);
+  }
+
+  /** `publishChange`: so the feed is the transport of `ctx.changes` (core/changes.ts). */
+  publish(tx: PgTx, topic: string, key: string): Promise<void> {
+    return publishChange(tx, topic, key);
   }
 
   /** Subscribes to a topic; returns the unsubscribe. */

@@ -10,47 +10,61 @@ import { conflict, forbidden, invalid, notFound } from "../../lib/problem";
 import type { SafeIpRange } from "./model";
 import { allSafeIpRanges, deleteSafeIpRange, findSafeIpRange, insertSafeIpRange, listSafeIpRanges, safeIpRangeTaken, type SafeIpRangeRow } from "./service";
 
-/** A corporation's ranges: parsed, and their row ids in the same order. */
-interface HeldRanges {
-  ids: string[];
-  cidrs: ParsedCidr[];
-}
+/** `ctx.changes` topic of safe IP ranges (key: the corporation's id). */
+export const SAFE_IP_TOPIC = "safe-ip";
 
 /**
  * Every corporation's ranges, held in memory: the check runs on every request of a session and
- * stays synchronous. Read once when the module is built; each committed change is applied to the
- * copy after its COMMIT (an add or a removal by id, so that the order in which two changes'
- * after-commit steps run does not matter).
+ * stays synchronous. Read when the module is built; a committed change to a corporation's ranges
+ * (SAFE_IP_TOPIC, from this node or another) reads that corporation's again, and a resync reads
+ * them all. Reads run one after another, each after the change that asked for it committed, so
+ * the last one read is the newest; while one is pending a check waits for it (the writing node's
+ * next request sees its change).
  */
 export class SafeIpCache {
-  private byCorp = new Map<string, HeldRanges>();
-  private ready: Promise<void> | null;
+  private byCorp = new Map<string, ParsedCidr[]>();
+  private pending: Promise<void> | null = null;
+  /** The last read failed: checks fail (rather than let anything in) and the next one reads all again. */
+  private failed = false;
 
-  constructor(ctx: AppContext) {
-    this.ready = ctx.store.platform
-      .read((db) => allSafeIpRanges(db))
-      .then((rows) => {
-        for (const r of rows) this.held(r.corp_id, r.id, r.range);
-        this.ready = null;
-      });
-    // Left rejected: a check before the ranges are known then fails rather than lets anything in.
-    this.ready.catch((err) => ctx.logger.error("safe IP ranges could not be read", { error: String(err) }));
+  constructor(private ctx: AppContext) {
+    ctx.changes.subscribe(SAFE_IP_TOPIC, { changed: (corpId) => void this.reload(corpId), resync: () => void this.reload(null) });
+    void this.reload(null);
   }
 
-  private held(corpId: string, id: string, range: string): void {
-    const cidr = parseCidr(range);
-    if (!cidr) return;
-    const held = this.byCorp.get(corpId);
-    if (held?.ids.includes(id)) return;
-    if (held) {
-      held.ids.push(id);
-      held.cidrs.push(cidr);
-    } else this.byCorp.set(corpId, { ids: [id], cidrs: [cidr] });
+  /** Reads one corporation's ranges (null: every corporation's) after the reads already queued. */
+  private reload(corpId: string | null): Promise<void> {
+    const run = (this.pending ?? Promise.resolve()).catch(() => {}).then(() => this.load(corpId));
+    this.pending = run;
+    this.failed = false;
+    run.then(
+      () => {
+        if (this.pending === run) this.pending = null;
+      },
+      (err) => {
+        if (this.pending === run) this.failed = true;
+        this.ctx.logger.error("safe IP ranges could not be read", { error: String(err) });
+      },
+    );
+    return run;
+  }
+
+  private async load(corpId: string | null): Promise<void> {
+    const rows = await this.ctx.store.platform.read((db) => allSafeIpRanges(db, corpId ?? undefined));
+    if (corpId === null) this.byCorp.clear();
+    else this.byCorp.delete(corpId);
+    for (const r of rows) {
+      const cidr = parseCidr(r.range);
+      if (!cidr) continue;
+      const held = this.byCorp.get(r.corp_id);
+      if (held) held.push(cidr);
+      else this.byCorp.set(r.corp_id, [cidr]);
+    }
   }
 
   private allows(corpId: string, ip: string): boolean {
     const held = this.byCorp.get(corpId);
-    return !held || held.cidrs.length === 0 || inCidrs(ip, held.cidrs);
+    return !held || held.length === 0 || inCidrs(ip, held);
   }
 
   private refuse(corpId: string, ip: string, superAdmin: boolean): void {
@@ -59,30 +73,18 @@ export class SafeIpCache {
   }
 
   /**
-   * 403 ip-not-allowed unless the address may work in the corporation. Synchronous once the
-   * ranges are in memory (from the first turn after start-up on); a promise before that.
+   * 403 ip-not-allowed unless the address may work in the corporation. Synchronous while the
+   * ranges in memory are current (from the first turn after start-up on); a promise while a read
+   * is pending.
    */
   check(corpId: string, ip: string, superAdmin: boolean): void | Promise<void> {
-    if (this.ready) return this.ready.then(() => this.refuse(corpId, ip, superAdmin));
+    if (this.failed) void this.reload(null);
+    if (this.pending) return this.pending.then(() => this.refuse(corpId, ip, superAdmin));
     this.refuse(corpId, ip, superAdmin);
   }
 
   async assert(corpId: string, ip: string, superAdmin: boolean): Promise<void> {
     await this.check(corpId, ip, superAdmin);
-  }
-
-  /** After the COMMIT of an added range. */
-  added(row: SafeIpRangeRow): void {
-    this.held(row.corp_id, row.id, row.range);
-  }
-
-  /** After the COMMIT of a removed range. */
-  removed(corpId: string, id: string): void {
-    const held = this.byCorp.get(corpId);
-    const at = held ? held.ids.indexOf(id) : -1;
-    if (at < 0) return;
-    held!.ids.splice(at, 1);
-    held!.cidrs.splice(at, 1);
   }
 }
 
@@ -144,7 +146,7 @@ export async function addRange(ctx: AppContext, corp: CorpRow, text: string, des
   const row = await ctx.store.platform.write(async (tx, w) => {
     if (await safeIpRangeTaken(tx, corp.id, range)) throw conflict(`The range ${range} is already there`);
     const row = await insertSafeIpRange(tx, corp.id, range, description ?? null);
-    w.afterCommit(() => safeIpsOf(ctx).added(row));
+    await ctx.changes.publish(tx, w, SAFE_IP_TOPIC, corp.id);
     return row;
   });
   return rangeView(row, corp.auth_name);
@@ -156,7 +158,7 @@ export async function removeRange(ctx: AppContext, corp: CorpRow, id: string): P
     const row = await findSafeIpRange(tx, corp.id, id);
     if (!row) throw notFound("Safe IP range");
     await deleteSafeIpRange(tx, id);
-    w.afterCommit(() => safeIpsOf(ctx).removed(corp.id, id));
+    await ctx.changes.publish(tx, w, SAFE_IP_TOPIC, corp.id);
     return row;
   });
 }

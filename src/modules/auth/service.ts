@@ -14,9 +14,10 @@ const DAY_MS = 24 * 60 * 60_000;
 
 export type SafeIpRangeRow = typeof safeIpRanges.$inferSelect;
 
-/** Every range of every corporation (the per-request check keeps them all in memory). */
-export async function allSafeIpRanges(db: PlatformDb): Promise<{ id: string; corp_id: string; range: string }[]> {
-  return await db.select({ id: safeIpRanges.id, corp_id: safeIpRanges.corp_id, range: safeIpRanges.range }).from(safeIpRanges).all();
+/** Every range of every corporation, or of one (the per-request check keeps them all in memory). */
+export async function allSafeIpRanges(db: PlatformDb, corpId?: string): Promise<{ id: string; corp_id: string; range: string }[]> {
+  const q = db.select({ id: safeIpRanges.id, corp_id: safeIpRanges.corp_id, range: safeIpRanges.range }).from(safeIpRanges);
+  return await (corpId === undefined ? q : q.where(eq(safeIpRanges.corp_id, corpId))).all();
 }
 
 const RANGE_LIST = { q: [safeIpRanges.range, safeIpRanges.description], hidden: ["corp_id"], extraKeys: ["domain"] };

@@ -9,7 +9,7 @@ import type { WriteScope } from "../../core/store";
 import { newId } from "../../lib/ids";
 import { listRows, type ListParams } from "../../lib/list";
 import { conflict, invalid, notFound } from "../../lib/problem";
-import type { PermissionSets } from "../../core/permissions";
+import { PERMISSIONS_TOPIC, type PermissionSets } from "../../core/permissions";
 import { serviceEnabled } from "../corp/membership-service";
 import { findWorkgroup, grantFeatures, workgroupView } from "../workgroup/service";
 import type { Workgroup } from "../workgroup/model";
@@ -41,8 +41,8 @@ async function featureViews(db: PlatformDb, rows: FeatureRow[]): Promise<Feature
   return rows.map((r) => ({ ...r, actions: acts.get(r.id) ?? [] }));
 }
 
-/** Drops the permission cache once the write has committed. */
-const dropPermissions = (ctx: AppContext, w: WriteScope) => w.afterCommit(() => ctx.permissions.invalidate());
+/** Every node drops its permission sets once the write has committed. */
+const dropPermissions = (ctx: AppContext, tx: PlatformDb, w: WriteScope) => ctx.changes.publish(tx, w, PERMISSIONS_TOPIC, "*");
 
 // ---- services ----------------------------------------------------------------------------------
 
@@ -123,7 +123,7 @@ export function updateService(ctx: AppContext, id: string, input: ServiceInput):
     if (await identifierTaken(tx, input.identifier, id)) throw conflict(`identifier '${input.identifier}' is taken`);
     await tx.update(services).set({ identifier: input.identifier, name: input.name, description: input.description ?? null }).where(eq(services.id, id)).run();
     // The identifier is what `admin` lists hold.
-    dropPermissions(ctx, w);
+    await dropPermissions(ctx, tx, w);
     return serviceView(await getServiceRow(tx, id));
   });
 }
@@ -133,7 +133,7 @@ export function deleteService(ctx: AppContext, id: string): Promise<void> {
   return ctx.store.platform.write(async (tx, w) => {
     if ((await getServiceRow(tx, id)).builtin) throw conflict("A built-in service cannot be deleted");
     await tx.delete(services).where(eq(services.id, id)).run();
-    dropPermissions(ctx, w);
+    await dropPermissions(ctx, tx, w);
   });
 }
 
@@ -166,7 +166,7 @@ export function uploadFeatures(ctx: AppContext, serviceId: string, upload: Featu
         else if (a.name !== undefined) await tx.update(actions).set({ name: a.name }).where(eq(actions.id, existing.id)).run();
       }
     }
-    dropPermissions(ctx, w);
+    await dropPermissions(ctx, tx, w);
     return featuresOfService(tx, serviceId);
   });
 }
@@ -217,7 +217,7 @@ export function updateFeature(ctx: AppContext, id: string, input: FeatureInput):
     await checkFeatureInput(tx, input, id);
     await tx.update(features).set({ service_id: input.service_id, name: input.name, description: input.description ?? null }).where(eq(features.id, id)).run();
     // Moving a feature to another service changes which corporations it counts in.
-    dropPermissions(ctx, w);
+    await dropPermissions(ctx, tx, w);
     return featureOf(tx, id);
   });
 }
@@ -227,7 +227,7 @@ export function deleteFeature(ctx: AppContext, id: string): Promise<void> {
   return ctx.store.platform.write(async (tx, w) => {
     await getFeatureRow(tx, id);
     await tx.delete(features).where(eq(features.id, id)).run();
-    dropPermissions(ctx, w);
+    await dropPermissions(ctx, tx, w);
   });
 }
 
@@ -241,7 +241,7 @@ export function addAction(ctx: AppContext, featureId: string, input: ActionInput
       .get();
     if (clash) throw conflict(`The feature already has the action '${input.action}'`);
     await tx.insert(actions).values({ feature_id: featureId, action: input.action, name: input.name ?? null }).run();
-    dropPermissions(ctx, w);
+    await dropPermissions(ctx, tx, w);
     return featureOf(tx, featureId);
   });
 }
@@ -255,7 +255,7 @@ export function removeAction(ctx: AppContext, featureId: string, actionId: strin
       .returning({ id: actions.id })
       .all();
     if (!removed.length) throw notFound("Action");
-    dropPermissions(ctx, w);
+    await dropPermissions(ctx, tx, w);
   });
 }
 
@@ -383,7 +383,7 @@ export function assignMenuToWorkgroup(ctx: AppContext, menuId: string, workgroup
         if (!on) throw conflict(`The service '${f.identifier}' of feature '${f.name}' is not enabled for the workgroup's corporation`);
       }
       await grantFeatures(tx, workgroupId, ids);
-      dropPermissions(ctx, w);
+      await dropPermissions(ctx, tx, w);
     }
     return workgroupView(tx, (await findWorkgroup(tx, workgroupId))!);
   });

@@ -3,6 +3,7 @@
 import { existsSync } from "node:fs";
 import { and, eq, sql } from "drizzle-orm";
 import type { AppContext } from "../../core/context";
+import { CORPS_TOPIC } from "../../core/corp-cache";
 import { migrationStatus, migrationsOf } from "../../db/migrations";
 import { requireSqliteClient, type TenantDb } from "../../db/sqlite";
 import type { TenantDoor } from "../../core/store";
@@ -104,7 +105,7 @@ export async function checkDatabases(ctx: AppContext): Promise<DatabaseCheck> {
 function setStatus(ctx: AppContext, corpId: string, status: "ENABLED" | "NEEDS_UPDATE"): Promise<void> {
   return ctx.store.platform.write(async (tx, w) => {
     await writeCorpStatus(tx, corpId, status);
-    w.afterCommit(() => ctx.corps.invalidate(corpId));
+    await ctx.changes.publish(tx, w, CORPS_TOPIC, corpId);
   });
 }
 

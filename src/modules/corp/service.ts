@@ -3,13 +3,14 @@ import { copyFileSync, existsSync, mkdirSync, renameSync, unlinkSync } from "nod
 import { join } from "node:path";
 import { and, count, eq, inArray, sql } from "drizzle-orm";
 import type { AppContext } from "../../core/context";
+import { PERMISSIONS_TOPIC } from "../../core/permissions";
 import { corpMembers, corpServices, corporations } from "../../db/platform/schema";
 import type { PlatformDb } from "../../db/sqlite";
 import { newId } from "../../lib/ids";
 import { listRows, type ListParams } from "../../lib/list";
 import { conflict, invalid, notFound } from "../../lib/problem";
 import { isValidTimeZone } from "../../lib/time";
-import type { CorpLookups, CorpRow } from "../../core/corp-cache";
+import { CORPS_TOPIC, type CorpLookups, type CorpRow } from "../../core/corp-cache";
 import { actionsByFeature, builtinServiceIds, featureIdsOf, featureSummaries, serviceExists, serviceSummaries } from "../catalog/service";
 import { serverExists } from "../server/service";
 import { removeUserFromCorpWorkgroups, revokeServiceInCorp } from "../workgroup/service";
@@ -148,7 +149,7 @@ export async function createCorporation(ctx: AppContext, input: CorporationInput
     const builtins = await builtinServiceIds(tx);
     if (builtins.length) await tx.insert(corpServices).values(builtins.map((s) => ({ corp_id: id, service_id: s }))).run();
     if (memberUserId) await tx.insert(corpMembers).values({ corp_id: id, user_id: memberUserId }).run();
-    w.afterCommit(() => ctx.permissions.invalidate());
+    await ctx.changes.publish(tx, w, PERMISSIONS_TOPIC, "*");
   });
   try {
     await ctx.tenants.migrateLive(id);
@@ -156,7 +157,7 @@ export async function createCorporation(ctx: AppContext, input: CorporationInput
     ctx.tenants.close(id);
     await ctx.store.platform.write(async (tx, w) => {
       await tx.delete(corporations).where(eq(corporations.id, id)).run();
-      w.afterCommit(() => ctx.permissions.invalidate());
+      await ctx.changes.publish(tx, w, PERMISSIONS_TOPIC, "*");
     });
     // The server's directory went away or became unwritable since it was registered.
     ctx.logger.error("creating a corporation database failed", { corp_id: id, server_id: serverId, error: String(err) });
@@ -204,7 +205,7 @@ export async function updateCorporation(ctx: AppContext, id: string, input: Corp
       .set(corpColumns(input, timezone))
       .where(eq(corporations.id, id))
       .run();
-    w.afterCommit(() => ctx.corps.invalidate(id));
+    await ctx.changes.publish(tx, w, CORPS_TOPIC, id);
     return corpRow(tx, id);
   });
 }
@@ -213,7 +214,7 @@ export function setCorpStatus(ctx: AppContext, id: string, status: CorpStatus): 
   return ctx.store.platform.write(async (tx, w) => {
     await corpRow(tx, id);
     await writeCorpStatus(tx, id, status);
-    w.afterCommit(() => ctx.corps.invalidate(id));
+    await ctx.changes.publish(tx, w, CORPS_TOPIC, id);
     return corpRow(tx, id);
   });
 }
@@ -248,10 +249,8 @@ export async function deleteCorporation(ctx: AppContext, id: string): Promise<{ 
     // PostgreSQL has no file: closeWhenIdle below deletes the corporation's rows instead.
     const path = ctx.tenants.engine === "sqlite" ? ctx.tenants.pathOf(id) : null;
     await tx.delete(corporations).where(eq(corporations.id, id)).run();
-    w.afterCommit(() => {
-      ctx.corps.invalidate(id);
-      ctx.permissions.invalidate();
-    });
+    await ctx.changes.publish(tx, w, CORPS_TOPIC, id);
+    await ctx.changes.publish(tx, w, PERMISSIONS_TOPIC, "*");
     return path;
   });
   // Operations in flight on its database (reads and writes of requests that began before the
@@ -296,7 +295,7 @@ export function addCorpUser(ctx: AppContext, corpId: string, userId: string): Pr
     await corpRow(tx, corpId);
     if (!(await userExists(tx, userId))) throw notFound("User");
     await tx.insert(corpMembers).values({ corp_id: corpId, user_id: userId }).onConflictDoNothing().run();
-    w.afterCommit(() => ctx.permissions.invalidate());
+    await ctx.changes.publish(tx, w, PERMISSIONS_TOPIC, "*");
   });
 }
 
@@ -312,7 +311,7 @@ export async function removeCorpUser(ctx: AppContext, corpId: string, userId: st
       .all();
     if (!removed.length) throw notFound("Membership");
     await removeUserFromCorpWorkgroups(tx, corpId, userId);
-    w.afterCommit(() => ctx.permissions.invalidate());
+    await ctx.changes.publish(tx, w, PERMISSIONS_TOPIC, "*");
   });
   await ctx.sessions.revokeUserInCorp(userId, corpId);
 }
@@ -325,7 +324,7 @@ export function addCorpService(ctx: AppContext, corpId: string, serviceId: strin
     await corpRow(tx, corpId);
     if (!(await serviceExists(tx, serviceId))) throw notFound("Service");
     await tx.insert(corpServices).values({ corp_id: corpId, service_id: serviceId }).onConflictDoNothing().run();
-    w.afterCommit(() => ctx.permissions.invalidate());
+    await ctx.changes.publish(tx, w, PERMISSIONS_TOPIC, "*");
   });
 }
 
@@ -341,7 +340,7 @@ export function removeCorpService(ctx: AppContext, corpId: string, serviceId: st
       .all();
     if (!removed.length) throw notFound("Service of the corporation");
     await revokeServiceInCorp(tx, corpId, serviceId, featureIdsOf(tx, serviceId));
-    w.afterCommit(() => ctx.permissions.invalidate());
+    await ctx.changes.publish(tx, w, PERMISSIONS_TOPIC, "*");
   });
 }
 

@@ -14,7 +14,6 @@ import { unchanged } from "../../lib/unchanged";
 import { csvLine } from "../../lib/csv";
 import { symbolOf } from "./image";
 import type { QrCode, QrCodeInput } from "./model";
-import type { SlugCache } from "./slug-cache";
 
 export type CodeRow = typeof qrCodes.$inferSelect;
 type LogoRow = typeof qrLogos.$inferSelect;
@@ -31,7 +30,6 @@ export function codeListSpec(publicUrl: string): ListSpec {
 
 export interface QrDeps {
   ctx: AppContext;
-  slugs: SlugCache;
 }
 
 export function codeView(publicUrl: string, row: CodeRow): QrCode {
@@ -96,6 +94,9 @@ async function checkInput(db: TenantDb, input: QrCodeInput, existing: CodeRow | 
   if (input.kind === "static") symbolOf(input.content!, "L", false, "content");
 }
 
+/** `ctx.changes` topic of QR slugs (key: the slug): every node's redirect cache forgets it (slug-cache.ts). */
+export const SLUG_TOPIC = "qr-slugs";
+
 const insertSlugSql = "INSERT OR IGNORE INTO qr_slugs (slug, corp_id, qrcode_id, created_at) VALUES (?, ?, ?, ?)";
 const deleteSlugSql = "DELETE FROM qr_slugs WHERE slug = ? AND corp_id = ?";
 
@@ -112,11 +113,11 @@ async function claimSlug(db: PlatformDb, corpId: string, codeId: string, wanted:
   }
 }
 
-/** Frees a slug of the platform index; the redirect cache forgets it after the COMMIT. */
+/** Frees a slug of the platform index; every node's redirect cache forgets it at the COMMIT. */
 function releaseSlug(deps: QrDeps, slug: string, corpId: string): Promise<void> {
   return deps.ctx.store.platform.write(async (tx, w) => {
     await tx.$client.query(deleteSlugSql).run(slug, corpId);
-    w.afterCommit(() => deps.slugs.forget(slug));
+    await deps.ctx.changes.publish(tx, w, SLUG_TOPIC, slug);
   });
 }
 
@@ -140,7 +141,7 @@ function insertCode(deps: QrDeps, tenant: TenantDoor, id: string, input: QrCodeI
       .get();
     const view = codeView(deps.ctx.config.publicUrl, row);
     w.emit("QRCODE_AFTER_INSERT", id, view);
-    if (slug) w.afterCommit(() => deps.slugs.forget(slug));
+    if (slug) await deps.ctx.changes.publish(tx, w, SLUG_TOPIC, slug);
     return view;
   });
 }
@@ -183,7 +184,7 @@ export function updateCode(deps: QrDeps, tenant: TenantDoor, id: string, input: 
     const row = await tx.update(qrCodes).set(columns).where(eq(qrCodes.id, id)).returning().get();
     const view = codeView(deps.ctx.config.publicUrl, row);
     w.emit("QRCODE_AFTER_UPDATE", id, view);
-    if (existing.slug) w.afterCommit(() => deps.slugs.forget(existing.slug!));
+    if (existing.slug) await deps.ctx.changes.publish(tx, w, SLUG_TOPIC, existing.slug!);
     return view;
   });
 }
@@ -195,7 +196,7 @@ export function setCodeStatus(deps: QrDeps, tenant: TenantDoor, id: string, stat
     const row = await tx.update(qrCodes).set({ status }).where(eq(qrCodes.id, id)).returning().get();
     const view = codeView(deps.ctx.config.publicUrl, row);
     w.emit("QRCODE_AFTER_UPDATE", id, view);
-    if (existing.slug) w.afterCommit(() => deps.slugs.forget(existing.slug!));
+    if (existing.slug) await deps.ctx.changes.publish(tx, w, SLUG_TOPIC, existing.slug!);
     return view;
   });
 }
@@ -206,7 +207,7 @@ export async function deleteCode(deps: QrDeps, tenant: TenantDoor, corpId: strin
     const row = await findCode(tx, id);
     await tx.delete(qrCodes).where(eq(qrCodes.id, id)).run();
     w.emit("QRCODE_AFTER_DELETE", id, codeView(deps.ctx.config.publicUrl, row));
-    if (row.slug) w.afterCommit(() => deps.slugs.forget(row.slug!));
+    if (row.slug) await deps.ctx.changes.publish(tx, w, SLUG_TOPIC, row.slug!);
     return row;
   });
   if (existing.slug) await releaseSlug(deps, existing.slug, corpId);

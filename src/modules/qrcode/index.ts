@@ -20,5 +20,5 @@ export function qrcodeModule(ctx: AppContext, edge?: EdgeRoutes) {
   return new Elysia({ name: "qrcode" })
     .use(redirectRoutes(redirect))
     .use(assetRoutes(ctx))
-    .use(codeRoutes({ ctx, slugs }));
+    .use(codeRoutes({ ctx }));
 }

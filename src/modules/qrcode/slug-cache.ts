@@ -1,9 +1,10 @@
 // The redirect's cache of slugs: GET /q/{slug} is the hottest public path, and a cached slug is
 // answered without a database read or an await. A miss reads the platform slug index, then the
 // corporation's code row, through the store's read connections. Every committed change to a code
-// or to the index makes it forget the slug (codes-service.ts, in afterCommit).
+// or to the index publishes SLUG_TOPIC with the slug (codes-service.ts, through `ctx.changes`),
+// which makes this cache forget it on every node; a resync forgets every slug.
 import type { AppContext } from "../../core/context";
-import { redirectRow, slugIndexEntry } from "./codes-service";
+import { redirectRow, slugIndexEntry, SLUG_TOPIC } from "./codes-service";
 
 export interface SlugEntry {
   corpId: string;
@@ -23,7 +24,9 @@ export class SlugCache {
    */
   private epoch = 0;
 
-  constructor(private ctx: AppContext) {}
+  constructor(private ctx: AppContext) {
+    ctx.changes.subscribe(SLUG_TOPIC, { changed: (slug) => this.forget(slug), resync: () => this.forgetAll() });
+  }
 
   /** The cached answer (null: unknown slug), or undefined when the slug must be loaded. */
   peek(slug: string): SlugEntry | null | undefined {
@@ -53,6 +56,11 @@ export class SlugCache {
 
   forget(slug: string): void {
     this.entries.delete(slug);
+    this.epoch++;
+  }
+
+  private forgetAll(): void {
+    this.entries.clear();
     this.epoch++;
   }
 }

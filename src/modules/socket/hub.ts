@@ -1,10 +1,11 @@
-// The realtime socket's state: single-use tickets, the open sockets of each corporation, and the
-// stream of outbox events to them. Sockets read the outbox by `seq` themselves (not through the
+// The realtime socket's state: single-use tickets (in the platform settings, so that any node
+// redeems them), the open sockets of each corporation, and the stream of outbox events to them. Sockets read the outbox by `seq` themselves (not through the
 // webhook queue), so a socket sees each event committed while it is open, once.
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import type { ServerWebSocket } from "bun";
 import type { AppContext } from "../../core/context";
 import { EVENT_AREAS, eventsAfter, lastEventSeq } from "../../core/events";
+import { dropSettingRange, getSetting, putSetting, takeSetting } from "../../core/settings";
 import { actionOf } from "../auth/guard";
 import type { Principal } from "../../core/principal";
 
@@ -14,13 +15,21 @@ export const CLOSE_SESSION_ENDED = 4401;
 const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 const BATCH = 5000;
 
-interface Ticket {
+/**
+ * Tickets live in the platform's settings (so that any node redeems one another node issued), under
+ * `socket-ticket:<expiry, 15 digits>:<SHA-256 of the ticket's secret>`: expired ones are one key
+ * range, and the stored keys do not give the tickets away. The ticket is `<expiry base 36>.<secret>`.
+ */
+interface HeldTicket {
   userId: string;
   sessionId: string;
   corpId: string;
   superAdmin: boolean;
-  expiresAt: number;
 }
+
+const TICKET_PREFIX = "socket-ticket:";
+const stamp = (ms: number) => String(ms).padStart(15, "0");
+const ticketKey = (expiresAt: number, secret: string) => `${TICKET_PREFIX}${stamp(expiresAt)}:${createHash("sha256").update(secret).digest("hex")}`;
 
 export interface SocketClient {
   raw: ServerWebSocket<unknown>;
@@ -33,7 +42,6 @@ export interface SocketClient {
 }
 
 export class SocketHub {
-  private tickets = new Map<string, Ticket>();
   private byCorp = new Map<string, Set<SocketClient>>();
   /** Last outbox seq streamed, per corporation with open sockets. */
   private cursors = new Map<string, number>();
@@ -64,32 +72,51 @@ export class SocketHub {
   }
 
   /** A single-use ticket for the caller's session, valid TICKET_SECONDS. */
-  issue(p: Principal): { ticket: string; expires_in: typeof TICKET_SECONDS; url: string } {
+  async issue(p: Principal): Promise<{ ticket: string; expires_in: typeof TICKET_SECONDS; url: string }> {
     const now = this.ctx.now();
-    for (const [k, t] of this.tickets) if (t.expiresAt <= now) this.tickets.delete(k);
-    const ticket = randomBytes(32).toString("base64url");
-    this.tickets.set(ticket, { userId: p.userId!, sessionId: p.sessionId!, corpId: p.corpId, superAdmin: p.superAdmin, expiresAt: now + TICKET_SECONDS * 1000 });
+    const expiresAt = now + TICKET_SECONDS * 1000;
+    const secret = randomBytes(32).toString("base64url");
+    const held: HeldTicket = { userId: p.userId!, sessionId: p.sessionId!, corpId: p.corpId, superAdmin: p.superAdmin };
+    // Not durable: a ticket lost to a crash is asked for again; expired ones go with the next issue.
+    await this.ctx.store.platform.write(
+      async (tx) => {
+        await dropSettingRange(tx, TICKET_PREFIX, TICKET_PREFIX + stamp(now));
+        await putSetting(tx, ticketKey(expiresAt, secret), JSON.stringify(held));
+      },
+      { durable: false },
+    );
+    const ticket = `${expiresAt.toString(36)}.${secret}`;
     const base = this.ctx.config.publicUrl.replace(/^http/, "ws");
     return { ticket, expires_in: TICKET_SECONDS, url: `${base}/api/socket?ticket=${ticket}` };
   }
 
   /** Whether a ticket would be accepted now (without consuming it). */
   async peek(ticket: string | undefined): Promise<boolean> {
-    const t = ticket ? this.tickets.get(ticket) : undefined;
-    return !!t && t.expiresAt > this.ctx.now() && (await this.sessionLives(t.sessionId));
+    const key = this.liveKey(ticket);
+    if (!key) return false;
+    const value = await this.ctx.store.platform.read((db) => getSetting(db, key));
+    return value !== null && (await this.sessionLives((JSON.parse(value) as HeldTicket).sessionId));
   }
 
   /** Consumes a ticket: null when unknown, used, expired, or its session has ended meanwhile. */
   async redeem(ticket: string | undefined, request: Request): Promise<Omit<SocketClient, "raw"> | null> {
-    if (!ticket) return null;
-    const t = this.tickets.get(ticket);
-    if (!t) return null;
-    // Consumed before any await: single use even under concurrent upgrades.
-    this.tickets.delete(ticket);
-    if (t.expiresAt <= this.ctx.now()) return null;
+    const key = this.liveKey(ticket);
+    if (!key) return null;
+    // Taken before any other await: single use even under concurrent upgrades, on any node.
+    const value = await this.ctx.store.platform.write((tx) => takeSetting(tx, key), { durable: false });
+    if (value === null) return null;
+    const t = JSON.parse(value) as HeldTicket;
     if (!(await this.sessionLives(t.sessionId))) return null;
     const listActions = new Map(EVENT_AREAS.map((a) => [a, actionOf(request, `/api/${a.toLowerCase()}`)]));
     return { userId: t.userId, sessionId: t.sessionId, corpId: t.corpId, superAdmin: t.superAdmin, listActions };
+  }
+
+  /** The settings key of a well-formed ticket not expired yet; null otherwise. */
+  private liveKey(ticket: string | undefined): string | null {
+    const m = ticket === undefined ? null : /^([0-9a-z]{1,11})\.([A-Za-z0-9_-]{43})$/.exec(ticket);
+    if (!m) return null;
+    const expiresAt = parseInt(m[1], 36);
+    return expiresAt > this.ctx.now() ? ticketKey(expiresAt, m[2]) : null;
   }
 
   add(client: SocketClient): void {

@@ -3,7 +3,7 @@
 import { randomBytes } from "node:crypto";
 import { and, eq, inArray, lt, ne, type SQLWrapper } from "drizzle-orm";
 import type { AppContext } from "../../core/context";
-import { SUPER_PERMISSION } from "../../core/permissions";
+import { PERMISSIONS_TOPIC, SUPER_PERMISSION } from "../../core/permissions";
 import type { Principal } from "../../core/principal";
 import type { SessionRow, UserFlags } from "../../core/sessions";
 import { passwordResetKeys, users } from "../../db/platform/schema";
@@ -168,7 +168,7 @@ export async function createUser(ctx: AppContext, p: Principal, input: UserCreat
     const id = newId();
     await tx.insert(users).values({ id, name: input.name, email: input.email, login: input.login, password_hash, super_admin: !!input.super_admin }).run();
     await insertMember(tx, p.corpId, id);
-    w.afterCommit(() => ctx.permissions.invalidate());
+    await ctx.changes.publish(tx, w, PERMISSIONS_TOPIC, "*");
     return userView(tx, (await findUser(tx, id))!);
   });
 }
@@ -195,7 +195,7 @@ export async function deleteUser(ctx: AppContext, p: Principal, id: string): Pro
     await assertMayManage(tx, p, row);
     // Memberships, workgroup links, sessions, identities, devices and keys go by ON DELETE CASCADE.
     await tx.delete(users).where(eq(users.id, row.id)).run();
-    w.afterCommit(() => ctx.permissions.invalidate());
+    await ctx.changes.publish(tx, w, PERMISSIONS_TOPIC, "*");
   });
   // The sessions' rows are gone with the user; this tells the session store too.
   await ctx.sessions.revokeAllOfUser(id);

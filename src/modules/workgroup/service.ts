@@ -3,7 +3,7 @@
 // COMMIT. The one permission query (routes.md, "Permission computation") is here too.
 import { and, asc, eq, inArray, ne, sql, type SQLWrapper } from "drizzle-orm";
 import type { AppContext } from "../../core/context";
-import type { PermissionRows } from "../../core/permissions";
+import { PERMISSIONS_TOPIC, type PermissionRows } from "../../core/permissions";
 import type { PlatformDb } from "../../db/sqlite";
 import { actions, corpServices, features, services, workgroupFeatures, workgroupMembers, workgroupServices, workgroups } from "../../db/platform/schema";
 import { conflict, notFound } from "../../lib/problem";
@@ -154,7 +154,7 @@ function changeWorkgroup(ctx: AppContext, p: Principal, id: string, change: (tx:
   return ctx.store.platform.write(async (tx, w) => {
     const row = await visibleWorkgroup(tx, p, id);
     await change(tx, row);
-    w.afterCommit(() => ctx.permissions.invalidate());
+    await ctx.changes.publish(tx, w, PERMISSIONS_TOPIC, "*");
     return row;
   });
 }

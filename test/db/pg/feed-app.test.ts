@@ -1,0 +1,134 @@
+// source-only: node B's socket sweep is slowed through an in-process option, so that only the change feed can wake it.
+// Two app nodes over one PostgreSQL database (cluster mode, issue 19): what node A commits reaches
+// node B's caches and sockets through the change feed (src/db/pg/feed.ts, core/changes.ts), and a
+// socket ticket issued on A opens on B. Each test first has B cache the old state, so that B
+// answering the new one shows it was told; after their LISTEN connections are killed, B's caches
+// resync (a change committed meanwhile is not notified to it).
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { SQL } from "bun";
+import { addCorp, addUser, adminIn, makeApp, makePeerApp, startAndLogin, type TestApp } from "../../support/helpers";
+import { startPostgres, type TestPostgres } from "../../support/postgres";
+import { waitFor } from "../../support/webhooks";
+
+let pg: TestPostgres;
+let a: TestApp;
+let b: TestApp;
+let admin: Awaited<ReturnType<typeof startAndLogin>>;
+
+beforeAll(async () => {
+  pg = await startPostgres();
+  const { appUrl } = await pg.createDatabase("two_nodes");
+  a = await makeApp({ env: { CORPADMIN_DATABASE_URL: appUrl } });
+  b = await makePeerApp(a, { options: { dispatchTuning: { socketCheckMs: 600_000 } } });
+  admin = await startAndLogin(a);
+}, 60_000);
+afterAll(async () => {
+  await b?.close();
+  await a?.close();
+  await pg?.stop();
+});
+
+/** Polls node B until `req` answers `status` (the feed is asynchronous: within a few ms normally). */
+async function onB(status: number, req: () => ReturnType<TestApp["req"]>) {
+  let last = 0;
+  await waitFor(`node B to answer ${status} (last ${last})`, async () => (last = (await req()).status) === status, 5_000);
+}
+
+describe("POST /api/corp/{id}/block: across nodes", () => {
+  test("a corporation blocked on node A is refused on node B", async () => {
+    const corpId = await addCorp(a, "feed-block");
+    const u = await addUser(a, corpId, { services: ["platform.city"] });
+    expect((await b.req("GET", "/api/city", { token: u.token })).status).toBe(200);
+    expect((await a.req("POST", `/api/corp/${corpId}/block`, { token: admin.token })).status).toBe(200);
+    // Read-your-writes on the writing node: no wait.
+    expect((await a.req("GET", "/api/city", { token: u.token })).status).toBe(403);
+    await onB(403, () => b.req("GET", "/api/city", { token: u.token }));
+    expect((await b.req("GET", "/api/city", { token: u.token })).body.type).toBe("urn:corpadmin:problem:corp-blocked");
+    expect((await a.req("POST", `/api/corp/${corpId}/enable`, { token: admin.token })).status).toBe(200);
+    await onB(200, () => b.req("GET", "/api/city", { token: u.token }));
+  });
+});
+
+describe("POST /api/corp/{id}/block: across nodes, the nodes' LISTEN connections killed", () => {
+  test("a block committed before the nodes listen again reaches node B: its caches resync (or it was notified, had it listened again first)", async () => {
+    const corpId = await addCorp(a, "feed-relisten");
+    const u = await addUser(a, corpId, { services: ["platform.city"] });
+    expect((await b.req("GET", "/api/city", { token: u.token })).status).toBe(200);
+    const su = new SQL({ url: pg.url, max: 1 });
+    try {
+      const killed = await su`SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE datname = 'two_nodes' AND query LIKE 'LISTEN%'`;
+      expect(killed.length).toBeGreaterThanOrEqual(2);
+    } finally {
+      await su.close();
+    }
+    expect((await a.req("POST", `/api/corp/${corpId}/block`, { token: admin.token })).status).toBe(200);
+    await onB(403, () => b.req("GET", "/api/city", { token: u.token }));
+  }, 30_000);
+});
+
+describe("DELETE /api/workgroup/{id}/service/{serviceId}: across nodes", () => {
+  test("a permission revoked on node A is refused on node B", async () => {
+    const corpId = await addCorp(a, "feed-perm");
+    const u = await addUser(a, corpId, { login: "feed-perm-user", services: ["platform.city"] });
+    expect((await b.req("GET", "/api/city", { token: u.token })).status).toBe(200);
+    const wg = (await adminIn(a, corpId, "GET", "/api/workgroup?name=wg-feed-perm-user")).body.items[0].id as string;
+    const svc = (await adminIn(a, corpId, "GET", "/api/service?identifier=platform.city")).body.items[0].id as string;
+    await adminIn(a, corpId, "DELETE", `/api/workgroup/${wg}/service/${svc}`);
+    expect((await a.req("GET", "/api/city", { token: u.token })).status).toBe(403);
+    await onB(403, () => b.req("GET", "/api/city", { token: u.token }));
+  });
+});
+
+describe("POST /api/auth/safe-ip/{domain}: across nodes", () => {
+  test("a range added on node A fences the corporation's tokens on node B", async () => {
+    const corpId = await addCorp(a, "feed-fenced");
+    const u = await addUser(a, corpId, { services: ["platform.city"] });
+    const outside = () => b.req("GET", "/api/city", { token: u.token, ip: "203.0.113.9" });
+    expect((await outside()).status).toBe(200);
+    expect((await a.req("POST", "/api/auth/safe-ip/feed-fenced", { token: admin.token, body: { range: "10.0.0.0/8" } })).status).toBe(200);
+    await onB(403, outside);
+    expect((await b.req("GET", "/api/city", { token: u.token, ip: "10.1.2.3" })).status).toBe(200);
+  });
+});
+
+describe("PUT /api/qrcode/{id}; PUT /api/qrcode/{id}/inactive; GET /q/{slug}: across nodes", () => {
+  test("a dynamic code changed on node A redirects to its new target on node B, and answers 410 once inactive", async () => {
+    const body = { name: "flyer", kind: "dynamic", target: "https://example.com/old", slug: "feed-flyer" };
+    const code = (await a.req("POST", "/api/qrcode", { token: admin.token, body })).body;
+    const scan = () => b.req("GET", "/q/feed-flyer", { ip: "198.51.100.7" });
+    const first = await scan();
+    expect(first.status).toBe(302);
+    expect(first.headers.get("location")).toBe("https://example.com/old");
+    expect((await a.req("PUT", `/api/qrcode/${code.id}`, { token: admin.token, body: { ...body, target: "https://example.com/new" } })).status).toBe(200);
+    await waitFor("the new target on node B", async () => (await scan()).headers.get("location") === "https://example.com/new", 5_000);
+    expect((await a.req("PUT", `/api/qrcode/${code.id}/inactive`, { token: admin.token })).status).toBe(200);
+    await onB(410, scan);
+  });
+});
+
+describe("GET /api/user/socket; GET /api/socket: across nodes", () => {
+  test("a ticket node A issued opens a socket on node B, once; the socket streams an event written through node A", async () => {
+    const base = b.listen().replace(/^http/, "ws");
+    const ticket = (await a.req("GET", "/api/user/socket", { token: admin.token })).body.ticket as string;
+    const messages: string[] = [];
+    const ws = new WebSocket(`${base}/api/socket?ticket=${encodeURIComponent(ticket)}`);
+    ws.onmessage = (e) => messages.push(String(e.data));
+    await new Promise<void>((resolve, reject) => {
+      ws.onopen = () => resolve();
+      ws.onclose = (e) => reject(new Error(`refused (${e.code})`));
+    });
+    try {
+      // Used on B: refused on A as on B.
+      expect((await a.fetch(`/api/socket?ticket=${encodeURIComponent(ticket)}`)).status).toBe(401);
+      // Past the hub's first look at the outbox (it reads its starting point when the socket opens and
+      // looks once more after it): from then on, only a wake-up streams.
+      await Bun.sleep(300);
+      const city = (await a.req("POST", "/api/city", { token: admin.token, body: { name: "Recife", state: "PE", country: "BR" } })).body;
+      await waitFor("the event on node B's socket", () => messages.length >= 1, 5_000);
+      expect(JSON.parse(messages[0])).toMatchObject({ type: "CITY_AFTER_INSERT", data: { id: city.id, name: "Recife" } });
+    } finally {
+      // Left open, it would keep the server's stop waiting.
+      ws.close();
+    }
+  });
+});
