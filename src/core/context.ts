@@ -1,7 +1,6 @@
 // Everything a module needs, built once per app from its configuration. There is no
 // module-level state: each createApp (each test) gets its own databases and caches.
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { randomBytes } from "node:crypto";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "../config";
 import { bootstrapPlatform, migrateAllCorps } from "../db/bootstrap";
@@ -28,6 +27,8 @@ import { Jobs } from "./jobs";
 import { Store } from "./store";
 import type { AppStore, TenantRegistry } from "./storage";
 import { pgStorage, preparePostgres, type PgStart } from "../db/pg/store";
+import { PgDoors } from "../db/pg/door";
+import { checkSharedKeys, tokenKey } from "./keys";
 
 export interface AppContext {
   config: Config;
@@ -70,7 +71,7 @@ export interface AppContext {
   audit: AuditLog;
   /** Webhook dispatcher and realtime socket timing (tests shorten them). */
   dispatchTuning: DispatchTuning;
-  /** Encrypts secrets kept for later use in clear (NAS secrets) under DATA_DIR/data.key. */
+  /** Encrypts secrets kept for later use in clear (NAS secrets) under the data key (DATA_DIR/data.key or --data-key-file). */
   secrets: SecretBox;
 }
 
@@ -121,23 +122,22 @@ export interface ContextOptions {
 
 /**
  * What must happen before createContext on PostgreSQL (it is asynchronous; createContext is not):
- * the database migrated under its advisory lock and the built-in rows seeded. Nothing on SQLite,
+ * the database migrated under its advisory lock and the built-in rows seeded, and this node's keys
+ * checked against the other nodes' (KeyMismatch when they differ). Nothing on SQLite,
  * whose start-up work is synchronous and done by createContext.
  */
 export async function prepareStorage(config: Config): Promise<Pick<ContextOptions, "postgres">> {
   if (!config.databaseUrl) return {};
-  return { postgres: await preparePostgres(config.databaseUrl, config.dataDir) };
-}
-
-/** The HS256 key: from configuration, else generated once into DATA_DIR/secret.key (mode 0600). */
-function tokenKey(config: Config): Uint8Array {
-  if (config.tokenSecret) return new TextEncoder().encode(config.tokenSecret);
-  const path = join(config.dataDir, "secret.key");
-  if (!existsSync(path)) {
-    writeFileSync(path, randomBytes(48).toString("base64url") + "\n", { mode: 0o600, flag: "wx" });
+  mkdirSync(config.dataDir, { recursive: true });
+  const postgres = await preparePostgres(config.databaseUrl, config.dataDir);
+  try {
+    // Every node of the database must hold the same keys (core/keys.ts).
+    await checkSharedKeys(new PgDoors(postgres.sql).platform, config);
+  } catch (err) {
+    await postgres.sql.close();
+    throw err;
   }
-  chmodSync(path, 0o600);
-  return new TextEncoder().encode(readFileSync(path, "utf8").trim());
+  return { postgres };
 }
 
 /**
@@ -167,7 +167,7 @@ export function createContext(config: Config, queries: KernelQueries, options: C
     tenants,
     corps: new CorpCache(store.platform, queries.corps),
     permissions: new PermissionCache(store.platform, queries.permissions),
-    sessions: new Sessions(store.platform, tokenKey(config), config.tokenTtl, queries.userFlags, logger),
+    sessions: new Sessions(store.platform, tokenKey(config).key, config.tokenTtl, queries.userFlags, logger),
     passwords: new PasswordHasher(config.maxConcurrentHashes),
     events,
     mailer: new Mailer(config.smtpUrl, config.smtpFrom, logger),
@@ -197,7 +197,7 @@ export function createContext(config: Config, queries: KernelQueries, options: C
     },
     serviceMetrics: new MetricsRegistry(),
     audit: new AuditLog(store.platform, logger, config.auditRetentionDays, options.now ?? Date.now),
-    secrets: SecretBox.forDataDir(config.dataDir),
+    secrets: SecretBox.load(config.dataDir, config.dataKeyFile),
   };
   return ctx;
 }

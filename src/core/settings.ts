@@ -20,6 +20,10 @@ export async function hasSetting(db: PlatformDb, key: string): Promise<boolean> 
   return (await db.$client.query("SELECT 1 FROM settings WHERE key = ?1").get(key)) !== null;
 }
 
+export async function getSetting(db: PlatformDb, key: string): Promise<string | null> {
+  return (await db.$client.query<{ value: string }, [string]>("SELECT value FROM settings WHERE key = ?1").get(key))?.value ?? null;
+}
+
 export async function putSetting(db: PlatformDb, key: string, value: string): Promise<void> {
   await db.$client.query("INSERT INTO settings (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(key, value);
 }
