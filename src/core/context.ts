@@ -13,7 +13,7 @@ import { clientIpResolver, type ClientIpResolver } from "../lib/client-ip";
 import { EgressPolicy } from "../lib/egress";
 import { createLogger, type Logger } from "../lib/log";
 import { Mailer } from "../lib/mailer";
-import { RateLimiter } from "../lib/rate-limit";
+import { PUBLIC_AUTH_WINDOW_MS, RateLimiter, type Limiter } from "../lib/rate-limit";
 import { SecretBox } from "../lib/secret-box";
 import { PasswordHasher } from "../lib/passwords";
 import { CorpCache, type CorpLookups } from "./corp-cache";
@@ -43,8 +43,12 @@ export interface AppContext {
   passwords: PasswordHasher;
   events: EventBus;
   mailer: Mailer;
-  /** 60 requests a minute per client IP on the public rows (routes.md, "Lock and rate limits"; README, "Request limits"). */
-  publicAuthLimiter: RateLimiter;
+  /**
+   * 60 requests a minute per client IP on the public rows (routes.md, "Lock and rate limits";
+   * README, "Request limits"): in memory; on PostgreSQL the auth module replaces it with one
+   * counting in the shared database (modules/auth/shared-rate-limit.ts).
+   */
+  publicAuthLimiter: Limiter;
   egress: EgressPolicy;
   builtinServerId: string;
   clientIp: ClientIpResolver;
@@ -171,7 +175,7 @@ export function createContext(config: Config, queries: KernelQueries, options: C
     passwords: new PasswordHasher(config.maxConcurrentHashes),
     events,
     mailer: new Mailer(config.smtpUrl, config.smtpFrom, logger),
-    publicAuthLimiter: new RateLimiter(options.publicAuthLimit ?? config.authRateLimit, 60_000, options.now ?? Date.now),
+    publicAuthLimiter: new RateLimiter(options.publicAuthLimit ?? config.authRateLimit, PUBLIC_AUTH_WINDOW_MS, options.now ?? Date.now),
     egress: new EgressPolicy(config.egressAllow, config.egressDeny),
     builtinServerId,
     clientIp: options.clientIp ?? clientIpResolver(config.trustedProxies),
