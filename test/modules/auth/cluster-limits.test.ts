@@ -1,7 +1,8 @@
 // Cluster mode (issue 19): two app nodes over one PostgreSQL database count the per-IP limit of the
 // public rows and the login lockout together, as one node does alone.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { addUser, makeApp, startAndLogin, type TestApp } from "../../support/helpers";
+import { Housekeeping } from "../../../src/modules/retention/housekeeping";
+import { addUser, makeApp, startAndLogin, testSourceOnly, type TestApp } from "../../support/helpers";
 import { oneDatabase, type OneDatabase } from "../../support/one-database";
 
 const LIMIT = 10;
@@ -42,6 +43,21 @@ describe("POST /api/corp/check: the per-IP limit holds across app nodes", () => 
     expect((await check(b, "198.51.100.78")).status).toBe(200);
     const [row] = await db.sql`SELECT count FROM rate_limit_windows WHERE key = ${ip}`;
     expect(Number(row.count)).toBeGreaterThan(LIMIT);
+  });
+});
+
+describe("POST /api/corp/check: the per-IP counters are pruned once their minute ended", () => {
+  testSourceOnly("housekeeping deletes ended windows and keeps the current one", async () => {
+    const now = Date.now();
+    const current = Math.floor(now / 60_000) * 60_000;
+    await db.sql`INSERT INTO rate_limit_windows (key, window_start, count) VALUES ('192.0.2.250', ${current - 120_000}, 3), ('192.0.2.251', ${current}, 1)`;
+    const report = await new Housekeeping(a.ctx, { now: () => now + 61_000 }).runOnce();
+    expect(report.pruned.rate_limit_windows).toBeGreaterThanOrEqual(1);
+    const left = (await db.sql`SELECT key FROM rate_limit_windows WHERE key IN ('192.0.2.250', '192.0.2.251')`).map((r: { key: string }) => r.key);
+    expect(left).toEqual([]);
+    await db.sql`INSERT INTO rate_limit_windows (key, window_start, count) VALUES ('192.0.2.252', ${current}, 1)`;
+    await new Housekeeping(a.ctx, { now: () => now }).runOnce();
+    expect(await db.sql`SELECT key FROM rate_limit_windows WHERE key = '192.0.2.252'`).toHaveLength(1);
   });
 });
 
