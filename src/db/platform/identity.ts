@@ -77,7 +77,7 @@ export const loginFailures = sqliteTable(
 );
 
 /**
- * The per-client-IP limit of the public auth rows in cluster mode (auth/rate-limit-store.ts): one
+ * The per-client-IP limit of the public auth rows in cluster mode (auth/shared-rate-limit.ts): one
  * counter per (key, fixed window), the window's start in epoch ms, so that every app node counts
  * against the same limit. On SQLite (one process) the limiter stays in memory (lib/rate-limit.ts)
  * and this table stays empty. Windows that ended are pruned by housekeeping.
