@@ -5,10 +5,6 @@
 // of running every migration per app), dropped when the app closes.
 import { describe, test } from "bun:test";
 import { SQL } from "bun";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { randomBytes } from "node:crypto";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { TenantRegistry } from "../../src/core/storage";
 import { preparePostgres } from "../../src/db/pg/store";
 import { TenantDbs } from "../../src/db/tenants";
@@ -61,30 +57,13 @@ export function testDatabase(dir: string): Promise<TestDatabase> {
   return db;
 }
 
-let dataKeyFile: string | null = null;
-
-/**
- * One data key for every app of this test process on PostgreSQL, as the token key is one
- * (helpers.ts TEST_ENV): apps started over one database with data directories of their own hold
- * the same keys, as cluster nodes must (src/core/keys.ts refuses a node whose key differs).
- */
-function sharedDataKeyFile(): string {
-  if (!dataKeyFile) {
-    const dir = mkdtempSync(join(tmpdir(), "corpadmin-test-key-"));
-    dataKeyFile = join(dir, "data.key");
-    writeFileSync(dataKeyFile, randomBytes(32).toString("base64") + "\n", { mode: 0o600 });
-    process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
-  }
-  return dataKeyFile;
-}
-
 async function createTestDatabase(dir: string): Promise<TestDatabase> {
   server ??= startServer();
   const { pg, admin } = await server;
   const name = `app_${process.pid}_${++made}`;
   await admin.unsafe(`CREATE DATABASE ${name} OWNER ${APP_ROLE} TEMPLATE ${TEMPLATE}`);
   return {
-    env: { CORPADMIN_DATABASE_URL: `postgres://${APP_ROLE}@127.0.0.1:${pg.port}/${name}`, CORPADMIN_DATA_KEY_FILE: sharedDataKeyFile() },
+    env: { CORPADMIN_DATABASE_URL: `postgres://${APP_ROLE}@127.0.0.1:${pg.port}/${name}` },
     async drop() {
       if (byDir.get(dir) === undefined) return;
       byDir.delete(dir);
