@@ -1,6 +1,8 @@
 // The login pipeline (routes.md, "Login checks", in this order):
 //   1. lock (429)                     — failure counters per (corporation, login), lockout.ts: the
-//                                       attempt's failure is counted before 2 and given back after
+//                                       attempt's failure is counted here, before 2; it stands for
+//                                       a wrong password or code, is cleared by a success, and is
+//                                       given back for any other refusal
 //   2. login, password, membership    — 403 invalid-credentials, never saying which part was wrong
 //   3. user status                    — 403 account-inactive
 //   4. corporation gate               — 403 corp-blocked / 503
