@@ -21,6 +21,8 @@ export interface Config {
   logLevel: LogLevel;
   tokenTtl: number;
   tokenSecret: string | null;
+  /** The data key's file (NAS secrets are sealed with it); null: DATA_DIR/data.key, generated when missing. */
+  dataKeyFile: string | null;
   trustedProxies: string[];
   smtpUrl: string | null;
   smtpFrom: string;
@@ -69,6 +71,7 @@ export const SETTINGS: Setting[] = [
   { flag: "log-level", env: "CORPADMIN_LOG_LEVEL", default: "info", help: "debug, info, warn or error" },
   { flag: "token-ttl", env: "CORPADMIN_TOKEN_TTL", default: "3600", help: "seconds a token lives" },
   { flag: "token-secret", env: "CORPADMIN_TOKEN_SECRET", default: "", help: "HS256 signing key; generated into DATA_DIR/secret.key (mode 0600) when empty" },
+  { flag: "data-key-file", env: "CORPADMIN_DATA_KEY_FILE", default: "", help: "file holding the data key that seals NAS secrets (32 bytes, base64; must exist); empty: DATA_DIR/data.key, generated when missing" },
   { flag: "trusted-proxies", env: "CORPADMIN_TRUSTED_PROXIES", default: "", help: "comma-separated CIDRs whose X-Forwarded-For is believed" },
   { flag: "smtp-url", env: "CORPADMIN_SMTP_URL", default: "", help: "smtp://user:pass@host:port for outgoing e-mail; empty: e-mail is logged, not sent" },
   { flag: "smtp-from", env: "CORPADMIN_SMTP_FROM", default: "corpadmin@localhost", help: "sender address of outgoing e-mail" },
@@ -163,6 +166,7 @@ export function loadConfig(flags: Map<string, string> = new Map(), env: Record<s
     logLevel,
     tokenTtl: int("token-ttl", 60, 31 * 86400),
     tokenSecret: get("token-secret") || null,
+    dataKeyFile: get("data-key-file") ? resolve(get("data-key-file")) : null,
     trustedProxies: list(get("trusted-proxies")),
     smtpUrl: get("smtp-url") || null,
     smtpFrom: get("smtp-from"),

@@ -1,7 +1,6 @@
 // Everything a module needs, built once per app from its configuration. There is no
 // module-level state: each createApp (each test) gets its own databases and caches.
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { randomBytes } from "node:crypto";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "../config";
 import { bootstrapPlatform, migrateAllCorps } from "../db/bootstrap";
@@ -14,7 +13,7 @@ import { clientIpResolver, type ClientIpResolver } from "../lib/client-ip";
 import { EgressPolicy } from "../lib/egress";
 import { createLogger, type Logger } from "../lib/log";
 import { Mailer } from "../lib/mailer";
-import { RateLimiter } from "../lib/rate-limit";
+import { PUBLIC_AUTH_WINDOW_MS, RateLimiter, type Limiter } from "../lib/rate-limit";
 import { SecretBox } from "../lib/secret-box";
 import { PasswordHasher } from "../lib/passwords";
 import { CorpCache, type CorpLookups } from "./corp-cache";
@@ -29,7 +28,9 @@ import { Store } from "./store";
 import type { AppStore, TenantRegistry } from "./storage";
 import { pgStorage, startPgNode, type PgStart } from "../db/pg/store";
 import type { ChangeFeed } from "../db/pg/feed";
+import { PgDoors } from "../db/pg/door";
 import { Changes } from "./changes";
+import { checkSharedKeys, tokenKey } from "./keys";
 
 export interface AppContext {
   config: Config;
@@ -48,8 +49,12 @@ export interface AppContext {
   passwords: PasswordHasher;
   events: EventBus;
   mailer: Mailer;
-  /** 60 requests a minute per client IP on the public rows (routes.md, "Lock and rate limits"; README, "Request limits"). */
-  publicAuthLimiter: RateLimiter;
+  /**
+   * 60 requests a minute per client IP on the public rows (routes.md, "Lock and rate limits";
+   * README, "Request limits"): in memory; on PostgreSQL the auth module replaces it with one
+   * counting in the shared database (modules/auth/shared-rate-limit.ts).
+   */
+  publicAuthLimiter: Limiter;
   egress: EgressPolicy;
   builtinServerId: string;
   clientIp: ClientIpResolver;
@@ -76,7 +81,7 @@ export interface AppContext {
   audit: AuditLog;
   /** Webhook dispatcher and realtime socket timing (tests shorten them). */
   dispatchTuning: DispatchTuning;
-  /** Encrypts secrets kept for later use in clear (NAS secrets) under DATA_DIR/data.key. */
+  /** Encrypts secrets kept for later use in clear (NAS secrets) under the data key (DATA_DIR/data.key or --data-key-file). */
   secrets: SecretBox;
 }
 
@@ -127,23 +132,23 @@ export interface ContextOptions {
 
 /**
  * What must happen before createContext on PostgreSQL (it is asynchronous; createContext is not):
- * the database migrated under its advisory lock, the built-in rows seeded, and this node's change
- * feed listening. Nothing on SQLite, whose start-up work is synchronous and done by createContext.
+ * the database migrated under its advisory lock, the built-in rows seeded, this node's keys
+ * checked against the other nodes' (KeyMismatch when they differ), and its change feed listening.
+ * Nothing on SQLite, whose start-up work is synchronous and done by createContext.
  */
 export async function prepareStorage(config: Config, logger?: Logger): Promise<Pick<ContextOptions, "postgres">> {
   if (!config.databaseUrl) return {};
-  return { postgres: await startPgNode(config.databaseUrl, config.dataDir, logger) };
-}
-
-/** The HS256 key: from configuration, else generated once into DATA_DIR/secret.key (mode 0600). */
-function tokenKey(config: Config): Uint8Array {
-  if (config.tokenSecret) return new TextEncoder().encode(config.tokenSecret);
-  const path = join(config.dataDir, "secret.key");
-  if (!existsSync(path)) {
-    writeFileSync(path, randomBytes(48).toString("base64url") + "\n", { mode: 0o600, flag: "wx" });
+  mkdirSync(config.dataDir, { recursive: true });
+  const postgres = await startPgNode(config.databaseUrl, config.dataDir, logger);
+  try {
+    // Every node of the database must hold the same keys (core/keys.ts).
+    await checkSharedKeys(new PgDoors(postgres.sql).platform, config);
+  } catch (err) {
+    await postgres.feed?.close().catch(() => {});
+    await postgres.sql.close();
+    throw err;
   }
-  chmodSync(path, 0o600);
-  return new TextEncoder().encode(readFileSync(path, "utf8").trim());
+  return { postgres };
 }
 
 /**
@@ -176,11 +181,11 @@ export function createContext(config: Config, queries: KernelQueries, options: C
     permissions: new PermissionCache(store.platform, queries.permissions, changes),
     changes,
     feed,
-    sessions: new Sessions(store.platform, tokenKey(config), config.tokenTtl, queries.userFlags, logger),
+    sessions: new Sessions(store.platform, tokenKey(config).key, config.tokenTtl, queries.userFlags, logger),
     passwords: new PasswordHasher(config.maxConcurrentHashes),
     events,
     mailer: new Mailer(config.smtpUrl, config.smtpFrom, logger),
-    publicAuthLimiter: new RateLimiter(options.publicAuthLimit ?? config.authRateLimit, 60_000, options.now ?? Date.now),
+    publicAuthLimiter: new RateLimiter(options.publicAuthLimit ?? config.authRateLimit, PUBLIC_AUTH_WINDOW_MS, options.now ?? Date.now),
     egress: new EgressPolicy(config.egressAllow, config.egressDeny),
     builtinServerId,
     clientIp: options.clientIp ?? clientIpResolver(config.trustedProxies),
@@ -206,7 +211,7 @@ export function createContext(config: Config, queries: KernelQueries, options: C
     },
     serviceMetrics: new MetricsRegistry(),
     audit: new AuditLog(store.platform, logger, config.auditRetentionDays, options.now ?? Date.now),
-    secrets: SecretBox.forDataDir(config.dataDir),
+    secrets: SecretBox.load(config.dataDir, config.dataKeyFile),
   };
   return ctx;
 }

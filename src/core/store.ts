@@ -36,8 +36,11 @@ export interface Door<H, S extends WriteScope> {
   /**
    * One transaction, holding the database's write lock from its start; `fn` may await.
    * `durable: false`: the commit may be lost on a power cut (never for acknowledged data).
+   * `exclusive: false`: on PostgreSQL the writer lock is not taken, for a write of one statement
+   * that is atomic alone (an upsert of a counter) and must not queue behind every other writer of
+   * the database across nodes; SQLite has one writer whatever is asked.
    */
-  write<T>(fn: (tx: H, scope: S) => T | Promise<T>, options?: { durable?: boolean }): Promise<T>;
+  write<T>(fn: (tx: H, scope: S) => T | Promise<T>, options?: { durable?: boolean; exclusive?: boolean }): Promise<T>;
   /** `write` sharing one transaction with the writes queued in the same turn (group commit). */
   writeGrouped<T>(fn: (tx: H, scope: S) => T | Promise<T>): Promise<T>;
   /** Housekeeping of the database itself (SQLite: WAL checkpoint, PRAGMA optimize). */
@@ -110,7 +113,7 @@ class ScopedDoor<H, S extends WriteScope> implements Door<H, S> {
     return door.read(fn as (db: SqliteHandle) => T | Promise<T>);
   }
 
-  write<T>(fn: (tx: H, scope: S) => T | Promise<T>, options?: { durable?: boolean }): Promise<T> {
+  write<T>(fn: (tx: H, scope: S) => T | Promise<T>, options?: { durable?: boolean; exclusive?: boolean }): Promise<T> {
     return this.scoped(fn, (door, body) => door.write(body, options));
   }
 

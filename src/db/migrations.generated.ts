@@ -8,6 +8,7 @@ import platform_3 from "../../migrations/platform/0003_early_black_bolt.sql" wit
 import platform_4 from "../../migrations/platform/0004_broad_cammi.sql" with { type: "text" };
 import platform_5 from "../../migrations/platform/0005_mature_tomas.sql" with { type: "text" };
 import platform_6 from "../../migrations/platform/0006_lowly_moonstone.sql" with { type: "text" };
+import platform_7 from "../../migrations/platform/0007_marvelous_lilith.sql" with { type: "text" };
 import tenantJournal from "../../migrations/tenant/meta/_journal.json";
 import tenant_0 from "../../migrations/tenant/0000_init.sql" with { type: "text" };
 import tenant_1 from "../../migrations/tenant/0001_flowery_gorilla_man.sql" with { type: "text" };
@@ -25,6 +26,7 @@ import tenant_12 from "../../migrations/tenant/0012_greedy_weapon_omega.sql" wit
 import pgJournal from "../../migrations/pg/meta/_journal.json";
 import pg_0 from "../../migrations/pg/0000_init.sql" with { type: "text" };
 import pg_1 from "../../migrations/pg/0001_glamorous_maestro.sql" with { type: "text" };
+import pg_2 from "../../migrations/pg/0002_reflective_yellowjacket.sql" with { type: "text" };
 
 export const embeddedMigrations = {
   platform: {
@@ -37,6 +39,7 @@ export const embeddedMigrations = {
     "0004_broad_cammi": platform_4,
     "0005_mature_tomas": platform_5,
     "0006_lowly_moonstone": platform_6,
+    "0007_marvelous_lilith": platform_7,
     } as Record<string, string>,
   },
   tenant: {
@@ -62,6 +65,7 @@ export const embeddedMigrations = {
     files: {
     "0000_init": pg_0,
     "0001_glamorous_maestro": pg_1,
+    "0002_reflective_yellowjacket": pg_2,
     } as Record<string, string>,
   },
 };

@@ -1,19 +1,24 @@
 // Secrets the service must use in clear later (a NAS's RADIUS shared secret, to sign RFC 5176
 // requests), kept encrypted at rest: AES-256-GCM under a data key generated once into
-// DATA_DIR/data.key (mode 0600, like the token key). A copy of a database alone does not reveal
-// them; the key file must be backed up with the data directory.
+// DATA_DIR/data.key (mode 0600, like the token key), or read from the file --data-key-file names.
+// A copy of a database alone does not reveal them; the key file must be backed up with the data
+// directory (cluster mode: every app node holds the same key, core/keys.ts checks it).
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { join } from "node:path";
+import { ConfigError } from "../config";
 
 const VERSION = "v1";
 
-export class SecretBox {
-  private constructor(private key: Buffer) {}
-
-  /** The box of DATA_DIR/data.key, creating the key on first use. */
-  static forDataDir(dataDir: string): SecretBox {
-    const path = join(dataDir, "data.key");
+/**
+ * The data key and where it came from (named in errors, never the key). A configured file must
+ * exist: generating one there would hide a mistyped path behind a key no other node has.
+ */
+export function readDataKey(dataDir: string, keyFile: string | null): { key: Buffer; source: string } {
+  const path = keyFile ?? join(dataDir, "data.key");
+  if (keyFile) {
+    if (!existsSync(path)) throw new ConfigError(`--data-key-file ${path} does not exist (a 32-byte key in base64: openssl rand -base64 32)`);
+  } else {
     if (!existsSync(path)) {
       try {
         writeFileSync(path, randomBytes(32).toString("base64") + "\n", { mode: 0o600, flag: "wx" });
@@ -23,9 +28,18 @@ export class SecretBox {
       }
     }
     chmodSync(path, 0o600);
-    const key = Buffer.from(readFileSync(path, "utf8").trim(), "base64");
-    if (key.length !== 32) throw new Error(`${path} does not hold a 32-byte base64 key`);
-    return new SecretBox(key);
+  }
+  const key = Buffer.from(readFileSync(path, "utf8").trim(), "base64");
+  if (key.length !== 32) throw new ConfigError(`${path} does not hold a 32-byte base64 key`);
+  return { key, source: keyFile ? `--data-key-file / CORPADMIN_DATA_KEY_FILE (${path})` : path };
+}
+
+export class SecretBox {
+  private constructor(private key: Buffer) {}
+
+  /** The box of the data key: `keyFile` when configured, else DATA_DIR/data.key (created on first use). */
+  static load(dataDir: string, keyFile: string | null = null): SecretBox {
+    return new SecretBox(readDataKey(dataDir, keyFile).key);
   }
 
   /** `v1:<base64 iv ‖ tag ‖ ciphertext>`; `context` (e.g. the row's purpose) must match when opening. */

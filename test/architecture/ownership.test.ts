@@ -21,6 +21,7 @@ const OWNERS: Record<string, string> = {
   external_identities: "modules/auth",
   remembered_devices: "modules/auth",
   login_failures: "modules/auth",
+  rate_limit_windows: "modules/auth",
   users: "modules/user",
   password_reset_keys: "modules/user",
   corporations: "modules/corp",

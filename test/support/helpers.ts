@@ -3,7 +3,8 @@
 // (CORPADMIN_TEST_BINARY, default dist/corpadmin) over real HTTP on a loopback port.
 import { describe, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createApp, type AppOptions } from "../../src/app";
@@ -55,6 +56,25 @@ export function tempDir(prefix = "corpadmin-test-"): string {
 
 const TEST_ENV = { CORPADMIN_TOKEN_SECRET: "test-secret-key-0123456789abcdef" };
 
+let dataKeyFile: string | null = null;
+
+/**
+ * An app over a PostgreSQL database gets this process's one data key file unless its env names
+ * one, as every app gets TEST_ENV's token key: apps started over one database with data
+ * directories of their own hold the same keys, as cluster nodes must (src/core/keys.ts refuses a
+ * node whose keys differ from the first's).
+ */
+function withSharedKeys(env: Record<string, string>): Record<string, string> {
+  if (!env.CORPADMIN_DATABASE_URL || "CORPADMIN_DATA_KEY_FILE" in env) return env;
+  if (!dataKeyFile) {
+    const dir = tempDir("corpadmin-test-key-");
+    dataKeyFile = join(dir, "data.key");
+    writeFileSync(dataKeyFile, randomBytes(32).toString("base64") + "\n", { mode: 0o600 });
+    process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
+  }
+  return { ...env, CORPADMIN_DATA_KEY_FILE: dataKeyFile };
+}
+
 function requestParts(o: ReqOptions, ipHeader: string) {
   const headers: Record<string, string> = { host: "localhost", ...o.headers };
   if (o.token) headers.authorization = `Bearer ${o.token}`;
@@ -90,7 +110,7 @@ export function makeApp(opts: MakeAppOptions = {}): Promise<TestApp> {
 async function makeSourceApp(opts: MakeAppOptions = {}) {
   const dir = opts.dir ?? tempDir();
   const database = await testDatabase(dir);
-  const config: Config = { ...loadConfig(new Map(), { CORPADMIN_DATA_DIR: dir, ...TEST_ENV, ...database.env, ...opts.env }), ...opts.config };
+  const config: Config = { ...loadConfig(new Map(), withSharedKeys({ CORPADMIN_DATA_DIR: dir, ...TEST_ENV, ...database.env, ...opts.env })), ...opts.config };
   const { app, ctx, serveRoutes } = createApp(config, {
     ...(await prepareStorage(config)),
     // CORPADMIN_TEST_LOG=error (or warn, ...): the in-process app's log on stdout, to see a 500's cause.
@@ -185,9 +205,8 @@ function freePort(): number {
 export function makePeerApp(t: TestApp, opts: Omit<MakeAppOptions, "dir"> = {}): Promise<TestApp> {
   const url = t.config.databaseUrl;
   if (!url) throw new Error("a peer app shares a PostgreSQL database: the first app must run on one");
-  const dir = tempDir();
-  copyFileSync(join(t.dir, "data.key"), join(dir, "data.key"));
-  return makeApp({ ...opts, dir, env: { ...opts.env, CORPADMIN_DATABASE_URL: url } });
+  // Its keys are the first app's: every app over a database gets the process's ones (withSharedKeys).
+  return makeApp({ ...opts, dir: tempDir(), env: { ...opts.env, CORPADMIN_DATABASE_URL: url } });
 }
 
 function sourceOnlyError(what: string): never {
@@ -215,7 +234,7 @@ async function makeBinaryApp(opts: MakeAppOptions = {}): Promise<TestApp> {
   let env: Record<string, string> = {};
   for (let attempt = 0; attempt < 3 && !proc; attempt++) {
     const port = freePort();
-    env = {
+    env = withSharedKeys({
       CORPADMIN_HOST: "127.0.0.1",
       CORPADMIN_PORT: String(port),
       CORPADMIN_DATA_DIR: dir,
@@ -229,7 +248,7 @@ async function makeBinaryApp(opts: MakeAppOptions = {}): Promise<TestApp> {
       ...TEST_ENV,
       ...database.env,
       ...opts.env,
-    };
+    });
     const p = Bun.spawn([BINARY, "serve"], { cwd: dir, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env }, stdout: Bun.file(`${log}.out`), stderr: Bun.file(`${log}.err`) });
     base = `http://127.0.0.1:${port}`;
     const deadline = Date.now() + 15_000;

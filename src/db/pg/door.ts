@@ -176,12 +176,12 @@ export class PgDoors {
    * sent behind the lock's without waiting: under READ COMMITTED its snapshot is taken after the
    * lock is held, so it sees a deletion that committed while this write waited.
    */
-  async enter(conn: Conn, corpId: string, write: boolean, durable = true, checked = false): Promise<void> {
+  async enter(conn: Conn, corpId: string, write: boolean, durable = true, checked = false, exclusive = true): Promise<void> {
     try {
       if (checked && corpId && write) {
-        const [, found] = await Promise.all([this.setUp(conn, corpId, write, durable), conn.unsafe("SELECT 1 FROM corporations WHERE id = $1", [corpId])]);
+        const [, found] = await Promise.all([this.setUp(conn, corpId, write, durable, exclusive), conn.unsafe("SELECT 1 FROM corporations WHERE id = $1", [corpId])]);
         if (!(found as unknown[]).length) throw notFound("The corporation no longer exists");
-      } else await this.setUp(conn, corpId, write, durable);
+      } else await this.setUp(conn, corpId, write, durable, exclusive);
     } catch (err) {
       // lock_not_available: the corporation's writer lock stayed taken for lock_timeout (a write
       // started inside another write of the same corporation would otherwise wait for ever).
@@ -191,7 +191,7 @@ export class PgDoors {
     }
   }
 
-  private async setUp(conn: Conn, corpId: string, write: boolean, durable: boolean): Promise<void> {
+  private async setUp(conn: Conn, corpId: string, write: boolean, durable: boolean, exclusive: boolean): Promise<void> {
     // One statement, evaluated left to right: the corporation (none for the platform, whose tables
     // have no policy and whose transaction then cannot see any corporation's rows); for a write,
     // lock_timeout, then the writer lock. A platform read needs none.
@@ -203,7 +203,8 @@ export class PgDoors {
       // Not durable: the commit does not wait for its WAL flush (nor a synchronous standby); a crash
       // may lose it, never corrupt anything.
       if (!durable) parts.push("set_config('synchronous_commit', 'off', true)");
-      parts.push(`set_config('lock_timeout', ${bind(this.lockTimeout)}, true)`, `pg_advisory_xact_lock(hashtextextended(${bind(corpId || PLATFORM_LOCK)}, 0))`);
+      // Not exclusive (Door.write): no writer lock, for a statement atomic alone.
+      if (exclusive) parts.push(`set_config('lock_timeout', ${bind(this.lockTimeout)}, true)`, `pg_advisory_xact_lock(hashtextextended(${bind(corpId || PLATFORM_LOCK)}, 0))`);
     }
     if (parts.length) await conn.unsafe(`SELECT ${parts.join(", ")}`, params);
   }
@@ -283,10 +284,10 @@ class PgDoor implements PgTenantDoor {
     return this.doors.read(this.corpId, fn);
   }
 
-  async write<T>(fn: (tx: PgTx, scope: PgTenantWriteScope) => T | Promise<T>, { durable = true }: { durable?: boolean } = {}): Promise<T> {
+  async write<T>(fn: (tx: PgTx, scope: PgTenantWriteScope) => T | Promise<T>, { durable = true, exclusive = true }: { durable?: boolean; exclusive?: boolean } = {}): Promise<T> {
     const scope = new PgScope(this.corpId);
     const result = (await this.doors.client.begin(async (conn) => {
-      await this.doors.enter(conn, this.corpId, true, durable, this.checked);
+      await this.doors.enter(conn, this.corpId, true, durable, this.checked, exclusive);
       const tx = pgHandle(conn, this.corpId !== "");
       const out = await fn(tx, scope);
       await scope.flush(tx);

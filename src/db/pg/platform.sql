@@ -128,6 +128,13 @@ CREATE TABLE "qr_slugs" (
   CONSTRAINT "qr_slugs_pkey" PRIMARY KEY ("slug")
 );
 
+CREATE TABLE "rate_limit_windows" (
+  "key" text NOT NULL,
+  "window_start" bigint NOT NULL,
+  "count" bigint NOT NULL,
+  CONSTRAINT "rate_limit_windows_key_window_start_pk" PRIMARY KEY ("key", "window_start")
+);
+
 CREATE TABLE "remembered_devices" (
   "id" text NOT NULL,
   "user_id" text NOT NULL,
@@ -259,6 +266,8 @@ CREATE INDEX "menus_feature" ON "menus" ("feature_id");
 CREATE INDEX "password_reset_keys_user" ON "password_reset_keys" ("user_id");
 
 CREATE INDEX "qr_slugs_corp" ON "qr_slugs" ("corp_id");
+
+CREATE INDEX "rate_limit_windows_start" ON "rate_limit_windows" ("window_start");
 
 CREATE INDEX "remembered_devices_user" ON "remembered_devices" ("user_id");
 

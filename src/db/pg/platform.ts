@@ -205,6 +205,19 @@ export const qrSlugs = pgTable(
   ],
 );
 
+export const rateLimitWindows = pgTable(
+  "rate_limit_windows",
+  {
+    key: text("key").notNull(),
+    window_start: bigint("window_start", { mode: "number" }).notNull(),
+    count: bigint("count", { mode: "number" }).notNull(),
+  },
+  (t) => [
+    primaryKey({ name: "rate_limit_windows_key_window_start_pk", columns: [t.key, t.window_start] }),
+    index("rate_limit_windows_start").on(t.window_start),
+  ],
+);
+
 export const rememberedDevices = pgTable(
   "remembered_devices",
   {

@@ -75,3 +75,19 @@ export const loginFailures = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.corp_id, t.login] })],
 );
+
+/**
+ * The per-client-IP limit of the public auth rows in cluster mode (auth/shared-rate-limit.ts): one
+ * counter per (key, fixed window), the window's start in epoch ms, so that every app node counts
+ * against the same limit. On SQLite (one process) the limiter stays in memory (lib/rate-limit.ts)
+ * and this table stays empty. Windows that ended are pruned by housekeeping.
+ */
+export const rateLimitWindows = sqliteTable(
+  "rate_limit_windows",
+  {
+    key: text("key").notNull(),
+    window_start: integer("window_start").notNull(),
+    count: integer("count").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.key, t.window_start] }), index("rate_limit_windows_start").on(t.window_start)],
+);

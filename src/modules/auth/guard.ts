@@ -120,9 +120,16 @@ export function authGuard(ctx: AppContext) {
     publicAuth: (on: boolean) => ({
       // The published document lists 429 for these rows (system/openapi-publish.ts).
       detail: on ? ({ "x-corpadmin-rate-limited": true } as Record<string, unknown>) : {},
-      transform({ request, server }) {
-        if (on) ctx.publicAuthLimiter.hit(ctx.clientIp(request, server?.requestIP(request)?.address ?? null));
-      },
+      // In memory the count is synchronous and the hook stays so (Elysia awaits only hooks it
+      // finds asynchronous); on PostgreSQL it is a database write, awaited.
+      transform:
+        ctx.tenants.engine === "postgres"
+          ? async function ({ request, server }) {
+              if (on) await ctx.publicAuthLimiter.hit(ctx.clientIp(request, server?.requestIP(request)?.address ?? null));
+            }
+          : function ({ request, server }) {
+              if (on) void ctx.publicAuthLimiter.hit(ctx.clientIp(request, server?.requestIP(request)?.address ?? null));
+            },
     }),
     auth: (spec: AuthSpec) => {
       const s = normalize(spec);

@@ -24,6 +24,7 @@ import {
 } from "./model";
 import { linkedUserId, linkIdentity, oidcOf } from "./oidc";
 import { addRange, domainCorp, listRanges, removeRange, safeIpsOf } from "./safe-ip";
+import { SharedRateLimiter } from "./shared-rate-limit";
 import { DEVICE_COOKIE, setDeviceCookie } from "./two-factor";
 
 /**
@@ -33,6 +34,12 @@ import { DEVICE_COOKIE, setDeviceCookie } from "./two-factor";
 const problemSlug = (err: unknown) => (err instanceof Problem ? (err.status === 429 ? "locked" : err.slug) : "error");
 
 export function authModule(ctx: AppContext) {
+  // Several app nodes share one database: they count the per-IP limit there (a request's hit is
+  // read from ctx.publicAuthLimiter by the guard, so the swap holds for every module's public rows).
+  if (ctx.tenants.engine === "postgres") {
+    const { limit, windowMs } = ctx.publicAuthLimiter;
+    ctx.publicAuthLimiter = new SharedRateLimiter(ctx.store.platform, limit, windowMs, ctx.now);
+  }
   const safeIps = safeIpsOf(ctx);
   // A token carried to another network is useless: every request re-checks the ranges. The check
   // is synchronous once the ranges are in memory (the first turn after start-up).

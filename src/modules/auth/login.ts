@@ -1,5 +1,8 @@
 // The login pipeline (routes.md, "Login checks", in this order):
-//   1. lock (429)                     — failure counters per (corporation, login), lockout.ts
+//   1. lock (429)                     — failure counters per (corporation, login), lockout.ts: the
+//                                       attempt's failure is counted here, before 2; it stands for
+//                                       a wrong password or code, is cleared by a success, and is
+//                                       given back for any other refusal
 //   2. login, password, membership    — 403 invalid-credentials, never saying which part was wrong
 //   3. user status                    — 403 account-inactive
 //   4. corporation gate               — 403 corp-blocked / 503
@@ -14,7 +17,7 @@ import { findUser, findUserByLogin, setPasswordHash } from "../user/service";
 import type { UserRow } from "../user/view";
 import type { CorpRow } from "../../core/corp-cache";
 import { corpGate } from "./guard";
-import { Lockout } from "./lockout";
+import { Lockout, type Attempt } from "./lockout";
 import type { LoginBody } from "./model";
 import { safeIpsOf } from "./safe-ip";
 import { checkTwoFactor, type TwoFactorInput } from "./two-factor";
@@ -40,9 +43,9 @@ export function lockoutOf(ctx: AppContext): Lockout {
   return l;
 }
 
-/** Counts a failed attempt; the one that locks the (corporation, login) is an audit event. */
-async function countFailure(ctx: AppContext, corpId: string, login: string, ip: string): Promise<void> {
-  if (await lockoutOf(ctx).failure(corpId, login)) await ctx.audit.record({ action: "auth.lockout", outcome: "success", corp_id: corpId, target: login, ip, reason: "too-many-failures" });
+/** The attempt failed: its counted failure stands; the one that locks the (corporation, login) is an audit event. */
+async function countFailure(ctx: AppContext, attempt: Attempt, corpId: string, login: string, ip: string): Promise<void> {
+  if (attempt.failed()) await ctx.audit.record({ action: "auth.lockout", outcome: "success", corp_id: corpId, target: login, ip, reason: "too-many-failures" });
 }
 
 /** Checks 3–5: may this user hold a token working in this corporation, from this address? */
@@ -59,12 +62,11 @@ export interface LoginResult {
   deviceToken: string | null;
 }
 
-/** Checks 3–6 for a user whose credentials and membership are already proven, inside the lock. */
-async function finishLogin(ctx: AppContext, user: UserRow, corp: CorpRow, ip: string, twoFactor: TwoFactorInput, login: string): Promise<LoginResult> {
-  const lock = lockoutOf(ctx);
+/** Checks 3–6 for a user whose credentials and membership are already proven, inside the attempt. */
+async function finishLogin(ctx: AppContext, attempt: Attempt, user: UserRow, corp: CorpRow, ip: string, twoFactor: TwoFactorInput, login: string): Promise<LoginResult> {
   await checkTokenIssue(ctx, user, corp, ip);
-  const deviceToken = await checkTwoFactor(ctx, user, twoFactor, () => countFailure(ctx, corp.id, login, ip));
-  await lock.success(corp.id, login);
+  const deviceToken = await checkTwoFactor(ctx, user, twoFactor, () => countFailure(ctx, attempt, corp.id, login, ip));
+  await attempt.succeeded();
   return { user, corp, deviceToken };
 }
 
@@ -75,14 +77,12 @@ export async function checkLogin(ctx: AppContext, body: LoginBody, ip: string, d
     await ctx.passwords.verifyDummy(body.password);
     throw invalidCredentials();
   }
-  const lock = lockoutOf(ctx);
-  return lock.serialize(corp.id, body.login, async () => {
-    await lock.assertOpen(corp.id, body.login);
+  return lockoutOf(ctx).attempt(corp.id, body.login, async (attempt) => {
     const user = await ctx.store.platform.read((db) => findUserByLogin(db, body.login));
     // Always spend one password verification, so timing does not tell which part was wrong.
     const passwordOk = user ? await ctx.passwords.verify(body.password, user.password_hash) : await ctx.passwords.verifyDummy(body.password);
     if (!user || !passwordOk || (!user.super_admin && !(await memberOf(ctx, user.id, corp.id)))) {
-      await countFailure(ctx, corp.id, body.login, ip);
+      await countFailure(ctx, attempt, corp.id, body.login, ip);
       throw invalidCredentials();
     }
     if (ctx.passwords.needsRehash(user.password_hash)) {
@@ -90,7 +90,7 @@ export async function checkLogin(ctx: AppContext, body: LoginBody, ip: string, d
       await ctx.store.platform.write((tx) => setPasswordHash(tx, user.id, password_hash));
     }
     const twoFactor = { code: body.two_factor_code, remember: body.remember_device, deviceCookie };
-    return finishLogin(ctx, user, corp, ip, twoFactor, body.login);
+    return finishLogin(ctx, attempt, user, corp, ip, twoFactor, body.login);
   });
 }
 
@@ -98,16 +98,14 @@ export async function checkLogin(ctx: AppContext, body: LoginBody, ip: string, d
 export async function checkExternalLogin(ctx: AppContext, userId: string, corp: CorpRow, ip: string, twoFactor: TwoFactorInput): Promise<LoginResult> {
   const found = await ctx.store.platform.read((db) => findUser(db, userId));
   if (!found) throw invalidCredentials();
-  const lock = lockoutOf(ctx);
-  return lock.serialize(corp.id, found.login, async () => {
-    await lock.assertOpen(corp.id, found.login);
-    // Read again inside the lock: a racing 2FA step or status change must be seen.
+  return lockoutOf(ctx).attempt(corp.id, found.login, async (attempt) => {
+    // Read again inside the attempt: a racing 2FA step or status change must be seen.
     const user = await ctx.store.platform.read((db) => findUser(db, userId));
     if (!user) throw invalidCredentials();
     if (!user.super_admin && !(await memberOf(ctx, user.id, corp.id))) {
-      await countFailure(ctx, corp.id, user.login, ip);
+      await countFailure(ctx, attempt, corp.id, user.login, ip);
       throw invalidCredentials();
     }
-    return finishLogin(ctx, user, corp, ip, twoFactor, user.login);
+    return finishLogin(ctx, attempt, user, corp, ip, twoFactor, user.login);
   });
 }

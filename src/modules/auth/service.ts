@@ -125,6 +125,19 @@ export async function countLoginFailure(tx: PlatformDb, corpId: string, login: s
     .get(corpId, login, now, lockUntil, max);
 }
 
+/**
+ * Gives back a failure counted ahead of an attempt that turned out not to be one: one fewer, and
+ * no lock when fewer than `max` are left (the lock was that reservation's).
+ */
+export async function returnLoginFailure(tx: PlatformDb, corpId: string, login: string, max: number): Promise<void> {
+  await tx.$client
+    .query(
+      `UPDATE login_failures SET failures = failures - 1, locked_until = CASE WHEN failures - 1 < ?3 THEN NULL ELSE locked_until END
+      WHERE corp_id = ?1 AND login = ?2 AND failures > 0`,
+    )
+    .run(corpId, login, max);
+}
+
 export async function clearLoginFailures(tx: PlatformDb, corpId: string, login: string): Promise<void> {
   await tx.$client.query("DELETE FROM login_failures WHERE corp_id = ?1 AND login = ?2").run(corpId, login);
 }
@@ -141,5 +154,25 @@ export async function pruneLoginFailures(db: PlatformDb, now: number, limit: num
       "DELETE FROM login_failures WHERE rowid IN (SELECT rowid FROM login_failures WHERE updated_at < ?1 AND (locked_until IS NULL OR locked_until < ?3) LIMIT ?2)",
     )
     .run(toIso(now - DAY_MS), limit, toIso(now));
+  return changes;
+}
+
+/** Counts one request of `key` in the window starting at `windowStart` (epoch ms); the window's count so far. */
+export async function countRateLimitHit(tx: PlatformDb, key: string, windowStart: number): Promise<number> {
+  const row = await tx.$client
+    .query<{ count: number }, [string, number]>(
+      `INSERT INTO rate_limit_windows (key, window_start, count) VALUES (?1, ?2, 1)
+      ON CONFLICT (key, window_start) DO UPDATE SET count = count + 1
+      RETURNING count`,
+    )
+    .get(key, windowStart);
+  return row!.count;
+}
+
+/** Housekeeping: at most `limit` windows that started before `before` (epoch ms: they ended); returns how many went. */
+export async function pruneRateLimitWindows(db: PlatformDb, before: number, limit: number): Promise<number> {
+  const { changes } = await db.$client
+    .query("DELETE FROM rate_limit_windows WHERE rowid IN (SELECT rowid FROM rate_limit_windows WHERE window_start < ?1 LIMIT ?2)")
+    .run(before, limit);
   return changes;
 }

@@ -7,6 +7,7 @@
 //             password_reset_keys  used or expired (either way the reset row answers "unknown")
 //             remembered_devices   expired (the 2FA check ignores them already)
 //             login_failures       idle for a day and not locked (the lockout's own rule)
+//             rate_limit_windows   per-IP windows that ended (cluster mode's shared limit)
 //   each corporation (ENABLED or BLOCKED; MAINTENANCE and NEEDS_UPDATE are left alone)
 //             events               dispatched before --event-retention-days, unless a pending
 //                                  (first try or retrying) delivery still needs its payload
@@ -32,7 +33,8 @@ import { pruneEvents } from "../../core/events";
 import type { Door, TenantDoor, WriteScope } from "../../core/store";
 import type { PlatformDb, TenantDb } from "../../db/sqlite";
 import { toIso } from "../../lib/time";
-import { pruneLoginFailures, pruneRememberedDevices } from "../auth/service";
+import { pruneLoginFailures, pruneRateLimitWindows, pruneRememberedDevices } from "../auth/service";
+import { PUBLIC_AUTH_WINDOW_MS } from "../../lib/rate-limit";
 import { allCorpRefs } from "../corp/service";
 import { pruneIspRadiusAccounting, pruneIspRadiusSessions } from "../isp/accounting-service";
 import { pruneIspRadiusAttempts } from "../isp/attempt-service";
@@ -49,6 +51,7 @@ export const PRUNED_TABLES = [
   "password_reset_keys",
   "remembered_devices",
   "login_failures",
+  "rate_limit_windows",
   "events",
   "webhook_deliveries",
   "isp_radius_accounting",
@@ -118,6 +121,8 @@ function platformPrunes(ctx: AppContext, now: number): Prune<PlatformDb>[] {
     { table: "remembered_devices", run: (tx, limit) => pruneRememberedDevices(tx, now, limit) },
     // The lockout's own rule: a counter idle for a day is forgotten unless it still locks the login.
     { table: "login_failures", run: (tx, limit) => pruneLoginFailures(tx, now, limit) },
+    // The per-IP counters of cluster mode, once their window ended (empty on SQLite).
+    { table: "rate_limit_windows", run: (tx, limit) => pruneRateLimitWindows(tx, now - PUBLIC_AUTH_WINDOW_MS, limit) },
   ];
 }
 

@@ -284,6 +284,25 @@ describe("db/pg/door: the platform door", () => {
     await Promise.all([slow, doors2.platform.write(() => void marks.push("P2 start")), doors2.tenant(A).write(() => void marks.push("A start"))]);
     expect(marks).toEqual(["P1 start", "A start", "P1 end", "P2 start"]);
   });
+
+  test("a write with exclusive: false takes no writer lock: it does not wait for a platform write in flight", async () => {
+    const marks: string[] = [];
+    const slow = doors1.platform.write(async () => {
+      marks.push("P1 start");
+      await Bun.sleep(300);
+      marks.push("P1 end");
+    });
+    await Bun.sleep(100);
+    const counter = doors2.platform.write(
+      async (tx) => {
+        await tx.$client.query("INSERT INTO settings (key, value) VALUES ('door-test:counter', '1') ON CONFLICT (key) DO UPDATE SET value = '2'").run();
+        marks.push("P2 upsert");
+      },
+      { durable: false, exclusive: false },
+    );
+    await Promise.all([slow, counter]);
+    expect(marks).toEqual(["P1 start", "P2 upsert", "P1 end"]);
+  });
 });
 
 describe("db/pg/door: copyTo", () => {
