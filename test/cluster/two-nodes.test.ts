@@ -241,7 +241,7 @@ describe("cluster: two corpadmin nodes over the Patroni cluster", () => {
         const refs = new Set(rows.map((r) => r.referer));
         stored.scans = refs;
         return acked.filter((a) => a.kind === "scan" && a.node === 1).every((a) => refs.has(scanRef(a.n)));
-      }, 15_000, 250);
+      }, 15_000, 250).catch(() => {});
       const lost = {
         contract: acked.filter((a) => a.kind === "contract" && !stored.contractSeqs.has(a.n)),
         value: acked.filter((a) => a.kind === "value" && !stored.values.has(a.n)),
@@ -362,9 +362,10 @@ describe("cluster: two corpadmin nodes over the Patroni cluster", () => {
     const shared = [...perTick].filter(([, ns]) => ns.size > 1).map(([tick]) => new Date(tick * TICK_MS).toISOString());
     const by = (i: number) => requests.filter((h) => h.node === i).length;
     const first = collectedAfter()[0];
+    const lastBefore = requests.filter((h) => h.at < run!.node1KilledAt).at(-1);
     console.log(
       `cluster metric scheduler: ${requests.length} collections over ${perTick.size} periods of ${TICK_MS / 1000} s (app1 ${by(0)}, app2 ${by(1)}, unknown ${by(-1)}); ` +
-        `periods collected by both nodes ${shared.length}; app2 collected ${first ? `${s(first.at - run.node1KilledAt)} after app1's death` : "nothing after app1's death"}`,
+        `periods collected by both nodes ${shared.length}; the last collection before app1's death by ${lastBefore ? (nodes[lastBefore.node]?.name ?? "?") : "none"}; app2 collected ${first ? `${s(first.at - run.node1KilledAt)} after app1's death` : "nothing after app1's death"}`,
     );
     expect(requests.length).toBeGreaterThan(0);
     expect(by(-1)).toBe(0);
@@ -430,7 +431,10 @@ let run: Run | null = null;
 function errorsOf(node: AppNode): string {
   const entries = node.logEntries("error");
   const msgs = new Map<string, number>();
-  for (const e of entries) msgs.set(String(e.msg), (msgs.get(String(e.msg)) ?? 0) + 1);
+  for (const e of entries) {
+    const what = `${e.msg}${e.path ? ` ${e.path}` : ""}${e.error ? `: ${String(e.error).slice(0, 160)}` : ""}`;
+    msgs.set(what, (msgs.get(what) ?? 0) + 1);
+  }
   return `${entries.length}${entries.length ? ` (${[...msgs].map(([m, c]) => `"${m}" ×${c}`).join(", ")})` : ""}`;
 }
 
