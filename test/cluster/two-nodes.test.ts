@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { contractBody } from "../support/contract-body";
 import { ADMIN } from "../support/helpers";
+import { verifyStandardWebhook } from "../support/webhooks";
 import { connectionOwner, nodeSecrets, startAppNode, type AppNode } from "../support/app-node";
 import { CLUSTER_TIMINGS, startCluster, type TestCluster } from "../support/patroni";
 
@@ -31,7 +32,7 @@ const SCAN_LOSS_HARD_MS = 1_000;
  * its sender may not have recorded the answer yet (the receiver answers at once).
  */
 const RECORD_MARGIN_MS = 2_000;
-/** A socket must hear of a commit on the other node sooner than the hub's 5 s catch-up poll would. */
+/** A socket, or a cache, must hear of a commit on the other node sooner than the hub's 5 s catch-up poll would. */
 const SOCKET_CROSS_NODE_MS = 2_000;
 /** The collected metric's periodicity (its ticks are epoch-aligned: start_date below). */
 const TICK_MS = 2_000;
@@ -72,6 +73,10 @@ interface Hit {
   key: string | null;
 }
 const hits: Hit[] = [];
+/** Each webhook's secret (from its create response), by its receiver path. */
+const hookSecrets = new Map<string, string>();
+/** Deliveries whose Standard Webhooks signature did not verify with their webhook's secret. */
+const badSignatures: string[] = [];
 const receiver = Bun.serve({
   port: 0,
   hostname: "127.0.0.1",
@@ -90,6 +95,9 @@ const receiver = Bun.serve({
     }
     hits.push({ path, at, node, webhookId: req.headers.get("webhook-id"), key });
     if (path === "/metric") return Response.json({ value: hits.length });
+    // Either node signs with the webhook's secret, whichever node created it.
+    const secret = hookSecrets.get(path);
+    if (!secret || !(await verifyStandardWebhook(secret, Object.fromEntries(req.headers), body, Date.now()))) badSignatures.push(`${path} ${req.headers.get("webhook-id")} by ${nodes[node]?.name ?? "?"}`);
     return new Response("ok");
   },
 });
@@ -127,7 +135,7 @@ async function call(node: AppNode, method: string, path: string, o: { token?: st
 
 async function must(node: AppNode, method: string, path: string, o: { token?: string; body?: unknown } = {}) {
   const res = await call(node, method, path, o);
-  if (res.status !== 200) throw new Error(`${node.name}: ${method} ${path} → ${res.status} ${res.text.slice(0, 300)}`);
+  if (res.status !== 200 && res.status !== 204) throw new Error(`${node.name}: ${method} ${path} → ${res.status} ${res.text.slice(0, 300)}`);
   return res.body;
 }
 
@@ -192,7 +200,8 @@ beforeAll(async () => {
   const corpId = login.credentials.corp as string;
   await must(n1, "POST", "/api/externalapp", { token, body: { name: "erp" } });
   for (const [name, groups] of Object.entries(WEBHOOK_GROUPS)) {
-    await must(n1, "POST", "/api/webhook", { token, body: { name: `hook-${name}`, target: hookUrl(name), email: "ops@example.com", log_enabled: true, groups } });
+    const hook = await must(n1, "POST", "/api/webhook", { token, body: { name: `hook-${name}`, target: hookUrl(name), email: "ops@example.com", log_enabled: true, groups } });
+    hookSecrets.set(`/hook/${name}`, hook.secret);
   }
   const metric = (name: string, endpoint: string | null, periodicity: string) =>
     must(n1, "POST", "/api/metric", {
@@ -228,6 +237,55 @@ describe("cluster: two corpadmin nodes over the Patroni cluster", () => {
     }
     console.log(`cluster sockets: events across nodes arrived after ${latencies.map((l) => `${Math.round(l)} ms`).join(", ")}`);
   }, 60_000);
+
+  test("a change through node 1 reaches node 2's caches within 2 s: PUT /api/qrcode/{id}/inactive, POST /api/corp/{id}/block, DELETE /api/workgroup/{id}/service/{serviceId}, DELETE /api/logout", async () => {
+    const [n1, n2] = nodes;
+    /** Polls `probe` on node 2 until it holds; the time that took (Infinity past 10 s). */
+    const seen = async (probe: () => Promise<boolean>): Promise<number> => {
+      const from = performance.now();
+      while (performance.now() - from < 10_000) {
+        if (await probe()) return performance.now() - from;
+        await Bun.sleep(20);
+      }
+      return Infinity;
+    };
+    const scan = (slug: string) => call(n2, "GET", `/q/${slug}`, { headers: { "user-agent": "cache-probe" } }).then((r) => r.status);
+    const took: Record<string, number> = {};
+
+    // The slug index: a code node 2 has redirected for, made inactive through node 1.
+    const code = await must(n1, "POST", "/api/qrcode", { token: fx.token, body: { name: "poster", kind: "dynamic", target: "https://example.com/poster" } });
+    expect(await scan(code.slug)).toBe(302);
+    await must(n1, "PUT", `/api/qrcode/${code.id}/inactive`, { token: fx.token });
+    took["QR code inactive (slug index)"] = await seen(async () => (await scan(code.slug)) === 410);
+
+    // The corporation cache: another corporation's code, then the corporation blocked through node 1.
+    const other = await must(n1, "POST", "/api/corp", { token: fx.token, body: { auth_name: "other", company_name: "Other ISP", timezone: "UTC" } });
+    const otherToken = (await must(n1, "POST", "/api/login", { body: { corp: "other", login: ADMIN.login, password: ADMIN.password } })).access_token;
+    const otherCode = await must(n1, "POST", "/api/qrcode", { token: otherToken, body: { name: "flyer", kind: "dynamic", target: "https://example.com/other" } });
+    expect(await scan(otherCode.slug)).toBe(302);
+    await must(n1, "POST", `/api/corp/${other.id}/block`, { token: fx.token });
+    took["corporation blocked (corporation cache)"] = await seen(async () => (await scan(otherCode.slug)) === 410);
+
+    // Permissions: a user whose workgroup grants platform.city, the grant taken away through node 1.
+    const user = await must(n1, "POST", "/api/user", { token: fx.token, body: { name: "Clerk", email: "clerk@example.com", login: "clerk", password: "clerk-password-1", super_admin: false } });
+    const wg = await must(n1, "POST", "/api/workgroup", { token: fx.token, body: { name: "clerks" } });
+    const service = (await must(n1, "GET", "/api/service?identifier=platform.city", { token: fx.token })).items[0];
+    await must(n1, "POST", `/api/workgroup/${wg.id}/user/${user.id}`, { token: fx.token });
+    await must(n1, "POST", `/api/workgroup/${wg.id}/service/${service.id}`, { token: fx.token });
+    const clerk = (await must(n1, "POST", "/api/login", { body: { corp: "isp", login: "clerk", password: "clerk-password-1" } })).access_token;
+    expect((await call(n2, "GET", "/api/city", { token: clerk })).status).toBe(200);
+    await must(n1, "DELETE", `/api/workgroup/${wg.id}/service/${service.id}`, { token: fx.token });
+    took["grant taken away (permissions)"] = await seen(async () => (await call(n2, "GET", "/api/city", { token: clerk })).status === 403);
+
+    // Sessions: a token used on node 2, logged out through node 1.
+    const session = (await must(n1, "POST", "/api/login", { body: { corp: "isp", login: ADMIN.login, password: ADMIN.password } })).access_token;
+    expect((await call(n2, "GET", "/api/city", { token: session })).status).toBe(200);
+    await must(n1, "DELETE", "/api/logout", { token: session });
+    took["logout (sessions)"] = await seen(async () => (await call(n2, "GET", "/api/city", { token: session })).status === 401);
+
+    console.log(`cluster caches: node 2 saw ${Object.entries(took).map(([what, ms]) => `${what} after ${Number.isFinite(ms) ? `${Math.round(ms)} ms` : "more than 10 s"}`).join(", ")}`);
+    expect(Object.entries(took).filter(([, ms]) => !(ms < SOCKET_CROSS_NODE_MS))).toEqual([]);
+  }, 90_000);
 
   test("a writer through both nodes; the database leader machine, then app node 1, SIGKILLed: every acknowledged write present, the outage < TTL + 10 s", async () => {
     run = await writeAndKill();
@@ -338,7 +396,8 @@ describe("cluster: two corpadmin nodes over the Patroni cluster", () => {
         unexplained: unexplained.slice(0, 5).map((hs) => hs.map((h) => `${h.webhookId} by ${nodes[h.node]?.name ?? "?"} at ${s(h.at - run!.t0)}`)),
       };
     }
-    console.log(`cluster webhooks: ${figures.join("; ")}`);
+    console.log(`cluster webhooks: ${figures.join("; ")}; signatures that did not verify ${badSignatures.length}`);
+    expect(badSignatures.slice(0, 5)).toEqual([]);
     for (const w of Object.keys(WEBHOOK_GROUPS)) {
       expect(failures[w]).toEqual({ missing: [], beyondId: [], unexplained: [] });
     }
@@ -500,21 +559,27 @@ async function writeAndKill(): Promise<Run> {
   })();
 
   const isDbWrite = (a: Ack) => a.kind !== "scan";
+  /** A node that died on its own ends the run at once, naming it (its log's tail follows). */
+  const living = (cond: () => boolean) => () => {
+    const dead = nodes.filter((n) => n.died);
+    if (dead.length) throw new Error(`${dead.map((n) => `${n.name} ${n.died}`).join(", ")} (the test did not kill it)`);
+    return cond();
+  };
   try {
-    await until("writes acknowledged through both nodes", () => [0, 1].every((i) => acked.filter((a) => a.node === i && isDbWrite(a)).length >= 20), 30_000);
+    await until("writes acknowledged through both nodes", living(() => [0, 1].every((i) => acked.filter((a) => a.node === i && isDbWrite(a)).length >= 20)), 30_000);
     await until("5 s of writes", () => performance.now() > t0 + 5_000, 10_000);
     const killed = await cluster.killLeader({ etcd: true });
     const dbKilledAt = performance.now();
     await until(
       "database writes acknowledged again through both nodes after the leader machine's death",
-      () => [0, 1].every((i) => acked.some((a) => a.node === i && isDbWrite(a) && a.sent > dbKilledAt)),
+      living(() => [0, 1].every((i) => acked.some((a) => a.node === i && isDbWrite(a) && a.sent > dbKilledAt))),
       OUTAGE_BOUND_MS + 15_000,
     );
     const dbBackAt = acked.find((a) => isDbWrite(a) && a.sent > dbKilledAt)!.answered;
     await Bun.sleep(5_000);
     node1KilledAt = performance.now();
     await nodes[0].kill();
-    await until("the run's time, and 15 s of writes after app1's death", () => performance.now() > Math.max(t0 + RUN_MS, node1KilledAt + 15_000), RUN_MS + 30_000, 100);
+    await until("the run's time, and 15 s of writes after app1's death", living(() => performance.now() > Math.max(t0 + RUN_MS, node1KilledAt + 15_000)), RUN_MS + 30_000, 100);
     stopped = true;
     await done;
     const leader = await cluster.leader();
@@ -522,7 +587,9 @@ async function writeAndKill(): Promise<Run> {
   } catch (err) {
     stopped = true;
     await done;
-    throw new Error(`${(err as Error).message}\n--- app1 log tail ---\n${nodes[0].logTail(15)}\n--- app2 log tail ---\n${nodes[1].logTail(15)}`);
+    // The request lines left out: what went wrong is in the others.
+    const tail = (n: AppNode) => n.logTail(2_000).split("\n").filter((l) => !l.includes('"msg":"request"')).slice(-15).join("\n");
+    throw new Error(`${(err as Error).message}\n${nodes.map((n) => `--- ${n.name} log tail (no request lines) ---\n${tail(n)}`).join("\n")}`);
   }
 }
 

@@ -26,6 +26,8 @@ export interface AppNode {
   readonly logFile: string;
   /** False once kill() or stop() ended it. */
   readonly alive: boolean;
+  /** How it ended when the test did not end it ("exited with code 1"); null while it runs or after kill()/stop(). */
+  readonly died: string | null;
   /** The last lines of its log. */
   logTail(lines?: number): string;
   /** Its log's JSON lines (`corpadmin serve` logs JSON lines) of `level` or above. */
@@ -192,6 +194,10 @@ export async function startAppNode(name: string, o: { databaseUrl: string; secre
     logFile,
     get alive() {
       return alive;
+    },
+    get died() {
+      if (!alive || (proc.exitCode === null && proc.signalCode === null)) return null;
+      return proc.signalCode !== null ? `killed by ${proc.signalCode}` : `exited with code ${proc.exitCode}`;
     },
     logTail,
     logEntries,
