@@ -9,8 +9,10 @@
 // event delivered to each webhook, no event under two webhook-ids, and a webhook-id repeated only
 // after a kill (Standard Webhooks' at-least-once); no two nodes collecting a metric in the same
 // period, and collecting goes on after node 1's death; socket clients on both nodes get the
-// events written through the other node. A local receiver tells which node sent a request by
-// the connection's owning process (test/support/app-node.ts connectionOwner).
+// events written through the other node, and node 2's caches (slug index, corporations,
+// permissions, sessions) learn of changes made through node 1 within 2 s. A local receiver tells
+// which node sent a request by the connection's owning process (test/support/app-node.ts
+// connectionOwner). Each figure is printed on a line starting "cluster ...".
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { contractBody } from "../support/contract-body";
@@ -240,10 +242,10 @@ describe("cluster: two corpadmin nodes over the Patroni cluster", () => {
 
   test("a change through node 1 reaches node 2's caches within 2 s: PUT /api/qrcode/{id}/inactive, POST /api/corp/{id}/block, DELETE /api/workgroup/{id}/service/{serviceId}, DELETE /api/logout", async () => {
     const [n1, n2] = nodes;
-    /** Polls `probe` on node 2 until it holds; the time that took (Infinity past 10 s). */
+    /** Polls `probe` on node 2 until it holds; the time that took (Infinity past 6 s, beyond any poll of 5 s). */
     const seen = async (probe: () => Promise<boolean>): Promise<number> => {
       const from = performance.now();
-      while (performance.now() - from < 10_000) {
+      while (performance.now() - from < 6_000) {
         if (await probe()) return performance.now() - from;
         await Bun.sleep(20);
       }
@@ -283,7 +285,7 @@ describe("cluster: two corpadmin nodes over the Patroni cluster", () => {
     await must(n1, "DELETE", "/api/logout", { token: session });
     took["logout (sessions)"] = await seen(async () => (await call(n2, "GET", "/api/city", { token: session })).status === 401);
 
-    console.log(`cluster caches: node 2 saw ${Object.entries(took).map(([what, ms]) => `${what} after ${Number.isFinite(ms) ? `${Math.round(ms)} ms` : "more than 10 s"}`).join(", ")}`);
+    console.log(`cluster caches: node 2 saw ${Object.entries(took).map(([what, ms]) => `${what} after ${Number.isFinite(ms) ? `${Math.round(ms)} ms` : "more than 6 s"}`).join(", ")}`);
     expect(Object.entries(took).filter(([, ms]) => !(ms < SOCKET_CROSS_NODE_MS))).toEqual([]);
   }, 90_000);
 
@@ -427,7 +429,8 @@ describe("cluster: two corpadmin nodes over the Patroni cluster", () => {
         `periods collected by both nodes ${shared.length}; the last collection before app1's death by ${lastBefore ? (nodes[lastBefore.node]?.name ?? "?") : "none"}; app2 collected ${first ? `${s(first.at - run.node1KilledAt)} after app1's death` : "nothing after app1's death"}`,
     );
     expect(requests.length).toBeGreaterThan(0);
-    expect(by(-1)).toBe(0);
+    // A request whose sender is gone by the time it is looked up: only the node being killed then.
+    expect(requests.filter((h) => h.node === -1 && Math.abs(h.at - run!.node1KilledAt) > 2_000).map((h) => s(h.at - run!.t0))).toEqual([]);
     expect(shared).toEqual([]);
     expect(waited).toBe("");
   }, 60_000);
