@@ -182,6 +182,10 @@ export class SocketHub {
         for (const c of [...set]) await this.ensureLive(c);
         if (this.byCorp.has(corpId)) void this.stream(corpId);
       }
+    } catch (err) {
+      // The database unreachable (a failover): the sockets stay open and are checked next time.
+      // Uncaught, this timer's rejection would end the process.
+      this.ctx.logger.warn("socket check failed", { error: String(err) });
     } finally {
       this.checking = false;
     }
@@ -224,18 +228,24 @@ export class SocketHub {
     const cursor = this.cursors.get(corpId);
     if (!set || cursor === undefined) return;
     let rows: { seq: number; type: string; payload: string }[];
+    const plan: { c: SocketClient; allowed: Set<string> }[] = [];
     try {
       rows = await this.ctx.store.tenant(corpId).read((db) => eventsAfter(db, cursor, BATCH));
+      if (rows.length === 0) return;
+      // Every database read before the cursor moves: one that fails (a failover) streams nothing
+      // now and the same rows on the next pass, and its rejection does not end the process.
+      const areas = new Set(rows.map((r) => r.type.slice(0, r.type.indexOf("_AFTER_"))));
+      for (const c of [...set]) {
+        if (await this.ensureLive(c)) plan.push({ c, allowed: await this.allowedAreas(c, areas) });
+      }
     } catch (err) {
       this.ctx.logger.warn("socket stream failed", { corp_id: corpId, error: String(err) });
       return;
     }
-    if (rows.length === 0) return;
+    // Every socket of the corporation closed meanwhile: a later one starts from its own cursor.
+    if (this.byCorp.get(corpId) !== set) return;
     this.cursors.set(corpId, rows[rows.length - 1].seq);
-    const areas = new Set(rows.map((r) => r.type.slice(0, r.type.indexOf("_AFTER_"))));
-    for (const c of [...set]) {
-      if (!(await this.ensureLive(c))) continue;
-      const allowed = await this.allowedAreas(c, areas);
+    for (const { c, allowed } of plan) {
       for (const r of rows) {
         if (allowed.has(r.type.slice(0, r.type.indexOf("_AFTER_")))) c.raw.send(r.payload);
       }
