@@ -2,6 +2,7 @@
 // module-level state: each createApp (each test) gets its own databases and caches.
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import type { Config } from "../config";
 import { bootstrapPlatform, migrateAllCorps } from "../db/bootstrap";
@@ -24,14 +25,17 @@ import { Sessions, type UserFlags } from "./sessions";
 import type { Migration } from "../db/migrations";
 import { AuditLog } from "./audit";
 import { MetricsRegistry } from "./metrics";
-import { Jobs } from "./jobs";
+import { Jobs, type Job } from "./jobs";
 import { Store } from "./store";
 import type { AppStore, TenantRegistry } from "./storage";
 import { pgStorage, preparePostgres, type PgStart } from "../db/pg/store";
+import { Leases } from "../db/pg/lease";
 
 export interface AppContext {
   config: Config;
   logger: Logger;
+  /** This app node (host:pid:random, two apps in one process differ): in cluster logs, e.g. who holds a lease. */
+  nodeId: string;
   /** The one door into the databases (src/core/store.ts; on PostgreSQL src/db/pg/store.ts). */
   store: AppStore;
   /** Corporations' storage: paths, migrations, open handles (lifecycle, not data access). */
@@ -154,14 +158,16 @@ export function createContext(config: Config, queries: KernelQueries, options: C
   mkdirSync(config.dataDir, { recursive: true });
   const logger = options.logger ?? createLogger(config.logLevel);
   const events = new EventBus();
-  const storage = config.databaseUrl ? postgresStorage(options, events) : sqliteStorage(config, options, logger, events);
+  const nodeId = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
+  const storage = config.databaseUrl ? postgresStorage(config, options, events, logger, nodeId) : sqliteStorage(config, options, logger, events);
   const { store, tenants, builtinServerId } = storage;
-  const jobs = new Jobs(logger, options.startDelayMs ?? 250);
+  const jobs = new Jobs(logger, options.startDelayMs ?? 250, storage.singleNode);
   const closers: (() => void | Promise<void>)[] = [];
   let closed = false;
   const ctx: AppContext = {
     config,
     logger,
+    nodeId,
     store,
     jobs,
     tenants,
@@ -206,7 +212,9 @@ interface Storage {
   store: AppStore;
   tenants: TenantRegistry;
   builtinServerId: string;
-  /** After the jobs stopped: closes the databases. */
+  /** Cluster mode: runs a single-node job under its lease (ctx.jobs); null on SQLite (one node). */
+  singleNode: ((job: Job) => Job) | null;
+  /** After the jobs stopped: closes the databases (and the leases). */
   close(): Promise<void>;
 }
 
@@ -226,6 +234,7 @@ function sqliteStorage(config: Config, options: ContextOptions, logger: Logger, 
     store: new Store(platformDoor, tenants, events),
     tenants,
     builtinServerId,
+    singleNode: null,
     async close() {
       tenants.closeAll();
       platformDoor.close();
@@ -234,10 +243,26 @@ function sqliteStorage(config: Config, options: ContextOptions, logger: Logger, 
   };
 }
 
-/** PostgreSQL (cluster mode): the pool started and migrated by `prepareStorage`. */
-function postgresStorage(options: ContextOptions, events: EventBus): Storage {
+/**
+ * PostgreSQL (cluster mode): the pool started and migrated by `prepareStorage`, and the node's
+ * leases (one connection each, opened when a single-node job starts) for work only one node may do.
+ */
+function postgresStorage(config: Config, options: ContextOptions, events: EventBus, logger: Logger, node: string): Storage {
   const start = options.postgres;
   if (!start) throw new Error("--database-url is set: the app is built after `await prepareStorage(config)`, with its result in the options");
   const { store, tenants } = pgStorage(start, events);
-  return { store, tenants, builtinServerId: start.builtinServerId, close: () => start.sql.close() };
+  // The lease's defaults scaled by one setting: heartbeat a fifth of the grace, stop budget 3/10.
+  const graceMs = config.leaseGraceMs;
+  const leases = new Leases(config.databaseUrl!, { graceMs, heartbeatMs: graceMs / 5, stopBudgetMs: (graceMs * 3) / 10, logger, node });
+  return {
+    store,
+    tenants,
+    builtinServerId: start.builtinServerId,
+    singleNode: (job) => leases.job(job),
+    async close() {
+      // The jobs stopped, so their leases are released already; this closes any left.
+      await leases.close();
+      await start.sql.close();
+    },
+  };
 }

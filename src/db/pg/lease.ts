@@ -20,7 +20,8 @@
 // holder takes the fence key exclusively once before its grace, so it waits for every fenced
 // transaction of the old holder still in flight, and any that comes later finds the lease gone.
 // A takeover happens at most heartbeatMs + graceMs after the holder's session ends (plus a
-// connection timeout when the server is unreachable). Not wired to the app yet; docs/architecture.md.
+// connection timeout when the server is unreachable). The app puts its single-node jobs under one
+// `Leases` (core/context.ts, ctx.jobs.add(job, { singleNode: true })); docs/architecture.md.
 import { SQL } from "bun";
 import type { Job } from "../../core/jobs";
 import { silentLogger, type Logger } from "../../lib/log";
@@ -34,6 +35,8 @@ export interface LeaseOptions {
   /** How long the work's stop() may take: the holder starts stopping this long before its last proof runs out. */
   stopBudgetMs?: number;
   logger?: Logger;
+  /** This node's identity in the log lines (who ran the work when). */
+  node?: string;
 }
 
 export interface LeasedWork {
@@ -69,6 +72,17 @@ export class LeaseLost extends Error {
   }
 }
 
+/** The same logger, every line carrying `fields` too. */
+function withFields(logger: Logger, fields: Record<string, unknown>): Logger {
+  return {
+    enabled: logger.enabled && ((level) => logger.enabled!(level)),
+    debug: (m, f) => logger.debug(m, { ...fields, ...f }),
+    info: (m, f) => logger.info(m, { ...fields, ...f }),
+    warn: (m, f) => logger.warn(m, { ...fields, ...f }),
+    error: (m, f) => logger.error(m, { ...fields, ...f }),
+  };
+}
+
 /** Rejects after `ms`; the late promise's own failure is swallowed. */
 function within<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: ReturnType<typeof setTimeout>;
@@ -78,7 +92,7 @@ function within<T>(p: Promise<T>, ms: number): Promise<T> {
 
 /** The leases of one node: one connection per lease it runs. */
 export class Leases {
-  private readonly opts: Required<Omit<LeaseOptions, "logger">>;
+  private readonly opts: Required<Omit<LeaseOptions, "logger" | "node">>;
   private readonly logger: Logger;
   private readonly leases = new Set<Lease>();
 
@@ -86,9 +100,9 @@ export class Leases {
     private readonly url: string,
     options: LeaseOptions = {},
   ) {
-    const { logger = silentLogger, ...rest } = options;
+    const { logger = silentLogger, node, ...rest } = options;
     this.opts = { ...DEFAULTS, ...Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)) };
-    this.logger = logger;
+    this.logger = node === undefined ? logger : withFields(logger, { node });
     const { graceMs, heartbeatMs, stopBudgetMs } = this.opts;
     // A proof must be renewed before it runs out, with time left to stop.
     if (!(heartbeatMs > 0 && stopBudgetMs >= 0 && heartbeatMs + stopBudgetMs < graceMs)) {
@@ -140,7 +154,7 @@ class Lease implements LeaseHandle {
     readonly name: string,
     private readonly work: LeasedWork,
     private readonly url: string,
-    private readonly opts: Required<Omit<LeaseOptions, "logger">>,
+    private readonly opts: Required<Omit<LeaseOptions, "logger" | "node">>,
     private readonly logger: Logger,
     private readonly forget: () => void,
   ) {
@@ -255,7 +269,8 @@ class Lease implements LeaseHandle {
     this.lost = true;
     this.wake?.();
     if (this.started && !this.stopping) {
-      if (reason !== "closed") this.logger.warn("lease: lost, stopping", { lease: this.name, reason });
+      // Closing is said too (at info), so that a node's log tells every run's start and end.
+      this.logger[reason === "closed" ? "info" : "warn"]("lease: lost, stopping", { lease: this.name, reason });
       this.stopping = this.started
         .catch(() => {})
         .then(() => this.work.stop())
