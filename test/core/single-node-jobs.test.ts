@@ -1,12 +1,13 @@
 // source-only: two apps over one PostgreSQL database in this process, whose jobs and logs it reads.
 // Cluster mode (issue 19 item 3): work only one node may do. The metric scheduler runs under a
-// lease on one node at a time and moves to the other when its node closes.
+// lease on one node at a time and moves to the other when its node closes; every node dispatches
+// webhooks, but a due delivery is claimed (FOR UPDATE SKIP LOCKED) and sent by one node only.
 // PostgreSQL only: on SQLite one process is the only node.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { MetricScheduler } from "../../src/modules/metric/jobs";
 import { TEST_BACKEND } from "../support/backend";
 import { makeApp, startAndLogin, type TestApp } from "../support/helpers";
-import { FAST, LOOPBACK_ALLOWED, waitFor } from "../support/webhooks";
+import { emit, FAST, LOOPBACK_ALLOWED, receiver, waitFor } from "../support/webhooks";
 
 const pgOnly = TEST_BACKEND === "pg" ? describe : describe.skip;
 /** Leases taken over in about a second and a half (the default grace is 10 s). */
@@ -89,5 +90,46 @@ pgOnly("job metric-scheduler: on one node of a cluster at a time", () => {
     expect(leaseLog(other, "lease: taken, starting", "metric-scheduler").at(-1)!.fields.node).toBe(other.t.ctx.nodeId);
     await waitFor("collections by the other node", () => hits.filter((h) => h > closedAt).length >= 2, 10_000);
     for (let i = 1; i < hits.length; i++) expect(hits[i] - hits[i - 1]).toBeGreaterThan(500);
+  }, 60_000);
+});
+
+pgOnly("webhook dispatcher: deliveries claimed by one node of a cluster", () => {
+  const nodes: Node[] = [];
+  afterAll(async () => {
+    // The database is the first node's: dropped last.
+    for (const n of nodes.reverse()) await n.t.close();
+  });
+
+  test("events written on both nodes, a slow receiver: every event delivered, no webhook-id twice", async () => {
+    const slow = receiver(async () => {
+      await Bun.sleep(200);
+      return new Response("ok");
+    });
+    try {
+      const first = await startNode();
+      nodes.push(first);
+      const admin = await startAndLogin(first.t);
+      const second = await startNode(first.t);
+      nodes.push(second);
+      const hook = await first.t.req("POST", "/api/webhook", {
+        token: admin.token,
+        body: { name: "receiver", target: slow.url(), email: "ops@example.net", groups: ["CITY_AFTER_INSERT"] },
+      });
+      expect(hook.status).toBe(200);
+
+      // Each node wakes on its own commits and reads the one queue: both are at work together.
+      const N = 60;
+      for (let i = 0; i < N; i++) await emit(i % 2 ? second.t : first.t, admin.corpId, "CITY_AFTER_INSERT", { name: `city ${i}`, state: "PR", country: "BR" });
+      const ids = () => new Set(slow.requests.map((r) => r.headers["webhook-id"]));
+      await waitFor("every event delivered", () => ids().size === N, 30_000);
+      // Both nodes' queues are empty (nothing pending left to send a second time).
+      await Bun.sleep(500);
+      const names = new Set(slow.requests.map((r) => JSON.parse(r.body).data.name));
+      expect(names.size).toBe(N);
+      expect(slow.requests.length).toBe(N);
+      expect(slow.maxInFlight).toBeGreaterThan(1);
+    } finally {
+      slow.stop();
+    }
   }, 60_000);
 });
