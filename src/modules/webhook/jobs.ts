@@ -254,6 +254,13 @@ export class WebhookDispatcher implements Job {
    * claim runs out: the node died, and it is sent again with the same webhook-id).
    */
   private async claimDue(corpId: string, tenant: TenantDoor, freed: Set<string>): Promise<void> {
+    // Read first: a pass that finds nothing due takes no write (nor the corporation's writer lock).
+    const due = await tenant.read(async (db) => {
+      if ((await dueTargets(db, toIso(this.ctx.now()))).length) return true;
+      await this.noteNextDue(corpId, db);
+      return false;
+    });
+    if (!due) return;
     const taken: [Target, Due][] = [];
     try {
       await tenant.write(async (tx) => {
