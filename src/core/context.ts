@@ -101,6 +101,8 @@ export interface DispatchTuning {
   fullSweepMs: number;
   /** How often open sockets check that their session still lives. */
   socketCheckMs: number;
+  /** Cluster mode: how often the node running the metric scheduler reads every collected metric again (changes made through other nodes). */
+  metricResyncMs: number;
   /** Time between the attempts of an RFC 5176 request (routes.md: 2 s). */
   coaRetryMs: number;
 }
@@ -185,7 +187,7 @@ export function createContext(config: Config, queries: KernelQueries, options: C
     contractWatchers: [],
     apiKeys: null,
     now: options.now ?? Date.now,
-    dispatchTuning: { deliveryTimeoutMs: 15_000, tickMs: 1_000, sweepMs: 60_000, fullSweepMs: 3_600_000, socketCheckMs: 5_000, coaRetryMs: 2_000, ...options.dispatchTuning },
+    dispatchTuning: { deliveryTimeoutMs: 15_000, tickMs: 1_000, sweepMs: 60_000, fullSweepMs: 3_600_000, socketCheckMs: 5_000, coaRetryMs: 2_000, metricResyncMs: 60_000, ...options.dispatchTuning },
     onClose: (fn) => void closers.push(fn),
     async close() {
       if (closed) return;

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { MetricScheduler } from "../../src/modules/metric/jobs";
 import { TEST_BACKEND } from "../support/backend";
-import { makeApp, startAndLogin, type TestApp } from "../support/helpers";
+import { ADMIN, makeApp, startAndLogin, type TestApp } from "../support/helpers";
 import { emit, FAST, LOOPBACK_ALLOWED, receiver, waitFor } from "../support/webhooks";
 
 const pgOnly = TEST_BACKEND === "pg" ? describe : describe.skip;
@@ -30,7 +30,7 @@ async function startNode(shared?: TestApp): Promise<Node> {
   const at = (level: string) => (msg: string, fields: Record<string, unknown> = {}) => void logs.push({ level, msg, fields });
   const logger = { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
   const database: Record<string, string> = shared ? { CORPADMIN_DATABASE_URL: shared.config.databaseUrl! } : {};
-  const t = await makeApp({ env: { ...LOOPBACK_ALLOWED, ...LEASE, ...database }, options: { logger, dispatchTuning: FAST } });
+  const t = await makeApp({ env: { ...LOOPBACK_ALLOWED, ...LEASE, ...database }, options: { logger, dispatchTuning: { ...FAST, metricResyncMs: 200 } } });
   return { t, logs };
 }
 
@@ -40,14 +40,17 @@ const leaseLog = (n: Node, msg: string, lease: string) => n.logs.filter((l) => l
 pgOnly("job metric-scheduler: on one node of a cluster at a time", () => {
   let first: Node;
   let second: Node;
+  /** Request times of /m; /elsewhere counts those of the metric created through the other node. */
   const hits: number[] = [];
+  let elsewhere = 0;
   let server: ReturnType<typeof Bun.serve>;
   beforeAll(() => {
     server = Bun.serve({
       port: 0,
       hostname: "127.0.0.1",
-      fetch() {
-        hits.push(performance.now());
+      fetch(req) {
+        if (new URL(req.url).pathname === "/m") hits.push(performance.now());
+        else elsewhere++;
         return Response.json(1);
       },
     });
@@ -59,7 +62,7 @@ pgOnly("job metric-scheduler: on one node of a cluster at a time", () => {
     await first?.t.close();
   });
 
-  test("a metric is collected by exactly one node; closing it hands the scheduler to the other", async () => {
+  test("a metric is collected by exactly one node, also one created or deleted through the other; closing it hands the scheduler to the other", async () => {
     first = await startNode();
     const admin = await startAndLogin(first.t);
     second = await startNode(first.t);
@@ -81,6 +84,19 @@ pgOnly("job metric-scheduler: on one node of a cluster at a time", () => {
     expect(holder.t.ctx.nodeId).not.toBe(other.t.ctx.nodeId);
     // One request per tick of 1 s: two nodes would have hit each tick twice, milliseconds apart.
     for (let i = 1; i < hits.length; i++) expect(hits[i] - hits[i - 1]).toBeGreaterThan(500);
+
+    // Created through the node not running the scheduler (which ignores it): the holder finds it
+    // when it reads the stored metrics again (metricResyncMs), and drops it once deleted there.
+    const token = (await other.t.req("POST", "/api/login", { body: { corp: "acme", login: ADMIN.login, password: ADMIN.password } })).body.access_token;
+    const made = await other.t.req("POST", "/api/metric", {
+      token,
+      body: { name: "downlink", data_type: "Int", periodicity: "1s", start_date: new Date(Date.now() - 3_600_000).toISOString(), endpoint: `http://127.0.0.1:${server.port}/elsewhere` },
+    });
+    expect(made.status).toBe(200);
+    await waitFor("the holder collecting the other node's metric", () => scheduler(holder).size === 2 && elsewhere > 0, 10_000);
+    expect(scheduler(other).size).toBe(0);
+    expect((await other.t.req("DELETE", `/api/metric/${made.body.id}`, { token })).status).toBe(204);
+    await waitFor("the holder dropping it", () => scheduler(holder).size === 1, 10_000);
 
     // The holder closes (its database stays): the other takes the lease, reads the metric and collects.
     const closedAt = performance.now();

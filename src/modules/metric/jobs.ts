@@ -44,6 +44,11 @@ export class MetricScheduler implements BackgroundJob {
    */
   private active = false;
   private term = 0;
+  /** Counts sync() calls; `changedAt` holds the count of each metric's last one (resync's epoch). */
+  private changes = 0;
+  private changedAt = new Map<string, number>();
+  private resyncTimer: ReturnType<typeof setInterval> | null = null;
+  private resyncing: Promise<void> | null = null;
 
   constructor(private ctx: AppContext) {}
 
@@ -57,6 +62,12 @@ export class MetricScheduler implements BackgroundJob {
     this.active = true;
     const term = ++this.term;
     const stopped = () => !this.active || this.term !== term;
+    // Cluster mode: metrics changed through other nodes are not synced here after their commit
+    // (this node does not hear it): the stored metrics are read again every metricResyncMs.
+    if (this.ctx.tenants.engine === "postgres" && !this.resyncTimer) {
+      this.resyncTimer = setInterval(() => void this.resync(), this.ctx.dispatchTuning.metricResyncMs);
+      this.resyncTimer.unref?.();
+    }
     let corps: string[];
     let index: { corps: string[]; complete: boolean };
     try {
@@ -92,10 +103,54 @@ export class MetricScheduler implements BackgroundJob {
     }
   }
 
+  /**
+   * Brings the jobs in line with the metrics stored now (changed through other nodes): a job
+   * whose metric is gone, or whose `updated_at` moved, is rebuilt or removed; the others keep their
+   * timers. A metric synced here while its corporation was being read keeps what sync() gave it.
+   * One pass at a time; what cannot be read keeps its jobs.
+   */
+  resync(): Promise<void> {
+    this.resyncing ??= this.resyncPass().finally(() => (this.resyncing = null));
+    return this.resyncing;
+  }
+
+  private async resyncPass(): Promise<void> {
+    if (!this.active) return;
+    const term = this.term;
+    let corps: string[];
+    try {
+      corps = (await this.ctx.store.platform.read((db) => collectedIndex.read(db))).corps;
+    } catch (err) {
+      this.ctx.logger.warn("metric jobs not resynced", { error: String(err) });
+      return;
+    }
+    for (const job of this.jobs.values()) if (!corps.includes(job.corpId)) corps.push(job.corpId);
+    for (const corpId of corps) {
+      if (!this.active || this.term !== term) return;
+      const before = this.changes;
+      let rows: MetricRow[];
+      try {
+        rows = await this.ctx.store.visit(corpId, collectedMetrics);
+      } catch {
+        continue;
+      }
+      if (!this.active || this.term !== term) return;
+      const fresh = (k: string) => (this.changedAt.get(k) ?? -1) <= before;
+      const stored = new Set<string>();
+      for (const row of rows) {
+        const k = key(corpId, row.id);
+        stored.add(k);
+        if (fresh(k) && this.jobs.get(k)?.metric.updated_at !== row.updated_at) this.sync(corpId, row);
+      }
+      for (const [k, job] of this.jobs) if (job.corpId === corpId && !stored.has(k) && fresh(k)) this.remove(corpId, job.metric.id);
+    }
+  }
+
   /** (Re)builds the job of one metric after it was created or changed; `null` removes it. */
   sync(corpId: string, metric: MetricRow | null, metricId = metric?.id): void {
     if (!metricId) return;
     const k = key(corpId, metricId);
+    this.changedAt.set(k, ++this.changes);
     const job = this.jobs.get(k);
     if (job?.timer) clearTimeout(job.timer);
     if (!this.active || !metric || !metric.endpoint) {
@@ -124,6 +179,9 @@ export class MetricScheduler implements BackgroundJob {
 
   stop(): void {
     this.active = false;
+    if (this.resyncTimer) clearInterval(this.resyncTimer);
+    this.resyncTimer = null;
+    this.changedAt.clear();
     for (const job of this.jobs.values()) if (job.timer) clearTimeout(job.timer);
     this.jobs.clear();
   }
