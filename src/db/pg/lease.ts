@@ -177,21 +177,31 @@ class Lease implements LeaseHandle {
 
   private async main(): Promise<void> {
     while (!this.closed) {
+      // Another node holds it (the try answered no): this connection tries again, instead of a
+      // new one every heartbeat on every node that does not hold the lease.
+      let refused = false;
       try {
-        if (await this.take()) await this.hold();
+        const took = await this.take();
+        refused = took === "refused";
+        if (took === true) await this.hold();
       } catch (err) {
         this.logger.warn("lease: connection failed", { lease: this.name, error: String(err) });
       }
       this.lose("connection");
       await this.stopping;
       this.started = this.stopping = null;
-      await this.drop();
+      if (!refused || this.closed) await this.drop();
       if (!this.closed) await this.sleep(this.opts.heartbeatMs);
     }
+    // Closed while sleeping after a refused try: the connection is still open.
+    await this.drop();
   }
 
-  /** One try; on success the proof clock starts at the moment the try was sent. */
-  private async take(): Promise<boolean> {
+  /**
+   * One try; on success the proof clock starts at the moment the try was sent. "refused": the
+   * lock is another session's and this one holds nothing (its connection may try again).
+   */
+  private async take(): Promise<boolean | "refused"> {
     this.client ??= new SQL({ url: this.url, max: 1, idleTimeout: 0, connectionTimeout: Math.max(1, Math.ceil(this.opts.heartbeatMs / 1000)) });
     const sent = performance.now();
     const [row] = await within(
@@ -199,7 +209,8 @@ class Lease implements LeaseHandle {
         (SELECT backend_start::text FROM pg_stat_activity WHERE pid = pg_backend_pid()) AS since`,
       this.opts.heartbeatMs,
     );
-    if (!row.got || this.closed) return false;
+    if (!row.got) return "refused";
+    if (this.closed) return false;
     this.lost = false;
     this.proven(sent);
     // The old holder's fenced writes still in flight end before this node goes on (bounded by the proof).
