@@ -90,6 +90,11 @@ export interface ContractChange {
 export interface DispatchTuning {
   /** A delivery succeeds only with a 2xx within this time (routes.md: 15 s). */
   deliveryTimeoutMs: number;
+  /**
+   * Cluster mode: a delivery claimed by a node is due again this long after its send's timeout
+   * (its outcome is being recorded, or the node died mid-send and another sends it again).
+   */
+  claimMarginMs: number;
   /** How often due retries are looked for in memory. */
   tickMs: number;
   /**
@@ -187,7 +192,7 @@ export function createContext(config: Config, queries: KernelQueries, options: C
     contractWatchers: [],
     apiKeys: null,
     now: options.now ?? Date.now,
-    dispatchTuning: { deliveryTimeoutMs: 15_000, tickMs: 1_000, sweepMs: 60_000, fullSweepMs: 3_600_000, socketCheckMs: 5_000, coaRetryMs: 2_000, metricResyncMs: 60_000, ...options.dispatchTuning },
+    dispatchTuning: { deliveryTimeoutMs: 15_000, claimMarginMs: 30_000, tickMs: 1_000, sweepMs: 60_000, fullSweepMs: 3_600_000, socketCheckMs: 5_000, coaRetryMs: 2_000, metricResyncMs: 60_000, ...options.dispatchTuning },
     onClose: (fn) => void closers.push(fn),
     async close() {
       if (closed) return;

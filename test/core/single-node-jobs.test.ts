@@ -25,12 +25,12 @@ interface Node {
 }
 
 /** An app node; `shared`: over the database of that one (a second node of the same cluster). */
-async function startNode(shared?: TestApp): Promise<Node> {
+async function startNode(shared?: TestApp, tuning: Record<string, number> = {}): Promise<Node> {
   const logs: Logged[] = [];
   const at = (level: string) => (msg: string, fields: Record<string, unknown> = {}) => void logs.push({ level, msg, fields });
   const logger = { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
   const database: Record<string, string> = shared ? { CORPADMIN_DATABASE_URL: shared.config.databaseUrl! } : {};
-  const t = await makeApp({ env: { ...LOOPBACK_ALLOWED, ...LEASE, ...database }, options: { logger, dispatchTuning: { ...FAST, metricResyncMs: 200 } } });
+  const t = await makeApp({ env: { ...LOOPBACK_ALLOWED, ...LEASE, ...database }, options: { logger, dispatchTuning: { ...FAST, metricResyncMs: 200, ...tuning } } });
   return { t, logs };
 }
 
@@ -146,6 +146,46 @@ pgOnly("webhook dispatcher: deliveries claimed by one node of a cluster", () => 
       expect(slow.maxInFlight).toBeGreaterThan(1);
     } finally {
       slow.stop();
+    }
+  }, 60_000);
+
+  test("a node closed mid-send leaves its claim: after it runs out the other node sends the delivery again, same webhook-id", async () => {
+    // The first request hangs past the node's stop (3 s), so its outcome is never recorded.
+    let first = true;
+    const hanging = receiver(async () => {
+      if (first) {
+        first = false;
+        await Bun.sleep(6_000);
+      }
+      return new Response("ok");
+    });
+    const tuning = { deliveryTimeoutMs: 5_000, claimMarginMs: 500 };
+    try {
+      const a = await startNode(undefined, tuning);
+      nodes.push(a);
+      const admin = await startAndLogin(a.t);
+      const b = await startNode(a.t, tuning);
+      nodes.push(b);
+      // b's start-up sweep is over before the corporation has a webhook: b never looked at it.
+      await Bun.sleep(1_000);
+      const hook = await a.t.req("POST", "/api/webhook", {
+        token: admin.token,
+        body: { name: "receiver", target: hanging.url(), email: "ops@example.net", groups: ["CITY_AFTER_INSERT"] },
+      });
+      expect(hook.status).toBe(200);
+      // Written on a: only a's bus wakes; b finds the delivery by its sweeps once a's claim runs out.
+      await emit(a.t, admin.corpId, "CITY_AFTER_INSERT", { name: "Curitiba", state: "PR", country: "BR" });
+      await waitFor("the first request", () => hanging.requests.length === 1);
+      const claimedAt = Date.now();
+      await a.t.close(false);
+      await waitFor("the delivery sent again by the other node", () => hanging.requests.length === 2, 15_000);
+      // Not before the claim (timeout + margin) ran out.
+      expect(Date.now() - claimedAt).toBeGreaterThanOrEqual(5_000);
+      expect(hanging.requests[1].headers["webhook-id"]).toBe(hanging.requests[0].headers["webhook-id"]);
+      await Bun.sleep(500);
+      expect(hanging.requests).toHaveLength(2);
+    } finally {
+      hanging.stop();
     }
   }, 60_000);
 });

@@ -39,8 +39,6 @@ export const FAILURES_TO_DISABLE = 10;
 export const PER_WEBHOOK_CONCURRENCY = 16;
 export const TOTAL_CONCURRENCY = 64;
 const FANOUT_BATCH = 500;
-/** Cluster mode: a claimed delivery is due again this long after its send's timeout (its outcome is being recorded, or its node died). */
-export const CLAIM_MARGIN_MS = 30_000;
 const RULES: RetryRules = { delaysMs: RETRY_DELAYS_MS, failuresToDisable: FAILURES_TO_DISABLE };
 
 export class WebhookDispatcher implements Job {
@@ -175,8 +173,12 @@ export class WebhookDispatcher implements Job {
    */
   async sweep(all = true): Promise<void> {
     if (this.closed) return;
+    // Cluster mode: every sweep covers the index. No database is "open" there, and the work of
+    // other nodes (their events, until the change feed wakes this node; claims left by a node that
+    // died mid-send) is found only by looking.
+    const indexed = all || this.claims;
     try {
-      const [corps, index] = await this.ctx.store.platform.read(async (db) => [await dispatchableCorpIds(db), all ? await webhookIndex.read(db) : null] as const);
+      const [corps, index] = await this.ctx.store.platform.read(async (db) => [await dispatchableCorpIds(db), indexed ? await webhookIndex.read(db) : null] as const);
       const likely = index && !index.complete ? null : new Set([...this.ctx.tenants.openIds(), ...this.failed, ...this.nextDue.keys(), ...(index?.corps ?? [])]);
       for (const id of corps) if (!likely || likely.has(id)) this.wake(id);
       // A corporation deleted (or put under maintenance) is not retried for ever.
@@ -268,7 +270,8 @@ export class WebhookDispatcher implements Job {
           this.reserve(hook.id, d.id);
           taken.push([hook, d]);
         }, true);
-        const until = toIso(this.ctx.now() + this.ctx.dispatchTuning.deliveryTimeoutMs + CLAIM_MARGIN_MS);
+        const { deliveryTimeoutMs, claimMarginMs } = this.ctx.dispatchTuning;
+        const until = toIso(this.ctx.now() + deliveryTimeoutMs + claimMarginMs);
         await claimDeliveries(tx, taken.map(([, d]) => d.id), until);
         await this.noteNextDue(corpId, tx);
       });
