@@ -53,6 +53,11 @@ export interface Config {
   metricValueRetentionDays: number;
   /** Days QR code accesses (scans) are kept; 0: forever. */
   qrAccessRetentionDays: number;
+  /**
+   * Cluster mode: how long a node that takes a single-node job's lease waits before starting it,
+   * and how long one proof lets the holder run on (src/db/pg/lease.ts); the heartbeat is a fifth.
+   */
+  leaseGraceMs: number;
 }
 
 interface Setting {
@@ -96,6 +101,12 @@ export const SETTINGS: Setting[] = [
   { flag: "radius-attempt-retention-days", env: "CORPADMIN_RADIUS_ATTEMPT_RETENTION_DAYS", default: "30", help: "days RADIUS authorize attempts (GET /api/isp/radius/attempts) are kept; 0: forever" },
   { flag: "metric-value-retention-days", env: "CORPADMIN_METRIC_VALUE_RETENTION_DAYS", default: "400", help: "days metric values are kept (by their own time); 0: forever" },
   { flag: "qr-access-retention-days", env: "CORPADMIN_QR_ACCESS_RETENTION_DAYS", default: "400", help: "days QR code accesses (scans) are kept; 0: forever" },
+  {
+    flag: "lease-grace-ms",
+    env: "CORPADMIN_LEASE_GRACE_MS",
+    default: "10000",
+    help: "cluster mode: ms a node waits after taking a single-node job (metric scheduler, housekeeping, backups) before running it; a takeover after a node dies takes about 1.2 times this",
+  },
 ];
 
 export class ConfigError extends Error {}
@@ -186,6 +197,7 @@ export function loadConfig(flags: Map<string, string> = new Map(), env: Record<s
     radiusAttemptRetentionDays: int("radius-attempt-retention-days", 0, 36_500),
     metricValueRetentionDays: int("metric-value-retention-days", 0, 36_500),
     qrAccessRetentionDays: int("qr-access-retention-days", 0, 36_500),
+    leaseGraceMs: int("lease-grace-ms", 500, 600_000),
   };
 }
 

@@ -1,6 +1,8 @@
 // Everything a module needs, built once per app from its configuration. There is no
 // module-level state: each createApp (each test) gets its own databases and caches.
 import { mkdirSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import type { Config } from "../config";
 import { bootstrapPlatform, migrateAllCorps } from "../db/bootstrap";
@@ -23,7 +25,7 @@ import { Sessions, type UserFlags } from "./sessions";
 import type { Migration } from "../db/migrations";
 import { AuditLog } from "./audit";
 import { MetricsRegistry } from "./metrics";
-import { Jobs } from "./jobs";
+import { Jobs, type Job } from "./jobs";
 import { Store } from "./store";
 import type { AppStore, TenantRegistry } from "./storage";
 import { pgStorage, startPgNode, type PgStart } from "../db/pg/store";
@@ -31,10 +33,13 @@ import type { ChangeFeed } from "../db/pg/feed";
 import { PgDoors } from "../db/pg/door";
 import { Changes } from "./changes";
 import { checkSharedKeys, tokenKey } from "./keys";
+import { Leases } from "../db/pg/lease";
 
 export interface AppContext {
   config: Config;
   logger: Logger;
+  /** This app node (host:pid:random, two apps in one process differ): in cluster logs, e.g. who holds a lease. */
+  nodeId: string;
   /** The one door into the databases (src/core/store.ts; on PostgreSQL src/db/pg/store.ts). */
   store: AppStore;
   /** Corporations' storage: paths, migrations, open handles (lifecycle, not data access). */
@@ -97,6 +102,11 @@ export interface ContractChange {
 export interface DispatchTuning {
   /** A delivery succeeds only with a 2xx within this time (routes.md: 15 s). */
   deliveryTimeoutMs: number;
+  /**
+   * Cluster mode: a delivery claimed by a node is due again this long after its send's timeout
+   * (its outcome is being recorded, or the node died mid-send and another sends it again).
+   */
+  claimMarginMs: number;
   /** How often due retries are looked for in memory. */
   tickMs: number;
   /**
@@ -108,6 +118,8 @@ export interface DispatchTuning {
   fullSweepMs: number;
   /** How often open sockets check that their session still lives. */
   socketCheckMs: number;
+  /** Cluster mode: how often the node running the metric scheduler reads every collected metric again (changes made through other nodes). */
+  metricResyncMs: number;
   /** Time between the attempts of an RFC 5176 request (routes.md: 2 s). */
   coaRetryMs: number;
 }
@@ -165,15 +177,17 @@ export function createContext(config: Config, queries: KernelQueries, options: C
   mkdirSync(config.dataDir, { recursive: true });
   const logger = options.logger ?? createLogger(config.logLevel);
   const events = new EventBus();
-  const storage = config.databaseUrl ? postgresStorage(options, events) : sqliteStorage(config, options, logger, events);
+  const nodeId = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
+  const storage = config.databaseUrl ? postgresStorage(config, options, events, logger, nodeId) : sqliteStorage(config, options, logger, events);
   const { store, tenants, builtinServerId, feed } = storage;
   const changes = new Changes(feed, logger);
-  const jobs = new Jobs(logger, options.startDelayMs ?? 250);
+  const jobs = new Jobs(logger, options.startDelayMs ?? 250, storage.singleNode);
   const closers: (() => void | Promise<void>)[] = [];
   let closed = false;
   const ctx: AppContext = {
     config,
     logger,
+    nodeId,
     store,
     jobs,
     tenants,
@@ -193,7 +207,7 @@ export function createContext(config: Config, queries: KernelQueries, options: C
     contractWatchers: [],
     apiKeys: null,
     now: options.now ?? Date.now,
-    dispatchTuning: { deliveryTimeoutMs: 15_000, tickMs: 1_000, sweepMs: 60_000, fullSweepMs: 3_600_000, socketCheckMs: 5_000, coaRetryMs: 2_000, ...options.dispatchTuning },
+    dispatchTuning: { deliveryTimeoutMs: 15_000, claimMarginMs: 30_000, tickMs: 1_000, sweepMs: 60_000, fullSweepMs: 3_600_000, socketCheckMs: 5_000, coaRetryMs: 2_000, metricResyncMs: 60_000, ...options.dispatchTuning },
     onClose: (fn) => void closers.push(fn),
     async close() {
       if (closed) return;
@@ -221,7 +235,9 @@ interface Storage {
   tenants: TenantRegistry;
   builtinServerId: string;
   feed: ChangeFeed | null;
-  /** After the jobs stopped: closes the databases. */
+  /** Cluster mode: runs a single-node job under its lease (ctx.jobs); null on SQLite (one node). */
+  singleNode: ((job: Job) => Job) | null;
+  /** After the jobs stopped: closes the databases (and the leases). */
   close(): Promise<void>;
 }
 
@@ -242,6 +258,7 @@ function sqliteStorage(config: Config, options: ContextOptions, logger: Logger, 
     tenants,
     builtinServerId,
     feed: null,
+    singleNode: null,
     async close() {
       tenants.closeAll();
       platformDoor.close();
@@ -250,17 +267,26 @@ function sqliteStorage(config: Config, options: ContextOptions, logger: Logger, 
   };
 }
 
-/** PostgreSQL (cluster mode): the pool started and migrated by `prepareStorage`. */
-function postgresStorage(options: ContextOptions, events: EventBus): Storage {
+/**
+ * PostgreSQL (cluster mode): the pool started and migrated by `prepareStorage`, and the node's
+ * leases (one connection each, opened when a single-node job starts) for work only one node may do.
+ */
+function postgresStorage(config: Config, options: ContextOptions, events: EventBus, logger: Logger, node: string): Storage {
   const start = options.postgres;
   if (!start) throw new Error("--database-url is set: the app is built after `await prepareStorage(config)`, with its result in the options");
   const { store, tenants, feed } = pgStorage(start, events);
+  // The lease's defaults scaled by one setting: heartbeat a fifth of the grace, stop budget 3/10.
+  const graceMs = config.leaseGraceMs;
+  const leases = new Leases(config.databaseUrl!, { graceMs, heartbeatMs: graceMs / 5, stopBudgetMs: (graceMs * 3) / 10, logger, node });
   return {
     store,
     tenants,
     builtinServerId: start.builtinServerId,
     feed,
+    singleNode: (job) => leases.job(job),
     async close() {
+      // The jobs stopped, so their leases are released already; this closes any left.
+      await leases.close();
       await feed?.close();
       await start.sql.close();
     },

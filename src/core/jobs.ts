@@ -2,6 +2,10 @@
 // nothing runs until the app starts them all (createApp, after every module is mounted); close
 // stops them in reverse order before the databases close. The first pass runs shortly after
 // start-up (250 ms by default) so that the API answers before every corporation is opened.
+// A job registered `singleNode` is work only one node may do in cluster mode (the metric
+// scheduler, housekeeping, ...): the storage hands a wrapper that runs it under a lease (PostgreSQL,
+// src/db/pg/lease.ts), so that it may start and stop several times while the app runs; on SQLite
+// there is no wrapper and it runs as any job.
 import type { Logger } from "../lib/log";
 
 export interface Job {
@@ -13,8 +17,16 @@ export interface Job {
   stop(): void | Promise<void>;
 }
 
+export interface JobOptions {
+  /** Runs on one node at a time in cluster mode; its start() and stop() may then alternate more than once. */
+  singleNode?: boolean;
+}
+
 export class Jobs {
+  /** The jobs as registered (get() hands these). */
   private jobs = new Map<string, Job>();
+  /** What start and stop drive: the job itself, or its single-node wrapper. */
+  private runs = new Map<string, Job>();
   private timer: ReturnType<typeof setTimeout> | null = null;
   private started = false;
   private stopped = false;
@@ -22,11 +34,14 @@ export class Jobs {
   constructor(
     private logger: Logger,
     private startDelayMs: number,
+    /** Cluster mode: puts a single-node job under its lease; null: every node is the only one. */
+    private singleNode: ((job: Job) => Job) | null = null,
   ) {}
 
-  add<J extends Job>(job: J): J {
+  add<J extends Job>(job: J, options: JobOptions = {}): J {
     if (this.jobs.has(job.name)) throw new Error(`job ${job.name} is registered twice`);
     this.jobs.set(job.name, job);
+    this.runs.set(job.name, options.singleNode && this.singleNode ? this.singleNode(job) : job);
     return job;
   }
 
@@ -43,7 +58,7 @@ export class Jobs {
     this.started = true;
     this.timer = setTimeout(() => {
       this.timer = null;
-      for (const job of this.jobs.values()) {
+      for (const job of this.runs.values()) {
         if (this.stopped) return;
         try {
           const pending = job.start();
@@ -59,7 +74,7 @@ export class Jobs {
     if (this.stopped) return;
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
-    for (const job of [...this.jobs.values()].reverse()) {
+    for (const job of [...this.runs.values()].reverse()) {
       try {
         await job.stop();
       } catch (err) {

@@ -20,7 +20,8 @@
 // holder takes the fence key exclusively once before its grace, so it waits for every fenced
 // transaction of the old holder still in flight, and any that comes later finds the lease gone.
 // A takeover happens at most heartbeatMs + graceMs after the holder's session ends (plus a
-// connection timeout when the server is unreachable). Not wired to the app yet; docs/architecture.md.
+// connection timeout when the server is unreachable). The app puts its single-node jobs under one
+// `Leases` (core/context.ts, ctx.jobs.add(job, { singleNode: true })); docs/architecture.md.
 import { SQL } from "bun";
 import type { Job } from "../../core/jobs";
 import { silentLogger, type Logger } from "../../lib/log";
@@ -34,6 +35,8 @@ export interface LeaseOptions {
   /** How long the work's stop() may take: the holder starts stopping this long before its last proof runs out. */
   stopBudgetMs?: number;
   logger?: Logger;
+  /** This node's identity in the log lines (who ran the work when). */
+  node?: string;
 }
 
 export interface LeasedWork {
@@ -69,6 +72,17 @@ export class LeaseLost extends Error {
   }
 }
 
+/** The same logger, every line carrying `fields` too. */
+function withFields(logger: Logger, fields: Record<string, unknown>): Logger {
+  return {
+    enabled: logger.enabled && ((level) => logger.enabled!(level)),
+    debug: (m, f) => logger.debug(m, { ...fields, ...f }),
+    info: (m, f) => logger.info(m, { ...fields, ...f }),
+    warn: (m, f) => logger.warn(m, { ...fields, ...f }),
+    error: (m, f) => logger.error(m, { ...fields, ...f }),
+  };
+}
+
 /** Rejects after `ms`; the late promise's own failure is swallowed. */
 function within<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: ReturnType<typeof setTimeout>;
@@ -78,7 +92,7 @@ function within<T>(p: Promise<T>, ms: number): Promise<T> {
 
 /** The leases of one node: one connection per lease it runs. */
 export class Leases {
-  private readonly opts: Required<Omit<LeaseOptions, "logger">>;
+  private readonly opts: Required<Omit<LeaseOptions, "logger" | "node">>;
   private readonly logger: Logger;
   private readonly leases = new Set<Lease>();
 
@@ -86,9 +100,9 @@ export class Leases {
     private readonly url: string,
     options: LeaseOptions = {},
   ) {
-    const { logger = silentLogger, ...rest } = options;
+    const { logger = silentLogger, node, ...rest } = options;
     this.opts = { ...DEFAULTS, ...Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)) };
-    this.logger = logger;
+    this.logger = node === undefined ? logger : withFields(logger, { node });
     const { graceMs, heartbeatMs, stopBudgetMs } = this.opts;
     // A proof must be renewed before it runs out, with time left to stop.
     if (!(heartbeatMs > 0 && stopBudgetMs >= 0 && heartbeatMs + stopBudgetMs < graceMs)) {
@@ -140,7 +154,7 @@ class Lease implements LeaseHandle {
     readonly name: string,
     private readonly work: LeasedWork,
     private readonly url: string,
-    private readonly opts: Required<Omit<LeaseOptions, "logger">>,
+    private readonly opts: Required<Omit<LeaseOptions, "logger" | "node">>,
     private readonly logger: Logger,
     private readonly forget: () => void,
   ) {
@@ -163,21 +177,31 @@ class Lease implements LeaseHandle {
 
   private async main(): Promise<void> {
     while (!this.closed) {
+      // Another node holds it (the try answered no): this connection tries again, instead of a
+      // new one every heartbeat on every node that does not hold the lease.
+      let refused = false;
       try {
-        if (await this.take()) await this.hold();
+        const took = await this.take();
+        refused = took === "refused";
+        if (took === true) await this.hold();
       } catch (err) {
         this.logger.warn("lease: connection failed", { lease: this.name, error: String(err) });
       }
       this.lose("connection");
       await this.stopping;
       this.started = this.stopping = null;
-      await this.drop();
+      if (!refused || this.closed) await this.drop();
       if (!this.closed) await this.sleep(this.opts.heartbeatMs);
     }
+    // Closed while sleeping after a refused try: the connection is still open.
+    await this.drop();
   }
 
-  /** One try; on success the proof clock starts at the moment the try was sent. */
-  private async take(): Promise<boolean> {
+  /**
+   * One try; on success the proof clock starts at the moment the try was sent. "refused": the
+   * lock is another session's and this one holds nothing (its connection may try again).
+   */
+  private async take(): Promise<boolean | "refused"> {
     this.client ??= new SQL({ url: this.url, max: 1, idleTimeout: 0, connectionTimeout: Math.max(1, Math.ceil(this.opts.heartbeatMs / 1000)) });
     const sent = performance.now();
     const [row] = await within(
@@ -185,7 +209,8 @@ class Lease implements LeaseHandle {
         (SELECT backend_start::text FROM pg_stat_activity WHERE pid = pg_backend_pid()) AS since`,
       this.opts.heartbeatMs,
     );
-    if (!row.got || this.closed) return false;
+    if (!row.got) return "refused";
+    if (this.closed) return false;
     this.lost = false;
     this.proven(sent);
     // The old holder's fenced writes still in flight end before this node goes on (bounded by the proof).
@@ -255,7 +280,8 @@ class Lease implements LeaseHandle {
     this.lost = true;
     this.wake?.();
     if (this.started && !this.stopping) {
-      if (reason !== "closed") this.logger.warn("lease: lost, stopping", { lease: this.name, reason });
+      // Closing is said too (at info), so that a node's log tells every run's start and end.
+      this.logger[reason === "closed" ? "info" : "warn"]("lease: lost, stopping", { lease: this.name, reason });
       this.stopping = this.started
         .catch(() => {})
         .then(() => this.work.stop())

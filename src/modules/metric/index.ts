@@ -13,8 +13,9 @@ const AUTH = "platform.metric" as const;
 const errors = { 400: ProblemSchema, 401: ProblemSchema, 403: ProblemSchema, 404: ProblemSchema };
 
 export function metricModule(ctx: AppContext) {
-  // Started with the app's jobs (ctx.jobs.startAll), stopped before the databases close.
-  const scheduler = ctx.jobs.add(new MetricScheduler(ctx));
+  // Started with the app's jobs (ctx.jobs.startAll), stopped before the databases close; in
+  // cluster mode on one node at a time (a value collected once per tick, not once per node).
+  const scheduler = ctx.jobs.add(new MetricScheduler(ctx), { singleNode: true });
   // After the COMMIT of a change: the metric's job is rebuilt (or removed).
   const changed = scheduler.sync.bind(scheduler);
   const hooks = { platform: ctx.store.platform, changed };

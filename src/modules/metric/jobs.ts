@@ -22,6 +22,8 @@ interface Job {
   timer: ReturnType<typeof setTimeout> | null;
   /** The last tick handled, so that a timer firing a little early never runs one tick twice. */
   lastTick: number;
+  /** The run of the scheduler (start to stop) that built it: a request of an earlier run stores nothing. */
+  term: number;
 }
 
 const key = (corpId: string, metricId: string) => `${corpId}/${metricId}`;
@@ -35,7 +37,18 @@ export class MetricScheduler implements BackgroundJob {
   private running = new Set<string>();
   /** The last reason each failing metric stored nothing. */
   private failures = new Map<string, string>();
-  private stopped = false;
+  /**
+   * Between start() and stop() only: metric changes build no job before (start reads every metric,
+   * after they were committed) nor after. In cluster mode the scheduler runs on one node at a time
+   * and may start and stop more than once (ctx.jobs, singleNode); `term` counts the starts.
+   */
+  private active = false;
+  private term = 0;
+  /** Counts sync() calls; `changedAt` holds the count of each metric's last one (resync's epoch). */
+  private changes = 0;
+  private changedAt = new Map<string, number>();
+  private resyncTimer: ReturnType<typeof setInterval> | null = null;
+  private resyncing: Promise<void> | null = null;
 
   constructor(private ctx: AppContext) {}
 
@@ -46,6 +59,15 @@ export class MetricScheduler implements BackgroundJob {
    * data directory from before it, a restored backup) every corporation is read once and indexed.
    */
   async start(): Promise<void> {
+    this.active = true;
+    const term = ++this.term;
+    const stopped = () => !this.active || this.term !== term;
+    // Cluster mode: metrics changed through other nodes are not synced here after their commit
+    // (this node does not hear it): the stored metrics are read again every metricResyncMs.
+    if (this.ctx.tenants.engine === "postgres" && !this.resyncTimer) {
+      this.resyncTimer = setInterval(() => void this.resync(), this.ctx.dispatchTuning.metricResyncMs);
+      this.resyncTimer.unref?.();
+    }
     let corps: string[];
     let index: { corps: string[]; complete: boolean };
     try {
@@ -59,7 +81,7 @@ export class MetricScheduler implements BackgroundJob {
     const drop = index.corps.filter((id) => !existing.has(id)); // deleted corporations
     let complete = true;
     for (const id of index.complete ? index.corps.filter((c) => existing.has(c)) : corps) {
-      if (this.stopped) return;
+      if (stopped()) return;
       try {
         const rows = await this.ctx.store.visit(id, collectedMetrics);
         for (const row of rows) this.sync(id, row);
@@ -73,7 +95,7 @@ export class MetricScheduler implements BackgroundJob {
         this.ctx.logger.warn("metric jobs of a corporation not started", { corp_id: id, error: String(err) });
       }
     }
-    if (this.stopped || (index.complete && !drop.length) || (!add.length && !drop.length && !complete)) return;
+    if (stopped() || (index.complete && !drop.length) || (!add.length && !drop.length && !complete)) return;
     try {
       await this.ctx.store.platform.write((db) => collectedIndex.update(db, add, drop, !index.complete && complete));
     } catch (err) {
@@ -81,18 +103,62 @@ export class MetricScheduler implements BackgroundJob {
     }
   }
 
+  /**
+   * Brings the jobs in line with the metrics stored now (changed through other nodes): a job
+   * whose metric is gone, or whose `updated_at` moved, is rebuilt or removed; the others keep their
+   * timers. A metric synced here while its corporation was being read keeps what sync() gave it.
+   * One pass at a time; what cannot be read keeps its jobs.
+   */
+  resync(): Promise<void> {
+    this.resyncing ??= this.resyncPass().finally(() => (this.resyncing = null));
+    return this.resyncing;
+  }
+
+  private async resyncPass(): Promise<void> {
+    if (!this.active) return;
+    const term = this.term;
+    let corps: string[];
+    try {
+      corps = (await this.ctx.store.platform.read((db) => collectedIndex.read(db))).corps;
+    } catch (err) {
+      this.ctx.logger.warn("metric jobs not resynced", { error: String(err) });
+      return;
+    }
+    for (const job of this.jobs.values()) if (!corps.includes(job.corpId)) corps.push(job.corpId);
+    for (const corpId of corps) {
+      if (!this.active || this.term !== term) return;
+      const before = this.changes;
+      let rows: MetricRow[];
+      try {
+        rows = await this.ctx.store.visit(corpId, collectedMetrics);
+      } catch {
+        continue;
+      }
+      if (!this.active || this.term !== term) return;
+      const fresh = (k: string) => (this.changedAt.get(k) ?? -1) <= before;
+      const stored = new Set<string>();
+      for (const row of rows) {
+        const k = key(corpId, row.id);
+        stored.add(k);
+        if (fresh(k) && this.jobs.get(k)?.metric.updated_at !== row.updated_at) this.sync(corpId, row);
+      }
+      for (const [k, job] of this.jobs) if (job.corpId === corpId && !stored.has(k) && fresh(k)) this.remove(corpId, job.metric.id);
+    }
+  }
+
   /** (Re)builds the job of one metric after it was created or changed; `null` removes it. */
   sync(corpId: string, metric: MetricRow | null, metricId = metric?.id): void {
     if (!metricId) return;
     const k = key(corpId, metricId);
+    this.changedAt.set(k, ++this.changes);
     const job = this.jobs.get(k);
     if (job?.timer) clearTimeout(job.timer);
-    if (this.stopped || !metric || !metric.endpoint) {
+    if (!this.active || !metric || !metric.endpoint) {
       this.jobs.delete(k);
       this.failures.delete(k);
       return;
     }
-    const rebuilt: Job = { corpId, metric, timer: null, lastTick: -Infinity };
+    const rebuilt: Job = { corpId, metric, timer: null, lastTick: -Infinity, term: this.term };
     this.jobs.set(k, rebuilt);
     this.arm(rebuilt);
   }
@@ -112,7 +178,10 @@ export class MetricScheduler implements BackgroundJob {
   }
 
   stop(): void {
-    this.stopped = true;
+    this.active = false;
+    if (this.resyncTimer) clearInterval(this.resyncTimer);
+    this.resyncTimer = null;
+    this.changedAt.clear();
     for (const job of this.jobs.values()) if (job.timer) clearTimeout(job.timer);
     this.jobs.clear();
   }
@@ -133,7 +202,7 @@ export class MetricScheduler implements BackgroundJob {
 
   private fire(job: Job, timer: ReturnType<typeof setTimeout>, tick: number): void {
     // A job replaced or removed since this timer was set has nothing more to do.
-    if (this.stopped || job.timer !== timer || this.jobs.get(key(job.corpId, job.metric.id)) !== job) return;
+    if (!this.active || job.timer !== timer || this.jobs.get(key(job.corpId, job.metric.id)) !== job) return;
     job.timer = null;
     // A clamped long wait wakes early: go back to sleep.
     if (this.ctx.now() < tick - 1_000) return this.arm(job);
@@ -209,7 +278,7 @@ export class MetricScheduler implements BackgroundJob {
     } catch {
       return { why: "metric endpoint body is not JSON; nothing stored", host };
     }
-    if (this.stopped) return null;
+    if (!this.active || job.term !== this.term) return null;
     // The metric may have changed or gone while the request ran: checked against what is stored now.
     const outcome = await storeCollected(this.ctx.store.background(corpId), metric.id, body, tick);
     if (outcome === "gone") {

@@ -8,7 +8,8 @@ import { runScheduledBackup, storeSource, type BackupLock, type BackupSource } f
 
 /** Registers the module's background work with ctx.jobs: started with the app, stopped on close. */
 export function registerOpsJobs(ctx: AppContext, lock: BackupLock): void {
-  ctx.jobs.add(stoppable("audit-retention", () => ctx.audit.startRetention()));
+  // Each on one node at a time in cluster mode (ctx.jobs): they work on the shared database.
+  ctx.jobs.add(stoppable("audit-retention", () => ctx.audit.startRetention()), { singleNode: true });
   const cron = ctx.config.backupCron;
   if (cron) {
     ctx.jobs.add(
@@ -24,6 +25,7 @@ export function registerOpsJobs(ctx: AppContext, lock: BackupLock): void {
           source: storeSource(ctx),
         }),
       ),
+      { singleNode: true },
     );
   }
 }

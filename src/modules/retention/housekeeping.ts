@@ -206,6 +206,8 @@ export class Housekeeping {
    * event loop (never inside the caller's turn), then whenever one is due. Returns the stop function.
    */
   start(): () => Promise<void> {
+    // Started again after a stop in cluster mode (its lease lost, then taken again).
+    this.stopped = false;
     const tick = () => {
       if (this.stopped || this.running) return;
       const now = this.now();

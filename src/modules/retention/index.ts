@@ -7,10 +7,14 @@ import { Housekeeping } from "./housekeeping";
 export function retentionModule(ctx: AppContext) {
   const housekeeping = new Housekeeping(ctx);
   let stop: (() => Promise<void>) | null = null;
-  ctx.jobs.add({
-    name: "housekeeping",
-    start: () => void (stop = housekeeping.start()),
-    stop: () => stop?.(),
-  });
+  // In cluster mode one node prunes the shared database.
+  ctx.jobs.add(
+    {
+      name: "housekeeping",
+      start: () => void (stop = housekeeping.start()),
+      stop: () => stop?.(),
+    },
+    { singleNode: true },
+  );
   return new Elysia({ name: "retention" });
 }

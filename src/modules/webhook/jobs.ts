@@ -9,11 +9,13 @@
 // any point leaves rows that the start-up sweep picks up again, with the same webhook-id.
 import type { AppContext } from "../../core/context";
 import type { Job } from "../../core/jobs";
+import type { TenantDoor } from "../../core/store";
 import type { TenantDb } from "../../db/sqlite";
 import { toIso } from "../../lib/time";
 import { allCorpIds, dispatchableCorpIds } from "../corp/service";
 import { deliverOnce, type Target } from "./deliver";
 import {
+  claimDeliveries,
   dueDeliveries,
   dueTargets,
   fanOutEvents,
@@ -69,8 +71,15 @@ export class WebhookDispatcher implements Job {
   private timers: ReturnType<typeof setInterval>[] = [];
   private unsubscribe: (() => void) | null = null;
   private closed = false;
+  /**
+   * Several nodes share the queue (PostgreSQL): due rows are claimed in a write before they are
+   * sent (`claimDue`). On SQLite one process sends, and the in-flight set is enough.
+   */
+  private readonly claims: boolean;
 
-  constructor(private ctx: AppContext) {}
+  constructor(private ctx: AppContext) {
+    this.claims = ctx.tenants.engine === "postgres";
+  }
 
   start(): void {
     this.unsubscribe = this.ctx.events.subscribe((corpId) => this.wake(corpId));
@@ -164,8 +173,12 @@ export class WebhookDispatcher implements Job {
    */
   async sweep(all = true): Promise<void> {
     if (this.closed) return;
+    // Cluster mode: every sweep covers the index. No database is "open" there, and the work of
+    // other nodes (their events, until the change feed wakes this node; claims left by a node that
+    // died mid-send) is found only by looking.
+    const indexed = all || this.claims;
     try {
-      const [corps, index] = await this.ctx.store.platform.read(async (db) => [await dispatchableCorpIds(db), all ? await webhookIndex.read(db) : null] as const);
+      const [corps, index] = await this.ctx.store.platform.read(async (db) => [await dispatchableCorpIds(db), indexed ? await webhookIndex.read(db) : null] as const);
       const likely = index && !index.complete ? null : new Set([...this.ctx.tenants.openIds(), ...this.failed, ...this.nextDue.keys(), ...(index?.corps ?? [])]);
       for (const id of corps) if (!likely || likely.has(id)) this.wake(id);
       // A corporation deleted (or put under maintenance) is not retried for ever.
@@ -215,7 +228,11 @@ export class WebhookDispatcher implements Job {
           // What is read is launched unless it is in flight, or was until meanwhile (freedDuringRead).
           const freed = (this.freedDuringRead = new Set<string>());
           try {
-            await tenant.read((db) => this.startDue(corpId, db, freed));
+            if (this.claims) await this.claimDue(corpId, tenant, freed);
+            else await tenant.read(async (db) => {
+              await this.startDue(corpId, db, freed, (hook, d) => this.launch(corpId, hook, d));
+              await this.noteNextDue(corpId, db);
+            });
           } finally {
             this.freedDuringRead = null;
           }
@@ -232,8 +249,45 @@ export class WebhookDispatcher implements Job {
     }
   }
 
-  /** Starts the due deliveries that the concurrency bounds allow. */
-  private async startDue(corpId: string, db: TenantDb, freed: Set<string>): Promise<void> {
+  /**
+   * Cluster mode: the due deliveries are read with `FOR UPDATE SKIP LOCKED` and claimed (pushed
+   * forward past their send) in one short write, then sent after its COMMIT: two nodes awake at
+   * once take different rows, and a row is not due again before its outcome is recorded (or its
+   * claim runs out: the node died, and it is sent again with the same webhook-id).
+   */
+  private async claimDue(corpId: string, tenant: TenantDoor, freed: Set<string>): Promise<void> {
+    // Read first: a pass that finds nothing due takes no write (nor the corporation's writer lock).
+    const due = await tenant.read(async (db) => {
+      if ((await dueTargets(db, toIso(this.ctx.now()))).length) return true;
+      await this.noteNextDue(corpId, db);
+      return false;
+    });
+    if (!due) return;
+    const taken: [Target, Due][] = [];
+    try {
+      await tenant.write(async (tx) => {
+        await this.startDue(corpId, tx, freed, (hook, d) => {
+          this.reserve(hook.id, d.id);
+          taken.push([hook, d]);
+        }, true);
+        const { deliveryTimeoutMs, claimMarginMs } = this.ctx.dispatchTuning;
+        const until = toIso(this.ctx.now() + deliveryTimeoutMs + claimMarginMs);
+        await claimDeliveries(tx, taken.map(([, d]) => d.id), until);
+        await this.noteNextDue(corpId, tx);
+      });
+    } catch (err) {
+      // Not claimed: nothing was sent, the slots go back.
+      for (const [hook, d] of taken) this.release(hook.id, d.id);
+      throw err;
+    }
+    for (const [hook, d] of taken) this.startSend(corpId, hook, d);
+  }
+
+  /**
+   * Takes the due deliveries that the concurrency bounds allow (`take`: launch them, or reserve
+   * them for a claim); `claim` reads them as claimDue does.
+   */
+  private async startDue(corpId: string, db: TenantDb, freed: Set<string>, take: (hook: Target, d: Due) => void, claim = false): Promise<void> {
     const now = toIso(this.ctx.now());
     this.starved.delete(corpId);
     for (const hook of await dueTargets(db, now)) {
@@ -243,24 +297,44 @@ export class WebhookDispatcher implements Job {
         this.starved.add(corpId);
         break;
       }
-      for (const d of await dueDeliveries(db, hook.id, now, PER_WEBHOOK_CONCURRENCY + busy)) {
+      for (const d of await dueDeliveries(db, hook.id, now, PER_WEBHOOK_CONCURRENCY + busy, claim)) {
         if (this.inFlight.has(d.id) || freed.has(d.id)) continue;
         if ((this.perWebhook.get(hook.id) ?? 0) >= PER_WEBHOOK_CONCURRENCY) break;
         if (this.inFlight.size >= TOTAL_CONCURRENCY) {
           this.starved.add(corpId);
           break;
         }
-        this.launch(corpId, hook, d);
+        take(hook, d);
       }
     }
+  }
+
+  /** Remembers when the corporation's next delivery is due (the tick wakes it then). */
+  private async noteNextDue(corpId: string, db: TenantDb): Promise<void> {
     const next = await nextAttemptAt(db);
     if (next) this.nextDue.set(corpId, Date.parse(next));
     else this.nextDue.delete(corpId);
   }
 
   private launch(corpId: string, hook: Target, d: Due): void {
-    this.inFlight.add(d.id);
-    this.perWebhook.set(hook.id, (this.perWebhook.get(hook.id) ?? 0) + 1);
+    this.reserve(hook.id, d.id);
+    this.startSend(corpId, hook, d);
+  }
+
+  /** Takes a slot for a delivery (in flight until its outcome is recorded). */
+  private reserve(webhookId: string, deliveryId: string): void {
+    this.inFlight.add(deliveryId);
+    this.perWebhook.set(webhookId, (this.perWebhook.get(webhookId) ?? 0) + 1);
+  }
+
+  private release(webhookId: string, deliveryId: string): void {
+    this.inFlight.delete(deliveryId);
+    const n = (this.perWebhook.get(webhookId) ?? 1) - 1;
+    if (n <= 0) this.perWebhook.delete(webhookId);
+    else this.perWebhook.set(webhookId, n);
+  }
+
+  private startSend(corpId: string, hook: Target, d: Due): void {
     const p = this.send(corpId, hook, d).then((o) => {
       this.sends.delete(p);
       this.outcomes.push(o);
@@ -320,11 +394,8 @@ export class WebhookDispatcher implements Job {
         this.ctx.logger.warn("recording webhook deliveries failed", { corp_id: corpId, error: String(err) });
       }
       for (const o of list) {
-        this.inFlight.delete(o.deliveryId);
+        this.release(o.webhookId, o.deliveryId);
         this.freedDuringRead?.add(o.deliveryId);
-        const n = (this.perWebhook.get(o.webhookId) ?? 1) - 1;
-        if (n <= 0) this.perWebhook.delete(o.webhookId);
-        else this.perWebhook.set(o.webhookId, n);
       }
       this.wake(corpId);
     }

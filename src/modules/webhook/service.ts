@@ -397,14 +397,19 @@ export async function dueTargets(db: TenantDb, now: string): Promise<Target[]> {
     .all(now);
 }
 
-/** Up to `limit` of a webhook's deliveries due at `now`, oldest due first, with their payloads. */
-export async function dueDeliveries(db: TenantDb, webhookId: string, now: string, limit: number): Promise<Due[]> {
+const DUE_SQL = `SELECT id, event_id, attempts, source_event_id FROM webhook_deliveries
+  WHERE status = 'pending' AND webhook_id = ?1 AND next_attempt_at <= ?2
+  ORDER BY next_attempt_at, id LIMIT ?3`;
+
+/**
+ * Up to `limit` of a webhook's deliveries due at `now`, oldest due first, with their payloads.
+ * `claim` (PostgreSQL, several nodes; in a write): rows another node is claiming are skipped and
+ * the ones read stay locked until the COMMIT, where `claimDeliveries` has pushed them forward.
+ * SQLite has no such clause and needs none (one process; the dispatcher's in-flight set).
+ */
+export async function dueDeliveries(db: TenantDb, webhookId: string, now: string, limit: number, claim = false): Promise<Due[]> {
   const rows = await db.$client
-    .query<{ id: string; event_id: string; attempts: number; source_event_id: string }, [string, string, number]>(
-      `SELECT id, event_id, attempts, source_event_id FROM webhook_deliveries
-       WHERE status = 'pending' AND webhook_id = ?1 AND next_attempt_at <= ?2
-       ORDER BY next_attempt_at, id LIMIT ?3`,
-    )
+    .query<{ id: string; event_id: string; attempts: number; source_event_id: string }, [string, string, number]>(claim ? `${DUE_SQL} FOR UPDATE SKIP LOCKED` : DUE_SQL)
     .all(webhookId, now, limit);
   const out: Due[] = [];
   for (const r of rows) {
@@ -413,6 +418,18 @@ export async function dueDeliveries(db: TenantDb, webhookId: string, now: string
     if (payload !== null) out.push({ id: r.id, event_id: r.event_id, attempts: r.attempts, payload });
   }
   return out;
+}
+
+/**
+ * Claims deliveries about to be sent, in the write that read them with `claim`: they are due
+ * again only at `until` (the send's timeout and a margin later), so no other node sends them
+ * meanwhile, and a node that dies mid-send leaves them to be sent again, with the same webhook-id
+ * (which Standard Webhooks allows). Recording the outcome replaces `next_attempt_at` as always.
+ */
+export async function claimDeliveries(tx: TenantDb, ids: string[], until: string): Promise<void> {
+  if (!ids.length) return;
+  const list = ids.map((_, i) => `?${i + 2}`).join(", ");
+  await tx.$client.query(`UPDATE webhook_deliveries SET next_attempt_at = ?1 WHERE id IN (${list})`).run(until, ...ids);
 }
 
 /** The earliest next attempt of a pending delivery, or null when the queue is empty. */

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { MetricScheduler } from "../../../src/modules/metric/jobs";
 import { ADMIN, makeApp, startAndLogin, type TestApp } from "../../support/helpers";
-import { testSqliteOnly } from "../../support/backend";
+import { TEST_BACKEND, testSqliteOnly } from "../../support/backend";
 
 const LOOPBACK = { CORPADMIN_EGRESS_ALLOW: "127.0.0.0/8,::1/128" };
 const TZ = "America/Sao_Paulo"; // startAndLogin's corporation
@@ -78,6 +78,12 @@ function capture(): { logs: Logged[]; logger: any } {
 async function setup(opts: { dir?: string } = {}) {
   const { logs, logger } = capture();
   const t = await makeApp({ env: LOOPBACK, options: { logger }, dir: opts.dir });
+  // On PostgreSQL the scheduler runs under a lease: it starts once its grace is over (1 s there).
+  const deadline = Date.now() + 10_000;
+  while (TEST_BACKEND === "pg" && !logs.some((l) => l.msg === "lease: taken, starting" && l.fields.lease === "metric-scheduler")) {
+    if (Date.now() > deadline) throw new Error("the metric scheduler did not start");
+    await Bun.sleep(20);
+  }
   return { t, logs };
 }
 

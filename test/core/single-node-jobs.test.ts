@@ -1,0 +1,191 @@
+// source-only: two apps over one PostgreSQL database in this process, whose jobs and logs it reads.
+// Cluster mode (issue 19 item 3): work only one node may do. The metric scheduler runs under a
+// lease on one node at a time and moves to the other when its node closes; every node dispatches
+// webhooks, but a due delivery is claimed (FOR UPDATE SKIP LOCKED) and sent by one node only.
+// PostgreSQL only: on SQLite one process is the only node.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { MetricScheduler } from "../../src/modules/metric/jobs";
+import { TEST_BACKEND } from "../support/backend";
+import { ADMIN, makeApp, startAndLogin, type TestApp } from "../support/helpers";
+import { emit, FAST, LOOPBACK_ALLOWED, receiver, waitFor } from "../support/webhooks";
+
+const pgOnly = TEST_BACKEND === "pg" ? describe : describe.skip;
+/** Leases taken over in about a second and a half (the default grace is 10 s). */
+const LEASE = { CORPADMIN_LEASE_GRACE_MS: "1000" };
+
+interface Logged {
+  level: string;
+  msg: string;
+  fields: Record<string, unknown>;
+}
+
+interface Node {
+  t: TestApp;
+  logs: Logged[];
+}
+
+/** An app node; `shared`: over the database of that one (a second node of the same cluster). */
+async function startNode(shared?: TestApp, tuning: Record<string, number> = {}): Promise<Node> {
+  const logs: Logged[] = [];
+  const at = (level: string) => (msg: string, fields: Record<string, unknown> = {}) => void logs.push({ level, msg, fields });
+  const logger = { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
+  const database: Record<string, string> = shared ? { CORPADMIN_DATABASE_URL: shared.config.databaseUrl! } : {};
+  const t = await makeApp({ env: { ...LOOPBACK_ALLOWED, ...LEASE, ...database }, options: { logger, dispatchTuning: { ...FAST, metricResyncMs: 200, ...tuning } } });
+  return { t, logs };
+}
+
+const scheduler = (n: Node) => n.t.ctx.jobs.get<MetricScheduler>("metric-scheduler")!;
+const leaseLog = (n: Node, msg: string, lease: string) => n.logs.filter((l) => l.msg === msg && l.fields.lease === lease);
+
+pgOnly("job metric-scheduler: on one node of a cluster at a time", () => {
+  let first: Node;
+  let second: Node;
+  /** Request times of /m; /elsewhere counts those of the metric created through the other node. */
+  const hits: number[] = [];
+  let elsewhere = 0;
+  let server: ReturnType<typeof Bun.serve>;
+  beforeAll(() => {
+    server = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch(req) {
+        if (new URL(req.url).pathname === "/m") hits.push(performance.now());
+        else elsewhere++;
+        return Response.json(1);
+      },
+    });
+  });
+  afterAll(async () => {
+    server.stop(true);
+    await second?.t.close();
+    // The database is the first node's: dropped last.
+    await first?.t.close();
+  });
+
+  test("a metric is collected by exactly one node, also one created or deleted through the other; closing it hands the scheduler to the other", async () => {
+    first = await startNode();
+    const admin = await startAndLogin(first.t);
+    second = await startNode(first.t);
+    const res = await first.t.req("POST", "/api/metric", {
+      token: admin.token,
+      body: { name: "uplink", data_type: "Int", periodicity: "1s", start_date: new Date(Date.now() - 3_600_000).toISOString(), endpoint: `http://127.0.0.1:${server.port}/m` },
+    });
+    expect(res.status).toBe(200);
+
+    // One node takes the lease, waits its grace and starts; the other keeps trying, and never runs
+    // it meanwhile. (A proof late under load may move the lease: then they swap, never overlap.)
+    const running = () => [first, second].filter((n) => scheduler(n).size === 1);
+    await waitFor("a node running the scheduler", () => running().length > 0, 10_000);
+    await waitFor("three collections", () => hits.length >= 3, 10_000);
+    expect(running()).toHaveLength(1);
+    const [holder] = running();
+    const other = holder === first ? second : first;
+    expect(leaseLog(holder, "lease: taken, starting", "metric-scheduler").at(-1)!.fields.node).toBe(holder.t.ctx.nodeId);
+    expect(holder.t.ctx.nodeId).not.toBe(other.t.ctx.nodeId);
+    // One request per tick of 1 s: two nodes would have hit each tick twice, milliseconds apart.
+    for (let i = 1; i < hits.length; i++) expect(hits[i] - hits[i - 1]).toBeGreaterThan(500);
+
+    // Created through the node not running the scheduler (which ignores it): the holder finds it
+    // when it reads the stored metrics again (metricResyncMs), and drops it once deleted there.
+    const token = (await other.t.req("POST", "/api/login", { body: { corp: "acme", login: ADMIN.login, password: ADMIN.password } })).body.access_token;
+    const made = await other.t.req("POST", "/api/metric", {
+      token,
+      body: { name: "downlink", data_type: "Int", periodicity: "1s", start_date: new Date(Date.now() - 3_600_000).toISOString(), endpoint: `http://127.0.0.1:${server.port}/elsewhere` },
+    });
+    expect(made.status).toBe(200);
+    await waitFor("the holder collecting the other node's metric", () => scheduler(holder).size === 2 && elsewhere > 0, 10_000);
+    expect(scheduler(other).size).toBe(0);
+    expect((await other.t.req("DELETE", `/api/metric/${made.body.id}`, { token })).status).toBe(204);
+    await waitFor("the holder dropping it", () => scheduler(holder).size === 1, 10_000);
+
+    // The holder closes (its database stays): the other takes the lease, reads the metric and collects.
+    const closedAt = performance.now();
+    await holder.t.close(false);
+    expect(leaseLog(holder, "lease: lost, stopping", "metric-scheduler").at(-1)!.fields).toMatchObject({ reason: "closed", node: holder.t.ctx.nodeId });
+    await waitFor("the other node running the scheduler", () => scheduler(other).size === 1, 10_000);
+    expect(leaseLog(other, "lease: taken, starting", "metric-scheduler").at(-1)!.fields.node).toBe(other.t.ctx.nodeId);
+    await waitFor("collections by the other node", () => hits.filter((h) => h > closedAt).length >= 2, 10_000);
+    for (let i = 1; i < hits.length; i++) expect(hits[i] - hits[i - 1]).toBeGreaterThan(500);
+  }, 60_000);
+});
+
+pgOnly("webhook dispatcher: deliveries claimed by one node of a cluster", () => {
+  const nodes: Node[] = [];
+  afterAll(async () => {
+    // The database is the first node's: dropped last.
+    for (const n of nodes.reverse()) await n.t.close();
+  });
+
+  test("events written on both nodes, a slow receiver: every event delivered, no webhook-id twice", async () => {
+    const slow = receiver(async () => {
+      await Bun.sleep(200);
+      return new Response("ok");
+    });
+    try {
+      const first = await startNode();
+      nodes.push(first);
+      const admin = await startAndLogin(first.t);
+      const second = await startNode(first.t);
+      nodes.push(second);
+      const hook = await first.t.req("POST", "/api/webhook", {
+        token: admin.token,
+        body: { name: "receiver", target: slow.url(), email: "ops@example.net", groups: ["CITY_AFTER_INSERT"] },
+      });
+      expect(hook.status).toBe(200);
+
+      // Each node wakes on its own commits and reads the one queue: both are at work together.
+      const N = 60;
+      for (let i = 0; i < N; i++) await emit(i % 2 ? second.t : first.t, admin.corpId, "CITY_AFTER_INSERT", { name: `city ${i}`, state: "PR", country: "BR" });
+      const ids = () => new Set(slow.requests.map((r) => r.headers["webhook-id"]));
+      await waitFor("every event delivered", () => ids().size === N, 30_000);
+      // Both nodes' queues are empty (nothing pending left to send a second time).
+      await Bun.sleep(500);
+      const names = new Set(slow.requests.map((r) => JSON.parse(r.body).data.name));
+      expect(names.size).toBe(N);
+      expect(slow.requests.length).toBe(N);
+      expect(slow.maxInFlight).toBeGreaterThan(1);
+    } finally {
+      slow.stop();
+    }
+  }, 60_000);
+
+  test("a node closed mid-send leaves its claim: after it runs out the other node sends the delivery again, same webhook-id", async () => {
+    // The first request hangs past the node's stop (3 s), so its outcome is never recorded.
+    let first = true;
+    const hanging = receiver(async () => {
+      if (first) {
+        first = false;
+        await Bun.sleep(6_000);
+      }
+      return new Response("ok");
+    });
+    const tuning = { deliveryTimeoutMs: 5_000, claimMarginMs: 500 };
+    try {
+      const a = await startNode(undefined, tuning);
+      nodes.push(a);
+      const admin = await startAndLogin(a.t);
+      const b = await startNode(a.t, tuning);
+      nodes.push(b);
+      // b's start-up sweep is over before the corporation has a webhook: b never looked at it.
+      await Bun.sleep(1_000);
+      const hook = await a.t.req("POST", "/api/webhook", {
+        token: admin.token,
+        body: { name: "receiver", target: hanging.url(), email: "ops@example.net", groups: ["CITY_AFTER_INSERT"] },
+      });
+      expect(hook.status).toBe(200);
+      // Written on a: only a's bus wakes; b finds the delivery by its sweeps once a's claim runs out.
+      await emit(a.t, admin.corpId, "CITY_AFTER_INSERT", { name: "Curitiba", state: "PR", country: "BR" });
+      await waitFor("the first request", () => hanging.requests.length === 1);
+      const claimedAt = Date.now();
+      await a.t.close(false);
+      await waitFor("the delivery sent again by the other node", () => hanging.requests.length === 2, 15_000);
+      // Not before the claim (timeout + margin) ran out.
+      expect(Date.now() - claimedAt).toBeGreaterThanOrEqual(5_000);
+      expect(hanging.requests[1].headers["webhook-id"]).toBe(hanging.requests[0].headers["webhook-id"]);
+      await Bun.sleep(500);
+      expect(hanging.requests).toHaveLength(2);
+    } finally {
+      hanging.stop();
+    }
+  }, 60_000);
+});
