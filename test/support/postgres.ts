@@ -87,7 +87,7 @@ export async function startPostgres(): Promise<TestPostgres> {
     fsync: "off",
     synchronous_commit: "off",
     full_page_writes: "off",
-    max_connections: "50",
+    max_connections: "200",
     shared_buffers: "32MB",
     log_min_messages: "warning",
   };
