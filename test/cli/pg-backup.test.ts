@@ -9,8 +9,11 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { ispNas } from "../../src/db/tenant/isp";
 import { nasSecret } from "../../src/modules/isp/nas-service";
+import { SQL } from "bun";
+import { migrationsOf } from "../../src/db/migrations";
+import { migratePg } from "../../src/db/pg/migrate";
 import { BackupUnavailable, verifyBackup } from "../../src/modules/ops/backup";
-import { findPgTool, PG_DUMP_FILE } from "../../src/modules/ops/pg-backup";
+import { createPgBackup, findPgTool, PG_DUMP_FILE } from "../../src/modules/ops/pg-backup";
 import { contractBody } from "../support/contract-body";
 import { ADMIN, addCorp, addUser, adminIn, makeApp, startAndLogin, tempDir, type TestApp } from "../support/helpers";
 import { startPostgres, type TestPostgres } from "../support/postgres";
@@ -192,6 +195,23 @@ describe("POST /api/backup, GET /api/backup: cluster mode", () => {
 
     expect(cli(["restore", sqliteBackup, "--data-dir", intoFiles, "--replace"]).code).toBe(2);
   }, 120_000);
+
+  test("a backup of an older schema is restored, then migrated up to date", async () => {
+    const old = await pg.createDatabase("backup_old");
+    const conn = new SQL({ url: old.appUrl, max: 1 });
+    try {
+      await migratePg(conn, migrationsOf("pg").slice(0, -1));
+    } finally {
+      await conn.close();
+    }
+    const dir = join(tempDir(), "old");
+    const manifest = await createPgBackup(old.url, tempDir(), dir);
+    expect(manifest.files.find((f) => f.kind === "database")?.schema_version).toBe(migrationsOf("pg").length - 1);
+    const target = await pg.createDatabase("backup_old_target");
+    const done = cli(["restore", dir, "--data-dir", tempDir(), "--database-url", target.appUrl]);
+    expect(done.err).toBe("");
+    expect(done.out).toContain("migrated: 1 migration(s) applied");
+  }, 60_000);
 
   test("a pg_dump older than the server is a clear error naming the package; help says what each mode does", () => {
     expect(() => findPgTool("pg_dump", 99)).toThrow(BackupUnavailable);

@@ -118,11 +118,11 @@ export async function createPgBackup(url: string, dataDir: string, dest: string,
     const target = libpq(url);
     counts = await conn.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY", async (tx) => {
       const [{ snapshot }] = await tx`SELECT pg_export_snapshot() AS snapshot`;
-      const [row] = await tx`SELECT (SELECT count(*)::int FROM drizzle.__drizzle_migrations) AS migrations,
-        (SELECT count(*)::int FROM corporations) AS corporations, (SELECT count(*)::int FROM users) AS users`;
+      const [row] = await tx`SELECT count(*)::int AS migrations FROM drizzle.__drizzle_migrations`;
+      const held = await targetState(tx);
       // The snapshot lives as long as this transaction: pg_dump must finish inside it.
       await run([pgDump, "--format=custom", "--no-password", `--snapshot=${snapshot}`, "--file", join(dest, PG_DUMP_FILE), "--dbname", target.url], target.env, "pg_dump");
-      return { migrations: Number(row.migrations), corporations: Number(row.corporations), users: Number(row.users) };
+      return { migrations: Number(row.migrations), corporations: held.corporations, users: held.users };
     });
   } finally {
     await conn.close();
@@ -260,9 +260,9 @@ export async function restorePgBackup(manifest: Manifest, backupDir: string, url
     }
     // An older backup comes up to date (and FORCE row-level security is checked on every table).
     const migrated = await migratePg(conn);
-    const [row] = await conn`SELECT count(*)::int AS n FROM corporations`;
+    const restored = await targetState(conn);
     const keys = restoreKeys(manifest, backupDir, dataDir, opts.replace);
-    return { manifest, corporations: Number(row.n), migrated: migrated.applied, keys };
+    return { manifest, corporations: restored.corporations, migrated: migrated.applied, keys };
   } finally {
     await conn.close();
   }
