@@ -172,6 +172,10 @@ describe("POST /api/backup, GET /api/backup: cluster mode", () => {
     expect(asApp.code).toBe(1);
     expect(asApp.err).toContain("row-level security");
     expect(asApp.err).toContain("BYPASSRLS");
+    const nowhere = cli(["backup", join(tempDir(), "c"), "--data-dir", source.dir, "--database-url", "postgres://corpadmin:secret-password@127.0.0.1:1/corpadmin"]);
+    expect(nowhere.code).toBe(1);
+    expect(nowhere.err).toContain("cannot reach the database to back up");
+    expect(nowhere.err).not.toContain("secret-password");
 
     // A SQLite site's backup is not restored into PostgreSQL: copy-to-postgres is the way.
     const site = await makeApp({ env: { CORPADMIN_DATABASE_URL: "" } });

@@ -20,7 +20,8 @@
 // /usr/lib/postgresql/*/bin, and at least the server's major version. The password never goes into
 // argv or a log: PGPASSWORD in the child's environment.
 import { SQL } from "bun";
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import type { Logger } from "../../lib/log";
 import { toIso } from "../../lib/time";
@@ -46,11 +47,22 @@ function libpq(url: string): { url: string; env: Record<string, string> } {
   return { url: u.toString(), env };
 }
 
+/** libpq's variables that name a target or a credential: the URL alone says where and as whom. */
+const TARGET_VARS = new Set(["PGHOST", "PGHOSTADDR", "PGPORT", "PGDATABASE", "PGUSER", "PGPASSWORD", "PGPASSFILE", "PGSERVICE", "PGSERVICEFILE", "PGOPTIONS"]);
+
 function childEnv(extra: Record<string, string>): Record<string, string> {
-  // Nothing of the parent's PG* settings: the URL alone says where to connect.
   const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("PG")) env[k] = v;
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !TARGET_VARS.has(k)) env[k] = v;
   return { ...env, ...extra };
+}
+
+/** The first statement on a connection: a refused login or an unreachable server is the operator's to fix, said plainly. */
+async function reach<T>(url: string, what: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw new BackupUnavailable(`cannot reach ${what} ${redactedDatabaseUrl(url)}: ${err instanceof Error ? err.message : String(err)}`);
+  }
 }
 
 /** Major version of a PostgreSQL client tool, from `--version` ("pg_dump (PostgreSQL) 15.18 ..."); null when it does not run. */
@@ -107,7 +119,7 @@ export async function createPgBackup(url: string, dataDir: string, dest: string,
   let counts: { migrations: number; corporations: number; users: number };
   let server: { major: number; version: string };
   try {
-    const [role] = await conn`SELECT current_user AS name, rolsuper OR rolbypassrls AS bypass FROM pg_roles WHERE rolname = current_user`;
+    const [role] = await reach(url, "the database to back up,", () => conn`SELECT current_user AS name, rolsuper OR rolbypassrls AS bypass FROM pg_roles WHERE rolname = current_user`);
     if (!role?.bypass)
       throw new BackupUnavailable(
         `PostgreSQL role ${role?.name ?? "?"} is held by row-level security and cannot read every corporation's rows: ` +
@@ -121,7 +133,8 @@ export async function createPgBackup(url: string, dataDir: string, dest: string,
       const [row] = await tx`SELECT count(*)::int AS migrations FROM drizzle.__drizzle_migrations`;
       const held = await targetState(tx);
       // The snapshot lives as long as this transaction: pg_dump must finish inside it.
-      await run([pgDump, "--format=custom", "--no-password", `--snapshot=${snapshot}`, "--file", join(dest, PG_DUMP_FILE), "--dbname", target.url], target.env, "pg_dump");
+      // A lock pg_dump cannot get within a minute (a migration's) fails the backup instead of hanging it.
+      await run([pgDump, "--format=custom", "--no-password", "--lock-wait-timeout=60000", `--snapshot=${snapshot}`, "--file", join(dest, PG_DUMP_FILE), "--dbname", target.url], target.env, "pg_dump");
       return { migrations: Number(row.migrations), corporations: held.corporations, users: held.users };
     });
   } finally {
@@ -203,7 +216,7 @@ export async function restorePgBackup(manifest: Manifest, backupDir: string, url
   const archive = join(backupDir, PG_DUMP_FILE);
   const conn = new SQL({ url, max: 1 });
   try {
-    const server = await serverMajor(conn);
+    const server = await reach(url, "the database to restore into,", () => serverMajor(conn));
     const pgRestore = findPgTool("pg_restore", server.major);
     const psql = findPgTool("psql", server.major);
     const known = migrationsOf("pg").length;
@@ -234,7 +247,9 @@ export async function restorePgBackup(manifest: Manifest, backupDir: string, url
       .split("\n")
       .filter((l) => !/^\d+; \d+ \d+ (EXTENSION|COMMENT - EXTENSION) /.test(l))
       .join("\n");
-    const listFile = join(backupDir, `.restore-${process.pid}.list`);
+    // Not in the backup directory, which may be read-only.
+    const tmp = mkdtempSync(join(tmpdir(), "corpadmin-restore-"));
+    const listFile = join(tmp, "toc.list");
     const target = libpq(url);
     const steps = [
       // A node starting meanwhile waits for the restore, then migrates what it finds.
@@ -256,7 +271,7 @@ export async function restorePgBackup(manifest: Manifest, backupDir: string, url
       if (scriptCode !== 0) throw new BackupError(`pg_restore failed (exit ${scriptCode}): ${scriptErr.trim().slice(0, 2000)}`);
       if (applyCode !== 0) throw new BackupError(`the restore failed and was rolled back (psql exit ${applyCode}): ${applyErr.trim().slice(0, 2000)}`);
     } finally {
-      rmSync(listFile, { force: true });
+      rmSync(tmp, { recursive: true, force: true });
     }
     // An older backup comes up to date (and FORCE row-level security is checked on every table).
     const migrated = await migratePg(conn);
