@@ -5,7 +5,7 @@
 // --replace; the role that row-level security holds, an old pg_dump, and the other engine's
 // backups are refused saying what to do.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ispNas } from "../../src/db/tenant/isp";
 import { nasSecret } from "../../src/modules/isp/nas-service";
@@ -190,6 +190,19 @@ describe("POST /api/backup, GET /api/backup: cluster mode", () => {
     const wrong = cli(["restore", sqliteBackup, "--data-dir", tempDir(), "--database-url", empty.appUrl]);
     expect(wrong.code).toBe(1);
     expect(wrong.err).toContain("corpadmin copy-to-postgres");
+
+    // A data directory holding another data key: refused before the database is touched.
+    const otherKeys = tempDir();
+    writeFileSync(join(otherKeys, "data.key"), "another key\n", { mode: 0o600 });
+    const keyed = cli(["restore", apiBackup, "--data-dir", otherKeys, "--database-url", empty.appUrl]);
+    expect(keyed.code).toBe(1);
+    expect(keyed.err).toContain("differs from the backup's data.key");
+    const check = new SQL({ url: empty.url, max: 1 });
+    try {
+      expect((await check`SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'`)[0].n).toBe(0);
+    } finally {
+      await check.close();
+    }
 
     const intoFiles = join(tempDir(), "site");
     const pgOnSqlite = cli(["restore", apiBackup, "--data-dir", intoFiles]);

@@ -223,6 +223,8 @@ export async function restorePgBackup(manifest: Manifest, backupDir: string, url
     const inArchive = await archiveMigrations(pgRestore, archive);
     if (inArchive > known)
       throw new BackupError(`${PG_DUMP_FILE} has schema version ${inArchive}, newer than this corpadmin ${VERSION} knows (${known}): restore it with the release that made the backup (${manifest.app_version}) or a newer one`);
+    // Refused before anything is written: a data directory whose keys are not the backup's.
+    restoreKeys(manifest, backupDir, dataDir, opts.replace, true);
     // The tables exist (an empty database is migrated first), and the collation is checked.
     await migratePg(conn);
     const state = await targetState(conn);
@@ -276,7 +278,7 @@ export async function restorePgBackup(manifest: Manifest, backupDir: string, url
     // An older backup comes up to date (and FORCE row-level security is checked on every table).
     const migrated = await migratePg(conn);
     const restored = await targetState(conn);
-    const keys = restoreKeys(manifest, backupDir, dataDir, opts.replace);
+    const keys = restoreKeys(manifest, backupDir, dataDir, opts.replace, false);
     return { manifest, corporations: restored.corporations, migrated: migrated.applied, keys };
   } finally {
     await conn.close();
@@ -286,17 +288,19 @@ export async function restorePgBackup(manifest: Manifest, backupDir: string, url
 /**
  * The backup's secret.key and data.key into the data directory: written when absent; a different
  * key is refused without `replace` (NAS secrets sealed under the backup's data key open only with it),
- * and kept aside as `<name>.before-restore` with it.
+ * and kept aside as `<name>.before-restore` with it. `dryRun`: only the refusal, nothing written.
  */
-function restoreKeys(manifest: Manifest, backupDir: string, dataDir: string, replace: boolean): PgRestoreResult["keys"] {
+function restoreKeys(manifest: Manifest, backupDir: string, dataDir: string, replace: boolean, dryRun: boolean): PgRestoreResult["keys"] {
   const keys: PgRestoreResult["keys"] = { written: [], replaced: [] };
-  mkdirSync(dataDir, { recursive: true, mode: 0o750 });
   for (const f of manifest.files.filter((f) => f.kind === "secret")) {
     const content = readFileSync(join(backupDir, f.path));
     const path = join(dataDir, f.path);
-    if (existsSync(path)) {
-      if (readFileSync(path).equals(content)) continue;
-      if (!replace) throw new BackupError(`${path} differs from the backup's ${f.path}: move it aside, or restore with --replace (which keeps it as ${f.path}.before-restore)`);
+    const differs = existsSync(path) && !readFileSync(path).equals(content);
+    if (existsSync(path) && !differs) continue;
+    if (differs && !replace) throw new BackupError(`${path} differs from the backup's ${f.path}: move it aside, or restore with --replace (which keeps it as ${f.path}.before-restore)`);
+    if (dryRun) continue;
+    mkdirSync(dataDir, { recursive: true, mode: 0o750 });
+    if (differs) {
       renameSync(path, `${path}.before-restore`);
       keys.replaced.push(f.path);
     }
