@@ -145,6 +145,10 @@ describe("POST /api/backup, GET /api/backup: cluster mode", () => {
       const refused = await back.req("POST", "/api/backup", { token });
       expect(refused.status).toBe(409);
       expect(refused.body.detail).toContain("--backup-database-url");
+      // A node still connected to the database: the restore waits for it to be stopped.
+      const busy = cli(["restore", cliBackup, "--data-dir", restored, "--database-url", target.appUrl, "--replace"]);
+      expect(busy.code).toBe(1);
+      expect(busy.err).toContain("stop every app node first");
     } finally {
       await back.close(false);
     }
