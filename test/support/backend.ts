@@ -63,7 +63,8 @@ async function createTestDatabase(dir: string): Promise<TestDatabase> {
   const name = `app_${process.pid}_${++made}`;
   await admin.unsafe(`CREATE DATABASE ${name} OWNER ${APP_ROLE} TEMPLATE ${TEMPLATE}`);
   return {
-    env: { CORPADMIN_DATABASE_URL: `postgres://${APP_ROLE}@127.0.0.1:${pg.port}/${name}` },
+    // Backups read every corporation's rows: pg_dump connects as the superuser, which row-level security does not hold.
+    env: { CORPADMIN_DATABASE_URL: `postgres://${APP_ROLE}@127.0.0.1:${pg.port}/${name}`, CORPADMIN_BACKUP_DATABASE_URL: `postgres://postgres@127.0.0.1:${pg.port}/${name}` },
     async drop() {
       if (byDir.get(dir) === undefined) return;
       byDir.delete(dir);
