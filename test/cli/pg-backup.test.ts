@@ -134,7 +134,7 @@ describe("POST /api/backup, GET /api/backup: cluster mode", () => {
     expect(done.out).toContain("3 corporation(s)");
     expect(readFileSync(join(restored, "data.key"))).toEqual(readFileSync(join(source.dir, "data.key")));
 
-    const back = await makeApp({ dir: restored, env: { CORPADMIN_DATABASE_URL: target.appUrl } });
+    const back = await makeApp({ dir: restored, env: { CORPADMIN_DATABASE_URL: target.appUrl, CORPADMIN_BACKUP_DATABASE_URL: "" } });
     try {
       expect(await contentOf(back)).toEqual(before);
       expect(await nasSecrets(back)).toEqual([NAS_SECRET, NAS_SECRET, NAS_SECRET]);
@@ -161,7 +161,7 @@ describe("POST /api/backup, GET /api/backup: cluster mode", () => {
     const replaced = cli(["restore", cliBackup, "--data-dir", restored, "--database-url", target.appUrl, "--replace"]);
     expect(replaced.err).toBe("");
     expect(replaced.code).toBe(0);
-    const after = await makeApp({ dir: restored, env: { CORPADMIN_DATABASE_URL: target.appUrl } });
+    const after = await makeApp({ dir: restored, env: { CORPADMIN_DATABASE_URL: target.appUrl, CORPADMIN_BACKUP_DATABASE_URL: "" } });
     try {
       // The contract made after the first restore is gone: the database is the backup's again.
       expect(await contentOf(after)).toEqual(before);
