@@ -8,7 +8,7 @@ import type { Config } from "../config";
 import { createLogger } from "../lib/log";
 import { redactedDatabaseUrl } from "../db/pg/url";
 import { BackupError, createBackup, restoreBackup, verifyBackup } from "../modules/ops/backup";
-import { checkEngine, createPgBackup, restorePgBackup } from "../modules/ops/pg-backup";
+import { createPgBackup, restorePgBackup } from "../modules/ops/pg-backup";
 
 const out = (line: string) => process.stdout.write(line + "\n");
 
@@ -73,8 +73,7 @@ export async function restore(config: Config, dir: string | undefined, replace =
   }
   try {
     if (config.databaseUrl) {
-      const manifest = await verifyBackup(resolve(dir));
-      checkEngine(manifest, "pg");
+      const manifest = await verifyBackup(resolve(dir), "pg");
       const r = await restorePgBackup(manifest, resolve(dir), config.databaseUrl, config.dataDir, { replace, log: out });
       out(`restored the backup of ${manifest.created_at} (corpadmin ${manifest.app_version}) into ${redactedDatabaseUrl(config.databaseUrl)}: ${r.corporations} corporation(s)`);
       if (r.migrated.length) out(`migrated: ${r.migrated.length} migration(s) applied`);

@@ -264,8 +264,11 @@ export async function createBackup(dataDir: string, dest: string, logger?: Logge
   return manifest;
 }
 
-/** Reads a backup's manifest and checks every file against it; throws BackupError listing what is wrong. */
-export async function verifyBackup(dir: string): Promise<Manifest> {
+/**
+ * Reads a backup's manifest and checks every file against it; throws BackupError listing what is
+ * wrong. `engine`: refuse first, with what to do instead, a backup of the other engine.
+ */
+export async function verifyBackup(dir: string, engine?: "sqlite" | "pg"): Promise<Manifest> {
   const manifestPath = join(dir, MANIFEST);
   if (!existsSync(manifestPath)) throw new BackupError(`${dir} has no ${MANIFEST}: not a corpadmin backup`);
   let manifest: Manifest;
@@ -275,6 +278,7 @@ export async function verifyBackup(dir: string): Promise<Manifest> {
     throw new BackupError(`${MANIFEST} is not valid JSON: ${(err as Error).message}`);
   }
   if (manifest?.format !== BACKUP_FORMAT || !Array.isArray(manifest.files)) throw new BackupError(`${MANIFEST} is not a format ${BACKUP_FORMAT} manifest`);
+  if (engine) checkEngine(manifest, engine);
   const problems: string[] = [];
   const pg = manifest.engine === "pg";
   if (pg ? manifest.files.filter((f) => f.kind === "database").length !== 1 : manifest.files.filter((f) => f.kind === "platform").length !== 1)
@@ -340,8 +344,7 @@ export async function restoreBackup(backupDir: string, dataDir: string): Promise
   if (existsSync(dataDir) && (!statSync(dataDir).isDirectory() || readdirSync(dataDir).length)) {
     throw new BackupError(`data directory ${dataDir} is not empty: restore only into an empty or new directory`);
   }
-  const manifest = await verifyBackup(backupDir);
-  checkEngine(manifest, "sqlite");
+  const manifest = await verifyBackup(backupDir, "sqlite");
   // A backup made by a newer release carries schema this binary does not know: starting on it
   // would run old code against it. Read the versions from the copies, not the editable manifest.
   const known = { platform: migrationsOf("platform").length, corporation: migrationsOf("tenant").length };
