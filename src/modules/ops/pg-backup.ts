@@ -12,9 +12,9 @@
 // Restore: into the configured database, connected as the app's role (the one the nodes use, so it
 // owns what the restore creates). The dump's schema is created before its rows and row-level
 // security is enabled only in its post-data section, so the rows load with COPY as that role.
-// One transaction (psql --single-transaction): the migration lock, the corpadmin tables dropped,
-// the archive's script (pg_restore -f -, without ownership, grants and the extension, which the
-// migrator owns); then the migrator brings an older backup up to date.
+// One transaction in psql: the migration lock, the corpadmin tables dropped, the archive's script
+// (pg_restore -f -, without ownership, grants and the extension, which the migrator owns), and
+// COMMIT sent only once pg_restore has exited 0; then the migrator brings an older backup up to date.
 //
 // Tools: pg_dump/pg_restore/psql (postgresql-client), the highest version found on PATH or under
 // /usr/lib/postgresql/*/bin, and at least the server's major version. The password never goes into
@@ -254,24 +254,57 @@ export async function restorePgBackup(manifest: Manifest, backupDir: string, url
     const listFile = join(tmp, "toc.list");
     const target = libpq(url);
     const steps = [
+      "BEGIN;",
       // A node starting meanwhile waits for the restore, then migrates what it finds.
       `SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY.toString()});`,
       "DROP SCHEMA IF EXISTS drizzle CASCADE;",
       `DROP TABLE IF EXISTS ${[...tables].map(quote).join(", ")} CASCADE;`,
+      "",
     ].join("\n");
     writeFileSync(listFile, list, { mode: 0o600 });
     opts.log?.(`restoring ${PG_DUMP_FILE} into ${redactedDatabaseUrl(url)} (one transaction)`);
     try {
       const script = Bun.spawn([pgRestore, "--no-owner", "--no-acl", "--use-list", listFile, "--file=-", archive], { env: childEnv({}), stdout: "pipe", stderr: "pipe" });
-      const apply = Bun.spawn([psql, "--no-psqlrc", "--quiet", "--single-transaction", "--set=ON_ERROR_STOP=1", "--command", steps, "--file=-", "--dbname", target.url], {
-        env: childEnv(target.env),
-        stdin: script.stdout,
+      const apply = Bun.spawn([psql, "--no-psqlrc", "--quiet", "--set=ON_ERROR_STOP=1", "--file=-", "--dbname", target.url], {
+        // Only warnings and errors on stderr (not DROP ... CASCADE's notices).
+        env: childEnv({ ...target.env, PGOPTIONS: "-c client_min_messages=warning" }),
+        stdin: "pipe",
         stdout: "ignore",
         stderr: "pipe",
       });
-      const [scriptErr, scriptCode, applyErr, applyCode] = await Promise.all([new Response(script.stderr).text(), script.exited, new Response(apply.stderr).text(), apply.exited]);
-      if (scriptCode !== 0) throw new BackupError(`pg_restore failed (exit ${scriptCode}): ${scriptErr.trim().slice(0, 2000)}`);
-      if (applyCode !== 0) throw new BackupError(`the restore failed and was rolled back (psql exit ${applyCode}): ${applyErr.trim().slice(0, 2000)}`);
+      const scriptErr = new Response(script.stderr).text();
+      const applyErr = new Response(apply.stderr).text();
+      // The script is forwarded, and COMMIT written only once pg_restore has exited 0: a script cut
+      // short (an unreadable archive) ends psql's session inside the transaction, which rolls back.
+      // (psql --single-transaction would commit whatever it had read at end of input.)
+      let applying = true;
+      const send = async (chunk: string | Uint8Array) => {
+        if (!applying) return;
+        try {
+          apply.stdin.write(chunk);
+          await apply.stdin.flush();
+        } catch {
+          applying = false; // psql stopped on an error: its stderr says which
+        }
+      };
+      await send(steps);
+      for await (const chunk of script.stdout) {
+        await send(chunk);
+        if (!applying) break;
+      }
+      if (!applying) script.kill();
+      const scriptCode = await script.exited;
+      if (scriptCode === 0) await send("COMMIT;\n");
+      try {
+        await apply.stdin.end();
+      } catch {
+        // already closed by psql's exit
+      }
+      const applyCode = await apply.exited;
+      // pg_restore failing on its own is the cause (psql then fails on the half statement it got);
+      // killed here, it only followed psql's error.
+      if (scriptCode !== 0 && applying) throw new BackupError(`pg_restore failed (exit ${scriptCode}), the restore was rolled back: ${(await scriptErr).trim().slice(0, 2000)}`);
+      if (applyCode !== 0 || scriptCode !== 0) throw new BackupError(`the restore failed and was rolled back (psql exit ${applyCode}): ${(await applyErr).trim().slice(0, 2000)}`);
     } finally {
       rmSync(tmp, { recursive: true, force: true });
     }
