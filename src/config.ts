@@ -36,6 +36,11 @@ export interface Config {
   /** croner expression of the scheduled backup; null: off. */
   backupCron: string | null;
   backupDir: string;
+  /**
+   * Cluster mode: the PostgreSQL URL pg_dump connects with, a role that row-level security does not
+   * hold (BYPASSRLS or superuser), which the app's own role must not be; null: databaseUrl.
+   */
+  backupDatabaseUrl: string | null;
   /** Scheduled backups kept (the oldest beyond this are deleted). */
   backupKeep: number;
   /** Bearer token that GET /metrics requires; null: no token. */
@@ -93,6 +98,12 @@ export const SETTINGS: Setting[] = [
   { flag: "backup-cron", env: "CORPADMIN_BACKUP_CRON", default: "", help: "croner expression of the scheduled backup (e.g. '0 3 * * *'); empty: off" },
   { flag: "backup-dir", env: "CORPADMIN_BACKUP_DIR", default: "", help: "where scheduled backups go; default DATA_DIR/backups" },
   { flag: "backup-keep", env: "CORPADMIN_BACKUP_KEEP", default: "7", help: "scheduled backups kept; older ones are deleted" },
+  {
+    flag: "backup-database-url",
+    env: "CORPADMIN_BACKUP_DATABASE_URL",
+    default: "",
+    help: "cluster mode: postgres:// URL pg_dump reads the database with, as a role with BYPASSRLS (or superuser); empty: --database-url",
+  },
   { flag: "metrics-token", env: "CORPADMIN_METRICS_TOKEN", default: "", help: "bearer token GET /metrics requires; /metrics is off unless this or --metrics-loopback-only is set" },
   { flag: "metrics-loopback-only", env: "CORPADMIN_METRICS_LOOPBACK", default: "false", help: "serve GET /metrics to loopback clients (with the token too when one is set)" },
   { flag: "audit-retention-days", env: "CORPADMIN_AUDIT_RETENTION_DAYS", default: "90", help: "days audit log entries are kept in the platform database" },
@@ -161,6 +172,8 @@ export function loadConfig(flags: Map<string, string> = new Map(), env: Record<s
   const port = int("port", 0, 65535);
   const database = parseDatabaseUrl(get("database-url"));
   if ("error" in database) throw new ConfigError(database.error);
+  const backupDatabase = parseDatabaseUrl(get("backup-database-url"));
+  if ("error" in backupDatabase) throw new ConfigError(backupDatabase.error.replace("--database-url", "--backup-database-url"));
   const logLevel = get("log-level") as LogLevel;
   if (!["debug", "info", "warn", "error"].includes(logLevel)) throw new ConfigError("--log-level must be debug, info, warn or error");
   const provider = (p: string): OidcProviderConfig => ({
@@ -189,6 +202,7 @@ export function loadConfig(flags: Map<string, string> = new Map(), env: Record<s
     backupCron: cronSetting(get("backup-cron")),
     backupDir: get("backup-dir") ? resolve(get("backup-dir")) : join(resolve(get("data-dir")), "backups"),
     backupKeep: int("backup-keep", 1, 10_000),
+    backupDatabaseUrl: backupDatabase.url,
     metricsToken: get("metrics-token") || null,
     metricsLoopbackOnly: boolSetting("metrics-loopback-only", get("metrics-loopback-only")),
     auditRetentionDays: int("audit-retention-days", 1, 36_500),

@@ -2,7 +2,7 @@
 // corpadmin: the command line. `corpadmin [serve]`, `migrate`, `backup`, `restore`,
 // `copy-to-postgres`, `install-service`, `version`, `help`.
 import { ConfigError, loadConfig, parseFlags, settingsHelp } from "./config";
-import { backup, restore } from "./cli/backup";
+import { backup, BACKUP_HELP, restore, RESTORE_HELP } from "./cli/backup";
 import { copyFlagsFrom, copyToPostgres } from "./cli/copy-to-postgres";
 import { installOptionsFrom, installService } from "./cli/install-service";
 import { formatMigrationPlan, migrate, migrationPlan, postgresMigrationPlan } from "./cli/migrate";
@@ -19,9 +19,12 @@ Commands:
              --dry-run: list the pending migrations of every database, apply nothing
   backup <dir>
              consistent copy of every database (also while serving) into <dir>,
-             which must be empty or absent; writes manifest.json with checksums
+             which must be empty or absent; writes manifest.json with checksums.
+             Cluster mode: pg_dump of the whole database (corpadmin backup --help)
   restore <backup-dir>
-             verify a backup and restore it into --data-dir, which must be empty
+             verify a backup and restore it into --data-dir, which must be empty;
+             cluster mode: into --database-url with pg_restore, --replace to
+             overwrite a database with data (corpadmin restore --help)
   copy-to-postgres --database-url postgres://...
              copy the embedded site under --data-dir (platform.db and every
              corporation's file, read-only; the service must be stopped) into
@@ -46,7 +49,7 @@ async function main(argv: string[]): Promise<number | null> {
   const { flags, words } = parseFlags(argv);
   const command = words[0] ?? "serve";
   if (command === "help" || flags.has("help")) {
-    process.stdout.write(USAGE);
+    process.stdout.write(command === "backup" ? BACKUP_HELP : command === "restore" ? RESTORE_HELP : USAGE);
     return 0;
   }
   if (command === "version" || flags.has("version")) {
@@ -67,7 +70,7 @@ async function main(argv: string[]): Promise<number | null> {
     case "backup":
       return backup(config, words[1]);
     case "restore":
-      return restore(config, words[1]);
+      return restore(config, words[1], flags.has("replace") && flags.get("replace") !== "false");
     case "copy-to-postgres":
       return copyToPostgres(config, copyFlagsFrom(flags));
     case "install-service":

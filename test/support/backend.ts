@@ -65,6 +65,8 @@ async function createTestDatabase(dir: string): Promise<TestDatabase> {
   return {
     env: {
       CORPADMIN_DATABASE_URL: `postgres://${APP_ROLE}@127.0.0.1:${pg.port}/${name}`,
+      // Backups read every corporation's rows: pg_dump connects as the superuser, which row-level security does not hold.
+      CORPADMIN_BACKUP_DATABASE_URL: `postgres://postgres@127.0.0.1:${pg.port}/${name}`,
       // The single-node jobs (metric scheduler, housekeeping, audit retention) start about a
       // second after start-up, as the suites expect of them, instead of the lease's 10 s grace.
       CORPADMIN_LEASE_GRACE_MS: "1000",

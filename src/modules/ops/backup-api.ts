@@ -1,6 +1,7 @@
 // Backups through the API (routes.md, Operator additions), for `*` only: list the backups of
 // --backup-dir (scheduled ones included), take one now (the same consistent copy as
-// `corpadmin backup`, then verified), download one as a streamed tar.gz, delete one.
+// `corpadmin backup`, then verified; in cluster mode a pg_dump archive), download one as a
+// streamed tar.gz, delete one.
 // Restore stays a CLI command: it needs the service stopped (README, "Restore").
 import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
@@ -8,7 +9,7 @@ import { noContent } from "../../lib/http";
 import { conflict, Problem } from "../../lib/problem";
 import { ArrayOf } from "../../lib/schemas";
 import { authGuard } from "../auth/guard";
-import { BackupError, type BackupLock } from "./backup";
+import { BackupError, BackupUnavailable, type BackupLock } from "./backup";
 import { backupArchive, createApiBackup, deleteBackup, listBackups } from "./backup-service";
 import { Backup, BackupNameParams } from "./model";
 
@@ -24,9 +25,6 @@ export function backupRoutes(ctx: AppContext, lock: BackupLock) {
     .post(
       "/backup",
       async ({ principal }) => {
-        // A backup copies the SQLite files; the shared PostgreSQL database is backed up with its
-        // own tools until cluster backups exist (issue 19 item 4).
-        if (ctx.tenants.engine === "postgres") throw conflict("This service keeps its data in PostgreSQL: back it up with PostgreSQL's tools (pg_dump, or the cluster's base backups)");
         const run = lock.tryRun(() => createApiBackup(ctx, ctx.now()));
         if (!run) throw conflict("A backup is running: try again when it has finished");
         try {
@@ -34,7 +32,10 @@ export function backupRoutes(ctx: AppContext, lock: BackupLock) {
           await ctx.audit.record({ action: "backup.create", outcome: "success", actor_user_id: principal.userId, target: backup.name, ip: principal.ip, request_id: principal.requestId });
           return backup;
         } catch (err) {
-          await ctx.audit.record({ action: "backup.create", outcome: "failure", actor_user_id: principal.userId, ip: principal.ip, request_id: principal.requestId, reason: err instanceof BackupError ? "backup-failed" : "error" });
+          const reason = err instanceof BackupUnavailable ? "backup-unavailable" : err instanceof BackupError ? "backup-failed" : "error";
+          await ctx.audit.record({ action: "backup.create", outcome: "failure", actor_user_id: principal.userId, ip: principal.ip, request_id: principal.requestId, reason });
+          // Cluster mode without pg_dump, or with a role that cannot read every row: the operator's to set up.
+          if (err instanceof BackupUnavailable) throw conflict(`This node cannot take a backup: ${err.message}`);
           // Not the client's doing: a 500 that says why (disk full, a database that fails its check).
           if (err instanceof BackupError) throw new Problem(500, "internal", "Internal error", `The backup failed: ${err.message}`);
           throw err;

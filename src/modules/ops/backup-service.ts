@@ -5,7 +5,8 @@ import { join } from "node:path";
 import type { AppContext } from "../../core/context";
 import { conflict, notFound } from "../../lib/problem";
 import { tarStream, type TarEntry } from "../../lib/tar";
-import { createBackup, fsyncPath, MANIFEST, storeSource, verifyBackup, type Manifest } from "./backup";
+import { createBackup, fsyncPath, MANIFEST, storeSource, verifyBackup, type BackupTaker, type Manifest } from "./backup";
+import { createPgBackup } from "./pg-backup";
 import type { Backup } from "./model";
 
 /** Backups made through the API; scheduled ones carry milliseconds (ops/backup.ts). */
@@ -39,7 +40,7 @@ function describe(backupDir: string, name: string): Backup | null {
     name,
     created_at: manifest.created_at,
     size_bytes: manifest.files.reduce((n, f) => n + (Number(f.size) || 0), 0),
-    corporations: manifest.files.filter((f) => f.kind === "corporation").length,
+    corporations: manifest.engine === "pg" ? Number(manifest.corporations) || 0 : manifest.files.filter((f) => f.kind === "corporation").length,
     scheduled: SCHEDULED_NAME.test(name),
     verified: complete,
   };
@@ -64,17 +65,27 @@ function backupPath(backupDir: string, name: string): string {
   return dir;
 }
 
+/**
+ * How this service takes a backup: the SQLite files through the store's read connections, or in
+ * cluster mode the whole PostgreSQL database with pg_dump (as --backup-database-url's role).
+ */
+export function backupTaker(ctx: Pick<AppContext, "logger" | "store" | "config" | "tenants">): BackupTaker {
+  const { dataDir, databaseUrl, backupDatabaseUrl } = ctx.config;
+  if (ctx.tenants.engine === "postgres") return (dest) => createPgBackup((backupDatabaseUrl ?? databaseUrl)!, dataDir, dest, ctx.logger);
+  return (dest) => createBackup(dataDir, dest, ctx.logger, storeSource(ctx));
+}
+
 /** Takes a backup now into `<name>.partial`, verifies it, renames it. */
-export async function createApiBackup(ctx: Pick<AppContext, "logger" | "store" | "config">, at: number): Promise<Backup> {
-  const { dataDir, backupDir } = ctx.config;
+export async function createApiBackup(ctx: Pick<AppContext, "logger" | "store" | "config" | "tenants">, at: number): Promise<Backup> {
+  const { backupDir } = ctx.config;
   const name = apiBackupName(at);
   const dir = join(backupDir, name);
   if (existsSync(dir)) throw conflict(`A backup named ${name} exists already: try again in a second`);
   const partial = `${dir}.partial`;
   rmSync(partial, { recursive: true, force: true });
   try {
-    await createBackup(dataDir, partial, ctx.logger, storeSource(ctx));
-    // The whole check: every file against its size and SHA-256, and integrity_check again.
+    await backupTaker(ctx)(partial);
+    // The whole check: every file against its size and SHA-256, and integrity_check (pg: the archive reads) again.
     await verifyBackup(partial);
     renameSync(partial, dir);
     fsyncPath(backupDir);

@@ -12,6 +12,8 @@
 // Layout: manifest.json, platform.db, secret.key (the token signing key, when present), data.key
 // (the key NAS secrets are sealed with),
 // corps/<corp id>.db for every corporation whatever its server.
+// In cluster mode (PostgreSQL) the database is one pg_dump archive instead: pg-backup.ts; the
+// manifest says which (`engine`), and a restore refuses the other engine's backups.
 import { Database } from "bun:sqlite";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import { chmodSync, chownSync, closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -26,6 +28,7 @@ import { allCorpRefs, moveCorpsToServer } from "../corp/service";
 import { collectedIndex } from "../metric/service";
 import { webhookIndex } from "../webhook/service";
 import { builtinServerIdOf, serverDirs } from "../server/service";
+import { checkEngine, PG_DUMP_FILE, verifyPgArchive } from "./pg-backup";
 
 export const MANIFEST = "manifest.json";
 export const BACKUP_FORMAT = 1;
@@ -33,7 +36,8 @@ export const BACKUP_FORMAT = 1;
 export interface ManifestFile {
   /** Relative to the backup directory. */
   path: string;
-  kind: "platform" | "corporation" | "secret";
+  /** database: the PostgreSQL archive of a cluster-mode backup (pg-backup.ts). */
+  kind: "platform" | "corporation" | "database" | "secret";
   size: number;
   sha256: string;
   /** Migrations applied to this database when it was copied. */
@@ -47,17 +51,26 @@ export interface ManifestFile {
 
 export interface Manifest {
   format: number;
+  /** What the backup holds: SQLite files, or a PostgreSQL archive (absent in older backups: sqlite). */
+  engine?: "sqlite" | "pg";
   created_at: string;
   app_version: string;
   source_data_dir: string;
-  /** Migrations the binary that made the backup knows, per database kind. */
-  schema_versions: { platform: number; tenant: number };
+  /** Migrations the binary that made the backup knows, per database kind (pg: the one shared set). */
+  schema_versions: { platform?: number; tenant?: number; pg?: number };
+  /** pg: the database dumped (without its password), its server's version, what it held. */
+  source_database?: string;
+  server_version?: string;
+  corporations?: number;
+  users?: number;
   files: ManifestFile[];
   /** Corporations the platform names whose database file did not exist. */
   missing: { corp_id: string; auth_name: string; path: string }[];
 }
 
 export class BackupError extends Error {}
+/** This node cannot take the backup at all (a missing tool, a role that cannot read every row): not a failure of the data. */
+export class BackupUnavailable extends BackupError {}
 
 export function fsyncPath(path: string): void {
   const fd = openSync(path, "r");
@@ -68,7 +81,7 @@ export function fsyncPath(path: string): void {
   }
 }
 
-async function sha256File(path: string): Promise<string> {
+export async function sha256File(path: string): Promise<string> {
   const hasher = new Bun.CryptoHasher("sha256");
   for await (const chunk of Bun.file(path).stream()) hasher.update(chunk);
   return hasher.digest("hex");
@@ -154,7 +167,7 @@ function checkCopy(source: string, target: string): void {
 
 const yieldToRequests = () => new Promise((r) => setImmediate(r));
 
-function ensureEmptyDir(dir: string, what: string): void {
+export function ensureEmptyDir(dir: string, what: string): void {
   if (existsSync(dir)) {
     if (!statSync(dir).isDirectory()) throw new BackupError(`${what} ${dir} is not a directory`);
     if (readdirSync(dir).length) throw new BackupError(`${what} ${dir} is not empty`);
@@ -234,6 +247,7 @@ export async function createBackup(dataDir: string, dest: string, logger?: Logge
   }
   const manifest: Manifest = {
     format: BACKUP_FORMAT,
+    engine: "sqlite",
     created_at: createdAt,
     app_version: VERSION,
     source_data_dir: dataDir,
@@ -250,8 +264,11 @@ export async function createBackup(dataDir: string, dest: string, logger?: Logge
   return manifest;
 }
 
-/** Reads a backup's manifest and checks every file against it; throws BackupError listing what is wrong. */
-export async function verifyBackup(dir: string): Promise<Manifest> {
+/**
+ * Reads a backup's manifest and checks every file against it; throws BackupError listing what is
+ * wrong. `engine`: refuse first, with what to do instead, a backup of the other engine.
+ */
+export async function verifyBackup(dir: string, engine?: "sqlite" | "pg"): Promise<Manifest> {
   const manifestPath = join(dir, MANIFEST);
   if (!existsSync(manifestPath)) throw new BackupError(`${dir} has no ${MANIFEST}: not a corpadmin backup`);
   let manifest: Manifest;
@@ -261,8 +278,11 @@ export async function verifyBackup(dir: string): Promise<Manifest> {
     throw new BackupError(`${MANIFEST} is not valid JSON: ${(err as Error).message}`);
   }
   if (manifest?.format !== BACKUP_FORMAT || !Array.isArray(manifest.files)) throw new BackupError(`${MANIFEST} is not a format ${BACKUP_FORMAT} manifest`);
+  if (engine) checkEngine(manifest, engine);
   const problems: string[] = [];
-  if (manifest.files.filter((f) => f.kind === "platform").length !== 1) problems.push("the manifest must list exactly one platform database");
+  const pg = manifest.engine === "pg";
+  if (pg ? manifest.files.filter((f) => f.kind === "database").length !== 1 : manifest.files.filter((f) => f.kind === "platform").length !== 1)
+    problems.push(`the manifest must list exactly one ${pg ? "database archive" : "platform database"}`);
   for (const f of manifest.files) {
     const rel = String(f.path ?? "");
     // Paths come from a file anyone could edit: keep them inside the backup directory.
@@ -272,6 +292,10 @@ export async function verifyBackup(dir: string): Promise<Manifest> {
     }
     if (f.kind === "corporation" && (rel !== `corps/${f.corp_id}.db` || !/^[0-9a-f-]{36}$/.test(String(f.corp_id)))) {
       problems.push(`${rel}: not the database file of corporation ${f.corp_id}`);
+      continue;
+    }
+    if ((f.kind === "database") !== (pg && rel === PG_DUMP_FILE) || (pg && (f.kind === "platform" || f.kind === "corporation"))) {
+      problems.push(`${rel}: not a file of a ${pg ? "cluster-mode" : "SQLite"} backup`);
       continue;
     }
     const path = join(dir, rel);
@@ -288,7 +312,13 @@ export async function verifyBackup(dir: string): Promise<Manifest> {
       problems.push(`${rel}: sha256 does not match the manifest`);
       continue;
     }
-    if (f.kind !== "secret") {
+    if (f.kind === "database") {
+      try {
+        await verifyPgArchive(dir);
+      } catch (err) {
+        problems.push(`${rel}: ${(err as Error).message}`);
+      }
+    } else if (f.kind !== "secret") {
       const check = integrity(path);
       if (check !== "ok") problems.push(`${rel}: integrity check failed: ${check}`);
     }
@@ -314,12 +344,12 @@ export async function restoreBackup(backupDir: string, dataDir: string): Promise
   if (existsSync(dataDir) && (!statSync(dataDir).isDirectory() || readdirSync(dataDir).length)) {
     throw new BackupError(`data directory ${dataDir} is not empty: restore only into an empty or new directory`);
   }
-  const manifest = await verifyBackup(backupDir);
+  const manifest = await verifyBackup(backupDir, "sqlite");
   // A backup made by a newer release carries schema this binary does not know: starting on it
   // would run old code against it. Read the versions from the copies, not the editable manifest.
   const known = { platform: migrationsOf("platform").length, corporation: migrationsOf("tenant").length };
   for (const f of manifest.files) {
-    if (f.kind === "secret") continue;
+    if (f.kind !== "platform" && f.kind !== "corporation") continue;
     const db = new Database(join(backupDir, f.path), { readonly: true, strict: true });
     const version = schemaVersion(db);
     db.close();
@@ -414,15 +444,18 @@ export class BackupLock {
   }
 }
 
+/** Takes one backup into `dest` (absent or empty): createBackup on SQLite, createPgBackup in cluster mode. */
+export type BackupTaker = (dest: string) => Promise<Manifest>;
+
 /** One scheduled run: back up into `<name>.partial`, rename when complete, prune. */
-export async function runScheduledBackup(dataDir: string, backupDir: string, keep: number, logger: Logger, source: BackupSource = fileSource): Promise<string> {
+export async function runScheduledBackup(backupDir: string, keep: number, logger: Logger, take: BackupTaker): Promise<string> {
   mkdirSync(backupDir, { recursive: true, mode: 0o700 });
   // Interrupted runs leave `.partial` directories; only complete backups count toward `keep`.
   pruneBackups(backupDir, Number.MAX_SAFE_INTEGER);
   const name = scheduledBackupName(Date.now());
   const partial = join(backupDir, `${name}.partial`);
   try {
-    await createBackup(dataDir, partial, logger, source);
+    await take(partial);
     renameSync(partial, join(backupDir, name));
     fsyncPath(backupDir);
   } catch (err) {

@@ -4,7 +4,8 @@ import type { AppContext } from "../../core/context";
 import type { Job } from "../../core/jobs";
 import type { Logger } from "../../lib/log";
 import type { MetricsRegistry } from "../../core/metrics";
-import { runScheduledBackup, storeSource, type BackupLock, type BackupSource } from "./backup";
+import { runScheduledBackup, type BackupLock, type BackupTaker } from "./backup";
+import { backupTaker } from "./backup-service";
 
 /** Registers the module's background work with ctx.jobs: started with the app, stopped on close. */
 export function registerOpsJobs(ctx: AppContext, lock: BackupLock): void {
@@ -16,13 +17,12 @@ export function registerOpsJobs(ctx: AppContext, lock: BackupLock): void {
       stoppable("scheduled-backup", () =>
         startBackupSchedule({
           cron,
-          dataDir: ctx.config.dataDir,
           backupDir: ctx.config.backupDir,
           keep: ctx.config.backupKeep,
           logger: ctx.logger,
           metrics: ctx.serviceMetrics,
           lock,
-          source: storeSource(ctx),
+          take: backupTaker(ctx),
         }),
       ),
       { singleNode: true },
@@ -43,19 +43,18 @@ function stoppable(name: string, start: () => () => void | Promise<void>): Job {
 /** Runs the scheduled backup while the service runs; returns the stop function. */
 function startBackupSchedule(opts: {
   cron: string;
-  dataDir: string;
   backupDir: string;
   keep: number;
   logger: Logger;
   metrics: MetricsRegistry;
   lock: BackupLock;
-  source: BackupSource;
+  take: BackupTaker;
 }): () => Promise<void> {
   const outcomes = opts.metrics.counter("corpadmin_backups_total");
   let running: Promise<unknown> | null = null;
   // protect: a run that takes longer than the interval is not overlapped by the next one.
   const job = new Cron(opts.cron, { protect: true }, async () => {
-    const locked = opts.lock.tryRun(() => runScheduledBackup(opts.dataDir, opts.backupDir, opts.keep, opts.logger, opts.source));
+    const locked = opts.lock.tryRun(() => runScheduledBackup(opts.backupDir, opts.keep, opts.logger, opts.take));
     if (!locked) {
       opts.logger.warn("scheduled backup skipped: another backup is running");
       return;
