@@ -46,12 +46,12 @@ export async function backup(config: Config, dir: string | undefined): Promise<n
   try {
     if (config.databaseUrl) {
       const url = config.backupDatabaseUrl ?? config.databaseUrl;
-      const m = await createPgBackup(url, config.dataDir, resolve(dir), createLogger(config.logLevel));
+      const m = await createPgBackup(url, config.dataDir, resolve(dir), createLogger(config.logLevel), config.dataKeyFile);
       const bytes = m.files.reduce((n, f) => n + f.size, 0);
       out(`backup of ${redactedDatabaseUrl(url)} written to ${resolve(dir)}: pg_dump of the whole database (${m.corporations} corporation(s), ${m.users} user(s)), ${bytes} bytes, archive readable`);
       return 0;
     }
-    const m = await createBackup(config.dataDir, resolve(dir), createLogger(config.logLevel));
+    const m = await createBackup(config.dataDir, resolve(dir), createLogger(config.logLevel), undefined, config.dataKeyFile);
     const bytes = m.files.reduce((n, f) => n + f.size, 0);
     const corps = m.files.filter((f) => f.kind === "corporation").length;
     out(`backup of ${config.dataDir} written to ${resolve(dir)}: platform + ${corps} corporation database(s), ${bytes} bytes, integrity ok`);
@@ -74,11 +74,12 @@ export async function restore(config: Config, dir: string | undefined, replace =
   try {
     if (config.databaseUrl) {
       const manifest = await verifyBackup(resolve(dir), "pg");
-      const r = await restorePgBackup(manifest, resolve(dir), config.databaseUrl, config.dataDir, { replace, log: out });
+      const r = await restorePgBackup(manifest, resolve(dir), config.databaseUrl, config.dataDir, { replace, log: out, dataKeyFile: config.dataKeyFile });
       out(`restored the backup of ${manifest.created_at} (corpadmin ${manifest.app_version}) into ${redactedDatabaseUrl(config.databaseUrl)}: ${r.corporations} corporation(s)`);
       if (r.migrated.length) out(`migrated: ${r.migrated.length} migration(s) applied`);
-      if (r.keys.written.length) out(`${r.keys.written.join(", ")} written into ${config.dataDir}: give every app node the same key files`);
-      for (const k of r.keys.replaced) out(`the previous ${k} is kept as ${config.dataDir}/${k}.before-restore`);
+      const where = (k: string) => (k === "data.key" && config.dataKeyFile ? config.dataKeyFile : `${config.dataDir}/${k}`);
+      if (r.keys.written.length) out(`${r.keys.written.map(where).join(", ")} written: give every app node the same key files`);
+      for (const k of r.keys.replaced) out(`the previous ${k} is kept as ${where(k)}.before-restore`);
       out("Start the app nodes.");
       return 0;
     }

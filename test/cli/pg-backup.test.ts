@@ -104,7 +104,7 @@ describe("POST /api/backup, GET /api/backup: cluster mode", () => {
     expect(manifest.files.map((f) => f.path).sort()).toEqual(["corpadmin.dump", "data.key"]);
     expect(manifest.source_database).not.toContain("@127.0.0.1:0");
     expect(statSync(join(apiBackup, "data.key")).mode & 0o777).toBe(0o600);
-    expect(readFileSync(join(apiBackup, "data.key"))).toEqual(readFileSync(join(source.dir, "data.key")));
+    expect(readFileSync(join(apiBackup, "data.key"))).toEqual(readFileSync(source.config.dataKeyFile ?? join(source.dir, "data.key")));
 
     for (let i = 0; i < 100 && !(await source.req("GET", "/api/backup", { token: admin.token })).body.items.some((b: { scheduled: boolean }) => b.scheduled); i++) await Bun.sleep(100);
     const listed = (await source.req("GET", "/api/backup", { token: admin.token })).body.items as { name: string; scheduled: boolean; corporations: number }[];
@@ -132,7 +132,7 @@ describe("POST /api/backup, GET /api/backup: cluster mode", () => {
     expect(done.err).toBe("");
     expect(done.code).toBe(0);
     expect(done.out).toContain("3 corporation(s)");
-    expect(readFileSync(join(restored, "data.key"))).toEqual(readFileSync(join(source.dir, "data.key")));
+    expect(readFileSync(join(restored, "data.key"))).toEqual(readFileSync(source.config.dataKeyFile ?? join(source.dir, "data.key")));
 
     const back = await makeApp({ dir: restored, env: { CORPADMIN_DATABASE_URL: target.appUrl, CORPADMIN_BACKUP_DATABASE_URL: "" } });
     try {

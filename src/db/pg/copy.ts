@@ -394,6 +394,12 @@ export interface TargetState {
   rows: Map<string, number>;
 }
 
+/** The corporations and users a database holds (tables every schema version has, unlike some of PLATFORM_TABLES). */
+export async function siteCounts(conn: SQL): Promise<{ corporations: number; users: number }> {
+  const [row] = await conn`SELECT (SELECT count(*)::int FROM corporations) AS corporations, (SELECT count(*)::int FROM users) AS users`;
+  return { corporations: Number(row.corporations), users: Number(row.users) };
+}
+
 export async function targetState(conn: SQL): Promise<TargetState> {
   const rows = new Map<string, number>();
   for (const t of PLATFORM_TABLES) rows.set(t.name, Number((await conn.unsafe(`SELECT count(*)::int AS n FROM ${quote(t.name)}`))[0].n));

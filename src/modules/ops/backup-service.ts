@@ -70,9 +70,9 @@ function backupPath(backupDir: string, name: string): string {
  * cluster mode the whole PostgreSQL database with pg_dump (as --backup-database-url's role).
  */
 export function backupTaker(ctx: Pick<AppContext, "logger" | "store" | "config" | "tenants">): BackupTaker {
-  const { dataDir, databaseUrl, backupDatabaseUrl } = ctx.config;
-  if (ctx.tenants.engine === "postgres") return (dest) => createPgBackup((backupDatabaseUrl ?? databaseUrl)!, dataDir, dest, ctx.logger);
-  return (dest) => createBackup(dataDir, dest, ctx.logger, storeSource(ctx));
+  const { dataDir, dataKeyFile, databaseUrl, backupDatabaseUrl } = ctx.config;
+  if (ctx.tenants.engine === "postgres") return (dest) => createPgBackup((backupDatabaseUrl ?? databaseUrl)!, dataDir, dest, ctx.logger, dataKeyFile);
+  return (dest) => createBackup(dataDir, dest, ctx.logger, storeSource(ctx), dataKeyFile);
 }
 
 /** Takes a backup now into `<name>.partial`, verifies it, renames it. */

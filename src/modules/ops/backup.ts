@@ -179,7 +179,19 @@ export function ensureEmptyDir(dir: string, what: string): void {
  * Backs up the data directory `dataDir` into `dest` (absent or empty). Between databases it
  * yields to the event loop, so a running service keeps answering while a backup runs.
  */
-export async function createBackup(dataDir: string, dest: string, logger?: Logger, source: BackupSource = fileSource): Promise<Manifest> {
+/**
+ * The key files a backup carries, by their name in the backup, and where this node keeps them: the
+ * token key in DATA_DIR (a --token-secret given as text is the operator's configuration, not a
+ * file), the data key in --data-key-file when configured (cluster nodes share one), else DATA_DIR.
+ */
+export function keyFilePaths(dataDir: string, dataKeyFile: string | null): [name: "secret.key" | "data.key", path: string][] {
+  return [
+    ["secret.key", join(dataDir, "secret.key")],
+    ["data.key", dataKeyFile ?? join(dataDir, "data.key")],
+  ];
+}
+
+export async function createBackup(dataDir: string, dest: string, logger?: Logger, source: BackupSource = fileSource, dataKeyFile: string | null = null): Promise<Manifest> {
   const platformPath = join(dataDir, "platform.db");
   if (!existsSync(platformPath)) throw new BackupError(`no platform database in ${dataDir}`);
   ensureEmptyDir(dest, "backup directory");
@@ -232,8 +244,7 @@ export async function createBackup(dataDir: string, dest: string, logger?: Logge
 
   // The token key, and the data key that NAS secrets are sealed with (without it they cannot be
   // opened: RFC 5176 requests answer "set the secret again").
-  for (const name of ["secret.key", "data.key"]) {
-    const secret = join(dataDir, name);
+  for (const [name, secret] of keyFilePaths(dataDir, dataKeyFile)) {
     if (!existsSync(secret)) continue;
     writeFileSync(join(dest, name), readFileSync(secret), { mode: 0o600 });
     fsyncPath(join(dest, name));

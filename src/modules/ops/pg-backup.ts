@@ -22,15 +22,15 @@
 import { SQL } from "bun";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { delimiter, join } from "node:path";
+import { delimiter, dirname, join } from "node:path";
 import type { Logger } from "../../lib/log";
 import { toIso } from "../../lib/time";
 import { migrationsOf } from "../../db/migrations";
 import { migratePg, MIGRATION_LOCK_KEY } from "../../db/pg/migrate";
-import { PLATFORM_TABLES, targetState, TENANT_TABLES } from "../../db/pg/copy";
+import { PLATFORM_TABLES, siteCounts, targetState, TENANT_TABLES } from "../../db/pg/copy";
 import { redactedDatabaseUrl } from "../../db/pg/url";
 import { VERSION } from "../../version";
-import { BACKUP_FORMAT, BackupError, BackupUnavailable, ensureEmptyDir, fsyncPath, MANIFEST, sha256File, type Manifest, type ManifestFile } from "./backup";
+import { BACKUP_FORMAT, BackupError, BackupUnavailable, ensureEmptyDir, fsyncPath, keyFilePaths, MANIFEST, sha256File, type Manifest, type ManifestFile } from "./backup";
 
 /** The archive's name inside a cluster-mode backup directory. */
 export const PG_DUMP_FILE = "corpadmin.dump";
@@ -111,7 +111,7 @@ async function serverMajor(conn: SQL): Promise<{ major: number; version: string 
  * Dumps the database at `url` into `dest` (absent or empty): corpadmin.dump, the node's keys from
  * `dataDir`, manifest.json last. Throws BackupUnavailable when the role or the tools cannot do it.
  */
-export async function createPgBackup(url: string, dataDir: string, dest: string, logger?: Logger): Promise<Manifest> {
+export async function createPgBackup(url: string, dataDir: string, dest: string, logger?: Logger, dataKeyFile: string | null = null): Promise<Manifest> {
   ensureEmptyDir(dest, "backup directory");
   const createdAt = toIso(Date.now());
   const conn = new SQL({ url, max: 1 });
@@ -131,7 +131,8 @@ export async function createPgBackup(url: string, dataDir: string, dest: string,
     counts = await conn.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY", async (tx) => {
       const [{ snapshot }] = await tx`SELECT pg_export_snapshot() AS snapshot`;
       const [row] = await tx`SELECT count(*)::int AS migrations FROM drizzle.__drizzle_migrations`;
-      const held = await targetState(tx);
+      // An older database (a backup taken before this release's migrations) lacks newer tables.
+      const held = await siteCounts(tx);
       // The snapshot lives as long as this transaction: pg_dump must finish inside it.
       // A lock pg_dump cannot get within a minute (a migration's) fails the backup instead of hanging it.
       await run([pgDump, "--format=custom", "--no-password", "--lock-wait-timeout=60000", `--snapshot=${snapshot}`, "--file", join(dest, PG_DUMP_FILE), "--dbname", target.url], target.env, "pg_dump");
@@ -144,8 +145,7 @@ export async function createPgBackup(url: string, dataDir: string, dest: string,
   // The integrity check of a custom-format archive: pg_restore reads its table of contents.
   await listArchive(join(dest, PG_DUMP_FILE), server.major);
   files.push({ path: PG_DUMP_FILE, kind: "database", size: 0, sha256: "", schema_version: counts.migrations });
-  for (const name of ["secret.key", "data.key"]) {
-    const secret = join(dataDir, name);
+  for (const [name, secret] of keyFilePaths(dataDir, dataKeyFile)) {
     if (!existsSync(secret)) continue;
     writeFileSync(join(dest, name), readFileSync(secret), { mode: 0o600 });
     fsyncPath(join(dest, name));
@@ -212,7 +212,13 @@ const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
  * when the database holds a corporation or a user, unless `replace`, and while another session
  * is connected to it. `dataDir` receives the backup's keys.
  */
-export async function restorePgBackup(manifest: Manifest, backupDir: string, url: string, dataDir: string, opts: { replace: boolean; log?: (line: string) => void }): Promise<PgRestoreResult> {
+export async function restorePgBackup(
+  manifest: Manifest,
+  backupDir: string,
+  url: string,
+  dataDir: string,
+  opts: { replace: boolean; log?: (line: string) => void; dataKeyFile?: string | null },
+): Promise<PgRestoreResult> {
   const archive = join(backupDir, PG_DUMP_FILE);
   const conn = new SQL({ url, max: 1 });
   try {
@@ -224,7 +230,7 @@ export async function restorePgBackup(manifest: Manifest, backupDir: string, url
     if (inArchive > known)
       throw new BackupError(`${PG_DUMP_FILE} has schema version ${inArchive}, newer than this corpadmin ${VERSION} knows (${known}): restore it with the release that made the backup (${manifest.app_version}) or a newer one`);
     // Refused before anything is written: a data directory whose keys are not the backup's.
-    restoreKeys(manifest, backupDir, dataDir, opts.replace, true);
+    restoreKeys(manifest, backupDir, dataDir, opts.dataKeyFile ?? null, opts.replace, true);
     // The tables exist (an empty database is migrated first), and the collation is checked.
     await migratePg(conn);
     const state = await targetState(conn);
@@ -311,7 +317,7 @@ export async function restorePgBackup(manifest: Manifest, backupDir: string, url
     // An older backup comes up to date (and FORCE row-level security is checked on every table).
     const migrated = await migratePg(conn);
     const restored = await targetState(conn);
-    const keys = restoreKeys(manifest, backupDir, dataDir, opts.replace, false);
+    const keys = restoreKeys(manifest, backupDir, dataDir, opts.dataKeyFile ?? null, opts.replace, false);
     return { manifest, corporations: restored.corporations, migrated: migrated.applied, keys };
   } finally {
     await conn.close();
@@ -323,25 +329,26 @@ export async function restorePgBackup(manifest: Manifest, backupDir: string, url
  * key is refused without `replace` (NAS secrets sealed under the backup's data key open only with it),
  * and kept aside as `<name>.before-restore` with it. `dryRun`: only the refusal, nothing written.
  */
-function restoreKeys(manifest: Manifest, backupDir: string, dataDir: string, replace: boolean, dryRun: boolean): PgRestoreResult["keys"] {
+function restoreKeys(manifest: Manifest, backupDir: string, dataDir: string, dataKeyFile: string | null, replace: boolean, dryRun: boolean): PgRestoreResult["keys"] {
   const keys: PgRestoreResult["keys"] = { written: [], replaced: [] };
+  const paths = new Map<string, string>(keyFilePaths(dataDir, dataKeyFile));
   for (const f of manifest.files.filter((f) => f.kind === "secret")) {
     const content = readFileSync(join(backupDir, f.path));
-    const path = join(dataDir, f.path);
+    const path = paths.get(f.path) ?? join(dataDir, f.path);
     const differs = existsSync(path) && !readFileSync(path).equals(content);
     if (existsSync(path) && !differs) continue;
-    if (differs && !replace) throw new BackupError(`${path} differs from the backup's ${f.path}: move it aside, or restore with --replace (which keeps it as ${f.path}.before-restore)`);
+    if (differs && !replace) throw new BackupError(`${path} differs from the backup's ${f.path}: move it aside, or restore with --replace (which keeps it as ${path}.before-restore)`);
     if (dryRun) continue;
-    mkdirSync(dataDir, { recursive: true, mode: 0o750 });
+    mkdirSync(dirname(path), { recursive: true, mode: 0o750 });
     if (differs) {
       renameSync(path, `${path}.before-restore`);
       keys.replaced.push(f.path);
     }
     writeFileSync(path, content, { mode: 0o600 });
     fsyncPath(path);
+    fsyncPath(dirname(path));
     keys.written.push(f.path);
   }
-  if (keys.written.length) fsyncPath(dataDir);
   return keys;
 }
 
