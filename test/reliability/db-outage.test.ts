@@ -2,7 +2,7 @@
 // its essentials on one throwaway server: a restart with the server down for a while, the app's
 // sessions terminated, the database turned read-only as a replica is). Requests cut by it answer
 // 503 with Retry-After, never 500; requests after it succeed; the process does not exit; the
-// metric collector goes on collecting once the database is back. PostgreSQL backend only.
+// metric collector goes on collecting once the database is back, and while it hangs. PostgreSQL backend only.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { makeApp, startAndLogin, type Res, type TestApp } from "../support/helpers";
@@ -93,6 +93,8 @@ async function back(): Promise<void> {
 }
 
 /** Ends the app's sessions, and waits (up to 5 s each) until they are gone. */
+const storedAt = (body: unknown): number[] => ((Array.isArray(body) ? body : (body as { items: unknown[] }).items) as { at: string }[]).map((v) => Date.parse(v.at));
+
 const terminateApp = () => superuser`SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = ${database} AND pid <> pg_backend_pid()`;
 
 onPostgres("POST /api/metric/{id}/value, GET /api/metric/{id}, GET /api/corp: a database outage answers 503, never 500", () => {
@@ -147,7 +149,30 @@ onPostgres("GET /api/metric/{id}/history, job metric scheduler: collecting goes 
     // And the values are stored again.
     const res = await t.req("GET", `/api/metric/${collectedMetric}/history`, { token: admin.token });
     expect(res.status, res.text).toBe(200);
-    const stored = (Array.isArray(res.body) ? res.body : res.body.items) as { at: string }[];
-    expect(stored.some((v) => Date.parse(v.at) > up)).toBe(true);
+    expect(storedAt(res.body).some((at) => at > up)).toBe(true);
+  }, 60_000);
+
+  test("the server hung for 4 s (its processes stopped): collecting goes on meanwhile, and those values are stored once it answers", async () => {
+    const processes = [pg.pid, ...Bun.spawnSync(["pgrep", "-P", String(pg.pid)]).stdout.toString().split(/\s+/).filter(Boolean).map(Number)];
+    const from = Date.now();
+    for (const pid of processes) process.kill(pid, "SIGSTOP");
+    let to: number;
+    try {
+      await Bun.sleep(4_000);
+    } finally {
+      to = Date.now();
+      for (const pid of processes) process.kill(pid, "SIGCONT");
+    }
+    // A value waiting for the database does not hold back the next ticks' requests.
+    expect(hits.filter((at) => at > from && at < to).length).toBeGreaterThanOrEqual(2);
+    let stored: number[] = [];
+    for (let i = 0; i < 50; i++) {
+      const res = await t.req("GET", `/api/metric/${collectedMetric}/history`, { token: admin.token });
+      expect(res.status, res.text).toBe(200);
+      stored = storedAt(res.body).filter((at) => at > from && at < to);
+      if (stored.length >= 2) break;
+      await Bun.sleep(100);
+    }
+    expect(stored.length).toBeGreaterThanOrEqual(2);
   }, 60_000);
 });
