@@ -47,8 +47,8 @@ export class PgStatementError extends Error {
 
 /**
  * Bun.sql's codes (and the socket's) for a connection that could not be opened or went away: a
- * failover, a restart, a cut network. Bun.sql drops such a connection from its pool (a pooled one
- * the server ended is never handed out again: measured after pg_terminate_backend and a restart).
+ * failover, a restart, a cut network. Bun.sql drops such a connection from its pool once it has
+ * read its close (measured after pg_terminate_backend and a restart).
  */
 const CONNECTION_LOST = new Set([
   "ERR_POSTGRES_CONNECTION_CLOSED",
@@ -103,8 +103,18 @@ export function unavailableOf(err: unknown): UnavailableProblem | null {
   const code = typeof e.code === "string" ? e.code : undefined;
   const lost = (code !== undefined && CONNECTION_LOST.has(code)) || (errno !== undefined && (errno.startsWith("08") || TRANSIENT_SQLSTATES.has(errno)));
   if (!lost) return null;
-  const why = String(e.message ?? code).slice(0, 200);
-  const problem = unavailable(`The database is not reachable or is changing hands (${why}); a write is not acknowledged: check and try again`, 1);
+  // The server's or the client's own words stay out of the answer (they may name hosts or ports).
+  const why =
+    errno === "25006"
+      ? "The database is read-only for now (a failover is under way)"
+      : errno === "57P03"
+        ? "The database is starting up"
+        : errno === "53300"
+          ? "The database has no connection slot left"
+          : errno === "40001" || errno === "40P01"
+            ? "The transaction met a concurrent one and was rolled back"
+            : "The connection to the database failed or was lost";
+  const problem = unavailable(`${why}; a write is not acknowledged: check and try again`, 1);
   // Not enumerable: never serialized with the problem.
   Object.defineProperty(problem, "connectionEnded", { value: CONNECTION_ENDED.has(errno ?? code ?? "") });
   return problem as UnavailableProblem;
