@@ -79,6 +79,13 @@ async function createTestDatabase(dir: string): Promise<TestDatabase> {
   };
 }
 
+/** The throwaway server of this process (PostgreSQL backend): tests that stop or restart it. */
+export async function testPostgres(): Promise<TestPostgres> {
+  if (TEST_BACKEND !== "pg") throw new Error("the throwaway PostgreSQL runs with CORPADMIN_TEST_BACKEND=pg only");
+  server ??= startServer();
+  return (await server).pg;
+}
+
 /** The app's corporation files, for a SQLite-only test that drives them (idle closing, migrations). */
 export function sqliteTenants(ctx: { tenants: TenantRegistry }): TenantDbs {
   if (!(ctx.tenants instanceof TenantDbs)) throw new Error("this test drives SQLite's corporation files");

@@ -22,8 +22,11 @@ export interface TestPostgres {
   readonly pid: number;
   /** A URL of a new, empty database owned by APP_ROLE (a test that wants its own tables). */
   createDatabase(name: string): Promise<{ url: string; appUrl: string }>;
-  /** Stops the server (fast shutdown: every session ends) and starts it again on the same port and data. */
-  restart(): Promise<void>;
+  /**
+   * Stops the server (fast shutdown: every session ends) and starts it again on the same port and
+   * data, `downMs` after it stopped (a database outage: connections are refused meanwhile).
+   */
+  restart(downMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -181,8 +184,9 @@ export async function startPostgres(): Promise<TestPostgres> {
       }
       return { url: url(name, "postgres"), appUrl: url(name, APP_ROLE) };
     },
-    async restart() {
+    async restart(downMs = 0) {
       await halt();
+      if (downMs > 0) await Bun.sleep(downMs);
       proc = spawn();
       entry.pid = proc.pid;
       await ready();

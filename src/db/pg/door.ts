@@ -28,7 +28,7 @@ import { is } from "drizzle-orm";
 import { getTableConfig, PgTable } from "drizzle-orm/pg-core";
 import type { Handle } from "../handle";
 import { events } from "../tenant/schema";
-import { pgHandle } from "./handle";
+import { pgHandle, unavailableOf } from "./handle";
 import * as platformSchema from "./platform";
 import * as tenantSchema from "./tenant";
 
@@ -108,6 +108,32 @@ class PgScope implements PgTenantWriteScope {
   }
 }
 
+/**
+ * How many times a transaction cut before it could have changed anything is run: a pool may hold
+ * several connections the server ended (a failover ends them all), each handed out once more
+ * before the client has read its close.
+ */
+const ATTEMPTS = 3;
+
+/**
+ * Runs a transaction; its error is rethrown as the 503 of ./handle.ts's unavailableOf when the
+ * database went away or is changing hands (met by BEGIN, COMMIT or the door's own statements; the
+ * handle's statements already throw it): every caller, route or job, sees one kind of error for a
+ * failover. A transaction whose connection had ended runs again when `again()` says nothing of it
+ * could have committed or reached the caller's callback.
+ */
+async function transaction<T>(run: () => Promise<T>, again: () => boolean): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (err) {
+      const problem = unavailableOf(err);
+      if (problem?.connectionEnded && attempt < ATTEMPTS && again()) continue;
+      throw problem ?? err;
+    }
+  }
+}
+
 /** A Bun.sql transaction's (or savepoint's) connection. */
 type Conn = SQL;
 
@@ -164,10 +190,15 @@ export class PgDoors {
    * less; measured ≈ 10–20 % less wall per primary-key read), and an error of either fails the read.
    */
   read<T>(corpId: string, fn: (db: PgTx) => T | Promise<T>): Promise<T> {
-    return this.client.begin("isolation level repeatable read read only", async (conn) => {
-      const [, out] = await Promise.all([this.enter(conn, corpId, false), fn(pgHandle(conn, corpId !== ""))]);
-      return out;
-    }) as Promise<T>;
+    // A read changes nothing: one cut by an ended connection runs again (its callback, too).
+    return transaction(
+      () =>
+        this.client.begin("isolation level repeatable read read only", async (conn) => {
+          const [, out] = await Promise.all([this.enter(conn, corpId, false), fn(pgHandle(conn, corpId !== ""))]);
+          return out;
+        }) as Promise<T>,
+      () => true,
+    );
   }
 
   /**
@@ -236,27 +267,33 @@ export class PgDoors {
       const jobs = queued.slice(at, at + MAX_GROUP);
       const scopes = jobs.map(() => new PgScope(corpId));
       let outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[];
+      let called = false;
       try {
-        outcomes = (await this.client.begin(async (conn) => {
-          await this.enter(conn, corpId, true, true, this.corporationMustExist);
-          const out: typeof outcomes = [];
-          for (const [i, job] of jobs.entries()) {
-            try {
-              // A savepoint each: a failing write (and its events) rolls back alone.
-              const value = await conn.savepoint(async (sp) => {
-                const tx = pgHandle(sp, corpId !== "");
-                const v = await job.fn(tx, scopes[i]);
-                await scopes[i].flush(tx);
-                return v;
-              });
-              out.push({ ok: true, value });
-            } catch (error) {
-              out.push({ ok: false, error });
-            }
-          }
-          if (out.some((o, i) => o.ok && scopes[i].emitted)) await this.notify(conn, corpId);
-          return out;
-        })) as typeof outcomes;
+        outcomes = await transaction(
+          () =>
+            this.client.begin(async (conn) => {
+              await this.enter(conn, corpId, true, true, this.corporationMustExist);
+              called = true;
+              const out: typeof outcomes = [];
+              for (const [i, job] of jobs.entries()) {
+                try {
+                  // A savepoint each: a failing write (and its events) rolls back alone.
+                  const value = await conn.savepoint(async (sp) => {
+                    const tx = pgHandle(sp, corpId !== "");
+                    const v = await job.fn(tx, scopes[i]);
+                    await scopes[i].flush(tx);
+                    return v;
+                  });
+                  out.push({ ok: true, value });
+                } catch (error) {
+                  out.push({ ok: false, error });
+                }
+              }
+              if (out.some((o, i) => o.ok && scopes[i].emitted)) await this.notify(conn, corpId);
+              return out;
+            }) as Promise<typeof outcomes>,
+          () => !called,
+        );
       } catch (error) {
         for (const job of jobs) job.reject(error);
         continue;
@@ -285,15 +322,23 @@ class PgDoor implements PgTenantDoor {
   }
 
   async write<T>(fn: (tx: PgTx, scope: PgTenantWriteScope) => T | Promise<T>, { durable = true, exclusive = true }: { durable?: boolean; exclusive?: boolean } = {}): Promise<T> {
-    const scope = new PgScope(this.corpId);
-    const result = (await this.doors.client.begin(async (conn) => {
-      await this.doors.enter(conn, this.corpId, true, durable, this.checked, exclusive);
-      const tx = pgHandle(conn, this.corpId !== "");
-      const out = await fn(tx, scope);
-      await scope.flush(tx);
-      if (scope.emitted) await this.doors.notify(conn, this.corpId);
-      return out;
-    })) as T;
+    let scope = new PgScope(this.corpId);
+    // Run again only when the connection ended before the callback started: nothing was done yet.
+    let called = false;
+    const result = await transaction(
+      () =>
+        this.doors.client.begin(async (conn) => {
+          scope = new PgScope(this.corpId);
+          await this.doors.enter(conn, this.corpId, true, durable, this.checked, exclusive);
+          called = true;
+          const tx = pgHandle(conn, this.corpId !== "");
+          const out = await fn(tx, scope);
+          await scope.flush(tx);
+          if (scope.emitted) await this.doors.notify(conn, this.corpId);
+          return out;
+        }) as Promise<T>,
+      () => !called,
+    );
     this.doors.committed(scope);
     return result;
   }

@@ -10,7 +10,7 @@ import type { SQL } from "bun";
 import { DrizzleQueryError } from "drizzle-orm/errors";
 import { SqliteRemoteDatabase, SQLiteRemoteSession, type AsyncRemoteCallback } from "drizzle-orm/sqlite-proxy";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
-import { invalid } from "../../lib/problem";
+import { invalid, unavailable, type Problem } from "../../lib/problem";
 import type { Handle, RawClient, RawStatement } from "../handle";
 import { translate, type Translated } from "./translate";
 
@@ -45,11 +45,88 @@ export class PgStatementError extends Error {
   }
 }
 
+/**
+ * Bun.sql's codes (and the socket's) for a connection that could not be opened or went away: a
+ * failover, a restart, a cut network. Bun.sql drops such a connection from its pool once it has
+ * read its close (measured after pg_terminate_backend and a restart).
+ */
+const CONNECTION_LOST = new Set([
+  "ERR_POSTGRES_CONNECTION_CLOSED",
+  "ERR_POSTGRES_CONNECTION_FAILED",
+  "ERR_POSTGRES_CONNECTION_REFUSED",
+  "ERR_POSTGRES_CONNECTION_TIMEOUT",
+  "ERR_POSTGRES_IDLE_TIMEOUT",
+  "ERR_POSTGRES_LIFETIME_TIMEOUT",
+  "ERR_POSTGRES_TLS_UPGRADE_FAILED",
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "EPIPE",
+  "ETIMEDOUT",
+]);
+
+/**
+ * SQLSTATEs that say "not now" rather than "not this": 57P01-57P03 (the server is shutting down,
+ * crashed, or still starting: a failover or a restart), 25006 (a write on a server in recovery:
+ * HAProxy sent the connection to a replica promoted a moment later, or to a leader being demoted,
+ * whose sessions HAProxy then cuts), 53300 (no connection slot left), 40001/40P01 (serialization
+ * failure, deadlock: the transaction was rolled back and may simply be run again). A session that
+ * met 25006 stays in the pool: PostgreSQL decides a transaction's read-only mode at its start from
+ * the server's recovery state, so the same session writes again once its server is promoted.
+ */
+const TRANSIENT_SQLSTATES = new Set(["57P01", "57P02", "57P03", "25006", "53300", "40001", "40P01"]);
+
+/**
+ * Of those, the errors of a connection that was open and is now gone (a session the server ended,
+ * a socket cut): a pooled connection the server ended while idle is handed out once more when its
+ * close was not read yet, so the door runs a read, or a write whose callback had not started, again
+ * on another connection (src/db/pg/door.ts). A refused connection or a server still starting is not
+ * retried at once: it answers 503 until the server is back.
+ */
+const CONNECTION_ENDED = new Set(["ERR_POSTGRES_CONNECTION_CLOSED", "ECONNRESET", "EPIPE", "57P01", "57P02", "08000", "08003", "08006"]);
+
+/** The 503 of unavailableOf, saying whether the transaction may simply be run again on another connection. */
+export interface UnavailableProblem extends Problem {
+  readonly connectionEnded: boolean;
+}
+
+/**
+ * The 503 (Retry-After: 1) for an error of the database being away or changing hands, whichever
+ * statement, BEGIN or COMMIT met it; the same problem when it is one already; null for any other
+ * error. A write cut this way may or may not have committed (a COMMIT whose answer was lost): it
+ * is not acknowledged, as the SQLite door's write whose fsync failed (src/db/door.ts).
+ */
+export function unavailableOf(err: unknown): UnavailableProblem | null {
+  const e = err as { errno?: unknown; code?: unknown; message?: unknown; connectionEnded?: unknown } | null;
+  if (!e || typeof e !== "object") return null;
+  if (typeof e.connectionEnded === "boolean") return e as UnavailableProblem;
+  const errno = typeof e.errno === "string" ? e.errno : undefined;
+  const code = typeof e.code === "string" ? e.code : undefined;
+  const lost = (code !== undefined && CONNECTION_LOST.has(code)) || (errno !== undefined && (errno.startsWith("08") || TRANSIENT_SQLSTATES.has(errno)));
+  if (!lost) return null;
+  // The server's or the client's own words stay out of the answer (they may name hosts or ports).
+  const why =
+    errno === "25006"
+      ? "The database is read-only for now (a failover is under way)"
+      : errno === "57P03"
+        ? "The database is starting up"
+        : errno === "53300"
+          ? "The database has no connection slot left"
+          : errno === "40001" || errno === "40P01"
+            ? "The transaction met a concurrent one and was rolled back"
+            : "The connection to the database failed or was lost";
+  const problem = unavailable(`${why}; a write is not acknowledged: check and try again`, 1);
+  // Not enumerable: never serialized with the problem.
+  Object.defineProperty(problem, "connectionEnded", { value: CONNECTION_ENDED.has(errno ?? code ?? "") });
+  return problem as UnavailableProblem;
+}
+
 /** A JS number no integer column can take (SQLite compares or stores it as a REAL instead). */
 const notAnInteger = (v: unknown) => typeof v === "number" && !Number.isSafeInteger(v);
 
 function failure(err: unknown, sql: string, args: unknown[] = []): unknown {
   const e = err as { errno?: string; code?: string; message?: string };
+  const away = unavailableOf(err);
+  if (away) return away;
   if (typeof e?.errno !== "string") return err;
   // A client's number (a filter such as ?scans=1e20, a field) beyond what the integer column it
   // meets can hold, or with a fraction: SQLite finds no row equal to it; PostgreSQL refuses the

@@ -15,6 +15,8 @@ const MAX_DELAY_MS = 2 ** 31 - 1;
 const FETCH_TIMEOUT_MS = 10_000;
 /** A body larger than this is not a metric value; stop reading it. */
 const MAX_BODY_BYTES = 64 * 1024;
+/** Values of one metric waiting for the database at once, beyond which its ticks are skipped. */
+const MAX_PENDING_STORES = 4;
 
 interface Job {
   corpId: string;
@@ -33,8 +35,15 @@ export class MetricScheduler implements BackgroundJob {
   /** The name a jobs registry knows it by. */
   readonly name = "metric-scheduler";
   private jobs = new Map<string, Job>();
-  /** Metrics with a run in flight: runs of one metric never overlap, even across a rebuild of its job. */
-  private running = new Set<string>();
+  /**
+   * Metrics with an endpoint request in flight: requests of one metric never overlap, even across
+   * a rebuild of its job. The store of the value is outside it: a database that does not answer
+   * (a failover, a connection that hangs) must not hold back the next ticks for as long. The value
+   * is the tick of the run that sends it (a run ends only its own).
+   */
+  private running = new Map<string, number>();
+  /** Values per metric waiting for the database (at most MAX_PENDING_STORES). */
+  private storing = new Map<string, number>();
   /** The last reason each failing metric stored nothing. */
   private failures = new Map<string, string>();
   /**
@@ -233,14 +242,18 @@ export class MetricScheduler implements BackgroundJob {
       this.ctx.logger.warn("metric not collected: the previous request is still running", log);
       return;
     }
-    this.running.add(k);
+    if ((this.storing.get(k) ?? 0) >= MAX_PENDING_STORES) {
+      this.ctx.logger.warn("metric not collected: earlier values are still waiting for the database", log);
+      return;
+    }
+    this.running.set(k, tick);
     let failure: Failure | null;
     try {
-      failure = await this.collect(job, tick);
+      failure = await this.collect(job, tick, k);
     } catch (err) {
       failure = { why: "metric collection failed", error: String(err) };
     } finally {
-      this.running.delete(k);
+      this.requestOver(k, tick);
     }
     // A broken endpoint polled every second would flood the log: warn when the reason changes,
     // repeat it at debug, and say when collection works again.
@@ -255,8 +268,12 @@ export class MetricScheduler implements BackgroundJob {
     }
   }
 
+  private requestOver(k: string, tick: number): void {
+    if (this.running.get(k) === tick) this.running.delete(k);
+  }
+
   /** Fetches and stores one value; says why when nothing was stored. */
-  private async collect(job: Job, tick: number): Promise<Failure | null> {
+  private async collect(job: Job, tick: number, k: string): Promise<Failure | null> {
     const { corpId, metric } = job;
     // The endpoint may carry credentials in its path, query or user info: log its host only.
     const host = new URL(metric.endpoint!).host;
@@ -279,8 +296,18 @@ export class MetricScheduler implements BackgroundJob {
       return { why: "metric endpoint body is not JSON; nothing stored", host };
     }
     if (!this.active || job.term !== this.term) return null;
-    // The metric may have changed or gone while the request ran: checked against what is stored now.
-    const outcome = await storeCollected(this.ctx.store.background(corpId), metric.id, body, tick);
+    // The request is over: the next tick may send the next one while this value waits to be stored.
+    this.requestOver(k, tick);
+    this.storing.set(k, (this.storing.get(k) ?? 0) + 1);
+    let outcome: Awaited<ReturnType<typeof storeCollected>>;
+    try {
+      // The metric may have changed or gone while the request ran: checked against what is stored now.
+      outcome = await storeCollected(this.ctx.store.background(corpId), metric.id, body, tick);
+    } finally {
+      const left = this.storing.get(k)! - 1;
+      if (left) this.storing.set(k, left);
+      else this.storing.delete(k);
+    }
     if (outcome === "gone") {
       this.ctx.logger.debug("metric deleted during its collection; nothing stored", { corp_id: corpId, metric_id: metric.id });
       // Its deletion removed the job already, unless start-up read the metric just before it went.
