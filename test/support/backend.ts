@@ -62,14 +62,28 @@ async function createTestDatabase(dir: string): Promise<TestDatabase> {
   const { pg, admin } = await server;
   const name = `app_${process.pid}_${++made}`;
   await admin.unsafe(`CREATE DATABASE ${name} OWNER ${APP_ROLE} TEMPLATE ${TEMPLATE}`);
+  const url = `postgres://${APP_ROLE}@127.0.0.1:${pg.port}/${name}`;
+  superusers.set(url, `postgres://postgres@127.0.0.1:${pg.port}/${name}`);
   return {
-    env: { CORPADMIN_DATABASE_URL: `postgres://${APP_ROLE}@127.0.0.1:${pg.port}/${name}` },
+    env: { CORPADMIN_DATABASE_URL: url },
     async drop() {
       if (byDir.get(dir) === undefined) return;
       byDir.delete(dir);
       await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     },
   };
+}
+
+const superusers = new Map<string, string>();
+
+/**
+ * The superuser's URL of the test database an app reaches at `appUrl`: a test's check over every
+ * corporation's rows at once (row-level security holds the app's role to one corporation).
+ */
+export function superuserUrl(appUrl: string): string {
+  const url = superusers.get(appUrl);
+  if (!url) throw new Error(`not a test database: ${appUrl}`);
+  return url;
 }
 
 /** The app's corporation files, for a SQLite-only test that drives them (idle closing, migrations). */

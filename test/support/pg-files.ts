@@ -93,11 +93,6 @@ function connection(url: string, corpId: string | undefined, write: boolean): Da
       psql(url, corpId, true, translate(sqlite, { tenant: !!corpId }).sql);
     },
     close: () => {},
-    /** PostgreSQL's own SQL, not translated (checks that are simpler there, e.g. checksums). */
-    pgRows: (statement: string) => {
-      const out = psql(url, corpId, write, `SELECT coalesce(json_agg(row_to_json(q)), '[]') FROM (${statement}) q`).trim().split("\n");
-      return JSON.parse(out[out.length - 1]!) as Record<string, unknown>[];
-    },
     transaction:
       (fn: (...a: unknown[]) => unknown) =>
       (...a: unknown[]) => {
