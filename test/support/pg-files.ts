@@ -129,6 +129,8 @@ function connection(url: string, corpId: string | undefined, write: boolean): Da
     transaction:
       (fn: (...a: unknown[]) => unknown) =>
       (...a: unknown[]) => {
+        // Nested: part of the outer transaction (one script), as bun:sqlite nests a savepoint.
+        if (batch) return fn(...a);
         batch = [];
         try {
           const out = fn(...a);
@@ -144,9 +146,18 @@ function connection(url: string, corpId: string | undefined, write: boolean): Da
 
 /** `t.sql` and `t.sqlWrite` over the app's database URL. */
 export function pgReaders(url: string) {
+  // One object per corporation and mode, as SQLite's readers keep one Database per file: a
+  // transaction opened on one is joined by writes through another handle of the same database.
+  const open = new Map<string, Database>();
+  const get = (corpId: string | undefined, write: boolean): Database => {
+    const key = `${write ? "w" : "r"}:${corpId ?? ""}`;
+    let db = open.get(key);
+    if (!db) open.set(key, (db = connection(url, corpId, write)));
+    return db;
+  };
   return {
-    sql: (corpId?: string): Database => connection(url, corpId, false),
-    sqlWrite: (corpId?: string): Database => connection(url, corpId, true),
+    sql: (corpId?: string): Database => get(corpId, false),
+    sqlWrite: (corpId?: string): Database => get(corpId, true),
     closeAll() {},
   };
 }
