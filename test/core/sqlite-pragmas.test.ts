@@ -1,5 +1,6 @@
 // source-only: opens connections through src/db/sqlite.ts directly.
 // The pragmas openSqlite gives a connection (docs/architecture.md, "Corporation files").
+// SQLite only (not in test/pg-backend.txt): the pragmas of SQLite's own connections.
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -2,6 +2,7 @@
 // Corporation databases are closed when idle and after a background sweep that opened them; the
 // work behind them (deliveries, collected metrics, requests in flight, a corporation's deletion)
 // must not notice.
+// SQLite only (not in test/pg-backend.txt): the idle closing of corporation files (PostgreSQL opens nothing per corporation).
 import { afterEach, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { readdirSync } from "node:fs";

@@ -1,6 +1,7 @@
 // The compiled binary works alone: copied into an empty directory it creates and migrates its
 // databases, serves the API, and stops cleanly on SIGTERM.
 // source-only: builds and runs the binary itself.
+// SQLite only (not in test/pg-backend.txt): the binary alone in an empty directory makes its own files.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { copyFileSync, existsSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";

@@ -3,6 +3,7 @@
 // every acknowledged upsert and value is present, every contract event reached the webhook
 // receiver, and every database passes PRAGMA integrity_check.
 // source-only: builds and kills the binary itself; the same in both passes.
+// SQLite only (not in test/pg-backend.txt): kill -9 of a binary over its own files, then PRAGMA integrity_check (PostgreSQL's kill test is test/cluster/failover.test.ts).
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { readdirSync, rmSync } from "node:fs";

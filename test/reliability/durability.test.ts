@@ -1,5 +1,6 @@
 // Data is never lost: every write acknowledged before a kill -9 is present afterwards.
 // source-only: runs its own processes; the same in both passes.
+// SQLite only (not in test/pg-backend.txt): kill -9 of processes writing their own SQLite files.
 import { afterAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { readdirSync, rmSync } from "node:fs";

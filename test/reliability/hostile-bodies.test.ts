@@ -47,12 +47,12 @@ test("generated hostile bodies: 4xx problem documents, never 5xx, nothing change
   for (const op of ops) {
     await fc.assert(
       fc.asyncProperty(hostileValue, async (value) => {
-        const before = appChecksum(t);
+        const before = await appChecksum(t);
         const r = await send(op, JSON.stringify(value) ?? "null");
         requests++;
         if (r.status >= 500) failures.push(`${op.method} ${op.path}: ${r.status} ${r.text.slice(0, 160)}`);
         else if (r.status >= 400 && !r.type.includes("problem+json")) failures.push(`${op.method} ${op.path}: ${r.status} is not a problem document`);
-        else if (r.status >= 400 && appChecksum(t) !== before) failures.push(`${op.method} ${op.path}: a refused request changed data`);
+        else if (r.status >= 400 && (await appChecksum(t)) !== before) failures.push(`${op.method} ${op.path}: a refused request changed data`);
         return true;
       }),
       { numRuns: 12, seed: 42 },
@@ -66,7 +66,7 @@ test("generated hostile bodies: 4xx problem documents, never 5xx, nothing change
 
 test("invalid UTF-8, wrong content types and oversized bodies: 400, 415, 413", async () => {
   const failures: string[] = [];
-  const before = appChecksum(t);
+  const before = await appChecksum(t);
   for (const op of ops) {
     const utf8 = await send(op, new Uint8Array([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]));
     if (utf8.status !== 400 && utf8.status !== 404) failures.push(`${op.method} ${op.path} invalid UTF-8: ${utf8.status}`);
@@ -78,7 +78,7 @@ test("invalid UTF-8, wrong content types and oversized bodies: 400, 415, 413", a
     if (big.status !== 413) failures.push(`${op.method} ${op.path} oversized: ${big.status}`);
   }
   expect(failures).toEqual([]);
-  expect(appChecksum(t)).toBe(before);
+  expect(await appChecksum(t)).toBe(before);
 });
 
 // ---- bounded input: nesting, non-object JSON, extreme numbers ----------------------------------
@@ -193,7 +193,7 @@ function refusal(label: string, r: Awaited<ReturnType<typeof sendRaw>>, wanted: 
 
 test("defect 2: a 20,000-level body to POST /api/start is 400 naming the field, in milliseconds, memory unchanged", async () => {
   const start = (await operationsOf(t)).find((o) => o.method === "POST" && o.path === "/api/start")!;
-  const before = stateOf();
+  const before = await stateOf();
   const rss = await serviceRss();
   const r = await sendRaw(start, `{"user":${nested(20_000)}}`);
   expect(r.status).toBe(400);
@@ -201,12 +201,12 @@ test("defect 2: a 20,000-level body to POST /api/start is 400 naming the field, 
   expect(r.json.errors[0].message).toContain("deeper than 32 levels");
   expect(r.ms).toBeLessThan(FAST_MS);
   expect((await serviceRss()) - rss).toBeLessThan(64 * MB);
-  expect(stateOf()).toBe(before);
+  expect(await stateOf()).toBe(before);
 });
 
 test("deep nesting at the top and inside every field of every body: 400 naming the field, fast, nothing changed, memory flat", async () => {
   const failures: string[] = [];
-  const before = stateOf();
+  const before = await stateOf();
   const rss = await serviceRss();
   let requests = 0;
   for (const { op, schema } of await bodyOps()) {
@@ -231,13 +231,13 @@ test("deep nesting at the top and inside every field of every body: 400 naming t
   const grew = (await serviceRss()) - rss;
   console.log(`deep bodies: ${requests} requests, ${failures.length} failures, RSS +${(grew / MB).toFixed(1)} MB`);
   expect(failures).toEqual([]);
-  expect(stateOf()).toBe(before);
+  expect(await stateOf()).toBe(before);
   expect(grew).toBeLessThan(64 * MB);
 });
 
 test("defect 5: bodies that are not JSON objects are 400 naming body on every body route; so are empty ones where a field is required", async () => {
   const failures: string[] = [];
-  const before = stateOf();
+  const before = await stateOf();
   let requests = 0;
   for (const { op, schema } of await bodyOps()) {
     // An empty body is `{}` where every field is optional (2FA enable starts with none).
@@ -251,7 +251,7 @@ test("defect 5: bodies that are not JSON objects are 400 naming body on every bo
   }
   console.log(`non-object bodies: ${requests} requests, ${failures.length} failures`);
   expect(failures).toEqual([]);
-  expect(stateOf()).toBe(before);
+  expect(await stateOf()).toBe(before);
 });
 
 test("every numeric body field declares finite bounds (money, quantities and every other number)", async () => {
@@ -284,13 +284,13 @@ test("extreme and non-finite numbers in every numeric body field: never 5xx, out
       const dotted = field.path.join(".");
       for (const literal of EXTREMES) {
         requests++;
-        const before = stateOf();
+        const before = await stateOf();
         // The user's own rows (2FA) are reached as the user; elsewhere an unknown id, as the body is checked first.
         const r = await sendRaw(op, withRaw(example(schema), field.path, literal), op.path.startsWith("/api/user/{id}") ? { id: admin.userId } : {});
         const label = `${op.method} ${op.path} ${dotted}=${literal}`;
         if (r.status >= 500) failures.push(`${label}: ${r.status} ${r.text.slice(0, 160)}`);
         else if (r.status >= 400 && !r.type.includes("problem+json")) failures.push(`${label}: not a problem document`);
-        else if (r.status >= 400 && stateOf() !== before) failures.push(`${label}: a refused request changed data`);
+        else if (r.status >= 400 && (await stateOf()) !== before) failures.push(`${label}: a refused request changed data`);
         else if (OUT_OF_BOUNDS.has(literal)) {
           const f = refusal(label, r, (p) => p === dotted);
           if (f) failures.push(f);
@@ -306,7 +306,7 @@ test("extreme and non-finite numbers in every numeric body field: never 5xx, out
 
 test("a number beyond a double's range is 400 naming its path anywhere in a body, free-form fields included", async () => {
   const failures: string[] = [];
-  const before = stateOf();
+  const before = await stateOf();
   let requests = 0;
   for (const { op, schema } of await bodyOps()) {
     const label = `${op.method} ${op.path}`;
@@ -325,7 +325,7 @@ test("a number beyond a double's range is 400 naming its path anywhere in a body
   }
   console.log(`numbers beyond a double: ${requests} requests, ${failures.length} failures`);
   expect(failures).toEqual([]);
-  expect(stateOf()).toBe(before);
+  expect(await stateOf()).toBe(before);
 });
 
 test("defect 4: a price or quantity out of bounds is 400 and a contract's items stay readable", async () => {
@@ -348,11 +348,11 @@ test("defect 4: a price or quantity out of bounds is 400 and a contract's items 
     `{"items":[{"product_id":"${product.body.id}","quantity":2,"unit_price":1e400}]}`,
     `{"items":[{"product_id":"${product.body.id}","quantity":1e10}]}`,
   ]) {
-    const before = stateOf();
+    const before = await stateOf();
     const r = await t.req("POST", `/api/contract/${id}/items`, { token, raw });
     expect(r.status).toBe(400);
     expect(r.body.errors[0].path).toMatch(/^items\.0\.(quantity|unit_price)$/);
-    expect(stateOf()).toBe(before);
+    expect(await stateOf()).toBe(before);
   }
   // The largest accepted values give a finite total.
   const most = await t.req("POST", `/api/contract/${id}/items`, { token, body: { items: [{ product_id: product.body.id, quantity: 1e9 }] } });
@@ -380,7 +380,7 @@ test("a large, shallow invalid body is 400 naming the field, memory flat", async
   const city = (await operationsOf(t)).find((o) => o.method === "POST" && o.path === "/api/city")!;
   const wide = JSON.stringify({ name: [[[Array.from({ length: 20 }, () => Object.fromEntries(Array.from({ length: 4000 }, (_, i) => [`k${i}`, [1]])))]]] });
   expect(wide.length).toBeGreaterThan(900_000);
-  const before = stateOf();
+  const before = await stateOf();
   const rss = await serviceRss();
   for (let i = 0; i < 3; i++) {
     const r = await sendRaw(city, wide);
@@ -388,5 +388,5 @@ test("a large, shallow invalid body is 400 naming the field, memory flat", async
     expect(r.json.errors.map((e: { path: string }) => e.path)).toContain("name");
   }
   expect((await serviceRss()) - rss).toBeLessThan(64 * MB);
-  expect(stateOf()).toBe(before);
+  expect(await stateOf()).toBe(before);
 });

@@ -6,6 +6,7 @@
 // overloaded CPU or disk holds a commit up: allowed at a quarter of the kills, never past 1 s.
 // Before the flush deadline counted from the oldest waiting scan, a third of the kills broke the
 // bound and a sixth lost more than 1 s. SCAN_LOSS_KILLS=20 runs a longer measurement.
+// SQLite only (not in test/pg-backend.txt): kill -9 of a service over its own files and the scan writer thread.
 import { afterAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { readdirSync, rmSync } from "node:fs";

@@ -62,11 +62,13 @@ async function createTestDatabase(dir: string): Promise<TestDatabase> {
   const { pg, admin } = await server;
   const name = `app_${process.pid}_${++made}`;
   await admin.unsafe(`CREATE DATABASE ${name} OWNER ${APP_ROLE} TEMPLATE ${TEMPLATE}`);
+  const url = `postgres://${APP_ROLE}@127.0.0.1:${pg.port}/${name}`;
+  superusers.set(url, `postgres://postgres@127.0.0.1:${pg.port}/${name}`);
   return {
     env: {
-      CORPADMIN_DATABASE_URL: `postgres://${APP_ROLE}@127.0.0.1:${pg.port}/${name}`,
+      CORPADMIN_DATABASE_URL: url,
       // Backups read every corporation's rows: pg_dump connects as the superuser, which row-level security does not hold.
-      CORPADMIN_BACKUP_DATABASE_URL: `postgres://postgres@127.0.0.1:${pg.port}/${name}`,
+      CORPADMIN_BACKUP_DATABASE_URL: superusers.get(url)!,
       // The single-node jobs (metric scheduler, housekeeping, audit retention) start about a
       // second after start-up, as the suites expect of them, instead of the lease's 10 s grace.
       CORPADMIN_LEASE_GRACE_MS: "1000",
@@ -84,6 +86,18 @@ export async function testPostgres(): Promise<TestPostgres> {
   if (TEST_BACKEND !== "pg") throw new Error("the throwaway PostgreSQL runs with CORPADMIN_TEST_BACKEND=pg only");
   server ??= startServer();
   return (await server).pg;
+}
+
+const superusers = new Map<string, string>();
+
+/**
+ * The superuser's URL of the test database an app reaches at `appUrl`: a test's check over every
+ * corporation's rows at once (row-level security holds the app's role to one corporation).
+ */
+export function superuserUrl(appUrl: string): string {
+  const url = superusers.get(appUrl);
+  if (!url) throw new Error(`not a test database: ${appUrl}`);
+  return url;
 }
 
 /** The app's corporation files, for a SQLite-only test that drives them (idle closing, migrations). */

@@ -1,5 +1,7 @@
 // A checksum of every table of every database of an app, to prove a request changed nothing.
 import type { Database } from "bun:sqlite";
+import { SQL } from "bun";
+import { superuserUrl } from "./backend";
 import type { TestApp } from "./helpers";
 
 /**
@@ -12,22 +14,34 @@ const VOLATILE = new Set(["sessions", "audit_log", "login_failures", "rate_limit
 const BACKGROUND_COLUMNS: Record<string, string> = { events: "seq, id, type, record_id, payload, created_at" };
 
 /**
- * PostgreSQL (test/support/pg-files.ts): every table's rows digested by the server in one query,
- * as this connection sees them (one corporation's, or none for the platform's tenant tables).
+ * PostgreSQL: one connection per database as its superuser (row-level security does not apply to
+ * it, so every corporation's rows at once) and one query digesting every table on the server; a
+ * few milliseconds, where a `psql` per corporation per checksum made the hostile suites outlast
+ * their timeout. The query is built once per database (its tables do not change under a test).
  */
-function pgChecksum(pgRows: (sql: string) => Record<string, unknown>[]): string {
-  const skip = [...VOLATILE].map((n) => `'${n}'`).join(", ");
-  const cols = Object.entries(BACKGROUND_COLUMNS).map(([t, c]) => `WHEN '${t}' THEN '${c}'`).join(" ");
-  const rows = pgRows(
-    `SELECT table_name AS name, md5(query_to_xml(format('SELECT %s FROM %I', CASE table_name ${cols} ELSE '*' END, table_name), true, false, '')::text) AS digest
-     FROM information_schema.tables WHERE table_schema = current_schema() AND table_name NOT IN (${skip}) ORDER BY table_name`,
-  );
+const pgDigests = new Map<string, { sql: SQL; query: Promise<string> }>();
+
+async function pgChecksum(appUrl: string): Promise<string> {
+  let db = pgDigests.get(appUrl);
+  if (!db) {
+    // Closed when idle, so a dropped test database finds nothing of ours still connected.
+    const sql = new SQL({ url: superuserUrl(appUrl), max: 1, idleTimeout: 2 });
+    const query = sql
+      .unsafe(`SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name`)
+      .then((tables: { name: string }[]) =>
+        tables
+          .filter(({ name }) => !VOLATILE.has(name))
+          .map(({ name }) => `SELECT '${name}' AS name, md5(coalesce(string_agg(r::text, E'\\n' ORDER BY r::text), '')) AS digest FROM (SELECT ${BACKGROUND_COLUMNS[name] ?? "*"} FROM "${name}") r`)
+          .join("\nUNION ALL "),
+      );
+    db = { sql, query };
+    pgDigests.set(appUrl, db);
+  }
+  const rows = await db.sql.unsafe(`${await db.query}\nORDER BY name`);
   return new Bun.CryptoHasher("sha256").update(JSON.stringify(rows)).digest("hex");
 }
 
 function tablesChecksum(db: Database): string {
-  const pgRows = (db as { pgRows?: (sql: string) => Record<string, unknown>[] }).pgRows;
-  if (pgRows) return pgChecksum(pgRows);
   const hasher = new Bun.CryptoHasher("sha256");
   const tables = db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as { name: string }[];
   for (const { name } of tables) {
@@ -38,7 +52,9 @@ function tablesChecksum(db: Database): string {
   return hasher.digest("hex");
 }
 
-export function appChecksum(t: TestApp): string {
+/** Every table of every database of the app (the platform's and each corporation's). */
+export async function appChecksum(t: TestApp): Promise<string> {
+  if (t.config.databaseUrl) return pgChecksum(t.config.databaseUrl);
   const parts = [tablesChecksum(t.sql())];
   for (const corp of t.sql().query("SELECT id FROM corporations ORDER BY id").all() as { id: string }[]) parts.push(tablesChecksum(t.sql(corp.id)));
   return parts.join(":");

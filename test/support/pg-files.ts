@@ -5,7 +5,10 @@
 // would), values returned as the app's handle returns them (numbers, 1/0 for booleans, JSON as
 // stored); `rowid` read as ctid, sqlite_master's tables from PostgreSQL's catalog. What only SQLite has (PRAGMA, sqlite_master, drizzle over the file) fails, naming it.
 import type { Database } from "bun:sqlite";
+import { is } from "drizzle-orm";
+import { getTableConfig, PgTable } from "drizzle-orm/pg-core";
 import { translate } from "../../src/db/pg/translate";
+import * as tenantSchema from "../../src/db/pg/tenant";
 import { PG_BIN } from "./postgres";
 
 type Params = unknown[];
@@ -20,6 +23,36 @@ function literal(v: unknown): string {
 
 const CATALOG = `(SELECT table_name AS name, 'table' AS type FROM information_schema.tables WHERE table_schema = current_schema()) AS pg_tables_as_sqlite_master`;
 
+/** The jsonb columns of the PostgreSQL schema (metric_values.value), by name. */
+const JSONB = [
+  ...new Set(
+    (Object.values(tenantSchema) as unknown[])
+      .filter((v): v is PgTable => is(v, PgTable))
+      .flatMap((table) => getTableConfig(table).columns.filter((c) => c.getSQLType() === "jsonb").map((c) => c.name)),
+  ),
+];
+const NUMBER_LITERAL = String.raw`-?(?<![\w.])\d+(?:\.\d+)?(?:e[+-]?\d+)?(?![\w.])`;
+const LITERALS = new RegExp(String.raw`(\b(?:${JSONB.join("|")})\s*=\s*)?(${NUMBER_LITERAL})`, "gi");
+
+/**
+ * Number literals of a hand-written statement as SQLite stores them: one beyond a double's range
+ * is Infinity there (`9e999`: 'Infinity' for a double precision column on PostgreSQL), and one
+ * assigned to a jsonb column is that JSON number (jsonb holds numbers as numeric, so `9e999` too,
+ * which a reader parses to Infinity as SQLite's REAL would be).
+ */
+function sqliteNumbers(pg: string): string {
+  return pg
+    .split(/('(?:[^']|'')*')/)
+    .map((part, i) =>
+      i % 2
+        ? part
+        : part.replace(LITERALS, (all, jsonb: string | undefined, n: string) =>
+            jsonb ? `${jsonb}to_jsonb(${n}::numeric)` : Number.isFinite(Number(n)) ? all : `${n.startsWith("-") ? "-" : ""}'Infinity'::float8`,
+          ),
+    )
+    .join("");
+}
+
 /** The statement with its parameters written in as untyped literals (PostgreSQL infers their types). */
 function inline(sqlite: string, corpId: string | undefined, params: Params): string {
   // A check's `ORDER BY rowid` (insertion order): ctid is that order for rows never updated; the
@@ -30,7 +63,7 @@ function inline(sqlite: string, corpId: string | undefined, params: Params): str
     const obj = (params[0] ?? {}) as Record<string, unknown>;
     values = t.names.map((n) => (n in obj ? obj[n] : obj[n.slice(1)]));
   }
-  return t.sql.replace(/\$(\d+)/g, (_, n: string) => {
+  return sqliteNumbers(t.sql).replace(/\$(\d+)/g, (_, n: string) => {
     const i = Number(n) - 1;
     const v = values[i];
     return t.json.includes(i) ? (v === null || v === undefined ? "NULL" : literal(JSON.stringify(typeof v === "boolean" ? (v ? 1 : 0) : v))) : literal(v);
@@ -90,17 +123,14 @@ function connection(url: string, corpId: string | undefined, write: boolean): Da
     run: (sqlite: string, bindings: Params = []) => statement(sqlite).run(...bindings),
     exec: (sqlite: string) => {
       if (!write) throw new Error("t.sql is read-only: t.sqlWrite writes");
-      psql(url, corpId, true, translate(sqlite, { tenant: !!corpId }).sql);
+      psql(url, corpId, true, sqliteNumbers(translate(sqlite, { tenant: !!corpId }).sql));
     },
     close: () => {},
-    /** PostgreSQL's own SQL, not translated (checks that are simpler there, e.g. checksums). */
-    pgRows: (statement: string) => {
-      const out = psql(url, corpId, write, `SELECT coalesce(json_agg(row_to_json(q)), '[]') FROM (${statement}) q`).trim().split("\n");
-      return JSON.parse(out[out.length - 1]!) as Record<string, unknown>[];
-    },
     transaction:
       (fn: (...a: unknown[]) => unknown) =>
       (...a: unknown[]) => {
+        // Nested: part of the outer transaction (one script), as bun:sqlite nests a savepoint.
+        if (batch) return fn(...a);
         batch = [];
         try {
           const out = fn(...a);
@@ -116,9 +146,18 @@ function connection(url: string, corpId: string | undefined, write: boolean): Da
 
 /** `t.sql` and `t.sqlWrite` over the app's database URL. */
 export function pgReaders(url: string) {
+  // One object per corporation and mode, as SQLite's readers keep one Database per file: a
+  // transaction opened on one is joined by writes through another handle of the same database.
+  const open = new Map<string, Database>();
+  const get = (corpId: string | undefined, write: boolean): Database => {
+    const key = `${write ? "w" : "r"}:${corpId ?? ""}`;
+    let db = open.get(key);
+    if (!db) open.set(key, (db = connection(url, corpId, write)));
+    return db;
+  };
   return {
-    sql: (corpId?: string): Database => connection(url, corpId, false),
-    sqlWrite: (corpId?: string): Database => connection(url, corpId, true),
+    sql: (corpId?: string): Database => get(corpId, false),
+    sqlWrite: (corpId?: string): Database => get(corpId, true),
     closeAll() {},
   };
 }

@@ -56,7 +56,8 @@ export function listNotes(tenant: TenantDoor, userId: string, query: ListParams)
 export function versions(ctx: AppContext) {
   return {
     api: VERSION,
-    platform_schema: migrationsOf("platform").length,
+    // On PostgreSQL one migration set covers the platform's tables and the corporations' (shared).
+    platform_schema: ctx.tenants.engine === "postgres" ? ctx.tenants.migrations.length : migrationsOf("platform").length,
     tenant_schema: ctx.tenants.migrations.length,
     runtime: `bun ${Bun.version}`,
   };

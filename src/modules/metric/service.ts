@@ -400,8 +400,10 @@ async function buckets(db: TenantDb, metric: MetricRow, from: number, to: number
   const count = Math.floor(to / width) - Math.floor(from / width) + 1;
   if (count > MAX_BUCKETS) throw invalid("bucket", `gives ${count} buckets between from and to; at most ${MAX_BUCKETS} are allowed`);
   const numeric = metric.data_type === "Int" || metric.data_type === "Float";
-  // PostgreSQL keeps a value as jsonb (a number stays a number there): aggregated as a double.
-  const v = sqliteClientOf(db) ? "value" : "value::float8";
+  // PostgreSQL keeps a value as jsonb (a number stays a number there): aggregated as a double,
+  // one stored before the bounds beyond a double's range (`9e999`, Infinity on SQLite) at the
+  // largest double, which the cast would refuse.
+  const v = sqliteClientOf(db) ? "value" : `least(greatest(value::numeric, -${Number.MAX_VALUE}), ${Number.MAX_VALUE})::float8`;
   const aggregate = numeric ? `json_array(count(*), min(${v}), max(${v}), avg(${v}), total(${v}))` : "json_array(count(*))";
   // The CAST types the first placeholder on PostgreSQL (64-bit there too); a no-op on SQLite.
   const sql = `WITH RECURSIVE b(s) AS (SELECT CAST(?2 AS INTEGER) UNION ALL SELECT s + ?3 FROM b WHERE s + ?3 <= ?5)

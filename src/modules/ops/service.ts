@@ -67,6 +67,8 @@ function fileSize(path: string): number {
 interface DatabaseFacts {
   byStatus: { status: string; n: number }[];
   corpFiles: { auth_name: string; path: string }[];
+  /** PostgreSQL: the size of the one database every corporation shares (no files of ours). */
+  sharedSize: number | null;
 }
 
 /**
@@ -86,7 +88,9 @@ export function registerCollectors(ctx: AppContext): () => Promise<void> {
   m.gauge("corpadmin_start_time_seconds", "When the service started, in Unix seconds").collect(() => [[{}, startedAt]]);
   m.gauge("corpadmin_open_corporation_databases", "Corporation databases open in the handle cache").collect(() => [[{}, ctx.tenants.openCount()]]);
   m.gauge("corpadmin_corporations", "Corporations, by status").collect(() => current().byStatus.map((r) => [{ status: r.status }, r.n]));
-  m.gauge("corpadmin_database_size_bytes", "Database file sizes (WAL included)").collect(() => {
+  m.gauge("corpadmin_database_size_bytes", "Database file sizes (WAL included); on PostgreSQL the shared database's size").collect(() => {
+    const { sharedSize } = current();
+    if (sharedSize !== null) return [[{ database: "postgresql", corp: "" }, sharedSize]];
     const out: [Record<string, string>, number][] = [[{ database: "platform", corp: "" }, fileSize(join(ctx.config.dataDir, "platform.db"))]];
     for (const c of current().corpFiles) out.push([{ database: "corporation", corp: c.auth_name }, fileSize(c.path)]);
     return out;
@@ -94,12 +98,16 @@ export function registerCollectors(ctx: AppContext): () => Promise<void> {
   return async () => {
     try {
       facts = await ctx.store.platform.read(async (db) => {
+        if (ctx.tenants.engine === "postgres") {
+          const size = await db.$client.query<{ n: number }, []>("SELECT pg_database_size(current_database()) AS n").get();
+          return { byStatus: await corpCountsByStatus(db), corpFiles: [], sharedSize: size?.n ?? 0 };
+        }
         const dirs = await serverDirs(db);
         const corpFiles = (await allCorpRefs(db)).map((c) => {
           const server = dirs.get(c.server_id)!;
           return { auth_name: c.auth_name, path: join(server.builtin ? join(ctx.config.dataDir, "corps") : server.path, `${c.id}.db`) };
         });
-        return { byStatus: await corpCountsByStatus(db), corpFiles };
+        return { byStatus: await corpCountsByStatus(db), corpFiles, sharedSize: null };
       });
     } catch {
       facts = null;

@@ -1,5 +1,6 @@
 // End-to-end journeys of the operator console in a real browser against the compiled binary.
 // source-only: it builds and drives dist/corpadmin itself, so the binary pass would only repeat it.
+// SQLite only (not in test/pg-backend.txt): the binary it starts serves its own data directory's files.
 import { afterAll, beforeAll, expect, test as bunTest } from "bun:test";
 import { existsSync } from "node:fs";
 import { gzipSync } from "node:zlib";

@@ -5,6 +5,7 @@ import { migrationsOf, type Migration } from "../../../src/db/migrations";
 import { sha256Hex } from "../../../src/lib/ids";
 import pkg from "../../../package.json";
 import { addCorp, addMember, addUser, makeApp, startAndLogin, testSourceOnly, UNKNOWN_ID, type TestApp } from "../../support/helpers";
+import { TEST_BACKEND } from "../../support/backend";
 
 let t: TestApp;
 let admin: Awaited<ReturnType<typeof startAndLogin>>;
@@ -14,6 +15,12 @@ beforeAll(async () => {
   admin = await startAndLogin(t);
 });
 afterAll(() => t.close());
+
+/** In-process and on SQLite's files: simulates a release's migrations over them, or moves them. */
+const testSqliteSourceOnly = TEST_BACKEND === "pg" ? test.skip : testSourceOnly;
+/** On PostgreSQL one migration set covers the platform's tables and the corporations' (shared). */
+const platformSet = () => migrationsOf(TEST_BACKEND === "pg" ? "pg" : "platform");
+const tenantSet = () => migrationsOf(TEST_BACKEND === "pg" ? "pg" : "tenant");
 
 const asAdmin = (method: string, path: string, body?: unknown) => t.req(method, path, { token: admin.token, body });
 
@@ -87,8 +94,8 @@ describe("GET /api/core/versions", () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       api: pkg.version,
-      platform_schema: migrationsOf("platform").length,
-      tenant_schema: migrationsOf("tenant").length,
+      platform_schema: platformSet().length,
+      tenant_schema: tenantSet().length,
       runtime: `bun ${Bun.version}`,
     });
     expect(res.body.tenant_schema).toBeGreaterThanOrEqual(2);
@@ -104,8 +111,8 @@ function extraMigration(tag: string, statements: string[], offset = 1): Migratio
 }
 
 describe("GET /api/core/database; POST /api/core/database/update; POST /api/core/database/update/{corpId}: database maintenance", () => {
-  // In-process: simulates a newer release's migrations.
-  testSourceOnly("check, then update all: a failing corporation is rolled back and set NEEDS_UPDATE, the others go on", async () => {
+  // In-process: simulates a newer release's migrations (SQLite's per-corporation sets).
+  testSqliteSourceOnly("check, then update all: a failing corporation is rolled back and set NEEDS_UPDATE, the others go on", async () => {
     const d = await makeApp();
     try {
       const a = await startAndLogin(d);
@@ -186,7 +193,7 @@ describe("GET /api/core/database; POST /api/core/database/update; POST /api/core
   });
 
   // In-process: closes the app's handle of the file.
-  testSourceOnly("tables: creates a missing database file with every table; idempotent", async () => {
+  testSqliteSourceOnly("tables: creates a missing database file with every table; idempotent", async () => {
     const id = await addCorp(t, "tables-corp");
     const file = join(t.dir, "corps", `${id}.db`);
     const first = await asAdmin("POST", `/api/core/database/tables/${id}`);
@@ -215,7 +222,7 @@ describe("GET /api/core/database; POST /api/core/database/update; POST /api/core
     expect((await t.req("POST", "/api/notepad", { token: u.token, body: { content: "fresh" } })).status).toBe(200);
   });
 
-  testSourceOnly("tables: a file removed while its handle is cached is recreated on disk", async () => {
+  testSqliteSourceOnly("tables: a file removed while its handle is cached is recreated on disk", async () => {
     const id = await addCorp(t, "tables-cached");
     const file = join(t.dir, "corps", `${id}.db`);
     t.ctx.store.tenant(id);
@@ -224,6 +231,19 @@ describe("GET /api/core/database; POST /api/core/database/update; POST /api/core
     expect(res.status).toBe(200);
     expect(res.body.created).toContain("notes");
     expect(existsSync(file)).toBe(true);
+  });
+
+  (TEST_BACKEND === "pg" ? test : test.skip)("on PostgreSQL: the platform and every corporation report the shared set; tables creates nothing", async () => {
+    const id = await addCorp(t, "shared-set");
+    const shared = { version: platformSet().length, latest: platformSet().length, pending: [] };
+    const check = await asAdmin("GET", "/api/core/database");
+    expect(check.status).toBe(200);
+    expect(check.body.platform).toEqual(shared);
+    expect(check.body.corps.find((c: { corp_id: string }) => c.corp_id === id)).toMatchObject(shared);
+    const tables = await asAdmin("POST", `/api/core/database/tables/${id}`);
+    expect([tables.status, tables.body]).toEqual([200, { corp_id: id, created: [], version: platformSet().length }]);
+    const update = await asAdmin("POST", "/api/core/database/update");
+    expect(update.body.platform).toEqual({ from: platformSet().length, to: platformSet().length, applied: [] });
   });
 
   test("401, 403 (platform.core is not `*`), 404", async () => {

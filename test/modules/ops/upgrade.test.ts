@@ -3,6 +3,7 @@
 // the others serve. The "older" directory is made at test time from the migration history, and
 // the "newer release" is the embedded migrations plus one more per set.
 // source-only: starts the app with simulated releases' migration lists.
+// SQLite only (not in test/pg-backend.txt): builds and migrates older SQLite files (PostgreSQL's migrator: test/db/pg/migrate.test.ts).
 import { afterAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { readFileSync, rmSync } from "node:fs";
