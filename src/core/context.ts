@@ -27,7 +27,7 @@ import { MetricsRegistry } from "./metrics";
 import { Jobs } from "./jobs";
 import { Store } from "./store";
 import type { AppStore, TenantRegistry } from "./storage";
-import { pgStorage, preparePostgres, type PgStart } from "../db/pg/store";
+import { pgStorage, startPgNode, type PgStart } from "../db/pg/store";
 
 export interface AppContext {
   config: Config;
@@ -121,12 +121,12 @@ export interface ContextOptions {
 
 /**
  * What must happen before createContext on PostgreSQL (it is asynchronous; createContext is not):
- * the database migrated under its advisory lock and the built-in rows seeded. Nothing on SQLite,
- * whose start-up work is synchronous and done by createContext.
+ * the database migrated under its advisory lock, the built-in rows seeded, and this node's change
+ * feed listening. Nothing on SQLite, whose start-up work is synchronous and done by createContext.
  */
-export async function prepareStorage(config: Config): Promise<Pick<ContextOptions, "postgres">> {
+export async function prepareStorage(config: Config, logger?: Logger): Promise<Pick<ContextOptions, "postgres">> {
   if (!config.databaseUrl) return {};
-  return { postgres: await preparePostgres(config.databaseUrl, config.dataDir) };
+  return { postgres: await startPgNode(config.databaseUrl, config.dataDir, logger) };
 }
 
 /** The HS256 key: from configuration, else generated once into DATA_DIR/secret.key (mode 0600). */
@@ -238,6 +238,14 @@ function sqliteStorage(config: Config, options: ContextOptions, logger: Logger, 
 function postgresStorage(options: ContextOptions, events: EventBus): Storage {
   const start = options.postgres;
   if (!start) throw new Error("--database-url is set: the app is built after `await prepareStorage(config)`, with its result in the options");
-  const { store, tenants } = pgStorage(start, events);
-  return { store, tenants, builtinServerId: start.builtinServerId, close: () => start.sql.close() };
+  const { store, tenants, feed } = pgStorage(start, events);
+  return {
+    store,
+    tenants,
+    builtinServerId: start.builtinServerId,
+    async close() {
+      await feed?.close();
+      await start.sql.close();
+    },
+  };
 }

@@ -16,7 +16,10 @@ import { nowIso } from "../../lib/time";
 import { BUILTIN_SERVER_NAME, BUILTIN_SERVICES } from "../bootstrap";
 import { migrationsOf, type Migration } from "../migrations";
 import { corporations, servers, services } from "../platform/schema";
+import type { Logger } from "../../lib/log";
 import { PgDoors, type PgTenantDoor } from "./door";
+import { ChangeFeed, EVENTS_TOPIC } from "./feed";
+import { TENANT_WRITES_TOPIC } from "./generations";
 import { migratePg, type PgMigrationResult } from "./migrate";
 import * as tenantSchema from "./tenant";
 
@@ -46,6 +49,8 @@ export interface PgStart {
   readonly sql: SQL;
   readonly builtinServerId: string;
   readonly migrated: PgMigrationResult;
+  /** This node's change feed, listening (`startPgNode`); none for a command that serves nothing. */
+  readonly feed?: ChangeFeed;
 }
 
 /**
@@ -72,6 +77,23 @@ export async function preparePostgres(url: string, dataDir: string, migrations: 
     await client.close();
     throw err;
   }
+}
+
+/**
+ * A serving node's start: the database prepared, then this node's change feed (db/pg/feed.ts)
+ * listening before the app is built, so that nothing is cached before changes can be heard.
+ */
+export async function startPgNode(url: string, dataDir: string, logger?: Logger): Promise<PgStart> {
+  const start = await preparePostgres(url, dataDir);
+  const feed = new ChangeFeed(url, null, { logger });
+  try {
+    await feed.start();
+  } catch (err) {
+    await feed.close().catch(() => {});
+    await start.sql.close();
+    throw err;
+  }
+  return { ...start, feed };
 }
 
 /** ctx.store on PostgreSQL: one door object per corporation (callers key buffers by it). */
@@ -184,9 +206,21 @@ export class PgTenants implements TenantRegistry {
   closeAll(): void {}
 }
 
-/** The PostgreSQL store and registry over a started pool; `bus` is told of committed events. */
-export function pgStorage(start: PgStart, bus: EventBus): { doors: PgDoors; store: PgStore; tenants: PgTenants } {
+/**
+ * The PostgreSQL store and registry over a started pool; `bus` is told of committed events, this
+ * node's (by the doors) and, through the start's feed, every other node's. `feed` is the start's
+ * (null without one): the transport of `ctx.changes`, and open to any other subscriber.
+ */
+export function pgStorage(start: PgStart, bus: EventBus): { doors: PgDoors; store: PgStore; tenants: PgTenants; feed: ChangeFeed | null } {
   const doors = new PgDoors(start.sql, bus, { corporationMustExist: true });
   const store = new PgStore(doors);
-  return { doors, store, tenants: new PgTenants(store) };
+  const feed = start.feed ?? null;
+  // Other nodes' committed events wake this node's dispatcher and sockets. Events missed while the
+  // feed reconnected are found by their own sweeps (the dispatcher's, the sockets' check).
+  feed?.subscribe(EVENTS_TOPIC, { changed: (corpId) => bus.committed(corpId), resync: () => {} });
+  // Other nodes' writes move this node's change stamps (read caches: db/pg/generations.ts); every
+  // write notifies TENANT_WRITES_TOPIC, a write with events the events channel as well.
+  feed?.subscribe(TENANT_WRITES_TOPIC, doors.generations);
+  feed?.subscribe(EVENTS_TOPIC, doors.generations);
+  return { doors, store, tenants: new PgTenants(store), feed };
 }
