@@ -129,6 +129,8 @@ export class PgDoors {
   readonly client: SQL;
   /** Writes waiting to be grouped, per corporation (an entry lives only while its group is queued). */
   private grouped = new Map<string, GroupedJob[]>();
+  /** Corporations whose grouped transaction is running on this node. */
+  private groupsInFlight = new Set<string>();
 
   private lockTimeout: string;
   private corporationMustExist: boolean;
@@ -242,13 +244,27 @@ export class PgDoors {
     }
     jobs = [job];
     this.grouped.set(corpId, jobs);
-    setImmediate(() => void this.flushGroups(corpId));
+    // While a group of this corporation is in its transaction, the writes queued meanwhile wait to
+    // be the next group (started when it ends): a transaction started now would only wait for the
+    // writer lock, one write at a time. This is what groups them under load.
+    if (!this.groupsInFlight.has(corpId)) setImmediate(() => void this.flushGroups(corpId));
   }
 
   private async flushGroups(corpId: string): Promise<void> {
-    const queued = this.grouped.get(corpId)!;
-    // Writes queued from here on start the next group (its own setImmediate).
+    const queued = this.grouped.get(corpId);
+    if (!queued) return;
+    // Writes queued from here on are the next group, started when this one ends.
     this.grouped.delete(corpId);
+    this.groupsInFlight.add(corpId);
+    try {
+      await this.runGroups(corpId, queued);
+    } finally {
+      this.groupsInFlight.delete(corpId);
+      if (this.grouped.has(corpId)) setImmediate(() => void this.flushGroups(corpId));
+    }
+  }
+
+  private async runGroups(corpId: string, queued: GroupedJob[]): Promise<void> {
     for (let at = 0; at < queued.length; at += MAX_GROUP) {
       const jobs = queued.slice(at, at + MAX_GROUP);
       const scopes = jobs.map(() => new PgScope(corpId));
