@@ -27,7 +27,7 @@ import { nowIso } from "../../lib/time";
 import { is } from "drizzle-orm";
 import { getTableConfig, PgTable } from "drizzle-orm/pg-core";
 import type { Handle } from "../handle";
-import { registerReadStamp } from "../change-stamp";
+import { newStamp, registerReadStamp } from "../change-stamp";
 import { Generations, TENANT_WRITES_TOPIC } from "./generations";
 import { events } from "../tenant/schema";
 import { pgHandle } from "./handle";
@@ -319,9 +319,12 @@ class PgDoor implements PgTenantDoor {
     return this.doors.read(this.corpId, fn);
   }
 
-  /** The corporation's generation now: the stamp `read` would register (the platform has none). */
+  /**
+   * The corporation's generation now: the stamp `read` would register. The platform's reads have
+   * no stamp: a new one each time, which nothing was kept under.
+   */
   stampNow(): number {
-    return this.corpId ? this.doors.generations.of(this.corpId) : -1;
+    return this.corpId ? this.doors.generations.of(this.corpId) : newStamp();
   }
 
   async write<T>(fn: (tx: PgTx, scope: PgTenantWriteScope) => T | Promise<T>, { durable = true }: { durable?: boolean } = {}): Promise<T> {
