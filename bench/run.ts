@@ -633,7 +633,12 @@ async function main() {
   const results: ModeResult[] = [];
   try {
     await sampleCeiling();
-    if (MODES.includes("cluster")) pg = await startPostgres({ durable: true });
+    if (MODES.includes("cluster")) {
+      // PostgreSQL 15 from Debian's packages when missing, as `bun run test` installs it.
+      const ensured = Bun.spawnSync(["bun", join(root, "scripts", "ensure-postgres.ts")], { stdout: "inherit", stderr: "inherit" });
+      if (ensured.exitCode !== 0) throw new Error("cluster mode needs PostgreSQL 15: apt-get install postgresql-15 (or BENCH_MODES=embedded)");
+      pg = await startPostgres({ durable: true });
+    }
     const shared: Shared = { binary, peerInstalled, sampleCeiling, ceilingSamples, receiver: { port: receiver.port!, received } };
     for (const mode of MODES) results.push(await runMode(mode, shared, pg));
   } finally {
