@@ -47,6 +47,12 @@ export interface Door<H, S extends WriteScope> {
   maintain(what: { checkpoint: boolean; optimize: boolean }): Promise<{ checkpointed: boolean; optimized: boolean }>;
   /** A consistent copy of the last committed state into a new file, without the write lock (backups). */
   copyTo(target: string): Promise<void>;
+  /**
+   * The change stamp a read begun now would see (src/db/change-stamp.ts readStamp), where it is
+   * known without reading: PostgreSQL's generation (src/db/pg/generations.ts), so a cached answer
+   * needs no transaction. SQLite's stamp is read on the read connection: not given.
+   */
+  stampNow?(): number;
 }
 
 export type PlatformDoor = Door<PlatformDb, WriteScope>;

@@ -2,8 +2,12 @@
 // authorize's NAS and layouts) key on: it moves as soon as anything may have been written to the
 // database — by this connection (total_changes(), which also counts statements later rolled back)
 // or by any other connection (data_version, which moves on another connection's commit).
+//
+// On PostgreSQL (cluster mode) a read's handle carries its corporation's generation instead
+// (src/db/pg/generations.ts): `readStamp(db)` answers for either engine.
 import type { Database, Statement } from "bun:sqlite";
-import { isReadConnection } from "./sqlite";
+import type { AnyDb } from "./sqlite";
+import { isReadConnection, sqliteClientOf } from "./sqlite";
 
 interface ConnectionState {
   changesStmt: Statement<{ c: number }, []>;
@@ -17,6 +21,11 @@ interface ConnectionState {
 
 const states = new WeakMap<Database, ConnectionState>();
 let stamps = 0;
+
+/** A stamp no connection or generation has had: SQLite's stamps and PostgreSQL's generations share one sequence. */
+export function newStamp(): number {
+  return ++stamps;
+}
 
 /**
  * A number for the database's state as this connection sees it now: the same number again means
@@ -49,4 +58,53 @@ export function changeStamp(client: Database): number | null {
     state.stamp = ++stamps;
   }
   return state.stamp;
+}
+
+/**
+ * What another engine's door says of one read's handle (src/db/pg/door.ts registers it): the
+ * stamp taken before the read began, the object per-database caches key by (one per
+ * corporation), and the stamp now.
+ */
+export interface ForeignStamp {
+  readonly stamp: number;
+  readonly scope: object;
+  current(): number;
+}
+const foreign = new WeakMap<AnyDb, ForeignStamp>();
+
+/** Called by a door of another engine for each read's handle. */
+export function registerReadStamp(db: AnyDb, stamp: ForeignStamp): void {
+  foreign.set(db, stamp);
+}
+
+/**
+ * The stamp of a read's handle whichever engine serves it: SQLite's change stamp of the read
+ * connection, or on PostgreSQL the corporation's generation taken before the read began. Null
+ * for a write's handle (what a write reads may still roll back): nothing may be cached then.
+ */
+export function readStamp(db: AnyDb): number | null {
+  const client = sqliteClientOf(db);
+  if (client) return changeStamp(client);
+  return foreign.get(db)?.stamp ?? null;
+}
+
+/**
+ * Whether what a read computed under `stamp` may be kept. SQLite: always (the stamp is that of
+ * the read's snapshot, a value is never older than its stamp). PostgreSQL: only if no commit of
+ * the corporation was heard since the read began (a read that overlapped one may hold rows from
+ * before it, under a stamp taken before it: it is answered, not kept).
+ */
+export function stampHolds(db: AnyDb, stamp: number): boolean {
+  const f = foreign.get(db);
+  return f === undefined || f.current() === stamp;
+}
+
+/**
+ * The object a cache of one database keys by: SQLite's read connection; on PostgreSQL one object
+ * per corporation (a read's handle lives for one transaction). Null where nothing may be kept.
+ */
+export function stampScope(db: AnyDb): object | null {
+  const client = sqliteClientOf(db);
+  if (client) return isReadConnection(client) ? client : null;
+  return foreign.get(db)?.scope ?? null;
 }

@@ -2,7 +2,7 @@
 import { and, asc, Column, desc, eq, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import { getTableColumns, getTableName } from "drizzle-orm";
 import { SQLiteSyncDialect, type SQLiteColumn, type SQLiteTable } from "drizzle-orm/sqlite-core";
-import { changeStamp } from "../db/change-stamp";
+import { readStamp, stampHolds, stampScope } from "../db/change-stamp";
 import { clientOf } from "../db/rows";
 import { sqliteClientOf, type AnyDb, type SqliteClient as Database } from "../db/sqlite";
 
@@ -251,7 +251,8 @@ export function listClauses(table: SQLiteTable, spec: ListSpec, params: ListPara
  * kept until anything may have been written (the stamp moves), so repeated pages and searches
  * between writes count nothing (a dense search over 100,000 persons counts ≈ 12,500 matches,
  * 3–4 ms). Keyed by the count's SQL text and parameters; at most MAX_TOTALS per connection,
- * the oldest dropped first. On any other connection changeStamp is null and nothing is kept.
+ * the oldest dropped first. On a write's handle readStamp is null and nothing is kept; on
+ * PostgreSQL totals are kept per corporation and generation (src/db/pg/generations.ts).
  */
 interface Totals {
   stamp: number;
@@ -260,32 +261,35 @@ interface Totals {
   matches: Map<string, Matches>;
   matchBytes: number;
 }
-const totalsByConnection = new WeakMap<Database, Totals>();
+/** Per SQLite read connection, or per corporation on PostgreSQL (change-stamp.ts stampScope). */
+const totalsByScope = new WeakMap<object, Totals>();
 const MAX_TOTALS = 128;
 /** Longer keys (a long id list in a caller's condition) are counted each time rather than kept. */
 const MAX_TOTAL_KEY = 1024;
 
-/** What is kept for the connection's current stamp; null where nothing may be kept (or not SQLite). */
-function keptFor(client: Database | null): Totals | null {
-  if (!client) return null;
-  const stamp = changeStamp(client);
+/** What is kept for the read's current stamp; null where nothing may be kept (a write's handle). */
+function keptFor(db: AnyDb): Totals | null {
+  const stamp = readStamp(db);
   if (stamp === null) return null;
-  let totals = totalsByConnection.get(client);
+  const scope = stampScope(db);
+  if (!scope) return null;
+  let totals = totalsByScope.get(scope);
   if (!totals || totals.stamp !== stamp) {
     totals = { stamp, counts: new Map(), matches: new Map(), matchBytes: 0 };
-    totalsByConnection.set(client, totals);
+    totalsByScope.set(scope, totals);
   }
   return totals;
 }
 
-async function cachedTotal(client: Database | null, query: { sql: string; params: unknown[] }, countIt: () => Promise<number>): Promise<number> {
-  const totals = keptFor(client);
+async function cachedTotal(db: AnyDb, query: { sql: string; params: unknown[] }, countIt: () => Promise<number>): Promise<number> {
+  const totals = keptFor(db);
   if (!totals) return await countIt();
   const key = query.params.length ? `${query.sql}\0${JSON.stringify(query.params)}` : query.sql;
   const hit = totals.counts.get(key);
   if (hit !== undefined) return hit;
   const n = await countIt();
-  if (key.length <= MAX_TOTAL_KEY) {
+  // PostgreSQL: a count that overlapped a write's end is answered, not kept.
+  if (key.length <= MAX_TOTAL_KEY && stampHolds(db, totals.stamp)) {
     if (totals.counts.size >= MAX_TOTALS) totals.counts.delete(totals.counts.keys().next().value!);
     totals.counts.set(key, n);
   }
@@ -489,7 +493,7 @@ export async function listRows<R, V>(
   const { page, limit, offset } = paging(params);
   const d = db as any;
   const client = clientOf(db);
-  // The match sets and the totals are kept on a SQLite read connection only (keptFor).
+  // The match sets are kept on a SQLite read connection only; totals on a read's stamp (keptFor).
   const sqlite = sqliteClientOf(db);
   // The trigram indexes are SQLite's (FTS5): on another engine ?q scans its columns.
   if (!sqlite && spec.search) spec = { ...spec, search: undefined, searchMore: undefined };
@@ -498,7 +502,7 @@ export async function listRows<R, V>(
   const tableRowsOf = async () => ((await client.query(tableRows).values()) as [[number | null]])[0][0] ?? 0;
   let knownTotal: number | undefined;
   const plain = reader ? plainSearch(table, spec, params, where) : undefined;
-  const kept = plain ? keptFor(sqlite) : null;
+  const kept = plain && sqlite ? keptFor(db) : null;
   if (plain && kept && reader && sqlite) {
     // An index search alone, sorted by id, between writes: its match set answers the total and
     // the page's rows (walkPage); SQLite's plan below when the walk would be long.
@@ -525,7 +529,7 @@ export async function listRows<R, V>(
     countQuery = c.where ? sql`SELECT count(*) AS n FROM ${table} WHERE ${c.where}` : sql`SELECT count(*) AS n FROM ${table}`;
   }
   const count = dialect.sqlToQuery(countQuery);
-  const total = knownTotal ?? (await cachedTotal(sqlite, count, async () => ((await client.query(count.sql).get(...(count.params as Bindings))) as { n: number }).n));
+  const total = knownTotal ?? (await cachedTotal(db, count, async () => ((await client.query(count.sql).get(...(count.params as Bindings))) as { n: number }).n));
   let w = c.where;
   if (c.search && c.byId && total > 0) {
     // Sorted by id, SQLite reads every match to sort them (≈ 1.5 µs each) unless told to walk the

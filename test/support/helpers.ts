@@ -11,6 +11,7 @@ import { createApp, type AppOptions } from "../../src/app";
 import { prepareStorage } from "../../src/core/context";
 import { testDatabase } from "./backend";
 import { pgReaders } from "./pg-files";
+import type { PgStore } from "../../src/db/pg/store";
 import { loadConfig, type Config } from "../../src/config";
 import { createLogger, silentLogger, type LogLevel } from "../../src/lib/log";
 
@@ -121,7 +122,8 @@ async function makeSourceApp(opts: MakeAppOptions = {}) {
     startDelayMs: 0,
     ...opts.options,
   });
-  const files = database.env.CORPADMIN_DATABASE_URL ? pgReaders(database.env.CORPADMIN_DATABASE_URL) : readers(dir);
+  // A write through sqlWrite moves the app's change stamp of that corporation at once (pg-files.ts).
+  const files = database.env.CORPADMIN_DATABASE_URL ? pgReaders(database.env.CORPADMIN_DATABASE_URL, (corpId) => (ctx.store as PgStore).pg.generations.changed(corpId)) : readers(dir);
   async function req<T = any>(method: string, path: string, o: ReqOptions = {}): Promise<Res<T>> {
     const { headers, body } = requestParts(o, "x-test-peer");
     return toRes<T>(await app.handle(new Request(`http://localhost${path}`, { method, headers, body })));

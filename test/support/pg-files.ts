@@ -9,6 +9,8 @@ import { is } from "drizzle-orm";
 import { getTableConfig, PgTable } from "drizzle-orm/pg-core";
 import { translate } from "../../src/db/pg/translate";
 import * as tenantSchema from "../../src/db/pg/tenant";
+import { CHANGES_CHANNEL } from "../../src/db/pg/door";
+import { TENANT_WRITES_TOPIC } from "../../src/db/pg/generations";
 import { PG_BIN } from "./postgres";
 
 type Params = unknown[];
@@ -70,16 +72,30 @@ function inline(sqlite: string, corpId: string | undefined, params: Params): str
   });
 }
 
-function psql(url: string, corpId: string | undefined, write: boolean, statement: string): string {
+/**
+ * A write through t.sqlWrite is another node's write to the app: it notifies as a node's does
+ * (src/db/pg/generations.ts), so the app's read caches move on. The in-process app is also told
+ * at once (`onWrite`: the notification would arrive only when its event loop next polls); a binary
+ * is given a moment to hear it.
+ */
+type OnWrite = ((corpId: string) => void) | undefined;
+
+function psql(url: string, corpId: string | undefined, write: boolean, statement: string, onWrite?: OnWrite): string {
   // The platform's connection sees no corporation's rows (as platform.db holds none), and its
   // reads of a tenant table find nothing rather than an unset setting.
   const setup = [`SET corpadmin.corp_id = ${literal(corpId ?? "")}`, write ? "" : "SET default_transaction_read_only = on"].filter(Boolean);
   // On stdin: a transaction's statements together outgrow an argument (128 KiB).
-  const script = [...setup, statement].map((s) => `${s};\n`).join("");
+  const notify = write && corpId ? [`SELECT pg_notify('${CHANGES_CHANNEL}', ${literal(`${TENANT_WRITES_TOPIC}\n${corpId}`)})`] : [];
+  const script = [...setup, statement, ...notify].map((s) => `${s};\n`).join("");
   const args = [`${PG_BIN}/psql`, "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", url, "-f", "-"];
   const r = Bun.spawnSync(args, { stdin: new TextEncoder().encode(script), stdout: "pipe", stderr: "pipe" });
   if (r.exitCode !== 0) throw new Error(`psql: ${r.stderr.toString().trim()} (in ${statement})`);
-  return r.stdout.toString();
+  if (notify.length) {
+    if (onWrite) onWrite(corpId!);
+    else Bun.sleepSync(50);
+  }
+  // The notification's own output line (empty) is the last: the statement's is before it.
+  return notify.length ? r.stdout.toString().replace(/\n?\n$/, "\n") : r.stdout.toString();
 }
 
 const sqliteValue = (v: unknown): unknown => (typeof v === "boolean" ? (v ? 1 : 0) : v);
@@ -93,14 +109,14 @@ function rows(url: string, corpId: string | undefined, write: boolean, sqlite: s
   return parsed;
 }
 
-function changes(url: string, corpId: string | undefined, sqlite: string, params: Params): { changes: number } {
-  const out = psql(url, corpId, true, inline(sqlite, corpId, params)).trim().split("\n");
+function changes(url: string, corpId: string | undefined, sqlite: string, params: Params, onWrite: OnWrite): { changes: number } {
+  const out = psql(url, corpId, true, inline(sqlite, corpId, params), onWrite).trim().split("\n");
   const tag = /^(?:INSERT \d+|UPDATE|DELETE) (\d+)$/.exec(out[out.length - 1] ?? "");
   return { changes: tag ? Number(tag[1]) : 0 };
 }
 
 /** A synchronous, bun:sqlite-shaped view of the app's PostgreSQL database for one corporation (or the platform). */
-function connection(url: string, corpId: string | undefined, write: boolean): Database {
+function connection(url: string, corpId: string | undefined, write: boolean, onWrite?: OnWrite): Database {
   /** Inside `transaction(fn)`: the writes gathered, sent as one script (one psql, one transaction). */
   let batch: string[] | null = null;
   const statement = (sqlite: string) => ({
@@ -113,7 +129,7 @@ function connection(url: string, corpId: string | undefined, write: boolean): Da
         batch.push(inline(sqlite, corpId, p));
         return { changes: 1 };
       }
-      return changes(url, corpId, sqlite, p);
+      return changes(url, corpId, sqlite, p, onWrite);
     },
   });
   const db = {
@@ -123,7 +139,7 @@ function connection(url: string, corpId: string | undefined, write: boolean): Da
     run: (sqlite: string, bindings: Params = []) => statement(sqlite).run(...bindings),
     exec: (sqlite: string) => {
       if (!write) throw new Error("t.sql is read-only: t.sqlWrite writes");
-      psql(url, corpId, true, sqliteNumbers(translate(sqlite, { tenant: !!corpId }).sql));
+      psql(url, corpId, true, sqliteNumbers(translate(sqlite, { tenant: !!corpId }).sql), onWrite);
     },
     close: () => {},
     transaction:
@@ -134,7 +150,7 @@ function connection(url: string, corpId: string | undefined, write: boolean): Da
         batch = [];
         try {
           const out = fn(...a);
-          if (batch.length) psql(url, corpId, true, `BEGIN;\n${batch.join(";\n")};\nCOMMIT`);
+          if (batch.length) psql(url, corpId, true, `BEGIN;\n${batch.join(";\n")};\nCOMMIT`, onWrite);
           return out;
         } finally {
           batch = null;
@@ -145,14 +161,15 @@ function connection(url: string, corpId: string | undefined, write: boolean): Da
 }
 
 /** `t.sql` and `t.sqlWrite` over the app's database URL. */
-export function pgReaders(url: string) {
+/** `onWrite`: the in-process app's own signal that a corporation's data changed (see psql). */
+export function pgReaders(url: string, onWrite?: (corpId: string) => void) {
   // One object per corporation and mode, as SQLite's readers keep one Database per file: a
   // transaction opened on one is joined by writes through another handle of the same database.
   const open = new Map<string, Database>();
   const get = (corpId: string | undefined, write: boolean): Database => {
     const key = `${write ? "w" : "r"}:${corpId ?? ""}`;
     let db = open.get(key);
-    if (!db) open.set(key, (db = connection(url, corpId, write)));
+    if (!db) open.set(key, (db = connection(url, corpId, write, write ? onWrite : undefined)));
     return db;
   };
   return {

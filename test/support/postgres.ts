@@ -59,7 +59,11 @@ function stopAllOnExit(): void {
   });
 }
 
-export async function startPostgres(): Promise<TestPostgres> {
+/**
+ * `durable`: fsync, synchronous_commit and full-page writes on, as production runs it (the bench's
+ * cluster mode measures durable commits); tests leave them off.
+ */
+export async function startPostgres({ durable = false }: { durable?: boolean } = {}): Promise<TestPostgres> {
   if (!existsSync(join(PG_BIN, "initdb")) || !existsSync(join(PG_BIN, "postgres"))) {
     throw new Error(
       `PostgreSQL 15 is not installed (no ${PG_BIN}/initdb): the cluster-mode tests need it. ` +
@@ -87,11 +91,11 @@ export async function startPostgres(): Promise<TestPostgres> {
     listen_addresses: "127.0.0.1",
     port: String(port),
     unix_socket_directories: dir,
-    fsync: "off",
-    synchronous_commit: "off",
-    full_page_writes: "off",
+    fsync: durable ? "on" : "off",
+    synchronous_commit: durable ? "on" : "off",
+    full_page_writes: durable ? "on" : "off",
     max_connections: "200",
-    shared_buffers: "32MB",
+    shared_buffers: durable ? "128MB" : "32MB",
     log_min_messages: "warning",
   };
   const spawn = () =>

@@ -27,6 +27,8 @@ import { nowIso } from "../../lib/time";
 import { is } from "drizzle-orm";
 import { getTableConfig, PgTable } from "drizzle-orm/pg-core";
 import type { Handle } from "../handle";
+import { newStamp, registerReadStamp } from "../change-stamp";
+import { Generations, TENANT_WRITES_TOPIC } from "./generations";
 import { events } from "../tenant/schema";
 import { pgHandle, unavailableOf } from "./handle";
 import * as platformSchema from "./platform";
@@ -40,6 +42,11 @@ const platformTableNames = tableNames(platformSchema);
 export const CORP_SETTING = "corpadmin.corp_id";
 /** The channel a committed write with events notifies; the payload is the corporation's id. */
 export const EVENTS_CHANNEL = "corpadmin_events";
+/**
+ * The channel of cache invalidations (./feed.ts); the payload is "topic\nkey". Every write of a
+ * corporation notifies TENANT_WRITES_TOPIC on it (./generations.ts).
+ */
+export const CHANGES_CHANNEL = "corpadmin_changes";
 
 /** Bounds one grouped transaction (and so the wait of the write queued last in it), as on SQLite. */
 const MAX_GROUP = 64;
@@ -148,9 +155,13 @@ export class PgDoors {
   readonly client: SQL;
   /** Writes waiting to be grouped, per corporation (an entry lives only while its group is queued). */
   private grouped = new Map<string, GroupedJob[]>();
+  /** Corporations whose grouped transaction is running on this node. */
+  private groupsInFlight = new Set<string>();
 
   private lockTimeout: string;
   private corporationMustExist: boolean;
+  /** The corporations' change stamps on this node (./generations.ts); the feed also moves them. */
+  readonly generations = new Generations();
 
   constructor(
     client: SQL,
@@ -190,11 +201,16 @@ export class PgDoors {
    * less; measured ≈ 10–20 % less wall per primary-key read), and an error of either fails the read.
    */
   read<T>(corpId: string, fn: (db: PgTx) => T | Promise<T>): Promise<T> {
+    // The generation before BEGIN: the snapshot, taken at the first statement, holds every write
+    // this node saw end before it, so what is cached under it is never older than its stamp.
+    const stamp = corpId ? this.generations.of(corpId) : 0;
     // A read changes nothing: one cut by an ended connection runs again (its callback, too).
     return transaction(
       () =>
         this.client.begin("isolation level repeatable read read only", async (conn) => {
-          const [, out] = await Promise.all([this.enter(conn, corpId, false), fn(pgHandle(conn, corpId !== ""))]);
+          const db = pgHandle(conn, corpId !== "");
+          if (corpId) registerReadStamp(db, { stamp, scope: this.generations.scope(corpId), current: () => this.generations.of(corpId) });
+          const [, out] = await Promise.all([this.enter(conn, corpId, false), fn(db)]);
           return out;
         }) as Promise<T>,
       () => true,
@@ -230,6 +246,10 @@ export class PgDoors {
     const params: string[] = [];
     const bind = (v: string) => `$${params.push(v)}`;
     if (corpId) parts.push(`set_config('${CORP_SETTING}', ${bind(corpId)}, true)`);
+    // Every write of a corporation tells the other nodes at its COMMIT (none on ROLLBACK), so that
+    // their caches of its data move on (./generations.ts). Queued now, sent by the COMMIT: no
+    // round trip of its own.
+    if (write && corpId) parts.push(`pg_notify('${CHANGES_CHANNEL}', ${bind(`${TENANT_WRITES_TOPIC}\n${corpId}`)})`);
     if (write) {
       // Not durable: the commit does not wait for its WAL flush (nor a synchronous standby); a crash
       // may lose it, never corrupt anything.
@@ -256,13 +276,27 @@ export class PgDoors {
     }
     jobs = [job];
     this.grouped.set(corpId, jobs);
-    setImmediate(() => void this.flushGroups(corpId));
+    // While a group of this corporation is in its transaction, the writes queued meanwhile wait to
+    // be the next group (started when it ends): a transaction started now would only wait for the
+    // writer lock, one write at a time. This is what groups them under load.
+    if (!this.groupsInFlight.has(corpId)) setImmediate(() => void this.flushGroups(corpId));
   }
 
   private async flushGroups(corpId: string): Promise<void> {
-    const queued = this.grouped.get(corpId)!;
-    // Writes queued from here on start the next group (its own setImmediate).
+    const queued = this.grouped.get(corpId);
+    if (!queued) return;
+    // Writes queued from here on are the next group, started when this one ends.
     this.grouped.delete(corpId);
+    this.groupsInFlight.add(corpId);
+    try {
+      await this.runGroups(corpId, queued);
+    } finally {
+      this.groupsInFlight.delete(corpId);
+      if (this.grouped.has(corpId)) setImmediate(() => void this.flushGroups(corpId));
+    }
+  }
+
+  private async runGroups(corpId: string, queued: GroupedJob[]): Promise<void> {
     for (let at = 0; at < queued.length; at += MAX_GROUP) {
       const jobs = queued.slice(at, at + MAX_GROUP);
       const scopes = jobs.map(() => new PgScope(corpId));
@@ -295,9 +329,11 @@ export class PgDoors {
           () => !called,
         );
       } catch (error) {
+        this.generations.changed(corpId);
         for (const job of jobs) job.reject(error);
         continue;
       }
+      this.generations.changed(corpId);
       jobs.forEach((job, i) => {
         const o = outcomes[i];
         if (o.ok) {
@@ -321,24 +357,38 @@ class PgDoor implements PgTenantDoor {
     return this.doors.read(this.corpId, fn);
   }
 
+  /**
+   * The corporation's generation now: the stamp `read` would register. The platform's reads have
+   * no stamp: a new one each time, which nothing was kept under.
+   */
+  stampNow(): number {
+    return this.corpId ? this.doors.generations.of(this.corpId) : newStamp();
+  }
+
   async write<T>(fn: (tx: PgTx, scope: PgTenantWriteScope) => T | Promise<T>, { durable = true, exclusive = true }: { durable?: boolean; exclusive?: boolean } = {}): Promise<T> {
     let scope = new PgScope(this.corpId);
     // Run again only when the connection ended before the callback started: nothing was done yet.
     let called = false;
-    const result = await transaction(
-      () =>
-        this.doors.client.begin(async (conn) => {
-          scope = new PgScope(this.corpId);
-          await this.doors.enter(conn, this.corpId, true, durable, this.checked, exclusive);
-          called = true;
-          const tx = pgHandle(conn, this.corpId !== "");
-          const out = await fn(tx, scope);
-          await scope.flush(tx);
-          if (scope.emitted) await this.doors.notify(conn, this.corpId);
-          return out;
-        }) as Promise<T>,
-      () => !called,
-    );
+    let result: T;
+    try {
+      result = await transaction(
+        () =>
+          this.doors.client.begin(async (conn) => {
+            scope = new PgScope(this.corpId);
+            await this.doors.enter(conn, this.corpId, true, durable, this.checked, exclusive);
+            called = true;
+            const tx = pgHandle(conn, this.corpId !== "");
+            const out = await fn(tx, scope);
+            await scope.flush(tx);
+            if (scope.emitted) await this.doors.notify(conn, this.corpId);
+            return out;
+          }) as Promise<T>,
+        () => !called,
+      );
+    } finally {
+      // Before the caller goes on (and before afterCommit): its next read here sees a new stamp.
+      if (this.corpId) this.doors.generations.changed(this.corpId);
+    }
     this.doors.committed(scope);
     return result;
   }

@@ -15,10 +15,9 @@
 import { SQL } from "bun";
 import type { EventBus } from "../../core/events";
 import { silentLogger, type Logger } from "../../lib/log";
-import { EVENTS_CHANNEL, type PgTx } from "./door";
+import { CHANGES_CHANNEL, EVENTS_CHANNEL, type PgTx } from "./door";
 
-/** The channel of cache invalidations; the payload is "topic\nkey". */
-export const CHANGES_CHANNEL = "corpadmin_changes";
+export { CHANGES_CHANNEL };
 /** The topic whose subscribers hear the committed events' corporations (and their resyncs). */
 export const EVENTS_TOPIC = "events";
 

@@ -19,6 +19,7 @@ import { corporations, servers, services } from "../platform/schema";
 import type { Logger } from "../../lib/log";
 import { PgDoors, type PgTenantDoor } from "./door";
 import { ChangeFeed, EVENTS_TOPIC } from "./feed";
+import { TENANT_WRITES_TOPIC } from "./generations";
 import { migratePg, type PgMigrationResult } from "./migrate";
 import * as tenantSchema from "./tenant";
 
@@ -217,5 +218,9 @@ export function pgStorage(start: PgStart, bus: EventBus): { doors: PgDoors; stor
   // Other nodes' committed events wake this node's dispatcher and sockets. Events missed while the
   // feed reconnected are found by their own sweeps (the dispatcher's, the sockets' check).
   feed?.subscribe(EVENTS_TOPIC, { changed: (corpId) => bus.committed(corpId), resync: () => {} });
+  // Other nodes' writes move this node's change stamps (read caches: db/pg/generations.ts); every
+  // write notifies TENANT_WRITES_TOPIC, a write with events the events channel as well.
+  feed?.subscribe(TENANT_WRITES_TOPIC, doors.generations);
+  feed?.subscribe(EVENTS_TOPIC, doors.generations);
   return { doors, store, tenants: new PgTenants(store), feed };
 }

@@ -24,7 +24,7 @@ import {
 import {
   contractByIdentity,
   contractItemList,
-  contractViewJson,
+  contractViewText,
   createContract,
   linkContract,
   listContracts,
@@ -106,9 +106,9 @@ export function contractModule(ctx: AppContext) {
     })
     // The hottest read: its value is built from the schema's type (contractViewById), so the
     // response check is skipped (checkedJson); test/registry/contract-view.test.ts checks the bodies.
-    // The text itself is reused until the corporation's database changes (contractViewJson): it
-    // runs on the read connection, whose change stamp moves with every commit.
-    .get("/contract/:id", ({ tenant, principal, params, set }) => tenant.read(async (db) => checkedJsonText(set, await contractViewJson(db, params.id, principal.corp.timezone))), {
+    // The text itself is reused until the corporation's database changes (contractViewText): per
+    // change stamp, which moves with every commit (on PostgreSQL a kept text needs no transaction).
+    .get("/contract/:id", async ({ tenant, principal, params, set }) => checkedJsonText(set, await contractViewText(tenant, params.id, principal.corp.timezone)), {
       auth: "platform.contract",
       params: IdParams,
       response: { 200: Contract },

@@ -7,9 +7,9 @@ import { and, asc, eq, inArray, or, sql } from "drizzle-orm";
 import ipaddr from "ipaddr.js";
 import type { AppContext, ContractChange } from "../../core/context";
 import type { Principal } from "../../core/principal";
-import type { TenantWriteScope } from "../../core/store";
-import { changeStamp } from "../../db/change-stamp";
-import { sqliteClientOf, type TenantDb } from "../../db/sqlite";
+import type { TenantDoor, TenantWriteScope } from "../../core/store";
+import { readStamp, stampHolds } from "../../db/change-stamp";
+import type { TenantDb } from "../../db/sqlite";
 import { contractConfigs, contractFlags, contractItems, contracts } from "../../db/tenant/schema";
 import { finite } from "../../lib/finite";
 import { listRows, type ListParams, type ListSpec } from "../../lib/list";
@@ -218,9 +218,10 @@ export async function getContractView(db: TenantDb, id: string, timeZone: string
 }
 
 // GET /api/contract/{id} answers the same bytes until the tenant database changes: the JSON text
-// is kept per change stamp (src/db/change-stamp.ts) of the READ connection, time zone and id;
-// texts of an older stamp are never read again. Never inside a write, whose changes may still roll
-// back without moving the stamp back (changeStamp is null there). One bound for all corporations,
+// is kept per change stamp (src/db/change-stamp.ts readStamp: SQLite's stamp of the READ
+// connection, PostgreSQL's generation of the corporation), time zone and id; texts of an older
+// stamp are never read again. Never inside a write, whose changes may still roll back without
+// moving the stamp back (the stamp is null there). One bound for all corporations,
 // in entries and in characters: a contract with hundreds of items makes a body of hundreds of kB,
 // and 8,192 of those would hold gigabytes.
 const BODIES_MAX = 8192;
@@ -230,18 +231,31 @@ const bodies = new Map<string, string>();
 let bodiesChars = 0;
 
 /**
+ * GET /api/contract/{id}'s body: where the door knows its stamp without reading (PostgreSQL), a
+ * body kept for it is answered with no transaction at all; else contractViewJson in a read.
+ */
+export async function contractViewText(tenant: TenantDoor, id: string, timeZone: string): Promise<string> {
+  const stamp = tenant.stampNow?.();
+  if (stamp !== undefined) {
+    const body = bodies.get(`${stamp} ${timeZone} ${id}`);
+    if (body !== undefined) return body;
+  }
+  return tenant.read((db) => contractViewJson(db, id, timeZone));
+}
+
+/**
  * The JSON text of the Contract GET returns (password masked); throws 404 as getContractView does.
- * Called with the handle of a `read` (the read connection's stamp moves on every commit); a
- * handle without a SQLite connection under it has no stamp, and its bodies are built every time.
+ * Called with the handle of a `read`; a handle without a stamp (a write's) builds the body every
+ * time. On PostgreSQL a body read while a write of the corporation ended is answered, not kept.
  */
 export async function contractViewJson(db: TenantDb, id: string, timeZone: string): Promise<string> {
-  const sqlite = sqliteClientOf(db);
-  const stamp = sqlite ? changeStamp(sqlite) : null;
+  const stamp = readStamp(db);
   if (stamp === null) return JSON.stringify(await getContractView(db, id, timeZone));
   const key = `${stamp} ${timeZone} ${id}`;
   let body = bodies.get(key);
   if (body === undefined) {
     body = JSON.stringify(await getContractView(db, id, timeZone));
+    if (!stampHolds(db, stamp)) return body;
     if (bodies.size >= BODIES_MAX || bodiesChars + body.length > BODIES_MAX_CHARS) {
       bodies.clear();
       bodiesChars = 0;

@@ -1,10 +1,10 @@
 // The NAS rows and layouts RADIUS authorize reads on every Access-Request, kept per corporation
-// read connection until anything at all changes in that database (its change stamp moves, see
-// src/db/change-stamp.ts). A request takes the snapshot once, inside its read (two tiny reads),
-// and finds its NAS and layout in it; callers must not modify what they are given. Only a read's
-// handle may be passed (never a write's: what a write reads may be rolled back).
-import { changeStamp } from "../../db/change-stamp";
-import { sqliteClientOf, type TenantDb } from "../../db/sqlite";
+// read connection (on PostgreSQL per corporation) until anything at all changes in that database
+// (its change stamp moves, see src/db/change-stamp.ts readStamp). A request takes the snapshot
+// once, inside its read, and finds its NAS and layout in it; callers must not modify what they are
+// given. Only a read's handle may be passed (never a write's: what a write reads may be rolled back).
+import { readStamp, stampHolds, stampScope } from "../../db/change-stamp";
+import type { TenantDb } from "../../db/sqlite";
 import type { RadiusNas } from "./nas-service";
 import { activeTemplates, layoutStatus, type AttributeTemplate } from "./render-service";
 
@@ -17,19 +17,19 @@ export interface Snapshot {
 /** Beyond this many remembered entries (unknown NAS addresses included) a snapshot starts over. */
 const MAX_ENTRIES = 1_000;
 
-/** Per read handle (one per corporation door, kept while the door is open). */
-const snapshots = new WeakMap<TenantDb, Snapshot>();
+/** Per read connection (SQLite: kept while the door is open) or corporation (PostgreSQL). */
+const snapshots = new WeakMap<object, Snapshot>();
 
 /** The snapshot valid for the database as it is now (a fresh one when anything changed). */
 export function radiusSnapshot(db: TenantDb): Snapshot {
-  const client = sqliteClientOf(db);
-  const stamp = client && changeStamp(client);
-  // A write's handle (or another engine's): a snapshot for this call only.
-  if (stamp === null) return { stamp: -1, nas: new Map(), layouts: new Map() };
-  let snap = snapshots.get(db);
+  const stamp = readStamp(db);
+  const scope = stamp === null ? null : stampScope(db);
+  // A write's handle: a snapshot for this call only.
+  if (stamp === null || !scope) return { stamp: -1, nas: new Map(), layouts: new Map() };
+  let snap = snapshots.get(scope);
   if (!snap || snap.stamp !== stamp || snap.nas.size + snap.layouts.size > MAX_ENTRIES) {
     snap = { stamp, nas: new Map(), layouts: new Map() };
-    snapshots.set(db, snap);
+    snapshots.set(scope, snap);
   }
   return snap;
 }
@@ -37,7 +37,11 @@ export function radiusSnapshot(db: TenantDb): Snapshot {
 /** The NAS registered at a canonical address, as `load` reads it, remembered until a change. */
 export async function cachedNas(snap: Snapshot, db: TenantDb, ip: string, load: (db: TenantDb, ip: string) => Promise<RadiusNas | null>): Promise<RadiusNas | null> {
   let nas = snap.nas.get(ip);
-  if (nas === undefined) snap.nas.set(ip, (nas = await load(db, ip)));
+  if (nas === undefined) {
+    nas = await load(db, ip);
+    // PostgreSQL: a row read while a write ended may predate it; answered, not kept.
+    if (stampHolds(db, snap.stamp)) snap.nas.set(ip, nas);
+  }
   return nas;
 }
 
@@ -47,7 +51,7 @@ export async function cachedLayout(snap: Snapshot, db: TenantDb, layoutId: strin
   if (!layout) {
     const status = await layoutStatus(db, layoutId);
     layout = { status, templates: status === null ? [] : await activeTemplates(db, layoutId) };
-    snap.layouts.set(layoutId, layout);
+    if (stampHolds(db, snap.stamp)) snap.layouts.set(layoutId, layout);
   }
   return layout;
 }

@@ -1,7 +1,8 @@
 // The QR access writer on PostgreSQL (cluster mode): the same batches as the writer thread's
 // (access-writer.worker.ts, which writes SQLite files), written through the corporation's door
-// instead, one transaction per corporation. The chunks are read before the first await, so the
-// recorder may reuse them once the answer says so, as after the thread's.
+// instead, one transaction per corporation and batch (the recorder's: at most 50 ms of scans), its
+// accesses in multi-row INSERTs. The chunks are read before the first await, so the recorder may
+// reuse them once the answer says so, as after the thread's.
 import type { AppContext } from "../../core/context";
 import type { TenantDb } from "../../db/sqlite";
 import { Problem } from "../../lib/problem";
@@ -27,6 +28,7 @@ const marks = (n: number, each: string) => Array.from({ length: n }, () => each)
  * waited past their 10 s.
  */
 async function writeRows(tx: TenantDb, rows: AccessRow[], recheck: boolean): Promise<void> {
+  if (!rows.length) return;
   const q = tx.$client;
   // A code deleted while its scans waited loses them, as it lost its other accesses.
   const codeIds = [...new Set(rows.map((r) => r[1]))];

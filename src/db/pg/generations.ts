@@ -1,0 +1,44 @@
+// Cluster mode: the change stamps of PostgreSQL (the counterpart of src/db/change-stamp.ts, which
+// reads SQLite's own counters). A generation per corporation, drawn from the stamps' one sequence,
+// that moves when a write of that corporation ends on this node (right after its COMMIT, before
+// its caller answers; a write that failed moves it too: a failed COMMIT may still have committed)
+// and when the change feed (./feed.ts) reports another node's commit of it. After a feed
+// reconnect every generation moves (notifications may have been missed meanwhile).
+// Consistency of what is cached under a generation: exact on the node that wrote; on other nodes
+// stale for at most one NOTIFY delivery after the writer's COMMIT.
+import { newStamp } from "../change-stamp";
+import type { FeedSubscriber } from "./feed";
+
+/** The topic every corporation write notifies (payload key: the corporation id), events or not. */
+export const TENANT_WRITES_TOPIC = "tenant-writes";
+
+export class Generations implements FeedSubscriber {
+  private current = new Map<string, number>();
+  /** One scope object per corporation: what per-database caches key by (change-stamp.ts stampScope). */
+  private scopes = new Map<string, object>();
+
+  /** The corporation's generation now. */
+  of(corpId: string): number {
+    let g = this.current.get(corpId);
+    if (g === undefined) this.current.set(corpId, (g = newStamp()));
+    return g;
+  }
+
+  scope(corpId: string): object {
+    let s = this.scopes.get(corpId);
+    if (!s) this.scopes.set(corpId, (s = { corpId }));
+    return s;
+  }
+
+  /** A write of the corporation ended (here, or on another node: the feed). */
+  changed(corpId: string): void {
+    // Forgotten rather than bumped: the next `of` draws a new stamp, and a corporation nobody
+    // reads again keeps no entry.
+    this.current.delete(corpId);
+  }
+
+  /** Notifications may have been missed: every generation moves. */
+  resync(): void {
+    this.current.clear();
+  }
+}
