@@ -18,7 +18,7 @@
 // connectionOwner); which node ran the metric scheduler when, by the nodes' lease log lines. Each
 // figure is printed on a line starting "cluster ...".
 // The binary pass only (CORPADMIN_TEST_TARGET=binary, where app-node.ts runs dist/corpadmin: the
-// product as operators run it): from source it would repeat the same two minutes of cluster on
+// product as operators run it): from source it would repeat the same minute of cluster on
 // the same code. CORPADMIN_TEST_CLUSTER=source runs it from source (`bun src/main.ts serve`).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
