@@ -2,12 +2,14 @@
 // (jobs.ts), whose jobs follow every change made here.
 import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
+import type { TenantWriteScope } from "../../core/store";
+import type { TenantDb } from "../../db/sqlite";
 import { created, noContent } from "../../lib/http";
 import { IdParams, ListOf, ListQuery, ProblemSchema } from "../../lib/schemas";
 import { authGuard } from "../auth/guard";
 import { MetricScheduler } from "./jobs";
 import { HistoryQuery, HistoryResponse, Metric, MetricInput, MetricValue, MetricValueInput, NameParams } from "./model";
-import { addValue, createMetric, deleteMetric, getMetric, history, listMetrics, metricView, updateMetric } from "./service";
+import { addValue, createMetric, deleteMetric, getMetric, history, listMetrics, METRICS_TOPIC, metricView, updateMetric } from "./service";
 
 const AUTH = "platform.metric" as const;
 const errors = { 400: ProblemSchema, 401: ProblemSchema, 403: ProblemSchema, 404: ProblemSchema };
@@ -18,7 +20,9 @@ export function metricModule(ctx: AppContext) {
   const scheduler = ctx.jobs.add(new MetricScheduler(ctx), { singleNode: true });
   // After the COMMIT of a change: the metric's job is rebuilt (or removed).
   const changed = scheduler.sync.bind(scheduler);
-  const hooks = { platform: ctx.store.platform, changed };
+  // In the change's transaction: the node running the scheduler (maybe another) hears of it.
+  const publish = (tx: TenantDb, w: TenantWriteScope, metricId: string) => ctx.changes.publish(tx, w, METRICS_TOPIC, `${w.corpId}/${metricId}`);
+  const hooks = { platform: ctx.store.platform, changed, publish };
 
   return new Elysia({ name: "metric", prefix: "/api", tags: ["Metric"] })
     .use(authGuard(ctx))

@@ -7,7 +7,7 @@ import type { AppContext } from "../../core/context";
 import type { Job as BackgroundJob } from "../../core/jobs";
 import { readBounded } from "../../lib/bounded-body";
 import { allCorpIds } from "../corp/service";
-import { collectedIndex, collectedMetrics, storeCollected, unindexIfNoneCollected, type MetricRow } from "./service";
+import { collectedIndex, collectedMetrics, METRICS_TOPIC, storeCollected, storedMetric, unindexIfNoneCollected, type MetricRow } from "./service";
 import { isInsideWindow, nextTickAfter } from "./window";
 
 /** setTimeout's longest delay is 2^31-1 ms (≈ 24.8 days); a longer wait re-arms on the way. */
@@ -58,8 +58,18 @@ export class MetricScheduler implements BackgroundJob {
   private changedAt = new Map<string, number>();
   private resyncTimer: ReturnType<typeof setInterval> | null = null;
   private resyncing: Promise<void> | null = null;
+  /** Metrics being read again after a change on another node; true: changed again meanwhile, read once more. */
+  private refreshing = new Map<string, boolean>();
 
-  constructor(private ctx: AppContext) {}
+  constructor(private ctx: AppContext) {
+    // Cluster mode: a metric changed through another node is heard through the change feed (the
+    // write publishes METRICS_TOPIC) and read again here at once; the resync timer (start) stays
+    // as the net for a notification lost. On SQLite the writing process is the only one: sync()
+    // after each COMMIT (index.ts) is all there is, and nothing is read again.
+    if (ctx.tenants.engine === "postgres") {
+      ctx.changes.subscribe(METRICS_TOPIC, { changed: (k) => this.refresh(k), resync: () => void this.resync() });
+    }
+  }
 
   /**
    * Builds the jobs of every corporation's metrics (process start), reading only the corporations
@@ -153,6 +163,47 @@ export class MetricScheduler implements BackgroundJob {
       }
       for (const [k, job] of this.jobs) if (job.corpId === corpId && !stored.has(k) && fresh(k)) this.remove(corpId, job.metric.id);
     }
+  }
+
+  /**
+   * A metric `<corpId>/<metricId>` changed (maybe on another node): reads it and brings its job in
+   * line, unless a local sync() came while it was read (that one carries a commit at least as
+   * new, and any later commit is told again). Reads of one metric run one at a time, a change
+   * heard meanwhile reading it once more, so an older read never lands after a newer one.
+   */
+  private refresh(k: string): void {
+    if (!this.active) return;
+    if (this.refreshing.has(k)) {
+      this.refreshing.set(k, true);
+      return;
+    }
+    this.refreshing.set(k, false);
+    void this.refreshPass(k).finally(() => this.refreshing.delete(k));
+  }
+
+  private async refreshPass(k: string): Promise<void> {
+    const slash = k.indexOf("/");
+    const corpId = k.slice(0, slash);
+    const metricId = k.slice(slash + 1);
+    do {
+      this.refreshing.set(k, false);
+      if (!this.active) return;
+      const term = this.term;
+      const before = this.changes;
+      let row: MetricRow | null;
+      try {
+        row = await this.ctx.store.visit(corpId, (tenant) => storedMetric(tenant, metricId));
+      } catch (err) {
+        // A corporation gone, or the database unreachable: the periodic resync reads it again.
+        this.ctx.logger.warn("a changed metric not read again", { corp_id: corpId, metric_id: metricId, error: String(err) });
+        return;
+      }
+      if (!this.active || this.term !== term || (this.changedAt.get(k) ?? -1) > before) continue;
+      const job = this.jobs.get(k);
+      if (!row?.endpoint) {
+        if (job) this.remove(corpId, metricId);
+      } else if (!job || !sameMetric(job.metric, row)) this.sync(corpId, row);
+    } while (this.refreshing.get(k));
   }
 
   /** (Re)builds the job of one metric after it was created or changed; `null` removes it. */
@@ -318,6 +369,12 @@ export class MetricScheduler implements BackgroundJob {
     this.ctx.logger.debug("metric value collected", { corp_id: corpId, metric_id: metric.id, at: new Date(tick).toISOString() });
     return null;
   }
+}
+
+/** What a job is built from (updated_at alone may not move between two writes of one millisecond; a row read on PostgreSQL also has corp_id). */
+const JOB_FIELDS = ["name", "endpoint", "data_type", "periodicity", "start_date", "end_date", "daily_start_time", "daily_end_time", "updated_at"] as const;
+function sameMetric(a: MetricRow, b: MetricRow): boolean {
+  return JOB_FIELDS.every((f) => a[f] === b[f]);
 }
 
 interface Failure {

@@ -3,7 +3,7 @@
 // the collector (jobs.ts) share them.
 import { eq } from "drizzle-orm";
 import { CorpIndex } from "../../core/settings";
-import type { PlatformDoor, TenantDoor } from "../../core/store";
+import type { PlatformDoor, TenantDoor, TenantWriteScope } from "../../core/store";
 import { sqliteClientOf, type PlatformDb, type TenantDb } from "../../db/sqlite";
 import { metrics } from "../../db/tenant/schema";
 import { finite } from "../../lib/finite";
@@ -75,6 +75,18 @@ export function collectedMetrics(tenant: TenantDoor): Promise<MetricRow[]> {
   return tenant.read(async (db) => (await db.$client.query("SELECT * FROM metrics WHERE endpoint IS NOT NULL").all()) as MetricRow[]);
 }
 
+/** One metric as stored now (null: gone), for the collector told of a change made on another node. */
+export function storedMetric(tenant: TenantDoor, id: string): Promise<MetricRow | null> {
+  return tenant.read((db) => findMetric(db, id));
+}
+
+/**
+ * The `ctx.changes` topic of metric changes (key `<corpId>/<metricId>`), published in the write of
+ * every create, update and delete: in cluster mode the collector runs on one node, and hears
+ * through it the changes made on the others (jobs.ts).
+ */
+export const METRICS_TOPIC = "metrics";
+
 /**
  * Told after the COMMIT of a change to a metric, with the row as stored (null: deleted); the
  * collector rebuilds the metric's job.
@@ -86,6 +98,8 @@ export interface MetricHooks {
   /** The platform's door: the index of corporations with collected metrics is kept there. */
   platform: PlatformDoor;
   changed?: MetricChanged;
+  /** Publishes the change in the write (`ctx.changes`, METRICS_TOPIC): other nodes' collectors hear it. */
+  publish?: (tx: TenantDb, w: TenantWriteScope, metricId: string) => Promise<void>;
 }
 
 // ---- the index of corporations with collected metrics --------------------------------------
@@ -158,7 +172,7 @@ async function checkNameFree(db: TenantDb, name: string, exceptId: string | null
   if (holder && holder.id !== exceptId) throw conflict(`A metric named '${name}' already exists`);
 }
 
-export function createMetric(tenant: TenantDoor, input: MetricInput, { platform, changed }: MetricHooks): Promise<MetricRow> {
+export function createMetric(tenant: TenantDoor, input: MetricInput, { platform, changed, publish }: MetricHooks): Promise<MetricRow> {
   const fields = metricFields(input);
   return tenant.write(async (tx, w) => {
     await checkNameFree(tx, fields.name, null);
@@ -167,6 +181,7 @@ export function createMetric(tenant: TenantDoor, input: MetricInput, { platform,
     await tx.insert(metrics).values(row).run();
     if (row.endpoint) await collectedIndex.add(platform, w.corpId);
     w.emit("METRIC_AFTER_INSERT", row.id, metricView(row));
+    await publish?.(tx, w, row.id);
     if (changed) w.afterCommit(() => changed(w.corpId, row, row.id));
     return row;
   });
@@ -179,7 +194,7 @@ const HAS_VALUES = "SELECT 1 FROM metric_values WHERE metric_id = ?1 LIMIT 1";
  * Fields that are already stored (instants compared canonical) change nothing: no write, the same
  * updated_at, no event, and `changed` false.
  */
-export function updateMetric(tenant: TenantDoor, key: MetricKey, input: MetricInput, { platform, changed }: MetricHooks): Promise<Metric> {
+export function updateMetric(tenant: TenantDoor, key: MetricKey, input: MetricInput, { platform, changed, publish }: MetricHooks): Promise<Metric> {
   // By id the body is checked before the metric is looked up, by name after (404 first), as ever.
   const checked = key.id !== undefined ? metricFields(input) : null;
   return tenant.write(async (tx, w) => {
@@ -199,18 +214,20 @@ export function updateMetric(tenant: TenantDoor, key: MetricKey, input: MetricIn
     else if (current.endpoint) w.afterCommit(() => void unindexIfNoneCollected(tenant, platform));
     const view = metricView(row);
     w.emit("METRIC_AFTER_UPDATE", id, view);
+    await publish?.(tx, w, id);
     if (changed) w.afterCommit(() => changed(w.corpId, row, id));
     return view;
   });
 }
 
 /** Deletes the metric; its values go with it (ON DELETE CASCADE). */
-export function deleteMetric(tenant: TenantDoor, key: MetricKey, { platform, changed }: MetricHooks): Promise<void> {
+export function deleteMetric(tenant: TenantDoor, key: MetricKey, { platform, changed, publish }: MetricHooks): Promise<void> {
   return tenant.write(async (tx, w) => {
     const current = await metricOf(tx, key);
     await tx.delete(metrics).where(eq(metrics.id, current.id)).run();
     if (current.endpoint) w.afterCommit(() => void unindexIfNoneCollected(tenant, platform));
     w.emit("METRIC_AFTER_DELETE", current.id, metricView(current));
+    await publish?.(tx, w, current.id);
     if (changed) w.afterCommit(() => changed(w.corpId, null, current.id));
   });
 }
