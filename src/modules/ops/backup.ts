@@ -242,20 +242,8 @@ export async function createBackup(dataDir: string, dest: string, logger?: Logge
     });
   }
 
-  // The token key, and the data key that NAS secrets are sealed with (without it they cannot be
-  // opened: RFC 5176 requests answer "set the secret again").
-  for (const [name, secret] of keyFilePaths(dataDir, dataKeyFile)) {
-    if (!existsSync(secret)) continue;
-    writeFileSync(join(dest, name), readFileSync(secret), { mode: 0o600 });
-    fsyncPath(join(dest, name));
-    files.push({ path: name, kind: "secret", size: 0, sha256: "" });
-  }
-
-  for (const f of files) {
-    await yieldToRequests();
-    f.size = statSync(join(dest, f.path)).size;
-    f.sha256 = await sha256File(join(dest, f.path));
-  }
+  files.push(...copyKeyFiles(dataDir, dataKeyFile, dest));
+  await measureFiles(dest, files);
   const manifest: Manifest = {
     format: BACKUP_FORMAT,
     engine: "sqlite",
@@ -266,13 +254,42 @@ export async function createBackup(dataDir: string, dest: string, logger?: Logge
     files,
     missing,
   };
+  fsyncPath(join(dest, "corps"));
+  writeManifest(dest, manifest);
+  return manifest;
+}
+
+/**
+ * The token key and the data key that NAS secrets are sealed with (without it they cannot be
+ * opened: RFC 5176 requests answer "set the secret again") into the backup, mode 0600.
+ */
+export function copyKeyFiles(dataDir: string, dataKeyFile: string | null, dest: string): ManifestFile[] {
+  const files: ManifestFile[] = [];
+  for (const [name, secret] of keyFilePaths(dataDir, dataKeyFile)) {
+    if (!existsSync(secret)) continue;
+    writeFileSync(join(dest, name), readFileSync(secret), { mode: 0o600 });
+    fsyncPath(join(dest, name));
+    files.push({ path: name, kind: "secret", size: 0, sha256: "" });
+  }
+  return files;
+}
+
+/** Each file's size and SHA-256 into its manifest entry (yielding between files: a backup runs beside requests). */
+export async function measureFiles(dest: string, files: ManifestFile[]): Promise<void> {
+  for (const f of files) {
+    await yieldToRequests();
+    f.size = statSync(join(dest, f.path)).size;
+    f.sha256 = await sha256File(join(dest, f.path));
+  }
+}
+
+/** manifest.json written last and atomically (a backup without one is incomplete). */
+export function writeManifest(dest: string, manifest: Manifest): void {
   const tmp = join(dest, `${MANIFEST}.tmp`);
   writeFileSync(tmp, JSON.stringify(manifest, null, 2) + "\n", { mode: 0o600 });
   fsyncPath(tmp);
   renameSync(tmp, join(dest, MANIFEST));
-  fsyncPath(join(dest, "corps"));
   fsyncPath(dest);
-  return manifest;
 }
 
 /**

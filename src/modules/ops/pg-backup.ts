@@ -20,7 +20,7 @@
 // /usr/lib/postgresql/*/bin, and at least the server's major version. The password never goes into
 // argv or a log: PGPASSWORD in the child's environment.
 import { SQL } from "bun";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import type { Logger } from "../../lib/log";
@@ -30,7 +30,7 @@ import { migratePg, MIGRATION_LOCK_KEY } from "../../db/pg/migrate";
 import { PLATFORM_TABLES, siteCounts, targetState, TENANT_TABLES } from "../../db/pg/copy";
 import { redactedDatabaseUrl } from "../../db/pg/url";
 import { VERSION } from "../../version";
-import { BACKUP_FORMAT, BackupError, BackupUnavailable, ensureEmptyDir, fsyncPath, keyFilePaths, MANIFEST, sha256File, type Manifest, type ManifestFile } from "./backup";
+import { BACKUP_FORMAT, BackupError, BackupUnavailable, copyKeyFiles, ensureEmptyDir, fsyncPath, keyFilePaths, measureFiles, writeManifest, type Manifest, type ManifestFile } from "./backup";
 
 /** The archive's name inside a cluster-mode backup directory. */
 export const PG_DUMP_FILE = "corpadmin.dump";
@@ -145,16 +145,8 @@ export async function createPgBackup(url: string, dataDir: string, dest: string,
   // The integrity check of a custom-format archive: pg_restore reads its table of contents.
   await listArchive(join(dest, PG_DUMP_FILE), server.major);
   files.push({ path: PG_DUMP_FILE, kind: "database", size: 0, sha256: "", schema_version: counts.migrations });
-  for (const [name, secret] of keyFilePaths(dataDir, dataKeyFile)) {
-    if (!existsSync(secret)) continue;
-    writeFileSync(join(dest, name), readFileSync(secret), { mode: 0o600 });
-    fsyncPath(join(dest, name));
-    files.push({ path: name, kind: "secret", size: 0, sha256: "" });
-  }
-  for (const f of files) {
-    f.size = statSync(join(dest, f.path)).size;
-    f.sha256 = await sha256File(join(dest, f.path));
-  }
+  files.push(...copyKeyFiles(dataDir, dataKeyFile, dest));
+  await measureFiles(dest, files);
   const manifest: Manifest = {
     format: BACKUP_FORMAT,
     engine: "pg",
@@ -169,11 +161,7 @@ export async function createPgBackup(url: string, dataDir: string, dest: string,
     files,
     missing: [],
   };
-  const tmp = join(dest, `${MANIFEST}.tmp`);
-  writeFileSync(tmp, JSON.stringify(manifest, null, 2) + "\n", { mode: 0o600 });
-  fsyncPath(tmp);
-  renameSync(tmp, join(dest, MANIFEST));
-  fsyncPath(dest);
+  writeManifest(dest, manifest);
   logger?.debug("pg backup written", { dir: dest, corporations: counts.corporations });
   return manifest;
 }
