@@ -7,12 +7,12 @@
 // Consistency of what is cached under a generation: exact on the node that wrote; on other nodes
 // stale for at most one NOTIFY delivery after the writer's COMMIT.
 import { newStamp } from "../change-stamp";
-import type { FeedSubscriber } from "./feed";
 
 /** The topic every corporation write notifies (payload key: the corporation id), events or not. */
 export const TENANT_WRITES_TOPIC = "tenant-writes";
 
-export class Generations implements FeedSubscriber {
+/** A subscriber of the change feed (./feed.ts FeedSubscriber, by shape: the feed imports this folder's door). */
+export class Generations {
   private current = new Map<string, number>();
   /** One scope object per corporation: what per-database caches key by (change-stamp.ts stampScope). */
   private scopes = new Map<string, object>();
