@@ -15,6 +15,7 @@ import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
 import { BUILTIN_SERVER_NAME, BUILTIN_SERVICES } from "../bootstrap";
 import { migrationsOf, type Migration } from "../migrations";
+import type { Handle } from "../handle";
 import { corporations, servers, services } from "../platform/schema";
 import type { Logger } from "../../lib/log";
 import { PgDoors, type PgTenantDoor } from "./door";
@@ -58,6 +59,12 @@ export interface PgStart {
  * once) and seeds the built-in server (its directory under `dataDir`, as on SQLite: QR images and
  * backups still live in files) and the built-in services. The pool is the app's from then on.
  */
+/** The shared database's size in bytes (GET /metrics on PostgreSQL, where there are no files to measure). */
+export async function sharedDatabaseSize(db: Handle): Promise<number> {
+  const row = await db.$client.query<{ n: number }, []>("SELECT pg_database_size(current_database()) AS n").get();
+  return row?.n ?? 0;
+}
+
 export async function preparePostgres(url: string, dataDir: string, migrations: Migration[] = migrationsOf("pg")): Promise<PgStart> {
   const client = new SQL(url);
   try {

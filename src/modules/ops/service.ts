@@ -1,5 +1,6 @@
 // The service's own metrics: per-request counters (recordRequest, called from src/app.ts), the
 // gauges computed at scrape time, and who may scrape.
+import { sharedDatabaseSize } from "../../db/pg/store";
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { createHash, timingSafeEqual } from "node:crypto";
@@ -99,8 +100,7 @@ export function registerCollectors(ctx: AppContext): () => Promise<void> {
     try {
       facts = await ctx.store.platform.read(async (db) => {
         if (ctx.tenants.engine === "postgres") {
-          const size = await db.$client.query<{ n: number }, []>("SELECT pg_database_size(current_database()) AS n").get();
-          return { byStatus: await corpCountsByStatus(db), corpFiles: [], sharedSize: size?.n ?? 0 };
+          return { byStatus: await corpCountsByStatus(db), corpFiles: [], sharedSize: await sharedDatabaseSize(db) };
         }
         const dirs = await serverDirs(db);
         const corpFiles = (await allCorpRefs(db)).map((c) => {
