@@ -232,8 +232,10 @@ export class Sessions {
     if (last !== undefined && now - last < SEEN_EVERY_MS) return;
     if (this.seenWritten.size >= VERIFIED_MAX) this.seenWritten.clear();
     this.seenWritten.set(sessionId, now);
+    // One statement, atomic alone: on PostgreSQL it takes no platform writer lock (which every
+    // node's logins and user changes queue on), and a last use lost in a crash is only a display.
     this.platform
-      .write((tx) => tx.$client.query("UPDATE sessions SET last_seen_at = ?2 WHERE id = ?1").run(sessionId, toIso(now)))
+      .write((tx) => tx.$client.query("UPDATE sessions SET last_seen_at = ?2 WHERE id = ?1").run(sessionId, toIso(now)), { durable: false, exclusive: false })
       .catch((err) => this.logger.warn("recording a session's last use failed", { error: String(err) }));
   }
 
