@@ -198,10 +198,9 @@ export async function deleteUser(ctx: AppContext, p: Principal, id: string): Pro
     // Memberships, workgroup links, sessions, identities, devices and keys go by ON DELETE CASCADE.
     await tx.delete(users).where(eq(users.id, row.id)).run();
     await ctx.changes.publish(tx, w, PERMISSIONS_TOPIC, "*");
+    // The sessions' rows go with the user; the nodes that keep them drop them.
     await publishUserSessions(ctx.changes, tx, w, row.id);
   });
-  // The sessions' rows are gone with the user; this tells the session store too.
-  await ctx.sessions.revokeAllOfUser(id);
 }
 
 export async function setStatus(ctx: AppContext, p: Principal, id: string, status: boolean): Promise<User> {
