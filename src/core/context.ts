@@ -195,7 +195,8 @@ export function createContext(config: Config, queries: KernelQueries, options: C
     permissions: new PermissionCache(store.platform, queries.permissions, changes),
     changes,
     feed,
-    sessions: new Sessions(store.platform, tokenKey(config).key, config.tokenTtl, queries.userFlags, logger),
+    // Live sessions are kept per node on PostgreSQL, where reading one costs a transaction.
+    sessions: new Sessions(store.platform, tokenKey(config).key, config.tokenTtl, queries.userFlags, logger, changes, tenants.engine === "postgres"),
     passwords: new PasswordHasher(config.maxConcurrentHashes),
     events,
     mailer: new Mailer(config.smtpUrl, config.smtpFrom, logger),

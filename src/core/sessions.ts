@@ -1,9 +1,14 @@
-// Tokens are HS256 JWTs whose `jti` names a session row. The row is read on every request, so
-// revoking it (logout, refresh, change of corporation, password change, ...) takes effect at once.
+// Tokens are HS256 JWTs whose `jti` names a session row. On SQLite the row is read on every
+// request (a few µs), so revoking it (logout, refresh, change of corporation, password change, ...)
+// takes effect at once. On PostgreSQL that read is a transaction of four round trips, so the live
+// rows are kept per node and every write that ends a session or changes the user's flags the guard
+// reads publishes SESSIONS_TOPIC (`ctx.changes`): every node drops them within one NOTIFY delivery,
+// the writing node before the write answers. Expiry is checked against the clock on every request.
 import { timingSafeEqual } from "node:crypto";
 import type { PlatformDb } from "../db/sqlite";
 import type { Logger } from "../lib/log";
-import type { PlatformDoor } from "./store";
+import type { Changes } from "./changes";
+import type { PlatformDoor, WriteScope } from "./store";
 import { newId } from "../lib/ids";
 import { nowIso, toIso } from "../lib/time";
 
@@ -29,6 +34,18 @@ export interface LiveSession {
   expires_at: string;
   user_status: number;
   super_admin: number;
+}
+
+/**
+ * `ctx.changes` topic of live sessions. Keys: `session:<id>` (one session), `user:<id>` (every
+ * session of the user: revoked, or the user's status or super_admin changed, or the user deleted),
+ * `corp:<id>` (every session working in the corporation).
+ */
+export const SESSIONS_TOPIC = "sessions";
+
+/** Inside a write that changes a user's status or super_admin, or deletes the user: every node drops the user's kept sessions. */
+export function publishUserSessions(changes: Changes, tx: PlatformDb, w: WriteScope, userId: string): Promise<void> {
+  return changes.publish(tx, w, SESSIONS_TOPIC, `user:${userId}`);
 }
 
 /** Verified tokens remembered at most (≈ 300 bytes each); the whole memory is dropped when full. */
@@ -67,6 +84,10 @@ export class Sessions {
   private verified = new Map<string, SessionClaims>();
   /** When each session's last_seen_at was last written by this process (ms). */
   private seenWritten = new Map<string, number>();
+  /** Live rows kept (PostgreSQL), by session id; null: read on every request (SQLite). */
+  private kept: Map<string, LiveSession> | null;
+  /** Moves on every invalidation: a row read before a change committed and returned after it was dropped is not kept. */
+  private epoch = 0;
 
   constructor(
     private platform: PlatformDoor,
@@ -75,7 +96,14 @@ export class Sessions {
     /** The user's flags, from the user module (which owns `users`). */
     private userFlags: (db: PlatformDb, userId: string) => Promise<UserFlags | null>,
     private logger: Logger,
-  ) {}
+    /** Where revocations are published (null: a bare session store, as unit tests build). */
+    private changes: Changes | null = null,
+    /** Keep live rows per node (PostgreSQL); needs `changes`. */
+    keepLive = false,
+  ) {
+    this.kept = keepLive && changes ? new Map() : null;
+    changes?.subscribe(SESSIONS_TOPIC, { changed: (key) => this.forget(key), resync: () => this.forget() });
+  }
 
   get ttl(): number {
     return this.ttlSeconds;
@@ -145,8 +173,16 @@ export class Sessions {
   }
 
   /** The live session row (not revoked, not expired) with its user's status flags. */
-  live(sessionId: string): Promise<LiveSession | null> {
-    return this.platform.read(async (db) => {
+  async live(sessionId: string): Promise<LiveSession | null> {
+    const kept = this.kept?.get(sessionId);
+    if (kept !== undefined) {
+      // Kept rows are live when read; time alone can end them since (revocations drop them).
+      if (kept.expires_at > nowIso()) return kept;
+      this.kept!.delete(sessionId);
+      return null;
+    }
+    const epoch = this.epoch;
+    const found = await this.platform.read(async (db) => {
       const row = await db.$client.query<Omit<LiveSession, "user_status" | "super_admin">, [string, string]>(LOOKUP).get(sessionId, nowIso());
       if (!row) return null;
       // A session's user always exists (deleting a user deletes its sessions); were it missing,
@@ -154,6 +190,35 @@ export class Sessions {
       const flags = await this.userFlags(db, row.user_id);
       return { ...row, user_status: flags?.status ?? 0, super_admin: flags?.super_admin ?? 0 };
     });
+    // Only live rows are kept: an unknown or ended session stays a read (its token is refused).
+    if (found && this.kept && epoch === this.epoch) {
+      if (this.kept.size >= VERIFIED_MAX) this.kept.clear();
+      this.kept.set(sessionId, found);
+    }
+    return found;
+  }
+
+  /**
+   * Drops kept rows: `session:<id>`, `user:<id>`, `corp:<id>` (SESSIONS_TOPIC's keys), or all.
+   * Writes publish SESSIONS_TOPIC instead, so every node drops them.
+   */
+  forget(key?: string): void {
+    this.epoch++;
+    const kept = this.kept;
+    if (!kept) return;
+    const colon = key?.indexOf(":") ?? -1;
+    const kind = key?.slice(0, colon);
+    const id = key?.slice(colon + 1);
+    if (kind === "session") kept.delete(id!);
+    else if (kind === "user" || kind === "corp") {
+      // Rare (a revocation, a user's change) and at most VERIFIED_MAX rows: a scan.
+      for (const [sessionId, row] of kept) if ((kind === "user" ? row.user_id : row.corp_id) === id) kept.delete(sessionId);
+    } else kept.clear();
+  }
+
+  /** Inside a session write: every node forgets `key` once it commits. */
+  private async publish(tx: PlatformDb, w: WriteScope, key: string): Promise<void> {
+    if (this.changes) await this.changes.publish(tx, w, SESSIONS_TOPIC, key);
   }
 
   /**
@@ -167,8 +232,10 @@ export class Sessions {
     if (last !== undefined && now - last < SEEN_EVERY_MS) return;
     if (this.seenWritten.size >= VERIFIED_MAX) this.seenWritten.clear();
     this.seenWritten.set(sessionId, now);
+    // One statement, atomic alone: on PostgreSQL it takes no platform writer lock (which every
+    // node's logins and user changes queue on), and a last use lost in a crash is only a display.
     this.platform
-      .write((tx) => tx.$client.query("UPDATE sessions SET last_seen_at = ?2 WHERE id = ?1").run(sessionId, toIso(now)))
+      .write((tx) => tx.$client.query("UPDATE sessions SET last_seen_at = ?2 WHERE id = ?1").run(sessionId, toIso(now)), { durable: false, exclusive: false })
       .catch((err) => this.logger.warn("recording a session's last use failed", { error: String(err) }));
   }
 
@@ -185,26 +252,35 @@ export class Sessions {
   }
 
   async revoke(sessionId: string): Promise<void> {
-    await this.platform.write((tx) => tx.$client.query("UPDATE sessions SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL").run(sessionId, nowIso()));
+    await this.platform.write(async (tx, w) => {
+      await tx.$client.query("UPDATE sessions SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL").run(sessionId, nowIso());
+      await this.publish(tx, w, `session:${sessionId}`);
+    });
   }
 
   /** Every session of a user, or all but one (a password change keeps the caller's). */
   async revokeAllOfUser(userId: string, exceptSessionId?: string): Promise<void> {
-    await this.platform.write(async (tx) => {
+    await this.platform.write(async (tx, w) => {
       if (exceptSessionId)
         await tx.$client.query("UPDATE sessions SET revoked_at = ?3 WHERE user_id = ?1 AND id <> ?2 AND revoked_at IS NULL").run(userId, exceptSessionId, nowIso());
       else await tx.$client.query("UPDATE sessions SET revoked_at = ?2 WHERE user_id = ?1 AND revoked_at IS NULL").run(userId, nowIso());
+      // The kept one is dropped too (read again at its next request): simpler than naming the others.
+      await this.publish(tx, w, `user:${userId}`);
     });
   }
 
   async revokeUserInCorp(userId: string, corpId: string): Promise<void> {
-    await this.platform.write((tx) =>
-      tx.$client.query("UPDATE sessions SET revoked_at = ?3 WHERE user_id = ?1 AND corp_id = ?2 AND revoked_at IS NULL").run(userId, corpId, nowIso()),
-    );
+    await this.platform.write(async (tx, w) => {
+      await tx.$client.query("UPDATE sessions SET revoked_at = ?3 WHERE user_id = ?1 AND corp_id = ?2 AND revoked_at IS NULL").run(userId, corpId, nowIso());
+      await this.publish(tx, w, `user:${userId}`);
+    });
   }
 
   async revokeAllInCorp(corpId: string): Promise<void> {
-    await this.platform.write((tx) => tx.$client.query("UPDATE sessions SET revoked_at = ?2 WHERE corp_id = ?1 AND revoked_at IS NULL").run(corpId, nowIso()));
+    await this.platform.write(async (tx, w) => {
+      await tx.$client.query("UPDATE sessions SET revoked_at = ?2 WHERE corp_id = ?1 AND revoked_at IS NULL").run(corpId, nowIso());
+      await this.publish(tx, w, `corp:${corpId}`);
+    });
   }
 
   /**

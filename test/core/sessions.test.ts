@@ -1,6 +1,7 @@
+// source-only: unit test of the session store.
 // Verified tokens are remembered (the guard checks one on every request): remembering must not
 // let through a token whose time ran out, nor a forged one that differs from a remembered one.
-// source-only: unit test of the session store.
+// Live rows kept per node (PostgreSQL) likewise: dropped by a published revocation, ended by the clock.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Sessions } from "../../src/core/sessions";
 import { userFlags } from "../../src/modules/user/service";
@@ -32,4 +33,21 @@ test("a remembered token still expires, and a forged signature or payload is ref
 
   await Bun.sleep(2100);
   expect(sessions.verify(token)).toBeNull();
+});
+
+test("kept live rows (PostgreSQL's mode) still expire by the clock, and a published revocation drops them", async () => {
+  const sessions = new Sessions(t.ctx.store.platform, crypto.getRandomValues(new Uint8Array(32)), 2, userFlags, t.ctx.logger, t.ctx.changes, true);
+  const revoked = await sessions.issue(ids.userId, ids.corpId);
+  const expiring = await sessions.issue(ids.userId, ids.corpId);
+  expect((await sessions.live(revoked.sessionId))?.id).toBe(revoked.sessionId);
+  expect((await sessions.live(expiring.sessionId))?.super_admin).toBe(1);
+  // The app's session store publishes the revocation; this one hears it (as another node would).
+  await t.ctx.sessions.revoke(revoked.sessionId);
+  expect(await sessions.live(revoked.sessionId)).toBeNull();
+  // Kept: a revocation behind the app's back (nothing published) is not seen...
+  t.sqlWrite().query("UPDATE sessions SET revoked_at = ? WHERE id = ?").run(new Date().toISOString(), expiring.sessionId);
+  expect((await sessions.live(expiring.sessionId))?.id).toBe(expiring.sessionId);
+  // ...but the clock is, from the kept row.
+  await Bun.sleep(2100);
+  expect(await sessions.live(expiring.sessionId)).toBeNull();
 });

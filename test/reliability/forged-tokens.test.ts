@@ -67,6 +67,8 @@ testSourceOnly("revoked session, deleted user, deleted corporation: 401", async 
   const d = await addUser(t, admin.corpId, { login: "to-delete" });
   expect(await status(d.token)).toBe(200);
   t.sqlWrite().query("DELETE FROM users WHERE id = ?").run(d.userId);
+  // Behind the app's back: what the user module's delete publishes (PostgreSQL keeps live sessions).
+  t.ctx.sessions.forget(`user:${d.userId}`);
   expect(await status(d.token)).toBe(401);
 
   const corpId = await addCorp(t, "to-vanish");

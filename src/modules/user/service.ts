@@ -5,7 +5,7 @@ import { and, eq, inArray, lt, ne, type SQLWrapper } from "drizzle-orm";
 import type { AppContext } from "../../core/context";
 import { PERMISSIONS_TOPIC, SUPER_PERMISSION } from "../../core/permissions";
 import type { Principal } from "../../core/principal";
-import type { SessionRow, UserFlags } from "../../core/sessions";
+import { publishUserSessions, type SessionRow, type UserFlags } from "../../core/sessions";
 import { passwordResetKeys, users } from "../../db/platform/schema";
 import type { PlatformDb } from "../../db/sqlite";
 import { newId, sha256Hex } from "../../lib/ids";
@@ -175,13 +175,15 @@ export async function createUser(ctx: AppContext, p: Principal, input: UserCreat
 
 /** Returns the user as it was and as it is. */
 export function updateUser(ctx: AppContext, p: Principal, id: string, input: UserUpdate): Promise<{ before: UserRow; user: User }> {
-  return ctx.store.platform.write(async (tx) => {
+  return ctx.store.platform.write(async (tx, w) => {
     const row = await manageableUser(tx, p, id);
     const superAdmin = !!input.super_admin;
     if (superAdmin !== row.super_admin && !p.superAdmin) throw forbidden("Only a platform administrator may change super_admin");
     if (row.builtin && !superAdmin) throw conflict("The built-in user stays a platform administrator");
     if (await loginTaken(tx, input.login, row.id)) throw conflict(`login '${input.login}' is taken`);
     await tx.update(users).set({ name: input.name, email: input.email, login: input.login, super_admin: superAdmin }).where(eq(users.id, row.id)).run();
+    // The guard reads super_admin with the session, which nodes keep (core/sessions.ts).
+    if (superAdmin !== row.super_admin) await publishUserSessions(ctx.changes, tx, w, row.id);
     return { before: row, user: await userView(tx, (await findUser(tx, row.id))!) };
   });
 }
@@ -196,19 +198,20 @@ export async function deleteUser(ctx: AppContext, p: Principal, id: string): Pro
     // Memberships, workgroup links, sessions, identities, devices and keys go by ON DELETE CASCADE.
     await tx.delete(users).where(eq(users.id, row.id)).run();
     await ctx.changes.publish(tx, w, PERMISSIONS_TOPIC, "*");
+    // The sessions' rows go with the user; the nodes that keep them drop them.
+    await publishUserSessions(ctx.changes, tx, w, row.id);
   });
-  // The sessions' rows are gone with the user; this tells the session store too.
-  await ctx.sessions.revokeAllOfUser(id);
 }
 
 export async function setStatus(ctx: AppContext, p: Principal, id: string, status: boolean): Promise<User> {
-  const user = await ctx.store.platform.write(async (tx) => {
+  const user = await ctx.store.platform.write(async (tx, w) => {
     const row = await manageableUser(tx, p, id);
     if (!status) {
       if (row.id === p.userId) throw conflict("You cannot inactivate yourself");
       if (row.builtin) throw conflict("The built-in user cannot be inactivated");
     }
     await tx.update(users).set({ status }).where(eq(users.id, row.id)).run();
+    if (status !== row.status) await publishUserSessions(ctx.changes, tx, w, row.id);
     return userView(tx, (await findUser(tx, row.id))!);
   });
   if (!status) await ctx.sessions.revokeAllOfUser(id);

@@ -1,7 +1,8 @@
 // source-only: node B's socket sweep is slowed through an in-process option, so that only the change feed can wake it.
 // Two app nodes over one PostgreSQL database (cluster mode, issue 19): what node A commits reaches
 // node B's caches and sockets through the change feed (src/db/pg/feed.ts, core/changes.ts), and a
-// socket ticket issued on A opens on B. Each test first has B cache the old state, so that B
+// socket ticket issued on A opens on B; a session ended on A (logout, revocation, user inactivated
+// or deleted) is refused on B, and super_admin changed on A holds on B. Each test first has B cache the old state, so that B
 // answering the new one shows it was told; after their LISTEN connections are killed, B's caches
 // resync (a change committed meanwhile is not notified to it).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -76,6 +77,56 @@ describe("DELETE /api/workgroup/{id}/service/{serviceId}: across nodes", () => {
     await adminIn(a, corpId, "DELETE", `/api/workgroup/${wg}/service/${svc}`);
     expect((await a.req("GET", "/api/city", { token: u.token })).status).toBe(403);
     await onB(403, () => b.req("GET", "/api/city", { token: u.token }));
+  });
+});
+
+/**
+ * Node B refuses `token` with 401 within about a second (its kept session dropped by A's NOTIFY,
+ * normally within a few ms; core/sessions.ts), having answered 200 first: so it had kept it.
+ */
+async function sessionEndsOnB(token: string, end: () => Promise<unknown>) {
+  expect((await b.req("GET", "/api/city", { token })).status).toBe(200);
+  await end();
+  // Read-your-writes on the writing node: no wait.
+  expect((await a.req("GET", "/api/city", { token })).status).toBe(401);
+  let last = 0;
+  await waitFor(`node B to refuse the session (last ${last})`, async () => (last = (await b.req("GET", "/api/city", { token })).status) === 401, 1_500);
+}
+
+describe("DELETE /api/logout: across nodes", () => {
+  test("a session logged out on node A is refused on node B", async () => {
+    const u = await addUser(a, admin.corpId, { services: ["platform.city"] });
+    await sessionEndsOnB(u.token, async () => expect((await a.req("DELETE", "/api/logout", { token: u.token })).status).toBe(204));
+  });
+});
+
+describe("DELETE /api/user/{id}/sessions/{sessionId}: across nodes", () => {
+  test("a session revoked on node A is refused on node B", async () => {
+    const u = await addUser(a, admin.corpId, { services: ["platform.city"] });
+    const sessionId = JSON.parse(Buffer.from(u.token.split(".")[1], "base64url").toString()).jti as string;
+    await sessionEndsOnB(u.token, async () => expect((await a.req("DELETE", `/api/user/${u.userId}/sessions/${sessionId}`, { token: admin.token })).status).toBe(204));
+  });
+});
+
+describe("PUT /api/user/{id}/inactive; DELETE /api/user/{id}: across nodes", () => {
+  test("a user inactivated or deleted on node A is refused on node B", async () => {
+    const off = await addUser(a, admin.corpId, { services: ["platform.city"] });
+    await sessionEndsOnB(off.token, async () => expect((await a.req("PUT", `/api/user/${off.userId}/inactive`, { token: admin.token })).status).toBe(200));
+    const gone = await addUser(a, admin.corpId, { services: ["platform.city"] });
+    await sessionEndsOnB(gone.token, async () => expect((await a.req("DELETE", `/api/user/${gone.userId}`, { token: admin.token })).status).toBe(204));
+  });
+});
+
+describe("PUT /api/user/{id}: across nodes", () => {
+  test("super_admin granted and taken back on node A holds on node B", async () => {
+    const u = await addUser(a, admin.corpId, { services: ["platform.city"] });
+    const as = (superAdmin: boolean) => ({ name: u.login, email: `${u.login}@example.com`, login: u.login, super_admin: superAdmin });
+    expect((await b.req("GET", "/api/corp", { token: u.token })).status).toBe(403);
+    expect((await a.req("PUT", `/api/user/${u.userId}`, { token: admin.token, body: as(true) })).status).toBe(200);
+    await waitFor("node B to see the grant", async () => (await b.req("GET", "/api/corp", { token: u.token })).status === 200, 1_500);
+    expect((await a.req("PUT", `/api/user/${u.userId}`, { token: admin.token, body: as(false) })).status).toBe(200);
+    expect((await a.req("GET", "/api/corp", { token: u.token })).status).toBe(403);
+    await waitFor("node B to see the revocation", async () => (await b.req("GET", "/api/corp", { token: u.token })).status === 403, 1_500);
   });
 });
 
