@@ -402,14 +402,18 @@ async function updateConfig(tx: TenantDb, contractId: string, body: ContractConf
 /** What RADIUS renders for a contract: its fields and connection settings (see ContractByUsername). */
 export type ContractConnection = ContractByUsername;
 
-/** The contract's connection state now, or null when there is no such contract. */
-export async function contractConnection(db: TenantDb, contractId: string): Promise<ContractConnection | null> {
-  const c = await findContract(db, contractId);
+/**
+ * The contract's connection state now, or null when there is no such contract. `row`: the
+ * contract's row as the caller has just read it in this transaction (the upsert's number holder),
+ * which spares reading it again.
+ */
+export async function contractConnection(db: TenantDb, contractId: string, row?: ContractRow | null): Promise<ContractConnection | null> {
+  const c = row?.id === contractId ? row : await findContract(db, contractId);
   if (!c) return null;
   // Raw, as findContract: the upsert takes this snapshot on every update.
-  const row = await clientOf(db).query<ConfigRow, [string]>("SELECT * FROM contract_configs WHERE contract_id = ?1").get(contractId);
-  if (!row) return null;
-  const { contract_id: _, ...config } = row;
+  const configRow = await clientOf(db).query<ConfigRow, [string]>("SELECT * FROM contract_configs WHERE contract_id = ?1").get(contractId);
+  if (!configRow) return null;
+  const { contract_id: _, ...config } = configRow;
   return { contract: { id: c.id, number: c.number, contract_status: c.contract_status, contract_stage: c.contract_stage, customer_id: c.customer_id }, config };
 }
 

@@ -14,7 +14,8 @@ import { unchanged } from "../../lib/unchanged";
 import { addCity, cityIdByNames, cityView, getCity, updateCity } from "../city/service";
 import { addParty, findPerson, personView, setParty } from "../person/service";
 import { addressColumns } from "../address/columns";
-import { linkedRecordId, linkNewRecord, linkRecord } from "../externalapp/link-service";
+import { linkedRecordIds, linkKey, linkNewRecord, linkRecord } from "../externalapp/link-service";
+import type { RecordType } from "../externalapp/model";
 import { resolveApp } from "../externalapp/service";
 import type { AddressExternalInput } from "../address/model";
 import type { Contract, ContractExternalInput, PartyExternalInput } from "./model";
@@ -42,6 +43,17 @@ export async function upsertFromExternalApp(ctx: AppContext, tenant: TenantDoor,
     const app = await resolveApp(tx, principal, params);
     if (!app.status) throw forbidden("The external application is inactive");
     const dates = validate(body);
+    // Every identity the body names, looked up in one query; the links this write makes are
+    // recorded here as it makes them, so a later lookup answers as the table would.
+    const keys: [RecordType, string][] = [["contract", body.identity]];
+    for (const p of [body.customer, body.billing_customer, body.agent]) {
+      if (!p) continue;
+      keys.push(["person", p.identity]);
+      if (p.address) keys.push(["city", p.address.city.identity]);
+    }
+    if (body.address) keys.push(["city", body.address.city.identity]);
+    const links = await linkedRecordIds(tx, app.id, keys);
+    const linkedRecordId = (type: RecordType, identity: string) => links.get(linkKey(type, identity)) ?? null;
     // One event per record changed, in the order first touched; an INSERT is not followed by an UPDATE.
     const changes = new Map<string, Change>();
     const touch = (id: string, kind: Kind, action: Change["action"]) => {
@@ -65,7 +77,7 @@ export async function upsertFromExternalApp(ctx: AppContext, tenant: TenantDoor,
       return id;
     };
     const resolveCity = async (identity: string, data: { name: string; state: string; country: string }): Promise<string> => {
-      const linked = await linkedRecordId(tx, app.id, "city", identity);
+      const linked = linkedRecordId("city", identity);
       if (linked) {
         if (!unchanged(await getCity(tx, linked), data)) {
           await updateCity(tx, linked, data);
@@ -80,6 +92,9 @@ export async function upsertFromExternalApp(ctx: AppContext, tenant: TenantDoor,
         touch(id, "city", "INSERT");
       }
       await linkRecord(tx, app.id, "city", id, identity);
+      // linkRecord replaced any other identity of this city.
+      for (const [k, v] of links) if (v === id && k.startsWith("city\n")) links.delete(k);
+      links.set(linkKey("city", identity), id);
       return id;
     };
 
@@ -87,7 +102,7 @@ export async function upsertFromExternalApp(ctx: AppContext, tenant: TenantDoor,
 
     /** An agent that already exists is linked as it is, never overwritten (routes.md, Divergences 2). */
     const partyIdFor = async (p: PartyExternalInput, overwrite: boolean): Promise<string> => {
-      const linked = await linkedRecordId(tx, app.id, "person", p.identity);
+      const linked = linkedRecordId("person", p.identity);
       if (linked && !overwrite) return linked;
       const data = {
         name: p.name,
@@ -111,6 +126,7 @@ export async function upsertFromExternalApp(ctx: AppContext, tenant: TenantDoor,
         id = await addParty(tx, data);
         touch(id, "person", "INSERT");
         await linkNewRecord(tx, app.id, "person", id, p.identity);
+        links.set(linkKey("person", p.identity), id);
       }
       resolved.set(key, { data, id });
       return id;
@@ -119,7 +135,7 @@ export async function upsertFromExternalApp(ctx: AppContext, tenant: TenantDoor,
     const customerId = await partyIdFor(body.customer, true);
     const billingId = body.billing_customer ? await partyIdFor(body.billing_customer, true) : customerId;
     const agentId = body.agent ? await partyIdFor(body.agent, false) : null;
-    const existingId = await linkedRecordId(tx, app.id, "contract", body.identity);
+    const existingId = linkedRecordId("contract", body.identity);
     const holder = await numberHolder(tx, body.number, existingId);
     const columns = {
       customer_id: customerId,
@@ -136,7 +152,7 @@ export async function upsertFromExternalApp(ctx: AppContext, tenant: TenantDoor,
       // nothing it embeds (parties, cities) changed above. Then nothing is written and nothing
       // fires; config, items, flags and links are never touched by the upsert.
       if (changes.size > 0 || holder === null || !unchanged(holder, columns)) {
-        const before: ContractConnection | null = await contractConnection(tx, id);
+        const before: ContractConnection | null = await contractConnection(tx, id, holder);
         await setContract(tx, id, columns);
         touch(id, "contract", "UPDATE");
         w.afterCommit(() => contractChanged(ctx, { corpId: principal.corpId, contractId: id, before, actorUserId: null, ip: null }));
