@@ -91,15 +91,23 @@ class PgScope implements PgTenantWriteScope {
     return this.events.length > 0;
   }
 
-  /** Inside the transaction, after the callback: the outbox rows. */
+  /**
+   * Inside the transaction, after the callback: the outbox rows. Every payload is built first (in
+   * order, from the write's state), then the inserts go out together, in order (one connection
+   * runs them as sent: `seq` follows the order of the events), and are waited for once.
+   */
   async flush(tx: PgTx): Promise<void> {
+    if (!this.events.length) return;
+    const rows: [string, EventGroup, string, string, string][] = [];
     for (const e of this.events) {
       const data = typeof e.data === "function" ? await (e.data as (tx: PgTx) => unknown)(tx) : e.data;
       const timestamp = nowIso();
       const payload: EventPayload = { type: e.type, timestamp, data };
-      // The text of core/events.ts recordEvent (a raw statement: Drizzle's insert builder costs tens of µs).
-      await tx.$client.query("INSERT INTO events (id, type, record_id, payload, created_at) VALUES (?1, ?2, ?3, ?4, ?5)").run(newId(), e.type, e.recordId, JSON.stringify(payload), timestamp);
+      rows.push([newId(), e.type, e.recordId, JSON.stringify(payload), timestamp]);
     }
+    // The text of core/events.ts recordEvent (a raw statement: Drizzle's insert builder costs tens of µs).
+    const insert = tx.$client.query("INSERT INTO events (id, type, record_id, payload, created_at) VALUES (?1, ?2, ?3, ?4, ?5)");
+    await Promise.all(rows.map((r) => insert.run(...r)));
   }
 
   /** After the COMMIT. */
