@@ -3,9 +3,10 @@
 // processes (durable: fsync and synchronous_commit on); upserts a second at 16 in flight and
 // transactions per upsert (pg_stat_database, which backends report up to a second late: a rough
 // figure). The load is the bench's: half change a seeded contract, half create one, with a webhook
-// subscribed (its deliveries are not sent: the dispatcher is stopped). Compare before/after in one
+// subscribed (DISPATCH=1: delivered to a local receiver, whose claims and outcomes are writes of
+// the same corporation; otherwise not sent: the dispatcher is stopped). Compare before/after in one
 // sitting, alternating runs (docs/architecture.md, "The external-app upsert on PostgreSQL").
-//   bun bench/upsert-profile.ts [pg|sqlite] [count]
+//   [DISPATCH=1] bun bench/upsert-profile.ts [pg|sqlite] [count]
 import { startPostgres } from "../test/support/postgres";
 import { makeApp, startAndLogin } from "../test/support/helpers";
 import { contractBody } from "../test/support/contract-body";
@@ -35,9 +36,11 @@ const db = pg ? await pg.createDatabase("bench") : null;
 const t = await makeApp({ env: db ? { CORPADMIN_DATABASE_URL: db.appUrl, CORPADMIN_LEASE_GRACE_MS: "1000" } : {} });
 const admin = await startAndLogin(t);
 await t.req("POST", "/api/externalapp", { token: admin.token, body: { name: "erp" } });
-await t.req("POST", "/api/webhook", { token: admin.token, body: { name: "r", target: "http://127.0.0.1:9/hook", email: "ops@example.com", groups: ["CONTRACT_AFTER_INSERT", "CONTRACT_AFTER_UPDATE"] } });
-// The dispatcher would try to deliver to port 9: stop it so its work is not measured.
-await t.ctx.jobs.get("webhook-dispatcher")?.stop();
+// DISPATCH=1: the deliveries are sent to a local receiver as the bench does (their claims and
+// outcomes are writes of the same corporation); otherwise the dispatcher is stopped.
+const receiver = process.env.DISPATCH ? Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response(null, { status: 204 }) }) : null;
+await t.req("POST", "/api/webhook", { token: admin.token, body: { name: "r", target: `http://127.0.0.1:${receiver?.port ?? 9}/hook`, email: "ops@example.com", groups: ["CONTRACT_AFTER_INSERT", "CONTRACT_AFTER_UPDATE"] } });
+if (!receiver) await t.ctx.jobs.get("webhook-dispatcher")?.stop();
 
 async function pool<T>(items: T[], n: number, fn: (x: T) => Promise<void>) {
   let i = 0;
@@ -82,5 +85,6 @@ console.log(JSON.stringify({
 }));
 await su?.close();
 await t.close();
+receiver?.stop(true);
 await pg?.stop();
 process.exit(0);
