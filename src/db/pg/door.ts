@@ -29,7 +29,6 @@ import { getTableConfig, PgTable } from "drizzle-orm/pg-core";
 import type { Handle } from "../handle";
 import { newStamp, registerReadStamp } from "../change-stamp";
 import { Generations, TENANT_WRITES_TOPIC } from "./generations";
-import { events } from "../tenant/schema";
 import { pgHandle, unavailableOf } from "./handle";
 import * as platformSchema from "./platform";
 import * as tenantSchema from "./tenant";
@@ -92,14 +91,23 @@ class PgScope implements PgTenantWriteScope {
     return this.events.length > 0;
   }
 
-  /** Inside the transaction, after the callback: the outbox rows. */
+  /**
+   * Inside the transaction, after the callback: the outbox rows. Every payload is built first (in
+   * order, from the write's state), then the inserts go out together, in order (one connection
+   * runs them as sent: `seq` follows the order of the events), and are waited for once.
+   */
   async flush(tx: PgTx): Promise<void> {
+    if (!this.events.length) return;
+    const rows: [string, EventGroup, string, string, string][] = [];
     for (const e of this.events) {
       const data = typeof e.data === "function" ? await (e.data as (tx: PgTx) => unknown)(tx) : e.data;
       const timestamp = nowIso();
       const payload: EventPayload = { type: e.type, timestamp, data };
-      await tx.insert(events).values({ id: newId(), type: e.type, record_id: e.recordId, payload: JSON.stringify(payload), created_at: timestamp });
+      rows.push([newId(), e.type, e.recordId, JSON.stringify(payload), timestamp]);
     }
+    // The text of core/events.ts recordEvent (a raw statement: Drizzle's insert builder costs tens of µs).
+    const insert = tx.$client.query("INSERT INTO events (id, type, record_id, payload, created_at) VALUES (?1, ?2, ?3, ?4, ?5)");
+    await Promise.all(rows.map((r) => insert.run(...r)));
   }
 
   /** After the COMMIT. */
@@ -310,16 +318,21 @@ export class PgDoors {
               called = true;
               const out: typeof outcomes = [];
               for (const [i, job] of jobs.entries()) {
+                // A savepoint each: a failing write (and its events) rolls back alone. SAVEPOINT and
+                // RELEASE are sent without waiting for their answers (Bun.sql's savepoint() waits for
+                // both): they go out on the connection in order with the write's statements, two
+                // round trips less per write inside the writer lock. Should one fail, the
+                // transaction is aborted and the next statement, or the COMMIT, fails the group.
+                const name = `g${i}`;
+                conn.unsafe(`SAVEPOINT ${name}`).execute();
                 try {
-                  // A savepoint each: a failing write (and its events) rolls back alone.
-                  const value = await conn.savepoint(async (sp) => {
-                    const tx = pgHandle(sp, corpId !== "");
-                    const v = await job.fn(tx, scopes[i]);
-                    await scopes[i].flush(tx);
-                    return v;
-                  });
+                  const tx = pgHandle(conn, corpId !== "");
+                  const value = await job.fn(tx, scopes[i]);
+                  await scopes[i].flush(tx);
+                  conn.unsafe(`RELEASE SAVEPOINT ${name}`).execute();
                   out.push({ ok: true, value });
                 } catch (error) {
+                  await conn.unsafe(`ROLLBACK TO SAVEPOINT ${name}`);
                   out.push({ ok: false, error });
                 }
               }

@@ -311,10 +311,20 @@ export function contractColumns(body: CommonInput, dates: Record<DateField, stri
  * The contract holding `number` (409 when it is another than `exceptId`). When the number is
  * unchanged that is the contract being updated, so the upsert compares with it for free.
  */
-export async function numberHolder(db: TenantDb, number: string, exceptId: string | null): Promise<ContractRow | null> {
-  const row = await clientOf(db).query<ContractRow, [string]>("SELECT * FROM contracts WHERE number = ?1").get(number);
+export async function numberHolder(db: TenantDb, number: string, exceptId: string | null, read?: Promise<ContractRow | null>): Promise<ContractRow | null> {
+  const row = await (read ?? contractByNumber(db, number));
   if (row && row.id !== exceptId) throw conflict("The contract number is used by another contract");
   return row;
+}
+
+/** The contract holding `number`, or null (numberHolder's read, which a caller may start early). */
+export async function contractByNumber(db: TenantDb, number: string): Promise<ContractRow | null> {
+  return await clientOf(db).query<ContractRow, [string]>("SELECT * FROM contracts WHERE number = ?1").get(number);
+}
+
+/** A contract's connection settings row, or null (contractConnection's read, which a caller may start early). */
+export async function configRowOf(db: TenantDb, contractId: string): Promise<ConfigRow | null> {
+  return await clientOf(db).query<ConfigRow, [string]>("SELECT * FROM contract_configs WHERE contract_id = ?1").get(contractId);
 }
 
 async function usernameTaken(db: TenantDb, username: string, exceptContractId: string | null): Promise<boolean> {
@@ -324,9 +334,14 @@ async function usernameTaken(db: TenantDb, username: string, exceptContractId: s
 
 /** A new contract's connection settings: username = number (or the id when taken), random password (returned). */
 export async function insertDefaultConfig(tx: TenantDb, contractId: string, number: string): Promise<string> {
-  const username = (await usernameTaken(tx, number, null)) ? contractId : number;
   const password = randomBase62(12);
-  await clientOf(tx).query("INSERT INTO contract_configs (contract_id, username, password) VALUES (?1, ?2, ?3)").run(contractId, username, password);
+  // One statement: the username is the number unless another contract has it (then the id).
+  await clientOf(tx)
+    .query(
+      "INSERT INTO contract_configs (contract_id, username, password) " +
+        "SELECT ?1, CASE WHEN EXISTS (SELECT 1 FROM contract_configs WHERE username = ?2) THEN ?1 ELSE ?2 END, ?3",
+    )
+    .run(contractId, number, password);
   return password;
 }
 
@@ -402,14 +417,22 @@ async function updateConfig(tx: TenantDb, contractId: string, body: ContractConf
 /** What RADIUS renders for a contract: its fields and connection settings (see ContractByUsername). */
 export type ContractConnection = ContractByUsername;
 
-/** The contract's connection state now, or null when there is no such contract. */
-export async function contractConnection(db: TenantDb, contractId: string): Promise<ContractConnection | null> {
-  const c = await findContract(db, contractId);
-  if (!c) return null;
+/**
+ * The contract's connection state now, or null when there is no such contract. `row`: the
+ * contract's row as the caller has just read it in this transaction (the upsert's number holder),
+ * which spares reading it again; `configRead`: its connection settings' read, when the caller started it
+ * early (the upsert sends its reads together).
+ */
+export async function contractConnection(db: TenantDb, contractId: string, row?: ContractRow | null, configRead?: Promise<ConfigRow | null>): Promise<ContractConnection | null> {
+  const c = row?.id === contractId ? row : await findContract(db, contractId);
+  if (!c) {
+    configRead?.catch(() => {});
+    return null;
+  }
   // Raw, as findContract: the upsert takes this snapshot on every update.
-  const row = await clientOf(db).query<ConfigRow, [string]>("SELECT * FROM contract_configs WHERE contract_id = ?1").get(contractId);
-  if (!row) return null;
-  const { contract_id: _, ...config } = row;
+  const configRow = await (configRead ?? configRowOf(db, contractId));
+  if (!configRow) return null;
+  const { contract_id: _, ...config } = configRow;
   return { contract: { id: c.id, number: c.number, contract_status: c.contract_status, contract_stage: c.contract_stage, customer_id: c.customer_id }, config };
 }
 

@@ -22,6 +22,26 @@ export async function linkedRecordId(db: TenantDb, appId: string, type: RecordTy
 }
 
 /**
+ * The records that `keys` ([type, identity]) name for the app `app` names (by id or by name), in
+ * one query (the external-app upsert asks for every identity of its body at once, beside its
+ * findApp): keyed by `linkKey(type, identity)`; identities linked to nothing are absent, and so is
+ * everything when no such app exists.
+ */
+export async function linkedRecordIds(db: TenantDb, app: { id?: string; name?: string }, keys: [RecordType, string][]): Promise<Map<string, string>> {
+  const rows = await clientOf(db)
+    .query<{ type: RecordType; identity: string; id: string }, [string | null, string | null, string]>(
+      "WITH k(t, i) AS (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?3)) " +
+        "SELECT l.record_type AS type, l.identity AS identity, l.record_id AS id FROM k CROSS JOIN external_links l " +
+        "ON l.external_app_id = (SELECT id FROM external_apps WHERE id = ?1 OR name = ?2) AND l.record_type = k.t AND l.identity = k.i",
+    )
+    .all(app.id ?? null, app.id === undefined ? (app.name ?? null) : null, JSON.stringify(keys));
+  return new Map(rows.map((r) => [linkKey(r.type, r.identity), r.id]));
+}
+
+/** The key of linkedRecordIds' answer. */
+export const linkKey = (type: RecordType, identity: string) => `${type}\n${identity}`;
+
+/**
  * Links a record to an app's identity. The identity may name only one record of the type (409),
  * and a record has one identity per app, so linking again replaces the old identity.
  */

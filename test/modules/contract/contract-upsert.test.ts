@@ -303,4 +303,31 @@ describe("POST /api/contract/create/externalapp/name/{externalAppName}|id/{exter
     expect((await req("GET", `/api/contract/externalapp/id/${app.id}`, { token: o })).status).toBe(404);
     expect((await req("GET", "/api/contract", { token: o })).body.total).toBe(0);
   });
+
+  test("a city adopted under a second identity loses its first one; a later use of the first in the same body finds it unlinked", async () => {
+    const jundiai = city("CITY-JD-1", "Jundiaí", "SP");
+    const first = await req("POST", "/api/contract/create/externalapp/name/erp", {
+      token,
+      body: documentBody({ identity: "CT-40", number: "2025/0040", customer: { ...documentBody().customer, identity: "CUS-40", address: address("Rua A, 1", jundiai) }, billing_customer: undefined }),
+    });
+    expect(first.status).toBe(200);
+    const cityId = first.body.customer.address.city.id;
+    // The customer's city comes under a new identity with the same names: adopted, and linked to
+    // it instead of CITY-JD-1. The contract's address then names CITY-JD-1 with other data: it is
+    // no longer linked, so it is a new city; the adopted one is left as it was.
+    const second = await req("POST", "/api/contract/create/externalapp/name/erp", {
+      token,
+      body: documentBody({
+        identity: "CT-41",
+        number: "2025/0041",
+        customer: { ...documentBody().customer, identity: "CUS-41", address: address("Rua B, 2", city("CITY-JD-2", "Jundiaí", "SP")) },
+        billing_customer: undefined,
+        address: address("Rua C, 3", city("CITY-JD-1", "Jundiaí", "São Paulo")),
+      }),
+    });
+    expect(second.status).toBe(200);
+    expect(second.body.customer.address.city).toMatchObject({ id: cityId, state: "SP" });
+    expect(second.body.address.city.id).not.toBe(cityId);
+    expect(second.body.address.city.state).toBe("São Paulo");
+  });
 });

@@ -1,0 +1,90 @@
+// CPU µs per external-app contract upsert, in-process: the app's (process.cpuUsage: the requests
+// through app.handle, the upserts and this script's small driver) and, on PostgreSQL, its server's
+// processes (durable: fsync and synchronous_commit on); upserts a second at 16 in flight and
+// transactions per upsert (pg_stat_database, which backends report up to a second late: a rough
+// figure). The load is the bench's: half change a seeded contract, half create one, with a webhook
+// subscribed (DISPATCH=1: delivered to a local receiver, whose claims and outcomes are writes of
+// the same corporation; otherwise not sent: the dispatcher is stopped). Compare before/after in one
+// sitting, alternating runs (docs/architecture.md, "The external-app upsert on PostgreSQL").
+//   [DISPATCH=1] bun bench/upsert-profile.ts [pg|sqlite] [count]
+import { startPostgres } from "../test/support/postgres";
+import { makeApp, startAndLogin } from "../test/support/helpers";
+import { contractBody } from "../test/support/contract-body";
+import { SQL } from "bun";
+import * as fs from "node:fs";
+
+const engine = process.argv[2] ?? "pg";
+const COUNT = Number(process.argv[3] ?? 800);
+const SEED = 400;
+const IN_FLIGHT = 16;
+
+function childrenCpuUs(parent: number): number {
+  let total = 0;
+  for (const name of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${name}/stat`, "utf8");
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(f[1]) === parent) total += (Number(f[11]) + Number(f[12])) * 10_000;
+    } catch {}
+  }
+  return total;
+}
+
+const pg = engine === "pg" ? await startPostgres({ durable: true }) : null;
+const db = pg ? await pg.createDatabase("bench") : null;
+const t = await makeApp({ env: db ? { CORPADMIN_DATABASE_URL: db.appUrl, CORPADMIN_LEASE_GRACE_MS: "1000" } : {} });
+const admin = await startAndLogin(t);
+await t.req("POST", "/api/externalapp", { token: admin.token, body: { name: "erp" } });
+// DISPATCH=1: the deliveries are sent to a local receiver as the bench does (their claims and
+// outcomes are writes of the same corporation); otherwise the dispatcher is stopped.
+const receiver = process.env.DISPATCH ? Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response(null, { status: 204 }) }) : null;
+await t.req("POST", "/api/webhook", { token: admin.token, body: { name: "r", target: `http://127.0.0.1:${receiver?.port ?? 9}/hook`, email: "ops@example.com", groups: ["CONTRACT_AFTER_INSERT", "CONTRACT_AFTER_UPDATE"] } });
+if (!receiver) await t.ctx.jobs.get("webhook-dispatcher")?.stop();
+
+async function pool<T>(items: T[], n: number, fn: (x: T) => Promise<void>) {
+  let i = 0;
+  await Promise.all(Array.from({ length: n }, async () => { while (i < items.length) await fn(items[i++]); }));
+}
+const post = async (b: unknown) => {
+  const r = await t.req("POST", "/api/contract/create/externalapp/name/erp", { token: admin.token, body: b });
+  if (r.status !== 200) throw new Error(`${r.status} ${r.text}`);
+};
+await pool(Array.from({ length: SEED }, (_, i) => i), IN_FLIGHT, (i) => post(contractBody(i)));
+
+let seq = 0;
+const bodies = Array.from({ length: COUNT }, (_, k) => {
+  const s = ++seq;
+  if (k % 2 === 0) {
+    const b = contractBody(k % SEED);
+    return { ...b, json_original: { ...b.json_original, revision: s } };
+  }
+  const b = contractBody(SEED + 100_000 + k);
+  const tag = (v: string) => `${v}-${s}`;
+  return { ...b, identity: tag(b.identity), number: tag(b.number), customer: { ...b.customer, identity: tag(b.customer.identity) }, billing_customer: { ...b.billing_customer, identity: tag(b.billing_customer.identity) } };
+});
+
+const su = db ? new SQL({ url: db.url, max: 1 }) : null;
+const xacts = async () => (su ? Number((await su.unsafe("SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = 'bench'"))[0].n) : 0);
+Bun.gc(true);
+const x0 = await xacts();
+const pg0 = pg ? childrenCpuUs(pg.pid) : 0;
+const c0 = process.cpuUsage();
+const w0 = performance.now();
+await pool(bodies, IN_FLIGHT, post);
+const wall = performance.now() - w0;
+const c1 = process.cpuUsage(c0);
+const pg1 = pg ? childrenCpuUs(pg.pid) : 0;
+const x1 = await xacts();
+console.log(JSON.stringify({
+  engine, count: COUNT,
+  app_cpu_us: Math.round((c1.user + c1.system) / COUNT),
+  pg_cpu_us: Math.round((pg1 - pg0) / COUNT),
+  per_s: Math.round(COUNT / (wall / 1000)),
+  xacts_per_upsert: su ? +((x1 - x0 - 1) / COUNT).toFixed(3) : null,
+}));
+await su?.close();
+await t.close();
+receiver?.stop(true);
+await pg?.stop();
+process.exit(0);
