@@ -69,7 +69,7 @@ beforeAll(async () => {
   pg = await startPostgres();
   sourceDb = await pg.createDatabase("backup_source");
   // The app's role is held by row-level security; pg_dump reads as the superuser (--backup-database-url).
-  source = await makeApp({ env: { CORPADMIN_DATABASE_URL: sourceDb.appUrl, CORPADMIN_BACKUP_DATABASE_URL: sourceDb.url, CORPADMIN_BACKUP_CRON: "*/2 * * * * *", CORPADMIN_BACKUP_KEEP: "2" } });
+  source = await makeApp({ env: { CORPADMIN_DATABASE_URL: sourceDb.appUrl, CORPADMIN_BACKUP_DATABASE_URL: sourceDb.url, CORPADMIN_BACKUP_CRON: "*/2 * * * * *", CORPADMIN_BACKUP_KEEP: "2", CORPADMIN_LEASE_GRACE_MS: "1000" } });
   corps.push((await startAndLogin(source)).corpId);
   corps.push(await addCorp(source, "beta"));
   corps.push(await addCorp(source, "gamma"));
