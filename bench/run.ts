@@ -14,6 +14,7 @@ import { contractBody } from "../test/support/contract-body";
 import { startPostgres, type TestPostgres } from "../test/support/postgres";
 import { seedPeer } from "./peers/seed";
 import { measureTenants, printTenants, type TenantFigures } from "./tenants";
+import { childrenCpuUs } from "./proc-cpu";
 
 const root = join(import.meta.dir, "..");
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -86,23 +87,6 @@ function cpuUs(pid: number): number {
   } catch {
     return 0;
   }
-}
-
-/** CPU of a PostgreSQL server's processes (the postmaster's children: backends, writers), in µs. */
-function childrenCpuUs(parent: number): number {
-  const fs = require("node:fs") as typeof import("node:fs");
-  let total = 0;
-  for (const name of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${name}/stat`, "utf8");
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(f[1]) === parent) total += (Number(f[11]) + Number(f[12])) * 10_000;
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return total;
 }
 
 /** Waits until `url` answers at all (any status). */

@@ -11,25 +11,12 @@ import { startPostgres } from "../test/support/postgres";
 import { makeApp, startAndLogin } from "../test/support/helpers";
 import { contractBody } from "../test/support/contract-body";
 import { SQL } from "bun";
-import * as fs from "node:fs";
+import { childrenCpuUs } from "./proc-cpu";
 
 const engine = process.argv[2] ?? "pg";
 const COUNT = Number(process.argv[3] ?? 800);
 const SEED = 400;
 const IN_FLIGHT = 16;
-
-function childrenCpuUs(parent: number): number {
-  let total = 0;
-  for (const name of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${name}/stat`, "utf8");
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(f[1]) === parent) total += (Number(f[11]) + Number(f[12])) * 10_000;
-    } catch {}
-  }
-  return total;
-}
 
 const pg = engine === "pg" ? await startPostgres({ durable: true }) : null;
 const db = pg ? await pg.createDatabase("bench") : null;
