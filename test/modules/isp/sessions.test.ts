@@ -7,7 +7,7 @@ import { addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../..
 import { testSqliteOnly } from "../../support/backend";
 import { startResponder, type Answer } from "../../support/coa-harness";
 import { contractWith, mikrotikLayout, must } from "../../support/isp";
-import type { Packet } from "../../../src/modules/isp/rfc5176";
+import { decodeRequest, encodeResponse, type Packet } from "../../../src/modules/isp/rfc5176";
 
 const SECRET = "nas-secret-0001";
 let t: TestApp;
@@ -267,39 +267,59 @@ describe("POST /api/isp/session/{id}/disconnect; POST /api/contract/{id}/disconn
   });
 
   test("at most 64 requests are in flight: the 65th waits for a slot", async () => {
-    // A silent NAS: every request runs its 3 attempts. Ports are the requests' own sockets.
-    const seen: { port: number; n: number }[] = [];
-    const counts = new Map<number, number>();
-    const silent = await Bun.udpSocket({
+    // A NAS that holds every request unanswered until the test lets it go, so the limit is seen by
+    // what arrives, not by timing: 64 first attempts, then nothing until one is answered. Ports
+    // are the requests' own sockets; the long retry interval keeps retransmissions out of the way.
+    const held = new Map<number, Packet>();
+    const answered = new Set<number>();
+    let answerAll = false;
+    const ack = (s: { send(b: Buffer, port: number, host: string): unknown }, port: number, p: Packet) => {
+      answered.add(port);
+      s.send(encodeResponse("Disconnect-ACK", p.identifier, [], SECRET, p.authenticator), port, "127.0.0.1");
+    };
+    const holding = await Bun.udpSocket({
       hostname: "127.0.0.1",
       port: 0,
       socket: {
-        data(_s, _buf, port) {
-          counts.set(port, (counts.get(port) ?? 0) + 1);
-          seen.push({ port, n: counts.get(port)! });
+        data(s, buf, port) {
+          const p = decodeRequest(Buffer.from(buf), SECRET);
+          if (!held.has(port)) held.set(port, p);
+          if (answerAll || answered.has(port)) ack(s, port, p);
         },
       },
     });
-    const slow = await makeApp({ options: { dispatchTuning: { coaRetryMs: 300 } } });
+    const slow = await makeApp({ options: { dispatchTuning: { coaRetryMs: 20_000 } } });
     try {
       const a = await startAndLogin(slow);
-      await must(slow, a.token, "POST", "/api/isp/nas", { name: "silent", ip: "127.0.0.1", secret: SECRET, coa_port: silent.port });
+      await must(slow, a.token, "POST", "/api/isp/nas", { name: "holding", ip: "127.0.0.1", secret: SECRET, coa_port: holding.port });
       const c = await contractWith(slow, a.token, { username: "many" });
       for (let i = 0; i < 70; i++) {
         const res = await slow.req("POST", "/api/isp/radius/accounting", { body: { "NAS-IP-Address": "127.0.0.1", "Acct-Status-Type": "Start", "User-Name": "many", "Acct-Session-Id": `m-${i}` }, headers: { authorization: basic } });
         expect(res.status).toBe(204);
       }
-      const res = await slow.req("POST", `/api/contract/${c.contract.id}/disconnect`, { token: a.token });
+      const pending = slow.req("POST", `/api/contract/${c.contract.id}/disconnect`, { token: a.token });
+      await until(() => (held.size >= 64 ? true : undefined), 15_000);
+      await Bun.sleep(500);
+      expect(held.size).toBe(64);
+
+      const [firstPort, firstPacket] = [...held][0]!;
+      ack(holding, firstPort, firstPacket);
+      await until(() => (held.size >= 65 ? true : undefined), 15_000);
+      await Bun.sleep(200);
+      expect(held.size).toBe(65);
+
+      answerAll = true;
+      for (const [port, p] of held) if (!answered.has(port)) ack(holding, port, p);
+      const res = await pending;
+      expect(res.status).toBe(200);
       expect(res.body.items).toHaveLength(70);
-      expect(res.body.items.every((r: { outcome: string; attempts: number }) => r.outcome === "timeout" && r.attempts === 3)).toBe(true);
-      const firstThird = seen.findIndex((p) => p.n === 3);
-      expect(new Set(seen.slice(0, firstThird).map((p) => p.port)).size).toBe(64);
-      expect(counts.size).toBe(70);
+      expect(res.body.items.every((r: { outcome: string }) => r.outcome === "ack")).toBe(true);
+      expect(held.size).toBe(70);
     } finally {
       await slow.close();
-      silent.close();
+      holding.close();
     }
-  });
+  }, 60_000);
 
   test("a contract made inactive has its sessions disconnected by the service", async () => {
     answer = () => ({ code: "Disconnect-ACK" });
