@@ -4,7 +4,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
 import { created, noContent } from "../../lib/http";
 import { ListOf, ListQuery, ProblemSchema } from "../../lib/schemas";
-import { forbidden, notFound, Problem } from "../../lib/problem";
+import { forbidden, notFound, Problem, unauthorized } from "../../lib/problem";
 import type { CorpRow } from "../../core/corp-cache";
 import { clientOf, credentialsOf, issueCredentials, loadUser } from "./credentials";
 import { authGuard, requestIdOf } from "./guard";
@@ -90,7 +90,9 @@ export function authModule(ctx: AppContext) {
     .get(
       "/auth/credentials",
       async ({ principal, request }) => {
-        const session = (await ctx.sessions.live(principal.sessionId!))!;
+        // Revoked since the guard read it (a logout racing this request): the token is refused.
+        const session = await ctx.sessions.live(principal.sessionId!);
+        if (!session) throw unauthorized("The session has ended");
         const token = request.headers.get("authorization")!.slice(7).trim();
         const expiresIn = Math.max(0, Math.floor((Date.parse(session.expires_at) - Date.now()) / 1000));
         return credentialsOf(ctx, await loadUser(ctx, principal.userId!), principal.corpId, token, expiresIn);

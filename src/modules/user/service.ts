@@ -294,9 +294,16 @@ export async function resetPassword(ctx: AppContext, key: string, password: stri
 
 // ---- two-factor --------------------------------------------------------------------------------
 
+/** The user a self-service row names: deleted since the guard let the request in, it is 404. */
+async function presentUser(tx: PlatformDb, userId: string): Promise<UserRow> {
+  const row = await findUser(tx, userId);
+  if (!row) throw notFound("User");
+  return row;
+}
+
 export function startTwoFactor(ctx: AppContext, userId: string): Promise<{ secret: string; otpauth_uri: string }> {
   return ctx.store.platform.write(async (tx) => {
-    const row = (await findUser(tx, userId))!;
+    const row = await presentUser(tx, userId);
     if (row.two_factor_secret) throw conflict("Two-factor authentication is already enabled");
     const secret = newTotpSecret();
     await tx.update(users).set({ two_factor_pending: secret }).where(eq(users.id, row.id)).run();
@@ -306,7 +313,7 @@ export function startTwoFactor(ctx: AppContext, userId: string): Promise<{ secre
 
 export function confirmTwoFactor(ctx: AppContext, userId: string, code: number | string): Promise<User> {
   return ctx.store.platform.write(async (tx) => {
-    const row = (await findUser(tx, userId))!;
+    const row = await presentUser(tx, userId);
     if (row.two_factor_secret) throw conflict("Two-factor authentication is already enabled");
     if (!row.two_factor_pending) throw conflict("No pending secret: enable without a code first");
     const step = matchingStep(row.two_factor_pending, code, ctx.now());
@@ -325,7 +332,7 @@ async function clearTwoFactor(tx: PlatformDb, userId: string): Promise<void> {
 
 export function disableTwoFactor(ctx: AppContext, userId: string, code: number | string): Promise<User> {
   return ctx.store.platform.write(async (tx) => {
-    const row = (await findUser(tx, userId))!;
+    const row = await presentUser(tx, userId);
     if (!row.two_factor_secret) throw conflict("Two-factor authentication is not enabled");
     const step = matchingStep(row.two_factor_secret, code, ctx.now());
     if (step === null || !(await consumeTotpStep(tx, row.id, step))) throw twoFactorInvalid();

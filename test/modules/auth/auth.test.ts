@@ -4,6 +4,7 @@ import { SignJWT } from "jose";
 import { events } from "../../../src/db/tenant/schema";
 import { authGuard } from "../../../src/modules/auth/guard";
 import { recordEvent } from "../../../src/core/events";
+import type { Principal } from "../../../src/core/principal";
 import { ADMIN, addCorp, addMember, addUser, makeApp, sourceOnly, startAndLogin, type TestApp } from "../../support/helpers";
 
 let t: TestApp;
@@ -194,6 +195,82 @@ describe("GET /api/auth/credentials; GET /api/auth/refresh; POST /api/auth/corp;
     expect((await t.req("POST", "/api/auth/corp", { token: next, body: { corp: "does-not-exist" } })).status).toBe(403);
     expect((await t.req("POST", "/api/auth/corp", { token: next, body: {} })).status).toBe(400);
     expect((await t.req("POST", "/api/auth/corp", { body: { corp: "acme" } })).status).toBe(401);
+  });
+
+  test("a session revoked while its requests are in flight answers them 200 or 401, never a 5xx", async () => {
+    // Logout races requests of the same token: some pass the guard before the revocation commits
+    // and reach their handler after it; those must end in a 401 problem document too.
+    const failures: string[] = [];
+    let refused = 0;
+    for (let round = 0; round < 6; round++) {
+      const token = (await login({ corp: "acme", login: ADMIN.login, password: ADMIN.password })).body.access_token;
+      let answered = 0;
+      let logout: Promise<number> | undefined;
+      // Each worker asks until it is refused; the 16th answer sends the logout, so that requests
+      // straddle the revocation (in-process, cached answers never yield to a timer).
+      const worker = async () => {
+        for (;;) {
+          const res = await t.req("GET", "/api/auth/credentials", { token });
+          if (++answered === 16) logout = t.req("DELETE", "/api/logout", { token }).then((r) => r.status);
+          if (res.status === 200) continue;
+          if (res.status !== 401 || res.body.type !== "urn:corpadmin:problem:unauthorized") failures.push(`${res.status} ${res.text}`);
+          refused++;
+          return;
+        }
+      };
+      await Promise.all(Array.from({ length: 8 }, worker));
+      expect(await logout).toBe(204);
+    }
+    expect(failures).toEqual([]);
+    expect(refused).toBe(6 * 8);
+  });
+});
+
+// In-process: an auth check (the guard's last step) ends the session or deletes the user after the
+// guard has read them, so the handler finds them gone every time.
+sourceOnly("GET /api/auth/credentials; POST /api/user/{id}/2fa/enable; POST /api/user/{id}/2fa/disable: gone between the guard and the handler", () => {
+  async function withCheck(check: (p: Principal) => Promise<void>, run: () => Promise<void>) {
+    t.ctx.authChecks.push(check);
+    try {
+      await run();
+    } finally {
+      t.ctx.authChecks.splice(t.ctx.authChecks.indexOf(check), 1);
+    }
+  }
+
+  test("a session revoked after the guard passed is 401, not 500", async () => {
+    const token = (await login({ corp: "acme", login: ADMIN.login, password: ADMIN.password })).body.access_token;
+    const sessionId = JSON.parse(Buffer.from(token.split(".")[1], "base64url").toString()).jti;
+    await withCheck(
+      async (p) => {
+        if (p.sessionId === sessionId) await t.ctx.sessions.revoke(sessionId);
+      },
+      async () => {
+        const res = await t.req("GET", "/api/auth/credentials", { token });
+        expect(res.status).toBe(401);
+        expect(res.body.type).toBe("urn:corpadmin:problem:unauthorized");
+      },
+    );
+  });
+
+  test("a user deleted after the guard passed is 404 on the two-factor rows, not 500", async () => {
+    for (const [path, body] of [
+      ["2fa/enable", {}],
+      ["2fa/enable", { code: "123456" }],
+      ["2fa/disable", { code: "123456" }],
+    ] as const) {
+      const u = await addUser(t, admin.corpId);
+      await withCheck(
+        async (p) => {
+          if (p.userId === u.userId) expect((await t.req("DELETE", `/api/user/${u.userId}`, { token: admin.token })).status).toBe(204);
+        },
+        async () => {
+          const res = await t.req("POST", `/api/user/${u.userId}/${path}`, { token: u.token, body });
+          expect(res.status).toBe(404);
+          expect(res.body.type).toBe("urn:corpadmin:problem:not-found");
+        },
+      );
+    }
   });
 });
 
