@@ -332,4 +332,32 @@ describe("corpadmin copy-to-postgres", () => {
     }
     expect(copy("--verify-only").code).toBe(0);
   }, 60_000);
+
+  test("Infinity stored by an older version arrives: a float column's ±Infinity as itself, a metric value's as the largest double the API answers for it", async () => {
+    const file = join(dir, "corps", `${corps[0].id}.db`);
+    const w = new Database(file);
+    let metricId: string;
+    try {
+      ({ id: metricId } = w.query("SELECT id FROM metrics WHERE name = 'users'").get() as { id: string });
+      w.exec(`UPDATE metric_values SET value = 9e999 WHERE metric_id = '${metricId}' AND at_ms = ${Date.UTC(2025, 2, 1, 12, 1)};
+        UPDATE metric_values SET value = -9e999 WHERE metric_id = '${metricId}' AND at_ms = ${Date.UTC(2025, 2, 1, 12, 2)};
+        UPDATE contracts SET total_value = 9e999, address_latitude = -9e999`);
+    } finally {
+      w.close();
+    }
+    const db = await pg.createDatabase("infinite_values");
+    const su = new SQL(db.url);
+    try {
+      const p = Bun.spawnSync(["bun", MAIN, "copy-to-postgres", "--data-dir", dir, "--database-url", db.appUrl], { stdout: "pipe", stderr: "pipe" });
+      expect(p.stderr.toString()).toBe("");
+      expect(p.exitCode).toBe(0);
+      expect(p.stdout.toString()).toContain("every row count and checksum equal");
+      const values = await su`SELECT value::text AS json FROM metric_values WHERE corp_id = ${corps[0].id} AND metric_id = ${metricId} ORDER BY at_ms`;
+      expect(values.map((r: { json: string }) => JSON.parse(r.json))).toEqual([0, Number.MAX_VALUE, -Number.MAX_VALUE, 3, 4]);
+      const contracts = await su`SELECT total_value, address_latitude FROM contracts WHERE corp_id = ${corps[0].id}`;
+      expect(contracts.map((r: { total_value: number; address_latitude: number }) => [r.total_value, r.address_latitude])).toEqual(Array(3).fill([Infinity, -Infinity]));
+    } finally {
+      await su.close();
+    }
+  }, 60_000);
 });

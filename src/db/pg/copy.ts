@@ -21,6 +21,7 @@ import { Database } from "bun:sqlite";
 import type { SQL } from "bun";
 import { is } from "drizzle-orm";
 import { getTableConfig, PgTable } from "drizzle-orm/pg-core";
+import { finite } from "../../lib/finite";
 import { CORP_SETTING } from "./door";
 import * as platformSchema from "./platform";
 import * as tenantSchema from "./tenant";
@@ -152,8 +153,13 @@ function toParam(v: unknown, col: Column, where: string): string | null {
   throw new CopyError(`${where}: ${typeof v} ${JSON.stringify(String(v)).slice(0, 40)} does not fit the target column (${col.type})`);
 }
 
-/** JSON with object keys sorted (jsonb keeps its own key order). */
+/**
+ * JSON with object keys sorted (jsonb keeps its own key order). JSON has no Infinity: a ±Infinity
+ * an older version stored (a metric value of `1e400`) arrives as ±the largest double, what the API
+ * answers for it (lib/finite.ts), not as null. (SQLite holds no NaN: it stores NULL.)
+ */
 function canonicalJson(v: unknown): string {
+  if (typeof v === "number" && !Number.isNaN(v)) return JSON.stringify(finite(v));
   if (Array.isArray(v)) return `[${v.map(canonicalJson).join(",")}]`;
   if (v && typeof v === "object")
     return `{${Object.keys(v)
