@@ -5,10 +5,10 @@
 // node records a fingerprint of each (an HMAC of a fixed label under the key, which does not
 // reveal the key) in the platform's settings, the first node to start recording it, and a node
 // whose key's fingerprint differs refuses to start, naming where its key comes from.
-import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createHmac, randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { ConfigError, type Config } from "../config";
+import { ensureKeyFile } from "../lib/key-file";
 import { readDataKey } from "../lib/secret-box";
 import type { PlatformDoor } from "./store";
 import { getSetting, putSetting } from "./settings";
@@ -17,15 +17,7 @@ import { getSetting, putSetting } from "./settings";
 export function tokenKey(config: Config): { key: Uint8Array; source: string } {
   if (config.tokenSecret) return { key: new TextEncoder().encode(config.tokenSecret), source: "--token-secret / CORPADMIN_TOKEN_SECRET" };
   const path = join(config.dataDir, "secret.key");
-  if (!existsSync(path)) {
-    try {
-      writeFileSync(path, randomBytes(48).toString("base64url") + "\n", { mode: 0o600, flag: "wx" });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-    }
-  }
-  chmodSync(path, 0o600);
-  return { key: new TextEncoder().encode(readFileSync(path, "utf8").trim()), source: path };
+  return { key: new TextEncoder().encode(ensureKeyFile(path, () => randomBytes(48).toString("base64url"))), source: path };
 }
 
 /** HMAC-SHA256 of a fixed label under the key, hex: equal keys give equal fingerprints, and it reveals nothing of the key. */

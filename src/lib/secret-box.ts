@@ -3,10 +3,11 @@
 // DATA_DIR/data.key (mode 0600, like the token key), or read from the file --data-key-file names.
 // A copy of a database alone does not reveal them; the key file must be backed up with the data
 // directory (cluster mode: every app node holds the same key, core/keys.ts checks it).
-import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { ConfigError } from "../config";
+import { ensureKeyFile } from "./key-file";
 
 const VERSION = "v1";
 
@@ -16,20 +17,9 @@ const VERSION = "v1";
  */
 export function readDataKey(dataDir: string, keyFile: string | null): { key: Buffer; source: string } {
   const path = keyFile ?? join(dataDir, "data.key");
-  if (keyFile) {
-    if (!existsSync(path)) throw new ConfigError(`--data-key-file ${path} does not exist (a 32-byte key in base64: openssl rand -base64 32)`);
-  } else {
-    if (!existsSync(path)) {
-      try {
-        writeFileSync(path, randomBytes(32).toString("base64") + "\n", { mode: 0o600, flag: "wx" });
-      } catch (err) {
-        // Another process created it meanwhile: use theirs.
-        if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-      }
-    }
-    chmodSync(path, 0o600);
-  }
-  const key = Buffer.from(readFileSync(path, "utf8").trim(), "base64");
+  if (keyFile && !existsSync(path)) throw new ConfigError(`--data-key-file ${path} does not exist (a 32-byte key in base64: openssl rand -base64 32)`);
+  const text = keyFile ? readFileSync(path, "utf8").trim() : ensureKeyFile(path, () => randomBytes(32).toString("base64"));
+  const key = Buffer.from(text, "base64");
   if (key.length !== 32) throw new ConfigError(`${path} does not hold a 32-byte base64 key`);
   return { key, source: keyFile ? `--data-key-file / CORPADMIN_DATA_KEY_FILE (${path})` : path };
 }
