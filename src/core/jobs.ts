@@ -8,11 +8,20 @@
 // there is no wrapper and it runs as any job.
 import type { Logger } from "../lib/log";
 
+/**
+ * Cluster mode: the lease a single-node job runs under. A write whose doubling would be wrong (a
+ * metric value) calls `fence(tx)` in its transaction: it throws, rolling the write back, unless
+ * this node still holds the lease, checked by the database and no clock (src/db/pg/lease.ts).
+ */
+export interface JobLease {
+  fence(tx: unknown): Promise<void>;
+}
+
 export interface Job {
   /** Unique per app; tests reach a job by it (`ctx.jobs.get("metric-scheduler")`). */
   readonly name: string;
-  /** Starts the job: its first pass and its timers. */
-  start(): void | Promise<void>;
+  /** Starts the job: its first pass and its timers; `lease`: a single-node job's in cluster mode. */
+  start(lease?: JobLease): void | Promise<void>;
   /** Stops its timers and waits for work in flight. */
   stop(): void | Promise<void>;
 }

@@ -4,6 +4,7 @@
 // webhooks, but a due delivery is claimed (FOR UPDATE SKIP LOCKED) and sent by one node only.
 // PostgreSQL only: on SQLite one process is the only node.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { SQL } from "bun";
 import type { MetricScheduler } from "../../src/modules/metric/jobs";
 import { TEST_BACKEND } from "../support/backend";
 import { ADMIN, makeApp, startAndLogin, type TestApp } from "../support/helpers";
@@ -112,6 +113,64 @@ pgOnly("job metric-scheduler: on one node of a cluster at a time", () => {
     expect(leaseLog(other, "lease: taken, starting", "metric-scheduler").at(-1)!.fields.node).toBe(other.t.ctx.nodeId);
     await waitFor("collections by the other node", () => hits.filter((h) => h > closedAt).length >= 2, 10_000);
     for (let i = 1; i < hits.length; i++) expect(hits[i] - hits[i - 1]).toBeGreaterThan(500);
+  }, 60_000);
+});
+
+pgOnly("job metric-scheduler: a node that lost its lease stores nothing (fenced writes)", () => {
+  let node: Node;
+  let server: ReturnType<typeof Bun.serve>;
+  beforeAll(() => {
+    server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => Response.json(1) });
+  });
+  afterAll(async () => {
+    server.stop(true);
+    await node?.t.close();
+  });
+
+  test("values waiting for the database when the lease's session ends are refused by the database, before the node notices", async () => {
+    node = await startNode();
+    const admin = await startAndLogin(node.t);
+    const made = await node.t.req("POST", "/api/metric", {
+      token: admin.token,
+      body: { name: "uplink", data_type: "Int", periodicity: "1s", start_date: new Date(Date.now() - 3_600_000).toISOString(), endpoint: `http://127.0.0.1:${server.port}/m` },
+    });
+    expect(made.status).toBe(200);
+    // Sessions of their own: the reader's is set to the corporation (its rows' policies), the
+    // locker's holds the corporation's writer lock, the lease `other` takes stays until it closes.
+    const [db, locker, other] = [0, 1, 2].map(() => new SQL({ url: node.t.config.databaseUrl!, max: 1 }));
+    await db`SELECT set_config('corpadmin.corp_id', ${admin.corpId}, false)`;
+    const stored = async (fromMs: number, toMs: number) =>
+      Number((await db`SELECT count(*)::int AS n FROM metric_values WHERE metric_id = ${made.body.id} AND at_ms BETWEEN ${fromMs} AND ${toMs}`)[0].n);
+    try {
+      await waitFor("a value collected", async () => (await stored(0, Number.MAX_SAFE_INTEGER)) > 0, 15_000);
+      // The corporation's writer lock held here: the next values wait for it, inside their writes.
+      let release!: () => void;
+      const heldAt = Date.now();
+      const holding = locker.begin(async (tx) => {
+        await tx`SELECT pg_advisory_xact_lock(hashtextextended(${admin.corpId}, 0))`;
+        await new Promise<void>((r) => (release = r));
+      });
+      try {
+        await waitFor("a value's write waiting for the writer lock", async () => {
+          const [w] = await db`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND ((classid::int8 << 32) | objid::int8) = hashtextextended(${admin.corpId}, 0)`;
+          return Number(w.n) > 0;
+        }, 15_000);
+        // The lease's session ends (waited for), and the lease is taken here, as by another node.
+        const [holder] = await db`SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND mode = 'ExclusiveLock'
+          AND ((classid::int8 << 32) | objid::int8) = hashtextextended('corpadmin:lease:metric-scheduler', 0)`;
+        expect((await db`SELECT pg_terminate_backend(${holder.pid}, 10000) AS ok`)[0].ok).toBe(true);
+        expect((await other`SELECT pg_try_advisory_lock(hashtextextended('corpadmin:lease:metric-scheduler', 0)) AS got`)[0].got).toBe(true);
+      } finally {
+        release();
+        await holding;
+      }
+      const lostAt = Date.now();
+      // Each waiting value's write now fails its fence; none is stored.
+      await waitFor("a refused value", () => node.logs.some((l) => String(l.fields.error ?? "").includes("no longer holds the lease metric-scheduler")), 15_000);
+      expect(await stored(heldAt, lostAt)).toBe(0);
+    } finally {
+      await Promise.all([db.close(), locker.close(), other.close()]);
+    }
   }, 60_000);
 });
 

@@ -117,7 +117,7 @@ export class Leases {
     return lease;
   }
 
-  /** A job for ctx.jobs that runs `job` only on the node holding the lease named after it (its writes cannot fence: use run() for that). */
+  /** A job for ctx.jobs that runs `job` only on the node holding the lease named after it; its start() is handed the lease (for fence). */
   job(job: Job): Job {
     let handle: LeaseHandle | null = null;
     return {

@@ -4,7 +4,7 @@
 // policy and stores the value. Plain timers rather than croner: a periodicity such as 7m or 90s
 // is not a cron pattern, and timers computed from ctx.now() keep the rules in pure functions.
 import type { AppContext } from "../../core/context";
-import type { Job as BackgroundJob } from "../../core/jobs";
+import type { Job as BackgroundJob, JobLease } from "../../core/jobs";
 import { readBounded } from "../../lib/bounded-body";
 import { allCorpIds } from "../corp/service";
 import { collectedIndex, collectedMetrics, METRICS_TOPIC, storeCollected, storedMetric, unindexIfNoneCollected, type MetricRow } from "./service";
@@ -53,6 +53,12 @@ export class MetricScheduler implements BackgroundJob {
    */
   private active = false;
   private term = 0;
+  /**
+   * Cluster mode: the lease of this run. A value is stored only while this node holds it (fenced
+   * in the write): a node that lost the lease and has not noticed yet never stores a tick the new
+   * holder stores too.
+   */
+  private lease: JobLease | null = null;
   /** Counts sync() calls; `changedAt` holds the count of each metric's last one (resync's epoch). */
   private changes = 0;
   private changedAt = new Map<string, number>();
@@ -77,8 +83,9 @@ export class MetricScheduler implements BackgroundJob {
    * costs follow the corporations that collect, not their number. Without a complete index (a
    * data directory from before it, a restored backup) every corporation is read once and indexed.
    */
-  async start(): Promise<void> {
+  async start(lease?: JobLease): Promise<void> {
     this.active = true;
+    this.lease = lease ?? null;
     const term = ++this.term;
     const stopped = () => !this.active || this.term !== term;
     // Cluster mode: metrics changed through other nodes are not synced here after their commit
@@ -353,7 +360,8 @@ export class MetricScheduler implements BackgroundJob {
     let outcome: Awaited<ReturnType<typeof storeCollected>>;
     try {
       // The metric may have changed or gone while the request ran: checked against what is stored now.
-      outcome = await storeCollected(this.ctx.store.background(corpId), metric.id, body, tick);
+      const lease = this.lease;
+      outcome = await storeCollected(this.ctx.store.background(corpId), metric.id, body, tick, lease && ((tx) => lease.fence(tx)));
     } finally {
       const left = this.storing.get(k)! - 1;
       if (left) this.storing.set(k, left);

@@ -299,8 +299,16 @@ export function pickValue(type: DataType, body: unknown): number | boolean | str
  * changed or gone while the request ran). Returns "stored", "gone", or the data type the body
  * did not hold a value of.
  */
-export function storeCollected(tenant: TenantDoor, metricId: string, body: unknown, atMs: number): Promise<"stored" | "gone" | DataType> {
+/** `fence`: run first in the write (cluster mode: throws unless this node holds the scheduler's lease). */
+export function storeCollected(
+  tenant: TenantDoor,
+  metricId: string,
+  body: unknown,
+  atMs: number,
+  fence: ((tx: TenantDb) => Promise<void>) | null = null,
+): Promise<"stored" | "gone" | DataType> {
   return tenant.writeGrouped(async (tx) => {
+    if (fence) await fence(tx);
     const current = await findMetric(tx, metricId);
     if (!current) return "gone";
     const value = pickValue(current.data_type, body);
