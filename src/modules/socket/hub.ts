@@ -39,6 +39,8 @@ export interface SocketClient {
   superAdmin: boolean;
   /** `GET /api/<area>` as a permission action (`host:port/api/city/GET`), per event area. */
   listActions: Map<string, string>;
+  /** The outbox seq after which this socket's events start (redeem). */
+  since: number;
 }
 
 export class SocketHub {
@@ -98,7 +100,13 @@ export class SocketHub {
     return value !== null && (await this.sessionLives((JSON.parse(value) as HeldTicket).sessionId));
   }
 
-  /** Consumes a ticket: null when unknown, used, expired, or its session has ended meanwhile. */
+  /**
+   * Consumes a ticket: null when unknown, used, expired, or its session has ended meanwhile. With
+   * the client comes `since`, the corporation's last outbox seq, read before the upgrade answers:
+   * the socket streams every event committed after it, so none committed once the client sees
+   * the socket open is missed (read after the open, on PostgreSQL a round trip later, the cursor
+   * could pass an event committed meanwhile).
+   */
   async redeem(ticket: string | undefined, request: Request): Promise<Omit<SocketClient, "raw"> | null> {
     const key = this.liveKey(ticket);
     if (!key) return null;
@@ -108,7 +116,8 @@ export class SocketHub {
     const t = JSON.parse(value) as HeldTicket;
     if (!(await this.sessionLives(t.sessionId))) return null;
     const listActions = new Map(EVENT_AREAS.map((a) => [a, actionOf(request, `/api/${a.toLowerCase()}`)]));
-    return { userId: t.userId, sessionId: t.sessionId, corpId: t.corpId, superAdmin: t.superAdmin, listActions };
+    const since = await this.ctx.store.tenant(t.corpId).read(lastEventSeq);
+    return { userId: t.userId, sessionId: t.sessionId, corpId: t.corpId, superAdmin: t.superAdmin, listActions, since };
   }
 
   /** The settings key of a well-formed ticket not expired yet; null otherwise. */
@@ -119,29 +128,15 @@ export class SocketHub {
     return expiresAt > this.ctx.now() ? ticketKey(expiresAt, m[2]) : null;
   }
 
+  /** A corporation already streamed keeps its cursor (the client's events still start after its `since`). */
   add(client: SocketClient): void {
     let set = this.byCorp.get(client.corpId);
     if (!set) {
       set = new Set();
       this.byCorp.set(client.corpId, set);
-      // Start after what is already in the outbox: a socket streams what happens while it is open.
-      // (The read runs at once on the read connection; until its answer the corporation is not streamed.)
-      const corpId = client.corpId;
-      const opened = set;
-      const known = (seq: number) => {
-        // Not when every socket of the corporation closed meanwhile (a later socket reads anew).
-        if (this.byCorp.get(corpId) === opened && !this.cursors.has(corpId)) {
-          this.cursors.set(corpId, seq);
-          // Wake-ups that came before the answer streamed nothing (no cursor yet): look once now
-          // (on PostgreSQL the answer takes a round trip, and a commit can come meanwhile).
-          this.schedule(corpId);
-        }
-      };
-      try {
-        this.ctx.store.tenant(corpId).read(lastEventSeq).then(known, () => known(0));
-      } catch {
-        known(0);
-      }
+      this.cursors.set(client.corpId, client.since);
+      // Events committed between the read and now (the handshake) go out at once.
+      this.schedule(client.corpId);
     }
     set.add(client);
   }
@@ -247,7 +242,7 @@ export class SocketHub {
     this.cursors.set(corpId, rows[rows.length - 1].seq);
     for (const { c, allowed } of plan) {
       for (const r of rows) {
-        if (allowed.has(r.type.slice(0, r.type.indexOf("_AFTER_")))) c.raw.send(r.payload);
+        if (r.seq > c.since && allowed.has(r.type.slice(0, r.type.indexOf("_AFTER_")))) c.raw.send(r.payload);
       }
       // A client that stops reading would make the server buffer without bound.
       if (c.raw.getBufferedAmount() > MAX_BUFFERED_BYTES) {
