@@ -251,10 +251,12 @@ export class Sessions {
     );
   }
 
-  async revoke(sessionId: string): Promise<void> {
-    await this.platform.write(async (tx, w) => {
-      await tx.$client.query("UPDATE sessions SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL").run(sessionId, nowIso());
+  /** False when the session was revoked already (a logout racing a refresh: the refresh must not go on). */
+  async revoke(sessionId: string): Promise<boolean> {
+    return this.platform.write(async (tx, w) => {
+      const { changes } = await tx.$client.query("UPDATE sessions SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL").run(sessionId, nowIso());
       await this.publish(tx, w, `session:${sessionId}`);
+      return changes > 0;
     });
   }
 

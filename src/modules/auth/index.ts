@@ -110,7 +110,8 @@ export function authModule(ctx: AppContext) {
           await ctx.audit.record({ ...audit, outcome: "failure", reason: problemSlug(err) });
           throw err;
         }
-        await ctx.sessions.revoke(principal.sessionId!);
+        // Revoked since the guard read it (a logout racing this request): no new token comes of it.
+        if (!(await ctx.sessions.revoke(principal.sessionId!))) throw unauthorized("The session has ended");
         const credentials = await issueCredentials(ctx, user, principal.corpId, clientOf(principal.ip, request));
         await ctx.audit.record({ ...audit, outcome: "success" });
         return credentials;
@@ -132,7 +133,7 @@ export function authModule(ctx: AppContext) {
           await ctx.audit.record({ ...audit, outcome: "failure", reason: problemSlug(err) });
           throw err;
         }
-        await ctx.sessions.revoke(principal.sessionId!);
+        if (!(await ctx.sessions.revoke(principal.sessionId!))) throw unauthorized("The session has ended");
         const credentials = await issueCredentials(ctx, user, corp.id, clientOf(principal.ip, request));
         await ctx.audit.record({ ...audit, outcome: "success" });
         return credentials;

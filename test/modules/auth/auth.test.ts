@@ -228,7 +228,7 @@ describe("GET /api/auth/credentials; GET /api/auth/refresh; POST /api/auth/corp;
 
 // In-process: an auth check (the guard's last step) ends the session or deletes the user after the
 // guard has read them, so the handler finds them gone every time.
-sourceOnly("GET /api/auth/credentials; POST /api/user/{id}/2fa/enable; POST /api/user/{id}/2fa/disable: gone between the guard and the handler", () => {
+sourceOnly("GET /api/auth/credentials; GET /api/auth/refresh; POST /api/auth/corp; POST /api/user/{id}/2fa/enable; POST /api/user/{id}/2fa/disable: gone between the guard and the handler", () => {
   async function withCheck(check: (p: Principal) => Promise<void>, run: () => Promise<void>) {
     t.ctx.authChecks.push(check);
     try {
@@ -251,6 +251,27 @@ sourceOnly("GET /api/auth/credentials; POST /api/user/{id}/2fa/enable; POST /api
         expect(res.body.type).toBe("urn:corpadmin:problem:unauthorized");
       },
     );
+  });
+
+  test("GET /api/auth/refresh and POST /api/auth/corp of a session revoked after the guard passed are 401: no new token comes of it", async () => {
+    for (const [method, path, body] of [
+      ["GET", "/api/auth/refresh", undefined],
+      ["POST", "/api/auth/corp", { corp: "acme" }],
+    ] as const) {
+      const token = (await login({ corp: "acme", login: ADMIN.login, password: ADMIN.password })).body.access_token;
+      const sessionId = JSON.parse(Buffer.from(token.split(".")[1], "base64url").toString()).jti;
+      const before = (t.sql().query("SELECT count(*) AS n FROM sessions").get() as { n: number }).n;
+      await withCheck(
+        async (p) => {
+          if (p.sessionId === sessionId) await t.ctx.sessions.revoke(sessionId);
+        },
+        async () => {
+          const res = await t.req(method, path, { token, body });
+          expect([path, res.status, res.body.type]).toEqual([path, 401, "urn:corpadmin:problem:unauthorized"]);
+        },
+      );
+      expect((t.sql().query("SELECT count(*) AS n FROM sessions").get() as { n: number }).n).toBe(before);
+    }
   });
 
   test("a user deleted after the guard passed is 404 on the two-factor rows, not 500", async () => {
