@@ -145,9 +145,11 @@ pgOnly("job metric-scheduler: a node that lost its lease stores nothing (fenced 
       await waitFor("a value collected", async () => (await stored(0, Number.MAX_SAFE_INTEGER)) > 0, 15_000);
       // The corporation's writer lock held here: the next values wait for it, inside their writes.
       let release!: () => void;
-      const heldAt = Date.now();
+      // Ticks from here on are stored, if at all, after the lock: each waits for it.
+      let heldAt = Number.MAX_SAFE_INTEGER;
       const holding = locker.begin(async (tx) => {
         await tx`SELECT pg_advisory_xact_lock(hashtextextended(${admin.corpId}, 0))`;
+        heldAt = Date.now();
         await new Promise<void>((r) => (release = r));
       });
       try {
@@ -155,11 +157,14 @@ pgOnly("job metric-scheduler: a node that lost its lease stores nothing (fenced 
           const [w] = await db`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND ((classid::int8 << 32) | objid::int8) = hashtextextended(${admin.corpId}, 0)`;
           return Number(w.n) > 0;
         }, 15_000);
-        // The lease's session ends (waited for), and the lease is taken here, as by another node.
-        const [holder] = await db`SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND mode = 'ExclusiveLock'
-          AND ((classid::int8 << 32) | objid::int8) = hashtextextended('corpadmin:lease:metric-scheduler', 0)`;
-        expect((await db`SELECT pg_terminate_backend(${holder.pid}, 10000) AS ok`)[0].ok).toBe(true);
-        expect((await other`SELECT pg_try_advisory_lock(hashtextextended('corpadmin:lease:metric-scheduler', 0)) AS got`)[0].got).toBe(true);
+        // The lease's session ends (waited for), and the lease is taken here, as by another node
+        // (should the node take it again first, its new session ends too).
+        await waitFor("the lease taken from the node", async () => {
+          const holders = await db`SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND mode = 'ExclusiveLock'
+            AND ((classid::int8 << 32) | objid::int8) = hashtextextended('corpadmin:lease:metric-scheduler', 0)`;
+          for (const { pid } of holders) await db`SELECT pg_terminate_backend(${pid}, 10000)`;
+          return (await other`SELECT pg_try_advisory_lock(hashtextextended('corpadmin:lease:metric-scheduler', 0)) AS got`)[0].got;
+        }, 15_000);
       } finally {
         release();
         await holding;
