@@ -4,6 +4,8 @@
 
 /** How long a test waits for something that must happen: only a failure takes this long. */
 export const DEADLINE_MS = 15_000;
+/** How long a service process a test spawns may take to answer /api/health (Bun's start, migrations, a loaded machine). */
+export const STARTUP_MS = 30_000;
 
 /**
  * Polls `fn` until it returns a truthy value (returned), or throws naming `what` after `timeoutMs`.
