@@ -387,7 +387,8 @@ describe("job metric scheduler: process start and shutdown", () => {
     writeFileSync(idleFile, "not a database ".repeat(512));
     const notStarted = (logs: Logged[]) => logs.filter((l) => l.msg === "metric jobs of a corporation not started").map((l) => l.fields.corp_id);
     const second = await setup({ dir });
-    await Bun.sleep(100);
+    // Jobs are built by the scheduler's start, in the background after the app's.
+    await waitFor("the indexed corporation's job", () => second.t.ctx.jobs.get<MetricScheduler>("metric-scheduler")!.size >= 1, LATE_MS);
     expect(second.t.ctx.jobs.get<MetricScheduler>("metric-scheduler")!.size).toBe(1);
     expect(notStarted(second.logs)).toEqual([]);
     await second.t.close(false);
@@ -399,8 +400,12 @@ describe("job metric scheduler: process start and shutdown", () => {
     raw.exec("DELETE FROM settings");
     raw.close();
     const third = await setup({ dir });
-    await Bun.sleep(100);
     const scheduler = third.t.ctx.jobs.get<MetricScheduler>("metric-scheduler")!;
+    await waitFor(
+      "every corporation read and the index rebuilt",
+      () => scheduler.size >= 1 && notStarted(third.logs).length > 0 && index(third.t).length > 0,
+      LATE_MS,
+    );
     expect(scheduler.size).toBe(1);
     expect(scheduler.nextTick(collecting, kept.id)).toBeGreaterThan(Date.now());
     expect(notStarted(third.logs)).toEqual([idle]);
@@ -408,8 +413,7 @@ describe("job metric scheduler: process start and shutdown", () => {
 
     // Removing the last endpoint drops the corporation from the index.
     await deleteMetric(third.t.ctx.store.tenant(collecting), { id: kept.id }, { platform: third.t.ctx.store.platform });
-    await Bun.sleep(50);
-    expect(index(third.t)).toEqual([]);
+    await waitFor("the corporation dropped from the index", () => index(third.t).length === 0, LATE_MS);
     await third.t.close();
   }, 60_000);
 
