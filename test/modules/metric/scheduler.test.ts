@@ -231,7 +231,8 @@ describe("job metric scheduler: the collector", () => {
 
     // another endpoint: the old one hears nothing more
     expect((await put({ endpoint: `${base}/second/int` })).status).toBe(200);
-    await Bun.sleep(100);
+    // A request sent just before the change may still be on its way (a loaded machine): it lands first.
+    await Bun.sleep(1_000);
     const firstAfter = hit("/first/int");
     await Bun.sleep(2_000);
     expect(hit("/first/int")).toBe(firstAfter);
@@ -246,7 +247,7 @@ describe("job metric scheduler: the collector", () => {
     // deleted (by name): silence
     expect((await t.req("DELETE", `/api/metric/name/${m.name}`, { token: admin.token })).status).toBe(204);
     expect(scheduler.nextTick(admin.corpId, m.id)).toBeNull();
-    await Bun.sleep(100);
+    await Bun.sleep(1_000);
     const thirdAfter = hit("/third/int");
     await Bun.sleep(1_500);
     expect(hit("/third/int")).toBe(thirdAfter);
