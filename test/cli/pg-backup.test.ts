@@ -17,6 +17,7 @@ import { createPgBackup, findPgTool, PG_DUMP_FILE } from "../../src/modules/ops/
 import { contractBody } from "../support/contract-body";
 import { ADMIN, addCorp, addUser, adminIn, makeApp, startAndLogin, tempDir, type TestApp } from "../support/helpers";
 import { startPostgres, type TestPostgres } from "../support/postgres";
+import { waitFor } from "../support/wait";
 
 const MAIN = join(import.meta.dir, "../../src/main.ts");
 const NAS_SECRET = "nas-secret-for-coa-1";
@@ -69,7 +70,7 @@ beforeAll(async () => {
   pg = await startPostgres();
   sourceDb = await pg.createDatabase("backup_source");
   // The app's role is held by row-level security; pg_dump reads as the superuser (--backup-database-url).
-  source = await makeApp({ env: { CORPADMIN_DATABASE_URL: sourceDb.appUrl, CORPADMIN_BACKUP_DATABASE_URL: sourceDb.url, CORPADMIN_BACKUP_CRON: "*/2 * * * * *", CORPADMIN_BACKUP_KEEP: "2", CORPADMIN_LEASE_GRACE_MS: "1000" } });
+  source = await makeApp({ env: { CORPADMIN_DATABASE_URL: sourceDb.appUrl, CORPADMIN_BACKUP_DATABASE_URL: sourceDb.url, CORPADMIN_BACKUP_CRON: "*/2 * * * * *", CORPADMIN_BACKUP_KEEP: "2", CORPADMIN_LEASE_GRACE_MS: "3000" } });
   corps.push((await startAndLogin(source)).corpId);
   corps.push(await addCorp(source, "beta"));
   corps.push(await addCorp(source, "gamma"));
@@ -90,11 +91,14 @@ describe("POST /api/backup, GET /api/backup: cluster mode", () => {
   test("the API, the schedule and the CLI each write a verified pg_dump backup with the node's keys", async () => {
     const admin = { token: (await source.req("POST", "/api/login", { body: { corp: "acme", login: ADMIN.login, password: ADMIN.password } })).body.access_token as string };
     // The schedule runs every two seconds: a POST that meets it running is 409, the next one is not.
-    let res = await source.req("POST", "/api/backup", { token: admin.token });
-    for (let i = 0; res.status === 409 && i < 100; i++) {
-      await Bun.sleep(50);
-      res = await source.req("POST", "/api/backup", { token: admin.token });
-    }
+    const res = await waitFor(
+      "a POST between two scheduled backups",
+      async () => {
+        const r = await source.req("POST", "/api/backup", { token: admin.token });
+        return r.status !== 409 && r;
+      },
+      30_000,
+    );
     expect(res.status).toBe(200);
     expect(res.body.corporations).toBe(3);
     expect(res.body.verified).toBe(true);
@@ -106,7 +110,8 @@ describe("POST /api/backup, GET /api/backup: cluster mode", () => {
     expect(statSync(join(apiBackup, "data.key")).mode & 0o777).toBe(0o600);
     expect(readFileSync(join(apiBackup, "data.key"))).toEqual(readFileSync(source.config.dataKeyFile ?? join(source.dir, "data.key")));
 
-    for (let i = 0; i < 100 && !(await source.req("GET", "/api/backup", { token: admin.token })).body.items.some((b: { scheduled: boolean }) => b.scheduled); i++) await Bun.sleep(100);
+    // The schedule's lease starts it 3 s after the app (1 s let a proof slower than 200 ms stop it on a loaded machine).
+    await waitFor("a scheduled backup", async () => (await source.req("GET", "/api/backup", { token: admin.token })).body.items.some((b: { scheduled: boolean }) => b.scheduled), 30_000);
     const listed = (await source.req("GET", "/api/backup", { token: admin.token })).body.items as { name: string; scheduled: boolean; corporations: number }[];
     const scheduled = listed.find((b) => b.scheduled)!;
     expect(scheduled.corporations).toBe(3);

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { requireSqliteClient } from "../../src/db/sqlite";
 import { addUser, makeApp, startAndLogin, type TestApp } from "../support/helpers";
 import { sqliteTenants } from "../support/backend";
+import { DEADLINE_MS, waitFor } from "../support/wait";
 
 let t: TestApp;
 let corpId: string;
@@ -198,7 +199,7 @@ describe("core/store: a write is acknowledged only once its commit is on disk (P
       const posts = Array.from({ length: 5 }, (_, i) => t.req("POST", "/api/city", city(`Synced ${i}`)).then((r) => (answered++, r)));
       // Committed (a read sees them) but not answered while the disk has not confirmed.
       const committed = async () => (await Promise.all([0, 1, 2, 3, 4].map((i) => countCities(`Synced ${i}`)))).reduce((a, b) => a + b);
-      for (let i = 0; i < 200 && (await committed()) < 5; i++) await Bun.sleep(5);
+      await waitFor("the five commits", async () => (await committed()) >= 5);
       expect(await committed()).toBe(5);
       expect(answered).toBe(0);
       expect(syncs).toBe(1);
@@ -303,7 +304,7 @@ describe("core/store: WAL checkpoints run on the checkpointer's thread", () => {
       // SQLite's autocheckpoint would run inside COMMIT, on the event loop: off on the writer.
       expect(door.writer.$client.query("PRAGMA wal_autocheckpoint").get()).toEqual({ wal_autocheckpoint: 0 });
       // A small WAL: one pass, beside the writes.
-      for (let i = 0; i < 50 && asked.length < 1; i++) await Bun.sleep(50);
+      await waitFor("the first checkpoint", () => asked.length >= 1);
       await Bun.sleep(50);
       expect(asked.length).toBe(1);
       expect(asked[0].log).toBeGreaterThan(0);
@@ -313,13 +314,13 @@ describe("core/store: WAL checkpoints run on the checkpointer's thread", () => {
       await door.write((tx) => {
         for (let i = 0; i < 6; i++) tx.$client.run("INSERT INTO t VALUES (randomblob(1048576))");
       });
-      for (let i = 0; i < 40 && asked.length < 3; i++) await Bun.sleep(10);
+      await waitFor("the two passes of the large WAL's checkpoint", () => asked.length >= 3);
       expect(asked.length).toBe(3);
       expect(asked[1].log).toBeGreaterThan(1000);
       expect(asked[2].checkpointed).toBe(asked[2].log);
       // The next transaction started the WAL over: the next checkpoint (the timer's) sees only its frames.
       await door.write((tx) => tx.$client.run("INSERT INTO t VALUES (x'00')"));
-      for (let i = 0; i < 50 && asked.length < 4; i++) await Bun.sleep(50);
+      await waitFor("the timer's checkpoint", () => asked.length >= 4);
       expect(asked[3].log).toBeLessThan(10);
       expect(await door.maintain({ checkpoint: true, optimize: false })).toEqual({ checkpointed: true, optimized: false });
       expect(statSync(`${path}-wal`).size).toBe(0);
@@ -357,7 +358,7 @@ describe("core/store: WAL checkpoints run on the checkpointer's thread", () => {
     try {
       await door.write((tx) => tx.$client.run("CREATE TABLE t (x)"));
       during = () => door.write((tx) => tx.$client.run("INSERT INTO t VALUES (1)")).then(() => undefined);
-      for (let i = 0; i < 60 && asked.length < 2; i++) await Bun.sleep(50);
+      await waitFor("the second checkpoint", () => asked.length >= 2);
       expect(asked.length).toBe(2);
       // The second checkpoint copied the late commit's frames (the WAL started over with them).
       expect(asked[1].log).toBeGreaterThan(0);
@@ -397,14 +398,14 @@ describe("core/store: WAL checkpoints run on the checkpointer's thread", () => {
       await a.write((tx) => {
         for (let i = 0; i < 6; i++) tx.$client.run("INSERT INTO t VALUES (randomblob(1048576))");
       });
-      for (let i = 0; i < 100 && passes.length < 1; i++) await Bun.sleep(10);
+      await waitFor("the first pass", () => passes.length >= 1);
       expect(passes).toEqual(["first"]);
       // The second pass is queued behind the other database: A's writes go on meanwhile.
       const small = a.write((tx) => tx.$client.run("INSERT INTO t VALUES (x'00')")).then(() => "written");
-      expect(await Promise.race([small, Bun.sleep(2000).then(() => "waited")])).toBe("written");
+      expect(await Promise.race([small, Bun.sleep(DEADLINE_MS).then(() => "waited")])).toBe("written");
       expect(passes).toEqual(["first"]);
       other.open();
-      for (let i = 0; i < 100 && passes.length < 2; i++) await Bun.sleep(10);
+      await waitFor("the second pass", () => passes.length >= 2);
       expect(passes).toEqual(["first", "second"]);
     } finally {
       other.open();
@@ -533,26 +534,30 @@ describe("core/store: a read callback that awaits keeps one read transaction (th
     }
   });
 
-  test("a read awaiting a 200 ms timer does not pin the WAL: a checkpoint completes and the WAL starts over meanwhile", async () => {
+  test("a read that awaits does not pin the WAL: a checkpoint completes and the WAL starts over meanwhile", async () => {
     const { statSync } = await import("node:fs");
     const { Checkpointer } = await import("../../src/db/checkpointer");
     const checkpointer = new Checkpointer();
     const door = await openDoor("bound", checkpointer);
+    // The read awaits until the test lets it go, after the checkpoint: a checkpoint that waited
+    // for it would not complete (was: a 200 ms timer, and the checkpoint timed under 150 ms).
+    const held = gate();
     try {
       const slow = door.read(async (db) => {
         const before = count(db);
-        await Bun.sleep(200);
+        await held.opened;
         return [before, count(db)];
       });
       await door.write((tx) => tx.$client.run("INSERT INTO t VALUES (1)"));
-      const started = performance.now();
-      expect(await door.maintain({ checkpoint: true, optimize: false })).toEqual({ checkpointed: true, optimized: false });
-      expect(performance.now() - started).toBeLessThan(150);
+      const checkpoint = door.maintain({ checkpoint: true, optimize: false });
+      expect(await Promise.race([checkpoint, Bun.sleep(DEADLINE_MS).then(() => "waited for the read")])).toEqual({ checkpointed: true, optimized: false });
       const path = (door as unknown as { path: string }).path;
       expect(statSync(`${path}-wal`).size).toBe(0);
+      held.open();
       // Its statements after the wait run outside the old snapshot.
       expect(await slow).toEqual([0, 1]);
     } finally {
+      held.open();
       door.close();
       await checkpointer.close();
     }

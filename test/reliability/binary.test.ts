@@ -6,6 +6,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { copyFileSync, existsSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { ADMIN, tempDir } from "../support/helpers";
+import { STARTUP_MS, waitFor } from "../support/wait";
 
 const root = join(import.meta.dir, "../..");
 const dir = tempDir("corpadmin-bin-");
@@ -32,12 +33,7 @@ test("dist/corpadmin alone: start, log in, credentials, SIGTERM → exit 0", asy
   const proc = Bun.spawn([join(dir, "corpadmin"), "serve", "--port", String(port), "--host", "127.0.0.1"], { cwd: dir, stdout: "pipe", stderr: "pipe" });
   const base = `http://127.0.0.1:${port}`;
   try {
-    let up = false;
-    for (let i = 0; i < 100 && !up; i++) {
-      up = await fetch(`${base}/api/health`).then((r) => r.ok, () => false);
-      if (!up) await Bun.sleep(50);
-    }
-    expect(up).toBe(true);
+    await waitFor("the binary up", () => fetch(`${base}/api/health`).then((r) => r.ok, () => false), STARTUP_MS);
     // Our own process answers: it made its data directory beside the binary.
     expect(existsSync(join(dir, "data", "platform.db"))).toBe(true);
     expect(statSync(join(dir, "data", "secret.key")).mode & 0o777).toBe(0o600);

@@ -10,6 +10,7 @@ import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { contractBody } from "../support/contract-body";
 import { ADMIN, tempDir } from "../support/helpers";
+import { STARTUP_MS, waitFor } from "../support/wait";
 
 const root = join(import.meta.dir, "../..");
 const dir = tempDir("corpadmin-crash-");
@@ -58,11 +59,8 @@ test("kill -9 under a mixed write load: nothing acknowledged is lost, every even
   };
   const start = async () => {
     const proc = Bun.spawn([join(root, "dist/corpadmin"), "serve"], { env, stdout: "ignore", stderr: "ignore" });
-    for (let i = 0; i < 200; i++) {
-      if (await fetch(`${base}/api/health`).then((r) => r.ok, () => false)) return proc;
-      await Bun.sleep(25);
-    }
-    throw new Error("the binary did not come up");
+    await waitFor("the binary up", () => fetch(`${base}/api/health`).then((r) => r.ok, () => false), STARTUP_MS);
+    return proc;
   };
   const call = async (method: string, path: string, token: string | null, body?: unknown) => {
     const res = await fetch(base + path, {

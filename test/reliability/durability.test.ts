@@ -7,6 +7,7 @@ import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { openTenantDb } from "../../src/db/sqlite";
 import { ADMIN, tempDir } from "../support/helpers";
+import { STARTUP_MS, waitFor } from "../support/wait";
 
 const dir = tempDir();
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -68,7 +69,7 @@ test("POST /api/city: every 2xx answered before a kill -9 of the server is in th
   const env = { ...process.env, CORPADMIN_DATA_DIR: data, CORPADMIN_PORT: String(port), CORPADMIN_HOST: "127.0.0.1", CORPADMIN_LOG_LEVEL: "error", CORPADMIN_AUTH_RATE_LIMIT: "100000" };
   const start = async () => {
     const proc = Bun.spawn(["bun", join(import.meta.dir, "../../src/main.ts"), "serve"], { env, stdout: "ignore", stderr: "inherit" });
-    for (let i = 0; i < 300 && !(await fetch(`${base}/api/health`).then((r) => r.ok, () => false)); i++) await Bun.sleep(20);
+    await waitFor("the server up", () => fetch(`${base}/api/health`).then((r) => r.ok, () => false), STARTUP_MS);
     return proc;
   };
   const json = async (path: string, body: unknown, token?: string) =>

@@ -171,12 +171,24 @@ function withRaw(base: unknown, path: string[], literal: string): string {
 
 const nested = (levels: number) => "[".repeat(levels) + "]".repeat(levels);
 
-/** Sends raw JSON text through the harness (t.req), timed. */
+/**
+ * Sends raw JSON text through the harness (t.req), timed. A refusal slower than FAST_MS is sent
+ * twice more and the fastest counts: an input that costs work is slow every time, while a loaded
+ * machine's pause (another process, a collection) hits one request, not three.
+ */
 async function sendRaw(op: Operation, body: string | undefined, ids: Record<string, string> = {}) {
   const path = fill(op.path, { ...Object.fromEntries(op.params.map((p) => [p.name, p.uuid ? UNKNOWN_ID : "probe"])), ...ids });
-  const started = performance.now();
-  const res = await t.req(op.method, path, { token: admin.token, raw: body ?? "" });
-  const ms = performance.now() - started;
+  const timed = async () => {
+    const started = performance.now();
+    const res = await t.req(op.method, path, { token: admin.token, raw: body ?? "" });
+    return { res, ms: performance.now() - started };
+  };
+  let { res, ms } = await timed();
+  for (let i = 0; i < 2 && res.status === 400 && ms > FAST_MS; i++) {
+    const again = await timed();
+    if (again.res.status !== res.status) break;
+    ms = Math.min(ms, again.ms);
+  }
   const json = typeof res.body === "object" ? res.body : null;
   return { status: res.status, ms, text: res.text, json, type: res.headers.get("content-type") ?? "" };
 }

@@ -13,6 +13,7 @@ import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { contractBody } from "../support/contract-body";
 import { ADMIN, tempDir } from "../support/helpers";
+import { STARTUP_MS, waitFor } from "../support/wait";
 
 /** README: "a crash loses at most the scans answered in the last 250 ms". */
 const SCAN_LOSS_BOUND_MS = 250;
@@ -44,11 +45,8 @@ test(`kill -9 under load loses no scan answered more than ${SCAN_LOSS_BOUND_MS} 
   };
   const start = async () => {
     const proc = Bun.spawn(["bun", join(root, "src/main.ts"), "serve"], { env, stdout: "ignore", stderr: "ignore" });
-    for (let i = 0; i < 400; i++) {
-      if (await fetch(`${base}/api/health`).then((r) => r.ok, () => false)) return proc;
-      await Bun.sleep(25);
-    }
-    throw new Error("the service did not come up");
+    await waitFor("the service up", () => fetch(`${base}/api/health`).then((r) => r.ok, () => false), STARTUP_MS);
+    return proc;
   };
   const call = async (method: string, path: string, token: string | null, body?: unknown, headers: Record<string, string> = {}) => {
     const res = await fetch(base + path, {

@@ -69,9 +69,12 @@ async function createTestDatabase(dir: string): Promise<TestDatabase> {
       CORPADMIN_DATABASE_URL: url,
       // Backups read every corporation's rows: pg_dump connects as the superuser, which row-level security does not hold.
       CORPADMIN_BACKUP_DATABASE_URL: superusers.get(url)!,
-      // The single-node jobs (metric scheduler, housekeeping, audit retention) start about a
-      // second after start-up, as the suites expect of them, instead of the lease's 10 s grace.
-      CORPADMIN_LEASE_GRACE_MS: "1000",
+      // The single-node jobs (metric scheduler, housekeeping, audit retention) start 5 s after
+      // start-up instead of the lease's 10 s grace. Not less: the grace scales the heartbeat (a
+      // fifth of it), and a lease proof that takes longer than the heartbeat stops the jobs. With
+      // 1 s, a PostgreSQL stall of 200 ms on a loaded machine stopped the metric scheduler in the
+      // middle of its tests (seen: "lease: lost, stopping ... proof ran out").
+      CORPADMIN_LEASE_GRACE_MS: "5000",
     },
     async drop() {
       if (byDir.get(dir) === undefined) return;

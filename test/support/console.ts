@@ -8,6 +8,7 @@ import { chromium, type Browser, type Page } from "playwright-core";
 import AxeBuilder from "@axe-core/playwright";
 import { TOTP } from "otpauth";
 import { ADMIN, tempDir } from "./helpers";
+import { STARTUP_MS, waitFor } from "./wait";
 
 export const ROOT = join(import.meta.dir, "../..");
 export const SHOTS = join(ROOT, "test-output/console");
@@ -48,10 +49,7 @@ export async function startServer(env: Record<string, string> = {}): Promise<Ser
     stderr: "inherit",
   });
   const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 200; i++) {
-    if (await fetch(`${base}/api/health`).then((r) => r.ok, () => false)) break;
-    await Bun.sleep(50);
-  }
+  await waitFor("the console's server up", () => fetch(`${base}/api/health`).then((r) => r.ok, () => false), STARTUP_MS);
   return {
     base,
     dir,

@@ -4,6 +4,8 @@ import { recordEvent, type EventGroup } from "../../src/core/events";
 import { newId } from "../../src/lib/ids";
 import type { TestApp } from "./helpers";
 
+export { waitFor } from "./wait";
+
 export const LOOPBACK_ALLOWED = { CORPADMIN_EGRESS_ALLOW: "127.0.0.0/8,::1/128" };
 
 export interface Received {
@@ -75,16 +77,6 @@ export async function emit(t: TestApp, corpId: string, type: EventGroup, data: R
   await t.ctx.store.tenant(corpId).write((tx) => recordEvent(tx, type, id, { id, ...data }));
   if (signal) t.ctx.events.committed(corpId);
   return id;
-}
-
-export async function waitFor<T>(what: string, fn: () => T | Promise<T>, timeoutMs = 8000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(15);
-  }
 }
 
 /** A clock the test moves by hand. */

@@ -16,6 +16,7 @@ import { migratePg } from "../../../src/db/pg/migrate";
 import { settings } from "../../../src/db/platform/schema";
 import { cities, contracts, events, persons } from "../../../src/db/tenant/schema";
 import { startPostgres, type TestPostgres } from "../../support/postgres";
+import { waitFor } from "../../support/wait";
 
 const A = "corp-a";
 const B = "corp-b";
@@ -143,22 +144,41 @@ describe("db/pg/door: a read's statements share one snapshot", () => {
   });
 });
 
+/**
+ * A write that marks its start, then holds its transaction until the test releases it: what must
+ * wait for it is shown by the test's steps, not by sleeps raced against a loaded machine.
+ */
+function heldWrite(write: (fn: () => Promise<void>) => Promise<unknown>, name: string, marks: string[]) {
+  const started = Promise.withResolvers<void>();
+  const release = Promise.withResolvers<void>();
+  const done = write(async () => {
+    marks.push(`${name} start`);
+    started.resolve();
+    await release.promise;
+    marks.push(`${name} end`);
+  });
+  done.catch((err) => started.reject(err));
+  return { started: started.promise, release: () => release.resolve(), done };
+}
+
+/** Long enough for a write that is not held back to have run: only a false pass can come of it. */
+const settle = () => Bun.sleep(200);
+
 describe("db/pg/door: writes of one corporation", () => {
   test("two writes of one corporation on two nodes serialize; another corporation's does not wait", async () => {
     const marks: string[] = [];
-    const slow = doors1.tenant(A).write(async () => {
-      marks.push("A1 start");
-      await Bun.sleep(400);
-      marks.push("A1 end");
-    });
-    await Bun.sleep(100);
+    const slow = heldWrite((fn) => doors1.tenant(A).write(fn), "A1", marks);
+    await slow.started;
     const second = doors2.tenant(A).write(async () => {
       marks.push("A2 start");
     });
-    const other = doors2.tenant(B).write(async () => {
+    await doors2.tenant(B).write(async () => {
       marks.push("B start");
     });
-    await Promise.all([slow, second, other]);
+    await settle();
+    expect(marks).toEqual(["A1 start", "B start"]);
+    slow.release();
+    await Promise.all([slow.done, second]);
     expect(marks).toEqual(["A1 start", "B start", "A1 end", "A2 start"]);
   });
 
@@ -226,7 +246,7 @@ describe("db/pg/door: writes of one corporation", () => {
         callbackEnd = performance.now();
         return id;
       });
-      for (let i = 0; i < 50 && !heard.length; i++) await Bun.sleep(20);
+      await waitFor("the NOTIFY on the other node", () => heard.length > 0);
       expect(heardDuring).toBe(0);
       expect(heard.map((h) => h.corp)).toEqual([A]);
       expect(heard[0].at).toBeGreaterThan(callbackEnd);
@@ -275,24 +295,21 @@ describe("db/pg/door: the platform door", () => {
 
   test("platform writes serialize across nodes; a corporation's write does not wait for them", async () => {
     const marks: string[] = [];
-    const slow = doors1.platform.write(async () => {
-      marks.push("P1 start");
-      await Bun.sleep(300);
-      marks.push("P1 end");
-    });
-    await Bun.sleep(100);
-    await Promise.all([slow, doors2.platform.write(() => void marks.push("P2 start")), doors2.tenant(A).write(() => void marks.push("A start"))]);
+    const slow = heldWrite((fn) => doors1.platform.write(fn), "P1", marks);
+    await slow.started;
+    const second = doors2.platform.write(() => void marks.push("P2 start"));
+    await doors2.tenant(A).write(() => void marks.push("A start"));
+    await settle();
+    expect(marks).toEqual(["P1 start", "A start"]);
+    slow.release();
+    await Promise.all([slow.done, second]);
     expect(marks).toEqual(["P1 start", "A start", "P1 end", "P2 start"]);
   });
 
   test("a write with exclusive: false takes no writer lock: it does not wait for a platform write in flight", async () => {
     const marks: string[] = [];
-    const slow = doors1.platform.write(async () => {
-      marks.push("P1 start");
-      await Bun.sleep(300);
-      marks.push("P1 end");
-    });
-    await Bun.sleep(100);
+    const slow = heldWrite((fn) => doors1.platform.write(fn), "P1", marks);
+    await slow.started;
     const counter = doors2.platform.write(
       async (tx) => {
         await tx.$client.query("INSERT INTO settings (key, value) VALUES ('door-test:counter', '1') ON CONFLICT (key) DO UPDATE SET value = '2'").run();
@@ -300,7 +317,9 @@ describe("db/pg/door: the platform door", () => {
       },
       { durable: false, exclusive: false },
     );
-    await Promise.all([slow, counter]);
+    await counter;
+    slow.release();
+    await slow.done;
     expect(marks).toEqual(["P1 start", "P2 upsert", "P1 end"]);
   });
 });

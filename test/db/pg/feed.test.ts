@@ -54,7 +54,7 @@ describe("db/pg/feed: the cross-node change feed", () => {
       const [c] = await tx.insert(cities).values({ name: "Alpha", state: "SP", country: "BR" }).returning({ id: cities.id });
       w.emit("CITY_AFTER_INSERT", c.id, { id: c.id });
     });
-    await until(() => wokenB.length === 1, 5_000);
+    await until(() => wokenB.length === 1, 15_000);
     expect(wokenB).toEqual(["corp-a"]);
     expect(heard).toEqual(["event corp-a"]);
 
@@ -65,7 +65,7 @@ describe("db/pg/feed: the cross-node change feed", () => {
     });
     await expect(failed).rejects.toThrow("refused");
     await doorsA.tenant("corp-c").write(async (tx, w) => w.emit("CITY_AFTER_INSERT", "x", {}));
-    await until(() => wokenB.length === 2, 5_000);
+    await until(() => wokenB.length === 2, 15_000);
     expect(wokenB).toEqual(["corp-a", "corp-c"]);
   });
 
@@ -81,7 +81,7 @@ describe("db/pg/feed: the cross-node change feed", () => {
       await publishChange(tx, "contract-view", "c-1");
       await publishChange(tx, "other-topic", "c-2");
     });
-    await until(() => heard.length === 1, 5_000);
+    await until(() => heard.length === 1, 15_000);
     await Bun.sleep(100);
     expect(heard).toEqual(["changed c-1"]);
   });
@@ -96,7 +96,7 @@ describe("db/pg/feed: the cross-node change feed", () => {
     const [pid] = await listeners();
     expect(pid).toBeGreaterThan(0);
     await su`SELECT pg_terminate_backend(${pid})`;
-    await until(() => heard.length === 2, 10_000);
+    await until(() => heard.length === 2, 20_000);
     await Bun.sleep(200);
     expect(heard.sort()).toEqual(["events resync", "resync"]);
     const [again] = await listeners();
@@ -104,7 +104,7 @@ describe("db/pg/feed: the cross-node change feed", () => {
 
     heard.length = 0;
     await doorsA.tenant("corp-a").write((tx) => publishChange(tx, "contract-view", "c-3"));
-    await until(() => heard.length === 1, 5_000);
+    await until(() => heard.length === 1, 15_000);
     expect(heard).toEqual(["changed c-3"]);
   }, 30_000);
 });
@@ -123,7 +123,7 @@ describe("db/pg/feed: a restarted PostgreSQL", () => {
     } finally {
       await fresh.close();
     }
-    await until(() => heard.length === 1, 5_000);
+    await until(() => heard.length === 1, 15_000);
     expect(heard).toEqual(["changed c-4"]);
   }, 40_000);
 });

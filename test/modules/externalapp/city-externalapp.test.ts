@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sourceOnly, UNKNOWN_ID } from "../../support/helpers";
 import { lastSeq, newEvents, registryApp } from "../../support/registry";
 import { TEST_BACKEND } from "../../support/backend";
+import { waitFor } from "../../support/wait";
 
 let f: Awaited<ReturnType<typeof registryApp>>;
 let token: string;
@@ -186,8 +187,9 @@ sourceOnly("POST /api/city; DELETE /api/city/{id}: dispatcher wake-up", () => {
     // (docs/architecture.md, "Change feed"): two wake-ups per evented write there.
     const perWrite = TEST_BACKEND === "pg" ? 2 : 1;
     const wakes = async (n: number) => {
-      for (let i = 0; i < 50 && woken.length < n * perWrite; i++) await Bun.sleep(10);
-      if (perWrite > 1) await Bun.sleep(100);
+      await waitFor(`${n * perWrite} wake-ups`, () => woken.length >= n * perWrite);
+      // One too many (a failed request's) would come with the others: a moment for it to show.
+      await Bun.sleep(100);
       expect(woken).toEqual(Array.from({ length: n * perWrite }, () => corpId));
     };
     try {

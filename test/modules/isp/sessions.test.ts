@@ -8,6 +8,7 @@ import { testSqliteOnly } from "../../support/backend";
 import { startResponder, type Answer } from "../../support/coa-harness";
 import { contractWith, mikrotikLayout, must } from "../../support/isp";
 import { decodeRequest, encodeResponse, type Packet } from "../../../src/modules/isp/rfc5176";
+import { DEADLINE_MS } from "../../support/wait";
 
 const SECRET = "nas-secret-0001";
 let t: TestApp;
@@ -31,7 +32,7 @@ async function start(username: string, extra: Record<string, string | number> = 
   const list = await get(`/api/isp/session?acct_session_id=${sid}`);
   return { sid, id: list.body.items[0].id as string };
 }
-async function until<T>(fn: () => T | undefined, ms = 3000): Promise<T> {
+async function until<T>(fn: () => T | undefined, ms = DEADLINE_MS): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = fn();
@@ -298,13 +299,13 @@ describe("POST /api/isp/session/{id}/disconnect; POST /api/contract/{id}/disconn
         expect(res.status).toBe(204);
       }
       const pending = slow.req("POST", `/api/contract/${c.contract.id}/disconnect`, { token: a.token });
-      await until(() => (held.size >= 64 ? true : undefined), 15_000);
+      await until(() => (held.size >= 64 ? true : undefined));
       await Bun.sleep(500);
       expect(held.size).toBe(64);
 
       const [firstPort, firstPacket] = [...held][0]!;
       ack(holding, firstPort, firstPacket);
-      await until(() => (held.size >= 65 ? true : undefined), 15_000);
+      await until(() => (held.size >= 65 ? true : undefined));
       await Bun.sleep(200);
       expect(held.size).toBe(65);
 

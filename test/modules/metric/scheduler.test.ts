@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { MetricScheduler } from "../../../src/modules/metric/jobs";
 import { ADMIN, makeApp, startAndLogin, type TestApp } from "../../support/helpers";
 import { TEST_BACKEND, testSqliteOnly } from "../../support/backend";
-import { waitFor } from "../../support/webhooks";
+import { DEADLINE_MS, waitFor } from "../../support/wait";
 
 const LOOPBACK = { CORPADMIN_EGRESS_ALLOW: "127.0.0.0/8,::1/128" };
 const TZ = "America/Sao_Paulo"; // startAndLogin's corporation
@@ -16,6 +16,8 @@ interface Endpoint {
 }
 const endpoints = new Map<string, Endpoint>();
 let flakyDown = true;
+/** "/slow" answers once the test lets it (a fixed delay would race the machine's load). */
+let slowAnswered = Promise.withResolvers<void>();
 const hit = (path: string) => endpoints.get(path)?.hits ?? 0;
 let server: ReturnType<typeof Bun.serve>;
 let base: string;
@@ -33,7 +35,7 @@ const BODIES: Record<string, () => Response | Promise<Response>> = {
   "/huge": () => new Response(new Blob([`[${"1,".repeat(64 * 1024)}1]`]).stream()),
   "/flaky": () => (flakyDown ? new Response("down", { status: 503 }) : Response.json(3)),
   "/slow": async () => {
-    await Bun.sleep(2_500);
+    await slowAnswered.promise;
     return Response.json(5);
   },
 };
@@ -59,7 +61,10 @@ beforeAll(() => {
   });
   base = `http://127.0.0.1:${server.port}`;
 });
-afterAll(() => server.stop(true));
+afterAll(() => {
+  slowAnswered.resolve();
+  server.stop(true);
+});
 
 function localHHMM(ms: number): string {
   return new Intl.DateTimeFormat("en-GB", { timeZone: TZ, hour: "2-digit", minute: "2-digit", hourCycle: "h23" }).format(ms);
@@ -79,8 +84,8 @@ function capture(): { logs: Logged[]; logger: any } {
 async function setup(opts: { dir?: string } = {}) {
   const { logs, logger } = capture();
   const t = await makeApp({ env: LOOPBACK, options: { logger }, dir: opts.dir });
-  // On PostgreSQL the scheduler runs under a lease: it starts once its grace is over (1 s there).
-  const deadline = Date.now() + 10_000;
+  // On PostgreSQL the scheduler runs under a lease: it starts once its grace is over (5 s there).
+  const deadline = Date.now() + DEADLINE_MS;
   while (TEST_BACKEND === "pg" && !logs.some((l) => l.msg === "lease: taken, starting" && l.fields.lease === "metric-scheduler")) {
     if (Date.now() > deadline) throw new Error("the metric scheduler did not start");
     await Bun.sleep(20);
@@ -101,7 +106,7 @@ const metricBody = (over: Record<string, unknown>) => ({
  * suites) can make a tick or its write late: what must happen is waited for, up to this, instead
  * of a fixed sleep; what must not happen is still watched over a fixed time.
  */
-const LATE_MS = 8_000;
+const LATE_MS = DEADLINE_MS;
 const valuesOf = (t: TestApp, corpId: string, metricId: string) =>
   t.sql(corpId).query("SELECT at, at_ms, value FROM metric_values WHERE metric_id = ? ORDER BY at_ms").all(metricId) as { at: string; at_ms: number; value: unknown }[];
 
@@ -123,6 +128,7 @@ describe("job metric scheduler: the collector", () => {
 
   test("collects inside the window and not outside it; stores only values of the data type", async () => {
     const now = Date.now();
+    let endingAt = 0;
     const ep = (name: string, kind: string) => `${base}/${name}${kind}`;
     const m = {
       whole: await create({ endpoint: ep("whole", "/int") }),
@@ -140,8 +146,9 @@ describe("job metric scheduler: the collector", () => {
       wrong: await create({ endpoint: ep("wrong", "/wrong-type") }),
       error: await create({ endpoint: ep("error", "/error") }),
       noEndpoint: await create({}),
-      // ends while the test runs: its job stops by itself
-      ending: await create({ endpoint: ep("ending", "/int"), end_date: new Date(now + 1_500).toISOString() }),
+      // ends while the test runs: its job stops by itself (4 s after it is made: creating the
+      // others can take seconds on a loaded machine, and it must tick before it ends)
+      ending: await create({ endpoint: ep("ending", "/int"), end_date: new Date((endingAt = Date.now() + 4_000)).toISOString() }),
     };
     const scheduler = t.ctx.jobs.get<MetricScheduler>("metric-scheduler")!;
     expect(scheduler.nextTick(admin.corpId, m.ended.id)).toBeNull();
@@ -160,7 +167,19 @@ describe("job metric scheduler: the collector", () => {
         scheduler.nextTick(admin.corpId, m.ending.id) === null,
       LATE_MS,
     );
-    await waitFor("the values of those ticks", () => vals("whole").length >= 2 && vals("window").length >= 2 && ["obj", "float", "text", "bool"].every((k) => vals(k as keyof typeof m).length > 0), LATE_MS);
+    // One query a poll (on PostgreSQL each is a psql run that holds this process's event loop).
+    const counts = () => {
+      const rows = t.sql(admin.corpId).query("SELECT metric_id, count(*) AS n FROM metric_values GROUP BY metric_id").all() as { metric_id: string; n: number }[];
+      return (k: keyof typeof m) => Number(rows.find((r) => r.metric_id === m[k].id)?.n ?? 0);
+    };
+    await waitFor(
+      "the values of those ticks",
+      () => {
+        const n = counts();
+        return n("whole") >= 2 && n("window") >= 2 && (["obj", "float", "text", "bool"] as const).every((k) => n(k) > 0);
+      },
+      LATE_MS,
+    );
 
     for (const k of ["whole", "window"] as const) {
       const v = vals(k);
@@ -171,7 +190,7 @@ describe("job metric scheduler: the collector", () => {
     }
     expect(scheduler.nextTick(admin.corpId, m.ending.id)).toBeNull();
     expect(hit("/ending/int")).toBeGreaterThanOrEqual(1);
-    expect(vals("ending").every((x) => x.at_ms < now + 1_500)).toBe(true);
+    expect(vals("ending").every((x) => x.at_ms < endingAt)).toBe(true);
     for (const k of ["outside", "reversed", "future", "ended"] as const) {
       expect(hit(`/${k}/int`)).toBe(0);
       expect(vals(k)).toEqual([]);
@@ -194,7 +213,7 @@ describe("job metric scheduler: the collector", () => {
     expect(why(m.error.id)).toContain("warn metric endpoint answered an error status; nothing stored");
     expect(why(m.outside.id)).toContain("debug metric not collected: outside its window");
     expect(JSON.stringify(logs)).not.toContain("/plain");
-  }, 20_000);
+  }, 60_000);
 
   test("changing or deleting a metric changes its job at once", async () => {
     const m = await create({ endpoint: `${base}/first/int`, periodicity: "1h" });
@@ -215,7 +234,8 @@ describe("job metric scheduler: the collector", () => {
 
     // another endpoint: the old one hears nothing more
     expect((await put({ endpoint: `${base}/second/int` })).status).toBe(200);
-    await Bun.sleep(100);
+    // A request sent just before the change may still be on its way (a loaded machine): it lands first.
+    await Bun.sleep(1_000);
     const firstAfter = hit("/first/int");
     await Bun.sleep(2_000);
     expect(hit("/first/int")).toBe(firstAfter);
@@ -230,11 +250,11 @@ describe("job metric scheduler: the collector", () => {
     // deleted (by name): silence
     expect((await t.req("DELETE", `/api/metric/name/${m.name}`, { token: admin.token })).status).toBe(204);
     expect(scheduler.nextTick(admin.corpId, m.id)).toBeNull();
-    await Bun.sleep(100);
+    await Bun.sleep(1_000);
     const thirdAfter = hit("/third/int");
     await Bun.sleep(1_500);
     expect(hit("/third/int")).toBe(thirdAfter);
-  }, 20_000);
+  }, 60_000);
 
   test("a failing endpoint warns once per reason, then says when it works again", async () => {
     const m = await create({ endpoint: `${base}/flaky1/flaky` });
@@ -248,7 +268,7 @@ describe("job metric scheduler: the collector", () => {
     expect(mine().map((l) => `${l.level} ${l.msg}`)).toEqual(["warn metric endpoint answered an error status; nothing stored", "info metric collection works again"]);
     await waitFor("a value stored", () => valuesOf(t, admin.corpId, m.id).length >= 1, LATE_MS);
     await t.req("DELETE", `/api/metric/${m.id}`, { token: admin.token });
-  }, 20_000);
+  }, 60_000);
 
   test("a body over 64 KiB is not read further: nothing stored, why is logged", async () => {
     const m = await create({ endpoint: `${base}/huge1/huge` });
@@ -259,22 +279,25 @@ describe("job metric scheduler: the collector", () => {
     expect(mine[0].fields).toMatchObject({ limit: 64 * 1024 });
     expect(valuesOf(t, admin.corpId, m.id)).toEqual([]);
     await t.req("DELETE", `/api/metric/${m.id}`, { token: admin.token });
-  }, 20_000);
+  }, 60_000);
 
   test("runs of one metric never overlap, and a slow endpoint delays no other metric", async () => {
     const slow = await create({ endpoint: `${base}/slow1/slow` });
     const fast = await create({ endpoint: `${base}/fast1/int` });
-    // the first tick comes within a second, and the slow answer 2.5 s later; the next slow request
-    // starts at a tick after that answer, so it cannot have answered yet
-    await waitFor("the slow answer stored", () => hit("/fast1/int") >= 4 && valuesOf(t, admin.corpId, slow.id).length >= 1, LATE_MS);
+    // The slow endpoint holds its first request until the test answers it: meanwhile the fast
+    // metric is collected tick after tick, and the slow one's ticks start no second request.
+    await waitFor("the slow request", () => hit("/slow1/slow") >= 1, LATE_MS);
+    await waitFor("the fast metric's values while the slow request is held", () => valuesOf(t, admin.corpId, fast.id).length >= 3, LATE_MS);
+    await waitFor("a slow tick skipped", () => logs.some((l) => l.fields.metric_id === slow.id && l.msg === "metric not collected: the previous request is still running"), LATE_MS);
+    expect(hit("/slow1/slow")).toBe(1);
+    expect(valuesOf(t, admin.corpId, slow.id)).toEqual([]);
+    slowAnswered.resolve();
+    await waitFor("the slow answer stored", () => valuesOf(t, admin.corpId, slow.id).length >= 1, LATE_MS);
+    expect(valuesOf(t, admin.corpId, slow.id).every((v) => v.value === 5)).toBe(true);
     expect(endpoints.get("/slow1/slow")!.maxInFlight).toBe(1);
-    expect(hit("/slow1/slow")).toBeLessThanOrEqual(2);
-    await waitFor("the fast metric's values", () => valuesOf(t, admin.corpId, fast.id).length >= 3, LATE_MS);
-    expect(valuesOf(t, admin.corpId, slow.id).map((v) => v.value)).toEqual([5]);
-    expect(logs.some((l) => l.fields.metric_id === slow.id && l.msg === "metric not collected: the previous request is still running")).toBe(true);
     await t.req("DELETE", `/api/metric/${slow.id}`, { token: admin.token });
     await t.req("DELETE", `/api/metric/${fast.id}`, { token: admin.token });
-  }, 20_000);
+  }, 60_000);
 });
 
 describe("job metric scheduler: the corporation's state", () => {
@@ -304,7 +327,7 @@ describe("job metric scheduler: the corporation's state", () => {
     await Bun.sleep(1_200);
     expect(hit("/state/int")).toBe(after);
     await t.close();
-  }, 20_000);
+  }, 60_000);
 });
 
 describe("job metric scheduler: process start and shutdown", () => {
@@ -338,7 +361,7 @@ describe("job metric scheduler: process start and shutdown", () => {
     await Bun.sleep(1_500);
     expect(hit("/restart2/int")).toBe(after);
     expect(token).toBeString();
-  }, 20_000);
+  }, 60_000);
 
   // SQLite-only: it proves an unindexed corporation's file is never opened by making it unreadable.
   testSqliteOnly("start-up reads only the corporations indexed as collecting; without the index it reads every one and rebuilds it", async () => {
@@ -368,7 +391,8 @@ describe("job metric scheduler: process start and shutdown", () => {
     writeFileSync(idleFile, "not a database ".repeat(512));
     const notStarted = (logs: Logged[]) => logs.filter((l) => l.msg === "metric jobs of a corporation not started").map((l) => l.fields.corp_id);
     const second = await setup({ dir });
-    await Bun.sleep(100);
+    // Jobs are built by the scheduler's start, in the background after the app's.
+    await waitFor("the indexed corporation's job", () => second.t.ctx.jobs.get<MetricScheduler>("metric-scheduler")!.size >= 1, LATE_MS);
     expect(second.t.ctx.jobs.get<MetricScheduler>("metric-scheduler")!.size).toBe(1);
     expect(notStarted(second.logs)).toEqual([]);
     await second.t.close(false);
@@ -380,8 +404,12 @@ describe("job metric scheduler: process start and shutdown", () => {
     raw.exec("DELETE FROM settings");
     raw.close();
     const third = await setup({ dir });
-    await Bun.sleep(100);
     const scheduler = third.t.ctx.jobs.get<MetricScheduler>("metric-scheduler")!;
+    await waitFor(
+      "every corporation read and the index rebuilt",
+      () => scheduler.size >= 1 && notStarted(third.logs).length > 0 && index(third.t).length > 0,
+      LATE_MS,
+    );
     expect(scheduler.size).toBe(1);
     expect(scheduler.nextTick(collecting, kept.id)).toBeGreaterThan(Date.now());
     expect(notStarted(third.logs)).toEqual([idle]);
@@ -389,10 +417,9 @@ describe("job metric scheduler: process start and shutdown", () => {
 
     // Removing the last endpoint drops the corporation from the index.
     await deleteMetric(third.t.ctx.store.tenant(collecting), { id: kept.id }, { platform: third.t.ctx.store.platform });
-    await Bun.sleep(50);
-    expect(index(third.t)).toEqual([]);
+    await waitFor("the corporation dropped from the index", () => index(third.t).length === 0, LATE_MS);
     await third.t.close();
-  }, 20_000);
+  }, 60_000);
 
   test("the egress policy applies: without loopback allowed nothing is fetched, and why is logged", async () => {
     const { logs, logger } = capture();
@@ -403,5 +430,5 @@ describe("job metric scheduler: process start and shutdown", () => {
     expect(hit("/refused/int")).toBe(0);
     expect(String(refused?.fields.error)).toContain("not allowed by the egress policy");
     await t.close();
-  }, 20_000);
+  }, 60_000);
 });

@@ -9,6 +9,7 @@ import { notes } from "../../../src/db/tenant/schema";
 import { newId } from "../../../src/lib/ids";
 import { TEST_BACKEND } from "../../support/backend";
 import { addCorp, addUser, makeApp, startAndLogin, tempDir, testSourceOnly, type TestApp } from "../../support/helpers";
+import { waitFor } from "../../support/wait";
 
 let t: TestApp;
 let admin: Awaited<ReturnType<typeof startAndLogin>>;
@@ -161,12 +162,16 @@ test("scheduled backups are listed too, as scheduled", async () => {
   const s = await makeApp({ env: { CORPADMIN_BACKUP_CRON: "* * * * * *", CORPADMIN_BACKUP_KEEP: "2" } });
   try {
     const a = await startAndLogin(s);
-    let items: any[] = [];
-    // The first run may come before the corporation exists: wait for one that holds it.
-    for (let i = 0; i < 100 && !items.some((b) => b.corporations === 1); i++) {
-      await Bun.sleep(50);
-      items = (await s.req("GET", "/api/backup", { token: a.token })).body.items;
-    }
+    // The first run may come before the corporation exists: wait for one that holds it (on
+    // PostgreSQL the schedule starts a lease grace, 5 s in the tests, after the app).
+    const items: any[] = await waitFor(
+      "a scheduled backup holding the corporation",
+      async () => {
+        const listed = (await s.req("GET", "/api/backup", { token: a.token })).body.items as any[];
+        return listed.some((b) => b.corporations === 1) && listed;
+      },
+      30_000,
+    );
     expect(items.length).toBeGreaterThan(0);
     expect(items[0]).toMatchObject({ scheduled: true, verified: true, corporations: 1 });
     expect(items[0].name).toMatch(/^corpadmin-\d{8}T\d{6}\.\d{3}Z$/);

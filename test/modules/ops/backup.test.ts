@@ -12,6 +12,7 @@ import { createCorporation } from "../../../src/modules/corp/service";
 import { VERSION } from "../../../src/version";
 import { ADMIN, addCorp, makeApp, startAndLogin, tempDir, type TestApp } from "../../support/helpers";
 import { sqliteTenants } from "../../support/backend";
+import { waitFor } from "../../support/wait";
 
 const root = join(import.meta.dir, "../../..");
 const dirs: string[] = [];
@@ -59,17 +60,15 @@ test("backup under a concurrent write load loses nothing acknowledged before it 
     }
   })();
   try {
-    for (let i = 0; i < 400 && acked.length < 200; i++) await Bun.sleep(25);
-    expect(acked.length).toBeGreaterThanOrEqual(200);
+    await waitFor("200 acknowledged writes", () => acked.length >= 200, 30_000);
     const ackedBefore = [...acked];
     const backupDir = join(fresh(), "b1");
     // The service keeps answering while the backup runs in the same process.
     const [manifest, health] = await Promise.all([createBackup(t.dir, backupDir), t.req("GET", "/api/health")]);
     expect(health.status).toBe(200);
     const countAtEnd = acked.length;
-    for (let i = 0; i < 400 && acked.length < countAtEnd + 50; i++) await Bun.sleep(25);
     // The writer kept committing after the backup: the load was real throughout.
-    expect(acked.length).toBeGreaterThan(countAtEnd);
+    await waitFor("writes acknowledged after the backup", () => acked.length > countAtEnd);
 
     expect(manifest.app_version).toBe(VERSION);
     // The token key comes from configuration here; data.key (NAS secrets are sealed with it) is a file.
@@ -168,8 +167,8 @@ test("scheduled backups run inside the service and keep the newest N", async () 
   apps.push(t);
   await startAndLogin(t);
   const runs = () => t.ctx.serviceMetrics.counter("corpadmin_backups_total").get({ outcome: "success" });
-  for (let i = 0; i < 120 && runs() < 3; i++) await Bun.sleep(50);
-  expect(runs()).toBeGreaterThanOrEqual(3);
+  // One a second, or fewer when a run outlasts its second (a loaded machine): waited for.
+  await waitFor("three scheduled backups", () => runs() >= 3, 30_000);
   await t.ctx.close(); // stops the schedule and waits for a run in progress
   const left = readdirSync(backupDir).sort();
   expect(left.length).toBe(2);
@@ -178,7 +177,7 @@ test("scheduled backups run inside the service and keep the newest N", async () 
     await verifyBackup(join(backupDir, name));
   }
   expect(t.ctx.serviceMetrics.counter("corpadmin_backups_total").get({ outcome: "failure" })).toBe(0);
-}, 20_000);
+}, 60_000);
 
 test("restore refuses a backup whose databases are newer than this binary", async () => {
   const { t, corpIds } = await populated();

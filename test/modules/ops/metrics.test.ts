@@ -3,6 +3,7 @@ import { afterAll, expect, test } from "bun:test";
 import { MetricsRegistry } from "../../../src/core/metrics";
 import { inProcessOnly, makeApp, startAndLogin, testSourceOnly, type TestApp } from "../../support/helpers";
 import { TEST_BACKEND } from "../../support/backend";
+import { waitFor } from "../../support/wait";
 
 const apps: TestApp[] = [];
 afterAll(async () => {
@@ -51,7 +52,10 @@ testSourceOnly("with a token: 401 without it or with a wrong one; requests by ro
   await t.req("POST", "/api/login", { body: { corp: "acme", login: "admin", password: "wrong-password" } });
   // Requests are counted in Elysia's after-response hook, which error responses reach a little later.
   const counted = (labels: Record<string, string | number>) => t.ctx.serviceMetrics.counter("corpadmin_http_requests_total").get(labels);
-  for (let i = 0; i < 100 && !(counted({ method: "GET", route: "unmatched", status: 404 }) && counted({ method: "POST", route: "/api/login", status: 403 })); i++) await Bun.sleep(5);
+  await waitFor(
+    "the four requests counted",
+    () => counted({ method: "GET", route: "/api/health", status: 200 }) === 2 && counted({ method: "GET", route: "unmatched", status: 404 }) && counted({ method: "POST", route: "/api/login", status: 403 }),
+  );
   const r = await t.req("GET", "/metrics", { token: TOKEN });
   expect(r.status).toBe(200);
   expect(r.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8");

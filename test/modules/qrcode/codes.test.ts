@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { addCorp, addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../../support/helpers";
 import { b64, pngLogo } from "../../support/qrcode";
+import { waitFor } from "../../support/wait";
 
 let t: TestApp;
 let admin: Awaited<ReturnType<typeof startAndLogin>>;
@@ -298,11 +299,11 @@ describe("GET /q/{slug}: then the accesses and the report", () => {
     const scan = await t.req("GET", `/q/${code.slug}`, { ip: "203.0.113.9", headers: { "user-agent": "Mozilla/5.0 (X11; Linux x86_64) Firefox/128.0" } });
     expect(scan.status).toBe(302);
     expect(scan.headers.get("location")).toBe("https://example.com/scanned");
-    let accesses = await A().get(`/api/qrcode/${code.id}/accesses`);
-    for (let i = 0; i < 40 && accesses.body.total === 0; i++) {
-      await Bun.sleep(50); // scans are written in batches
-      accesses = await A().get(`/api/qrcode/${code.id}/accesses`);
-    }
+    // Scans are written in batches.
+    const accesses = await waitFor("the scan written", async () => {
+      const res = await A().get(`/api/qrcode/${code.id}/accesses`);
+      return res.body.total > 0 && res;
+    });
     expect(accesses.body).toMatchObject({ total: 1, items: [{ qrcode_id: code.id, ip: "203.0.113.9" }] });
     const csv = await t.req("GET", `/api/qrcode/${code.id}/accesses/export?format=csv`, { token: admin.token });
     expect(csv.text.trim().split("\n")).toHaveLength(2);

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { listen } from "../../../src/cli/serve";
 import { makeApp, startAndLogin, type TestApp } from "../../support/helpers";
+import { waitFor } from "../../support/wait";
 
 let t: TestApp;
 let admin: Awaited<ReturnType<typeof startAndLogin>>;
@@ -104,9 +105,11 @@ describe("GET /q/{slug} from the server's edge route", () => {
     const before404 = requestsTotal(404);
     await Promise.all(Array.from({ length: 25 }, () => served(`/q/${code.slug}`, { referer: "https://poster.example/" }).then((r) => r.text())));
     await served("/q/doesNotExist").then((r) => r.text());
+    // Counted after the response is sent, and written by the recorder in batches: waited for.
+    await waitFor("the requests counted", () => requestsTotal(302) - before302 >= 25 && requestsTotal(404) - before404 >= 1);
     expect(requestsTotal(302) - before302).toBe(25);
     expect(requestsTotal(404) - before404).toBe(1);
-    await Bun.sleep(600); // past the recorder's flush delay
+    await waitFor("the scans written", async () => (await t.req("GET", `/api/qrcode/${code.id}`, { token: admin.token })).body.scans >= 25);
     const list = await t.req("GET", `/api/qrcode/${code.id}/accesses?limit=100`, { token: admin.token });
     expect(list.status).toBe(200);
     expect(list.body.total).toBe(25);

@@ -1,6 +1,7 @@
 // Conformance review of the QR code lists: every scalar field of a QrAccess sorts and filters.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { makeApp, startAndLogin, type TestApp } from "../../support/helpers";
+import { waitFor } from "../../support/wait";
 
 let t: TestApp;
 let admin: Awaited<ReturnType<typeof startAndLogin>>;
@@ -18,12 +19,11 @@ describe("GET /api/qrcode/{id}/accesses", () => {
       expect((await t.req("GET", `/q/${code.slug}`, { ip, headers: { "user-agent": "Mozilla/5.0" } })).status).toBe(302);
       await Bun.sleep(5);
     }
-    // The recorder writes accesses in batches, within a second.
-    let list = await api("GET", `/api/qrcode/${code.id}/accesses`);
-    for (let i = 0; i < 20 && list.body.total < 2; i++) {
-      await Bun.sleep(100);
-      list = await api("GET", `/api/qrcode/${code.id}/accesses`);
-    }
+    // The recorder writes accesses in batches.
+    const list = await waitFor("the scans written", async () => {
+      const res = await api("GET", `/api/qrcode/${code.id}/accesses`);
+      return res.body.total >= 2 && res;
+    });
     expect(list.body.total).toBe(2);
     const [newest, oldest] = list.body.items;
     for (const field of ["created_at", "updated_at"]) {

@@ -3,12 +3,15 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { makeApp, startAndLogin, type TestApp } from "../../support/helpers";
 import { superuserUrl, TEST_BACKEND, testSqliteOnly } from "../../support/backend";
+import { waitFor } from "../../support/wait";
 
 let t: TestApp;
 let admin: Awaited<ReturnType<typeof startAndLogin>>;
+/** The app's error log, to see the recorder's failed attempts. */
+const errors: string[] = [];
 
 beforeAll(async () => {
-  t = await makeApp();
+  t = await makeApp({ options: { logger: { debug() {}, info() {}, warn() {}, error: (msg: string) => void errors.push(msg) } } });
   admin = await startAndLogin(t);
 });
 afterAll(() => t.close());
@@ -41,12 +44,13 @@ describe("qrcode/recorder: the scan writer", () => {
     const code = (await t.req("POST", "/api/qrcode", { token: admin.token, body: { name: "retry", kind: "dynamic", target: "https://example.com/r" } })).body as { id: string; slug: string };
     const allow = await scanTrigger("refuse_scans", null, { sqlite: "SELECT RAISE(ABORT, 'refused for the test')", pg: "RAISE EXCEPTION 'refused for the test'" });
     for (let i = 0; i < 3; i++) expect((await t.req("GET", `/q/${code.slug}`, { ip: `198.51.100.${i}`, headers: { "user-agent": UA, referer: "https://ref.example/ü" } })).status).toBe(302);
-    await Bun.sleep(700); // the first attempt has failed by then
+    await waitFor("the first attempt refused", () => errors.includes("writing QR accesses failed; kept for the next attempt"));
     const count = () => (t.sql(admin.corpId).query("SELECT count(*) AS n FROM qr_accesses WHERE qrcode_id = ?").get(code.id) as { n: number }).n;
     expect(count()).toBe(0);
     await allow();
     for (let i = 0; i < 2; i++) await t.req("GET", `/q/${code.slug}`, { ip: "198.51.100.9", headers: { "user-agent": UA } });
-    await Bun.sleep(2_800); // past the pause before a retry
+    // After the pause before a retry (2 s), the kept rows and the new ones.
+    await waitFor("the batch written", () => count() >= 5);
     expect(count()).toBe(5);
     const list = await t.req("GET", `/api/qrcode/${code.id}/accesses?limit=10`, { token: admin.token });
     expect(list.body.total).toBe(5);

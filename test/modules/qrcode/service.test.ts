@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { pruneQrAccesses } from "../../../src/modules/qrcode/analytics-service";
 import { SlugCache } from "../../../src/modules/qrcode/slug-cache";
 import { inProcessOnly, makeApp, startAndLogin, type TestApp } from "../../support/helpers";
+import { waitFor } from "../../support/wait";
 
 let clock = Date.parse("2025-03-10T12:00:00Z");
 let t: TestApp;
@@ -49,7 +50,7 @@ describe("qrcode/analytics-service: pruneQrAccesses", () => {
     for (let i = 0; i < 3; i++) expect((await scan()).status).toBe(302);
     clock = Date.parse("2025-03-09T12:00:00Z");
     for (let i = 0; i < 2; i++) expect((await scan()).status).toBe(302);
-    await Bun.sleep(600); // past the recorder's flush delay
+    await waitFor("the scans written", async () => (await t.req("GET", `/api/qrcode/${code.id}`, { token: admin.token })).body.scans >= 5);
     const door = t.ctx.store.tenant(admin.corpId);
     const prune = () => door.write((tx) => pruneQrAccesses(tx, "2025-03-05T00:00:00.000+00:00", 2));
     expect(await prune()).toBe(2);

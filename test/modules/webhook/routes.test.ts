@@ -212,8 +212,8 @@ describe("GET /api/user/socket: then the socket", () => {
     });
     try {
       const city = (await t.req("POST", "/api/city", { token: admin.token, body: { name: "Socket City", state: "PE", country: "BR" } })).body;
-      for (let i = 0; i < 100 && !messages.some((m) => m.data?.id === city.id); i++) await Bun.sleep(20);
-      expect(messages.find((m) => m.data?.id === city.id)?.type).toBe("CITY_AFTER_INSERT");
+      const got = await waitFor("the event on the socket", () => messages.find((m) => m.data?.id === city.id));
+      expect(got.type).toBe("CITY_AFTER_INSERT");
     } finally {
       ws.close();
     }
