@@ -61,16 +61,25 @@ export interface UndispatchedEvent {
   type: string;
 }
 
-/** The oldest events not yet fanned out to webhooks, in commit order. */
-export async function undispatchedEvents(db: TenantDb, limit: number): Promise<UndispatchedEvent[]> {
-  return await db.$client
-    .query<UndispatchedEvent, [number]>("SELECT seq, id, type FROM events WHERE dispatched_at IS NULL ORDER BY seq LIMIT ?1")
-    .all(limit);
+const UNDISPATCHED_SQL = "SELECT seq, id, type FROM events WHERE dispatched_at IS NULL ORDER BY seq LIMIT ?1";
+
+/**
+ * The oldest events not yet fanned out to webhooks, in commit order. `claim` (PostgreSQL, in a
+ * write): the rows are locked until the COMMIT and rows another transaction holds are skipped, so
+ * two fan-outs running at once (two nodes; they take no writer lock) never take the same event.
+ */
+export async function undispatchedEvents(db: TenantDb, limit: number, claim = false): Promise<UndispatchedEvent[]> {
+  return await db.$client.query<UndispatchedEvent, [number]>(claim ? `${UNDISPATCHED_SQL} FOR UPDATE SKIP LOCKED` : UNDISPATCHED_SQL).all(limit);
 }
 
 /** Marks an event fanned out; runs in the transaction that created its deliveries. */
 export async function markDispatched(db: TenantDb, seq: number, at: string): Promise<void> {
   await db.$client.query("UPDATE events SET dispatched_at = ?2 WHERE seq = ?1").run(seq, at);
+}
+
+/** markDispatched for many events in one statement (PostgreSQL: one round trip). */
+export async function markManyDispatched(db: TenantDb, seqs: number[], at: string): Promise<void> {
+  await db.$client.query("UPDATE events SET dispatched_at = ?1 WHERE seq IN (SELECT CAST(value AS INTEGER) FROM json_each(?2))").run(at, JSON.stringify(seqs));
 }
 
 /**

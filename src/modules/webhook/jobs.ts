@@ -40,6 +40,15 @@ export const PER_WEBHOOK_CONCURRENCY = 16;
 export const TOTAL_CONCURRENCY = 64;
 const FANOUT_BATCH = 500;
 const RULES: RetryRules = { delaysMs: RETRY_DELAYS_MS, failuresToDisable: FAILURES_TO_DISABLE };
+/**
+ * The dispatcher's writes (fan-out, claims, outcomes) take no corporation writer lock on
+ * PostgreSQL: they touch the outbox's undispatched events and the deliveries, whose rows they
+ * lock themselves (FOR UPDATE [SKIP LOCKED]), and single webhook rows by atomic updates, so they
+ * need not wait for, nor hold up, the corporation's other writers through a durable commit each
+ * (docs/architecture.md, "Webhook deliveries across nodes"). Still durable: a delivery sent from
+ * a fan-out a crash took back would be sent again under another webhook-id. SQLite ignores it.
+ */
+const WRITE = { exclusive: false };
 
 export class WebhookDispatcher implements Job {
   /** The name a jobs registry knows it by. */
@@ -221,7 +230,7 @@ export class WebhookDispatcher implements Job {
           // open their writer connections).
           if (await tenant.read(hasEventsToFanOut)) {
             for (;;) {
-              const count = await tenant.write((tx) => fanOutEvents(tx, toIso(this.ctx.now()), FANOUT_BATCH));
+              const count = await tenant.write((tx) => fanOutEvents(tx, toIso(this.ctx.now()), FANOUT_BATCH, this.claims), WRITE);
               if (count < FANOUT_BATCH) break;
             }
           }
@@ -274,7 +283,7 @@ export class WebhookDispatcher implements Job {
         const until = toIso(this.ctx.now() + deliveryTimeoutMs + claimMarginMs);
         await claimDeliveries(tx, taken.map(([, d]) => d.id), until);
         await this.noteNextDue(corpId, tx);
-      });
+      }, WRITE);
     } catch (err) {
       // Not claimed: nothing was sent, the slots go back.
       for (const [hook, d] of taken) this.release(hook.id, d.id);
@@ -373,7 +382,7 @@ export class WebhookDispatcher implements Job {
     for (const [corpId, list] of byCorp) {
       try {
         const nowMs = this.ctx.now();
-        const disabled = await this.ctx.store.background(corpId).write((tx) => recordOutcomes(tx, list, nowMs, RULES));
+        const disabled = await this.ctx.store.background(corpId).write((tx) => recordOutcomes(tx, list, nowMs, RULES), WRITE);
         for (const d of disabled) {
           if (d.why === "gone") {
             this.ctx.logger.warn("webhook made inactive: the receiver answered 410 Gone", { webhook_id: d.webhookId });
