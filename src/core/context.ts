@@ -275,7 +275,7 @@ function sqliteStorage(config: Config, options: ContextOptions, logger: Logger, 
 function postgresStorage(config: Config, options: ContextOptions, events: EventBus, logger: Logger, node: string): Storage {
   const start = options.postgres;
   if (!start) throw new Error("--database-url is set: the app is built after `await prepareStorage(config)`, with its result in the options");
-  const { store, tenants, feed } = pgStorage(start, events);
+  const { store, tenants, feed } = pgStorage(start, events, node);
   // The lease's defaults scaled by one setting: heartbeat a fifth of the grace, stop budget 3/10.
   const graceMs = config.leaseGraceMs;
   const leases = new Leases(config.databaseUrl!, { graceMs, heartbeatMs: graceMs / 5, stopBudgetMs: (graceMs * 3) / 10, logger, node });
