@@ -228,16 +228,18 @@ export class WebhookDispatcher implements Job {
         await this.ctx.store.visit(corpId, async (tenant) => {
           // Read first: a sweep over corporations with nothing new takes no write lock (and does not
           // open their writer connections).
-          if (await tenant.read(hasEventsToFanOut)) {
+          const events = await tenant.read(hasEventsToFanOut);
+          // Cluster mode fans out in the write that claims (claimDue).
+          if (events && !this.claims) {
             for (;;) {
-              const count = await tenant.write((tx) => fanOutEvents(tx, toIso(this.ctx.now()), FANOUT_BATCH, this.claims), WRITE);
+              const count = await tenant.write((tx) => fanOutEvents(tx, toIso(this.ctx.now()), FANOUT_BATCH), WRITE);
               if (count < FANOUT_BATCH) break;
             }
           }
           // What is read is launched unless it is in flight, or was until meanwhile (freedDuringRead).
           const freed = (this.freedDuringRead = new Set<string>());
           try {
-            if (this.claims) await this.claimDue(corpId, tenant, freed);
+            if (this.claims) await this.claimDue(corpId, tenant, freed, events);
             else await tenant.read(async (db) => {
               await this.startDue(corpId, db, freed, (hook, d) => this.launch(corpId, hook, d));
               await this.noteNextDue(corpId, db);
@@ -264,17 +266,23 @@ export class WebhookDispatcher implements Job {
    * once take different rows, and a row is not due again before its outcome is recorded (or its
    * claim runs out: the node died, and it is sent again with the same webhook-id).
    */
-  private async claimDue(corpId: string, tenant: TenantDoor, freed: Set<string>): Promise<void> {
-    // Read first: a pass that finds nothing due takes no write (nor the corporation's writer lock).
-    const due = await tenant.read(async (db) => {
-      if ((await dueTargets(db, toIso(this.ctx.now()))).length) return true;
-      await this.noteNextDue(corpId, db);
-      return false;
-    });
-    if (!due) return;
+  private async claimDue(corpId: string, tenant: TenantDoor, freed: Set<string>, fanOut: boolean): Promise<void> {
+    // Read first: a pass that finds nothing due (and no event to fan out) takes no write.
+    if (!fanOut) {
+      const due = await tenant.read(async (db) => {
+        if ((await dueTargets(db, toIso(this.ctx.now()))).length) return true;
+        await this.noteNextDue(corpId, db);
+        return false;
+      });
+      if (!due) return;
+    }
     const taken: [Target, Due][] = [];
+    let more = false;
     try {
       await tenant.write(async (tx) => {
+        // The events' deliveries are made and the due ones claimed in one transaction (one
+        // durable commit per pass, not two); a larger backlog goes on in the next pass.
+        if (fanOut) more = (await fanOutEvents(tx, toIso(this.ctx.now()), FANOUT_BATCH, true)) === FANOUT_BATCH;
         await this.startDue(corpId, tx, freed, (hook, d) => {
           this.reserve(hook.id, d.id);
           taken.push([hook, d]);
@@ -290,6 +298,7 @@ export class WebhookDispatcher implements Job {
       throw err;
     }
     for (const [hook, d] of taken) this.startSend(corpId, hook, d);
+    if (more) this.wake(corpId);
   }
 
   /**
