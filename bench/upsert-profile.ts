@@ -8,7 +8,7 @@
 // sitting, alternating runs (docs/architecture.md, "The external-app upsert on PostgreSQL").
 // STATS=1 (PostgreSQL): the server loads pg_stat_statements, and the statements of the measured
 // upserts are listed by total time (execution + planning), with calls and rows per upsert.
-//   [DISPATCH=1] [STATS=1] bun bench/upsert-profile.ts [pg|sqlite] [count]
+//   [DISPATCH=1] [STATS=1] [SEED=n] bun bench/upsert-profile.ts [pg|sqlite] [count]
 import { startPostgres } from "../test/support/postgres";
 import { makeApp, startAndLogin } from "../test/support/helpers";
 import { contractBody } from "../test/support/contract-body";
@@ -17,7 +17,8 @@ import { childrenCpuUs } from "./proc-cpu";
 
 const engine = process.argv[2] ?? "pg";
 const COUNT = Number(process.argv[3] ?? 800);
-const SEED = 400;
+/** Contracts upserted before the measured ones (SEED=10000: as many as `bun run bench` seeds). */
+const SEED = Number(process.env.SEED ?? 400);
 const IN_FLIGHT = 16;
 
 const STATS = engine === "pg" && !!process.env.STATS;
