@@ -102,6 +102,21 @@ export async function eventPayload(db: TenantDb, eventId: string): Promise<strin
   return (await db.$client.query<{ payload: string }, [string]>("SELECT payload FROM events WHERE id = ?1").get(eventId))?.payload ?? null;
 }
 
+/**
+ * eventPayload for many events in one statement (PostgreSQL: one round trip): the payload of each
+ * id still kept. One index probe per id (a subquery per element: an `IN (list)` was planned as a
+ * scan of the outbox).
+ */
+export async function eventPayloads(db: TenantDb, ids: string[]): Promise<Map<string, string>> {
+  if (!ids.length) return new Map();
+  const rows = await db.$client
+    .query<{ id: string; payload: string | null }, [string]>("SELECT value AS id, (SELECT e.payload FROM events e WHERE e.id = value) AS payload FROM json_each(?1)")
+    .all(JSON.stringify(ids));
+  const out = new Map<string, string>();
+  for (const r of rows) if (r.payload !== null) out.set(r.id, r.payload);
+  return out;
+}
+
 /** Whether the event is still kept (retention deletes it once no pending delivery needs it). */
 export async function eventKept(db: TenantDb, eventId: string): Promise<boolean> {
   return !!(await db.$client.query("SELECT 1 FROM events WHERE id = ?1").get(eventId));

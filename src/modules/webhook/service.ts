@@ -9,7 +9,7 @@ import { CorpIndex } from "../../core/settings";
 import type { PlatformDoor, TenantDoor } from "../../core/store";
 import { sqliteClientOf, type PlatformDb, type TenantDb } from "../../db/sqlite";
 import { webhookDeliveries, webhookGroups, webhooks } from "../../db/tenant/schema";
-import { EVENT_GROUPS, eventKept, eventPayload, markAllDispatched, markDispatched, markManyDispatched, undispatchedEvents } from "../../core/events";
+import { EVENT_GROUPS, eventKept, eventPayload, eventPayloads, markAllDispatched, markDispatched, markManyDispatched, undispatchedEvents } from "../../core/events";
 import { newId } from "../../lib/ids";
 import { listRows, type ListParams, type Page } from "../../lib/list";
 import { conflict, invalid, notFound } from "../../lib/problem";
@@ -417,10 +417,6 @@ export async function dueTargets(db: TenantDb, now: string): Promise<Target[]> {
 const DUE_SQL = `SELECT id, event_id, attempts, source_event_id FROM webhook_deliveries
   WHERE status = 'pending' AND webhook_id = ?1 AND next_attempt_at <= ?2
   ORDER BY next_attempt_at, id LIMIT ?3`;
-/** DUE_SQL claiming its rows, with each one's payload (none: retention took the event). */
-const DUE_CLAIM_SQL = `SELECT d.id, d.event_id, d.attempts, e.payload FROM webhook_deliveries d LEFT JOIN events e ON e.id = d.source_event_id
-  WHERE d.status = 'pending' AND d.webhook_id = ?1 AND d.next_attempt_at <= ?2
-  ORDER BY d.next_attempt_at, d.id LIMIT ?3 FOR UPDATE OF d SKIP LOCKED`;
 
 /**
  * Up to `limit` of a webhook's deliveries due at `now`, oldest due first, with their payloads.
@@ -430,10 +426,17 @@ const DUE_CLAIM_SQL = `SELECT d.id, d.event_id, d.attempts, e.payload FROM webho
  */
 export async function dueDeliveries(db: TenantDb, webhookId: string, now: string, limit: number, claim = false): Promise<Due[]> {
   if (claim) {
-    // The payloads in the same statement (PostgreSQL: one round trip, not one per row); the lock
-    // is the delivery's only (an event is shared by the deliveries of every webhook).
-    const rows = await db.$client.query<Due & { payload: string | null }, [string, string, number]>(DUE_CLAIM_SQL).all(webhookId, now, limit);
-    return rows.filter((r): r is Due => r.payload !== null);
+    // The payloads in one statement (PostgreSQL: one round trip, not one per row).
+    const rows = await db.$client
+      .query<{ id: string; event_id: string; attempts: number; source_event_id: string }, [string, string, number]>(`${DUE_SQL} FOR UPDATE SKIP LOCKED`)
+      .all(webhookId, now, limit);
+    const payloads = await eventPayloads(db, rows.map((r) => r.source_event_id));
+    const out: Due[] = [];
+    for (const r of rows) {
+      const payload = payloads.get(r.source_event_id);
+      if (payload !== undefined) out.push({ id: r.id, event_id: r.event_id, attempts: r.attempts, payload });
+    }
+    return out;
   }
   const rows = await db.$client.query<{ id: string; event_id: string; attempts: number; source_event_id: string }, [string, string, number]>(DUE_SQL).all(webhookId, now, limit);
   const out: Due[] = [];
