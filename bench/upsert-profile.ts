@@ -6,7 +6,9 @@
 // subscribed (DISPATCH=1: delivered to a local receiver, whose claims and outcomes are writes of
 // the same corporation; otherwise not sent: the dispatcher is stopped). Compare before/after in one
 // sitting, alternating runs (docs/architecture.md, "The external-app upsert on PostgreSQL").
-//   [DISPATCH=1] bun bench/upsert-profile.ts [pg|sqlite] [count]
+// STATS=1 (PostgreSQL): the server loads pg_stat_statements, and the statements of the measured
+// upserts are listed by total time (execution + planning), with calls and rows per upsert.
+//   [DISPATCH=1] [STATS=1] [SEED=n] bun bench/upsert-profile.ts [pg|sqlite] [count]
 import { startPostgres } from "../test/support/postgres";
 import { makeApp, startAndLogin } from "../test/support/helpers";
 import { contractBody } from "../test/support/contract-body";
@@ -15,10 +17,12 @@ import { childrenCpuUs } from "./proc-cpu";
 
 const engine = process.argv[2] ?? "pg";
 const COUNT = Number(process.argv[3] ?? 800);
-const SEED = 400;
+/** Contracts upserted before the measured ones (SEED=10000: as many as `bun run bench` seeds). */
+const SEED = Number(process.env.SEED ?? 400);
 const IN_FLIGHT = 16;
 
-const pg = engine === "pg" ? await startPostgres({ durable: true }) : null;
+const STATS = engine === "pg" && !!process.env.STATS;
+const pg = engine === "pg" ? await startPostgres({ durable: true, settings: STATS ? { shared_preload_libraries: "pg_stat_statements", "pg_stat_statements.track_planning": "on", "pg_stat_statements.track": "all" } : {} }) : null;
 const db = pg ? await pg.createDatabase("bench") : null;
 const t = await makeApp({ env: db ? { CORPADMIN_DATABASE_URL: db.appUrl, CORPADMIN_LEASE_GRACE_MS: "1000" } : {} });
 const admin = await startAndLogin(t);
@@ -52,7 +56,17 @@ const bodies = Array.from({ length: COUNT }, (_, k) => {
 });
 
 const su = db ? new SQL({ url: db.url, max: 1 }) : null;
+// The tables as autovacuum leaves them within a minute: analyzed. Without statistics every index
+// leading with corp_id looks alike on a small table, the generic plans of the pool's prepared
+// statements pick among them at random (a contract by number scanned through contracts_city), and
+// the profile would measure the first minute of a new database rather than the steady state. An
+// ANALYZE invalidates the cached plans.
+await su?.unsafe("ANALYZE");
 const xacts = async () => (su ? Number((await su.unsafe("SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = 'bench'"))[0].n) : 0);
+if (STATS) {
+  await su!.unsafe("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+  await su!.unsafe("SELECT pg_stat_statements_reset()");
+}
 Bun.gc(true);
 const x0 = await xacts();
 const pg0 = pg ? childrenCpuUs(pg.pid) : 0;
@@ -70,6 +84,12 @@ console.log(JSON.stringify({
   per_s: Math.round(COUNT / (wall / 1000)),
   xacts_per_upsert: su ? +((x1 - x0 - 1) / COUNT).toFixed(3) : null,
 }));
+if (STATS) {
+  const rows = await su!.unsafe(`SELECT calls, rows, total_exec_time AS exec, total_plan_time AS plan, plans, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) AS q
+    FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'bench') ORDER BY total_exec_time + total_plan_time DESC LIMIT 40`);
+  for (const r of rows)
+    console.log(`${((r.exec + r.plan) * 1000 / COUNT).toFixed(0).padStart(5)} µs/upsert  exec ${(r.exec * 1000 / Number(r.calls)).toFixed(0).padStart(5)} plan ${(r.plan * 1000 / Math.max(1, Number(r.calls))).toFixed(0).padStart(4)} µs/call  calls/upsert ${(Number(r.calls) / COUNT).toFixed(2)} plans ${r.plans} rows/call ${(Number(r.rows) / Number(r.calls)).toFixed(1)}  ${r.q}`);
+}
 await su?.close();
 await t.close();
 receiver?.stop(true);

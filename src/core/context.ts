@@ -23,6 +23,7 @@ import type { ApiKeyVerifier, Principal } from "./principal";
 import { PermissionCache, type PermissionQueries } from "./permissions";
 import { Sessions, type UserFlags } from "./sessions";
 import type { Migration } from "../db/migrations";
+import type { Handle } from "../db/handle";
 import { AuditLog } from "./audit";
 import { MetricsRegistry } from "./metrics";
 import { Jobs, type Job } from "./jobs";
@@ -71,6 +72,12 @@ export interface AppContext {
    * sessions. Listeners must return at once (they schedule their work).
    */
   contractWatchers: ((change: ContractChange) => void)[];
+  /**
+   * Whether a contract has open RADIUS sessions, asked inside a contract write (set by the ISP
+   * module): a write that finds none under its writer lock tells the watchers so (`openSessions`),
+   * and they read nothing after its COMMIT. Null: nobody asks.
+   */
+  openSessionProbe: ((db: Handle, contractId: string) => Promise<boolean>) | null;
   /** Verifies external-app API keys; set by the registry module. */
   apiKeys: ApiKeyVerifier | null;
   /** Current time; tests inject a clock to drive schedules, retries and expiries. */
@@ -97,6 +104,13 @@ export interface ContractChange {
   before: unknown;
   actorUserId: string | null;
   ip: string | null;
+  /**
+   * false: the write asked `openSessionProbe` under its writer lock and the contract had no open
+   * session. Sessions are opened by writes of the same corporation, so none opened before the
+   * COMMIT, and one opened after it was authorized with the new state: nothing to reconcile.
+   * Absent: not asked.
+   */
+  openSessions?: boolean;
 }
 
 export interface DispatchTuning {
@@ -206,6 +220,7 @@ export function createContext(config: Config, queries: KernelQueries, options: C
     clientIp: options.clientIp ?? clientIpResolver(config.trustedProxies),
     authChecks: [],
     contractWatchers: [],
+    openSessionProbe: null,
     apiKeys: null,
     now: options.now ?? Date.now,
     dispatchTuning: { deliveryTimeoutMs: 15_000, claimMarginMs: 30_000, tickMs: 1_000, sweepMs: 60_000, fullSweepMs: 3_600_000, socketCheckMs: 5_000, coaRetryMs: 2_000, metricResyncMs: 60_000, ...options.dispatchTuning },
@@ -275,7 +290,7 @@ function sqliteStorage(config: Config, options: ContextOptions, logger: Logger, 
 function postgresStorage(config: Config, options: ContextOptions, events: EventBus, logger: Logger, node: string): Storage {
   const start = options.postgres;
   if (!start) throw new Error("--database-url is set: the app is built after `await prepareStorage(config)`, with its result in the options");
-  const { store, tenants, feed } = pgStorage(start, events);
+  const { store, tenants, feed } = pgStorage(start, events, node);
   // The lease's defaults scaled by one setting: heartbeat a fifth of the grace, stop budget 3/10.
   const graceMs = config.leaseGraceMs;
   const leases = new Leases(config.databaseUrl!, { graceMs, heartbeatMs: graceMs / 5, stopBudgetMs: (graceMs * 3) / 10, logger, node });

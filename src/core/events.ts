@@ -61,16 +61,30 @@ export interface UndispatchedEvent {
   type: string;
 }
 
-/** The oldest events not yet fanned out to webhooks, in commit order. */
-export async function undispatchedEvents(db: TenantDb, limit: number): Promise<UndispatchedEvent[]> {
-  return await db.$client
-    .query<UndispatchedEvent, [number]>("SELECT seq, id, type FROM events WHERE dispatched_at IS NULL ORDER BY seq LIMIT ?1")
-    .all(limit);
+const UNDISPATCHED_SQL = "SELECT seq, id, type FROM events WHERE dispatched_at IS NULL ORDER BY seq LIMIT ?1";
+
+/**
+ * The oldest events not yet fanned out to webhooks, in commit order. `claim` (PostgreSQL, in a
+ * write): the rows are locked until the COMMIT and rows another transaction holds are skipped, so
+ * two fan-outs running at once (two nodes; they take no writer lock) never take the same event.
+ */
+export async function undispatchedEvents(db: TenantDb, limit: number, claim = false): Promise<UndispatchedEvent[]> {
+  return await db.$client.query<UndispatchedEvent, [number]>(claim ? `${UNDISPATCHED_SQL} FOR UPDATE SKIP LOCKED` : UNDISPATCHED_SQL).all(limit);
 }
 
 /** Marks an event fanned out; runs in the transaction that created its deliveries. */
 export async function markDispatched(db: TenantDb, seq: number, at: string): Promise<void> {
   await db.$client.query("UPDATE events SET dispatched_at = ?2 WHERE seq = ?1").run(seq, at);
+}
+
+/** markDispatched for many events in one statement (PostgreSQL: one round trip). */
+export async function markManyDispatched(db: TenantDb, seqs: number[], at: string): Promise<void> {
+  // `dispatched_at IS NULL` (true of every one: the caller holds them) puts the planner on the
+  // index of undispatched events; on `seq IN (...)` alone PostgreSQL hashed the list and scanned
+  // the whole outbox (22 ms a call beside 10,000 contracts' events).
+  await db.$client
+    .query("UPDATE events SET dispatched_at = ?1 WHERE dispatched_at IS NULL AND seq IN (SELECT CAST(value AS INTEGER) FROM json_each(?2))")
+    .run(at, JSON.stringify(seqs));
 }
 
 /**
@@ -86,6 +100,21 @@ export async function markAllDispatched(db: TenantDb, at: string): Promise<numbe
 /** The payload a delivery sends, or null when retention deleted the event. */
 export async function eventPayload(db: TenantDb, eventId: string): Promise<string | null> {
   return (await db.$client.query<{ payload: string }, [string]>("SELECT payload FROM events WHERE id = ?1").get(eventId))?.payload ?? null;
+}
+
+/**
+ * eventPayload for many events in one statement (PostgreSQL: one round trip): the payload of each
+ * id still kept. One index probe per id (a subquery per element: an `IN (list)` was planned as a
+ * scan of the outbox).
+ */
+export async function eventPayloads(db: TenantDb, ids: string[]): Promise<Map<string, string>> {
+  if (!ids.length) return new Map();
+  const rows = await db.$client
+    .query<{ id: string; payload: string | null }, [string]>("SELECT value AS id, (SELECT e.payload FROM events e WHERE e.id = value) AS payload FROM json_each(?1)")
+    .all(JSON.stringify(ids));
+  const out = new Map<string, string>();
+  for (const r of rows) if (r.payload !== null) out.set(r.id, r.payload);
+  return out;
 }
 
 /** Whether the event is still kept (retention deletes it once no pending delivery needs it). */

@@ -9,7 +9,7 @@ import { is } from "drizzle-orm";
 import { getTableConfig, PgTable } from "drizzle-orm/pg-core";
 import { translate } from "../../src/db/pg/translate";
 import * as tenantSchema from "../../src/db/pg/tenant";
-import { CHANGES_CHANNEL } from "../../src/db/pg/door";
+import { CHANGES_CHANNEL, changesPayload } from "../../src/db/pg/door";
 import { TENANT_WRITES_TOPIC } from "../../src/db/pg/generations";
 import { PG_BIN } from "./postgres";
 
@@ -85,7 +85,7 @@ function psql(url: string, corpId: string | undefined, write: boolean, statement
   // reads of a tenant table find nothing rather than an unset setting.
   const setup = [`SET corpadmin.corp_id = ${literal(corpId ?? "")}`, write ? "" : "SET default_transaction_read_only = on"].filter(Boolean);
   // On stdin: a transaction's statements together outgrow an argument (128 KiB).
-  const notify = write && corpId ? [`SELECT pg_notify('${CHANGES_CHANNEL}', ${literal(`${TENANT_WRITES_TOPIC}\n${corpId}`)})`] : [];
+  const notify = write && corpId ? [`SELECT pg_notify('${CHANGES_CHANNEL}', ${literal(changesPayload("", TENANT_WRITES_TOPIC, corpId))})`] : [];
   const script = [...setup, statement, ...notify].map((s) => `${s};\n`).join("");
   const args = [`${PG_BIN}/psql`, "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", url, "-f", "-"];
   const r = Bun.spawnSync(args, { stdin: new TextEncoder().encode(script), stdout: "pipe", stderr: "pipe" });

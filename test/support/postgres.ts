@@ -61,9 +61,10 @@ function stopAllOnExit(): void {
 
 /**
  * `durable`: fsync, synchronous_commit and full-page writes on, as production runs it (the bench's
- * cluster mode measures durable commits); tests leave them off.
+ * cluster mode measures durable commits); tests leave them off. `settings`: more server settings
+ * (bench/upsert-profile.ts loads pg_stat_statements with them).
  */
-export async function startPostgres({ durable = false }: { durable?: boolean } = {}): Promise<TestPostgres> {
+export async function startPostgres({ durable = false, settings: more = {} }: { durable?: boolean; settings?: Record<string, string> } = {}): Promise<TestPostgres> {
   if (!existsSync(join(PG_BIN, "initdb")) || !existsSync(join(PG_BIN, "postgres"))) {
     throw new Error(
       `PostgreSQL 15 is not installed (no ${PG_BIN}/initdb): the cluster-mode tests need it. ` +
@@ -97,6 +98,7 @@ export async function startPostgres({ durable = false }: { durable?: boolean } =
     max_connections: "200",
     shared_buffers: durable ? "128MB" : "32MB",
     log_min_messages: "warning",
+    ...more,
   };
   const spawn = () =>
     Bun.spawn(cmd([`${PG_BIN}/postgres`, "-D", data, ...Object.entries(settings).flatMap(([k, v]) => ["-c", `${k}=${v}`])]), {

@@ -13,7 +13,7 @@
 // - writeGrouped(fn): the writes of one corporation queued in the same turn share one transaction,
 //   each in a savepoint (a failing one rolls back alone); every promise settles after the COMMIT.
 // - events: `w.emit` inserts the outbox row in the transaction, and the transaction ends with
-//   pg_notify(EVENTS_CHANNEL, corpId): PostgreSQL delivers a NOTIFY at COMMIT and drops it on
+//   pg_notify(EVENTS_CHANNEL, origin + corpId): PostgreSQL delivers a NOTIFY at COMMIT and drops it on
 //   ROLLBACK, so other nodes learn of committed events only. The local EventBus is told after COMMIT.
 // Connections come from one Bun.sql pool (Bun.sql over postgres.js: measured with less client CPU
 // per transaction, no dependency, and LISTEN built in; it has no multi-host option, so a cluster
@@ -39,13 +39,22 @@ const platformTableNames = tableNames(platformSchema);
 
 /** The setting the tenant tables' policies and corp_id defaults read (scripts/pg-schema.ts). */
 export const CORP_SETTING = "corpadmin.corp_id";
-/** The channel a committed write with events notifies; the payload is the corporation's id. */
+/**
+ * The channel a committed write with events notifies; the payload is "origin\ncorpId", the origin
+ * being the writing node's id (ctx.nodeId; empty when none was given), so that the node's own
+ * feed skips what its door has already told its bus (./feed.ts).
+ */
 export const EVENTS_CHANNEL = "corpadmin_events";
 /**
- * The channel of cache invalidations (./feed.ts); the payload is "topic\nkey". Every write of a
- * corporation notifies TENANT_WRITES_TOPIC on it (./generations.ts).
+ * The channel of cache invalidations (./feed.ts); the payload is "origin\ntopic\nkey". Every
+ * write of a corporation notifies TENANT_WRITES_TOPIC on it (./generations.ts).
  */
 export const CHANGES_CHANNEL = "corpadmin_changes";
+
+/** A NOTIFY payload of EVENTS_CHANNEL. */
+export const eventsPayload = (origin: string, corpId: string) => `${origin}\n${corpId}`;
+/** A NOTIFY payload of CHANGES_CHANNEL. */
+export const changesPayload = (origin: string, topic: string, key: string) => `${origin}\n${topic}\n${key}`;
 
 /** Bounds one grouped transaction (and so the wait of the write queued last in it), as on SQLite. */
 const MAX_GROUP = 64;
@@ -168,6 +177,8 @@ export class PgDoors {
 
   private lockTimeout: string;
   private corporationMustExist: boolean;
+  /** This node's id in the NOTIFY payloads (its feed skips them: the door tells the node itself). */
+  private readonly origin: string;
   /** The corporations' change stamps on this node (./generations.ts); the feed also moves them. */
   readonly generations = new Generations();
 
@@ -178,8 +189,11 @@ export class PgDoors {
     {
       lockWaitMs = LOCK_WAIT_MS,
       corporationMustExist = false,
+      origin = "",
     }: {
       lockWaitMs?: number;
+      /** The node's id, carried by its NOTIFYs (empty: none; every feed then acts on them). */
+      origin?: string;
       /**
        * A corporation's write first checks, under its writer lock, that the corporation is still
        * in the platform's table (the app's doors): a write that waited behind the deletion of its
@@ -191,6 +205,7 @@ export class PgDoors {
     this.client = client;
     this.lockTimeout = `${Math.max(1, Math.round(lockWaitMs))}ms`;
     this.corporationMustExist = corporationMustExist;
+    this.origin = origin;
   }
 
   /** `checked: false`: a write does not check that the corporation exists (its deletion's own). */
@@ -257,7 +272,7 @@ export class PgDoors {
     // Every write of a corporation tells the other nodes at its COMMIT (none on ROLLBACK), so that
     // their caches of its data move on (./generations.ts). Queued now, sent by the COMMIT: no
     // round trip of its own.
-    if (write && corpId) parts.push(`pg_notify('${CHANGES_CHANNEL}', ${bind(`${TENANT_WRITES_TOPIC}\n${corpId}`)})`);
+    if (write && corpId) parts.push(`pg_notify('${CHANGES_CHANNEL}', ${bind(changesPayload(this.origin, TENANT_WRITES_TOPIC, corpId))})`);
     if (write) {
       // Not durable: the commit does not wait for its WAL flush (nor a synchronous standby); a crash
       // may lose it, never corrupt anything.
@@ -269,7 +284,7 @@ export class PgDoors {
   }
 
   async notify(conn: Conn, corpId: string): Promise<void> {
-    await conn.unsafe("SELECT pg_notify($1, $2)", [EVENTS_CHANNEL, corpId]);
+    await conn.unsafe("SELECT pg_notify($1, $2)", [EVENTS_CHANNEL, eventsPayload(this.origin, corpId)]);
   }
 
   committed(scope: PgScope): void {

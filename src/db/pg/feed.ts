@@ -1,12 +1,14 @@
 // Cluster mode (issue 19 item 3): the cross-node change feed. One LISTEN connection per node turns
 // the NOTIFYs other nodes' transactions send at COMMIT into this node's signals:
-// - EVENTS_CHANNEL (the doors' committed events, payload the corporation id) → the local
+// - EVENTS_CHANNEL (the doors' committed events, payload "origin\ncorpId") → the local
 //   EventBus's committed(corpId), so this node's dispatcher and sockets wake for writes made
 //   elsewhere, and the subscribers of the topic "events";
-// - CHANGES_CHANNEL (`publishChange` in a write: payload "topic\nkey") → the subscribers of that
-//   topic (a cache drops the key).
-// A node hears its own NOTIFYs too: the bus of the writing node is told twice (by its door after
-// COMMIT, then here), which its listeners, wake-ups that read the outbox, take as one.
+// - CHANGES_CHANNEL (`publishChange` in a write: payload "origin\ntopic\nkey") → the subscribers
+//   of that topic (a cache drops the key).
+// The origin is the writing node's id. A node hears its own NOTIFYs too, and skips those carrying
+// its own id (`origin`, set by pgStorage to ctx.nodeId; its doors and ctx.changes put it there):
+// its door has told its bus and change stamps after the COMMIT, and ctx.changes its subscribers.
+// A payload with an empty origin (publishChange called directly) reaches every node, this one too.
 // A lost connection may have missed notifications: Bun.sql reconnects it with backoff and
 // re-subscribes, and once the LISTEN is acknowledged again every subscriber's resync() is called
 // ("everything may have changed"): a change committed while no LISTEN was in place is then read
@@ -15,7 +17,7 @@
 import { SQL } from "bun";
 import type { EventBus } from "../../core/events";
 import { silentLogger, type Logger } from "../../lib/log";
-import { CHANGES_CHANNEL, EVENTS_CHANNEL, type PgTx } from "./door";
+import { CHANGES_CHANNEL, changesPayload, EVENTS_CHANNEL, type PgTx } from "./door";
 
 export { CHANGES_CHANNEL };
 /** The topic whose subscribers hear the committed events' corporations (and their resyncs). */
@@ -35,9 +37,9 @@ export interface FeedSubscriber {
  * Inside a write: tells every node's subscribers of `topic` that `key` changed, at COMMIT (a
  * rollback sends nothing). Topics are plain names; keys are ids.
  */
-export async function publishChange(tx: PgTx, topic: string, key: string): Promise<void> {
+export async function publishChange(tx: PgTx, topic: string, key: string, origin = ""): Promise<void> {
   if (!/^[a-z][a-z0-9_.-]*$/.test(topic)) throw new Error(`not a plain topic name: ${topic}`);
-  const payload = `${topic}\n${key}`;
+  const payload = changesPayload(origin, topic, key);
   if (Buffer.byteLength(payload) > MAX_PAYLOAD) throw new Error("a change's key is too long for a NOTIFY");
   await tx.$client.query("SELECT pg_notify(?1, ?2)").run(CHANGES_CHANNEL, payload);
 }
@@ -50,6 +52,11 @@ export class ChangeFeed {
   /** LISTENs acknowledged so far, per channel: a second acknowledgement is a reconnect. */
   private acks = new Map<string, number>();
   private readonly logger: Logger;
+  /**
+   * This node's id (pgStorage sets it to ctx.nodeId before the app writes): notifications that
+   * carry it are skipped, and `publish` puts it in what it sends. Empty: nothing is skipped.
+   */
+  origin = "";
 
   constructor(
     url: string,
@@ -65,14 +72,17 @@ export class ChangeFeed {
   async start(): Promise<void> {
     if (this.subscriptions.length) return;
     this.subscriptions = await Promise.all([
-      this.client.listen(EVENTS_CHANNEL, (corpId) => this.event(corpId), () => this.listening(EVENTS_CHANNEL)),
+      this.client.listen(EVENTS_CHANNEL, (payload) => this.event(payload), () => this.listening(EVENTS_CHANNEL)),
       this.client.listen(CHANGES_CHANNEL, (payload) => this.change(payload), () => this.listening(CHANGES_CHANNEL)),
     ]);
   }
 
-  /** `publishChange`: so the feed is the transport of `ctx.changes` (core/changes.ts). */
+  /**
+   * `publishChange` from this node: the transport of `ctx.changes` (core/changes.ts), which tells
+   * this node's subscribers itself after the COMMIT, so this node's feed skips it.
+   */
   publish(tx: PgTx, topic: string, key: string): Promise<void> {
-    return publishChange(tx, topic, key);
+    return publishChange(tx, topic, key, this.origin);
   }
 
   /** Subscribes to a topic; returns the unsubscribe. */
@@ -90,16 +100,27 @@ export class ChangeFeed {
     await this.client.close({ timeout: 0 });
   }
 
-  private event(corpId: string): void {
+  /** Whether a payload's origin (its text before the first newline) is this node. */
+  private own(payload: string, nl: number): boolean {
+    return nl === this.origin.length && this.origin !== "" && payload.startsWith(this.origin);
+  }
+
+  private event(payload: string): void {
+    const nl = payload.indexOf("\n");
+    if (nl < 0) return this.logger.warn("change feed: an event notification without its origin", { payload: payload.slice(0, 100) });
+    if (this.own(payload, nl)) return;
+    const corpId = payload.slice(nl + 1);
     this.bus?.committed(corpId);
     this.tell(EVENTS_TOPIC, (s) => s.changed(corpId));
   }
 
   private change(payload: string): void {
-    const nl = payload.indexOf("\n");
-    if (nl <= 0) return this.logger.warn("change feed: a notification without a topic", { payload: payload.slice(0, 100) });
+    const at = payload.indexOf("\n");
+    const nl = at < 0 ? -1 : payload.indexOf("\n", at + 1);
+    if (nl <= at + 1) return this.logger.warn("change feed: a notification without a topic", { payload: payload.slice(0, 100) });
+    if (this.own(payload, at)) return;
     const key = payload.slice(nl + 1);
-    this.tell(payload.slice(0, nl), (s) => s.changed(key));
+    this.tell(payload.slice(at + 1, nl), (s) => s.changed(key));
   }
 
   /**

@@ -218,10 +218,13 @@ export class PgTenants implements TenantRegistry {
  * node's (by the doors) and, through the start's feed, every other node's. `feed` is the start's
  * (null without one): the transport of `ctx.changes`, and open to any other subscriber.
  */
-export function pgStorage(start: PgStart, bus: EventBus): { doors: PgDoors; store: PgStore; tenants: PgTenants; feed: ChangeFeed | null } {
-  const doors = new PgDoors(start.sql, bus, { corporationMustExist: true });
-  const store = new PgStore(doors);
+export function pgStorage(start: PgStart, bus: EventBus, nodeId = ""): { doors: PgDoors; store: PgStore; tenants: PgTenants; feed: ChangeFeed | null } {
   const feed = start.feed ?? null;
+  // The node's id in its NOTIFYs: its own feed skips them (its doors tell its bus and change
+  // stamps after each COMMIT, ctx.changes its subscribers); other nodes act on them.
+  if (feed) feed.origin = nodeId;
+  const doors = new PgDoors(start.sql, bus, { corporationMustExist: true, origin: nodeId });
+  const store = new PgStore(doors);
   // Other nodes' committed events wake this node's dispatcher and sockets. Events missed while the
   // feed reconnected are found by their own sweeps (the dispatcher's, the sockets' check).
   feed?.subscribe(EVENTS_TOPIC, { changed: (corpId) => bus.committed(corpId), resync: () => {} });

@@ -100,6 +100,8 @@ export async function upsertFromExternalApp(ctx: AppContext, tenant: TenantDoor,
       prefetch("holder", () => contractByNumber(tx, body.number));
       const contractId = linked("contract", body.identity);
       if (contractId) prefetch("config", () => configRowOf(tx, contractId));
+      const probe = ctx.openSessionProbe;
+      if (contractId && probe) prefetch("sessions", () => probe(tx, contractId));
     }
     // One event per record changed, in the order first touched; an INSERT is not followed by an UPDATE.
     const changes = new Map<string, Change>();
@@ -204,7 +206,10 @@ export async function upsertFromExternalApp(ctx: AppContext, tenant: TenantDoor,
         const before: ContractConnection | null = await contractConnection(tx, id, holder, take("config", () => configRowOf(tx, id)));
         await setContract(tx, id, columns);
         touch(id, "contract", "UPDATE");
-        w.afterCommit(() => contractChanged(ctx, { corpId: principal.corpId, contractId: id, before, actorUserId: null, ip: null }));
+        // Asked here, under the writer lock, the watchers need not read after the COMMIT.
+        const probe = ctx.openSessionProbe;
+        const openSessions = probe ? await take("sessions", () => probe(tx, id)) : undefined;
+        w.afterCommit(() => contractChanged(ctx, { corpId: principal.corpId, contractId: id, before, actorUserId: null, ip: null, openSessions }));
       }
     } else {
       id = await addContract(tx, columns);

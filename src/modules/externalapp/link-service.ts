@@ -28,14 +28,20 @@ export async function linkedRecordId(db: TenantDb, appId: string, type: RecordTy
  * everything when no such app exists.
  */
 export async function linkedRecordIds(db: TenantDb, app: { id?: string; name?: string }, keys: [RecordType, string][]): Promise<Map<string, string>> {
+  // A correlated lookup per key, not a join: PostgreSQL planned the join as a hash of every link
+  // of the app (a scan that grows with the corporation's contracts); the subquery names the whole
+  // primary key, so each key is one index probe whatever the statistics say.
   const rows = await clientOf(db)
-    .query<{ type: RecordType; identity: string; id: string }, [string | null, string | null, string]>(
-      "WITH k(t, i) AS (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?3)) " +
-        "SELECT l.record_type AS type, l.identity AS identity, l.record_id AS id FROM k CROSS JOIN external_links l " +
-        "ON l.external_app_id = (SELECT id FROM external_apps WHERE id = ?1 OR name = ?2) AND l.record_type = k.t AND l.identity = k.i",
+    .query<{ type: RecordType; identity: string; id: string | null }, [string | null, string | null, string]>(
+      "WITH k(t, i) AS (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?3)), " +
+        "a(id) AS (SELECT id FROM external_apps WHERE id = ?1 OR name = ?2) " +
+        "SELECT k.t AS type, k.i AS identity, (SELECT l.record_id FROM external_links l " +
+        "WHERE l.external_app_id = (SELECT id FROM a) AND l.record_type = k.t AND l.identity = k.i) AS id FROM k",
     )
     .all(app.id ?? null, app.id === undefined ? (app.name ?? null) : null, JSON.stringify(keys));
-  return new Map(rows.map((r) => [linkKey(r.type, r.identity), r.id]));
+  const out = new Map<string, string>();
+  for (const r of rows) if (r.id !== null) out.set(linkKey(r.type, r.identity), r.id);
+  return out;
 }
 
 /** The key of linkedRecordIds' answer. */

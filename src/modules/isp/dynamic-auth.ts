@@ -146,6 +146,8 @@ type Reconcile =
  */
 export async function reconcileContract(ctx: AppContext, change: ContractChange): Promise<void> {
   const before = change.before as ContractConnection | null;
+  // The write found no open session under its writer lock: nothing to read.
+  if (change.openSessions === false) return;
   const todo = await ctx.store.tenant(change.corpId).read(async (db): Promise<Reconcile[]> => {
     const sessions = await openSessionsOf(db, change.contractId);
     if (!sessions.length) return [];

@@ -8,6 +8,7 @@ import { newId } from "../../lib/ids";
 import { toIso } from "../../lib/time";
 import { storeAttempts, type AttemptRow } from "./attempt-service";
 import { reconcileContract } from "./dynamic-auth";
+import { hasOpenSession } from "./session-service";
 import type { AttemptOutcome } from "./model";
 
 export interface Attempt {
@@ -117,6 +118,7 @@ export class AttemptLog {
  * to 6 s for a NAS). Pending work is awaited when the app closes.
  */
 export function watchContracts(ctx: AppContext): void {
+  ctx.openSessionProbe = hasOpenSession;
   const pending = new Set<Promise<unknown>>();
   ctx.contractWatchers.push((change) => {
     const job = reconcileContract(ctx, change).catch((err) => ctx.logger.error("RADIUS session reconcile failed", { error: String(err), contract: change.contractId }));

@@ -90,11 +90,16 @@ export function getSession(tenant: TenantDoor, id: string, at: number) {
   });
 }
 
+/** Whether a contract has an open session (online or stale): one cached raw probe. */
+export async function hasOpenSession(db: TenantDb, contractId: string): Promise<boolean> {
+  return !!(await clientOf(db).query("SELECT 1 FROM isp_radius_sessions WHERE contract_id = ?1 AND open = 1 LIMIT 1").get(contractId));
+}
+
 /** The open sessions (online or stale) of a contract. */
 export async function openSessionsOf(db: TenantDb, contractId: string): Promise<SessionRow[]> {
-  // Asked after every committed contract change (the watcher), where mostly there is none: a
-  // cached raw probe first, Drizzle's select (≈ 25 µs to build) only when there are some.
-  if (!(await clientOf(db).query("SELECT 1 FROM isp_radius_sessions WHERE contract_id = ?1 AND open = 1 LIMIT 1").get(contractId))) return [];
+  // Asked after committed contract changes (the watcher), where mostly there is none: the probe
+  // first, Drizzle's select (≈ 25 µs to build) only when there are some.
+  if (!(await hasOpenSession(db, contractId))) return [];
   return await db
     .select()
     .from(ispRadiusSessions)

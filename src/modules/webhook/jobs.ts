@@ -40,6 +40,15 @@ export const PER_WEBHOOK_CONCURRENCY = 16;
 export const TOTAL_CONCURRENCY = 64;
 const FANOUT_BATCH = 500;
 const RULES: RetryRules = { delaysMs: RETRY_DELAYS_MS, failuresToDisable: FAILURES_TO_DISABLE };
+/**
+ * The dispatcher's writes (fan-out, claims, outcomes) take no corporation writer lock on
+ * PostgreSQL: they touch the outbox's undispatched events and the deliveries, whose rows they
+ * lock themselves (FOR UPDATE [SKIP LOCKED]), and single webhook rows by atomic updates, so they
+ * need not wait for, nor hold up, the corporation's other writers through a durable commit each
+ * (docs/architecture.md, "Webhook deliveries across nodes"). Still durable: a delivery sent from
+ * a fan-out a crash took back would be sent again under another webhook-id. SQLite ignores it.
+ */
+const WRITE = { exclusive: false };
 
 export class WebhookDispatcher implements Job {
   /** The name a jobs registry knows it by. */
@@ -219,16 +228,18 @@ export class WebhookDispatcher implements Job {
         await this.ctx.store.visit(corpId, async (tenant) => {
           // Read first: a sweep over corporations with nothing new takes no write lock (and does not
           // open their writer connections).
-          if (await tenant.read(hasEventsToFanOut)) {
+          const events = await tenant.read(hasEventsToFanOut);
+          // Cluster mode fans out in the write that claims (claimDue).
+          if (events && !this.claims) {
             for (;;) {
-              const count = await tenant.write((tx) => fanOutEvents(tx, toIso(this.ctx.now()), FANOUT_BATCH));
+              const count = await tenant.write((tx) => fanOutEvents(tx, toIso(this.ctx.now()), FANOUT_BATCH), WRITE);
               if (count < FANOUT_BATCH) break;
             }
           }
           // What is read is launched unless it is in flight, or was until meanwhile (freedDuringRead).
           const freed = (this.freedDuringRead = new Set<string>());
           try {
-            if (this.claims) await this.claimDue(corpId, tenant, freed);
+            if (this.claims) await this.claimDue(corpId, tenant, freed, events);
             else await tenant.read(async (db) => {
               await this.startDue(corpId, db, freed, (hook, d) => this.launch(corpId, hook, d));
               await this.noteNextDue(corpId, db);
@@ -255,17 +266,23 @@ export class WebhookDispatcher implements Job {
    * once take different rows, and a row is not due again before its outcome is recorded (or its
    * claim runs out: the node died, and it is sent again with the same webhook-id).
    */
-  private async claimDue(corpId: string, tenant: TenantDoor, freed: Set<string>): Promise<void> {
-    // Read first: a pass that finds nothing due takes no write (nor the corporation's writer lock).
-    const due = await tenant.read(async (db) => {
-      if ((await dueTargets(db, toIso(this.ctx.now()))).length) return true;
-      await this.noteNextDue(corpId, db);
-      return false;
-    });
-    if (!due) return;
+  private async claimDue(corpId: string, tenant: TenantDoor, freed: Set<string>, fanOut: boolean): Promise<void> {
+    // Read first: a pass that finds nothing due (and no event to fan out) takes no write.
+    if (!fanOut) {
+      const due = await tenant.read(async (db) => {
+        if ((await dueTargets(db, toIso(this.ctx.now()))).length) return true;
+        await this.noteNextDue(corpId, db);
+        return false;
+      });
+      if (!due) return;
+    }
     const taken: [Target, Due][] = [];
+    let more = false;
     try {
       await tenant.write(async (tx) => {
+        // The events' deliveries are made and the due ones claimed in one transaction (one
+        // durable commit per pass, not two); a larger backlog goes on in the next pass.
+        if (fanOut) more = (await fanOutEvents(tx, toIso(this.ctx.now()), FANOUT_BATCH, true)) === FANOUT_BATCH;
         await this.startDue(corpId, tx, freed, (hook, d) => {
           this.reserve(hook.id, d.id);
           taken.push([hook, d]);
@@ -274,13 +291,14 @@ export class WebhookDispatcher implements Job {
         const until = toIso(this.ctx.now() + deliveryTimeoutMs + claimMarginMs);
         await claimDeliveries(tx, taken.map(([, d]) => d.id), until);
         await this.noteNextDue(corpId, tx);
-      });
+      }, WRITE);
     } catch (err) {
       // Not claimed: nothing was sent, the slots go back.
       for (const [hook, d] of taken) this.release(hook.id, d.id);
       throw err;
     }
     for (const [hook, d] of taken) this.startSend(corpId, hook, d);
+    if (more) this.wake(corpId);
   }
 
   /**
@@ -373,7 +391,7 @@ export class WebhookDispatcher implements Job {
     for (const [corpId, list] of byCorp) {
       try {
         const nowMs = this.ctx.now();
-        const disabled = await this.ctx.store.background(corpId).write((tx) => recordOutcomes(tx, list, nowMs, RULES));
+        const disabled = await this.ctx.store.background(corpId).write((tx) => recordOutcomes(tx, list, nowMs, RULES), WRITE);
         for (const d of disabled) {
           if (d.why === "gone") {
             this.ctx.logger.warn("webhook made inactive: the receiver answered 410 Gone", { webhook_id: d.webhookId });

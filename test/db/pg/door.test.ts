@@ -232,7 +232,7 @@ describe("db/pg/door: writes of one corporation", () => {
 
   test("an event: the outbox row is written in the transaction, its data built from the write's state, NOTIFY reaches another node only after COMMIT", async () => {
     const heard: { corp: string; at: number }[] = [];
-    const sub = await node2.listen(EVENTS_CHANNEL, (corp) => heard.push({ corp, at: performance.now() }));
+    const sub = await node2.listen(EVENTS_CHANNEL, (p) => heard.push({ corp: p.slice(p.indexOf("\n") + 1), at: performance.now() }));
     try {
       told.length = 0;
       let callbackEnd = 0;

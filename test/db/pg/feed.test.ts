@@ -1,7 +1,8 @@
 // source-only: drives src/db/pg/feed.ts and the PostgreSQL door directly against a throwaway server.
 // The cross-node change feed: a committed write on node A wakes node B's EventBus and B's cache
 // subscribers, a rolled-back one does not, and after B's LISTEN connection is killed B listens
-// again and every subscriber is told to resync (notifications may have been missed meanwhile).
+// again and every subscriber is told to resync (notifications may have been missed meanwhile); a
+// node skips the notifications that carry its own id.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { EventBus } from "../../../src/core/events";
@@ -84,6 +85,29 @@ describe("db/pg/feed: the cross-node change feed", () => {
     await until(() => heard.length === 1, 15_000);
     await Bun.sleep(100);
     expect(heard).toEqual(["changed c-1"]);
+  });
+
+  test("B skips the notifications carrying its own node id (its door and ctx.changes told it), and hears another node's", async () => {
+    wokenB.length = heard.length = 0;
+    feedB.origin = "node-b";
+    try {
+      // Node B's own writes: an event and a change, with B's id in the payloads.
+      await new PgDoors(nodeA, null, { origin: "node-b" }).tenant("corp-own").write(async (tx, w) => {
+        w.emit("CITY_AFTER_INSERT", "x", {});
+        await publishChange(tx, "contract-view", "own", "node-b");
+      });
+      // Then another node's, committed after: NOTIFYs reach a listener in commit order, so once
+      // these are heard, B's own were delivered before them and skipped.
+      await new PgDoors(nodeA, null, { origin: "node-a" }).tenant("corp-other").write(async (tx, w) => {
+        w.emit("CITY_AFTER_INSERT", "y", {});
+        await publishChange(tx, "contract-view", "other", "node-a");
+      });
+      await until(() => wokenB.length === 1 && heard.includes("changed other"), 10_000);
+      expect(wokenB).toEqual(["corp-other"]);
+      expect(heard.sort()).toEqual(["changed other", "event corp-other"]);
+    } finally {
+      feedB.origin = "";
+    }
   });
 
   test("publishChange refuses a topic that is not a plain name", async () => {
