@@ -13,7 +13,7 @@
 // node not running it collected from the next period, and collecting goes on after the victim's
 // death; socket clients on both nodes get the events written through the other node, and node 2's
 // caches (slug index, corporations, permissions, sessions) learn of changes made through node 1
-// within 2 s. A local receiver tells
+// through the change feed (bounds with margin for a loaded machine). A local receiver tells
 // which node sent a request by the connection's owning process (test/support/app-node.ts
 // connectionOwner); which node ran the metric scheduler when, by the nodes' lease log lines. Each
 // figure is printed on a line starting "cluster ...".
@@ -44,8 +44,13 @@ const SCAN_LOSS_HARD_MS = 1_000;
  * its sender may not have recorded the answer yet (the receiver answers at once).
  */
 const RECORD_MARGIN_MS = 2_000;
-/** A socket, or a cache, must hear of a commit on the other node sooner than the hub's 5 s catch-up poll would. */
-const SOCKET_CROSS_NODE_MS = 2_000;
+/**
+ * A socket must hear of a commit on the other node sooner than the hub's 5 s catch-up poll would
+ * (normally well under 100 ms; the margin is for a loaded CI machine).
+ */
+const SOCKET_CROSS_NODE_MS = 4_000;
+/** A cache has no periodic re-read: only the change feed can tell it, so any bound proves the feed; 10 s for a loaded machine. */
+const CACHE_CROSS_NODE_MS = 10_000;
 /** The collected metric's periodicity (its ticks are epoch-aligned: start_date below). */
 const TICK_MS = 2_000;
 /**
@@ -54,8 +59,8 @@ const TICK_MS = 2_000;
  * the run (a takeover: a heartbeat, a fifth of it, plus the grace).
  */
 const LEASE_GRACE_MS = 4_000;
-/** A metric created through the node not running the scheduler is collected by the holder within a period and this (change feed, not the 60 s re-read). */
-const METRIC_HEARD_MS = 2_000;
+/** A metric created through the node not running the scheduler is collected by the holder within a period and this (change feed, not the 60 s re-read; normally under 2 s). */
+const METRIC_HEARD_MS = 10_000;
 const CONTRACTS = 40;
 const WEBHOOK_GROUPS = {
   a: ["CONTRACT_AFTER_INSERT", "CONTRACT_AFTER_UPDATE", "CITY_AFTER_INSERT"],
@@ -293,7 +298,7 @@ beforeAll(async () => {
 // ---------------------------------------------------------------------------------------------
 
 clusterDescribe("cluster: two corpadmin nodes over the Patroni cluster", () => {
-  test("GET /api/socket: an event written through one node reaches a socket on the other within 2 s", async () => {
+  test("GET /api/socket: an event written through one node reaches a socket on the other sooner than the 5 s catch-up poll", async () => {
     const latencies: number[] = [];
     for (const [from, to] of [[0, 1], [1, 0]]) {
       // One after another: each write comes right after the last arrival, so a periodic catch-up
@@ -312,12 +317,12 @@ clusterDescribe("cluster: two corpadmin nodes over the Patroni cluster", () => {
     console.log(`cluster sockets: events across nodes arrived after ${latencies.map((l) => `${Math.round(l)} ms`).join(", ")}`);
   }, 60_000);
 
-  test("a change through node 1 reaches node 2's caches within 2 s: PUT /api/qrcode/{id}/inactive, POST /api/corp/{id}/block, DELETE /api/workgroup/{id}/service/{serviceId}, DELETE /api/logout", async () => {
+  test("a change through node 1 reaches node 2's caches through the change feed: PUT /api/qrcode/{id}/inactive, POST /api/corp/{id}/block, DELETE /api/workgroup/{id}/service/{serviceId}, DELETE /api/logout", async () => {
     const [n1, n2] = nodes;
-    /** Polls `probe` on node 2 until it holds; the time that took (Infinity past 6 s, beyond any poll of 5 s). */
+    /** Polls `probe` on node 2 until it holds; the time that took (Infinity past the bound and 2 s). */
     const seen = async (probe: () => Promise<boolean>): Promise<number> => {
       const from = performance.now();
-      while (performance.now() - from < 6_000) {
+      while (performance.now() - from < CACHE_CROSS_NODE_MS + 2_000) {
         if (await probe()) return performance.now() - from;
         await Bun.sleep(20);
       }
@@ -357,8 +362,8 @@ clusterDescribe("cluster: two corpadmin nodes over the Patroni cluster", () => {
     await must(n1, "DELETE", "/api/logout", { token: session });
     took["logout (sessions)"] = await seen(async () => (await call(n2, "GET", "/api/city", { token: session })).status === 401);
 
-    console.log(`cluster caches: node 2 saw ${Object.entries(took).map(([what, ms]) => `${what} after ${Number.isFinite(ms) ? `${Math.round(ms)} ms` : "more than 6 s"}`).join(", ")}`);
-    expect(Object.entries(took).filter(([, ms]) => !(ms < SOCKET_CROSS_NODE_MS))).toEqual([]);
+    console.log(`cluster caches: node 2 saw ${Object.entries(took).map(([what, ms]) => `${what} after ${Number.isFinite(ms) ? `${Math.round(ms)} ms` : `more than ${(CACHE_CROSS_NODE_MS + 2_000) / 1000} s`}`).join(", ")}`);
+    expect(Object.entries(took).filter(([, ms]) => !(ms < CACHE_CROSS_NODE_MS))).toEqual([]);
   }, 90_000);
 
   test("a writer through both nodes; the database leader machine, then the app node running the metric scheduler, SIGKILLed: every acknowledged write present, the outage < TTL + 10 s", async () => {
