@@ -3,7 +3,6 @@
 // `copy-to-postgres`, `install-service`, `version`, `help`.
 import { ConfigError, loadConfig, parseFlags, settingsHelp } from "./config";
 import { backup, BACKUP_HELP, restore, RESTORE_HELP } from "./cli/backup";
-import { copyFlagsFrom, copyToPostgres } from "./cli/copy-to-postgres";
 import { installOptionsFrom, installService } from "./cli/install-service";
 import { formatMigrationPlan, migrate, migrationPlan, postgresMigrationPlan } from "./cli/migrate";
 import { serve } from "./cli/serve";
@@ -71,8 +70,11 @@ async function main(argv: string[]): Promise<number | null> {
       return backup(config, words[1]);
     case "restore":
       return restore(config, words[1], flags.has("replace") && flags.get("replace") !== "false");
-    case "copy-to-postgres":
+    case "copy-to-postgres": {
+      // Loaded for this command only: `serve` in embedded mode never evaluates PostgreSQL code.
+      const { copyFlagsFrom, copyToPostgres } = await import("./cli/copy-to-postgres");
       return copyToPostgres(config, copyFlagsFrom(flags));
+    }
     case "install-service":
       return installService(installOptionsFrom(flags));
     default:

@@ -8,7 +8,6 @@ import type { Config } from "../config";
 import { createLogger } from "../lib/log";
 import { redactedDatabaseUrl } from "../db/pg/url";
 import { BackupError, createBackup, restoreBackup, verifyBackup } from "../modules/ops/backup";
-import { createPgBackup, restorePgBackup } from "../modules/ops/pg-backup";
 
 const out = (line: string) => process.stdout.write(line + "\n");
 
@@ -46,6 +45,7 @@ export async function backup(config: Config, dir: string | undefined): Promise<n
   try {
     if (config.databaseUrl) {
       const url = config.backupDatabaseUrl ?? config.databaseUrl;
+      const { createPgBackup } = await import("../modules/ops/pg-backup");
       const m = await createPgBackup(url, config.dataDir, resolve(dir), createLogger(config.logLevel), config.dataKeyFile);
       const bytes = m.files.reduce((n, f) => n + f.size, 0);
       out(`backup of ${redactedDatabaseUrl(url)} written to ${resolve(dir)}: pg_dump of the whole database (${m.corporations} corporation(s), ${m.users} user(s)), ${bytes} bytes, archive readable`);
@@ -74,6 +74,7 @@ export async function restore(config: Config, dir: string | undefined, replace =
   try {
     if (config.databaseUrl) {
       const manifest = await verifyBackup(resolve(dir), "pg");
+      const { restorePgBackup } = await import("../modules/ops/pg-backup");
       const r = await restorePgBackup(manifest, resolve(dir), config.databaseUrl, config.dataDir, { replace, log: out, dataKeyFile: config.dataKeyFile });
       out(`restored the backup of ${manifest.created_at} (corpadmin ${manifest.app_version}) into ${redactedDatabaseUrl(config.databaseUrl)}: ${r.corporations} corporation(s)`);
       if (r.migrated.length) out(`migrated: ${r.migrated.length} migration(s) applied`);

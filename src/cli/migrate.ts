@@ -13,7 +13,6 @@ import { allCorpRefs } from "../modules/corp/service";
 import { serverDirs } from "../modules/server/service";
 import { TenantDbs } from "../db/tenants";
 import { createLogger, type Logger } from "../lib/log";
-import { preparePostgres } from "../db/pg/store";
 import { redactedDatabaseUrl } from "../db/pg/url";
 
 export async function migrate(config: Config): Promise<number> {
@@ -40,6 +39,7 @@ export async function migrate(config: Config): Promise<number> {
  * migrator's advisory lock (a node starting meanwhile waits), and the built-in rows seeded.
  */
 async function migratePostgres(url: string, dataDir: string, logger: Logger): Promise<number> {
+  const { preparePostgres } = await import("../db/pg/store");
   const start = await preparePostgres(url, dataDir);
   try {
     logger.info("migrate done", { engine: "postgres", database_url: redactedDatabaseUrl(url), ...start.migrated });

@@ -29,12 +29,12 @@ import { MetricsRegistry } from "./metrics";
 import { Jobs, type Job } from "./jobs";
 import { Store } from "./store";
 import type { AppStore, TenantRegistry } from "./storage";
-import { pgStorage, startPgNode, type PgStart } from "../db/pg/store";
+// PostgreSQL code is imported for its types only: prepareStorage loads it when --database-url is
+// set, so embedded mode never evaluates it (its tables, drizzle's pg-core, Bun.SQL: ≈ 8 MB idle RSS).
+import type { PgStart } from "../db/pg/store";
 import type { ChangeFeed } from "../db/pg/feed";
-import { PgDoors } from "../db/pg/door";
 import { Changes } from "./changes";
 import { checkSharedKeys, tokenKey } from "./keys";
-import { Leases } from "../db/pg/lease";
 
 export interface AppContext {
   config: Config;
@@ -154,6 +154,14 @@ export interface ContextOptions {
   tenantIdleMs?: number;
   /** The started PostgreSQL database when config.databaseUrl is set (`prepareStorage`). */
   postgres?: PgStart;
+  /** The cluster-mode code that `prepareStorage` loaded with it. */
+  cluster?: ClusterCode;
+}
+
+/** What createContext (synchronous) needs of the PostgreSQL modules, loaded by prepareStorage. */
+export interface ClusterCode {
+  pgStorage: typeof import("../db/pg/store").pgStorage;
+  Leases: typeof import("../db/pg/lease").Leases;
 }
 
 /**
@@ -162,8 +170,9 @@ export interface ContextOptions {
  * checked against the other nodes' (KeyMismatch when they differ), and its change feed listening.
  * Nothing on SQLite, whose start-up work is synchronous and done by createContext.
  */
-export async function prepareStorage(config: Config, logger?: Logger): Promise<Pick<ContextOptions, "postgres">> {
+export async function prepareStorage(config: Config, logger?: Logger): Promise<Pick<ContextOptions, "postgres" | "cluster">> {
   if (!config.databaseUrl) return {};
+  const [{ startPgNode, pgStorage }, { PgDoors }, { Leases }] = await Promise.all([import("../db/pg/store"), import("../db/pg/door"), import("../db/pg/lease")]);
   mkdirSync(config.dataDir, { recursive: true });
   const postgres = await startPgNode(config.databaseUrl, config.dataDir, logger);
   try {
@@ -174,7 +183,7 @@ export async function prepareStorage(config: Config, logger?: Logger): Promise<P
     await postgres.sql.close();
     throw err;
   }
-  return { postgres };
+  return { postgres, cluster: { pgStorage, Leases } };
 }
 
 /**
@@ -289,7 +298,9 @@ function sqliteStorage(config: Config, options: ContextOptions, logger: Logger, 
  */
 function postgresStorage(config: Config, options: ContextOptions, events: EventBus, logger: Logger, node: string): Storage {
   const start = options.postgres;
-  if (!start) throw new Error("--database-url is set: the app is built after `await prepareStorage(config)`, with its result in the options");
+  const cluster = options.cluster;
+  if (!start || !cluster) throw new Error("--database-url is set: the app is built after `await prepareStorage(config)`, with its result in the options");
+  const { pgStorage, Leases } = cluster;
   const { store, tenants, feed } = pgStorage(start, events, node);
   // The lease's defaults scaled by one setting: heartbeat a fifth of the grace, stop budget 3/10.
   const graceMs = config.leaseGraceMs;

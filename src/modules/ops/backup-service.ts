@@ -6,7 +6,6 @@ import type { AppContext } from "../../core/context";
 import { conflict, notFound } from "../../lib/problem";
 import { tarStream, type TarEntry } from "../../lib/tar";
 import { createBackup, fsyncPath, MANIFEST, storeSource, verifyBackup, type BackupTaker, type Manifest } from "./backup";
-import { createPgBackup } from "./pg-backup";
 import type { Backup } from "./model";
 
 /** Backups made through the API; scheduled ones carry milliseconds (ops/backup.ts). */
@@ -71,7 +70,8 @@ function backupPath(backupDir: string, name: string): string {
  */
 export function backupTaker(ctx: Pick<AppContext, "logger" | "store" | "config" | "tenants">): BackupTaker {
   const { dataDir, dataKeyFile, databaseUrl, backupDatabaseUrl } = ctx.config;
-  if (ctx.tenants.engine === "postgres") return (dest) => createPgBackup((backupDatabaseUrl ?? databaseUrl)!, dataDir, dest, ctx.logger, dataKeyFile);
+  // pg-backup.ts is loaded on the first cluster-mode backup: embedded mode never evaluates it.
+  if (ctx.tenants.engine === "postgres") return async (dest) => (await import("./pg-backup")).createPgBackup((backupDatabaseUrl ?? databaseUrl)!, dataDir, dest, ctx.logger, dataKeyFile);
   return (dest) => createBackup(dataDir, dest, ctx.logger, storeSource(ctx), dataKeyFile);
 }
 

@@ -28,10 +28,11 @@ import { allCorpRefs, moveCorpsToServer } from "../corp/service";
 import { collectedIndex } from "../metric/service";
 import { webhookIndex } from "../webhook/service";
 import { builtinServerIdOf, serverDirs } from "../server/service";
-import { checkEngine, PG_DUMP_FILE, verifyPgArchive } from "./pg-backup";
 
 export const MANIFEST = "manifest.json";
 export const BACKUP_FORMAT = 1;
+/** The archive's name inside a cluster-mode backup directory (pg-backup.ts). */
+export const PG_DUMP_FILE = "corpadmin.dump";
 
 export interface ManifestFile {
   /** Relative to the backup directory. */
@@ -71,6 +72,18 @@ export interface Manifest {
 export class BackupError extends Error {}
 /** This node cannot take the backup at all (a missing tool, a role that cannot read every row): not a failure of the data. */
 export class BackupUnavailable extends BackupError {}
+
+/** Refuses a backup whose engine is not the one configured, saying what to do instead. */
+export function checkEngine(manifest: Manifest, engine: "sqlite" | "pg"): void {
+  const made = manifest.engine ?? "sqlite";
+  if (made === engine) return;
+  if (engine === "pg")
+    throw new BackupError(
+      "this is a backup of an embedded site (SQLite files), and --database-url names PostgreSQL: restore it into an empty data directory " +
+        "without --database-url (corpadmin restore <backup-dir> --data-dir DIR), then move that site into PostgreSQL with `corpadmin copy-to-postgres`",
+    );
+  throw new BackupError("this is a backup of a cluster-mode site (a PostgreSQL dump): restore it with --database-url postgres://... (CORPADMIN_DATABASE_URL) naming the database to restore into");
+}
 
 export function fsyncPath(path: string): void {
   const fd = openSync(path, "r");
@@ -342,7 +355,8 @@ export async function verifyBackup(dir: string, engine?: "sqlite" | "pg"): Promi
     }
     if (f.kind === "database") {
       try {
-        await verifyPgArchive(dir);
+        // pg-backup.ts (and the PostgreSQL code it pulls in) is loaded only when an archive is checked.
+        await (await import("./pg-backup")).verifyPgArchive(dir);
       } catch (err) {
         problems.push(`${rel}: ${(err as Error).message}`);
       }

@@ -30,10 +30,7 @@ import { migratePg, MIGRATION_LOCK_KEY } from "../../db/pg/migrate";
 import { PLATFORM_TABLES, siteCounts, targetState, TENANT_TABLES } from "../../db/pg/copy";
 import { redactedDatabaseUrl } from "../../db/pg/url";
 import { VERSION } from "../../version";
-import { BACKUP_FORMAT, BackupError, BackupUnavailable, copyKeyFiles, ensureEmptyDir, fsyncPath, keyFilePaths, measureFiles, writeManifest, type Manifest, type ManifestFile } from "./backup";
-
-/** The archive's name inside a cluster-mode backup directory. */
-export const PG_DUMP_FILE = "corpadmin.dump";
+import { BACKUP_FORMAT, BackupError, BackupUnavailable, checkEngine, copyKeyFiles, ensureEmptyDir, fsyncPath, keyFilePaths, measureFiles, PG_DUMP_FILE, writeManifest, type Manifest, type ManifestFile } from "./backup";
 
 type Tool = "pg_dump" | "pg_restore" | "psql";
 
@@ -338,16 +335,4 @@ function restoreKeys(manifest: Manifest, backupDir: string, dataDir: string, dat
     keys.written.push(f.path);
   }
   return keys;
-}
-
-/** Refuses a backup whose engine is not the one configured, saying what to do instead. */
-export function checkEngine(manifest: Manifest, engine: "sqlite" | "pg"): void {
-  const made = manifest.engine ?? "sqlite";
-  if (made === engine) return;
-  if (engine === "pg")
-    throw new BackupError(
-      "this is a backup of an embedded site (SQLite files), and --database-url names PostgreSQL: restore it into an empty data directory " +
-        "without --database-url (corpadmin restore <backup-dir> --data-dir DIR), then move that site into PostgreSQL with `corpadmin copy-to-postgres`",
-    );
-  throw new BackupError("this is a backup of a cluster-mode site (a PostgreSQL dump): restore it with --database-url postgres://... (CORPADMIN_DATABASE_URL) naming the database to restore into");
 }

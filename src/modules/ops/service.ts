@@ -1,6 +1,5 @@
 // The service's own metrics: per-request counters (recordRequest, called from src/app.ts), the
 // gauges computed at scrape time, and who may scrape.
-import { sharedDatabaseSize } from "../../db/pg/store";
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { createHash, timingSafeEqual } from "node:crypto";
@@ -100,7 +99,7 @@ export function registerCollectors(ctx: AppContext): () => Promise<void> {
     try {
       facts = await ctx.store.platform.read(async (db) => {
         if (ctx.tenants.engine === "postgres") {
-          return { byStatus: await corpCountsByStatus(db), corpFiles: [], sharedSize: await sharedDatabaseSize(db) };
+          return { byStatus: await corpCountsByStatus(db), corpFiles: [], sharedSize: await (await import("../../db/pg/store")).sharedDatabaseSize(db) };
         }
         const dirs = await serverDirs(db);
         const corpFiles = (await allCorpRefs(db)).map((c) => {
