@@ -3,7 +3,10 @@
 // - `bun:sqlite` is imported only under src/db/;
 // - a table's Drizzle object is imported, and its name written in SQL, only by its owner;
 // - `$client` (raw statements) appears only under src/db/, in the kernel and in owners' service
-//   files, never in route files (index.ts, routes-*.ts) or schema files (model.ts);
+//   files, never in route files (any file that builds an Elysia instance, whatever its name) or
+//   schema files (model.ts);
+// - SQL is read case-insensitively, and a read exception is proven read-only (no INSERT, UPDATE,
+//   DELETE or Drizzle insert/update/delete of the tables it may read).
 // - the kernel (src/core) imports no module and nothing of HTTP.
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -113,17 +116,41 @@ function drizzleTables(): Map<string, string> {
 const isp = (table: string) => (table.startsWith("isp_") ? "modules/isp" : table.startsWith("qr_") ? "modules/qrcode" : undefined);
 const ownerOf = (table: string): string | undefined => OWNERS[table] ?? isp(table);
 
-/** Table names written in SQL in the file's string and template literals. */
+/** The string and template literals of a file that read as SQL (a statement keyword in them). */
+function sqlLiterals(text: string): string[] {
+  return [...text.matchAll(/`[^`]*`|"(?:[^"\\\n]|\\.)*"/g)]
+    .map((m) => m[0])
+    .filter((lit) => /\b(?:select\b[\s\S]*\bfrom|insert\s+(?:or\s+\w+\s+)?into|update\s+\w+\s+set|delete\s+from|(?:create|drop|alter)\s+(?:virtual\s+)?table|join\s+\w+)\b/i.test(lit));
+}
+
+/** Table names written in SQL in the file's string and template literals, in any letter case. */
 function sqlTables(text: string, known: Set<string>): Set<string> {
   const found = new Set<string>();
-  for (const lit of text.matchAll(/`[^`]*`|"(?:[^"\\\n]|\\.)*"/g)) {
-    // Upper-case keywords, as this code base writes SQL (prose in messages says "from products").
-    for (const m of lit[0].matchAll(/\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\s+(\w+)/g)) {
+  for (const lit of sqlLiterals(text)) {
+    for (const m of lit.matchAll(/\b(?:from|join|into|update|table)\s+(\w+)/gi)) {
       if (known.has(m[1])) found.add(m[1]);
     }
   }
   return found;
 }
+
+/** Tables the file writes: SQL INSERT/UPDATE/DELETE in any letter case, or Drizzle's insert/update/delete of a table object. */
+function writtenTables(text: string, known: Set<string>, drizzle: Map<string, string>): Set<string> {
+  const found = new Set<string>();
+  for (const lit of sqlLiterals(text)) {
+    for (const m of lit.matchAll(/\b(?:insert\s+(?:or\s+\w+\s+)?into|update|delete\s+from)\s+(\w+)/gi)) {
+      if (known.has(m[1])) found.add(m[1]);
+    }
+  }
+  for (const m of text.matchAll(/\.(?:insert|update|delete)\(\s*(\w+)\s*\)/g)) {
+    const table = drizzle.get(m[1]);
+    if (table) found.add(table);
+  }
+  return found;
+}
+
+/** A route file is one that builds an Elysia instance (its role), whatever the file is called. */
+const isRouteFile = (text: string): boolean => /\bnew Elysia\b/.test(text);
 
 const files = walk(SRC).filter((f) => !f.endsWith(".generated.ts"));
 const tables = drizzleTables();
@@ -170,11 +197,36 @@ describe("architecture: table ownership (issue 16)", () => {
       const area = areaOf(f);
       if (area === "db" || area === "core" || relative(SRC, f) in FILE_TOOLS) return false;
       if (!/\$client/.test(readFileSync(f, "utf8"))) return false;
+      const text = readFileSync(f, "utf8");
       const name = relative(SRC, f).split("/").pop()!;
       const owns = Object.values(OWNERS).includes(area) || ["modules/isp", "modules/qrcode"].includes(area);
-      return !area.startsWith("modules/") || !owns || name === "index.ts" || name === "model.ts" || name.startsWith("routes-");
+      return !area.startsWith("modules/") || !owns || isRouteFile(text) || name === "model.ts";
     });
     expect(offenders.map((f) => relative(ROOT, f))).toEqual([]);
+  });
+
+  test("a read exception is read-only: its file writes none of the other module's tables it may read", () => {
+    const offenders: string[] = [];
+    for (const e of READ_EXCEPTIONS) {
+      const text = readFileSync(join(SRC, e.file), "utf8");
+      for (const table of writtenTables(text, sqlNames, tables)) {
+        if (e.tables.includes(table)) offenders.push(`${e.file} writes ${table}`);
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  test("the checks see what they look for (each detector finds a planted case)", () => {
+    // Guards against a detector that silently matches nothing: lower-case SQL, a write through an
+    // exception, a route file not named index.ts.
+    expect([...sqlTables("const q = `select id from persons where name = ?`;", sqlNames)]).toEqual(["persons"]);
+    expect([...writtenTables("db.$client.run(`update persons set name = ?`);", sqlNames, tables)]).toEqual(["persons"]);
+    expect([...writtenTables("await tx.update(persons).set({ name });", sqlNames, tables)]).toEqual(["persons"]);
+    expect([...writtenTables("tx.$client.run(\"INSERT OR REPLACE INTO cities (id) VALUES (?)\");", sqlNames, tables)]).toEqual(["cities"]);
+    expect(isRouteFile("export const nasRoutes = new Elysia({ prefix: \"/nas\" })")).toBe(true);
+    // Prose is not SQL: an error message naming a table is not an access.
+    expect([...sqlTables('throw new Error("The city is used by persons");', sqlNames)]).toEqual([]);
+    expect([...sqlTables('detail: { summary: "Delete a classification (also from products)" }', sqlNames)]).toEqual([]);
   });
 
   test("the kernel (src/core) imports no module, no HTTP framework and nothing above it", () => {
