@@ -34,7 +34,8 @@ Commands:
   install-service
              install the hardened systemd unit (needs root): creates the user
              and directories, writes the unit, prints the systemctl commands
-             --binary PATH (default: this executable), --user NAME (corpadmin),
+             --binary PATH (default: this executable; not under /tmp, /var/tmp,
+             /home or /root, which the unit's sandbox hides), --user NAME (corpadmin),
              --unit-dir DIR (/etc/systemd/system), --root DIR (install under DIR),
              --dry-run (print what it would do, change nothing)
   version    print the version
