@@ -1,8 +1,9 @@
 #!/usr/bin/env bun
 // corpadmin: the command line. `corpadmin [serve]`, `migrate`, `backup`, `restore`,
-// `copy-to-postgres`, `install-service`, `version`, `help`.
+// `copy-to-postgres`, `install-service`, `freeradius-config`, `sql`, `version`, `help`.
 import { ConfigError, loadConfig, parseFlags, settingsHelp } from "./config";
 import { backup, BACKUP_HELP, restore, RESTORE_HELP } from "./cli/backup";
+import { FREERADIUS_HELP, freeradiusConfig } from "./cli/freeradius-config";
 import { installOptionsFrom, installService } from "./cli/install-service";
 import { formatMigrationPlan, migrate, migrationPlan, postgresMigrationPlan } from "./cli/migrate";
 import { serve } from "./cli/serve";
@@ -38,6 +39,10 @@ Commands:
              /home or /root, which the unit's sandbox hides), --user NAME (corpadmin),
              --unit-dir DIR (/etc/systemd/system), --root DIR (install under DIR),
              --dry-run (print what it would do, change nothing)
+  freeradius-config --out DIR --client NAME,ADDRESS,SECRET
+             (--corp AUTH_NAME | --key API_KEY) [--url URL]
+             write the FreeRADIUS 3.2 configuration directory whose rest module
+             asks this service (corpadmin freeradius-config --help)
   version    print the version
   help       print this text
 
@@ -49,13 +54,15 @@ async function main(argv: string[]): Promise<number | null> {
   const { flags, words } = parseFlags(argv);
   const command = words[0] ?? "serve";
   if (command === "help" || flags.has("help")) {
-    process.stdout.write(command === "backup" ? BACKUP_HELP : command === "restore" ? RESTORE_HELP : USAGE);
+    process.stdout.write(command === "backup" ? BACKUP_HELP : command === "restore" ? RESTORE_HELP : command === "freeradius-config" ? FREERADIUS_HELP : USAGE);
     return 0;
   }
   if (command === "version" || flags.has("version")) {
     process.stdout.write(`${VERSION}\n`);
     return 0;
   }
+  // Needs no settings: its flags are its own.
+  if (command === "freeradius-config") return freeradiusConfig(argv, flags);
   const config = loadConfig(flags);
   switch (command) {
     case "serve":
