@@ -7,6 +7,7 @@ import { FREERADIUS_HELP, freeradiusConfig } from "./cli/freeradius-config";
 import { installOptionsFrom, installService } from "./cli/install-service";
 import { formatMigrationPlan, migrate, migrationPlan, postgresMigrationPlan } from "./cli/migrate";
 import { serve } from "./cli/serve";
+import { SQL_HELP, sqlShell } from "./cli/sql";
 import { VERSION } from "./version";
 
 const USAGE = `corpadmin ${VERSION} — administration and registry service for ISPs
@@ -43,6 +44,10 @@ Commands:
              (--corp AUTH_NAME | --key API_KEY) [--url URL]
              write the FreeRADIUS 3.2 configuration directory whose rest module
              asks this service (corpadmin freeradius-config --help)
+  sql [--corp ID|AUTH_NAME] [-c "SQL"] [--csv]
+             read-only SQL over the platform database or a corporation's, with
+             this binary's SQLite; one statement with -c, else from standard
+             input (corpadmin sql --help). Embedded mode only
   version    print the version
   help       print this text
 
@@ -54,7 +59,7 @@ async function main(argv: string[]): Promise<number | null> {
   const { flags, words } = parseFlags(argv);
   const command = words[0] ?? "serve";
   if (command === "help" || flags.has("help")) {
-    process.stdout.write(command === "backup" ? BACKUP_HELP : command === "restore" ? RESTORE_HELP : command === "freeradius-config" ? FREERADIUS_HELP : USAGE);
+    process.stdout.write(command === "backup" ? BACKUP_HELP : command === "restore" ? RESTORE_HELP : command === "freeradius-config" ? FREERADIUS_HELP : command === "sql" ? SQL_HELP : USAGE);
     return 0;
   }
   if (command === "version" || flags.has("version")) {
@@ -83,6 +88,8 @@ async function main(argv: string[]): Promise<number | null> {
       const { copyFlagsFrom, copyToPostgres } = await import("./cli/copy-to-postgres");
       return copyToPostgres(config, copyFlagsFrom(flags));
     }
+    case "sql":
+      return sqlShell(config, argv.slice(argv.indexOf("sql") + 1));
     case "install-service":
       return installService(installOptionsFrom(flags));
     default:
