@@ -89,7 +89,7 @@ async function main(argv: string[]): Promise<number | null> {
       return copyToPostgres(config, copyFlagsFrom(flags));
     }
     case "sql":
-      return sqlShell(config, argv.slice(argv.indexOf("sql") + 1));
+      return sqlShell(config, argv);
     case "install-service":
       return installService(installOptionsFrom(flags));
     default:
