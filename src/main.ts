@@ -1,11 +1,13 @@
 #!/usr/bin/env bun
 // corpadmin: the command line. `corpadmin [serve]`, `migrate`, `backup`, `restore`,
-// `copy-to-postgres`, `install-service`, `version`, `help`.
+// `copy-to-postgres`, `install-service`, `freeradius-config`, `sql`, `version`, `help`.
 import { ConfigError, loadConfig, parseFlags, settingsHelp } from "./config";
 import { backup, BACKUP_HELP, restore, RESTORE_HELP } from "./cli/backup";
+import { FREERADIUS_HELP, freeradiusConfig } from "./cli/freeradius-config";
 import { installOptionsFrom, installService } from "./cli/install-service";
 import { formatMigrationPlan, migrate, migrationPlan, postgresMigrationPlan } from "./cli/migrate";
 import { serve } from "./cli/serve";
+import { SQL_HELP, sqlShell } from "./cli/sql";
 import { VERSION } from "./version";
 
 const USAGE = `corpadmin ${VERSION} — administration and registry service for ISPs
@@ -34,9 +36,18 @@ Commands:
   install-service
              install the hardened systemd unit (needs root): creates the user
              and directories, writes the unit, prints the systemctl commands
-             --binary PATH (default: this executable), --user NAME (corpadmin),
+             --binary PATH (default: this executable; not under /tmp, /var/tmp,
+             /home or /root, which the unit's sandbox hides), --user NAME (corpadmin),
              --unit-dir DIR (/etc/systemd/system), --root DIR (install under DIR),
              --dry-run (print what it would do, change nothing)
+  freeradius-config --out DIR --client NAME,ADDRESS,SECRET
+             (--corp AUTH_NAME | --key API_KEY) [--url URL]
+             write the FreeRADIUS 3.2 configuration directory whose rest module
+             asks this service (corpadmin freeradius-config --help)
+  sql [--corp ID|AUTH_NAME] [-c "SQL"] [--csv]
+             read-only SQL over the platform database or a corporation's, with
+             this binary's SQLite; one statement with -c, else from standard
+             input (corpadmin sql --help). Embedded mode only
   version    print the version
   help       print this text
 
@@ -48,13 +59,15 @@ async function main(argv: string[]): Promise<number | null> {
   const { flags, words } = parseFlags(argv);
   const command = words[0] ?? "serve";
   if (command === "help" || flags.has("help")) {
-    process.stdout.write(command === "backup" ? BACKUP_HELP : command === "restore" ? RESTORE_HELP : USAGE);
+    process.stdout.write(command === "backup" ? BACKUP_HELP : command === "restore" ? RESTORE_HELP : command === "freeradius-config" ? FREERADIUS_HELP : command === "sql" ? SQL_HELP : USAGE);
     return 0;
   }
   if (command === "version" || flags.has("version")) {
     process.stdout.write(`${VERSION}\n`);
     return 0;
   }
+  // Needs no settings: its flags are its own.
+  if (command === "freeradius-config") return freeradiusConfig(argv, flags);
   const config = loadConfig(flags);
   switch (command) {
     case "serve":
@@ -75,6 +88,8 @@ async function main(argv: string[]): Promise<number | null> {
       const { copyFlagsFrom, copyToPostgres } = await import("./cli/copy-to-postgres");
       return copyToPostgres(config, copyFlagsFrom(flags));
     }
+    case "sql":
+      return sqlShell(config, argv);
     case "install-service":
       return installService(installOptionsFrom(flags));
     default:

@@ -48,10 +48,14 @@ export function installService(o: InstallOptions, out: (line: string) => void = 
     out(`corpadmin: --binary must be an absolute path (got ${binary})`);
     return 2;
   }
-  // ProtectHome=yes hides these from the service: it could not start its own executable.
-  if (/^\/(home|root|run\/user)(\/|$)/.test(binary)) {
-    out(`corpadmin: ${binary} is under a home directory, which the sandboxed service cannot read.`);
-    out("  Install the binary first:  sudo install -m 0755 corpadmin /usr/local/bin/corpadmin");
+  // The unit's sandbox hides these from the service (ProtectHome=yes: /home, /root, /run/user;
+  // PrivateTmp=yes: /tmp and /var/tmp are empty ones of its own): it could not start its own executable.
+  const hidden = binary.match(/^\/(home|root|run\/user|tmp|var\/tmp)(\/|$)/);
+  if (hidden) {
+    const what = hidden[1].endsWith("tmp") ? "PrivateTmp gives the service an empty /tmp and /var/tmp of its own" : "ProtectHome hides /home, /root and /run/user from the service";
+    out(`corpadmin: the service could not start ${binary}: ${what}.`);
+    out(`  Copy the binary to /usr/local/bin first, then install the service from there:`);
+    out(`    install -m 0755 ${binary} /usr/local/bin/corpadmin && /usr/local/bin/corpadmin install-service`);
     return 2;
   }
   if (!/^[a-z_][a-z0-9_-]{0,31}$/.test(o.user)) {

@@ -96,23 +96,29 @@ export async function migrationPlan(dataDir: string, platformMigrations = migrat
   const platformPath = join(dataDir, "platform.db");
   const plan: MigrationPlanEntry[] = [{ database: "platform", path: platformPath, ...statusOf(platformPath, platformMigrations) }];
   if (!plan[0].exists) return plan;
-  const client = new Database(platformPath, { readonly: true });
-  let corps: { id: string; auth_name: string; path: string; builtin: boolean }[];
+  for (const c of await corporationFiles(dataDir)) plan.push({ database: "corporation", corp_id: c.id, auth_name: c.auth_name, path: c.path, ...statusOf(c.path, tenantMigrations) });
+  return plan;
+}
+
+/**
+ * Every corporation's database file, by auth name, read from the platform database (opened
+ * read-only; it must exist): `migrate --dry-run` and `corpadmin sql --corp`.
+ */
+export async function corporationFiles(dataDir: string): Promise<{ id: string; auth_name: string; path: string }[]> {
+  const client = new Database(join(dataDir, "platform.db"), { readonly: true });
   try {
     // The corporation and server modules read their own tables.
     const db = handleOf(drizzle({ client }) as SqliteDb);
     const dirs = await serverDirs(db);
-    corps = (await allCorpRefs(db))
-      .map((c) => ({ id: c.id, auth_name: c.auth_name, ...dirs.get(c.server_id)! }))
+    return (await allCorpRefs(db))
+      .map((c) => {
+        const dir = dirs.get(c.server_id)!;
+        return { id: c.id, auth_name: c.auth_name, path: join(dir.builtin ? join(dataDir, "corps") : dir.path, `${c.id}.db`) };
+      })
       .sort((a, b) => (a.auth_name < b.auth_name ? -1 : a.auth_name > b.auth_name ? 1 : 0));
   } finally {
     client.close();
   }
-  for (const c of corps) {
-    const path = join(c.builtin ? join(dataDir, "corps") : c.path, `${c.id}.db`);
-    plan.push({ database: "corporation", corp_id: c.id, auth_name: c.auth_name, path, ...statusOf(path, tenantMigrations) });
-  }
-  return plan;
 }
 
 export function formatMigrationPlan(plan: MigrationPlanEntry[]): string {

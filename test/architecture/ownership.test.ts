@@ -89,6 +89,7 @@ const READ_EXCEPTIONS: { file: string; tables: string[]; why: string }[] = [
 const FILE_TOOLS: Record<string, string> = {
   "modules/ops/backup.ts": "checks and restores backup copies and moves data directories (offline files, engine-specific by nature)",
   "cli/migrate.ts": "`corpadmin migrate --dry-run` reads copies of the databases before the service starts",
+  "cli/sql.ts": "`corpadmin sql`: the operator's own read-only statements over the files (issue 29), not the service's reads",
 };
 
 function walk(dir: string): string[] {

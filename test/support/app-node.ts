@@ -112,7 +112,11 @@ function nodesRoot(): string {
  * Starts one node and waits (bounded) until GET /api/health answers 200 with `engine`. `env` is
  * laid over the defaults (loopback port, data dir, log level info, secrets, the database URL).
  */
-export async function startAppNode(name: string, o: { databaseUrl: string; secrets: NodeSecrets; env?: Record<string, string>; timeoutMs?: number }): Promise<AppNode> {
+export async function startAppNode(
+  name: string,
+  /** `wrap`: a command the serve command is run under (`[...wrap, ...serveCommand()]`), e.g. a sandbox. */
+  o: { databaseUrl: string; secrets: NodeSecrets; env?: Record<string, string>; timeoutMs?: number; wrap?: string[] },
+): Promise<AppNode> {
   const dir = join(nodesRoot(), name);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   writeFileSync(join(dir, "data.key"), o.secrets.dataKey + "\n", { mode: 0o600 });
@@ -133,7 +137,7 @@ export async function startAppNode(name: string, o: { databaseUrl: string; secre
   const fd = openSync(logFile, "a");
   let proc: ReturnType<typeof Bun.spawn>;
   try {
-    proc = Bun.spawn(serveCommand(), { cwd: dir, env, stdin: "ignore", stdout: fd, stderr: fd });
+    proc = Bun.spawn([...(o.wrap ?? []), ...serveCommand()], { cwd: dir, env, stdin: "ignore", stdout: fd, stderr: fd });
   } finally {
     closeSync(fd);
   }

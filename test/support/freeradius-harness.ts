@@ -27,9 +27,14 @@ export interface FreeradiusProcess {
   stop(): Promise<void>;
 }
 
-/** Runs `freeradius -f` on the config directory `dir` and waits until it is ready to process requests. */
-export async function runFreeradius(dir: string): Promise<FreeradiusProcess> {
-  const proc = Bun.spawn(["freeradius", "-f", "-l", "stdout", "-d", dir], { stdout: "pipe", stderr: "pipe" });
+/**
+ * Runs `freeradius -f` on the config directory `dir` and waits until it is ready to process
+ * requests; as OS user `user` when given (Debian's freeradius.service runs it as freerad; the
+ * test process must be root for that).
+ */
+export async function runFreeradius(dir: string, { user }: { user?: string } = {}): Promise<FreeradiusProcess> {
+  const asUser = user ? ["setpriv", `--reuid=${user}`, `--regid=${user}`, "--init-groups"] : [];
+  const proc = Bun.spawn([...asUser, "freeradius", "-f", "-l", "stdout", "-d", dir], { stdout: "pipe", stderr: "pipe" });
   let log = "";
   const pump = async (stream: ReadableStream<Uint8Array>) => {
     const decoder = new TextDecoder();

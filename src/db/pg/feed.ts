@@ -57,6 +57,8 @@ export class ChangeFeed {
    * carry it are skipped, and `publish` puts it in what it sends. Empty: nothing is skipped.
    */
   origin = "";
+  /** Called after a reconnect, once the LISTENs are back (the role is checked again: store.ts). */
+  onReconnect: (() => void) | null = null;
 
   constructor(
     url: string,
@@ -133,6 +135,7 @@ export class ChangeFeed {
     if (counts[0] !== counts[1] || counts[0] < 2) return;
     this.logger.warn("change feed: reconnected, every subscriber resyncs");
     for (const topic of this.topics.keys()) this.tell(topic, (s) => s.resync());
+    this.onReconnect?.();
   }
 
   private tell(topic: string, call: (s: FeedSubscriber) => void): void {

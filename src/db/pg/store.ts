@@ -22,6 +22,8 @@ import { PgDoors, type PgTenantDoor } from "./door";
 import { ChangeFeed, EVENTS_TOPIC } from "./feed";
 import { TENANT_WRITES_TOPIC } from "./generations";
 import { migratePg, type PgMigrationResult } from "./migrate";
+import { describeIsolationProblems, roleIsolationProblems, type IsolationProblem } from "./isolation";
+import { ConfigError } from "../../config";
 import * as tenantSchema from "./tenant";
 
 /**
@@ -90,17 +92,48 @@ export async function preparePostgres(url: string, dataDir: string, migrations: 
  * A serving node's start: the database prepared, then this node's change feed (db/pg/feed.ts)
  * listening before the app is built, so that nothing is cached before changes can be heard.
  */
-export async function startPgNode(url: string, dataDir: string, logger?: Logger): Promise<PgStart> {
+export async function startPgNode(url: string, dataDir: string, logger?: Logger, onIsolationLost: (problems: IsolationProblem[]) => void = exitOnIsolationLost(logger)): Promise<PgStart> {
+  // Fail closed (isolation.ts): a superuser or BYPASSRLS role is refused before it migrates
+  // anything (tables it created would be its own), the tables are checked once migrated.
+  await refuseUnisolated(url, { tables: false });
   const start = await preparePostgres(url, dataDir);
   const feed = new ChangeFeed(url, null, { logger });
   try {
+    await refuseUnisolated(start.sql);
     await feed.start();
   } catch (err) {
     await feed.close().catch(() => {});
     await start.sql.close();
     throw err;
   }
+  // A reconnect may reach another server (a failover) or follow an ALTER ROLE: checked again.
+  feed.onReconnect = () => {
+    roleIsolationProblems(start.sql).then(
+      (problems) => problems.length && onIsolationLost(problems),
+      (err) => logger?.warn("role isolation check after reconnect failed", { error: String(err) }),
+    );
+  };
   return { ...start, feed };
+}
+
+/** Throws a ConfigError naming the role, every problem and its fix, when the role is not held to row-level security. */
+async function refuseUnisolated(target: string | SQL, options?: { tables?: boolean }): Promise<void> {
+  const sql = typeof target === "string" ? new SQL({ url: target, max: 1 }) : target;
+  try {
+    const problems = await roleIsolationProblems(sql, options);
+    if (problems.length) throw new ConfigError(describeIsolationProblems(problems));
+  } finally {
+    if (typeof target === "string") await sql.close();
+  }
+}
+
+/** A serving node whose role stopped being held to row-level security stops (exit 1), saying why. */
+function exitOnIsolationLost(logger?: Logger): (problems: IsolationProblem[]) => void {
+  return (problems) => {
+    logger?.error("role isolation lost: stopping", { problems: problems.map((p) => `${p.message}. Fix: ${p.fix}`) });
+    process.stderr.write(`corpadmin: ${describeIsolationProblems(problems)}\n`);
+    process.exit(1);
+  };
 }
 
 /** ctx.store on PostgreSQL: one door object per corporation (callers key buffers by it). */

@@ -1,6 +1,6 @@
 // A minimal, self-contained FreeRADIUS 3.2 configuration directory whose rlm_rest module asks
 // corpadmin (GET /api/isp/radius/authorize, POST /api/isp/radius/accounting). Used by the
-// end-to-end test and as the documented starting point for an operator (README, "ISP").
+// end-to-end tests and by `corpadmin freeradius-config` (src/cli/freeradius-config.ts, README "ISP").
 // Debian's stock tree (/etc/freeradius) is owned by freerad and listens on every address, so this
 // writes its own: radiusd.conf, mods-enabled/{rest,pap,chap,always}, sites-enabled/corpadmin.
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
@@ -224,17 +224,19 @@ ${header}		rest
 }
 
 /**
- * Writes the directory. FreeRADIUS refuses a world-writable configuration, so directories are
- * 0755 and files 0644 (secrets in them: keep the directory itself where only its owner reads).
+ * Writes the directory. It holds secrets (RADIUS client secrets, the corpadmin credential), so
+ * files are 0640 and directories 0750: readable by their owner and group (Debian: root:freerad),
+ * never by others; FreeRADIUS refuses a world-writable configuration anyway. Run in the
+ * foreground (`-f`, as Debian's freeradius.service does) it writes nothing there.
  */
 export function writeFreeradiusConfig(dir: string, o: FreeradiusOptions): string {
   for (const sub of ["", "mods-enabled", "sites-enabled", "log", "run"]) {
     mkdirSync(join(dir, sub), { recursive: true });
-    chmodSync(join(dir, sub), 0o755);
+    chmodSync(join(dir, sub), 0o750);
   }
   for (const [path, text] of Object.entries(renderFreeradiusConfig(dir, o))) {
-    writeFileSync(join(dir, path), text, { mode: 0o644 });
-    chmodSync(join(dir, path), 0o644);
+    writeFileSync(join(dir, path), text, { mode: 0o640 });
+    chmodSync(join(dir, path), 0o640);
   }
   return dir;
 }
