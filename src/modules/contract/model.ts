@@ -62,9 +62,11 @@ export type ContractExternalInput = Static<typeof ContractExternalInput>;
 
 export const RATE_PATTERN = "^[0-9]+(\\.[0-9]+)?[kKmMgG]$";
 
+// POST /api/contract/{id}/config changes only the fields present (routes.md, ContractConfig): a
+// field left out keeps its value, null clears it; username and password are never cleared (left
+// out or null: unchanged). Every field is optional, so the OpenAPI document says so too.
 export const ContractConfigInput = t.Object({
   username: t.Optional(t.String({ minLength: 1, maxLength: 64, pattern: "^\\S+$" })),
-  // Left out or null: unchanged (routes.md, ContractConfig).
   password: Opt(t.String({ minLength: 4, maxLength: 64 })),
   min_upload: Opt(t.String({ pattern: RATE_PATTERN, maxLength: 32 })),
   max_upload: Opt(t.String({ pattern: RATE_PATTERN, maxLength: 32 })),

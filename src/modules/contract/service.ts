@@ -32,7 +32,7 @@ import { findPerson, personIdsByPhrase, personIdsByText, type Party } from "../p
 import {
   DATE_FIELDS,
   type Contract,
-  type ContractConfigInput,
+  ContractConfigInput,
   type ContractInput,
   type ContractItem,
   type ContractItemInput,
@@ -373,8 +373,32 @@ function localColumns(body: ContractInput, dates: Record<DateField, string | nul
 const UNIT: Record<string, number> = { k: 1e3, m: 1e6, g: 1e9 };
 const rateBits = (r: string) => Number(r.slice(0, -1)) * UNIT[r.slice(-1).toLowerCase()];
 
-/** Checks a config body beyond its schema: addresses and min ≤ max. */
-function checkConfigInput(body: ContractConfigInput): void {
+/** Every writable field of the connection settings, as the request schema declares them (read at
+ * call time: model.ts is still being evaluated when this module loads, through an import circle). */
+const configFields = (): (keyof ContractConfigInput)[] => Object.keys(ContractConfigInput.properties) as (keyof ContractConfigInput)[];
+
+/**
+ * The connection settings a POST .../config leaves (routes.md, ContractConfig): a field present in
+ * the body takes its value and null clears it; a field left out keeps the stored one. The
+ * credentials are never cleared: username and password left out or null keep theirs. Generic over
+ * the schema's fields, so a field added to ContractConfigInput follows the same rule.
+ */
+function mergedConfig(current: ConfigRow, body: ContractConfigInput): Omit<ConfigRow, "contract_id"> {
+  const { contract_id: _, ...next } = current;
+  const row = next as Record<string, unknown>;
+  for (const field of configFields()) {
+    const value = body[field];
+    if (value === undefined || !(field in row)) continue;
+    row[field] = value;
+  }
+  next.username = body.username ?? current.username;
+  next.password = body.password ?? current.password;
+  return next;
+}
+
+/** Checks the settings as they would be stored, beyond the schema: addresses, and min ≤ max (a min
+ * sent alone is checked against the stored max). */
+function checkConfigInput(body: Omit<ConfigRow, "contract_id">): void {
   const errors: FieldError[] = [];
   if (body.ipv4 && !ipaddr.IPv4.isValidFourPartDecimal(body.ipv4)) errors.push({ path: "ipv4", message: "must be an IPv4 address" });
   if (body.ipv6) {
@@ -396,18 +420,8 @@ function checkConfigInput(body: ContractConfigInput): void {
 /** Writes the connection settings; false (and nothing written) when they are already these. */
 async function updateConfig(tx: TenantDb, contractId: string, body: ContractConfigInput): Promise<boolean> {
   const current = await getConfig(tx, contractId);
-  const columns = {
-    username: body.username ?? current.username,
-    password: body.password ?? current.password,
-    min_upload: body.min_upload ?? null,
-    max_upload: body.max_upload ?? null,
-    min_download: body.min_download ?? null,
-    max_download: body.max_download ?? null,
-    pool_name_ipv4: body.pool_name_ipv4 ?? null,
-    ipv4: body.ipv4 ?? null,
-    poll_name_ipv6: body.poll_name_ipv6 ?? null,
-    ipv6: body.ipv6 ?? null,
-  };
+  const columns = mergedConfig(current, body);
+  checkConfigInput(columns);
   if (unchanged(current, columns)) return false;
   if (columns.username !== current.username && (await usernameTaken(tx, columns.username, contractId))) throw conflict("The username is taken by another contract");
   await tx.update(contractConfigs).set(columns).where(eq(contractConfigs.contract_id, contractId)).run();
@@ -719,7 +733,6 @@ export async function setContractStatus(ctx: AppContext, tx: TenantDb, w: Tenant
 
 export async function setContractConfig(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, body: ContractConfigInput): Promise<Contract> {
   await getContract(tx, id);
-  checkConfigInput(body);
   await changeContract(ctx, tx, w, principal, id, () => updateConfig(tx, id, body));
   // The password is in clear only when this request set it.
   return await getContractView(tx, id, tzOf(principal), body.password != null);

@@ -140,14 +140,29 @@ describe("GET|POST /api/contract; GET|PUT /api/contract/{id}; POST /api/contract
     });
     expect(set.status).toBe(200);
     expect(set.body.config).toEqual({ username: "alice", password: "s3cret-pass", min_upload: "10M", max_upload: "1.5G", min_download: "512k", max_download: "100M", pool_name_ipv4: "pool4", ipv4: "10.0.0.7", poll_name_ipv6: "pool6", ipv6: "2001:db8::/64" });
+    // Only the fields sent change (issue 29): the others keep their values.
     const again = await req("POST", `/api/contract/${a.id}/config`, { token, body: { max_upload: "20M" } });
-    expect(again.body.config).toMatchObject({ username: "alice", password: "********", max_upload: "20M", min_upload: null });
+    expect(again.body.config).toEqual({ username: "alice", password: "********", min_upload: "10M", max_upload: "20M", min_download: "512k", max_download: "100M", pool_name_ipv4: "pool4", ipv4: "10.0.0.7", poll_name_ipv6: "pool6", ipv6: "2001:db8::/64" });
     expect((await findContractByUsername(handleOf(drizzle(f.t.sql(corpId))), "alice"))!.config.password).toBe("s3cret-pass");
     expect((await req("GET", `/api/contract/${a.id}`, { token })).body.config.password).toBe("********");
     const ev = newEvents(f.t, corpId, mark);
     expect(ev.map((e) => e.type)).toEqual(["CONTRACT_AFTER_UPDATE", "CONTRACT_AFTER_UPDATE"]);
     expect(JSON.stringify(ev)).not.toContain("s3cret-pass");
     expect(ev[0].payload.data.config.password).toBe("********");
+
+    // null clears a field; username and password are never cleared; an empty body changes nothing.
+    const cleared = await req("POST", `/api/contract/${a.id}/config`, { token, body: { min_upload: null, ipv6: null, password: null } });
+    expect(cleared.status).toBe(200);
+    expect(cleared.body.config).toMatchObject({ username: "alice", password: "********", min_upload: null, max_upload: "20M", ipv6: null, ipv4: "10.0.0.7" });
+    expect((await findContractByUsername(handleOf(drizzle(f.t.sql(corpId))), "alice"))!.config.password).toBe("s3cret-pass");
+    const mark1 = lastSeq(f.t, corpId);
+    expect((await req("POST", `/api/contract/${a.id}/config`, { token, body: {} })).body.config).toEqual(cleared.body.config);
+    expect(newEvents(f.t, corpId, mark1)).toEqual([]);
+    // A min sent alone is checked against the stored max.
+    const over = await req("POST", `/api/contract/${a.id}/config`, { token, body: { min_download: "1G" } });
+    expect(over.status).toBe(400);
+    expect(over.body.errors.map((e: any) => e.path)).toEqual(["min_download"]);
+    expect((await req("GET", `/api/contract/${a.id}`, { token })).body.config.min_download).toBe("512k");
 
     const mark2 = lastSeq(f.t, corpId);
     expect((await req("POST", `/api/contract/${b.id}/config`, { token, body: { username: "alice" } })).status).toBe(409);

@@ -383,6 +383,18 @@ describe("POST /api/isp/session/{id}/disconnect; POST /api/contract/{id}/disconn
     await Bun.sleep(200);
     expect(nas.received.length).toBe(count);
   });
+
+  test("a partial config (one speed) keeps the other settings, and its CoA-Request carries the whole rate (issue 29)", async () => {
+    answer = (p) => ({ code: p.code === "CoA-Request" ? "CoA-ACK" : "Disconnect-ACK" });
+    const c = await contractWith(t, admin.token, { username: "partial-speed", password: "pass-0001", max_upload: "5M", max_download: "10M", pool_name_ipv4: "pool-a" });
+    const { sid } = await start("partial-speed", { "Framed-IP-Address": "100.64.0.9" });
+    const res = await t.req("POST", `/api/contract/${c.contract.id}/config`, { token: admin.token, body: { max_download: "200M" } });
+    expect(res.status).toBe(200);
+    expect(res.body.config).toMatchObject({ max_upload: "5M", max_download: "200M", pool_name_ipv4: "pool-a" });
+    const coa = await until(() => nas.received.find((r) => r.code === "CoA-Request" && r.attributes.some((a) => a.value === sid)));
+    expect(coa.attributes).toContainEqual({ name: "Mikrotik-Rate-Limit", value: "5M/200M" });
+    expect(coa.attributes).toContainEqual({ name: "Framed-Pool", value: "pool-a" });
+  });
 });
 
 describe("GET /api/isp/pool/{id}/usage: pool usage", () => {
