@@ -207,11 +207,13 @@ export function createApp(config: Config, options: AppOptions = {}) {
     return internal();
   }
 
-  /** After every response: the request metrics, and the request log line when info is logged. */
+  /** After every response: the request metrics, and the access log line when --access-log is on. */
   function finished(request: Request, id: string, at: number, route: string | undefined, status: number): void {
     const ms = performance.now() - at;
     recordRequest(ctx.serviceMetrics, request.method, route, status, ms / 1000);
-    if (ctx.logger.enabled?.("info") === false) return;
+    // Opt-in: one line per request drowns journald (it rate-limits a unit and drops the warnings and
+    // audit lines along with them); the request metrics count every request anyway.
+    if (!config.accessLog || ctx.logger.enabled?.("info") === false) return;
     ctx.logger.info("request", {
       request_id: id,
       method: request.method,
