@@ -10,6 +10,7 @@ import { enabledServiceIds, loadPermissions } from "./modules/workgroup/service"
 import { readBounded } from "./lib/bounded-body";
 import { MAX_BODY_BYTES } from "./lib/http";
 import { jsonShapeProblem } from "./lib/json-limits";
+import { allowedMethods } from "./lib/allowed-methods";
 import { EdgeRoutes } from "./lib/edge";
 import { csvExporter, describeCsvLists } from "./lib/list-csv";
 import { embeddedOpenApi } from "./modules/system/embedded-openapi";
@@ -20,6 +21,7 @@ import {
   internal,
   invalid,
   invalidMany,
+  methodNotAllowed,
   notFound,
   payloadTooLarge,
   Problem,
@@ -177,6 +179,8 @@ export function createApp(config: Config, options: AppOptions = {}) {
     return bodyRoutes.has(`${method} ${route}`);
   };
 
+  const allowedOn = allowedMethods((): { method: string; path: string }[] => app.routes);
+
   const requestIdOf = (request: Request) => request.headers.get("x-request-id")?.slice(0, 64) || newId();
 
   /** The problem document for any error (validation, parse, constraint, unexpected). */
@@ -193,7 +197,10 @@ export function createApp(config: Config, options: AppOptions = {}) {
       return validationProblem(v, request);
     }
     if (code === "PARSE") return invalid("body", "malformed request body");
-    if (code === "NOT_FOUND") return notFound("Route");
+    if (code === "NOT_FOUND") {
+      const allow = allowedOn(new URL(request.url).pathname);
+      return allow.length ? methodNotAllowed(request.method, allow) : notFound("Route");
+    }
     const sqliteCode = (error as { code?: string } | null)?.code;
     if (sqliteCode === "SQLITE_CONSTRAINT_UNIQUE" || sqliteCode === "SQLITE_CONSTRAINT_PRIMARYKEY") {
       return conflict("A record with the same unique value already exists");
@@ -207,11 +214,13 @@ export function createApp(config: Config, options: AppOptions = {}) {
     return internal();
   }
 
-  /** After every response: the request metrics, and the request log line when info is logged. */
+  /** After every response: the request metrics, and the access log line when --access-log is on. */
   function finished(request: Request, id: string, at: number, route: string | undefined, status: number): void {
     const ms = performance.now() - at;
     recordRequest(ctx.serviceMetrics, request.method, route, status, ms / 1000);
-    if (ctx.logger.enabled?.("info") === false) return;
+    // Opt-in: one line per request drowns journald (it rate-limits a unit and drops the warnings and
+    // audit lines along with them); the request metrics count every request anyway.
+    if (!config.accessLog || ctx.logger.enabled?.("info") === false) return;
     ctx.logger.info("request", {
       request_id: id,
       method: request.method,

@@ -19,6 +19,8 @@ export interface Config {
   databaseUrl: string | null;
   publicUrl: string;
   logLevel: LogLevel;
+  /** One info line per HTTP request; off by default. */
+  accessLog: boolean;
   tokenTtl: number;
   tokenSecret: string | null;
   /** The data key's file (NAS secrets are sealed with it); null: DATA_DIR/data.key, generated when missing. */
@@ -79,6 +81,7 @@ export const SETTINGS: Setting[] = [
   DATABASE_URL_SETTING,
   { flag: "public-url", env: "CORPADMIN_PUBLIC_URL", default: "", help: "base of links handed out (QR codes, socket URL); default http://localhost:<port>" },
   { flag: "log-level", env: "CORPADMIN_LOG_LEVEL", default: "info", help: "debug, info, warn or error" },
+  { flag: "access-log", env: "CORPADMIN_ACCESS_LOG", default: "false", help: "log one info line per HTTP request (off: journald would rate-limit a busy box's lines and drop warnings and audit lines with them)" },
   { flag: "token-ttl", env: "CORPADMIN_TOKEN_TTL", default: "3600", help: "seconds a token lives" },
   { flag: "token-secret", env: "CORPADMIN_TOKEN_SECRET", default: "", help: "HS256 signing key; generated into DATA_DIR/secret.key (mode 0600) when empty" },
   { flag: "data-key-file", env: "CORPADMIN_DATA_KEY_FILE", default: "", help: "file holding the data key that seals NAS secrets (32 bytes, base64; must exist); empty: DATA_DIR/data.key, generated when missing" },
@@ -188,6 +191,7 @@ export function loadConfig(flags: Map<string, string> = new Map(), env: Record<s
     databaseUrl: database.url,
     publicUrl: (get("public-url") || `http://localhost:${port}`).replace(/\/+$/, ""),
     logLevel,
+    accessLog: boolSetting("access-log", get("access-log")),
     tokenTtl: int("token-ttl", 60, 31 * 86400),
     tokenSecret: get("token-secret") || null,
     dataKeyFile: get("data-key-file") ? resolve(get("data-key-file")) : null,

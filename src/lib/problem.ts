@@ -53,6 +53,10 @@ export const forbidden = (detail = "Not allowed", slug = "forbidden") =>
 
 export const notFound = (what = "Resource") => new Problem(404, "not-found", "Not found", `${what} not found`);
 
+/** 405: the path exists, under other methods (listed in `Allow`). */
+export const methodNotAllowed = (method: string, allow: string[]) =>
+  new Problem(405, "method-not-allowed", "Method not allowed", `${method} is not allowed here; allowed: ${allow.join(", ")}`, undefined, { allow: allow.join(", ") });
+
 export const conflict = (detail: string) => new Problem(409, "conflict", "Conflict", detail);
 
 export const gone = (detail: string) => new Problem(410, "gone", "Gone", detail);

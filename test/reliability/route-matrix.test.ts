@@ -135,3 +135,35 @@ test("another corporation's real ids are 404 from a fully permitted user of this
   expect(uncovered).toEqual([]);
   expect(tried).toBeGreaterThan(0);
 });
+
+test("a method a path does not have is 405 with Allow listing the ones it has; an unknown path stays 404", async () => {
+  const methods = new Map<string, { sample: string; methods: Set<string> }>();
+  for (const op of ops) {
+    const entry = methods.get(op.path) ?? { sample: fill(op.path, plausible(op)), methods: new Set<string>() };
+    entry.methods.add(op.method);
+    methods.set(op.path, entry);
+  }
+  const failures: string[] = [];
+  for (const [path, { sample, methods: has }] of methods) {
+    const wrong = ["DELETE", "PATCH", "PUT", "POST", "GET"].find((m) => !has.has(m));
+    if (!wrong) continue;
+    const res = await t.req(wrong, sample, { token: admin.token, body: wrong === "GET" ? undefined : {} });
+    // Another route may own that method on a path of the same shape (GET /api/user/{id} vs
+    // GET /api/user/socket): only a 404 "Route not found" or a 405 without Allow is a failure.
+    if (res.status === 405) {
+      const allow = (res.headers.get("allow") ?? "").split(", ");
+      if (![...has].every((m) => allow.includes(m))) failures.push(`${wrong} ${path}: Allow ${res.headers.get("allow")} lacks one of ${[...has].join(", ")}`);
+      if (res.body.type !== "urn:corpadmin:problem:method-not-allowed") failures.push(`${wrong} ${path}: 405 without its problem type`);
+    } else if (res.status === 404 && res.body?.detail === "Route not found") failures.push(`${wrong} ${path}: 404 Route not found`);
+  }
+  expect(failures).toEqual([]);
+  const health = await t.req("DELETE", "/api/health");
+  expect(health.status).toBe(405);
+  expect(health.headers.get("allow")).toBe("GET, HEAD");
+  expect(health.headers.get("content-type")).toContain("application/problem+json");
+  const city = await t.req("PATCH", "/api/city", { token: admin.token, body: {} });
+  expect(city.status).toBe(405);
+  expect(city.headers.get("allow")).toBe("GET, HEAD, POST");
+  expect((await t.req("GET", "/api/no-such-thing")).status).toBe(404);
+  expect((await t.req("DELETE", "/api/no-such-thing/at/all")).status).toBe(404);
+});
