@@ -131,6 +131,13 @@ export const Nas = t.Object({
   ...Stamps,
 });
 
+/** POST /api/isp/nas/{id}/test: the NAS's answer to a Disconnect-Request for no session. */
+export const NasTestResult = t.Object({
+  outcome: Enum(["ack", "nak", "timeout"]),
+  error_cause: Nullable(t.Integer()),
+  ms: Int(),
+});
+
 // ---- FreeRADIUS rlm_rest ----
 
 export const AuthorizeQuery = t.Object({

@@ -1,13 +1,18 @@
 // NAS routes (routes.md, Resources: Nas); the work is in nas-service.ts.
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
 import type { AppContext } from "../../core/context";
 import { created, noContent } from "../../lib/http";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
+import { testNas } from "./dynamic-auth";
 import type { authGuard } from "../auth/guard";
-import { Nas, NasCreateInput, NasUpdateInput } from "./model";
+import { Nas, NasCreateInput, NasTestResult, NasUpdateInput, RadiusLogSchemas } from "./model";
+import { listNasSessions } from "./session-service";
 import { createNas, deleteNas, getNas, listNas, setNasStatus, updateNas } from "./nas-service";
 
 const AUTH = "platform.isp" as const;
+
+/** The list convention's parameters and field filters; the state is always online. */
+const NasSessionQuery = t.Object({ ...ListQuery.properties }, { additionalProperties: true });
 
 export function nasRoutes(ctx: AppContext, guard: ReturnType<typeof authGuard>) {
   return new Elysia({ name: "isp-nas", prefix: "/api/isp/nas", tags: ["ISP"] })
@@ -56,5 +61,22 @@ export function nasRoutes(ctx: AppContext, guard: ReturnType<typeof authGuard>) 
       params: IdParams,
       response: { 200: Nas },
       detail: { summary: "Deactivate a NAS (RADIUS rejects requests through it)" },
+    })
+    .get("/:id/sessions", ({ tenant, params, query }) => listNasSessions(tenant, params.id, query, ctx.now()), {
+      auth: AUTH,
+      params: IdParams,
+      query: NasSessionQuery,
+      response: { 200: ListOf(RadiusLogSchemas.RadiusSession) },
+      detail: { summary: "List the NAS's online sessions (default sort -started_at)" },
+    })
+    .post("/:id/test", ({ tenant, params, principal }) => testNas(ctx, tenant, params.id, { corpId: principal.corpId, userId: principal.userId, ip: principal.ip, cause: null }), {
+      auth: AUTH,
+      params: IdParams,
+      response: { 200: NasTestResult },
+      detail: {
+        summary: "Test the NAS's RFC 5176 port and secret",
+        description:
+          "Sends a Disconnect-Request for a session that does not exist (3 attempts, 2 s apart). A NAK with Error-Cause 503 (Session-Context-Not-Found) proves address, port and secret (any answer is signed with the secret); a timeout usually means a wrong secret or address, since a NAS drops requests it cannot authenticate. ms: the time until the answer or the timeout. 400: the NAS has no secret stored (set it again). Audited as isp.nas_test.",
+      },
     });
 }
