@@ -136,6 +136,8 @@ export interface DispatchTuning {
   metricResyncMs: number;
   /** Time between the attempts of an RFC 5176 request (routes.md: 2 s). */
   coaRetryMs: number;
+  /** How often the nas-health job looks for NAS that turned quiet (isp/nas-health.ts). */
+  nasHealthMs: number;
 }
 
 export interface ContextOptions {
@@ -232,7 +234,7 @@ export function createContext(config: Config, queries: KernelQueries, options: C
     openSessionProbe: null,
     apiKeys: null,
     now: options.now ?? Date.now,
-    dispatchTuning: { deliveryTimeoutMs: 15_000, claimMarginMs: 30_000, tickMs: 1_000, sweepMs: 60_000, fullSweepMs: 3_600_000, socketCheckMs: 5_000, coaRetryMs: 2_000, metricResyncMs: 60_000, ...options.dispatchTuning },
+    dispatchTuning: { deliveryTimeoutMs: 15_000, claimMarginMs: 30_000, tickMs: 1_000, sweepMs: 60_000, fullSweepMs: 3_600_000, socketCheckMs: 5_000, coaRetryMs: 2_000, metricResyncMs: 60_000, nasHealthMs: 60_000, ...options.dispatchTuning },
     onClose: (fn) => void closers.push(fn),
     async close() {
       if (closed) return;

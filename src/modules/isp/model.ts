@@ -128,6 +128,11 @@ export const Nas = t.Object({
   layout_id: Nullable(Uuid),
   coa_port: Int(),
   status: t.Boolean(),
+  /** When corpadmin last received an accounting record from it; null: never. */
+  last_accounting_at: Nullable(t.String()),
+  /** Its online sessions. */
+  online: Int(),
+  health: Enum(["ok", "quiet", "unknown"]),
   ...Stamps,
 });
 

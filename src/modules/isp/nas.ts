@@ -4,6 +4,7 @@ import type { AppContext } from "../../core/context";
 import { created, noContent } from "../../lib/http";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
 import { testNas } from "./dynamic-auth";
+import type { NasHealthJob } from "./nas-health";
 import type { authGuard } from "../auth/guard";
 import { Nas, NasCreateInput, NasTestResult, NasUpdateInput, RadiusLogSchemas } from "./model";
 import { listNasSessions } from "./session-service";
@@ -14,22 +15,26 @@ const AUTH = "platform.isp" as const;
 /** The list convention's parameters and field filters; the state is always online. */
 const NasSessionQuery = t.Object({ ...ListQuery.properties }, { additionalProperties: true });
 
-export function nasRoutes(ctx: AppContext, guard: ReturnType<typeof authGuard>) {
+export function nasRoutes(ctx: AppContext, guard: ReturnType<typeof authGuard>, health: NasHealthJob) {
   return new Elysia({ name: "isp-nas", prefix: "/api/isp/nas", tags: ["ISP"] })
     .use(guard)
-    .get("", ({ tenant, query }) => listNas(tenant, query), {
+    .get("", ({ tenant, query }) => listNas(tenant, query, ctx.now()), {
       auth: AUTH,
       query: ListQuery,
       response: { 200: ListOf(Nas) },
       detail: { summary: "List NAS" },
     })
-    .post("", async ({ tenant, body, set }) => created(set, "/api/isp/nas", await createNas(tenant, ctx.secrets, body)), {
+    .post("", async ({ tenant, body, set, principal }) => {
+      const nas = await createNas(tenant, ctx.secrets, body);
+      health.watch(principal.corpId);
+      return created(set, "/api/isp/nas", nas);
+    }, {
       auth: AUTH,
       body: NasCreateInput,
       response: { 200: Nas },
       detail: { summary: "Create a NAS" },
     })
-    .get("/:id", ({ tenant, params }) => getNas(tenant, params.id), {
+    .get("/:id", ({ tenant, params }) => getNas(tenant, params.id, ctx.now()), {
       auth: AUTH,
       params: IdParams,
       response: { 200: Nas },
