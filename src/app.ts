@@ -47,7 +47,7 @@ import { metricModule } from "./modules/metric";
 import { startModule } from "./modules/start";
 import { userModule } from "./modules/user";
 import { workgroupModule } from "./modules/workgroup";
-import { docsModule, healthModule } from "./modules/system";
+import { docsModule, healthModule, jobRoutes } from "./modules/system";
 import { socketModule } from "./modules/socket";
 import { webhookModule } from "./modules/webhook";
 import { retentionModule } from "./modules/retention";
@@ -286,6 +286,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
     serverModule(ctx),
     coreModule(ctx),
     opsModule(ctx),
+    jobRoutes(ctx),
     auditModule(ctx),
     externalAppModule(ctx),
     cityModule(ctx),

@@ -207,6 +207,7 @@ export function createContext(config: Config, queries: KernelQueries, options: C
   const { store, tenants, builtinServerId, feed } = storage;
   const changes = new Changes(feed, logger);
   const jobs = new Jobs(logger, options.startDelayMs ?? 250, storage.singleNode);
+  jobs.record({ platform: store.platform, node: config.databaseUrl ? nodeId : null, now: options.now ?? Date.now });
   const closers: (() => void | Promise<void>)[] = [];
   let closed = false;
   const ctx: AppContext = {

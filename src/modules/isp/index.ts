@@ -23,7 +23,11 @@ export function ispModule(ctx: AppContext, edge?: EdgeRoutes) {
   const attempts = new AttemptLog(ctx);
   watchContracts(ctx);
   // One node at a time in cluster mode: an announcement (event, quiet_since) is made once.
-  const health = ctx.jobs.add(new NasHealthJob(ctx), { singleNode: true });
+  const health = ctx.jobs.add(new NasHealthJob(ctx), {
+    singleNode: true,
+    schedule: `every ${ctx.dispatchTuning.nasHealthMs / 1000} s`,
+    everyMs: ctx.dispatchTuning.nasHealthMs,
+  });
   return new Elysia({ name: "isp" })
     .use(manufacturerRoutes(ctx, guard))
     .use(popRoutes(ctx, guard))

@@ -95,8 +95,9 @@ export class NasHealthJob implements Job {
   start(): void {
     this.stopped = false;
     this.swept = false;
-    void this.runOnce();
-    this.timer = setInterval(() => void this.runOnce(), this.ctx.dispatchTuning.nasHealthMs);
+    const tick = () => void this.ctx.jobs.track(this.name, () => this.runOnce()).catch((err) => this.ctx.logger.error("nas-health pass failed", { error: String(err) }));
+    tick();
+    this.timer = setInterval(tick, this.ctx.dispatchTuning.nasHealthMs);
     (this.timer as { unref?: () => void }).unref?.();
   }
 
@@ -104,17 +105,15 @@ export class NasHealthJob implements Job {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    await this.running;
+    await this.running?.catch(() => {});
     this.counts.clear();
   }
 
-  /** One pass; a pass under way is joined, not doubled. Never rejects (failures are logged). */
+  /** One pass; a pass under way is joined, not doubled. Rejects when a corporation could not be checked. */
   runOnce(): Promise<void> {
-    this.running ??= this.pass()
-      .catch((err) => this.ctx.logger.error("nas-health pass failed", { error: String(err) }))
-      .finally(() => {
-        this.running = null;
-      });
+    this.running ??= this.pass().finally(() => {
+      this.running = null;
+    });
     return this.running;
   }
 
