@@ -144,6 +144,8 @@ export interface ContextOptions {
   logger?: Logger;
   clientIp?: ClientIpResolver;
   now?: () => number;
+  /** Leaves the key files' modes as found (corpadmin doctor reports them; the service narrows them to 0600). */
+  keepKeyModes?: boolean;
   /** Delay of the first background pass after start-up (default 250 ms; test suites use 0). */
   startDelayMs?: number;
   /** Overrides config.authRateLimit (test suites raise it). */
@@ -222,7 +224,7 @@ export function createContext(config: Config, queries: KernelQueries, options: C
     changes,
     feed,
     // Live sessions are kept per node on PostgreSQL, where reading one costs a transaction.
-    sessions: new Sessions(store.platform, tokenKey(config).key, config.tokenTtl, queries.userFlags, logger, changes, tenants.engine === "postgres"),
+    sessions: new Sessions(store.platform, tokenKey(config, !options.keepKeyModes).key, config.tokenTtl, queries.userFlags, logger, changes, tenants.engine === "postgres"),
     passwords: new PasswordHasher(config.maxConcurrentHashes),
     events,
     mailer: new Mailer(config.smtpUrl, config.smtpFrom, logger),
@@ -253,7 +255,7 @@ export function createContext(config: Config, queries: KernelQueries, options: C
     },
     serviceMetrics: new MetricsRegistry(),
     audit: new AuditLog(store.platform, logger, config.auditRetentionDays, options.now ?? Date.now),
-    secrets: SecretBox.load(config.dataDir, config.dataKeyFile),
+    secrets: SecretBox.load(config.dataDir, config.dataKeyFile, !options.keepKeyModes),
   };
   return ctx;
 }

@@ -65,6 +65,13 @@ export async function checkNasHealth(door: TenantDoor, now: string, recount: boo
   return { counts, quiet };
 }
 
+/** The doctor's look at a corporation: its quiet NAS, and its open sessions gone stale. */
+export async function ispTroubles(db: TenantDb, now: string): Promise<{ quiet: string[]; stale: number }> {
+  const rows = await db.select().from(ispNas).all();
+  const stale = await db.$client.query<{ n: number }, [string]>("SELECT count(*) AS n FROM isp_radius_sessions WHERE open = 1 AND stale_at < ?1").get(now);
+  return { quiet: rows.filter((r) => nasHealth(r, now) === "quiet").map((r) => r.name), stale: Number(stale?.n ?? 0) };
+}
+
 export class NasHealthJob implements Job {
   readonly name = "nas-health";
   private timer: ReturnType<typeof setInterval> | null = null;

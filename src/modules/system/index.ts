@@ -13,7 +13,7 @@ import { VERSION } from "../../version";
 import { health } from "./service";
 import { Health } from "./model";
 
-export { jobRoutes } from "./jobs";
+export { operationsRoutes } from "./operations";
 
 const SCALAR_PATH = "/api/docs/scalar.js";
 

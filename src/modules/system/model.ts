@@ -24,3 +24,11 @@ export const Job = t.Object({
 });
 
 export const JobParams = t.Object({ name: t.String({ minLength: 1, maxLength: 64 }) });
+
+/** routes.md, Network operations additions: DoctorCheck. */
+export const DoctorCheck = t.Object({
+  name: t.String(),
+  status: Enum(["ok", "warn", "fail"]),
+  detail: t.String(),
+  fix: Nullable(t.String()),
+});
