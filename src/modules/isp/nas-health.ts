@@ -6,7 +6,8 @@
 // NAS whose silence passed its quiet_after (with open sessions) is announced once, in one write:
 // quiet_since set, ISP_AFTER_NAS_QUIET in the outbox, its open sessions held online
 // (HELD_STALE_AT). Its next record announces it back (ISP_AFTER_NAS_BACK, in that record's
-// write). It also keeps the counts of the Prometheus gauge corpadmin_nas{corp, health}.
+// write). It also e-mails the corporation's noc_email of the NAS that turned quiet, and keeps the
+// counts of the Prometheus gauge corpadmin_nas{corp, health}.
 import { existsSync } from "node:fs";
 import { eq } from "drizzle-orm";
 import type { AppContext } from "../../core/context";
@@ -124,6 +125,19 @@ export class NasHealthJob implements Job {
     return this.running;
   }
 
+  /** E-mails the corporation's NOC address (Corporation.noc_email), when it has one, of the NAS that turned quiet. */
+  private async tellNoc(corpId: string, quiet: ReturnType<typeof nasView>[]): Promise<void> {
+    const to = (await this.ctx.corps.get(corpId))?.noc_email;
+    if (!to) return;
+    const names = quiet.map((n) => n.name).join(", ");
+    const lines = quiet.map((n) => `- ${n.name} (${n.ip}): ${n.online} online sessions, last accounting record ${n.last_accounting_at ?? "never"}`);
+    void this.ctx.mailer.send({
+      to,
+      subject: `corpadmin: NAS quiet: ${names}`,
+      text: `These NAS have online sessions but sent no accounting record within two interim intervals (30 min when none is known):\n\n${lines.join("\n")}\n\nTheir sessions are kept online until they speak again. Check the NAS and its RADIUS accounting; POST /api/isp/nas/{id}/test checks its RFC 5176 port and secret.\n`,
+    });
+  }
+
   private async pass(): Promise<void> {
     const { ctx } = this;
     const full = !this.swept || ctx.tenants.engine === "postgres";
@@ -147,6 +161,7 @@ export class NasHealthJob implements Job {
         this.watched.add(corp.id);
         counts.set(corp.id, { corp: corp.auth_name, counts: result.counts });
         for (const nas of result.quiet) ctx.logger.warn("NAS quiet: no accounting record within its interval", { corp: corp.auth_name, nas: nas.name, ip: nas.ip, last_accounting_at: nas.last_accounting_at });
+        if (result.quiet.length) await this.tellNoc(corp.id, result.quiet);
       } catch (err) {
         failed++;
         ctx.logger.warn("nas-health: a corporation could not be checked", { corp: corp.auth_name, error: String(err) });

@@ -3,10 +3,12 @@
 // NAS health (routes.md, "Network operations additions": Nas.last_accounting_at, online, health;
 // ISP_AFTER_NAS_QUIET / ISP_AFTER_NAS_BACK), through HTTP: a NAS that sends a Start and falls
 // silent turns quiet after two interim intervals, the event reaches a webhook receiver once, its
-// session is not shown stale while it is quiet, and its next record brings it back (one event).
+// session is not shown stale while it is quiet (its NOC address gets one e-mail), and its next
+// record brings it back (one event).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { makeApp, sourceOnly, startAndLogin, type TestApp } from "../../support/helpers";
 import { must } from "../../support/isp";
+import { startInbox } from "../../support/smtp";
 import { FAST, LOOPBACK_ALLOWED, receiver, waitFor } from "../../support/webhooks";
 
 const SECRET = "nas-health-secret";
@@ -15,6 +17,7 @@ let t: TestApp;
 let admin: { token: string; corpId: string };
 let offset = 0;
 const hooks = receiver();
+let inbox: Awaited<ReturnType<typeof startInbox>>;
 
 const basic = `Basic ${Buffer.from(`acme:${SECRET}`).toString("base64")}`;
 const acct = (attrs: Record<string, string | number>) =>
@@ -27,16 +30,20 @@ const gauge = async () => {
 };
 
 beforeAll(async () => {
+  inbox = await startInbox();
   t = await makeApp({
-    env: { ...LOOPBACK_ALLOWED, CORPADMIN_METRICS_TOKEN: METRICS_TOKEN },
+    env: { ...LOOPBACK_ALLOWED, ...inbox.env, CORPADMIN_METRICS_TOKEN: METRICS_TOKEN },
     options: { now: () => Date.now() + offset, dispatchTuning: { ...FAST, nasHealthMs: 50 } },
   });
   admin = await startAndLogin(t);
   await must(t, admin.token, "POST", "/api/webhook", { name: "noc", target: hooks.url(), email: "noc@example.net", groups: ["ISP_AFTER_NAS_QUIET", "ISP_AFTER_NAS_BACK"] });
+  // The corporation's NOC address is told too.
+  await must(t, admin.token, "PUT", `/api/corp/${admin.corpId}`, { auth_name: "acme", company_name: "ACME Telecom", timezone: "America/Sao_Paulo", noc_email: "noc-desk@acme.example" });
 });
 afterAll(async () => {
   await t.close();
   hooks.stop();
+  await inbox.stop();
 });
 
 sourceOnly("NAS health", () => {
@@ -76,6 +83,11 @@ sourceOnly("NAS health", () => {
     await Bun.sleep(300);
     expect(events().map((e) => e.type)).toEqual(["ISP_AFTER_NAS_QUIET"]);
     expect(events()[0].data).toMatchObject({ id: nas.id, name: "bng-quiet", health: "quiet", online: 1 });
+    const mail = await inbox.message(1);
+    expect(mail.to).toEqual(["noc-desk@acme.example"]);
+    expect(mail.text).toContain("NAS quiet: bng-quiet");
+    // Quoted-printable: soft line breaks undone.
+    expect(mail.text.replace(/=\r\n/g, "")).toContain("bng-quiet (192.0.2.20): 1 online sessions");
     expect((await get(`/api/isp/session/${session.id}`)).body.state).toBe("online");
     expect((await get(`/api/isp/nas/${nas.id}/sessions`)).body.total).toBe(1);
     expect((await get("/api/isp/session?state=stale")).body.total).toBe(0);
@@ -90,6 +102,7 @@ sourceOnly("NAS health", () => {
     await waitFor("ISP_AFTER_NAS_BACK", () => hooks.requests.length >= 2);
     await Bun.sleep(300);
     expect(events().map((e) => e.type)).toEqual(["ISP_AFTER_NAS_QUIET", "ISP_AFTER_NAS_BACK"]);
+    expect(inbox.messages.length).toBe(1);
     expect(events()[1].data).toMatchObject({ id: nas.id, health: "ok" });
     // Its sessions have a stale window again.
     offset = 200_000;
