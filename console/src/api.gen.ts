@@ -11564,6 +11564,7 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
+                health?: "ok" | "quiet" | "unknown";
                 /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
                 format?: "csv" | "json";
             };

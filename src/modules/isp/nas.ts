@@ -2,7 +2,7 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../core/context";
 import { created, noContent } from "../../lib/http";
-import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
+import { Enum, IdParams, ListOf, ListQuery } from "../../lib/schemas";
 import { testNas } from "./dynamic-auth";
 import type { NasHealthJob } from "./nas-health";
 import type { authGuard } from "../auth/guard";
@@ -12,6 +12,9 @@ import { createNas, deleteNas, getNas, listNas, setNasStatus, updateNas } from "
 
 const AUTH = "platform.isp" as const;
 
+/** The list convention's parameters and field filters, ?health checked against its values. */
+const NasListQuery = t.Object({ ...ListQuery.properties, health: t.Optional(Enum(["ok", "quiet", "unknown"])) }, { additionalProperties: true });
+
 /** The list convention's parameters and field filters; the state is always online. */
 const NasSessionQuery = t.Object({ ...ListQuery.properties }, { additionalProperties: true });
 
@@ -20,7 +23,7 @@ export function nasRoutes(ctx: AppContext, guard: ReturnType<typeof authGuard>, 
     .use(guard)
     .get("", ({ tenant, query }) => listNas(tenant, query, ctx.now()), {
       auth: AUTH,
-      query: ListQuery,
+      query: NasListQuery,
       response: { 200: ListOf(Nas) },
       detail: { summary: "List NAS" },
     })

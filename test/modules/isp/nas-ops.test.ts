@@ -2,7 +2,7 @@
 // POST /api/isp/nas/{id}/test against FreeRADIUS acting as the NAS (test/support/coa-harness.ts),
 // which NAKs with Error-Cause 503 a session it does not have and drops what another secret signed.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { addUser, inProcessOnly, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../../support/helpers";
+import { ADMIN, addCorp, addUser, inProcessOnly, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../../support/helpers";
 import { FREERADIUS_MISSING, startFreeradiusCoa, type CoaListener } from "../../support/coa-harness";
 import { must } from "../../support/isp";
 
@@ -16,6 +16,13 @@ let fr: CoaListener | null = null;
 const basic = (secret: string) => `Basic ${Buffer.from(`acme:${secret}`).toString("base64")}`;
 const acct = (ip: string, attrs: Record<string, string | number>) =>
   t.req("POST", "/api/isp/radius/accounting", { body: { "NAS-IP-Address": ip, ...attrs }, headers: { authorization: basic(SECRET) } });
+
+/** The super-admin working in a second corporation. */
+async function otherCorpToken(): Promise<string> {
+  const corpId = await addCorp(t, `other-${Date.now()}`);
+  const res = await t.req("POST", "/api/login", { body: { corp: corpId, login: ADMIN.login, password: ADMIN.password } });
+  return res.body.access_token;
+}
 
 beforeAll(async () => {
   if (!FREERADIUS_MISSING) fr = await startFreeradiusCoa(SECRET);
@@ -63,6 +70,10 @@ describe("GET /api/isp/nas/{id}/sessions", () => {
     expect((await t.req("GET", `/api/isp/nas/${a.id}/sessions`)).status).toBe(401);
     const clerk = await addUser(t, admin.corpId, { login: "clerk-sessions" });
     expect((await t.req("GET", `/api/isp/nas/${a.id}/sessions`, { token: clerk.token })).status).toBe(403);
+    // Another corporation's NAS is not there.
+    const other = await otherCorpToken();
+    expect((await t.req("GET", `/api/isp/nas/${a.id}/sessions`, { token: other })).status).toBe(404);
+    expect((await t.req("POST", `/api/isp/nas/${a.id}/test`, { token: other })).status).toBe(404);
   });
 });
 
