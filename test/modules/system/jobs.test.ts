@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ADMIN, addUser, makeApp, startAndLogin, tempDir, type TestApp } from "../../support/helpers";
+import { ADMIN, addUser, makeApp, makePeerApp, startAndLogin, tempDir, type TestApp } from "../../support/helpers";
 import { TEST_BACKEND } from "../../support/backend";
 import { waitFor } from "../../support/wait";
 
@@ -129,5 +129,32 @@ describe("POST /api/system/jobs/{name}/run", () => {
     const failed = await finished("scheduled-backup", since);
     expect(failed.last_outcome).toBe("failed");
     expect(failed.last_error).toBeTruthy();
+  });
+});
+
+// Cluster mode: two nodes over one database; a single-node job runs where its lease is held.
+describe.skipIf(TEST_BACKEND !== "pg")("POST /api/system/jobs/{name}/run in cluster mode", () => {
+  test("the node not holding the lease answers 409 naming the holder; the holder runs it", async () => {
+    const peer = await makePeerApp(t, { env: ENV });
+    try {
+      const peerLogin = await peer.req("POST", "/api/login", { body: { corp: "acme", login: ADMIN.login, password: ADMIN.password } });
+      const nodes = [
+        { app: t, token: admin.token },
+        { app: peer, token: peerLogin.body.access_token as string },
+      ];
+      // Whichever node holds housekeeping's lease (held by t since the first tests) lists itself.
+      const holder = await waitFor("housekeeping's holder", async () => {
+        const listed = (await t.req("GET", "/api/system/jobs", { token: admin.token })).body.items.find((j: JobView) => j.name === "housekeeping");
+        return listed.node as string | null;
+      });
+      const answers = await Promise.all(nodes.map((n) => n.app.req("POST", "/api/system/jobs/housekeeping/run", { token: n.token })));
+      const refused = answers.filter((a) => a.status === 409);
+      expect(answers.map((a) => a.status).sort()).toEqual([202, 409]);
+      expect(refused[0].body.detail).toContain(`runs on the node holding its lease, ${holder}`);
+      // Jobs every node runs (the webhook sweeps) run on either.
+      expect((await peer.req("POST", "/api/system/jobs/webhook-dispatcher/run", { token: nodes[1].token })).status).toBe(202);
+    } finally {
+      await peer.close();
+    }
   });
 });
