@@ -36,6 +36,7 @@ const GiB = 1024 * MiB;
 const worst = (statuses: DoctorStatus[]): DoctorStatus => (statuses.includes("fail") ? "fail" : statuses.includes("warn") ? "warn" : "ok");
 const octal = (mode: number) => (mode & 0o777).toString(8).padStart(4, "0");
 const sqlite = (ctx: AppContext) => ctx.tenants.engine === "sqlite";
+const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`;
 
 /** The key files corpadmin writes or reads: the token key and the data key (NAS secrets). */
 function keyFiles(ctx: AppContext): string[] {
@@ -101,7 +102,7 @@ const walSizes: Check = named("wal-size", async (ctx) => {
   return {
     name: "wal-size",
     status,
-    detail: large.length ? `large WAL files: ${large.join(", ")}` : `${files.length} databases, ${(total / MiB).toFixed(1)} MiB of WAL in all`,
+    detail: large.length ? `large WAL files: ${large.join(", ")}` : `${plural(files.length, "database")}, ${(total / MiB).toFixed(1)} MiB of WAL in all`,
     fix: status === "ok" ? null : "a long read (a backup, a stuck request) holds checkpoints back; restart the service if it persists",
   };
 });
@@ -238,7 +239,7 @@ const corpIntegrity: Check = named("corp-integrity", async (ctx) => {
   return {
     name: "corp-integrity",
     status: bad.length ? "fail" : "ok",
-    detail: bad.length ? `PRAGMA quick_check failed: ${bad.join("; ")}` : `PRAGMA quick_check ok on ${files.length} databases`,
+    detail: bad.length ? `PRAGMA quick_check failed: ${bad.join("; ")}` : `PRAGMA quick_check ok on ${plural(files.length, "database")}`,
     fix: bad.length ? "restore the named corporation from the newest backup (corpadmin restore), or recover it with sqlite3 .recover" : null,
   };
 });
