@@ -126,7 +126,7 @@ export class Jobs {
       name: job.name,
       start: (lease) => {
         state.active = true;
-        if (this.singleNode && options.singleNode) void this.persist(job.name, { ...state.last, node: this.recorder?.node ?? null });
+        if (this.singleNode && options.singleNode) void this.holdsNow(job.name, state);
         return job.start(lease);
       },
       stop: async () => {
@@ -232,6 +232,19 @@ export class Jobs {
       await this.recorder.platform.write((db) => putSetting(db, SETTING + name, JSON.stringify(last)), { durable: false });
     } catch (err) {
       this.logger.warn("job run not recorded", { job: name, error: String(err) });
+    }
+  }
+
+  /** Cluster mode: this node took the job's lease; the shared row names it, its last pass kept. */
+  private async holdsNow(name: string, state: JobState): Promise<void> {
+    try {
+      const kept = await this.readLast(name);
+      // A pass this node ran already is newer than what the row holds.
+      if (!state.last.started_at) state.last = { ...kept };
+      state.last = { ...state.last, node: this.recorder?.node ?? null };
+      await this.persist(name, state.last);
+    } catch (err) {
+      this.logger.warn("job holder not recorded", { job: name, error: String(err) });
     }
   }
 
