@@ -49,7 +49,7 @@ import { metricModule } from "./modules/metric";
 import { startModule } from "./modules/start";
 import { userModule } from "./modules/user";
 import { workgroupModule } from "./modules/workgroup";
-import { docsModule, healthModule } from "./modules/system";
+import { docsModule, healthModule, operationsRoutes } from "./modules/system";
 import { socketModule } from "./modules/socket";
 import { webhookModule } from "./modules/webhook";
 import { retentionModule } from "./modules/retention";
@@ -162,8 +162,11 @@ async function readJsonBody(request: Request, required: boolean): Promise<unknow
 
 export interface AppOptions extends ContextOptions {}
 
+/** What the kernel asks the modules for (corporations, user flags, permissions): the app's, and the CLI's contexts without routes (`corpadmin doctor`). */
+export const kernelQueries = { corps: corpLookups, userFlags, permissions: { load: loadPermissions, enabledServices: enabledServiceIds } };
+
 export function createApp(config: Config, options: AppOptions = {}) {
-  const ctx = createContext(config, { corps: corpLookups, userFlags, permissions: { load: loadPermissions, enabledServices: enabledServiceIds } }, options);
+  const ctx = createContext(config, kernelQueries, options);
   const edge = new EdgeRoutes();
   // The binary carries the document its build generated (the same routes, the same hooks' work):
   // served from Bun's router, the plugin's route behind it is never asked to generate it again.
@@ -295,6 +298,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
     serverModule(ctx),
     coreModule(ctx),
     opsModule(ctx),
+    operationsRoutes(ctx),
     auditModule(ctx),
     externalAppModule(ctx),
     cityModule(ctx),

@@ -1,9 +1,10 @@
 #!/usr/bin/env bun
 // corpadmin: the command line. `corpadmin [serve]`, `migrate`, `backup`, `restore`,
-// `copy-to-postgres`, `install-service`, `freeradius-config`, `sql`, `version`, `help`.
+// `copy-to-postgres`, `install-service`, `freeradius-config`, `sql`, `doctor`, `version`, `help`.
 import { ConfigError, loadConfig, parseFlags, settingsHelp } from "./config";
 import { backup, BACKUP_HELP, restore, RESTORE_HELP } from "./cli/backup";
 import { FREERADIUS_HELP, freeradiusConfig } from "./cli/freeradius-config";
+import { doctor, DOCTOR_HELP } from "./cli/doctor";
 import { installOptionsFrom, installService } from "./cli/install-service";
 import { formatMigrationPlan, migrate, migrationPlan, postgresMigrationPlan } from "./cli/migrate";
 import { serve } from "./cli/serve";
@@ -48,6 +49,10 @@ Commands:
              read-only SQL over the platform database or a corporation's, with
              this binary's SQLite; one statement with -c, else from standard
              input (corpadmin sql --help). Embedded mode only
+  doctor     check the installation (modes, disk, WAL, backups, webhooks, NAS,
+             sessions, egress, FreeRADIUS's reach, database integrity); each
+             check ok, warn or fail with its fix. --fix repairs file modes,
+             --json prints JSON. Exit 0 ok, 1 warn, 2 fail (corpadmin doctor --help)
   version    print the version
   help       print this text
 
@@ -59,7 +64,7 @@ async function main(argv: string[]): Promise<number | null> {
   const { flags, words } = parseFlags(argv);
   const command = words[0] ?? "serve";
   if (command === "help" || flags.has("help")) {
-    process.stdout.write(command === "backup" ? BACKUP_HELP : command === "restore" ? RESTORE_HELP : command === "freeradius-config" ? FREERADIUS_HELP : command === "sql" ? SQL_HELP : USAGE);
+    process.stdout.write(command === "backup" ? BACKUP_HELP : command === "restore" ? RESTORE_HELP : command === "freeradius-config" ? FREERADIUS_HELP : command === "sql" ? SQL_HELP : command === "doctor" ? DOCTOR_HELP : USAGE);
     return 0;
   }
   if (command === "version" || flags.has("version")) {
@@ -92,6 +97,8 @@ async function main(argv: string[]): Promise<number | null> {
       return sqlShell(config, argv);
     case "install-service":
       return installService(installOptionsFrom(flags));
+    case "doctor":
+      return doctor(config, { fix: flags.has("fix") && flags.get("fix") !== "false", json: flags.has("json") && flags.get("json") !== "false" });
     default:
       process.stderr.write(`unknown command '${command}'\n\n${USAGE}`);
       return 2;

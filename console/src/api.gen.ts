@@ -799,6 +799,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/system/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the service's jobs
+         * @description Every background job, its schedule and its last pass (start, finish, outcome, error), kept in the platform database; in cluster mode with the node that holds it.
+         */
+        get: operations["system.listJobs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/system/jobs/{name}/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a job now
+         * @description Starts one pass and answers at once (202, running). 409: a pass is running; in cluster mode also when another node holds the job's lease (the detail names it: ask that node). 404: no such job.
+         */
+        post: operations["system.createJobsRunByName"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/system/doctor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Check the installation
+         * @description The checks of `corpadmin doctor` (which can also repair file modes with --fix): data directory owner and modes, free disk, WAL sizes, last backup age, webhooks, quiet NAS, stale sessions, egress policy, FreeRADIUS's reach of /api/isp/radius/authorize at the public URL, PRAGMA quick_check of every database, NTP when systemd reports it; in cluster mode the clock against the database's. Each: ok, warn or fail, a detail and the fix.
+         */
+        get: operations["system.getDoctor"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/audit": {
         parameters: {
             query?: never;
@@ -2820,6 +2880,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/isp/nas/{id}/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the NAS's online sessions (default sort -started_at) */
+        get: operations["isp.listNasSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/isp/nas/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test the NAS's RFC 5176 port and secret
+         * @description Sends a Disconnect-Request for a session that does not exist (3 attempts, 2 s apart). A NAK with Error-Cause 503 (Session-Context-Not-Found) proves address, port and secret (any answer is signed with the secret); a timeout usually means a wrong secret or address, since a NAS drops requests it cannot authenticate. ms: the time until the answer or the timeout. 400: the NAS has no secret stored (set it again). Audited as isp.nas_test.
+         */
+        post: operations["isp.testNas"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/isp/radius/authorize": {
         parameters: {
             query?: never;
@@ -3396,6 +3493,7 @@ export interface components {
             trade_name: string | null;
             doc_identity: string | null;
             email: string | null;
+            noc_email: string | null;
             phone: string | null;
             timezone: string;
             /** Format: uuid */
@@ -3411,6 +3509,7 @@ export interface components {
             trade_name?: string | null;
             doc_identity?: string | null;
             email?: string | null;
+            noc_email?: string | null;
             phone?: string | null;
             timezone?: string | null;
             server_id?: string | null;
@@ -3810,6 +3909,10 @@ export interface components {
             layout_id: string | null;
             coa_port: number;
             status: boolean;
+            last_accounting_at: string | null;
+            online: number;
+            /** @enum {string} */
+            health: "ok" | "quiet" | "unknown";
             created_at: string;
             updated_at: string;
         };
@@ -3827,6 +3930,12 @@ export interface components {
             page: number;
             limit: number;
             total: number;
+        };
+        NasTestResult: {
+            /** @enum {string} */
+            outcome: "ack" | "nak" | "timeout";
+            error_cause: number | null;
+            ms: number;
         };
         NasUpdateInput: {
             name: string;
@@ -6289,6 +6398,108 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+        };
+    };
+    "system.listJobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            name: string;
+                            schedule: string;
+                            node: string | null;
+                            running: boolean;
+                            last_started_at: string | null;
+                            last_finished_at: string | null;
+                            /** @enum {string|null} */
+                            last_outcome: "ok" | "failed" | null;
+                            last_error: string | null;
+                            next_at: string | null;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
+    "system.createJobsRunByName": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        name: string;
+                        schedule: string;
+                        node: string | null;
+                        running: boolean;
+                        last_started_at: string | null;
+                        last_finished_at: string | null;
+                        /** @enum {string|null} */
+                        last_outcome: "ok" | "failed" | null;
+                        last_error: string | null;
+                        next_at: string | null;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
+    };
+    "system.getDoctor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        checks: {
+                            name: string;
+                            /** @enum {string} */
+                            status: "ok" | "warn" | "fail";
+                            detail: string;
+                            fix: string | null;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
         };
     };
     "audit.list": {
@@ -11353,6 +11564,7 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
+                health?: "ok" | "quiet" | "unknown";
                 /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
                 format?: "csv" | "json";
             };
@@ -11538,6 +11750,96 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Nas"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    "isp.listNasSessions": {
+        parameters: {
+            query?: {
+                page?: number;
+                limit?: number;
+                q?: string;
+                sort?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            nas_id: string;
+                            nas_name: string | null;
+                            acct_session_id: string;
+                            username: string;
+                            /** Format: uuid */
+                            contract_id: string | null;
+                            framed_ip: string | null;
+                            calling_station_id: string | null;
+                            started_at: string;
+                            updated_at: string;
+                            stopped_at: string | null;
+                            /** @enum {string} */
+                            state: "online" | "stale" | "closed";
+                            input_bytes: number;
+                            output_bytes: number;
+                            input_packets: number;
+                            output_packets: number;
+                            session_time: number;
+                            terminate_cause: string | null;
+                            created_at: string;
+                        }[];
+                        page: number;
+                        limit: number;
+                        total: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    "isp.testNas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NasTestResult"];
                 };
             };
             401: components["responses"]["Unauthorized"];

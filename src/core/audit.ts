@@ -87,11 +87,18 @@ export class AuditLog {
   }
 
   /** Prunes now and then once a day until stopped. */
-  startRetention(): () => void {
+  /** One retention pass (the audit-retention job's). */
+  async retentionPass(): Promise<number> {
+    const removed = await this.pruneExpired();
+    if (removed) this.logger.info("audit log pruned", { removed, retention_days: this.retentionDays });
+    return removed;
+  }
+
+  /** Prunes now and daily; `wrap` runs each pass (ctx.jobs.track, which keeps its outcome). */
+  startRetention(wrap: (pass: () => Promise<number>) => Promise<number> = (pass) => pass()): () => void {
     const run = async () => {
       try {
-        const removed = await this.pruneExpired();
-        if (removed) this.logger.info("audit log pruned", { removed, retention_days: this.retentionDays });
+        await wrap(() => this.retentionPass());
       } catch (err) {
         this.logger.error("audit log pruning failed", { error: String(err) });
       }

@@ -136,12 +136,16 @@ export interface DispatchTuning {
   metricResyncMs: number;
   /** Time between the attempts of an RFC 5176 request (routes.md: 2 s). */
   coaRetryMs: number;
+  /** How often the nas-health job looks for NAS that turned quiet (isp/nas-health.ts). */
+  nasHealthMs: number;
 }
 
 export interface ContextOptions {
   logger?: Logger;
   clientIp?: ClientIpResolver;
   now?: () => number;
+  /** Leaves the key files' modes as found (corpadmin doctor reports them; the service narrows them to 0600). */
+  keepKeyModes?: boolean;
   /** Delay of the first background pass after start-up (default 250 ms; test suites use 0). */
   startDelayMs?: number;
   /** Overrides config.authRateLimit (test suites raise it). */
@@ -205,6 +209,7 @@ export function createContext(config: Config, queries: KernelQueries, options: C
   const { store, tenants, builtinServerId, feed } = storage;
   const changes = new Changes(feed, logger);
   const jobs = new Jobs(logger, options.startDelayMs ?? 250, storage.singleNode);
+  jobs.record({ platform: store.platform, node: config.databaseUrl ? nodeId : null, now: options.now ?? Date.now });
   const closers: (() => void | Promise<void>)[] = [];
   let closed = false;
   const ctx: AppContext = {
@@ -219,7 +224,7 @@ export function createContext(config: Config, queries: KernelQueries, options: C
     changes,
     feed,
     // Live sessions are kept per node on PostgreSQL, where reading one costs a transaction.
-    sessions: new Sessions(store.platform, tokenKey(config).key, config.tokenTtl, queries.userFlags, logger, changes, tenants.engine === "postgres"),
+    sessions: new Sessions(store.platform, tokenKey(config, !options.keepKeyModes).key, config.tokenTtl, queries.userFlags, logger, changes, tenants.engine === "postgres"),
     passwords: new PasswordHasher(config.maxConcurrentHashes),
     events,
     mailer: new Mailer(config.smtpUrl, config.smtpFrom, logger),
@@ -232,7 +237,7 @@ export function createContext(config: Config, queries: KernelQueries, options: C
     openSessionProbe: null,
     apiKeys: null,
     now: options.now ?? Date.now,
-    dispatchTuning: { deliveryTimeoutMs: 15_000, claimMarginMs: 30_000, tickMs: 1_000, sweepMs: 60_000, fullSweepMs: 3_600_000, socketCheckMs: 5_000, coaRetryMs: 2_000, metricResyncMs: 60_000, ...options.dispatchTuning },
+    dispatchTuning: { deliveryTimeoutMs: 15_000, claimMarginMs: 30_000, tickMs: 1_000, sweepMs: 60_000, fullSweepMs: 3_600_000, socketCheckMs: 5_000, coaRetryMs: 2_000, metricResyncMs: 60_000, nasHealthMs: 60_000, ...options.dispatchTuning },
     onClose: (fn) => void closers.push(fn),
     async close() {
       if (closed) return;
@@ -250,7 +255,7 @@ export function createContext(config: Config, queries: KernelQueries, options: C
     },
     serviceMetrics: new MetricsRegistry(),
     audit: new AuditLog(store.platform, logger, config.auditRetentionDays, options.now ?? Date.now),
-    secrets: SecretBox.load(config.dataDir, config.dataKeyFile),
+    secrets: SecretBox.load(config.dataDir, config.dataKeyFile, !options.keepKeyModes),
   };
   return ctx;
 }

@@ -10,8 +10,10 @@ export const EVENT_AREAS = ["CITY", "PERSON", "PRODUCT", "CONTRACT", "EXTERNALAP
 export const EVENT_ACTIONS = ["INSERT", "UPDATE", "DELETE"] as const;
 export type EventArea = (typeof EVENT_AREAS)[number];
 export type EventAction = (typeof EVENT_ACTIONS)[number];
-export type EventGroup = `${EventArea}_AFTER_${EventAction}`;
-export const EVENT_GROUPS: EventGroup[] = EVENT_AREAS.flatMap((a) => EVENT_ACTIONS.map((x) => `${a}_AFTER_${x}` as EventGroup));
+/** The ISP groups (routes.md, Events): not a record's INSERT/UPDATE/DELETE but a change of its state. */
+export const ISP_EVENT_GROUPS = ["ISP_AFTER_NAS_QUIET", "ISP_AFTER_NAS_BACK"] as const;
+export type EventGroup = `${EventArea}_AFTER_${EventAction}` | (typeof ISP_EVENT_GROUPS)[number];
+export const EVENT_GROUPS: EventGroup[] = [...EVENT_AREAS.flatMap((a) => EVENT_ACTIONS.map((x) => `${a}_AFTER_${x}` as EventGroup)), ...ISP_EVENT_GROUPS];
 
 export interface EventPayload {
   type: EventGroup;

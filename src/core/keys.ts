@@ -14,10 +14,10 @@ import type { PlatformDoor } from "./store";
 import { getSetting, putSetting } from "./settings";
 
 /** The HS256 key: from configuration, else generated once into DATA_DIR/secret.key (mode 0600). */
-export function tokenKey(config: Config): { key: Uint8Array; source: string } {
+export function tokenKey(config: Config, narrow = true): { key: Uint8Array; source: string } {
   if (config.tokenSecret) return { key: new TextEncoder().encode(config.tokenSecret), source: "--token-secret / CORPADMIN_TOKEN_SECRET" };
   const path = join(config.dataDir, "secret.key");
-  return { key: new TextEncoder().encode(ensureKeyFile(path, () => randomBytes(48).toString("base64url"))), source: path };
+  return { key: new TextEncoder().encode(ensureKeyFile(path, () => randomBytes(48).toString("base64url"), narrow)), source: path };
 }
 
 /** HMAC-SHA256 of a fixed label under the key, hex: equal keys give equal fingerprints, and it reveals nothing of the key. */

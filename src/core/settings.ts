@@ -2,7 +2,8 @@
 // kernel so that any module can keep one without a table of its own (each module names its keys
 // with its own prefix). The metric collector and the webhook dispatcher keep their indexes of
 // corporations there (`CorpIndex` below; modules/metric/service.ts, modules/webhook/service.ts),
-// the realtime socket its tickets (modules/socket/hub.ts).
+// the realtime socket its tickets (modules/socket/hub.ts), the jobs registry each job's last pass
+// (`job:<name>`, core/jobs.ts).
 import type { PlatformDb } from "../db/sqlite";
 import { nowIso } from "../lib/time";
 import type { PlatformDoor } from "./store";

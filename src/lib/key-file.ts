@@ -3,7 +3,7 @@
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 
 /** The file's text, trimmed; when missing, `generate()` is written to it first (mode 0600). */
-export function ensureKeyFile(path: string, generate: () => string): string {
+export function ensureKeyFile(path: string, generate: () => string, narrow = true): string {
   if (!existsSync(path)) {
     try {
       writeFileSync(path, generate() + "\n", { mode: 0o600, flag: "wx" });
@@ -13,6 +13,7 @@ export function ensureKeyFile(path: string, generate: () => string): string {
     }
   }
   // A key file left readable by others (copied in by hand) is narrowed again.
-  chmodSync(path, 0o600);
+  // (`narrow` false: corpadmin doctor, which reports the mode and changes it only with --fix.)
+  if (narrow) chmodSync(path, 0o600);
   return readFileSync(path, "utf8").trim();
 }

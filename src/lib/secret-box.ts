@@ -15,10 +15,10 @@ const VERSION = "v1";
  * The data key and where it came from (named in errors, never the key). A configured file must
  * exist: generating one there would hide a mistyped path behind a key no other node has.
  */
-export function readDataKey(dataDir: string, keyFile: string | null): { key: Buffer; source: string } {
+export function readDataKey(dataDir: string, keyFile: string | null, narrow = true): { key: Buffer; source: string } {
   const path = keyFile ?? join(dataDir, "data.key");
   if (keyFile && !existsSync(path)) throw new ConfigError(`--data-key-file ${path} does not exist (a 32-byte key in base64: openssl rand -base64 32)`);
-  const text = keyFile ? readFileSync(path, "utf8").trim() : ensureKeyFile(path, () => randomBytes(32).toString("base64"));
+  const text = keyFile ? readFileSync(path, "utf8").trim() : ensureKeyFile(path, () => randomBytes(32).toString("base64"), narrow);
   const key = Buffer.from(text, "base64");
   if (key.length !== 32) throw new ConfigError(`${path} does not hold a 32-byte base64 key`);
   return { key, source: keyFile ? `--data-key-file / CORPADMIN_DATA_KEY_FILE (${path})` : path };
@@ -28,8 +28,8 @@ export class SecretBox {
   private constructor(private key: Buffer) {}
 
   /** The box of the data key: `keyFile` when configured, else DATA_DIR/data.key (created on first use). */
-  static load(dataDir: string, keyFile: string | null = null): SecretBox {
-    return new SecretBox(readDataKey(dataDir, keyFile).key);
+  static load(dataDir: string, keyFile: string | null = null, narrow = true): SecretBox {
+    return new SecretBox(readDataKey(dataDir, keyFile, narrow).key);
   }
 
   /** `v1:<base64 iv ‖ tag ‖ ciphertext>`; `context` (e.g. the row's purpose) must match when opening. */

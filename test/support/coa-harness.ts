@@ -1,7 +1,7 @@
 // FreeRADIUS 3.2 as an RFC 5176 listener (what a NAS is to corpadmin): it checks the Request
 // Authenticator and Message-Authenticator of every Disconnect-Request and CoA-Request with its
 // client secret, logs the attributes it understood, and answers ACK, or NAK with Error-Cause
-// Session-Context-Not-Found for User-Name "nak-me". Also a local UDP responder built on
+// Session-Context-Not-Found for User-Name "nak-me" and for the made-up session of a NAS test. Also a local UDP responder built on
 // corpadmin's own codec, for the outcomes FreeRADIUS cannot be made to give (silence).
 import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -85,7 +85,8 @@ server coa {
 	}
 	recv-coa {
 		coa_log
-		if (&User-Name == "nak-me") {
+		# "nak-me", and the session POST /api/isp/nas/{id}/test asks for: one this NAS does not have.
+		if (&User-Name == "nak-me" || &Acct-Session-Id =~ /^corpadmin-test-/) {
 			update reply {
 				&Error-Cause := Session-Context-Not-Found
 			}

@@ -118,10 +118,11 @@ export class Leases {
   }
 
   /** A job for ctx.jobs that runs `job` only on the node holding the lease named after it; its start() is handed the lease (for fence). */
-  job(job: Job): Job {
+  job(job: Omit<Job, "runOnce"> & Partial<Pick<Job, "runOnce">>): Job {
     let handle: LeaseHandle | null = null;
     return {
       name: job.name,
+      runOnce: () => job.runOnce?.() ?? Promise.resolve(),
       start: () => {
         handle ??= this.run(job.name, job);
       },

@@ -53,6 +53,7 @@ CREATE TABLE "corporations" (
   "trade_name" text,
   "doc_identity" text,
   "email" text,
+  "noc_email" text,
   "phone" text,
   "timezone" text DEFAULT 'UTC' NOT NULL,
   "server_id" text NOT NULL,

@@ -84,6 +84,7 @@ export const corporations = pgTable(
     trade_name: text("trade_name"),
     doc_identity: text("doc_identity"),
     email: text("email"),
+    noc_email: text("noc_email"),
     phone: text("phone"),
     timezone: text("timezone").default("UTC").notNull(),
     server_id: text("server_id").notNull(),

@@ -19,6 +19,8 @@ export const corporations = sqliteTable("corporations", {
   trade_name: text("trade_name"),
   doc_identity: text("doc_identity"),
   email: text("email"),
+  /** Where the network operations centre is told of trouble (a NAS turning quiet); null: nobody. */
+  noc_email: text("noc_email"),
   phone: text("phone"),
   timezone: text("timezone").notNull().default("UTC"),
   server_id: text("server_id").notNull().references(() => servers.id),

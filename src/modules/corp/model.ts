@@ -12,6 +12,8 @@ export const Corporation = t.Object({
   trade_name: t.Union([t.String(), t.Null()]),
   doc_identity: t.Union([t.String(), t.Null()]),
   email: t.Union([t.String(), t.Null()]),
+  /** The NOC's address: e-mailed when a NAS of the corporation turns quiet. */
+  noc_email: t.Union([t.String(), t.Null()]),
   phone: t.Union([t.String(), t.Null()]),
   timezone: t.String(),
   server_id: Uuid,
@@ -27,6 +29,7 @@ export const CorporationInput = t.Object({
   trade_name: Opt(t.String({ maxLength: 200 })),
   doc_identity: Opt(t.String({ maxLength: 64 })),
   email: Opt(t.String({ format: "email", maxLength: 254 })),
+  noc_email: Opt(t.String({ format: "email", maxLength: 254 })),
   phone: Opt(t.String({ maxLength: 40 })),
   timezone: Opt(t.String({ minLength: 1, maxLength: 64 })),
   server_id: Opt(Uuid),

@@ -128,6 +128,7 @@ function corpColumns(input: CorporationInput, timezone: string) {
     trade_name: input.trade_name ?? null,
     doc_identity: input.doc_identity ?? null,
     email: input.email ?? null,
+    noc_email: input.noc_email ?? null,
     phone: input.phone ?? null,
     timezone,
   };

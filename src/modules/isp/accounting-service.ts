@@ -1,23 +1,91 @@
 // RADIUS accounting records (isp_radius_accounting) and the sessions they make up
 // (isp_radius_sessions): each record stored in a grouped write (radius-service.ts account) under
 // the session it belongs to (radius_session_id), that session updated in the same transaction.
-import type { TenantDoor } from "../../core/store";
+import { eq } from "drizzle-orm";
+import type { TenantDoor, TenantWriteScope } from "../../core/store";
 import type { TenantDb } from "../../db/sqlite";
-import { ispRadiusAccounting, type ispRadiusSessions } from "../../db/tenant/schema";
+import { ispNas, ispRadiusAccounting, type ispRadiusSessions } from "../../db/tenant/schema";
 import { newId } from "../../lib/ids";
 import { nowIso, toIso } from "../../lib/time";
 import type { AccountingRow } from "./accounting-parse";
+import { nasView } from "./nas-service";
 
 /** Accounting-On/Off: the NAS restarted, so every session still open on it has ended. */
-export function closeNasSessions(tenant: TenantDoor, nasId: string, restart: { at: string; cause: string }): Promise<number> {
-  return tenant.write(
-    async (tx) =>
-      (
-        await tx.$client
-          .query("UPDATE isp_radius_sessions SET open = 0, stopped_at = ?2, updated_at = ?2, terminate_cause = coalesce(terminate_cause, ?3), received_at = ?4 WHERE open = 1 AND nas_id = ?1")
-          .run(nasId, restart.at, restart.cause, nowIso())
-      ).changes,
-  );
+export function closeNasSessions(tenant: TenantDoor, nasId: string, restart: { at: string; cause: string }, interimInterval: number | null): Promise<number> {
+  return tenant.write(async (tx, scope) => {
+    const receivedAt = nowIso();
+    const closed = (
+      await tx.$client
+        .query("UPDATE isp_radius_sessions SET open = 0, stopped_at = ?2, updated_at = ?2, terminate_cause = coalesce(terminate_cause, ?3), received_at = ?4 WHERE open = 1 AND nas_id = ?1")
+        .run(nasId, restart.at, restart.cause, receivedAt)
+    ).changes;
+    // The NAS spoke, and has no open session left.
+    await noteNasRecord(tx, scope, nasId, receivedAt, interimInterval, { reset: true });
+    return closed;
+  });
+}
+
+/**
+ * While its NAS is quiet, a session's stale_at holds this instant instead (the health job sets it
+ * when it announces the NAS quiet): no customer is shown as dropped because the NAS, not the
+ * customer, went silent. The NAS's next record gives them a stale window again.
+ */
+export const HELD_STALE_AT = "9999-12-31T23:59:59.999+00:00";
+
+/** Without Acct-Interim-Interval a NAS with open sessions is quiet after 30 minutes without a record. */
+export const DEFAULT_QUIET_MS = 30 * 60_000;
+/** With one, after two intervals without a record. */
+export const QUIET_INTERVALS = 2;
+
+function nasStatements(tx: TenantDb) {
+  const sqlite = tx.$client;
+  return {
+    quietSince: sqlite.query<{ quiet_since: string | null }, [string]>("SELECT quiet_since FROM isp_nas WHERE id = ?1"),
+    heard: sqlite.query<unknown, [string, string, string, number]>(
+      "UPDATE isp_nas SET last_accounting_at = ?2, quiet_after = ?3, open_sessions = CASE WHEN open_sessions + ?4 < 0 THEN 0 ELSE open_sessions + ?4 END, quiet_since = NULL WHERE id = ?1",
+    ),
+    reset: sqlite.query<unknown, [string, string, string]>("UPDATE isp_nas SET last_accounting_at = ?2, quiet_after = ?3, open_sessions = 0, quiet_since = NULL WHERE id = ?1"),
+    release: sqlite.query<unknown, [string, string, string]>("UPDATE isp_radius_sessions SET stale_at = ?2 WHERE nas_id = ?1 AND open = 1 AND stale_at = ?3"),
+  };
+}
+
+/**
+ * Inside the record's write: the NAS's health columns (nas-service.ts nasHealth) follow the record,
+ * so a list of NAS never reads sessions. A NAS the health job had announced quiet is back: its held
+ * sessions get a stale window from now, and ISP_AFTER_NAS_BACK is written with the record.
+ */
+async function noteNasRecord(
+  tx: TenantDb,
+  scope: TenantWriteScope | null,
+  nasId: string,
+  receivedAt: string,
+  interimInterval: number | null,
+  change: { delta: number } | { reset: true },
+): Promise<void> {
+  const s = nasStatements(tx);
+  const wasQuiet = (await s.quietSince.get(nasId))?.quiet_since ?? null;
+  const quietAfter = toIso(Date.parse(receivedAt) + (interimInterval ? QUIET_INTERVALS * interimInterval * 1000 : DEFAULT_QUIET_MS));
+  if ("reset" in change) await s.reset.run(nasId, receivedAt, quietAfter);
+  else await s.heard.run(nasId, receivedAt, quietAfter, change.delta);
+  if (wasQuiet === null) return;
+  const staleMs = interimInterval ? STALE_INTERVALS * interimInterval * 1000 : DEFAULT_STALE_MS;
+  await s.release.run(nasId, toIso(Date.parse(receivedAt) + staleMs), HELD_STALE_AT);
+  const row = await tx.select().from(ispNas).where(eq(ispNas.id, nasId)).get();
+  if (row && scope) scope.emit("ISP_AFTER_NAS_BACK", nasId, nasView(row, receivedAt));
+}
+
+/**
+ * The open sessions per NAS counted again (the health job's start: a database from before the
+ * counter, or sessions pruned while open). Run inside a write.
+ */
+export async function recountNasSessions(tx: TenantDb): Promise<void> {
+  const counts = await tx.$client.query<{ nas_id: string; n: number }, []>("SELECT nas_id, count(*) AS n FROM isp_radius_sessions WHERE open = 1 GROUP BY nas_id").all();
+  const byNas = new Map(counts.map((c) => [c.nas_id, Number(c.n)]));
+  const nas = await tx.$client.query<{ id: string; open_sessions: number }, []>("SELECT id, open_sessions FROM isp_nas").all();
+  for (const n of nas) {
+    const actual = byNas.get(n.id) ?? 0;
+    if (Number(n.open_sessions) !== actual) await tx.$client.query("UPDATE isp_nas SET open_sessions = ?2 WHERE id = ?1").run(n.id, actual);
+  }
 }
 
 /** Without Acct-Interim-Interval a session is stale after 15 minutes without a record. */
@@ -92,7 +160,13 @@ function sessionOf(sessions: KeyedSession[], recordStart: string): KeyedSession 
  * first arrived. A record older than what the session holds (a late one) is stored and changes
  * nothing; so does any record of a closed session.
  */
-export async function storeAccounting(tx: TenantDb, row: AccountingRow, interimInterval: number | null): Promise<void> {
+export async function storeAccounting(tx: TenantDb, row: AccountingRow, interimInterval: number | null, scope: TenantWriteScope | null = null): Promise<void> {
+  const delta = await foldRecord(tx, row, interimInterval);
+  await noteNasRecord(tx, scope, row.nas_id, row.received_at, interimInterval, { delta });
+}
+
+/** Stores the record and folds it into its session; returns the change in the NAS's open sessions. */
+async function foldRecord(tx: TenantDb, row: AccountingRow, interimInterval: number | null): Promise<number> {
   const s = sessionStatements(tx);
   const stop = row.status_type === "Stop";
   const sessionTime = row.session_time ?? 0;
@@ -118,11 +192,11 @@ export async function storeAccounting(tx: TenantDb, row: AccountingRow, interimI
   if (session) {
     // A retransmission inserts nothing (the run's own count: SQLite's changes() has no PostgreSQL twin).
     const stored = (await tx.insert(ispRadiusAccounting).values({ ...row, radius_session_id: session.id }).onConflictDoNothing().run()) as unknown as { changes: number };
-    if (!stored.changes) return;
-    if (session.open !== 1) return;
-    if (!stop && sessionTime < session.session_time) return;
+    if (!stored.changes) return 0;
+    if (session.open !== 1) return 0;
+    if (!stop && sessionTime < session.session_time) return 0;
     await s.update.run({ ...values, $id: session.id, $session_time: Math.max(sessionTime, session.session_time) });
-    return;
+    return stop ? -1 : 0;
   }
   const id = newId();
   await s.insert.run({
@@ -138,6 +212,7 @@ export async function storeAccounting(tx: TenantDb, row: AccountingRow, interimI
     $output_packets: values.$output_packets ?? 0,
   });
   await tx.insert(ispRadiusAccounting).values({ ...row, radius_session_id: id }).run();
+  return stop ? 0 : 1;
 }
 
 /**
@@ -159,8 +234,16 @@ export async function pruneIspRadiusAccounting(tx: TenantDb, cutoff: string, lim
  * three interim intervals (through the (open, stale_at) index). Run inside a write.
  */
 export async function pruneIspRadiusSessions(tx: TenantDb, cutoff: string, limit: number): Promise<number> {
+  // Open ones that go leave their NAS's count (a Stop never came; the batch is the same rows in
+  // both statements: one transaction).
+  const open = await tx.$client
+    .query<{ nas_id: string; n: number }, [string, number]>(
+      "SELECT nas_id, count(*) AS n FROM isp_radius_sessions WHERE rowid IN (SELECT rowid FROM isp_radius_sessions WHERE open IN (0, 1) AND stale_at < ?1 LIMIT ?2) AND open = 1 GROUP BY nas_id",
+    )
+    .all(cutoff, limit);
   const deleted = await tx.$client
     .query("DELETE FROM isp_radius_sessions WHERE rowid IN (SELECT rowid FROM isp_radius_sessions WHERE open IN (0, 1) AND stale_at < ?1 LIMIT ?2)")
     .run(cutoff, limit);
+  for (const o of open) await tx.$client.query("UPDATE isp_nas SET open_sessions = CASE WHEN open_sessions < ?2 THEN 0 ELSE open_sessions - ?2 END WHERE id = ?1").run(o.nas_id, Number(o.n));
   return deleted.changes;
 }

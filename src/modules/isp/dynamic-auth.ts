@@ -4,6 +4,7 @@
 // renders for it (speeds, pools, addresses; not the password) sends the re-rendered attributes in
 // a CoA-Request. What to send is read in one read of the corporation's database; the requests go
 // out after it, each waiting up to 6 s for its NAS.
+import { randomBytes } from "node:crypto";
 import type { AppContext, ContractChange } from "../../core/context";
 import type { TenantDoor } from "../../core/store";
 import type { TenantDb } from "../../db/sqlite";
@@ -190,4 +191,44 @@ export async function reconcileContract(ctx: AppContext, change: ContractChange)
     }
   }
   await Promise.allSettled(jobs);
+}
+
+/**
+ * POST /api/isp/nas/{id}/test: a Disconnect-Request for a session no NAS has (a random
+ * Acct-Session-Id). Only a NAS holding the secret can sign an answer the client accepts, so any
+ * answer proves address, port and secret; the expected one is a NAK with Error-Cause 503
+ * (Session-Context-Not-Found). Silence usually means a wrong secret or address (a NAS drops what
+ * it cannot authenticate). Audited as isp.nas_test.
+ */
+export async function testNas(ctx: AppContext, tenant: TenantDoor, nasId: string, actor: Actor) {
+  const nas = await tenant.read(async (db) => {
+    const row = await nasById(db, nasId);
+    if (!row) throw notFound("NAS");
+    return row;
+  });
+  const secret = nasSecret(ctx.secrets, nas);
+  if (secret === null) throw invalid("secret", `NAS ${nas.name} has no secret stored; set it again (PUT /api/isp/nas/${nas.id} with secret)`);
+  const attributes: Attribute[] = [
+    { name: nas.ip.includes(":") ? "NAS-IPv6-Address" : "NAS-IP-Address", value: nas.ip },
+    { name: "User-Name", value: "corpadmin-nas-test" },
+    { name: "Acct-Session-Id", value: `corpadmin-test-${randomBytes(8).toString("hex")}` },
+  ];
+  const began = performance.now();
+  const result = await gateOf(ctx).run(() => sendDynamicAuth("disconnect", { ip: nas.ip, port: nas.coa_port, secret }, attributes, { intervalMs: ctx.dispatchTuning.coaRetryMs, now: ctx.now }));
+  const ms = Math.round(performance.now() - began);
+  const causeName = result.error_cause === null ? null : valueName("Error-Cause", result.error_cause);
+  await ctx.audit.record({
+    action: "isp.nas_test",
+    // Any signed answer proves the secret; silence proves nothing.
+    outcome: result.outcome === "timeout" ? "failure" : "success",
+    actor_user_id: actor.userId,
+    corp_id: actor.corpId,
+    target: `nas:${nas.id}`,
+    ip: actor.ip,
+    reason:
+      result.outcome === "timeout"
+        ? `timeout after ${result.attempts} attempts`
+        : `${result.outcome}${result.error_cause === null ? "" : ` Error-Cause ${result.error_cause}${causeName ? ` (${causeName})` : ""}`} in ${ms} ms`,
+  });
+  return { outcome: result.outcome, error_cause: result.error_cause, ms };
 }

@@ -1,7 +1,7 @@
 // ISP rows of routes.md: manufacturers, POPs, RADIUS attributes, layouts, pools and NAS, plus
 // the FreeRADIUS rlm_rest endpoints, RADIUS sessions and authorize attempts. One routes file per
 // record type (`<record>.ts`), its work in `<record>-service.ts`, schemas in model.ts and the
-// background work (attempt log, contract watcher) in jobs.ts.
+// background work (attempt log, contract watcher) in jobs.ts, the NAS health job in nas-health.ts.
 import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
 import type { EdgeRoutes } from "../../lib/edge";
@@ -11,6 +11,7 @@ import { AttemptLog, watchContracts } from "./jobs";
 import { layoutRoutes } from "./layout";
 import { manufacturerRoutes } from "./manufacturer";
 import { nasRoutes } from "./nas";
+import { NasHealthJob } from "./nas-health";
 import { poolRoutes } from "./pool";
 import { popRoutes } from "./pop";
 import { radiusRoutes } from "./radius";
@@ -21,14 +22,20 @@ export function ispModule(ctx: AppContext, edge?: EdgeRoutes) {
   const guard = authGuard(ctx);
   const attempts = new AttemptLog(ctx);
   watchContracts(ctx);
+  // One node at a time in cluster mode: an announcement (event, quiet_since) is made once.
+  const health = ctx.jobs.add(new NasHealthJob(ctx), {
+    singleNode: true,
+    schedule: `every ${ctx.dispatchTuning.nasHealthMs / 1000} s`,
+    everyMs: ctx.dispatchTuning.nasHealthMs,
+  });
   return new Elysia({ name: "isp" })
     .use(manufacturerRoutes(ctx, guard))
     .use(popRoutes(ctx, guard))
     .use(radiusAttributeRoutes(ctx, guard))
     .use(layoutRoutes(ctx, guard))
     .use(poolRoutes(ctx, guard))
-    .use(nasRoutes(ctx, guard))
-    .use(radiusRoutes(ctx, attempts, edge))
+    .use(nasRoutes(ctx, guard, health))
+    .use(radiusRoutes(ctx, attempts, health, edge))
     .use(attemptRoutes(attempts, guard))
     .use(sessionRoutes(ctx, guard));
 }

@@ -128,7 +128,19 @@ export const Nas = t.Object({
   layout_id: Nullable(Uuid),
   coa_port: Int(),
   status: t.Boolean(),
+  /** When corpadmin last received an accounting record from it; null: never. */
+  last_accounting_at: Nullable(t.String()),
+  /** Its online sessions. */
+  online: Int(),
+  health: Enum(["ok", "quiet", "unknown"]),
   ...Stamps,
+});
+
+/** POST /api/isp/nas/{id}/test: the NAS's answer to a Disconnect-Request for no session. */
+export const NasTestResult = t.Object({
+  outcome: Enum(["ack", "nak", "timeout"]),
+  error_cause: Nullable(t.Integer()),
+  ms: Int(),
 });
 
 // ---- FreeRADIUS rlm_rest ----

@@ -2,7 +2,7 @@
 // the HTTP Basic credential FreeRADIUS presents on the RADIUS rows, and a copy sealed with the data
 // key (lib/secret-box.ts) signs the RFC 5176 requests corpadmin sends to the NAS.
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import { and, eq, ne } from "drizzle-orm";
+import { and, eq, ne, sql } from "drizzle-orm";
 import type { TenantDoor } from "../../core/store";
 import type { TenantDb } from "../../db/sqlite";
 import { ispLayouts, ispManufacturers, ispNas, ispPools, ispPops } from "../../db/tenant/schema";
@@ -10,7 +10,7 @@ import { listRows, type ListParams } from "../../lib/list";
 import { conflict, invalid } from "../../lib/problem";
 import { newId } from "../../lib/ids";
 import type { SecretBox } from "../../lib/secret-box";
-import { nowIso } from "../../lib/time";
+import { nowIso, toIso } from "../../lib/time";
 import { canonicalIp, notASourceAddress } from "./ip";
 import type { NasCreateInput, NasUpdateInput } from "./model";
 import { checkRef, checkUniqueName, isUsed, requireRow, setStatus, type Q } from "./record-service";
@@ -66,10 +66,30 @@ export function secretMatches(row: { secret_hash: string; secret_salt: string },
   return expected.length === actual.length && timingSafeEqual(expected, actual);
 }
 
-function nasView(row: NasRow) {
-  const { secret_hash: _h, secret_salt: _s, secret_enc: _e, ...rest } = row;
-  return rest;
+export type NasHealth = "ok" | "quiet" | "unknown";
+
+/**
+ * routes.md Nas.health, from what the accounting writer keeps on the row: unknown until a first
+ * record; quiet while it has open sessions and its last record is older than quiet_after allows
+ * (or the health job announced it quiet and no record came since); ok otherwise.
+ */
+export function nasHealth(row: Pick<NasRow, "last_accounting_at" | "open_sessions" | "quiet_after" | "quiet_since">, now: string): NasHealth {
+  if (row.last_accounting_at === null) return "unknown";
+  if (row.quiet_since !== null || (row.open_sessions > 0 && row.quiet_after !== null && row.quiet_after < now)) return "quiet";
+  return "ok";
 }
+
+/** The same rule in SQL, for the list's ?health filter and sort. */
+const healthExpr = (now: string) =>
+  sql<string>`CASE WHEN ${ispNas.last_accounting_at} IS NULL THEN 'unknown' WHEN ${ispNas.quiet_since} IS NOT NULL OR (${ispNas.open_sessions} > 0 AND ${ispNas.quiet_after} < ${now}) THEN 'quiet' ELSE 'ok' END`;
+
+/** A NAS as its GET returns it (also the data of ISP_AFTER_NAS_QUIET and ISP_AFTER_NAS_BACK). */
+export function nasView(row: NasRow, now: string = nowIso()) {
+  const { secret_hash: _h, secret_salt: _s, secret_enc: _e, open_sessions, quiet_after: _q, quiet_since: _qs, ...rest } = row;
+  return { ...rest, online: open_sessions, health: nasHealth(row, now) };
+}
+
+const HIDDEN = ["secret_hash", "secret_salt", "secret_enc", "open_sessions", "quiet_after", "quiet_since"];
 
 /** The sealed secret is bound to its NAS: a copy pasted into another row does not open. */
 const sealContext = (nasId: string) => `isp_nas.secret:${nasId}`;
@@ -103,12 +123,18 @@ function secretColumns(secrets: SecretBox, nasId: string, secret: string) {
   return { secret_salt: salt, secret_hash: hashSecret(secret, salt), secret_enc: secrets.seal(secret, sealContext(nasId)) };
 }
 
-export function listNas(tenant: TenantDoor, query: ListParams) {
-  return tenant.read((db) => listRows(db, ispNas, { q: [ispNas.name, ispNas.ip], hidden: ["secret_hash", "secret_salt", "secret_enc"] }, query, nasView));
+export function listNas(tenant: TenantDoor, query: ListParams, at: number) {
+  const now = toIso(at);
+  const spec = {
+    q: [ispNas.name, ispNas.ip],
+    hidden: HIDDEN,
+    computed: { online: { expr: ispNas.open_sessions, dataType: "number" as const }, health: { expr: healthExpr(now), dataType: "string" as const } },
+  };
+  return tenant.read((db) => listRows(db, ispNas, spec, query, (row: NasRow) => nasView(row, now)));
 }
 
-export function getNas(tenant: TenantDoor, id: string) {
-  return tenant.read(async (db) => nasView(await requireRow<NasRow>(db, ispNas, id, "NAS")));
+export function getNas(tenant: TenantDoor, id: string, at: number) {
+  return tenant.read(async (db) => nasView(await requireRow<NasRow>(db, ispNas, id, "NAS"), toIso(at)));
 }
 
 export function createNas(tenant: TenantDoor, secrets: SecretBox, input: typeof NasCreateInput.static) {

@@ -94,8 +94,12 @@ export async function account(caller: RadiusCaller, body: AccountingBody): Promi
     // On/Off close the NAS's open sessions (it restarted: none of them survived).
     const nasIp = record.nasIp;
     if (nasIp) {
-      const nas = await caller.tenant.read((db) => radiusNas(caller, db, radiusSnapshot(db), nasIp));
-      if (record.nasRestart) await closeNasSessions(caller.tenant, nas.id, record.nasRestart);
+      const { nas, interim } = await caller.tenant.read(async (db) => {
+        const snap = radiusSnapshot(db);
+        const nas = await radiusNas(caller, db, snap, nasIp);
+        return { nas, interim: await layoutInterimInterval(snap, db, nas.layout_id) };
+      });
+      if (record.nasRestart) await closeNasSessions(caller.tenant, nas.id, record.nasRestart, interim);
     }
     return;
   }
@@ -107,5 +111,5 @@ export async function account(caller: RadiusCaller, body: AccountingBody): Promi
       interim: record.interimInterval ?? (await layoutInterimInterval(snap, db, nas.layout_id)),
     };
   });
-  await caller.tenant.writeGrouped((tx) => storeAccounting(tx, row, interim));
+  await caller.tenant.writeGrouped((tx, scope) => storeAccounting(tx, row, interim, scope));
 }

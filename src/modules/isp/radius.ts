@@ -5,6 +5,7 @@ import { Elysia } from "elysia";
 import type { Static } from "elysia";
 import type { AppContext } from "../../core/context";
 import type { EdgeRoutes } from "../../lib/edge";
+import type { NasHealthJob } from "./nas-health";
 import type { AttemptLog } from "./jobs";
 import { AccountingBodySchema, AuthorizeQuery, AuthorizeReply } from "./model";
 import { radiusCaller, type RadiusCaller } from "./radius-auth";
@@ -43,7 +44,7 @@ export function plainAuthorizeQuery(url: string): Static<typeof AuthorizeQuery> 
   return out as Static<typeof AuthorizeQuery>;
 }
 
-export function radiusRoutes(ctx: AppContext, attempts: AttemptLog, edge?: EdgeRoutes) {
+export function radiusRoutes(ctx: AppContext, attempts: AttemptLog, health: NasHealthJob, edge?: EdgeRoutes) {
   const callers = new WeakMap<Request, RadiusCaller>();
   // Authentication runs in transform, before validation: without a credential it is 401 whatever
   // the request holds.
@@ -75,7 +76,9 @@ export function radiusRoutes(ctx: AppContext, attempts: AttemptLog, edge?: EdgeR
     .post(
       "/accounting",
       async ({ request, body, set }) => {
-        await account(callers.get(request)!, body);
+        const caller = callers.get(request)!;
+        await account(caller, body);
+        health.watch(caller.corp.id);
         set.status = 204;
       },
       {

@@ -53,8 +53,16 @@ export function listSessions(tenant: TenantDoor, query: ListParams, at: number) 
   return tenant.read((db) => sessionPage(db, query, toIso(at)));
 }
 
-async function sessionPage(db: TenantDb, query: ListParams, now: string) {
-  const where: (SQL | undefined)[] = [];
+/** GET /api/isp/nas/{id}/sessions: the NAS's online sessions (404 for an unknown NAS). */
+export function listNasSessions(tenant: TenantDoor, nasId: string, query: ListParams, at: number) {
+  return tenant.read(async (db) => {
+    if (!(await db.$client.query("SELECT 1 FROM isp_nas WHERE id = ?1").get(nasId))) throw notFound("NAS");
+    return sessionPage(db, { ...query, state: "online" }, toIso(at), [eq(ispRadiusSessions.nas_id, nasId)]);
+  });
+}
+
+async function sessionPage(db: TenantDb, query: ListParams, now: string, scope: SQL[] = []) {
+  const where: (SQL | undefined)[] = [...scope];
   if (query.state !== undefined) where.push(stateCondition(query.state as State, now));
   // A session overlapping [from, to]: "who had this address at that time".
   const from = instantParam(query, "from");

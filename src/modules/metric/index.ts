@@ -17,7 +17,14 @@ const errors = { 400: ProblemSchema, 401: ProblemSchema, 403: ProblemSchema, 404
 export function metricModule(ctx: AppContext) {
   // Started with the app's jobs (ctx.jobs.startAll), stopped before the databases close; in
   // cluster mode on one node at a time (a value collected once per tick, not once per node).
-  const scheduler = ctx.jobs.add(new MetricScheduler(ctx), { singleNode: true });
+  const scheduler = ctx.jobs.add(new MetricScheduler(ctx), {
+    singleNode: true,
+    schedule:
+      ctx.tenants.engine === "postgres"
+        ? `one timer per metric with an endpoint, at its periodicity; every ${ctx.dispatchTuning.metricResyncMs / 1000} s the stored metrics read again`
+        : "one timer per metric with an endpoint, at its periodicity; run now: the stored metrics read again",
+    everyMs: ctx.tenants.engine === "postgres" ? ctx.dispatchTuning.metricResyncMs : undefined,
+  });
   // After the COMMIT of a change: the metric's job is rebuilt (or removed).
   const changed = scheduler.sync.bind(scheduler);
   // In the change's transaction: the node running the scheduler (maybe another) hears of it.

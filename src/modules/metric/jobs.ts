@@ -91,7 +91,7 @@ export class MetricScheduler implements BackgroundJob {
     // Cluster mode: metrics changed through other nodes are not synced here after their commit
     // (this node does not hear it): the stored metrics are read again every metricResyncMs.
     if (this.ctx.tenants.engine === "postgres" && !this.resyncTimer) {
-      this.resyncTimer = setInterval(() => void this.resync(), this.ctx.dispatchTuning.metricResyncMs);
+      this.resyncTimer = setInterval(() => void this.ctx.jobs.track(this.name, () => this.resync()).catch(() => {}), this.ctx.dispatchTuning.metricResyncMs);
       this.resyncTimer.unref?.();
     }
     let corps: string[];
@@ -135,6 +135,11 @@ export class MetricScheduler implements BackgroundJob {
    * timers. A metric synced here while its corporation was being read keeps what sync() gave it.
    * One pass at a time; what cannot be read keeps its jobs.
    */
+  /** POST /api/system/jobs/metric-scheduler/run: a resync (the stored metrics read again). */
+  runOnce(): Promise<void> {
+    return this.resync();
+  }
+
   resync(): Promise<void> {
     this.resyncing ??= this.resyncPass().finally(() => (this.resyncing = null));
     return this.resyncing;

@@ -205,14 +205,14 @@ export class Housekeeping {
    * Starts the schedule (ctx.jobs calls it once the app is up): a pass on the next turn of the
    * event loop (never inside the caller's turn), then whenever one is due. Returns the stop function.
    */
-  start(): () => Promise<void> {
+  start(pass: () => Promise<unknown> = () => this.runOnce()): () => Promise<void> {
     // Started again after a stop in cluster mode (its lease lost, then taken again).
     this.stopped = false;
     const tick = () => {
       if (this.stopped || this.running) return;
       const now = this.now();
       // A clock set back (or forward) makes a pass due at once rather than never.
-      if (this.lastRunAt === null || now >= this.lastRunAt + this.intervalMs || now < this.lastRunAt) void this.runOnce();
+      if (this.lastRunAt === null || now >= this.lastRunAt + this.intervalMs || now < this.lastRunAt) void pass().catch(() => {});
     };
     const first = setTimeout(tick, 0);
     const timer = setInterval(tick, this.tickMs);

@@ -12,7 +12,10 @@ import { SocketQuery, SocketTicket, UpgradeRequired } from "./model";
 export function socketModule(ctx: AppContext) {
   const hub = new SocketHub(ctx);
   // Its wake-ups and periodic check run as a job of the app (started after mounting, stopped on close).
-  ctx.jobs.add({ name: "socket-hub", start: () => hub.start(), stop: () => hub.stop() });
+  ctx.jobs.add(
+    { name: "socket-hub", start: () => hub.start(), stop: () => hub.stop(), runOnce: () => hub.check() },
+    { schedule: `on every commit with events; open sockets' sessions checked every ${ctx.dispatchTuning.socketCheckMs / 1000} s`, everyMs: ctx.dispatchTuning.socketCheckMs },
+  );
   const clients = new WeakMap<object, Omit<SocketClient, "raw">>();
 
   return new Elysia({ name: "socket", prefix: "/api", tags: ["User"] })

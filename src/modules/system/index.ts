@@ -14,6 +14,8 @@ import { VERSION } from "../../version";
 import { health } from "./service";
 import { Health } from "./model";
 
+export { operationsRoutes } from "./operations";
+
 const SCALAR_PATH = "/api/docs/scalar.js";
 
 // After the openapi plugin's import has replaced them (see lib/formats.ts).

@@ -12,7 +12,11 @@ import * as service from "./service";
 
 export function webhookModule(ctx: AppContext) {
   // Started with the app's jobs (ctx.jobs.startAll), stopped before the databases close.
-  const dispatcher = ctx.jobs.add(new WebhookDispatcher(ctx));
+  const { sweepMs, fullSweepMs } = ctx.dispatchTuning;
+  const dispatcher = ctx.jobs.add(new WebhookDispatcher(ctx), {
+    schedule: `on every commit with events; a sweep every ${sweepMs / 1000} s (every corporation with webhooks every ${fullSweepMs / 60_000} min); run now: a full sweep`,
+    everyMs: sweepMs,
+  });
 
   return new Elysia({ name: "webhook", prefix: "/api", tags: ["Webhook"] })
     .use(authGuard(ctx))

@@ -182,20 +182,30 @@ export class WebhookDispatcher implements Job {
    */
   async sweep(all = true): Promise<void> {
     if (this.closed) return;
+    try {
+      await this.ctx.jobs.track(this.name, () => this.sweepPass(all));
+    } catch (err) {
+      this.ctx.logger.error("webhook sweep failed", { error: String(err) });
+    }
+  }
+
+  /** POST /api/system/jobs/webhook-dispatcher/run: a full sweep. */
+  runOnce(): Promise<void> {
+    return this.sweepPass(true);
+  }
+
+  private async sweepPass(all: boolean): Promise<void> {
+    if (this.closed) return;
     // Cluster mode: every sweep covers the index. No database is "open" there, and the work of
     // other nodes (their events, until the change feed wakes this node; claims left by a node that
     // died mid-send) is found only by looking.
     const indexed = all || this.claims;
-    try {
-      const [corps, index] = await this.ctx.store.platform.read(async (db) => [await dispatchableCorpIds(db), indexed ? await webhookIndex.read(db) : null] as const);
-      const likely = index && !index.complete ? null : new Set([...this.ctx.tenants.openIds(), ...this.failed, ...this.nextDue.keys(), ...(index?.corps ?? [])]);
-      for (const id of corps) if (!likely || likely.has(id)) this.wake(id);
-      // A corporation deleted (or put under maintenance) is not retried for ever.
-      const known = new Set(corps);
-      for (const id of this.failed) if (!known.has(id)) this.failed.delete(id);
-    } catch (err) {
-      this.ctx.logger.error("webhook sweep failed", { error: String(err) });
-    }
+    const [corps, index] = await this.ctx.store.platform.read(async (db) => [await dispatchableCorpIds(db), indexed ? await webhookIndex.read(db) : null] as const);
+    const likely = index && !index.complete ? null : new Set([...this.ctx.tenants.openIds(), ...this.failed, ...this.nextDue.keys(), ...(index?.corps ?? [])]);
+    for (const id of corps) if (!likely || likely.has(id)) this.wake(id);
+    // A corporation deleted (or put under maintenance) is not retried for ever.
+    const known = new Set(corps);
+    for (const id of this.failed) if (!known.has(id)) this.failed.delete(id);
   }
 
   private tick(): void {

@@ -103,6 +103,15 @@ export function listWebhooks(tenant: TenantDoor, query: ListParams): Promise<Pag
 // The index's keys and its "complete" mark: `CorpIndex` (core/settings.ts).
 
 /** The corporations that may have webhooks (the dispatcher's start-up and sweeps visit only those). */
+/** The doctor's look at a corporation: webhooks turned off, and those whose deliveries are failing. */
+export async function webhookTroubles(db: TenantDb): Promise<{ inactive: string[]; failing: string[] }> {
+  const rows = await db.$client.query<{ name: string; status: number | boolean; failure_count: number }, []>("SELECT name, status, failure_count FROM webhooks WHERE status = 0 OR failure_count > 0").all();
+  return {
+    inactive: rows.filter((r) => !r.status).map((r) => r.name),
+    failing: rows.filter((r) => r.status && Number(r.failure_count) > 0).map((r) => `${r.name} (${r.failure_count} in a row)`),
+  };
+}
+
 export const webhookIndex = new CorpIndex("webhook-dispatcher");
 const ANY_WEBHOOK = "SELECT 1 FROM webhooks LIMIT 1";
 

@@ -99,7 +99,7 @@ const PUBLISHED_SCHEMAS = [
   "FlagsResponse", "ItemsBody", "ItemsResponse", "Layout", "LayoutAttributeInput", "LayoutInput", "LayoutPage",
   "LayoutVariable", "LayoutVariableList", "LoginBody", "Manufacturer", "ManufacturerInput", "ManufacturerPage",
   "Menu", "MenuInput", "MenuNode", "MenuNodeList", "Metric", "MetricInput", "MetricPage", "MetricValue",
-  "MetricValueInput", "MetricValuePage", "Nas", "NasCreateInput", "NasPage", "NasUpdateInput", "Note",
+  "MetricValueInput", "MetricValuePage", "Nas", "NasCreateInput", "NasPage", "NasTestResult", "NasUpdateInput", "Note",
   "NoteInput", "NotePage", "OidcExchangeBody", "OidcLinkBody", "Party", "PartyExternalInput", "PasswordChange",
   "Permissions", "Person", "PersonInput", "PersonPage", "PersonWithIdentity", "PersonWithIdentityPage", "Pool",
   "PoolInput", "PoolPage", "PoolUsage", "Pop", "PopInput", "PopPage", "Problem", "Product", "ProductInput",

@@ -1,0 +1,1 @@
+ALTER TABLE `corporations` ADD `noc_email` text;
