@@ -90,6 +90,7 @@ const FILE_TOOLS: Record<string, string> = {
   "modules/ops/backup.ts": "checks and restores backup copies and moves data directories (offline files, engine-specific by nature)",
   "cli/migrate.ts": "`corpadmin migrate --dry-run` reads copies of the databases before the service starts",
   "cli/sql.ts": "`corpadmin sql`: the operator's own read-only statements over the files (issue 29), not the service's reads",
+  "modules/system/doctor.ts": "`corpadmin doctor` checks the files themselves (PRAGMA quick_check, WAL sizes) and the database clock, engine-specific by nature, also while the service is stopped",
 };
 
 function walk(dir: string): string[] {
