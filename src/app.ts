@@ -4,6 +4,7 @@
 import { Elysia, ValidationError } from "elysia";
 import type { Config } from "./config";
 import { createContext, type AppContext, type ContextOptions } from "./core/context";
+import { beginRequest } from "./core/history";
 import { corpLookups } from "./modules/corp/service";
 import { userFlags } from "./modules/user/service";
 import { enabledServiceIds, loadPermissions } from "./modules/workgroup/service";
@@ -230,6 +231,8 @@ export function createApp(config: Config, options: AppOptions = {}) {
     .onRequest(function (c) {
       const { request, set } = c;
       const id = requestIdOf(request);
+      // Who the request's writes act for (core/history.ts); the auth guard names the principal.
+      beginRequest(id);
       (c as Started)[STARTED] = performance.now();
       (c as Started)[REQUEST_ID] = id;
       set.headers["x-request-id"] = id;

@@ -7,6 +7,7 @@
 // src/db/pg/lease.ts), so that it may start and stop several times while the app runs; on SQLite
 // there is no wrapper and it runs as any job.
 import type { Logger } from "../lib/log";
+import { runAs } from "./history";
 
 /**
  * Cluster mode: the lease a single-node job runs under. A write whose doubling would be wrong (a
@@ -70,7 +71,8 @@ export class Jobs {
       for (const job of this.runs.values()) {
         if (this.stopped) return;
         try {
-          const pending = job.start();
+          // What the job writes, and what its timers write, is the job's (core/history.ts).
+          const pending = runAs(`system:${job.name}`, () => job.start());
           if (pending) pending.catch((err) => this.logger.error("background job failed to start", { job: job.name, error: String(err) }));
         } catch (err) {
           this.logger.error("background job failed to start", { job: job.name, error: String(err) });

@@ -120,6 +120,21 @@ CREATE TABLE "password_reset_keys" (
   CONSTRAINT "password_reset_keys_key_hash_unique" UNIQUE ("key_hash")
 );
 
+CREATE TABLE "platform_history" (
+  "id" text NOT NULL,
+  "at" text NOT NULL,
+  "actor" text NOT NULL,
+  "actor_user_id" text,
+  "actor_app_id" text,
+  "corp_id" text,
+  "target_type" text NOT NULL,
+  "target_id" text NOT NULL,
+  "action" text NOT NULL,
+  "changes" text NOT NULL,
+  "request_id" text,
+  CONSTRAINT "platform_history_pkey" PRIMARY KEY ("id")
+);
+
 CREATE TABLE "qr_slugs" (
   "slug" text NOT NULL,
   "corp_id" text NOT NULL,
@@ -264,6 +279,12 @@ CREATE INDEX "menus_parent" ON "menus" ("parent_id");
 CREATE INDEX "menus_feature" ON "menus" ("feature_id");
 
 CREATE INDEX "password_reset_keys_user" ON "password_reset_keys" ("user_id");
+
+CREATE INDEX "platform_history_at" ON "platform_history" ("at");
+
+CREATE INDEX "platform_history_target" ON "platform_history" ("target_type", "target_id", "at");
+
+CREATE INDEX "platform_history_corp" ON "platform_history" ("corp_id", "at");
 
 CREATE INDEX "qr_slugs_corp" ON "qr_slugs" ("corp_id");
 

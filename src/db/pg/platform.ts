@@ -190,6 +190,29 @@ export const passwordResetKeys = pgTable(
   ],
 );
 
+export const platformHistory = pgTable(
+  "platform_history",
+  {
+    id: text("id").notNull().$defaultFn(newId),
+    at: text("at").notNull(),
+    actor: text("actor").notNull(),
+    actor_user_id: text("actor_user_id"),
+    actor_app_id: text("actor_app_id"),
+    corp_id: text("corp_id"),
+    target_type: text("target_type").notNull(),
+    target_id: text("target_id").notNull(),
+    action: text("action").notNull(),
+    changes: text("changes").notNull(),
+    request_id: text("request_id"),
+  },
+  (t) => [
+    primaryKey({ name: "platform_history_pkey", columns: [t.id] }),
+    index("platform_history_at").on(t.at),
+    index("platform_history_target").on(t.target_type, t.target_id, t.at),
+    index("platform_history_corp").on(t.corp_id, t.at),
+  ],
+);
+
 export const qrSlugs = pgTable(
   "qr_slugs",
   {

@@ -53,13 +53,13 @@ const apiKeyOf = (corpId: string, appId: string, secret: string) => `${corpId}.$
  */
 export async function verifyApiKey(db: TenantDb, appId: string, secret: string): Promise<ApiKeyCheck | null> {
   const row = await clientOf(db)
-    .query<{ id: string; status: number; key_hash: string }, [string]>("SELECT id, status, key_hash FROM external_apps WHERE id = ?1")
+    .query<{ id: string; name: string; status: number; key_hash: string }, [string]>("SELECT id, name, status, key_hash FROM external_apps WHERE id = ?1")
     .get(appId);
   if (!row) return null;
   const given = Buffer.from(sha256Hex(secret), "hex");
   const stored = Buffer.from(row.key_hash, "hex");
   if (given.length !== stored.length || !timingSafeEqual(given, stored)) return null;
-  return { appId: row.id, active: row.status === 1 };
+  return { appId: row.id, name: row.name, active: row.status === 1 };
 }
 
 export async function findApp(db: TenantDb, by: { id?: string; name?: string }): Promise<ExternalAppRow | undefined> {

@@ -39,7 +39,7 @@ export async function findUserByLogin(db: PlatformDb, login: string): Promise<Us
  * request: one cached statement (booleans stay 0/1, as the guard compares them).
  */
 export async function userFlags(db: PlatformDb, userId: string): Promise<UserFlags | null> {
-  return await db.$client.query<UserFlags, [string]>("SELECT status, super_admin FROM users WHERE id = ?1").get(userId);
+  return await db.$client.query<UserFlags, [string]>("SELECT status, super_admin, login FROM users WHERE id = ?1").get(userId);
 }
 
 export async function setPasswordHash(tx: PlatformDb, userId: string, passwordHash: string): Promise<void> {
