@@ -30,6 +30,7 @@ import {
   type FieldError,
 } from "./lib/problem";
 import { auditModule } from "./modules/audit";
+import { historyModule } from "./modules/history";
 import { authModule } from "./modules/auth";
 import { catalogModule } from "./modules/catalog";
 import { coreModule } from "./modules/core";
@@ -290,6 +291,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
     coreModule(ctx),
     opsModule(ctx),
     auditModule(ctx),
+    historyModule(ctx),
     externalAppModule(ctx),
     cityModule(ctx),
     personModule(ctx),

@@ -116,7 +116,7 @@ function largeChange(field: string, before: unknown, after: unknown): FieldChang
   return { field, before: digest(before), after: digest(after), keys: [...keys].sort() };
 }
 
-const isLarge = (name: string, v: unknown) => LARGE.has(name) || (typeof v === "string" && v.length > LARGE_TEXT);
+const isLarge = (name: string, v: unknown) => LARGE.has(name) || name.startsWith("json_") || (typeof v === "string" && v.length > LARGE_TEXT);
 
 /** Fields of `before` and `after` that differ, with dotted paths; secrets masked; large fields digested. */
 export function diffRecords(before: object | null, after: object | null, prefix = "", out: FieldChange[] = []): FieldChange[] {
@@ -127,7 +127,9 @@ export function diffRecords(before: object | null, after: object | null, prefix 
   for (const k in a) if (Object.hasOwn(a, k)) names.add(k);
   for (const name of names) {
     if (!prefix && IGNORED.has(name)) continue;
-    diffValue(`${prefix}${name}`, name, b[name], a[name], out);
+    // An embedded address is stored as address_* columns: named as the API nests it.
+    const field = !prefix && name.startsWith("address_") ? `address.${name.slice(8)}` : `${prefix}${name}`;
+    diffValue(field, name, b[name], a[name], out);
   }
   return out;
 }

@@ -103,6 +103,7 @@ export function createExternalApp(tenant: TenantDoor, input: ExternalAppInput): 
       .get();
     const view = externalAppView(r);
     w.emit("EXTERNALAPP_AFTER_INSERT", r.id, view);
+    w.record({ type: "externalapp", id: r.id, action: "create", before: null, after: r });
     return { ...view, api_key: apiKeyOf(w.corpId, r.id, key.secret) };
   });
 }
@@ -114,8 +115,10 @@ export function updateExternalApp(tenant: TenantDoor, id: string, input: Externa
     const columns = { name: input.name, description: input.description ?? null, status: input.status ?? true };
     if (unchanged(current, columns)) return externalAppView(current);
     await checkNameFree(tx, input.name, id);
-    const view = externalAppView(await tx.update(externalApps).set(columns).where(eq(externalApps.id, id)).returning().get());
+    const row = await tx.update(externalApps).set(columns).where(eq(externalApps.id, id)).returning().get();
+    const view = externalAppView(row);
     w.emit("EXTERNALAPP_AFTER_UPDATE", id, view);
+    w.record({ type: "externalapp", id, action: "update", before: current, after: row });
     return view;
   });
 }
@@ -123,8 +126,10 @@ export function updateExternalApp(tenant: TenantDoor, id: string, input: Externa
 /** Deletes the app; its external links go with it (ON DELETE CASCADE). */
 export function deleteExternalApp(tenant: TenantDoor, id: string): Promise<void> {
   return tenant.write(async (tx, w) => {
-    const before = externalAppView(await getExternalApp(tx, id));
+    const row = await getExternalApp(tx, id);
+    const before = externalAppView(row);
     await tx.delete(externalApps).where(eq(externalApps.id, id)).run();
+    w.record({ type: "externalapp", id, action: "delete", before: row, after: null });
     w.emit("EXTERNALAPP_AFTER_DELETE", id, before);
   });
 }
@@ -133,8 +138,11 @@ export function deleteExternalApp(tenant: TenantDoor, id: string): Promise<void>
 export function rotateApiKey(tenant: TenantDoor, id: string): Promise<ExternalAppWithKey> {
   const key = newSecret();
   return tenant.write(async (tx, w) => {
-    await getExternalApp(tx, id);
-    const view = externalAppView(await tx.update(externalApps).set({ key_prefix: key.key_prefix, key_hash: key.key_hash }).where(eq(externalApps.id, id)).returning().get());
+    const current = await getExternalApp(tx, id);
+    const row = await tx.update(externalApps).set({ key_prefix: key.key_prefix, key_hash: key.key_hash }).where(eq(externalApps.id, id)).returning().get();
+    const view = externalAppView(row);
+    // The key as ******** (key_hash; the prefix is shown in the app's view, and is no secret).
+    w.record({ type: "externalapp", id, action: "key", before: current, after: row });
     w.emit("EXTERNALAPP_AFTER_UPDATE", id, view);
     return { ...view, api_key: apiKeyOf(w.corpId, id, key.secret) };
   });

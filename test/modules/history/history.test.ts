@@ -1,0 +1,105 @@
+// The history of records (routes.md, Network operations additions: Change, GET /api/history):
+// one Change per record per write, by whoever made it (a user, an external app's key, a job),
+// written in the write's transaction; nothing for a write that changed nothing or was refused.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { addUser, makeApp, startAndLogin, type TestApp } from "../../support/helpers";
+import { contractBody } from "../../support/contract-body";
+
+let t: TestApp;
+let admin: Awaited<ReturnType<typeof startAndLogin>>;
+let app: { id: string; api_key: string };
+
+beforeAll(async () => {
+  t = await makeApp();
+  admin = await startAndLogin(t);
+  app = (await t.req("POST", "/api/externalapp", { token: admin.token, body: { name: "erp" } })).body;
+});
+afterAll(() => t.close());
+
+async function changesOf(type: string, id: string, token = admin.token) {
+  const res = await t.req("GET", `/api/history?target_type=${type}&target_id=${id}&limit=500`, { token });
+  expect(res.status).toBe(200);
+  return res.body.items as { actor: string; actor_user_id: string | null; actor_app_id: string | null; action: string; changes: { field: string; before: unknown; after: unknown; keys?: string[] }[]; request_id: string | null; at: string }[];
+}
+const count = async () => (await t.req("GET", "/api/history?limit=1", { token: admin.token })).body.total as number;
+
+describe("a contract's history", () => {
+  test("changed by an API key and by a user, with before and after, newest first", async () => {
+    const created = await t.req("POST", "/api/contract/create/externalapp/name/erp", { apiKey: app.api_key, body: contractBody(1) });
+    expect(created.status).toBe(200);
+    const id = created.body.id as string;
+    let changes = await changesOf("contract", id);
+    expect(changes).toHaveLength(1);
+    expect(changes[0]).toMatchObject({ actor: "erp", actor_user_id: null, actor_app_id: app.id, action: "create" });
+    expect(changes[0].changes).toContainEqual({ field: "number", before: null, after: "C-1" });
+    expect(changes[0].request_id).toBeString();
+    // The customer, the agent and the city it created: one Change each, by the app.
+    const customerId = created.body.customer.id as string;
+    expect((await changesOf("person", customerId)).map((c) => [c.actor, c.action])).toEqual([["erp", "create"]]);
+    expect((await changesOf("city", created.body.address.city.id)).map((c) => [c.actor, c.action])).toEqual([["erp", "create"]]);
+
+    // The app changes the contract's value and the customer's name: the contract and the person.
+    const body = { ...contractBody(1), total_value: 120 };
+    body.customer = { ...body.customer, name: "Renamed Customer" };
+    body.billing_customer = body.customer;
+    expect((await t.req("POST", "/api/contract/create/externalapp/name/erp", { apiKey: app.api_key, body })).status).toBe(200);
+    changes = await changesOf("contract", id);
+    expect(changes[0].action).toBe("update");
+    expect(changes[0].changes).toEqual([{ field: "total_value", before: 99.9, after: 120 }]);
+    const person = await changesOf("person", customerId);
+    expect(person[0]).toMatchObject({ actor: "erp", action: "update", changes: [{ field: "name", before: "Joao Silva 1", after: "Renamed Customer" }] });
+
+    // A user sets the speed and the password; the password is never in the history.
+    const set = await t.req("POST", `/api/contract/${id}/config`, { token: admin.token, body: { max_upload: "20M", password: "plain-secret-pw1" } });
+    expect(set.status).toBe(200);
+    changes = await changesOf("contract", id);
+    expect(changes[0]).toMatchObject({ actor: "admin", actor_user_id: admin.userId, actor_app_id: null, action: "config" });
+    expect(changes[0].changes).toContainEqual({ field: "config.max_upload", before: null, after: "20M" });
+    expect(changes[0].changes).toContainEqual({ field: "config.password", before: "********", after: "********" });
+    expect(JSON.stringify(changes)).not.toContain("plain-secret-pw1");
+
+    expect((await t.req("PUT", `/api/contract/${id}/inactive`, { token: admin.token })).status).toBe(200);
+    changes = await changesOf("contract", id);
+    expect(changes[0]).toMatchObject({ action: "status", changes: [{ field: "contract_status", before: "ACTIVE", after: "INACTIVE" }] });
+    expect(changes.map((c) => c.action)).toEqual(["status", "config", "update", "create"]);
+  });
+
+  test("a large JSON field is a digest with its changed keys", async () => {
+    const created = (await t.req("POST", "/api/contract/create/externalapp/name/erp", { apiKey: app.api_key, body: contractBody(2) })).body;
+    await t.req("POST", "/api/contract/create/externalapp/name/erp", { apiKey: app.api_key, body: { ...contractBody(2), json_original: { source: "erp", seq: 3 } } });
+    const [last] = await changesOf("contract", created.id);
+    const json = last.changes.find((c) => c.field === "json_original")!;
+    expect(json.keys).toEqual(["seq"]);
+    expect(String(json.before)).toStartWith("sha256:");
+    expect(json.after).not.toBe(json.before);
+  });
+
+  test("a write that changed nothing, and a refused one, record nothing", async () => {
+    const created = (await t.req("POST", "/api/contract/create/externalapp/name/erp", { apiKey: app.api_key, body: contractBody(3) })).body;
+    const before = await count();
+    // The same body again, the same status, the same config: no Change.
+    expect((await t.req("POST", "/api/contract/create/externalapp/name/erp", { apiKey: app.api_key, body: contractBody(3) })).status).toBe(200);
+    expect((await t.req("PUT", `/api/contract/${created.id}/active`, { token: admin.token })).status).toBe(200);
+    const city = (await t.req("POST", "/api/city", { token: admin.token, body: { name: "Noop", state: "SP", country: "BR" } })).body;
+    const afterCreate = await count();
+    expect(afterCreate).toBe(before + 1);
+    expect((await t.req("PUT", `/api/city/${city.id}`, { token: admin.token, body: { name: "Noop", state: "SP", country: "BR" } })).status).toBe(200);
+    // Refused: 400 (validation in the service), 409 (a duplicate city).
+    expect((await t.req("POST", `/api/contract/${created.id}/items`, { token: admin.token, body: { items: [{ product_id: "01900000-0000-7000-8000-000000000000" }] } })).status).toBe(400);
+    expect((await t.req("POST", "/api/city", { token: admin.token, body: { name: "Noop", state: "SP", country: "BR" } })).status).toBe(409);
+    expect(await count()).toBe(afterCreate);
+  });
+
+  test("GET /api/history: platform.corp, or the area's permission with target_type", async () => {
+    const cityOnly = await addUser(t, admin.corpId, { services: ["platform.city"] });
+    expect((await t.req("GET", "/api/history", { token: cityOnly.token })).status).toBe(403);
+    expect((await t.req("GET", "/api/history?target_type=contract", { token: cityOnly.token })).status).toBe(403);
+    const cities = await t.req("GET", "/api/history?target_type=city", { token: cityOnly.token });
+    expect(cities.status).toBe(200);
+    expect(cities.body.items.every((c: { target_type: string }) => c.target_type === "city")).toBe(true);
+    expect((await t.req("GET", "/api/history?from=2025-01-01", { token: admin.token })).status).toBe(400);
+    const csv = await t.req("GET", "/api/history?format=csv&target_type=contract", { token: admin.token });
+    expect(csv.status).toBe(200);
+    expect(csv.text.split("\n")[0]).toContain("fields");
+  });
+});
