@@ -219,7 +219,9 @@ export class ChangeLog {
     for (const p of this.pending.values()) {
       // A record created and deleted in one write left nothing.
       if (!p.action) continue;
-      const changes = [...p.fields.values()].filter((f) => f.keys !== undefined || !leafEqual(f.before, f.after));
+      // A field back where it was in this write is left out; a secret (masked on both sides) and a
+      // large field (digests) were compared before masking.
+      const changes = [...p.fields.values()].filter((f) => f.keys !== undefined || f.after === MASK || !leafEqual(f.before, f.after));
       if (!changes.length && p.action !== "delete") continue;
       const text = JSON.stringify(changes);
       if (platform) {
