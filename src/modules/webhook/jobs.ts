@@ -391,7 +391,7 @@ export class WebhookDispatcher implements Job {
     for (const [corpId, list] of byCorp) {
       try {
         const nowMs = this.ctx.now();
-        const disabled = await this.ctx.store.background(corpId).write((tx) => recordOutcomes(tx, list, nowMs, RULES), WRITE);
+        const disabled = await this.ctx.store.background(corpId).write((tx, w) => recordOutcomes(tx, list, nowMs, RULES, w), WRITE);
         for (const d of disabled) {
           if (d.why === "gone") {
             this.ctx.logger.warn("webhook made inactive: the receiver answered 410 Gone", { webhook_id: d.webhookId });
