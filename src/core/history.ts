@@ -16,10 +16,11 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { and, eq, gte, lte, type SQL } from "drizzle-orm";
 import { platformHistory } from "../db/platform/schema";
 import { history } from "../db/tenant/schema";
-import type { AnyDb } from "../db/sqlite";
+import type { AnyDb, TenantDb } from "../db/sqlite";
 import { newId } from "../lib/ids";
 import { listRows, type ListParams, type Page } from "../lib/list";
 import { nowIso } from "../lib/time";
+import type { TenantDoor } from "./store";
 
 /** Who a write acts for. */
 export interface Actor {
@@ -240,6 +241,30 @@ export class ChangeLog {
     }
     this.pending = null;
   }
+}
+
+/**
+ * One write of one record with its Change: `snapshot` reads the record (null when absent) before
+ * and after `fn`; the action is `action`, or create/update/delete by which side is absent. `id`
+ * null: a create, whose id is the `id` of what `fn` returns. For services whose writes are
+ * whole-record (the ISP records, QR campaigns...); others call `w.record` where they write.
+ */
+export function trackedWrite<T>(
+  door: TenantDoor,
+  type: string,
+  id: string | null,
+  snapshot: (tx: TenantDb, id: string) => Promise<object | null>,
+  fn: (tx: TenantDb) => Promise<T>,
+  action?: string,
+): Promise<T> {
+  return door.write(async (tx, w) => {
+    const before = id ? await snapshot(tx, id) : null;
+    const out = await fn(tx);
+    const recordId = id ?? (out as { id: string }).id;
+    const after = await snapshot(tx, recordId);
+    w.record({ type, id: recordId, action: action ?? (!before ? "create" : after ? "update" : "delete"), before, after });
+    return out;
+  });
 }
 
 // ---- reading and pruning -------------------------------------------------------------------------

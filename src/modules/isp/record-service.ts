@@ -3,6 +3,7 @@
 // handle of the caller's read or write (a write's checks see its own rows).
 import { and, eq, ne } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
+import { trackedWrite as trackedRecordWrite } from "../../core/history";
 import type { TenantDoor } from "../../core/store";
 import type { TenantDb } from "../../db/sqlite";
 import { conflict, invalid, notFound } from "../../lib/problem";
@@ -49,12 +50,7 @@ export async function setStatus<R>(tx: Q, table: RecordTable, id: string, status
   return await requireRow<R>(tx, table, id, what);
 }
 
-/**
- * One write of a record, with its Change in the history (core/history.ts): the record is read
- * before and after `fn` by `snapshot` (its row by default; null when absent), and the action is
- * `action`, or create/update/delete by which side is absent. `id` null: a create, whose id is the
- * `id` of what `fn` returns.
- */
+/** core/history.ts trackedWrite over an ISP record: its row by default (null when absent). */
 export function trackedWrite<T>(
   tenant: TenantDoor,
   type: string,
@@ -64,12 +60,5 @@ export function trackedWrite<T>(
   options: { action?: string; snapshot?: (tx: Q, id: string) => Promise<object | null> } = {},
 ): Promise<T> {
   const snapshot = options.snapshot ?? (async (tx: Q, rowId: string) => (await findRow<object>(tx, table, rowId)) ?? null);
-  return tenant.write(async (tx, w) => {
-    const before = id ? await snapshot(tx, id) : null;
-    const out = await fn(tx);
-    const recordId = id ?? (out as { id: string }).id;
-    const after = await snapshot(tx, recordId);
-    w.record({ type, id: recordId, action: options.action ?? (!before ? "create" : after ? "update" : "delete"), before, after });
-    return out;
-  });
+  return trackedRecordWrite(tenant, type, id, snapshot, fn, options.action);
 }
