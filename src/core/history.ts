@@ -72,7 +72,7 @@ export interface FieldChange {
 export const MASK = "********";
 
 /** Field names whose values never enter a Change (the last dotted segment is tested). */
-const SECRET = /(password|secret|token|key_hash|api_key|totp|^key$|_key$)/i;
+const SECRET = /(password|secret|token|key_hash|api_key|totp|two_factor_pending|^key$|_key$)/i;
 /** Columns of bookkeeping, not of the record. */
 const IGNORED = new Set(["updated_at", "created_at", "corp_id"]);
 /** Large JSON fields: a digest and the changed keys instead of the values. */

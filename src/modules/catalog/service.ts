@@ -108,11 +108,13 @@ async function identifierTaken(tx: PlatformDb, identifier: string, exceptId?: st
 }
 
 export function createService(ctx: AppContext, input: ServiceInput): Promise<Service> {
-  return ctx.store.platform.write(async (tx) => {
+  return ctx.store.platform.write(async (tx, w) => {
     if (await identifierTaken(tx, input.identifier)) throw conflict(`identifier '${input.identifier}' is taken`);
     const id = newId();
     await tx.insert(services).values({ id, identifier: input.identifier, name: input.name, description: input.description ?? null }).run();
-    return serviceView(await getServiceRow(tx, id));
+    const row = await getServiceRow(tx, id);
+    w.record({ type: "service", id, action: "create", before: null, after: row });
+    return serviceView(row);
   });
 }
 
@@ -124,15 +126,19 @@ export function updateService(ctx: AppContext, id: string, input: ServiceInput):
     await tx.update(services).set({ identifier: input.identifier, name: input.name, description: input.description ?? null }).where(eq(services.id, id)).run();
     // The identifier is what `admin` lists hold.
     await dropPermissions(ctx, tx, w);
-    return serviceView(await getServiceRow(tx, id));
+    const row = await getServiceRow(tx, id);
+    w.record({ type: "service", id, action: "update", before: current, after: row });
+    return serviceView(row);
   });
 }
 
 /** Features, actions, grants and corporations' enablement go with it (ON DELETE CASCADE). */
 export function deleteService(ctx: AppContext, id: string): Promise<void> {
   return ctx.store.platform.write(async (tx, w) => {
-    if ((await getServiceRow(tx, id)).builtin) throw conflict("A built-in service cannot be deleted");
+    const row = await getServiceRow(tx, id);
+    if (row.builtin) throw conflict("A built-in service cannot be deleted");
     await tx.delete(services).where(eq(services.id, id)).run();
+    w.record({ type: "service", id, action: "delete", before: row, after: null });
     await dropPermissions(ctx, tx, w);
   });
 }
