@@ -292,7 +292,8 @@ export async function listHistoryRows(db: AnyDb, query: ListParams, bounds: { fr
   );
 }
 
-/** Deletes Changes older than `cutoff` (housekeeping); returns how many went. */
-export async function pruneHistory(db: AnyDb, cutoff: string, platform: boolean): Promise<number> {
-  return (await db.$client.query(`DELETE FROM ${platform ? "platform_history" : "history"} WHERE at < ?1`).run(cutoff)).changes;
+/** Deletes up to `limit` Changes made before `cutoff` (housekeeping, a batch per call); returns how many went. */
+export async function pruneHistory(db: AnyDb, cutoff: string, limit: number, platform: boolean): Promise<number> {
+  const table = platform ? "platform_history" : "history";
+  return (await db.$client.query(`DELETE FROM ${table} WHERE id IN (SELECT id FROM ${table} WHERE at < ?1 ORDER BY at LIMIT ?2)`).run(cutoff, limit)).changes;
 }
