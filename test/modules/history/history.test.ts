@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { addUser, makeApp, startAndLogin, type TestApp } from "../../support/helpers";
 import { contractBody } from "../../support/contract-body";
+import { FAST, LOOPBACK_ALLOWED, receiver, waitFor } from "../../support/webhooks";
 
 let t: TestApp;
 let admin: Awaited<ReturnType<typeof startAndLogin>>;
@@ -101,5 +102,30 @@ describe("a contract's history", () => {
     const csv = await t.req("GET", "/api/history?format=csv&target_type=contract", { token: admin.token });
     expect(csv.status).toBe(200);
     expect(csv.text.split("\n")[0]).toContain("fields");
+  });
+});
+
+describe("a job's changes", () => {
+  test("the webhook dispatcher making a webhook inactive (410 Gone) is system:webhook-dispatcher's change", async () => {
+    const j = await makeApp({ env: LOOPBACK_ALLOWED, options: { dispatchTuning: FAST } });
+    try {
+      const a = await startAndLogin(j);
+      const gone = receiver(() => new Response("", { status: 410 }));
+      try {
+        const hook = (await j.req("POST", "/api/webhook", { token: a.token, body: { name: "r", target: gone.url(), email: "ops@example.net", groups: ["CITY_AFTER_INSERT"] } })).body;
+        await j.req("POST", "/api/city", { token: a.token, body: { name: "Gone", state: "SP", country: "BR" } });
+        const changes = async () => (await j.req("GET", `/api/history?target_type=webhook&target_id=${hook.id}`, { token: a.token })).body.items;
+        await waitFor("the webhook to be made inactive", async () => (await changes()).length === 2);
+        const [inactive, created] = await changes();
+        expect(created).toMatchObject({ actor: "admin", action: "create" });
+        expect(created.changes).toContainEqual({ field: "secret", before: null, after: "********" });
+        expect(inactive).toMatchObject({ actor: "system:webhook-dispatcher", actor_user_id: null, actor_app_id: null, action: "status", request_id: null });
+        expect(inactive.changes).toEqual([{ field: "status", before: true, after: false }]);
+      } finally {
+        gone.stop();
+      }
+    } finally {
+      await j.close();
+    }
   });
 });
