@@ -272,7 +272,7 @@ export function trackedWrite<T>(
 export type HistoryRow = typeof history.$inferSelect;
 
 /** Target types whose Changes live in the platform database. */
-export const PLATFORM_TARGETS = new Set(["user", "workgroup", "corp", "service", "saferange"]);
+export const PLATFORM_TARGETS = new Set(["user", "workgroup", "corp", "service", "feature", "menu", "server", "saferange"]);
 
 /**
  * A page of Changes by the list convention (default newest first), in the caller's read of the
