@@ -92,6 +92,12 @@ export function showExternalApp(tenant: TenantDoor, id: string): Promise<Externa
   return tenant.read(async (db) => externalAppView(await getExternalApp(db, id)));
 }
 
+/** The app as its history compares it: its key (hash and prefix) as one `key`, shown ******** (core/history.ts). */
+const appRecord = (r: ExternalAppRow) => {
+  const { key_hash, key_prefix: _p, ...rest } = r;
+  return { ...rest, key: key_hash };
+};
+
 export function createExternalApp(tenant: TenantDoor, input: ExternalAppInput): Promise<ExternalAppWithKey> {
   const key = newSecret();
   return tenant.write(async (tx, w) => {
@@ -103,7 +109,7 @@ export function createExternalApp(tenant: TenantDoor, input: ExternalAppInput): 
       .get();
     const view = externalAppView(r);
     w.emit("EXTERNALAPP_AFTER_INSERT", r.id, view);
-    w.record({ type: "externalapp", id: r.id, action: "create", before: null, after: r });
+    w.record({ type: "externalapp", id: r.id, action: "create", before: null, after: appRecord(r) });
     return { ...view, api_key: apiKeyOf(w.corpId, r.id, key.secret) };
   });
 }
@@ -118,7 +124,7 @@ export function updateExternalApp(tenant: TenantDoor, id: string, input: Externa
     const row = await tx.update(externalApps).set(columns).where(eq(externalApps.id, id)).returning().get();
     const view = externalAppView(row);
     w.emit("EXTERNALAPP_AFTER_UPDATE", id, view);
-    w.record({ type: "externalapp", id, action: "update", before: current, after: row });
+    w.record({ type: "externalapp", id, action: "update", before: appRecord(current), after: appRecord(row) });
     return view;
   });
 }
@@ -129,7 +135,7 @@ export function deleteExternalApp(tenant: TenantDoor, id: string): Promise<void>
     const row = await getExternalApp(tx, id);
     const before = externalAppView(row);
     await tx.delete(externalApps).where(eq(externalApps.id, id)).run();
-    w.record({ type: "externalapp", id, action: "delete", before: row, after: null });
+    w.record({ type: "externalapp", id, action: "delete", before: appRecord(row), after: null });
     w.emit("EXTERNALAPP_AFTER_DELETE", id, before);
   });
 }
@@ -142,7 +148,7 @@ export function rotateApiKey(tenant: TenantDoor, id: string): Promise<ExternalAp
     const row = await tx.update(externalApps).set({ key_prefix: key.key_prefix, key_hash: key.key_hash }).where(eq(externalApps.id, id)).returning().get();
     const view = externalAppView(row);
     // The key as ******** (key_hash; the prefix is shown in the app's view, and is no secret).
-    w.record({ type: "externalapp", id, action: "key", before: current, after: row });
+    w.record({ type: "externalapp", id, action: "key", before: appRecord(current), after: appRecord(row) });
     w.emit("EXTERNALAPP_AFTER_UPDATE", id, view);
     return { ...view, api_key: apiKeyOf(w.corpId, id, key.secret) };
   });

@@ -2,8 +2,11 @@
 // one Change per record per write, by whoever made it (a user, an external app's key, a job),
 // written in the write's transaction; nothing for a write that changed nothing or was refused.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { addUser, makeApp, startAndLogin, type TestApp } from "../../support/helpers";
 import { contractBody } from "../../support/contract-body";
+import { sqliteOnly } from "../../support/backend";
 import { FAST, LOOPBACK_ALLOWED, receiver, waitFor } from "../../support/webhooks";
 
 let t: TestApp;
@@ -127,5 +130,53 @@ describe("a job's changes", () => {
     } finally {
       await j.close();
     }
+  });
+});
+
+sqliteOnly("no plain secret in the history, nor in the database files", () => {
+  /** Every file under the data directory (databases, their -wal files), as bytes. */
+  function filesContaining(dir: string, needle: string): string[] {
+    const found: string[] = [];
+    for (const name of readdirSync(dir, { recursive: true }) as string[]) {
+      const path = join(dir, name);
+      if (!statSync(path).isFile()) continue;
+      if (readFileSync(path).includes(Buffer.from(needle))) found.push(name);
+    }
+    return found;
+  }
+
+  test("passwords, API keys, NAS and webhook secrets sent through the write routes", async () => {
+    const password1 = "Plain-Password-One-1";
+    const password2 = "Plain-Password-Two-2";
+    const user = (await t.req("POST", "/api/user", { token: admin.token, body: { name: "Secret User", email: "secret@example.com", login: "secret-user", password: password1 } })).body;
+    expect((await t.req("POST", `/api/user/${user.id}/password`, { token: admin.token, body: { new_password: password2 } })).status).toBe(204);
+    const rotated = await t.req("POST", `/api/externalapp/${app.id}/key`, { token: admin.token });
+    expect(rotated.status).toBe(200);
+    const keySecret = (rotated.body.api_key as string).split(".")[2];
+    app.api_key = rotated.body.api_key;
+    const nasSecret = "Plain-Nas-Secret-3";
+    const nas = (await t.req("POST", "/api/isp/nas", { token: admin.token, body: { name: "nas-secret", ip: "10.77.0.1", secret: nasSecret } })).body;
+    const nasSecret2 = "Plain-Nas-Secret-4";
+    expect((await t.req("PUT", `/api/isp/nas/${nas.id}`, { token: admin.token, body: { name: "nas-secret", ip: "10.77.0.1", secret: nasSecret2 } })).status).toBe(200);
+    const webhook = (await t.req("POST", "/api/webhook", { token: admin.token, body: { name: "w-secret", target: "http://127.0.0.1:9/x", email: "ops@example.com" } })).body;
+    const contract = (await t.req("POST", "/api/contract/create/externalapp/name/erp", { apiKey: app.api_key, body: contractBody(40) })).body;
+    const radiusPassword = "Plain-Radius-Password-5";
+    expect((await t.req("POST", `/api/contract/${contract.id}/config`, { token: admin.token, body: { password: radiusPassword } })).status).toBe(200);
+
+    // Each of these writes is in the history, with the secret masked.
+    const nasChanges = await changesOf("nas", nas.id);
+    expect(nasChanges.map((c) => c.action)).toEqual(["update", "create"]);
+    expect(nasChanges[0].changes).toEqual([{ field: "secret", before: "********", after: "********" }]);
+    expect((await changesOf("externalapp", app.id))[0]).toMatchObject({ action: "key", changes: [{ field: "key", before: "********", after: "********" }] });
+    const userChanges = (await t.req("GET", `/api/history?target_type=user&target_id=${user.id}`, { token: admin.token })).body.items;
+    expect(userChanges.map((c: { action: string }) => c.action)).toEqual(["password", "create"]);
+    expect(userChanges[0].changes).toEqual([{ field: "password_hash", before: "********", after: "********" }]);
+
+    // Stored only as hashes (or sealed): in no file of the data directory.
+    for (const secret of [password1, password2, keySecret, nasSecret, nasSecret2]) expect({ secret, files: filesContaining(t.dir, secret) }).toEqual({ secret, files: [] });
+    // The webhook secret (it signs deliveries) and the RADIUS password (PAP/CHAP) are stored by
+    // their records; the history holds neither.
+    const history = JSON.stringify(t.sql(admin.corpId).query("SELECT * FROM history").all()) + JSON.stringify(t.sql().query("SELECT * FROM platform_history").all());
+    for (const secret of [webhook.secret, radiusPassword, password1, password2, keySecret, nasSecret, nasSecret2]) expect(history.includes(secret)).toBe(false);
   });
 });
