@@ -3,8 +3,7 @@
 // leaves at least one, unless it changes no record by design (a login, a metric value, a backup,
 // ...) or found the record already as asked (PUT .../active on an active record). New routes are
 // covered automatically; one that writes a record and records nothing fails here.
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { sqliteOnly } from "../support/backend";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { makeApp, startAndLogin, type TestApp } from "../support/helpers";
 import { operationsOf, type Operation } from "../support/openapi";
 import { pathWith, seedFixtures, type Values } from "../support/reliability";
@@ -111,7 +110,7 @@ function bodySchema(op: Operation): any {
   return doc.paths[op.path]?.[op.method.toLowerCase()]?.requestBody?.content?.["application/json"]?.schema;
 }
 
-sqliteOnly("history over every write route", () => {
+describe("history over every write route", () => {
   test("a refused write records nothing; a 2xx write that changed a record records it", async () => {
     const failures: string[] = [];
     const recorded: string[] = [];

@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { addUser, makeApp, startAndLogin, type TestApp } from "../../support/helpers";
+import { Housekeeping } from "../../../src/modules/retention/housekeeping";
+import { addCorp, addUser, adminIn, makeApp, startAndLogin, testSourceOnly, type TestApp } from "../../support/helpers";
 import { contractBody } from "../../support/contract-body";
 import { sqliteOnly } from "../../support/backend";
 import { FAST, LOOPBACK_ALLOWED, receiver, waitFor } from "../../support/webhooks";
@@ -178,5 +179,48 @@ sqliteOnly("no plain secret in the history, nor in the database files", () => {
     // their records; the history holds neither.
     const history = JSON.stringify(t.sql(admin.corpId).query("SELECT * FROM history").all()) + JSON.stringify(t.sql().query("SELECT * FROM platform_history").all());
     for (const secret of [webhook.secret, radiusPassword, password1, password2, keySecret, nasSecret, nasSecret2]) expect(history.includes(secret)).toBe(false);
+  });
+});
+
+describe("GET /api/history: the working corporation's changes only", () => {
+  test("another corporation's changes are not listed; platform records by target_type", async () => {
+    const otherCorp = await addCorp(t, "other-history");
+    const elsewhere = (await adminIn(t, otherCorp, "POST", "/api/city", { name: "Elsewhere", state: "SP", country: "BR" })).body;
+    const here = await t.req("GET", `/api/history?target_type=city&target_id=${elsewhere.id}`, { token: admin.token });
+    expect(here.body.total).toBe(0);
+    const there = (await adminIn(t, otherCorp, "GET", `/api/history?target_type=city&target_id=${elsewhere.id}`)).body;
+    expect(there.items.map((c: { action: string }) => c.action)).toEqual(["create"]);
+
+    // A workgroup of the working corporation: the platform's history, listed under it.
+    const wg = (await t.req("POST", "/api/workgroup", { token: admin.token, body: { name: "wg-history" } })).body;
+    await t.req("PUT", `/api/workgroup/${wg.id}`, { token: admin.token, body: { name: "wg-history-2" } });
+    const wgChanges = (await t.req("GET", `/api/history?target_type=workgroup&target_id=${wg.id}`, { token: admin.token })).body.items;
+    expect(wgChanges.map((c: { action: string }) => c.action)).toEqual(["update", "create"]);
+    expect(wgChanges[0].changes).toEqual([{ field: "name", before: "wg-history", after: "wg-history-2" }]);
+    // The other corporation's workgroups are not.
+    const otherWg = (await adminIn(t, otherCorp, "POST", "/api/workgroup", { name: "wg-other" })).body;
+    expect((await t.req("GET", `/api/history?target_type=workgroup&target_id=${otherWg.id}`, { token: admin.token })).body.total).toBe(0);
+    // Filters: by actor and action.
+    const mine = (await t.req("GET", `/api/history?target_type=workgroup&actor_user_id=${admin.userId}&action=update`, { token: admin.token })).body.items;
+    expect(mine.map((c: { target_id: string }) => c.target_id)).toEqual([wg.id]);
+  });
+});
+
+describe("retention", () => {
+  testSourceOnly("housekeeping deletes Changes older than --history-retention-days (default 400), in both databases", async () => {
+    const DAY = 86_400_000;
+    const city = (await t.req("POST", "/api/city", { token: admin.token, body: { name: "Kept", state: "SP", country: "BR" } })).body;
+    await t.req("POST", "/api/workgroup", { token: admin.token, body: { name: "wg-kept" } });
+    expect(t.ctx.config.historyRetentionDays).toBe(400);
+    const early = await new Housekeeping(t.ctx, { now: () => Date.now() + 399 * DAY }).runOnce();
+    expect(early.pruned.history).toBe(0);
+    expect(early.pruned.platform_history).toBe(0);
+    // (The sessions are pruned too: the rows are read directly.)
+    const kept = () => (t.sql(admin.corpId).query("SELECT count(*) AS n FROM history WHERE target_id = ?1").get(city.id) as { n: number }).n;
+    expect(kept()).toBe(1);
+    const late = await new Housekeeping(t.ctx, { now: () => Date.now() + 401 * DAY }).runOnce();
+    expect(late.pruned.history).toBeGreaterThan(0);
+    expect(late.pruned.platform_history).toBeGreaterThan(0);
+    expect(kept()).toBe(0);
   });
 });
