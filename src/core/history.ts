@@ -83,6 +83,7 @@ const plain = (v: unknown): v is Record<string, unknown> => typeof v === "object
 const norm = (v: unknown): unknown => (v === undefined ? null : typeof v === "boolean" ? (v ? 1 : 0) : v);
 
 function leafEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
   const x = norm(a);
   const y = norm(b);
   if (x === y) return true;
@@ -95,7 +96,7 @@ const shown = (v: unknown): unknown => (v === undefined ? null : v);
 function digest(v: unknown): string | null {
   if (v == null) return null;
   const text = typeof v === "string" ? v : JSON.stringify(v);
-  return `sha256:${new Bun.CryptoHasher("sha256").update(text).digest("hex").slice(0, 16)}`;
+  return `sha256:${(Bun.SHA256.hash(text, "hex") as string).slice(0, 16)}`;
 }
 
 function parsedObject(v: unknown): Record<string, unknown> | null {
@@ -117,26 +118,41 @@ function largeChange(field: string, before: unknown, after: unknown): FieldChang
   return { field, before: digest(before), after: digest(after), keys: [...keys].sort() };
 }
 
-const isLarge = (name: string, v: unknown) => LARGE.has(name) || name.startsWith("json_") || (typeof v === "string" && v.length > LARGE_TEXT);
+/** What a field name is, tested once per name (the upsert records dozens of fields per write). */
+const SECRET_NAME = 1;
+const LARGE_NAME = 2;
+const kinds = new Map<string, number>();
+function kindOf(name: string): number {
+  let k = kinds.get(name);
+  if (k === undefined) {
+    k = SECRET.test(name) ? SECRET_NAME : LARGE.has(name) || name.startsWith("json_") ? LARGE_NAME : 0;
+    if (kinds.size < 10_000) kinds.set(name, k);
+  }
+  return k;
+}
+const isLarge = (name: string, v: unknown) => kindOf(name) === LARGE_NAME || (typeof v === "string" && v.length > LARGE_TEXT);
 
 /** Fields of `before` and `after` that differ, with dotted paths; secrets masked; large fields digested. */
 export function diffRecords(before: object | null, after: object | null, prefix = "", out: FieldChange[] = []): FieldChange[] {
   const b = (before ?? {}) as Record<string, unknown>;
   const a = (after ?? {}) as Record<string, unknown>;
-  const names = new Set<string>();
-  for (const k in b) if (Object.hasOwn(b, k)) names.add(k);
-  for (const k in a) if (Object.hasOwn(a, k)) names.add(k);
-  for (const name of names) {
-    if (!prefix && IGNORED.has(name)) continue;
+  const one = (name: string) => {
+    if (!prefix && IGNORED.has(name)) return;
+    const bv = b[name];
+    const av = a[name];
+    // Unchanged scalars (most fields of an update, every null of a create) cost no more than this.
+    if (bv === av || (bv == null && av == null)) return;
     // An embedded address is stored as address_* columns: named as the API nests it.
     const field = !prefix && name.startsWith("address_") ? `address.${name.slice(8)}` : `${prefix}${name}`;
-    diffValue(field, name, b[name], a[name], out);
-  }
+    diffValue(field, name, bv, av, out);
+  };
+  for (const k in a) if (Object.hasOwn(a, k)) one(k);
+  for (const k in b) if (Object.hasOwn(b, k) && !Object.hasOwn(a, k)) one(k);
   return out;
 }
 
 function diffValue(field: string, name: string, before: unknown, after: unknown, out: FieldChange[]): void {
-  if (SECRET.test(name)) {
+  if (kindOf(name) === SECRET_NAME) {
     if (!leafEqual(before, after)) out.push({ field, before: before == null ? null : MASK, after: after == null ? null : MASK });
     return;
   }
@@ -180,6 +196,24 @@ interface Pending {
   corpId: string | null;
 }
 
+const TENANT_COLUMNS = "id, at, actor, actor_user_id, actor_app_id, target_type, target_id, action, changes, request_id";
+const PLATFORM_COLUMNS = "id, at, actor, actor_user_id, actor_app_id, corp_id, target_type, target_id, action, changes, request_id";
+const MAX_ROWS = 8;
+const insertTexts = new Map<string, string>();
+
+/** `INSERT INTO history (...) VALUES (?1, ...), (...)` for `n` rows (numbered: both engines' placeholders). */
+function insertSql(platform: boolean, n: number): string {
+  const key = `${platform ? "p" : "t"}${n}`;
+  let text = insertTexts.get(key);
+  if (!text) {
+    const width = platform ? 11 : 10;
+    const values = Array.from({ length: n }, (_, r) => `(${Array.from({ length: width }, (_, c) => `?${r * width + c + 1}`).join(", ")})`).join(", ");
+    text = `INSERT INTO ${platform ? "platform_history" : "history"} (${platform ? PLATFORM_COLUMNS : TENANT_COLUMNS}) VALUES ${values}`;
+    insertTexts.set(key, text);
+  }
+  return text;
+}
+
 /** What one write records; flushed into its transaction just before COMMIT. */
 export class ChangeLog {
   private pending: Map<string, Pending> | null = null;
@@ -217,6 +251,7 @@ export class ChangeLog {
     if (!this.pending) return;
     const at = nowIso();
     const a = this.actor;
+    const rows: (string | null)[][] = [];
     for (const p of this.pending.values()) {
       // A record created and deleted in one write left nothing.
       if (!p.action) continue;
@@ -225,21 +260,14 @@ export class ChangeLog {
       const changes = [...p.fields.values()].filter((f) => f.keys !== undefined || f.after === MASK || !leafEqual(f.before, f.after));
       if (!changes.length && p.action !== "delete") continue;
       const text = JSON.stringify(changes);
-      if (platform) {
-        await tx.$client
-          .query(
-            "INSERT INTO platform_history (id, at, actor, actor_user_id, actor_app_id, corp_id, target_type, target_id, action, changes, request_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-          )
-          .run(newId(), at, a.name, a.userId, a.appId, p.corpId, p.type, p.id, p.action, text, a.requestId);
-      } else {
-        await tx.$client
-          .query(
-            "INSERT INTO history (id, at, actor, actor_user_id, actor_app_id, target_type, target_id, action, changes, request_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-          )
-          .run(newId(), at, a.name, a.userId, a.appId, p.type, p.id, p.action, text, a.requestId);
-      }
+      rows.push(platform ? [newId(), at, a.name, a.userId, a.appId, p.corpId, p.type, p.id, p.action, text, a.requestId] : [newId(), at, a.name, a.userId, a.appId, p.type, p.id, p.action, text, a.requestId]);
     }
     this.pending = null;
+    // One statement for the write's Changes (the upsert makes two to four): cached per row count.
+    for (let i = 0; i < rows.length; i += MAX_ROWS) {
+      const chunk = rows.slice(i, i + MAX_ROWS);
+      await tx.$client.query(insertSql(platform, chunk.length)).run(...chunk.flat());
+    }
   }
 }
 
