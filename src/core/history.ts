@@ -196,8 +196,8 @@ interface Pending {
   corpId: string | null;
 }
 
-const TENANT_COLUMNS = "id, at, actor, actor_user_id, actor_app_id, target_type, target_id, action, changes, request_id";
-const PLATFORM_COLUMNS = "id, at, actor, actor_user_id, actor_app_id, corp_id, target_type, target_id, action, changes, request_id";
+const TENANT_COLUMNS = "id, at, actor, actor_user_id, actor_app_id, target_type, target_id, action, fields, changes, request_id";
+const PLATFORM_COLUMNS = "id, at, actor, actor_user_id, actor_app_id, corp_id, target_type, target_id, action, fields, changes, request_id";
 const MAX_ROWS = 8;
 const insertTexts = new Map<string, string>();
 
@@ -206,7 +206,7 @@ function insertSql(platform: boolean, n: number): string {
   const key = `${platform ? "p" : "t"}${n}`;
   let text = insertTexts.get(key);
   if (!text) {
-    const width = platform ? 11 : 10;
+    const width = platform ? 12 : 11;
     const values = Array.from({ length: n }, (_, r) => `(${Array.from({ length: width }, (_, c) => `?${r * width + c + 1}`).join(", ")})`).join(", ");
     text = `INSERT INTO ${platform ? "platform_history" : "history"} (${platform ? PLATFORM_COLUMNS : TENANT_COLUMNS}) VALUES ${values}`;
     insertTexts.set(key, text);
@@ -260,7 +260,12 @@ export class ChangeLog {
       const changes = [...p.fields.values()].filter((f) => f.keys !== undefined || f.after === MASK || !leafEqual(f.before, f.after));
       if (!changes.length && p.action !== "delete") continue;
       const text = JSON.stringify(changes);
-      rows.push(platform ? [newId(), at, a.name, a.userId, a.appId, p.corpId, p.type, p.id, p.action, text, a.requestId] : [newId(), at, a.name, a.userId, a.appId, p.type, p.id, p.action, text, a.requestId]);
+      const fields = changes.map((f) => f.field).join(", ");
+      rows.push(
+        platform
+          ? [newId(), at, a.name, a.userId, a.appId, p.corpId, p.type, p.id, p.action, fields, text, a.requestId]
+          : [newId(), at, a.name, a.userId, a.appId, p.type, p.id, p.action, fields, text, a.requestId],
+      );
     }
     this.pending = null;
     // One statement for the write's Changes (the upsert makes two to four): cached per row count.

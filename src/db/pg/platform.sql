@@ -130,6 +130,7 @@ CREATE TABLE "platform_history" (
   "target_type" text NOT NULL,
   "target_id" text NOT NULL,
   "action" text NOT NULL,
+  "fields" text NOT NULL,
   "changes" text NOT NULL,
   "request_id" text,
   CONSTRAINT "platform_history_pkey" PRIMARY KEY ("id")

@@ -202,6 +202,7 @@ export const platformHistory = pgTable(
     target_type: text("target_type").notNull(),
     target_id: text("target_id").notNull(),
     action: text("action").notNull(),
+    fields: text("fields").notNull(),
     changes: text("changes").notNull(),
     request_id: text("request_id"),
   },

@@ -19,6 +19,8 @@ export const platformHistory = sqliteTable(
     target_type: text("target_type").notNull(),
     target_id: text("target_id").notNull(),
     action: text("action").notNull(),
+    /** The changed fields' names, comma-separated (a scalar: listed, filtered, in the CSV export). */
+    fields: text("fields").notNull(),
     changes: text("changes").notNull(),
     request_id: text("request_id"),
   },

@@ -18,6 +18,8 @@ export const history = sqliteTable(
     target_type: text("target_type").notNull(),
     target_id: text("target_id").notNull(),
     action: text("action").notNull(),
+    /** The changed fields' names, comma-separated (a scalar: listed, filtered, in the CSV export). */
+    fields: text("fields").notNull(),
     /** JSON: [{field, before, after, keys?}]; secrets as "********". */
     changes: text("changes").notNull(),
     request_id: text("request_id"),

@@ -62,7 +62,7 @@ function changeOf(r: HistoryRow): Change {
     target_type: r.target_type,
     target_id: r.target_id,
     action: r.action,
-    fields: changes.map((c) => c.field).join(", "),
+    fields: r.fields,
     changes,
     request_id: r.request_id,
   };

@@ -8,6 +8,7 @@ CREATE TABLE "platform_history" (
 	"target_type" text NOT NULL,
 	"target_id" text NOT NULL,
 	"action" text NOT NULL,
+	"fields" text NOT NULL,
 	"changes" text NOT NULL,
 	"request_id" text,
 	CONSTRAINT "platform_history_pkey" PRIMARY KEY("id")
@@ -23,6 +24,7 @@ CREATE TABLE "history" (
 	"target_type" text NOT NULL,
 	"target_id" text NOT NULL,
 	"action" text NOT NULL,
+	"fields" text NOT NULL,
 	"changes" text NOT NULL,
 	"request_id" text,
 	CONSTRAINT "history_pkey" PRIMARY KEY("corp_id","id")

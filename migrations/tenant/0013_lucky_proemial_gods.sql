@@ -7,6 +7,7 @@ CREATE TABLE `history` (
 	`target_type` text NOT NULL,
 	`target_id` text NOT NULL,
 	`action` text NOT NULL,
+	`fields` text NOT NULL,
 	`changes` text NOT NULL,
 	`request_id` text
 );
