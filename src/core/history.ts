@@ -160,10 +160,15 @@ function diffValue(field: string, name: string, before: unknown, after: unknown,
     if (!leafEqual(before, after)) out.push(largeChange(field, before, after));
     return;
   }
-  if (plain(before) || plain(after)) {
-    if (plain(before) && plain(after)) return void diffRecords(before, after, `${field}.`, out);
-    if (!plain(before) && before != null) return void out.push({ field, before, after: null }), void diffRecords(null, after as object, `${field}.`, out);
-    return void diffRecords((before as object) ?? null, (after as object) ?? null, `${field}.`, out);
+  const pb = plain(before);
+  const pa = plain(after);
+  if (pb || pa) {
+    // An object on one side at least: its fields, each a dotted path; a scalar on the other side
+    // is its own entry.
+    if (!pb && before != null) out.push({ field, before: shown(before), after: null });
+    diffRecords(pb ? before : null, pa ? after : null, `${field}.`, out);
+    if (!pa && after != null) out.push({ field, before: null, after: shown(after) });
+    return;
   }
   if (Array.isArray(before) && Array.isArray(after) && [...before, ...after].some(plain)) {
     const n = Math.max(before.length, after.length);

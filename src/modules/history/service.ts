@@ -33,9 +33,8 @@ const AREA: Record<string, string> = {
   logo: "qrcode",
   user: "user",
   workgroup: "workgroup",
-  corp: "corp",
-  service: "service",
-  saferange: "corp",
+  saferange: "auth",
+  // corp, service, feature, menu, server: platform.corp.
 };
 
 /** The guard of the list: platform.corp, or the area's permission when target_type names one. */
