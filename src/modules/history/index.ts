@@ -6,7 +6,7 @@ import { permits } from "../../core/permissions";
 import { forbidden } from "../../lib/problem";
 import { ListOf } from "../../lib/schemas";
 import { actionOf, authGuard } from "../auth/guard";
-import { Change, HistoryQuery } from "./model";
+import { Change, ChangeQuery } from "./model";
 import { historyGuard, listHistory } from "./service";
 
 export function historyModule(ctx: AppContext) {
@@ -21,7 +21,7 @@ export function historyModule(ctx: AppContext) {
       },
       {
         auth: { guard: "token", tenant: true },
-        query: HistoryQuery,
+        query: ChangeQuery,
         response: { 200: ListOf(Change) },
         detail: {
           summary:

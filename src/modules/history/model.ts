@@ -23,7 +23,7 @@ export const Change = t.Object({
 });
 export type Change = Static<typeof Change>;
 
-export const HistoryQuery = t.Composite(
+export const ChangeQuery = t.Composite(
   [
     ListQuery,
     t.Object({
