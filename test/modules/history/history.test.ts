@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { Housekeeping } from "../../../src/modules/retention/housekeeping";
-import { addCorp, addUser, adminIn, makeApp, startAndLogin, testSourceOnly, type TestApp } from "../../support/helpers";
+import { addCorp, addUser, adminIn, inProcessOnly, makeApp, startAndLogin, testSourceOnly, type TestApp } from "../../support/helpers";
 import { contractBody } from "../../support/contract-body";
 import { sqliteOnly } from "../../support/backend";
 import { FAST, LOOPBACK_ALLOWED, receiver, waitFor } from "../../support/webhooks";
@@ -111,7 +111,7 @@ describe("a contract's history", () => {
 
 describe("a job's changes", () => {
   test("the webhook dispatcher making a webhook inactive (410 Gone) is system:webhook-dispatcher's change", async () => {
-    const j = await makeApp({ env: LOOPBACK_ALLOWED, options: { dispatchTuning: FAST } });
+    const j = await makeApp({ env: LOOPBACK_ALLOWED, options: inProcessOnly({ dispatchTuning: FAST }) });
     try {
       const a = await startAndLogin(j);
       const gone = receiver(() => new Response("", { status: 410 }));
