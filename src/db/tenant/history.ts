@@ -20,7 +20,7 @@ export const history = sqliteTable(
     action: text("action").notNull(),
     /** The changed fields' names, comma-separated (a scalar: listed, filtered, in the CSV export). */
     fields: text("fields").notNull(),
-    /** JSON: [{field, before, after, keys?}]; secrets as "********". */
+    /** JSON: [[field, before, after, keys?], ...] (core/history.ts storedChanges); secrets as "********". */
     changes: text("changes").notNull(),
     request_id: text("request_id"),
   },

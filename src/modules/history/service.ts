@@ -1,7 +1,7 @@
 // The history as a list (routes.md, Network operations additions, GET /api/history). Changes are
 // written by the store's write path (src/core/history.ts); this only reads them.
 import type { AppContext } from "../../core/context";
-import { listHistoryRows, PLATFORM_TARGETS, type HistoryRow } from "../../core/history";
+import { listHistoryRows, PLATFORM_TARGETS, storedChanges, type HistoryRow } from "../../core/history";
 import type { Principal } from "../../core/principal";
 import type { TenantDoor } from "../../core/store";
 import type { ListParams, Page } from "../../lib/list";
@@ -51,7 +51,7 @@ function instant(field: string, text: unknown): string | undefined {
 }
 
 function changeOf(r: HistoryRow): Change {
-  const changes = JSON.parse(r.changes) as Change["changes"];
+  const changes = storedChanges(r.changes);
   return {
     id: r.id,
     at: r.at,
