@@ -45,9 +45,9 @@ export function beginRequest(requestId: string): void {
 }
 
 /** The auth guard names the request's principal once it is known. */
-export function actAs(actor: Omit<Actor, "requestId">): void {
+export function actAs(name: string, userId: string | null, appId: string | null, corpId: string): void {
   const holder = actors.getStore();
-  if (holder) holder.actor = { ...actor, requestId: holder.actor.requestId };
+  if (holder) holder.actor = { name, userId, appId, corpId, requestId: holder.actor.requestId };
 }
 
 /** Runs `fn` (and whatever it schedules) as `name` (a job: `system:<job>`). */
