@@ -9,7 +9,7 @@ import platform_4 from "../../migrations/platform/0004_broad_cammi.sql" with { t
 import platform_5 from "../../migrations/platform/0005_mature_tomas.sql" with { type: "text" };
 import platform_6 from "../../migrations/platform/0006_lowly_moonstone.sql" with { type: "text" };
 import platform_7 from "../../migrations/platform/0007_marvelous_lilith.sql" with { type: "text" };
-import platform_8 from "../../migrations/platform/0008_awesome_starbolt.sql" with { type: "text" };
+import platform_8 from "../../migrations/platform/0008_spooky_nighthawk.sql" with { type: "text" };
 import tenantJournal from "../../migrations/tenant/meta/_journal.json";
 import tenant_0 from "../../migrations/tenant/0000_init.sql" with { type: "text" };
 import tenant_1 from "../../migrations/tenant/0001_flowery_gorilla_man.sql" with { type: "text" };
@@ -24,12 +24,12 @@ import tenant_9 from "../../migrations/tenant/0009_unusual_makkari.sql" with { t
 import tenant_10 from "../../migrations/tenant/0010_search_fts.sql" with { type: "text" };
 import tenant_11 from "../../migrations/tenant/0011_unknown_frank_castle.sql" with { type: "text" };
 import tenant_12 from "../../migrations/tenant/0012_greedy_weapon_omega.sql" with { type: "text" };
-import tenant_13 from "../../migrations/tenant/0013_lucky_proemial_gods.sql" with { type: "text" };
+import tenant_13 from "../../migrations/tenant/0013_calm_deathbird.sql" with { type: "text" };
 import pgJournal from "../../migrations/pg/meta/_journal.json";
 import pg_0 from "../../migrations/pg/0000_init.sql" with { type: "text" };
 import pg_1 from "../../migrations/pg/0001_glamorous_maestro.sql" with { type: "text" };
 import pg_2 from "../../migrations/pg/0002_reflective_yellowjacket.sql" with { type: "text" };
-import pg_3 from "../../migrations/pg/0003_jazzy_hellcat.sql" with { type: "text" };
+import pg_3 from "../../migrations/pg/0003_yellow_newton_destine.sql" with { type: "text" };
 
 export const embeddedMigrations = {
   platform: {
@@ -43,7 +43,7 @@ export const embeddedMigrations = {
     "0005_mature_tomas": platform_5,
     "0006_lowly_moonstone": platform_6,
     "0007_marvelous_lilith": platform_7,
-    "0008_awesome_starbolt": platform_8,
+    "0008_spooky_nighthawk": platform_8,
     } as Record<string, string>,
   },
   tenant: {
@@ -62,7 +62,7 @@ export const embeddedMigrations = {
     "0010_search_fts": tenant_10,
     "0011_unknown_frank_castle": tenant_11,
     "0012_greedy_weapon_omega": tenant_12,
-    "0013_lucky_proemial_gods": tenant_13,
+    "0013_calm_deathbird": tenant_13,
     } as Record<string, string>,
   },
   pg: {
@@ -71,7 +71,7 @@ export const embeddedMigrations = {
     "0000_init": pg_0,
     "0001_glamorous_maestro": pg_1,
     "0002_reflective_yellowjacket": pg_2,
-    "0003_jazzy_hellcat": pg_3,
+    "0003_yellow_newton_destine": pg_3,
     } as Record<string, string>,
   },
 };

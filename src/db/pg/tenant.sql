@@ -563,8 +563,6 @@ CREATE INDEX "history_at" ON "history" ("corp_id", "at");
 
 CREATE INDEX "history_target" ON "history" ("corp_id", "target_type", "target_id", "at");
 
-CREATE INDEX "history_actor" ON "history" ("corp_id", "actor_user_id", "at");
-
 CREATE INDEX "isp_layout_attributes_attribute" ON "isp_layout_attributes" ("corp_id", "attribute_id");
 
 CREATE INDEX "isp_layouts_vendor" ON "isp_layouts" ("corp_id", "manufacturer_id");

@@ -251,7 +251,6 @@ export const history = pgTable(
     primaryKey({ name: "history_pkey", columns: [t.corp_id, t.id] }),
     index("history_at").on(t.corp_id, t.at),
     index("history_target").on(t.corp_id, t.target_type, t.target_id, t.at),
-    index("history_actor").on(t.corp_id, t.actor_user_id, t.at),
     pgPolicy("tenant", { for: "all", using: sql`"corp_id" = current_setting('corpadmin.corp_id')`, withCheck: sql`"corp_id" = current_setting('corpadmin.corp_id')` }),
   ],
 );

@@ -36,5 +36,4 @@ CREATE INDEX "platform_history_target" ON "platform_history" USING btree ("targe
 CREATE INDEX "platform_history_corp" ON "platform_history" USING btree ("corp_id","at");--> statement-breakpoint
 CREATE INDEX "history_at" ON "history" USING btree ("corp_id","at");--> statement-breakpoint
 CREATE INDEX "history_target" ON "history" USING btree ("corp_id","target_type","target_id","at");--> statement-breakpoint
-CREATE INDEX "history_actor" ON "history" USING btree ("corp_id","actor_user_id","at");--> statement-breakpoint
 CREATE POLICY "tenant" ON "history" AS PERMISSIVE FOR ALL TO public USING ("corp_id" = current_setting('corpadmin.corp_id')) WITH CHECK ("corp_id" = current_setting('corpadmin.corp_id'));

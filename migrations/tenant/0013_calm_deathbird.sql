@@ -13,5 +13,4 @@ CREATE TABLE `history` (
 );
 --> statement-breakpoint
 CREATE INDEX `history_at` ON `history` (`at`);--> statement-breakpoint
-CREATE INDEX `history_target` ON `history` (`target_type`,`target_id`,`at`);--> statement-breakpoint
-CREATE INDEX `history_actor` ON `history` (`actor_user_id`,`at`);
+CREATE INDEX `history_target` ON `history` (`target_type`,`target_id`,`at`);
