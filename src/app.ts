@@ -4,6 +4,7 @@
 import { Elysia, ValidationError } from "elysia";
 import type { Config } from "./config";
 import { createContext, type AppContext, type ContextOptions } from "./core/context";
+import { beginRequest } from "./core/history";
 import { corpLookups } from "./modules/corp/service";
 import { userFlags } from "./modules/user/service";
 import { enabledServiceIds, loadPermissions } from "./modules/workgroup/service";
@@ -31,6 +32,7 @@ import {
   type FieldError,
 } from "./lib/problem";
 import { auditModule } from "./modules/audit";
+import { historyModule } from "./modules/history";
 import { authModule } from "./modules/auth";
 import { catalogModule } from "./modules/catalog";
 import { coreModule } from "./modules/core";
@@ -242,6 +244,8 @@ export function createApp(config: Config, options: AppOptions = {}) {
     .onRequest(function (c) {
       const { request, set } = c;
       const id = requestIdOf(request);
+      // Who the request's writes act for (core/history.ts); the auth guard names the principal.
+      beginRequest(id);
       (c as Started)[STARTED] = performance.now();
       (c as Started)[REQUEST_ID] = id;
       set.headers["x-request-id"] = id;
@@ -300,6 +304,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
     opsModule(ctx),
     operationsRoutes(ctx),
     auditModule(ctx),
+    historyModule(ctx),
     externalAppModule(ctx),
     cityModule(ctx),
     personModule(ctx),

@@ -60,6 +60,8 @@ export interface Config {
   metricValueRetentionDays: number;
   /** Days QR code accesses (scans) are kept; 0: forever. */
   qrAccessRetentionDays: number;
+  /** Days Changes (the history of records, tenant and platform) are kept. */
+  historyRetentionDays: number;
   /**
    * Cluster mode: how long a node that takes a single-node job's lease waits before starting it,
    * and how long one proof lets the holder run on (src/db/pg/lease.ts); the heartbeat is a fifth.
@@ -115,6 +117,7 @@ export const SETTINGS: Setting[] = [
   { flag: "radius-attempt-retention-days", env: "CORPADMIN_RADIUS_ATTEMPT_RETENTION_DAYS", default: "30", help: "days RADIUS authorize attempts (GET /api/isp/radius/attempts) are kept; 0: forever" },
   { flag: "metric-value-retention-days", env: "CORPADMIN_METRIC_VALUE_RETENTION_DAYS", default: "400", help: "days metric values are kept (by their own time); 0: forever" },
   { flag: "qr-access-retention-days", env: "CORPADMIN_QR_ACCESS_RETENTION_DAYS", default: "400", help: "days QR code accesses (scans) are kept; 0: forever" },
+  { flag: "history-retention-days", env: "CORPADMIN_HISTORY_RETENTION_DAYS", default: "400", help: "days the history of records (GET /api/history: who changed what) is kept" },
   {
     flag: "lease-grace-ms",
     env: "CORPADMIN_LEASE_GRACE_MS",
@@ -215,6 +218,7 @@ export function loadConfig(flags: Map<string, string> = new Map(), env: Record<s
     radiusAttemptRetentionDays: int("radius-attempt-retention-days", 0, 36_500),
     metricValueRetentionDays: int("metric-value-retention-days", 0, 36_500),
     qrAccessRetentionDays: int("qr-access-retention-days", 0, 36_500),
+    historyRetentionDays: int("history-retention-days", 1, 36_500),
     leaseGraceMs: int("lease-grace-ms", 500, 600_000),
   };
 }

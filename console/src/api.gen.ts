@@ -876,6 +876,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the changes of records (default newest first): platform.corp, or the permission of target_type's area when target_type is given; the working corporation's changes only */
+        get: operations["history.list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/externalapp": {
         parameters: {
             query?: never;
@@ -3257,9 +3274,42 @@ export interface components {
         BucketList: {
             items: components["schemas"]["Bucket"][];
         };
+        Change: {
+            /** Format: uuid */
+            id: string;
+            at: string;
+            /** @description the user's login, the external app's name, or system:<job> */
+            actor: string;
+            actor_user_id: string | null;
+            actor_app_id: string | null;
+            /** @description the area's singular name: city, person, product, contract, nas, user, workgroup, corp, ... */
+            target_type: string;
+            target_id: string;
+            /** @description create, update, delete, or the operation: status, config, items, flags, address, link, key, secret, ... */
+            action: string;
+            /** @description the changed fields, comma-separated (the CSV export's view of `changes`) */
+            fields: string;
+            changes: {
+                /** @description dotted path, as the record's GET names it (config.max_upload, address.city_id, items.0.quantity) */
+                field: string;
+                /** @description null when it had none; secrets, passwords and keys as ********; large JSON fields as a sha256 digest */
+                before: unknown;
+                after: unknown;
+                /** @description large JSON fields: the top-level keys whose values differ */
+                keys?: string[];
+            }[];
+            /** @description the x-request-id of the request, as on its request log line */
+            request_id: string | null;
+        };
         ChangeCorpBody: {
             /** @description auth_name or id of the corporation */
             corp: string;
+        };
+        ChangePage: {
+            items: components["schemas"]["Change"][];
+            page: number;
+            limit: number;
+            total: number;
         };
         City: {
             /** Format: uuid */
@@ -6559,6 +6609,43 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+        };
+    };
+    "history.list": {
+        parameters: {
+            query?: {
+                page?: number;
+                limit?: number;
+                q?: string;
+                sort?: string;
+                target_type?: string;
+                target_id?: string;
+                actor_user_id?: string;
+                action?: string;
+                from?: string;
+                to?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                format?: "csv" | "json";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChangePage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     "externalapp.list": {

@@ -17,6 +17,7 @@ import { conflict, notFound } from "../lib/problem";
 import { toIso } from "../lib/time";
 import { getSetting, putSetting, settingKeys } from "./settings";
 import type { PlatformDoor } from "./store";
+import { runAs } from "./history";
 
 /**
  * Cluster mode: the lease a single-node job runs under. A write whose doubling would be wrong (a
@@ -283,7 +284,8 @@ export class Jobs {
       for (const job of this.runs.values()) {
         if (this.stopped) return;
         try {
-          const pending = job.start();
+          // What the job writes, and what its timers write, is the job's (core/history.ts).
+          const pending = runAs(`system:${job.name}`, () => job.start());
           if (pending) pending.catch((err) => this.logger.error("background job failed to start", { job: job.name, error: String(err) }));
         } catch (err) {
           this.logger.error("background job failed to start", { job: job.name, error: String(err) });

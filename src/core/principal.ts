@@ -21,6 +21,8 @@ export interface Principal {
 
 export interface ApiKeyCheck {
   appId: string;
+  /** The actor of the app's changes in the history. */
+  name: string;
   active: boolean;
 }
 

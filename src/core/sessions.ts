@@ -25,6 +25,8 @@ export interface SessionClaims {
 export interface UserFlags {
   status: number;
   super_admin: number;
+  /** The actor of the user's changes in the history (core/history.ts). */
+  login: string;
 }
 
 export interface LiveSession {
@@ -34,6 +36,7 @@ export interface LiveSession {
   expires_at: string;
   user_status: number;
   super_admin: number;
+  user_login: string;
 }
 
 /**
@@ -183,12 +186,12 @@ export class Sessions {
     }
     const epoch = this.epoch;
     const found = await this.platform.read(async (db) => {
-      const row = await db.$client.query<Omit<LiveSession, "user_status" | "super_admin">, [string, string]>(LOOKUP).get(sessionId, nowIso());
+      const row = await db.$client.query<Omit<LiveSession, "user_status" | "super_admin" | "user_login">, [string, string]>(LOOKUP).get(sessionId, nowIso());
       if (!row) return null;
       // A session's user always exists (deleting a user deletes its sessions); were it missing,
       // a null status still refuses.
       const flags = await this.userFlags(db, row.user_id);
-      return { ...row, user_status: flags?.status ?? 0, super_admin: flags?.super_admin ?? 0 };
+      return { ...row, user_status: flags?.status ?? 0, super_admin: flags?.super_admin ?? 0, user_login: flags?.login ?? "" };
     });
     // Only live rows are kept: an unknown or ended session stays a read (its token is refused).
     if (found && this.kept && epoch === this.epoch) {

@@ -13,11 +13,17 @@ import type { SqliteDoor, SqliteHandle } from "../db/door";
 import type { PlatformDb, TenantDb } from "../db/sqlite";
 import type { TenantDbs } from "../db/tenants";
 import { recordEvent, type EventBus, type EventGroup } from "./events";
+import { ChangeLog, type ChangeInput } from "./history";
 
 /** What a write callback is handed besides its transaction handle. */
 export interface WriteScope {
   /** Runs after the COMMIT (caches to forget, wake-ups), even when its fsync failed; never when the write rolled back. */
   afterCommit(fn: () => void): void;
+  /**
+   * Records the change of one record (its before and after, rows or views) in the history, in this
+   * write's transaction (core/history.ts): nothing when they do not differ, secrets masked.
+   */
+  record(change: ChangeInput): void;
 }
 
 export interface TenantWriteScope extends WriteScope {
@@ -61,11 +67,17 @@ export type TenantDoor = Door<TenantDb, TenantWriteScope>;
 class Scope implements TenantWriteScope {
   private after: (() => void)[] = [];
   private events: { type: EventGroup; recordId: string; data: unknown }[] = [];
+  // Made when the write is asked for: the actor is the asker's, whoever's turn runs the write.
+  private changes = new ChangeLog();
 
   constructor(
     readonly corpId: string,
     private bus: EventBus | null,
   ) {}
+
+  record(change: ChangeInput): void {
+    this.changes.record(change);
+  }
 
   afterCommit(fn: () => void): void {
     this.after.push(fn);
@@ -78,6 +90,7 @@ class Scope implements TenantWriteScope {
 
   /** Inside the transaction, after the callback: the outbox rows. */
   async flush(tx: TenantDb): Promise<void> {
+    await this.changes.flush(tx, this.bus === null);
     for (const e of this.events) await recordEvent(tx, e.type, e.recordId, typeof e.data === "function" ? await (e.data as (tx: TenantDb) => unknown)(tx) : e.data);
   }
 

@@ -10,6 +10,7 @@ import platform_5 from "../../migrations/platform/0005_mature_tomas.sql" with { 
 import platform_6 from "../../migrations/platform/0006_lowly_moonstone.sql" with { type: "text" };
 import platform_7 from "../../migrations/platform/0007_marvelous_lilith.sql" with { type: "text" };
 import platform_8 from "../../migrations/platform/0008_nervous_molten_man.sql" with { type: "text" };
+import platform_9 from "../../migrations/platform/0009_normal_valkyrie.sql" with { type: "text" };
 import tenantJournal from "../../migrations/tenant/meta/_journal.json";
 import tenant_0 from "../../migrations/tenant/0000_init.sql" with { type: "text" };
 import tenant_1 from "../../migrations/tenant/0001_flowery_gorilla_man.sql" with { type: "text" };
@@ -25,11 +26,13 @@ import tenant_10 from "../../migrations/tenant/0010_search_fts.sql" with { type:
 import tenant_11 from "../../migrations/tenant/0011_unknown_frank_castle.sql" with { type: "text" };
 import tenant_12 from "../../migrations/tenant/0012_greedy_weapon_omega.sql" with { type: "text" };
 import tenant_13 from "../../migrations/tenant/0013_supreme_wraith.sql" with { type: "text" };
+import tenant_14 from "../../migrations/tenant/0014_fat_layla_miller.sql" with { type: "text" };
 import pgJournal from "../../migrations/pg/meta/_journal.json";
 import pg_0 from "../../migrations/pg/0000_init.sql" with { type: "text" };
 import pg_1 from "../../migrations/pg/0001_glamorous_maestro.sql" with { type: "text" };
 import pg_2 from "../../migrations/pg/0002_reflective_yellowjacket.sql" with { type: "text" };
 import pg_3 from "../../migrations/pg/0003_youthful_logan.sql" with { type: "text" };
+import pg_4 from "../../migrations/pg/0004_long_scorpion.sql" with { type: "text" };
 
 export const embeddedMigrations = {
   platform: {
@@ -44,6 +47,7 @@ export const embeddedMigrations = {
     "0006_lowly_moonstone": platform_6,
     "0007_marvelous_lilith": platform_7,
     "0008_nervous_molten_man": platform_8,
+    "0009_normal_valkyrie": platform_9,
     } as Record<string, string>,
   },
   tenant: {
@@ -63,6 +67,7 @@ export const embeddedMigrations = {
     "0011_unknown_frank_castle": tenant_11,
     "0012_greedy_weapon_omega": tenant_12,
     "0013_supreme_wraith": tenant_13,
+    "0014_fat_layla_miller": tenant_14,
     } as Record<string, string>,
   },
   pg: {
@@ -72,6 +77,7 @@ export const embeddedMigrations = {
     "0001_glamorous_maestro": pg_1,
     "0002_reflective_yellowjacket": pg_2,
     "0003_youthful_logan": pg_3,
+    "0004_long_scorpion": pg_4,
     } as Record<string, string>,
   },
 };

@@ -20,6 +20,8 @@ const OWNERS: Record<string, string> = {
   sessions: "core",
   audit_log: "core",
   events: "core",
+  history: "core",
+  platform_history: "core",
   safe_ip_ranges: "modules/auth",
   external_identities: "modules/auth",
   remembered_devices: "modules/auth",

@@ -16,7 +16,7 @@ const get = (path: string) => t.req("GET", path, { token: admin.token });
 
 // Fields whose values are objects or arbitrary JSON: not scalar, so not sortable.
 const NOT_SCALAR = new Set(["original", "billing", "payment_method", "items", "agent", "address"]);
-const GROUPS = /^\/api\/(city|externalapp|person|product|contract|classification|webhook|metric|qrcode|isp)(\/|$)/;
+const GROUPS = /^\/api\/(city|externalapp|person|product|contract|classification|webhook|metric|qrcode|isp|history)(\/|$)/;
 
 describe("every registry list", () => {
   test("sorts and filters by each scalar field of its items, and names unknown fields and bad paging", async () => {

@@ -21,6 +21,7 @@
 import type { SQL } from "bun";
 import type { Door, WriteScope } from "../../core/store";
 import type { EventBus, EventGroup, EventPayload } from "../../core/events";
+import { ChangeLog, currentActor, type Actor, type ChangeInput } from "../../core/history";
 import { newId } from "../../lib/ids";
 import { notFound, unavailable } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
@@ -84,8 +85,19 @@ const PLATFORM_LOCK = "corpadmin:platform";
 class PgScope implements PgTenantWriteScope {
   private after: (() => void)[] = [];
   private events: { type: EventGroup; recordId: string; data: unknown }[] = [];
+  private changes: ChangeLog;
 
-  constructor(readonly corpId: string) {}
+  /** `actor`: the one who asked for the write (a grouped write runs in another's turn). */
+  constructor(
+    readonly corpId: string,
+    actor: Actor,
+  ) {
+    this.changes = new ChangeLog(actor);
+  }
+
+  record(change: ChangeInput): void {
+    this.changes.record(change);
+  }
 
   afterCommit(fn: () => void): void {
     this.after.push(fn);
@@ -106,6 +118,7 @@ class PgScope implements PgTenantWriteScope {
    * runs them as sent: `seq` follows the order of the events), and are waited for once.
    */
   async flush(tx: PgTx): Promise<void> {
+    await this.changes.flush(tx, !this.corpId);
     if (!this.events.length) return;
     const rows: [string, EventGroup, string, string, string][] = [];
     for (const e of this.events) {
@@ -163,6 +176,7 @@ type Conn = SQL;
 
 interface GroupedJob {
   fn: (tx: PgTx, scope: PgTenantWriteScope) => unknown;
+  actor: Actor;
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
 }
@@ -322,7 +336,7 @@ export class PgDoors {
   private async runGroups(corpId: string, queued: GroupedJob[]): Promise<void> {
     for (let at = 0; at < queued.length; at += MAX_GROUP) {
       const jobs = queued.slice(at, at + MAX_GROUP);
-      const scopes = jobs.map(() => new PgScope(corpId));
+      const scopes = jobs.map((job) => new PgScope(corpId, job.actor));
       let outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[];
       let called = false;
       try {
@@ -394,7 +408,8 @@ class PgDoor implements PgTenantDoor {
   }
 
   async write<T>(fn: (tx: PgTx, scope: PgTenantWriteScope) => T | Promise<T>, { durable = true, exclusive = true }: { durable?: boolean; exclusive?: boolean } = {}): Promise<T> {
-    let scope = new PgScope(this.corpId);
+    const actor = currentActor();
+    let scope = new PgScope(this.corpId, actor);
     // Run again only when the connection ended before the callback started: nothing was done yet.
     let called = false;
     let result: T;
@@ -402,7 +417,7 @@ class PgDoor implements PgTenantDoor {
       result = await transaction(
         () =>
           this.doors.client.begin(async (conn) => {
-            scope = new PgScope(this.corpId);
+            scope = new PgScope(this.corpId, actor);
             await this.doors.enter(conn, this.corpId, true, durable, this.checked, exclusive);
             called = true;
             const tx = pgHandle(conn, this.corpId !== "");
@@ -423,7 +438,7 @@ class PgDoor implements PgTenantDoor {
 
   writeGrouped<T>(fn: (tx: PgTx, scope: PgTenantWriteScope) => T | Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.doors.queue(this.corpId, { fn, resolve: resolve as (v: unknown) => void, reject });
+      this.doors.queue(this.corpId, { fn, actor: currentActor(), resolve: resolve as (v: unknown) => void, reject });
     });
   }
 

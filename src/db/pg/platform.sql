@@ -53,7 +53,6 @@ CREATE TABLE "corporations" (
   "trade_name" text,
   "doc_identity" text,
   "email" text,
-  "noc_email" text,
   "phone" text,
   "timezone" text DEFAULT 'UTC' NOT NULL,
   "server_id" text NOT NULL,
@@ -61,6 +60,7 @@ CREATE TABLE "corporations" (
   "schema_version" bigint DEFAULT 0 NOT NULL,
   "created_at" text NOT NULL,
   "updated_at" text NOT NULL,
+  "noc_email" text,
   CONSTRAINT "corporations_pkey" PRIMARY KEY ("id"),
   CONSTRAINT "corporations_auth_name_unique" UNIQUE ("auth_name")
 );
@@ -119,6 +119,22 @@ CREATE TABLE "password_reset_keys" (
   "used_at" text,
   CONSTRAINT "password_reset_keys_pkey" PRIMARY KEY ("id"),
   CONSTRAINT "password_reset_keys_key_hash_unique" UNIQUE ("key_hash")
+);
+
+CREATE TABLE "platform_history" (
+  "id" text NOT NULL,
+  "at" text NOT NULL,
+  "actor" text NOT NULL,
+  "actor_user_id" text,
+  "actor_app_id" text,
+  "corp_id" text,
+  "target_type" text NOT NULL,
+  "target_id" text NOT NULL,
+  "action" text NOT NULL,
+  "fields" text NOT NULL,
+  "changes" text NOT NULL,
+  "request_id" text,
+  CONSTRAINT "platform_history_pkey" PRIMARY KEY ("id")
 );
 
 CREATE TABLE "qr_slugs" (
@@ -265,6 +281,12 @@ CREATE INDEX "menus_parent" ON "menus" ("parent_id");
 CREATE INDEX "menus_feature" ON "menus" ("feature_id");
 
 CREATE INDEX "password_reset_keys_user" ON "password_reset_keys" ("user_id");
+
+CREATE INDEX "platform_history_at" ON "platform_history" ("at");
+
+CREATE INDEX "platform_history_target" ON "platform_history" ("target_type", "target_id", "at");
+
+CREATE INDEX "platform_history_corp" ON "platform_history" ("corp_id", "at");
 
 CREATE INDEX "qr_slugs_corp" ON "qr_slugs" ("corp_id");
 

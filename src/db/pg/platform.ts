@@ -84,7 +84,6 @@ export const corporations = pgTable(
     trade_name: text("trade_name"),
     doc_identity: text("doc_identity"),
     email: text("email"),
-    noc_email: text("noc_email"),
     phone: text("phone"),
     timezone: text("timezone").default("UTC").notNull(),
     server_id: text("server_id").notNull(),
@@ -92,6 +91,7 @@ export const corporations = pgTable(
     schema_version: bigint("schema_version", { mode: "number" }).default(0).notNull(),
     created_at: text("created_at").notNull().$defaultFn(nowIso),
     updated_at: text("updated_at").notNull().$defaultFn(nowIso).$onUpdateFn(nowIso),
+    noc_email: text("noc_email"),
   },
   (t) => [
     primaryKey({ name: "corporations_pkey", columns: [t.id] }),
@@ -188,6 +188,30 @@ export const passwordResetKeys = pgTable(
     unique("password_reset_keys_key_hash_unique").on(t.key_hash),
     index("password_reset_keys_user").on(t.user_id),
     foreignKey({ name: "password_reset_keys_user_id_users_id_fk", columns: [t.user_id], foreignColumns: [users.id] }).onDelete("cascade"),
+  ],
+);
+
+export const platformHistory = pgTable(
+  "platform_history",
+  {
+    id: text("id").notNull().$defaultFn(newId),
+    at: text("at").notNull(),
+    actor: text("actor").notNull(),
+    actor_user_id: text("actor_user_id"),
+    actor_app_id: text("actor_app_id"),
+    corp_id: text("corp_id"),
+    target_type: text("target_type").notNull(),
+    target_id: text("target_id").notNull(),
+    action: text("action").notNull(),
+    fields: text("fields").notNull(),
+    changes: text("changes").notNull(),
+    request_id: text("request_id"),
+  },
+  (t) => [
+    primaryKey({ name: "platform_history_pkey", columns: [t.id] }),
+    index("platform_history_at").on(t.at),
+    index("platform_history_target").on(t.target_type, t.target_id, t.at),
+    index("platform_history_corp").on(t.corp_id, t.at),
   ],
 );
 

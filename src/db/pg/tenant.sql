@@ -142,6 +142,22 @@ CREATE TABLE "external_links" (
   CONSTRAINT "external_links_record" UNIQUE ("corp_id", "external_app_id", "record_type", "record_id")
 );
 
+CREATE TABLE "history" (
+  "corp_id" text NOT NULL DEFAULT current_setting('corpadmin.corp_id'),
+  "id" text NOT NULL,
+  "at" text NOT NULL,
+  "actor" text NOT NULL,
+  "actor_user_id" text,
+  "actor_app_id" text,
+  "target_type" text NOT NULL,
+  "target_id" text NOT NULL,
+  "action" text NOT NULL,
+  "fields" text NOT NULL,
+  "changes" text NOT NULL,
+  "request_id" text,
+  CONSTRAINT "history_pkey" PRIMARY KEY ("corp_id", "id")
+);
+
 CREATE TABLE "isp_layout_attributes" (
   "corp_id" text NOT NULL DEFAULT current_setting('corpadmin.corp_id'),
   "layout_id" text NOT NULL,
@@ -190,12 +206,12 @@ CREATE TABLE "isp_nas" (
   "pop_id" text,
   "layout_id" text,
   "status" boolean DEFAULT true NOT NULL,
+  "created_at" text NOT NULL,
+  "updated_at" text NOT NULL,
   "last_accounting_at" text,
   "open_sessions" bigint DEFAULT 0 NOT NULL,
   "quiet_after" text,
   "quiet_since" text,
-  "created_at" text NOT NULL,
-  "updated_at" text NOT NULL,
   CONSTRAINT "isp_nas_pkey" PRIMARY KEY ("corp_id", "id"),
   CONSTRAINT "isp_nas_name_unique" UNIQUE ("corp_id", "name"),
   CONSTRAINT "isp_nas_ip_unique" UNIQUE ("corp_id", "ip")
@@ -547,6 +563,10 @@ CREATE INDEX "external_apps_key_prefix" ON "external_apps" ("corp_id", "key_pref
 
 CREATE INDEX "external_links_by_record" ON "external_links" ("corp_id", "record_type", "record_id");
 
+CREATE INDEX "history_at" ON "history" ("corp_id", "at");
+
+CREATE INDEX "history_target" ON "history" ("corp_id", "target_type", "target_id", "at");
+
 CREATE INDEX "isp_layout_attributes_attribute" ON "isp_layout_attributes" ("corp_id", "attribute_id");
 
 CREATE INDEX "isp_layouts_vendor" ON "isp_layouts" ("corp_id", "manufacturer_id");
@@ -740,6 +760,12 @@ ALTER TABLE "external_links" ENABLE ROW LEVEL SECURITY;
 ALTER TABLE "external_links" FORCE ROW LEVEL SECURITY;
 
 CREATE POLICY tenant ON "external_links" USING ("corp_id" = current_setting('corpadmin.corp_id')) WITH CHECK ("corp_id" = current_setting('corpadmin.corp_id'));
+
+ALTER TABLE "history" ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE "history" FORCE ROW LEVEL SECURITY;
+
+CREATE POLICY tenant ON "history" USING ("corp_id" = current_setting('corpadmin.corp_id')) WITH CHECK ("corp_id" = current_setting('corpadmin.corp_id'));
 
 ALTER TABLE "isp_layout_attributes" ENABLE ROW LEVEL SECURITY;
 

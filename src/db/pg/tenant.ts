@@ -231,6 +231,30 @@ export const externalLinks = pgTable(
   ],
 );
 
+export const history = pgTable(
+  "history",
+  {
+    corp_id: text("corp_id").notNull().default(sql`current_setting('corpadmin.corp_id')`),
+    id: text("id").notNull().$defaultFn(newId),
+    at: text("at").notNull(),
+    actor: text("actor").notNull(),
+    actor_user_id: text("actor_user_id"),
+    actor_app_id: text("actor_app_id"),
+    target_type: text("target_type").notNull(),
+    target_id: text("target_id").notNull(),
+    action: text("action").notNull(),
+    fields: text("fields").notNull(),
+    changes: text("changes").notNull(),
+    request_id: text("request_id"),
+  },
+  (t) => [
+    primaryKey({ name: "history_pkey", columns: [t.corp_id, t.id] }),
+    index("history_at").on(t.corp_id, t.at),
+    index("history_target").on(t.corp_id, t.target_type, t.target_id, t.at),
+    pgPolicy("tenant", { for: "all", using: sql`"corp_id" = current_setting('corpadmin.corp_id')`, withCheck: sql`"corp_id" = current_setting('corpadmin.corp_id')` }),
+  ],
+);
+
 export const ispLayoutAttributes = pgTable(
   "isp_layout_attributes",
   {
@@ -304,12 +328,12 @@ export const ispNas = pgTable(
     pop_id: text("pop_id"),
     layout_id: text("layout_id"),
     status: boolean("status").default(true).notNull(),
+    created_at: text("created_at").notNull().$defaultFn(nowIso),
+    updated_at: text("updated_at").notNull().$defaultFn(nowIso).$onUpdateFn(nowIso),
     last_accounting_at: text("last_accounting_at"),
     open_sessions: bigint("open_sessions", { mode: "number" }).default(0).notNull(),
     quiet_after: text("quiet_after"),
     quiet_since: text("quiet_since"),
-    created_at: text("created_at").notNull().$defaultFn(nowIso),
-    updated_at: text("updated_at").notNull().$defaultFn(nowIso).$onUpdateFn(nowIso),
   },
   (t) => [
     primaryKey({ name: "isp_nas_pkey", columns: [t.corp_id, t.id] }),

@@ -19,8 +19,6 @@ export const corporations = sqliteTable("corporations", {
   trade_name: text("trade_name"),
   doc_identity: text("doc_identity"),
   email: text("email"),
-  /** Where the network operations centre is told of trouble (a NAS turning quiet); null: nobody. */
-  noc_email: text("noc_email"),
   phone: text("phone"),
   timezone: text("timezone").notNull().default("UTC"),
   server_id: text("server_id").notNull().references(() => servers.id),
@@ -28,6 +26,10 @@ export const corporations = sqliteTable("corporations", {
   /** Tenant migrations applied to its database, as last recorded: start-up opens only those behind. */
   schema_version: integer("schema_version").notNull().default(0),
   ...timestamps,
+  // Added after the first release: declared after the timestamps, where ADD COLUMN puts it, so a
+  // migrated database and a new one have the same column order.
+  /** Where the network operations centre is told of trouble (a NAS turning quiet); null: nobody. */
+  noc_email: text("noc_email"),
 });
 
 export const corpMembers = sqliteTable(

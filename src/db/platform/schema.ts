@@ -8,3 +8,4 @@ export * from "./menus";
 export * from "./audit";
 export * from "./identity";
 export * from "./qrcode";
+export * from "./history";

@@ -102,7 +102,8 @@ export const ispNas = sqliteTable(
     pop_id: text("pop_id").references(() => ispPops.id),
     layout_id: text("layout_id").references(() => ispLayouts.id),
     status: bool("status").notNull().default(true),
-    // Health, kept by the accounting writer in the transaction of each record (accounting-service.ts)
+    ...timestamps,
+    // Health (added after the first release: after the timestamps, where ADD COLUMN puts it), kept by the accounting writer in the transaction of each record (accounting-service.ts)
     // so that a list of NAS answers it without reading sessions:
     /** When corpadmin last received an accounting record from it (its clock); null: never. */
     last_accounting_at: text("last_accounting_at"),
@@ -112,7 +113,6 @@ export const ispNas = sqliteTable(
     quiet_after: text("quiet_after"),
     /** Set by the nas-health job when it announced the NAS quiet (ISP_AFTER_NAS_QUIET); cleared by its next record. */
     quiet_since: text("quiet_since"),
-    ...timestamps,
   },
   (t) => [index("isp_nas_vendor").on(t.manufacturer_id), index("isp_nas_pop").on(t.pop_id), index("isp_nas_layout").on(t.layout_id)],
 );

@@ -6,3 +6,4 @@ export * from "./registry";
 export * from "./webhooks";
 export * from "./qrcode";
 export * from "./metrics";
+export * from "./history";

@@ -8,6 +8,7 @@
 //   { publicAuth: true }                 a public row: 60 requests a minute per client IP
 // Authentication runs in `transform`, before schema validation, so a request without a credential
 // is 401 whatever its body; the principal is then handed to the handler through `resolve`.
+import { actAs } from "../../core/history";
 import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
 import type { Principal } from "../../core/principal";
@@ -80,6 +81,7 @@ export function authGuard(ctx: AppContext) {
     const check = await ctx.apiKeys(ctx.store.tenant(corp.id), key.appId, key.secret);
     if (!check) throw unauthorized("Invalid API key");
     if (!check.active) throw forbidden("The external application is inactive");
+    actAs(check.name, null, check.appId, corp.id);
     const none: PermissionSets = { admin: new Set(), allow: new Set(), lists: { admin: [], allow: [] }, granted: new Map() };
     return { kind: "key", userId: null, sessionId: null, corpId: corp.id, corp, superAdmin: false, permission: none, externalAppId: check.appId, ip, requestId: null };
   }
@@ -96,6 +98,7 @@ export function authGuard(ctx: AppContext) {
     const corp = ctx.corps.peek(session.corp_id) ?? (await ctx.corps.get(session.corp_id));
     if (!corp) throw unauthorized("The corporation no longer exists");
     const superAdmin = session.super_admin === 1;
+    actAs(session.user_login, session.user_id, null, corp.id);
     const principal: Principal = {
       kind: "user",
       userId: session.user_id,

@@ -146,6 +146,7 @@ export async function addRange(ctx: AppContext, corp: CorpRow, text: string, des
   const row = await ctx.store.platform.write(async (tx, w) => {
     if (await safeIpRangeTaken(tx, corp.id, range)) throw conflict(`The range ${range} is already there`);
     const row = await insertSafeIpRange(tx, corp.id, range, description ?? null);
+    w.record({ type: "saferange", id: row.id, action: "create", before: null, after: row, corpId: corp.id });
     await ctx.changes.publish(tx, w, SAFE_IP_TOPIC, corp.id);
     return row;
   });
@@ -158,6 +159,7 @@ export async function removeRange(ctx: AppContext, corp: CorpRow, id: string): P
     const row = await findSafeIpRange(tx, corp.id, id);
     if (!row) throw notFound("Safe IP range");
     await deleteSafeIpRange(tx, id);
+    w.record({ type: "saferange", id, action: "delete", before: row, after: null, corpId: corp.id });
     await ctx.changes.publish(tx, w, SAFE_IP_TOPIC, corp.id);
     return row;
   });

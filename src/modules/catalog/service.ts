@@ -108,11 +108,13 @@ async function identifierTaken(tx: PlatformDb, identifier: string, exceptId?: st
 }
 
 export function createService(ctx: AppContext, input: ServiceInput): Promise<Service> {
-  return ctx.store.platform.write(async (tx) => {
+  return ctx.store.platform.write(async (tx, w) => {
     if (await identifierTaken(tx, input.identifier)) throw conflict(`identifier '${input.identifier}' is taken`);
     const id = newId();
     await tx.insert(services).values({ id, identifier: input.identifier, name: input.name, description: input.description ?? null }).run();
-    return serviceView(await getServiceRow(tx, id));
+    const row = await getServiceRow(tx, id);
+    w.record({ type: "service", id, action: "create", before: null, after: row });
+    return serviceView(row);
   });
 }
 
@@ -124,15 +126,19 @@ export function updateService(ctx: AppContext, id: string, input: ServiceInput):
     await tx.update(services).set({ identifier: input.identifier, name: input.name, description: input.description ?? null }).where(eq(services.id, id)).run();
     // The identifier is what `admin` lists hold.
     await dropPermissions(ctx, tx, w);
-    return serviceView(await getServiceRow(tx, id));
+    const row = await getServiceRow(tx, id);
+    w.record({ type: "service", id, action: "update", before: current, after: row });
+    return serviceView(row);
   });
 }
 
 /** Features, actions, grants and corporations' enablement go with it (ON DELETE CASCADE). */
 export function deleteService(ctx: AppContext, id: string): Promise<void> {
   return ctx.store.platform.write(async (tx, w) => {
-    if ((await getServiceRow(tx, id)).builtin) throw conflict("A built-in service cannot be deleted");
+    const row = await getServiceRow(tx, id);
+    if (row.builtin) throw conflict("A built-in service cannot be deleted");
     await tx.delete(services).where(eq(services.id, id)).run();
+    w.record({ type: "service", id, action: "delete", before: row, after: null });
     await dropPermissions(ctx, tx, w);
   });
 }
@@ -150,6 +156,7 @@ export function uploadFeatures(ctx: AppContext, serviceId: string, upload: Featu
         .from(features)
         .where(and(eq(features.service_id, serviceId), eq(features.name, f.name)))
         .get();
+      const before = feature ? await featureSnapshot(tx, feature.id) : null;
       if (!feature) {
         feature = { id: newId() };
         await tx.insert(features).values({ id: feature.id, service_id: serviceId, name: f.name, description: f.description ?? null }).run();
@@ -165,6 +172,7 @@ export function uploadFeatures(ctx: AppContext, serviceId: string, upload: Featu
         if (!existing) await tx.insert(actions).values({ feature_id: feature.id, action: a.action, name: a.name ?? null }).run();
         else if (a.name !== undefined) await tx.update(actions).set({ name: a.name }).where(eq(actions.id, existing.id)).run();
       }
+      w.record({ type: "feature", id: feature.id, action: before ? "update" : "create", before, after: await featureSnapshot(tx, feature.id) });
     }
     await dropPermissions(ctx, tx, w);
     return featuresOfService(tx, serviceId);
@@ -180,6 +188,12 @@ async function getFeatureRow(db: PlatformDb, id: string): Promise<FeatureRow> {
 }
 
 const featureOf = async (db: PlatformDb, id: string): Promise<Feature> => (await featureViews(db, [await getFeatureRow(db, id)]))[0];
+
+/** The feature with its actions as the history compares it (core/history.ts); null when absent. */
+async function featureSnapshot(db: PlatformDb, id: string): Promise<Feature | null> {
+  const row = await db.select().from(features).where(eq(features.id, id)).get();
+  return row ? (await featureViews(db, [row]))[0] : null;
+}
 
 export function getFeature(ctx: AppContext, id: string): Promise<Feature> {
   return ctx.store.platform.read((db) => featureOf(db, id));
@@ -203,37 +217,42 @@ async function checkFeatureInput(tx: PlatformDb, input: FeatureInput, exceptId?:
 }
 
 export function createFeature(ctx: AppContext, input: FeatureInput): Promise<Feature> {
-  return ctx.store.platform.write(async (tx) => {
+  return ctx.store.platform.write(async (tx, w) => {
     await checkFeatureInput(tx, input);
     const id = newId();
     await tx.insert(features).values({ id, service_id: input.service_id, name: input.name, description: input.description ?? null }).run();
-    return featureOf(tx, id);
+    const view = await featureOf(tx, id);
+    w.record({ type: "feature", id, action: "create", before: null, after: view });
+    return view;
   });
 }
 
 export function updateFeature(ctx: AppContext, id: string, input: FeatureInput): Promise<Feature> {
   return ctx.store.platform.write(async (tx, w) => {
-    await getFeatureRow(tx, id);
+    const before = await featureOf(tx, id);
     await checkFeatureInput(tx, input, id);
     await tx.update(features).set({ service_id: input.service_id, name: input.name, description: input.description ?? null }).where(eq(features.id, id)).run();
     // Moving a feature to another service changes which corporations it counts in.
     await dropPermissions(ctx, tx, w);
-    return featureOf(tx, id);
+    const after = await featureOf(tx, id);
+    w.record({ type: "feature", id, action: "update", before, after });
+    return after;
   });
 }
 
 /** Actions and grants go with it; menus pointing at it keep going without a feature. */
 export function deleteFeature(ctx: AppContext, id: string): Promise<void> {
   return ctx.store.platform.write(async (tx, w) => {
-    await getFeatureRow(tx, id);
+    const before = await featureOf(tx, id);
     await tx.delete(features).where(eq(features.id, id)).run();
+    w.record({ type: "feature", id, action: "delete", before, after: null });
     await dropPermissions(ctx, tx, w);
   });
 }
 
 export function addAction(ctx: AppContext, featureId: string, input: ActionInput): Promise<Feature> {
   return ctx.store.platform.write(async (tx, w) => {
-    await getFeatureRow(tx, featureId);
+    const before = await featureOf(tx, featureId);
     const clash = await tx
       .select({ id: actions.id })
       .from(actions)
@@ -242,19 +261,22 @@ export function addAction(ctx: AppContext, featureId: string, input: ActionInput
     if (clash) throw conflict(`The feature already has the action '${input.action}'`);
     await tx.insert(actions).values({ feature_id: featureId, action: input.action, name: input.name ?? null }).run();
     await dropPermissions(ctx, tx, w);
-    return featureOf(tx, featureId);
+    const after = await featureOf(tx, featureId);
+    w.record({ type: "feature", id: featureId, action: "actions", before, after });
+    return after;
   });
 }
 
 export function removeAction(ctx: AppContext, featureId: string, actionId: string): Promise<void> {
   return ctx.store.platform.write(async (tx, w) => {
-    await getFeatureRow(tx, featureId);
+    const before = await featureOf(tx, featureId);
     const removed = await tx
       .delete(actions)
       .where(and(eq(actions.id, actionId), eq(actions.feature_id, featureId)))
       .returning({ id: actions.id })
       .all();
     if (!removed.length) throw notFound("Action");
+    w.record({ type: "feature", id: featureId, action: "actions", before, after: await featureOf(tx, featureId) });
     await dropPermissions(ctx, tx, w);
   });
 }
@@ -274,8 +296,9 @@ async function getMenuRow(db: PlatformDb, id: string): Promise<MenuRow> {
 export function saveMenu(ctx: AppContext, input: MenuInput): Promise<{ menu: Menu; created: boolean }> {
   const id = input.id ?? newId();
   const created = !input.id;
-  return ctx.store.platform.write(async (tx) => {
-    if (!created && !(await tx.select({ id: menus.id }).from(menus).where(eq(menus.id, id)).get())) throw notFound("Menu");
+  return ctx.store.platform.write(async (tx, w) => {
+    const before = created ? null : ((await tx.select().from(menus).where(eq(menus.id, id)).get()) ?? null);
+    if (!created && !before) throw notFound("Menu");
     const parentId = input.parent_id ?? null;
     if (parentId) {
       const parents = new Map((await tx.select({ id: menus.id, parent_id: menus.parent_id }).from(menus).all()).map((m) => [m.id, m.parent_id]));
@@ -298,7 +321,9 @@ export function saveMenu(ctx: AppContext, input: MenuInput): Promise<{ menu: Men
     };
     if (created) await tx.insert(menus).values({ id, ...values }).run();
     else await tx.update(menus).set(values).where(eq(menus.id, id)).run();
-    return { menu: menuView(await getMenuRow(tx, id)), created };
+    const row = await getMenuRow(tx, id);
+    w.record({ type: "menu", id, action: created ? "create" : "update", before, after: row });
+    return { menu: menuView(row), created };
   });
 }
 
@@ -353,6 +378,7 @@ export function assignMenuToWorkgroup(ctx: AppContext, menuId: string, workgroup
     await getMenuRow(tx, menuId);
     const wg = await findWorkgroup(tx, workgroupId);
     if (!wg) throw notFound("Workgroup");
+    const before = await workgroupView(tx, wg);
     const all = await tx.select({ id: menus.id, parent_id: menus.parent_id, feature_id: menus.feature_id }).from(menus).all();
     const children = new Map<string, string[]>();
     for (const m of all) if (m.parent_id) children.set(m.parent_id, [...(children.get(m.parent_id) ?? []), m.id]);
@@ -385,6 +411,8 @@ export function assignMenuToWorkgroup(ctx: AppContext, menuId: string, workgroup
       await grantFeatures(tx, workgroupId, ids);
       await dropPermissions(ctx, tx, w);
     }
-    return workgroupView(tx, (await findWorkgroup(tx, workgroupId))!);
+    const after = await workgroupView(tx, (await findWorkgroup(tx, workgroupId))!);
+    w.record({ type: "workgroup", id: workgroupId, action: "grant", before, after, corpId: wg.corp_id });
+    return after;
   });
 }

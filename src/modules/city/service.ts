@@ -99,6 +99,7 @@ export function createCity(tenant: TenantDoor, input: CityInput): Promise<City> 
   return tenant.write(async (tx, w) => {
     const view = cityView(await insertCity(tx, input));
     w.emit("CITY_AFTER_INSERT", view.id, view);
+    w.record({ type: "city", id: view.id, action: "create", before: null, after: view });
     return view;
   });
 }
@@ -110,6 +111,7 @@ export function changeCity(tenant: TenantDoor, id: string, input: CityInput): Pr
     if (unchanged(current, { name: input.name, state: input.state, country: input.country })) return cityView(current);
     const view = cityView(await updateCity(tx, id, input));
     w.emit("CITY_AFTER_UPDATE", id, view);
+    w.record({ type: "city", id, action: "update", before: current, after: view });
     return view;
   });
 }
@@ -122,6 +124,7 @@ export function deleteCity(tenant: TenantDoor, id: string): Promise<void> {
     await unlinkAll(tx, "city", id);
     await tx.delete(cities).where(eq(cities.id, id)).run();
     w.emit("CITY_AFTER_DELETE", id, before);
+    w.record({ type: "city", id, action: "delete", before, after: null });
   });
 }
 

@@ -19,7 +19,7 @@ export function classificationModule(ctx: AppContext) {
     })
     .post(
       "/classification",
-      async ({ tenant, body, set }) => created(set, "/api/classification", await tenant.write((tx) => createClassification(tx, body))),
+      async ({ tenant, body, set }) => created(set, "/api/classification", await tenant.write((tx, w) => createClassification(tx, w, body))),
       { auth: "platform.core", body: ClassificationInput, response: { 200: Classification }, detail: { summary: "Create a classification" } },
     )
     .get("/classification/name/:name", ({ tenant, params }) => tenant.read((db) => showClassification(db, { name: params.name })), {

@@ -63,9 +63,11 @@ export async function showClassification(db: TenantDb, by: { id?: string; name?:
 }
 
 /** Creates a classification (no event: classifications have none). */
-export async function createClassification(tx: TenantDb, body: ClassificationInput): Promise<Classification> {
+export async function createClassification(tx: TenantDb, w: TenantWriteScope, body: ClassificationInput): Promise<Classification> {
   await checkName(tx, body.name, null);
-  return view(await tx.insert(classifications).values({ name: body.name, description: body.description ?? null, color: body.color ?? null }).returning().get());
+  const row = await tx.insert(classifications).values({ name: body.name, description: body.description ?? null, color: body.color ?? null }).returning().get();
+  w.record({ type: "classification", id: row.id, action: "create", before: null, after: row });
+  return view(row);
 }
 
 /**
@@ -86,18 +88,20 @@ export async function updateClassification(tx: TenantDb, w: TenantWriteScope, by
   await checkName(tx, body.name, current.id);
   // Description and color are not part of any product's or contract's view.
   if (body.name !== current.name) await touchHolders(tx, w, current.id, timeZone);
-  return view(
-    await tx
-      .update(classifications)
-      .set({ name: body.name, description: body.description ?? null, color: body.color ?? null })
-      .where(eq(classifications.id, current.id))
-      .returning()
-      .get(),
-  );
+  const row = await tx
+    .update(classifications)
+    .set({ name: body.name, description: body.description ?? null, color: body.color ?? null })
+    .where(eq(classifications.id, current.id))
+    .returning()
+    .get();
+  // The products and contracts showing it by name are not recorded: their own data did not change.
+  w.record({ type: "classification", id: row.id, action: "update", before: current, after: row });
+  return view(row);
 }
 
 export async function removeClassification(tx: TenantDb, w: TenantWriteScope, by: { id?: string; name?: string }, timeZone: string): Promise<void> {
   const row = await find(tx, by);
   await touchHolders(tx, w, row.id, timeZone);
   await tx.delete(classifications).where(eq(classifications.id, row.id)).run();
+  w.record({ type: "classification", id: row.id, action: "delete", before: row, after: null });
 }

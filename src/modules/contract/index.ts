@@ -121,7 +121,7 @@ export function contractModule(ctx: AppContext) {
       response: { 200: Contract },
       detail: { summary: "Alter a contract (full update)" },
     })
-    .post("/contract/:id/externalapp", ({ tenant, params, body }) => tenant.write((tx) => linkContract(tx, params.id, body)), {
+    .post("/contract/:id/externalapp", ({ tenant, params, body }) => tenant.write((tx, w) => linkContract(tx, w, params.id, body)), {
       auth: "platform.contract",
       params: IdParams,
       body: ExternalLinkInput,

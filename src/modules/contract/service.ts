@@ -528,6 +528,18 @@ const itemView = (r: ItemRow): ContractItem => ({
   updated_at: r.updated_at,
 });
 
+/**
+ * The contract as its history compares it (core/history.ts): its columns, its connection settings
+ * under `config.` (the password masked there), its items by position and its flags.
+ */
+async function contractRecord(db: TenantDb, id: string): Promise<object> {
+  const row = await findContract(db, id);
+  if (!row) return {};
+  const { contract_id: _, ...config } = (await configRowOf(db, id)) ?? { contract_id: "" };
+  const items = (await itemsOf(db, id)).map((i) => ({ product_id: i.product_id, description: i.description, quantity: i.quantity, unit_price: i.unit_price }));
+  return { ...row, config, items, flags: await flagNames(db, id) };
+}
+
 async function itemsOf(db: TenantDb, contractId: string): Promise<ContractItem[]> {
   return (await db.select().from(contractItems).where(eq(contractItems.contract_id, contractId)).orderBy(asc(contractItems.position)).all()).map(itemView);
 }
@@ -657,6 +669,7 @@ export async function createContract(tx: TenantDb, w: TenantWriteScope, principa
   await numberHolder(tx, body.number, null);
   const id = (await tx.insert(contracts).values(localColumns(body, dates)).returning({ id: contracts.id }).get()).id;
   await insertDefaultConfig(tx, id, body.number);
+  w.record({ type: "contract", id, action: "create", before: null, after: await contractRecord(tx, id) });
   const view = await getContractView(tx, id, tzOf(principal), true);
   w.emit("CONTRACT_AFTER_INSERT", id, { ...view, config: { ...view.config, password: MASKED_PASSWORD } });
   return view;
@@ -673,12 +686,15 @@ async function changeContract(
   w: TenantWriteScope,
   principal: Principal,
   id: string,
+  action: string,
   change: (row: ContractRow) => Promise<boolean>,
 ): Promise<boolean> {
   const row = await getContract(tx, id);
   const before = await contractConnection(tx, id);
+  const was = await contractRecord(tx, id);
   if (!(await change(row))) return false;
   await tx.update(contracts).set({ updated_at: nowIso() }).where(eq(contracts.id, id)).run();
+  w.record({ type: "contract", id, action, before: was, after: await contractRecord(tx, id) });
   const tz = tzOf(principal);
   w.emit("CONTRACT_AFTER_UPDATE", id, (t: TenantDb) => getContractView(t, id, tz));
   const event: ContractChange = { corpId: principal.corpId, contractId: id, before, actorUserId: principal.userId, ip: principal.ip };
@@ -689,7 +705,7 @@ async function changeContract(
 export async function updateContract(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, body: ContractInput): Promise<Contract> {
   await getContract(tx, id);
   const { dates } = await checkLocalInput(tx, body);
-  await changeContract(ctx, tx, w, principal, id, async (row) => {
+  await changeContract(ctx, tx, w, principal, id, "update", async (row) => {
     const columns = localColumns(body, dates);
     // The body as stored (dates, JSON text, left-out fields as null) is what it has: no change.
     if (unchanged(row, columns)) return false;
@@ -701,17 +717,20 @@ export async function updateContract(ctx: AppContext, tx: TenantDb, w: TenantWri
 }
 
 /** Links the contract to an app's identity (no event: link operations fire none, routes.md). */
-export async function linkContract(tx: TenantDb, id: string, body: { external_app_id: string; identity: string }): Promise<ExternalLinkView> {
+export async function linkContract(tx: TenantDb, w: TenantWriteScope, id: string, body: { external_app_id: string; identity: string }): Promise<ExternalLinkView> {
   await getContract(tx, id);
   if (!(await findApp(tx, { id: body.external_app_id }))) throw invalid("external_app_id", "unknown external application");
+  const was = (await identitiesOf(tx, body.external_app_id, "contract", [id])).get(id) ?? null;
   await linkRecord(tx, body.external_app_id, "contract", id, body.identity);
+  const field = `externalapp.${body.external_app_id}`;
+  w.record({ type: "contract", id, action: "link", before: { [field]: was }, after: { [field]: body.identity } });
   return await linkView(tx, body.external_app_id, "contract", id);
 }
 
 export async function setContractAddress(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, body: AddressInput): Promise<Contract> {
   await getContract(tx, id);
   if (!(await cityRef(tx, body.city_id))) throw invalid("city_id", "unknown city");
-  await changeContract(ctx, tx, w, principal, id, async (row) => {
+  await changeContract(ctx, tx, w, principal, id, "address", async (row) => {
     const columns = addressColumns(body, body.city_id);
     if (unchanged(row, columns)) return false;
     await tx.update(contracts).set(columns).where(eq(contracts.id, id)).run();
@@ -722,7 +741,7 @@ export async function setContractAddress(ctx: AppContext, tx: TenantDb, w: Tenan
 
 /** ACTIVE or INACTIVE (from either or SUSPENDED); 409 for a cancelled contract. */
 export async function setContractStatus(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, target: "ACTIVE" | "INACTIVE"): Promise<Contract> {
-  await changeContract(ctx, tx, w, principal, id, async (row) => {
+  await changeContract(ctx, tx, w, principal, id, "status", async (row) => {
     if (row.contract_status === "CANCELLED") throw conflict("The contract is cancelled");
     if (row.contract_status === target) return false;
     await tx.update(contracts).set({ contract_status: target }).where(eq(contracts.id, id)).run();
@@ -733,7 +752,7 @@ export async function setContractStatus(ctx: AppContext, tx: TenantDb, w: Tenant
 
 export async function setContractConfig(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, body: ContractConfigInput): Promise<Contract> {
   await getContract(tx, id);
-  await changeContract(ctx, tx, w, principal, id, () => updateConfig(tx, id, body));
+  await changeContract(ctx, tx, w, principal, id, "config", () => updateConfig(tx, id, body));
   // The password is in clear only when this request set it.
   return await getContractView(tx, id, tzOf(principal), body.password != null);
 }
@@ -757,7 +776,7 @@ export async function setContractItems(ctx: AppContext, tx: TenantDb, w: TenantW
     }
   });
   if (errors.length) throw invalidMany(errors);
-  await changeContract(ctx, tx, w, principal, id, async () => {
+  await changeContract(ctx, tx, w, principal, id, "items", async () => {
     const wanted = items.map((i) => {
       const p = found.get(i.product_id)!;
       return { product_id: p.id, description: i.description ?? p.name, quantity: i.quantity ?? 1, unit_price: i.unit_price ?? p.price ?? 0 };
@@ -787,7 +806,7 @@ export async function setContractFlags(ctx: AppContext, tx: TenantDb, w: TenantW
     if (add.includes(name)) errors.push({ path: `remove.${i}`, message: `'${name}' is also in add` });
   });
   if (errors.length) throw invalidMany(errors);
-  await changeContract(ctx, tx, w, principal, id, async () => {
+  await changeContract(ctx, tx, w, principal, id, "flags", async () => {
     const before = (await flagNames(tx, id)).join("\n");
     for (const cid of addIds.ids) await tx.insert(contractFlags).values({ contract_id: id, classification_id: cid }).onConflictDoNothing().run();
     if (removeIds.ids.length) {

@@ -20,7 +20,7 @@ import type { RecordType } from "../externalapp/model";
 import { resolveApp } from "../externalapp/service";
 import type { AddressExternalInput } from "../address/model";
 import type { Contract, ContractExternalInput, PartyExternalInput } from "./model";
-import { addContract, checkDates, configRowOf, contractByNumber, contractConnection, contractChanged, contractColumns, contractViewById, insertDefaultConfig, numberHolder, setContract, type ContractConnection } from "./service";
+import { addContract, checkDates, configRowOf, contractByNumber, contractConnection, contractChanged, contractColumns, contractViewById, findContract, insertDefaultConfig, numberHolder, setContract, type ContractConnection } from "./service";
 
 type Kind = "city" | "person" | "contract";
 type Change = { kind: Kind; action: "INSERT" | "UPDATE" };
@@ -128,18 +128,22 @@ export async function upsertFromExternalApp(ctx: AppContext, tenant: TenantDoor,
     const resolveCity = async (identity: string, data: { name: string; state: string; country: string }): Promise<string> => {
       const linked = await linkedRecordId("city", identity);
       if (linked) {
-        if (!unchanged(await take(`city\n${linked}`, () => getCity(tx, linked)), data)) {
+        const current = await take(`city\n${linked}`, () => getCity(tx, linked));
+        if (!unchanged(current, data)) {
           await updateCity(tx, linked, data);
           touch(linked, "city", "UPDATE");
+          w.record({ type: "city", id: linked, action: "update", before: current, after: { ...current, ...data } });
         }
         return linked;
       }
       // A city the corporation already has under these names is adopted, not duplicated.
       let id = await cityIdByNames(tx, data);
+      const link = { [`externalapp.${app.id}`]: identity };
       if (!id) {
         id = await addCity(tx, data);
         touch(id, "city", "INSERT");
-      }
+        w.record({ type: "city", id, action: "create", before: null, after: { id, ...data, ...link } });
+      } else w.record({ type: "city", id, action: "link", before: null, after: link });
       await linkRecord(tx, app.id, "city", id, identity);
       // linkRecord replaced any other identity of this city.
       if (links) {
@@ -169,13 +173,16 @@ export async function upsertFromExternalApp(ctx: AppContext, tenant: TenantDoor,
       let id: string;
       if (linked) {
         id = linked;
-        if (!unchanged((await take(`person\n${linked}`, () => findPerson(tx, linked)))!, data)) {
+        const current = (await take(`person\n${linked}`, () => findPerson(tx, linked)))!;
+        if (!unchanged(current, data)) {
           await setParty(tx, linked, data);
           touch(linked, "person", "UPDATE");
+          w.record({ type: "person", id, action: "update", before: current, after: { ...current, ...data } });
         }
       } else {
         id = await addParty(tx, data);
         touch(id, "person", "INSERT");
+        w.record({ type: "person", id, action: "create", before: null, after: { id, ...data, [`externalapp.${app.id}`]: p.identity } });
         await linkNewRecord(tx, app.id, "person", id, p.identity);
         links?.set(linkKey("person", p.identity), id);
       }
@@ -204,8 +211,10 @@ export async function upsertFromExternalApp(ctx: AppContext, tenant: TenantDoor,
       // fires; config, items, flags and links are never touched by the upsert.
       if (changes.size > 0 || holder === null || !unchanged(holder, columns)) {
         const before: ContractConnection | null = await contractConnection(tx, id, holder, take("config", () => configRowOf(tx, id)));
+        const was = holder?.id === id ? holder : await findContract(tx, id);
         await setContract(tx, id, columns);
         touch(id, "contract", "UPDATE");
+        w.record({ type: "contract", id, action: "update", before: was ?? null, after: { ...was, ...columns } });
         // Asked here, under the writer lock, the watchers need not read after the COMMIT.
         const probe = ctx.openSessionProbe;
         const openSessions = probe ? await take("sessions", () => probe(tx, id)) : undefined;
@@ -216,6 +225,7 @@ export async function upsertFromExternalApp(ctx: AppContext, tenant: TenantDoor,
       password = await insertDefaultConfig(tx, id, body.number);
       await linkNewRecord(tx, app.id, "contract", id, body.identity);
       touch(id, "contract", "INSERT");
+      w.record({ type: "contract", id, action: "create", before: null, after: { id, ...columns, [`externalapp.${app.id}`]: body.identity } });
     }
     // Read once: the event's payload and (after the commit) the response are this same state.
     const view: Contract = (await contractViewById(tx, id, timeZone))!;

@@ -15,7 +15,7 @@ import { actionsByFeature, builtinServiceIds, featureIdsOf, featureSummaries, se
 import { serverExists } from "../server/service";
 import { removeUserFromCorpWorkgroups, revokeServiceInCorp } from "../workgroup/service";
 import { listUsersAmong, userExists } from "../user/service";
-import { memberIdsOf } from "./membership-service";
+import { isMember, memberIdsOf, serviceEnabled } from "./membership-service";
 import type { CORP_STATUSES, CorpCheck, CorpTree, Corporation, CorporationInput } from "./model";
 
 export type CorpStatus = (typeof CORP_STATUSES)[number];
@@ -150,6 +150,7 @@ export async function createCorporation(ctx: AppContext, input: CorporationInput
     const builtins = await builtinServiceIds(tx);
     if (builtins.length) await tx.insert(corpServices).values(builtins.map((s) => ({ corp_id: id, service_id: s }))).run();
     if (memberUserId) await tx.insert(corpMembers).values({ corp_id: id, user_id: memberUserId }).run();
+    w.record({ type: "corp", id, action: "create", before: null, after: await corpRow(tx, id), corpId: id });
     await ctx.changes.publish(tx, w, PERMISSIONS_TOPIC, "*");
   });
   try {
@@ -207,16 +208,20 @@ export async function updateCorporation(ctx: AppContext, id: string, input: Corp
       .where(eq(corporations.id, id))
       .run();
     await ctx.changes.publish(tx, w, CORPS_TOPIC, id);
-    return corpRow(tx, id);
+    const after = await corpRow(tx, id);
+    w.record({ type: "corp", id, action: "update", before: current, after, corpId: id });
+    return after;
   });
 }
 
 export function setCorpStatus(ctx: AppContext, id: string, status: CorpStatus): Promise<CorpRow> {
   return ctx.store.platform.write(async (tx, w) => {
-    await corpRow(tx, id);
+    const before = await corpRow(tx, id);
     await writeCorpStatus(tx, id, status);
     await ctx.changes.publish(tx, w, CORPS_TOPIC, id);
-    return corpRow(tx, id);
+    const after = await corpRow(tx, id);
+    w.record({ type: "corp", id, action: "status", before, after, corpId: id });
+    return after;
   });
 }
 
@@ -246,7 +251,7 @@ function moveFile(from: string, to: string): void {
  */
 export async function deleteCorporation(ctx: AppContext, id: string): Promise<{ movedTo: string | null }> {
   const dbPath = await ctx.store.platform.write(async (tx, w) => {
-    await corpRow(tx, id);
+    w.record({ type: "corp", id, action: "delete", before: await corpRow(tx, id), after: null, corpId: id });
     // PostgreSQL has no file: closeWhenIdle below deletes the corporation's rows instead.
     const path = ctx.tenants.engine === "sqlite" ? ctx.tenants.pathOf(id) : null;
     await tx.delete(corporations).where(eq(corporations.id, id)).run();
@@ -295,6 +300,8 @@ export function addCorpUser(ctx: AppContext, corpId: string, userId: string): Pr
   return ctx.store.platform.write(async (tx, w) => {
     await corpRow(tx, corpId);
     if (!(await userExists(tx, userId))) throw notFound("User");
+    const field = `members.${userId}`;
+    w.record({ type: "corp", id: corpId, action: "member", before: { [field]: await isMember(tx, userId, corpId) }, after: { [field]: true }, corpId });
     await tx.insert(corpMembers).values({ corp_id: corpId, user_id: userId }).onConflictDoNothing().run();
     await ctx.changes.publish(tx, w, PERMISSIONS_TOPIC, "*");
   });
@@ -311,6 +318,7 @@ export async function removeCorpUser(ctx: AppContext, corpId: string, userId: st
       .returning({ u: corpMembers.user_id })
       .all();
     if (!removed.length) throw notFound("Membership");
+    w.record({ type: "corp", id: corpId, action: "member", before: { [`members.${userId}`]: true }, after: { [`members.${userId}`]: false }, corpId });
     await removeUserFromCorpWorkgroups(tx, corpId, userId);
     await ctx.changes.publish(tx, w, PERMISSIONS_TOPIC, "*");
   });
@@ -324,6 +332,8 @@ export function addCorpService(ctx: AppContext, corpId: string, serviceId: strin
   return ctx.store.platform.write(async (tx, w) => {
     await corpRow(tx, corpId);
     if (!(await serviceExists(tx, serviceId))) throw notFound("Service");
+    const field = `services.${serviceId}`;
+    w.record({ type: "corp", id: corpId, action: "service", before: { [field]: await serviceEnabled(tx, corpId, serviceId) }, after: { [field]: true }, corpId });
     await tx.insert(corpServices).values({ corp_id: corpId, service_id: serviceId }).onConflictDoNothing().run();
     await ctx.changes.publish(tx, w, PERMISSIONS_TOPIC, "*");
   });
@@ -340,6 +350,7 @@ export function removeCorpService(ctx: AppContext, corpId: string, serviceId: st
       .returning({ s: corpServices.service_id })
       .all();
     if (!removed.length) throw notFound("Service of the corporation");
+    w.record({ type: "corp", id: corpId, action: "service", before: { [`services.${serviceId}`]: true }, after: { [`services.${serviceId}`]: false }, corpId });
     await revokeServiceInCorp(tx, corpId, serviceId, featureIdsOf(tx, serviceId));
     await ctx.changes.publish(tx, w, PERMISSIONS_TOPIC, "*");
   });

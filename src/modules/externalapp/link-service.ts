@@ -107,10 +107,13 @@ export function linkFromRequest(
   body: ExternalLinkInput,
   recordExists?: (tx: TenantDb) => unknown,
 ): Promise<ExternalLinkView> {
-  return tenant.write(async (tx) => {
+  return tenant.write(async (tx, w) => {
     await recordExists?.(tx);
     if (!(await findApp(tx, { id: body.external_app_id }))) throw invalid("external_app_id", "unknown external application");
+    const was = (await identitiesOf(tx, body.external_app_id, type, [recordId])).get(recordId) ?? null;
     await linkRecord(tx, body.external_app_id, type, recordId, body.identity);
+    const field = `externalapp.${body.external_app_id}`;
+    w.record({ type, id: recordId, action: "link", before: { [field]: was }, after: { [field]: body.identity } });
     return await linkView(tx, body.external_app_id, type, recordId);
   });
 }

@@ -53,13 +53,13 @@ const apiKeyOf = (corpId: string, appId: string, secret: string) => `${corpId}.$
  */
 export async function verifyApiKey(db: TenantDb, appId: string, secret: string): Promise<ApiKeyCheck | null> {
   const row = await clientOf(db)
-    .query<{ id: string; status: number; key_hash: string }, [string]>("SELECT id, status, key_hash FROM external_apps WHERE id = ?1")
+    .query<{ id: string; name: string; status: number; key_hash: string }, [string]>("SELECT id, name, status, key_hash FROM external_apps WHERE id = ?1")
     .get(appId);
   if (!row) return null;
   const given = Buffer.from(sha256Hex(secret), "hex");
   const stored = Buffer.from(row.key_hash, "hex");
   if (given.length !== stored.length || !timingSafeEqual(given, stored)) return null;
-  return { appId: row.id, active: row.status === 1 };
+  return { appId: row.id, name: row.name, active: row.status === 1 };
 }
 
 export async function findApp(db: TenantDb, by: { id?: string; name?: string }): Promise<ExternalAppRow | undefined> {
@@ -92,6 +92,12 @@ export function showExternalApp(tenant: TenantDoor, id: string): Promise<Externa
   return tenant.read(async (db) => externalAppView(await getExternalApp(db, id)));
 }
 
+/** The app as its history compares it: its key (hash and prefix) as one `key`, shown ******** (core/history.ts). */
+const appRecord = (r: ExternalAppRow) => {
+  const { key_hash, key_prefix: _p, ...rest } = r;
+  return { ...rest, key: key_hash };
+};
+
 export function createExternalApp(tenant: TenantDoor, input: ExternalAppInput): Promise<ExternalAppWithKey> {
   const key = newSecret();
   return tenant.write(async (tx, w) => {
@@ -103,6 +109,7 @@ export function createExternalApp(tenant: TenantDoor, input: ExternalAppInput): 
       .get();
     const view = externalAppView(r);
     w.emit("EXTERNALAPP_AFTER_INSERT", r.id, view);
+    w.record({ type: "externalapp", id: r.id, action: "create", before: null, after: appRecord(r) });
     return { ...view, api_key: apiKeyOf(w.corpId, r.id, key.secret) };
   });
 }
@@ -114,8 +121,10 @@ export function updateExternalApp(tenant: TenantDoor, id: string, input: Externa
     const columns = { name: input.name, description: input.description ?? null, status: input.status ?? true };
     if (unchanged(current, columns)) return externalAppView(current);
     await checkNameFree(tx, input.name, id);
-    const view = externalAppView(await tx.update(externalApps).set(columns).where(eq(externalApps.id, id)).returning().get());
+    const row = await tx.update(externalApps).set(columns).where(eq(externalApps.id, id)).returning().get();
+    const view = externalAppView(row);
     w.emit("EXTERNALAPP_AFTER_UPDATE", id, view);
+    w.record({ type: "externalapp", id, action: "update", before: appRecord(current), after: appRecord(row) });
     return view;
   });
 }
@@ -123,8 +132,10 @@ export function updateExternalApp(tenant: TenantDoor, id: string, input: Externa
 /** Deletes the app; its external links go with it (ON DELETE CASCADE). */
 export function deleteExternalApp(tenant: TenantDoor, id: string): Promise<void> {
   return tenant.write(async (tx, w) => {
-    const before = externalAppView(await getExternalApp(tx, id));
+    const row = await getExternalApp(tx, id);
+    const before = externalAppView(row);
     await tx.delete(externalApps).where(eq(externalApps.id, id)).run();
+    w.record({ type: "externalapp", id, action: "delete", before: appRecord(row), after: null });
     w.emit("EXTERNALAPP_AFTER_DELETE", id, before);
   });
 }
@@ -133,8 +144,11 @@ export function deleteExternalApp(tenant: TenantDoor, id: string): Promise<void>
 export function rotateApiKey(tenant: TenantDoor, id: string): Promise<ExternalAppWithKey> {
   const key = newSecret();
   return tenant.write(async (tx, w) => {
-    await getExternalApp(tx, id);
-    const view = externalAppView(await tx.update(externalApps).set({ key_prefix: key.key_prefix, key_hash: key.key_hash }).where(eq(externalApps.id, id)).returning().get());
+    const current = await getExternalApp(tx, id);
+    const row = await tx.update(externalApps).set({ key_prefix: key.key_prefix, key_hash: key.key_hash }).where(eq(externalApps.id, id)).returning().get();
+    const view = externalAppView(row);
+    // The key as ******** (key_hash; the prefix is shown in the app's view, and is no secret).
+    w.record({ type: "externalapp", id, action: "key", before: appRecord(current), after: appRecord(row) });
     w.emit("EXTERNALAPP_AFTER_UPDATE", id, view);
     return { ...view, api_key: apiKeyOf(w.corpId, id, key.secret) };
   });

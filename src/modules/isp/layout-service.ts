@@ -9,7 +9,7 @@ import { nowIso } from "../../lib/time";
 import { findContract, getConfig, MASKED_PASSWORD } from "../contract/service";
 import type { LayoutAttributeInput, LayoutInput } from "./model";
 import { nasById } from "./nas-service";
-import { checkRef, checkUniqueName, isUsed, requireRow, setStatus, type Q } from "./record-service";
+import { checkRef, findRow, checkUniqueName, isUsed, requireRow, setStatus, type Q, trackedWrite } from "./record-service";
 import { renderLayout } from "./render-service";
 import { checkTemplate } from "./template";
 
@@ -44,6 +44,12 @@ async function layoutView(db: Q, row: Row) {
   return { ...row, attributes: (await layoutAttributes(db, row.id)).map(({ active: _a, ...a }) => a) };
 }
 
+/** The layout as its history compares it: its view (attributes included), null when gone. */
+async function layoutSnapshot(db: Q, id: string): Promise<object | null> {
+  const row = await findRow<Row>(db, ispLayouts, id);
+  return row ? await layoutView(db, row) : null;
+}
+
 export function listLayouts(tenant: TenantDoor, query: ListParams) {
   return tenant.read(async (db) => {
     const page = await listRows(db, ispLayouts, { q: [ispLayouts.name] }, query, (r: Row) => layoutView(db, r));
@@ -60,7 +66,7 @@ export function getLayout(tenant: TenantDoor, id: string) {
 }
 
 export function createLayout(tenant: TenantDoor, input: LayoutInput) {
-  return tenant.write(async (tx) => {
+  return trackedWrite(tenant, "layout", ispLayouts, null, async (tx) => {
     await checkUniqueName(tx, ispLayouts, input.name, null, "layout");
     const row = await tx
       .insert(ispLayouts)
@@ -72,11 +78,11 @@ export function createLayout(tenant: TenantDoor, input: LayoutInput) {
       .returning()
       .get();
     return await layoutView(tx, row);
-  });
+  }, { snapshot: layoutSnapshot });
 }
 
 export function updateLayout(tenant: TenantDoor, id: string, input: LayoutInput) {
-  return tenant.write(async (tx) => {
+  return trackedWrite(tenant, "layout", ispLayouts, id, async (tx) => {
     await requireRow(tx, ispLayouts, id, "Layout");
     await checkUniqueName(tx, ispLayouts, input.name, id, "layout");
     const row = await tx
@@ -91,21 +97,21 @@ export function updateLayout(tenant: TenantDoor, id: string, input: LayoutInput)
       .returning()
       .get();
     return await layoutView(tx, row);
-  });
+  }, { snapshot: layoutSnapshot });
 }
 
 export function deleteLayout(tenant: TenantDoor, id: string): Promise<void> {
-  return tenant.write(async (tx) => {
+  return trackedWrite(tenant, "layout", ispLayouts, id, async (tx) => {
     await requireRow(tx, ispLayouts, id, "Layout");
     if (await isUsed(tx, ispNas, ispNas.layout_id, id)) throw conflict("The layout is used by a NAS");
     await tx.delete(ispLayouts).where(eq(ispLayouts.id, id)).run();
-  });
+  }, { snapshot: layoutSnapshot });
 }
 
 /** Attaches an attribute; attaching it again replaces its operator and value, keeping its place. */
 export function attachAttribute(tenant: TenantDoor, layoutId: string, input: LayoutAttributeInput) {
   checkTemplate(input.value);
-  return tenant.write(async (tx) => {
+  return trackedWrite(tenant, "layout", ispLayouts, layoutId, async (tx) => {
     await requireRow(tx, ispLayouts, layoutId, "Layout");
     await checkRef(tx, ispRadiusAttributes, input.attribute_id, "attribute_id", "RADIUS attribute");
     const operator = input.operator ?? ":=";
@@ -116,22 +122,22 @@ export function attachAttribute(tenant: TenantDoor, layoutId: string, input: Lay
       .run();
     await tx.update(ispLayouts).set({ updated_at: nowIso() }).where(eq(ispLayouts.id, layoutId)).run();
     return await layoutById(tx, layoutId);
-  });
+  }, { action: "attributes", snapshot: layoutSnapshot });
 }
 
 export function detachAttribute(tenant: TenantDoor, layoutId: string, attributeId: string) {
-  return tenant.write(async (tx) => {
+  return trackedWrite(tenant, "layout", ispLayouts, layoutId, async (tx) => {
     await requireRow(tx, ispLayouts, layoutId, "Layout");
     const where = and(eq(ispLayoutAttributes.layout_id, layoutId), eq(ispLayoutAttributes.attribute_id, attributeId));
     if (!(await tx.select({ id: ispLayoutAttributes.attribute_id }).from(ispLayoutAttributes).where(where).get())) throw notFound("Attribute attached to the layout");
     await tx.delete(ispLayoutAttributes).where(where).run();
     await tx.update(ispLayouts).set({ updated_at: nowIso() }).where(eq(ispLayouts.id, layoutId)).run();
     return await layoutById(tx, layoutId);
-  });
+  }, { action: "attributes", snapshot: layoutSnapshot });
 }
 
 export function setLayoutStatus(tenant: TenantDoor, id: string, status: boolean) {
-  return tenant.write(async (tx) => await layoutView(tx, await setStatus<Row>(tx, ispLayouts, id, status, "Layout")));
+  return trackedWrite(tenant, "layout", ispLayouts, id, async (tx) => await layoutView(tx, await setStatus<Row>(tx, ispLayouts, id, status, "Layout")), { action: "status", snapshot: layoutSnapshot });
 }
 
 /**

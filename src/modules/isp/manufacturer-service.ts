@@ -6,7 +6,7 @@ import { listRows, type ListParams } from "../../lib/list";
 import { conflict } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
 import type { ManufacturerInput } from "./model";
-import { checkUniqueName, isUsed, requireRow, setStatus } from "./record-service";
+import { checkUniqueName, isUsed, requireRow, setStatus, trackedWrite } from "./record-service";
 
 type Row = typeof ispManufacturers.$inferSelect;
 const WHAT = "manufacturer";
@@ -20,14 +20,14 @@ export function getManufacturer(tenant: TenantDoor, id: string): Promise<Row> {
 }
 
 export function createManufacturer(tenant: TenantDoor, input: ManufacturerInput): Promise<Row> {
-  return tenant.write(async (tx) => {
+  return trackedWrite(tenant, "manufacturer", ispManufacturers, null, async (tx) => {
     await checkUniqueName(tx, ispManufacturers, input.name, null, WHAT);
     return await tx.insert(ispManufacturers).values({ name: input.name, description: input.description ?? null }).returning().get();
   });
 }
 
 export function updateManufacturer(tenant: TenantDoor, id: string, input: ManufacturerInput): Promise<Row> {
-  return tenant.write(async (tx) => {
+  return trackedWrite(tenant, "manufacturer", ispManufacturers, id, async (tx) => {
     await requireRow(tx, ispManufacturers, id, "Manufacturer");
     await checkUniqueName(tx, ispManufacturers, input.name, id, WHAT);
     return await tx
@@ -40,7 +40,7 @@ export function updateManufacturer(tenant: TenantDoor, id: string, input: Manufa
 }
 
 export function deleteManufacturer(tenant: TenantDoor, id: string): Promise<void> {
-  return tenant.write(async (tx) => {
+  return trackedWrite(tenant, "manufacturer", ispManufacturers, id, async (tx) => {
     await requireRow(tx, ispManufacturers, id, "Manufacturer");
     if (await isUsed(tx, ispRadiusAttributes, ispRadiusAttributes.manufacturer_id, id)) throw conflict("The manufacturer is used by a RADIUS attribute");
     if (await isUsed(tx, ispLayouts, ispLayouts.manufacturer_id, id)) throw conflict("The manufacturer is used by a layout");
@@ -50,5 +50,5 @@ export function deleteManufacturer(tenant: TenantDoor, id: string): Promise<void
 }
 
 export function setManufacturerStatus(tenant: TenantDoor, id: string, status: boolean): Promise<Row> {
-  return tenant.write((tx) => setStatus<Row>(tx, ispManufacturers, id, status, "Manufacturer"));
+  return trackedWrite(tenant, "manufacturer", ispManufacturers, id, (tx) => setStatus<Row>(tx, ispManufacturers, id, status, "Manufacturer"), { action: "status" });
 }

@@ -13,7 +13,7 @@ import type { SecretBox } from "../../lib/secret-box";
 import { nowIso, toIso } from "../../lib/time";
 import { canonicalIp, notASourceAddress } from "./ip";
 import type { NasCreateInput, NasUpdateInput } from "./model";
-import { checkRef, checkUniqueName, isUsed, requireRow, setStatus, type Q } from "./record-service";
+import { checkRef, checkUniqueName, isUsed, requireRow, setStatus, type Q, trackedWrite } from "./record-service";
 
 export type NasRow = typeof ispNas.$inferSelect;
 
@@ -91,6 +91,17 @@ export function nasView(row: NasRow, now: string = nowIso()) {
 
 const HIDDEN = ["secret_hash", "secret_salt", "secret_enc", "open_sessions", "quiet_after", "quiet_since"];
 
+/**
+ * The NAS as its history compares it: its stored fields (not the health the accounting keeps, which
+ * is not a change of the record), and its secret as ******** (by the hash: set again, it shows).
+ */
+async function nasSnapshot(db: TenantDb, id: string): Promise<object | null> {
+  const row = await nasById(db, id);
+  if (!row) return null;
+  const { secret_hash, secret_salt: _s, secret_enc: _e, open_sessions: _o, quiet_after: _q, quiet_since: _qs, last_accounting_at: _l, ...stored } = row;
+  return { ...stored, secret: secret_hash };
+}
+
 /** The sealed secret is bound to its NAS: a copy pasted into another row does not open. */
 const sealContext = (nasId: string) => `isp_nas.secret:${nasId}`;
 
@@ -139,12 +150,12 @@ export function getNas(tenant: TenantDoor, id: string, at: number) {
 
 export function createNas(tenant: TenantDoor, secrets: SecretBox, input: typeof NasCreateInput.static) {
   const id = newId();
-  return tenant.write(async (tx) => nasView(await tx.insert(ispNas).values({ id, ...(await values(tx, input, null)), ...secretColumns(secrets, id, input.secret) }).returning().get()));
+  return trackedWrite(tenant, "nas", ispNas, id, async (tx) => nasView(await tx.insert(ispNas).values({ id, ...(await values(tx, input, null)), ...secretColumns(secrets, id, input.secret) }).returning().get()), { snapshot: nasSnapshot });
 }
 
 /** A PUT without `secret` keeps the stored one (routes.md: `(wo)` secrets). */
 export function updateNas(tenant: TenantDoor, secrets: SecretBox, id: string, input: NasUpdateInput) {
-  return tenant.write(async (tx) => {
+  return trackedWrite(tenant, "nas", ispNas, id, async (tx) => {
     await requireRow(tx, ispNas, id, "NAS");
     const v = await values(tx, input, id);
     const row = await tx
@@ -154,17 +165,17 @@ export function updateNas(tenant: TenantDoor, secrets: SecretBox, id: string, in
       .returning()
       .get();
     return nasView(row);
-  });
+  }, { snapshot: nasSnapshot });
 }
 
 export function deleteNas(tenant: TenantDoor, id: string): Promise<void> {
-  return tenant.write(async (tx) => {
+  return trackedWrite(tenant, "nas", ispNas, id, async (tx) => {
     await requireRow(tx, ispNas, id, "NAS");
     if (await isUsed(tx, ispPools, ispPools.nas_id, id)) throw conflict("The NAS is used by a pool");
     await tx.delete(ispNas).where(eq(ispNas.id, id)).run();
-  });
+  }, { snapshot: nasSnapshot });
 }
 
 export function setNasStatus(tenant: TenantDoor, id: string, status: boolean) {
-  return tenant.write(async (tx) => nasView(await setStatus<NasRow>(tx, ispNas, id, status, "NAS")));
+  return trackedWrite(tenant, "nas", ispNas, id, async (tx) => nasView(await setStatus<NasRow>(tx, ispNas, id, status, "NAS")), { action: "status", snapshot: nasSnapshot });
 }

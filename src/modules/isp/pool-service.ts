@@ -12,7 +12,7 @@ import { nowIso, toIso } from "../../lib/time";
 import { staticAddresses } from "../contract/service";
 import { canonicalCidr } from "./ip";
 import type { PoolInput } from "./model";
-import { checkRef, checkUniqueName, requireRow, setStatus, type Q } from "./record-service";
+import { checkRef, checkUniqueName, requireRow, setStatus, type Q, trackedWrite } from "./record-service";
 
 type Row = typeof ispPools.$inferSelect;
 
@@ -140,7 +140,7 @@ async function poolPage(db: TenantDb, query: ListParams, now: number) {
 }
 
 export function createPool(tenant: TenantDoor, input: PoolInput, now: number) {
-  return tenant.write(async (tx) => {
+  return trackedWrite(tenant, "pool", ispPools, null, async (tx) => {
     const v = await values(tx, input);
     await checkUniqueName(tx, ispPools, input.name, null, "pool");
     return await viewOne(tx, await tx.insert(ispPools).values(v).returning().get(), now);
@@ -148,7 +148,7 @@ export function createPool(tenant: TenantDoor, input: PoolInput, now: number) {
 }
 
 export function updatePool(tenant: TenantDoor, id: string, input: PoolInput, now: number) {
-  return tenant.write(async (tx) => {
+  return trackedWrite(tenant, "pool", ispPools, id, async (tx) => {
     await requireRow(tx, ispPools, id, "Pool");
     const v = await values(tx, input);
     await checkUniqueName(tx, ispPools, input.name, id, "pool");
@@ -163,12 +163,12 @@ export function updatePool(tenant: TenantDoor, id: string, input: PoolInput, now
 }
 
 export function deletePool(tenant: TenantDoor, id: string): Promise<void> {
-  return tenant.write(async (tx) => {
+  return trackedWrite(tenant, "pool", ispPools, id, async (tx) => {
     await requireRow(tx, ispPools, id, "Pool");
     await tx.delete(ispPools).where(eq(ispPools.id, id)).run();
   });
 }
 
 export function setPoolStatus(tenant: TenantDoor, id: string, status: boolean, now: number) {
-  return tenant.write(async (tx) => await viewOne(tx, await setStatus<Row>(tx, ispPools, id, status, "Pool"), now));
+  return trackedWrite(tenant, "pool", ispPools, id, async (tx) => await viewOne(tx, await setStatus<Row>(tx, ispPools, id, status, "Pool"), now), { action: "status" });
 }

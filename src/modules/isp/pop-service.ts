@@ -11,7 +11,7 @@ import { ADDRESS_COLUMN_NAMES, addressColumns } from "../address/columns";
 import { addressView, checkCityId } from "../address/service";
 import type { AddressInput } from "../address/model";
 import type { PopInput } from "./model";
-import { checkUniqueName, isUsed, requireRow, setStatus, type Q } from "./record-service";
+import { checkUniqueName, isUsed, requireRow, setStatus, type Q, trackedWrite } from "./record-service";
 
 type Row = typeof ispPops.$inferSelect;
 
@@ -44,7 +44,7 @@ export function getPop(tenant: TenantDoor, id: string) {
 }
 
 export function createPop(tenant: TenantDoor, input: PopInput) {
-  return tenant.write(async (tx) => {
+  return trackedWrite(tenant, "pop", ispPops, null, async (tx) => {
     await checkUniqueName(tx, ispPops, input.name, null, "POP");
     const row = await tx
       .insert(ispPops)
@@ -56,7 +56,7 @@ export function createPop(tenant: TenantDoor, input: PopInput) {
 }
 
 export function updatePop(tenant: TenantDoor, id: string, input: PopInput) {
-  return tenant.write(async (tx) => {
+  return trackedWrite(tenant, "pop", ispPops, id, async (tx) => {
     await requireRow(tx, ispPops, id, "POP");
     await checkUniqueName(tx, ispPops, input.name, id, "POP");
     const row = await tx
@@ -70,7 +70,7 @@ export function updatePop(tenant: TenantDoor, id: string, input: PopInput) {
 }
 
 export function deletePop(tenant: TenantDoor, id: string): Promise<void> {
-  return tenant.write(async (tx) => {
+  return trackedWrite(tenant, "pop", ispPops, id, async (tx) => {
     await requireRow(tx, ispPops, id, "POP");
     if (await isUsed(tx, ispPools, ispPools.pop_id, id)) throw conflict("The POP is used by a pool");
     if (await isUsed(tx, ispNas, ispNas.pop_id, id)) throw conflict("The POP is used by a NAS");
@@ -79,7 +79,7 @@ export function deletePop(tenant: TenantDoor, id: string): Promise<void> {
 }
 
 export function setPopStatus(tenant: TenantDoor, id: string, status: boolean) {
-  return tenant.write(async (tx) => await popView(tx, await setStatus<Row>(tx, ispPops, id, status, "POP")));
+  return trackedWrite(tenant, "pop", ispPops, id, async (tx) => await popView(tx, await setStatus<Row>(tx, ispPops, id, status, "POP")), { action: "status" });
 }
 
 /** Whether any POP's address names the city (the city module refuses the city's delete then). */

@@ -7,7 +7,7 @@ import { listRows, type ListParams } from "../../lib/list";
 import { conflict } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
 import type { RadiusAttributeInput } from "./model";
-import { checkRef, isUsed, requireRow, setStatus, type Q } from "./record-service";
+import { checkRef, isUsed, requireRow, setStatus, type Q, trackedWrite } from "./record-service";
 
 type Row = typeof ispRadiusAttributes.$inferSelect;
 const WHAT = "RADIUS attribute";
@@ -42,7 +42,7 @@ export function getRadiusAttribute(tenant: TenantDoor, id: string): Promise<Row>
 }
 
 export function createRadiusAttribute(tenant: TenantDoor, input: RadiusAttributeInput): Promise<Row> {
-  return tenant.write(async (tx) => {
+  return trackedWrite(tenant, "attribute", ispRadiusAttributes, null, async (tx) => {
     const v = await values(tx, input);
     await checkUnique(tx, v.name, v.manufacturer_id, null);
     return await tx.insert(ispRadiusAttributes).values(v).returning().get();
@@ -50,7 +50,7 @@ export function createRadiusAttribute(tenant: TenantDoor, input: RadiusAttribute
 }
 
 export function updateRadiusAttribute(tenant: TenantDoor, id: string, input: RadiusAttributeInput): Promise<Row> {
-  return tenant.write(async (tx) => {
+  return trackedWrite(tenant, "attribute", ispRadiusAttributes, id, async (tx) => {
     await requireRow(tx, ispRadiusAttributes, id, WHAT);
     const v = await values(tx, input);
     await checkUnique(tx, v.name, v.manufacturer_id, id);
@@ -64,7 +64,7 @@ export function updateRadiusAttribute(tenant: TenantDoor, id: string, input: Rad
 }
 
 export function deleteRadiusAttribute(tenant: TenantDoor, id: string): Promise<void> {
-  return tenant.write(async (tx) => {
+  return trackedWrite(tenant, "attribute", ispRadiusAttributes, id, async (tx) => {
     await requireRow(tx, ispRadiusAttributes, id, WHAT);
     if (await isUsed(tx, ispLayoutAttributes, ispLayoutAttributes.attribute_id, id)) throw conflict("The RADIUS attribute is attached to a layout");
     await tx.delete(ispRadiusAttributes).where(eq(ispRadiusAttributes.id, id)).run();
@@ -72,5 +72,5 @@ export function deleteRadiusAttribute(tenant: TenantDoor, id: string): Promise<v
 }
 
 export function setRadiusAttributeStatus(tenant: TenantDoor, id: string, status: boolean): Promise<Row> {
-  return tenant.write((tx) => setStatus<Row>(tx, ispRadiusAttributes, id, status, WHAT));
+  return trackedWrite(tenant, "attribute", ispRadiusAttributes, id, (tx) => setStatus<Row>(tx, ispRadiusAttributes, id, status, WHAT), { action: "status" });
 }

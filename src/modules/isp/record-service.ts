@@ -3,6 +3,8 @@
 // handle of the caller's read or write (a write's checks see its own rows).
 import { and, eq, ne } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
+import { trackedWrite as trackedRecordWrite } from "../../core/history";
+import type { TenantDoor } from "../../core/store";
 import type { TenantDb } from "../../db/sqlite";
 import { conflict, invalid, notFound } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
@@ -46,4 +48,17 @@ export async function setStatus<R>(tx: Q, table: RecordTable, id: string, status
   await requireRow(tx, table, id, what);
   await (tx as any).update(table).set({ status, updated_at: nowIso() }).where(eq(table.id, id)).run();
   return await requireRow<R>(tx, table, id, what);
+}
+
+/** core/history.ts trackedWrite over an ISP record: its row by default (null when absent). */
+export function trackedWrite<T>(
+  tenant: TenantDoor,
+  type: string,
+  table: RecordTable,
+  id: string | null,
+  fn: (tx: Q) => Promise<T>,
+  options: { action?: string; snapshot?: (tx: Q, id: string) => Promise<object | null> } = {},
+): Promise<T> {
+  const snapshot = options.snapshot ?? (async (tx: Q, rowId: string) => (await findRow<object>(tx, table, rowId)) ?? null);
+  return trackedRecordWrite(tenant, type, id, snapshot, fn, options.action);
 }

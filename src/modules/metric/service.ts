@@ -181,6 +181,8 @@ export function createMetric(tenant: TenantDoor, input: MetricInput, { platform,
     await tx.insert(metrics).values(row).run();
     if (row.endpoint) await collectedIndex.add(platform, w.corpId);
     w.emit("METRIC_AFTER_INSERT", row.id, metricView(row));
+    // The metric is a record; its values are data and make no Change (README, "History").
+    w.record({ type: "metric", id: row.id, action: "create", before: null, after: row });
     await publish?.(tx, w, row.id);
     if (changed) w.afterCommit(() => changed(w.corpId, row, row.id));
     return row;
@@ -214,6 +216,7 @@ export function updateMetric(tenant: TenantDoor, key: MetricKey, input: MetricIn
     else if (current.endpoint) w.afterCommit(() => void unindexIfNoneCollected(tenant, platform));
     const view = metricView(row);
     w.emit("METRIC_AFTER_UPDATE", id, view);
+    w.record({ type: "metric", id, action: "update", before: current, after: row });
     await publish?.(tx, w, id);
     if (changed) w.afterCommit(() => changed(w.corpId, row, id));
     return view;
@@ -227,6 +230,7 @@ export function deleteMetric(tenant: TenantDoor, key: MetricKey, { platform, cha
     await tx.delete(metrics).where(eq(metrics.id, current.id)).run();
     if (current.endpoint) w.afterCommit(() => void unindexIfNoneCollected(tenant, platform));
     w.emit("METRIC_AFTER_DELETE", current.id, metricView(current));
+    w.record({ type: "metric", id: current.id, action: "delete", before: current, after: null });
     await publish?.(tx, w, current.id);
     if (changed) w.afterCommit(() => changed(w.corpId, null, current.id));
   });

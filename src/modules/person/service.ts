@@ -3,7 +3,7 @@
 import { eq, inArray, or, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Principal } from "../../core/principal";
-import type { TenantDoor } from "../../core/store";
+import type { TenantDoor, TenantWriteScope } from "../../core/store";
 import { clientOf, insertRow, updateRow } from "../../db/rows";
 import type { TenantDb } from "../../db/sqlite";
 import { persons } from "../../db/tenant/schema";
@@ -157,17 +157,21 @@ export function personByIdentity(tenant: TenantDoor, principal: Principal, param
 export function createPerson(tenant: TenantDoor, input: PersonInput): Promise<Person> {
   return tenant.write(async (tx, w) => {
     await checkPersonInput(tx, input);
-    const view = await personView(tx, await tx.insert(persons).values(personColumns(input)).returning().get());
+    const row = await tx.insert(persons).values(personColumns(input)).returning().get();
+    const view = await personView(tx, row);
     w.emit("PERSON_AFTER_INSERT", view.id, view);
+    w.record({ type: "person", id: row.id, action: "create", before: null, after: row });
     return view;
   });
 }
 
 /** Stores `columns` over the person's; one that changes nothing writes nothing and fires no event. */
-async function setPerson(tx: TenantDb, emit: (view: Person) => void, current: PersonRow, columns: Partial<PersonRow>): Promise<Person> {
+async function setPerson(tx: TenantDb, w: TenantWriteScope, action: string, current: PersonRow, columns: Partial<PersonRow>): Promise<Person> {
   if (unchanged(current, columns)) return await personView(tx, current);
-  const view = await personView(tx, await tx.update(persons).set(columns).where(eq(persons.id, current.id)).returning().get());
-  emit(view);
+  const row = await tx.update(persons).set(columns).where(eq(persons.id, current.id)).returning().get();
+  const view = await personView(tx, row);
+  w.emit("PERSON_AFTER_UPDATE", current.id, view);
+  w.record({ type: "person", id: current.id, action, before: current, after: row });
   return view;
 }
 
@@ -176,7 +180,7 @@ export function changePerson(tenant: TenantDoor, id: string, input: PersonInput)
   return tenant.write(async (tx, w) => {
     const current = await getPerson(tx, id);
     await checkPersonInput(tx, input);
-    return await setPerson(tx, (v) => w.emit("PERSON_AFTER_UPDATE", id, v), current, personColumns(input));
+    return await setPerson(tx, w, "update", current, personColumns(input));
   });
 }
 
@@ -184,15 +188,17 @@ export function changePersonAddress(tenant: TenantDoor, id: string, address: Add
   return tenant.write(async (tx, w) => {
     const current = await getPerson(tx, id);
     await checkCityId(tx, address.city_id, "");
-    return await setPerson(tx, (v) => w.emit("PERSON_AFTER_UPDATE", id, v), current, addressColumns(address, address.city_id));
+    return await setPerson(tx, w, "address", current, addressColumns(address, address.city_id));
   });
 }
 
 /** Deletes a person no contract names as a party (409 otherwise), with its external-app links. */
 export function deletePerson(tenant: TenantDoor, id: string): Promise<void> {
   return tenant.write(async (tx, w) => {
-    const before = await personView(tx, await getPerson(tx, id));
+    const row = await getPerson(tx, id);
+    const before = await personView(tx, row);
     if (await personIsParty(tx, id)) throw conflict("The person is a party of a contract");
+    w.record({ type: "person", id, action: "delete", before: row, after: null });
     await unlinkAll(tx, "person", id);
     await tx.delete(persons).where(eq(persons.id, id)).run();
     w.emit("PERSON_AFTER_DELETE", id, before);

@@ -103,6 +103,7 @@ export async function createProduct(tx: TenantDb, w: TenantWriteScope, body: Pro
   await checkIdentityFree(tx, body.identity, null);
   const v = await productView(tx, await tx.insert(products).values(columns(body)).returning().get());
   w.emit("PRODUCT_AFTER_INSERT", v.id, v);
+  w.record({ type: "product", id: v.id, action: "create", before: null, after: v });
   return v;
 }
 
@@ -111,8 +112,10 @@ export async function updateProduct(tx: TenantDb, w: TenantWriteScope, id: strin
   const set = columns(body);
   if (unchanged(current, set)) return await productView(tx, current);
   await checkIdentityFree(tx, body.identity, id);
-  const v = await productView(tx, await tx.update(products).set(set).where(eq(products.id, id)).returning().get());
+  const row = await tx.update(products).set(set).where(eq(products.id, id)).returning().get();
+  const v = await productView(tx, row);
   w.emit("PRODUCT_AFTER_UPDATE", id, v);
+  w.record({ type: "product", id, action: "update", before: current, after: row });
   return v;
 }
 
@@ -121,6 +124,7 @@ export async function deleteProduct(tx: TenantDb, w: TenantWriteScope, id: strin
   if (await productOnContractItems(tx, id)) throw conflict("The product is used by a contract item");
   await tx.delete(products).where(eq(products.id, id)).run();
   w.emit("PRODUCT_AFTER_DELETE", id, before);
+  w.record({ type: "product", id, action: "delete", before, after: null });
 }
 
 /** Replaces the product's classification set (by names); the same set writes and fires nothing. */
@@ -133,9 +137,11 @@ export async function setProductClassifications(tx: TenantDb, w: TenantWriteScop
   // The set it already has changes nothing the product shows: nothing is written and nothing
   // fires (as PATCH /api/contract/{id}/flags).
   if (held.length === wanted.size && held.every((h) => wanted.has(h))) return await productView(tx, current);
+  const before = await classificationNames(tx, id);
   await tx.delete(productClassifications).where(eq(productClassifications.product_id, id)).run();
   for (const cid of wanted) await tx.insert(productClassifications).values({ product_id: id, classification_id: cid }).run();
   const v = await productView(tx, await tx.update(products).set({ updated_at: nowIso() }).where(eq(products.id, id)).returning().get());
   w.emit("PRODUCT_AFTER_UPDATE", id, v);
+  w.record({ type: "product", id, action: "classifications", before: { classifications: before }, after: { classifications: await classificationNames(tx, id) } });
   return v;
 }

@@ -2,6 +2,7 @@
 // may point at. Deleting one that a code uses is a 409 (the foreign keys would refuse it anyway;
 // this says which). They raise no events.
 import { count, eq, getTableColumns } from "drizzle-orm";
+import { trackedWrite } from "../../core/history";
 import type { TenantDoor } from "../../core/store";
 import { qrCampaigns, qrCategories, qrCodes, qrLogos } from "../../db/tenant/schema";
 import type { TenantDb } from "../../db/sqlite";
@@ -63,14 +64,14 @@ export function listLogos(tenant: TenantDoor, query: ListParams) {
 
 export function createLogo(tenant: TenantDoor, input: QrLogoInput): Promise<QrLogo> {
   const data = logoData(input);
-  return tenant.write(async (tx) => {
+  return trackedWrite(tenant, "logo", null, logoSnapshot, async (tx) => {
     const row = await tx.insert(qrLogos).values({ name: input.name, content_type: input.content_type, data, size: data.length }).returning().get();
     return logoView(row, true);
   });
 }
 
 export function updateLogo(tenant: TenantDoor, id: string, input: QrLogoInput): Promise<QrLogo> {
-  return tenant.write(async (tx) => {
+  return trackedWrite(tenant, "logo", id, logoSnapshot, async (tx) => {
     await findLogo(tx, id);
     const data = logoData(input);
     const row = await tx
@@ -84,12 +85,20 @@ export function updateLogo(tenant: TenantDoor, id: string, input: QrLogoInput): 
 }
 
 export function deleteLogo(tenant: TenantDoor, id: string): Promise<void> {
-  return tenant.write(async (tx) => {
+  return trackedWrite(tenant, "logo", id, logoSnapshot, async (tx) => {
     await findLogo(tx, id);
     if (await tx.select({ id: qrCodes.id }).from(qrCodes).where(eq(qrCodes.logo_id, id)).limit(1).get()) throw conflict("The logo is used by a QR code");
     await tx.delete(qrLogos).where(eq(qrLogos.id, id)).run();
   });
 }
+
+// The records as their history compares them (core/history.ts); a logo's image as its digest.
+const logoSnapshot = async (db: TenantDb, id: string) => {
+  const row = await db.select().from(qrLogos).where(eq(qrLogos.id, id)).get();
+  return row ? { ...row, data: Buffer.from(row.data as Uint8Array).toString("base64") } : null;
+};
+const campaignSnapshot = async (db: TenantDb, id: string) => (await db.select().from(qrCampaigns).where(eq(qrCampaigns.id, id)).get()) ?? null;
+const categorySnapshot = async (db: TenantDb, id: string) => (await db.select().from(qrCategories).where(eq(qrCategories.id, id)).get()) ?? null;
 
 // ---- campaigns ----
 
@@ -127,14 +136,14 @@ export const listCampaigns = (tenant: TenantDoor, query: ListParams) =>
 
 export function createCampaign(tenant: TenantDoor, input: QrCampaignInput): Promise<QrCampaign> {
   const values = campaignValues(input);
-  return tenant.write(async (tx) => {
+  return trackedWrite(tenant, "campaign", null, campaignSnapshot, async (tx) => {
     if (await nameTaken(tx, qrCampaigns, values.name, null)) throw conflict(`campaign name '${values.name}' is taken`);
     return tx.insert(qrCampaigns).values(values).returning().get();
   });
 }
 
 export function updateCampaign(tenant: TenantDoor, id: string, input: QrCampaignInput): Promise<QrCampaign> {
-  return tenant.write(async (tx) => {
+  return trackedWrite(tenant, "campaign", id, campaignSnapshot, async (tx) => {
     await findCampaign(tx, id);
     const values = campaignValues(input);
     if (await nameTaken(tx, qrCampaigns, values.name, id)) throw conflict(`campaign name '${values.name}' is taken`);
@@ -143,7 +152,7 @@ export function updateCampaign(tenant: TenantDoor, id: string, input: QrCampaign
 }
 
 export function deleteCampaign(tenant: TenantDoor, id: string): Promise<void> {
-  return tenant.write(async (tx) => {
+  return trackedWrite(tenant, "campaign", id, campaignSnapshot, async (tx) => {
     await findCampaign(tx, id);
     if (await tx.select({ id: qrCodes.id }).from(qrCodes).where(eq(qrCodes.campaign_id, id)).limit(1).get()) throw conflict("The campaign is used by a QR code");
     await tx.delete(qrCampaigns).where(eq(qrCampaigns.id, id)).run();
@@ -166,14 +175,14 @@ export const listCategories = (tenant: TenantDoor, query: ListParams) =>
   tenant.read((db) => listRows(db, qrCategories, { q: [qrCategories.name] }, query, (r: CategoryRow): QrCategory => r));
 
 export function createCategory(tenant: TenantDoor, input: QrCategoryInput): Promise<QrCategory> {
-  return tenant.write(async (tx) => {
+  return trackedWrite(tenant, "category", null, categorySnapshot, async (tx) => {
     if (await nameTaken(tx, qrCategories, input.name, null)) throw conflict(`category name '${input.name}' is taken`);
     return tx.insert(qrCategories).values({ name: input.name, description: input.description ?? null }).returning().get();
   });
 }
 
 export function updateCategory(tenant: TenantDoor, id: string, input: QrCategoryInput): Promise<QrCategory> {
-  return tenant.write(async (tx) => {
+  return trackedWrite(tenant, "category", id, categorySnapshot, async (tx) => {
     await findCategory(tx, id);
     if (await nameTaken(tx, qrCategories, input.name, id)) throw conflict(`category name '${input.name}' is taken`);
     return tx.update(qrCategories).set({ name: input.name, description: input.description ?? null }).where(eq(qrCategories.id, id)).returning().get();
@@ -181,7 +190,7 @@ export function updateCategory(tenant: TenantDoor, id: string, input: QrCategory
 }
 
 export function deleteCategory(tenant: TenantDoor, id: string): Promise<void> {
-  return tenant.write(async (tx) => {
+  return trackedWrite(tenant, "category", id, categorySnapshot, async (tx) => {
     await findCategory(tx, id);
     if (await tx.select({ id: qrCodes.id }).from(qrCodes).where(eq(qrCodes.category_id, id)).limit(1).get()) throw conflict("The category is used by a QR code");
     await tx.delete(qrCategories).where(eq(qrCategories.id, id)).run();

@@ -141,6 +141,7 @@ function insertCode(deps: QrDeps, tenant: TenantDoor, id: string, input: QrCodeI
       .get();
     const view = codeView(deps.ctx.config.publicUrl, row);
     w.emit("QRCODE_AFTER_INSERT", id, view);
+    w.record({ type: "qrcode", id, action: "create", before: null, after: row });
     if (slug) await deps.ctx.changes.publish(tx, w, SLUG_TOPIC, slug);
     return view;
   });
@@ -184,6 +185,7 @@ export function updateCode(deps: QrDeps, tenant: TenantDoor, id: string, input: 
     const row = await tx.update(qrCodes).set(columns).where(eq(qrCodes.id, id)).returning().get();
     const view = codeView(deps.ctx.config.publicUrl, row);
     w.emit("QRCODE_AFTER_UPDATE", id, view);
+    w.record({ type: "qrcode", id, action: "update", before: existing, after: row });
     if (existing.slug) await deps.ctx.changes.publish(tx, w, SLUG_TOPIC, existing.slug!);
     return view;
   });
@@ -196,6 +198,7 @@ export function setCodeStatus(deps: QrDeps, tenant: TenantDoor, id: string, stat
     const row = await tx.update(qrCodes).set({ status }).where(eq(qrCodes.id, id)).returning().get();
     const view = codeView(deps.ctx.config.publicUrl, row);
     w.emit("QRCODE_AFTER_UPDATE", id, view);
+    w.record({ type: "qrcode", id, action: "status", before: existing, after: row });
     if (existing.slug) await deps.ctx.changes.publish(tx, w, SLUG_TOPIC, existing.slug!);
     return view;
   });
@@ -207,6 +210,7 @@ export async function deleteCode(deps: QrDeps, tenant: TenantDoor, corpId: strin
     const row = await findCode(tx, id);
     await tx.delete(qrCodes).where(eq(qrCodes.id, id)).run();
     w.emit("QRCODE_AFTER_DELETE", id, codeView(deps.ctx.config.publicUrl, row));
+    w.record({ type: "qrcode", id, action: "delete", before: row, after: null });
     if (row.slug) await deps.ctx.changes.publish(tx, w, SLUG_TOPIC, row.slug!);
     return row;
   });

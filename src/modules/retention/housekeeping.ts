@@ -20,6 +20,8 @@
 //             qr_accesses          scanned before --qr-access-retention-days (0: kept); a code's
 //                                  `scans` stays the count of every scan it ever had, while its
 //                                  accesses and reports cover the retention window
+//             history              Changes made before --history-retention-days (platform_history
+//                                  in the platform database, by the same setting)
 // The audit log has its own retention and is not touched here.
 //
 // Each table is emptied in batches of at most `batchSize` rows, one write (IMMEDIATE transaction)
@@ -30,6 +32,7 @@
 import { existsSync } from "node:fs";
 import type { AppContext } from "../../core/context";
 import { pruneEvents } from "../../core/events";
+import { pruneHistory } from "../../core/history";
 import type { Door, TenantDoor, WriteScope } from "../../core/store";
 import type { PlatformDb, TenantDb } from "../../db/sqlite";
 import { toIso } from "../../lib/time";
@@ -59,6 +62,8 @@ export const PRUNED_TABLES = [
   "isp_radius_attempts",
   "metric_values",
   "qr_accesses",
+  "history",
+  "platform_history",
 ] as const;
 export type PrunedTable = (typeof PRUNED_TABLES)[number];
 
@@ -123,6 +128,7 @@ function platformPrunes(ctx: AppContext, now: number): Prune<PlatformDb>[] {
     { table: "login_failures", run: (tx, limit) => pruneLoginFailures(tx, now, limit) },
     // The per-IP counters of cluster mode, once their window ended (empty on SQLite).
     { table: "rate_limit_windows", run: (tx, limit) => pruneRateLimitWindows(tx, now - PUBLIC_AUTH_WINDOW_MS, limit) },
+    { table: "platform_history", run: (tx, limit) => pruneHistory(tx, toIso(now - ctx.config.historyRetentionDays * DAY_MS), limit, true) },
   ];
 }
 
@@ -132,9 +138,11 @@ interface TenantRetention {
   radiusAttemptDays: number;
   metricValueDays: number;
   qrAccessDays: number;
+  historyDays: number;
 }
 
-function tenantPrunes(now: number, { eventDays, accountingDays, radiusAttemptDays, metricValueDays, qrAccessDays }: TenantRetention): Prune<TenantDb>[] {
+function tenantPrunes(now: number, { eventDays, accountingDays, radiusAttemptDays, metricValueDays, qrAccessDays, historyDays }: TenantRetention): Prune<TenantDb>[] {
+  const historyIso = toIso(now - historyDays * DAY_MS);
   const eventCutoff = now - eventDays * DAY_MS;
   const eventIso = toIso(eventCutoff);
   const deliveryIdBelow = uuidV7Floor(eventCutoff + ID_SLACK_MS);
@@ -143,6 +151,7 @@ function tenantPrunes(now: number, { eventDays, accountingDays, radiusAttemptDay
     // event stays; the pending ids are read in the batch's own transaction.
     { table: "events", run: async (tx, limit) => pruneEvents(tx, eventIso, await pendingSourceEventIds(tx), limit) },
     { table: "webhook_deliveries", run: (tx, limit) => pruneWebhookDeliveries(tx, eventIso, deliveryIdBelow, limit) },
+    { table: "history", run: (tx, limit) => pruneHistory(tx, historyIso, limit, false) },
   ];
   if (accountingDays > 0) {
     const cutoff = now - accountingDays * DAY_MS;
@@ -254,6 +263,7 @@ export class Housekeeping {
         radiusAttemptDays: config.radiusAttemptRetentionDays,
         metricValueDays: config.metricValueRetentionDays,
         qrAccessDays: config.qrAccessRetentionDays,
+        historyDays: config.historyRetentionDays,
       });
       for (const corp of corps) {
         if (this.stopped) throw new Stopped();

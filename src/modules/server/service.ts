@@ -84,9 +84,10 @@ export async function createServer(ctx: AppContext, input: ServerInput): Promise
   await ctx.store.platform.read((db) => checkUnique(db, input.name, resolve(input.path)));
   const path = usableDirectory(input.path);
   const id = newId();
-  return ctx.store.platform.write(async (tx) => {
+  return ctx.store.platform.write(async (tx, w) => {
     await checkUnique(tx, input.name, path);
     await tx.insert(servers).values({ id, name: input.name, path, description: input.description ?? null }).run();
+    w.record({ type: "server", id, action: "create", before: null, after: await getRow(tx, id) });
     return serverView(tx, id);
   });
 }
@@ -103,7 +104,7 @@ export async function updateServer(ctx: AppContext, id: string, input: ServerInp
     return true;
   });
   const path = changesPath ? usableDirectory(input.path) : wanted;
-  return ctx.store.platform.write(async (tx) => {
+  return ctx.store.platform.write(async (tx, w) => {
     const current = await getRow(tx, id);
     await checkUnique(tx, input.name, path, id);
     // What was checked before the directory was made must still hold.
@@ -111,16 +112,18 @@ export async function updateServer(ctx: AppContext, id: string, input: ServerInp
       throw conflict("The server holds corporations; their databases live at its path");
     }
     await tx.update(servers).set({ name: input.name, path, description: input.description ?? null }).where(eq(servers.id, id)).run();
+    w.record({ type: "server", id, action: "update", before: current, after: await getRow(tx, id) });
     return serverView(tx, id);
   });
 }
 
 /** Removes the record only; the directory and anything in it stay on disk. */
 export function deleteServer(ctx: AppContext, id: string): Promise<void> {
-  return ctx.store.platform.write(async (tx) => {
+  return ctx.store.platform.write(async (tx, w) => {
     const current = await getRow(tx, id);
     if (current.builtin) throw conflict("The built-in server cannot be deleted");
     if ((await corpCountOnServer(tx, id)) > 0) throw conflict("The server holds corporations");
     await tx.delete(servers).where(eq(servers.id, id)).run();
+    w.record({ type: "server", id, action: "delete", before: current, after: null });
   });
 }

@@ -24,15 +24,19 @@ export class Starter {
     try {
       const password_hash = await ctx.passwords.hash(body.user.password);
       const userId = newId();
-      await ctx.store.platform.write(async (tx) => {
+      await ctx.store.platform.write(async (tx, w) => {
         if (await anyUserExists(tx)) throw alreadyStarted();
-        await insertBuiltinUser(tx, { id: userId, name: body.user.name, email: body.user.email, login: body.user.login, password_hash });
+        const row = await insertBuiltinUser(tx, { id: userId, name: body.user.name, email: body.user.email, login: body.user.login, password_hash });
+        w.record({ type: "user", id: userId, action: "create", before: null, after: { ...row, two_factor_last_step: undefined } });
       });
       let corp;
       try {
         corp = await createCorporation(ctx, { auth_name: body.corp.auth_name, company_name: body.corp.company_name, timezone: body.corp.timezone }, userId);
       } catch (err) {
-        await ctx.store.platform.write((tx) => deleteUserRow(tx, userId));
+        await ctx.store.platform.write(async (tx, w) => {
+          await deleteUserRow(tx, userId);
+          w.record({ type: "user", id: userId, action: "delete", before: { id: userId, login: body.user.login }, after: null });
+        });
         throw err;
       }
       const user = await ctx.store.platform.read(async (db) => userView(db, (await findUser(db, userId))!));

@@ -17,6 +17,7 @@ import * as contract from "../contract/model";
 import * as core from "../core/model";
 import * as corp from "../corp/model";
 import * as externalApp from "../externalapp/model";
+import * as history from "../history/model";
 import * as isp from "../isp/model";
 import * as metric from "../metric/model";
 import * as person from "../person/model";
@@ -28,7 +29,7 @@ import * as webhook from "../webhook/model";
 import * as workgroup from "../workgroup/model";
 
 const MODELS: Record<string, unknown>[] = [
-  schemas, auth, catalog, city, classification, contract, core, corp, externalApp, isp,
+  schemas, auth, catalog, city, classification, contract, core, corp, externalApp, history, isp,
   metric, person, product, qrcode, address, server, user, webhook, workgroup,
 ];
 

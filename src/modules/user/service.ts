@@ -2,6 +2,7 @@
 // create/update/delete, status, passwords and their reset keys, two-factor, permissions.
 import { randomBytes } from "node:crypto";
 import { and, eq, inArray, lt, ne, type SQLWrapper } from "drizzle-orm";
+import type { WriteScope } from "../../core/store";
 import type { AppContext } from "../../core/context";
 import { PERMISSIONS_TOPIC, SUPER_PERMISSION } from "../../core/permissions";
 import type { Principal } from "../../core/principal";
@@ -39,7 +40,7 @@ export async function findUserByLogin(db: PlatformDb, login: string): Promise<Us
  * request: one cached statement (booleans stay 0/1, as the guard compares them).
  */
 export async function userFlags(db: PlatformDb, userId: string): Promise<UserFlags | null> {
-  return await db.$client.query<UserFlags, [string]>("SELECT status, super_admin FROM users WHERE id = ?1").get(userId);
+  return await db.$client.query<UserFlags, [string]>("SELECT status, super_admin, login FROM users WHERE id = ?1").get(userId);
 }
 
 export async function setPasswordHash(tx: PlatformDb, userId: string, passwordHash: string): Promise<void> {
@@ -153,6 +154,12 @@ export function getManageableUser(ctx: AppContext, p: Principal, id: string): Pr
 
 // ---- changes -----------------------------------------------------------------------------------
 
+/** A user's change in the history (core/history.ts: the password and 2FA secrets as ********; the 2FA step is no change of the record). */
+function recordUser(w: WriteScope, action: string, before: UserRow | null | undefined, after: UserRow | null | undefined): void {
+  const shape = (r: UserRow | null | undefined) => (r ? { ...r, two_factor_last_step: undefined } : null);
+  w.record({ type: "user", id: (after ?? before)!.id, action, before: shape(before), after: shape(after) });
+}
+
 async function loginTaken(db: PlatformDb, login: string, exceptId?: string): Promise<boolean> {
   const where = exceptId ? and(eq(users.login, login), ne(users.id, exceptId)) : eq(users.login, login);
   return !!(await db.select({ id: users.id }).from(users).where(where).get());
@@ -169,7 +176,9 @@ export async function createUser(ctx: AppContext, p: Principal, input: UserCreat
     await tx.insert(users).values({ id, name: input.name, email: input.email, login: input.login, password_hash, super_admin: !!input.super_admin }).run();
     await insertMember(tx, p.corpId, id);
     await ctx.changes.publish(tx, w, PERMISSIONS_TOPIC, "*");
-    return userView(tx, (await findUser(tx, id))!);
+    const row = (await findUser(tx, id))!;
+    recordUser(w, "create", null, row);
+    return userView(tx, row);
   });
 }
 
@@ -184,7 +193,9 @@ export function updateUser(ctx: AppContext, p: Principal, id: string, input: Use
     await tx.update(users).set({ name: input.name, email: input.email, login: input.login, super_admin: superAdmin }).where(eq(users.id, row.id)).run();
     // The guard reads super_admin with the session, which nodes keep (core/sessions.ts).
     if (superAdmin !== row.super_admin) await publishUserSessions(ctx.changes, tx, w, row.id);
-    return { before: row, user: await userView(tx, (await findUser(tx, row.id))!) };
+    const after = (await findUser(tx, row.id))!;
+    recordUser(w, "update", row, after);
+    return { before: row, user: await userView(tx, after) };
   });
 }
 
@@ -197,6 +208,7 @@ export async function deleteUser(ctx: AppContext, p: Principal, id: string): Pro
     await assertMayManage(tx, p, row);
     // Memberships, workgroup links, sessions, identities, devices and keys go by ON DELETE CASCADE.
     await tx.delete(users).where(eq(users.id, row.id)).run();
+    recordUser(w, "delete", row, null);
     await ctx.changes.publish(tx, w, PERMISSIONS_TOPIC, "*");
     // The sessions' rows go with the user; the nodes that keep them drop them.
     await publishUserSessions(ctx.changes, tx, w, row.id);
@@ -212,7 +224,9 @@ export async function setStatus(ctx: AppContext, p: Principal, id: string, statu
     }
     await tx.update(users).set({ status }).where(eq(users.id, row.id)).run();
     if (status !== row.status) await publishUserSessions(ctx.changes, tx, w, row.id);
-    return userView(tx, (await findUser(tx, row.id))!);
+    const after = (await findUser(tx, row.id))!;
+    recordUser(w, "status", row, after);
+    return userView(tx, after);
   });
   if (!status) await ctx.sessions.revokeAllOfUser(id);
   return user;
@@ -220,9 +234,11 @@ export async function setStatus(ctx: AppContext, p: Principal, id: string, statu
 
 /** Stores a password hash; the user's sessions (but `keepSession`) and remembered devices end. */
 async function storePassword(ctx: AppContext, userId: string, passwordHash: string, keepSession?: string): Promise<void> {
-  await ctx.store.platform.write(async (tx) => {
+  await ctx.store.platform.write(async (tx, w) => {
+    const before = await findUser(tx, userId);
     await setPasswordHash(tx, userId, passwordHash);
     await forgetDevices(tx, userId);
+    recordUser(w, "password", before, await findUser(tx, userId));
   });
   await ctx.sessions.revokeAllOfUser(userId, keepSession);
 }
@@ -277,13 +293,15 @@ export async function resetPassword(ctx: AppContext, key: string, password: stri
   const found = await ctx.store.platform.read((db) => db.select().from(passwordResetKeys).where(eq(passwordResetKeys.key_hash, keyHash)).get());
   if (!usable(found)) throw badKey();
   const password_hash = await ctx.passwords.hash(password);
-  const userId = await ctx.store.platform.write(async (tx) => {
+  const userId = await ctx.store.platform.write(async (tx, w) => {
     // Claimed in the transaction: of two resets racing with one key, one wins.
     const row = await tx.select().from(passwordResetKeys).where(eq(passwordResetKeys.key_hash, keyHash)).get();
     if (!row || !usable(row)) throw badKey();
     await tx.update(passwordResetKeys).set({ used_at: nowIso() }).where(eq(passwordResetKeys.id, row.id)).run();
+    const before = await findUser(tx, row.user_id);
     await setPasswordHash(tx, row.user_id, password_hash);
     await forgetDevices(tx, row.user_id);
+    recordUser(w, "password", before, await findUser(tx, row.user_id));
     // The other keys of the user were asked for the same purpose; they die with this one.
     await tx.delete(passwordResetKeys).where(and(eq(passwordResetKeys.user_id, row.user_id), ne(passwordResetKeys.id, row.id))).run();
     return row.user_id;
@@ -312,7 +330,7 @@ export function startTwoFactor(ctx: AppContext, userId: string): Promise<{ secre
 }
 
 export function confirmTwoFactor(ctx: AppContext, userId: string, code: number | string): Promise<User> {
-  return ctx.store.platform.write(async (tx) => {
+  return ctx.store.platform.write(async (tx, w) => {
     const row = await presentUser(tx, userId);
     if (row.two_factor_secret) throw conflict("Two-factor authentication is already enabled");
     if (!row.two_factor_pending) throw conflict("No pending secret: enable without a code first");
@@ -320,7 +338,9 @@ export function confirmTwoFactor(ctx: AppContext, userId: string, code: number |
     // A wrong code is refused whole: nothing of this write stays (the step was not moved either).
     if (step === null || !(await consumeTotpStep(tx, row.id, step))) throw twoFactorInvalid();
     await tx.update(users).set({ two_factor_secret: row.two_factor_pending, two_factor_pending: null }).where(eq(users.id, row.id)).run();
-    return userView(tx, (await findUser(tx, row.id))!);
+    const after = (await findUser(tx, row.id))!;
+    recordUser(w, "two-factor", row, after);
+    return userView(tx, after);
   });
 }
 
@@ -331,22 +351,26 @@ async function clearTwoFactor(tx: PlatformDb, userId: string): Promise<void> {
 }
 
 export function disableTwoFactor(ctx: AppContext, userId: string, code: number | string): Promise<User> {
-  return ctx.store.platform.write(async (tx) => {
+  return ctx.store.platform.write(async (tx, w) => {
     const row = await presentUser(tx, userId);
     if (!row.two_factor_secret) throw conflict("Two-factor authentication is not enabled");
     const step = matchingStep(row.two_factor_secret, code, ctx.now());
     if (step === null || !(await consumeTotpStep(tx, row.id, step))) throw twoFactorInvalid();
     await clearTwoFactor(tx, row.id);
-    return userView(tx, (await findUser(tx, row.id))!);
+    const after = (await findUser(tx, row.id))!;
+    recordUser(w, "two-factor", row, after);
+    return userView(tx, after);
   });
 }
 
 /** Reset by an administrator (lost authenticator). */
 export function resetTwoFactor(ctx: AppContext, p: Principal, id: string): Promise<User> {
-  return ctx.store.platform.write(async (tx) => {
+  return ctx.store.platform.write(async (tx, w) => {
     const row = await manageableUser(tx, p, id);
     await clearTwoFactor(tx, row.id);
-    return userView(tx, (await findUser(tx, row.id))!);
+    const after = (await findUser(tx, row.id))!;
+    recordUser(w, "two-factor", row, after);
+    return userView(tx, after);
   });
 }
 

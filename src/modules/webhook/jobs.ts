@@ -7,6 +7,7 @@
 // At least once: an event is marked dispatched in the transaction that creates its deliveries, and
 // a delivery is marked done only after a 2xx has been received and its row committed; a crash at
 // any point leaves rows that the start-up sweep picks up again, with the same webhook-id.
+import { runAs } from "../../core/history";
 import type { AppContext } from "../../core/context";
 import type { Job } from "../../core/jobs";
 import type { TenantDoor } from "../../core/store";
@@ -401,7 +402,8 @@ export class WebhookDispatcher implements Job {
     for (const [corpId, list] of byCorp) {
       try {
         const nowMs = this.ctx.now();
-        const disabled = await this.ctx.store.background(corpId).write((tx) => recordOutcomes(tx, list, nowMs, RULES), WRITE);
+        // The dispatcher's own write whichever request's commit woke it (core/history.ts: a webhook it makes inactive is its change).
+        const disabled = await runAs(`system:${this.name}`, () => this.ctx.store.background(corpId).write((tx, w) => recordOutcomes(tx, list, nowMs, RULES, w), WRITE));
         for (const d of disabled) {
           if (d.why === "gone") {
             this.ctx.logger.warn("webhook made inactive: the receiver answered 410 Gone", { webhook_id: d.webhookId });

@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto";
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { AppContext } from "../../core/context";
 import { CorpIndex } from "../../core/settings";
-import type { PlatformDoor, TenantDoor } from "../../core/store";
+import type { PlatformDoor, TenantDoor, TenantWriteScope } from "../../core/store";
 import { sqliteClientOf, type PlatformDb, type TenantDb } from "../../db/sqlite";
 import { webhookDeliveries, webhookGroups, webhooks } from "../../db/tenant/schema";
 import { EVENT_GROUPS, eventKept, eventPayload, eventPayloads, markAllDispatched, markDispatched, markManyDispatched, undispatchedEvents } from "../../core/events";
@@ -148,42 +148,50 @@ export function createWebhook(tenant: TenantDoor, platform: PlatformDoor, input:
       .values({ id, name: input.name, target, email: input.email, body_content: input.body_content ?? null, log_enabled: input.log_enabled ?? false, secret })
       .run();
     if (groups.length) await tx.insert(webhookGroups).values(groups.map((group) => ({ webhook_id: id, group }))).run();
-    return { ...(await webhookOf(tx, id)), secret };
+    const view = await webhookOf(tx, id);
+    // The secret as ******** (core/history.ts masks it by name).
+    w.record({ type: "webhook", id, action: "create", before: null, after: { ...view, secret } });
+    return { ...view, secret };
   });
 }
 
 export function alterWebhook(tenant: TenantDoor, id: string, input: WebhookAlter): Promise<Webhook> {
   const target = checkTarget(input.target);
   const logEnabled = input.log_enabled ?? false;
-  return tenant.write(async (tx) => {
-    const row = await tx.select({ id: webhooks.id }).from(webhooks).where(eq(webhooks.id, id)).get();
-    if (!row) throw notFound("Webhook");
+  return tenant.write(async (tx, w) => {
+    const before = await webhookOf(tx, id);
     await tx.update(webhooks)
       .set({ name: input.name, target, email: input.email, body_content: input.body_content ?? null, log_enabled: logEnabled })
       .where(eq(webhooks.id, id))
       .run();
     // The log is kept only while logging is on; pending rows stay as the dispatcher's queue.
     if (!logEnabled) await tx.delete(webhookDeliveries).where(and(eq(webhookDeliveries.webhook_id, id), sql`${webhookDeliveries.status} <> 'pending'`)).run();
-    return webhookOf(tx, id);
+    const after = await webhookOf(tx, id);
+    w.record({ type: "webhook", id, action: "update", before, after });
+    return after;
   });
 }
 
 export function linkGroup(tenant: TenantDoor, id: string, group: string): Promise<Webhook> {
   checkGroup(group);
-  return tenant.write(async (tx) => {
-    await findRow(tx, id);
+  return tenant.write(async (tx, w) => {
+    const before = await webhookOf(tx, id);
     await tx.insert(webhookGroups).values({ webhook_id: id, group }).onConflictDoNothing().run();
-    return webhookOf(tx, id);
+    const after = await webhookOf(tx, id);
+    w.record({ type: "webhook", id, action: "group", before, after });
+    return after;
   });
 }
 
 export function unlinkGroup(tenant: TenantDoor, id: string, group: string): Promise<Webhook> {
   checkGroup(group);
-  return tenant.write(async (tx) => {
-    await findRow(tx, id);
+  return tenant.write(async (tx, w) => {
+    const before = await webhookOf(tx, id);
     const removed = await tx.delete(webhookGroups).where(and(eq(webhookGroups.webhook_id, id), eq(webhookGroups.group, group))).returning({ group: webhookGroups.group }).all();
     if (removed.length === 0) throw notFound("Group link");
-    return webhookOf(tx, id);
+    const after = await webhookOf(tx, id);
+    w.record({ type: "webhook", id, action: "group", before, after });
+    return after;
   });
 }
 
@@ -204,22 +212,24 @@ async function cancelPending(tx: TenantDb, webhookId: string, reason: string, no
 }
 
 export function setStatus(tenant: TenantDoor, id: string, active: boolean): Promise<Webhook> {
-  return tenant.write(async (tx) => {
-    const row = await tx.select({ id: webhooks.id }).from(webhooks).where(eq(webhooks.id, id)).get();
-    if (!row) throw notFound("Webhook");
+  return tenant.write(async (tx, w) => {
+    const before = await webhookOf(tx, id);
     if (active) await tx.update(webhooks).set({ status: true, failure_count: 0 }).where(eq(webhooks.id, id)).run();
     else {
       await tx.update(webhooks).set({ status: false }).where(eq(webhooks.id, id)).run();
       await cancelPending(tx, id, "the webhook was made inactive", nowIso());
     }
-    return webhookOf(tx, id);
+    const after = await webhookOf(tx, id);
+    w.record({ type: "webhook", id, action: "status", before, after });
+    return after;
   });
 }
 
 export function deleteWebhook(tenant: TenantDoor, platform: PlatformDoor, id: string): Promise<void> {
   return tenant.write(async (tx, w) => {
-    const removed = await tx.delete(webhooks).where(eq(webhooks.id, id)).returning({ id: webhooks.id }).all();
-    if (removed.length === 0) throw notFound("Webhook");
+    const before = await webhookOf(tx, id);
+    await tx.delete(webhooks).where(eq(webhooks.id, id)).run();
+    w.record({ type: "webhook", id, action: "delete", before, after: null });
     if (!(await hasWebhooks(tx))) w.afterCommit(() => void unindexIfNoWebhooks(tenant, platform));
   });
 }
@@ -517,7 +527,9 @@ export interface Disabled {
 }
 
 /** Applies attempts' outcomes in the caller's transaction; returns the webhooks it made inactive. */
-export async function recordOutcomes(tx: TenantDb, list: Outcome[], nowMs: number, rules: RetryRules): Promise<Disabled[]> {
+export async function recordOutcomes(tx: TenantDb, list: Outcome[], nowMs: number, rules: RetryRules, w?: TenantWriteScope): Promise<Disabled[]> {
+  // A webhook made inactive here is a change of the record, by the dispatcher (core/history.ts).
+  const inactive = (id: string) => w?.record({ type: "webhook", id, action: "status", before: { status: true }, after: { status: false } });
   const sqlite = tx.$client;
   const disabled: Disabled[] = [];
   const now = toIso(nowMs);
@@ -559,6 +571,7 @@ export async function recordOutcomes(tx: TenantDb, list: Outcome[], nowMs: numbe
         )
         .get(o.webhookId, now);
       if (hook) {
+        inactive(o.webhookId);
         await cancelPending(tx, o.webhookId, "the receiver answered 410 Gone; the webhook was made inactive", now);
         disabled.push({ webhookId: o.webhookId, why: "gone", failures: hook.failure_count, email: hook.email, name: hook.name, target: hook.target });
       }
@@ -577,6 +590,7 @@ export async function recordOutcomes(tx: TenantDb, list: Outcome[], nowMs: numbe
       .get(o.webhookId);
     if (hook && hook.status && hook.failure_count >= rules.failuresToDisable) {
       await sqlite.query("UPDATE webhooks SET status = 0, updated_at = ?2 WHERE id = ?1").run(o.webhookId, now);
+      inactive(o.webhookId);
       await cancelPending(tx, o.webhookId, `${rules.failuresToDisable} consecutive events failed; the webhook was made inactive`, now);
       disabled.push({ webhookId: o.webhookId, why: "failures", failures: hook.failure_count, email: hook.email, name: hook.name, target: hook.target });
     }

@@ -129,19 +129,23 @@ export function getWorkgroup(ctx: AppContext, p: Principal, id: string): Promise
 }
 
 export function createWorkgroup(ctx: AppContext, corpId: string, input: WorkgroupInput): Promise<Workgroup> {
-  return ctx.store.platform.write(async (tx) => {
+  return ctx.store.platform.write(async (tx, w) => {
     await assertNameFree(tx, corpId, input.name);
     const row = await tx.insert(workgroups).values({ corp_id: corpId, name: input.name, description: input.description ?? null }).returning().get();
-    return workgroupView(tx, row);
+    const view = await workgroupView(tx, row);
+    w.record({ type: "workgroup", id: row.id, action: "create", before: null, after: view, corpId });
+    return view;
   });
 }
 
 export function updateWorkgroup(ctx: AppContext, p: Principal, id: string, input: WorkgroupInput): Promise<Workgroup> {
-  return ctx.store.platform.write(async (tx) => {
+  return ctx.store.platform.write(async (tx, w) => {
     const row = await visibleWorkgroup(tx, p, id);
     await assertNameFree(tx, row.corp_id, input.name, row.id);
     const updated = (await tx.update(workgroups).set({ name: input.name, description: input.description ?? null }).where(eq(workgroups.id, row.id)).returning().get())!;
-    return workgroupView(tx, updated);
+    const view = await workgroupView(tx, updated);
+    w.record({ type: "workgroup", id: row.id, action: "update", before: row, after: updated, corpId: row.corp_id });
+    return view;
   });
 }
 
@@ -150,10 +154,14 @@ export function updateWorkgroup(ctx: AppContext, p: Principal, id: string, input
  * when the caller may not see it); the permission cache is dropped after the COMMIT. Returns the
  * workgroup row (the audit names its corporation).
  */
-function changeWorkgroup(ctx: AppContext, p: Principal, id: string, change: (tx: PlatformDb, row: WorkgroupRow) => Promise<void>): Promise<WorkgroupRow> {
+function changeWorkgroup(ctx: AppContext, p: Principal, id: string, action: string, change: (tx: PlatformDb, row: WorkgroupRow) => Promise<void>): Promise<WorkgroupRow> {
   return ctx.store.platform.write(async (tx, w) => {
     const row = await visibleWorkgroup(tx, p, id);
+    // Its memberships and grants are part of its view: the history compares those.
+    const before = await workgroupView(tx, row);
     await change(tx, row);
+    const now = await findWorkgroup(tx, row.id);
+    w.record({ type: "workgroup", id: row.id, action, before, after: now ? await workgroupView(tx, now) : null, corpId: row.corp_id });
     await ctx.changes.publish(tx, w, PERMISSIONS_TOPIC, "*");
     return row;
   });
@@ -161,13 +169,13 @@ function changeWorkgroup(ctx: AppContext, p: Principal, id: string, change: (tx:
 
 /** Memberships and grants go with it (ON DELETE CASCADE). */
 export function deleteWorkgroup(ctx: AppContext, p: Principal, id: string): Promise<WorkgroupRow> {
-  return changeWorkgroup(ctx, p, id, async (tx, row) => {
+  return changeWorkgroup(ctx, p, id, "delete", async (tx, row) => {
     await tx.delete(workgroups).where(eq(workgroups.id, row.id)).run();
   });
 }
 
 export function addMember(ctx: AppContext, p: Principal, id: string, userId: string): Promise<WorkgroupRow> {
-  return changeWorkgroup(ctx, p, id, async (tx, row) => {
+  return changeWorkgroup(ctx, p, id, "member", async (tx, row) => {
     if (!(await findUser(tx, userId))) throw notFound("User");
     if (!(await isMember(tx, userId, row.corp_id))) throw conflict("The user is not a member of the workgroup's corporation");
     await tx.insert(workgroupMembers).values({ workgroup_id: row.id, user_id: userId }).onConflictDoNothing().run();
@@ -175,14 +183,14 @@ export function addMember(ctx: AppContext, p: Principal, id: string, userId: str
 }
 
 export function removeMember(ctx: AppContext, p: Principal, id: string, userId: string): Promise<WorkgroupRow> {
-  return changeWorkgroup(ctx, p, id, async (tx, row) => {
+  return changeWorkgroup(ctx, p, id, "member", async (tx, row) => {
     const gone = await tx.delete(workgroupMembers).where(and(eq(workgroupMembers.workgroup_id, row.id), eq(workgroupMembers.user_id, userId))).returning().all();
     if (gone.length === 0) throw notFound("Member");
   });
 }
 
 export function grantService(ctx: AppContext, p: Principal, id: string, serviceId: string): Promise<WorkgroupRow> {
-  return changeWorkgroup(ctx, p, id, async (tx, row) => {
+  return changeWorkgroup(ctx, p, id, "grant", async (tx, row) => {
     if (!(await serviceExists(tx, serviceId))) throw notFound("Service");
     if (!(await serviceEnabled(tx, row.corp_id, serviceId))) throw conflict("The service is not enabled for the corporation");
     await tx.insert(workgroupServices).values({ workgroup_id: row.id, service_id: serviceId }).onConflictDoNothing().run();
@@ -190,14 +198,14 @@ export function grantService(ctx: AppContext, p: Principal, id: string, serviceI
 }
 
 export function revokeService(ctx: AppContext, p: Principal, id: string, serviceId: string): Promise<WorkgroupRow> {
-  return changeWorkgroup(ctx, p, id, async (tx, row) => {
+  return changeWorkgroup(ctx, p, id, "grant", async (tx, row) => {
     const gone = await tx.delete(workgroupServices).where(and(eq(workgroupServices.workgroup_id, row.id), eq(workgroupServices.service_id, serviceId))).returning().all();
     if (gone.length === 0) throw notFound("Service grant");
   });
 }
 
 export function grantFeature(ctx: AppContext, p: Principal, id: string, featureId: string): Promise<WorkgroupRow> {
-  return changeWorkgroup(ctx, p, id, async (tx, row) => {
+  return changeWorkgroup(ctx, p, id, "grant", async (tx, row) => {
     const serviceId = await featureServiceId(tx, featureId);
     if (!serviceId) throw notFound("Feature");
     if (!(await serviceEnabled(tx, row.corp_id, serviceId))) throw conflict("The feature's service is not enabled for the corporation");
@@ -206,7 +214,7 @@ export function grantFeature(ctx: AppContext, p: Principal, id: string, featureI
 }
 
 export function revokeFeature(ctx: AppContext, p: Principal, id: string, featureId: string): Promise<WorkgroupRow> {
-  return changeWorkgroup(ctx, p, id, async (tx, row) => {
+  return changeWorkgroup(ctx, p, id, "grant", async (tx, row) => {
     const gone = await tx.delete(workgroupFeatures).where(and(eq(workgroupFeatures.workgroup_id, row.id), eq(workgroupFeatures.feature_id, featureId))).returning().all();
     if (gone.length === 0) throw notFound("Feature grant");
   });

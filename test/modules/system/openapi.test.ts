@@ -88,7 +88,7 @@ test("resources are named schemas, referenced from the operations; recursion res
  */
 const PUBLISHED_SCHEMAS = [
   "Action", "ActionInput", "Address", "AddressExternalInput", "AddressInput", "AllReport", "Bucket",
-  "BucketList", "ChangeCorpBody", "City", "CityExternalInput", "CityInput", "CityPage", "CityRef",
+  "BucketList", "Change", "ChangeCorpBody", "ChangePage", "City", "CityExternalInput", "CityInput", "CityPage", "CityRef",
   "CityWithIdentity", "Classification", "ClassificationInput", "ClassificationPage", "Contract",
   "ContractConfig", "ContractConfigInput", "ContractExternalInput", "ContractInput", "ContractItem",
   "ContractItemInput", "ContractPage", "ContractWithIdentity", "ContractWithIdentityPage", "CorpCheck",
