@@ -289,12 +289,16 @@ describe("GET /api/person: a corporation file from before the search indexes is 
     }
     // The migrations after it are undone too (a migration re-runs only when it is newer than the
     // newest recorded): 0011 keyed accounting records by their RADIUS session, 0012 indexed the
-    // contracts' usernames (its triggers on contract_configs).
+    // contracts' usernames (its triggers on contract_configs); a new tenant migration adds its undo here.
     for (const op of ["insert", "update", "delete"]) db.run(`DROP TRIGGER contract_configs_fts_${op}`);
     db.run("DROP INDEX isp_radius_accounting_session_record");
     db.run("ALTER TABLE isp_radius_accounting DROP COLUMN radius_session_id");
     db.run("CREATE UNIQUE INDEX isp_radius_accounting_record ON isp_radius_accounting (nas_id, session_id, status_type, session_time)");
-    db.run("DELETE FROM __drizzle_migrations WHERE rowid IN (SELECT rowid FROM __drizzle_migrations ORDER BY created_at DESC LIMIT 3)");
+    // 0013 kept the NAS's health on its row, 0014 added the history of changes.
+    for (const column of ["last_accounting_at", "open_sessions", "quiet_after", "quiet_since"]) db.run(`ALTER TABLE isp_nas DROP COLUMN ${column}`);
+    db.run("DROP TABLE history");
+    // Every migration from 0010 on is undone: only 0000-0009 stay recorded.
+    db.run("DELETE FROM __drizzle_migrations WHERE rowid NOT IN (SELECT rowid FROM __drizzle_migrations ORDER BY created_at LIMIT 10)");
     expect(db.query("SELECT count(*) AS n FROM sqlite_master WHERE name LIKE '%_fts%'").get()).toEqual({ n: 0 });
     const version = (db.query("SELECT count(*) AS n FROM __drizzle_migrations").get() as { n: number }).n;
     old.sqlWrite().query("UPDATE corporations SET schema_version = ?1 WHERE id = ?2").run(version, a.corpId);

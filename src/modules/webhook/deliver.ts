@@ -56,6 +56,31 @@ function describeFailure(err: unknown, timeoutMs: number): string {
   return `request failed: ${err instanceof Error ? err.message : String(err)}`.slice(0, 500);
 }
 
+/** The first bytes of a refusal's body as one line of printable text (at most 200 characters). */
+async function bodyExcerpt(res: Response): Promise<string> {
+  const reader = res.body?.getReader();
+  if (!reader) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < EXCERPT_BYTES) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } catch {
+    // a body cut short: what arrived is enough
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+  const text = new TextDecoder().decode(Buffer.concat(chunks).subarray(0, EXCERPT_BYTES));
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u001f\u007f\s]+/g, " ").trim().slice(0, 200);
+}
+
+const EXCERPT_BYTES = 512;
+
 export interface Attempt {
   ok: boolean;
   responseStatus: number | null;
@@ -97,11 +122,12 @@ export async function deliverOnce(
       body,
       timeoutMs,
     });
-    // Only the status matters; the body is not read.
-    await res.body?.cancel().catch(() => {});
     const ok = res.status >= 200 && res.status < 300;
+    // A success's body is not read; a refusal's first bytes go into the log (why it refused).
+    const excerpt = ok ? "" : await bodyExcerpt(res);
+    if (ok) await res.body?.cancel().catch(() => {});
     let error: string | null = null;
-    if (!ok) error = res.status >= 300 && res.status < 400 ? `HTTP ${res.status}: redirects are not followed` : `HTTP ${res.status}`;
+    if (!ok) error = res.status >= 300 && res.status < 400 ? `HTTP ${res.status}: redirects are not followed` : `HTTP ${res.status}${excerpt ? `: ${excerpt}` : ""}`;
     const retry = res.status === 429 || res.status === 503 ? retryAfterMs(res.headers.get("retry-after"), ctx.now()) : null;
     return { ok, responseStatus: res.status, error, retryAfterMs: retry };
   } catch (err) {

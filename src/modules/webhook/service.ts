@@ -199,13 +199,20 @@ export function unlinkGroup(tenant: TenantDoor, id: string, group: string): Prom
  * Ends the queue of a webhook that stops receiving: its pending deliveries become failed (or go,
  * when it keeps no log). Runs inside the caller's transaction.
  */
+/**
+ * Marks a delivery failed by cancellation (its webhook made inactive), not by its own attempts: an
+ * attempt already in flight when it was cancelled is still recorded on it when its answer comes
+ * (recordOutcomes), so the log shows what the receiver said.
+ */
+const CANCELLED = "cancelled: ";
+
 async function cancelPending(tx: TenantDb, webhookId: string, reason: string, now: string): Promise<void> {
   const sqlite = tx.$client;
   const logged = await sqlite.query<{ log_enabled: number }, [string]>("SELECT log_enabled FROM webhooks WHERE id = ?1").get(webhookId);
   if (logged?.log_enabled) {
     await sqlite
       .query("UPDATE webhook_deliveries SET status = 'failed', error = ?2, next_attempt_at = NULL, updated_at = ?3 WHERE webhook_id = ?1 AND status = 'pending'")
-      .run(webhookId, reason, now);
+      .run(webhookId, CANCELLED + reason, now);
   } else {
     await sqlite.query("DELETE FROM webhook_deliveries WHERE webhook_id = ?1 AND status = 'pending'").run(webhookId);
   }
@@ -549,10 +556,19 @@ export async function recordOutcomes(tx: TenantDb, list: Outcome[], nowMs: numbe
     `UPDATE webhook_deliveries SET attempts = ?2, response_status = ?3, error = ?4, next_attempt_at = ?5, updated_at = ?6 WHERE id = ?1`,
   );
   const drop = sqlite.query("DELETE FROM webhook_deliveries WHERE id = ?1");
+  // An attempt that was in flight when its delivery was cancelled (another delivery's 410 made the
+  // webhook inactive): the attempt and the answer are still recorded, once (the mark goes with it).
+  const lateAnswer = sqlite.query(
+    `UPDATE webhook_deliveries SET attempts = attempts + 1, response_status = ?2, error = ?3 || ' (' || substr(error, ${CANCELLED.length + 1}) || ')', updated_at = ?4
+     WHERE id = ?1 AND status = 'failed' AND substr(error, 1, ${CANCELLED.length}) = '${CANCELLED}'`,
+  );
   for (const o of list) {
-    // Gone meanwhile (webhook deleted or made inactive): nothing to record.
+    // Gone meanwhile (webhook deleted, or made inactive and its log off): nothing to record.
     const row = await rowOf.get(o.deliveryId);
-    if (!row) continue;
+    if (!row) {
+      await lateAnswer.run(o.deliveryId, o.responseStatus, o.error ?? "delivered", now);
+      continue;
+    }
     const attempts = row.attempts + 1;
     const end = async (status: "succeeded" | "failed") => {
       if (row.log_enabled) await finish.run(o.deliveryId, status, attempts, o.responseStatus, o.error, now);

@@ -106,7 +106,7 @@ describe("webhook dispatcher: delivery", () => {
         const d = await deliveries(w.id);
         return d[0]?.attempts === i + 1 && d;
       });
-      expect(row).toMatchObject({ status: "pending", response_status: 500, error: "HTTP 500" });
+      expect(row).toMatchObject({ status: "pending", response_status: 500, error: "HTTP 500: down" });
       expect(Date.parse(row.next_attempt_at)).toBe(clock.now() + RETRY_DELAYS_MS[i]);
       clock.advance(RETRY_DELAYS_MS[i] - 1000);
       await settle();
@@ -169,6 +169,32 @@ describe("webhook dispatcher: delivery", () => {
     await settle();
     expect(a.requests.length).toBe(1);
     expect(await deliveries(w.id)).toHaveLength(1);
+  });
+
+  test("410 with two deliveries in flight: both attempts are logged with status and the receiver's words (issue 29)", async () => {
+    const { t, admin, hook, webhook, deliveries } = await setup();
+    // Both requests are held until both arrived, then both answered 410: the first answer makes the
+    // webhook inactive and cancels the other delivery while its attempt is still in flight.
+    let release!: () => void;
+    const bothIn = new Promise<void>((r) => (release = r));
+    const a = startReceiver(async (_r, n) => {
+      if (n === 2) release();
+      await bothIn;
+      return new Response("Gone:\n this endpoint\twas removed", { status: 410 });
+    });
+    const w = await hook(a.url());
+    await emit(t, admin.corpId, "CITY_AFTER_INSERT", { name: "x" });
+    await emit(t, admin.corpId, "CITY_AFTER_INSERT", { name: "y" });
+    await waitFor("both attempts", () => a.requests.length === 2);
+    await waitFor("the webhook to be inactive", async () => (await webhook(w.id)).status === false);
+    const rows = await waitFor("both attempts recorded", async () => {
+      const d = await deliveries(w.id);
+      return d.length === 2 && d.every((x: any) => x.attempts === 1) && d;
+    });
+    for (const row of rows) {
+      expect(row).toMatchObject({ status: "failed", attempts: 1, response_status: 410 });
+      expect(row.error).toStartWith("HTTP 410: Gone: this endpoint was removed");
+    }
   });
 
   test("a redirect is not followed and counts as a failure", async () => {

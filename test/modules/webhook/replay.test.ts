@@ -177,7 +177,7 @@ describe("POST /api/webhook/{id}/test: test event", () => {
     r.set(() => new Response("no", { status: 500 }));
     const failed = await t.req("POST", `/api/webhook/${h.id}/test`, { token: admin.token });
     expect(failed.status).toBe(200);
-    expect(failed.body).toMatchObject({ status: "failed", response_status: 500, error: "HTTP 500" });
+    expect(failed.body).toMatchObject({ status: "failed", response_status: 500, error: "HTTP 500: no" });
     await t.req("PUT", `/api/webhook/${h.id}/active`, { token: admin.token });
     expect((await t.req("POST", `/api/webhook/${h.id}/deliveries/${failed.body.id}/resend`, { token: admin.token })).status).toBe(409);
     // Recover leaves test deliveries alone.
