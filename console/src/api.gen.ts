@@ -4531,7 +4531,7 @@ export interface components {
             email: string;
             body_content: string | null;
             log_enabled: boolean;
-            groups: string[];
+            groups: ("CITY_AFTER_INSERT" | "CITY_AFTER_UPDATE" | "CITY_AFTER_DELETE" | "PERSON_AFTER_INSERT" | "PERSON_AFTER_UPDATE" | "PERSON_AFTER_DELETE" | "PRODUCT_AFTER_INSERT" | "PRODUCT_AFTER_UPDATE" | "PRODUCT_AFTER_DELETE" | "CONTRACT_AFTER_INSERT" | "CONTRACT_AFTER_UPDATE" | "CONTRACT_AFTER_DELETE" | "EXTERNALAPP_AFTER_INSERT" | "EXTERNALAPP_AFTER_UPDATE" | "EXTERNALAPP_AFTER_DELETE" | "METRIC_AFTER_INSERT" | "METRIC_AFTER_UPDATE" | "METRIC_AFTER_DELETE" | "QRCODE_AFTER_INSERT" | "QRCODE_AFTER_UPDATE" | "QRCODE_AFTER_DELETE" | "ISP_AFTER_NAS_QUIET" | "ISP_AFTER_NAS_BACK")[];
             status: boolean;
             created_at: string;
             updated_at: string;
@@ -4553,7 +4553,7 @@ export interface components {
             email: string;
             body_content?: string | null;
             log_enabled?: boolean | null;
-            groups?: string[] | null;
+            groups?: ("CITY_AFTER_INSERT" | "CITY_AFTER_UPDATE" | "CITY_AFTER_DELETE" | "PERSON_AFTER_INSERT" | "PERSON_AFTER_UPDATE" | "PERSON_AFTER_DELETE" | "PRODUCT_AFTER_INSERT" | "PRODUCT_AFTER_UPDATE" | "PRODUCT_AFTER_DELETE" | "CONTRACT_AFTER_INSERT" | "CONTRACT_AFTER_UPDATE" | "CONTRACT_AFTER_DELETE" | "EXTERNALAPP_AFTER_INSERT" | "EXTERNALAPP_AFTER_UPDATE" | "EXTERNALAPP_AFTER_DELETE" | "METRIC_AFTER_INSERT" | "METRIC_AFTER_UPDATE" | "METRIC_AFTER_DELETE" | "QRCODE_AFTER_INSERT" | "QRCODE_AFTER_UPDATE" | "QRCODE_AFTER_DELETE" | "ISP_AFTER_NAS_QUIET" | "ISP_AFTER_NAS_BACK")[] | null;
         };
         WebhookPage: {
             items: components["schemas"]["Webhook"][];
@@ -4569,7 +4569,7 @@ export interface components {
             email: string;
             body_content: string | null;
             log_enabled: boolean;
-            groups: string[];
+            groups: ("CITY_AFTER_INSERT" | "CITY_AFTER_UPDATE" | "CITY_AFTER_DELETE" | "PERSON_AFTER_INSERT" | "PERSON_AFTER_UPDATE" | "PERSON_AFTER_DELETE" | "PRODUCT_AFTER_INSERT" | "PRODUCT_AFTER_UPDATE" | "PRODUCT_AFTER_DELETE" | "CONTRACT_AFTER_INSERT" | "CONTRACT_AFTER_UPDATE" | "CONTRACT_AFTER_DELETE" | "EXTERNALAPP_AFTER_INSERT" | "EXTERNALAPP_AFTER_UPDATE" | "EXTERNALAPP_AFTER_DELETE" | "METRIC_AFTER_INSERT" | "METRIC_AFTER_UPDATE" | "METRIC_AFTER_DELETE" | "QRCODE_AFTER_INSERT" | "QRCODE_AFTER_UPDATE" | "QRCODE_AFTER_DELETE" | "ISP_AFTER_NAS_QUIET" | "ISP_AFTER_NAS_BACK")[];
             status: boolean;
             created_at: string;
             updated_at: string;
@@ -4976,6 +4976,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SafeIpRangePage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -5008,6 +5009,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SafeIpRangePage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -5125,6 +5127,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CorporationPage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -5294,6 +5297,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UserPage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -5666,6 +5670,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ServicePage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -5808,6 +5813,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["FeaturePage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -6008,6 +6014,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ServerPage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -6150,6 +6157,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["NotePage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -6604,6 +6612,7 @@ export interface operations {
                         limit: number;
                         total: number;
                     };
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -6640,6 +6649,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ChangePage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -6671,6 +6681,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ExternalAppPage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -6845,6 +6856,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CityPage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -7080,6 +7092,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PersonPage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -7351,6 +7364,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PersonWithIdentityPage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -7385,6 +7399,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PersonWithIdentityPage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -7417,6 +7432,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ClassificationPage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -7649,6 +7665,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ProductPage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -7858,6 +7875,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ContractPage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -8044,6 +8062,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ContractWithIdentityPage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -8078,6 +8097,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ContractWithIdentityPage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -8487,6 +8507,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UserPage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -8909,6 +8930,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WorkgroupPage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -9201,6 +9223,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookPage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -9350,6 +9373,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DeliveryPage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -9686,6 +9710,7 @@ export interface operations {
                         limit: number;
                         total: number;
                     };
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -9833,6 +9858,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["QrCampaignPage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -9980,6 +10006,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["QrCategoryPage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -10127,6 +10154,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["QrCodePage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -10173,7 +10201,7 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
-                format: string;
+                format: "csv";
             };
             header?: never;
             path?: never;
@@ -10392,6 +10420,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["QrAccessPage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -10404,7 +10433,7 @@ export interface operations {
     "qrcode.exportAccesses": {
         parameters: {
             query: {
-                format: string;
+                format: "csv";
                 from?: string;
                 to?: string;
             };
@@ -10521,6 +10550,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ManufacturerPage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -10722,6 +10752,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PopPage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -10923,6 +10954,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RadiusAttributePage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -11124,6 +11156,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["LayoutPage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -11440,6 +11473,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PoolPage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -11668,6 +11702,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["NasPage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -11900,6 +11935,7 @@ export interface operations {
                         limit: number;
                         total: number;
                     };
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -12038,6 +12074,7 @@ export interface operations {
                         limit: number;
                         total: number;
                     };
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -12101,6 +12138,7 @@ export interface operations {
                         limit: number;
                         total: number;
                     };
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -12258,6 +12296,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MetricPage"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -55,7 +55,7 @@ const auth: Middleware = {
   },
 };
 
-export const api = createClient<paths>({ baseUrl: location.origin });
+export const api = createClient<paths, `application/${string}json`>({ baseUrl: location.origin });
 api.use(auth);
 
 export interface FieldError {

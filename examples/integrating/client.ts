@@ -16,7 +16,7 @@ export interface Options {
 
 /** 1. Log in as a user: the answer carries the bearer token. */
 export async function login(o: Options, corp: string, user: string, password: string): Promise<string> {
-  const client = createClient<paths>(o);
+  const client = createClient<paths, `application/${string}json`>(o);
   const { data, error } = await client.POST("/api/login", { body: { corp, login: user, password } });
   if (error) throw new Error(`login: ${error.status} ${error.detail}`);
   return data.access_token;
@@ -24,7 +24,7 @@ export async function login(o: Options, corp: string, user: string, password: st
 
 /** An external app (the ERP), with the API key it calls the registry with. */
 export async function createApp(o: Options, token: string, name: string): Promise<string> {
-  const client = createClient<paths>({ ...o, headers: { authorization: `Bearer ${token}` } });
+  const client = createClient<paths, `application/${string}json`>({ ...o, headers: { authorization: `Bearer ${token}` } });
   const { data, error } = await client.POST("/api/externalapp", { body: { name } });
   if (error) throw new Error(`external app: ${error.status} ${error.detail}`);
   return data.api_key;
@@ -32,7 +32,7 @@ export async function createApp(o: Options, token: string, name: string): Promis
 
 /** 2. Create or update a contract by the ERP's own identity, with the app's API key. */
 export async function upsertContract(o: Options, apiKey: string, app: string, identity: string): Promise<Contract> {
-  const client = createClient<paths>({ ...o, headers: { "X-Api-Key": apiKey } });
+  const client = createClient<paths, `application/${string}json`>({ ...o, headers: { "X-Api-Key": apiKey } });
   const { data, error } = await client.POST("/api/contract/create/externalapp/name/{externalAppName}", {
     params: { path: { externalAppName: app } },
     body: {
@@ -50,7 +50,7 @@ export async function upsertContract(o: Options, apiKey: string, app: string, id
 
 /** 3. Every contract the ERP knows, page by page (sorted by number). */
 export async function allContracts(o: Options, apiKey: string, app: string, limit = 50): Promise<ContractPage["items"]> {
-  const client = createClient<paths>({ ...o, headers: { "X-Api-Key": apiKey } });
+  const client = createClient<paths, `application/${string}json`>({ ...o, headers: { "X-Api-Key": apiKey } });
   const items: ContractPage["items"] = [];
   for (let page = 1; ; page++) {
     const { data, error } = await client.GET("/api/contract/externalapp/name/{externalAppName}", {

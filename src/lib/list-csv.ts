@@ -212,6 +212,13 @@ export function describeCsvLists<D>(doc: D, routes: readonly RouteLike[]): D {
         schema: { type: "string", enum: ["csv", "json"] },
       });
     }
+    // The CSV answer is documented beside the JSON one, so a validating proxy (Prism) and a
+    // generated client accept it.
+    const ok = op.responses?.["200"];
+    if (ok) {
+      ok.content ??= {};
+      ok.content["text/csv"] ??= { schema: { type: "string", description: "RFC 4180 CSV: a header row of the items' scalar fields (nested objects as dotted names), then one row per item" } };
+    }
   }
   return doc;
 }

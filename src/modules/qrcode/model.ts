@@ -58,7 +58,7 @@ const Range = {
 };
 export const RangeQuery = t.Object(Range);
 export const AccessListQuery = t.Composite([ListQuery, t.Object(Range)], { additionalProperties: true });
-export const AccessExportQuery = t.Object({ format: t.String(), ...Range });
+export const AccessExportQuery = t.Object({ format: Enum(["csv"]), ...Range });
 
 export const Report = t.Object({
   qrcode_id: Uuid,
@@ -98,7 +98,7 @@ export const ImageQuery = t.Object({
 });
 export type ImageQuery = Static<typeof ImageQuery>;
 
-export const ExportQuery = t.Composite([ListQuery, t.Object({ format: t.String() })], { additionalProperties: true });
+export const ExportQuery = t.Composite([ListQuery, t.Object({ format: Enum(["csv"]) })], { additionalProperties: true });
 
 export const QrLogo = t.Object({
   id: Uuid,

@@ -1,5 +1,9 @@
 import { t, type Static } from "elysia";
+import { EVENT_GROUPS } from "../../core/events";
 import { Enum, Instant, Int, Opt, Uuid } from "../../lib/schemas";
+
+/** An event group name: the OpenAPI document lists the ones the service has (routes.md, Events). */
+const EventGroupName = Enum(EVENT_GROUPS, { description: "an event group (routes.md, Events)" });
 
 export const Webhook = t.Object({
   id: Uuid,
@@ -8,7 +12,7 @@ export const Webhook = t.Object({
   email: t.String(),
   body_content: t.Union([t.String(), t.Null()]),
   log_enabled: t.Boolean(),
-  groups: t.Array(t.String()),
+  groups: t.Array(EventGroupName),
   status: t.Boolean(),
   created_at: t.String(),
   updated_at: t.String(),
@@ -28,7 +32,7 @@ const fields = {
 
 export const WebhookCreate = t.Object({
   ...fields,
-  groups: Opt(t.Array(t.String({ maxLength: 64 }), { maxItems: 64 })),
+  groups: Opt(t.Array(EventGroupName, { maxItems: 64 })),
 });
 export type WebhookCreate = Static<typeof WebhookCreate>;
 

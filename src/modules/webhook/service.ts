@@ -9,7 +9,7 @@ import { CorpIndex } from "../../core/settings";
 import type { PlatformDoor, TenantDoor, TenantWriteScope } from "../../core/store";
 import { sqliteClientOf, type PlatformDb, type TenantDb } from "../../db/sqlite";
 import { webhookDeliveries, webhookGroups, webhooks } from "../../db/tenant/schema";
-import { EVENT_GROUPS, eventKept, eventPayload, eventPayloads, markAllDispatched, markDispatched, markManyDispatched, undispatchedEvents } from "../../core/events";
+import { EVENT_GROUPS, type EventGroup, eventKept, eventPayload, eventPayloads, markAllDispatched, markDispatched, markManyDispatched, undispatchedEvents } from "../../core/events";
 import { newId } from "../../lib/ids";
 import { listRows, type ListParams, type Page } from "../../lib/list";
 import { conflict, invalid, notFound } from "../../lib/problem";
@@ -58,7 +58,8 @@ function view(row: WebhookRow, groups: string[]): Webhook {
     email: row.email,
     body_content: row.body_content,
     log_enabled: row.log_enabled,
-    groups,
+    // Stored names are checked against EVENT_GROUPS when linked.
+    groups: groups as EventGroup[],
     status: row.status,
     created_at: row.created_at,
     updated_at: row.updated_at,
