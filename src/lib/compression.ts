@@ -180,6 +180,10 @@ async function encodeStream(response: Response, coding: Coding): Promise<Respons
       return reader.cancel(reason);
     },
   });
-  const compressed = Readable.fromWeb(source as never).pipe(encoder(coding));
+  const plain = Readable.fromWeb(source as never);
+  const compressed = plain.pipe(encoder(coding));
+  // pipe() does not pass an error on: a failure while the export reads a page ends the answer
+  // (the client sees a cut body) instead of leaving it open.
+  plain.on("error", (err) => compressed.destroy(err));
   return new Response(Readable.toWeb(compressed) as ReadableStream, { status: response.status, statusText: response.statusText, headers: encodedHeaders(response, coding) });
 }
