@@ -15,7 +15,7 @@ export type Coding = "br" | "gzip";
  * Below this many bytes an answer stays identity. Measured (bench/compression.ts, its threshold
  * lines): one contract, ≈ 2 KB and the largest record read one at a time, costs 50–100 µs to
  * compress (about as much as the whole read) to save ≈ 1.3 KB that arrives in the same round trip
- * either way; a page of 25 contracts (50 KB) shrinks to ≈ 3 KB for ≈ 0.3 ms. Single records stay
+ * either way; a page of 25 contracts (50 KB) shrinks to ≈ 3 KB for 0.2–0.4 ms. Single records stay
  * identity; pages and documents are compressed.
  */
 export const COMPRESS_MIN_BYTES = 4096;
