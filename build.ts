@@ -1,8 +1,11 @@
 // `bun run build`: one executable, dist/corpadmin, with the migrations and the docs page inside.
 import { renderMigrationsModule } from "./scripts/embed-migrations";
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { BunPlugin } from "bun";
 import { openapiDocument } from "./scripts/openapi-document";
 import { buildConsole, consoleAssetsPlugin } from "./scripts/build-console";
+import { compress } from "./scripts/precompress";
 
 const generated = readFileSync("src/db/migrations.generated.ts", "utf8");
 if (generated !== renderMigrationsModule()) {
@@ -12,6 +15,34 @@ if (generated !== renderMigrationsModule()) {
 const document = await openapiDocument();
 // The operator console, bundled from its own sources and embedded below (scripts/build-console.ts).
 const consoleFiles = await buildConsole(document);
+// The brotli and gzip forms of the docs page's script and of the document, embedded below
+// (src/modules/system/precompressed.ts is replaced by a module naming them).
+const PRECOMPRESSED = join(import.meta.dir, "dist/precompressed");
+mkdirSync(PRECOMPRESSED, { recursive: true });
+const embeddedForms: Record<string, { br: string; gzip: string }> = {};
+for (const [name, bytes] of [
+  ["scalar", new Uint8Array(readFileSync("node_modules/@scalar/api-reference/dist/browser/standalone.js"))],
+  ["openapi", new TextEncoder().encode(document)],
+] as const) {
+  const forms = compress(bytes);
+  embeddedForms[name] = { br: join(PRECOMPRESSED, `${name}.br`), gzip: join(PRECOMPRESSED, `${name}.gz`) };
+  writeFileSync(embeddedForms[name].br, forms.br);
+  writeFileSync(embeddedForms[name].gzip, forms.gzip);
+}
+const precompressedPlugin: BunPlugin = {
+  name: "precompressed",
+  setup(build) {
+    build.onLoad({ filter: /src[\\/]modules[\\/]system[\\/]precompressed\.ts$/ }, () => {
+      const lines: string[] = [];
+      const entries: string[] = [];
+      for (const [name, forms] of Object.entries(embeddedForms)) {
+        lines.push(`import ${name}Br from ${JSON.stringify(forms.br)} with { type: "file" };`, `import ${name}Gzip from ${JSON.stringify(forms.gzip)} with { type: "file" };`);
+        entries.push(`  ${name}: { br: ${name}Br, gzip: ${name}Gzip },`);
+      }
+      return { loader: "ts", contents: `${lines.join("\n")}\nexport const precompressed = {\n${entries.join("\n")}\n};\n` };
+    });
+  },
+};
 const result = await Bun.build({
   entrypoints: ["./src/main.ts", "./src/modules/qrcode/access-writer.worker.ts", "./src/db/checkpoint.worker.ts"],
   compile: { outfile: "./dist/corpadmin" },
@@ -31,7 +62,7 @@ const result = await Bun.build({
   target: "bun",
   // The published OpenAPI document, served as it is by the binary (src/modules/system/embedded-openapi.ts).
   define: { CORPADMIN_OPENAPI_DOCUMENT: JSON.stringify(document) },
-  plugins: [consoleAssetsPlugin(consoleFiles)],
+  plugins: [consoleAssetsPlugin(consoleFiles), precompressedPlugin],
 });
 if (!result.success) {
   for (const log of result.logs) console.error(log);

@@ -15,6 +15,7 @@ import { startPostgres, type TestPostgres } from "../test/support/postgres";
 import { seedPeer } from "./peers/seed";
 import { measureTenants, printTenants, type TenantFigures } from "./tenants";
 import { childrenCpuUs } from "./proc-cpu";
+import { measureCompression, printCompression, thresholdFigures, type CompressionRow } from "./compression";
 
 const root = join(import.meta.dir, "..");
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -525,6 +526,13 @@ async function runMode(mode: Mode, shared: Shared, pg: TestPostgres | null): Pro
         AUTHORIZE_TARGET,
       );
     }
+    // Bytes and CPU with and without compression (bench/compression.ts), embedded only: the
+    // codings cost the same over either storage.
+    if (mode === "embedded" && contractIds.length) {
+      await sampleCeiling();
+      extra.compression_rows = await alone(server.pid, () => measureCompression(base, server.pid, auth));
+      extra.compression_threshold = await thresholdFigures(base, auth);
+    }
     await measure("POST /api/login", wrkScript([{ method: "POST", path: "/api/login", headers: { "content-type": "application/json" }, body: JSON.stringify({ corp: "bench", login: ADMIN.login, password: ADMIN.password }) }], [200]));
     await sampleCeiling();
     extra.load_rss_mb = Math.max(...rows.map((r) => r.rss_mb));
@@ -650,6 +658,8 @@ async function main() {
   const cluster = results.find((r) => r.mode === "cluster");
   const extra: Record<string, unknown> = { binary_size_mb: binarySizeMb, ...embedded?.extra };
   delete extra.tenant_rows;
+  delete extra.compression_rows;
+  delete extra.compression_threshold;
   if (cluster) for (const [k, v] of Object.entries(cluster.extra)) extra[`cluster_${k}`] = v;
   extra.ceiling_rps = ceilingRps;
   extra.ceiling_samples = ceilingSamples;
@@ -681,6 +691,7 @@ async function main() {
   }
   if (embedded) {
     printTenants((embedded.extra.tenant_rows as TenantFigures[] | undefined) ?? []);
+    printCompression((embedded.extra.compression_rows as CompressionRow[] | undefined) ?? [], (embedded.extra.compression_threshold as string[] | undefined) ?? []);
     console.log(`target RSS under load ≤ 200 MB: ${extra.load_rss_mb} MB — ${(extra.load_rss_mb as number) <= 200 ? "met" : "MISSED"}`);
   }
   console.log("");
@@ -688,7 +699,7 @@ async function main() {
   mkdirSync(join(root, "bench", "results"), { recursive: true });
   writeFileSync(
     join(root, "bench", "results", "latest.json"),
-    JSON.stringify({ at: new Date().toISOString(), seconds: SECONDS, ceiling_seconds: CEILING_SECONDS, connections: CONNECTIONS, rows: embedded?.rows ?? [], cluster_rows: cluster?.rows ?? [], peer_rows: peerRows, ...extra }, null, 2),
+    JSON.stringify({ at: new Date().toISOString(), seconds: SECONDS, ceiling_seconds: CEILING_SECONDS, connections: CONNECTIONS, rows: embedded?.rows ?? [], cluster_rows: cluster?.rows ?? [], peer_rows: peerRows, compression_rows: embedded?.extra.compression_rows ?? [], ...extra }, null, 2),
   );
   if (rows.some((r) => !r.ok) || peerRows.some((r) => !r.ok)) {
     console.error("some paths answered unexpected statuses or errors: the run FAILED");

@@ -7,6 +7,7 @@ import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "nod
 import { join, resolve } from "node:path";
 import type { BunPlugin } from "bun";
 import { openapiTypes } from "./openapi-types";
+import { writeCompressed } from "./precompress";
 
 const ROOT = resolve(import.meta.dir, "..");
 export const CONSOLE_OUT = join(ROOT, "dist/console");
@@ -71,6 +72,8 @@ export async function buildConsole(documentJson: string): Promise<string[]> {
     for (const log of result.logs) console.error(log);
     throw new Error("the console failed to build");
   }
+  // Each text file's brotli and gzip forms beside it, served by Accept-Encoding (modules/console).
+  for (const f of readdirSync(CONSOLE_OUT)) if (/\.(html|js|css|svg)$/.test(f)) writeCompressed(join(CONSOLE_OUT, f));
   return readdirSync(CONSOLE_OUT).sort();
 }
 

@@ -15,6 +15,8 @@ import { allowedMethods } from "./lib/allowed-methods";
 import { EdgeRoutes } from "./lib/edge";
 import { csvExporter, describeCsvLists } from "./lib/list-csv";
 import { embeddedOpenApi } from "./modules/system/embedded-openapi";
+import { precompressed } from "./modules/system/precompressed";
+import { compressAnswer, encodedFileAnswer } from "./lib/compression";
 import { publishedOpenApi, type RouteHooks } from "./modules/system/openapi-publish";
 import { newId } from "./lib/ids";
 import { FIELD_MESSAGE } from "./lib/schemas";
@@ -172,7 +174,11 @@ export function createApp(config: Config, options: AppOptions = {}) {
   const edge = new EdgeRoutes();
   // The binary carries the document its build generated (the same routes, the same hooks' work):
   // served from Bun's router, the plugin's route behind it is never asked to generate it again.
-  if (embeddedOpenApi !== null) edge.get("/api/openapi.json", () => new Response(embeddedOpenApi, { headers: { "content-type": "application/json" } }));
+  // Its brotli and gzip forms were compressed by the build too (src/modules/system/precompressed.ts).
+  if (embeddedOpenApi !== null) {
+    const document = { identity: new TextEncoder().encode(embeddedOpenApi), ...precompressed?.openapi };
+    edge.get("/api/openapi.json", (request) => encodedFileAnswer(request, document, { "content-type": "application/json" }));
+  }
 
   // Which routes need a body (a schema with a required field), read once the modules are mounted:
   // parse runs on every POST/PUT/PATCH/DELETE, and an empty body is `{}` everywhere else.
@@ -291,6 +297,21 @@ export function createApp(config: Config, options: AppOptions = {}) {
   // caches the guess on the hook. The request hook above is synchronous: saying so spares every
   // request an await in Elysia's entry function.
   for (const hook of app.event.request ?? []) (hook as { isAsync?: boolean }).isAsync = false;
+
+  // Every answer of the app compressed when the client asks for it and it is large enough
+  // (lib/compression.ts): wrapped around Elysia's whole handler (its general fetch, and each route
+  // it hands Bun's router), so that problems, 404s and CSV streams are covered by the one rule,
+  // after the response schema has cleaned the value. A hook would not do: mapResponse sees the
+  // handler's value before that cleaning. Edge routes (lib/edge.ts) are not wrapped.
+  // Elysia calls the wrapper per request with the handler it wraps (the general one, or a route's
+  // for Bun's router): one compressing function per handler, made at its first request.
+  type Handler = (request: Request) => Response | Promise<Response>;
+  const compressing = new WeakMap<Handler, Handler>();
+  app.wrap(((map: Handler) => {
+    let wrapped = compressing.get(map);
+    if (!wrapped) compressing.set(map, (wrapped = (request: Request) => compressAnswer(request, map(request))));
+    return wrapped;
+  }) as never);
 
   // One line per module: each is an Elysia instance built from the context.
   const modules = [

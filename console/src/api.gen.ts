@@ -4960,7 +4960,7 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -4991,7 +4991,7 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -5111,7 +5111,7 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -5279,7 +5279,7 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -5654,7 +5654,7 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -5797,7 +5797,7 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -5998,7 +5998,7 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -6141,7 +6141,7 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -6573,7 +6573,7 @@ export interface operations {
                 outcome?: "success" | "failure" | "requested";
                 from?: string;
                 to?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -6633,7 +6633,7 @@ export interface operations {
                 action?: string;
                 from?: string;
                 to?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -6665,7 +6665,7 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -6840,7 +6840,7 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -7076,7 +7076,7 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -7346,7 +7346,7 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -7381,7 +7381,7 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -7416,7 +7416,7 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -7649,7 +7649,7 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -7859,7 +7859,7 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -8044,7 +8044,7 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -8079,7 +8079,7 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -8491,7 +8491,7 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -8914,7 +8914,7 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -9207,7 +9207,7 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -9355,7 +9355,7 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -9680,7 +9680,7 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -9842,7 +9842,7 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -9990,7 +9990,7 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -10138,7 +10138,7 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -10402,7 +10402,7 @@ export interface operations {
                 sort?: string;
                 from?: string;
                 to?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -10534,7 +10534,7 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -10736,7 +10736,7 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -10938,7 +10938,7 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -11140,7 +11140,7 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -11457,7 +11457,7 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -11686,7 +11686,7 @@ export interface operations {
                 q?: string;
                 sort?: string;
                 health?: "ok" | "quiet" | "unknown";
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -11888,7 +11888,7 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -12042,7 +12042,7 @@ export interface operations {
                 outcome?: "accept" | "reject" | "notfound";
                 from?: string;
                 to?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -12093,7 +12093,7 @@ export interface operations {
                 state?: "online" | "stale" | "closed";
                 from?: string;
                 to?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;
@@ -12280,7 +12280,7 @@ export interface operations {
                 limit?: number;
                 q?: string;
                 sort?: string;
-                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields */
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
             header?: never;

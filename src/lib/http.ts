@@ -1,5 +1,6 @@
 // Small HTTP helpers shared by the modules.
 import type { Context } from "elysia";
+import { jsonTextResponse } from "./compression";
 
 /** Creates answer 200 with the resource and `Location: /api/<resource>/{id}` (routes.md, "Success"). */
 export function created<T extends { id: string }>(set: Context["set"], collectionPath: string, resource: T): T {
@@ -33,5 +34,5 @@ export function checkedJsonText(set: Context["set"], json: string): Response {
   const headers = set.headers as Record<string, string>;
   headers["content-type"] = "application/json;charset=utf-8";
   set.headers = {};
-  return new Response(json, { headers });
+  return jsonTextResponse(json, headers);
 }

@@ -1,6 +1,7 @@
 // "CSV on every list" (routes.md, Operator additions): every GET route whose success is a list
 // ({items, page, limit, total}) also answers text/csv for `Accept: text/csv` or `?format=csv`,
-// with the same filters and sort, every page, up to CSV_MAX_ROWS rows.
+// with the same filters and sort, every page, up to CSV_MAX_ROWS rows; nested objects flattened
+// into dotted headers, arrays left out, contract dates as YYYY-MM-DD.
 //
 // Done once here rather than per route: a transform hook (before validation) takes `format` out
 // of the query and asks for page 1; a before-handle hook (after validation) raises its limit to
@@ -13,6 +14,7 @@ import { csvLine } from "./csv";
 import { checkedJson } from "./http";
 import { EXPORT_PAGE_SIZE, type Page } from "./list";
 import { invalid } from "./problem";
+import { DATE_ONLY } from "./schemas";
 
 export const CSV_MAX_ROWS = 100_000;
 /**
@@ -33,11 +35,18 @@ interface RouteLike {
 
 interface ListRoute {
   handler: (context: unknown) => unknown;
-  columns: string[];
+  columns: Column[];
   filename: string;
 }
 
-type Schema = { type?: string; anyOf?: Schema[]; allOf?: Schema[]; const?: unknown; properties?: Record<string, Schema>; items?: Schema };
+/** One CSV column: its dotted header, the path to its value in an item, and how it is written. */
+export interface Column {
+  header: string;
+  path: string[];
+  dateOnly: boolean;
+}
+
+type Schema = { type?: string; anyOf?: Schema[]; allOf?: Schema[]; const?: unknown; properties?: Record<string, Schema>; items?: Schema; [DATE_ONLY]?: boolean };
 
 const SCALAR_TYPES = new Set(["string", "number", "integer", "boolean", "null"]);
 
@@ -64,11 +73,47 @@ export function listItemSchema(response: unknown): Schema | null {
   return p.items.items ?? null;
 }
 
-/** The CSV header of a list: its items' scalar fields (objects and arrays are left out). */
-export function csvColumns(item: Schema): string[] {
-  return Object.entries(propertiesOf(item))
-    .filter(([, s]) => isScalar(s))
-    .map(([name]) => name);
+/** The object schema a property holds (an object, or an object or null), else null. */
+function objectOf(s: Schema): Schema | null {
+  if (s.type === "object" && s.properties) return s;
+  if (s.allOf) return s;
+  if (s.anyOf) {
+    const objects = s.anyOf.filter((v) => v.type !== "null");
+    return objects.length === 1 ? objectOf(objects[0]) : null;
+  }
+  return null;
+}
+
+const isDateOnly = (s: Schema): boolean => s[DATE_ONLY] === true || (s.anyOf ?? []).some((v) => v[DATE_ONLY] === true);
+
+/** Deep enough for a contract's customer.address.city; a deeper object is left out. */
+const MAX_DEPTH = 4;
+
+/**
+ * The CSV columns of a list: its items' scalar fields, nested objects flattened into dotted
+ * headers (`customer.name`, `config.username`), arrays and free-form JSON left out.
+ */
+export function csvColumns(item: Schema, prefix: string[] = []): Column[] {
+  const out: Column[] = [];
+  for (const [name, s] of Object.entries(propertiesOf(item))) {
+    const path = [...prefix, name];
+    if (isScalar(s)) out.push({ header: path.join("."), path, dateOnly: isDateOnly(s) });
+    else {
+      const nested = objectOf(s);
+      if (nested && path.length < MAX_DEPTH) out.push(...csvColumns(nested, path));
+    }
+  }
+  return out;
+}
+
+/** A column's value in an item: null through a null object; a contract date as YYYY-MM-DD. */
+function cellOf(item: unknown, column: Column): unknown {
+  let value = item;
+  for (const key of column.path) {
+    if (value === null || typeof value !== "object") return null;
+    value = (value as Record<string, unknown>)[key];
+  }
+  return column.dateOnly && typeof value === "string" ? value.slice(0, 10) : value;
 }
 
 /** Whether `Accept` asks for CSV: text/csv listed with q > 0 and not below application/json. */
@@ -86,12 +131,9 @@ function acceptsCsv(accept: string): boolean {
   return csv > 0 && csv >= json;
 }
 
-function rowsOf(items: unknown[], columns: string[]): string {
+function rowsOf(items: unknown[], columns: Column[]): string {
   let out = "";
-  for (const item of items) {
-    const record = item as Record<string, unknown>;
-    out += csvLine(columns.map((c) => record[c]));
-  }
+  for (const item of items) out += csvLine(columns.map((c) => cellOf(item, c)));
   return out;
 }
 
@@ -169,7 +211,7 @@ function csvResponse(route: ListRoute, c: { query?: unknown }, first: Page<unkno
   let sent = 0;
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
-      controller.enqueue(encoder.encode(csvLine(route.columns)));
+      controller.enqueue(encoder.encode(csvLine(route.columns.map((c) => c.header))));
     },
     async pull(controller) {
       // Rows written meanwhile may shift a page; the cap still holds.
@@ -208,7 +250,7 @@ export function describeCsvLists<D>(doc: D, routes: readonly RouteLike[]): D {
         in: "query",
         required: false,
         description:
-          "csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields",
+          "csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out",
         schema: { type: "string", enum: ["csv", "json"] },
       });
     }

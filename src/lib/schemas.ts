@@ -1,5 +1,5 @@
 // Schemas shared by every module. Types are derived from these, never re-declared.
-import { Kind, Type, TypeRegistry, type TLiteral, type TUnion } from "@sinclair/typebox";
+import { Kind, Type, TypeRegistry, type TLiteral, type TString, type TUnion } from "@sinclair/typebox";
 import { t, type TSchema } from "elysia";
 import { MAX_LIMIT, MAX_PAGE } from "./list";
 
@@ -8,6 +8,16 @@ export const IdParams = t.Object({ id: Uuid });
 /** ISO 8601 instant with an offset; services canonicalise it (lib/time.ts). */
 export const Instant = t.String({ minLength: 10, maxLength: 40, description: "ISO 8601 instant with offset" });
 export const DateText = t.String({ minLength: 10, maxLength: 40, description: "YYYY-MM-DD" });
+
+/**
+ * Marks a response field that holds a date as an instant (a contract date: midnight in the
+ * corporation's timezone, routes.md "Time"): the CSV form of a list writes its date part
+ * (lib/list-csv.ts). A symbol: the published document does not carry it.
+ */
+export const DATE_ONLY = Symbol("date only");
+export function DateValue(): TString {
+  return Object.assign(t.String(), { [DATE_ONLY]: true });
+}
 
 /**
  * One of the given strings. Not t.UnionEnum: Elysia fills a missing required UnionEnum property

@@ -33,6 +33,16 @@ export function parseCsv(text: string): string[][] {
   return rows;
 }
 
+/** The value at a dotted header in an item; undefined through a null object. */
+function valueAt(item: unknown, header: string): unknown {
+  let v = item;
+  for (const key of header.split(".")) {
+    if (v === null || v === undefined) return undefined;
+    v = (v as Record<string, unknown>)[key];
+  }
+  return v;
+}
+
 /** What a JSON value becomes in a CSV field. */
 function asField(v: unknown): string {
   if (v === null || v === undefined) return "";
@@ -45,14 +55,39 @@ let token: string;
 let corpId: string;
 let listOps: Operation[];
 let values: Values;
+let doc: any;
+/** A schema of the document with its $ref followed. */
+const resolve = (s: any): any => (s?.$ref ? resolve(doc.components.schemas[s.$ref.split("/").pop()]) : s);
+/** The object schema a property holds (an object, or an object or null): flattened in CSV. */
+const typedObject = (s: any): any => {
+  s = resolve(s);
+  if (s?.properties) return s;
+  const variants = (s?.anyOf ?? []).filter((v: any) => v.type !== "null");
+  return variants.length === 1 ? typedObject(variants[0]) : null;
+};
+/**
+ * The dotted headers of an item's non-null scalars, through the objects its schema types (not
+ * the free-form JSON such as a contract's `original`), arrays left out.
+ */
+function scalarLeaves(item: Record<string, unknown>, schema: any, prefix = ""): string[] {
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(item)) {
+    if (v === null || Array.isArray(v)) continue;
+    if (typeof v !== "object") out.push(prefix + k);
+    else {
+      const nested = typedObject(schema?.properties?.[k]);
+      if (nested) out.push(...scalarLeaves(v as Record<string, unknown>, nested, `${prefix}${k}.`));
+    }
+  }
+  return out;
+}
 
 beforeAll(async () => {
   t = await makeApp();
   ({ token, corpId } = await startAndLogin(t));
   const ops = await operationsOf(t);
-  const doc = (await t.req("GET", "/api/openapi.json")).body;
+  doc = (await t.req("GET", "/api/openapi.json")).body;
   // Every GET whose JSON success is a page ({items, page, limit, total}) is a list route.
-  const resolve = (s: any): any => (s?.$ref ? resolve(doc.components.schemas[s.$ref.split("/").pop()]) : s);
   listOps = ops.filter((op) => {
     if (op.method !== "GET") return false;
     const p = resolve(doc.paths[op.path].get.responses?.["200"]?.content?.["application/json"]?.schema)?.properties;
@@ -81,7 +116,7 @@ describe("every list route answers CSV", () => {
     }
   });
 
-  test("header = the JSON items' scalar keys, one row per item, same values", async () => {
+  test("header = the JSON items' scalar fields, nested objects dotted; one row per item, same values", async () => {
     let checked = 0;
     let withRows = 0;
     for (const op of listOps) {
@@ -97,14 +132,23 @@ describe("every list route answers CSV", () => {
         const header = rows[0];
         expect(rows.length - 1).toBe(json.body.total);
         const items = json.body.items as Record<string, unknown>[];
+        const itemSchema = resolve(resolve(doc.paths[op.path].get.responses["200"].content["application/json"].schema).properties.items.items);
         if (items.length) {
-          const scalarKeys = Object.keys(items[0]).filter((k) => items[0][k] === null || typeof items[0][k] !== "object");
-          const definite = Object.keys(items[0]).filter((k) => items[0][k] !== null && typeof items[0][k] !== "object");
-          // Every header field is a scalar of the item; every non-null scalar is in the header (a
-          // null may stand for an absent object, which the header leaves out).
-          for (const h of header) expect({ path, h, scalar: scalarKeys.includes(h) }).toEqual({ path, h, scalar: true });
-          for (const k of definite) expect({ path, k, inHeader: header.includes(k) }).toEqual({ path, k, inHeader: true });
-          items.forEach((item, i) => expect({ path, row: rows[i + 1] }).toEqual({ path, row: header.map((h) => asField(item[h])) }));
+          // Every header field is a scalar of the item (or lies under a null object); every
+          // non-null scalar, nested ones by their dotted path, is in the header.
+          for (const h of header) {
+            const v = valueAt(items[0], h);
+            const parts = h.split(".");
+            const underNull = parts.slice(1).some((_, i) => valueAt(items[0], parts.slice(0, i + 1).join(".")) === null);
+            expect({ path, h, scalar: v === undefined ? underNull : v === null || typeof v !== "object" }).toEqual({ path, h, scalar: true });
+          }
+          for (const k of scalarLeaves(items[0], itemSchema)) expect({ path, k, inHeader: header.includes(k) }).toEqual({ path, k, inHeader: true });
+          // Contract dates are written as dates.
+          const cell = (item: unknown, h: string) => {
+            const v = valueAt(item, h);
+            return "contract_status" in items[0] && /(^|\.)(signature|approval|start|end|suspension|cancellation)_date$/.test(h) && typeof v === "string" ? v.slice(0, 10) : asField(v);
+          };
+          items.forEach((item, i) => expect({ path, row: rows[i + 1] }).toEqual({ path, row: header.map((h) => cell(item, h)) }));
         }
       }
       checked += 1;
@@ -117,6 +161,31 @@ describe("every list route answers CSV", () => {
 });
 
 describe("CSV export of one list", () => {
+  test("a contract: its customer, CPF and PPPoE user in dotted columns, dates as dates, the password masked", async () => {
+    const json = await t.req("GET", "/api/contract?limit=1", { token });
+    const contract = json.body.items[0];
+    expect(contract.start_date).toMatch(/^2025-01-01T00:00:00/);
+    const rows = parseCsv((await t.req("GET", "/api/contract?format=csv", { token })).text);
+    const [header, row] = rows;
+    const at = (h: string) => row[header.indexOf(h)];
+    for (const h of ["number", "customer.name", "customer.doc_identity", "billing_customer.name", "config.username", "config.password", "address.line1", "address.city.name", "start_date"]) {
+      expect({ h, present: header.includes(h) }).toEqual({ h, present: true });
+    }
+    expect(at("customer.name")).toBe(contract.customer.name);
+    expect(at("config.username")).toBe(contract.config.username);
+    expect(at("address.city.name")).toBe(contract.address.city.name);
+    expect(at("start_date")).toBe("2025-01-01");
+    expect(at("signature_date")).toBe("");
+    // Never the password in clear: the masked value the JSON read shows.
+    expect(at("config.password")).toBe("********");
+    // Arrays and free-form JSON are left out.
+    expect(header.some((h) => h === "flags" || h.startsWith("flags.") || h.startsWith("original"))).toBe(false);
+    // An agent that is null: its columns are empty.
+    expect(contract.agent).toBeNull();
+    expect(header.filter((h) => h.startsWith("agent.")).every((h) => at(h) === "")).toBe(true);
+    expect(header.filter((h) => h.startsWith("agent.")).length).toBeGreaterThan(1);
+  });
+
   test("formula guard and RFC 4180 quoting", async () => {
     const res = await t.req("GET", "/api/city?format=csv&country=BR&sort=name", { token });
     expect(res.text).toContain(`"'=HYPERLINK(""x"")","S,P",BR`);

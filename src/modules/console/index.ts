@@ -5,6 +5,7 @@ import { Elysia } from "elysia";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { embeddedConsole } from "./assets";
+import { encodedFileAnswer } from "../../lib/compression";
 
 // The app loads only its own files and talks only to this origin; nothing may frame it.
 const SECURITY_HEADERS = {
@@ -32,23 +33,25 @@ function locate(name: string): string | null {
   return /^[A-Za-z0-9._-]+$/.test(name) && existsSync(path) ? path : null;
 }
 
-function serve(name: string): Response {
+function serve(name: string, request: Request): Response {
   const path = locate(name);
   if (!path) return new Response("Not found", { status: 404, headers: { ...SECURITY_HEADERS, "content-type": "text/plain; charset=utf-8" } });
   const ext = name.slice(name.lastIndexOf(".") + 1);
   // index.html names the current hashed files: never cached; a hashed file never changes.
   const cache = name === "index.html" ? "no-store" : "public, max-age=31536000, immutable";
-  return new Response(Bun.file(path), { headers: { ...SECURITY_HEADERS, "content-type": TYPES[ext] ?? "application/octet-stream", "cache-control": cache } });
+  // The build wrote each text file's brotli and gzip forms beside it (scripts/build-console.ts).
+  const file = { identity: path, br: locate(`${name}.br`), gzip: locate(`${name}.gz`) };
+  return encodedFileAnswer(request, file, { ...SECURITY_HEADERS, "content-type": TYPES[ext] ?? "application/octet-stream", "cache-control": cache });
 }
 
 /** A hashed asset by name; any other path under /console is a screen of the app. */
-function page(file: string): Response {
-  return /-[a-z0-9]{8}\.(js|css|svg|png)$/.test(file) ? serve(file) : serve("index.html");
+function page(file: string, request: Request): Response {
+  return /-[a-z0-9]{8}\.(js|css|svg|png)$/.test(file) ? serve(file, request) : serve("index.html", request);
 }
 
 export function consoleModule() {
   return new Elysia({ name: "console" })
     .get("/", ({ redirect }) => redirect("/console", 302), { detail: { hide: true } })
-    .get("/console", () => serve("index.html"), { detail: { hide: true } })
-    .get("/console/*", ({ params }) => page(params["*"]), { detail: { hide: true } });
+    .get("/console", ({ request }) => serve("index.html", request), { detail: { hide: true } })
+    .get("/console/*", ({ params, request }) => page(params["*"], request), { detail: { hide: true } });
 }

@@ -1,6 +1,6 @@
 // Contract schemas: the local input, the interface document's external-app input, the response.
 import { t, type Static } from "elysia";
-import { DateText, Enum, ListQuery, Money, Opt, Quantity, Uuid } from "../../lib/schemas";
+import { DateText, DateValue, Enum, ListQuery, Money, Opt, Quantity, Uuid } from "../../lib/schemas";
 import { AddressExternalInput, AddressInput, AddressView } from "../address/model";
 import { Party } from "../person/service";
 
@@ -94,18 +94,21 @@ export const ContractConfig = t.Object({
 });
 export type ContractConfig = Static<typeof ContractConfig>;
 
+/** A contract date in a response: midnight in the corporation's timezone (CSV: its date part). */
+const NullableDate = t.Union([DateValue(), t.Null()]);
+
 const contractFields = {
   id: Uuid,
   customer: Party,
   billing_customer: Party,
   agent: t.Union([Party, t.Null()]),
   number: t.String(),
-  signature_date: NullableText,
-  approval_date: NullableText,
-  start_date: t.String(),
-  end_date: NullableText,
-  cancellation_date: NullableText,
-  suspension_date: NullableText,
+  signature_date: NullableDate,
+  approval_date: NullableDate,
+  start_date: DateValue(),
+  end_date: NullableDate,
+  cancellation_date: NullableDate,
+  suspension_date: NullableDate,
   address: t.Union([AddressView, t.Null()]),
   total_value: t.Number(),
   contract_status: t.String(),

@@ -13,10 +13,30 @@ import { ProblemSchema } from "../../lib/schemas";
 import { VERSION } from "../../version";
 import { health } from "./service";
 import { Health } from "./model";
+import { precompressed } from "./precompressed";
+import { encodedFileAnswer, type EncodedFile } from "../../lib/compression";
+import { brotliCompressSync, constants } from "node:zlib";
+import { readFileSync } from "node:fs";
 
 export { operationsRoutes } from "./operations";
 
 const SCALAR_PATH = "/api/docs/scalar.js";
+
+/**
+ * The script in its encodings: in the binary, the build's (brotli 11 and gzip 9: 4.35 MB → ≈ 0.94
+ * and 1.26 MB); from source, compressed once at the first request, faster and a little larger.
+ */
+let scalarFile: EncodedFile | null = null;
+function scalar(): EncodedFile {
+  if (scalarFile) return scalarFile;
+  if (precompressed) return (scalarFile = { identity: scalarBundle, ...precompressed.scalar });
+  const bytes = new Uint8Array(readFileSync(scalarBundle));
+  return (scalarFile = {
+    identity: scalarBundle,
+    gzip: Bun.gzipSync(bytes, { level: 6 }),
+    br: brotliCompressSync(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_SIZE_HINT]: bytes.length } }),
+  });
+}
 
 // After the openapi plugin's import has replaced them (see lib/formats.ts).
 registerFormats();
@@ -85,7 +105,7 @@ function docsPage(): { html: string; headers: Record<string, string> } {
 export function docsModule() {
   const page = docsPage();
   return new Elysia({ name: "docs" })
-    .get(SCALAR_PATH, () => new Response(Bun.file(scalarBundle), { headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=86400", "x-content-type-options": "nosniff" } }), {
+    .get(SCALAR_PATH, ({ request }) => encodedFileAnswer(request, scalar(), { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=86400", "x-content-type-options": "nosniff" }), {
       detail: { hide: true },
     })
     .get("/api/docs", () => new Response(page.html, { headers: page.headers }), { detail: { hide: true } })
