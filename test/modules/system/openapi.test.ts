@@ -245,12 +245,14 @@ test("a new route follows the rules with no extra work: refs, page wrapper, secu
 
 test("the document says what the service answers: text/csv on every CSV list, enums where the service has them (issue 29)", async () => {
   // Every list that answers CSV documents text/csv beside JSON (a validating proxy accepts it).
-  const admin = await startAndLogin(t);
+  // An app of its own: the one above is started by another test.
+  const app = await makeApp();
+  const admin = await startAndLogin(app);
   const lists = Object.entries(doc.paths as Record<string, any>).filter(([, item]) => item.get?.parameters?.some((p: any) => p.name === "format" && p.in === "query" && p.schema?.enum?.includes("json")));
   expect(lists.length).toBeGreaterThan(30);
   for (const [path, item] of lists) expect(Object.keys(item.get.responses["200"].content ?? {}), path).toEqual(expect.arrayContaining(["application/json", "text/csv"]));
   // One of them really answers it.
-  const csv = await t.fetch("/api/city?format=csv", { headers: { authorization: `Bearer ${admin.token}` } });
+  const csv = await app.fetch("/api/city?format=csv", { headers: { authorization: `Bearer ${admin.token}` } });
   expect(csv.headers.get("content-type")).toContain("text/csv");
   const inline = (s: any): any => (s?.$ref ? doc.components.schemas[s.$ref.split("/").pop()] : s);
   const enumOf = (s: any): string[] => {
@@ -263,8 +265,9 @@ test("the document says what the service answers: text/csv on every CSV list, en
   expect(enumOf(groups.items)).toContain("CONTRACT_AFTER_UPDATE");
   expect(enumOf(groups.items)).toContain("ISP_AFTER_NAS_QUIET");
   // And the service refuses what the document refuses, naming the field.
-  const bad = await t.req("POST", "/api/webhook", { token: admin.token, body: { name: "x", target: "https://example.net/h", email: "a@example.net", groups: ["NOT_AN_EVENT"] } });
+  const bad = await app.req("POST", "/api/webhook", { token: admin.token, body: { name: "x", target: "https://example.net/h", email: "a@example.net", groups: ["NOT_AN_EVENT"] } });
   expect(bad.status).toBe(400);
   expect(bad.body.errors.map((e: any) => e.path)).toContain("groups.0");
-  expect((await t.req("GET", "/api/qrcode/export?format=pdf", { token: admin.token })).status).toBe(400);
+  expect((await app.req("GET", "/api/qrcode/export?format=pdf", { token: admin.token })).status).toBe(400);
+  await app.close();
 });
