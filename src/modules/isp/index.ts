@@ -16,6 +16,7 @@ import { popRoutes } from "./pop";
 import { radiusRoutes } from "./radius";
 import { radiusAttributeRoutes } from "./radius-attribute";
 import { sessionRoutes } from "./session";
+import { usageRoutes } from "./usage";
 
 export function ispModule(ctx: AppContext, edge?: EdgeRoutes) {
   const guard = authGuard(ctx);
@@ -30,5 +31,6 @@ export function ispModule(ctx: AppContext, edge?: EdgeRoutes) {
     .use(nasRoutes(ctx, guard))
     .use(radiusRoutes(ctx, attempts, edge))
     .use(attemptRoutes(attempts, guard))
-    .use(sessionRoutes(ctx, guard));
+    .use(sessionRoutes(ctx, guard))
+    .use(usageRoutes(ctx, guard));
 }

@@ -107,5 +107,5 @@ export async function account(caller: RadiusCaller, body: AccountingBody): Promi
       interim: record.interimInterval ?? (await layoutInterimInterval(snap, db, nas.layout_id)),
     };
   });
-  await caller.tenant.writeGrouped((tx) => storeAccounting(tx, row, interim));
+  await caller.tenant.writeGrouped((tx) => storeAccounting(tx, row, interim, caller.corp.timezone));
 }
