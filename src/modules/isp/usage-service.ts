@@ -6,8 +6,9 @@ import type { TenantDoor } from "../../core/store";
 import { clientOf } from "../../db/rows";
 import type { TenantDb } from "../../db/sqlite";
 import { paging, type ListParams } from "../../lib/list";
-import { invalid, notFound } from "../../lib/problem";
+import { invalid } from "../../lib/problem";
 import { canonicalDate, dateAsMidnight, zoneOffsetMinutes } from "../../lib/time";
+import { contractLabels, getContract } from "../contract/service";
 
 const DAY_MS = 86_400_000;
 /**
@@ -143,8 +144,7 @@ async function cycleUsed(db: TenantDb, contractId: string, cycle: { start: strin
 /** GET /api/contract/{id}/usage. */
 export function contractUsage(tenant: TenantDoor, contractId: string, query: Record<string, unknown>, timeZone: string, at: number) {
   return tenant.read(async (db) => {
-    const exists = await clientOf(db).query("SELECT 1 FROM contracts WHERE id = ?1").get(contractId);
-    if (!exists) throw notFound("Contract");
+    await getContract(db, contractId);
     const bucket = (query.bucket as string | undefined) ?? "day";
     const cycle = cycleOf(at, timeZone);
     const { start, end } = rangeOf(query, cycle);
@@ -203,45 +203,53 @@ const USAGE_ROW_FIELDS = ["contract_id", "number", "username", "customer_name", 
 const USAGE_NUMBER_FIELDS = new Set(["input_bytes", "output_bytes", "total_bytes"]);
 const USAGE_QUERY_KEYS = new Set(["page", "limit", "q", "sort", "format", "from", "to"]);
 
-/** GET /api/isp/usage: one row per contract with traffic in the range, default sort -total_bytes. */
+/** Lower case without accents: ?q matches "JOAO" to "João". */
+const folded = (s: string) => s.normalize("NFD").replace(/\p{M}/gu, "").toLowerCase();
+
+/**
+ * GET /api/isp/usage: one row per contract with traffic in the range, default sort -total_bytes.
+ * The sums come from the rollups (one grouped read), the labels from the contract module; q,
+ * filters, sort and paging then work on those rows in memory (one row per contract of the range).
+ */
 export function usageByContract(tenant: TenantDoor, query: ListParams, timeZone: string, at: number) {
   return tenant.read(async (db) => {
     const { page, limit, offset } = paging(query);
     const { start, end } = rangeOf(query as Record<string, unknown>, cycleOf(at, timeZone));
     const sortText = typeof query.sort === "string" && query.sort ? query.sort : "-total_bytes";
-    const sortField = sortText.replace(/^-/, "");
+    const sortField = sortText.replace(/^-/, "") as keyof UsageRowOut;
     if (!(USAGE_ROW_FIELDS as readonly string[]).includes(sortField)) throw invalid("sort", `unknown field ${sortField}`);
-    const where: string[] = [];
-    const args: (string | number)[] = [start, end];
+    const filters: [keyof UsageRowOut, string | number][] = [];
     for (const [key, value] of Object.entries(query)) {
       if (USAGE_QUERY_KEYS.has(key) || value === undefined) continue;
       if (!(USAGE_ROW_FIELDS as readonly string[]).includes(key)) throw invalid(key, "is not a field of UsageRow");
       if (USAGE_NUMBER_FIELDS.has(key) && !/^\d{1,16}$/.test(String(value))) throw invalid(key, "must be a whole number");
-      args.push(USAGE_NUMBER_FIELDS.has(key) ? Number(value) : String(value));
-      where.push(`${key} = ?${args.length}`);
+      filters.push([key as keyof UsageRowOut, USAGE_NUMBER_FIELDS.has(key) ? Number(value) : String(value)]);
     }
-    if (typeof query.q === "string" && query.q.trim()) {
-      for (const word of query.q.trim().toLowerCase().split(/\s+/)) {
-        args.push(`%${word.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
-        const p = `?${args.length}`;
-        where.push(`(lower(number) LIKE ${p} ESCAPE '\\' OR lower(coalesce(username, '')) LIKE ${p} ESCAPE '\\' OR lower(customer_name) LIKE ${p} ESCAPE '\\')`);
-      }
+    const words = typeof query.q === "string" ? folded(query.q).split(/\s+/).filter(Boolean) : [];
+    const sums = (await clientOf(db)
+      .query(
+        "SELECT contract_id, sum(input_bytes) AS input_bytes, sum(output_bytes) AS output_bytes FROM isp_usage_daily WHERE day >= ?1 AND day < ?2 GROUP BY contract_id",
+      )
+      .all(start, end)) as unknown as { contract_id: string; input_bytes: number | string; output_bytes: number | string }[];
+    const labels = await contractLabels(db, sums.map((r) => r.contract_id));
+    let rows: UsageRowOut[] = [];
+    for (const r of sums) {
+      const label = labels.get(r.contract_id);
+      // Usage of a deleted contract stays in the rollups until retention; it is nobody's row.
+      if (!label) continue;
+      const input = Number(r.input_bytes);
+      const output = Number(r.output_bytes);
+      rows.push({ contract_id: r.contract_id, ...label, input_bytes: input, output_bytes: output, total_bytes: input + output });
     }
-    const base = `SELECT * FROM (SELECT u.contract_id AS contract_id, c.number AS number, cc.username AS username, p.name AS customer_name,
-          sum(u.input_bytes) AS input_bytes, sum(u.output_bytes) AS output_bytes, sum(u.input_bytes + u.output_bytes) AS total_bytes
-        FROM isp_usage_daily u JOIN contracts c ON c.id = u.contract_id JOIN persons p ON p.id = c.customer_id
-        LEFT JOIN contract_configs cc ON cc.contract_id = u.contract_id
-        WHERE u.day >= ?1 AND u.day < ?2 GROUP BY u.contract_id, c.number, cc.username, p.name) usage_rows
-      ${where.length ? `WHERE ${where.join(" AND ")}` : ""}`;
-    const totalRow = (await clientOf(db).query(`SELECT count(*) AS n FROM (${base}) counted`).get(...args)) as { n: number | string };
-    const order = `${sortField} ${sortText.startsWith("-") ? "DESC" : "ASC"}, contract_id`;
-    const items = (await clientOf(db).query(`${base} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`).all(...args)) as unknown as UsageRowOut[];
-    return {
-      items: items.map((r) => ({ ...r, input_bytes: Number(r.input_bytes), output_bytes: Number(r.output_bytes), total_bytes: Number(r.total_bytes) })),
-      page,
-      limit,
-      total: Number(totalRow.n),
-    };
+    rows = rows.filter((row) => filters.every(([k, v]) => row[k] === v));
+    if (words.length) rows = rows.filter((row) => words.every((w) => [row.number, row.username ?? "", row.customer_name].some((f) => folded(f).includes(w))));
+    const dir = sortText.startsWith("-") ? -1 : 1;
+    rows.sort((a, b) => {
+      const x = a[sortField] ?? "";
+      const y = b[sortField] ?? "";
+      return x < y ? -dir : x > y ? dir : a.contract_id < b.contract_id ? -1 : 1;
+    });
+    return { items: rows.slice(offset, offset + limit), page, limit, total: rows.length };
   });
 }
 
