@@ -160,8 +160,18 @@ async function readJsonBody(request: Request, required: boolean): Promise<unknow
 
 export interface AppOptions extends ContextOptions {}
 
+const KERNEL_QUERIES = { corps: corpLookups, userFlags, permissions: { load: loadPermissions, enabledServices: enabledServiceIds } };
+
+/**
+ * The context alone: the store and the caches, no module, no route, no background job. For
+ * commands that work on the data (corpadmin usage rebuild) without serving it.
+ */
+export function createDataContext(config: Config, options: AppOptions = {}): AppContext {
+  return createContext(config, KERNEL_QUERIES, options);
+}
+
 export function createApp(config: Config, options: AppOptions = {}) {
-  const ctx = createContext(config, { corps: corpLookups, userFlags, permissions: { load: loadPermissions, enabledServices: enabledServiceIds } }, options);
+  const ctx = createContext(config, KERNEL_QUERIES, options);
   const edge = new EdgeRoutes();
   // The binary carries the document its build generated (the same routes, the same hooks' work):
   // served from Bun's router, the plugin's route behind it is never asked to generate it again.

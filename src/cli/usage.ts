@@ -3,7 +3,7 @@
 // restore, or when rollups are in doubt. Safe while the service runs (each corporation is one
 // write; records arriving meanwhile wait for it, then add to the rebuilt rows).
 import type { Config } from "../config";
-import { createApp } from "../app";
+import { createDataContext } from "../app";
 import { prepareStorage } from "../core/context";
 import { createLogger } from "../lib/log";
 import { allCorpRefs } from "../modules/corp/service";
@@ -20,7 +20,8 @@ export async function usageCommand(config: Config, action: string | undefined, c
     return 2;
   }
   const logger = createLogger(config.logLevel);
-  const { ctx } = createApp(config, { ...(await prepareStorage(config, logger)), logger });
+  // The store without the app's modules: no job (dispatcher, scheduler, ...) runs in this process.
+  const ctx = createDataContext(config, { ...(await prepareStorage(config, logger)), logger });
   try {
     const refs = await ctx.store.platform.read((db) => allCorpRefs(db));
     const chosen = corp ? refs.filter((r) => r.id === corp || r.auth_name === corp) : refs;
