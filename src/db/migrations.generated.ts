@@ -23,12 +23,12 @@ import tenant_9 from "../../migrations/tenant/0009_unusual_makkari.sql" with { t
 import tenant_10 from "../../migrations/tenant/0010_search_fts.sql" with { type: "text" };
 import tenant_11 from "../../migrations/tenant/0011_unknown_frank_castle.sql" with { type: "text" };
 import tenant_12 from "../../migrations/tenant/0012_greedy_weapon_omega.sql" with { type: "text" };
-import tenant_13 from "../../migrations/tenant/0013_reflective_terrax.sql" with { type: "text" };
+import tenant_13 from "../../migrations/tenant/0013_narrow_sleepwalker.sql" with { type: "text" };
 import pgJournal from "../../migrations/pg/meta/_journal.json";
 import pg_0 from "../../migrations/pg/0000_init.sql" with { type: "text" };
 import pg_1 from "../../migrations/pg/0001_glamorous_maestro.sql" with { type: "text" };
 import pg_2 from "../../migrations/pg/0002_reflective_yellowjacket.sql" with { type: "text" };
-import pg_3 from "../../migrations/pg/0003_regular_tarot.sql" with { type: "text" };
+import pg_3 from "../../migrations/pg/0003_flippant_lockjaw.sql" with { type: "text" };
 
 export const embeddedMigrations = {
   platform: {
@@ -60,7 +60,7 @@ export const embeddedMigrations = {
     "0010_search_fts": tenant_10,
     "0011_unknown_frank_castle": tenant_11,
     "0012_greedy_weapon_omega": tenant_12,
-    "0013_reflective_terrax": tenant_13,
+    "0013_narrow_sleepwalker": tenant_13,
     } as Record<string, string>,
   },
   pg: {
@@ -69,7 +69,7 @@ export const embeddedMigrations = {
     "0000_init": pg_0,
     "0001_glamorous_maestro": pg_1,
     "0002_reflective_yellowjacket": pg_2,
-    "0003_regular_tarot": pg_3,
+    "0003_flippant_lockjaw": pg_3,
     } as Record<string, string>,
   },
 };

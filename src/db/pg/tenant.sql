@@ -593,7 +593,7 @@ CREATE INDEX "isp_radius_sessions_contract" ON "isp_radius_sessions" ("corp_id",
 
 CREATE INDEX "isp_radius_sessions_username" ON "isp_radius_sessions" ("corp_id", "username", "started_at");
 
-CREATE INDEX "isp_usage_daily_day" ON "isp_usage_daily" ("corp_id", "day");
+CREATE INDEX "isp_usage_daily_day" ON "isp_usage_daily" ("corp_id", "day", "contract_id", "input_bytes", "output_bytes");
 
 CREATE INDEX "metric_values_metric_at" ON "metric_values" ("corp_id", "metric_id", "at_ms", "value");
 

@@ -499,7 +499,7 @@ export const ispUsageDaily = pgTable(
   },
   (t) => [
     primaryKey({ name: "isp_usage_daily_contract_id_day_pk", columns: [t.corp_id, t.contract_id, t.day] }),
-    index("isp_usage_daily_day").on(t.corp_id, t.day),
+    index("isp_usage_daily_day").on(t.corp_id, t.day, t.contract_id, t.input_bytes, t.output_bytes),
     pgPolicy("tenant", { for: "all", using: sql`"corp_id" = current_setting('corpadmin.corp_id')`, withCheck: sql`"corp_id" = current_setting('corpadmin.corp_id')` }),
   ],
 );

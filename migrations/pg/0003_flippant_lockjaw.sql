@@ -9,5 +9,5 @@ CREATE TABLE "isp_usage_daily" (
 );
 --> statement-breakpoint
 ALTER TABLE "isp_usage_daily" ENABLE ROW LEVEL SECURITY;--> statement-breakpoint
-CREATE INDEX "isp_usage_daily_day" ON "isp_usage_daily" USING btree ("corp_id","day");--> statement-breakpoint
+CREATE INDEX "isp_usage_daily_day" ON "isp_usage_daily" USING btree ("corp_id","day","contract_id","input_bytes","output_bytes");--> statement-breakpoint
 CREATE POLICY "tenant" ON "isp_usage_daily" AS PERMISSIVE FOR ALL TO public USING ("corp_id" = current_setting('corpadmin.corp_id')) WITH CHECK ("corp_id" = current_setting('corpadmin.corp_id'));

@@ -7,4 +7,4 @@ CREATE TABLE `isp_usage_daily` (
 	PRIMARY KEY(`contract_id`, `day`)
 );
 --> statement-breakpoint
-CREATE INDEX `isp_usage_daily_day` ON `isp_usage_daily` (`day`);
+CREATE INDEX `isp_usage_daily_day` ON `isp_usage_daily` (`day`,`contract_id`,`input_bytes`,`output_bytes`);
