@@ -5,8 +5,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { join } from "node:path";
-import { testSqliteOnly } from "../../support/backend";
-import { makeApp, startAndLogin, type TestApp } from "../../support/helpers";
+import { TEST_BACKEND, testSqliteOnly } from "../../support/backend";
+import { makeApp, makePeerApp, startAndLogin, type TestApp } from "../../support/helpers";
 import { contractWith } from "../../support/isp";
 
 let t: TestApp;
@@ -202,6 +202,33 @@ describe("corpadmin usage rebuild", () => {
     expect((await usage(c.id, "from=2026-06-01&to=2026-08-31")).body).toEqual(before);
     const unknown = Bun.spawnSync(["bun", join(import.meta.dir, "../../../src/main.ts"), "usage", "rebuild", "--corp", "nowhere", "--data-dir", t.dir], { stdout: "pipe", stderr: "pipe" });
     expect(unknown.exitCode).toBe(1);
+  }, 60_000);
+});
+
+describe("cluster mode", () => {
+  // Two nodes over one PostgreSQL database add to the same contract's day at once.
+  (TEST_BACKEND === "pg" ? test : test.skip)("rollups written by two nodes at once add up exactly", async () => {
+    const c = await customer();
+    const peer = await makePeerApp(t);
+    try {
+      const sessions = Array.from({ length: 40 }, (_, k) => k);
+      const via = (app: TestApp, body: Record<string, unknown>) => app.req("POST", "/api/isp/radius/accounting", { body, headers: { authorization: basic } });
+      const results = await Promise.all(
+        sessions.map(async (k) => {
+          const app = k % 2 ? peer : t;
+          const base = { "User-Name": c.username, "Acct-Session-Id": `node-${k}`, "NAS-IP-Address": "192.0.2.20", "Event-Timestamp": Date.parse("2026-09-10T12:00:00Z") / 1000 };
+          const a = await via(app, { ...base, "Acct-Status-Type": "Start" });
+          const b = await via(app, { ...base, "Acct-Status-Type": "Stop", "Acct-Session-Time": 60, "Event-Timestamp": base["Event-Timestamp"] + 60, "Acct-Input-Octets": 1000 + k, "Acct-Output-Octets": 7 });
+          return [a.status, b.status];
+        }),
+      );
+      expect(results.flat().every((s) => s === 204)).toBe(true);
+      const res = await usage(c.id, "from=2026-09-01&to=2026-09-30");
+      expect(res.body).toMatchObject({ input_bytes: 40 * 1000 + (39 * 40) / 2, output_bytes: 40 * 7 });
+      expect(day(res.body, "2026-09-10").session_seconds).toBe(40 * 60);
+    } finally {
+      await peer.close();
+    }
   }, 60_000);
 });
 
