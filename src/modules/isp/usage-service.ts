@@ -201,6 +201,8 @@ interface UsageRowOut {
 
 const USAGE_ROW_FIELDS = ["contract_id", "number", "username", "customer_name", "input_bytes", "output_bytes", "total_bytes"] as const;
 const USAGE_NUMBER_FIELDS = new Set(["input_bytes", "output_bytes", "total_bytes"]);
+const LABEL_FIELDS = new Set<string>(["number", "username", "customer_name"]);
+
 const USAGE_QUERY_KEYS = new Set(["page", "limit", "q", "sort", "format", "from", "to"]);
 
 /** Lower case without accents: ?q matches "JOAO" to "João". */
@@ -231,24 +233,39 @@ export function usageByContract(tenant: TenantDoor, query: ListParams, timeZone:
         "SELECT contract_id, sum(input_bytes) AS input_bytes, sum(output_bytes) AS output_bytes FROM isp_usage_daily WHERE day >= ?1 AND day < ?2 GROUP BY contract_id",
       )
       .all(start, end)) as unknown as { contract_id: string; input_bytes: number | string; output_bytes: number | string }[];
-    const labels = await contractLabels(db, sums.map((r) => r.contract_id));
-    let rows: UsageRowOut[] = [];
-    for (const r of sums) {
-      const label = labels.get(r.contract_id);
-      // Usage of a deleted contract stays in the rollups until retention; it is nobody's row.
-      if (!label) continue;
-      const input = Number(r.input_bytes);
-      const output = Number(r.output_bytes);
-      rows.push({ contract_id: r.contract_id, ...label, input_bytes: input, output_bytes: output, total_bytes: input + output });
-    }
-    rows = rows.filter((row) => filters.every(([k, v]) => row[k] === v));
-    if (words.length) rows = rows.filter((row) => words.every((w) => [row.number, row.username ?? "", row.customer_name].some((f) => folded(f).includes(w))));
     const dir = sortText.startsWith("-") ? -1 : 1;
-    rows.sort((a, b) => {
+    const bySort = (a: UsageRowOut, b: UsageRowOut) => {
       const x = a[sortField] ?? "";
       const y = b[sortField] ?? "";
       return x < y ? -dir : x > y ? dir : a.contract_id < b.contract_id ? -1 : 1;
+    };
+    const unlabelled: UsageRowOut[] = sums.map((r) => {
+      const input = Number(r.input_bytes);
+      const output = Number(r.output_bytes);
+      return { contract_id: r.contract_id, number: "", username: null, customer_name: "", input_bytes: input, output_bytes: output, total_bytes: input + output };
     });
+    // The usual ask (ranked by bytes, no q, no label filter): rank the sums, label the page only.
+    // Measured, 1,000 contracts: labelling every row is most of the answer's time.
+    if (!words.length && !LABEL_FIELDS.has(sortField) && filters.every(([k]) => !LABEL_FIELDS.has(k))) {
+      const ranked = unlabelled.filter((row) => filters.every(([k, v]) => row[k] === v)).sort(bySort);
+      const pageRows = ranked.slice(offset, offset + limit);
+      const labels = await contractLabels(db, pageRows.map((r) => r.contract_id));
+      // Contracts are never deleted (only with their corporation): every row has its label. Were one
+      // missing, the general path below leaves it out.
+      if (pageRows.every((r) => labels.has(r.contract_id))) {
+        return { items: pageRows.map((r) => ({ ...r, ...labels.get(r.contract_id)! })), page, limit, total: ranked.length };
+      }
+    }
+    const labels = await contractLabels(db, sums.map((r) => r.contract_id));
+    let rows: UsageRowOut[] = [];
+    for (const r of unlabelled) {
+      const label = labels.get(r.contract_id);
+      // A deleted contract's usage is nobody's row.
+      if (label) rows.push({ ...r, ...label });
+    }
+    rows = rows.filter((row) => filters.every(([k, v]) => row[k] === v));
+    if (words.length) rows = rows.filter((row) => words.every((w) => [row.number, row.username ?? "", row.customer_name].some((f) => folded(f).includes(w))));
+    rows.sort(bySort);
     return { items: rows.slice(offset, offset + limit), page, limit, total: rows.length };
   });
 }
