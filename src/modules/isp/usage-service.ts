@@ -91,13 +91,14 @@ export function counterGrowth(previous: number, current: number | null | undefin
   return current >= previous ? current - previous : current;
 }
 
-/** The usage cycle containing `at`: [start, end) dates, starting on `cycleDay` of a month. */
-export function cycleOf(at: number, timeZone: string, cycleDay = 1): { start: string; end: string } {
-  const today = localDate(at, timeZone);
-  let [y, m] = today.split("-").map(Number);
-  if (Number(today.slice(8, 10)) < cycleDay) m -= 1;
-  const date = (yy: number, mm: number) => new Date(Date.UTC(yy, mm - 1, cycleDay)).toISOString().slice(0, 10);
-  return { start: date(y, m), end: date(y, m + 1) };
+/**
+ * The usage cycle containing `at`: [start, end) dates. The calendar month in the corporation's
+ * timezone (a cycle starting on another day of the month comes with the network policy).
+ */
+export function cycleOf(at: number, timeZone: string): { start: string; end: string } {
+  const [y, m] = localDate(at, timeZone).split("-").map(Number);
+  const first = (yy: number, mm: number) => new Date(Date.UTC(yy, mm - 1, 1)).toISOString().slice(0, 10);
+  return { start: first(y, m), end: first(y, m + 1) };
 }
 
 interface Totals {
@@ -117,21 +118,20 @@ function dateParam(query: Record<string, unknown>, key: "from" | "to"): string |
 /** Longest range a usage answer covers (zero-filled buckets). */
 const MAX_RANGE_DAYS = 3_700;
 
-/** from/to of a usage query as [from, toExclusive) dates; default the current cycle. */
+/**
+ * from/to of a usage query as [from, toExclusive) dates. A bound left out is the current cycle's;
+ * when that leaves nothing (a `from` after the cycle, a `to` before it), the range is that one day.
+ */
 function rangeOf(query: Record<string, unknown>, cycle: { start: string; end: string }) {
   const from = dateParam(query, "from");
   const to = dateParam(query, "to");
-  const start = from ?? (to ? to : cycle.start);
-  const end = to ? nextDate(to) : from ? nextDate(localDateOfDate(from, cycle)) : cycle.end;
-  if (start >= end) throw invalid("from", "must not be after to");
+  if (from && to && from > to) throw invalid("from", "must not be after to");
+  const lastOfCycle = new Date(Date.parse(`${cycle.end}T00:00:00Z`) - DAY_MS).toISOString().slice(0, 10);
+  const start = from ?? (to && to < cycle.start ? to : cycle.start);
+  const last = to ?? (from && from > lastOfCycle ? from : lastOfCycle);
+  const end = nextDate(last);
   if ((Date.parse(end) - Date.parse(start)) / DAY_MS > MAX_RANGE_DAYS) throw invalid("to", `the range may span at most ${MAX_RANGE_DAYS} days`);
   return { start, end };
-}
-
-/** `from` alone: up to the end of the current cycle, or that one day when it is later. */
-function localDateOfDate(from: string, cycle: { start: string; end: string }): string {
-  const lastOfCycle = new Date(Date.parse(`${cycle.end}T00:00:00Z`) - DAY_MS).toISOString().slice(0, 10);
-  return from > lastOfCycle ? from : lastOfCycle;
 }
 
 async function cycleUsed(db: TenantDb, contractId: string, cycle: { start: string; end: string }): Promise<number> {

@@ -169,6 +169,13 @@ describe("usage from accounting", () => {
     expect(res.body.total_bytes).toBe(15);
     expect(Date.parse(res.body.cycle.start)).toBeLessThanOrEqual(now.getTime());
     expect(Date.parse(res.body.cycle.end)).toBeGreaterThan(now.getTime());
+    // One bound: the other is the current cycle's (or the same day, when the cycle is on the wrong side).
+    const fromOnly = await usage(c.id, "from=2026-03-10");
+    expect(fromOnly.body.items[0].start).toBe("2026-03-10T00:00:00.000-03:00");
+    expect(Date.parse(fromOnly.body.items.at(-1).start)).toBeLessThan(Date.parse(res.body.cycle.end));
+    expect(fromOnly.body.total_bytes).toBe(15);
+    const toOnly = await usage(c.id, "to=2026-03-10");
+    expect(toOnly.body.items.map((i: any) => i.start)).toEqual(["2026-03-10T00:00:00.000-03:00"]);
     expect((await usage(c.id, "from=2026-03-10&to=2026-03-01")).status).toBe(400);
     expect((await usage(c.id, "from=yesterday")).status).toBe(400);
     expect((await usage(c.id, "from=2026-03-01&bucket=week")).status).toBe(400);
