@@ -166,8 +166,16 @@ async function readJsonBody(request: Request, required: boolean): Promise<unknow
 
 export interface AppOptions extends ContextOptions {}
 
-/** What the kernel asks the modules for (corporations, user flags, permissions): the app's, and the CLI's contexts without routes (`corpadmin doctor`). */
+/** What the kernel asks the modules for (corporations, user flags, permissions): the app's, and the CLI's contexts without routes (`corpadmin doctor`, `corpadmin usage rebuild`). */
 export const kernelQueries = { corps: corpLookups, userFlags, permissions: { load: loadPermissions, enabledServices: enabledServiceIds } };
+
+/**
+ * The context alone: the store and the caches, no module, no route, no background job. For
+ * commands that work on the data (corpadmin usage rebuild) without serving it.
+ */
+export function createDataContext(config: Config, options: AppOptions = {}): AppContext {
+  return createContext(config, kernelQueries, options);
+}
 
 export function createApp(config: Config, options: AppOptions = {}) {
   const ctx = createContext(config, kernelQueries, options);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 // corpadmin: the command line. `corpadmin [serve]`, `migrate`, `backup`, `restore`,
-// `copy-to-postgres`, `install-service`, `freeradius-config`, `sql`, `doctor`, `version`, `help`.
+// `copy-to-postgres`, `install-service`, `freeradius-config`, `sql`, `doctor`, `usage rebuild`, `version`, `help`.
 import { ConfigError, loadConfig, parseFlags, settingsHelp } from "./config";
 import { backup, BACKUP_HELP, restore, RESTORE_HELP } from "./cli/backup";
 import { FREERADIUS_HELP, freeradiusConfig } from "./cli/freeradius-config";
@@ -9,6 +9,7 @@ import { installOptionsFrom, installService } from "./cli/install-service";
 import { formatMigrationPlan, migrate, migrationPlan, postgresMigrationPlan } from "./cli/migrate";
 import { serve } from "./cli/serve";
 import { SQL_HELP, sqlShell } from "./cli/sql";
+import { usageCommand, USAGE_HELP } from "./cli/usage";
 import { VERSION } from "./version";
 
 const USAGE = `corpadmin ${VERSION} — administration and registry service for ISPs
@@ -34,6 +35,9 @@ Commands:
              every table by row count and checksum, exits 1 on a difference.
              --replace: the target may hold data (every row of every corpadmin
              table there is deleted first); --verify-only: compare, copy nothing
+  usage rebuild [--corp AUTH_NAME_OR_ID]
+             recompute the daily traffic usage of every corporation (or one)
+             from its RADIUS accounting records (after a restore)
   install-service
              install the hardened systemd unit (needs root): creates the user
              and directories, writes the unit, prints the systemctl commands
@@ -64,7 +68,7 @@ async function main(argv: string[]): Promise<number | null> {
   const { flags, words } = parseFlags(argv);
   const command = words[0] ?? "serve";
   if (command === "help" || flags.has("help")) {
-    process.stdout.write(command === "backup" ? BACKUP_HELP : command === "restore" ? RESTORE_HELP : command === "freeradius-config" ? FREERADIUS_HELP : command === "sql" ? SQL_HELP : command === "doctor" ? DOCTOR_HELP : USAGE);
+    process.stdout.write(command === "backup" ? BACKUP_HELP : command === "restore" ? RESTORE_HELP : command === "freeradius-config" ? FREERADIUS_HELP : command === "sql" ? SQL_HELP : command === "doctor" ? DOCTOR_HELP : command === "usage" ? USAGE_HELP : USAGE);
     return 0;
   }
   if (command === "version" || flags.has("version")) {
@@ -95,6 +99,8 @@ async function main(argv: string[]): Promise<number | null> {
     }
     case "sql":
       return sqlShell(config, argv);
+    case "usage":
+      return usageCommand(config, words[1], flags.get("corp"));
     case "install-service":
       return installService(installOptionsFrom(flags));
     case "doctor":

@@ -3071,6 +3071,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/contract/{id}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Traffic usage of a contract
+         * @description Bytes and session seconds by day or month (bucket), every bucket of the range included, from RADIUS accounting: each record adds its session's counter growth since the previous record, split over the days it spans in the corporation's timezone. from/to are dates (inclusive); by default the current usage cycle.
+         */
+        get: operations["contract.listUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/isp/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Usage per contract over a period (default sort -total_bytes)
+         * @description Contracts with traffic between from and to (dates, inclusive; default the current usage cycle). List conventions: q over number, username and customer_name, sort and exact filters on any field; CSV with Accept: text/csv.
+         */
+        get: operations["isp.listUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/metric": {
         parameters: {
             query?: never;
@@ -3492,6 +3532,13 @@ export interface components {
             page: number;
             limit: number;
             total: number;
+        };
+        ContractUsage: {
+            items: components["schemas"]["UsagePeriod"][];
+            input_bytes: number;
+            output_bytes: number;
+            total_bytes: number;
+            cycle: components["schemas"]["UsageCycle"];
         };
         ContractWithIdentity: {
             /** Format: uuid */
@@ -4475,6 +4522,37 @@ export interface components {
         TwoFactorSecret: {
             secret: string;
             otpauth_uri: string;
+        };
+        UsageCycle: {
+            start: string;
+            /** @description Start of the next cycle (exclusive) */
+            end: string;
+            used_bytes: number;
+            allowance_bytes: number | null;
+        };
+        UsagePeriod: {
+            /** @description Midnight, in the corporation's timezone, of the bucket's first day */
+            start: string;
+            input_bytes: number;
+            output_bytes: number;
+            total_bytes: number;
+            session_seconds: number;
+        };
+        UsageRow: {
+            /** Format: uuid */
+            contract_id: string;
+            number: string;
+            username: string | null;
+            customer_name: string;
+            input_bytes: number;
+            output_bytes: number;
+            total_bytes: number;
+        };
+        UsageRowPage: {
+            items: components["schemas"]["UsageRow"][];
+            page: number;
+            limit: number;
+            total: number;
         };
         User: {
             /** Format: uuid */
@@ -12270,6 +12348,71 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    "contract.listUsage": {
+        parameters: {
+            query?: {
+                from?: string;
+                to?: string;
+                bucket?: "day" | "month";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContractUsage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    "isp.listUsage": {
+        parameters: {
+            query?: {
+                page?: number;
+                limit?: number;
+                q?: string;
+                sort?: string;
+                from?: string;
+                to?: string;
+                /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
+                format?: "csv" | "json";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageRowPage"];
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

@@ -27,12 +27,14 @@ import tenant_11 from "../../migrations/tenant/0011_unknown_frank_castle.sql" wi
 import tenant_12 from "../../migrations/tenant/0012_greedy_weapon_omega.sql" with { type: "text" };
 import tenant_13 from "../../migrations/tenant/0013_supreme_wraith.sql" with { type: "text" };
 import tenant_14 from "../../migrations/tenant/0014_fat_layla_miller.sql" with { type: "text" };
+import tenant_15 from "../../migrations/tenant/0015_absurd_inertia.sql" with { type: "text" };
 import pgJournal from "../../migrations/pg/meta/_journal.json";
 import pg_0 from "../../migrations/pg/0000_init.sql" with { type: "text" };
 import pg_1 from "../../migrations/pg/0001_glamorous_maestro.sql" with { type: "text" };
 import pg_2 from "../../migrations/pg/0002_reflective_yellowjacket.sql" with { type: "text" };
 import pg_3 from "../../migrations/pg/0003_youthful_logan.sql" with { type: "text" };
 import pg_4 from "../../migrations/pg/0004_long_scorpion.sql" with { type: "text" };
+import pg_5 from "../../migrations/pg/0005_nasty_thanos.sql" with { type: "text" };
 
 export const embeddedMigrations = {
   platform: {
@@ -68,6 +70,7 @@ export const embeddedMigrations = {
     "0012_greedy_weapon_omega": tenant_12,
     "0013_supreme_wraith": tenant_13,
     "0014_fat_layla_miller": tenant_14,
+    "0015_absurd_inertia": tenant_15,
     } as Record<string, string>,
   },
   pg: {
@@ -78,6 +81,7 @@ export const embeddedMigrations = {
     "0002_reflective_yellowjacket": pg_2,
     "0003_youthful_logan": pg_3,
     "0004_long_scorpion": pg_4,
+    "0005_nasty_thanos": pg_5,
     } as Record<string, string>,
   },
 };

@@ -294,9 +294,11 @@ describe("GET /api/person: a corporation file from before the search indexes is 
     db.run("DROP INDEX isp_radius_accounting_session_record");
     db.run("ALTER TABLE isp_radius_accounting DROP COLUMN radius_session_id");
     db.run("CREATE UNIQUE INDEX isp_radius_accounting_record ON isp_radius_accounting (nas_id, session_id, status_type, session_time)");
-    // 0013 kept the NAS's health on its row, 0014 added the history of changes.
+    // 0013 kept the NAS's health on its row, 0014 added the history of changes, 0015 the usage.
     for (const column of ["last_accounting_at", "open_sessions", "quiet_after", "quiet_since"]) db.run(`ALTER TABLE isp_nas DROP COLUMN ${column}`);
     db.run("DROP TABLE history");
+    // 0015 added the daily usage rollups.
+    db.run("DROP TABLE isp_usage_daily");
     // Every migration from 0010 on is undone: only 0000-0009 stay recorded.
     db.run("DELETE FROM __drizzle_migrations WHERE rowid NOT IN (SELECT rowid FROM __drizzle_migrations ORDER BY created_at LIMIT 10)");
     expect(db.query("SELECT count(*) AS n FROM sqlite_master WHERE name LIKE '%_fts%'").get()).toEqual({ n: 0 });

@@ -515,6 +515,23 @@ export const ispRadiusSessions = pgTable(
   ],
 );
 
+export const ispUsageDaily = pgTable(
+  "isp_usage_daily",
+  {
+    corp_id: text("corp_id").notNull().default(sql`current_setting('corpadmin.corp_id')`),
+    contract_id: text("contract_id").notNull(),
+    day: text("day").notNull(),
+    input_bytes: bigint("input_bytes", { mode: "number" }).default(0).notNull(),
+    output_bytes: bigint("output_bytes", { mode: "number" }).default(0).notNull(),
+    session_seconds: bigint("session_seconds", { mode: "number" }).default(0).notNull(),
+  },
+  (t) => [
+    primaryKey({ name: "isp_usage_daily_contract_id_day_pk", columns: [t.corp_id, t.contract_id, t.day] }),
+    index("isp_usage_daily_day").on(t.corp_id, t.day, t.contract_id, t.input_bytes, t.output_bytes),
+    pgPolicy("tenant", { for: "all", using: sql`"corp_id" = current_setting('corpadmin.corp_id')`, withCheck: sql`"corp_id" = current_setting('corpadmin.corp_id')` }),
+  ],
+);
+
 export const metricValues = pgTable(
   "metric_values",
   {

@@ -819,3 +819,22 @@ export async function setContractFlags(ctx: AppContext, tx: TenantDb, w: TenantW
   });
   return { flags: await flagNames(tx, id) };
 }
+
+export interface ContractLabel {
+  number: string;
+  username: string | null;
+  customer_name: string;
+}
+
+/** Number, username and customer name of the given contracts (the usage list labels its rows with them); unknown ids are left out. */
+export async function contractLabels(db: TenantDb, ids: string[]): Promise<Map<string, ContractLabel>> {
+  if (!ids.length) return new Map();
+  const rows = (await clientOf(db)
+    .query(
+      `SELECT c.id AS id, c.number AS number, cc.username AS username, p.name AS customer_name FROM contracts c
+         JOIN persons p ON p.id = c.customer_id LEFT JOIN contract_configs cc ON cc.contract_id = c.id
+       WHERE c.id IN (SELECT value FROM json_each(?1))`,
+    )
+    .all(JSON.stringify(ids))) as unknown as ({ id: string } & ContractLabel)[];
+  return new Map(rows.map(({ id, ...label }) => [id, label]));
+}

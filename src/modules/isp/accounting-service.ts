@@ -9,6 +9,7 @@ import { newId } from "../../lib/ids";
 import { nowIso, toIso } from "../../lib/time";
 import type { AccountingRow } from "./accounting-parse";
 import { nasView } from "./nas-service";
+import { addUsage, counterGrowth, splitOverDays } from "./usage-service";
 
 /** Accounting-On/Off: the NAS restarted, so every session still open on it has ended. */
 export function closeNasSessions(tenant: TenantDoor, nasId: string, restart: { at: string; cause: string }, interimInterval: number | null): Promise<number> {
@@ -103,7 +104,7 @@ function sessionStatements(tx: TenantDb) {
     // Every session with that key: one, unless the NAS reused the id (after a reboot). Not ORDER
     // BY ... LIMIT 1: that costs several times the read of the one row there usually is.
     byKey: sqlite.query<KeyedSession, [string, string]>(
-      "SELECT id, session_time, open, started_at, stopped_at FROM isp_radius_sessions WHERE nas_id = ?1 AND acct_session_id = ?2",
+      "SELECT id, session_time, open, started_at, stopped_at, updated_at, contract_id, input_bytes, output_bytes FROM isp_radius_sessions WHERE nas_id = ?1 AND acct_session_id = ?2",
     ),
     insert: sqlite.query<unknown, [Values]>(
       `INSERT INTO isp_radius_sessions (id, nas_id, acct_session_id, username, contract_id, framed_ip, calling_station_id, started_at, updated_at,
@@ -130,7 +131,7 @@ function sessionStatements(tx: TenantDb) {
  */
 const START_SLACK_MS = 60_000;
 
-type KeyedSession = Pick<SessionRow, "id" | "session_time" | "started_at" | "stopped_at"> & { open: number };
+type KeyedSession = Pick<SessionRow, "id" | "session_time" | "started_at" | "stopped_at" | "updated_at" | "contract_id" | "input_bytes" | "output_bytes"> & { open: number };
 
 /**
  * The session, among those with the record's (NAS, Acct-Session-Id), a record belongs to; null
@@ -159,14 +160,19 @@ function sessionOf(sessions: KeyedSession[], recordStart: string): KeyedSession 
  * session, status and Acct-Session-Time) is ignored by the unique key: it was folded in when it
  * first arrived. A record older than what the session holds (a late one) is stored and changes
  * nothing; so does any record of a closed session.
+ *
+ * A record folded in adds its session's counter growth since the session's previous record to the
+ * contract's daily usage (usage-service.ts), spread from that record's time to its own over the
+ * days, in `timeZone`, it spans; a record that changes nothing adds nothing, so a duplicate or a
+ * late record never counts twice.
  */
-export async function storeAccounting(tx: TenantDb, row: AccountingRow, interimInterval: number | null, scope: TenantWriteScope | null = null): Promise<void> {
-  const delta = await foldRecord(tx, row, interimInterval);
+export async function storeAccounting(tx: TenantDb, row: AccountingRow, interimInterval: number | null, timeZone: string, scope: TenantWriteScope | null = null): Promise<void> {
+  const delta = await foldRecord(tx, row, interimInterval, timeZone);
   await noteNasRecord(tx, scope, row.nas_id, row.received_at, interimInterval, { delta });
 }
 
-/** Stores the record and folds it into its session; returns the change in the NAS's open sessions. */
-async function foldRecord(tx: TenantDb, row: AccountingRow, interimInterval: number | null): Promise<number> {
+/** Stores the record, folds it into its session and its usage; returns the change in the NAS's open sessions. */
+async function foldRecord(tx: TenantDb, row: AccountingRow, interimInterval: number | null, timeZone: string): Promise<number> {
   const s = sessionStatements(tx);
   const stop = row.status_type === "Stop";
   const sessionTime = row.session_time ?? 0;
@@ -196,6 +202,16 @@ async function foldRecord(tx: TenantDb, row: AccountingRow, interimInterval: num
     if (session.open !== 1) return 0;
     if (!stop && sessionTime < session.session_time) return 0;
     await s.update.run({ ...values, $id: session.id, $session_time: Math.max(sessionTime, session.session_time) });
+    const contractId = row.contract_id ?? session.contract_id;
+    // A Stop older than what the session holds closes it but brings no growth (its counters are behind).
+    if (contractId && sessionTime >= session.session_time) {
+      const growth = {
+        input: counterGrowth(Number(session.input_bytes), row.input_octets),
+        output: counterGrowth(Number(session.output_bytes), row.output_octets),
+        seconds: Math.max(0, sessionTime - session.session_time),
+      };
+      if (growth.input || growth.output || growth.seconds) await addUsage(tx, contractId, splitOverDays(Date.parse(session.updated_at), Date.parse(row.event_at), growth, timeZone));
+    }
     return stop ? -1 : 0;
   }
   const id = newId();
@@ -212,6 +228,9 @@ async function foldRecord(tx: TenantDb, row: AccountingRow, interimInterval: num
     $output_packets: values.$output_packets ?? 0,
   });
   await tx.insert(ispRadiusAccounting).values({ ...row, radius_session_id: id }).run();
+  // The first record of a session: everything its counters hold, since the session's start.
+  const growth = { input: row.input_octets ?? 0, output: row.output_octets ?? 0, seconds: sessionTime };
+  if (row.contract_id && (growth.input || growth.output || growth.seconds)) await addUsage(tx, row.contract_id, splitOverDays(Date.parse(recordStart), Date.parse(row.event_at), growth, timeZone));
   return stop ? 0 : 1;
 }
 

@@ -17,6 +17,7 @@ import { popRoutes } from "./pop";
 import { radiusRoutes } from "./radius";
 import { radiusAttributeRoutes } from "./radius-attribute";
 import { sessionRoutes } from "./session";
+import { usageRoutes } from "./usage";
 
 export function ispModule(ctx: AppContext, edge?: EdgeRoutes) {
   const guard = authGuard(ctx);
@@ -37,5 +38,6 @@ export function ispModule(ctx: AppContext, edge?: EdgeRoutes) {
     .use(nasRoutes(ctx, guard, health))
     .use(radiusRoutes(ctx, attempts, health, edge))
     .use(attemptRoutes(attempts, guard))
-    .use(sessionRoutes(ctx, guard));
+    .use(sessionRoutes(ctx, guard))
+    .use(usageRoutes(ctx, guard));
 }

@@ -1,7 +1,7 @@
 // Request and response schemas of the ISP rows (routes.md, Resources: Manufacturer ... Nas), the
 // FreeRADIUS rlm_rest rows, RADIUS sessions and authorize attempts.
 import { t, type Static } from "elysia";
-import { Enum, Instant, Int, ListQuery, Nullable, Opt, Uuid } from "../../lib/schemas";
+import { DateText, Enum, Instant, Int, ListQuery, Nullable, Opt, Uuid } from "../../lib/schemas";
 import { AddressInput, AddressView } from "../address/model";
 
 const Name = t.String({ minLength: 1, maxLength: 200 });
@@ -229,3 +229,46 @@ const AttemptListQuery = t.Object(
  * name to every object schema a model exports by itself.
  */
 export const RadiusLogSchemas = { RadiusSession, DisconnectResult, SessionListQuery, RadiusAttempt, AttemptListQuery };
+
+// ---- Traffic usage (routes.md, Network operations additions) ----
+
+export const UsagePeriod = t.Object({
+  start: t.String({ description: "Midnight, in the corporation's timezone, of the bucket's first day" }),
+  input_bytes: t.Integer(),
+  output_bytes: t.Integer(),
+  total_bytes: t.Integer(),
+  session_seconds: t.Integer(),
+});
+
+export const UsageCycle = t.Object({
+  start: t.String(),
+  end: t.String({ description: "Start of the next cycle (exclusive)" }),
+  used_bytes: t.Integer(),
+  allowance_bytes: Nullable(t.Integer()),
+});
+
+export const ContractUsage = t.Object({
+  items: t.Array(UsagePeriod),
+  input_bytes: t.Integer(),
+  output_bytes: t.Integer(),
+  total_bytes: t.Integer(),
+  cycle: UsageCycle,
+});
+
+export const UsageQuery = t.Object({
+  from: t.Optional(DateText),
+  to: t.Optional(DateText),
+  bucket: t.Optional(Enum(["day", "month"])),
+});
+
+export const UsageRow = t.Object({
+  contract_id: Uuid,
+  number: t.String(),
+  username: Nullable(t.String()),
+  customer_name: t.String(),
+  input_bytes: t.Integer(),
+  output_bytes: t.Integer(),
+  total_bytes: t.Integer(),
+});
+
+export const UsageListQuery = t.Object({ ...ListQuery.properties, from: t.Optional(DateText), to: t.Optional(DateText) }, { additionalProperties: true });

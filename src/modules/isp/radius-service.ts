@@ -111,5 +111,5 @@ export async function account(caller: RadiusCaller, body: AccountingBody): Promi
       interim: record.interimInterval ?? (await layoutInterimInterval(snap, db, nas.layout_id)),
     };
   });
-  await caller.tenant.writeGrouped((tx, scope) => storeAccounting(tx, row, interim, scope));
+  await caller.tenant.writeGrouped((tx, scope) => storeAccounting(tx, row, interim, caller.corp.timezone, scope));
 }

@@ -14,6 +14,7 @@
 //             webhook_deliveries   succeeded or failed, last touched before the same retention
 //             isp_radius_accounting received before --accounting-retention-days (0: kept)
 //             isp_radius_sessions  stale (no record) since before the same retention
+//             isp_usage_daily      days before the same retention (less a day of timezone slack)
 //             isp_radius_attempts  made before --radius-attempt-retention-days (0: kept)
 //             metric_values        timed (their own `at`, which a client may set in the past)
 //                                  before --metric-value-retention-days (0: kept)
@@ -41,6 +42,7 @@ import { PUBLIC_AUTH_WINDOW_MS } from "../../lib/rate-limit";
 import { allCorpRefs } from "../corp/service";
 import { pruneIspRadiusAccounting, pruneIspRadiusSessions } from "../isp/accounting-service";
 import { pruneIspRadiusAttempts } from "../isp/attempt-service";
+import { pruneIspUsageDaily } from "../isp/usage-service";
 import { pruneMetricValues } from "../metric/service";
 import { pruneQrAccesses } from "../qrcode/analytics-service";
 import { prunePasswordResetKeys } from "../user/service";
@@ -60,6 +62,7 @@ export const PRUNED_TABLES = [
   "isp_radius_accounting",
   "isp_radius_sessions",
   "isp_radius_attempts",
+  "isp_usage_daily",
   "metric_values",
   "qr_accesses",
   "history",
@@ -160,6 +163,10 @@ function tenantPrunes(now: number, { eventDays, accountingDays, radiusAttemptDay
     out.push({ table: "isp_radius_accounting", run: (tx, limit) => pruneIspRadiusAccounting(tx, iso, limit, idBelow) });
     // A session goes with its records (its stale_at follows its last record).
     out.push({ table: "isp_radius_sessions", run: (tx, limit) => pruneIspRadiusSessions(tx, iso, limit) });
+    // Usage goes with the records it was added from; days are the corporation's, so a day of slack
+    // keeps a local day whose records are not all gone in any timezone.
+    const usageBefore = toIso(cutoff - DAY_MS).slice(0, 10);
+    out.push({ table: "isp_usage_daily", run: (tx, limit) => pruneIspUsageDaily(tx, usageBefore, limit) });
   }
   if (radiusAttemptDays > 0) {
     const iso = toIso(now - radiusAttemptDays * DAY_MS);

@@ -4,6 +4,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { pruneIspRadiusAccounting, pruneIspRadiusSessions } from "../../../src/modules/isp/accounting-service";
 import { pruneIspRadiusAttempts } from "../../../src/modules/isp/attempt-service";
+import { pruneIspUsageDaily } from "../../../src/modules/isp/usage-service";
 import { makeApp, startAndLogin, type TestApp } from "../../support/helpers";
 
 const DAY = 86_400_000;
@@ -70,6 +71,20 @@ describe("isp retention: prune functions", () => {
     expect(await door.write((tx) => pruneIspRadiusSessions(tx, cutoff, 1))).toBe(1);
     expect(await door.write((tx) => pruneIspRadiusSessions(tx, cutoff, 10))).toBe(1);
     expect(await ids("isp_radius_sessions")).toEqual(["recent"]);
+  });
+
+  test("pruneIspUsageDaily: daily usage of days before the cutoff day goes, in batches of `limit`", async () => {
+    const { door } = await corp();
+    await door.write(async (tx) => {
+      const insert = tx.$client.query("INSERT INTO isp_usage_daily (contract_id, day, input_bytes, output_bytes, session_seconds) VALUES (?1, ?2, 1, 2, 3)");
+      for (const day of ["2024-12-30", "2024-12-31", "2025-01-01", "2025-01-02"]) await insert.run("c1", day);
+      await insert.run("c2", "2024-12-31");
+    });
+    expect(await door.write((tx) => pruneIspUsageDaily(tx, "2025-01-01", 2))).toBe(2);
+    expect(await door.write((tx) => pruneIspUsageDaily(tx, "2025-01-01", 2))).toBe(1);
+    expect(await door.write((tx) => pruneIspUsageDaily(tx, "2025-01-01", 2))).toBe(0);
+    const left = await door.read(async (db) => db.$client.query<{ day: string }>("SELECT day FROM isp_usage_daily ORDER BY day").all());
+    expect(left.map((r) => r.day)).toEqual(["2025-01-01", "2025-01-02"]);
   });
 
   test("pruneIspRadiusAttempts: attempts made before the cutoff go", async () => {

@@ -91,8 +91,8 @@ const PUBLISHED_SCHEMAS = [
   "BucketList", "Change", "ChangeCorpBody", "ChangePage", "City", "CityExternalInput", "CityInput", "CityPage", "CityRef",
   "CityWithIdentity", "Classification", "ClassificationInput", "ClassificationPage", "Contract",
   "ContractConfig", "ContractConfigInput", "ContractExternalInput", "ContractInput", "ContractItem",
-  "ContractItemInput", "ContractPage", "ContractWithIdentity", "ContractWithIdentityPage", "CorpCheck",
-  "CorpCheckBody", "CorpTree", "CorpUpdate", "Corporation", "CorporationInput", "CorporationPage",
+  "ContractItemInput", "ContractPage", "ContractUsage", "ContractWithIdentity", "ContractWithIdentityPage",
+  "CorpCheck", "CorpCheckBody", "CorpTree", "CorpUpdate", "Corporation", "CorporationInput", "CorporationPage",
   "Credentials", "DatabaseCheck", "DatabaseUpdate", "Delivery", "DeliveryPage", "ExternalApp",
   "ExternalAppInput", "ExternalAppPage", "ExternalAppWithKey", "ExternalIdentity", "ExternalLink",
   "ExternalLinkInput", "Feature", "FeatureInput", "FeatureList", "FeaturePage", "FeatureUpload", "FlagsBody",
@@ -108,9 +108,9 @@ const PUBLISHED_SCHEMAS = [
   "RadiusAttribute", "RadiusAttributeInput", "RadiusAttributePage", "RecoverBody", "RecoverResult", "Rendered",
   "Report", "ResetBody", "ResetKeyBody", "SafeIpBody", "SafeIpRange", "SafeIpRangePage", "Server",
   "ServerInput", "ServerPage", "Service", "ServiceInput", "ServicePage", "ServiceWithFeatures", "TablesResult",
-  "TwoFactorDisableBody", "TwoFactorEnableBody", "TwoFactorSecret", "User", "UserCreate", "UserPage",
-  "UserUpdate", "Versions", "Webhook", "WebhookAlter", "WebhookCreate", "WebhookPage", "WebhookWithSecret",
-  "Workgroup", "WorkgroupInput", "WorkgroupPage",
+  "TwoFactorDisableBody", "TwoFactorEnableBody", "TwoFactorSecret", "UsageCycle", "UsagePeriod", "UsageRow",
+  "UsageRowPage", "User", "UserCreate", "UserPage", "UserUpdate", "Versions", "Webhook", "WebhookAlter",
+  "WebhookCreate", "WebhookPage", "WebhookWithSecret", "Workgroup", "WorkgroupInput", "WorkgroupPage",
 ];
 
 test("the component schemas are exactly the pinned set", () => {
