@@ -103,8 +103,10 @@ function secretColumns(secrets: SecretBox, nasId: string, secret: string) {
   return { secret_salt: salt, secret_hash: hashSecret(secret, salt), secret_enc: secrets.seal(secret, sealContext(nasId)) };
 }
 
+const NAS_LIST = { q: [ispNas.name, ispNas.ip], hidden: ["secret_hash", "secret_salt", "secret_enc"] };
+
 export function listNas(tenant: TenantDoor, query: ListParams) {
-  return tenant.read((db) => listRows(db, ispNas, { q: [ispNas.name, ispNas.ip], hidden: ["secret_hash", "secret_salt", "secret_enc"] }, query, nasView));
+  return tenant.read((db) => listRows(db, ispNas, NAS_LIST, query, nasView));
 }
 
 export function getNas(tenant: TenantDoor, id: string) {
@@ -141,4 +143,10 @@ export function deleteNas(tenant: TenantDoor, id: string): Promise<void> {
 
 export function setNasStatus(tenant: TenantDoor, id: string, status: boolean) {
   return tenant.write(async (tx) => nasView(await setStatus<NasRow>(tx, ispNas, id, status, "NAS")));
+}
+
+/** The NAS a ?q finds, as search hits (GET /api/search). */
+export async function nasHits(db: TenantDb, q: string, limit: number): Promise<{ id: string; title: string; subtitle: string | null }[]> {
+  const page = await listRows(db, ispNas, NAS_LIST, { q, limit }, (r: typeof ispNas.$inferSelect) => r);
+  return page.items.map((r) => ({ id: r.id, title: r.name, subtitle: r.ip }));
 }
