@@ -154,7 +154,7 @@ describe("GET /api/contract: ?q totals and pages equal a scan of every word in n
       params.push(`%${w.replace(/[\\%_]/g, "\\$&")}%`);
       const n = params.length;
       const cols = ["c.number", "cc.username", "p.name", "p.display_name", "p.doc_identity"].map((c) => `${c} LIKE ?${n} ESCAPE '\\'`);
-      if (/^[^A-Za-z\s]+$/.test(w) && /[0-9]/.test(w)) {
+      if (/^[^A-Za-z\s]+$/.test(w) && w.replace(/[^0-9]/g, "").length >= 6) {
         params.push(`%${w.replace(/[^0-9]/g, "")}%`);
         cols.push(`replace(replace(replace(replace(p.doc_identity, '.', ''), '-', ''), '/', ''), ' ', '') LIKE ?${params.length}`);
       }
