@@ -54,6 +54,7 @@ import { startModule } from "./modules/start";
 import { userModule } from "./modules/user";
 import { workgroupModule } from "./modules/workgroup";
 import { docsModule, healthModule, operationsRoutes } from "./modules/system";
+import { searchModule } from "./modules/search";
 import { socketModule } from "./modules/socket";
 import { webhookModule } from "./modules/webhook";
 import { retentionModule } from "./modules/retention";
@@ -347,6 +348,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
     qrcodeModule(ctx, edge),
     ispModule(ctx, edge),
     metricModule(ctx),
+    searchModule(ctx),
     retentionModule(ctx),
     consoleModule(),
   ];

@@ -28,15 +28,20 @@ export interface ListSpec {
   search?: string;
   /**
    * ?q over text other tables hold (a contract's customer, its PPPoE username): conditions on this
-   * table added to the scan, `match` being the scan's condition on one column. They must find the
-   * rows `search` plus `searchMore` find.
+   * table added to the scan for one word, `match` being the scan's condition on one column. They
+   * must find the rows `search` plus `searchMore` find for the word. Undefined: nothing more.
    */
-  qMore?: ((match: (c: SQLiteColumn) => SQL) => SQL)[];
+  qMore?: ((match: (c: SQLiteColumn) => SQL, word: SearchWord) => SQL | undefined)[];
   /**
-   * With `search`: rowids of this table found through other tables' trigram indexes for an FTS5
-   * phrase (`SELECT rowid FROM <table> WHERE ...`), beside the ones `search` finds.
+   * With `search`: rowids of this table found for one word through other tables' indexes
+   * (`SELECT rowid FROM <table> WHERE ...`), beside the ones `search` finds. Undefined: nothing more.
    */
-  searchMore?: ((phrase: string) => SQL)[];
+  searchMore?: ((word: SearchWord) => SQL | undefined)[];
+  /**
+   * Columns of document numbers (CPF, CNPJ): a word of digits and punctuation also finds them by
+   * their digits (`10000791989` finds `100.007.919-89`).
+   */
+  digits?: SQLiteColumn[];
   /** Columns never filterable or sortable (secrets, blobs). */
   hidden?: string[];
   /** Default sort when ?sort is absent, e.g. "-at"; default "id". */
@@ -117,14 +122,88 @@ function filterValue(field: string, col: { dataType: string }, raw: unknown): un
 }
 
 /**
- * A GLOB pattern that finds `q` as a substring in any letter case. SQLite's lower() and LIKE fold
- * ASCII letters only, so `joão` would miss `JOÃO`; a character class per cased letter does not.
+ * A word of ?q. Search (routes.md): rows that contain every word, in any order and any searched
+ * field, folding case and accents; a word of digits and punctuation also finds document numbers
+ * by their digits.
  */
-function caselessGlob(q: string): string {
+export interface SearchWord {
+  /** As typed. */
+  text: string;
+  /** The FTS5 phrase of the word: every character literal. */
+  phrase: string;
+  /** The word's digits, when it is digits and punctuation with at least MIN_DOCUMENT_DIGITS digits. */
+  digits?: string;
+}
+
+/** Case and accents folded, as the indexes and the scans compare. */
+function fold(text: string): string {
+  return text.normalize("NFD").replace(/\p{M}/gu, "").toLowerCase();
+}
+
+const DIGITS_AND_PUNCTUATION = /^[^\p{L}\s]+$/u;
+/**
+ * Fewest digits of a word that looks documents up by their digits: a CPF has 11, a CNPJ 14, and
+ * fewer match a large share of any set of documents. The digits are compared by a scan of the
+ * document column (no index holds documents without punctuation), so it also keeps that scan off
+ * the short numbers people type with names ("silva 12").
+ */
+export const MIN_DOCUMENT_DIGITS = 6;
+
+/**
+ * The words of a `q`, split at white space. A word inside another (`jo` in `joao`) is dropped: a
+ * row holding the longer holds it too. Only words with a letter are dropped: the longer may
+ * match by its digits alone, without a shorter number's punctuation.
+ */
+export function searchWords(q: string): SearchWord[] {
+  const texts = [...new Set(q.split(/\s+/u).filter((w) => w !== ""))];
+  const folded = texts.map(fold);
+  const kept = texts.filter((w, i) => {
+    if (!/\p{L}/u.test(w)) return true;
+    return !folded.some((other, j) => j !== i && other.length > folded[i]!.length && other.includes(folded[i]!)) && folded.indexOf(folded[i]!) === i;
+  });
+  return kept.map((text) => {
+    const digits = DIGITS_AND_PUNCTUATION.test(text) ? text.replace(/[^0-9]/g, "") : "";
+    return { text, phrase: `"${text.replaceAll('"', '""')}"`, ...(digits.length >= MIN_DOCUMENT_DIGITS ? { digits } : {}) };
+  });
+}
+
+/**
+ * A document column without its punctuation, as a word's digits are compared with it (the same
+ * SQL on both engines).
+ */
+export function digitsOf(c: SQLiteColumn): SQL {
+  return sql`replace(replace(replace(replace(${c}, '.', ''), '-', ''), '/', ''), ' ', '')`;
+}
+
+/** Each base letter's accented forms (Latin-1, Latin Extended-A and B, Latin Extended Additional), both cases. */
+const ACCENTED = (() => {
+  const out = new Map<string, string[]>();
+  const ranges: [number, number][] = [[0xc0, 0x24f], [0x1e00, 0x1eff]];
+  for (const [from, to] of ranges) {
+    for (let cp = from; cp <= to; cp++) {
+      const ch = String.fromCodePoint(cp);
+      const base = ch.normalize("NFD").replace(/\p{M}/gu, "");
+      if (base.length !== 1 || base === ch || !/[A-Za-z]/.test(base)) continue;
+      const key = base.toLowerCase();
+      out.set(key, [...(out.get(key) ?? []), ch]);
+    }
+  }
+  return out;
+})();
+
+/**
+ * A GLOB pattern that finds `q` as a substring folding case and accents. SQLite's lower() and LIKE
+ * fold ASCII letters only and no accents, so `joao` would miss `JOÃO`; a character class per
+ * letter with every case and accented form does not.
+ */
+function foldingGlob(q: string): string {
   let out = "*";
   for (const ch of q) {
-    const variants = new Set([ch, ch.toLowerCase(), ch.toUpperCase()].filter((v) => [...v].length === 1));
-    if (variants.size > 1) out += `[${[...variants].join("")}]`;
+    const base = fold(ch);
+    const variants = new Set([ch, ch.toLowerCase(), ch.toUpperCase()]);
+    if ([...base].length === 1) for (const v of [base, base.toUpperCase(), ...(ACCENTED.get(base) ?? [])]) variants.add(v);
+    const single = [...variants].filter((v) => [...v].length === 1);
+    if (single.length > 1) out += `[${single.join("")}]`;
     else if (ch === "*" || ch === "?" || ch === "[") out += `[${ch}]`;
     else out += ch;
   }
@@ -132,54 +211,102 @@ function caselessGlob(q: string): string {
 }
 
 const ASCII = /^[\x00-\x7f]*$/;
+/** Any character beyond ASCII (as a GLOB); a value without one is compared by LIKE alone. */
+const NON_ASCII = "*[^\x01-\x7f]*";
 
 /**
- * The ?q condition on one column, for a scan. For an ASCII-only `q` the GLOB above finds exactly
- * what LIKE finds (LIKE folds ASCII letters only, and an ASCII letter's case variants are ASCII),
- * and LIKE runs in less than half the time: a search counts its matches over the whole table.
+ * The condition of one word on one column, for a scan, folding case and accents as the indexes
+ * do. LIKE (ASCII case folding, less than a tenth of the folding GLOB's time) with the word's
+ * accents stripped finds every match in an ASCII value; the folding GLOB runs only on values
+ * holding other characters. A word that is not ASCII once stripped is the GLOB's alone.
  */
-function qCondition(q: string, sqlite: boolean): (c: SQLiteColumn) => SQL {
-  const pattern = `%${q.replace(/[\\%_]/g, "\\$&")}%`;
+export function wordMatch(text: string, sqlite: boolean): (c: SQLiteColumn) => SQL {
+  const like = (w: string) => `%${w.replace(/[\\%_]/g, "\\$&")}%`;
   // PostgreSQL has no GLOB nor trigram index: ILIKE (as LIKE is translated there) over both sides
   // without their accents, which folds case and diacritics as the SQLite indexes' search does.
   // Its text holds no NUL (PostgreSQL refuses one in a parameter): such a q matches nothing.
-  if (!sqlite) return q.includes("\0") ? () => sql`1 = 0` : (c) => sql`unaccent(${c}) LIKE unaccent(${pattern}) ESCAPE '\\'`;
-  if (ASCII.test(q)) return (c) => sql`${c} LIKE ${pattern} ESCAPE '\\'`;
-  const glob = caselessGlob(q);
-  return (c) => sql`${c} GLOB ${glob}`;
+  if (!sqlite) {
+    const pattern = like(text);
+    return text.includes("\0") ? () => sql`1 = 0` : (c) => sql`unaccent(${c}) LIKE unaccent(${pattern}) ESCAPE '\\'`;
+  }
+  const glob = foldingGlob(text);
+  const bare = text.normalize("NFD").replace(/\p{M}/gu, "");
+  if (!ASCII.test(bare)) return (c) => sql`${c} GLOB ${glob}`;
+  const pattern = like(bare);
+  return (c) => sql`(${c} LIKE ${pattern} ESCAPE '\\' OR (${c} GLOB ${NON_ASCII} AND ${c} GLOB ${glob}))`;
 }
 
-/** Shortest `q` (in code points) a trigram index can answer: shorter ones match nothing there. */
+/**
+ * A scan's condition for one word: any of the spec's columns, its document columns by their
+ * digits, and what `qMore` adds. Exported so that an owner can offer its rows to another table's
+ * search (person/service.ts personIdsByText).
+ */
+export function wordCondition(spec: ListSpec, word: SearchWord, match: (c: SQLiteColumn) => SQL): SQL | undefined {
+  const conds: (SQL | undefined)[] = spec.q.map(match);
+  if (word.digits) for (const c of spec.digits ?? []) conds.push(sql`${digitsOf(c)} LIKE ${`%${word.digits}%`}`);
+  for (const more of spec.qMore ?? []) conds.push(more(match, word));
+  return or(...conds);
+}
+
+/** Shortest word (in code points) a trigram index can answer: shorter ones match nothing there. */
 const TRIGRAM = 3;
 
 /**
- * A ?q answered by trigram indexes: the table's index name and the FTS5 phrase (the key of its
- * match set), and the query of the rowids they match.
+ * A ?q answered by trigram indexes, for its words of at least three characters: the table's index
+ * name, the key of its match set, and the query of the rowids that hold every such word.
  */
 interface IndexSearch {
   fts: string;
-  phrase: string;
+  key: string;
   rowids: SQL;
-  /** Whether `rowids` is the table's index alone (one entry per row: count it directly). */
-  alone: boolean;
+  /** The one FTS5 expression of the table's index alone, when that is the whole match (one entry per row: count it directly). */
+  match?: string;
+  /** The shorter words, left to the scan's conditions. */
+  rest: SearchWord[];
 }
 
 /**
- * Through the table's trigram index when it has one and `q` has at least three characters: one
- * phrase (every character literal, `%` and `_` included) matched as a substring of one column,
- * folding case and diacritics ("joao" finds "JOÃO"); on ASCII text that is exactly the scan's
- * LIKE. Shorter queries scan, as before the index.
+ * The rowids of the spec's table that hold one word (of three characters or more): its index, its
+ * document columns by their digits, and what `searchMore` adds. Exported for an owner offering its
+ * rows to another table's search (person/service.ts personIdsByWord).
  */
-function indexSearch(spec: ListSpec, q: string): IndexSearch | undefined {
-  // FTS5's query parser ends a string at NUL ("unterminated string"): such a q scans, as before.
-  if (!spec.search || [...q].length < TRIGRAM || q.includes("\0")) return undefined;
-  const phrase = `"${q.replaceAll('"', '""')}"`;
+export function wordRowids(spec: ListSpec & { search: string }, table: SQLiteTable, word: SearchWord): SQL {
   const fts = sql.identifier(spec.search);
-  const own = sql`SELECT rowid FROM ${fts} WHERE ${fts} MATCH ${phrase}`;
-  const more = spec.searchMore ?? [];
-  // UNION: a row found through several indexes counts once.
-  const rowids = more.length ? sql.join([own, ...more.map((f) => f(phrase))], sql` UNION `) : own;
-  return { fts: spec.search, phrase, rowids, alone: !more.length };
+  const parts: SQL[] = [sql`SELECT rowid FROM ${fts} WHERE ${fts} MATCH ${word.phrase}`];
+  if (word.digits && spec.digits?.length) {
+    parts.push(sql`SELECT rowid FROM ${table} WHERE ${or(...spec.digits.map((c) => sql`${digitsOf(c)} LIKE ${`%${word.digits}%`}`))}`);
+  }
+  for (const more of spec.searchMore ?? []) {
+    const s = more(word);
+    if (s) parts.push(s);
+  }
+  // UNION: a row found through several ways counts once.
+  return sql.join(parts, sql` UNION `);
+}
+
+/**
+ * Through the table's trigram index when it has one and some word has at least three characters:
+ * each word one phrase (every character literal, `%` and `_` included) matched as a substring of
+ * one column, folding case and diacritics ("joao" finds "JOÃO"); on ASCII text that is exactly the
+ * scan's LIKE. Words of the table's index alone are one FTS5 expression (`"a" "b"`: both, in any
+ * columns); otherwise each word's rowids (wordRowids) are intersected. Shorter words scan.
+ */
+function indexSearch(spec: ListSpec, table: SQLiteTable, words: SearchWord[]): IndexSearch | undefined {
+  // FTS5's query parser ends a string at NUL ("unterminated string"): such a q scans, as before.
+  if (!spec.search || !words.length || words.some((w) => w.text.includes("\0"))) return undefined;
+  const long = words.filter((w) => [...w.text].length >= TRIGRAM);
+  if (!long.length) return undefined;
+  const rest = words.filter((w) => [...w.text].length < TRIGRAM);
+  const key = long.map((w) => w.phrase).join(" ");
+  const alone = !spec.searchMore?.length && !(spec.digits?.length && long.some((w) => w.digits));
+  if (alone) {
+    const fts = sql.identifier(spec.search);
+    return { fts: spec.search, key, rowids: sql`SELECT rowid FROM ${fts} WHERE ${fts} MATCH ${key}`, match: key, rest };
+  }
+  const withSearch = spec as ListSpec & { search: string };
+  const each = long.map((w) => wordRowids(withSearch, table, w));
+  const rowids = each.length === 1 ? each[0]! : sql.join(each.map((s) => sql`SELECT * FROM (${s})`), sql` INTERSECT `);
+  return { fts: spec.search, key, rowids, rest };
 }
 
 /**
@@ -203,13 +330,11 @@ function clauses(table: SQLiteTable, spec: ListSpec, params: ListParams, where: 
     else if (computed) conds.push(eq(computed.expr, filterValue(key, computed, raw)));
     else throw invalid(key, "is not a filterable field");
   }
-  const search = params.q ? indexSearch(spec, params.q) : undefined;
-  const onlySearch = !!search && conds.every((c) => c === undefined);
+  const words = params.q ? searchWords(params.q) : [];
+  const search = indexSearch(spec, table, words);
+  const onlySearch = !!search && !search.rest.length && conds.every((c) => c === undefined);
   if (search) conds.push(matchCondition(table, search, probe));
-  else if (params.q) {
-    const match = qCondition(params.q, sqlite);
-    conds.push(or(...spec.q.map(match), ...(spec.qMore ?? []).map((f) => f(match))));
-  }
+  for (const w of search ? search.rest : words) conds.push(wordCondition(spec, w, wordMatch(w.text, sqlite)));
   const sortText = params.sort ?? spec.defaultSort ?? "id";
   const descending = sortText.startsWith("-");
   const sortField = descending ? sortText.slice(1) : sortText;
@@ -223,9 +348,9 @@ function clauses(table: SQLiteTable, spec: ListSpec, params: ListParams, where: 
 
 /**
  * The index search of a request that is nothing else (no filter, no caller condition, sorted by
- * id): what `clauses` finds for it (search, onlySearch, byId), without building any SQL — a
- * page answered from the match set then costs no Drizzle at all. Undefined otherwise, and for
- * anything `clauses` would refuse.
+ * id, every word in the index): what `clauses` finds for it (search, onlySearch, byId), without
+ * building any SQL beyond the match — a page answered from the match set then costs no Drizzle
+ * select at all. Undefined otherwise, and for anything `clauses` would refuse.
  */
 function plainSearch(table: SQLiteTable, spec: ListSpec, params: ListParams, where: (SQL | undefined)[]) {
   if (!params.q || !spec.search || where.some((w) => w !== undefined)) return undefined;
@@ -235,8 +360,8 @@ function plainSearch(table: SQLiteTable, spec: ListSpec, params: ListParams, whe
   if ((descending ? sortText.slice(1) : sortText) !== "id") return undefined;
   const id = (getTableColumns(table) as Record<string, SQLiteColumn | undefined>).id;
   if (!id || spec.hidden?.includes("id") || !(id.dataType === "string" || id.dataType === "number" || id.dataType === "boolean")) return undefined;
-  const search = indexSearch(spec, params.q);
-  return search && { search, descending };
+  const search = indexSearch(spec, table, searchWords(params.q));
+  return search && !search.rest.length ? { search, descending } : undefined;
 }
 
 /** Builds the WHERE and ORDER BY of a list request; throws 400 naming an unknown field. */
@@ -379,9 +504,9 @@ function loadMatches(client: Database, s: IndexSearch): Matches {
   // indexes (searchMore) concatenates its UNION the same way. Neither SQLite's nor FTS5's order is
   // relied on below.
   let text: string | null;
-  if (s.alone) {
+  if (s.match !== undefined) {
     const fts = `"${s.fts.replaceAll('"', '""')}"`;
-    text = (client.query(`SELECT group_concat(rowid) FROM ${fts} WHERE ${fts} MATCH ?1`).values(s.phrase) as [[string | null]])[0]![0];
+    text = (client.query(`SELECT group_concat(rowid) FROM ${fts} WHERE ${fts} MATCH ?1`).values(s.match) as [[string | null]])[0]![0];
   } else {
     const q = dialect.sqlToQuery(sql`SELECT group_concat(rowid) FROM (${s.rowids})`);
     text = (client.query(q.sql).values(...(q.params as Bindings)) as [[string | null]])[0]![0];
@@ -415,7 +540,7 @@ function loadMatches(client: Database, s: IndexSearch): Matches {
 
 // Keyed by the index and phrase: one ListSpec per index (contracts_fts with its searchMore).
 function matchSet(client: Database, kept: Totals, s: IndexSearch): Matches {
-  const key = `${s.fts}\0${s.phrase}`;
+  const key = `${s.fts}\0${s.key}`;
   const hit = kept.matches.get(key);
   if (hit) return hit;
   const m = loadMatches(client, s);
@@ -522,8 +647,8 @@ export async function listRows<R, V>(
     // The index holds one entry per row: its matches are the table's, counted without a row read
     // (and the rowids other indexes find, distinct, beside them).
     const fts = sql.identifier(c.search.fts);
-    countQuery = c.search.alone
-      ? sql`SELECT count(*) AS n FROM ${fts} WHERE ${fts} MATCH ${c.search.phrase}`
+    countQuery = c.search.match !== undefined
+      ? sql`SELECT count(*) AS n FROM ${fts} WHERE ${fts} MATCH ${c.search.match}`
       : sql`SELECT count(*) AS n FROM (${c.search.rowids})`;
   } else {
     countQuery = c.where ? sql`SELECT count(*) AS n FROM ${table} WHERE ${c.where}` : sql`SELECT count(*) AS n FROM ${table}`;

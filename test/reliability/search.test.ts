@@ -77,12 +77,14 @@ describe("GET /api/person: ?q over name, display_name and doc_identity", () => {
     expect(await found("/api/person", "joão")).toEqual(joaos);
     expect(await found("/api/person", "conceicao")).toEqual(["João da Conceição"]);
     expect(await found("/api/person", "CONCEIÇÃO")).toEqual(["João da Conceição"]);
-    expect(await found("/api/person", "ão d")).toEqual(["João da Conceição"]);
+    // Two words: both, anywhere in the row.
+    expect(await found("/api/person", "ão d")).toEqual(["JOAO PEDRO", "João da Conceição"]);
   });
 
-  test("queries under three characters still search (by scan, as before: case-insensitive, accents as written)", async () => {
+  test("queries under three characters still search (by scan, case- and accent-insensitive too)", async () => {
     await ok("POST", "/api/person", { name: "Zé Zuza" });
     expect(await found("/api/person", "zé")).toEqual(["Zé Zuza"]);
+    expect(await found("/api/person", "ZE")).toEqual(["Zé Zuza"]);
     expect(await found("/api/person", "ZU")).toEqual(["Zé Zuza"]);
     expect(await found("/api/person", "Ç")).toEqual(["João da Conceição"]);
   });
@@ -124,7 +126,7 @@ describe("GET /api/person: ?q over name, display_name and doc_identity", () => {
   });
 });
 
-describe("GET /api/person: ?q results equal the old LIKE scan on a seeded ASCII set", () => {
+describe("GET /api/person: ?q results equal a LIKE scan of every word on a seeded ASCII set", () => {
   const FIRST = ["Maria", "JOAO", "ana", "Pedro", "Paula", "LUCAS", "Julia", "Marcos"];
   const LAST = ["Silva", "SOUZA", "lima", "Costa", "Pereira", "Oliveira", "Santos", "Almeida"];
   let scanCorp: string;
@@ -143,18 +145,33 @@ describe("GET /api/person: ?q results equal the old LIKE scan on a seeded ASCII 
     }
   });
 
-  /** What LIKE over the three columns answers, read from the file; ORDER BY as the list writes it. */
+  /**
+   * What a LIKE scan answers, read from the file; ORDER BY as the list writes it: every word of q
+   * in one of the three columns, or (a word of digits and punctuation) in the document's digits.
+   */
   function scan(q: string, order: string, corporate: boolean | undefined, limit: number, offset: number) {
     const db = t.sql(scanCorp);
-    const pattern = `%${q.replace(/[\\%_]/g, "\\$&")}%`;
-    const where = `(name LIKE ?1 ESCAPE '\\' OR display_name LIKE ?1 ESCAPE '\\' OR doc_identity LIKE ?1 ESCAPE '\\')${corporate === undefined ? "" : ` AND corporate = ${corporate ? 1 : 0}`}`;
-    const total = (db.query(`SELECT count(*) AS n FROM persons WHERE ${where}`).get(pattern) as { n: number }).n;
-    const ids = db.query(`SELECT id FROM persons WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`).all(pattern).map((r: any) => r.id);
+    const words = [...new Set(q.split(/\s+/).filter((w) => w))];
+    const params: string[] = [];
+    const conds = words.map((w) => {
+      params.push(`%${w.replace(/[\\%_]/g, "\\$&")}%`);
+      const n = params.length;
+      const cols = ["name", "display_name", "doc_identity"].map((c) => `${c} LIKE ?${n} ESCAPE '\\'`);
+      if (/^[^A-Za-z\s]+$/.test(w) && w.replace(/[^0-9]/g, "").length >= 6) {
+        params.push(`%${w.replace(/[^0-9]/g, "")}%`);
+        cols.push(`replace(replace(replace(replace(doc_identity, '.', ''), '-', ''), '/', ''), ' ', '') LIKE ?${params.length}`);
+      }
+      return `(${cols.join(" OR ")})`;
+    });
+    if (corporate !== undefined) conds.push(`corporate = ${corporate ? 1 : 0}`);
+    const where = conds.length ? `WHERE ${conds.join(" AND ")}` : "";
+    const total = (db.query(`SELECT count(*) AS n FROM persons ${where}`).get(...params) as { n: number }).n;
+    const ids = db.query(`SELECT id FROM persons ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`).all(...params).map((r: any) => r.id);
     return { total, ids };
   }
 
   test("same rows, order, paging and total, alone and with a filter and a sort", async () => {
-    const queries = ["silva", "SILVA", "ilva 13", "a s", "ouza 2", "1000", "100", "na", "a", "joao lima", "xyz", "   ", "maria silva 0"];
+    const queries = ["silva", "SILVA", "ilva 13", "a s", "ouza 2", "1000", "100", "na", "a", "joao lima", "lima joao", "xyz", "   ", "maria silva 0", "1.0.0-0", "10.0", "silva 100", "100.01-4", "1001.05 a"];
     const sorts: [string | undefined, string][] = [[undefined, "id"], ["-id", "id DESC"], ["name", "name, id"], ["-doc_identity", "doc_identity DESC, id"]];
     const pages: [number, number][] = [[1, 50], [2, 7], [3, 100], [1, 1]];
     let compared = 0;
@@ -177,7 +194,7 @@ describe("GET /api/person: ?q results equal the old LIKE scan on a seeded ASCII 
     expect(compared).toBe(queries.length * sorts.length * pages.length * 2);
     // The set is large enough that a common query matches many rows and a narrow one few.
     expect(scan("silva", "id", undefined, 500, 0).total).toBe(32);
-    expect(scan("ilva 13", "id", undefined, 500, 0).total).toBeLessThan(10);
+    expect(scan("ilva 13", "id", undefined, 500, 0).total).toBeLessThan(20);
   });
 });
 

@@ -140,3 +140,9 @@ export function cityByIdentity(tenant: TenantDoor, principal: Principal, params:
     return { ...cityView(await getCity(db, id)), identity: params.identity };
   });
 }
+
+/** The cities a ?q finds, as search hits (GET /api/search). */
+export async function cityHits(db: TenantDb, q: string, limit: number): Promise<{ id: string; title: string; subtitle: string | null }[]> {
+  const page = await listRows(db, cities, LIST, { q, limit }, (r: typeof cities.$inferSelect) => r);
+  return page.items.map((r) => ({ id: r.id, title: r.name, subtitle: `${r.state}, ${r.country}` }));
+}

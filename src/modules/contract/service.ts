@@ -3,7 +3,8 @@
 // ask of contracts. The external-app upsert is in upsert.ts. Route operations take a read handle
 // or a write transaction and its scope (src/core/store.ts); committed changes tell the contract
 // watchers after the COMMIT.
-import { and, asc, eq, inArray, or, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, or, sql, type SQL } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import ipaddr from "ipaddr.js";
 import type { AppContext, ContractChange } from "../../core/context";
 import type { Principal } from "../../core/principal";
@@ -12,7 +13,7 @@ import { readStamp, stampHolds } from "../../db/change-stamp";
 import type { TenantDb } from "../../db/sqlite";
 import { contractConfigs, contractFlags, contractItems, contracts } from "../../db/tenant/schema";
 import { finite } from "../../lib/finite";
-import { listRows, type ListParams, type ListSpec } from "../../lib/list";
+import { listRows, wordMatch, type ListParams, type ListSpec, type SearchWord } from "../../lib/list";
 import { MAX_MONEY } from "../../lib/schemas";
 import { newId, randomBase62 } from "../../lib/ids";
 import { conflict, invalid, invalidMany, notFound, type FieldError } from "../../lib/problem";
@@ -28,7 +29,8 @@ import { findApp, resolveApp } from "../externalapp/service";
 import { identitiesOf, identityListField, linkedIdsOf, linkedRecordId, linkRecord, linkView } from "../externalapp/link-service";
 import type { AddressInput, AddressView } from "../address/model";
 import type { ExternalLinkView } from "../externalapp/model";
-import { findPerson, personIdsByPhrase, personIdsByText, type Party } from "../person/service";
+import { findPerson, personIdsByText, personIdsByWord, type Party } from "../person/service";
+import { addressWord, contractIdsByOnlineAddress } from "../isp/session-service";
 import {
   DATE_FIELDS,
   type Contract,
@@ -599,18 +601,36 @@ export async function productOnContractItems(db: TenantDb, productId: string): P
 
 // ---- the routes' operations ----
 
-// ?q finds a contract by its number, its PPPoE username (contract_configs) and its customer's
-// name, display name and document (persons). contracts_fts indexes the number and the username
-// (migration 0012); the customer's text is found through the persons' own index, so a person's
-// rename changes no contract's index entry and the upsert writes no index entry for it.
+// ?q finds a contract by its number, its PPPoE username and config addresses (contract_configs),
+// its customer's name, display name and document (persons, the document also by its digits), and
+// the framed address and MAC of its online sessions (isp). contracts_fts indexes the number and the
+// username (migration 0012); the customer's text is found through the persons' own index, so a
+// person's rename changes no contract's index entry and the upsert writes no index entry for it.
+// Addresses are scanned (few rows: one config per contract, the online sessions), only for words
+// that can be part of one (addressWord).
+function configIdsByAddress(match: (c: SQLiteColumn) => SQL, word: SearchWord): SQL | undefined {
+  if (!addressWord(word)) return undefined;
+  return sql`(SELECT ${contractConfigs.contract_id} FROM ${contractConfigs} WHERE ${match(contractConfigs.ipv4)} OR ${match(contractConfigs.ipv6)})`;
+}
 const LIST: ListSpec = {
   q: [contracts.number],
   qMore: [
     (match) => sql`${contracts.id} IN (SELECT ${contractConfigs.contract_id} FROM ${contractConfigs} WHERE ${match(contractConfigs.username)})`,
-    (match) => sql`${contracts.customer_id} IN ${personIdsByText(match)}`,
+    (match, word) => sql`${contracts.customer_id} IN ${personIdsByText(match, word)}`,
+    (match, word) => {
+      const ids = [configIdsByAddress(match, word), contractIdsByOnlineAddress(match, word, nowIso())].filter((s) => s !== undefined);
+      return ids.length ? or(...ids.map((s) => sql`${contracts.id} IN ${s}`)) : undefined;
+    },
   ],
   search: "contracts_fts",
-  searchMore: [(phrase) => sql`SELECT rowid FROM contracts WHERE customer_id IN ${personIdsByPhrase(phrase)}`],
+  searchMore: [
+    (word) => sql`SELECT rowid FROM contracts WHERE customer_id IN ${personIdsByWord(word)}`,
+    (word) => {
+      const match = wordMatch(word.text, true);
+      const ids = [configIdsByAddress(match, word), contractIdsByOnlineAddress(match, word, nowIso())].filter((s) => s !== undefined);
+      return ids.length ? sql`SELECT rowid FROM contracts WHERE ${or(...ids.map((s) => sql`id IN ${s}`))}` : undefined;
+    },
+  ],
   hidden: [...ADDRESS_COLUMN_NAMES, "json_original", "json_billing", "json_payment_method", "json_items"],
 };
 
@@ -837,4 +857,15 @@ export async function contractLabels(db: TenantDb, ids: string[]): Promise<Map<s
     )
     .all(JSON.stringify(ids))) as unknown as ({ id: string } & ContractLabel)[];
   return new Map(rows.map(({ id, ...label }) => [id, label]));
+}
+
+/** The contracts a ?q finds, as search hits (GET /api/search): number, and the customer's name. */
+export async function contractHits(db: TenantDb, q: string, limit: number): Promise<{ id: string; title: string; subtitle: string | null }[]> {
+  const page = await listRows(db, contracts, LIST, { q, limit }, (r: ContractRow) => r);
+  const hits: { id: string; title: string; subtitle: string | null }[] = [];
+  for (const r of page.items) {
+    const customer = await findPerson(db, r.customer_id);
+    hits.push({ id: r.id, title: r.number, subtitle: customer ? customer.name : null });
+  }
+  return hits;
 }

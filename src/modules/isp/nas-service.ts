@@ -134,10 +134,13 @@ function secretColumns(secrets: SecretBox, nasId: string, secret: string) {
   return { secret_salt: salt, secret_hash: hashSecret(secret, salt), secret_enc: secrets.seal(secret, sealContext(nasId)) };
 }
 
+/** The NAS list's search: by name and address (the list and GET /api/search). */
+const NAS_Q = [ispNas.name, ispNas.ip];
+
 export function listNas(tenant: TenantDoor, query: ListParams, at: number) {
   const now = toIso(at);
   const spec = {
-    q: [ispNas.name, ispNas.ip],
+    q: NAS_Q,
     hidden: HIDDEN,
     computed: { online: { expr: ispNas.open_sessions, dataType: "number" as const }, health: { expr: healthExpr(now), dataType: "string" as const } },
   };
@@ -178,4 +181,10 @@ export function deleteNas(tenant: TenantDoor, id: string): Promise<void> {
 
 export function setNasStatus(tenant: TenantDoor, id: string, status: boolean) {
   return trackedWrite(tenant, "nas", ispNas, id, async (tx) => nasView(await setStatus<NasRow>(tx, ispNas, id, status, "NAS")), { action: "status", snapshot: nasSnapshot });
+}
+
+/** The NAS a ?q finds, as search hits (GET /api/search). */
+export async function nasHits(db: TenantDb, q: string, limit: number): Promise<{ id: string; title: string; subtitle: string | null }[]> {
+  const page = await listRows(db, ispNas, { q: NAS_Q, hidden: HIDDEN }, { q, limit }, (r: typeof ispNas.$inferSelect) => r);
+  return page.items.map((r) => ({ id: r.id, title: r.name, subtitle: r.ip }));
 }

@@ -2,11 +2,12 @@
 // operator's "who is online" list, and the open sessions RFC 5176 requests act on
 // (dynamic-auth.ts).
 import { and, eq, gte, lt, lte, or, isNull, sql, type SQL } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { TenantDoor } from "../../core/store";
 import { clientOf } from "../../db/rows";
 import type { TenantDb } from "../../db/sqlite";
 import { ispRadiusSessions } from "../../db/tenant/schema";
-import { listRows, type ListParams } from "../../lib/list";
+import { listRows, type ListParams, type SearchWord } from "../../lib/list";
 import { invalid, notFound } from "../../lib/problem";
 import { canonicalInstant, toIso } from "../../lib/time";
 import { SESSION_STATES } from "./model";
@@ -47,6 +48,28 @@ function instantParam(query: ListParams, key: "from" | "to"): string | null {
   const iso = canonicalInstant(String(raw));
   if (!iso) throw invalid(key, "must be an ISO 8601 instant with offset");
   return iso;
+}
+
+/** A word of a ?q that can be part of an IP address or a MAC: only such words look in addresses. */
+export function addressWord(word: SearchWord): boolean {
+  return /^[0-9a-f.:/-]+$/i.test(word.text);
+}
+
+/**
+ * The ids of the contracts whose online sessions' framed address or calling station (MAC) hold one
+ * word of a contract ?q (`match` the search's condition on a column), as a subquery. A MAC is also
+ * compared without its separators (`aabbcc`, `aa-bb-cc` find `AA:BB:CC:DD:EE:FF`). Words that cannot be
+ * part of an address find nothing here (addressWord).
+ */
+export function contractIdsByOnlineAddress(match: (c: SQLiteColumn) => SQL, word: SearchWord, now: string): SQL | undefined {
+  if (!addressWord(word)) return undefined;
+  const s = ispRadiusSessions;
+  const hex = word.text.replace(/[.:-]/g, "").toLowerCase();
+  const bare = sql`replace(replace(replace(lower(${s.calling_station_id}), ':', ''), '-', ''), '.', '')`;
+  // Not for a piece of an IPv4 address (`10.0` is no MAC's `100`).
+  const ipv4Piece = /^[0-9]*\.[0-9.]*$/.test(word.text);
+  const mac = hex.length >= 4 && !ipv4Piece ? sql` OR ${bare} LIKE ${`%${hex}%`}` : sql``;
+  return sql`(SELECT ${s.contract_id} FROM ${s} WHERE ${stateCondition("online", now)} AND ${s.contract_id} IS NOT NULL AND (${match(s.framed_ip)} OR ${match(s.calling_station_id)}${mac}))`;
 }
 
 export function listSessions(tenant: TenantDoor, query: ListParams, at: number) {
@@ -113,4 +136,10 @@ export async function openSessionsOf(db: TenantDb, contractId: string): Promise<
     .from(ispRadiusSessions)
     .where(and(eq(ispRadiusSessions.contract_id, contractId), eq(ispRadiusSessions.open, true)))
     .all();
+}
+
+/** The online sessions a ?q finds (user name, framed address, MAC), as search hits (GET /api/search). */
+export async function sessionHits(db: TenantDb, q: string, limit: number, now: string): Promise<{ id: string; title: string; subtitle: string | null }[]> {
+  const page = await sessionPage(db, { q, limit, state: "online" }, now);
+  return page.items.map((r) => ({ id: r.id, title: r.username, subtitle: [r.framed_ip, r.calling_station_id, r.nas_name].filter((v) => v).join(" · ") || null }));
 }

@@ -1,6 +1,6 @@
 // Persons (table persons): CRUD, the address, lookups by an external app's identity, and what the
 // contract module needs of a person (a party's row, the external-app upsert's insert and update).
-import { eq, inArray, or, sql, type SQL } from "drizzle-orm";
+import { eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Principal } from "../../core/principal";
 import type { TenantDoor, TenantWriteScope } from "../../core/store";
@@ -8,7 +8,7 @@ import { clientOf, insertRow, updateRow } from "../../db/rows";
 import type { TenantDb } from "../../db/sqlite";
 import { persons } from "../../db/tenant/schema";
 import { newId } from "../../lib/ids";
-import { listRows, type ListParams, type Page } from "../../lib/list";
+import { listRows, wordCondition, wordRowids, type ListParams, type ListSpec, type Page, type SearchWord } from "../../lib/list";
 import { conflict, notFound } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
 import { unchanged } from "../../lib/unchanged";
@@ -96,20 +96,21 @@ export async function setParty(tx: TenantDb, id: string, data: PartyColumns): Pr
 
 // ---- what the routes do, each in one read or one write ----
 
-// persons_fts: the trigram index of the q columns (migrations/tenant/0010_search_fts.sql).
-const LIST = { q: [persons.name, persons.display_name, persons.doc_identity], search: "persons_fts", hidden: ADDRESS_COLUMN_NAMES };
+// persons_fts: the trigram index of the q columns (migrations/tenant/0010_search_fts.sql); the
+// document is also found by its digits (lib/list.ts SearchWord).
+const LIST = { q: [persons.name, persons.display_name, persons.doc_identity], digits: [persons.doc_identity], search: "persons_fts", hidden: ADDRESS_COLUMN_NAMES } satisfies ListSpec;
 
 /**
- * The ids of the persons whose ?q text (name, display name, document) a scan's `match` finds, as
- * a subquery: another owner's ?q through its rows' persons (a contract by its customer).
+ * The ids of the persons one word of a ?q finds by a scan (`match` the scan's condition on a
+ * column), as a subquery: another owner's ?q through its rows' persons (a contract by its customer).
  */
-export function personIdsByText(match: (c: SQLiteColumn) => SQL): SQL {
-  return sql`(SELECT ${persons.id} FROM ${persons} WHERE ${or(...LIST.q.map(match))})`;
+export function personIdsByText(match: (c: SQLiteColumn) => SQL, word: SearchWord): SQL {
+  return sql`(SELECT ${persons.id} FROM ${persons} WHERE ${wordCondition(LIST, word, match)})`;
 }
 
-/** The same through the persons' trigram index, for an FTS5 phrase (lib/list.ts indexSearch). */
-export function personIdsByPhrase(phrase: string): SQL {
-  return sql`(SELECT id FROM persons WHERE rowid IN (SELECT rowid FROM persons_fts WHERE persons_fts MATCH ${phrase}))`;
+/** The same through the persons' trigram index, for a word of three characters or more (lib/list.ts indexSearch). */
+export function personIdsByWord(word: SearchWord): SQL {
+  return sql`(SELECT id FROM persons WHERE rowid IN (${wordRowids(LIST, persons, word)}))`;
 }
 
 /** The views of a list page's persons, in its order; one city memo for the page (see addressView). */
@@ -207,4 +208,10 @@ export function deletePerson(tenant: TenantDoor, id: string): Promise<void> {
 
 export function linkPerson(tenant: TenantDoor, id: string, body: ExternalLinkInput): Promise<ExternalLinkView> {
   return linkFromRequest(tenant, "person", id, body, (tx) => getPerson(tx, id));
+}
+
+/** The persons a ?q finds, as search hits (GET /api/search): the first `limit` by id. */
+export async function personHits(db: TenantDb, q: string, limit: number): Promise<{ id: string; title: string; subtitle: string | null }[]> {
+  const page = await listRows(db, persons, LIST, { q, limit }, (r: PersonRow) => r);
+  return page.items.map((r) => ({ id: r.id, title: r.name, subtitle: r.doc_identity ?? r.display_name ?? null }));
 }

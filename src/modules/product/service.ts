@@ -145,3 +145,9 @@ export async function setProductClassifications(tx: TenantDb, w: TenantWriteScop
   w.record({ type: "product", id, action: "classifications", before: { classifications: before }, after: { classifications: await classificationNames(tx, id) } });
   return v;
 }
+
+/** The products a ?q finds, as search hits (GET /api/search). */
+export async function productHits(db: TenantDb, q: string, limit: number): Promise<{ id: string; title: string; subtitle: string | null }[]> {
+  const page = await listRows(db, products, LIST, { q, limit }, (r: ProductRow) => r);
+  return page.items.map((r) => ({ id: r.id, title: r.name, subtitle: r.identity }));
+}

@@ -259,3 +259,9 @@ export function slugIndexEntry(db: PlatformDb, slug: string): Promise<{ corp_id:
 export function redirectRow(db: TenantDb, codeId: string): Promise<{ target: string | null; status: number } | null> {
   return db.$client.query<{ target: string | null; status: number }, [string]>("SELECT target, status FROM qr_codes WHERE id = ?").get(codeId);
 }
+
+/** The QR codes a ?q finds, as search hits (GET /api/search). */
+export async function qrCodeHits(db: TenantDb, publicUrl: string, q: string, limit: number): Promise<{ id: string; title: string; subtitle: string | null }[]> {
+  const page = await listRows(db, qrCodes, codeListSpec(publicUrl), { q, limit }, (r: CodeRow) => r);
+  return page.items.map((r) => ({ id: r.id, title: r.name, subtitle: r.slug ? `${publicUrl}/q/${r.slug}` : r.content ?? null }));
+}

@@ -123,7 +123,7 @@ describe("GET /api/contract: ?q by customer, document and PPPoE username", () =>
   });
 });
 
-describe("GET /api/contract: ?q totals and pages equal a scan of number, username and customer", () => {
+describe("GET /api/contract: ?q totals and pages equal a scan of every word in number, username and customer", () => {
   const NAMES = ["Maria Silva", "JOAO Souza", "ana lima", "Pedro Costa", "Paula Silva", "Lucas Pereira"];
   let token: string;
   let corpId: string;
@@ -146,20 +146,31 @@ describe("GET /api/contract: ?q totals and pages equal a scan of number, usernam
     }
   });
 
+  /** Every word of q in one of the columns, or (digits and punctuation) in the customer's document digits. */
   function scan(q: string, order: string, status: string | undefined, limit: number, offset: number) {
     const db = t.sql(corpId);
-    const pattern = `%${q.replace(/[\\%_]/g, "\\$&")}%`;
-    const like = (c: string) => `${c} LIKE ?1 ESCAPE '\\'`;
-    const where = `(${like("c.number")} OR ${like("cc.username")} OR ${like("p.name")} OR ${like("p.display_name")} OR ${like("p.doc_identity")})${status ? ` AND c.contract_status = '${status}'` : ""}`;
+    const params: string[] = [];
+    const conds = [...new Set(q.split(/\s+/).filter((w) => w))].map((w) => {
+      params.push(`%${w.replace(/[\\%_]/g, "\\$&")}%`);
+      const n = params.length;
+      const cols = ["c.number", "cc.username", "p.name", "p.display_name", "p.doc_identity"].map((c) => `${c} LIKE ?${n} ESCAPE '\\'`);
+      if (/^[^A-Za-z\s]+$/.test(w) && w.replace(/[^0-9]/g, "").length >= 6) {
+        params.push(`%${w.replace(/[^0-9]/g, "")}%`);
+        cols.push(`replace(replace(replace(replace(p.doc_identity, '.', ''), '-', ''), '/', ''), ' ', '') LIKE ?${params.length}`);
+      }
+      return `(${cols.join(" OR ")})`;
+    });
+    if (status) conds.push(`c.contract_status = '${status}'`);
+    const where = conds.length ? `WHERE ${conds.join(" AND ")}` : "";
     const from = "contracts c JOIN contract_configs cc ON cc.contract_id = c.id JOIN persons p ON p.id = c.customer_id";
-    const total = (db.query(`SELECT count(*) AS n FROM ${from} WHERE ${where}`).get(pattern) as { n: number }).n;
-    const ids = db.query(`SELECT c.id FROM ${from} WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`).all(pattern).map((r: any) => r.id);
+    const total = (db.query(`SELECT count(*) AS n FROM ${from} ${where}`).get(...params) as { n: number }).n;
+    const ids = db.query(`SELECT c.id FROM ${from} ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`).all(...params).map((r: any) => r.id);
     return { total, ids };
   }
 
   test("same rows, order, paging and total, alone, with a filter and with a sort", async () => {
     await ok("PUT", `/api/contract/${(await ok("GET", "/api/contract?limit=1", undefined, token)).items[0].id}/inactive`, undefined, token);
-    const queries = ["silva", "SILVA", "lima", "ilva 1", "pppoe", "pppoe.lima", "7000", "N-10", "a", "si", "xyz", "oao s"];
+    const queries = ["silva", "SILVA", "lima", "ilva 1", "1 silva", "pppoe", "pppoe.lima", "7000", "7000 ana", "N-10", "a", "si", "xyz", "oao s", "silva n-10"];
     const sorts: [string | undefined, string][] = [[undefined, "c.id"], ["-id", "c.id DESC"], ["number", "c.number, c.id"]];
     const pages: [number, number][] = [[1, 50], [2, 7], [1, 1]];
     for (const q of queries) {
