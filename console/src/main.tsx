@@ -11,6 +11,7 @@ import { Account, Login, changeCorp, logout } from "./screens/auth";
 import { Dashboard } from "./screens/dashboard";
 import { ContractCreate, ContractDetail, ContractList } from "./screens/contracts";
 import { RESOURCES } from "./screens/defs";
+import { CustomerPage } from "./screens/customer";
 import { SystemScreen } from "./screens/system";
 import { SafeIps } from "./screens/safeip";
 import { Menus } from "./screens/menus";
@@ -70,12 +71,19 @@ function Shell({ children }: { children: ComponentChildren }) {
   const [corpError, setCorpError] = useState<string | null>(null);
   const path = currentPath();
   const groups = [...new Set(NAV.map((n) => n.group))];
+  // On a phone the menu is a drawer; choosing a screen closes it.
+  const [drawer, setDrawer] = useState(false);
+  useEffect(() => setDrawer(false), [path]);
   return (
-    <div class="shell">
+    <div class={`shell${drawer ? " drawer-open" : ""}`}>
       <a href="#main" class="skip">
         {t("shell.skip")}
       </a>
       <header class="topbar">
+        <button type="button" class="menu-button" aria-expanded={drawer} aria-controls="main-menu" onClick={() => setDrawer(!drawer)}>
+          <span aria-hidden="true">☰ </span>
+          {t("shell.menuButton")}
+        </button>
         <span class="brand">corpadmin</span>
         <div class="topbar-controls">
           <label for="corp-switch">{t("shell.corp")}</label>
@@ -113,7 +121,7 @@ function Shell({ children }: { children: ComponentChildren }) {
           </button>
         </div>
       </header>
-      <nav class="sidebar" aria-label={t("shell.menu")}>
+      <nav id="main-menu" class="sidebar" aria-label={t("shell.menu")}>
         {groups.map((g) => {
           const items = NAV.filter((n) => n.group === g && allowed(n));
           if (items.length === 0) return null;
@@ -177,6 +185,7 @@ function screen(path: string): ComponentChildren {
     if (path === "/contracts/new") return <ContractCreate />;
     if ((m = match("/contracts/:id", path))) return <ContractDetail id={m.id} />;
   }
+  if ((m = match("/customers/:id", path))) return can("person") ? <CustomerPage key={m.id} id={m.id} /> : <Forbidden />;
   if (path === "/safe-ip") return can("auth") ? <SafeIps /> : <Forbidden />;
   if (path === "/system") return can("core") ? <SystemScreen /> : <Forbidden />;
   if (path === "/menus") return isSuper.value ? <Menus /> : <Forbidden />;

@@ -27,6 +27,8 @@ export interface ResourceDef {
   /** Form values from a record (default: the record). */
   toValues?: (r: Row) => Values;
   nameOf?: (r: Row) => string;
+  /** Where a list row leads (default: the record's detail). */
+  rowHref?: (r: Row) => string;
   /** A response field shown once after creating (api_key, secret). */
   once?: { field: string; label: Key };
   extra?: (row: Row, reload: () => void, replace: (r: Row) => void) => ComponentChildren;
@@ -83,7 +85,7 @@ export function ResourceList({ def }: { def: ResourceDef }) {
           </Link>
         )}
       </PageHeader>
-      <ListView path={def.api} columns={def.columns} filters={def.filters} rowHref={(r) => `/${def.key}/${r.id}`} label={t(def.title)} />
+      <ListView path={def.api} columns={def.columns} filters={def.filters} rowHref={def.rowHref ?? ((r) => `/${def.key}/${r.id}`)} label={t(def.title)} />
       {def.listExtra?.()}
     </>
   );

@@ -209,7 +209,7 @@ export function ListView(props: {
       {error ? (
         <ErrorNote problem={error} />
       ) : (
-        <div class="table-wrap" aria-busy={loading}>
+        <div class="table-wrap cards-on-phone" aria-busy={loading}>
           <table>
             <thead>
               <tr>
@@ -234,7 +234,7 @@ export function ListView(props: {
               {data?.items.map((row) => (
                 <tr key={row.id}>
                   {props.columns.map((c, i) => (
-                    <td key={c.key}>{i === 0 && props.rowHref ? <Link to={props.rowHref(row)}>{cell(row, c)}</Link> : cell(row, c)}</td>
+                    <td key={c.key} data-label={t(c.label)}>{i === 0 && props.rowHref ? <Link to={props.rowHref(row)}>{cell(row, c)}</Link> : cell(row, c)}</td>
                   ))}
                 </tr>
               ))}
@@ -282,7 +282,7 @@ function FilterSelect({ filter, value, onChange }: { filter: Filter; value: stri
 
 // ---------- Forms ----------
 
-export type FieldType = "image" | "text" | "number" | "email" | "password" | "textarea" | "checkbox" | "select" | "ref" | "date" | "datetime" | "time" | "url" | "color";
+export type FieldType = "amount" | "image" | "text" | "number" | "email" | "password" | "textarea" | "checkbox" | "select" | "ref" | "date" | "datetime" | "time" | "url" | "color";
 
 export interface FieldDef {
   name: string;
@@ -427,11 +427,13 @@ export function Field(props: { def: FieldDef; value: any; error?: string; disabl
   } else if (type === "ref") {
     control = <RefSelect {...common} path={def.ref!.path} labelOf={def.ref!.label} value={props.value ?? ""} onChange={props.onChange} />;
   } else {
-    const inputType = type === "datetime" ? "datetime-local" : type;
+    // An amount is text (inputmode decimal) so that "1.234,56" can be typed; parseAmount reads it.
+    const inputType = type === "datetime" ? "datetime-local" : type === "amount" ? "text" : type;
     control = (
       <input
         {...common}
         type={inputType as "text"}
+        inputMode={type === "amount" ? "decimal" : undefined}
         step={def.step}
         autocomplete={def.autocomplete ?? (type === "password" ? "new-password" : "off")}
         value={props.value ?? ""}

@@ -3,7 +3,7 @@
 import type { Row } from "../api";
 import { fmtDate, t, tx } from "../i18n";
 import type { ResourceDef } from "../resource";
-import type { FieldDef } from "../ui";
+import { Link, type FieldDef } from "../ui";
 import { PoolUsage, SessionsOf } from "./radius";
 import { CorpServices, CorpStatus, CorpUsers, ContractLinks, ExternalAppKey, NoteView, PersonAddress, QrReport, UserPermissions, FeatureActions, LayoutExtras, MetricHistory, QrExtras, UserExtras, WebhookExtras, WorkgroupExtras } from "./extras";
 
@@ -35,7 +35,15 @@ export const RESOURCES: ResourceDef[] = [
       { name: "email", label: "f.email", type: "email" },
       { name: "phone", label: "f.phone" },
     ],
-    extra: (r, _reload, replace) => <PersonAddress row={r} replace={replace} />,
+    rowHref: (r) => `/customers/${r.id}`,
+    extra: (r, _reload, replace) => (
+      <>
+        <p>
+          <Link to={`/customers/${r.id}`}>{t("customer.page")}</Link>
+        </p>
+        <PersonAddress row={r} replace={replace} />
+      </>
+    ),
   },
   {
     key: "cities",

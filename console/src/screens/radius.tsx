@@ -17,11 +17,22 @@ export function bytes(n: number | null | undefined): string {
   return `${fmtNumber(v, 1)} ${units[i]}`;
 }
 
-function duration(s: number | null | undefined): string {
+export function duration(s: number | null | undefined): string {
   if (s === null || s === undefined) return "—";
   const h = Math.floor(s / 3600);
   const m = Math.floor((s % 3600) / 60);
   return h ? `${h} h ${m} min` : `${m} min`;
+}
+
+/** What the NAS did with a Disconnect-Request, as a sentence (outcome-specific, so that it agrees in pt-BR). */
+export function outcomeText(r: Row): string {
+  return t("session.outcome", { outcome: tx(`enum.${r.outcome}`, r.outcome), attempts: r.attempts });
+}
+
+/** Why an authorize attempt was refused, in the operator's language. */
+export function reasonText(reason: string | null | undefined): string {
+  if (!reason) return "—";
+  return tx(`reason.${reason}`, reason);
 }
 
 const stateBadge = (r: Row) => <span class={`badge ${r.state === "online" ? "ok" : r.state === "stale" ? "bad" : "off"}`}>{tx(`enum.${r.state}`, r.state)}</span>;
@@ -55,7 +66,7 @@ export function SessionsOf({ query, disconnectAll }: { query: Record<string, str
       {disconnectAll && (
         <ConfirmButton danger label={t("session.disconnectAll")} message={disconnectAll.message} onConfirm={async () => setResults((await call<{ items: Row[] }>("POST", disconnectAll.path)).items)} />
       )}
-      {results && <Notice>{results.length ? results.map((r) => t("session.outcome", { outcome: tx(`enum.${r.outcome}`, r.outcome), attempts: r.attempts })).join(" ") : t("session.noneOnline")}</Notice>}
+      {results && <Notice>{results.length ? results.map(outcomeText).join(" ") : t("session.noneOnline")}</Notice>}
       <ListView path="/api/isp/session" fixedQuery={query} pageParam="s_" search={false} label={t("nav.sessions")} columns={SESSION_COLUMNS} filters={SESSION_FILTERS} rowHref={(r) => `/sessions/${r.id}`} />
     </Section>
   );
@@ -83,7 +94,7 @@ export function SessionDetail({ id }: { id: string }) {
         <Link to="/sessions">← {t("nav.sessions")}</Link>
       </p>
       <ErrorNote problem={error} />
-      {result && <Notice kind={result.outcome === "ack" ? "success" : "warning"}>{t("session.outcome", { outcome: tx(`enum.${result.outcome}`, result.outcome), attempts: result.attempts })}</Notice>}
+      {result && <Notice kind={result.outcome === "ack" ? "success" : "warning"}>{outcomeText(result)}</Notice>}
       {s && (
         <Section title={t("r.session")}>
           <Facts
@@ -123,7 +134,7 @@ export function AttemptList() {
           { key: "username", label: "f.username" },
           { key: "nas_ip", label: "f.ip" },
           { key: "outcome", label: "f.outcome", render: (r) => <span class={`badge ${r.outcome === "accept" ? "ok" : "bad"}`}>{tx(`enum.${r.outcome}`, r.outcome)}</span> },
-          { key: "reason", label: "f.reason" },
+          { key: "reason", label: "f.reason", render: (r) => reasonText(r.reason) },
         ]}
       />
     </>
