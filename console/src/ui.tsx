@@ -4,6 +4,9 @@ import type { ComponentChildren, JSX } from "preact";
 import { useEffect, useRef, useState, useId } from "preact/hooks";
 import { call, fetchBlob, type Page, type Problem, type Row } from "./api";
 import { t, tx, fmtDate, type Key } from "./i18n";
+import { fieldMessage, problemText, unplacedMessage } from "./messages";
+
+export { problemText };
 import { BASE, currentQuery, setQuery, location$ } from "./router";
 
 export function href(path: string): string {
@@ -16,26 +19,6 @@ export function Link(props: { to: string; children: ComponentChildren; class?: s
       {props.children}
     </a>
   );
-}
-
-/** A field error in the operator's language where its server text is a common one. */
-export function fieldMessage(message: string): string {
-  if (/length greater or equal to 1|Required property|match 'uuid' format/.test(message)) return t("form.required");
-  if (/^Expected (number|integer)/.test(message)) return t("form.number");
-  return message;
-}
-
-/** A problem as a sentence for the operator. */
-export function problemText(p: Problem | null | undefined): string {
-  if (!p) return "";
-  if (p.status === 0) return t("error.network");
-  if (p.status === 403) return t("error.forbidden");
-  if (p.status === 404) return t("error.notFound");
-  if (p.status === 409) return p.detail ? `${t("error.conflict")} ${p.detail}` : t("error.conflict");
-  if (p.status === 429) return t("error.rateLimited");
-  if (p.status === 503) return t("error.unavailable");
-  if (p.status >= 500) return t("error.server");
-  return p.detail || p.title || t("error.generic");
 }
 
 export function ErrorNote({ problem }: { problem: Problem | null | undefined }) {
@@ -350,7 +333,7 @@ export function Form(props: {
       {props.children}
       {problem && (problem.status !== 400 || unplaced.length > 0 || !problem.errors) && (
         <div class="error" role="alert">
-          {problem.status === 400 && unplaced.length ? unplaced.map((e) => <p key={e.path}>{`${e.path}: ${e.message}`}</p>) : problemText(problem)}
+          {problem.status === 400 && unplaced.length ? unplaced.map((e) => <p key={e.path}>{unplacedMessage(e)}</p>) : problemText(problem)}
         </div>
       )}
       {problem?.status === 400 && problem.errors && unplaced.length === 0 && (

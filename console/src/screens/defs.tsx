@@ -2,6 +2,7 @@
 // the fields routes.md gives it, and the extra sections of those that need more.
 import type { Row } from "../api";
 import { fmtDate, t, tx } from "../i18n";
+import { serviceText } from "../labels";
 import type { ResourceDef } from "../resource";
 import { Link, type FieldDef } from "../ui";
 import { PoolUsage, SessionsOf } from "./radius";
@@ -500,7 +501,7 @@ export const RESOURCES: ResourceDef[] = [
     superOnly: true,
     columns: [
       { key: "identifier", label: "f.identifier" },
-      { key: "name", label: "f.name" },
+      { key: "name", label: "f.name", render: (r) => serviceText(r.identifier, r.name) },
       { key: "builtin", label: "f.builtin" },
     ],
     locked: (r) => r.builtin,
@@ -523,7 +524,7 @@ export const RESOURCES: ResourceDef[] = [
       { key: "actions", label: "f.actions", sort: false, render: (r) => String((r.actions ?? []).length) },
     ],
     fields: [
-      { name: "service_id", label: "f.service", type: "ref", required: true, ref: ref("/api/service", (r) => `${r.name} (${r.identifier})`) },
+      { name: "service_id", label: "f.service", type: "ref", required: true, ref: ref("/api/service", (r) => `${serviceText(r.identifier, r.name)} (${r.identifier})`) },
       { name: "name", label: "f.name", required: true },
       { name: "description", label: "f.description" },
     ],
