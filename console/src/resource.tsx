@@ -3,7 +3,7 @@
 import type { ComponentChildren } from "preact";
 import { useMemo, useState } from "preact/hooks";
 import { call, type Row } from "./api";
-import { t, type Key } from "./i18n";
+import { t, type Key, amountText, parseAmount } from "./i18n";
 import { navigate } from "./router";
 import { ConfirmButton, ErrorNote, Form, Link, ListView, PageHeader, SecretOnce, StatusBadge, useLoad, type Column, type FieldDef, type Filter, type Values } from "./ui";
 
@@ -47,6 +47,7 @@ export function cleanBody(fields: FieldDef[], v: Values, editing: boolean): Reco
     let value = v[f.name];
     if (value === "" || value === undefined) value = f.type === "checkbox" ? false : null;
     else if (f.type === "number" && typeof value === "string") value = Number(value);
+    else if (f.type === "amount" && typeof value === "string") value = parseAmount(value);
     else if (f.type === "datetime" && typeof value === "string") value = new Date(value).toISOString();
     if (value === null && f.type === "password") continue;
     out[f.name] = value;
@@ -60,6 +61,7 @@ export function initialValues(fields: FieldDef[], r: Row | null): Values {
     let x = r ? r[f.name] : undefined;
     if (f.type === "datetime" && typeof x === "string") x = toLocalInput(x);
     if (f.type === "date" && typeof x === "string") x = x.slice(0, 10);
+    if (f.type === "amount" && typeof x === "number") x = amountText(x);
     if (f.type === "password") x = "";
     v[f.name] = x ?? (f.type === "checkbox" ? false : "");
   }

@@ -1,7 +1,7 @@
 // The resources whose screens are the generic list, form and detail (resource.tsx), each with
 // the fields routes.md gives it, and the extra sections of those that need more.
 import type { Row } from "../api";
-import { fmtDate, t, tx } from "../i18n";
+import { fmtDate, fmtMoney, t, tx } from "../i18n";
 import { serviceText } from "../labels";
 import type { ResourceDef } from "../resource";
 import { Link, type FieldDef } from "../ui";
@@ -72,14 +72,14 @@ export const RESOURCES: ResourceDef[] = [
     columns: [
       { key: "identity", label: "f.identity" },
       { key: "name", label: "f.name" },
-      { key: "price", label: "f.price" },
+      { key: "price", label: "f.price", render: (r) => fmtMoney(r.price) },
       { key: "classifications", label: "f.classifications", sort: false, render: (r) => (r.classifications ?? []).join(", ") || "—" },
     ],
     fields: [
       { name: "identity", label: "f.identity", required: true },
       { name: "name", label: "f.name", required: true },
       { name: "description", label: "f.description", type: "textarea" },
-      { name: "price", label: "f.price", type: "number", step: "0.01" },
+      { name: "price", label: "f.price", type: "amount" },
     ],
   },
   {

@@ -151,7 +151,7 @@ export function QrExtras({ row }: { row: Row }) {
     const d: Row[] = report.data?.days ?? [];
     return {
       x: d.map((x) => new Date(`${x.date}T12:00:00Z`).getTime() / 1000),
-      labels: d.map((x) => x.date),
+      labels: d.map((x) => fmtDate(x.date)),
       series: [
         { label: t("qr.total"), values: d.map((x) => x.total) },
         { label: t("qr.unique"), values: d.map((x) => x.unique_visitors) },
