@@ -483,6 +483,7 @@ export const DICT = {
   "shell.logout": ["Sign out", "Sair"],
   "shell.menu": ["Main menu", "Menu principal"],
   "shell.menuButton": ["Menu", "Menu"],
+  "list.pageSize": ["Rows per page", "Linhas por página"],
 
   "forbidden.title": ["No permission", "Sem permissão"],
   "forbidden.text": ["Your workgroups do not give you access to this screen. Ask an administrator for access.", "Seus grupos de trabalho não dão acesso a esta tela. Peça acesso a um administrador."],

@@ -212,8 +212,11 @@ function App() {
   void location$.value;
   void lang.value;
   useEffect(() => {
-    // After a change of screen, focus its heading so screen readers announce it.
-    (document.getElementById("page-title") as HTMLElement | null)?.focus({ preventScroll: true });
+    // After a change of screen, focus its heading so screen readers announce it; the login page
+    // focuses its first field instead (the one thing to do there).
+    const inputs = path === "/login" ? [...document.querySelectorAll<HTMLInputElement>("main input")] : [];
+    const first = inputs.find((i) => !i.value) ?? inputs[0] ?? null;
+    (first ?? (document.getElementById("page-title") as HTMLElement | null))?.focus({ preventScroll: true });
   }, [path]);
   if (!session.value) {
     if (path !== "/login") {

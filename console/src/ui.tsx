@@ -121,6 +121,9 @@ export function cell(row: Row, c: Column): ComponentChildren {
   return String(v);
 }
 
+/** The page sizes a list offers; the choice is kept in the URL (?limit=). */
+const PAGE_SIZES = ["10", "25", "50", "100"];
+
 /**
  * A server-paged list: page, limit, q, sort and filters come from the URL and go to the API as
  * they are, so a link keeps them. `rowHref` makes the first column a link.
@@ -143,7 +146,9 @@ export function ListView(props: {
   const page = Number(q.get(`${prefix}page`) ?? "1") || 1;
   const sort = q.get(`${prefix}sort`) ?? "";
   const search = q.get(`${prefix}q`) ?? "";
-  const query: Record<string, string> = { page: String(page), limit: "25", ...(props.fixedQuery ?? {}) };
+  const limitParam = q.get(`${prefix}limit`) ?? "";
+  const limit = PAGE_SIZES.includes(limitParam) ? limitParam : "25";
+  const query: Record<string, string> = { page: String(page), limit, ...(props.fixedQuery ?? {}) };
   if (sort) query.sort = sort;
   if (search) query.q = search;
   for (const f of props.filters ?? []) {
@@ -236,6 +241,16 @@ export function ListView(props: {
           <button type="button" disabled={page >= pages} onClick={() => setQuery({ [`${prefix}page`]: String(page + 1) })}>
             {t("list.next")}
           </button>
+          <label>
+            {t("list.pageSize")}{" "}
+            <select value={limit} onChange={(e) => setQuery({ [`${prefix}limit`]: e.currentTarget.value === "25" ? null : e.currentTarget.value, [`${prefix}page`]: null })}>
+              {PAGE_SIZES.map((n) => (
+                <option key={n} value={n}>
+                  {n}
+                </option>
+              ))}
+            </select>
+          </label>
           <button type="button" class="csv" onClick={exportCsv}>
             {t("list.csv")}
           </button>
@@ -297,6 +312,7 @@ export function Form(props: {
   const [problem, setProblem] = useState<Problem | null>(null);
   const [busy, setBusy] = useState(false);
   const [saved, setSaved] = useState(false);
+  const submit = useRef<HTMLButtonElement>(null);
   useEffect(() => setValues(props.initial), [props.initial]);
   const fieldErrors: Record<string, string> = {};
   for (const e of problem?.errors ?? []) {
@@ -318,6 +334,11 @@ export function Form(props: {
           await props.onSubmit(values);
           setProblem(null);
           setSaved(true);
+          // The button was disabled while saving, which drops the focus to <body>: give it back,
+          // next to the "Saved." that is announced (unless the screen moved on).
+          setTimeout(() => {
+            if (submit.current?.isConnected && (document.activeElement === document.body || document.activeElement === null)) submit.current.focus();
+          }, 0);
         } catch (err) {
           setProblem(err as Problem);
           // Focus the first field the server named.
@@ -342,7 +363,7 @@ export function Form(props: {
         </p>
       )}
       <div class="form-actions">
-        <button type="submit" class="primary" disabled={busy}>
+        <button ref={submit} type="submit" class="primary" disabled={busy}>
           {props.submitLabel}
         </button>
         {saved && !problem && (
