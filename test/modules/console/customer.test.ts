@@ -191,3 +191,39 @@ test("phone (390×844): a menu button opens the drawer, a choice closes it, list
     }
   }
 }, 120_000);
+
+test("pt-BR: the server's messages arrive in Portuguese (an in-use delete, a duplicate, Elysia's field errors), never in English", async () => {
+  const page = await newPage({ lang: "pt-BR" });
+  await uiLogin(page, server.base);
+  const english = /\b(The|is|used|already|exists|Expected|Required|property|string|value|union|must)\b/;
+  // A city used by an address cannot be deleted: said as an in-use case, not a conflict.
+  const city = (await api(server.base, "GET", "/api/city?q=Campinas", undefined, token)).body.items[0];
+  await page.goto(`${server.base}/console/cities/${city.id}`);
+  await page.getByRole("button", { name: "Excluir" }).click();
+  await page.getByRole("dialog").getByRole("button", { name: /Excluir|Confirmar/ }).click();
+  const inUse = page.getByRole("dialog").getByRole("alert");
+  await inUse.waitFor();
+  expect(await inUse.textContent()).toBe("Está em uso por outros registros: remova esses usos antes.");
+  await page.keyboard.press("Escape");
+  // A duplicate.
+  await page.goto(`${server.base}/console/cities/new`);
+  await page.getByLabel(/^Nome/).fill("Campinas");
+  await page.getByLabel(/^Estado/).fill("SP");
+  await page.getByLabel(/^País/).fill("BR");
+  await page.getByRole("button", { name: "Criar" }).click();
+  const duplicate = page.locator("form [role=alert]").first();
+  await duplicate.waitFor();
+  expect(await duplicate.textContent()).toBe("Já existe um registro com o mesmo nome ou identificador.");
+  // Elysia's own messages (a wrong type, a missing property) next to their fields.
+  const bad = await api(server.base, "POST", "/api/isp/pool", { name: "x", version: 4, cidr: "not-a-cidr" }, token);
+  expect(bad.status).toBe(400);
+  await page.goto(`${server.base}/console/pools/new`);
+  await page.getByLabel(/^Nome/).fill("p1");
+  await page.getByLabel(/^CIDR/).fill("não é faixa");
+  await page.getByRole("button", { name: "Criar" }).click();
+  await page.locator(".field-error").first().waitFor();
+  const errors = await page.locator("form").innerText();
+  expect(errors).not.toMatch(english);
+  await shot(page, "pt-server-messages");
+  await page.context().close();
+}, 60_000);
