@@ -12,6 +12,7 @@ import { Dashboard } from "./screens/dashboard";
 import { ContractCreate, ContractDetail, ContractList } from "./screens/contracts";
 import { RESOURCES } from "./screens/defs";
 import { CustomerPage } from "./screens/customer";
+import { OnlineBoard } from "./screens/online";
 import { SystemScreen } from "./screens/system";
 import { SafeIps } from "./screens/safeip";
 import { Menus } from "./screens/menus";
@@ -42,6 +43,7 @@ const NAV: NavItem[] = [
   { to: "/", label: "nav.dashboard", area: "", group: "nav.group.overview" },
   { to: "/contracts", label: "nav.contracts", area: "contract", group: "nav.group.customers" },
   ...RESOURCES.map((r) => ({ to: `/${r.key}`, label: r.title, area: r.area, listPath: r.api, superOnly: r.superOnly, group: groupOf(r.key) })),
+  { to: "/online", label: "nav.online", area: "isp", listPath: "/api/isp/session", group: "nav.group.network" },
   { to: "/sessions", label: "nav.sessions", area: "isp", listPath: "/api/isp/session", group: "nav.group.network" },
   { to: "/radius-attempts", label: "nav.attempts", area: "isp", listPath: "/api/isp/radius/attempts", group: "nav.group.network" },
   { to: "/safe-ip", label: "nav.safeIp", area: "auth", group: "nav.group.access" },
@@ -186,6 +188,7 @@ function screen(path: string): ComponentChildren {
     if ((m = match("/contracts/:id", path))) return <ContractDetail id={m.id} />;
   }
   if ((m = match("/customers/:id", path))) return can("person") ? <CustomerPage key={m.id} id={m.id} /> : <Forbidden />;
+  if (path === "/online") return can("isp", "/api/isp/session") ? <OnlineBoard /> : <Forbidden />;
   if (path === "/safe-ip") return can("auth") ? <SafeIps /> : <Forbidden />;
   if (path === "/system") return can("core") ? <SystemScreen /> : <Forbidden />;
   if (path === "/menus") return isSuper.value ? <Menus /> : <Forbidden />;

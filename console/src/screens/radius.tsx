@@ -75,6 +75,8 @@ export function SessionsOf({ query, disconnectAll }: { query: Record<string, str
 export function SessionDetail({ id }: { id: string }) {
   const { data: s, error, reload } = useLoad(() => call<Row>("GET", `/api/isp/session/${id}`), [id]);
   const [result, setResult] = useState<Row | null>(null);
+  const contract = useLoad(() => (s?.contract_id ? call<Row>("GET", `/api/contract/${s.contract_id}`) : Promise.resolve(null)), [s?.contract_id]);
+  const c = contract.data;
   return (
     <>
       <PageHeader title={s ? `${t("r.session")}: ${s.username}` : t("r.session")}>
@@ -102,7 +104,8 @@ export function SessionDetail({ id }: { id: string }) {
               [t("f.username"), s.username],
               [t("f.state"), stateBadge(s)],
               [t("f.nas"), s.nas_name],
-              [t("f.contract"), s.contract_id ? <Link to={`/contracts/${s.contract_id}`}>{t("session.openContract")}</Link> : null],
+              [t("f.customer"), c?.customer ? <Link to={`/customers/${c.customer.id}`}>{c.customer.name}</Link> : null],
+              [t("f.contract"), s.contract_id ? <Link to={`/contracts/${s.contract_id}`}>{c ? c.number : t("session.openContract")}</Link> : null],
               [t("f.framed_ip"), s.framed_ip],
               [t("f.calling_station_id"), s.calling_station_id],
               [t("f.started_at"), fmtDate(s.started_at)],

@@ -227,3 +227,43 @@ test("pt-BR: the server's messages arrive in Portuguese (an in-use delete, a dup
   await shot(page, "pt-server-messages");
   await page.context().close();
 }, 60_000);
+
+test("online board: who is online by customer and contract, filters in the URL, kick a selection", async () => {
+  await accounting("Start", "joao.silva", "board-1", "100.64.0.21");
+  await accounting("Start", "C-2002", "board-2", "100.64.0.22");
+  const before = responder.received.length;
+  const page = await newPage();
+  await uiLogin(page, server.base);
+  await page.getByRole("navigation", { name: "Main menu" }).getByRole("link", { name: "Online now" }).click();
+  await page.waitForURL(/\/console\/online$/);
+  const row = (ip: string) => page.locator("tbody tr", { has: page.getByRole("cell", { name: ip }) });
+  await row("100.64.0.21").waitFor();
+  expect(await row("100.64.0.21").getByRole("link", { name: "João da Silva" }).count()).toBe(1);
+  expect(await row("100.64.0.21").getByRole("link", { name: "C-2001" }).count()).toBe(1);
+  // A suspended contract that is online stands out.
+  expect(await row("100.64.0.22").getByText("Suspended").count()).toBe(1);
+  for (const dark of [false, true]) {
+    await page.emulateMedia({ colorScheme: dark ? "dark" : "light" });
+    expect(await axeViolations(page)).toEqual([]);
+    await shot(page, `online-${dark ? "dark" : "light"}`);
+  }
+  await page.getByLabel("NAS", { exact: true }).selectOption({ label: "bras-centro" });
+  await page.waitForURL(/nas_id=/);
+  await row("100.64.0.21").waitFor();
+  const n = await page.locator("tbody tr").count();
+  expect(n).toBeGreaterThanOrEqual(2);
+  await page.getByLabel("Select every session").check();
+  await page.getByRole("button", { name: `Disconnect ${n} selected` }).click();
+  await page.getByRole("dialog").getByRole("button", { name: "Confirm" }).click();
+  await page.getByText(/joao\.silva: Disconnect acknowledged by the NAS/).waitFor();
+  expect(responder.received.length).toBe(before + n);
+  await page.context().close();
+  const phone = await newPage({ phone: true, lang: "pt-BR" });
+  await uiLogin(phone, server.base);
+  await phone.goto(`${server.base}/console/online`);
+  await phone.getByRole("heading", { name: "Conectados agora" }).waitFor();
+  await phone.locator("tbody tr").first().waitFor();
+  expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  await shot(phone, "phone-online-pt-BR-light");
+  await phone.context().close();
+}, 90_000);
