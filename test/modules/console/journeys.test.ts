@@ -280,7 +280,11 @@ test("QR code: created, scanned through /q/{slug}, the chart's table shows the s
     await Bun.sleep(250);
   }
   await page.getByText("1 scans, 1 unique visitors").waitFor();
-  const today = await page.evaluate(() => new Intl.DateTimeFormat("en-CA", { timeZone: "America/Sao_Paulo" }).format(new Date()));
+  // The day as the chosen language writes it (11/28/26 in English), not ISO.
+  const today = await page.evaluate(() => {
+    const [y, m, d] = new Intl.DateTimeFormat("en-CA", { timeZone: "America/Sao_Paulo" }).format(new Date()).split("-").map(Number);
+    return new Date(y, m - 1, d).toLocaleString("en", { dateStyle: "short" });
+  });
   const row = page.locator(".chart-table tr", { has: page.getByRole("rowheader", { name: today }) });
   expect(await row.locator("td").first().textContent()).toBe("1");
   expect(await page.locator(".chart-canvas canvas").count()).toBeGreaterThan(0);
@@ -357,7 +361,7 @@ test("backups: made, listed and downloaded from the console; the audit log shows
   const [archive] = await Promise.all([page.waitForEvent("download"), row.getByRole("button", { name: "Download" }).click()]);
   expect(archive.suggestedFilename()).toMatch(/^corpadmin-.*\.tar\.gz$/);
   await page.goto(`${server.base}/console/audit?q=backup`);
-  await page.getByRole("cell", { name: "backup.create" }).waitFor();
+  await page.getByRole("cell", { name: "Backup · create" }).waitFor();
   await page.context().close();
 }, 60_000);
 
