@@ -59,7 +59,19 @@ export function addressOf(v: Values) {
 }
 
 /** The address form's values from an Address of a response. */
-export function addressValues(a: Row | null | undefined): Values {
+/** An Address as responses carry it. */
+export interface AddressLike {
+  line1?: string;
+  line2?: string | null;
+  district?: string | null;
+  postal_code?: string | null;
+  detail?: string | null;
+  latitude?: number | null;
+  longitude?: number | null;
+  city?: { id: string } | null;
+}
+
+export function addressValues(a: AddressLike | null | undefined): Values {
   return { line1: a?.line1 ?? "", line2: a?.line2 ?? "", district: a?.district ?? "", postal_code: a?.postal_code ?? "", detail: a?.detail ?? "", latitude: a?.latitude ?? "", longitude: a?.longitude ?? "", city_id: a?.city?.id ?? "" };
 }
 

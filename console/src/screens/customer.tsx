@@ -3,7 +3,7 @@
 // operator takes there — disconnect, change speed, suspend/activate, edit the address.
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { signal } from "@preact/signals";
-import { call, can, type Page, type Row } from "../api";
+import { call, can, type Contract, type DisconnectResult, type Page, type Person, type RadiusAttempt, type RadiusSession } from "../api";
 import { fmtDate, fmtMoney, t, tx } from "../i18n";
 import { ConfirmButton, ErrorNote, Facts, Form, Link, Notice, PageHeader, Section, useLoad, type FieldDef } from "../ui";
 import { ADDRESS_FIELDS, addressOf, addressValues, contractBody } from "./contracts";
@@ -26,43 +26,46 @@ function useTick(): number {
 /** How long an online session has been up, counted from its start, second by second. */
 export function LiveDuration({ since }: { since: string }) {
   const at = useTick();
-  return <>{duration(Math.max(0, Math.floor((at - Date.parse(since)) / 1000)))}</>;
+  const s = Math.max(0, Math.floor((at - Date.parse(since)) / 1000));
+  // Seconds too, so that it visibly counts.
+  return <>{`${duration(s)} ${String(s % 60).padStart(2, "0")} s`}</>;
 }
 
 const statusClass = (s: string) => (s === "ACTIVE" ? "ok" : s === "SUSPENDED" || s === "CANCELLED" ? "bad" : "off");
 
+type WithContract<T> = T & { contract: Contract };
 interface Loaded {
-  contracts: Row[];
-  online: Row[];
-  recent: Row[];
-  rejected: Row[];
+  contracts: Contract[];
+  online: WithContract<RadiusSession>[];
+  recent: WithContract<RadiusSession>[];
+  rejected: WithContract<RadiusAttempt>[];
 }
 
 export function CustomerPage({ id }: { id: string }) {
-  const person = useLoad(() => call<Row>("GET", `/api/person/${id}`), [id]);
+  const person = useLoad(() => call<Person>("GET", `/api/person/${id}`), [id]);
   const [n, setN] = useState(0);
   const reload = () => setN((x) => x + 1);
   const network = can("isp", "/api/isp/session");
   const data = useLoad<Loaded>(async () => {
-    const contracts = (await call<Page<Row>>("GET", "/api/contract", { query: { customer_id: id, limit: 100, sort: "number" } })).items;
+    const contracts = (await call<Page<Contract>>("GET", "/api/contract", { query: { customer_id: id, limit: 100, sort: "number" } })).items;
     if (!network) return { contracts, online: [], recent: [], rejected: [] };
     const per = await Promise.all(
       contracts.map(async (c) => {
         const [online, recent, rejected] = await Promise.all([
-          call<Page<Row>>("GET", "/api/isp/session", { query: { contract_id: c.id, state: "online", limit: 100 } }),
-          call<Page<Row>>("GET", "/api/isp/session", { query: { contract_id: c.id, limit: 10 } }),
-          c.config?.username ? call<Page<Row>>("GET", "/api/isp/radius/attempts", { query: { username: c.config.username, outcome: "reject", limit: 10 } }) : Promise.resolve({ items: [] as Row[] }),
+          call<Page<RadiusSession>>("GET", "/api/isp/session", { query: { contract_id: c.id, state: "online", limit: 100 } }),
+          call<Page<RadiusSession>>("GET", "/api/isp/session", { query: { contract_id: c.id, limit: 10 } }),
+          c.config?.username ? call<Page<RadiusAttempt>>("GET", "/api/isp/radius/attempts", { query: { username: c.config.username, outcome: "reject", limit: 10 } }) : Promise.resolve({ items: [] as RadiusAttempt[] }),
         ]);
-        const tag = (r: Row) => ({ ...r, contract: c });
+        const tag = <T,>(r: T): WithContract<T> => ({ ...r, contract: c });
         return { online: online.items.map(tag), recent: recent.items.filter((s) => s.state !== "online").map(tag), rejected: rejected.items.map(tag) };
       }),
     );
-    const by = (k: string) => (a: Row, b: Row) => String(b[k]).localeCompare(String(a[k]));
+    const newest = (a: string, b: string) => b.localeCompare(a);
     return {
       contracts,
-      online: per.flatMap((p) => p.online).sort(by("started_at")),
-      recent: per.flatMap((p) => p.recent).sort(by("started_at")).slice(0, 15),
-      rejected: per.flatMap((p) => p.rejected).sort(by("at")).slice(0, 15),
+      online: per.flatMap((p) => p.online).sort((a, b) => newest(a.started_at, b.started_at)),
+      recent: per.flatMap((p) => p.recent).sort((a, b) => newest(a.started_at, b.started_at)).slice(0, 15),
+      rejected: per.flatMap((p) => p.rejected).sort((a, b) => newest(a.at, b.at)).slice(0, 15),
     };
   }, [id, n]);
   const p = person.data;
@@ -109,8 +112,8 @@ export function CustomerPage({ id }: { id: string }) {
   );
 }
 
-function OnlineNow({ sessions, onChange }: { sessions: Row[]; onChange: () => void }) {
-  const [result, setResult] = useState<Row | null>(null);
+function OnlineNow({ sessions, onChange }: { sessions: WithContract<RadiusSession>[]; onChange: () => void }) {
+  const [result, setResult] = useState<DisconnectResult | null>(null);
   return (
     <Section title={t("customer.online")}>
       {result && <Notice kind={result.outcome === "ack" ? "success" : "warning"}>{outcomeText(result)}</Notice>}
@@ -145,13 +148,13 @@ function OnlineNow({ sessions, onChange }: { sessions: Row[]; onChange: () => vo
                     <LiveDuration since={s.started_at} />
                   </td>
                   <td data-label={t("f.traffic")}>{`↓ ${bytes(s.output_bytes)} ↑ ${bytes(s.input_bytes)}`}</td>
-                  <td class="actions">
+                  <td class="row-actions">
                     <ConfirmButton
                       danger
                       label={t("session.disconnect")}
                       message={t("session.disconnectConfirm", { username: s.username, nas: s.nas_name ?? "" })}
                       onConfirm={async () => {
-                        setResult(await call<Row>("POST", `/api/isp/session/${s.id}/disconnect`));
+                        setResult(await call<DisconnectResult>("POST", `/api/isp/session/${s.id}/disconnect`));
                         onChange();
                       }}
                     />
@@ -171,16 +174,16 @@ const SPEED_FIELDS: FieldDef[] = [
   { name: "max_upload", label: "f.max_upload", hint: "hint.speed" },
 ];
 
-function ContractCard({ c, onChange }: { c: Row; onChange: () => void }) {
+function ContractCard({ c, onChange }: { c: Contract; onChange: () => void }) {
   const [row, setRow] = useState(c);
   useEffect(() => setRow(c), [c]);
-  const [result, setResult] = useState<Row[] | null>(null);
-  const status = row.contract_status as string;
+  const [result, setResult] = useState<DisconnectResult[] | null>(null);
+  const status = row.contract_status;
   const cfg = row.config ?? {};
   const a = row.address ?? null;
   const speeds = useMemo(() => ({ max_download: cfg.max_download ?? "", max_upload: cfg.max_upload ?? "" }), [row.updated_at]);
   const address = useMemo(() => addressValues(a), [row.updated_at]);
-  const changed = (r: Row) => {
+  const changed = (r: Contract) => {
     setRow(r);
     onChange();
   };
@@ -199,7 +202,7 @@ function ContractCard({ c, onChange }: { c: Row; onChange: () => void }) {
               label={t("session.disconnectAll")}
               message={t("session.disconnectAllConfirm", { number: row.number })}
               onConfirm={async () => {
-                setResult((await call<{ items: Row[] }>("POST", `/api/contract/${row.id}/disconnect`)).items);
+                setResult((await call<{ items: DisconnectResult[] }>("POST", `/api/contract/${row.id}/disconnect`)).items);
                 onChange();
               }}
             />
@@ -209,11 +212,11 @@ function ContractCard({ c, onChange }: { c: Row; onChange: () => void }) {
               danger
               label={t("customer.suspend")}
               message={t("customer.suspendConfirm", { number: row.number })}
-              onConfirm={async () => changed(await call<Row>("PUT", `/api/contract/${row.id}`, { body: { ...contractBody(row), contract_status: "SUSPENDED", suspension_date: today() } }))}
+              onConfirm={async () => changed(await call<Contract>("PUT", `/api/contract/${row.id}`, { body: { ...contractBody(row), contract_status: "SUSPENDED", suspension_date: today() } }))}
             />
           )}
           {(status === "SUSPENDED" || status === "INACTIVE") && (
-            <ConfirmButton label={t("contract.activate")} message={t("contract.activateConfirm", { number: row.number })} onConfirm={async () => changed(await call<Row>("PUT", `/api/contract/${row.id}/active`))} />
+            <ConfirmButton label={t("contract.activate")} message={t("contract.activateConfirm", { number: row.number })} onConfirm={async () => changed(await call<Contract>("PUT", `/api/contract/${row.id}/active`))} />
           )}
         </div>
       </div>
@@ -236,7 +239,7 @@ function ContractCard({ c, onChange }: { c: Row; onChange: () => void }) {
           fields={SPEED_FIELDS}
           initial={speeds}
           submitLabel={t("customer.applySpeed")}
-          onSubmit={async (v) => changed(await call<Row>("POST", `/api/contract/${row.id}/config`, { body: { max_download: v.max_download || null, max_upload: v.max_upload || null } }))}
+          onSubmit={async (v) => changed(await call<Contract>("POST", `/api/contract/${row.id}/config`, { body: { max_download: v.max_download || null, max_upload: v.max_upload || null } }))}
         />
       </details>
       <details>
@@ -245,7 +248,7 @@ function ContractCard({ c, onChange }: { c: Row; onChange: () => void }) {
           fields={ADDRESS_FIELDS}
           initial={address}
           submitLabel={t("common.save")}
-          onSubmit={async (v) => changed(await call<Row>("POST", `/api/contract/${row.id}/address`, { body: addressOf(v) }))}
+          onSubmit={async (v) => changed(await call<Contract>("POST", `/api/contract/${row.id}/address`, { body: addressOf(v) }))}
         />
       </details>
     </section>
@@ -259,7 +262,7 @@ function today(): string {
   return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, "0")}-${String(d.getDate()).padStart(2, "0")}`;
 }
 
-function RecentSessions({ sessions }: { sessions: Row[] }) {
+function RecentSessions({ sessions }: { sessions: WithContract<RadiusSession>[] }) {
   return (
     <Section title={t("customer.recent")}>
       {sessions.length === 0 ? (
@@ -298,7 +301,7 @@ function RecentSessions({ sessions }: { sessions: Row[] }) {
   );
 }
 
-function Rejected({ attempts }: { attempts: Row[] }) {
+function Rejected({ attempts }: { attempts: WithContract<RadiusAttempt>[] }) {
   return (
     <Section title={t("customer.rejected")}>
       {attempts.length === 0 ? (

@@ -1,7 +1,7 @@
 // The online board (/online): who is online now, by customer and contract, with live durations,
 // a kick per row and a disconnect of a selection, narrowed by NAS and state (the URL keeps them).
 import { useMemo, useState } from "preact/hooks";
-import { call, type Page, type Row } from "../api";
+import { call, type Contract, type DisconnectResult, type Nas, type Page, type RadiusSession } from "../api";
 import { t, tx } from "../i18n";
 import { currentQuery, setQuery } from "../router";
 import { ConfirmButton, ErrorNote, Link, Notice, PageHeader, useLoad } from "../ui";
@@ -9,15 +9,15 @@ import { LiveDuration } from "./customer";
 import { bytes, outcomeText } from "./radius";
 
 /** Contracts already read, by id: a board refresh asks only for the new ones. */
-const contracts = new Map<string, Row>();
+const contracts = new Map<string, Contract>();
 
-async function loadBoard(query: Record<string, string>): Promise<{ sessions: Row[]; total: number; nas: Row[] }> {
+async function loadBoard(query: Record<string, string>): Promise<{ sessions: RadiusSession[]; total: number; nas: Nas[] }> {
   const [page, nas] = await Promise.all([
-    call<Page<Row>>("GET", "/api/isp/session", { query: { ...query, limit: 100, sort: "-started_at" } }),
-    call<Page<Row>>("GET", "/api/isp/nas", { query: { limit: 200, sort: "name" } }),
+    call<Page<RadiusSession>>("GET", "/api/isp/session", { query: { ...query, limit: 100, sort: "-started_at" } }),
+    call<Page<Nas>>("GET", "/api/isp/nas", { query: { limit: 200, sort: "name" } }),
   ]);
   const missing = [...new Set(page.items.map((s) => s.contract_id).filter((id): id is string => !!id && !contracts.has(id)))];
-  await Promise.all(missing.map((id) => call<Row>("GET", `/api/contract/${id}`).then((c) => contracts.set(id, c), () => {})));
+  await Promise.all(missing.map((id) => call<Contract>("GET", `/api/contract/${id}`).then((c) => contracts.set(id, c), () => {})));
   return { sessions: page.items, total: page.total, nas: nas.items };
 }
 
@@ -43,7 +43,7 @@ export function OnlineBoard() {
     for (const id of ids) {
       const s = sessions.find((x) => x.id === id);
       try {
-        lines.push(`${s?.username ?? id}: ${outcomeText(await call<Row>("POST", `/api/isp/session/${id}/disconnect`))}`);
+        lines.push(`${s?.username ?? id}: ${outcomeText(await call<DisconnectResult>("POST", `/api/isp/session/${id}/disconnect`))}`);
       } catch {
         lines.push(`${s?.username ?? id}: ${t("online.kickFailed")}`);
       }
@@ -142,7 +142,7 @@ export function OnlineBoard() {
                           <LiveDuration since={s.started_at} />
                         </td>
                         <td data-label={t("f.traffic")}>{`↓ ${bytes(s.output_bytes)} ↑ ${bytes(s.input_bytes)}`}</td>
-                        <td class="actions">
+                        <td class="row-actions">
                           <ConfirmButton danger label={t("session.disconnect")} message={t("session.disconnectConfirm", { username: s.username, nas: s.nas_name ?? "" })} onConfirm={() => kick([s.id])} />
                         </td>
                       </tr>

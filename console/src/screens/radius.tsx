@@ -1,7 +1,7 @@
 // RADIUS sessions with disconnect, pool usage and authorize attempts (routes.md "Operator
 // additions").
 import { useState } from "preact/hooks";
-import { call, type Row } from "../api";
+import { call, type Contract, type DisconnectResult, type Row } from "../api";
 import { fmtDate, fmtNumber, t, tx } from "../i18n";
 import { ConfirmButton, ErrorNote, Facts, Link, ListView, Notice, PageHeader, Section, useLoad, type Column } from "../ui";
 
@@ -25,7 +25,7 @@ export function duration(s: number | null | undefined): string {
 }
 
 /** What the NAS did with a Disconnect-Request, as a sentence (outcome-specific, so that it agrees in pt-BR). */
-export function outcomeText(r: Row): string {
+export function outcomeText(r: { outcome: string; attempts: number }): string {
   return t("session.outcome", { outcome: tx(`enum.${r.outcome}`, r.outcome), attempts: r.attempts });
 }
 
@@ -60,11 +60,11 @@ export function SessionList() {
 
 /** The sessions of one contract or NAS, inside its detail. */
 export function SessionsOf({ query, disconnectAll }: { query: Record<string, string>; disconnectAll?: { path: string; message: string } }) {
-  const [results, setResults] = useState<Row[] | null>(null);
+  const [results, setResults] = useState<DisconnectResult[] | null>(null);
   return (
     <Section title={t("nav.sessions")}>
       {disconnectAll && (
-        <ConfirmButton danger label={t("session.disconnectAll")} message={disconnectAll.message} onConfirm={async () => setResults((await call<{ items: Row[] }>("POST", disconnectAll.path)).items)} />
+        <ConfirmButton danger label={t("session.disconnectAll")} message={disconnectAll.message} onConfirm={async () => setResults((await call<{ items: DisconnectResult[] }>("POST", disconnectAll.path)).items)} />
       )}
       {results && <Notice>{results.length ? results.map(outcomeText).join(" ") : t("session.noneOnline")}</Notice>}
       <ListView path="/api/isp/session" fixedQuery={query} pageParam="s_" search={false} label={t("nav.sessions")} columns={SESSION_COLUMNS} filters={SESSION_FILTERS} rowHref={(r) => `/sessions/${r.id}`} />
@@ -74,8 +74,8 @@ export function SessionsOf({ query, disconnectAll }: { query: Record<string, str
 
 export function SessionDetail({ id }: { id: string }) {
   const { data: s, error, reload } = useLoad(() => call<Row>("GET", `/api/isp/session/${id}`), [id]);
-  const [result, setResult] = useState<Row | null>(null);
-  const contract = useLoad(() => (s?.contract_id ? call<Row>("GET", `/api/contract/${s.contract_id}`) : Promise.resolve(null)), [s?.contract_id]);
+  const [result, setResult] = useState<DisconnectResult | null>(null);
+  const contract = useLoad(() => (s?.contract_id ? call<Contract>("GET", `/api/contract/${s.contract_id}`) : Promise.resolve(null)), [s?.contract_id]);
   const c = contract.data;
   return (
     <>
@@ -86,7 +86,7 @@ export function SessionDetail({ id }: { id: string }) {
             label={t("session.disconnect")}
             message={t("session.disconnectConfirm", { username: s.username, nas: s.nas_name ?? "" })}
             onConfirm={async () => {
-              setResult(await call<Row>("POST", `/api/isp/session/${id}/disconnect`));
+              setResult(await call<DisconnectResult>("POST", `/api/isp/session/${id}/disconnect`));
               reload();
             }}
           />

@@ -102,7 +102,9 @@ test("customer page: the person, their contracts, online now with a live duratio
   await rejected.getByRole("cell", { name: "Wrong password" }).waitFor();
   // The duration counts up while the page stays open.
   const cellText = () => online.locator("td[data-label='Online for']").first().textContent();
-  expect(await cellText()).toMatch(/min/);
+  const first = await cellText();
+  expect(first).toMatch(/^\d+ min \d\d s$/);
+  await page.waitForFunction((before) => document.querySelector("td[data-label='Online for']")?.textContent !== before, first);
   for (const dark of [false, true]) {
     await page.emulateMedia({ colorScheme: dark ? "dark" : "light" });
     expect(await axeViolations(page)).toEqual([]);
