@@ -31,7 +31,7 @@ export function ContractList() {
         ]}
         columns={[
           { key: "number", label: "f.number" },
-          { key: "customer", label: "f.customer", sort: false, render: (r) => r.customer?.name ?? "—" },
+          { key: "customer", label: "f.customer", sort: false, render: (r) => (r.customer ? <Link to={`/customers/${r.customer.id}`}>{r.customer.name}</Link> : "—") },
           { key: "contract_status", label: "f.contract_status" },
           { key: "contract_stage", label: "f.contract_stage" },
           { key: "start_date", label: "f.start_date", render: (r) => fmtDate(r.start_date?.slice(0, 10)) },

@@ -433,7 +433,7 @@ test("the first screen is interactive quickly", async () => {
 /** Every screen of the console, with an id for each detail screen (from the API). */
 async function everyScreen(): Promise<string[]> {
   const first = async (path: string) => (await api(server.base, "GET", `${path}?limit=1`, undefined, token)).body.items[0]?.id as string | undefined;
-  const screens = ["/", "/account", "/contracts", "/contracts/new", `/contracts/${contractId}`, "/safe-ip", "/system", "/menus", "/sessions", "/radius-attempts", "/audit", "/backups"];
+  const screens = ["/", "/account", "/contracts", "/contracts/new", `/contracts/${contractId}`, "/safe-ip", "/system", "/menus", "/sessions", "/online", "/radius-attempts", "/audit", "/backups"];
   const session = await first("/api/isp/session");
   if (session) screens.push(`/sessions/${session}`);
   const resources: [string, string][] = [
