@@ -91,3 +91,15 @@ export function problemText(p: Problem | null | undefined): string {
   if (p.status === 401) return t("error.unauthorized");
   return lang.value === "en" ? p.detail || p.title || t("error.generic") : t("error.generic");
 }
+
+/** A webhook delivery's failure (the dispatcher's English sentence) in the operator's language. */
+export function deliveryErrorText(error: string | null | undefined): string {
+  if (!error) return "—";
+  if (lang.value === "en") return error;
+  let m: RegExpExecArray | null;
+  if ((m = /^HTTP (\d+)(: redirects)?/.exec(error))) return m[2] ? t("delivery.redirect", { status: m[1] }) : `HTTP ${m[1]}`;
+  if ((m = /^no answer within ([\d.]+) s/.exec(error))) return t("delivery.timeout", { s: m[1] });
+  if (/^refused by the egress policy/.test(error)) return t("delivery.egress");
+  const code = /\b(E[A-Z]{4,})\b/.exec(error)?.[1];
+  return code ? `${t("delivery.failed")} (${code})` : t("delivery.failed");
+}

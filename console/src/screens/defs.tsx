@@ -504,6 +504,7 @@ export const RESOURCES: ResourceDef[] = [
       { key: "name", label: "f.name", render: (r) => serviceText(r.identifier, r.name) },
       { key: "builtin", label: "f.builtin" },
     ],
+    nameOf: (r) => serviceText(r.identifier, r.name),
     locked: (r) => r.builtin,
     fields: [
       { name: "identifier", label: "f.identifier", required: true },

@@ -6,6 +6,7 @@ import { call, fetchBlob, session, type Page, type Problem, type Row } from "../
 import { Chart } from "../chart";
 import { fmtDate, t, tx } from "../i18n";
 import { eventText, permissionText, serviceText } from "../labels";
+import { deliveryErrorText } from "../messages";
 import { ConfirmButton, download, ErrorNote, Facts, Form, ListView, RefSelect, SecretOnce, Section, StatusBadge, useLoad, type FieldDef } from "../ui";
 import { EVENT_GROUPS } from "./defs";
 import { ADDRESS_FIELDS, addressOf, addressValues } from "./contracts";
@@ -69,7 +70,7 @@ export function WebhookExtras({ row, replace }: { row: Row; replace: (r: Row) =>
             { key: "status", label: "f.status", render: (r) => <span class={`badge ${r.status === "succeeded" ? "ok" : r.status === "failed" ? "bad" : "off"}`}>{tx(`enum.${r.status}`, r.status)}</span> },
             { key: "attempts", label: "f.attempts" },
             { key: "response_status", label: "f.response_status" },
-            { key: "error", label: "f.error" },
+            { key: "error", label: "f.error", render: (r) => deliveryErrorText(r.error) },
             resendColumn(row.id, row.status === true, reloadLog),
           ]}
         />
