@@ -1,6 +1,7 @@
 // The customer page (/customers/:id): a person with their contracts, each contract's connection,
 // who is online now (live durations, kick), recent sessions and rejected logins, and the actions an
 // operator takes there — disconnect, change speed, suspend/activate, edit the address.
+import type { ComponentChildren } from "preact";
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { signal } from "@preact/signals";
 import { call, can, type Contract, type DisconnectResult, type Page, type Person, type RadiusAttempt, type RadiusSession } from "../api";
@@ -233,29 +234,38 @@ function ContractCard({ c, onChange }: { c: Contract; onChange: () => void }) {
           [t("f.start_date"), fmtDate(row.start_date?.slice(0, 10))],
         ]}
       />
-      <details>
-        <summary>{t("customer.changeSpeed")}</summary>
+      <Disclosure summary={t("customer.changeSpeed")}>
         <Form
           fields={SPEED_FIELDS}
           initial={speeds}
           submitLabel={t("customer.applySpeed")}
           onSubmit={async (v) => changed(await call<Contract>("POST", `/api/contract/${row.id}/config`, { body: { max_download: v.max_download || null, max_upload: v.max_upload || null } }))}
         />
-      </details>
-      <details>
-        <summary>{t("customer.editAddress")}</summary>
+      </Disclosure>
+      <Disclosure summary={t("customer.editAddress")}>
         <Form
           fields={ADDRESS_FIELDS}
           initial={address}
           submitLabel={t("common.save")}
           onSubmit={async (v) => changed(await call<Contract>("POST", `/api/contract/${row.id}/address`, { body: addressOf(v) }))}
         />
-      </details>
+      </Disclosure>
     </section>
   );
 }
 
 const network = () => can("isp", "/api/isp/session");
+
+/** A <details> whose content is built when first opened (a customer with 30 contracts keeps a light page). */
+function Disclosure({ summary, children }: { summary: string; children: ComponentChildren }) {
+  const [opened, setOpened] = useState(false);
+  return (
+    <details onToggle={(e) => e.currentTarget.open && setOpened(true)}>
+      <summary>{summary}</summary>
+      {opened && children}
+    </details>
+  );
+}
 
 function today(): string {
   const d = new Date();

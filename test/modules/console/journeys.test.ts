@@ -224,7 +224,8 @@ test("webhook: created with its secret shown once, an event reaches a local rece
     await page.getByRole("button", { name: "Create" }).click();
     await page.waitForURL(/\/console\/webhooks\/[0-9a-f-]{36}$/);
     expect(await page.locator(".secret code").textContent()).toStartWith("whsec_");
-    await page.getByLabel("CONTRACT_AFTER_UPDATE").check();
+    // Event groups are named in words.
+    await page.getByLabel("Contract · updated").check();
     await page.waitForFunction(() => (globalThis as any).document.querySelector("input[type=checkbox]:checked") !== null);
     const id = page.url().split("/").pop()!;
     for (let i = 0; i < 50; i++) {
@@ -239,17 +240,20 @@ test("webhook: created with its secret shown once, an event reaches a local rece
     await page.reload();
     await page.getByRole("heading", { name: "Delivery log" }).waitFor();
     expect(await page.locator(".secret").count()).toBe(0);
-    await page.getByRole("cell", { name: "CONTRACT_AFTER_UPDATE" }).waitFor();
+    await page.getByRole("cell", { name: "Contract · updated" }).waitFor();
     await selectOption(page, "Status", "Failed");
     await page.waitForURL(/d_status=failed/);
     await page.getByText("Nothing matches this search.").waitFor();
     await selectOption(page, "Status", "Delivered");
-    await page.getByRole("cell", { name: "CONTRACT_AFTER_UPDATE" }).waitFor();
+    await page.getByRole("cell", { name: "Contract · updated" }).waitFor();
     // A test event now, then the first delivery again (same webhook-id).
     await page.getByRole("button", { name: "Send a test event" }).click();
     await page.getByText("Test event sent: Delivered.").waitFor();
     expect((received[1] as { type: string }).type).toBe("WEBHOOK_TEST");
-    await page.locator("tr", { hasText: "CONTRACT_AFTER_UPDATE" }).getByRole("button", { name: "Resend" }).click();
+    // A test delivery is not resent (the server refuses it): no button for it.
+    await page.getByRole("cell", { name: "Webhook test" }).waitFor();
+    expect(await page.locator("tr", { hasText: "Webhook test" }).getByRole("button", { name: "Resend" }).count()).toBe(0);
+    await page.locator("tr", { hasText: "Contract · updated" }).getByRole("button", { name: "Resend" }).click();
     await page.getByRole("dialog").getByRole("button", { name: "Confirm" }).click();
     for (let i = 0; i < 100 && received.length < 3; i++) await Bun.sleep(100);
     expect((received[2] as { type: string }).type).toBe("CONTRACT_AFTER_UPDATE");
