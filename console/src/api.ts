@@ -2,9 +2,17 @@
 // api.gen.ts) and the session: the token lives in memory and sessionStorage only.
 import createClient, { type Middleware } from "openapi-fetch";
 import { signal, computed } from "@preact/signals";
-import type { components, paths } from "./api.gen";
+import type { components, operations, paths } from "./api.gen";
 
 export type Credentials = components["schemas"]["Credentials"];
+export type Contract = components["schemas"]["Contract"];
+export type Person = components["schemas"]["Person"];
+type Json<Op extends keyof operations> = operations[Op]["responses"] extends { 200: { content: { "application/json": infer T } } } ? T : never;
+type ItemOf<Op extends keyof operations> = Json<Op> extends { items: (infer T)[] } ? T : never;
+export type RadiusSession = ItemOf<"isp.listSession">;
+export type RadiusAttempt = ItemOf<"isp.listRadiusAttempts">;
+export type Nas = ItemOf<"isp.listNas">;
+export type DisconnectResult = Json<"isp.disconnectSession">;
 
 const STORE_KEY = "corpadmin.session";
 

@@ -3,7 +3,15 @@
 import { useEffect, useRef } from "preact/hooks";
 import type uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
-import { t, fmtNumber } from "./i18n";
+import { t, fmtNumber, lang } from "./i18n";
+
+/** The x axis's instants (uPlot's seconds) in the chosen language: days over long spans, else times. */
+function timeTicks(splits: number[]): string[] {
+  const span = splits.length > 1 ? splits[splits.length - 1] - splits[0] : 0;
+  const opts: Intl.DateTimeFormatOptions = span > 2 * 86400 ? { day: "2-digit", month: "2-digit" } : span > 86400 ? { day: "2-digit", month: "2-digit", hour: "2-digit", minute: "2-digit" } : { hour: "2-digit", minute: "2-digit" };
+  const f = new Intl.DateTimeFormat(lang.value, opts);
+  return splits.map((s) => f.format(new Date(s * 1000)));
+}
 
 export interface Series {
   label: string;
@@ -31,8 +39,11 @@ export function Chart(props: { title: string; x: number[]; xLabels: string[]; se
         {
           width: Math.max(280, box.current.clientWidth),
           height: 240,
-          series: [{ label: t("chart.when") }, ...props.series.map((s, i) => ({ label: s.label, stroke: colors[i % colors.length], width: 2, dash: s.band ? [4, 4] : undefined }))],
-          axes: [axis, axis],
+          series: [{ label: t("chart.when"), value: (_u: uPlot, v: number | null) => (v === null ? "—" : new Date(v * 1000).toLocaleString(lang.value, { dateStyle: "short", timeStyle: "short" })) }, ...props.series.map((s, i) => ({ label: s.label, stroke: colors[i % colors.length], width: 2, dash: s.band ? [4, 4] : undefined }))],
+          axes: [
+            { ...axis, values: (_u: uPlot, splits: number[]) => timeTicks(splits) },
+            { ...axis, values: (_u: uPlot, splits: number[]) => splits.map((v) => fmtNumber(v)) },
+          ],
           legend: { show: true },
         },
         [props.x, ...props.series.map((s) => s.values)] as uPlot.AlignedData,
@@ -43,7 +54,7 @@ export function Chart(props: { title: string; x: number[]; xLabels: string[]; se
       live = false;
       plot?.destroy();
     };
-  }, [props.x, props.series]);
+  }, [props.x, props.series, lang.value]);
   if (props.x.length === 0) return <p class="empty">{props.emptyText}</p>;
   return (
     <div class="chart">

@@ -47,3 +47,29 @@ export function fmtNumber(n: number | null | undefined, digits = 2): string {
   if (n === null || n === undefined) return "—";
   return n.toLocaleString(lang.value, { maximumFractionDigits: digits });
 }
+
+/** Money in the chosen language's way: R$ 1.234,56 in pt-BR, R$1,234.56 in English. */
+export function fmtMoney(n: number | null | undefined, currency = "BRL"): string {
+  if (n === null || n === undefined) return "—";
+  return new Intl.NumberFormat(lang.value, { style: "currency", currency }).format(n);
+}
+
+/** An amount as an input shows it: "1.234,56" in pt-BR, "1,234.56" in English. */
+export function amountText(n: number | null | undefined): string {
+  if (n === null || n === undefined) return "";
+  return n.toLocaleString(lang.value, { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+}
+
+/**
+ * An amount typed either way ("1.234,56", "1234,56", "1,234.56", "1234.56"): the last "," or "."
+ * followed by one or two digits is the decimal mark, the others group thousands. A text that is
+ * no number goes to the server as it is, which names the field.
+ */
+export function parseAmount(text: string): number | string {
+  const s = text.trim().replace(/^R\$\s*/, "").replace(/\s/g, "");
+  const m = /^(-?[\d.,]*?)(?:[.,](\d{1,2}))?$/.exec(s);
+  if (!m || !/\d/.test(s)) return text;
+  const whole = m[1].replace(/[.,]/g, "");
+  const n = Number(`${whole || "0"}.${m[2] ?? "0"}`);
+  return Number.isFinite(n) && /^-?\d*$/.test(whole) ? n : text;
+}

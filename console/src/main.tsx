@@ -11,6 +11,8 @@ import { Account, Login, changeCorp, logout } from "./screens/auth";
 import { Dashboard } from "./screens/dashboard";
 import { ContractCreate, ContractDetail, ContractList } from "./screens/contracts";
 import { RESOURCES } from "./screens/defs";
+import { CustomerPage } from "./screens/customer";
+import { OnlineBoard } from "./screens/online";
 import { SystemScreen } from "./screens/system";
 import { SafeIps } from "./screens/safeip";
 import { Menus } from "./screens/menus";
@@ -41,6 +43,7 @@ const NAV: NavItem[] = [
   { to: "/", label: "nav.dashboard", area: "", group: "nav.group.overview" },
   { to: "/contracts", label: "nav.contracts", area: "contract", group: "nav.group.customers" },
   ...RESOURCES.map((r) => ({ to: `/${r.key}`, label: r.title, area: r.area, listPath: r.api, superOnly: r.superOnly, group: groupOf(r.key) })),
+  { to: "/online", label: "nav.online", area: "isp", listPath: "/api/isp/session", group: "nav.group.network" },
   { to: "/sessions", label: "nav.sessions", area: "isp", listPath: "/api/isp/session", group: "nav.group.network" },
   { to: "/radius-attempts", label: "nav.attempts", area: "isp", listPath: "/api/isp/radius/attempts", group: "nav.group.network" },
   { to: "/safe-ip", label: "nav.safeIp", area: "auth", group: "nav.group.access" },
@@ -70,12 +73,19 @@ function Shell({ children }: { children: ComponentChildren }) {
   const [corpError, setCorpError] = useState<string | null>(null);
   const path = currentPath();
   const groups = [...new Set(NAV.map((n) => n.group))];
+  // On a phone the menu is a drawer; choosing a screen closes it.
+  const [drawer, setDrawer] = useState(false);
+  useEffect(() => setDrawer(false), [path]);
   return (
-    <div class="shell">
+    <div class={`shell${drawer ? " drawer-open" : ""}`}>
       <a href="#main" class="skip">
         {t("shell.skip")}
       </a>
       <header class="topbar">
+        <button type="button" class="menu-button" aria-expanded={drawer} aria-controls="main-menu" onClick={() => setDrawer(!drawer)}>
+          <span aria-hidden="true">☰ </span>
+          {t("shell.menuButton")}
+        </button>
         <span class="brand">corpadmin</span>
         <div class="topbar-controls">
           <label for="corp-switch">{t("shell.corp")}</label>
@@ -113,7 +123,7 @@ function Shell({ children }: { children: ComponentChildren }) {
           </button>
         </div>
       </header>
-      <nav class="sidebar" aria-label={t("shell.menu")}>
+      <nav id="main-menu" class="sidebar" aria-label={t("shell.menu")}>
         {groups.map((g) => {
           const items = NAV.filter((n) => n.group === g && allowed(n));
           if (items.length === 0) return null;
@@ -177,6 +187,8 @@ function screen(path: string): ComponentChildren {
     if (path === "/contracts/new") return <ContractCreate />;
     if ((m = match("/contracts/:id", path))) return <ContractDetail id={m.id} />;
   }
+  if ((m = match("/customers/:id", path))) return can("person") ? <CustomerPage key={m.id} id={m.id} /> : <Forbidden />;
+  if (path === "/online") return can("isp", "/api/isp/session") ? <OnlineBoard /> : <Forbidden />;
   if (path === "/safe-ip") return can("auth") ? <SafeIps /> : <Forbidden />;
   if (path === "/system") return can("core") ? <SystemScreen /> : <Forbidden />;
   if (path === "/menus") return isSuper.value ? <Menus /> : <Forbidden />;
@@ -203,8 +215,11 @@ function App() {
   void location$.value;
   void lang.value;
   useEffect(() => {
-    // After a change of screen, focus its heading so screen readers announce it.
-    (document.getElementById("page-title") as HTMLElement | null)?.focus({ preventScroll: true });
+    // After a change of screen, focus its heading so screen readers announce it; the login page
+    // focuses its first field instead (the one thing to do there).
+    const inputs = path === "/login" ? [...document.querySelectorAll<HTMLInputElement>("main input")] : [];
+    const first = inputs.find((i) => !i.value) ?? inputs[0] ?? null;
+    (first ?? (document.getElementById("page-title") as HTMLElement | null))?.focus({ preventScroll: true });
   }, [path]);
   if (!session.value) {
     if (path !== "/login") {

@@ -3,7 +3,7 @@
 import type { ComponentChildren } from "preact";
 import { useMemo, useState } from "preact/hooks";
 import { call, type Row } from "./api";
-import { t, type Key } from "./i18n";
+import { t, type Key, amountText, parseAmount } from "./i18n";
 import { navigate } from "./router";
 import { ConfirmButton, ErrorNote, Form, Link, ListView, PageHeader, SecretOnce, StatusBadge, useLoad, type Column, type FieldDef, type Filter, type Values } from "./ui";
 
@@ -27,6 +27,8 @@ export interface ResourceDef {
   /** Form values from a record (default: the record). */
   toValues?: (r: Row) => Values;
   nameOf?: (r: Row) => string;
+  /** Where a list row leads (default: the record's detail). */
+  rowHref?: (r: Row) => string;
   /** A response field shown once after creating (api_key, secret). */
   once?: { field: string; label: Key };
   extra?: (row: Row, reload: () => void, replace: (r: Row) => void) => ComponentChildren;
@@ -45,6 +47,7 @@ export function cleanBody(fields: FieldDef[], v: Values, editing: boolean): Reco
     let value = v[f.name];
     if (value === "" || value === undefined) value = f.type === "checkbox" ? false : null;
     else if (f.type === "number" && typeof value === "string") value = Number(value);
+    else if (f.type === "amount" && typeof value === "string") value = parseAmount(value);
     else if (f.type === "datetime" && typeof value === "string") value = new Date(value).toISOString();
     if (value === null && f.type === "password") continue;
     out[f.name] = value;
@@ -58,6 +61,7 @@ export function initialValues(fields: FieldDef[], r: Row | null): Values {
     let x = r ? r[f.name] : undefined;
     if (f.type === "datetime" && typeof x === "string") x = toLocalInput(x);
     if (f.type === "date" && typeof x === "string") x = x.slice(0, 10);
+    if (f.type === "amount" && typeof x === "number") x = amountText(x);
     if (f.type === "password") x = "";
     v[f.name] = x ?? (f.type === "checkbox" ? false : "");
   }
@@ -83,7 +87,7 @@ export function ResourceList({ def }: { def: ResourceDef }) {
           </Link>
         )}
       </PageHeader>
-      <ListView path={def.api} columns={def.columns} filters={def.filters} rowHref={(r) => `/${def.key}/${r.id}`} label={t(def.title)} />
+      <ListView path={def.api} columns={def.columns} filters={def.filters} rowHref={def.rowHref ?? ((r) => `/${def.key}/${r.id}`)} label={t(def.title)} />
       {def.listExtra?.()}
     </>
   );

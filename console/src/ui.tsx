@@ -4,6 +4,9 @@ import type { ComponentChildren, JSX } from "preact";
 import { useEffect, useRef, useState, useId } from "preact/hooks";
 import { call, fetchBlob, type Page, type Problem, type Row } from "./api";
 import { t, tx, fmtDate, type Key } from "./i18n";
+import { fieldMessage, problemText, unplacedMessage } from "./messages";
+
+export { problemText };
 import { BASE, currentQuery, setQuery, location$ } from "./router";
 
 export function href(path: string): string {
@@ -16,26 +19,6 @@ export function Link(props: { to: string; children: ComponentChildren; class?: s
       {props.children}
     </a>
   );
-}
-
-/** A field error in the operator's language where its server text is a common one. */
-export function fieldMessage(message: string): string {
-  if (/length greater or equal to 1|Required property|match 'uuid' format/.test(message)) return t("form.required");
-  if (/^Expected (number|integer)/.test(message)) return t("form.number");
-  return message;
-}
-
-/** A problem as a sentence for the operator. */
-export function problemText(p: Problem | null | undefined): string {
-  if (!p) return "";
-  if (p.status === 0) return t("error.network");
-  if (p.status === 403) return t("error.forbidden");
-  if (p.status === 404) return t("error.notFound");
-  if (p.status === 409) return p.detail ? `${t("error.conflict")} ${p.detail}` : t("error.conflict");
-  if (p.status === 429) return t("error.rateLimited");
-  if (p.status === 503) return t("error.unavailable");
-  if (p.status >= 500) return t("error.server");
-  return p.detail || p.title || t("error.generic");
 }
 
 export function ErrorNote({ problem }: { problem: Problem | null | undefined }) {
@@ -138,6 +121,9 @@ export function cell(row: Row, c: Column): ComponentChildren {
   return String(v);
 }
 
+/** The page sizes a list offers; the choice is kept in the URL (?limit=). */
+const PAGE_SIZES = ["10", "25", "50", "100"];
+
 /**
  * A server-paged list: page, limit, q, sort and filters come from the URL and go to the API as
  * they are, so a link keeps them. `rowHref` makes the first column a link.
@@ -160,7 +146,9 @@ export function ListView(props: {
   const page = Number(q.get(`${prefix}page`) ?? "1") || 1;
   const sort = q.get(`${prefix}sort`) ?? "";
   const search = q.get(`${prefix}q`) ?? "";
-  const query: Record<string, string> = { page: String(page), limit: "25", ...(props.fixedQuery ?? {}) };
+  const limitParam = q.get(`${prefix}limit`) ?? "";
+  const limit = PAGE_SIZES.includes(limitParam) ? limitParam : "25";
+  const query: Record<string, string> = { page: String(page), limit, ...(props.fixedQuery ?? {}) };
   if (sort) query.sort = sort;
   if (search) query.q = search;
   for (const f of props.filters ?? []) {
@@ -209,7 +197,7 @@ export function ListView(props: {
       {error ? (
         <ErrorNote problem={error} />
       ) : (
-        <div class="table-wrap" aria-busy={loading}>
+        <div class="table-wrap cards-on-phone" aria-busy={loading}>
           <table>
             <thead>
               <tr>
@@ -234,7 +222,7 @@ export function ListView(props: {
               {data?.items.map((row) => (
                 <tr key={row.id}>
                   {props.columns.map((c, i) => (
-                    <td key={c.key}>{i === 0 && props.rowHref ? <Link to={props.rowHref(row)}>{cell(row, c)}</Link> : cell(row, c)}</td>
+                    <td key={c.key} data-label={t(c.label)}>{i === 0 && props.rowHref ? <Link to={props.rowHref(row)}>{cell(row, c)}</Link> : cell(row, c)}</td>
                   ))}
                 </tr>
               ))}
@@ -253,6 +241,16 @@ export function ListView(props: {
           <button type="button" disabled={page >= pages} onClick={() => setQuery({ [`${prefix}page`]: String(page + 1) })}>
             {t("list.next")}
           </button>
+          <label>
+            {t("list.pageSize")}{" "}
+            <select value={limit} onChange={(e) => setQuery({ [`${prefix}limit`]: e.currentTarget.value === "25" ? null : e.currentTarget.value, [`${prefix}page`]: null })}>
+              {PAGE_SIZES.map((n) => (
+                <option key={n} value={n}>
+                  {n}
+                </option>
+              ))}
+            </select>
+          </label>
           <button type="button" class="csv" onClick={exportCsv}>
             {t("list.csv")}
           </button>
@@ -282,7 +280,7 @@ function FilterSelect({ filter, value, onChange }: { filter: Filter; value: stri
 
 // ---------- Forms ----------
 
-export type FieldType = "image" | "text" | "number" | "email" | "password" | "textarea" | "checkbox" | "select" | "ref" | "date" | "datetime" | "time" | "url" | "color";
+export type FieldType = "amount" | "image" | "text" | "number" | "email" | "password" | "textarea" | "checkbox" | "select" | "ref" | "date" | "datetime" | "time" | "url" | "color";
 
 export interface FieldDef {
   name: string;
@@ -314,6 +312,7 @@ export function Form(props: {
   const [problem, setProblem] = useState<Problem | null>(null);
   const [busy, setBusy] = useState(false);
   const [saved, setSaved] = useState(false);
+  const submit = useRef<HTMLButtonElement>(null);
   useEffect(() => setValues(props.initial), [props.initial]);
   const fieldErrors: Record<string, string> = {};
   for (const e of problem?.errors ?? []) {
@@ -335,6 +334,11 @@ export function Form(props: {
           await props.onSubmit(values);
           setProblem(null);
           setSaved(true);
+          // The button was disabled while saving, which drops the focus to <body>: give it back,
+          // next to the "Saved." that is announced (unless the screen moved on).
+          setTimeout(() => {
+            if (submit.current?.isConnected && (document.activeElement === document.body || document.activeElement === null)) submit.current.focus();
+          }, 0);
         } catch (err) {
           setProblem(err as Problem);
           // Focus the first field the server named.
@@ -350,7 +354,7 @@ export function Form(props: {
       {props.children}
       {problem && (problem.status !== 400 || unplaced.length > 0 || !problem.errors) && (
         <div class="error" role="alert">
-          {problem.status === 400 && unplaced.length ? unplaced.map((e) => <p key={e.path}>{`${e.path}: ${e.message}`}</p>) : problemText(problem)}
+          {problem.status === 400 && unplaced.length ? unplaced.map((e) => <p key={e.path}>{unplacedMessage(e)}</p>) : problemText(problem)}
         </div>
       )}
       {problem?.status === 400 && problem.errors && unplaced.length === 0 && (
@@ -359,7 +363,7 @@ export function Form(props: {
         </p>
       )}
       <div class="form-actions">
-        <button type="submit" class="primary" disabled={busy}>
+        <button ref={submit} type="submit" class="primary" disabled={busy}>
           {props.submitLabel}
         </button>
         {saved && !problem && (
@@ -427,11 +431,13 @@ export function Field(props: { def: FieldDef; value: any; error?: string; disabl
   } else if (type === "ref") {
     control = <RefSelect {...common} path={def.ref!.path} labelOf={def.ref!.label} value={props.value ?? ""} onChange={props.onChange} />;
   } else {
-    const inputType = type === "datetime" ? "datetime-local" : type;
+    // An amount is text (inputmode decimal) so that "1.234,56" can be typed; parseAmount reads it.
+    const inputType = type === "datetime" ? "datetime-local" : type === "amount" ? "text" : type;
     control = (
       <input
         {...common}
         type={inputType as "text"}
+        inputMode={type === "amount" ? "decimal" : undefined}
         step={def.step}
         autocomplete={def.autocomplete ?? (type === "password" ? "new-password" : "off")}
         value={props.value ?? ""}

@@ -3,7 +3,7 @@
 // status changes.
 import { useMemo, useState } from "preact/hooks";
 import { call, can, type Page, type Problem, type Row } from "../api";
-import { fmtDate, fmtNumber, t, tx } from "../i18n";
+import { amountText, fmtDate, fmtMoney, fmtNumber, parseAmount, t, tx } from "../i18n";
 import { navigate } from "../router";
 import { ContractLinks } from "./extras";
 import { SessionsOf } from "./radius";
@@ -31,11 +31,11 @@ export function ContractList() {
         ]}
         columns={[
           { key: "number", label: "f.number" },
-          { key: "customer", label: "f.customer", sort: false, render: (r) => r.customer?.name ?? "—" },
+          { key: "customer", label: "f.customer", sort: false, render: (r) => (r.customer ? <Link to={`/customers/${r.customer.id}`}>{r.customer.name}</Link> : "—") },
           { key: "contract_status", label: "f.contract_status" },
           { key: "contract_stage", label: "f.contract_stage" },
           { key: "start_date", label: "f.start_date", render: (r) => fmtDate(r.start_date?.slice(0, 10)) },
-          { key: "total_value", label: "f.total_value", render: (r) => fmtNumber(r.total_value) },
+          { key: "total_value", label: "f.total_value", render: (r) => fmtMoney(r.total_value) },
         ]}
       />
     </>
@@ -59,7 +59,19 @@ export function addressOf(v: Values) {
 }
 
 /** The address form's values from an Address of a response. */
-export function addressValues(a: Row | null | undefined): Values {
+/** An Address as responses carry it. */
+export interface AddressLike {
+  line1?: string;
+  line2?: string | null;
+  district?: string | null;
+  postal_code?: string | null;
+  detail?: string | null;
+  latitude?: number | null;
+  longitude?: number | null;
+  city?: { id: string } | null;
+}
+
+export function addressValues(a: AddressLike | null | undefined): Values {
   return { line1: a?.line1 ?? "", line2: a?.line2 ?? "", district: a?.district ?? "", postal_code: a?.postal_code ?? "", detail: a?.detail ?? "", latitude: a?.latitude ?? "", longitude: a?.longitude ?? "", city_id: a?.city?.id ?? "" };
 }
 
@@ -67,7 +79,7 @@ const CREATE_FIELDS: FieldDef[] = [
   { name: "number", label: "f.number", required: true },
   { name: "customer_id", label: "f.customer", type: "ref", required: true, ref: { path: "/api/person", label: (p) => `${p.name}${p.doc_identity ? ` (${p.doc_identity})` : ""}` } },
   { name: "start_date", label: "f.start_date", type: "date", required: true },
-  { name: "total_value", label: "f.total_value", type: "number", step: "0.01", required: true },
+  { name: "total_value", label: "f.total_value", type: "amount", required: true },
   { name: "contract_status", label: "f.contract_status", type: "select", options: opts(STATUSES) },
   { name: "contract_stage", label: "f.contract_stage", type: "select", options: opts(STAGES) },
   ...ADDRESS_FIELDS,
@@ -95,7 +107,7 @@ export function ContractCreate() {
             number: v.number,
             customer_id: v.customer_id || "",
             start_date: v.start_date,
-            total_value: v.total_value === "" ? null : Number(v.total_value),
+            total_value: v.total_value === "" ? null : parseAmount(v.total_value),
             address: addressOf(v),
           };
           if (v.contract_status) body.contract_status = v.contract_status;
@@ -122,7 +134,7 @@ const EDIT_FIELDS: FieldDef[] = [
   { name: "agent_id", label: "f.agent", type: "ref", ref: PERSON_REF },
   { name: "contract_status", label: "f.contract_status", type: "select", required: true, options: opts(STATUSES) },
   { name: "contract_stage", label: "f.contract_stage", type: "select", required: true, options: opts(STAGES) },
-  { name: "total_value", label: "f.total_value", type: "number", step: "0.01", required: true },
+  { name: "total_value", label: "f.total_value", type: "amount", required: true },
   { name: "signature_date", label: "f.signature_date", type: "date" },
   { name: "approval_date", label: "f.approval_date", type: "date" },
   { name: "start_date", label: "f.start_date", type: "date", required: true },
@@ -134,6 +146,32 @@ const EDIT_FIELDS: FieldDef[] = [
 const day = (v: string | null | undefined) => (v ? v.slice(0, 10) : "");
 
 /** The contract's own fields (PUT replaces them all: what the form does not show is sent back as it is). */
+const dayOrNull = (v: unknown) => (typeof v === "string" && v ? v.slice(0, 10) : null);
+
+/** A contract's PUT body (a full update) from the contract as its GET answers it. */
+export function contractBody(c: Row): Record<string, unknown> {
+  return {
+    number: c.number,
+    customer_id: c.customer?.id ?? "",
+    billing_customer_id: c.billing_customer?.id ?? null,
+    agent_id: c.agent?.id ?? null,
+    contract_status: c.contract_status,
+    contract_stage: c.contract_stage,
+    total_value: c.total_value ?? 0,
+    signature_date: dayOrNull(c.signature_date),
+    approval_date: dayOrNull(c.approval_date),
+    start_date: dayOrNull(c.start_date),
+    end_date: dayOrNull(c.end_date),
+    suspension_date: dayOrNull(c.suspension_date),
+    cancellation_date: dayOrNull(c.cancellation_date),
+    address: addressOf(addressValues(c.address ?? {})),
+    json_original: c.original ?? null,
+    json_billing: c.billing ?? null,
+    json_payment_method: c.payment_method ?? null,
+    json_items: c.items ?? null,
+  };
+}
+
 function ContractEdit({ c, onSaved }: { c: Row; onSaved: (r: Row) => void }) {
   const initial = useMemo(
     () => ({
@@ -143,7 +181,7 @@ function ContractEdit({ c, onSaved }: { c: Row; onSaved: (r: Row) => void }) {
       agent_id: c.agent?.id ?? "",
       contract_status: c.contract_status,
       contract_stage: c.contract_stage,
-      total_value: String(c.total_value ?? ""),
+      total_value: amountText(c.total_value),
       signature_date: day(c.signature_date),
       approval_date: day(c.approval_date),
       start_date: day(c.start_date),
@@ -153,7 +191,6 @@ function ContractEdit({ c, onSaved }: { c: Row; onSaved: (r: Row) => void }) {
     }),
     [c.updated_at],
   );
-  const a = c.address ?? {};
   return (
     <Section title={t("contract.edit")}>
       <Form
@@ -162,24 +199,20 @@ function ContractEdit({ c, onSaved }: { c: Row; onSaved: (r: Row) => void }) {
         submitLabel={t("common.save")}
         onSubmit={async (v) => {
           const body = {
+            ...contractBody(c),
             number: v.number,
             customer_id: v.customer_id || "",
             billing_customer_id: v.billing_customer_id || null,
             agent_id: v.agent_id || null,
             contract_status: v.contract_status,
             contract_stage: v.contract_stage,
-            total_value: v.total_value === "" ? null : Number(v.total_value),
+            total_value: v.total_value === "" ? null : parseAmount(v.total_value),
             signature_date: v.signature_date || null,
             approval_date: v.approval_date || null,
             start_date: v.start_date,
             end_date: v.end_date || null,
             suspension_date: v.suspension_date || null,
             cancellation_date: v.cancellation_date || null,
-            address: addressOf(addressValues(a)),
-            json_original: c.original ?? null,
-            json_billing: c.billing ?? null,
-            json_payment_method: c.payment_method ?? null,
-            json_items: c.items ?? null,
           };
           onSaved(await call<Row>("PUT", `/api/contract/${c.id}`, { body }));
         }}
@@ -210,7 +243,7 @@ function Party({ title, p }: { title: string; p: Row | null }) {
       {p ? (
         <Facts
           items={[
-            [t("f.name"), <Link to={`/persons/${p.id}`}>{p.name}</Link>],
+            [t("f.name"), <Link to={`/customers/${p.id}`}>{p.name}</Link>],
             [t("f.doc_identity"), p.doc_identity ? `${p.tp_doc_identity ?? ""} ${p.doc_identity}`.trim() : null],
           ]}
         />
@@ -260,7 +293,7 @@ export function ContractDetail({ id }: { id: string }) {
             [t("f.contract_stage"), tx(`enum.${c.contract_stage}`)],
             [t("f.start_date"), fmtDate(c.start_date?.slice(0, 10))],
             [t("f.end_date"), c.end_date ? fmtDate(c.end_date.slice(0, 10)) : null],
-            [t("f.total_value"), fmtNumber(c.total_value)],
+            [t("f.total_value"), fmtMoney(c.total_value)],
           ]}
         />
       </Section>
@@ -344,8 +377,8 @@ function ContractItems({ id }: { id: string }) {
               <tr key={n}>
                 <td>{i.description}</td>
                 <td>{fmtNumber(i.quantity)}</td>
-                <td>{fmtNumber(i.unit_price)}</td>
-                <td>{fmtNumber(i.total)}</td>
+                <td>{fmtMoney(i.unit_price)}</td>
+                <td>{fmtMoney(i.total)}</td>
                 <td>
                   <ConfirmButton danger label={t("common.remove")} message={t("contract.removeItem", { name: i.description })} onConfirm={() => save(list.filter((_, k) => k !== n))} />
                 </td>

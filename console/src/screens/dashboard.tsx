@@ -47,11 +47,31 @@ function SessionsCard() {
   );
 }
 
+/**
+ * Active webhooks that are failing now: deliveries failed for good, or pending ones already tried
+ * (retrying). Read from each webhook's delivery log, so only webhooks that keep one are counted.
+ */
+async function failingWebhooks(): Promise<Row[]> {
+  const active = (await call<Page<Row>>("GET", "/api/webhook", { query: { status: "true", limit: 100 } })).items.filter((w) => w.log_enabled);
+  const failing = await Promise.all(
+    active.map(async (w) => {
+      const [failed, pending] = await Promise.all([
+        total(`/api/webhook/${w.id}/deliveries`, { status: "failed" }),
+        call<Page<Row>>("GET", `/api/webhook/${w.id}/deliveries`, { query: { status: "pending", limit: 25 } }),
+      ]);
+      return failed > 0 || pending.items.some((d) => d.attempts > 0) ? w : null;
+    }),
+  );
+  return failing.filter((w): w is Row => w !== null);
+}
+
 function WebhooksCard() {
-  const { data } = useLoad(() => Promise.all([total("/api/webhook", { status: "false" }), total("/api/webhook")]), []);
+  const { data } = useLoad(() => Promise.all([total("/api/webhook", { status: "false" }), total("/api/webhook"), failingWebhooks()]), []);
+  const failing = data?.[2];
   return (
     <Section title={t("dash.webhooks")}>
       <div class="figures">
+        <Figure value={failing?.length} label={t("dash.webhooksFailing")} to={failing?.length === 1 ? `/webhooks/${failing[0].id}` : "/webhooks?status=true"} />
         <Figure value={data?.[0]} label={t("dash.webhooksOff")} to="/webhooks?status=false" />
         <Figure value={data?.[1]} label={t("dash.webhooksAll")} to="/webhooks" />
       </div>

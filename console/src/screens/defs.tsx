@@ -1,9 +1,10 @@
 // The resources whose screens are the generic list, form and detail (resource.tsx), each with
 // the fields routes.md gives it, and the extra sections of those that need more.
 import type { Row } from "../api";
-import { fmtDate, t, tx } from "../i18n";
+import { fmtDate, fmtMoney, t, tx } from "../i18n";
+import { serviceText } from "../labels";
 import type { ResourceDef } from "../resource";
-import type { FieldDef } from "../ui";
+import { Link, type FieldDef } from "../ui";
 import { PoolUsage, SessionsOf } from "./radius";
 import { CorpServices, CorpStatus, CorpUsers, ContractLinks, ExternalAppKey, NoteView, PersonAddress, QrReport, UserPermissions, FeatureActions, LayoutExtras, MetricHistory, QrExtras, UserExtras, WebhookExtras, WorkgroupExtras } from "./extras";
 
@@ -35,7 +36,15 @@ export const RESOURCES: ResourceDef[] = [
       { name: "email", label: "f.email", type: "email" },
       { name: "phone", label: "f.phone" },
     ],
-    extra: (r, _reload, replace) => <PersonAddress row={r} replace={replace} />,
+    rowHref: (r) => `/customers/${r.id}`,
+    extra: (r, _reload, replace) => (
+      <>
+        <p>
+          <Link to={`/customers/${r.id}`}>{t("customer.page")}</Link>
+        </p>
+        <PersonAddress row={r} replace={replace} />
+      </>
+    ),
   },
   {
     key: "cities",
@@ -63,14 +72,14 @@ export const RESOURCES: ResourceDef[] = [
     columns: [
       { key: "identity", label: "f.identity" },
       { key: "name", label: "f.name" },
-      { key: "price", label: "f.price" },
+      { key: "price", label: "f.price", render: (r) => fmtMoney(r.price) },
       { key: "classifications", label: "f.classifications", sort: false, render: (r) => (r.classifications ?? []).join(", ") || "—" },
     ],
     fields: [
       { name: "identity", label: "f.identity", required: true },
       { name: "name", label: "f.name", required: true },
       { name: "description", label: "f.description", type: "textarea" },
-      { name: "price", label: "f.price", type: "number", step: "0.01" },
+      { name: "price", label: "f.price", type: "amount" },
     ],
   },
   {
@@ -492,9 +501,10 @@ export const RESOURCES: ResourceDef[] = [
     superOnly: true,
     columns: [
       { key: "identifier", label: "f.identifier" },
-      { key: "name", label: "f.name" },
+      { key: "name", label: "f.name", render: (r) => serviceText(r.identifier, r.name) },
       { key: "builtin", label: "f.builtin" },
     ],
+    nameOf: (r) => serviceText(r.identifier, r.name),
     locked: (r) => r.builtin,
     fields: [
       { name: "identifier", label: "f.identifier", required: true },
@@ -515,7 +525,7 @@ export const RESOURCES: ResourceDef[] = [
       { key: "actions", label: "f.actions", sort: false, render: (r) => String((r.actions ?? []).length) },
     ],
     fields: [
-      { name: "service_id", label: "f.service", type: "ref", required: true, ref: ref("/api/service", (r) => `${r.name} (${r.identifier})`) },
+      { name: "service_id", label: "f.service", type: "ref", required: true, ref: ref("/api/service", (r) => `${serviceText(r.identifier, r.name)} (${r.identifier})`) },
       { name: "name", label: "f.name", required: true },
       { name: "description", label: "f.description" },
     ],

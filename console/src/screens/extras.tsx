@@ -5,6 +5,8 @@ import { useMemo, useState } from "preact/hooks";
 import { call, fetchBlob, session, type Page, type Problem, type Row } from "../api";
 import { Chart } from "../chart";
 import { fmtDate, t, tx } from "../i18n";
+import { eventText, permissionText, serviceText } from "../labels";
+import { deliveryErrorText } from "../messages";
 import { ConfirmButton, download, ErrorNote, Facts, Form, ListView, RefSelect, SecretOnce, Section, StatusBadge, useLoad, type FieldDef } from "../ui";
 import { EVENT_GROUPS } from "./defs";
 import { ADDRESS_FIELDS, addressOf, addressValues } from "./contracts";
@@ -47,7 +49,7 @@ export function WebhookExtras({ row, replace }: { row: Row; replace: (r: Row) =>
           <legend>{t("webhook.groupsLegend")}</legend>
           {EVENT_GROUPS.map((g) => (
             <label key={g} class="check-item">
-              <input type="checkbox" checked={groups.includes(g)} onChange={(e) => toggle(g, e.currentTarget.checked)} /> {g}
+              <input type="checkbox" checked={groups.includes(g)} onChange={(e) => toggle(g, e.currentTarget.checked)} /> {eventText(g)}
             </label>
           ))}
         </fieldset>
@@ -64,12 +66,12 @@ export function WebhookExtras({ row, replace }: { row: Row; replace: (r: Row) =>
           filters={[{ name: "status", label: "f.status", options: ["pending", "succeeded", "failed"].map((s) => [s, `enum.${s}`]) }]}
           columns={[
             { key: "created_at", label: "f.created_at" },
-            { key: "type", label: "f.type" },
+            { key: "type", label: "f.type", render: (r) => eventText(r.type) },
             { key: "status", label: "f.status", render: (r) => <span class={`badge ${r.status === "succeeded" ? "ok" : r.status === "failed" ? "bad" : "off"}`}>{tx(`enum.${r.status}`, r.status)}</span> },
             { key: "attempts", label: "f.attempts" },
             { key: "response_status", label: "f.response_status" },
-            { key: "error", label: "f.error" },
-            resendColumn(row.id, reloadLog),
+            { key: "error", label: "f.error", render: (r) => deliveryErrorText(r.error) },
+            resendColumn(row.id, row.status === true, reloadLog),
           ]}
         />
       </Section>
@@ -150,7 +152,7 @@ export function QrExtras({ row }: { row: Row }) {
     const d: Row[] = report.data?.days ?? [];
     return {
       x: d.map((x) => new Date(`${x.date}T12:00:00Z`).getTime() / 1000),
-      labels: d.map((x) => x.date),
+      labels: d.map((x) => fmtDate(x.date)),
       series: [
         { label: t("qr.total"), values: d.map((x) => x.total) },
         { label: t("qr.unique"), values: d.map((x) => x.unique_visitors) },
@@ -462,7 +464,7 @@ export function WorkgroupExtras({ row, reload }: { row: Row; reload: () => void 
           const whole = (
             <label class="check-item">
               <input type="checkbox" checked={(row.service_ids ?? []).includes(s.id)} onChange={(e) => act(e.currentTarget.checked ? "POST" : "DELETE", `/service/${s.id}`)} />{" "}
-              {t("workgroup.wholeService", { name: s.name })}
+              {t("workgroup.wholeService", { name: serviceText(s.identifier, s.name) })}
             </label>
           );
           // A service without features is one checkbox; one with features groups them under it.
@@ -566,12 +568,12 @@ export function CorpServices({ row }: { row: Row }) {
         {(all.data?.items ?? []).map((s) =>
           enabled.has(s.id) ? (
             <li key={s.id}>
-              {s.name}{" "}
-              <ConfirmButton danger label={t("common.remove")} message={t("corp.removeService", { name: s.name, corp: row.company_name })} onConfirm={() => change("DELETE", s.id)} />
+              {serviceText(s.identifier, s.name)}{" "}
+              <ConfirmButton danger label={t("common.remove")} message={t("corp.removeService", { name: serviceText(s.identifier, s.name), corp: row.company_name })} onConfirm={() => change("DELETE", s.id)} />
             </li>
           ) : (
             <li key={s.id} class="off">
-              {s.name}{" "}
+              {serviceText(s.identifier, s.name)}{" "}
               <button type="button" onClick={() => change("POST", s.id).then(() => setProblem(null), (e) => setProblem(e as Problem))}>
                 {t("common.add")}
               </button>
@@ -600,7 +602,7 @@ export function UserPermissions({ row }: { row: Row }) {
       {perms.data && (
         <Facts
           items={[
-            [t("user.adminOf"), perms.data.admin.length ? perms.data.admin.join(", ") : t("user.nothing")],
+            [t("user.adminOf"), perms.data.admin.length ? perms.data.admin.map(permissionText).join(", ") : t("user.nothing")],
             [t("user.allowed"), perms.data.allow.includes("*") ? "*" : perms.data.allow.length ? t("user.actions", { n: perms.data.allow.length }) : t("user.nothing")],
           ]}
         />

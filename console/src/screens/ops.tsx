@@ -3,6 +3,7 @@
 import { useState } from "preact/hooks";
 import { call, isSuper, type Problem, type Row } from "../api";
 import { fmtDate, t, tx } from "../i18n";
+import { actionText, eventText } from "../labels";
 import { ConfirmButton, ErrorNote, ListView, Notice, PageHeader, Section, download, useLoad, type Column } from "../ui";
 import { bytes } from "./radius";
 
@@ -46,18 +47,19 @@ export function WebhookReplay({ row, onChange }: { row: Row; onChange: () => voi
   );
 }
 
-export function resendColumn(webhookId: string, onDone: () => void): Column {
+/** Resend, only where the server can: not while pending, not a test event (send a new one), not while the webhook is inactive. */
+export function resendColumn(webhookId: string, active: boolean, onDone: () => void): Column {
   return {
     key: "resend",
     label: "common.actions",
     sort: false,
     render: (r) =>
-      r.status === "pending" ? (
+      r.status === "pending" || r.type === "WEBHOOK_TEST" || !active ? (
         "—"
       ) : (
         <ConfirmButton
           label={t("webhook.resend")}
-          message={t("webhook.resendConfirm", { type: r.type })}
+          message={t("webhook.resendConfirm", { type: eventText(r.type) })}
           onConfirm={async () => {
             await call("POST", `/api/webhook/${webhookId}/deliveries/${r.id}/resend`);
             onDone();
@@ -126,7 +128,7 @@ export function AuditLog() {
         columns={[
           { key: "at", label: "f.at" },
           { key: "actor", label: "f.actor" },
-          { key: "action", label: "f.action" },
+          { key: "action", label: "f.action", render: (r) => actionText(r.action) },
           { key: "target", label: "f.target_record" },
           { key: "outcome", label: "f.outcome", render: (r) => <span class={`badge ${r.outcome === "success" ? "ok" : r.outcome === "failure" ? "bad" : "off"}`}>{tx(`enum.${r.outcome}`, r.outcome)}</span> },
           { key: "ip", label: "f.ip" },

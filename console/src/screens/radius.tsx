@@ -1,7 +1,7 @@
 // RADIUS sessions with disconnect, pool usage and authorize attempts (routes.md "Operator
 // additions").
 import { useState } from "preact/hooks";
-import { call, type Row } from "../api";
+import { call, type Contract, type DisconnectResult, type Row } from "../api";
 import { fmtDate, fmtNumber, t, tx } from "../i18n";
 import { ConfirmButton, ErrorNote, Facts, Link, ListView, Notice, PageHeader, Section, useLoad, type Column } from "../ui";
 
@@ -17,11 +17,22 @@ export function bytes(n: number | null | undefined): string {
   return `${fmtNumber(v, 1)} ${units[i]}`;
 }
 
-function duration(s: number | null | undefined): string {
+export function duration(s: number | null | undefined): string {
   if (s === null || s === undefined) return "—";
   const h = Math.floor(s / 3600);
   const m = Math.floor((s % 3600) / 60);
   return h ? `${h} h ${m} min` : `${m} min`;
+}
+
+/** What the NAS did with a Disconnect-Request, as a sentence (outcome-specific, so that it agrees in pt-BR). */
+export function outcomeText(r: { outcome: string; attempts: number }): string {
+  return t("session.outcome", { outcome: tx(`enum.${r.outcome}`, r.outcome), attempts: r.attempts });
+}
+
+/** Why an authorize attempt was refused, in the operator's language. */
+export function reasonText(reason: string | null | undefined): string {
+  if (!reason) return "—";
+  return tx(`reason.${reason}`, reason);
 }
 
 const stateBadge = (r: Row) => <span class={`badge ${r.state === "online" ? "ok" : r.state === "stale" ? "bad" : "off"}`}>{tx(`enum.${r.state}`, r.state)}</span>;
@@ -49,13 +60,13 @@ export function SessionList() {
 
 /** The sessions of one contract or NAS, inside its detail. */
 export function SessionsOf({ query, disconnectAll }: { query: Record<string, string>; disconnectAll?: { path: string; message: string } }) {
-  const [results, setResults] = useState<Row[] | null>(null);
+  const [results, setResults] = useState<DisconnectResult[] | null>(null);
   return (
     <Section title={t("nav.sessions")}>
       {disconnectAll && (
-        <ConfirmButton danger label={t("session.disconnectAll")} message={disconnectAll.message} onConfirm={async () => setResults((await call<{ items: Row[] }>("POST", disconnectAll.path)).items)} />
+        <ConfirmButton danger label={t("session.disconnectAll")} message={disconnectAll.message} onConfirm={async () => setResults((await call<{ items: DisconnectResult[] }>("POST", disconnectAll.path)).items)} />
       )}
-      {results && <Notice>{results.length ? results.map((r) => t("session.outcome", { outcome: tx(`enum.${r.outcome}`, r.outcome), attempts: r.attempts })).join(" ") : t("session.noneOnline")}</Notice>}
+      {results && <Notice>{results.length ? results.map(outcomeText).join(" ") : t("session.noneOnline")}</Notice>}
       <ListView path="/api/isp/session" fixedQuery={query} pageParam="s_" search={false} label={t("nav.sessions")} columns={SESSION_COLUMNS} filters={SESSION_FILTERS} rowHref={(r) => `/sessions/${r.id}`} />
     </Section>
   );
@@ -63,7 +74,9 @@ export function SessionsOf({ query, disconnectAll }: { query: Record<string, str
 
 export function SessionDetail({ id }: { id: string }) {
   const { data: s, error, reload } = useLoad(() => call<Row>("GET", `/api/isp/session/${id}`), [id]);
-  const [result, setResult] = useState<Row | null>(null);
+  const [result, setResult] = useState<DisconnectResult | null>(null);
+  const contract = useLoad(() => (s?.contract_id ? call<Contract>("GET", `/api/contract/${s.contract_id}`) : Promise.resolve(null)), [s?.contract_id]);
+  const c = contract.data;
   return (
     <>
       <PageHeader title={s ? `${t("r.session")}: ${s.username}` : t("r.session")}>
@@ -73,7 +86,7 @@ export function SessionDetail({ id }: { id: string }) {
             label={t("session.disconnect")}
             message={t("session.disconnectConfirm", { username: s.username, nas: s.nas_name ?? "" })}
             onConfirm={async () => {
-              setResult(await call<Row>("POST", `/api/isp/session/${id}/disconnect`));
+              setResult(await call<DisconnectResult>("POST", `/api/isp/session/${id}/disconnect`));
               reload();
             }}
           />
@@ -83,7 +96,7 @@ export function SessionDetail({ id }: { id: string }) {
         <Link to="/sessions">← {t("nav.sessions")}</Link>
       </p>
       <ErrorNote problem={error} />
-      {result && <Notice kind={result.outcome === "ack" ? "success" : "warning"}>{t("session.outcome", { outcome: tx(`enum.${result.outcome}`, result.outcome), attempts: result.attempts })}</Notice>}
+      {result && <Notice kind={result.outcome === "ack" ? "success" : "warning"}>{outcomeText(result)}</Notice>}
       {s && (
         <Section title={t("r.session")}>
           <Facts
@@ -91,7 +104,8 @@ export function SessionDetail({ id }: { id: string }) {
               [t("f.username"), s.username],
               [t("f.state"), stateBadge(s)],
               [t("f.nas"), s.nas_name],
-              [t("f.contract"), s.contract_id ? <Link to={`/contracts/${s.contract_id}`}>{t("session.openContract")}</Link> : null],
+              [t("f.customer"), c?.customer ? <Link to={`/customers/${c.customer.id}`}>{c.customer.name}</Link> : null],
+              [t("f.contract"), s.contract_id ? <Link to={`/contracts/${s.contract_id}`}>{c ? c.number : t("session.openContract")}</Link> : null],
               [t("f.framed_ip"), s.framed_ip],
               [t("f.calling_station_id"), s.calling_station_id],
               [t("f.started_at"), fmtDate(s.started_at)],
@@ -123,7 +137,7 @@ export function AttemptList() {
           { key: "username", label: "f.username" },
           { key: "nas_ip", label: "f.ip" },
           { key: "outcome", label: "f.outcome", render: (r) => <span class={`badge ${r.outcome === "accept" ? "ok" : "bad"}`}>{tx(`enum.${r.outcome}`, r.outcome)}</span> },
-          { key: "reason", label: "f.reason" },
+          { key: "reason", label: "f.reason", render: (r) => reasonText(r.reason) },
         ]}
       />
     </>
