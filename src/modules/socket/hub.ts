@@ -39,14 +39,15 @@ export interface SocketClient {
   superAdmin: boolean;
   /** `GET /api/<area>` as a permission action (`host:port/api/city/GET`), per event area. */
   listActions: Map<string, string>;
-  /** The outbox seq after which this socket's events start (redeem). */
+  /**
+   * The last outbox seq this socket was given (or had no right to): at first the corporation's
+   * last seq read at redeem, then moved by each stream pass that included the socket.
+   */
   since: number;
 }
 
 export class SocketHub {
   private byCorp = new Map<string, Set<SocketClient>>();
-  /** Last outbox seq streamed, per corporation with open sockets. */
-  private cursors = new Map<string, number>();
   private pendingCorps = new Set<string>();
   /** Corporations being streamed now, and those to stream again when that pass ends. */
   private streaming = new Set<string>();
@@ -129,26 +130,26 @@ export class SocketHub {
     return expiresAt > this.ctx.now() ? ticketKey(expiresAt, m[2]) : null;
   }
 
-  /** A corporation already streamed keeps its cursor (the client's events still start after its `since`). */
+  /**
+   * Each socket keeps its own position (`since`), and a pass reads from the lowest of the
+   * corporation's: a socket joining a corporation whose other sockets were streamed past its
+   * redeem (an event committed between its redeem and now) still gets those events.
+   */
   add(client: SocketClient): void {
     let set = this.byCorp.get(client.corpId);
     if (!set) {
       set = new Set();
       this.byCorp.set(client.corpId, set);
-      this.cursors.set(client.corpId, client.since);
-      // Events committed between the read and now (the handshake) go out at once.
-      this.schedule(client.corpId);
     }
     set.add(client);
+    // Events committed between the redeem and now (the handshake) go out at once.
+    this.schedule(client.corpId);
   }
 
   remove(raw: ServerWebSocket<unknown>): void {
     for (const [corpId, set] of this.byCorp) {
       for (const c of set) if (c.raw === raw) set.delete(c);
-      if (set.size === 0) {
-        this.byCorp.delete(corpId);
-        this.cursors.delete(corpId);
-      }
+      if (set.size === 0) this.byCorp.delete(corpId);
     }
   }
 
@@ -221,8 +222,9 @@ export class SocketHub {
 
   private async streamOnce(corpId: string): Promise<void> {
     const set = this.byCorp.get(corpId);
-    const cursor = this.cursors.get(corpId);
-    if (!set || cursor === undefined) return;
+    if (!set || set.size === 0) return;
+    let cursor = Infinity;
+    for (const c of set) cursor = Math.min(cursor, c.since);
     let rows: { seq: number; type: string; payload: string }[];
     const plan: { c: SocketClient; allowed: Set<string> }[] = [];
     try {
@@ -238,13 +240,16 @@ export class SocketHub {
       this.ctx.logger.warn("socket stream failed", { corp_id: corpId, error: String(err) });
       return;
     }
-    // Every socket of the corporation closed meanwhile: a later one starts from its own cursor.
+    // Every socket of the corporation closed meanwhile: a later one starts from its own position.
     if (this.byCorp.get(corpId) !== set) return;
-    this.cursors.set(corpId, rows[rows.length - 1].seq);
+    const last = rows[rows.length - 1].seq;
+    // Only the sockets of the plan move; one that joined during the pass keeps its position, and
+    // the pass its add scheduled reads from there.
     for (const { c, allowed } of plan) {
       for (const r of rows) {
         if (r.seq > c.since && allowed.has(r.type.slice(0, r.type.indexOf("_AFTER_")))) c.raw.send(r.payload);
       }
+      c.since = Math.max(c.since, last);
       // A client that stops reading would make the server buffer without bound.
       if (c.raw.getBufferedAmount() > MAX_BUFFERED_BYTES) {
         c.raw.close(1008, "the client does not keep up");

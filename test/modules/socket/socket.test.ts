@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { addUser, makeApp, startAndLogin, type TestApp } from "../../support/helpers";
 import { emit, FAST, manualClock, waitFor } from "../../support/webhooks";
+import { SocketHub } from "../../../src/modules/socket/hub";
 
 let t: TestApp;
 let admin: Awaited<ReturnType<typeof startAndLogin>>;
@@ -168,5 +169,34 @@ describe("GET /api/socket", () => {
     const doc = (await (await fetch(`http://127.0.0.1:${port}/api/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
     expect(doc.paths["/api/socket"]?.get).toBeDefined();
     expect(doc.paths["/api/user/socket"]?.get).toBeDefined();
+  });
+});
+
+describe("GET /api/socket: an event between redeem and subscribe", () => {
+  test("reaches the new socket although another socket of the corporation streamed it meanwhile", async () => {
+    const a = await connect(await ticketOf(admin.token));
+    // Forces the order: the event commits, and socket A's stream moves past it, after B's ticket
+    // is redeemed (its `since` read) and before B's socket subscribes.
+    const original = SocketHub.prototype.redeem;
+    SocketHub.prototype.redeem = async function (this: SocketHub, ...args: Parameters<SocketHub["redeem"]>) {
+      const client = await original.apply(this, args);
+      await emit(t, admin.corpId, "CITY_AFTER_INSERT", { name: "between-redeem-and-subscribe" });
+      await waitFor("socket A to get the event", () => a.messages.some((m) => m.includes("between-redeem-and-subscribe")));
+      return client;
+    };
+    let b: Open;
+    try {
+      b = await connect(await ticketOf(admin.token));
+    } finally {
+      SocketHub.prototype.redeem = original;
+    }
+    await waitFor("socket B to get the event", () => b.messages.some((m) => m.includes("between-redeem-and-subscribe")));
+    // Socket A got it once.
+    await emit(t, admin.corpId, "CITY_AFTER_INSERT", { name: "after" });
+    await waitFor("both to get the next", () => a.messages.some((m) => m.includes('"after"')) && b.messages.some((m) => m.includes('"after"')));
+    expect(a.messages.filter((m) => m.includes("between-redeem-and-subscribe"))).toHaveLength(1);
+    expect(b.messages.filter((m) => m.includes("between-redeem-and-subscribe"))).toHaveLength(1);
+    a.ws.close();
+    b.ws.close();
   });
 });
