@@ -4,7 +4,7 @@
 import { useMemo, useState } from "preact/hooks";
 import { call, fetchBlob, session, type Page, type Problem, type Row } from "../api";
 import { Chart } from "../chart";
-import { fmtDate, t, tx } from "../i18n";
+import { fmtDate, lang, t, tx } from "../i18n";
 import { eventText, permissionText, serviceText } from "../labels";
 import { deliveryErrorText } from "../messages";
 import { ConfirmButton, download, ErrorNote, Facts, Form, ListView, RefSelect, SecretOnce, Section, StatusBadge, useLoad, type FieldDef } from "../ui";
@@ -345,7 +345,7 @@ export function LayoutExtras({ row, replace }: { row: Row; replace: (r: Row) => 
             <ul class="vars">
               {variables.data.items.map((v) => (
                 <li key={v.name}>
-                  <code>{`{{${v.name}}}`}</code> — {v.description}
+                  <code>{`{{${v.name}}}`}</code> — {lang.value === "en" ? v.description : tx(`layoutVar.${v.name}`, v.description)}
                 </li>
               ))}
             </ul>

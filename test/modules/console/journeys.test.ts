@@ -468,7 +468,7 @@ async function seedRest() {
   await post("/api/qrcode/campaign", { name: "Spring" });
   await post("/api/qrcode/category", { name: "Flyers" });
   await post("/api/qrcode/logo", { name: "Brand", content_type: "image/png", data: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==" });
-  await post("/api/notepad", { title: "Shift", content: "Check the BRAS at 22:00." });
+  await post("/api/notepad", { title: "Shift", content: "Verificar o BRAS às 22:00." });
   const metric = await post("/api/metric", { name: "link-usage", data_type: "Float", periodicity: "5m", start_date: new Date(Date.now() - 86400000).toISOString() });
   for (let i = 0; i < 6; i++) await post(`/api/metric/${metric.id}/value`, { value: 40 + i * 7, at: new Date(Date.now() - i * 3600000).toISOString() });
   const manufacturer = await post("/api/isp/manufacturer", { name: "MikroTik" });
