@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { join } from "node:path";
 import { TEST_BACKEND, testSqliteOnly } from "../../support/backend";
-import { makeApp, makePeerApp, startAndLogin, type TestApp } from "../../support/helpers";
+import { makeApp, makePeerApp, startAndLogin, TARGET, type TestApp } from "../../support/helpers";
 import { contractWith } from "../../support/isp";
 
 let t: TestApp;
@@ -186,8 +186,9 @@ describe("usage from accounting", () => {
   });
 });
 
+// Source-only too: it loses the rollups through the in-process store (t.ctx) before the command runs.
 describe("corpadmin usage rebuild", () => {
-  testSqliteOnly("recomputes the rollups from the raw records: the same totals, day by day", async () => {
+  (TARGET === "binary" ? test.skip : testSqliteOnly)("recomputes the rollups from the raw records: the same totals, day by day", async () => {
     const c = await customer();
     await acct(c.username, "rb-1", { status: "Start", at: "2026-07-01T02:00:00Z" });
     await acct(c.username, "rb-1", { status: "Interim-Update", at: "2026-07-01T04:00:00Z", time: 7200, input: G + 5, output: 10 });
