@@ -4,7 +4,7 @@
 import ipaddr from "ipaddr.js";
 import { eq } from "drizzle-orm";
 import type { TenantDoor } from "../../core/store";
-import type { TenantDb } from "../../db/sqlite";
+import { sqliteClientOf, type TenantDb } from "../../db/sqlite";
 import { ispNas, ispPools, ispPops } from "../../db/tenant/schema";
 import { listClauses, listRows, type ListParams } from "../../lib/list";
 import { invalid } from "../../lib/problem";
@@ -120,7 +120,8 @@ async function poolPage(db: TenantDb, query: ListParams, now: number) {
   if (!usageFilters.length && !USAGE_FIELDS.includes(sortField as (typeof USAGE_FIELDS)[number])) return listRows(db, ispPools, LIST, query, view);
   const rest: ListParams = { ...query, page: undefined, limit: undefined, sort: USAGE_FIELDS.includes(sortField as "size") ? undefined : query.sort };
   for (const f of usageFilters) delete rest[f];
-  const { where, order } = listClauses(ispPools, LIST, rest);
+  // The engine decides how ?q scans (PostgreSQL has no GLOB).
+  const { where, order } = listClauses(ispPools, LIST, rest, [], sqliteClientOf(db) !== null);
   let items = (await db.select().from(ispPools).where(where).orderBy(...order).all()).map(view);
   for (const f of usageFilters) {
     const raw = query[f];

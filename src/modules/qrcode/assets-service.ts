@@ -5,7 +5,7 @@ import { count, eq, getTableColumns } from "drizzle-orm";
 import { trackedWrite } from "../../core/history";
 import type { TenantDoor } from "../../core/store";
 import { qrCampaigns, qrCategories, qrCodes, qrLogos } from "../../db/tenant/schema";
-import type { TenantDb } from "../../db/sqlite";
+import { sqliteClientOf, type TenantDb } from "../../db/sqlite";
 import { listClauses, listRows, paging, type ListParams } from "../../lib/list";
 import { conflict, invalid, notFound } from "../../lib/problem";
 import { canonicalDate } from "../../lib/time";
@@ -54,8 +54,9 @@ export function listLogos(tenant: TenantDoor, query: ListParams) {
   const { data: _data, ...columns } = getTableColumns(qrLogos);
   const spec = { q: [qrLogos.name] };
   const { page, limit, offset } = paging(query);
-  const { where, order } = listClauses(qrLogos, spec, query);
   return tenant.read(async (db) => {
+    // The engine decides how ?q scans (PostgreSQL has no GLOB).
+    const { where, order } = listClauses(qrLogos, spec, query, [], sqliteClientOf(db) !== null);
     const total = (await db.select({ n: count() }).from(qrLogos).where(where).get())!.n;
     const items = await db.select(columns).from(qrLogos).where(where).orderBy(...order).limit(limit).offset(offset).all();
     return { items, page, limit, total };
