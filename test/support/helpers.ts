@@ -171,8 +171,10 @@ function readers(dir: string) {
     let db = open.get(key);
     if (!db) {
       db = mode === "r" ? new Database(file, { readonly: true }) : new Database(file, { readwrite: true, create: false });
-      // A writer waits out the app's own write transactions, as a second process would.
-      if (mode === "w") db.exec("PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = ON");
+      // Both wait out the app's own locks, as a second process would: a reader meets SQLITE_BUSY
+      // while the binary's checkpoint restarts the WAL, a writer while it writes.
+      db.exec("PRAGMA busy_timeout = 10000");
+      if (mode === "w") db.exec("PRAGMA foreign_keys = ON");
       open.set(key, db);
     }
     return db;
