@@ -281,14 +281,19 @@ export function usageByContract(tenant: TenantDoor, query: ListParams, timeZone:
       }
     }
     const labels = await contractLabels(db, sums.map((r) => r.contract_id));
-    let rows: UsageRowOut[] = [];
+    const rows: UsageRowOut[] = [];
     for (const r of unlabelled) {
       const label = labels.get(r.contract_id);
       // A deleted contract's usage is nobody's row.
-      if (label) rows.push({ ...r, ...label });
+      if (!label) continue;
+      // One folding per contract: its three fields on separate lines (a word holds no line break).
+      if (words.length) {
+        const text = folded(`${label.number}\n${label.username ?? ""}\n${label.customer_name}`);
+        if (!words.every((w) => text.includes(w))) continue;
+      }
+      const row = { ...r, ...label };
+      if (filters.every(([k, v]) => row[k] === v)) rows.push(row);
     }
-    rows = rows.filter((row) => filters.every(([k, v]) => row[k] === v));
-    if (words.length) rows = rows.filter((row) => words.every((w) => [row.number, row.username ?? "", row.customer_name].some((f) => folded(f).includes(w))));
     rows.sort(bySort);
     return { items: rows.slice(offset, offset + limit), page, limit, total: rows.length };
   });
