@@ -4,7 +4,8 @@
 //   through the accounting route (a Start on the 1st of the month, a Stop 30 days later with
 //   counters: 30 daily rows per contract), and times, one request at a time:
 //   GET /api/isp/usage for that month (issue 33: p99 ≤ 50 ms over 10,000 contracts) and
-//   GET /api/contract/{id}/usage over 400 days.
+//   GET /api/contract/{id}/usage over 400 days; then the list's other asks (part of a month, ?q,
+//   a sort by label, CSV), a tenth as many requests each.
 import { contractBody } from "../test/support/contract-body";
 import { makeApp, startAndLogin } from "../test/support/helpers";
 import { must } from "../test/support/isp";
@@ -50,19 +51,28 @@ try {
     await acct({ ...base, "Acct-Status-Type": "Stop", "Event-Timestamp": start + 30 * 86_400, "Acct-Session-Time": 30 * 86_400, "Acct-Input-Octets": 123_456_789, "Acct-Input-Gigawords": 3, "Acct-Output-Octets": 987_654 });
   });
   console.log(`accounting: ${created.length * 2} records in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-  const time = async (label: string, path: (k: number) => string) => {
+  const time = async (label: string, path: (k: number) => string, requests = REQUESTS) => {
     const ms: number[] = [];
-    for (let k = 0; k < REQUESTS; k++) {
+    for (let k = 0; k < requests; k++) {
       const s = performance.now();
       const res = await t.req("GET", path(k), { token: admin.token });
       ms.push(performance.now() - s);
       if (res.status !== 200) throw new Error(`${label}: ${res.status} ${res.text}`);
     }
     ms.sort((a, b) => a - b);
-    console.log(JSON.stringify({ path: label, requests: REQUESTS, p50_ms: pct(ms, 50), p99_ms: pct(ms, 99), max_ms: ms.at(-1)!.toFixed(2) }));
+    console.log(JSON.stringify({ path: label, requests, p50_ms: pct(ms, 50), p99_ms: pct(ms, 99), max_ms: ms.at(-1)!.toFixed(2) }));
   };
-  await time(`GET /api/isp/usage (${CONTRACTS} contracts, a month)`, (k) => `/api/isp/usage?from=2026-03-01&to=2026-03-31&page=${1 + (k % 5)}`);
+  const few = Math.max(10, Math.floor(REQUESTS / 10));
+  const month = "from=2026-03-01&to=2026-03-31";
+  await time(`GET /api/isp/usage (${CONTRACTS} contracts, a month)`, (k) => `/api/isp/usage?${month}&page=${1 + (k % 5)}`);
   await time("GET /api/contract/{id}/usage (400 days)", (k) => `/api/contract/${created[k % created.length].id}/usage?from=2025-02-01&to=2026-03-07`);
+  // The other asks of the list: a range of days inside the month, ?q (one contract; an eighth of
+  // them), a sort by label, and the whole month as CSV (every row, labelled).
+  await time(`GET /api/isp/usage (${CONTRACTS} contracts, 21 days of a month)`, (k) => `/api/isp/usage?from=2026-03-05&to=2026-03-25&page=${1 + (k % 5)}`, few);
+  await time(`GET /api/isp/usage?q=<number> (${CONTRACTS} contracts, a month)`, (k) => `/api/isp/usage?${month}&q=C-${(k * 7919) % CONTRACTS}`, few);
+  await time(`GET /api/isp/usage?q=silva (${CONTRACTS} contracts, a month)`, () => `/api/isp/usage?${month}&q=silva`, few);
+  await time(`GET /api/isp/usage?sort=customer_name (${CONTRACTS} contracts, a month)`, (k) => `/api/isp/usage?${month}&sort=customer_name&page=${1 + (k % 5)}`, few);
+  await time(`GET /api/isp/usage?format=csv (${CONTRACTS} contracts, a month)`, () => `/api/isp/usage?${month}&format=csv`, few);
 } finally {
   await t.close();
 }

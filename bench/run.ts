@@ -24,6 +24,13 @@ const CEILING_SECONDS = Number(process.env.BENCH_CEILING_SECONDS ?? Math.min(3, 
 const CONNECTIONS = 32;
 const SEED_CONTRACTS = Number(process.env.BENCH_CONTRACTS ?? 10_000);
 const SEED_QRCODES = 100;
+/**
+ * BENCH_ROWS=<text>[,<text>...] measures only the rows whose path contains one of the texts
+ * (trial runs of a few rows on a shared machine); the peer, compression and tenants-at-scale
+ * figures run only when "peer", "compression" or "tenants" is one of them.
+ */
+const ROWS = process.env.BENCH_ROWS ? process.env.BENCH_ROWS.split(",").map((r) => r.trim()).filter(Boolean) : null;
+const wanted = (name: string) => !ROWS || ROWS.some((r) => name.includes(r));
 /** BENCH_MODES=embedded or =cluster runs one mode only (trial runs). */
 type Mode = "embedded" | "cluster";
 const MODES = (process.env.BENCH_MODES ?? "embedded,cluster").split(",").map((m) => m.trim()) as Mode[];
@@ -44,6 +51,11 @@ const UPSERT_TARGET: Target = { rps: 1500 };
 const METRIC_VALUE_TARGET: Target = { rps: 10_000 };
 const REDIRECT_TARGET: Target = { ratio: 0.7, p99_ms: 3 };
 const AUTHORIZE_TARGET: Target = { ratio: 0.3 };
+/** Issue 33: accounting records with their usage rollups, durable, 64 in flight; the usage list over 10,000 contracts. */
+const ACCOUNTING_TARGET: Target = { rps: 2500 };
+const USAGE_LIST_TARGET: Target = { p99_ms: 50 };
+/** Accounting records in flight (NAS and FreeRADIUS threads), as bench/isp-authorize.ts accounting. */
+const ACCOUNTING_CONNECTIONS = 64;
 /**
  * Issue 19's targets in cluster mode (one PostgreSQL on the same machine, durable commits): the
  * contract read at a tenth of the ceiling, 1,000 durable upserts a second, the redirect at 0.40.
@@ -258,7 +270,7 @@ async function runWrk(base: string, script: string, seconds = SECONDS, connectio
   writeFileSync(file, script);
   // Asynchronous, so that this process keeps serving the webhook receiver meanwhile.
   const run = async (d: number) => {
-    const p = Bun.spawn(["wrk", "-t2", `-c${connections}`, `-d${d}s`, "--timeout", "5s", "-s", file, base], { stdout: "pipe", stderr: "pipe" });
+    const p = Bun.spawn(["wrk", `-t${Math.min(2, connections)}`, `-c${connections}`, `-d${d}s`, "--timeout", "5s", "-s", file, base], { stdout: "pipe", stderr: "pipe" });
     const out = await new Response(p.stdout).text();
     await p.exited;
     return out;
@@ -372,7 +384,8 @@ async function runMode(mode: Mode, shared: Shared, pg: TestPostgres | null): Pro
       radius = { basic: `Basic ${Buffer.from("bench:nas-secret-1").toString("base64")}` };
     }
 
-    const measure = async (name: string, script: string, expected = true, note?: string, target?: Target, options: { warmup?: number; terms?: number } = {}) => {
+    const measure = async (name: string, script: string, expected = true, note?: string, target?: Target, options: { warmup?: number; terms?: number; connections?: number } = {}): Promise<Row | null> => {
+      if (!wanted(name)) return null;
       if (mode === "cluster") target = CLUSTER_TARGETS[name];
       await sampleCeiling();
       // CPU per request over the measured run only (not its warm-up): the server's, and in
@@ -380,7 +393,7 @@ async function runMode(mode: Mode, shared: Shared, pg: TestPostgres | null): Pro
       let cpu0 = 0;
       let db0 = 0;
       const r = await alone(server.pid, () =>
-        runWrk(base, script, SECONDS, CONNECTIONS, options.warmup, () => {
+        runWrk(base, script, SECONDS, options.connections ?? CONNECTIONS, options.warmup, () => {
           cpu0 = cpuUs(server.pid);
           db0 = pg ? childrenCpuUs(pg.pid) : 0;
         }),
@@ -416,11 +429,14 @@ async function runMode(mode: Mode, shared: Shared, pg: TestPostgres | null): Pro
     if (contractIds.length) {
       const ids = contractIds.slice(0, 5000);
       const mine = await measure("GET /api/contract/{id}", wrkScript(ids.map((id) => ({ method: "GET", path: `/api/contract/${id}`, headers: auth })), [200]));
+      if (mine) {
       const bytes = (await (await fetch(`${base}/api/contract/${ids[0]}`, { headers: auth })).arrayBuffer()).byteLength;
       peerRows.push({ server: "corpadmin (Bun, Elysia, bun:sqlite)", rps: mine.rps, p50_ms: mine.p50_ms, p99_ms: mine.p99_ms, bytes, errors: mine.errors, ok: mine.ok });
       // The peer right after, on the same number of rows built from the same fixture (embedded only).
       if (mode === "cluster") {
         // Measured beside the embedded row.
+      } else if (!wanted("peer")) {
+        // Not asked for (BENCH_ROWS).
       } else if (peerInstalled !== true) {
         extra.peer_skipped = peerInstalled;
         console.log(`peer skipped: ${peerInstalled}`);
@@ -451,6 +467,7 @@ async function runMode(mode: Mode, shared: Shared, pg: TestPostgres | null): Pro
         proc.kill("SIGTERM");
         await proc.exited;
       }
+      }
     }
     if (has("GET", "/api/person")) {
       const qs = ["silva", "souza", "maria", "joao", "ana", "lima", "costa", "pereira"];
@@ -461,6 +478,7 @@ async function runMode(mode: Mode, shared: Shared, pg: TestPostgres | null): Pro
       // substrings of the seeded names, so that no cache keyed by the term can answer twice.
       // Embedded only: the persons are written straight into the corporation's file.
       for (const persons of mode === "embedded" ? [10_000, 100_000] : []) {
+        if (!wanted(`GET /api/person?q= (${persons.toLocaleString("en")} persons`)) continue;
         const corp = await json("POST", "/api/corp", { auth_name: `search-${persons}`, company_name: `Search ${persons}` }, auth);
         const login = await json("POST", "/api/login", { corp: corp.auth_name, login: ADMIN.login, password: ADMIN.password });
         const corpAuth = { authorization: `Bearer ${login.access_token}` };
@@ -526,9 +544,47 @@ async function runMode(mode: Mode, shared: Shared, pg: TestPostgres | null): Pro
         AUTHORIZE_TARGET,
       );
     }
+    // Issue 33: accounting records with their usage rollups, then the usage reads over what they wrote.
+    const accountingRow = "POST /api/isp/radius/accounting (usage rollups)";
+    const usageListRow = `GET /api/isp/usage (${contractIds.length.toLocaleString("en")} contracts, a month)`;
+    const contractUsageRow = "GET /api/contract/{id}/usage (400 days)";
+    if (radius && has("GET", "/api/isp/usage") && [accountingRow, usageListRow, contractUsageRow].some(wanted)) {
+      const headers = { authorization: radius.basic, "content-type": "application/json" };
+      // An Interim-Update of a session of its own (no Start: it counts its whole session), an
+      // hour long, at some hour of March 2026: every record a durable write of the record, its
+      // session and one or two days' and a month's usage rows.
+      const record = (username: string, k: number, session: string) => {
+        const at = Date.parse("2026-03-01T12:00:00Z") / 1000 + (k % 30) * 86_400 + (k % 24) * 3600;
+        return { "User-Name": username, "Acct-Session-Id": session, "NAS-IP-Address": "127.0.0.1", "Acct-Status-Type": "Interim-Update", "Event-Timestamp": at, "Acct-Session-Time": 3600, "Acct-Input-Octets": 1_000_000 + k, "Acct-Output-Octets": 50_000 + k };
+      };
+      // Every contract has usage in the month before anything is measured.
+      const t0 = performance.now();
+      await pool(passwords.map((p, k) => ({ p, k })), 16, ({ p, k }) => fetch(`${base}/api/isp/radius/accounting`, { method: "POST", headers, body: JSON.stringify(record(p.username, k, `seed-${k}`)) }).then(async (r) => {
+        if (r.status !== 204) throw new Error(`accounting: ${r.status} ${await r.text()}`);
+      }));
+      console.log(`[${mode}] ${passwords.length} accounting records (one per contract) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+      await measure(
+        accountingRow,
+        wrkScript(passwords.map((p, k) => ({ method: "POST", path: "/api/isp/radius/accounting", headers, body: JSON.stringify(record(p.username, k * 7, "bench-@SEQ@")) })), [204]),
+        true,
+        `${ACCOUNTING_CONNECTIONS} in flight, each a new session's Interim-Update`,
+        ACCOUNTING_TARGET,
+        { connections: ACCOUNTING_CONNECTIONS },
+      );
+      await measure(contractUsageRow, wrkScript(contractIds.slice(0, 5000).map((id) => ({ method: "GET", path: `/api/contract/${id}/usage?from=2025-02-01&to=2026-03-07`, headers: auth })), [200]));
+      // One request at a time: the target is the answer's own time, not a queue's.
+      await measure(
+        usageListRow,
+        wrkScript([1, 2, 3, 4, 5].map((page) => ({ method: "GET", path: `/api/isp/usage?from=2026-03-01&to=2026-03-31&page=${page}`, headers: auth })), [200]),
+        true,
+        "one request at a time, pages 1-5 of 50 by -total_bytes",
+        USAGE_LIST_TARGET,
+        { connections: 1 },
+      );
+    }
     // Bytes and CPU with and without compression (bench/compression.ts), embedded only: the
     // codings cost the same over either storage.
-    if (mode === "embedded" && contractIds.length) {
+    if (mode === "embedded" && contractIds.length && wanted("compression")) {
       await sampleCeiling();
       extra.compression_rows = await alone(server.pid, () => measureCompression(base, server.pid, auth));
       extra.compression_threshold = await thresholdFigures(base, auth);
@@ -543,7 +599,7 @@ async function runMode(mode: Mode, shared: Shared, pg: TestPostgres | null): Pro
     // Tenants at scale (bench/tenants.ts), embedded: 100 then 1,000 corporations created through
     // the API, each time a restart: exec→first 200, idle RSS after the first sweeps, RSS after one
     // request in each corporation. Every other process of the run is paused meanwhile.
-    if (mode === "embedded") {
+    if (mode === "embedded" && wanted("tenants")) {
       const others = [...background];
       for (const p of others) signal(p, "SIGSTOP");
       let tenantRows: TenantFigures[];
@@ -581,7 +637,7 @@ async function runMode(mode: Mode, shared: Shared, pg: TestPostgres | null): Pro
 async function main() {
   ensureWrk();
   // Before anything is measured: building better-sqlite3 takes the machine for minutes.
-  const peerInstalled = MODES.includes("embedded") ? installPeer() : "not run (embedded mode not selected)";
+  const peerInstalled = !MODES.includes("embedded") ? "not run (embedded mode not selected)" : wanted("peer") ? installPeer() : "not run (BENCH_ROWS)";
   console.log("building dist/corpadmin ...");
   const build = Bun.spawnSync(["bun", "build.ts"], { cwd: root, stdout: "inherit", stderr: "inherit" });
   if (build.exitCode !== 0) throw new Error("build failed");

@@ -316,6 +316,8 @@ describe("GET /api/person: a corporation file from before the search indexes is 
     db.run("DROP TABLE history");
     // 0015 added the daily usage rollups.
     db.run("DROP TABLE isp_usage_daily");
+    // 0016 added the monthly usage rollups.
+    db.run("DROP TABLE isp_usage_monthly");
     // Every migration from 0010 on is undone: only 0000-0009 stay recorded.
     db.run("DELETE FROM __drizzle_migrations WHERE rowid NOT IN (SELECT rowid FROM __drizzle_migrations ORDER BY created_at LIMIT 10)");
     expect(db.query("SELECT count(*) AS n FROM sqlite_master WHERE name LIKE '%_fts%'").get()).toEqual({ n: 0 });

@@ -532,6 +532,23 @@ export const ispUsageDaily = pgTable(
   ],
 );
 
+export const ispUsageMonthly = pgTable(
+  "isp_usage_monthly",
+  {
+    corp_id: text("corp_id").notNull().default(sql`current_setting('corpadmin.corp_id')`),
+    contract_id: text("contract_id").notNull(),
+    month: text("month").notNull(),
+    input_bytes: bigint("input_bytes", { mode: "number" }).default(0).notNull(),
+    output_bytes: bigint("output_bytes", { mode: "number" }).default(0).notNull(),
+    session_seconds: bigint("session_seconds", { mode: "number" }).default(0).notNull(),
+  },
+  (t) => [
+    primaryKey({ name: "isp_usage_monthly_contract_id_month_pk", columns: [t.corp_id, t.contract_id, t.month] }),
+    index("isp_usage_monthly_month").on(t.corp_id, t.month, t.contract_id, t.input_bytes, t.output_bytes),
+    pgPolicy("tenant", { for: "all", using: sql`"corp_id" = current_setting('corpadmin.corp_id')`, withCheck: sql`"corp_id" = current_setting('corpadmin.corp_id')` }),
+  ],
+);
+
 export const metricValues = pgTable(
   "metric_values",
   {

@@ -257,3 +257,27 @@ export const ispUsageDaily = sqliteTable(
     index("isp_usage_daily_day").on(t.day, t.contract_id, t.input_bytes, t.output_bytes),
   ],
 );
+
+/**
+ * The same traffic per contract and calendar month (YYYY-MM of the daily rows' days): always the
+ * sum of that month's daily rows. Added to in the same statement group as the daily rows (one
+ * upsert per month a record spans), kept equal by retention (which subtracts what it prunes) and
+ * by `corpadmin usage rebuild`. "Usage per contract over a period" reads whole months here and only
+ * the days at the period's ends from isp_usage_daily (usage-range.ts).
+ */
+export const ispUsageMonthly = sqliteTable(
+  "isp_usage_monthly",
+  {
+    contract_id: text("contract_id").notNull(),
+    /** YYYY-MM. */
+    month: text("month").notNull(),
+    input_bytes: integer("input_bytes").notNull().default(0),
+    output_bytes: integer("output_bytes").notNull().default(0),
+    session_seconds: integer("session_seconds").notNull().default(0),
+  },
+  (t) => [
+    primaryKey({ columns: [t.contract_id, t.month] }),
+    // Covering, as isp_usage_daily_day: a month of 10,000 contracts is 10,000 index entries.
+    index("isp_usage_monthly_month").on(t.month, t.contract_id, t.input_bytes, t.output_bytes),
+  ],
+);

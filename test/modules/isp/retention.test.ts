@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { pruneIspRadiusAccounting, pruneIspRadiusSessions } from "../../../src/modules/isp/accounting-service";
 import { pruneIspRadiusAttempts } from "../../../src/modules/isp/attempt-service";
-import { pruneIspUsageDaily } from "../../../src/modules/isp/usage-service";
+import { addUsage, pruneIspUsageDaily } from "../../../src/modules/isp/usage-service";
 import { makeApp, startAndLogin, type TestApp } from "../../support/helpers";
 
 const DAY = 86_400_000;
@@ -73,18 +73,35 @@ describe("isp retention: prune functions", () => {
     expect(await ids("isp_radius_sessions")).toEqual(["recent"]);
   });
 
-  test("pruneIspUsageDaily: daily usage of days before the cutoff day goes, in batches of `limit`", async () => {
+  test("pruneIspUsageDaily: daily usage of days before the cutoff day goes, in batches of `limit`; the months keep their days' sums", async () => {
     const { door } = await corp();
+    const share = (day: string) => ({ day, input: 1, output: 2, seconds: 3 });
     await door.write(async (tx) => {
-      const insert = tx.$client.query("INSERT INTO isp_usage_daily (contract_id, day, input_bytes, output_bytes, session_seconds) VALUES (?1, ?2, 1, 2, 3)");
-      for (const day of ["2024-12-30", "2024-12-31", "2025-01-01", "2025-01-02"]) await insert.run("c1", day);
-      await insert.run("c2", "2024-12-31");
+      await addUsage(tx, "c1", ["2024-11-30", "2024-12-30", "2024-12-31", "2025-01-01", "2025-01-02"].map(share));
+      await addUsage(tx, "c2", [share("2024-12-31")]);
     });
+    const months = () =>
+      door.read(async (db) =>
+        db.$client.query<{ contract_id: string; month: string; input_bytes: number; output_bytes: number; session_seconds: number }>("SELECT contract_id, month, input_bytes, output_bytes, session_seconds FROM isp_usage_monthly ORDER BY contract_id, month").all(),
+      );
+    expect(await months()).toEqual([
+      { contract_id: "c1", month: "2024-11", input_bytes: 1, output_bytes: 2, session_seconds: 3 },
+      { contract_id: "c1", month: "2024-12", input_bytes: 2, output_bytes: 4, session_seconds: 6 },
+      { contract_id: "c1", month: "2025-01", input_bytes: 2, output_bytes: 4, session_seconds: 6 },
+      { contract_id: "c2", month: "2024-12", input_bytes: 1, output_bytes: 2, session_seconds: 3 },
+    ]);
+    // Oldest first: c1's 2024-11-30 and 2024-12-30.
     expect(await door.write((tx) => pruneIspUsageDaily(tx, "2025-01-01", 2))).toBe(2);
-    expect(await door.write((tx) => pruneIspUsageDaily(tx, "2025-01-01", 2))).toBe(1);
+    expect(await months()).toEqual([
+      { contract_id: "c1", month: "2024-12", input_bytes: 1, output_bytes: 2, session_seconds: 3 },
+      { contract_id: "c1", month: "2025-01", input_bytes: 2, output_bytes: 4, session_seconds: 6 },
+      { contract_id: "c2", month: "2024-12", input_bytes: 1, output_bytes: 2, session_seconds: 3 },
+    ]);
+    expect(await door.write((tx) => pruneIspUsageDaily(tx, "2025-01-01", 2))).toBe(2);
     expect(await door.write((tx) => pruneIspUsageDaily(tx, "2025-01-01", 2))).toBe(0);
     const left = await door.read(async (db) => db.$client.query<{ day: string }>("SELECT day FROM isp_usage_daily ORDER BY day").all());
     expect(left.map((r) => r.day)).toEqual(["2025-01-01", "2025-01-02"]);
+    expect(await months()).toEqual([{ contract_id: "c1", month: "2025-01", input_bytes: 2, output_bytes: 4, session_seconds: 6 }]);
   });
 
   test("pruneIspRadiusAttempts: attempts made before the cutoff go", async () => {

@@ -48,6 +48,12 @@ async function customer() {
 }
 
 const usage = (id: string, query = "from=2026-03-01&to=2026-03-31") => t.req("GET", `/api/contract/${id}/usage?${query}`, { token: admin.token });
+/** The contract's row of GET /api/isp/usage over a range (none when it has no usage there). */
+async function listed(c: { id: string; username: string }, range: string): Promise<any[]> {
+  const res = await t.req("GET", `/api/isp/usage?${range}&q=${c.username}&limit=500`, { token: admin.token });
+  if (res.status !== 200) throw new Error(`usage list: ${res.status} ${res.text}`);
+  return res.body.items.filter((r: any) => r.contract_id === c.id);
+}
 const day = (body: any, date: string) => body.items.find((i: any) => i.start === `${date}T00:00:00.000-03:00`);
 
 beforeAll(async () => {
@@ -197,8 +203,12 @@ describe("corpadmin usage rebuild", () => {
     const before = (await usage(c.id, "from=2026-06-01&to=2026-08-31")).body;
     expect(before).toMatchObject({ input_bytes: G + 5 + 40, output_bytes: 20 });
     // The rollups are lost (say, a restore of an older copy of them).
-    await t.ctx.store.tenant(admin.corpId).write(async (tx) => void (await tx.$client.query("DELETE FROM isp_usage_daily").run()));
+    await t.ctx.store.tenant(admin.corpId).write(async (tx) => {
+      await tx.$client.query("DELETE FROM isp_usage_daily").run();
+      await tx.$client.query("DELETE FROM isp_usage_monthly").run();
+    });
     expect((await usage(c.id, "from=2026-06-01&to=2026-08-31")).body.total_bytes).toBe(0);
+    expect((await listed(c, "from=2026-06-01&to=2026-08-31")).length).toBe(0);
     const cli = Bun.spawnSync(["bun", join(import.meta.dir, "../../../src/main.ts"), "usage", "rebuild", "--corp", "acme", "--data-dir", t.dir], {
       stdout: "pipe",
       stderr: "pipe",
@@ -208,6 +218,11 @@ describe("corpadmin usage rebuild", () => {
     expect(cli.exitCode).toBe(0);
     expect(cli.stdout.toString()).toMatch(/^acme: \d+ accounting records replayed\n$/);
     expect((await usage(c.id, "from=2026-06-01&to=2026-08-31")).body).toEqual(before);
+    // The months too: whole months are read from them (the session started on June 30, local time).
+    expect(await listed(c, "from=2026-06-01&to=2026-08-31")).toMatchObject([{ input_bytes: G + 5 + 40, output_bytes: 20 }]);
+    const july = (await usage(c.id, "from=2026-07-01&to=2026-07-31")).body;
+    expect(july.input_bytes).toBeGreaterThan(0);
+    expect(await listed(c, "from=2026-07-01&to=2026-07-31")).toMatchObject([{ input_bytes: july.input_bytes, output_bytes: july.output_bytes }]);
     const unknown = Bun.spawnSync(["bun", join(import.meta.dir, "../../../src/main.ts"), "usage", "rebuild", "--corp", "nowhere", "--data-dir", t.dir], { stdout: "pipe", stderr: "pipe" });
     expect(unknown.exitCode).toBe(1);
   }, 60_000);
@@ -234,6 +249,9 @@ describe("cluster mode", () => {
       const res = await usage(c.id, "from=2026-09-01&to=2026-09-30");
       expect(res.body).toMatchObject({ input_bytes: 40 * 1000 + (39 * 40) / 2, output_bytes: 40 * 7 });
       expect(day(res.body, "2026-09-10").session_seconds).toBe(40 * 60);
+      // The month's rollup (whole September) and the day's (an edge range) agree.
+      expect(await listed(c, "from=2026-09-01&to=2026-09-30")).toMatchObject([{ input_bytes: 40 * 1000 + (39 * 40) / 2, output_bytes: 40 * 7 }]);
+      expect(await listed(c, "from=2026-09-10&to=2026-09-10")).toMatchObject([{ input_bytes: 40 * 1000 + (39 * 40) / 2, output_bytes: 40 * 7 }]);
     } finally {
       await peer.close();
     }
@@ -287,6 +305,15 @@ describe("usage against a reference sum (random record sequences)", () => {
         expect(res.body.input_bytes).toBe(expectedIn);
         expect(res.body.output_bytes).toBe(expectedOut);
         expect(res.body.items.reduce((sum: number, i: any) => sum + i.total_bytes, 0)).toBe(expectedIn + expectedOut);
+        // The usage list reads whole months from the monthly rollup and the ends from the days:
+        // over whole months, over a range with partial months at both ends, and within one month,
+        // it says what the days say.
+        expect(await listed(c, "from=2026-04-01&to=2026-08-31")).toMatchObject([{ input_bytes: expectedIn, output_bytes: expectedOut }]);
+        for (const range of ["from=2026-05-17&to=2026-07-09", "from=2026-06-03&to=2026-06-20", "from=2026-06-01&to=2026-07-14"]) {
+          const days = (await usage(c.id, range)).body;
+          const rows = await listed(c, range);
+          expect(rows.length ? { input_bytes: rows[0].input_bytes, output_bytes: rows[0].output_bytes } : { input_bytes: 0, output_bytes: 0 }).toEqual({ input_bytes: days.input_bytes, output_bytes: days.output_bytes });
+        }
       }),
       { numRuns: 25 },
     );
