@@ -557,12 +557,14 @@ async function runMode(mode: Mode, shared: Shared, pg: TestPostgres | null): Pro
         const at = Date.parse("2026-03-01T12:00:00Z") / 1000 + (k % 30) * 86_400 + (k % 24) * 3600;
         return { "User-Name": username, "Acct-Session-Id": session, "NAS-IP-Address": "127.0.0.1", "Acct-Status-Type": "Interim-Update", "Event-Timestamp": at, "Acct-Session-Time": 3600, "Acct-Input-Octets": 1_000_000 + k, "Acct-Output-Octets": 50_000 + k };
       };
-      // Every contract has usage in the month before anything is measured.
+      // Before anything is measured, every contract has usage on every day of the month: one
+      // session each, from March 1st to 31st (its record's growth split over the 31 days).
+      const month = (username: string, k: number) => ({ ...record(username, k, `seed-${k}`), "Event-Timestamp": Date.parse("2026-03-31T20:00:00Z") / 1000, "Acct-Session-Time": 30 * 86_400 + 8 * 3600 });
       const t0 = performance.now();
-      await pool(passwords.map((p, k) => ({ p, k })), 16, ({ p, k }) => fetch(`${base}/api/isp/radius/accounting`, { method: "POST", headers, body: JSON.stringify(record(p.username, k, `seed-${k}`)) }).then(async (r) => {
+      await pool(passwords.map((p, k) => ({ p, k })), 16, ({ p, k }) => fetch(`${base}/api/isp/radius/accounting`, { method: "POST", headers, body: JSON.stringify(month(p.username, k)) }).then(async (r) => {
         if (r.status !== 204) throw new Error(`accounting: ${r.status} ${await r.text()}`);
       }));
-      console.log(`[${mode}] ${passwords.length} accounting records (one per contract) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+      console.log(`[${mode}] ${passwords.length} accounting records (a month of one session per contract) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
       await measure(
         accountingRow,
         wrkScript(passwords.map((p, k) => ({ method: "POST", path: "/api/isp/radius/accounting", headers, body: JSON.stringify(record(p.username, k * 7, "bench-@SEQ@")) })), [204]),

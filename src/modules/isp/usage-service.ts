@@ -308,14 +308,17 @@ export function usageByContract(tenant: TenantDoor, query: ListParams, timeZone:
 export async function pruneIspUsageDaily(tx: TenantDb, beforeDay: string, limit: number): Promise<number> {
   const raw = clientOf(tx);
   const rows = (await raw
-    .query("SELECT contract_id, day, input_bytes, output_bytes, session_seconds FROM isp_usage_daily WHERE day < ?1 ORDER BY day, contract_id LIMIT ?2")
-    .all(beforeDay, limit)) as unknown as { contract_id: string; day: string; input_bytes: number | string; output_bytes: number | string; session_seconds: number | string }[];
-  const deleteDay = raw.query("DELETE FROM isp_usage_daily WHERE contract_id = ?1 AND day = ?2");
+    .query("SELECT contract_id, day FROM isp_usage_daily WHERE day < ?1 ORDER BY day, contract_id LIMIT ?2")
+    .all(beforeDay, limit)) as unknown as { contract_id: string; day: string }[];
+  // What each delete removed, as it removed it: in cluster mode a late record may add to the row
+  // between the read above and the delete.
+  const deleteDay = raw.query("DELETE FROM isp_usage_daily WHERE contract_id = ?1 AND day = ?2 RETURNING input_bytes, output_bytes, session_seconds");
   const months = new Map<string, { contractId: string; shares: DayShare[] }>();
   for (const r of rows) {
-    await deleteDay.run(r.contract_id, r.day);
+    const gone = (await deleteDay.get(r.contract_id, r.day)) as { input_bytes: number | string; output_bytes: number | string; session_seconds: number | string } | null;
+    if (!gone) continue;
     const m = months.get(r.contract_id) ?? { contractId: r.contract_id, shares: [] };
-    m.shares.push({ day: r.day, input: Number(r.input_bytes), output: Number(r.output_bytes), seconds: Number(r.session_seconds) });
+    m.shares.push({ day: r.day, input: Number(gone.input_bytes), output: Number(gone.output_bytes), seconds: Number(gone.session_seconds) });
     months.set(r.contract_id, m);
   }
   const subtract = raw.query(
