@@ -49,7 +49,7 @@ export const OPS_DICT = {
     "Sem resposta em {ms} ms: em geral o segredo está errado (o NAS descarta em silêncio pedidos que não consegue autenticar) ou o endereço ou a porta estão errados; um firewall também pode bloquear o UDP.",
   ],
   "nas.onlineSessions": ["Online sessions", "Sessões conectadas"],
-  "nas.customer": ["Customer · contract", "Cliente · contrato"],
+  "nas.customer": ["Customer", "Cliente"],
   "nas.noneOnline": ["No session is online on this NAS.", "Nenhuma sessão conectada neste NAS."],
   "nas.moreOnline": ["{n} more online (see RADIUS sessions).", "Mais {n} conectadas (veja Sessões RADIUS)."],
 

@@ -6,7 +6,7 @@ import { serviceText } from "../labels";
 import type { ResourceDef } from "../resource";
 import { Link, type FieldDef } from "../ui";
 import { PoolUsage } from "./radius";
-import { NAS_HEALTH_COLUMNS, NasOps } from "./nas";
+import { NAS_HEALTH_COLUMNS, NAS_HEALTH_FILTER, NasOps } from "./nas";
 import { CorpServices, CorpStatus, CorpUsers, ContractLinks, ExternalAppKey, NoteView, PersonAddress, QrReport, UserPermissions, FeatureActions, LayoutExtras, MetricHistory, QrExtras, UserExtras, WebhookExtras, WorkgroupExtras } from "./extras";
 
 const ref = (path: string, label: (r: Row) => string = (r) => r.name) => ({ path, label });
@@ -286,6 +286,7 @@ export const RESOURCES: ResourceDef[] = [
       ...NAS_HEALTH_COLUMNS,
       { key: "status", label: "f.status" },
     ],
+    filters: [NAS_HEALTH_FILTER],
     fields: [
       { name: "name", label: "f.name", required: true },
       { name: "ip", label: "f.ip", required: true },

@@ -3,7 +3,7 @@
 import { useState } from "preact/hooks";
 import { api, problemOf, type Nas, type Problem } from "../api";
 import { fmtDate, lang, t } from "../i18n";
-import { ErrorNote, Facts, Link, Notice, Section, useLoad, type Column } from "../ui";
+import { ErrorNote, Facts, Link, Notice, Section, useLoad, type Column, type Filter } from "../ui";
 import { bytes, duration } from "./radius";
 
 type NasTestResult = NonNullable<Awaited<ReturnType<typeof testNas>>>;
@@ -42,6 +42,9 @@ export const NAS_HEALTH_COLUMNS: Column[] = [
   { key: "online", label: "nas.online", render: (r) => String((r as Nas).online) },
   { key: "last_accounting_at", label: "nas.lastAccounting", render: (r) => <RelativeTime at={(r as Nas).last_accounting_at} /> },
 ];
+
+/** The NAS list's ?health filter. */
+export const NAS_HEALTH_FILTER: Filter = { name: "health", label: "nas.health", options: (["ok", "quiet", "unknown"] as const).map((h) => [h, `nas.health.${h}`]) };
 
 async function testNas(id: string) {
   const { data, error, response } = await api.POST("/api/isp/nas/{id}/test", { params: { path: { id } } });

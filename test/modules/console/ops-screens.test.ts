@@ -119,6 +119,13 @@ test("NAS list: health badge, online count and last accounting; the NAS page: on
   expect(await quiet.locator("td[data-label='Health']").textContent()).toBe("No records yet");
   expect(await quiet.locator("td[data-label='Last accounting']").textContent()).toBe("never");
   await checkA11y(page, "ops-nas-list");
+  // Filtered by health (the server's ?health), kept in the URL.
+  await page.getByLabel("Health").selectOption({ label: "No records yet" });
+  await page.waitForURL(/health=unknown/);
+  await page.waitForFunction(() => (globalThis as any).document.querySelectorAll("tbody tr").length === 1);
+  expect(await page.getByRole("link", { name: "bras-norte" }).count()).toBe(1);
+  await page.getByLabel("Health").selectOption({ label: "All" });
+  await page.waitForFunction(() => (globalThis as any).document.querySelectorAll("tbody tr").length === 2);
 
   await row.getByRole("link", { name: "bras-centro" }).click();
   await page.waitForURL(/\/console\/nas\/[0-9a-f-]{36}$/);
@@ -127,7 +134,7 @@ test("NAS list: health badge, online count and last accounting; the NAS page: on
   // A session with a contract leads to its customer's page; one without shows none.
   const customer = sessions.getByRole("link", { name: "João da Silva · C-3001" });
   expect(await customer.getAttribute("href")).toBe(`/console/customers/${person.id}`);
-  expect(await sessions.locator("tr", { hasText: "visitante" }).locator("td[data-label='Customer · contract']").textContent()).toBe("—");
+  expect(await sessions.locator("tr", { hasText: "visitante" }).locator("td[data-label='Customer']").textContent()).toBe("—");
 
   await page.getByRole("button", { name: "Test", exact: true }).click();
   await page.getByText(/^The NAS answered NAK with Error-Cause 503 \(session not found\) in \d+ ms/).waitFor();
