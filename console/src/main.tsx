@@ -18,9 +18,7 @@ import { SafeIps } from "./screens/safeip";
 import { Menus } from "./screens/menus";
 import { AttemptList, SessionDetail, SessionList } from "./screens/radius";
 import { AuditLog, Backups } from "./screens/ops";
-import { JobsScreen } from "./screens/jobs";
-import { DoctorScreen } from "./screens/doctor";
-import { HistoryScreen } from "./screens/history";
+import { DoctorScreen, HistoryScreen, JobsScreen } from "./screens/lazy";
 import { ResourceCreate, ResourceDetail, ResourceList } from "./resource";
 import { Link, PageHeader } from "./ui";
 

@@ -5,7 +5,8 @@ import { useMemo, useState } from "preact/hooks";
 import { call, type Row } from "./api";
 import { t, type Key, amountText, parseAmount } from "./i18n";
 import { navigate } from "./router";
-import { historyTypeOf, RecordHistory } from "./screens/history";
+import { historyTypeOf } from "./screens/history-targets";
+import { RecordHistory } from "./screens/lazy";
 import { ConfirmButton, ErrorNote, Form, Link, ListView, PageHeader, SecretOnce, StatusBadge, useLoad, type Column, type FieldDef, type Filter, type Values } from "./ui";
 
 export interface ResourceDef {

@@ -6,7 +6,8 @@ import { serviceText } from "../labels";
 import type { ResourceDef } from "../resource";
 import { Link, type FieldDef } from "../ui";
 import { PoolUsage } from "./radius";
-import { NAS_HEALTH_COLUMNS, NAS_HEALTH_FILTER, NasOps } from "./nas";
+import { NAS_HEALTH_COLUMNS, NAS_HEALTH_FILTER } from "./nas";
+import { NasOps } from "./lazy";
 import { CorpServices, CorpStatus, CorpUsers, ContractLinks, ExternalAppKey, NoteView, PersonAddress, QrReport, UserPermissions, FeatureActions, LayoutExtras, MetricHistory, QrExtras, UserExtras, WebhookExtras, WorkgroupExtras } from "./extras";
 
 const ref = (path: string, label: (r: Row) => string = (r) => r.name) => ({ path, label });

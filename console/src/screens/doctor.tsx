@@ -4,7 +4,8 @@
 // server's text as the technical detail.
 import type { ComponentChildren } from "preact";
 import { api, isSuper, problemOf } from "../api";
-import { lang, t, tx } from "../i18n";
+import { lang, t } from "../i18n";
+import { ot, otx } from "./ops-texts";
 import { ErrorNote, PageHeader, useLoad } from "../ui";
 
 async function runDoctor() {
@@ -18,13 +19,13 @@ type Check = Awaited<ReturnType<typeof runDoctor>>[number];
 const STATUS_CLASS: Record<Check["status"], string> = { ok: "ok", warn: "warn", fail: "bad" };
 
 export function checkName(name: string): string {
-  return tx(`doctor.check.${name}`, name);
+  return otx(`doctor.check.${name}`, name);
 }
 
 function Technical({ text, fix }: { text: string; fix?: boolean }) {
   return (
     <details class="technical">
-      <summary>{t(fix ? "doctor.technicalFix" : "doctor.technical")}</summary>
+      <summary>{ot(fix ? "doctor.technicalFix" : "doctor.technical")}</summary>
       <code lang="en">{text}</code>
     </details>
   );
@@ -32,7 +33,7 @@ function Technical({ text, fix }: { text: string; fix?: boolean }) {
 
 function detail(c: Check): ComponentChildren {
   if (lang.value === "en") return c.detail;
-  const words = tx(`doctor.${c.status === "ok" ? "ok" : "bad"}.${c.name}`, "");
+  const words = otx(`doctor.${c.status === "ok" ? "ok" : "bad"}.${c.name}`, "");
   return (
     <>
       {words && <p>{words}</p>}
@@ -44,7 +45,7 @@ function detail(c: Check): ComponentChildren {
 function fix(c: Check): ComponentChildren {
   if (!c.fix) return "—";
   if (lang.value === "en") return c.fix;
-  const words = tx(`doctor.fix.${c.name}`, "");
+  const words = otx(`doctor.fix.${c.name}`, "");
   return (
     <>
       {words && <p>{words}</p>}
@@ -56,41 +57,43 @@ function fix(c: Check): ComponentChildren {
 export function DoctorScreen() {
   const checks = useLoad(runDoctor, []);
   if (!isSuper.value) return null;
-  const list = checks.data ?? [];
+  // Failures first, then warnings, each in the server's order.
+  const rank = { fail: 0, warn: 1, ok: 2 } as const;
+  const list = [...(checks.data ?? [])].sort((a, b) => rank[a.status] - rank[b.status]);
   const count = (s: Check["status"]) => list.filter((c) => c.status === s).length;
   return (
     <>
       <PageHeader title={t("nav.doctor")}>
         <button type="button" onClick={checks.reload} disabled={checks.loading}>
-          {checks.loading ? t("doctor.running") : t("doctor.rerun")}
+          {checks.loading ? ot("doctor.running") : ot("doctor.rerun")}
         </button>
       </PageHeader>
-      <p>{t("doctor.intro")}</p>
+      <p>{ot("doctor.intro")}</p>
       <ErrorNote problem={checks.error} />
       {checks.data && (
-        <p role="status">{t("doctor.summary", { ok: count("ok"), warn: count("warn"), fail: count("fail") })}</p>
+        <p role="status">{ot("doctor.summary", { ok: count("ok"), warn: count("warn"), fail: count("fail") })}</p>
       )}
       <div class="table-wrap cards-on-phone" aria-busy={checks.loading}>
         <table>
           <thead>
             <tr>
-              <th scope="col">{t("doctor.check")}</th>
+              <th scope="col">{ot("doctor.check")}</th>
               <th scope="col">{t("f.status")}</th>
-              <th scope="col">{t("doctor.detail")}</th>
-              <th scope="col">{t("doctor.fix")}</th>
+              <th scope="col">{ot("doctor.detail")}</th>
+              <th scope="col">{ot("doctor.fix")}</th>
             </tr>
           </thead>
           <tbody>
             {list.map((c) => (
               <tr key={c.name} class={`doctor-${c.status}`}>
-                <th scope="row" data-label={t("doctor.check")}>
+                <th scope="row" data-label={ot("doctor.check")}>
                   {checkName(c.name)}
                 </th>
                 <td data-label={t("f.status")}>
-                  <span class={`badge ${STATUS_CLASS[c.status]}`}>{t(`doctor.status.${c.status}`)}</span>
+                  <span class={`badge ${STATUS_CLASS[c.status]}`}>{ot(`doctor.status.${c.status}`)}</span>
                 </td>
-                <td data-label={t("doctor.detail")}>{detail(c)}</td>
-                <td data-label={t("doctor.fix")}>{fix(c)}</td>
+                <td data-label={ot("doctor.detail")}>{detail(c)}</td>
+                <td data-label={ot("doctor.fix")}>{fix(c)}</td>
               </tr>
             ))}
           </tbody>

@@ -5,71 +5,30 @@ import type { ComponentChildren } from "preact";
 import { useEffect, useId, useState } from "preact/hooks";
 import { api, call, problemOf } from "../api";
 import type { components, operations } from "../api.gen";
-import { fmtDate, lang, t, tx, type Key } from "../i18n";
+import { fmtDate, lang, t, tx } from "../i18n";
 import { currentQuery, location$, setQuery } from "../router";
 import { ErrorNote, Link, PageHeader, Section, useLoad } from "../ui";
+import { TARGETS } from "./history-targets";
 import { jobName } from "./jobs";
+import { ot, otx } from "./ops-texts";
 
 type Change = components["schemas"]["Change"];
 type HistoryQuery = NonNullable<operations["history.list"]["parameters"]["query"]>;
-
-/** Each target type: the screen of its records (under /console) and the API that reads one. */
-const TARGETS: Record<string, { screen?: string; api?: string; label: Key }> = {
-  contract: { screen: "/contracts", api: "/api/contract", label: "r.contract" },
-  person: { screen: "/customers", api: "/api/person", label: "r.person" },
-  city: { screen: "/cities", api: "/api/city", label: "r.city" },
-  product: { screen: "/products", api: "/api/product", label: "r.product" },
-  classification: { screen: "/classifications", api: "/api/classification", label: "r.classification" },
-  note: { screen: "/notes", api: "/api/notepad", label: "r.note" },
-  externalapp: { screen: "/external-apps", api: "/api/externalapp", label: "r.externalApp" },
-  webhook: { screen: "/webhooks", api: "/api/webhook", label: "r.webhook" },
-  metric: { screen: "/metrics", api: "/api/metric", label: "r.metric" },
-  nas: { screen: "/nas", api: "/api/isp/nas", label: "r.nas" },
-  pool: { screen: "/pools", api: "/api/isp/pool", label: "r.pool" },
-  layout: { screen: "/layouts", api: "/api/isp/layout", label: "r.layout" },
-  attribute: { screen: "/radius-attributes", api: "/api/isp/radius-attribute", label: "r.radiusAttribute" },
-  pop: { screen: "/pops", api: "/api/isp/pop", label: "r.pop" },
-  manufacturer: { screen: "/manufacturers", api: "/api/isp/manufacturer", label: "r.manufacturer" },
-  policy: { label: "history.type.policy" },
-  qrcode: { screen: "/qrcodes", api: "/api/qrcode", label: "r.qrcode" },
-  campaign: { screen: "/qr-campaigns", api: "/api/qrcode/campaign", label: "r.qrCampaign" },
-  category: { screen: "/qr-categories", api: "/api/qrcode/category", label: "r.qrCategory" },
-  logo: { screen: "/qr-logos", api: "/api/qrcode/logo", label: "r.qrLogo" },
-  user: { screen: "/users", api: "/api/user", label: "r.user" },
-  workgroup: { screen: "/workgroups", api: "/api/workgroup", label: "r.workgroup" },
-  corp: { screen: "/corporations", api: "/api/corp", label: "r.corporation" },
-  server: { screen: "/servers", api: "/api/server", label: "r.server" },
-  service: { screen: "/services", api: "/api/service", label: "r.service" },
-  feature: { screen: "/features", api: "/api/feature", label: "r.feature" },
-  menu: { screen: "/menus", label: "history.type.menu" },
-  saferange: { screen: "/safe-ip", label: "history.type.saferange" },
-};
-
-/** The generic record screens (resource.tsx keys) and the target type of their records. */
-const SCREEN_TYPES: Record<string, string> = Object.fromEntries(
-  Object.entries(TARGETS)
-    .filter(([type, d]) => d.screen && d.api && !["contract", "person"].includes(type))
-    .map(([type, d]) => [d.screen!.slice(1), type]),
-);
-
-export function historyTypeOf(screenKey: string): string | undefined {
-  return SCREEN_TYPES[screenKey];
-}
 
 const ACTIONS = ["create", "update", "delete", "status", "config", "items", "flags", "address", "link", "unlink", "key", "secret", "classifications", "attributes", "actions", "member", "group", "grant", "service", "throttle", "restore", "suspend", "trust-unblock"];
 
 export function typeText(type: string): string {
   const d = TARGETS[type];
-  return d ? t(d.label) : type;
+  return d ? tx(d.label, otx(d.label)) : type;
 }
 
 export function actionLabel(action: string): string {
-  return tx(`history.action.${action}`, action);
+  return otx(`history.action.${action}`, action);
 }
 
 function actorText(c: Change): ComponentChildren {
   const job = /^system:(.+)$/.exec(c.actor);
-  if (job) return t("history.byJob", { job: jobName(job[1]) });
+  if (job) return ot("history.byJob", { job: jobName(job[1]) });
   if (c.actor_user_id) return <Link to={`/users/${c.actor_user_id}`}>{c.actor}</Link>;
   if (c.actor_app_id) return `${c.actor} (${t("r.externalApp")})`;
   return c.actor;
@@ -93,7 +52,8 @@ function valueText(v: unknown): ComponentChildren {
   if (typeof v === "string") {
     if (/^\d{4}-\d{2}-\d{2}(T|$)/.test(v)) return fmtDate(v);
     if (/^[A-Z_]+$/.test(v)) return tx(`enum.${v}`, v);
-    if (/^[0-9a-f]{8}-[0-9a-f]{4}-/.test(v)) return <code>{v}</code>;
+    // Ids and templates ({{contract.config.max_upload}}) are code, not words.
+    if (/^[0-9a-f]{8}-[0-9a-f]{4}-/.test(v) || v.includes("{{")) return <code>{v}</code>;
     return v;
   }
   return <code>{JSON.stringify(v)}</code>;
@@ -119,7 +79,7 @@ export function ChangeList({ changes, action }: { changes: Change["changes"]; ac
             valueText(f[side])
           ) : (
             <>
-              <span class="before">{valueText(f.before)}</span> <span aria-label={t("history.becomes")}>→</span> <span class="after">{valueText(f.after)}</span>
+              <span class="before">{valueText(f.before)}</span> <span aria-label={ot("history.becomes")}>→</span> <span class="after">{valueText(f.after)}</span>
             </>
           )}
         </li>
@@ -185,9 +145,9 @@ function HistoryTable({ data, compact }: { data: Awaited<ReturnType<typeof loadH
           <tr>
             <th scope="col">{t("f.at")}</th>
             <th scope="col">{t("f.actor")}</th>
-            {!compact && <th scope="col">{t("history.record")}</th>}
+            {!compact && <th scope="col">{ot("history.record")}</th>}
             <th scope="col">{t("f.action")}</th>
-            <th scope="col">{t("history.changes")}</th>
+            <th scope="col">{ot("history.changes")}</th>
           </tr>
         </thead>
         <tbody>
@@ -196,19 +156,19 @@ function HistoryTable({ data, compact }: { data: Awaited<ReturnType<typeof loadH
               <td data-label={t("f.at")}>{fmtDate(c.at)}</td>
               <td data-label={t("f.actor")}>{actorText(c)}</td>
               {!compact && (
-                <td data-label={t("history.record")}>
+                <td data-label={ot("history.record")}>
                   <TargetCell c={c} name={data.names.get(c.target_id)} deleted={deleted.has(c.target_id)} />
                 </td>
               )}
               <td data-label={t("f.action")}>{actionLabel(c.action)}</td>
-              <td data-label={t("history.changes")}>
+              <td data-label={ot("history.changes")}>
                 <ChangeList changes={c.changes} action={c.action} />
               </td>
             </tr>
           ))}
         </tbody>
       </table>
-      {data.items.length === 0 && <p class="empty">{t("history.none")}</p>}
+      {data.items.length === 0 && <p class="empty">{ot("history.none")}</p>}
     </div>
   );
 }
@@ -258,9 +218,9 @@ export function HistoryScreen() {
   return (
     <>
       <PageHeader title={t("nav.history")} />
-      <form class="toolbar history-filters" role="search" aria-label={t("history.filters")} onSubmit={apply}>
+      <form class="toolbar history-filters" role="search" aria-label={ot("history.filters")} onSubmit={apply}>
         <span class="filter">
-          <label for={`${id}-type`}>{t("history.type")}</label>
+          <label for={`${id}-type`}>{ot("history.type")}</label>
           <select id={`${id}-type`} value={draft.target_type} onChange={set("target_type")}>
             <option value="">{t("list.all")}</option>
             {Object.keys(TARGETS)
@@ -296,14 +256,14 @@ export function HistoryScreen() {
           </select>
         </span>
         <span class="filter">
-          <label for={`${id}-from`}>{t("history.from")}</label>
+          <label for={`${id}-from`}>{ot("history.from")}</label>
           <input id={`${id}-from`} type="date" value={draft.from} onInput={set("from")} />
         </span>
         <span class="filter">
-          <label for={`${id}-to`}>{t("history.to")}</label>
+          <label for={`${id}-to`}>{ot("history.to")}</label>
           <input id={`${id}-to`} type="date" value={draft.to} onInput={set("to")} />
         </span>
-        <button type="submit">{t("history.apply")}</button>
+        <button type="submit">{ot("history.apply")}</button>
       </form>
       <ErrorNote problem={list.error} />
       <section aria-label={t("nav.history")} aria-busy={list.loading}>
@@ -319,7 +279,7 @@ export function RecordHistory({ type, id, refresh }: { type: string; id: string;
   const [page, setPage] = useState(1);
   const list = useLoad(() => loadHistory({ target_type: type, target_id: id, page, limit: 10 }, false), [type, id, page, refresh]);
   return (
-    <Section title={t("history.ofRecord")}>
+    <Section title={ot("history.ofRecord")}>
       <ErrorNote problem={list.error} />
       <div aria-busy={list.loading}>
         {list.data && <HistoryTable data={list.data} compact />}

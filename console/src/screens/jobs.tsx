@@ -1,9 +1,10 @@
 // The service's background jobs (GET /api/system/jobs, super-admin): when each last ran, how it
 // went, when it runs next, and "Run now"; the list is read again while a job runs.
+import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { api, isSuper, problemOf, type Problem } from "../api";
-import type { ComponentChildren } from "preact";
-import { fmtDate, lang, t, tx } from "../i18n";
+import { fmtDate, lang, t } from "../i18n";
+import { ot, otx } from "./ops-texts";
 import { ErrorNote, Notice, PageHeader, useLoad } from "../ui";
 import { RelativeTime } from "./nas";
 
@@ -25,9 +26,9 @@ async function runJob(name: string) {
 const POLL_MS = 1000;
 
 function OutcomeBadge({ job }: { job: Job }) {
-  if (job.running) return <span class="badge off">{t("jobs.running")}</span>;
-  if (!job.last_outcome) return <>{t("jobs.neverRan")}</>;
-  return <span class={`badge ${job.last_outcome === "ok" ? "ok" : "bad"}`}>{t(`jobs.outcome.${job.last_outcome}`)}</span>;
+  if (job.running) return <span class="badge off">{ot("jobs.running")}</span>;
+  if (!job.last_outcome) return <>{ot("jobs.neverRan")}</>;
+  return <span class={`badge ${job.last_outcome === "ok" ? "ok" : "bad"}`}>{ot(`jobs.outcome.${job.last_outcome}`)}</span>;
 }
 
 export function JobsScreen() {
@@ -59,24 +60,24 @@ export function JobsScreen() {
     <>
       <PageHeader title={t("nav.jobs")}>
         <button type="button" onClick={list.reload}>
-          {t("jobs.refresh")}
+          {ot("jobs.refresh")}
         </button>
       </PageHeader>
-      <p>{t("jobs.intro")}</p>
+      <p>{ot("jobs.intro")}</p>
       <ErrorNote problem={list.error ?? problem} />
-      {started && <Notice kind="success">{t("jobs.started", { name: jobName(started) })}</Notice>}
+      {started && <Notice kind="success">{ot("jobs.started", { name: jobName(started) })}</Notice>}
       <div class="table-wrap cards-on-phone" aria-busy={list.loading && !list.data}>
         <table>
           <thead>
             <tr>
               <th scope="col">{t("f.name")}</th>
-              <th scope="col">{t("jobs.schedule")}</th>
-              {clustered && <th scope="col">{t("jobs.node")}</th>}
-              <th scope="col">{t("jobs.lastStarted")}</th>
-              <th scope="col">{t("jobs.lastFinished")}</th>
+              <th scope="col">{ot("jobs.schedule")}</th>
+              {clustered && <th scope="col">{ot("jobs.node")}</th>}
+              <th scope="col">{ot("jobs.lastStarted")}</th>
+              <th scope="col">{ot("jobs.lastFinished")}</th>
               <th scope="col">{t("f.outcome")}</th>
-              <th scope="col">{t("jobs.lastError")}</th>
-              <th scope="col">{t("jobs.next")}</th>
+              <th scope="col">{ot("jobs.lastError")}</th>
+              <th scope="col">{ot("jobs.next")}</th>
               <th scope="col">{t("common.actions")}</th>
             </tr>
           </thead>
@@ -88,20 +89,20 @@ export function JobsScreen() {
                   <br />
                   <code class="hint">{j.name}</code>
                 </th>
-                <td data-label={t("jobs.schedule")}>{scheduleText(j.schedule)}</td>
-                {clustered && <td data-label={t("jobs.node")}>{j.node ?? "—"}</td>}
-                <td data-label={t("jobs.lastStarted")}>
+                <td data-label={ot("jobs.schedule")}>{scheduleText(j.schedule)}</td>
+                {clustered && <td data-label={ot("jobs.node")}>{j.node ?? "—"}</td>}
+                <td data-label={ot("jobs.lastStarted")}>
                   <RelativeTime at={j.last_started_at} />
                 </td>
-                <td data-label={t("jobs.lastFinished")}>{j.last_finished_at ? fmtDate(j.last_finished_at) : "—"}</td>
+                <td data-label={ot("jobs.lastFinished")}>{j.last_finished_at ? fmtDate(j.last_finished_at) : "—"}</td>
                 <td data-label={t("f.outcome")}>
                   <OutcomeBadge job={j} />
                 </td>
-                <td data-label={t("jobs.lastError")}>{j.last_error ? <code lang="en">{j.last_error}</code> : "—"}</td>
-                <td data-label={t("jobs.next")}>{j.next_at ? fmtDate(j.next_at) : t("jobs.onEvent")}</td>
+                <td data-label={ot("jobs.lastError")}>{j.last_error ? <code lang="en">{j.last_error}</code> : "—"}</td>
+                <td data-label={ot("jobs.next")}>{j.next_at ? fmtDate(j.next_at) : ot("jobs.onEvent")}</td>
                 <td data-label={t("common.actions")} class="nowrap">
-                  <button type="button" disabled={j.running} onClick={() => run(j.name)} aria-label={t("jobs.runNowOf", { name: jobName(j.name) })}>
-                    {t("jobs.runNow")}
+                  <button type="button" disabled={j.running} onClick={() => run(j.name)} aria-label={ot("jobs.runNowOf", { name: jobName(j.name) })}>
+                    {ot("jobs.runNow")}
                   </button>
                 </td>
               </tr>
@@ -115,7 +116,7 @@ export function JobsScreen() {
 
 /** A job by its name, in words (an unknown job as its name). */
 export function jobName(name: string): string {
-  return tx(`jobs.name.${name}`, name);
+  return otx(`jobs.name.${name}`, name);
 }
 
 /** The server's schedule sentences (src/modules/*: ctx.jobs.add) in Portuguese; one it does not know stays as it is, marked as English. */
