@@ -51,7 +51,8 @@ function valueText(v: unknown): ComponentChildren {
   if (typeof v === "number") return v.toLocaleString(lang.value, { useGrouping: false, maximumFractionDigits: 6 });
   if (typeof v === "string") {
     if (/^\d{4}-\d{2}-\d{2}(T|$)/.test(v)) return fmtDate(v);
-    if (/^[A-Z_]+$/.test(v)) return tx(`enum.${v}`, v);
+    // Codes with a word of their own (ACTIVE, dynamic).
+    if (/^[A-Za-z_]+$/.test(v)) return tx(`enum.${v}`, v);
     // Ids and templates ({{contract.config.max_upload}}) are code, not words.
     if (/^[0-9a-f]{8}-[0-9a-f]{4}-/.test(v) || v.includes("{{")) return <code>{v}</code>;
     return v;

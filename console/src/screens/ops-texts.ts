@@ -166,7 +166,7 @@ const TEXTS = {
   "history.action.attributes": ["Attributes", "Atributos"],
   "history.action.actions": ["Actions", "Ações"],
   "history.action.member": ["Members", "Membros"],
-  "history.action.group": ["Workgroups", "Grupos de trabalho"],
+  "history.action.group": ["Groups", "Grupos"],
   "history.action.grant": ["Permissions", "Permissões"],
   "history.action.service": ["Services", "Serviços"],
   "history.action.throttle": ["Throttled (fair use)", "Velocidade reduzida (uso justo)"],
