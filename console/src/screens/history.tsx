@@ -30,7 +30,7 @@ function actorText(c: Change): ComponentChildren {
   const job = /^system:(.+)$/.exec(c.actor);
   if (job) return ot("history.byJob", { job: jobName(job[1]) });
   if (c.actor_user_id) return <Link to={`/users/${c.actor_user_id}`}>{c.actor}</Link>;
-  if (c.actor_app_id) return `${c.actor} (${t("r.externalApp")})`;
+  if (c.actor_app_id) return <Link to={`/external-apps/${c.actor_app_id}`}>{`${c.actor} (${t("r.externalApp")})`}</Link>;
   return c.actor;
 }
 
@@ -45,7 +45,7 @@ function fieldText(field: string): ComponentChildren {
   return parts.flatMap((p, i) => (i === 0 ? [p] : [" › ", p]));
 }
 
-function valueText(v: unknown): ComponentChildren {
+function valueText(v: unknown, names: Map<string, string>): ComponentChildren {
   if (v === null || v === undefined || v === "") return "—";
   if (typeof v === "boolean") return v ? t("common.yes") : t("common.no");
   if (typeof v === "number") return v.toLocaleString(lang.value, { useGrouping: false, maximumFractionDigits: 6 });
@@ -54,6 +54,7 @@ function valueText(v: unknown): ComponentChildren {
     // Codes with a word of their own (ACTIVE, dynamic).
     if (/^[A-Za-z_]+$/.test(v)) return tx(`enum.${v}`, v);
     // Ids and templates ({{contract.config.max_upload}}) are code, not words.
+    if (UUID.test(v) && names.has(v)) return names.get(v);
     if (/^[0-9a-f]{8}-[0-9a-f]{4}-/.test(v) || v.includes("{{")) return <code>{v}</code>;
     return v;
   }
@@ -66,7 +67,7 @@ const empty = (v: unknown) => v === null || v === undefined || v === "" || (Arra
  * The field changes: before → after; a created record its values, a deleted one what it had
  * (empty fields and the record's own id left out).
  */
-export function ChangeList({ changes, action }: { changes: Change["changes"]; action: string }) {
+export function ChangeList({ changes, action, names }: { changes: Change["changes"]; action: string; names: Map<string, string> }) {
   const side = action === "create" ? "after" : action === "delete" ? "before" : null;
   const shown = changes.filter((f) => f.field !== "id" && !(side && empty(f[side])));
   if (shown.length === 0) return <>—</>;
@@ -77,10 +78,10 @@ export function ChangeList({ changes, action }: { changes: Change["changes"]; ac
           <span class="change-field">{fieldText(f.field)}</span>
           {": "}
           {side ? (
-            valueText(f[side])
+            valueText(f[side], names)
           ) : (
             <>
-              <span class="before">{valueText(f.before)}</span> <span aria-label={ot("history.becomes")}>→</span> <span class="after">{valueText(f.after)}</span>
+              <span class="before">{valueText(f.before, names)}</span> <span aria-label={ot("history.becomes")}>→</span> <span class="after">{valueText(f.after, names)}</span>
             </>
           )}
         </li>
@@ -99,24 +100,55 @@ function nameFromChanges(c: Change): string | null {
   return null;
 }
 
+/** Reference fields (a change's last segment) and the record type they name. */
+const REF_TYPES: Record<string, string> = {
+  customer_id: "person",
+  billing_customer_id: "person",
+  agent_id: "person",
+  city_id: "city",
+  layout_id: "layout",
+  pop_id: "pop",
+  manufacturer_id: "manufacturer",
+  nas_id: "nas",
+  product_id: "product",
+  campaign_id: "campaign",
+  category_id: "category",
+  logo_id: "logo",
+  service_id: "service",
+  feature_id: "feature",
+  server_id: "server",
+  external_app_id: "externalapp",
+};
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 async function loadHistory(query: HistoryQuery, withNames = true) {
   const { data, error, response } = await api.GET("/api/history", { params: { query } });
   if (!data) throw problemOf(error, response.status);
-  // Names of the records the page shows: from the changes, else one read per record (a deleted one has none).
+  // Names of the records the page shows and of those their changes refer to: from the changes,
+  // else one read per record (a deleted one has none).
   const names = new Map<string, string>();
   for (const c of data.items) {
     const n = nameFromChanges(c);
     if (n && !names.has(c.target_id)) names.set(c.target_id, n);
   }
-  const missing = [...new Map(data.items.filter((c) => withNames && !names.has(c.target_id) && TARGETS[c.target_type]?.api).map((c) => [c.target_id, c])).values()];
+  const wanted = new Map<string, string>();
+  for (const c of data.items) {
+    if (withNames && !names.has(c.target_id) && TARGETS[c.target_type]?.api) wanted.set(c.target_id, c.target_type);
+    for (const f of c.changes) {
+      const type = REF_TYPES[f.field.split(".").pop()!];
+      if (!type) continue;
+      for (const v of [f.before, f.after]) if (typeof v === "string" && UUID.test(v) && !names.has(v)) wanted.set(v, type);
+    }
+  }
   await Promise.all(
-    missing.map(async (c) => {
+    [...wanted].map(async ([id, type]) => {
       try {
-        const r = await call<{ name?: string; number?: string; title?: string | null; login?: string; company_name?: string; identity?: string }>("GET", `${TARGETS[c.target_type].api}/${c.target_id}`);
+        const r = await call<{ name?: string; number?: string; title?: string | null; login?: string; company_name?: string; identity?: string }>("GET", `${TARGETS[type].api}/${id}`);
         const n = r.name ?? r.number ?? r.title ?? r.login ?? r.company_name ?? r.identity;
-        if (n) names.set(c.target_id, n);
+        if (n) names.set(id, n);
       } catch {
-        // Deleted, or not readable by this operator: shown by its type alone.
+        // Deleted, or not readable by this operator: shown by its type, or its id, alone.
       }
     }),
   );
@@ -163,7 +195,7 @@ function HistoryTable({ data, compact }: { data: Awaited<ReturnType<typeof loadH
               )}
               <td data-label={t("f.action")}>{actionLabel(c.action)}</td>
               <td data-label={ot("history.changes")}>
-                <ChangeList changes={c.changes} action={c.action} />
+                <ChangeList changes={c.changes} action={c.action} names={data.names} />
               </td>
             </tr>
           ))}

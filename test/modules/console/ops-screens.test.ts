@@ -260,6 +260,9 @@ test("history: a few edits appear with who, the record's name and link, the acti
   const deleted = page.locator("tbody tr", { hasText: "Product: Fibra 500M" }).filter({ hasText: "Deleted" });
   expect(await deleted.count()).toBe(1);
   expect(await deleted.getByRole("link", { name: /Product/ }).count()).toBe(0);
+  // A reference by the name of the record it names.
+  const nasCreated = page.locator("tbody tr", { has: page.getByRole("link", { name: "NAS: bras-centro" }) }).filter({ hasText: "Created" });
+  expect(await nasCreated.locator("td[data-label='Changes']").textContent()).toContain("Layout: Default");
   await checkA11y(page, "ops-history");
 
   // Filters go to the URL and the server.
