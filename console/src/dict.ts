@@ -1,5 +1,8 @@
 // Every text of the console: [English, Brazilian Portuguese].
+import { OPS_DICT } from "./dict-ops";
+
 export const DICT = {
+  ...OPS_DICT,
   "nav.dashboard": ["Dashboard", "Painel"],
   "nav.contracts": ["Contracts", "Contratos"],
   "nav.persons": ["Persons", "Pessoas"],

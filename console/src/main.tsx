@@ -18,6 +18,7 @@ import { SafeIps } from "./screens/safeip";
 import { Menus } from "./screens/menus";
 import { AttemptList, SessionDetail, SessionList } from "./screens/radius";
 import { AuditLog, Backups } from "./screens/ops";
+import { DoctorScreen, HistoryScreen, JobsScreen } from "./screens/lazy";
 import { ResourceCreate, ResourceDetail, ResourceList } from "./resource";
 import { Link, PageHeader } from "./ui";
 
@@ -51,6 +52,9 @@ const NAV: NavItem[] = [
   { to: "/audit", label: "nav.audit", area: "corp", listPath: "/api/audit", group: "nav.group.platform" },
   { to: "/backups", label: "nav.backups", area: "", superOnly: true, group: "nav.group.platform" },
   { to: "/system", label: "nav.system", area: "core", group: "nav.group.platform" },
+  { to: "/history", label: "nav.history", area: "corp", listPath: "/api/history", group: "nav.group.platform" },
+  { to: "/jobs", label: "nav.jobs", area: "", superOnly: true, group: "nav.group.platform" },
+  { to: "/doctor", label: "nav.doctor", area: "", superOnly: true, group: "nav.group.platform" },
 ];
 
 function groupOf(key: string): Key {
@@ -199,6 +203,9 @@ function screen(path: string): ComponentChildren {
   }
   if (path === "/audit") return can("corp", "/api/audit") ? <AuditLog /> : <Forbidden />;
   if (path === "/backups") return isSuper.value ? <Backups /> : <Forbidden />;
+  if (path === "/history") return can("corp", "/api/history") ? <HistoryScreen /> : <Forbidden />;
+  if (path === "/jobs") return isSuper.value ? <JobsScreen /> : <Forbidden />;
+  if (path === "/doctor") return isSuper.value ? <DoctorScreen /> : <Forbidden />;
   if (path === "/radius-attempts") return can("isp", "/api/isp/radius/attempts") ? <AttemptList /> : <Forbidden />;
   for (const def of RESOURCES) {
     if (path !== `/${def.key}` && !path.startsWith(`/${def.key}/`)) continue;

@@ -28,6 +28,8 @@ const CONFLICTS: Entry[] = [
   [/^Two-factor authentication is not enabled/, "conflict.twoFactorOff"],
   [/^No pending secret/, "conflict.noPendingSecret"],
   [/^A backup is running/, "conflict.backupRunning"],
+  [/^Job \S+ is running/, "conflict.jobRunning"],
+  [/^Job \S+ runs on the node holding its lease/, "conflict.jobElsewhere"],
   [/not enabled for the (workgroup's )?corporation/, "conflict.serviceOff"],
   [/^The user is (not )?a member of/, "conflict.membership"],
   [/^The identity is already linked|^That account is linked/, "conflict.linked"],

@@ -5,6 +5,8 @@ import { useMemo, useState } from "preact/hooks";
 import { call, type Row } from "./api";
 import { t, type Key, amountText, parseAmount } from "./i18n";
 import { navigate } from "./router";
+import { historyTypeOf } from "./screens/history-targets";
+import { RecordHistory } from "./screens/lazy";
 import { ConfirmButton, ErrorNote, Form, Link, ListView, PageHeader, SecretOnce, StatusBadge, useLoad, type Column, type FieldDef, type Filter, type Values } from "./ui";
 
 export interface ResourceDef {
@@ -171,6 +173,7 @@ export function ResourceDetail({ def, id }: { def: ResourceDef; id: string }) {
         </section>
       )}
       {data && def.extra?.(data, reload, set)}
+      {data && historyTypeOf(def.key) && <RecordHistory type={historyTypeOf(def.key)!} id={id} refresh={data.updated_at} />}
     </>
   );
 }

@@ -1,11 +1,13 @@
 // The resources whose screens are the generic list, form and detail (resource.tsx), each with
 // the fields routes.md gives it, and the extra sections of those that need more.
-import type { Row } from "../api";
+import type { Nas, Row } from "../api";
 import { fmtDate, fmtMoney, t, tx } from "../i18n";
 import { serviceText } from "../labels";
 import type { ResourceDef } from "../resource";
 import { Link, type FieldDef } from "../ui";
-import { PoolUsage, SessionsOf } from "./radius";
+import { PoolUsage } from "./radius";
+import { NAS_HEALTH_COLUMNS, NAS_HEALTH_FILTER } from "./nas";
+import { NasOps } from "./lazy";
 import { CorpServices, CorpStatus, CorpUsers, ContractLinks, ExternalAppKey, NoteView, PersonAddress, QrReport, UserPermissions, FeatureActions, LayoutExtras, MetricHistory, QrExtras, UserExtras, WebhookExtras, WorkgroupExtras } from "./extras";
 
 const ref = (path: string, label: (r: Row) => string = (r) => r.name) => ({ path, label });
@@ -282,8 +284,10 @@ export const RESOURCES: ResourceDef[] = [
     columns: [
       { key: "name", label: "f.name" },
       { key: "ip", label: "f.ip" },
+      ...NAS_HEALTH_COLUMNS,
       { key: "status", label: "f.status" },
     ],
+    filters: [NAS_HEALTH_FILTER],
     fields: [
       { name: "name", label: "f.name", required: true },
       { name: "ip", label: "f.ip", required: true },
@@ -293,7 +297,7 @@ export const RESOURCES: ResourceDef[] = [
       { name: "layout_id", label: "f.layout", type: "ref", ref: ref("/api/isp/layout") },
       { name: "coa_port", label: "f.coa_port", type: "number", hint: "hint.coaPort" },
     ],
-    extra: (r) => <SessionsOf query={{ nas_id: r.id }} />,
+    extra: (r) => <NasOps nas={r as Nas} />,
   },
   {
     key: "layouts",

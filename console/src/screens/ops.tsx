@@ -1,11 +1,28 @@
 // Webhook test/resend/recover, a user's sessions, the audit log and backups (routes.md "Operator
 // additions").
 import { useState } from "preact/hooks";
-import { call, isSuper, type Problem, type Row } from "../api";
+import { api, isSuper, problemOf, type Problem, type Row } from "../api";
 import { fmtDate, t, tx } from "../i18n";
 import { actionText, eventText } from "../labels";
 import { ConfirmButton, ErrorNote, ListView, Notice, PageHeader, Section, download, useLoad, type Column } from "../ui";
 import { bytes } from "./radius";
+
+async function webhookTest(id: string) {
+  const { data, error, response } = await api.POST("/api/webhook/{id}/test", { params: { path: { id } } });
+  if (!data) throw problemOf(error, response.status);
+  return data;
+}
+
+async function webhookRecover(id: string, since: string) {
+  const { data, error, response } = await api.POST("/api/webhook/{id}/recover", { params: { path: { id } }, body: { since } });
+  if (!data) throw problemOf(error, response.status);
+  return data;
+}
+
+/** Throws the problem of an answer that is not 2xx. */
+function ok(r: { error?: unknown; response: Response }): void {
+  if (!r.response.ok) throw problemOf(r.error, r.response.status);
+}
 
 /** Test event, resend of one delivery, recovery of failed ones since a time. */
 export function WebhookReplay({ row, onChange }: { row: Row; onChange: () => void }) {
@@ -26,7 +43,7 @@ export function WebhookReplay({ row, onChange }: { row: Row; onChange: () => voi
       {message && <Notice kind="success">{message}</Notice>}
       <ErrorNote problem={problem} />
       <div class="toolbar">
-        <button type="button" onClick={() => run(async () => t("webhook.testSent", { status: tx(`enum.${(await call<Row>("POST", `/api/webhook/${row.id}/test`)).status}`) }))}>
+        <button type="button" onClick={() => run(async () => t("webhook.testSent", { status: tx(`enum.${(await webhookTest(row.id)).status}`) }))}>
           {t("webhook.test")}
         </button>
       </div>
@@ -34,7 +51,7 @@ export function WebhookReplay({ row, onChange }: { row: Row; onChange: () => voi
         class="toolbar"
         onSubmit={(e) => {
           e.preventDefault();
-          if (since) run(async () => t("webhook.recovered", { n: (await call<Row>("POST", `/api/webhook/${row.id}/recover`, { body: { since: new Date(since).toISOString() } })).queued }));
+          if (since) run(async () => t("webhook.recovered", { n: (await webhookRecover(row.id, new Date(since).toISOString())).queued }));
         }}
       >
         <label for="recover-since">{t("webhook.recoverSince")}</label>
@@ -61,7 +78,7 @@ export function resendColumn(webhookId: string, active: boolean, onDone: () => v
           label={t("webhook.resend")}
           message={t("webhook.resendConfirm", { type: eventText(r.type) })}
           onConfirm={async () => {
-            await call("POST", `/api/webhook/${webhookId}/deliveries/${r.id}/resend`);
+            ok(await api.POST("/api/webhook/{id}/deliveries/{deliveryId}/resend", { params: { path: { id: webhookId, deliveryId: r.id } } }));
             onDone();
           }}
         />
@@ -70,7 +87,11 @@ export function resendColumn(webhookId: string, active: boolean, onDone: () => v
 }
 
 export function UserSessions({ row }: { row: Row }) {
-  const list = useLoad(() => call<{ items: Row[] }>("GET", `/api/user/${row.id}/sessions`), [row.id]);
+  const list = useLoad(async () => {
+    const { data, error, response } = await api.GET("/api/user/{id}/sessions", { params: { path: { id: row.id } } });
+    if (!data) throw problemOf(error, response.status);
+    return data;
+  }, [row.id]);
   return (
     <Section title={t("user.sessions")}>
       <ErrorNote problem={list.error} />
@@ -101,7 +122,7 @@ export function UserSessions({ row }: { row: Row }) {
                       label={t("user.revoke")}
                       message={t("user.revokeConfirm", { name: row.name })}
                       onConfirm={async () => {
-                        await call("DELETE", `/api/user/${row.id}/sessions/${s.id}`);
+                        ok(await api.DELETE("/api/user/{id}/sessions/{sessionId}", { params: { path: { id: row.id, sessionId: s.id } } }));
                         list.reload();
                       }}
                     />
@@ -139,7 +160,11 @@ export function AuditLog() {
 }
 
 export function Backups() {
-  const list = useLoad(() => call<{ items: Row[] }>("GET", "/api/backup"), []);
+  const list = useLoad(async () => {
+    const { data, error, response } = await api.GET("/api/backup");
+    if (!data) throw problemOf(error, response.status);
+    return data;
+  }, []);
   const [problem, setProblem] = useState<Problem | null>(null);
   if (!isSuper.value) return null;
   return (
@@ -149,7 +174,7 @@ export function Backups() {
           label={t("backup.create")}
           message={t("backup.createConfirm")}
           onConfirm={async () => {
-            await call("POST", "/api/backup");
+            ok(await api.POST("/api/backup"));
             list.reload();
           }}
         />
@@ -184,7 +209,7 @@ export function Backups() {
                     label={t("common.delete")}
                     message={t("backup.deleteConfirm", { name: b.name })}
                     onConfirm={async () => {
-                      await call("DELETE", `/api/backup/${b.name}`);
+                      ok(await api.DELETE("/api/backup/{name}", { params: { path: { name: b.name } } }));
                       list.reload();
                     }}
                   />

@@ -1,10 +1,22 @@
 // System: versions, and (super-admin) the databases' migration status and update.
-import { call, isSuper, type Row } from "../api";
+import { api, isSuper, problemOf } from "../api";
 import { t } from "../i18n";
 import { ConfirmButton, ErrorNote, Facts, PageHeader, Section, useLoad } from "../ui";
 
+async function versionsOf() {
+  const { data, error, response } = await api.GET("/api/core/versions");
+  if (!data) throw problemOf(error, response.status);
+  return data;
+}
+
+async function databases() {
+  const { data, error, response } = await api.GET("/api/core/database");
+  if (!data) throw problemOf(error, response.status);
+  return data;
+}
+
 export function SystemScreen() {
-  const versions = useLoad(() => call<Row>("GET", "/api/core/versions"), []);
+  const versions = useLoad(versionsOf, []);
   return (
     <>
       <PageHeader title={t("nav.system")} />
@@ -27,8 +39,8 @@ export function SystemScreen() {
 }
 
 function Databases() {
-  const db = useLoad(() => call<Row>("GET", "/api/core/database"), []);
-  const pending = db.data ? db.data.platform.pending.length + db.data.corps.reduce((n: number, c: Row) => n + c.pending.length, 0) : 0;
+  const db = useLoad(databases, []);
+  const pending = db.data ? db.data.platform.pending.length + db.data.corps.reduce((n, c) => n + c.pending.length, 0) : 0;
   return (
     <Section title={t("system.databases")}>
       <ErrorNote problem={db.error} />
@@ -52,7 +64,7 @@ function Databases() {
                   <td>{db.data.platform.latest}</td>
                   <td>—</td>
                 </tr>
-                {db.data.corps.map((c: Row) => (
+                {db.data.corps.map((c) => (
                   <tr key={c.corp_id}>
                     <td>{c.auth_name}</td>
                     <td>{c.version}</td>
@@ -67,7 +79,8 @@ function Databases() {
             label={t("system.update")}
             message={t("system.updateConfirm")}
             onConfirm={async () => {
-              await call("POST", "/api/core/database/update");
+              const { error, response } = await api.POST("/api/core/database/update");
+              if (!response.ok) throw problemOf(error, response.status);
               db.reload();
             }}
           />

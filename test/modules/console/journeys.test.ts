@@ -438,6 +438,7 @@ test("the first screen is interactive quickly", async () => {
 async function everyScreen(): Promise<string[]> {
   const first = async (path: string) => (await api(server.base, "GET", `${path}?limit=1`, undefined, token)).body.items[0]?.id as string | undefined;
   const screens = ["/", "/account", "/contracts", "/contracts/new", `/contracts/${contractId}`, "/safe-ip", "/system", "/menus", "/sessions", "/online", "/radius-attempts", "/audit", "/backups"];
+  screens.push("/history", "/jobs", "/doctor");
   const session = await first("/api/isp/session");
   if (session) screens.push(`/sessions/${session}`);
   const resources: [string, string][] = [
@@ -482,7 +483,7 @@ async function seedRest() {
   await post("/api/menu", { name: "Contracts", parent_id: root.id, url: "/contracts", feature_id: feature.id });
 }
 
-const SCREEN_TEXT_KEYS = /(^|\s)(nav|f|r|hint|enum|common|list|form|error|login|account|shell|forbidden|notFound|secret|chart|confirm|extapp|webhook|qr|metric|layout|user|workgroup|corp|feature|contract|dash|system|safeip|customer|session|reason|cause|verb|object|service|event|conflict|pool|audit)\.[a-zA-Z][A-Za-z._-]*(\s|$)/;
+const SCREEN_TEXT_KEYS = /(^|\s)(nav|f|r|hint|enum|common|list|form|error|login|account|shell|forbidden|notFound|secret|chart|confirm|extapp|webhook|qr|metric|layout|user|workgroup|corp|feature|contract|dash|system|safeip|customer|session|reason|cause|verb|object|service|event|conflict|pool|audit|nas|jobs|doctor|history|ops)\.[a-zA-Z][A-Za-z._-]*(\s|$)/;
 /** Codes that must arrive as words: event groups and statuses (CITY_AFTER_INSERT, NEEDS_UPDATE, ENABLED), audit actions (workgroup.member_add), attempt reasons (bad-password). */
 const RAW_CODES = [/\b[A-Z]{3,}_[A-Z_]{3,}\b/, /\b(ENABLED|BLOCKED|MAINTENANCE|ACTIVE|INACTIVE|SUSPENDED|CANCELLED)\b/, /\b[a-z]+\.[a-z]+(_[a-z]+)+\b/, /\b(bad-password|contract-inactive|nas-unknown|nas-inactive|nas-no-layout|layout-inactive|user-unknown)\b/, /\bplatform\.[a-z]+\b/];
 /** English words a Portuguese screen never shows (its own texts, or the server's messages). */

@@ -1,0 +1,32 @@
+// Screens loaded when first opened, as chunks of their own, so the console's first load stays
+// small: the operations screens (jobs, doctor, history) and the NAS page's and record screens'
+// extra sections.
+import type { ComponentType } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import type { Nas } from "../api";
+import { t } from "../i18n";
+
+function lazy<P extends object>(load: () => Promise<ComponentType<P>>): ComponentType<P> {
+  let loaded: ComponentType<P> | null = null;
+  return function Lazy(props: P) {
+    const [C, setC] = useState<ComponentType<P> | null>(() => loaded);
+    useEffect(() => {
+      if (C) return;
+      let live = true;
+      load().then((c) => {
+        loaded = c;
+        if (live) setC(() => c);
+      });
+      return () => {
+        live = false;
+      };
+    }, []);
+    return C ? <C {...props} /> : <p aria-busy="true">{t("common.loading")}</p>;
+  };
+}
+
+export const JobsScreen = lazy(() => import("./jobs").then((m) => m.JobsScreen));
+export const DoctorScreen = lazy(() => import("./doctor").then((m) => m.DoctorScreen));
+export const HistoryScreen = lazy(() => import("./history").then((m) => m.HistoryScreen));
+export const RecordHistory = lazy<{ type: string; id: string; refresh?: unknown }>(() => import("./history").then((m) => m.RecordHistory));
+export const NasOps = lazy<{ nas: Nas }>(() => import("./nas-page").then((m) => m.NasOps));
