@@ -1,6 +1,7 @@
 // The customer page (/customers/:id): a person with their contracts, each contract's connection,
 // who is online now (live durations, kick), recent sessions and rejected logins, and the actions an
-// operator takes there — disconnect, change speed, suspend/activate, edit the address.
+// operator takes there — disconnect, change speed, suspend/activate, edit the address — with each
+// contract's traffic in its usage cycle and the history of the person and their contracts.
 import type { ComponentChildren } from "preact";
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { signal } from "@preact/signals";
@@ -8,6 +9,7 @@ import { call, can, type Contract, type DisconnectResult, type Page, type Person
 import { fmtDate, fmtMoney, t, tx } from "../i18n";
 import { ConfirmButton, ErrorNote, Facts, Form, Link, Notice, PageHeader, Section, useLoad, type FieldDef } from "../ui";
 import { ADDRESS_FIELDS, addressOf, addressValues, contractBody } from "./contracts";
+import { ContractUsage, CustomerHistory } from "./lazy";
 import { bytes, duration, outcomeText, reasonText } from "./radius";
 
 /** The current second, shared by every live duration on screen (one timer for all). */
@@ -104,9 +106,10 @@ export function CustomerPage({ id }: { id: string }) {
           </section>
           {network && <RecentSessions sessions={data.data.recent} />}
           {network && <Rejected attempts={data.data.rejected} />}
-          {/* Slots for the lead to wire once their routes land (no UI until then): the cycle's
-              usage against the allowance (GET /api/contract/{id}/usage), the history timeline
-              (GET /api/history), the network state and trust unblock (network policy). */}
+          <CustomerHistory
+            targets={[...(can("person") ? [{ type: "person", id: p.id }] : []), ...(can("contract") ? data.data.contracts.map((c) => ({ type: "contract", id: c.id })) : [])]}
+            refresh={n}
+          />
         </>
       )}
     </>
@@ -234,6 +237,7 @@ function ContractCard({ c, onChange }: { c: Contract; onChange: () => void }) {
           [t("f.start_date"), fmtDate(row.start_date?.slice(0, 10))],
         ]}
       />
+      <ContractUsage contractId={row.id} number={row.number} refresh={row.updated_at} />
       <Disclosure summary={t("customer.changeSpeed")}>
         <Form
           fields={SPEED_FIELDS}

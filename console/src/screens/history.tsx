@@ -122,7 +122,7 @@ const REF_TYPES: Record<string, string> = {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-async function loadHistory(query: HistoryQuery, withNames = true) {
+export async function loadHistory(query: HistoryQuery, withNames = true) {
   const { data, error, response } = await api.GET("/api/history", { params: { query } });
   if (!data) throw problemOf(error, response.status);
   // Names of the records the page shows and of those their changes refer to: from the changes,
@@ -169,7 +169,7 @@ function dayBound(day: string, end: boolean): string {
   return new Date(y, m - 1, d + (end ? 1 : 0)).toISOString();
 }
 
-function HistoryTable({ data, compact }: { data: Awaited<ReturnType<typeof loadHistory>>; compact?: boolean }) {
+export function HistoryTable({ data, compact }: { data: Awaited<ReturnType<typeof loadHistory>>; compact?: boolean }) {
   const deleted = new Set(data.items.filter((c) => c.action === "delete").map((c) => c.target_id));
   return (
     <div class="table-wrap cards-on-phone">

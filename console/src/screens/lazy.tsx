@@ -30,3 +30,5 @@ export const DoctorScreen = lazy(() => import("./doctor").then((m) => m.DoctorSc
 export const HistoryScreen = lazy(() => import("./history").then((m) => m.HistoryScreen));
 export const RecordHistory = lazy<{ type: string; id: string; refresh?: unknown }>(() => import("./history").then((m) => m.RecordHistory));
 export const NasOps = lazy<{ nas: Nas }>(() => import("./nas-page").then((m) => m.NasOps));
+export const ContractUsage = lazy<{ contractId: string; number: string; refresh?: unknown }>(() => import("./customer-extras").then((m) => m.ContractUsage));
+export const CustomerHistory = lazy<{ targets: { type: string; id: string }[]; refresh?: unknown }>(() => import("./customer-extras").then((m) => m.CustomerHistory));

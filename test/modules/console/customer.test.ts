@@ -124,6 +124,29 @@ test("customer page: the person, their contracts, online now with a live duratio
   await page.context().close();
 }, 90_000);
 
+test("customer page: each contract's traffic in its usage cycle (chart and table), and one history of the person and their contracts", async () => {
+  for (const variant of [{ lang: "en" as const }, { lang: "pt-BR" as const, dark: true }, { lang: "pt-BR" as const, phone: true }]) {
+    const page = await newPage(variant);
+    await uiLogin(page, server.base);
+    await page.goto(`${server.base}/console/customers/${person.id}`);
+    const pt = variant.lang === "pt-BR";
+    const card = page.locator("section.card", { has: page.getByRole("heading", { name: pt ? /Contrato C-2001/ : /Contract C-2001/ }) });
+    // The accounting records of the set-up: about 10 MB (decimal GB, as allowances are) in the cycle.
+    await card.getByText(pt ? "Tráfego no ciclo de uso" : "Traffic in the usage cycle").waitFor();
+    await card.getByText(pt ? /^0,0\d GB \(sem franquia\)$/ : /^0\.0\d GB \(no allowance\)$/).waitFor();
+    expect(await card.locator("caption", { hasText: pt ? "Tráfego do contrato C-2001 no ciclo" : "Traffic of contract C-2001 in the cycle" }).count()).toBe(1);
+    // The timeline: the person's creation and both contracts', the connection settings, by whom.
+    const history = page.locator("section", { has: page.getByRole("heading", { name: pt ? "Histórico do cliente e dos seus contratos" : "History of the customer and their contracts" }) });
+    await history.getByRole("link", { name: pt ? "Pessoa: João da Silva" : "Person: João da Silva" }).first().waitFor();
+    expect(await history.getByRole("link", { name: pt ? "Contrato: C-2001" : "Contract: C-2001" }).count()).toBeGreaterThanOrEqual(2);
+    expect(await history.getByRole("link", { name: pt ? "Contrato: C-2002" : "Contract: C-2002" }).count()).toBeGreaterThanOrEqual(1);
+    expect(await history.getByText(pt ? "Configuração de conexão" : "Connection settings").count()).toBeGreaterThanOrEqual(1);
+    if (!variant.phone) expect(await axeViolations(page)).toEqual([]);
+    await shot(page, `customer-usage-history-${variant.lang}${variant.dark ? "-dark" : ""}${variant.phone ? "-phone" : ""}`);
+    await page.context().close();
+  }
+}, 120_000);
+
 test("customer page actions: change the speed, suspend and activate, edit the address; amounts typed as 1.234,56", async () => {
   const page = await newPage({ lang: "pt-BR" });
   await uiLogin(page, server.base);
