@@ -1,6 +1,7 @@
 // The classifications table. Products show their classifications' names and contracts their
 // flags' names, so a rename or a delete changes those records as GET returns them: each gets a new
-// `updated_at` (through its owner's service) and fires its *_AFTER_UPDATE in the same transaction.
+// `updated_at` (through its owner's service), fires its *_AFTER_UPDATE and gets its Change in the history,
+// in the same transaction.
 // Deleting a classification removes it from products and contract flags (ON DELETE CASCADE).
 import { eq } from "drizzle-orm";
 import type { TenantWriteScope } from "../../core/store";
@@ -9,8 +10,8 @@ import { classifications } from "../../db/tenant/schema";
 import { listRows, type ListParams } from "../../lib/list";
 import { conflict, notFound } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
-import { getContractView, touchContractsFlaggedAs } from "../contract/service";
-import { findProduct, productView, touchProductsClassifiedAs } from "../product/service";
+import { flagNames, getContractView, touchContractsFlaggedAs } from "../contract/service";
+import { classificationNames as productClassificationNames, findProduct, productView, touchProductsClassifiedAs } from "../product/service";
 import { clientOf } from "../../db/rows";
 import type { Classification, ClassificationInput } from "./model";
 
@@ -75,33 +76,48 @@ export async function createClassification(tx: TenantDb, w: TenantWriteScope, bo
  * event each, carrying their view once the change is done (the events are built after it).
  * Call before the change: a delete's cascade removes the links that find them.
  */
-async function touchHolders(tx: TenantDb, w: TenantWriteScope, classificationId: string, timeZone: string): Promise<void> {
+async function touchHolders(tx: TenantDb, w: TenantWriteScope, classificationId: string, timeZone: string): Promise<() => Promise<void>> {
   const at = nowIso();
   const productIds = await touchProductsClassifiedAs(tx, classificationId, at);
   const contractIds = await touchContractsFlaggedAs(tx, classificationId, at);
+  const productsBefore: string[][] = [];
+  for (const id of productIds) productsBefore.push(await productClassificationNames(tx, id));
+  const contractsBefore: string[][] = [];
+  for (const id of contractIds) contractsBefore.push(await flagNames(tx, id));
   for (const id of productIds) w.emit("PRODUCT_AFTER_UPDATE", id, async (t: TenantDb) => productView(t, (await findProduct(t, id))!));
   for (const id of contractIds) w.emit("CONTRACT_AFTER_UPDATE", id, (t: TenantDb) => getContractView(t, id, timeZone));
+  // Once the rename or delete is done: each holder's Change, as its GET shows it (one per record
+  // whose view changed, like the events above).
+  return async () => {
+    for (const [i, id] of productIds.entries()) {
+      w.record({ type: "product", id, action: "classifications", before: { classifications: productsBefore[i] }, after: { classifications: await productClassificationNames(tx, id) } });
+    }
+    for (const [i, id] of contractIds.entries()) {
+      w.record({ type: "contract", id, action: "flags", before: { flags: contractsBefore[i] }, after: { flags: await flagNames(tx, id) } });
+    }
+  };
 }
 
 export async function updateClassification(tx: TenantDb, w: TenantWriteScope, by: { id?: string; name?: string }, body: ClassificationInput, timeZone: string): Promise<Classification> {
   const current = await find(tx, by);
   await checkName(tx, body.name, current.id);
   // Description and color are not part of any product's or contract's view.
-  if (body.name !== current.name) await touchHolders(tx, w, current.id, timeZone);
+  const recordHolders = body.name !== current.name ? await touchHolders(tx, w, current.id, timeZone) : null;
   const row = await tx
     .update(classifications)
     .set({ name: body.name, description: body.description ?? null, color: body.color ?? null })
     .where(eq(classifications.id, current.id))
     .returning()
     .get();
-  // The products and contracts showing it by name are not recorded: their own data did not change.
   w.record({ type: "classification", id: row.id, action: "update", before: current, after: row });
+  await recordHolders?.();
   return view(row);
 }
 
 export async function removeClassification(tx: TenantDb, w: TenantWriteScope, by: { id?: string; name?: string }, timeZone: string): Promise<void> {
   const row = await find(tx, by);
-  await touchHolders(tx, w, row.id, timeZone);
+  const recordHolders = await touchHolders(tx, w, row.id, timeZone);
   await tx.delete(classifications).where(eq(classifications.id, row.id)).run();
   w.record({ type: "classification", id: row.id, action: "delete", before: row, after: null });
+  await recordHolders();
 }

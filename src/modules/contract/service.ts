@@ -64,7 +64,7 @@ export async function getConfig(db: TenantDb, contractId: string): Promise<Confi
 }
 
 /** The contract's flags: the names of its classifications (from their owner), sorted. */
-async function flagNames(db: TenantDb, contractId: string): Promise<string[]> {
+export async function flagNames(db: TenantDb, contractId: string): Promise<string[]> {
   const ids = (
     await clientOf(db)
       .query<{ id: string }, [string]>("SELECT classification_id AS id FROM contract_flags WHERE contract_id = ?1")

@@ -109,6 +109,33 @@ describe("a contract's history", () => {
   });
 });
 
+describe("a classification's holders", () => {
+  test("a rename or a delete records a Change on each product and contract showing it, with its names before and after", async () => {
+    const tag = (await t.req("POST", "/api/classification", { token: admin.token, body: { name: "fibra" } })).body;
+    await t.req("POST", "/api/classification", { token: admin.token, body: { name: "zz-vip" } });
+    const product = (await t.req("POST", "/api/product", { token: admin.token, body: { identity: "P-HIST", name: "Fibra 100M", price: 99.9 } })).body;
+    expect((await t.req("PUT", `/api/product/${product.id}/classifications`, { token: admin.token, body: { names: ["fibra", "zz-vip"] } })).status).toBe(200);
+    const contract = (await t.req("POST", "/api/contract/create/externalapp/name/erp", { apiKey: app.api_key, body: contractBody(71) })).body;
+    expect((await t.req("PATCH", `/api/contract/${contract.id}/flags`, { token: admin.token, body: { add: ["fibra"] } })).status).toBe(200);
+    const unrelated = (await t.req("POST", "/api/product", { token: admin.token, body: { identity: "P-OTHER", name: "Other" } })).body;
+    const before = await count();
+
+    expect((await t.req("PUT", `/api/classification/${tag.id}`, { token: admin.token, body: { name: "optical" } })).status).toBe(200);
+    expect(await count()).toBe(before + 3); // the classification, the product, the contract
+    expect((await changesOf("product", product.id))[0]).toMatchObject({ action: "classifications", changes: [{ field: "classifications", before: ["fibra", "zz-vip"], after: ["optical", "zz-vip"] }] });
+    expect((await changesOf("contract", contract.id))[0]).toMatchObject({ action: "flags", changes: [{ field: "flags", before: ["fibra"], after: ["optical"] }] });
+    expect(await changesOf("product", unrelated.id)).toHaveLength(1);
+
+    // A change of its description alone shows nowhere else: no holder's Change.
+    expect((await t.req("PUT", `/api/classification/${tag.id}`, { token: admin.token, body: { name: "optical", description: "FTTH" } })).status).toBe(200);
+    expect(await count()).toBe(before + 4);
+
+    expect((await t.req("DELETE", `/api/classification/${tag.id}`, { token: admin.token })).status).toBe(204);
+    expect((await changesOf("product", product.id))[0]).toMatchObject({ action: "classifications", changes: [{ field: "classifications", before: ["optical", "zz-vip"], after: ["zz-vip"] }] });
+    expect((await changesOf("contract", contract.id))[0]).toMatchObject({ action: "flags", changes: [{ field: "flags", before: ["optical"], after: [] }] });
+  });
+});
+
 describe("a job's changes", () => {
   test("the webhook dispatcher making a webhook inactive (410 Gone) is system:webhook-dispatcher's change", async () => {
     const j = await makeApp({ env: LOOPBACK_ALLOWED, options: inProcessOnly({ dispatchTuning: FAST }) });
