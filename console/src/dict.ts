@@ -4,6 +4,10 @@ import { OPS_DICT } from "./dict-ops";
 export const DICT = {
   ...OPS_DICT,
   "nav.dashboard": ["Dashboard", "Painel"],
+  "search.label": ["Search customers, contracts, sessions and records", "Buscar clientes, contratos, sessões e registros"],
+  "search.placeholder": ["Search: name, CPF/CNPJ, PPPoE user, IP, MAC ( / )", "Buscar: nome, CPF/CNPJ, usuário PPPoE, IP, MAC ( / )"],
+  "search.results": ["Search results", "Resultados da busca"],
+  "search.none": ["Nothing found.", "Nada encontrado."],
   "nav.contracts": ["Contracts", "Contratos"],
   "nav.persons": ["Persons", "Pessoas"],
   "nav.cities": ["Cities", "Cidades"],

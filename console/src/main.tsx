@@ -1,5 +1,6 @@
 // The console's shell: session gate, navigation filtered by the operator's permissions, language
 // and theme switches, and the screen the URL names.
+import { SearchBox } from "./search-box";
 import { render, type ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { effect, signal } from "@preact/signals";
@@ -11,14 +12,12 @@ import { Account, Login, changeCorp, logout } from "./screens/auth";
 import { Dashboard } from "./screens/dashboard";
 import { ContractCreate, ContractDetail, ContractList } from "./screens/contracts";
 import { RESOURCES } from "./screens/defs";
-import { CustomerPage } from "./screens/customer";
-import { OnlineBoard } from "./screens/online";
 import { SystemScreen } from "./screens/system";
 import { SafeIps } from "./screens/safeip";
 import { Menus } from "./screens/menus";
 import { AttemptList, SessionDetail, SessionList } from "./screens/radius";
 import { AuditLog, Backups } from "./screens/ops";
-import { DoctorScreen, HistoryScreen, JobsScreen } from "./screens/lazy";
+import { CustomerPage, DoctorScreen, HistoryScreen, JobsScreen, OnlineBoard } from "./screens/lazy";
 import { ResourceCreate, ResourceDetail, ResourceList } from "./resource";
 import { Link, PageHeader } from "./ui";
 
@@ -91,6 +90,7 @@ function Shell({ children }: { children: ComponentChildren }) {
           {t("shell.menuButton")}
         </button>
         <span class="brand">corpadmin</span>
+        <SearchBox />
         <div class="topbar-controls">
           <label for="corp-switch">{t("shell.corp")}</label>
           <select

@@ -147,6 +147,36 @@ test("customer page: each contract's traffic in its usage cycle (chart and table
   }
 }, 120_000);
 
+test("top-bar search: `/` focuses it; a CPF typed with punctuation and two name words in another order find the customer; arrows and Enter open the page", async () => {
+  for (const variant of [{ lang: "en" as const }, { lang: "pt-BR" as const, phone: true }]) {
+    const page = await newPage(variant);
+    await uiLogin(page, server.base);
+    await page.goto(`${server.base}/console/contracts`);
+    await page.getByRole("heading", { level: 1 }).first().waitFor();
+    await page.keyboard.press("/");
+    const box = page.locator("#top-search");
+    expect(await box.evaluate((el) => el === (globalThis as any).document.activeElement)).toBe(true);
+    await page.keyboard.type("123.456.789-09");
+    const list = page.getByRole("listbox");
+    await list.getByRole("option", { name: /João da Silva/ }).first().waitFor();
+    // Two words, in another order, without the accent: the person and their contracts.
+    await box.fill("silva joao");
+    await list.getByRole("option", { name: /C-2001/ }).waitFor();
+    expect(await list.getByRole("option", { name: /João da Silva/ }).first().getAttribute("aria-selected")).toBe("true");
+    expect(await axeViolations(page)).toEqual([]);
+    await shot(page, `search-box-${variant.lang}${variant.phone ? "-phone" : ""}`);
+    await page.keyboard.press("Enter");
+    await page.waitForURL(new RegExp(`/console/customers/${person.id}$`));
+    await page.getByRole("heading", { name: "João da Silva", level: 1 }).waitFor();
+    // Nothing found says so; Escape closes the list.
+    await box.fill("zzzz-nobody");
+    await list.getByText(variant.lang === "pt-BR" ? "Nada encontrado." : "Nothing found.").waitFor();
+    await page.keyboard.press("Escape");
+    expect(await page.getByRole("listbox").count()).toBe(0);
+    await page.context().close();
+  }
+}, 120_000);
+
 test("customer page actions: change the speed, suspend and activate, edit the address; amounts typed as 1.234,56", async () => {
   const page = await newPage({ lang: "pt-BR" });
   await uiLogin(page, server.base);
