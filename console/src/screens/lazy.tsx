@@ -32,3 +32,6 @@ export const RecordHistory = lazy<{ type: string; id: string; refresh?: unknown 
 export const NasOps = lazy<{ nas: Nas }>(() => import("./nas-page").then((m) => m.NasOps));
 export const ContractUsage = lazy<{ contractId: string; number: string; refresh?: unknown }>(() => import("./customer-extras").then((m) => m.ContractUsage));
 export const CustomerHistory = lazy<{ targets: { type: string; id: string }[]; refresh?: unknown }>(() => import("./customer-extras").then((m) => m.CustomerHistory));
+// The customer page and the online board: the day's screens, but not the first one an operator sees.
+export const CustomerPage = lazy<{ id: string }>(() => import("./customer").then((m) => m.CustomerPage));
+export const OnlineBoard = lazy<Record<string, never>>(() => import("./online").then((m) => m.OnlineBoard));
