@@ -13,6 +13,12 @@ function timeTicks(splits: number[]): string[] {
   return splits.map((s) => f.format(new Date(s * 1000)));
 }
 
+/** The decimals a tick step is written with (uPlot's steps are 1, 2, 2.5 or 5 times a power of ten). */
+function decimalsOf(step: number): number {
+  for (let d = 0; d < 6; d++) if (Math.abs(Math.round(step * 10 ** d) - step * 10 ** d) < 1e-6) return d;
+  return 6;
+}
+
 export interface Series {
   label: string;
   values: (number | null)[];
@@ -42,7 +48,8 @@ export function Chart(props: { title: string; x: number[]; xLabels: string[]; se
           series: [{ label: t("chart.when"), value: (_u: uPlot, v: number | null) => (v === null ? "—" : new Date(v * 1000).toLocaleString(lang.value, { dateStyle: "short", timeStyle: "short" })) }, ...props.series.map((s, i) => ({ label: s.label, stroke: colors[i % colors.length], width: 2, dash: s.band ? [4, 4] : undefined }))],
           axes: [
             { ...axis, values: (_u: uPlot, splits: number[]) => timeTicks(splits) },
-            { ...axis, values: (_u: uPlot, splits: number[]) => splits.map((v) => fmtNumber(v)) },
+            // As many decimals as the ticks' step has (0.005 apart: three, 0.25: two), so no two ticks read alike.
+            { ...axis, values: (_u: uPlot, splits: number[], _axis: number, _space: number, step: number) => splits.map((v) => fmtNumber(v, decimalsOf(step))) },
           ],
           legend: { show: true },
         },
