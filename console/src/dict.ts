@@ -4,8 +4,8 @@ import { OPS_DICT } from "./dict-ops";
 export const DICT = {
   ...OPS_DICT,
   "nav.dashboard": ["Dashboard", "Painel"],
-  "search.label": ["Search customers, contracts, sessions and records", "Buscar clientes, contratos, sessões e registros"],
-  "search.placeholder": ["Search: name, CPF/CNPJ, PPPoE user, IP, MAC ( / )", "Buscar: nome, CPF/CNPJ, usuário PPPoE, IP, MAC ( / )"],
+  "search.label": ["Search customers, contracts, sessions and records by name, CPF/CNPJ, PPPoE user, IP or MAC", "Buscar clientes, contratos, sessões e registros por nome, CPF/CNPJ, usuário PPPoE, IP ou MAC"],
+  "search.placeholder": ["Search: name, CPF, IP, MAC…  ( / )", "Buscar: nome, CPF, IP, MAC…  ( / )"],
   "search.results": ["Search results", "Resultados da busca"],
   "search.none": ["Nothing found.", "Nada encontrado."],
   "nav.contracts": ["Contracts", "Contratos"],

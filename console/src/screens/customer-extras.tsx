@@ -16,7 +16,14 @@ type Usage = components["schemas"]["ContractUsage"];
 /** Allowances are in 10^9 bytes (routes.md), so the chart counts decimal gigabytes too. */
 const GB = 1e9;
 
-const day = (iso: string) => new Date(iso).toLocaleDateString(lang.value, { day: "2-digit", month: "2-digit" });
+/**
+ * A day as the corporation counts it: usage instants are its local midnights written with its
+ * offset (`2026-12-01T00:00:00.000-03:00`), so the date is their first ten characters, whatever
+ * the browser's timezone.
+ */
+const day = (iso: string) => new Date(`${iso.slice(0, 10)}T12:00:00Z`).toLocaleDateString(lang.value, { day: "2-digit", month: "2-digit", timeZone: "UTC" });
+/** The day before (a cycle's `end` is the next cycle's first day). */
+const dayBefore = (iso: string) => new Date(Date.parse(`${iso.slice(0, 10)}T00:00:00Z`) - 86_400_000).toISOString();
 
 /** A contract's daily traffic in the current usage cycle, cumulated, against its allowance. */
 export function ContractUsage({ contractId, number, refresh }: { contractId: string; number: string; refresh?: unknown }) {
@@ -45,8 +52,7 @@ export function ContractUsage({ contractId, number, refresh }: { contractId: str
         <>
           <Facts
             items={[
-              // The cycle's end is the next one's start (exclusive): its last day is the one before.
-              [ot("usage.cycle"), `${day(u.cycle.start)} – ${day(new Date(Date.parse(u.cycle.end) - 1).toISOString())}`],
+              [ot("usage.cycle"), `${day(u.cycle.start)} – ${day(dayBefore(u.cycle.end))}`],
               [
                 ot("usage.used"),
                 allowance === null
