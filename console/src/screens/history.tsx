@@ -5,7 +5,7 @@ import type { ComponentChildren } from "preact";
 import { useEffect, useId, useState } from "preact/hooks";
 import { api, call, problemOf } from "../api";
 import type { components, operations } from "../api.gen";
-import { fmtDate, lang, t, tx } from "../i18n";
+import { fmtDate, fmtMoney, lang, t, tx } from "../i18n";
 import { currentQuery, location$, setQuery } from "../router";
 import { ErrorNote, Link, PageHeader, Section, useLoad } from "../ui";
 import { TARGETS } from "./history-targets";
@@ -45,10 +45,16 @@ function fieldText(field: string): ComponentChildren {
   return parts.flatMap((p, i) => (i === 0 ? [p] : [" › ", p]));
 }
 
-function valueText(v: unknown, names: Map<string, string>): ComponentChildren {
+/** Fields holding money (a contract's value, a product's price, an item's), shown as money. */
+const MONEY = new Set(["total_value", "price", "unit_price", "total"]);
+
+function valueText(v: unknown, names: Map<string, string>, field = ""): ComponentChildren {
   if (v === null || v === undefined || v === "") return "—";
   if (typeof v === "boolean") return v ? t("common.yes") : t("common.no");
+  if (typeof v === "number" && MONEY.has(field.split(".").pop()!)) return fmtMoney(v);
   if (typeof v === "number") return v.toLocaleString(lang.value, { useGrouping: false, maximumFractionDigits: 6 });
+  // Names (a product's classifications, a contract's flags) as a list of words.
+  if (Array.isArray(v) && v.every((x) => typeof x === "string")) return v.length ? v.join(", ") : "—";
   if (typeof v === "string") {
     if (/^\d{4}-\d{2}-\d{2}(T|$)/.test(v)) return fmtDate(v);
     // Codes with a word of their own (ACTIVE, dynamic).
@@ -78,10 +84,10 @@ export function ChangeList({ changes, action, names }: { changes: Change["change
           <span class="change-field">{fieldText(f.field)}</span>
           {": "}
           {side ? (
-            valueText(f[side], names)
+            valueText(f[side], names, f.field)
           ) : (
             <>
-              <span class="before">{valueText(f.before, names)}</span> <span aria-label={ot("history.becomes")}>→</span> <span class="after">{valueText(f.after, names)}</span>
+              <span class="before">{valueText(f.before, names, f.field)}</span> <span aria-label={ot("history.becomes")}>→</span> <span class="after">{valueText(f.after, names, f.field)}</span>
             </>
           )}
         </li>
