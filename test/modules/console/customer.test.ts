@@ -141,6 +141,8 @@ test("customer page: each contract's traffic in its usage cycle (chart and table
     expect(await history.getByRole("link", { name: pt ? "Contrato: C-2001" : "Contract: C-2001" }).count()).toBeGreaterThanOrEqual(2);
     expect(await history.getByRole("link", { name: pt ? "Contrato: C-2002" : "Contract: C-2002" }).count()).toBeGreaterThanOrEqual(1);
     expect(await history.getByText(pt ? "Configuração de conexão" : "Connection settings").count()).toBeGreaterThanOrEqual(1);
+    // Money as money, in the chosen language's way.
+    expect(await history.textContent()).toMatch(pt ? /Valor total: R\$\s1\.234,56/ : /Total value: R\$1,234\.56/);
     if (!variant.phone) expect(await axeViolations(page)).toEqual([]);
     await shot(page, `customer-usage-history-${variant.lang}${variant.dark ? "-dark" : ""}${variant.phone ? "-phone" : ""}`);
     await page.context().close();
