@@ -114,3 +114,17 @@ export async function uiLogin(page: Page, base: string, login = ADMIN.login, pas
   }
   await page.waitForURL((u) => !u.pathname.endsWith("/login"));
 }
+
+/** A page in a fresh browser context: desktop or a phone (390×844, touch), a language, light or dark. */
+export async function newPage(browser: Browser, opts: { phone?: boolean; lang?: "en" | "pt-BR"; dark?: boolean } = {}): Promise<Page> {
+  const context = await browser.newContext({
+    viewport: opts.phone ? { width: 390, height: 844 } : { width: 1280, height: 860 },
+    locale: opts.lang === "pt-BR" ? "pt-BR" : "en-US",
+    colorScheme: opts.dark ? "dark" : "light",
+    isMobile: opts.phone,
+    hasTouch: opts.phone,
+  });
+  const page = await context.newPage();
+  await page.addInitScript((l) => localStorage.setItem("corpadmin.lang", l), opts.lang ?? "en");
+  return page;
+}

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, test as bunTest } from "bun:test";
 import { existsSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
 import { startResponder } from "../../support/coa-harness";
-import { api, axeViolations, buildOnce, CHROMIUM, CORP, firstStart, launch, shot, startServer, uiLogin, type Server } from "../../support/console";
+import { api, axeViolations, buildOnce, CHROMIUM, CORP, firstStart, launch, shot, startServer, uiLogin, type Server, newPage as openPage } from "../../support/console";
 
 const hasChromium = existsSync(CHROMIUM);
 const test = hasChromium || process.env.CI === "true" ? bunTest : bunTest.skip;
@@ -65,15 +65,7 @@ afterAll(async () => {
 });
 
 async function newPage(opts: { phone?: boolean; lang?: "en" | "pt-BR"; dark?: boolean } = {}): Promise<Page> {
-  const context = await browser.newContext({
-    viewport: opts.phone ? { width: 390, height: 844 } : { width: 1280, height: 860 },
-    locale: opts.lang === "pt-BR" ? "pt-BR" : "en-US",
-    colorScheme: opts.dark ? "dark" : "light",
-    isMobile: opts.phone,
-    hasTouch: opts.phone,
-  });
-  const page = await context.newPage();
-  await page.addInitScript((l) => localStorage.setItem("corpadmin.lang", l), opts.lang ?? "en");
+  const page = await openPage(browser, opts);
   return page;
 }
 
