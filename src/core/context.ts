@@ -111,6 +111,14 @@ export interface ContractChange {
    * Absent: not asked.
    */
   openSessions?: boolean;
+  /**
+   * What the network gave the contract before, when the change is of its network state rather than
+   * of the contract (fair use, trust unblock: the ISP module's `InForce`); absent: computed from
+   * `before` and the network state as it is.
+   */
+  beforeNetwork?: unknown;
+  /** Why, for the audit of the Disconnect/CoA it causes (default: the contract's change). */
+  cause?: string;
 }
 
 export interface DispatchTuning {
@@ -138,6 +146,10 @@ export interface DispatchTuning {
   coaRetryMs: number;
   /** How often the nas-health job looks for NAS that turned quiet (isp/nas-health.ts). */
   nasHealthMs: number;
+  /** How long after an accounting record or a contract change its fair-use check runs (isp/fair-use.ts): records arriving meanwhile are checked together. */
+  fairUseCheckMs: number;
+  /** How often the fair-use job checks every contract with an allowance, ends graces and restores at a cycle's start. */
+  fairUseSweepMs: number;
 }
 
 export interface ContextOptions {
@@ -237,7 +249,7 @@ export function createContext(config: Config, queries: KernelQueries, options: C
     openSessionProbe: null,
     apiKeys: null,
     now: options.now ?? Date.now,
-    dispatchTuning: { deliveryTimeoutMs: 15_000, claimMarginMs: 30_000, tickMs: 1_000, sweepMs: 60_000, fullSweepMs: 3_600_000, socketCheckMs: 5_000, coaRetryMs: 2_000, metricResyncMs: 60_000, nasHealthMs: 60_000, ...options.dispatchTuning },
+    dispatchTuning: { deliveryTimeoutMs: 15_000, claimMarginMs: 30_000, tickMs: 1_000, sweepMs: 60_000, fullSweepMs: 3_600_000, socketCheckMs: 5_000, coaRetryMs: 2_000, metricResyncMs: 60_000, nasHealthMs: 60_000, fairUseCheckMs: 2_000, fairUseSweepMs: 60_000, ...options.dispatchTuning },
     onClose: (fn) => void closers.push(fn),
     async close() {
       if (closed) return;

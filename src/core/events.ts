@@ -11,7 +11,7 @@ export const EVENT_ACTIONS = ["INSERT", "UPDATE", "DELETE"] as const;
 export type EventArea = (typeof EVENT_AREAS)[number];
 export type EventAction = (typeof EVENT_ACTIONS)[number];
 /** The ISP groups (routes.md, Events): not a record's INSERT/UPDATE/DELETE but a change of its state. */
-export const ISP_EVENT_GROUPS = ["ISP_AFTER_NAS_QUIET", "ISP_AFTER_NAS_BACK"] as const;
+export const ISP_EVENT_GROUPS = ["ISP_AFTER_THROTTLE", "ISP_AFTER_RESTORE", "ISP_AFTER_TRUST_UNBLOCK", "ISP_AFTER_NAS_QUIET", "ISP_AFTER_NAS_BACK"] as const;
 export type EventGroup = `${EventArea}_AFTER_${EventAction}` | (typeof ISP_EVENT_GROUPS)[number];
 export const EVENT_GROUPS: EventGroup[] = [...EVENT_AREAS.flatMap((a) => EVENT_ACTIONS.map((x) => `${a}_AFTER_${x}` as EventGroup)), ...ISP_EVENT_GROUPS];
 

@@ -96,3 +96,8 @@ export function isValidTimeZone(tz: string): boolean {
     return false;
   }
 }
+
+/** The date (YYYY-MM-DD) of an instant in a timezone. */
+export function localDate(ms: number, timeZone: string): string {
+  return new Date(ms + zoneOffsetMinutes(timeZone, new Date(ms)) * 60_000).toISOString().slice(0, 10);
+}

@@ -318,6 +318,10 @@ describe("GET /api/person: a corporation file from before the search indexes is 
     db.run("DROP TABLE isp_usage_daily");
     // 0016 added the monthly usage rollups.
     db.run("DROP TABLE isp_usage_monthly");
+    // 0017 added the network policy, the contracts' network state and the fair-use settings.
+    db.run("DROP TABLE isp_network_policy");
+    db.run("DROP TABLE isp_contract_network");
+    for (const column of ["allowance_gb", "throttle_max_upload", "throttle_max_download"]) db.run(`ALTER TABLE contract_configs DROP COLUMN ${column}`);
     // Every migration from 0010 on is undone: only 0000-0009 stay recorded.
     db.run("DELETE FROM __drizzle_migrations WHERE rowid NOT IN (SELECT rowid FROM __drizzle_migrations ORDER BY created_at LIMIT 10)");
     expect(db.query("SELECT count(*) AS n FROM sqlite_master WHERE name LIKE '%_fts%'").get()).toEqual({ n: 0 });

@@ -45,6 +45,9 @@ CREATE TABLE "contract_configs" (
   "ipv4" text,
   "poll_name_ipv6" text,
   "ipv6" text,
+  "allowance_gb" double precision,
+  "throttle_max_upload" text,
+  "throttle_max_download" text,
   CONSTRAINT "contract_configs_pkey" PRIMARY KEY ("corp_id", "contract_id"),
   CONSTRAINT "contract_configs_username_unique" UNIQUE ("corp_id", "username")
 );
@@ -158,6 +161,17 @@ CREATE TABLE "history" (
   CONSTRAINT "history_pkey" PRIMARY KEY ("corp_id", "id")
 );
 
+CREATE TABLE "isp_contract_network" (
+  "corp_id" text NOT NULL DEFAULT current_setting('corpadmin.corp_id'),
+  "contract_id" text NOT NULL,
+  "throttled_cycle" text,
+  "throttled_at" text,
+  "trusted_at" text,
+  "trusted_until" text,
+  "updated_at" text NOT NULL,
+  CONSTRAINT "isp_contract_network_pkey" PRIMARY KEY ("corp_id", "contract_id")
+);
+
 CREATE TABLE "isp_layout_attributes" (
   "corp_id" text NOT NULL DEFAULT current_setting('corpadmin.corp_id'),
   "layout_id" text NOT NULL,
@@ -215,6 +229,20 @@ CREATE TABLE "isp_nas" (
   CONSTRAINT "isp_nas_pkey" PRIMARY KEY ("corp_id", "id"),
   CONSTRAINT "isp_nas_name_unique" UNIQUE ("corp_id", "name"),
   CONSTRAINT "isp_nas_ip_unique" UNIQUE ("corp_id", "ip")
+);
+
+CREATE TABLE "isp_network_policy" (
+  "corp_id" text NOT NULL DEFAULT current_setting('corpadmin.corp_id'),
+  "id" text NOT NULL,
+  "usage_cycle_day" bigint NOT NULL,
+  "suspended_mode" text NOT NULL,
+  "suspended_max_upload" text,
+  "suspended_max_download" text,
+  "suspended_pool_ipv4" text,
+  "trust_unblock_days" bigint NOT NULL,
+  "trust_unblock_every_days" bigint NOT NULL,
+  "updated_at" text NOT NULL,
+  CONSTRAINT "isp_network_policy_pkey" PRIMARY KEY ("corp_id", "id")
 );
 
 CREATE TABLE "isp_pools" (
@@ -791,6 +819,12 @@ ALTER TABLE "history" FORCE ROW LEVEL SECURITY;
 
 CREATE POLICY tenant ON "history" USING ("corp_id" = current_setting('corpadmin.corp_id')) WITH CHECK ("corp_id" = current_setting('corpadmin.corp_id'));
 
+ALTER TABLE "isp_contract_network" ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE "isp_contract_network" FORCE ROW LEVEL SECURITY;
+
+CREATE POLICY tenant ON "isp_contract_network" USING ("corp_id" = current_setting('corpadmin.corp_id')) WITH CHECK ("corp_id" = current_setting('corpadmin.corp_id'));
+
 ALTER TABLE "isp_layout_attributes" ENABLE ROW LEVEL SECURITY;
 
 ALTER TABLE "isp_layout_attributes" FORCE ROW LEVEL SECURITY;
@@ -814,6 +848,12 @@ ALTER TABLE "isp_nas" ENABLE ROW LEVEL SECURITY;
 ALTER TABLE "isp_nas" FORCE ROW LEVEL SECURITY;
 
 CREATE POLICY tenant ON "isp_nas" USING ("corp_id" = current_setting('corpadmin.corp_id')) WITH CHECK ("corp_id" = current_setting('corpadmin.corp_id'));
+
+ALTER TABLE "isp_network_policy" ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE "isp_network_policy" FORCE ROW LEVEL SECURITY;
+
+CREATE POLICY tenant ON "isp_network_policy" USING ("corp_id" = current_setting('corpadmin.corp_id')) WITH CHECK ("corp_id" = current_setting('corpadmin.corp_id'));
 
 ALTER TABLE "isp_pools" ENABLE ROW LEVEL SECURITY;
 

@@ -64,6 +64,9 @@ export const contractConfigs = pgTable(
     ipv4: text("ipv4"),
     poll_name_ipv6: text("poll_name_ipv6"),
     ipv6: text("ipv6"),
+    allowance_gb: doublePrecision("allowance_gb"),
+    throttle_max_upload: text("throttle_max_upload"),
+    throttle_max_download: text("throttle_max_download"),
   },
   (t) => [
     primaryKey({ name: "contract_configs_pkey", columns: [t.corp_id, t.contract_id] }),
@@ -255,6 +258,23 @@ export const history = pgTable(
   ],
 );
 
+export const ispContractNetwork = pgTable(
+  "isp_contract_network",
+  {
+    corp_id: text("corp_id").notNull().default(sql`current_setting('corpadmin.corp_id')`),
+    contract_id: text("contract_id").notNull(),
+    throttled_cycle: text("throttled_cycle"),
+    throttled_at: text("throttled_at"),
+    trusted_at: text("trusted_at"),
+    trusted_until: text("trusted_until"),
+    updated_at: text("updated_at").notNull(),
+  },
+  (t) => [
+    primaryKey({ name: "isp_contract_network_pkey", columns: [t.corp_id, t.contract_id] }),
+    pgPolicy("tenant", { for: "all", using: sql`"corp_id" = current_setting('corpadmin.corp_id')`, withCheck: sql`"corp_id" = current_setting('corpadmin.corp_id')` }),
+  ],
+);
+
 export const ispLayoutAttributes = pgTable(
   "isp_layout_attributes",
   {
@@ -345,6 +365,26 @@ export const ispNas = pgTable(
     foreignKey({ name: "isp_nas_manufacturer_id_isp_manufacturers_id_fk", columns: [t.corp_id, t.manufacturer_id], foreignColumns: [ispManufacturers.corp_id, ispManufacturers.id] }),
     foreignKey({ name: "isp_nas_pop_id_isp_pops_id_fk", columns: [t.corp_id, t.pop_id], foreignColumns: [ispPops.corp_id, ispPops.id] }),
     foreignKey({ name: "isp_nas_layout_id_isp_layouts_id_fk", columns: [t.corp_id, t.layout_id], foreignColumns: [ispLayouts.corp_id, ispLayouts.id] }),
+    pgPolicy("tenant", { for: "all", using: sql`"corp_id" = current_setting('corpadmin.corp_id')`, withCheck: sql`"corp_id" = current_setting('corpadmin.corp_id')` }),
+  ],
+);
+
+export const ispNetworkPolicy = pgTable(
+  "isp_network_policy",
+  {
+    corp_id: text("corp_id").notNull().default(sql`current_setting('corpadmin.corp_id')`),
+    id: text("id").notNull(),
+    usage_cycle_day: bigint("usage_cycle_day", { mode: "number" }).notNull(),
+    suspended_mode: text("suspended_mode").notNull(),
+    suspended_max_upload: text("suspended_max_upload"),
+    suspended_max_download: text("suspended_max_download"),
+    suspended_pool_ipv4: text("suspended_pool_ipv4"),
+    trust_unblock_days: bigint("trust_unblock_days", { mode: "number" }).notNull(),
+    trust_unblock_every_days: bigint("trust_unblock_every_days", { mode: "number" }).notNull(),
+    updated_at: text("updated_at").notNull(),
+  },
+  (t) => [
+    primaryKey({ name: "isp_network_policy_pkey", columns: [t.corp_id, t.id] }),
     pgPolicy("tenant", { for: "all", using: sql`"corp_id" = current_setting('corpadmin.corp_id')`, withCheck: sql`"corp_id" = current_setting('corpadmin.corp_id')` }),
   ],
 );

@@ -281,3 +281,36 @@ export const ispUsageMonthly = sqliteTable(
     index("isp_usage_monthly_month").on(t.month, t.contract_id, t.input_bytes, t.output_bytes),
   ],
 );
+
+/**
+ * The corporation's network policy (routes.md NetworkPolicy): one row whose id is "policy"; no
+ * row is the defaults (cycle from day 1, suspended contracts rejected, trust unblock off).
+ */
+export const ispNetworkPolicy = sqliteTable("isp_network_policy", {
+  id: text("id").primaryKey(),
+  usage_cycle_day: integer("usage_cycle_day").notNull(),
+  suspended_mode: text("suspended_mode").notNull(),
+  suspended_max_upload: text("suspended_max_upload"),
+  suspended_max_download: text("suspended_max_download"),
+  suspended_pool_ipv4: text("suspended_pool_ipv4"),
+  trust_unblock_days: integer("trust_unblock_days").notNull(),
+  trust_unblock_every_days: integer("trust_unblock_every_days").notNull(),
+  updated_at: text("updated_at").notNull(),
+});
+
+/**
+ * What the network was told about a contract beyond its status (network-service.ts): throttled
+ * for the cycle starting on throttled_cycle (fair use), and a trust unblock's grace. No row: never
+ * throttled nor trusted. Written only by the fair-use checker and the trust-unblock route.
+ */
+export const ispContractNetwork = sqliteTable("isp_contract_network", {
+  contract_id: text("contract_id").primaryKey(),
+  /** The start (local date) of the cycle whose allowance the contract passed; null: not throttled. */
+  throttled_cycle: text("throttled_cycle"),
+  throttled_at: text("throttled_at"),
+  /** The last trust unblock given (kept after its grace: one per trust_unblock_every_days). */
+  trusted_at: text("trusted_at"),
+  /** When the grace ends; null once the fair-use job has ended it. */
+  trusted_until: text("trusted_until"),
+  updated_at: text("updated_at").notNull(),
+});

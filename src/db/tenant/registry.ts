@@ -173,6 +173,12 @@ export const contractConfigs = sqliteTable("contract_configs", {
   ipv4: text("ipv4"),
   poll_name_ipv6: text("poll_name_ipv6"),
   ipv6: text("ipv6"),
+  // Fair use (added after the first release: at the end, where ADD COLUMN puts them).
+  /** Traffic allowed per usage cycle (download plus upload) in 10^9 bytes; null: unlimited. */
+  allowance_gb: real("allowance_gb"),
+  /** The speeds in force while the contract is over its allowance. */
+  throttle_max_upload: text("throttle_max_upload"),
+  throttle_max_download: text("throttle_max_download"),
 });
 
 export const contractItems = sqliteTable(

@@ -76,6 +76,9 @@ export const ContractConfigInput = t.Object({
   ipv4: optText(15),
   poll_name_ipv6: optText(64),
   ipv6: optText(64),
+  allowance_gb: Opt(t.Number({ exclusiveMinimum: 0, maximum: 1_000_000, description: "Traffic allowed per usage cycle, download plus upload, in 10^9 bytes; null: unlimited (fair use)" })),
+  throttle_max_upload: Opt(t.String({ pattern: RATE_PATTERN, maxLength: 32, description: "Upload rate while over the allowance" })),
+  throttle_max_download: Opt(t.String({ pattern: RATE_PATTERN, maxLength: 32, description: "Download rate while over the allowance" })),
 });
 export type ContractConfigInput = Static<typeof ContractConfigInput>;
 
@@ -91,8 +94,19 @@ export const ContractConfig = t.Object({
   ipv4: NullableText,
   poll_name_ipv6: NullableText,
   ipv6: NullableText,
+  allowance_gb: t.Union([t.Number(), t.Null()]),
+  throttle_max_upload: NullableText,
+  throttle_max_download: NullableText,
 });
 export type ContractConfig = Static<typeof ContractConfig>;
+
+/** Contract.network (routes.md, Network operations additions): what the network does with the contract now. */
+export const ContractNetwork = t.Object({
+  state: t.Union([t.Literal("normal"), t.Literal("throttled"), t.Literal("suspended"), t.Literal("trusted")]),
+  since: t.Union([t.String(), t.Null()]),
+  until: t.Union([t.String(), t.Null()]),
+  cycle: t.Object({ start: t.String(), end: t.String(), used_bytes: t.Number(), allowance_bytes: t.Union([t.Number(), t.Null()]) }),
+});
 
 /** A contract date in a response: midnight in the corporation's timezone (CSV: its date part). */
 const NullableDate = t.Union([DateValue(), t.Null()]);
@@ -118,6 +132,7 @@ const contractFields = {
   payment_method: t.Any(),
   items: t.Any(),
   config: ContractConfig,
+  network: ContractNetwork,
   flags: t.Array(t.String()),
   created_at: t.String(),
   updated_at: t.String(),

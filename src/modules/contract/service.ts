@@ -31,6 +31,7 @@ import type { AddressInput, AddressView } from "../address/model";
 import type { ExternalLinkView } from "../externalapp/model";
 import { findPerson, personIdsByText, personIdsByWord, type Party } from "../person/service";
 import { addressWord, contractIdsByOnlineAddress } from "../isp/session-service";
+import { contractNetwork } from "../isp/network-service";
 import {
   DATE_FIELDS,
   type Contract,
@@ -89,7 +90,7 @@ const ADDRESS_COLS = ["address_line1", "address_line2", "address_district", "add
 const CITY_COLS = ["id", "name", "state", "country"] as const;
 const DATE_COLS = ["signature_date", "approval_date", "start_date", "end_date", "cancellation_date", "suspension_date"] as const;
 const CONTRACT_COLS = ["id", "number", ...DATE_COLS, "total_value", "contract_status", "contract_stage", "json_original", "json_billing", "json_payment_method", "json_items", "created_at", "updated_at"] as const;
-const CONFIG_COLS = ["username", "password", "min_upload", "max_upload", "min_download", "max_download", "pool_name_ipv4", "ipv4", "poll_name_ipv6", "ipv6"] as const;
+const CONFIG_COLS = ["username", "password", "min_upload", "max_upload", "min_download", "max_download", "pool_name_ipv4", "ipv4", "poll_name_ipv6", "ipv6", "allowance_gb", "throttle_max_upload", "throttle_max_download"] as const;
 const PARTY_COLS = ["id", "name", "display_name", "tp_doc_identity", "doc_identity", "corporate"] as const;
 
 const cols = (alias: string, names: readonly string[]) => names.map((c) => `${alias}.${c}`);
@@ -171,11 +172,18 @@ function viewStatement(client: RawClient): RawStatement<Record<string, never>, [
 
 /** The Contract as GET returns it, or null when there is none; the password in clear only when `revealPassword`. */
 export async function contractViewById(db: TenantDb, id: string, timeZone: string, revealPassword = false): Promise<Contract | null> {
+  return (await freshContractView(db, id, timeZone, revealPassword))?.view ?? null;
+}
+
+/** The view, and the instant its `network` stops being true without a write (the body cache's bound). */
+async function freshContractView(db: TenantDb, id: string, timeZone: string, revealPassword = false): Promise<{ view: Contract; freshUntil: number } | null> {
   const v = (await viewStatement(clientOf(db)).values(id))[0] as Cell[] | undefined;
   if (!v) return null;
   const date = (i: number) => dateAsMidnight(textOrNull(v, 2 + i), timeZone);
   const k = CONFIG_AT;
-  return {
+  const allowanceGb = finite(v[k + 10] as number | null);
+  const { network, freshUntil } = await contractNetwork(db, { id: text(v, 0), contract_status: text(v, 9), suspension_date: textOrNull(v, 7), allowance_gb: allowanceGb }, timeZone, Date.now());
+  const view: Contract = {
     id: text(v, 0),
     customer: partyAt(v, PARTY_AT)!,
     billing_customer: partyAt(v, PARTY_AT + PARTY_WIDTH)!,
@@ -206,11 +214,16 @@ export async function contractViewById(db: TenantDb, id: string, timeZone: strin
       ipv4: textOrNull(v, k + 7),
       poll_name_ipv6: textOrNull(v, k + 8),
       ipv6: textOrNull(v, k + 9),
+      allowance_gb: allowanceGb,
+      throttle_max_upload: textOrNull(v, k + 11),
+      throttle_max_download: textOrNull(v, k + 12),
     },
+    network,
     flags: flagsAt(v),
     created_at: text(v, 15),
     updated_at: text(v, 16),
   };
+  return { view, freshUntil };
 }
 
 export async function getContractView(db: TenantDb, id: string, timeZone: string, revealPassword = false): Promise<Contract> {
@@ -229,8 +242,14 @@ export async function getContractView(db: TenantDb, id: string, timeZone: string
 const BODIES_MAX = 8192;
 /** ≈ 16 MB of ASCII text: 8,192 bodies of a typical contract (≈ 2 kB) fit, as they did before. */
 const BODIES_MAX_CHARS = 16 * 1024 * 1024;
-const bodies = new Map<string, string>();
+/** Each body with the instant its network part stops being true without a write (a cycle's end, a grace's end). */
+const bodies = new Map<string, { text: string; until: number }>();
 let bodiesChars = 0;
+
+function keptBody(key: string): string | undefined {
+  const kept = bodies.get(key);
+  return kept !== undefined && Date.now() < kept.until ? kept.text : undefined;
+}
 
 /**
  * GET /api/contract/{id}'s body: where the door knows its stamp without reading (PostgreSQL), a
@@ -239,7 +258,7 @@ let bodiesChars = 0;
 export async function contractViewText(tenant: TenantDoor, id: string, timeZone: string): Promise<string> {
   const stamp = tenant.stampNow?.();
   if (stamp !== undefined) {
-    const body = bodies.get(`${stamp} ${timeZone} ${id}`);
+    const body = keptBody(`${stamp} ${timeZone} ${id}`);
     if (body !== undefined) return body;
   }
   return tenant.read((db) => contractViewJson(db, id, timeZone));
@@ -254,15 +273,17 @@ export async function contractViewJson(db: TenantDb, id: string, timeZone: strin
   const stamp = readStamp(db);
   if (stamp === null) return JSON.stringify(await getContractView(db, id, timeZone));
   const key = `${stamp} ${timeZone} ${id}`;
-  let body = bodies.get(key);
+  let body = keptBody(key);
   if (body === undefined) {
-    body = JSON.stringify(await getContractView(db, id, timeZone));
+    const fresh = await freshContractView(db, id, timeZone);
+    if (!fresh) throw notFound("Contract");
+    body = JSON.stringify(fresh.view);
     if (!stampHolds(db, stamp)) return body;
     if (bodies.size >= BODIES_MAX || bodiesChars + body.length > BODIES_MAX_CHARS) {
       bodies.clear();
       bodiesChars = 0;
     }
-    bodies.set(key, body);
+    bodies.set(key, { text: body, until: fresh.freshUntil });
     bodiesChars += body.length;
   }
   return body;
@@ -415,6 +436,10 @@ function checkConfigInput(body: Omit<ConfigRow, "contract_id">): void {
     const a = body[min];
     const b = body[max];
     if (a && b && rateBits(a) > rateBits(b)) errors.push({ path: min, message: `must not exceed ${max}` });
+  }
+  // Fair use slows a contract down to its throttle speeds: an allowance without them would throttle to nothing.
+  if (body.allowance_gb != null) {
+    for (const f of ["throttle_max_upload", "throttle_max_download"] as const) if (!body[f]) errors.push({ path: f, message: "is required while allowance_gb is set" });
   }
   if (errors.length) throw invalidMany(errors);
 }
@@ -864,6 +889,28 @@ export async function contractLabels(db: TenantDb, ids: string[]): Promise<Map<s
 }
 
 const LABELS_BY_SCAN = 2_000;
+
+export interface FairUseTerms {
+  id: string;
+  contract_status: string;
+  allowance_gb: number | null;
+}
+
+/**
+ * Fair use's look at contracts (isp/fair-use.ts): status and allowance of the contracts `ids`
+ * (unknown ones left out), or of every contract with an allowance when `ids` is null.
+ */
+export async function fairUseTerms(db: TenantDb, ids: string[] | null): Promise<FairUseTerms[]> {
+  const select = "SELECT c.id AS id, c.contract_status AS contract_status, cc.allowance_gb AS allowance_gb FROM contracts c JOIN contract_configs cc ON cc.contract_id = c.id";
+  const rows = (
+    ids === null
+      ? await clientOf(db).query(`${select} WHERE cc.allowance_gb IS NOT NULL`).all()
+      : ids.length
+        ? await clientOf(db).query(`${select} WHERE c.id IN (SELECT value FROM json_each(?1))`).all(JSON.stringify(ids))
+        : []
+  ) as unknown as FairUseTerms[];
+  return rows.map((r) => ({ ...r, allowance_gb: r.allowance_gb === null ? null : Number(r.allowance_gb) }));
+}
 
 /** The contracts a ?q finds, as search hits (GET /api/search): number, and the customer's name. */
 export async function contractHits(db: TenantDb, q: string, limit: number): Promise<{ id: string; title: string; subtitle: string | null }[]> {

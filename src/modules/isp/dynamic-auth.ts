@@ -10,9 +10,11 @@ import type { TenantDoor } from "../../core/store";
 import type { TenantDb } from "../../db/sqlite";
 import { conflict, invalid, notFound } from "../../lib/problem";
 import type { SecretBox } from "../../lib/secret-box";
+import { toIso } from "../../lib/time";
 import { contractConnection, findContract, type ContractConnection } from "../contract/service";
 import { sendDynamicAuth, type DynamicAuthKind, type DynamicAuthResult } from "./coa-client";
 import { nasById, nasSecret, type NasRow } from "./nas-service";
+import { networkInForce, networkRow, type InForce } from "./network-service";
 import { renderLayout, type RenderedAttribute } from "./render-service";
 import { dictionaryName, RadiusCodecError, valueName, type Attribute } from "./rfc5176";
 import { openSessionsOf, requireSession, type SessionRow } from "./session-service";
@@ -132,30 +134,38 @@ export async function disconnectContract(ctx: AppContext, tenant: TenantDoor, co
   return { items: await Promise.all(prepared.map((p) => send(ctx, p, "disconnect", identification(p, true), actor))) };
 }
 
-function rendered(db: TenantDb, layoutId: string, state: ContractConnection, password: string, nas: NasRow): Promise<RenderedAttribute[]> {
-  return renderLayout(db, layoutId, { contract: state.contract, config: state.config, password, nas });
+function rendered(db: TenantDb, layoutId: string, state: ContractConnection, network: InForce, password: string, nas: NasRow): Promise<RenderedAttribute[]> {
+  return renderLayout(db, layoutId, { contract: state.contract, config: state.config, password, nas, network });
 }
+
+const termsOf = (c: ContractConnection) => ({ id: c.contract.id, contract_status: c.contract.contract_status, config: c.config });
 
 type Reconcile =
   | { prepared: Prepared; kind: DynamicAuthKind; attributes: Attribute[]; cause: string }
   | { failed: SessionRow; kind: DynamicAuthKind; error: string };
 
 /**
- * After a committed contract change: disconnect when it left ACTIVE; otherwise a CoA-Request for
- * each open session whose NAS layout renders differently now (the password alone changes
+ * After a committed change of a contract or of its network state: disconnect when it may no longer
+ * be online (it left ACTIVE, and is not SUSPENDED under a trust unblock or a reduce/redirect
+ * policy); otherwise a CoA-Request for each open session whose NAS layout renders differently now
+ * (the values in force included: throttle, reduce and redirect values; the password alone changes
  * nothing: it is rendered as the new one on both sides).
  */
 export async function reconcileContract(ctx: AppContext, change: ContractChange): Promise<void> {
   const before = change.before as ContractConnection | null;
   // The write found no open session under its writer lock: nothing to read.
   if (change.openSessions === false) return;
+  const now = toIso(ctx.now());
   const todo = await ctx.store.tenant(change.corpId).read(async (db): Promise<Reconcile[]> => {
     const sessions = await openSessionsOf(db, change.contractId);
     if (!sessions.length) return [];
     const after = await contractConnection(db, change.contractId);
     if (!after || !before) return [];
-    const leftActive = before.contract.contract_status === "ACTIVE" && after.contract.contract_status !== "ACTIVE";
-    const kind: DynamicAuthKind = leftActive ? "disconnect" : "coa";
+    const row = await networkRow(db, change.contractId);
+    const afterForce = await networkInForce(db, termsOf(after), now, row);
+    const beforeForce = (change.beforeNetwork as InForce | undefined) ?? (await networkInForce(db, termsOf(before), now, row));
+    const leaves = beforeForce.admitted && !afterForce.admitted;
+    const kind: DynamicAuthKind = leaves ? "disconnect" : "coa";
     const out: Reconcile[] = [];
     for (const session of sessions) {
       let p: Prepared;
@@ -165,18 +175,18 @@ export async function reconcileContract(ctx: AppContext, change: ContractChange)
         out.push({ failed: session, kind, error: (err as Error).message });
         continue;
       }
-      if (leftActive) {
-        out.push({ prepared: p, kind, attributes: identification(p, true), cause: `contract ${after.contract.contract_status}` });
+      if (leaves) {
+        out.push({ prepared: p, kind, attributes: identification(p, true), cause: change.cause ?? `contract ${after.contract.contract_status}` });
         continue;
       }
-      if (after.contract.contract_status !== "ACTIVE" || !p.nas.layout_id) continue;
-      const now = await rendered(db, p.nas.layout_id, after, after.config.password, p.nas);
-      const was = await rendered(db, p.nas.layout_id, before, after.config.password, p.nas);
+      if (!afterForce.admitted || !p.nas.layout_id) continue;
+      const now = await rendered(db, p.nas.layout_id, after, afterForce, after.config.password, p.nas);
+      const was = await rendered(db, p.nas.layout_id, before, beforeForce, after.config.password, p.nas);
       if (JSON.stringify(now) === JSON.stringify(was)) continue;
       // Attributes the dictionary does not know cannot be encoded; the rest still go.
       const attrs = now.filter((a) => dictionaryName(a.name) !== null).map((a) => ({ name: a.name, value: a.value }));
       const renumbers = attrs.some((a) => dictionaryName(a.name) === "Framed-IP-Address");
-      out.push({ prepared: p, kind, attributes: [...identification(p, !renumbers), ...attrs], cause: "connection settings changed" });
+      out.push({ prepared: p, kind, attributes: [...identification(p, !renumbers), ...attrs], cause: change.cause ?? "connection settings changed" });
     }
     return out;
   });

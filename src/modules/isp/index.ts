@@ -7,10 +7,12 @@ import type { AppContext } from "../../core/context";
 import type { EdgeRoutes } from "../../lib/edge";
 import { authGuard } from "../auth/guard";
 import { attemptRoutes } from "./attempt";
+import { FairUseJob, FairUseMarks } from "./fair-use";
 import { AttemptLog, watchContracts } from "./jobs";
 import { layoutRoutes } from "./layout";
 import { manufacturerRoutes } from "./manufacturer";
 import { nasRoutes } from "./nas";
+import { networkRoutes } from "./network";
 import { NasHealthJob } from "./nas-health";
 import { poolRoutes } from "./pool";
 import { popRoutes } from "./pop";
@@ -22,7 +24,14 @@ import { usageRoutes } from "./usage";
 export function ispModule(ctx: AppContext, edge?: EdgeRoutes) {
   const guard = authGuard(ctx);
   const attempts = new AttemptLog(ctx);
-  watchContracts(ctx);
+  const fairUse = new FairUseMarks(ctx);
+  watchContracts(ctx, fairUse);
+  // One node at a time in cluster mode: the sweep; the marks are checked where they were made.
+  ctx.jobs.add(new FairUseJob(ctx), {
+    singleNode: true,
+    schedule: `every ${ctx.dispatchTuning.fairUseSweepMs / 1000} s, and ${ctx.dispatchTuning.fairUseCheckMs / 1000} s after accounting`,
+    everyMs: ctx.dispatchTuning.fairUseSweepMs,
+  });
   // One node at a time in cluster mode: an announcement (event, quiet_since) is made once.
   const health = ctx.jobs.add(new NasHealthJob(ctx), {
     singleNode: true,
@@ -36,8 +45,9 @@ export function ispModule(ctx: AppContext, edge?: EdgeRoutes) {
     .use(layoutRoutes(ctx, guard))
     .use(poolRoutes(ctx, guard))
     .use(nasRoutes(ctx, guard, health))
-    .use(radiusRoutes(ctx, attempts, health, edge))
+    .use(radiusRoutes(ctx, attempts, health, fairUse, edge))
     .use(attemptRoutes(attempts, guard))
     .use(sessionRoutes(ctx, guard))
-    .use(usageRoutes(ctx, guard));
+    .use(usageRoutes(ctx, guard))
+    .use(networkRoutes(ctx, guard));
 }

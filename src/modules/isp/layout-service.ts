@@ -10,6 +10,7 @@ import { findContract, getConfig, MASKED_PASSWORD } from "../contract/service";
 import type { LayoutAttributeInput, LayoutInput } from "./model";
 import { nasById } from "./nas-service";
 import { checkRef, findRow, checkUniqueName, isUsed, requireRow, setStatus, type Q, trackedWrite } from "./record-service";
+import { networkInForce } from "./network-service";
 import { renderLayout } from "./render-service";
 import { checkTemplate } from "./template";
 
@@ -158,7 +159,7 @@ export function renderForContract(tenant: TenantDoor, layoutId: string, contract
     return {
       layout_id: layoutId,
       contract_id: contractId,
-      attributes: await renderLayout(db, layoutId, { contract, config, password: MASKED_PASSWORD, nas: nas ?? null }),
+      attributes: await renderLayout(db, layoutId, { contract, config, password: MASKED_PASSWORD, nas: nas ?? null, network: await networkInForce(db, { id: contract.id, contract_status: contract.contract_status, config }, nowIso()) }),
     };
   });
 }

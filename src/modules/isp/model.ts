@@ -272,3 +272,28 @@ export const UsageRow = t.Object({
 });
 
 export const UsageListQuery = t.Object({ ...ListQuery.properties, from: t.Optional(DateText), to: t.Optional(DateText) }, { additionalProperties: true });
+
+const RatePattern = "^[0-9]+(\\.[0-9]+)?[kKmMgG]$";
+const NullableRate = t.Union([t.String(), t.Null()]);
+
+/** PUT /api/isp/policy (routes.md NetworkPolicy): every writable field; left out, its default. */
+export const NetworkPolicyInput = t.Object({
+  usage_cycle_day: Opt(t.Integer({ minimum: 1, maximum: 28, description: "The day of the month a usage cycle starts (corporation's timezone); default 1" })),
+  suspended_mode: Opt(Enum(["reject", "reduce", "redirect"])),
+  suspended_max_upload: Opt(t.String({ pattern: RatePattern, maxLength: 32, description: "reduce: the upload rate of a SUSPENDED contract" })),
+  suspended_max_download: Opt(t.String({ pattern: RatePattern, maxLength: 32, description: "reduce: the download rate of a SUSPENDED contract" })),
+  suspended_pool_ipv4: Opt(t.String({ minLength: 1, maxLength: 64, description: "redirect: the IPv4 pool whose addresses the NAS sends to its notice page" })),
+  trust_unblock_days: Opt(t.Integer({ minimum: 0, maximum: 15, description: "Grace days a trust unblock gives; 0: off (default)" })),
+  trust_unblock_every_days: Opt(t.Integer({ minimum: 1, maximum: 365, description: "A contract gets one trust unblock per this many days (default 30)" })),
+});
+
+export const NetworkPolicy = t.Object({
+  usage_cycle_day: t.Integer(),
+  suspended_mode: t.Union([t.Literal("reject"), t.Literal("reduce"), t.Literal("redirect")]),
+  suspended_max_upload: NullableRate,
+  suspended_max_download: NullableRate,
+  suspended_pool_ipv4: t.Union([t.String(), t.Null()]),
+  trust_unblock_days: t.Integer(),
+  trust_unblock_every_days: t.Integer(),
+  updated_at: t.Union([t.String(), t.Null()]),
+});

@@ -7,6 +7,7 @@ import { timingSafeEqual } from "node:crypto";
 import type { Static } from "elysia";
 import type { TenantDb } from "../../db/sqlite";
 import { notFound } from "../../lib/problem";
+import { nowIso } from "../../lib/time";
 import { contractIdByUsername, findContractByUsername } from "../contract/service";
 import { parseAccounting, type AccountingBody } from "./accounting-parse";
 import { closeNasSessions, storeAccounting } from "./accounting-service";
@@ -14,6 +15,7 @@ import type { AttemptLog } from "./jobs";
 import type { AttemptOutcome, AuthorizeQuery } from "./model";
 import { radiusNas, refused, type RadiusCaller } from "./radius-auth";
 import { cachedLayout, radiusSnapshot, type Snapshot } from "./radius-cache";
+import { networkInForce } from "./network-service";
 import { renderLayout } from "./render-service";
 
 type RlmMap = Record<string, { op: string; value: string | string[]; do_xlat: boolean }>;
@@ -44,11 +46,13 @@ async function authorizeIn(db: TenantDb, caller: RadiusCaller, query: Static<typ
     const found = await findContractByUsername(db, query.username);
     if (!found) throw Object.assign(notFound("User"), { radiusReason: "user-unknown" });
     const { contract } = found;
-    if (contract.contract_status !== "ACTIVE") throw refused("contract-inactive", "The contract is not active");
+    // ACTIVE, or SUSPENDED under a trust unblock or a reduce/redirect policy (network-service.ts).
+    const network = await networkInForce(db, { id: contract.id, contract_status: contract.contract_status, config: found.config }, nowIso());
+    if (!network.admitted) throw refused("contract-inactive", "The contract is not active");
     // An empty password is no password: FreeRADIUS sends `password=` for CHAP and MS-CHAP.
     const password = query.password ? query.password : null;
     if (password !== null && !samePassword(password, found.config.password)) throw refused("bad-password", "Wrong password");
-    const attributes = await renderLayout(db, nas.layout_id, { contract, config: found.config, password: found.config.password, nas }, layout.templates);
+    const attributes = await renderLayout(db, nas.layout_id, { contract, config: found.config, password: found.config.password, nas, network }, layout.templates);
     const reply: RlmMap = {};
     for (const a of attributes) {
       const key = `reply:${a.name}`;
@@ -85,9 +89,10 @@ async function layoutInterimInterval(snap: Snapshot, db: TenantDb, layoutId: str
 /**
  * Stores an accounting record; resolves once it is committed (the NAS is answered then, and an
  * unanswered record is retransmitted by the NAS). Records arriving together share one transaction
- * (`writeGrouped`), each in its own savepoint: a failing one rolls back alone.
+ * (`writeGrouped`), each in its own savepoint: a failing one rolls back alone. Returns the
+ * record's contract (fair use checks it soon), or null.
  */
-export async function account(caller: RadiusCaller, body: AccountingBody): Promise<void> {
+export async function account(caller: RadiusCaller, body: AccountingBody): Promise<string | null> {
   const record = parseAccounting(body);
   if (record.status === null) {
     // Accounting-On/Off and the like: acknowledged so the NAS stops resending, not stored;
@@ -101,7 +106,7 @@ export async function account(caller: RadiusCaller, body: AccountingBody): Promi
       });
       if (record.nasRestart) await closeNasSessions(caller.tenant, nas.id, record.nasRestart, interim);
     }
-    return;
+    return null;
   }
   const { row, interim } = await caller.tenant.read(async (db) => {
     const snap = radiusSnapshot(db);
@@ -112,4 +117,5 @@ export async function account(caller: RadiusCaller, body: AccountingBody): Promi
     };
   });
   await caller.tenant.writeGrouped((tx, scope) => storeAccounting(tx, row, interim, caller.corp.timezone, scope));
+  return row.contract_id ?? null;
 }

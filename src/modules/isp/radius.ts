@@ -5,6 +5,7 @@ import { Elysia } from "elysia";
 import type { Static } from "elysia";
 import type { AppContext } from "../../core/context";
 import type { EdgeRoutes } from "../../lib/edge";
+import type { FairUseMarks } from "./fair-use";
 import type { NasHealthJob } from "./nas-health";
 import type { AttemptLog } from "./jobs";
 import { AccountingBodySchema, AuthorizeQuery, AuthorizeReply } from "./model";
@@ -44,7 +45,7 @@ export function plainAuthorizeQuery(url: string): Static<typeof AuthorizeQuery> 
   return out as Static<typeof AuthorizeQuery>;
 }
 
-export function radiusRoutes(ctx: AppContext, attempts: AttemptLog, health: NasHealthJob, edge?: EdgeRoutes) {
+export function radiusRoutes(ctx: AppContext, attempts: AttemptLog, health: NasHealthJob, fairUse: FairUseMarks, edge?: EdgeRoutes) {
   const callers = new WeakMap<Request, RadiusCaller>();
   // Authentication runs in transform, before validation: without a credential it is 401 whatever
   // the request holds.
@@ -77,8 +78,9 @@ export function radiusRoutes(ctx: AppContext, attempts: AttemptLog, health: NasH
       "/accounting",
       async ({ request, body, set }) => {
         const caller = callers.get(request)!;
-        await account(caller, body);
+        const contractId = await account(caller, body);
         health.watch(caller.corp.id);
+        if (contractId) fairUse.mark(caller.corp.id, contractId);
         set.status = 204;
       },
       {

@@ -7,6 +7,7 @@
 import type { TenantDb } from "../../db/sqlite";
 import type { ContractByUsername, ContractRow } from "../contract/service";
 import { findPerson } from "../person/service";
+import type { InForce } from "./network-service";
 import { popName } from "./pop-service";
 import { renderTemplate, type Variables } from "./template";
 
@@ -60,6 +61,8 @@ export interface RenderInput {
   /** The password as the templates see it (the render route masks it; RADIUS needs it in clear). */
   password: string;
   nas: RenderNas | null;
+  /** The state and values in force (network-service.ts networkInForce); absent: the contract's own. */
+  network?: InForce;
 }
 
 /** Fills the layout's active attributes; those rendering empty or with a variable unset are left out. */
@@ -67,7 +70,7 @@ export async function renderLayout(db: TenantDb, layoutId: string, input: Render
   const templates = given ?? (await activeTemplates(db, layoutId));
   if (templates.length === 0) return [];
   const uses = (prefix: string) => templates.some((t) => t.value.includes(prefix));
-  const { contract, config, nas } = input;
+  const { contract, config, nas, network } = input;
   const vars: Variables = {
     "contract.id": contract.id,
     "contract.number": contract.number,
@@ -83,6 +86,10 @@ export async function renderLayout(db: TenantDb, layoutId: string, input: Render
     "contract.config.ipv4": config.ipv4,
     "contract.config.poll_name_ipv6": config.poll_name_ipv6,
     "contract.config.ipv6": config.ipv6,
+    "contract.network.state": network?.state ?? "normal",
+    "contract.effective.max_upload": network ? network.max_upload : config.max_upload,
+    "contract.effective.max_download": network ? network.max_download : config.max_download,
+    "contract.effective.pool_name_ipv4": network ? network.pool_name_ipv4 : config.pool_name_ipv4,
     "nas.name": nas?.name,
     "nas.ip": nas?.ip,
   };

@@ -7,9 +7,10 @@ import { clientOf } from "../../db/rows";
 import type { TenantDb } from "../../db/sqlite";
 import { paging, type ListParams } from "../../lib/list";
 import { invalid } from "../../lib/problem";
-import { canonicalDate, dateAsMidnight, zoneOffsetMinutes } from "../../lib/time";
-import { contractLabels, getContract } from "../contract/service";
-import { usageSums, usedBytesBetween } from "./usage-range";
+import { canonicalDate, dateAsMidnight, localDate } from "../../lib/time";
+import { contractLabels, fairUseTerms, getContract } from "../contract/service";
+import { allowanceBytes, cycleOf, cycleUsedBytes, readPolicy } from "./network-service";
+import { usageSums } from "./usage-range";
 
 const DAY_MS = 86_400_000;
 /**
@@ -28,10 +29,6 @@ export interface DayShare extends UsageGrowth {
   day: string;
 }
 
-/** The date (YYYY-MM-DD) of an instant in a timezone. */
-export function localDate(ms: number, timeZone: string): string {
-  return new Date(ms + zoneOffsetMinutes(timeZone, new Date(ms)) * 60_000).toISOString().slice(0, 10);
-}
 
 function nextDate(date: string): string {
   return new Date(Date.parse(`${date}T00:00:00Z`) + DAY_MS).toISOString().slice(0, 10);
@@ -117,16 +114,6 @@ export function counterGrowth(previous: number, current: number | null | undefin
   return current >= previous ? current - previous : current;
 }
 
-/**
- * The usage cycle containing `at`: [start, end) dates. The calendar month in the corporation's
- * timezone (a cycle starting on another day of the month comes with the network policy).
- */
-export function cycleOf(at: number, timeZone: string): { start: string; end: string } {
-  const [y, m] = localDate(at, timeZone).split("-").map(Number);
-  const first = (yy: number, mm: number) => new Date(Date.UTC(yy, mm - 1, 1)).toISOString().slice(0, 10);
-  return { start: first(y, m), end: first(y, m + 1) };
-}
-
 interface Totals {
   input_bytes: number;
   output_bytes: number;
@@ -160,16 +147,14 @@ function rangeOf(query: Record<string, unknown>, cycle: { start: string; end: st
   return { start, end };
 }
 
-async function cycleUsed(db: TenantDb, contractId: string, cycle: { start: string; end: string }): Promise<number> {
-  return usedBytesBetween(db, contractId, cycle.start, new Date(Date.parse(`${cycle.end}T00:00:00Z`) - DAY_MS).toISOString().slice(0, 10));
-}
-
 /** GET /api/contract/{id}/usage. */
 export function contractUsage(tenant: TenantDoor, contractId: string, query: Record<string, unknown>, timeZone: string, at: number) {
   return tenant.read(async (db) => {
     await getContract(db, contractId);
     const bucket = (query.bucket as string | undefined) ?? "day";
-    const cycle = cycleOf(at, timeZone);
+    const policy = await readPolicy(db);
+    const terms = await fairUseTerms(db, [contractId]);
+    const cycle = cycleOf(at, timeZone, policy.usage_cycle_day);
     const { start, end } = rangeOf(query, cycle);
     const rows = (await clientOf(db)
       .query("SELECT day, input_bytes, output_bytes, session_seconds FROM isp_usage_daily WHERE contract_id = ?1 AND day >= ?2 AND day < ?3 ORDER BY day")
@@ -200,8 +185,8 @@ export function contractUsage(tenant: TenantDoor, contractId: string, query: Rec
       cycle: {
         start: dateAsMidnight(cycle.start, timeZone)!,
         end: dateAsMidnight(cycle.end, timeZone)!,
-        used_bytes: await cycleUsed(db, contractId, cycle),
-        allowance_bytes: null,
+        used_bytes: await cycleUsedBytes(db, contractId, cycle),
+        allowance_bytes: allowanceBytes(terms[0]?.allowance_gb),
       },
     };
   });
@@ -240,7 +225,7 @@ const folded = (s: string) => s.normalize("NFD").replace(/\p{M}/gu, "").toLowerC
 export function usageByContract(tenant: TenantDoor, query: ListParams, timeZone: string, at: number) {
   return tenant.read(async (db) => {
     const { page, limit, offset } = paging(query);
-    const { start, end } = rangeOf(query as Record<string, unknown>, cycleOf(at, timeZone));
+    const { start, end } = rangeOf(query as Record<string, unknown>, cycleOf(at, timeZone, (await readPolicy(db)).usage_cycle_day));
     const sortText = typeof query.sort === "string" && query.sort ? query.sort : "-total_bytes";
     const sortField = sortText.replace(/^-/, "") as keyof UsageRowOut;
     if (!(USAGE_ROW_FIELDS as readonly string[]).includes(sortField)) throw invalid("sort", `unknown field ${sortField}`);

@@ -113,7 +113,7 @@ describe("POST /api/contract/create/externalapp/name/{externalAppName}|id/{exter
     expect(Object.keys(c).sort()).toEqual(
       [
         "address", "agent", "approval_date", "billing", "billing_customer", "cancellation_date", "config", "contract_status", "contract_stage",
-        "created_at", "customer", "end_date", "flags", "id", "identity", "items", "number", "original", "payment_method", "signature_date",
+        "created_at", "customer", "end_date", "flags", "id", "identity", "items", "network", "number", "original", "payment_method", "signature_date",
         "start_date", "suspension_date", "total_value", "updated_at",
       ].sort(),
     );

@@ -1,0 +1,268 @@
+// Fair use and the end of a grace (routes.md, "Network operations additions"): a contract whose usage
+// in its cycle passes its allowance is throttled (ISP_AFTER_THROTTLE, a CoA-Request with the throttle
+// speeds); at the next cycle's start, or once its allowance is raised above its usage or removed, it
+// is restored (ISP_AFTER_RESTORE, a CoA-Request); a trust unblock's grace that ended returns the
+// contract to its suspension (a Change, then a CoA or a Disconnect per the policy).
+// Two ways in, one check (checkFairUse):
+// - FairUseMarks: the contracts an accounting record or a contract change touched are marked, and
+//   checked together fairUseCheckMs later on the node that marked them (the accounting path pays a
+//   Set insert, nothing more);
+// - the `fair-use` job (one node in cluster mode): every fairUseSweepMs, every contract with an
+//   allowance or a network row of every corporation: what a crash lost of the marks, cycle starts,
+//   graces that ended.
+// Every change is written in one write per corporation pass, re-checked under the write lock with
+// conditional statements (two nodes may check one contract at once), as `system:fair-use`.
+import { existsSync } from "node:fs";
+import type { AppContext, ContractChange } from "../../core/context";
+import { runAs } from "../../core/history";
+import type { Job } from "../../core/jobs";
+import type { TenantDoor } from "../../core/store";
+import { clientOf } from "../../db/rows";
+import type { TenantDb } from "../../db/sqlite";
+import { toIso } from "../../lib/time";
+import { allCorpRefs } from "../corp/service";
+import { contractConnection, fairUseTerms, getContractView, type ContractConnection } from "../contract/service";
+import { reconcileLater } from "./jobs";
+import { allowanceBytes, cycleOf, cycleUsedBytes, inForceOf, readPolicy, type InForce, type NetworkPolicy, type NetworkRow } from "./network-service";
+import { usageSums } from "./usage-range";
+
+export const FAIR_USE_ACTOR = "system:fair-use";
+
+type Action = "throttle" | "restore" | "trust-end";
+
+interface Planned {
+  contractId: string;
+  /** The cycle start to throttle for; null: restore. Absent: no throttle change. */
+  throttle?: string | null;
+  trustEnd?: boolean;
+}
+
+const ROW_COLUMNS = "contract_id, throttled_cycle, throttled_at, trusted_at, trusted_until";
+
+async function rowsOf(db: TenantDb, ids: string[] | null): Promise<Map<string, NetworkRow>> {
+  const rows = (
+    ids === null
+      ? await clientOf(db).query(`SELECT ${ROW_COLUMNS} FROM isp_contract_network WHERE throttled_cycle IS NOT NULL OR trusted_until IS NOT NULL`).all()
+      : await clientOf(db).query(`SELECT ${ROW_COLUMNS} FROM isp_contract_network WHERE contract_id IN (SELECT value FROM json_each(?1))`).all(JSON.stringify(ids))
+  ) as unknown as NetworkRow[];
+  return new Map(rows.map((r) => [r.contract_id, r]));
+}
+
+/** What to change: read only, so a pass that finds nothing takes no write lock. */
+async function plan(db: TenantDb, ids: string[] | null, nowMs: number, timeZone: string): Promise<Planned[]> {
+  const policy = await readPolicy(db);
+  const cycle = cycleOf(nowMs, timeZone, policy.usage_cycle_day);
+  const now = toIso(nowMs);
+  const rows = await rowsOf(db, ids);
+  const terms = new Map((await fairUseTerms(db, ids === null ? null : ids)).map((t) => [t.id, t]));
+  // A contract throttled whose allowance is gone is not in the sweep's terms: read its own.
+  const missing = [...rows.keys()].filter((id) => !terms.has(id));
+  for (const t of await fairUseTerms(db, missing)) terms.set(t.id, t);
+  let sums: Map<string, number> | null = null;
+  if (ids === null) {
+    const used = await usageSums(db, cycle.start, cycle.end);
+    sums = new Map(used.map((u) => [u.contract_id, u.input_bytes + u.output_bytes]));
+  }
+  const out: Planned[] = [];
+  for (const id of new Set([...terms.keys(), ...rows.keys()])) {
+    const t = terms.get(id);
+    const row = rows.get(id) ?? null;
+    const p: Planned = { contractId: id };
+    const allowance = allowanceBytes(t?.allowance_gb);
+    let want: string | null = null;
+    if (t && allowance !== null) {
+      const used = sums ? (sums.get(id) ?? 0) : await cycleUsedBytes(db, id, cycle);
+      if (used > allowance) want = cycle.start;
+    }
+    if (want !== (row?.throttled_cycle ?? null)) p.throttle = want;
+    if (row?.trusted_until != null && row.trusted_until <= now) p.trustEnd = true;
+    if (p.throttle !== undefined || p.trustEnd) out.push(p);
+  }
+  return out;
+}
+
+interface Done {
+  contractId: string;
+  action: Action;
+  before: ContractConnection;
+  beforeNetwork: InForce;
+}
+
+const stateOf = (f: InForce) => f.state;
+
+/** Inside the write: applies what is still true under the lock; one Change and one event per change. */
+async function apply(tx: TenantDb, w: Parameters<Parameters<TenantDoor["write"]>[0]>[1], planned: Planned[], nowMs: number, timeZone: string): Promise<Done[]> {
+  const policy: NetworkPolicy = await readPolicy(tx);
+  const now = toIso(nowMs);
+  const done: Done[] = [];
+  for (const p of planned) {
+    const conn = await contractConnection(tx, p.contractId);
+    if (!conn) continue;
+    const terms = { contract_status: conn.contract.contract_status, config: conn.config };
+    let row = (await rowsOf(tx, [p.contractId])).get(p.contractId) ?? null;
+    if (p.trustEnd && row?.trusted_until != null && row.trusted_until <= now) {
+      const was = inForceOf(terms, { ...row, trusted_until: "9999-12-31T23:59:59.999+00:00" }, policy, now);
+      await clientOf(tx).query("UPDATE isp_contract_network SET trusted_until = NULL, updated_at = ?2 WHERE contract_id = ?1 AND trusted_until IS NOT NULL AND trusted_until <= ?2").run(p.contractId, now);
+      row = { ...row, trusted_until: null };
+      // A contract that became ACTIVE meanwhile just loses the grace it no longer needs.
+      if (was.state === "trusted") {
+        const is = inForceOf(terms, row, policy, now);
+        w.record({ type: "contract", id: p.contractId, action: "trust-end", before: { network: { state: stateOf(was) } }, after: { network: { state: stateOf(is) } } });
+        done.push({ contractId: p.contractId, action: "trust-end", before: conn, beforeNetwork: was });
+      }
+    }
+    if (p.throttle === undefined || (row?.throttled_cycle ?? null) === p.throttle) continue;
+    const was = inForceOf(terms, row, policy, now);
+    if (p.throttle !== null) {
+      const changed = (await clientOf(tx)
+        .query(
+          `INSERT INTO isp_contract_network (contract_id, throttled_cycle, throttled_at, updated_at) VALUES (?1, ?2, ?3, ?3)
+             ON CONFLICT (contract_id) DO UPDATE SET throttled_cycle = excluded.throttled_cycle, throttled_at = excluded.throttled_at, updated_at = excluded.updated_at
+             WHERE isp_contract_network.throttled_cycle IS NULL OR isp_contract_network.throttled_cycle <> excluded.throttled_cycle
+           RETURNING contract_id`,
+        )
+        .get(p.contractId, p.throttle, now)) as { contract_id: string } | null;
+      if (!changed) continue;
+      // Throttled for an older cycle and over again in this one (a restore missed): no new event.
+      if (row?.throttled_cycle != null) continue;
+      row = { ...(row ?? { contract_id: p.contractId, trusted_at: null, trusted_until: null }), throttled_cycle: p.throttle, throttled_at: now };
+    } else {
+      const changed = (await clientOf(tx)
+        .query("UPDATE isp_contract_network SET throttled_cycle = NULL, throttled_at = NULL, updated_at = ?2 WHERE contract_id = ?1 AND throttled_cycle IS NOT NULL RETURNING contract_id")
+        .get(p.contractId, now)) as { contract_id: string } | null;
+      if (!changed) continue;
+      row = { ...row!, throttled_cycle: null, throttled_at: null };
+    }
+    const action: Action = p.throttle !== null ? "throttle" : "restore";
+    const is = inForceOf(terms, row, policy, now);
+    // `throttled` too: a SUSPENDED contract's state stays "suspended" when fair use throttles it.
+    w.record({ type: "contract", id: p.contractId, action, before: { network: { state: stateOf(was), throttled: action === "restore" } }, after: { network: { state: stateOf(is), throttled: action === "throttle" } } });
+    w.emit(action === "throttle" ? "ISP_AFTER_THROTTLE" : "ISP_AFTER_RESTORE", p.contractId, (t: TenantDb) => getContractView(t, p.contractId, timeZone));
+    done.push({ contractId: p.contractId, action, before: conn, beforeNetwork: was });
+  }
+  return done;
+}
+
+const CAUSES: Record<Action, string> = { throttle: "fair use: over the allowance", restore: "fair use: restored", "trust-end": "trust unblock ended" };
+
+/**
+ * Checks `ids` (null: every contract with an allowance or a network row) of one corporation, writes
+ * the changes, then sends their CoA/Disconnect (off the pass). Returns how many contracts changed.
+ */
+export async function checkFairUse(ctx: AppContext, door: TenantDoor, corpId: string, ids: string[] | null): Promise<number> {
+  const timeZone = (await ctx.corps.get(corpId))?.timezone ?? "UTC";
+  const nowMs = ctx.now();
+  const planned = await door.read((db) => plan(db, ids, nowMs, timeZone));
+  if (!planned.length) return 0;
+  const done = await runAs(FAIR_USE_ACTOR, () => door.write((tx, w) => apply(tx, w, planned, nowMs, timeZone)));
+  for (const d of done) {
+    const change: ContractChange = { corpId, contractId: d.contractId, before: d.before, beforeNetwork: d.beforeNetwork, actorUserId: null, ip: null, cause: CAUSES[d.action] };
+    reconcileLater(ctx, change);
+  }
+  return done.length;
+}
+
+/**
+ * The contracts to check soon, per corporation: marked by every accounting record and contract
+ * change, checked together fairUseCheckMs after the first mark (on this node: a record is marked
+ * where it was received). A crash loses the marks; the job's next sweep finds what they held.
+ */
+export class FairUseMarks {
+  private marked = new Map<string, Set<string>>();
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private running: Promise<void> | null = null;
+  private closed = false;
+
+  constructor(private ctx: AppContext) {
+    ctx.onClose(async () => {
+      this.closed = true;
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = null;
+      await this.running;
+    });
+  }
+
+  mark(corpId: string, contractId: string): void {
+    if (this.closed) return;
+    let set = this.marked.get(corpId);
+    if (!set) this.marked.set(corpId, (set = new Set()));
+    set.add(contractId);
+    if (!this.timer && !this.running) this.schedule();
+  }
+
+  private schedule(): void {
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.running = this.check().finally(() => {
+        this.running = null;
+        if (this.marked.size && !this.closed) this.schedule();
+      });
+    }, this.ctx.dispatchTuning.fairUseCheckMs);
+    (this.timer as { unref?: () => void }).unref?.();
+  }
+
+  /** Checks what is marked now; marks made meanwhile wait for the next turn. */
+  async check(): Promise<void> {
+    const batch = this.marked;
+    this.marked = new Map();
+    for (const [corpId, ids] of batch) {
+      try {
+        await this.ctx.store.visit(corpId, (door) => checkFairUse(this.ctx, door, corpId, [...ids]));
+      } catch (err) {
+        this.ctx.logger.warn("fair use: a check failed", { corp: corpId, contracts: ids.size, error: String(err) });
+      }
+    }
+  }
+}
+
+/** The `fair-use` job: every contract with an allowance or a network row, every corporation. */
+export class FairUseJob implements Job {
+  readonly name = "fair-use";
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private running: Promise<void> | null = null;
+  private stopped = true;
+
+  constructor(private ctx: AppContext) {}
+
+  start(): void {
+    this.stopped = false;
+    const tick = () => void this.ctx.jobs.track(this.name, () => this.runOnce()).catch((err) => this.ctx.logger.error("fair-use pass failed", { error: String(err) }));
+    tick();
+    this.timer = setInterval(tick, this.ctx.dispatchTuning.fairUseSweepMs);
+    (this.timer as { unref?: () => void }).unref?.();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.running?.catch(() => {});
+  }
+
+  /** One pass; a pass under way is joined. Rejects when a corporation could not be checked. */
+  runOnce(): Promise<void> {
+    this.running ??= this.pass().finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  private async pass(): Promise<void> {
+    const { ctx } = this;
+    const corps = (await ctx.store.platform.read(allCorpRefs)).filter((c) => c.status === "ENABLED" || c.status === "BLOCKED");
+    let failed = 0;
+    for (const corp of corps) {
+      if (this.stopped) return;
+      // Opening the door would create a missing file (reported by the doctor, not papered over here).
+      if (ctx.tenants.engine !== "postgres" && !ctx.tenants.isOpen(corp.id) && !existsSync(ctx.tenants.pathOf(corp.id))) continue;
+      try {
+        const changed = await ctx.store.visit(corp.id, (door) => checkFairUse(ctx, door, corp.id, null));
+        if (changed) ctx.logger.info("fair use: contracts changed state", { corp: corp.auth_name, contracts: changed });
+      } catch (err) {
+        failed++;
+        ctx.logger.warn("fair use: a corporation could not be checked", { corp: corp.auth_name, error: String(err) });
+      }
+    }
+    if (failed) throw new Error(`${failed} corporation(s) could not be checked`);
+  }
+}

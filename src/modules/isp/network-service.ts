@@ -1,0 +1,243 @@
+// What the network does with a contract beyond its status (routes.md, "Network operations
+// additions"): the corporation's network policy (isp_network_policy), the usage cycle it defines,
+// and each contract's network row (isp_contract_network: throttled by fair use, a trust unblock's
+// grace). From those and the contract's status and settings come its network state (Contract.network)
+// and the values in force (`contract.effective.*` in layouts, RADIUS authorize, CoA). State changes
+// are made by fair-use.ts (throttle, restore, the end of a grace) and trust-unblock.ts.
+// This file reads and computes only; it takes the contract's fields from its callers, so the contract
+// module can ask it for Contract.network without a cycle through contract/service.
+import type { TenantWriteScope } from "../../core/store";
+import { clientOf } from "../../db/rows";
+import type { TenantDb } from "../../db/sqlite";
+import { invalid } from "../../lib/problem";
+import { dateAsMidnight, localDate, nowIso, toIso } from "../../lib/time";
+import { usedBytesBetween } from "./usage-range";
+
+export const SUSPENDED_MODES = ["reject", "reduce", "redirect"] as const;
+export type SuspendedMode = (typeof SUSPENDED_MODES)[number];
+export type NetworkState = "normal" | "throttled" | "suspended" | "trusted";
+
+export interface NetworkPolicy {
+  usage_cycle_day: number;
+  suspended_mode: SuspendedMode;
+  suspended_max_upload: string | null;
+  suspended_max_download: string | null;
+  suspended_pool_ipv4: string | null;
+  trust_unblock_days: number;
+  trust_unblock_every_days: number;
+}
+
+export const DEFAULT_POLICY: NetworkPolicy = {
+  usage_cycle_day: 1,
+  suspended_mode: "reject",
+  suspended_max_upload: null,
+  suspended_max_download: null,
+  suspended_pool_ipv4: null,
+  trust_unblock_days: 0,
+  trust_unblock_every_days: 30,
+};
+
+const POLICY_ID = "policy";
+const POLICY_COLUMNS = "usage_cycle_day, suspended_mode, suspended_max_upload, suspended_max_download, suspended_pool_ipv4, trust_unblock_days, trust_unblock_every_days";
+
+/** The policy as stored, with its updated_at (null: never set, the defaults). */
+async function policyRow(db: TenantDb): Promise<(NetworkPolicy & { updated_at: string }) | null> {
+  const row = (await clientOf(db).query(`SELECT ${POLICY_COLUMNS}, updated_at FROM isp_network_policy WHERE id = ?1`).get(POLICY_ID)) as (NetworkPolicy & { updated_at: string }) | null;
+  if (!row) return null;
+  return { ...row, usage_cycle_day: Number(row.usage_cycle_day), trust_unblock_days: Number(row.trust_unblock_days), trust_unblock_every_days: Number(row.trust_unblock_every_days) };
+}
+
+export async function readPolicy(db: TenantDb): Promise<NetworkPolicy> {
+  const row = await policyRow(db);
+  if (!row) return { ...DEFAULT_POLICY };
+  const { updated_at: _, ...policy } = row;
+  return policy;
+}
+
+/** GET /api/isp/policy. */
+export async function policyView(db: TenantDb): Promise<NetworkPolicy & { updated_at: string | null }> {
+  return (await policyRow(db)) ?? { ...DEFAULT_POLICY, updated_at: null };
+}
+
+export type PolicyInput = { [K in keyof NetworkPolicy]?: NetworkPolicy[K] | null };
+
+/**
+ * PUT /api/isp/policy, inside its write: every writable field replaced (left out: its default);
+ * reduce needs both speeds, redirect a pool. Returns the policy before and after (the caller
+ * reconciles the contracts whose values in force changed).
+ */
+export async function writePolicy(tx: TenantDb, w: TenantWriteScope, body: PolicyInput): Promise<{ before: NetworkPolicy; after: NetworkPolicy & { updated_at: string } }> {
+  const p: NetworkPolicy = {
+    usage_cycle_day: body.usage_cycle_day ?? DEFAULT_POLICY.usage_cycle_day,
+    suspended_mode: body.suspended_mode ?? DEFAULT_POLICY.suspended_mode,
+    suspended_max_upload: body.suspended_max_upload ?? null,
+    suspended_max_download: body.suspended_max_download ?? null,
+    suspended_pool_ipv4: body.suspended_pool_ipv4 ?? null,
+    trust_unblock_days: body.trust_unblock_days ?? DEFAULT_POLICY.trust_unblock_days,
+    trust_unblock_every_days: body.trust_unblock_every_days ?? DEFAULT_POLICY.trust_unblock_every_days,
+  };
+  if (p.suspended_mode === "reduce") {
+    if (!p.suspended_max_upload) throw invalid("suspended_max_upload", "is required when suspended_mode is reduce");
+    if (!p.suspended_max_download) throw invalid("suspended_max_download", "is required when suspended_mode is reduce");
+  }
+  if (p.suspended_mode === "redirect" && !p.suspended_pool_ipv4) throw invalid("suspended_pool_ipv4", "is required when suspended_mode is redirect");
+  const stored = await policyRow(tx);
+  const before = await readPolicy(tx);
+  const updatedAt = nowIso();
+  if (stored && (Object.keys(p) as (keyof NetworkPolicy)[]).every((k) => stored[k] === p[k])) return { before, after: stored };
+  await clientOf(tx)
+    .query(
+      `INSERT INTO isp_network_policy (id, ${POLICY_COLUMNS}, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+         ON CONFLICT (id) DO UPDATE SET usage_cycle_day = excluded.usage_cycle_day, suspended_mode = excluded.suspended_mode,
+           suspended_max_upload = excluded.suspended_max_upload, suspended_max_download = excluded.suspended_max_download,
+           suspended_pool_ipv4 = excluded.suspended_pool_ipv4, trust_unblock_days = excluded.trust_unblock_days,
+           trust_unblock_every_days = excluded.trust_unblock_every_days, updated_at = excluded.updated_at`,
+    )
+    .run(POLICY_ID, p.usage_cycle_day, p.suspended_mode, p.suspended_max_upload, p.suspended_max_download, p.suspended_pool_ipv4, p.trust_unblock_days, p.trust_unblock_every_days, updatedAt);
+  w.record({ type: "policy", id: POLICY_ID, action: stored ? "update" : "create", before: stored ? before : null, after: p });
+  return { before, after: { ...p, updated_at: updatedAt } };
+}
+
+const DAY_MS = 86_400_000;
+const addDays = (date: string, days: number) => new Date(Date.parse(`${date}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
+
+/**
+ * The usage cycle holding the instant `at`: [start, end) local dates, from the policy's day of the
+ * month to the same day of the next month, in the corporation's timezone.
+ */
+export function cycleOf(at: number, timeZone: string, cycleDay: number): { start: string; end: string } {
+  const [y, m, d] = localDate(at, timeZone).split("-").map(Number);
+  const month = d >= cycleDay ? m - 1 : m - 2;
+  const date = (mm: number) => new Date(Date.UTC(y, mm, cycleDay)).toISOString().slice(0, 10);
+  return { start: date(month), end: date(month + 1) };
+}
+
+/** Bytes (download plus upload) the contract used in the cycle. */
+export function cycleUsedBytes(db: TenantDb, contractId: string, cycle: { start: string; end: string }): Promise<number> {
+  return usedBytesBetween(db, contractId, cycle.start, addDays(cycle.end, -1));
+}
+
+export const allowanceBytes = (allowanceGb: number | null | undefined) => (allowanceGb === null || allowanceGb === undefined ? null : Math.round(allowanceGb * 1e9));
+
+export interface NetworkRow {
+  contract_id: string;
+  throttled_cycle: string | null;
+  throttled_at: string | null;
+  trusted_at: string | null;
+  trusted_until: string | null;
+}
+
+export async function networkRow(db: TenantDb, contractId: string): Promise<NetworkRow | null> {
+  return (await clientOf(db)
+    .query("SELECT contract_id, throttled_cycle, throttled_at, trusted_at, trusted_until FROM isp_contract_network WHERE contract_id = ?1")
+    .get(contractId)) as NetworkRow | null;
+}
+
+/** The contract fields the values in force depend on. */
+export interface NetworkTerms {
+  contract_status: string;
+  config: {
+    max_upload: string | null;
+    max_download: string | null;
+    pool_name_ipv4: string | null;
+    allowance_gb?: number | null;
+    throttle_max_upload?: string | null;
+    throttle_max_download?: string | null;
+  };
+}
+
+/** What the network gives a contract now: its state, whether it may be online, and the values in force. */
+export interface InForce {
+  state: NetworkState;
+  /** May hold a session: ACTIVE, or SUSPENDED while trusted or under a reduce/redirect policy. */
+  admitted: boolean;
+  max_upload: string | null;
+  max_download: string | null;
+  pool_name_ipv4: string | null;
+}
+
+const trustedNow = (row: NetworkRow | null, now: string) => row?.trusted_until != null && row.trusted_until > now;
+
+/** The state and values in force, from the contract, its network row and the policy (no read). */
+export function inForceOf(terms: NetworkTerms, row: NetworkRow | null, policy: NetworkPolicy | null, now: string): InForce {
+  const c = terms.config;
+  const own = { max_upload: c.max_upload, max_download: c.max_download, pool_name_ipv4: c.pool_name_ipv4 };
+  const throttled = row?.throttled_cycle != null;
+  // While throttled, a speed the contract has no throttle value for stays its own.
+  const served = throttled ? { ...own, max_upload: c.throttle_max_upload ?? c.max_upload, max_download: c.throttle_max_download ?? c.max_download } : own;
+  if (terms.contract_status === "ACTIVE") return { state: throttled ? "throttled" : "normal", admitted: true, ...served };
+  if (terms.contract_status !== "SUSPENDED") return { state: "normal", admitted: false, ...own };
+  if (trustedNow(row, now)) return { state: "trusted", admitted: true, ...served };
+  const p = policy ?? DEFAULT_POLICY;
+  if (p.suspended_mode === "reduce") return { state: "suspended", admitted: true, ...own, max_upload: p.suspended_max_upload, max_download: p.suspended_max_download };
+  if (p.suspended_mode === "redirect") return { state: "suspended", admitted: true, ...own, pool_name_ipv4: p.suspended_pool_ipv4 };
+  return { state: "suspended", admitted: false, ...own };
+}
+
+/**
+ * The values in force for a contract, read in the caller's handle. RADIUS authorize runs this on
+ * every Access-Request: an ACTIVE contract without an allowance can be neither throttled nor
+ * trusted, so it costs no read (a throttle outliving a removed allowance is lifted by the fair-use
+ * checker within seconds); the policy is read only for a SUSPENDED contract.
+ */
+export async function networkInForce(db: TenantDb, terms: NetworkTerms & { id: string }, now: string, row?: NetworkRow | null): Promise<InForce> {
+  if (row === undefined) {
+    const quiet = terms.contract_status === "ACTIVE" && terms.config.allowance_gb == null;
+    row = quiet ? null : await networkRow(db, terms.id);
+  }
+  const policy = terms.contract_status === "SUSPENDED" ? await readPolicy(db) : null;
+  return inForceOf(terms, row, policy, now);
+}
+
+export interface ContractNetwork {
+  state: NetworkState;
+  since: string | null;
+  until: string | null;
+  cycle: { start: string; end: string; used_bytes: number; allowance_bytes: number | null };
+}
+
+/**
+ * Contract.network, read in the caller's handle: the state, since when and until when, and the
+ * current cycle's usage against the allowance. `freshUntil`: the instant this answer stops being
+ * true without any write (the cycle's end, a grace's end), for the contract body cache.
+ */
+export async function contractNetwork(
+  db: TenantDb,
+  contract: { id: string; contract_status: string; suspension_date: string | null; allowance_gb: number | null },
+  timeZone: string,
+  nowMs: number,
+): Promise<{ network: ContractNetwork; freshUntil: number }> {
+  const policy = await readPolicy(db);
+  const row = await networkRow(db, contract.id);
+  const now = toIso(nowMs);
+  const cycle = cycleOf(nowMs, timeZone, policy.usage_cycle_day);
+  const start = dateAsMidnight(cycle.start, timeZone)!;
+  const end = dateAsMidnight(cycle.end, timeZone)!;
+  let freshUntil = Date.parse(end);
+  let state: NetworkState = "normal";
+  let since: string | null = null;
+  let until: string | null = null;
+  if (contract.contract_status === "SUSPENDED") {
+    if (trustedNow(row, now)) {
+      state = "trusted";
+      since = row!.trusted_at;
+      until = row!.trusted_until;
+      freshUntil = Math.min(freshUntil, Date.parse(until!));
+    } else {
+      state = "suspended";
+      since = dateAsMidnight(contract.suspension_date, timeZone);
+    }
+  } else if (row?.throttled_cycle != null) {
+    state = "throttled";
+    since = row.throttled_at;
+  }
+  return {
+    network: {
+      state,
+      since: since === null ? null : toIso(Date.parse(since)),
+      until: until === null ? null : toIso(Date.parse(until)),
+      cycle: { start, end, used_bytes: await cycleUsedBytes(db, contract.id, cycle), allowance_bytes: allowanceBytes(contract.allowance_gb) },
+    },
+    freshUntil,
+  };
+}
