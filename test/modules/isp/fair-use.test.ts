@@ -189,17 +189,6 @@ describe("fair use: throttled past the allowance, restored when it is raised", (
     expect(restore.changes).toContainEqual({ field: "network.state", before: "throttled", after: "normal" });
     await waitFor("ISP_AFTER_RESTORE delivered", () => hooks.requests.some((r) => JSON.parse(r.body).type === "ISP_AFTER_RESTORE" && JSON.parse(r.body).data.id === c.id), 20_000);
   });
-
-  test("the fair-use job run now finds a contract over its allowance without any mark (a crash lost it)", async () => {
-    const c = await customer();
-    await acct(c.username, `s-${c.username}`, "Start", 0, 0);
-    await acct(c.username, `s-${c.username}`, "Interim-Update", 60, 5_000);
-    // Set straight in the database's terms: an allowance below what was used, then the job.
-    expect((await t.req("POST", `/api/contract/${c.id}/config`, { token: admin.token, body: { allowance_gb: 0.000001, throttle_max_upload: "1M", throttle_max_download: "2M" } })).status).toBe(200);
-    const run = await t.req("POST", "/api/system/jobs/fair-use/run", { token: admin.token });
-    expect(run.status).toBe(202);
-    await networkState(c.id, "throttled");
-  });
 });
 
 describe("a SUSPENDED contract by the policy's mode", () => {
