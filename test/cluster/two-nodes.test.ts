@@ -366,6 +366,45 @@ clusterDescribe("cluster: two corpadmin nodes over the Patroni cluster", () => {
     expect(Object.entries(took).filter(([, ms]) => !(ms < CACHE_CROSS_NODE_MS))).toEqual([]);
   }, 90_000);
 
+  test("RADIUS accounting for one contract through both nodes: the usage rollups add up exactly, and fair use throttles it once", async () => {
+    const [n1, n2] = nodes;
+    const token = fx.token;
+    const secret = "two-nodes-nas-secret";
+    await must(n1, "POST", "/api/isp/nas", { token, body: { name: "bng-two-nodes", ip: "192.0.2.77", secret } });
+    const city = await must(n1, "POST", "/api/city", { token, body: { name: "Usage City", state: "SP", country: "BR" } });
+    const person = await must(n1, "POST", "/api/person", { token, body: { name: "Two Nodes Customer" } });
+    const contract = await must(n1, "POST", "/api/contract", { token, body: { customer_id: person.id, number: "TWO-NODES-USAGE", start_date: "2025-01-01", total_value: 1, address: { line1: "Rua 1", city_id: city.id } } });
+    // 50,000 bytes allowed; the sessions below carry 210,000.
+    await must(n2, "POST", `/api/contract/${contract.id}/config`, { token, body: { username: "two-nodes-usage", allowance_gb: 0.00005, throttle_max_upload: "1M", throttle_max_download: "2M" } });
+    const basic = `Basic ${Buffer.from(`isp:${secret}`).toString("base64")}`;
+    const acct = async (node: AppNode, session: string, status: string, time: number, input: number) => {
+      const body = { "User-Name": "two-nodes-usage", "Acct-Session-Id": session, "NAS-IP-Address": "192.0.2.77", "Acct-Status-Type": status, "Event-Timestamp": Math.floor(Date.now() / 1000), "Acct-Session-Time": time, "Acct-Input-Octets": input };
+      const res = await call(node, "POST", "/api/isp/radius/accounting", { body, headers: { authorization: basic } });
+      expect(res.status, res.text).toBe(204);
+    };
+    await Promise.all(
+      Array.from({ length: 20 }, async (_, i) => {
+        const node = nodes[i % 2];
+        await acct(node, `two-${i}`, "Start", 0, 0);
+        await acct(node, `two-${i}`, "Interim-Update", 60, 1_000 * (i + 1));
+      }),
+    );
+    for (const node of nodes) {
+      const usage = await must(node, "GET", `/api/contract/${contract.id}/usage`, { token });
+      expect(usage.input_bytes).toBe(210_000);
+      expect(usage.cycle.used_bytes).toBe(210_000);
+    }
+    await until("network.state throttled", async () => (await must(n2, "GET", `/api/contract/${contract.id}`, { token })).network.state === "throttled", 20_000);
+    // Both nodes checked their own records' marks: still one throttle.
+    await Bun.sleep(4_000);
+    const changes = (await must(n1, "GET", `/api/history?target_id=${contract.id}&action=throttle`, { token })).items;
+    expect(changes).toHaveLength(1);
+    expect(changes[0].actor).toBe("system:fair-use");
+    // The sweep is single-node: one node holds the job.
+    const jobs = (await must(n1, "GET", "/api/system/jobs", { token })).items as { name: string; node: string | null }[];
+    expect(jobs.find((j) => j.name === "fair-use")).toBeDefined();
+  }, 90_000);
+
   test("a writer through both nodes; the database leader machine, then the app node running the metric scheduler, SIGKILLed: every acknowledged write present, the outage < TTL + 10 s", async () => {
     run = await writeAndKill();
     const { acked, victim, survivor } = run;

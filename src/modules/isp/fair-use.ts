@@ -266,3 +266,22 @@ export class FairUseJob implements Job {
     if (failed) throw new Error(`${failed} corporation(s) could not be checked`);
   }
 }
+
+/**
+ * The doctor's look at a corporation's network policy: when fair use or a reduce/redirect policy
+ * is in use, the active NAS whose layout renders no `contract.effective.*` variable (throttle,
+ * reduce and redirect values never reach those NAS).
+ */
+export async function networkLayoutTroubles(db: TenantDb): Promise<string[]> {
+  const policy = await readPolicy(db);
+  const allowances = (await fairUseTerms(db, null)).length;
+  if (policy.suspended_mode === "reject" && allowances === 0) return [];
+  const nas = (await clientOf(db)
+    .query(
+      `SELECT n.name AS nas, l.name AS layout,
+              (SELECT count(*) FROM isp_layout_attributes la WHERE la.layout_id = l.id AND la.value LIKE '%contract.effective.%') AS effective
+         FROM isp_nas n JOIN isp_layouts l ON l.id = n.layout_id WHERE n.status = 1`,
+    )
+    .all()) as { nas: string; layout: string; effective: number | string }[];
+  return nas.filter((r) => Number(r.effective) === 0).map((r) => `NAS ${r.nas} (layout ${r.layout})`);
+}

@@ -12,6 +12,7 @@ import type { AppContext } from "../../core/context";
 import type { TenantDb } from "../../db/sqlite";
 import { toIso } from "../../lib/time";
 import { allCorpRefs, type CorpRef } from "../corp/service";
+import { networkLayoutTroubles } from "../isp/fair-use";
 import { ispTroubles } from "../isp/nas-health";
 import { listBackups } from "../ops/backup-service";
 import { webhookTroubles } from "../webhook/service";
@@ -183,6 +184,20 @@ const ispChecks: Check = named("nas-quiet", async (ctx) => {
   ];
 });
 
+/** Fair use or a reduce/redirect policy in use, and NAS whose layout ignores the values in force. */
+const networkLayouts: Check = named("network-layouts", async (ctx) => {
+  const found = await eachCorp(ctx, (db) => networkLayoutTroubles(db));
+  const lines = found.filter((f) => f.value?.length).map((f) => `${f.corp.auth_name}: ${f.value!.join(", ")}`);
+  return {
+    name: "network-layouts",
+    status: lines.length ? "warn" : "ok",
+    detail: lines.length
+      ? `allowances or a reduce/redirect policy are set, but these layouts render no contract.effective.* variable, so throttle, reduce and redirect never reach their NAS: ${lines.join("; ")}`
+      : "every NAS layout renders the values in force, or no allowance and no reduce/redirect policy is set",
+    fix: lines.length ? "render the rate and pool attributes from {{contract.effective.max_upload}}, {{contract.effective.max_download}} and {{contract.effective.pool_name_ipv4}} (README, Fair use and suspension)" : null,
+  };
+});
+
 /** The egress policy must keep loopback and cloud metadata out of webhooks' and collectors' reach. */
 const egressPolicy: Check = named("egress-policy", async (ctx) => {
   const problems: string[] = [];
@@ -255,7 +270,7 @@ const ntpSync: Check = named("ntp-sync", async () => {
 });
 
 /** Every mode. */
-export const CHECKS: Check[] = [dataDirectory, freeDisk, walSizes, backupAge, webhooks, ispChecks, egressPolicy, radiusReachable, corpIntegrity, ntpSync];
+export const CHECKS: Check[] = [dataDirectory, freeDisk, walSizes, backupAge, webhooks, ispChecks, networkLayouts, egressPolicy, radiusReachable, corpIntegrity, ntpSync];
 
 /** Cluster mode: the app's clock against the database's (leases, sessions and records are dated by both). */
 const clockSkew: Check = named("clock-skew", async (ctx) => {

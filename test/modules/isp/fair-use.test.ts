@@ -214,6 +214,25 @@ describe("a SUSPENDED contract by the policy's mode", () => {
   });
 });
 
+describe("doctor: layouts that ignore the values in force", () => {
+  test("with a reduce policy, a NAS whose layout renders contract.config.* speeds is a warning naming it", async () => {
+    const check = async () => ((await get("/api/system/doctor")).body.checks as any[]).find((c) => c.name === "network-layouts");
+    expect((await setPolicy({})).status).toBe(200);
+    const plain = await must(t, admin.token, "POST", "/api/isp/layout", { name: "plain rates" });
+    const attr = (await get("/api/isp/radius-attribute?name=Mikrotik-Rate-Limit")).body.items[0];
+    await must(t, admin.token, "POST", `/api/isp/layout/${plain.id}/attribute`, { attribute_id: attr.id, operator: ":=", value: "{{contract.config.max_upload}}/{{contract.config.max_download}}" });
+    const nas = await must(t, admin.token, "POST", "/api/isp/nas", { name: "bng-plain", ip: "192.0.2.49", secret: "plain-secret", layout_id: plain.id });
+    expect((await setPolicy({ suspended_mode: "reduce", suspended_max_upload: "1M", suspended_max_download: "1M" })).status).toBe(200);
+    const warned = await check();
+    expect(warned.status).toBe("warn");
+    expect(warned.detail).toContain("NAS bng-plain (layout plain rates)");
+    expect(warned.detail).not.toContain("bng-fair");
+    expect((await t.req("DELETE", `/api/isp/nas/${nas.id}`, { token: admin.token })).status).toBe(204);
+    expect((await check()).status).toBe("ok");
+    expect((await setPolicy({})).status).toBe(200);
+  });
+});
+
 describe("POST /api/contract/{id}/trust-unblock", () => {
   test("409 unless SUSPENDED and the policy gives days; then trusted until the grace ends, served as ACTIVE; once per period", async () => {
     const c = await customer();

@@ -16,7 +16,7 @@ interface Check {
 }
 
 const TOKEN_SECRET = "test-secret-key-0123456789abcdef";
-const NAMES = ["data-dir", "disk-free", "wal-size", "backup-age", "webhooks", "nas-quiet", "stale-sessions", "egress-policy", "radius-reachable", "corp-integrity"];
+const NAMES = ["data-dir", "disk-free", "wal-size", "backup-age", "webhooks", "nas-quiet", "stale-sessions", "network-layouts", "egress-policy", "radius-reachable", "corp-integrity"];
 /** Findings that depend on the machine running the tests, not on the data directory. */
 const MACHINE = new Set(["disk-free", "ntp-sync"]);
 
