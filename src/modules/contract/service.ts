@@ -31,7 +31,7 @@ import type { AddressInput, AddressView } from "../address/model";
 import type { ExternalLinkView } from "../externalapp/model";
 import { findPerson, personIdsByText, personIdsByWord, type Party } from "../person/service";
 import { addressWord, contractIdsByOnlineAddress } from "../isp/session-service";
-import { contractNetwork } from "../isp/network-service";
+import { contractNetworks, type ContractNetwork } from "../isp/network-service";
 import {
   DATE_FIELDS,
   type Contract,
@@ -177,12 +177,30 @@ export async function contractViewById(db: TenantDb, id: string, timeZone: strin
 
 /** The view, and the instant its `network` stops being true without a write (the body cache's bound). */
 async function freshContractView(db: TenantDb, id: string, timeZone: string, revealPassword = false): Promise<{ view: Contract; freshUntil: number } | null> {
-  const v = (await viewStatement(clientOf(db)).values(id))[0] as Cell[] | undefined;
-  if (!v) return null;
+  return (await freshContractViews(db, [id], timeZone, revealPassword))[0] ?? null;
+}
+
+/** The views of contracts that exist among `ids`, in order, their networks read together (network-service.ts). */
+async function freshContractViews(db: TenantDb, ids: string[], timeZone: string, revealPassword = false): Promise<{ view: Contract; freshUntil: number }[]> {
+  const cells: Cell[][] = [];
+  for (const id of ids) {
+    const v = (await viewStatement(clientOf(db)).values(id))[0] as Cell[] | undefined;
+    if (v) cells.push(v);
+  }
+  const allowance = (v: Cell[]) => finite(v[CONFIG_AT + 10] as number | null);
+  const networks = await contractNetworks(
+    db,
+    cells.map((v) => ({ id: text(v, 0), contract_status: text(v, 9), suspension_date: textOrNull(v, 7), allowance_gb: allowance(v) })),
+    timeZone,
+    Date.now(),
+  );
+  return cells.map((v, i) => ({ view: viewOf(v, timeZone, revealPassword, networks[i].network), freshUntil: networks[i].freshUntil }));
+}
+
+function viewOf(v: Cell[], timeZone: string, revealPassword: boolean, network: ContractNetwork): Contract {
   const date = (i: number) => dateAsMidnight(textOrNull(v, 2 + i), timeZone);
   const k = CONFIG_AT;
   const allowanceGb = finite(v[k + 10] as number | null);
-  const { network, freshUntil } = await contractNetwork(db, { id: text(v, 0), contract_status: text(v, 9), suspension_date: textOrNull(v, 7), allowance_gb: allowanceGb }, timeZone, Date.now());
   const view: Contract = {
     id: text(v, 0),
     customer: partyAt(v, PARTY_AT)!,
@@ -223,7 +241,7 @@ async function freshContractView(db: TenantDb, id: string, timeZone: string, rev
     created_at: text(v, 15),
     updated_at: text(v, 16),
   };
-  return { view, freshUntil };
+  return view;
 }
 
 export async function getContractView(db: TenantDb, id: string, timeZone: string, revealPassword = false): Promise<Contract> {
@@ -291,9 +309,7 @@ export async function contractViewJson(db: TenantDb, id: string, timeZone: strin
 
 /** The views of the contracts of a list page, in its order (each read again, whole, in the one statement above). */
 async function contractViews(db: TenantDb, ids: string[], timeZone: string): Promise<Contract[]> {
-  const views: Contract[] = [];
-  for (const id of ids) views.push((await contractViewById(db, id, timeZone))!);
-  return views;
+  return (await freshContractViews(db, ids, timeZone)).map((f) => f.view);
 }
 
 type CommonInput = Pick<ContractInput, DateField | "number" | "total_value" | "contract_status" | "contract_stage" | "json_original" | "json_billing" | "json_payment_method" | "json_items">;

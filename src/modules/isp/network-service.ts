@@ -11,7 +11,7 @@ import { clientOf } from "../../db/rows";
 import type { TenantDb } from "../../db/sqlite";
 import { invalid } from "../../lib/problem";
 import { dateAsMidnight, localDate, nowIso, toIso } from "../../lib/time";
-import { usedBytesBetween } from "./usage-range";
+import { usedBytesBetween, usedBytesOf } from "./usage-range";
 
 export const SUSPENDED_MODES = ["reject", "reduce", "redirect"] as const;
 export type SuspendedMode = (typeof SUSPENDED_MODES)[number];
@@ -196,48 +196,65 @@ export interface ContractNetwork {
   cycle: { start: string; end: string; used_bytes: number; allowance_bytes: number | null };
 }
 
+/** The contract fields Contract.network is made of (the contract module's view passes them). */
+export interface NetworkViewTerms {
+  id: string;
+  contract_status: string;
+  suspension_date: string | null;
+  allowance_gb: number | null;
+}
+
 /**
- * Contract.network, read in the caller's handle: the state, since when and until when, and the
- * current cycle's usage against the allowance. `freshUntil`: the instant this answer stops being
- * true without any write (the cycle's end, a grace's end), for the contract body cache.
+ * Contract.network for each contract, read in the caller's handle in three statements whatever
+ * their number (a page of views): the state, since when and until when, and the current cycle's
+ * usage against the allowance. `freshUntil`: the instant an answer stops being true without any
+ * write (the cycle's end, a grace's end), for the contract body cache.
  */
-export async function contractNetwork(
-  db: TenantDb,
-  contract: { id: string; contract_status: string; suspension_date: string | null; allowance_gb: number | null },
-  timeZone: string,
-  nowMs: number,
-): Promise<{ network: ContractNetwork; freshUntil: number }> {
+export async function contractNetworks(db: TenantDb, contracts: NetworkViewTerms[], timeZone: string, nowMs: number): Promise<{ network: ContractNetwork; freshUntil: number }[]> {
+  if (!contracts.length) return [];
   const policy = await readPolicy(db);
-  const row = await networkRow(db, contract.id);
+  const ids = contracts.map((c) => c.id);
+  const rows =
+    ids.length === 1
+      ? new Map([[ids[0], await networkRow(db, ids[0])]])
+      : new Map(
+          ((await clientOf(db)
+            .query("SELECT contract_id, throttled_cycle, throttled_at, trusted_at, trusted_until FROM isp_contract_network WHERE contract_id IN (SELECT value FROM json_each(?1))")
+            .all(JSON.stringify(ids))) as unknown as NetworkRow[]).map((r) => [r.contract_id, r]),
+        );
   const now = toIso(nowMs);
   const cycle = cycleOf(nowMs, timeZone, policy.usage_cycle_day);
+  const used = ids.length === 1 ? new Map([[ids[0], await cycleUsedBytes(db, ids[0], cycle)]]) : await usedBytesOf(db, ids, cycle.start, addDays(cycle.end, -1));
   const start = dateAsMidnight(cycle.start, timeZone)!;
   const end = dateAsMidnight(cycle.end, timeZone)!;
-  let freshUntil = Date.parse(end);
-  let state: NetworkState = "normal";
-  let since: string | null = null;
-  let until: string | null = null;
-  if (contract.contract_status === "SUSPENDED") {
-    if (trustedNow(row, now)) {
-      state = "trusted";
-      since = row!.trusted_at;
-      until = row!.trusted_until;
-      freshUntil = Math.min(freshUntil, Date.parse(until!));
-    } else {
-      state = "suspended";
-      since = dateAsMidnight(contract.suspension_date, timeZone);
+  return contracts.map((contract) => {
+    const row = rows.get(contract.id) ?? null;
+    let freshUntil = Date.parse(end);
+    let state: NetworkState = "normal";
+    let since: string | null = null;
+    let until: string | null = null;
+    if (contract.contract_status === "SUSPENDED") {
+      if (trustedNow(row, now)) {
+        state = "trusted";
+        since = row!.trusted_at;
+        until = row!.trusted_until;
+        freshUntil = Math.min(freshUntil, Date.parse(until!));
+      } else {
+        state = "suspended";
+        since = dateAsMidnight(contract.suspension_date, timeZone);
+      }
+    } else if (row?.throttled_cycle != null) {
+      state = "throttled";
+      since = row.throttled_at;
     }
-  } else if (row?.throttled_cycle != null) {
-    state = "throttled";
-    since = row.throttled_at;
-  }
-  return {
-    network: {
-      state,
-      since: since === null ? null : toIso(Date.parse(since)),
-      until: until === null ? null : toIso(Date.parse(until)),
-      cycle: { start, end, used_bytes: await cycleUsedBytes(db, contract.id, cycle), allowance_bytes: allowanceBytes(contract.allowance_gb) },
-    },
-    freshUntil,
-  };
+    return {
+      network: {
+        state,
+        since: since === null ? null : toIso(Date.parse(since)),
+        until: until === null ? null : toIso(Date.parse(until)),
+        cycle: { start, end, used_bytes: used.get(contract.id) ?? 0, allowance_bytes: allowanceBytes(contract.allowance_gb) },
+      },
+      freshUntil,
+    };
+  });
 }

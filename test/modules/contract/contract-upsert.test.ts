@@ -143,7 +143,7 @@ describe("POST /api/contract/create/externalapp/name/{externalAppName}|id/{exter
     expect(c.payment_method).toBe("boleto");
     expect(c.items).toEqual(body.json_items);
     expect(Object.keys(c.config).sort()).toEqual(
-      ["ipv4", "ipv6", "max_download", "max_upload", "min_download", "min_upload", "password", "poll_name_ipv6", "pool_name_ipv4", "username"].sort(),
+      ["ipv4", "ipv6", "max_download", "max_upload", "min_download", "min_upload", "password", "poll_name_ipv6", "pool_name_ipv4", "username", "allowance_gb", "throttle_max_upload", "throttle_max_download"].sort(),
     );
     expect(c.config.username).toBe("2025/0001");
     expect(c.config.password).toMatch(/^[A-Za-z0-9]{12}$/);

@@ -156,7 +156,7 @@ describe("GET|POST /api/contract; GET|PUT /api/contract/{id}; POST /api/contract
     });
     // Only the fields sent change (issue 29): the others keep their values.
     const again = await req("POST", `/api/contract/${a.id}/config`, { token, body: { max_upload: "20M" } });
-    expect(again.body.config).toEqual({ username: "alice", password: "********", min_upload: "10M", max_upload: "20M", min_download: "512k", max_download: "100M", pool_name_ipv4: "pool4", ipv4: "10.0.0.7", poll_name_ipv6: "pool6", ipv6: "2001:db8::/64" });
+    expect(again.body.config).toEqual({ username: "alice", password: "********", min_upload: "10M", max_upload: "20M", min_download: "512k", max_download: "100M", pool_name_ipv4: "pool4", ipv4: "10.0.0.7", poll_name_ipv6: "pool6", ipv6: "2001:db8::/64", allowance_gb: null, throttle_max_upload: null, throttle_max_download: null });
     expect((await findContractByUsername(handleOf(drizzle(f.t.sql(corpId))), "alice"))!.config.password).toBe("s3cret-pass");
     expect((await req("GET", `/api/contract/${a.id}`, { token })).body.config.password).toBe("********");
     const ev = newEvents(f.t, corpId, mark);

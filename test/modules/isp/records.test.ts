@@ -344,7 +344,8 @@ describe("GET|POST /api/isp/layout; GET|PUT|DELETE /api/isp/layout/{id}; POST /a
       "contract.id", "contract.number", "contract.contract_status", "contract.contract_stage",
       "contract.config.username", "contract.config.password", "contract.config.min_upload", "contract.config.max_upload",
       "contract.config.min_download", "contract.config.max_download", "contract.config.pool_name_ipv4", "contract.config.ipv4",
-      "contract.config.poll_name_ipv6", "contract.config.ipv6", "customer.name", "customer.display_name",
+      "contract.config.poll_name_ipv6", "contract.config.ipv6", "contract.network.state", "contract.effective.max_upload",
+      "contract.effective.max_download", "contract.effective.pool_name_ipv4", "customer.name", "customer.display_name",
       "customer.doc_identity", "nas.name", "nas.ip", "pop.name",
     ]);
     for (const v of res.body.items) {
