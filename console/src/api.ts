@@ -7,6 +7,7 @@ import type { components, operations, paths } from "./api.gen";
 export type Credentials = components["schemas"]["Credentials"];
 export type Contract = components["schemas"]["Contract"];
 export type Person = components["schemas"]["Person"];
+export type NetworkPolicy = components["schemas"]["NetworkPolicy"];
 type Json<Op extends keyof operations> = operations[Op]["responses"] extends { 200: { content: { "application/json": infer T } } } ? T : never;
 type ItemOf<Op extends keyof operations> = Json<Op> extends { items: (infer T)[] } ? T : never;
 export type RadiusSession = ItemOf<"isp.listSession">;

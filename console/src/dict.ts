@@ -1,8 +1,10 @@
 // Every text of the console: [English, Brazilian Portuguese].
+import { NETWORK_DICT } from "./dict-network";
 import { OPS_DICT } from "./dict-ops";
 
 export const DICT = {
   ...OPS_DICT,
+  ...NETWORK_DICT,
   "nav.dashboard": ["Dashboard", "Painel"],
   "search.label": ["Search customers, contracts, sessions and records by name, CPF/CNPJ, PPPoE user, IP or MAC", "Buscar clientes, contratos, sessões e registros por nome, CPF/CNPJ, usuário PPPoE, IP ou MAC"],
   "search.placeholder": ["Search: name, CPF, IP, MAC…  ( / )", "Buscar: nome, CPF, IP, MAC…  ( / )"],

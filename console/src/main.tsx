@@ -17,7 +17,7 @@ import { SafeIps } from "./screens/safeip";
 import { Menus } from "./screens/menus";
 import { AttemptList, SessionDetail, SessionList } from "./screens/radius";
 import { AuditLog, Backups } from "./screens/ops";
-import { CustomerPage, DoctorScreen, HistoryScreen, JobsScreen, OnlineBoard } from "./screens/lazy";
+import { CustomerPage, DoctorScreen, HistoryScreen, JobsScreen, NetworkPolicyScreen, OnlineBoard } from "./screens/lazy";
 import { ResourceCreate, ResourceDetail, ResourceList } from "./resource";
 import { Link, PageHeader } from "./ui";
 
@@ -46,6 +46,7 @@ const NAV: NavItem[] = [
   { to: "/online", label: "nav.online", area: "isp", listPath: "/api/isp/session", group: "nav.group.network" },
   { to: "/sessions", label: "nav.sessions", area: "isp", listPath: "/api/isp/session", group: "nav.group.network" },
   { to: "/radius-attempts", label: "nav.attempts", area: "isp", listPath: "/api/isp/radius/attempts", group: "nav.group.network" },
+  { to: "/network-policy", label: "nav.policy", area: "isp", listPath: "/api/isp/policy", group: "nav.group.network" },
   { to: "/safe-ip", label: "nav.safeIp", area: "auth", group: "nav.group.access" },
   { to: "/menus", label: "nav.menus", area: "service", superOnly: true, group: "nav.group.platform" },
   { to: "/audit", label: "nav.audit", area: "corp", listPath: "/api/audit", group: "nav.group.platform" },
@@ -206,6 +207,7 @@ function screen(path: string): ComponentChildren {
   if (path === "/history") return can("corp", "/api/history") ? <HistoryScreen /> : <Forbidden />;
   if (path === "/jobs") return isSuper.value ? <JobsScreen /> : <Forbidden />;
   if (path === "/doctor") return isSuper.value ? <DoctorScreen /> : <Forbidden />;
+  if (path === "/network-policy") return can("isp", "/api/isp/policy") ? <NetworkPolicyScreen /> : <Forbidden />;
   if (path === "/radius-attempts") return can("isp", "/api/isp/radius/attempts") ? <AttemptList /> : <Forbidden />;
   for (const def of RESOURCES) {
     if (path !== `/${def.key}` && !path.startsWith(`/${def.key}/`)) continue;

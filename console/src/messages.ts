@@ -3,7 +3,7 @@
 // reads the problem `type`, the status and a catalogue of the messages it knows, and in Portuguese
 // never shows one it does not know: an unknown message becomes the general sentence for its status.
 import type { FieldError, Problem } from "./api";
-import { lang, t, tx, type Key } from "./i18n";
+import { fmtDate, lang, t, tx, type Key } from "./i18n";
 
 type Entry = [RegExp, Key];
 
@@ -35,6 +35,9 @@ const CONFLICTS: Entry[] = [
   [/^The identity is already linked|^That account is linked/, "conflict.linked"],
   [/^The server holds corporations/, "conflict.serverInUse"],
   [/cannot change/, "conflict.immutable"],
+  [/^The contract is not suspended: trust unblock/, "conflict.notSuspended"],
+  [/^Trust unblock is off in the network policy/, "conflict.trustOff"],
+  [/^The contract's trust unblock was already used on (\d{4}-\d\d-\d\d); it can be given again from (\d{4}-\d\d-\d\d)/, "conflict.trustUsed"],
 ];
 
 /** Field messages (Elysia's and the services'): the message → its text. */
@@ -62,6 +65,18 @@ function lookup(entries: Entry[], text: string): Key | null {
   return null;
 }
 
+/** A 409's sentence with its captured values ({a}, {b}; dates in the operator's format), or null. */
+function conflictOf(detail: string): string | null {
+  for (const [re, key] of CONFLICTS) {
+    const m = re.exec(detail);
+    if (!m) continue;
+    const params: Record<string, string> = {};
+    m.slice(1).forEach((v, i) => (params[String.fromCharCode(97 + i)] = /^\d{4}-\d\d-\d\d$/.test(v) ? fmtDate(v) : v));
+    return t(key, params);
+  }
+  return null;
+}
+
 /** A field's error in the operator's language. */
 export function fieldMessage(message: string): string {
   const key = lookup(FIELDS, message);
@@ -82,8 +97,8 @@ export function problemText(p: Problem | null | undefined): string {
   if (p.status === 403) return t("error.forbidden");
   if (p.status === 404) return t("error.notFound");
   if (p.status === 409) {
-    const key = p.detail ? lookup(CONFLICTS, p.detail) : null;
-    if (key) return t(key);
+    const found = p.detail ? conflictOf(p.detail) : null;
+    if (found) return found;
     return lang.value === "en" && p.detail ? `${t("error.conflict")} ${p.detail}` : t("error.conflict");
   }
   if (p.status === 429) return t("error.rateLimited");

@@ -234,6 +234,9 @@ const CONFIG_FIELDS: FieldDef[] = [
   { name: "ipv4", label: "f.ipv4" },
   { name: "poll_name_ipv6", label: "f.poll_name_ipv6" },
   { name: "ipv6", label: "f.ipv6" },
+  { name: "allowance_gb", label: "f.allowance_gb", type: "number", step: "any", hint: "hint.allowance_gb" },
+  { name: "throttle_max_download", label: "f.throttle_max_download", hint: "hint.speed" },
+  { name: "throttle_max_upload", label: "f.throttle_max_upload", hint: "hint.speed" },
 ];
 
 function Party({ title, p }: { title: string; p: Row | null }) {
@@ -290,6 +293,7 @@ export function ContractDetail({ id }: { id: string }) {
           items={[
             [t("f.number"), c.number],
             [t("f.contract_status"), tx(`enum.${status}`)],
+            [t("network.state"), c.network.state === "normal" ? tx("enum.normal") : c.network.until ? `${tx(`enum.${c.network.state}`)} — ${t("f.until")} ${fmtDate(c.network.until)}` : tx(`enum.${c.network.state}`)],
             [t("f.contract_stage"), tx(`enum.${c.contract_stage}`)],
             [t("f.start_date"), fmtDate(c.start_date?.slice(0, 10))],
             [t("f.end_date"), c.end_date ? fmtDate(c.end_date.slice(0, 10)) : null],
@@ -315,7 +319,7 @@ export function ContractDetail({ id }: { id: string }) {
             const body: Record<string, unknown> = {};
             for (const f of CONFIG_FIELDS) {
               if (f.name === "password" && !v.password) continue;
-              body[f.name] = v[f.name] === "" ? null : v[f.name];
+              body[f.name] = v[f.name] === "" || v[f.name] === null ? null : f.name === "allowance_gb" ? Number(v[f.name]) : v[f.name];
             }
             const row = await call<Row>("POST", `/api/contract/${id}/config`, { body });
             setPassword(v.password ? row.config?.password : null);

@@ -5,7 +5,7 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { signal } from "@preact/signals";
-import { call, can, type Contract, type DisconnectResult, type Page, type Person, type RadiusAttempt, type RadiusSession } from "../api";
+import { call, can, type Contract, type DisconnectResult, type NetworkPolicy, type Page, type Person, type RadiusAttempt, type RadiusSession } from "../api";
 import { fmtDate, fmtMoney, t, tx } from "../i18n";
 import { ConfirmButton, ErrorNote, Facts, Form, Link, Notice, PageHeader, Section, useLoad, type FieldDef } from "../ui";
 import { ADDRESS_FIELDS, addressOf, addressValues, contractBody } from "./contracts";
@@ -49,6 +49,9 @@ export function CustomerPage({ id }: { id: string }) {
   const [n, setN] = useState(0);
   const reload = () => setN((x) => x + 1);
   const network = can("isp", "/api/isp/session");
+  // What a suspension does and whether trust unblock is on (platform.isp reads it; without it, the
+  // button shows and the server's answer says when it is off).
+  const policy = useLoad<NetworkPolicy | null>(() => (can("isp") ? call<NetworkPolicy>("GET", "/api/isp/policy") : Promise.resolve(null)), []);
   const data = useLoad<Loaded>(async () => {
     const contracts = (await call<Page<Contract>>("GET", "/api/contract", { query: { customer_id: id, limit: 100, sort: "number" } })).items;
     if (!network) return { contracts, online: [], recent: [], rejected: [] };
@@ -101,7 +104,7 @@ export function CustomerPage({ id }: { id: string }) {
             </h2>
             {data.data.contracts.length === 0 && <p class="empty">{t("customer.noContracts")}</p>}
             {data.data.contracts.map((c) => (
-              <ContractCard key={c.id} c={c} onChange={reload} />
+              <ContractCard key={c.id} c={c} policy={policy.data ?? null} onChange={reload} />
             ))}
           </section>
           {network && <RecentSessions sessions={data.data.recent} />}
@@ -178,14 +181,51 @@ const SPEED_FIELDS: FieldDef[] = [
   { name: "max_upload", label: "f.max_upload", hint: "hint.speed" },
 ];
 
-function ContractCard({ c, onChange }: { c: Contract; onChange: () => void }) {
+/** The contract's network state in words: since when throttled, what a suspension gives it, until when trusted. */
+function networkText(c: Contract, policy: NetworkPolicy | null): string | null {
+  const n = c.network;
+  if (n.state === "throttled") return t("network.throttledSince", { date: fmtDate(n.since) });
+  if (n.state === "trusted") return t("network.trustedUntil", { date: fmtDate(n.until) });
+  if (n.state !== "suspended") return null;
+  const since = n.since ? t("network.suspendedSince", { date: fmtDate(n.since.slice(0, 10)) }) : t("network.suspended");
+  if (!policy) return since;
+  const gets =
+    policy.suspended_mode === "reduce"
+      ? t("network.getsReduce", { down: policy.suspended_max_download ?? "—", up: policy.suspended_max_upload ?? "—" })
+      : policy.suspended_mode === "redirect"
+        ? t("network.getsRedirect")
+        : t("network.getsReject");
+  return `${since}. ${gets}`;
+}
+
+function suspendMessage(number: string, policy: NetworkPolicy | null): string {
+  if (policy?.suspended_mode === "reduce") return t("customer.suspendConfirmReduce", { number, down: policy.suspended_max_download ?? "—", up: policy.suspended_max_upload ?? "—" });
+  if (policy?.suspended_mode === "redirect") return t("customer.suspendConfirmRedirect", { number });
+  return t("customer.suspendConfirm", { number });
+}
+
+const FAIR_USE_FIELDS: FieldDef[] = [
+  { name: "allowance_gb", label: "f.allowance_gb", type: "number", step: "any", hint: "hint.allowance_gb" },
+  { name: "throttle_max_download", label: "f.throttle_max_download", hint: "hint.speed" },
+  { name: "throttle_max_upload", label: "f.throttle_max_upload", hint: "hint.speed" },
+];
+
+function ContractCard({ c, policy, onChange }: { c: Contract; policy: NetworkPolicy | null; onChange: () => void }) {
   const [row, setRow] = useState(c);
   useEffect(() => setRow(c), [c]);
   const [result, setResult] = useState<DisconnectResult[] | null>(null);
+  const [trusted, setTrusted] = useState<string | null>(null);
   const status = row.contract_status;
   const cfg = row.config ?? {};
   const a = row.address ?? null;
   const speeds = useMemo(() => ({ max_download: cfg.max_download ?? "", max_upload: cfg.max_upload ?? "" }), [row.updated_at]);
+  const fairUse = useMemo(
+    () => ({ allowance_gb: cfg.allowance_gb ?? "", throttle_max_download: cfg.throttle_max_download ?? "", throttle_max_upload: cfg.throttle_max_upload ?? "" }),
+    [row.updated_at],
+  );
+  const net = row.network;
+  // Shown while SUSPENDED unless the policy is known to have it off.
+  const trustable = status === "SUSPENDED" && net.state === "suspended" && can("contract") && (policy === null || policy.trust_unblock_days > 0);
   const address = useMemo(() => addressValues(a), [row.updated_at]);
   const changed = (r: Contract) => {
     setRow(r);
@@ -198,6 +238,12 @@ function ContractCard({ c, onChange }: { c: Contract; onChange: () => void }) {
         <h3 id={titleId}>
           <Link to={`/contracts/${row.id}`}>{`${t("r.contract")} ${row.number}`}</Link>{" "}
           <span class={`badge ${statusClass(status)}`}>{tx(`enum.${status}`)}</span>
+          {(net.state === "throttled" || net.state === "trusted") && (
+            <>
+              {" "}
+              <span class="badge warn">{tx(`enum.${net.state}`)}</span>
+            </>
+          )}
         </h3>
         <div class="actions">
           {network() && (
@@ -215,8 +261,19 @@ function ContractCard({ c, onChange }: { c: Contract; onChange: () => void }) {
             <ConfirmButton
               danger
               label={t("customer.suspend")}
-              message={t("customer.suspendConfirm", { number: row.number })}
+              message={suspendMessage(row.number, policy)}
               onConfirm={async () => changed(await call<Contract>("PUT", `/api/contract/${row.id}`, { body: { ...contractBody(row), contract_status: "SUSPENDED", suspension_date: today() } }))}
+            />
+          )}
+          {trustable && (
+            <ConfirmButton
+              label={t("customer.trustUnblock")}
+              message={t("customer.trustUnblockConfirm", { number: row.number, days: policy?.trust_unblock_days ?? "—", every: policy?.trust_unblock_every_days ?? "—" })}
+              onConfirm={async () => {
+                const r = await call<Contract>("POST", `/api/contract/${row.id}/trust-unblock`);
+                setTrusted(r.network.until);
+                changed(r);
+              }}
             />
           )}
           {(status === "SUSPENDED" || status === "INACTIVE") && (
@@ -225,12 +282,14 @@ function ContractCard({ c, onChange }: { c: Contract; onChange: () => void }) {
         </div>
       </div>
       {result && <Notice>{result.length ? result.map(outcomeText).join(" ") : t("session.noneOnline")}</Notice>}
+      {trusted && <Notice kind="success">{t("customer.trustUnblockDone", { date: fmtDate(trusted) })}</Notice>}
       <Facts
         items={[
           [t("f.contract_stage"), tx(`enum.${row.contract_stage}`)],
           [t("f.total_value"), fmtMoney(row.total_value)],
           [t("f.username"), cfg.username],
           [t("customer.speed"), cfg.max_download || cfg.max_upload ? `↓ ${cfg.max_download ?? "—"} ↑ ${cfg.max_upload ?? "—"}` : null],
+          ...(networkText(row, policy) ? [[t("network.state"), networkText(row, policy)] as [string, string]] : []),
           [t("f.pool_name_ipv4"), cfg.pool_name_ipv4],
           [t("f.ipv4"), cfg.ipv4],
           [t("contract.address"), a ? [a.line1, a.line2, a.district, a.city ? `${a.city.name} / ${a.city.state}` : null].filter(Boolean).join(", ") : null],
@@ -244,6 +303,18 @@ function ContractCard({ c, onChange }: { c: Contract; onChange: () => void }) {
           initial={speeds}
           submitLabel={t("customer.applySpeed")}
           onSubmit={async (v) => changed(await call<Contract>("POST", `/api/contract/${row.id}/config`, { body: { max_download: v.max_download || null, max_upload: v.max_upload || null } }))}
+        />
+      </Disclosure>
+      <Disclosure summary={t("customer.fairUse")}>
+        <Form
+          fields={FAIR_USE_FIELDS}
+          initial={fairUse}
+          submitLabel={t("customer.applyFairUse")}
+          onSubmit={async (v) => {
+            const gb = v.allowance_gb === "" || v.allowance_gb === null || v.allowance_gb === undefined ? null : Number(v.allowance_gb);
+            const body = { allowance_gb: gb, throttle_max_download: v.throttle_max_download || null, throttle_max_upload: v.throttle_max_upload || null };
+            changed(await call<Contract>("POST", `/api/contract/${row.id}/config`, { body }));
+          }}
         />
       </Disclosure>
       <Disclosure summary={t("customer.editAddress")}>

@@ -15,7 +15,7 @@ import { ot, otx } from "./ops-texts";
 type Change = components["schemas"]["Change"];
 type HistoryQuery = NonNullable<operations["history.list"]["parameters"]["query"]>;
 
-const ACTIONS = ["create", "update", "delete", "status", "config", "items", "flags", "address", "link", "unlink", "key", "secret", "classifications", "attributes", "actions", "member", "group", "grant", "service", "throttle", "restore", "suspend", "trust-unblock"];
+const ACTIONS = ["create", "update", "delete", "status", "config", "items", "flags", "address", "link", "unlink", "key", "secret", "classifications", "attributes", "actions", "member", "group", "grant", "service", "throttle", "restore", "suspend", "trust-unblock", "trust-end"];
 
 export function typeText(type: string): string {
   const d = TARGETS[type];

@@ -128,6 +128,7 @@ const SCHEDULES: [RegExp, (m: RegExpExecArray) => string][] = [
   [/^on every commit with events; open sockets' sessions checked every (\d+) s$/, (m) => `a cada gravação com eventos; as sessões dos sockets abertos verificadas a cada ${m[1]} s`],
   [/^one timer per metric with an endpoint, at its periodicity; run now: the stored metrics read again$/, () => "um temporizador por métrica com endereço de coleta, na periodicidade dela; executar agora: relê as métricas gravadas"],
   [/^one timer per metric with an endpoint, at its periodicity; every (\d+) s the stored metrics read again$/, (m) => `um temporizador por métrica com endereço de coleta, na periodicidade dela; a cada ${m[1]} s relê as métricas gravadas`],
+  [/^every (\d+) s, and (\d+) s after accounting$/, (m) => `a cada ${m[1]} s, e ${m[2]} s depois da contabilização`],
   [/^cron (.+) \(keep (\d+), in (.+)\)$/, (m) => `cron ${m[1]} (mantém ${m[2]}, em ${m[3]})`],
 ];
 

@@ -27,6 +27,7 @@ function lazy<P extends object>(load: () => Promise<ComponentType<P>>): Componen
 
 export const JobsScreen = lazy(() => import("./jobs").then((m) => m.JobsScreen));
 export const DoctorScreen = lazy(() => import("./doctor").then((m) => m.DoctorScreen));
+export const NetworkPolicyScreen = lazy(() => import("./network-policy").then((m) => m.NetworkPolicyScreen));
 export const HistoryScreen = lazy(() => import("./history").then((m) => m.HistoryScreen));
 export const RecordHistory = lazy<{ type: string; id: string; refresh?: unknown }>(() => import("./history").then((m) => m.RecordHistory));
 export const NasOps = lazy<{ nas: Nas }>(() => import("./nas-page").then((m) => m.NasOps));

@@ -69,6 +69,7 @@ const TEXTS = {
   "jobs.name.metric-scheduler": ["Metric collection", "Coleta de métricas"],
   "jobs.name.housekeeping": ["Housekeeping", "Limpeza e manutenção"],
   "jobs.name.scheduled-backup": ["Scheduled backup", "Backup agendado"],
+  "jobs.name.fair-use": ["Fair use and trust unblocks", "Uso justo e desbloqueios em confiança"],
   "doctor.intro": [
     "The checks of corpadmin doctor on this installation: files, disk, backups, webhooks, NAS, outbound policy, FreeRADIUS's reach and every database.",
     "As verificações do corpadmin doctor nesta instalação: arquivos, disco, backups, webhooks, NAS, política de saída, alcance do FreeRADIUS e cada banco de dados.",
@@ -190,6 +191,7 @@ const TEXTS = {
   "history.action.restore": ["Speed restored", "Velocidade restabelecida"],
   "history.action.suspend": ["Suspended", "Suspensão"],
   "history.action.trust-unblock": ["Trust unblock", "Desbloqueio em confiança"],
+  "history.action.trust-end": ["Trust unblock ended", "Fim do desbloqueio em confiança"],
 } as const satisfies Record<string, readonly [string, string]>;
 
 export type OpsKey = keyof typeof TEXTS;

@@ -250,7 +250,8 @@ export async function contractNetworks(db: TenantDb, contracts: NetworkViewTerms
     return {
       network: {
         state,
-        since: since === null ? null : toIso(Date.parse(since)),
+        // A suspension's since is its suspension_date, as contract dates are written (midnight with the corporation's offset).
+        since: since === null || state === "suspended" ? since : toIso(Date.parse(since)),
         until: until === null ? null : toIso(Date.parse(until)),
         cycle: { start, end, used_bytes: used.get(contract.id) ?? 0, allowance_bytes: allowanceBytes(contract.allowance_gb) },
       },
