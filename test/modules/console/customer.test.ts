@@ -86,7 +86,7 @@ test("customer page: the person, their contracts, online now with a live duratio
   expect(await card.textContent()).toContain("↓ 300M ↑ 150M");
   expect(await card.textContent()).toContain("Rua das Flores, 10, Centro, Campinas / SP");
   expect(await card.textContent()).toContain("R$1,234.56");
-  expect(await page.locator("section.card", { has: page.getByRole("heading", { name: /Contract C-2002/ }) }).getByText("Suspended").count()).toBe(1);
+  expect(await page.locator("section.card", { has: page.getByRole("heading", { name: /Contract C-2002/ }) }).getByText("Suspended", { exact: true }).count()).toBe(1);
   // Recent sessions and the rejected login, by contract number and in words.
   const recent = page.locator("section", { has: page.getByRole("heading", { name: "Recent sessions" }) });
   await recent.getByRole("link", { name: "C-2001" }).waitFor();
