@@ -48,8 +48,11 @@ async function rowsOf(db: TenantDb, ids: string[] | null): Promise<Map<string, N
   return new Map(rows.map((r) => [r.contract_id, r]));
 }
 
-/** What to change: read only, so a pass that finds nothing takes no write lock. */
-async function plan(db: TenantDb, ids: string[] | null, nowMs: number, timeZone: string): Promise<Planned[]> {
+/**
+ * What to change: read only, so a pass that finds nothing takes no write lock. `inUse`: the
+ * contracts looked at hold an allowance or a network row (the job keeps visiting the corporation).
+ */
+async function plan(db: TenantDb, ids: string[] | null, nowMs: number, timeZone: string): Promise<{ planned: Planned[]; inUse: boolean }> {
   const policy = await readPolicy(db);
   const cycle = cycleOf(nowMs, timeZone, policy.usage_cycle_day);
   const now = toIso(nowMs);
@@ -64,6 +67,7 @@ async function plan(db: TenantDb, ids: string[] | null, nowMs: number, timeZone:
     sums = new Map(used.map((u) => [u.contract_id, u.input_bytes + u.output_bytes]));
   }
   const out: Planned[] = [];
+  const inUse = rows.size > 0 || [...terms.values()].some((t) => t.allowance_gb !== null);
   for (const id of new Set([...terms.keys(), ...rows.keys()])) {
     const t = terms.get(id);
     const row = rows.get(id) ?? null;
@@ -78,7 +82,7 @@ async function plan(db: TenantDb, ids: string[] | null, nowMs: number, timeZone:
     if (row?.trusted_until != null && row.trusted_until <= now) p.trustEnd = true;
     if (p.throttle !== undefined || p.trustEnd) out.push(p);
   }
-  return out;
+  return { planned: out, inUse };
 }
 
 interface Done {
@@ -147,19 +151,20 @@ const CAUSES: Record<Action, string> = { throttle: "fair use: over the allowance
 
 /**
  * Checks `ids` (null: every contract with an allowance or a network row) of one corporation, writes
- * the changes, then sends their CoA/Disconnect (off the pass). Returns how many contracts changed.
+ * the changes, then sends their CoA/Disconnect (off the pass). Returns how many contracts changed,
+ * and whether any of them is under fair use or a grace (`inUse`).
  */
-export async function checkFairUse(ctx: AppContext, door: TenantDoor, corpId: string, ids: string[] | null): Promise<number> {
+export async function checkFairUse(ctx: AppContext, door: TenantDoor, corpId: string, ids: string[] | null): Promise<{ changed: number; inUse: boolean }> {
   const timeZone = (await ctx.corps.get(corpId))?.timezone ?? "UTC";
   const nowMs = ctx.now();
-  const planned = await door.read((db) => plan(db, ids, nowMs, timeZone));
-  if (!planned.length) return 0;
+  const { planned, inUse } = await door.read((db) => plan(db, ids, nowMs, timeZone));
+  if (!planned.length) return { changed: 0, inUse };
   const done = await runAs(FAIR_USE_ACTOR, () => door.write((tx, w) => apply(tx, w, planned, nowMs, timeZone)));
   for (const d of done) {
     const change: ContractChange = { corpId, contractId: d.contractId, before: d.before, beforeNetwork: d.beforeNetwork, actorUserId: null, ip: null, cause: CAUSES[d.action] };
     reconcileLater(ctx, change);
   }
-  return done.length;
+  return { changed: done.length, inUse };
 }
 
 /**
@@ -173,7 +178,10 @@ export class FairUseMarks {
   private running: Promise<void> | null = null;
   private closed = false;
 
-  constructor(private ctx: AppContext) {
+  constructor(
+    private ctx: AppContext,
+    private job: FairUseJob,
+  ) {
     ctx.onClose(async () => {
       this.closed = true;
       if (this.timer) clearTimeout(this.timer);
@@ -207,7 +215,8 @@ export class FairUseMarks {
     this.marked = new Map();
     for (const [corpId, ids] of batch) {
       try {
-        await this.ctx.store.visit(corpId, (door) => checkFairUse(this.ctx, door, corpId, [...ids]));
+        const { inUse } = await this.ctx.store.visit(corpId, (door) => checkFairUse(this.ctx, door, corpId, [...ids]));
+        if (inUse) this.job.watch(corpId);
       } catch (err) {
         this.ctx.logger.warn("fair use: a check failed", { corp: corpId, contracts: ids.size, error: String(err) });
       }
@@ -215,18 +224,32 @@ export class FairUseMarks {
   }
 }
 
-/** The `fair-use` job: every contract with an allowance or a network row, every corporation. */
+/**
+ * The `fair-use` job: every contract with an allowance or a network row. Its first pass visits
+ * every corporation; on SQLite later passes visit only those found in use, or that the marks found
+ * in use since (an allowance set marks its contract), so an idle corporation's file is not opened
+ * every minute; on PostgreSQL every pass visits every corporation (one shared pool, no file to open),
+ * and so does a pass run now (POST /api/system/jobs/fair-use/run).
+ */
 export class FairUseJob implements Job {
   readonly name = "fair-use";
   private timer: ReturnType<typeof setInterval> | null = null;
   private running: Promise<void> | null = null;
   private stopped = true;
+  private swept = false;
+  private watched = new Set<string>();
 
   constructor(private ctx: AppContext) {}
 
+  /** A corporation with contracts under fair use or a grace: visited from the next pass on. */
+  watch(corpId: string): void {
+    this.watched.add(corpId);
+  }
+
   start(): void {
     this.stopped = false;
-    const tick = () => void this.ctx.jobs.track(this.name, () => this.runOnce()).catch((err) => this.ctx.logger.error("fair-use pass failed", { error: String(err) }));
+    this.swept = false;
+    const tick = () => void this.ctx.jobs.track(this.name, () => this.run(false)).catch((err) => this.ctx.logger.error("fair-use pass failed", { error: String(err) }));
     tick();
     this.timer = setInterval(tick, this.ctx.dispatchTuning.fairUseSweepMs);
     (this.timer as { unref?: () => void }).unref?.();
@@ -239,30 +262,39 @@ export class FairUseJob implements Job {
     await this.running?.catch(() => {});
   }
 
-  /** One pass; a pass under way is joined. Rejects when a corporation could not be checked. */
+  /** One pass over every corporation (run now); a pass under way is joined. Rejects when a corporation could not be checked. */
   runOnce(): Promise<void> {
-    this.running ??= this.pass().finally(() => {
+    return this.run(true);
+  }
+
+  private run(everyCorp: boolean): Promise<void> {
+    this.running ??= this.pass(everyCorp).finally(() => {
       this.running = null;
     });
     return this.running;
   }
 
-  private async pass(): Promise<void> {
+  private async pass(everyCorp: boolean): Promise<void> {
     const { ctx } = this;
+    const full = everyCorp || !this.swept || ctx.tenants.engine === "postgres";
     const corps = (await ctx.store.platform.read(allCorpRefs)).filter((c) => c.status === "ENABLED" || c.status === "BLOCKED");
     let failed = 0;
     for (const corp of corps) {
       if (this.stopped) return;
+      if (!full && !this.watched.has(corp.id)) continue;
       // Opening the door would create a missing file (reported by the doctor, not papered over here).
       if (ctx.tenants.engine !== "postgres" && !ctx.tenants.isOpen(corp.id) && !existsSync(ctx.tenants.pathOf(corp.id))) continue;
       try {
-        const changed = await ctx.store.visit(corp.id, (door) => checkFairUse(ctx, door, corp.id, null));
+        const { changed, inUse } = await ctx.store.visit(corp.id, (door) => checkFairUse(ctx, door, corp.id, null));
+        if (inUse) this.watched.add(corp.id);
+        else this.watched.delete(corp.id);
         if (changed) ctx.logger.info("fair use: contracts changed state", { corp: corp.auth_name, contracts: changed });
       } catch (err) {
         failed++;
         ctx.logger.warn("fair use: a corporation could not be checked", { corp: corp.auth_name, error: String(err) });
       }
     }
+    if (full && !failed) this.swept = true;
     if (failed) throw new Error(`${failed} corporation(s) could not be checked`);
   }
 }

@@ -24,14 +24,14 @@ import { usageRoutes } from "./usage";
 export function ispModule(ctx: AppContext, edge?: EdgeRoutes) {
   const guard = authGuard(ctx);
   const attempts = new AttemptLog(ctx);
-  const fairUse = new FairUseMarks(ctx);
-  watchContracts(ctx, fairUse);
   // One node at a time in cluster mode: the sweep; the marks are checked where they were made.
-  ctx.jobs.add(new FairUseJob(ctx), {
+  const fairUseJob = ctx.jobs.add(new FairUseJob(ctx), {
     singleNode: true,
     schedule: `every ${ctx.dispatchTuning.fairUseSweepMs / 1000} s, and ${ctx.dispatchTuning.fairUseCheckMs / 1000} s after accounting`,
     everyMs: ctx.dispatchTuning.fairUseSweepMs,
   });
+  const fairUse = new FairUseMarks(ctx, fairUseJob);
+  watchContracts(ctx, fairUse);
   // One node at a time in cluster mode: an announcement (event, quiet_since) is made once.
   const health = ctx.jobs.add(new NasHealthJob(ctx), {
     singleNode: true,
@@ -49,5 +49,5 @@ export function ispModule(ctx: AppContext, edge?: EdgeRoutes) {
     .use(attemptRoutes(attempts, guard))
     .use(sessionRoutes(ctx, guard))
     .use(usageRoutes(ctx, guard))
-    .use(networkRoutes(ctx, guard));
+    .use(networkRoutes(ctx, guard, fairUse));
 }

@@ -5,11 +5,12 @@ import type { AppContext } from "../../core/context";
 import { IdParams } from "../../lib/schemas";
 import type { authGuard } from "../auth/guard";
 import { Contract } from "../contract/model";
+import type { FairUseMarks } from "./fair-use";
 import { NetworkPolicy, NetworkPolicyInput } from "./model";
 import { setNetworkPolicy, trustUnblock } from "./network-changes";
 import { policyView } from "./network-service";
 
-export function networkRoutes(ctx: AppContext, guard: ReturnType<typeof authGuard>) {
+export function networkRoutes(ctx: AppContext, guard: ReturnType<typeof authGuard>, fairUse: FairUseMarks) {
   return new Elysia({ name: "isp-network", prefix: "/api", tags: ["ISP"] })
     .use(guard)
     .get("/isp/policy", ({ tenant }) => tenant.read(policyView), {
@@ -27,7 +28,12 @@ export function networkRoutes(ctx: AppContext, guard: ReturnType<typeof authGuar
           "Every writable field is replaced (left out: its default). suspended_mode: reject (a SUSPENDED contract is refused and disconnected), reduce (it stays online at suspended_max_upload/download, both required), redirect (it gets suspended_pool_ipv4, required, whose addresses the NAS sends to its notice page). SUSPENDED contracts online whose values in force change get a CoA-Request (a Disconnect when the policy now rejects them).",
       },
     })
-    .post("/contract/:id/trust-unblock", ({ tenant, principal, params }) => trustUnblock(ctx, tenant, principal, params.id), {
+    .post("/contract/:id/trust-unblock", async ({ tenant, principal, params }) => {
+      const contract = await trustUnblock(ctx, tenant, principal, params.id);
+      // Its grace has an end the fair-use job must see: the mark puts the corporation in its watch.
+      fairUse.mark(principal.corpId, params.id);
+      return contract;
+    }, {
       auth: { guard: "platform.contract", key: true },
       params: IdParams,
       response: { 200: Contract },
