@@ -16,7 +16,7 @@ export interface CoaListener extends FreeradiusProcess {
   port: number;
   /**
    * One line per request: `<Packet-Type> <User-Name> <Acct-Session-Id> <NAS-IP-Address> <Framed-IP-Address> <Mikrotik-Rate-Limit>`,
-   * then ` Framed-Pool=<pool>` when the request carries one.
+   * then ` Framed-Pool=<pool> Mikrotik-Address-List=<list>` when the request carries a pool.
    */
   requests(): string[];
 }
@@ -74,10 +74,10 @@ modules {
 		filename = \${raddbdir}/coa.log
 		format = "%{Packet-Type} %{User-Name} %{Acct-Session-Id} %{NAS-IP-Address} %{Framed-IP-Address} %{Mikrotik-Rate-Limit}"
 	}
-	# The same line and the pool (a redirect's CoA), only for requests that carry one.
+	# The same line, the pool and the address list (a redirect's CoA), only for requests that carry a pool.
 	linelog coa_log_pool {
 		filename = \${raddbdir}/coa.log
-		format = "%{Packet-Type} %{User-Name} %{Acct-Session-Id} %{NAS-IP-Address} %{Framed-IP-Address} %{Mikrotik-Rate-Limit} Framed-Pool=%{Framed-Pool}"
+		format = "%{Packet-Type} %{User-Name} %{Acct-Session-Id} %{NAS-IP-Address} %{Framed-IP-Address} %{Mikrotik-Rate-Limit} Framed-Pool=%{Framed-Pool} Mikrotik-Address-List=%{Mikrotik-Address-List}"
 	}
 }
 server coa {

@@ -61,8 +61,9 @@ describe.skipIf(FREERADIUS_MISSING !== null)("the fair-use job on the wire: the 
     });
   }
   const setPolicy = (policy: Record<string, unknown>) => must(t, admin.token, "PUT", "/api/isp/policy", policy);
-  const line = (kind: string, user: string, session: string, rate: string, pool: string | null) =>
-    `${kind} ${user} ${session} ${NAS_IP} ${FRAMED_IP} ${rate}${pool === null ? "" : ` Framed-Pool=${pool}`}`;
+  /** A request as the NAS logged it; a CoA-Request carries the pool and the state (the address list) too. */
+  const line = (kind: string, user: string, session: string, rate: string, pool?: [string, string]) =>
+    `${kind} ${user} ${session} ${NAS_IP} ${FRAMED_IP} ${rate}${pool ? ` Framed-Pool=${pool[0]} Mikrotik-Address-List=${pool[1]}` : ""}`;
 
   test("throttled in one cycle; the job at the next cycle's start: CoA-Request with the original rate, state normal, by system:fair-use", async () => {
     const { contract } = await contractWith(t, admin.token, {
@@ -78,7 +79,7 @@ describe.skipIf(FREERADIUS_MISSING !== null)("the fair-use job on the wire: the 
     let mark = wire.mark();
     await accounting("bia", { "Acct-Status-Type": "Start", "Acct-Session-Id": "fc-1" });
     await accounting("bia", { "Acct-Status-Type": "Interim-Update", "Acct-Session-Id": "fc-1", "Acct-Session-Time": 60, "Acct-Input-Octets": 600_000, "Acct-Output-Octets": 600_000 });
-    await wire.next(mark, line("CoA-Request", "bia", "fc-1", "1M/2M", "pppoe-v4"));
+    await wire.next(mark, line("CoA-Request", "bia", "fc-1", "1M/2M", ["pppoe-v4", "throttled"]));
     const throttled = await network(contract.id);
     expect(throttled).toMatchObject({ state: "throttled", cycle: { used_bytes: 1_200_000 } });
 
@@ -86,8 +87,8 @@ describe.skipIf(FREERADIUS_MISSING !== null)("the fair-use job on the wire: the 
     clockOffset = Date.parse(throttled.cycle.end) + 3_600_000 - Date.now();
     mark = wire.mark();
     await runJob();
-    await wire.next(mark, line("CoA-Request", "bia", "fc-1", "10M/100M", "pppoe-v4"));
-    expect(wire.since(mark)).toEqual([line("CoA-Request", "bia", "fc-1", "10M/100M", "pppoe-v4")]);
+    await wire.next(mark, line("CoA-Request", "bia", "fc-1", "10M/100M", ["pppoe-v4", "normal"]));
+    expect(wire.since(mark)).toEqual([line("CoA-Request", "bia", "fc-1", "10M/100M", ["pppoe-v4", "normal"])]);
     // (Contract.network's cycle is the wall clock's, which the test cannot move: only its state is asked.)
     expect((await network(contract.id)).state).toBe("normal");
     expect((await access("bia")).attributes["Mikrotik-Rate-Limit"]).toEqual(["10M/100M"]);
@@ -109,7 +110,7 @@ describe.skipIf(FREERADIUS_MISSING !== null)("the fair-use job on the wire: the 
     // reduce: the grace, then its end
     let mark = wire.mark();
     expect((await t.req("POST", `/api/contract/${contract.id}/trust-unblock`, { token: admin.token })).status).toBe(200);
-    await wire.next(mark, line("CoA-Request", "caio", "ft-1", "10M/100M", "pppoe-v4"));
+    await wire.next(mark, line("CoA-Request", "caio", "ft-1", "10M/100M", ["pppoe-v4", "trusted"]));
     expect((await network(contract.id)).state).toBe("trusted");
     // The job before the grace's end changes nothing.
     clockOffset += 2 * DAY_MS - 60_000;
@@ -118,8 +119,8 @@ describe.skipIf(FREERADIUS_MISSING !== null)("the fair-use job on the wire: the 
     clockOffset += 2 * 60_000;
     mark = wire.mark();
     await runJob();
-    await wire.next(mark, line("CoA-Request", "caio", "ft-1", "256k/512k", "pppoe-v4"));
-    expect(wire.since(mark)).toEqual([line("CoA-Request", "caio", "ft-1", "256k/512k", "pppoe-v4")]);
+    await wire.next(mark, line("CoA-Request", "caio", "ft-1", "256k/512k", ["pppoe-v4", "suspended"]));
+    expect(wire.since(mark)).toEqual([line("CoA-Request", "caio", "ft-1", "256k/512k", ["pppoe-v4", "suspended"])]);
     expect(await network(contract.id)).toMatchObject({ state: "suspended", until: null });
     const ended = (await history(contract.id)).find((h) => h.action === "trust-end");
     expect(ended).toMatchObject({ actor: "system:fair-use", changes: expect.arrayContaining([{ field: "network.state", before: "trusted", after: "suspended" }]) });
@@ -128,13 +129,13 @@ describe.skipIf(FREERADIUS_MISSING !== null)("the fair-use job on the wire: the 
     // while it runs (nothing sent: a trusted contract stays online), then it ends.
     mark = wire.mark();
     expect((await t.req("POST", `/api/contract/${contract.id}/trust-unblock`, { token: admin.token })).status).toBe(200);
-    await wire.next(mark, line("CoA-Request", "caio", "ft-1", "10M/100M", "pppoe-v4"));
+    await wire.next(mark, line("CoA-Request", "caio", "ft-1", "10M/100M", ["pppoe-v4", "trusted"]));
     await setPolicy({ suspended_mode: "reject", trust_unblock_days: 2, trust_unblock_every_days: 1 });
     expect((await network(contract.id)).state).toBe("trusted");
     clockOffset += 2 * DAY_MS + 60_000;
     await runJob();
-    await wire.next(mark, line("Disconnect-Request", "caio", "ft-1", "", null));
-    expect(wire.since(mark)).toEqual([line("CoA-Request", "caio", "ft-1", "10M/100M", "pppoe-v4"), line("Disconnect-Request", "caio", "ft-1", "", null)]);
+    await wire.next(mark, line("Disconnect-Request", "caio", "ft-1", ""));
+    expect(wire.since(mark)).toEqual([line("CoA-Request", "caio", "ft-1", "10M/100M", ["pppoe-v4", "trusted"]), line("Disconnect-Request", "caio", "ft-1", "")]);
     expect(await network(contract.id)).toMatchObject({ state: "suspended", until: null });
     expect((await access("caio")).code).toBe("Access-Reject");
     expect((await history(contract.id)).filter((h) => h.action === "trust-end").map((h) => h.actor)).toEqual(["system:fair-use", "system:fair-use"]);

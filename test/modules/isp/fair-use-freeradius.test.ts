@@ -69,13 +69,16 @@ describe.skipIf(FREERADIUS_MISSING !== null)("fair use and suspension modes thro
       address: { line1: "Rua 1", city_id: c.city.id },
     });
   const setPolicy = (policy: Record<string, unknown>) => must(t, admin.token, "PUT", "/api/isp/policy", policy);
-  const line = (kind: string, session: string, rate: string, pool: string | null) => `${kind} ana ${session} ${NAS_IP} ${FRAMED_IP} ${rate}${pool === null ? "" : ` Framed-Pool=${pool}`}`;
+  /** A request as the NAS logged it; a CoA-Request carries the pool and the state (the address list) too. */
+  const line = (kind: string, session: string, rate: string, pool?: [string, string]) =>
+    `${kind} ana ${session} ${NAS_IP} ${FRAMED_IP} ${rate}${pool ? ` Framed-Pool=${pool[0]} Mikrotik-Address-List=${pool[1]}` : ""}`;
 
   test("Access-Request: Access-Accept with the contract's own rate and pool (contract.effective.*)", async () => {
     const res = await access();
     expect(res.code).toBe("Access-Accept");
     expect(res.attributes["Mikrotik-Rate-Limit"]).toEqual(["10M/100M"]);
     expect(res.attributes["Framed-Pool"]).toEqual(["pppoe-v4"]);
+    expect(res.attributes["Mikrotik-Address-List"]).toEqual(["normal"]);
     expect((await contract()).network).toMatchObject({ state: "normal", since: null, until: null, cycle: { used_bytes: 0, allowance_bytes: 1_000_000 } });
   });
 
@@ -90,13 +93,15 @@ describe.skipIf(FREERADIUS_MISSING !== null)("fair use and suspension modes thro
     expect((await accounting({ "Acct-Status-Type": "Interim-Update", "Acct-Session-Id": "fu-1", "Acct-Session-Time": 120, "Acct-Input-Octets": 500_000, "Acct-Output-Octets": 700_000 })).code).toBe(
       "Accounting-Response",
     );
-    await wire.next(mark, line("CoA-Request", "fu-1", "1M/2M", "pppoe-v4"));
-    expect(wire.since(mark)).toEqual([line("CoA-Request", "fu-1", "1M/2M", "pppoe-v4")]);
+    await wire.next(mark, line("CoA-Request", "fu-1", "1M/2M", ["pppoe-v4", "throttled"]));
+    expect(wire.since(mark)).toEqual([line("CoA-Request", "fu-1", "1M/2M", ["pppoe-v4", "throttled"])]);
     const network = (await contract()).network;
     expect(network).toMatchObject({ state: "throttled", until: null, cycle: { used_bytes: 1_200_000, allowance_bytes: 1_000_000 } });
     expect(network.since).not.toBeNull();
     // A reconnect gets the same
-    expect((await access()).attributes["Mikrotik-Rate-Limit"]).toEqual(["1M/2M"]);
+    const again = await access();
+    expect(again.attributes["Mikrotik-Rate-Limit"]).toEqual(["1M/2M"]);
+    expect(again.attributes["Mikrotik-Address-List"]).toEqual(["throttled"]);
     const throttle = (await history()).find((h) => h.action === "throttle");
     expect(throttle).toMatchObject({ actor: "system:fair-use", changes: expect.arrayContaining([{ field: "network.state", before: "normal", after: "throttled" }]) });
   });
@@ -104,8 +109,8 @@ describe.skipIf(FREERADIUS_MISSING !== null)("fair use and suspension modes thro
   test("a raised allowance restores: CoA-Request with the original rate, state normal, by system:fair-use", async () => {
     const mark = wire.mark();
     await must(t, admin.token, "POST", `/api/contract/${c.contract.id}/config`, { allowance_gb: 1 });
-    await wire.next(mark, line("CoA-Request", "fu-1", "10M/100M", "pppoe-v4"));
-    expect(wire.since(mark)).toEqual([line("CoA-Request", "fu-1", "10M/100M", "pppoe-v4")]);
+    await wire.next(mark, line("CoA-Request", "fu-1", "10M/100M", ["pppoe-v4", "normal"]));
+    expect(wire.since(mark)).toEqual([line("CoA-Request", "fu-1", "10M/100M", ["pppoe-v4", "normal"])]);
     expect((await contract()).network).toMatchObject({ state: "normal", since: null, cycle: { used_bytes: 1_200_000, allowance_bytes: 1_000_000_000 } });
     expect((await access()).attributes["Mikrotik-Rate-Limit"]).toEqual(["10M/100M"]);
     const restore = (await history()).find((h) => h.action === "restore");
@@ -117,20 +122,21 @@ describe.skipIf(FREERADIUS_MISSING !== null)("fair use and suspension modes thro
     // Nobody online is SUSPENDED yet: the policy alone sends nothing.
     await setPolicy({ suspended_mode: "reduce", suspended_max_upload: "256k", suspended_max_download: "512k", trust_unblock_days: 2 });
     await setStatus("SUSPENDED");
-    await wire.next(mark, line("CoA-Request", "fu-1", "256k/512k", "pppoe-v4"));
-    expect(wire.since(mark)).toEqual([line("CoA-Request", "fu-1", "256k/512k", "pppoe-v4")]);
+    await wire.next(mark, line("CoA-Request", "fu-1", "256k/512k", ["pppoe-v4", "suspended"]));
+    expect(wire.since(mark)).toEqual([line("CoA-Request", "fu-1", "256k/512k", ["pppoe-v4", "suspended"])]);
     expect((await contract()).network.state).toBe("suspended");
     const res = await access();
     expect(res.code).toBe("Access-Accept");
     expect(res.attributes["Mikrotik-Rate-Limit"]).toEqual(["256k/512k"]);
     expect(res.attributes["Framed-Pool"]).toEqual(["pppoe-v4"]);
+    expect(res.attributes["Mikrotik-Address-List"]).toEqual(["suspended"]);
   });
 
   test("policy redirect: CoA-Request carrying Framed-Pool = the notice pool and the contract's own rate; Access-Accept with that pool", async () => {
     const mark = wire.mark();
     await setPolicy({ suspended_mode: "redirect", suspended_pool_ipv4: "notice-v4", trust_unblock_days: 2 });
-    await wire.next(mark, line("CoA-Request", "fu-1", "10M/100M", "notice-v4"));
-    expect(wire.since(mark)).toEqual([line("CoA-Request", "fu-1", "10M/100M", "notice-v4")]);
+    await wire.next(mark, line("CoA-Request", "fu-1", "10M/100M", ["notice-v4", "suspended"]));
+    expect(wire.since(mark)).toEqual([line("CoA-Request", "fu-1", "10M/100M", ["notice-v4", "suspended"])]);
     const res = await access();
     expect(res.code).toBe("Access-Accept");
     expect(res.attributes["Framed-Pool"]).toEqual(["notice-v4"]);
@@ -140,8 +146,8 @@ describe.skipIf(FREERADIUS_MISSING !== null)("fair use and suspension modes thro
   test("policy reject: Disconnect-Request for the session, and Access-Reject", async () => {
     const mark = wire.mark();
     await setPolicy({ suspended_mode: "reject", trust_unblock_days: 2 });
-    await wire.next(mark, line("Disconnect-Request", "fu-1", "", null));
-    expect(wire.since(mark)).toEqual([line("Disconnect-Request", "fu-1", "", null)]);
+    await wire.next(mark, line("Disconnect-Request", "fu-1", ""));
+    expect(wire.since(mark)).toEqual([line("Disconnect-Request", "fu-1", "")]);
     const res = await access();
     expect(res.code).toBe("Access-Reject");
     expect(res.attributes).toEqual({});
@@ -167,10 +173,12 @@ describe.skipIf(FREERADIUS_MISSING !== null)("fair use and suspension modes thro
     const until = Date.parse(res.body.network.until);
     expect(until).toBeGreaterThanOrEqual(before + 2 * 86_400_000 - 1_000);
     expect(until).toBeLessThanOrEqual(Date.now() + 2 * 86_400_000 + 1_000);
-    await wire.next(mark, line("CoA-Request", "fu-2", "10M/100M", "pppoe-v4"));
-    expect(wire.since(mark)).toEqual([line("CoA-Request", "fu-2", "10M/100M", "pppoe-v4")]);
+    await wire.next(mark, line("CoA-Request", "fu-2", "10M/100M", ["pppoe-v4", "trusted"]));
+    expect(wire.since(mark)).toEqual([line("CoA-Request", "fu-2", "10M/100M", ["pppoe-v4", "trusted"])]);
     expect((await contract()).network).toMatchObject({ state: "trusted", until: res.body.network.until });
-    expect((await access()).attributes["Mikrotik-Rate-Limit"]).toEqual(["10M/100M"]);
+    const trusted = await access();
+    expect(trusted.attributes["Mikrotik-Rate-Limit"]).toEqual(["10M/100M"]);
+    expect(trusted.attributes["Mikrotik-Address-List"]).toEqual(["trusted"]);
     // once per trust_unblock_every_days (30)
     const again = await t.req("POST", `/api/contract/${c.contract.id}/trust-unblock`, { apiKey: erp.api_key });
     expect(again.status).toBe(409);
