@@ -3111,47 +3111,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/isp/policy": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Show the corporation's network policy (usage cycle, what a SUSPENDED contract gets, trust unblock); updated_at null: never set, the defaults */
-        get: operations["isp.getPolicy"];
-        /**
-         * Set the network policy
-         * @description Every writable field is replaced (left out: its default). suspended_mode: reject (a SUSPENDED contract is refused and disconnected), reduce (it stays online at suspended_max_upload/download, both required), redirect (it gets suspended_pool_ipv4, required, whose addresses the NAS sends to its notice page). SUSPENDED contracts online whose values in force change get a CoA-Request (a Disconnect when the policy now rejects them).
-         */
-        put: operations["isp.updatePolicy"];
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/contract/{id}/trust-unblock": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Give a SUSPENDED contract its grace days (trust unblock)
-         * @description The contract is served as if ACTIVE for the policy's trust_unblock_days (network.state trusted, network.until the end), once per trust_unblock_every_days; at the end of the grace it is suspended again (CoA or Disconnect per the policy) unless it became ACTIVE. 409: not SUSPENDED, trust unblock off (trust_unblock_days 0), or already given within the period. Event ISP_AFTER_TRUST_UNBLOCK.
-         */
-        post: operations["contract.createTrustUnblock"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/metric": {
         parameters: {
             query?: never;
@@ -3497,7 +3456,6 @@ export interface components {
             payment_method: unknown;
             items: unknown;
             config: components["schemas"]["ContractConfig"];
-            network: components["schemas"]["ContractNetwork"];
             flags: string[];
             created_at: string;
             updated_at: string;
@@ -3513,9 +3471,6 @@ export interface components {
             ipv4: string | null;
             poll_name_ipv6: string | null;
             ipv6: string | null;
-            allowance_gb: number | null;
-            throttle_max_upload: string | null;
-            throttle_max_download: string | null;
         };
         ContractConfigInput: {
             username?: string;
@@ -3528,9 +3483,6 @@ export interface components {
             ipv4?: string | null;
             poll_name_ipv6?: string | null;
             ipv6?: string | null;
-            allowance_gb?: number | null;
-            throttle_max_upload?: string | null;
-            throttle_max_download?: string | null;
         };
         ContractExternalInput: {
             identity: string;
@@ -3595,18 +3547,6 @@ export interface components {
             quantity?: number | null;
             unit_price?: number | null;
         };
-        ContractNetwork: {
-            /** @enum {string} */
-            state: "normal" | "throttled" | "suspended" | "trusted";
-            since: string | null;
-            until: string | null;
-            cycle: {
-                start: string;
-                end: string;
-                used_bytes: number;
-                allowance_bytes: number | null;
-            };
-        };
         ContractPage: {
             items: components["schemas"]["Contract"][];
             page: number;
@@ -3642,7 +3582,6 @@ export interface components {
             payment_method: unknown;
             items: unknown;
             config: components["schemas"]["ContractConfig"];
-            network: components["schemas"]["ContractNetwork"];
             flags: string[];
             created_at: string;
             updated_at: string;
@@ -4123,26 +4062,6 @@ export interface components {
             layout_id?: string | null;
             coa_port?: number | null;
             secret?: string | null;
-        };
-        NetworkPolicy: {
-            usage_cycle_day: number;
-            /** @enum {string} */
-            suspended_mode: "reject" | "reduce" | "redirect";
-            suspended_max_upload: string | null;
-            suspended_max_download: string | null;
-            suspended_pool_ipv4: string | null;
-            trust_unblock_days: number;
-            trust_unblock_every_days: number;
-            updated_at: string | null;
-        };
-        NetworkPolicyInput: {
-            usage_cycle_day?: number | null;
-            suspended_mode?: ("reject" | "reduce" | "redirect") | null;
-            suspended_max_upload?: string | null;
-            suspended_max_download?: string | null;
-            suspended_pool_ipv4?: string | null;
-            trust_unblock_days?: number | null;
-            trust_unblock_every_days?: number | null;
         };
         Note: {
             /** Format: uuid */
@@ -4710,7 +4629,7 @@ export interface components {
             email: string;
             body_content: string | null;
             log_enabled: boolean;
-            groups: ("CITY_AFTER_INSERT" | "CITY_AFTER_UPDATE" | "CITY_AFTER_DELETE" | "PERSON_AFTER_INSERT" | "PERSON_AFTER_UPDATE" | "PERSON_AFTER_DELETE" | "PRODUCT_AFTER_INSERT" | "PRODUCT_AFTER_UPDATE" | "PRODUCT_AFTER_DELETE" | "CONTRACT_AFTER_INSERT" | "CONTRACT_AFTER_UPDATE" | "CONTRACT_AFTER_DELETE" | "EXTERNALAPP_AFTER_INSERT" | "EXTERNALAPP_AFTER_UPDATE" | "EXTERNALAPP_AFTER_DELETE" | "METRIC_AFTER_INSERT" | "METRIC_AFTER_UPDATE" | "METRIC_AFTER_DELETE" | "QRCODE_AFTER_INSERT" | "QRCODE_AFTER_UPDATE" | "QRCODE_AFTER_DELETE" | "ISP_AFTER_THROTTLE" | "ISP_AFTER_RESTORE" | "ISP_AFTER_TRUST_UNBLOCK" | "ISP_AFTER_NAS_QUIET" | "ISP_AFTER_NAS_BACK")[];
+            groups: ("CITY_AFTER_INSERT" | "CITY_AFTER_UPDATE" | "CITY_AFTER_DELETE" | "PERSON_AFTER_INSERT" | "PERSON_AFTER_UPDATE" | "PERSON_AFTER_DELETE" | "PRODUCT_AFTER_INSERT" | "PRODUCT_AFTER_UPDATE" | "PRODUCT_AFTER_DELETE" | "CONTRACT_AFTER_INSERT" | "CONTRACT_AFTER_UPDATE" | "CONTRACT_AFTER_DELETE" | "EXTERNALAPP_AFTER_INSERT" | "EXTERNALAPP_AFTER_UPDATE" | "EXTERNALAPP_AFTER_DELETE" | "METRIC_AFTER_INSERT" | "METRIC_AFTER_UPDATE" | "METRIC_AFTER_DELETE" | "QRCODE_AFTER_INSERT" | "QRCODE_AFTER_UPDATE" | "QRCODE_AFTER_DELETE" | "ISP_AFTER_NAS_QUIET" | "ISP_AFTER_NAS_BACK")[];
             status: boolean;
             created_at: string;
             updated_at: string;
@@ -4732,7 +4651,7 @@ export interface components {
             email: string;
             body_content?: string | null;
             log_enabled?: boolean | null;
-            groups?: ("CITY_AFTER_INSERT" | "CITY_AFTER_UPDATE" | "CITY_AFTER_DELETE" | "PERSON_AFTER_INSERT" | "PERSON_AFTER_UPDATE" | "PERSON_AFTER_DELETE" | "PRODUCT_AFTER_INSERT" | "PRODUCT_AFTER_UPDATE" | "PRODUCT_AFTER_DELETE" | "CONTRACT_AFTER_INSERT" | "CONTRACT_AFTER_UPDATE" | "CONTRACT_AFTER_DELETE" | "EXTERNALAPP_AFTER_INSERT" | "EXTERNALAPP_AFTER_UPDATE" | "EXTERNALAPP_AFTER_DELETE" | "METRIC_AFTER_INSERT" | "METRIC_AFTER_UPDATE" | "METRIC_AFTER_DELETE" | "QRCODE_AFTER_INSERT" | "QRCODE_AFTER_UPDATE" | "QRCODE_AFTER_DELETE" | "ISP_AFTER_THROTTLE" | "ISP_AFTER_RESTORE" | "ISP_AFTER_TRUST_UNBLOCK" | "ISP_AFTER_NAS_QUIET" | "ISP_AFTER_NAS_BACK")[] | null;
+            groups?: ("CITY_AFTER_INSERT" | "CITY_AFTER_UPDATE" | "CITY_AFTER_DELETE" | "PERSON_AFTER_INSERT" | "PERSON_AFTER_UPDATE" | "PERSON_AFTER_DELETE" | "PRODUCT_AFTER_INSERT" | "PRODUCT_AFTER_UPDATE" | "PRODUCT_AFTER_DELETE" | "CONTRACT_AFTER_INSERT" | "CONTRACT_AFTER_UPDATE" | "CONTRACT_AFTER_DELETE" | "EXTERNALAPP_AFTER_INSERT" | "EXTERNALAPP_AFTER_UPDATE" | "EXTERNALAPP_AFTER_DELETE" | "METRIC_AFTER_INSERT" | "METRIC_AFTER_UPDATE" | "METRIC_AFTER_DELETE" | "QRCODE_AFTER_INSERT" | "QRCODE_AFTER_UPDATE" | "QRCODE_AFTER_DELETE" | "ISP_AFTER_NAS_QUIET" | "ISP_AFTER_NAS_BACK")[] | null;
         };
         WebhookPage: {
             items: components["schemas"]["Webhook"][];
@@ -4748,7 +4667,7 @@ export interface components {
             email: string;
             body_content: string | null;
             log_enabled: boolean;
-            groups: ("CITY_AFTER_INSERT" | "CITY_AFTER_UPDATE" | "CITY_AFTER_DELETE" | "PERSON_AFTER_INSERT" | "PERSON_AFTER_UPDATE" | "PERSON_AFTER_DELETE" | "PRODUCT_AFTER_INSERT" | "PRODUCT_AFTER_UPDATE" | "PRODUCT_AFTER_DELETE" | "CONTRACT_AFTER_INSERT" | "CONTRACT_AFTER_UPDATE" | "CONTRACT_AFTER_DELETE" | "EXTERNALAPP_AFTER_INSERT" | "EXTERNALAPP_AFTER_UPDATE" | "EXTERNALAPP_AFTER_DELETE" | "METRIC_AFTER_INSERT" | "METRIC_AFTER_UPDATE" | "METRIC_AFTER_DELETE" | "QRCODE_AFTER_INSERT" | "QRCODE_AFTER_UPDATE" | "QRCODE_AFTER_DELETE" | "ISP_AFTER_THROTTLE" | "ISP_AFTER_RESTORE" | "ISP_AFTER_TRUST_UNBLOCK" | "ISP_AFTER_NAS_QUIET" | "ISP_AFTER_NAS_BACK")[];
+            groups: ("CITY_AFTER_INSERT" | "CITY_AFTER_UPDATE" | "CITY_AFTER_DELETE" | "PERSON_AFTER_INSERT" | "PERSON_AFTER_UPDATE" | "PERSON_AFTER_DELETE" | "PRODUCT_AFTER_INSERT" | "PRODUCT_AFTER_UPDATE" | "PRODUCT_AFTER_DELETE" | "CONTRACT_AFTER_INSERT" | "CONTRACT_AFTER_UPDATE" | "CONTRACT_AFTER_DELETE" | "EXTERNALAPP_AFTER_INSERT" | "EXTERNALAPP_AFTER_UPDATE" | "EXTERNALAPP_AFTER_DELETE" | "METRIC_AFTER_INSERT" | "METRIC_AFTER_UPDATE" | "METRIC_AFTER_DELETE" | "QRCODE_AFTER_INSERT" | "QRCODE_AFTER_UPDATE" | "QRCODE_AFTER_DELETE" | "ISP_AFTER_NAS_QUIET" | "ISP_AFTER_NAS_BACK")[];
             status: boolean;
             created_at: string;
             updated_at: string;
@@ -12514,87 +12433,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    "isp.getPolicy": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NetworkPolicy"];
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    "isp.updatePolicy": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["NetworkPolicyInput"];
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NetworkPolicy"];
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    "contract.createTrustUnblock": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Contract"];
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
