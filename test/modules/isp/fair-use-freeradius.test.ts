@@ -70,8 +70,9 @@ describe.skipIf(FREERADIUS_MISSING !== null)("fair use and suspension modes thro
     });
   const setPolicy = (policy: Record<string, unknown>) => must(t, admin.token, "PUT", "/api/isp/policy", policy);
   /** A request as the NAS logged it; a CoA-Request carries the pool and the state (the address list) too. */
-  const line = (kind: string, session: string, rate: string, pool?: [string, string]) =>
-    `${kind} ana ${session} ${NAS_IP} ${FRAMED_IP} ${rate}${pool ? ` Framed-Pool=${pool[0]} Mikrotik-Address-List=${pool[1]}` : ""}`;
+  const lineOf = (user: string, kind: string, session: string, rate: string, pool?: [string, string]) =>
+    `${kind} ${user} ${session} ${NAS_IP} ${FRAMED_IP} ${rate}${pool ? ` Framed-Pool=${pool[0]} Mikrotik-Address-List=${pool[1]}` : ""}`;
+  const line = (kind: string, session: string, rate: string, pool?: [string, string]) => lineOf("ana", kind, session, rate, pool);
 
   test("Access-Request: Access-Accept with the contract's own rate and pool (contract.effective.*)", async () => {
     const res = await access();
@@ -186,5 +187,35 @@ describe.skipIf(FREERADIUS_MISSING !== null)("fair use and suspension modes thro
     // Paid: ACTIVE again, the grace no longer matters.
     await setStatus("ACTIVE");
     expect((await contract()).network).toMatchObject({ state: "normal", until: null });
+  });
+
+  test("the ERP's upsert suspends under reduce: CoA-Request with the reduced rate, no Disconnect; ACTIVE again: the own rate", async () => {
+    const erp = await must(t, admin.token, "POST", "/api/externalapp", { name: "erp-upsert" });
+    const upsert = (contract_status: string) =>
+      t.req("POST", "/api/contract/create/externalapp/name/erp-upsert", {
+        apiKey: erp.api_key,
+        body: {
+          identity: "CT-9001",
+          customer: { identity: "CUS-9001", name: "Davi" },
+          number: "CT-9001",
+          start_date: "2025-01-01",
+          total_value: 99.9,
+          contract_status,
+          address: { line1: "Rua 2", city: { identity: "CITY-1", name: "Campinas", state: "SP", country: "BR" } },
+        },
+      });
+    const created = await upsert("ACTIVE");
+    expect(created.status).toBe(200);
+    await must(t, admin.token, "POST", `/api/contract/${created.body.id}/config`, { username: "davi", password: "davi-pass-1", max_upload: "20M", max_download: "200M", pool_name_ipv4: "pppoe-v4" });
+    expect((await radclient(radius.authPort, "auth", SECRET, { "NAS-IP-Address": NAS_IP, "User-Name": "davi", "User-Password": "davi-pass-1" })).attributes["Mikrotik-Rate-Limit"]).toEqual(["20M/200M"]);
+    await accounting({ "User-Name": "davi", "Acct-Status-Type": "Start", "Acct-Session-Id": "fu-3" });
+    let mark = wire.mark();
+    expect((await upsert("SUSPENDED")).status).toBe(200);
+    await wire.next(mark, lineOf("davi", "CoA-Request", "fu-3", "256k/512k", ["pppoe-v4", "suspended"]));
+    expect(wire.since(mark)).toEqual([lineOf("davi", "CoA-Request", "fu-3", "256k/512k", ["pppoe-v4", "suspended"])]);
+    mark = wire.mark();
+    expect((await upsert("ACTIVE")).status).toBe(200);
+    await wire.next(mark, lineOf("davi", "CoA-Request", "fu-3", "20M/200M", ["pppoe-v4", "normal"]));
+    expect(wire.since(mark)).toEqual([lineOf("davi", "CoA-Request", "fu-3", "20M/200M", ["pppoe-v4", "normal"])]);
   });
 });
