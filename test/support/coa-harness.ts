@@ -14,7 +14,10 @@ export const FREERADIUS_MISSING: string | null = Bun.which("freeradius") ? null 
 
 export interface CoaListener extends FreeradiusProcess {
   port: number;
-  /** One line per request: `<Packet-Type> <User-Name> <Acct-Session-Id> <NAS-IP-Address> <Framed-IP-Address> <Mikrotik-Rate-Limit>`. */
+  /**
+   * One line per request: `<Packet-Type> <User-Name> <Acct-Session-Id> <NAS-IP-Address> <Framed-IP-Address> <Mikrotik-Rate-Limit>`,
+   * then ` Framed-Pool=<pool> Mikrotik-Address-List=<list>` when the request carries a pool.
+   */
   requests(): string[];
 }
 
@@ -71,6 +74,11 @@ modules {
 		filename = \${raddbdir}/coa.log
 		format = "%{Packet-Type} %{User-Name} %{Acct-Session-Id} %{NAS-IP-Address} %{Framed-IP-Address} %{Mikrotik-Rate-Limit}"
 	}
+	# The same line, the pool and the address list (a redirect's CoA), only for requests that carry a pool.
+	linelog coa_log_pool {
+		filename = \${raddbdir}/coa.log
+		format = "%{Packet-Type} %{User-Name} %{Acct-Session-Id} %{NAS-IP-Address} %{Framed-IP-Address} %{Mikrotik-Rate-Limit} Framed-Pool=%{Framed-Pool} Mikrotik-Address-List=%{Mikrotik-Address-List}"
+	}
 }
 server coa {
 	listen {
@@ -84,7 +92,12 @@ server coa {
 		require_message_authenticator = yes
 	}
 	recv-coa {
-		coa_log
+		if (&Framed-Pool) {
+			coa_log_pool
+		}
+		else {
+			coa_log
+		}
 		# "nak-me", and the session POST /api/isp/nas/{id}/test asks for: one this NAS does not have.
 		if (&User-Name == "nak-me" || &Acct-Session-Id =~ /^corpadmin-test-/) {
 			update reply {

@@ -3,7 +3,7 @@
 // and each contract's network row (isp_contract_network: throttled by fair use, a trust unblock's
 // grace). From those and the contract's status and settings come its network state (Contract.network)
 // and the values in force (`contract.effective.*` in layouts, RADIUS authorize, CoA). State changes
-// are made by fair-use.ts (throttle, restore, the end of a grace) and trust-unblock.ts.
+// are made by fair-use.ts (throttle, restore, the end of a grace) and network-changes.ts (the policy, trust unblock).
 // This file reads and computes only; it takes the contract's fields from its callers, so the contract
 // module can ask it for Contract.network without a cycle through contract/service.
 import type { TenantWriteScope } from "../../core/store";
