@@ -167,7 +167,7 @@ export class Jobs {
       const kept = state.kept;
       if (always || !kept || this.now() - kept.at >= PERSIST_EVERY_MS || kept.outcome !== state.last.outcome || kept.error !== state.last.error) {
         state.kept = { at: this.now(), outcome: state.last.outcome, error: state.last.error };
-        void this.persist(name, state.last);
+        this.keep(this.persist(name, state.last));
       }
     }
   }
@@ -224,6 +224,14 @@ export class Jobs {
 
   private nowIso(): string {
     return toIso(this.now());
+  }
+
+  /** Records of passes still being written: stopAll waits for them, so none lands after the databases close. */
+  private writing = new Set<Promise<void>>();
+
+  private keep(write: Promise<void>): void {
+    this.writing.add(write);
+    void write.finally(() => this.writing.delete(write));
   }
 
   private async persist(name: string, last: LastRun): Promise<void> {
@@ -305,5 +313,7 @@ export class Jobs {
         this.logger.error("background job failed to stop", { job: job.name, error: String(err) });
       }
     }
+    // A pass that ended while stopping queued its record (never rejects: persist logs).
+    await Promise.all([...this.writing]);
   }
 }

@@ -15,6 +15,7 @@
 import { existsSync } from "node:fs";
 import type { AppContext, ContractChange } from "../../core/context";
 import { runAs } from "../../core/history";
+import { CorpIndex } from "../../core/settings";
 import type { Job } from "../../core/jobs";
 import type { TenantDoor } from "../../core/store";
 import { clientOf } from "../../db/rows";
@@ -190,6 +191,11 @@ export class FairUseMarks {
     });
   }
 
+  /** The corporation has contracts under fair use or a grace now (a trust unblock): see FairUseJob.watch. */
+  watch(corpId: string): Promise<void> {
+    return this.job.watch(corpId);
+  }
+
   mark(corpId: string, contractId: string): void {
     if (this.closed) return;
     let set = this.marked.get(corpId);
@@ -216,7 +222,7 @@ export class FairUseMarks {
     for (const [corpId, ids] of batch) {
       try {
         const { inUse } = await this.ctx.store.visit(corpId, (door) => checkFairUse(this.ctx, door, corpId, [...ids]));
-        if (inUse) this.job.watch(corpId);
+        if (inUse) await this.job.watch(corpId);
       } catch (err) {
         this.ctx.logger.warn("fair use: a check failed", { corp: corpId, contracts: ids.size, error: String(err) });
       }
@@ -225,30 +231,50 @@ export class FairUseMarks {
 }
 
 /**
- * The `fair-use` job: every contract with an allowance or a network row. Its first pass visits
- * every corporation; on SQLite later passes visit only those found in use, or that the marks found
- * in use since (an allowance set marks its contract), so an idle corporation's file is not opened
- * every minute; on PostgreSQL every pass visits every corporation (one shared pool, no file to open),
- * and so does a pass run now (POST /api/system/jobs/fair-use/run).
+ * The corporations that have contracts under fair use or a grace (platform settings
+ * `fair-use:corp:<id>`): on SQLite the job's scheduled passes visit only those, so an idle
+ * corporation's file is never opened for it. A corporation enters when a check finds an allowance
+ * or a network row (a mark: an accounting record or a contract change) and when a trust unblock is
+ * given (before its answer, so its grace's end is seen); it leaves when a pass finds neither.
+ */
+export const fairUseIndex = new CorpIndex("fair-use");
+
+/**
+ * The `fair-use` job: every contract with an allowance or a network row. On SQLite its scheduled
+ * passes visit the indexed corporations (fairUseIndex); on PostgreSQL every corporation (one shared
+ * pool, no file to open); a pass run now (POST /api/system/jobs/fair-use/run) every corporation.
  */
 export class FairUseJob implements Job {
   readonly name = "fair-use";
   private timer: ReturnType<typeof setInterval> | null = null;
   private running: Promise<void> | null = null;
   private stopped = true;
-  private swept = false;
-  private watched = new Set<string>();
+  /** fairUseIndex as read once and kept since (null: not read yet). */
+  private indexed: Set<string> | null = null;
 
   constructor(private ctx: AppContext) {}
 
-  /** A corporation with contracts under fair use or a grace: visited from the next pass on. */
-  watch(corpId: string): void {
-    this.watched.add(corpId);
+  private async index(): Promise<Set<string>> {
+    this.indexed ??= new Set((await this.ctx.store.platform.read((db) => fairUseIndex.read(db))).corps);
+    return this.indexed;
+  }
+
+  /** A corporation with contracts under fair use or a grace: indexed (once), visited from the next pass on. */
+  async watch(corpId: string): Promise<void> {
+    const index = await this.index();
+    if (index.has(corpId)) return;
+    await fairUseIndex.add(this.ctx.store.platform, corpId);
+    index.add(corpId);
+  }
+
+  private async unwatch(corpId: string): Promise<void> {
+    const index = await this.index();
+    if (!index.delete(corpId)) return;
+    await fairUseIndex.drop(this.ctx.store.platform, corpId);
   }
 
   start(): void {
     this.stopped = false;
-    this.swept = false;
     const tick = () => void this.ctx.jobs.track(this.name, () => this.run(false)).catch((err) => this.ctx.logger.error("fair-use pass failed", { error: String(err) }));
     tick();
     this.timer = setInterval(tick, this.ctx.dispatchTuning.fairUseSweepMs);
@@ -276,25 +302,25 @@ export class FairUseJob implements Job {
 
   private async pass(everyCorp: boolean): Promise<void> {
     const { ctx } = this;
-    const full = everyCorp || !this.swept || ctx.tenants.engine === "postgres";
+    const full = everyCorp || ctx.tenants.engine === "postgres";
+    const index = await this.index();
     const corps = (await ctx.store.platform.read(allCorpRefs)).filter((c) => c.status === "ENABLED" || c.status === "BLOCKED");
     let failed = 0;
     for (const corp of corps) {
       if (this.stopped) return;
-      if (!full && !this.watched.has(corp.id)) continue;
+      if (!full && !index.has(corp.id)) continue;
       // Opening the door would create a missing file (reported by the doctor, not papered over here).
       if (ctx.tenants.engine !== "postgres" && !ctx.tenants.isOpen(corp.id) && !existsSync(ctx.tenants.pathOf(corp.id))) continue;
       try {
         const { changed, inUse } = await ctx.store.visit(corp.id, (door) => checkFairUse(ctx, door, corp.id, null));
-        if (inUse) this.watched.add(corp.id);
-        else this.watched.delete(corp.id);
+        if (inUse) await this.watch(corp.id);
+        else await this.unwatch(corp.id);
         if (changed) ctx.logger.info("fair use: contracts changed state", { corp: corp.auth_name, contracts: changed });
       } catch (err) {
         failed++;
         ctx.logger.warn("fair use: a corporation could not be checked", { corp: corp.auth_name, error: String(err) });
       }
     }
-    if (full && !failed) this.swept = true;
     if (failed) throw new Error(`${failed} corporation(s) could not be checked`);
   }
 }

@@ -29,10 +29,9 @@ export function networkRoutes(ctx: AppContext, guard: ReturnType<typeof authGuar
       },
     })
     .post("/contract/:id/trust-unblock", async ({ tenant, principal, params }) => {
-      const contract = await trustUnblock(ctx, tenant, principal, params.id);
-      // Its grace has an end the fair-use job must see: the mark puts the corporation in its watch.
-      fairUse.mark(principal.corpId, params.id);
-      return contract;
+      // Its grace has an end the fair-use job must see: indexed before the grace is given.
+      await fairUse.watch(principal.corpId);
+      return trustUnblock(ctx, tenant, principal, params.id);
     }, {
       auth: { guard: "platform.contract", key: true },
       params: IdParams,

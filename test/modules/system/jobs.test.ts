@@ -8,7 +8,7 @@ import { ADMIN, addUser, makeApp, makePeerApp, startAndLogin, tempDir, type Test
 import { TEST_BACKEND } from "../../support/backend";
 import { waitFor } from "../../support/wait";
 
-const JOBS = ["audit-retention", "housekeeping", "metric-scheduler", "nas-health", "scheduled-backup", "socket-hub", "webhook-dispatcher"];
+const JOBS = ["audit-retention", "fair-use", "housekeeping", "metric-scheduler", "nas-health", "scheduled-backup", "socket-hub", "webhook-dispatcher"];
 const ENV = { CORPADMIN_BACKUP_CRON: "0 3 * * *" };
 
 interface JobView {
@@ -66,7 +66,7 @@ describe("GET /api/system/jobs", () => {
     expect(backup.schedule).toContain("0 3 * * *");
     expect(backup.next_at).toMatch(/T03:00:00\.000\+00:00$/);
     // Jobs that make a pass at start-up show it once it ended.
-    for (const name of ["housekeeping", "nas-health", "audit-retention"]) {
+    for (const name of ["housekeeping", "nas-health", "audit-retention", "fair-use"]) {
       const j = await waitFor(`${name}'s start-up pass`, async () => (await job(name)).last_outcome && job(name));
       expect(j).toMatchObject({ last_outcome: "ok", last_error: null, running: false });
     }
