@@ -304,8 +304,12 @@ export class FairUseJob implements Job {
     const { ctx } = this;
     const full = everyCorp || ctx.tenants.engine === "postgres";
     const index = await this.index();
-    const corps = (await ctx.store.platform.read(allCorpRefs)).filter((c) => c.status === "ENABLED" || c.status === "BLOCKED");
+    const all = await ctx.store.platform.read(allCorpRefs);
+    const corps = all.filter((c) => c.status === "ENABLED" || c.status === "BLOCKED");
     let failed = 0;
+    // A deleted corporation leaves the index.
+    const existing = new Set(all.map((c) => c.id));
+    for (const id of [...index]) if (!existing.has(id)) await this.unwatch(id);
     for (const corp of corps) {
       if (this.stopped) return;
       if (!full && !index.has(corp.id)) continue;
