@@ -8,7 +8,17 @@ import { Link, type FieldDef } from "../ui";
 import { PoolUsage } from "./radius";
 import { NAS_HEALTH_COLUMNS, NAS_HEALTH_FILTER } from "./nas";
 import { NasOps } from "./lazy";
-import { CorpServices, CorpStatus, CorpUsers, ContractLinks, ExternalAppKey, NoteView, PersonAddress, QrReport, UserPermissions, FeatureActions, LayoutExtras, MetricHistory, QrExtras, UserExtras, WebhookExtras, WorkgroupExtras } from "./extras";
+import { CorpServices, CorpStatus, CorpUsers } from "./corp";
+import { ExternalAppKey } from "./externalapp";
+import { FeatureActions } from "./feature";
+import { LayoutExtras } from "./layout";
+import { MetricHistory } from "./metric";
+import { NoteView } from "./note";
+import { PersonAddress } from "./person";
+import { QrExtras, QrReport } from "./qrcode";
+import { UserExtras, UserPermissions } from "./user";
+import { WebhookExtras } from "./webhook";
+import { WorkgroupExtras } from "./workgroup";
 
 const ref = (path: string, label: (r: Row) => string = (r) => r.name) => ({ path, label });
 const manufacturerField: FieldDef = { name: "manufacturer_id", label: "f.manufacturer", type: "ref", ref: ref("/api/isp/manufacturer") };
