@@ -24,8 +24,6 @@ const ref = (path: string, label: (r: Row) => string = (r) => r.name) => ({ path
 const manufacturerField: FieldDef = { name: "manufacturer_id", label: "f.manufacturer", type: "ref", ref: ref("/api/isp/manufacturer") };
 const popField: FieldDef = { name: "pop_id", label: "f.pop", type: "ref", ref: ref("/api/isp/pop") };
 
-export const EVENT_GROUPS = ["CITY", "PERSON", "PRODUCT", "CONTRACT", "EXTERNALAPP", "METRIC", "QRCODE"].flatMap((a) => ["INSERT", "UPDATE", "DELETE"].map((m) => `${a}_AFTER_${m}`));
-
 export const RESOURCES: ResourceDef[] = [
   {
     key: "persons",

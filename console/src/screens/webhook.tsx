@@ -1,12 +1,26 @@
 // A webhook's event groups, its replay and its delivery log (with resend where a delivery can be resent).
 import { useState } from "preact/hooks";
 import { call, type Problem, type Row } from "../api";
+import type { components } from "../api.gen";
 import { t, tx } from "../i18n";
 import { eventText } from "../labels";
 import { deliveryErrorText } from "../messages";
 import { ErrorNote, ListView, Section } from "../ui";
-import { EVENT_GROUPS } from "./defs";
 import { resendColumn, WebhookReplay } from "./ops";
+
+type EventGroup = components["schemas"]["Webhook"]["groups"][number];
+/** Every group a webhook can take, in the list's order: a group the API adds fails `tsc` until it is listed here. */
+const GROUPS: Record<EventGroup, true> = {
+  CITY_AFTER_INSERT: true, CITY_AFTER_UPDATE: true, CITY_AFTER_DELETE: true,
+  PERSON_AFTER_INSERT: true, PERSON_AFTER_UPDATE: true, PERSON_AFTER_DELETE: true,
+  PRODUCT_AFTER_INSERT: true, PRODUCT_AFTER_UPDATE: true, PRODUCT_AFTER_DELETE: true,
+  CONTRACT_AFTER_INSERT: true, CONTRACT_AFTER_UPDATE: true, CONTRACT_AFTER_DELETE: true,
+  EXTERNALAPP_AFTER_INSERT: true, EXTERNALAPP_AFTER_UPDATE: true, EXTERNALAPP_AFTER_DELETE: true,
+  METRIC_AFTER_INSERT: true, METRIC_AFTER_UPDATE: true, METRIC_AFTER_DELETE: true,
+  QRCODE_AFTER_INSERT: true, QRCODE_AFTER_UPDATE: true, QRCODE_AFTER_DELETE: true,
+  ISP_AFTER_THROTTLE: true, ISP_AFTER_RESTORE: true, ISP_AFTER_TRUST_UNBLOCK: true, ISP_AFTER_NAS_QUIET: true, ISP_AFTER_NAS_BACK: true,
+};
+const EVENT_GROUPS = Object.keys(GROUPS) as EventGroup[];
 
 export function WebhookExtras({ row, replace }: { row: Row; replace: (r: Row) => void }) {
   const [problem, setProblem] = useState<Problem | null>(null);
