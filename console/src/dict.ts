@@ -349,6 +349,7 @@ export const DICT = {
   "online.refresh": ["Refresh", "Atualizar"],
   "online.count": ["{n} session(s).", "{n} sessão(ões)."],
   "online.none": ["Nobody is online.", "Ninguém conectado."],
+  "online.live": ["Updated as sessions start, change and stop.", "Atualizado quando sessões começam, mudam e terminam."],
   "online.select": ["Select", "Selecionar"],
   "online.selectAll": ["Select every session", "Selecionar todas as sessões"],
   "online.selectOne": ["Select {username}", "Selecionar {username}"],

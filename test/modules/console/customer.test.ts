@@ -5,6 +5,7 @@ import { afterAll, beforeAll, expect, test as bunTest } from "bun:test";
 import { existsSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
 import { startResponder } from "../../support/coa-harness";
+import { waitFor } from "../../support/wait";
 import { api, axeViolations, buildOnce, CHROMIUM, CORP, firstStart, launch, shot, startServer, uiLogin, type Server, newPage as openPage } from "../../support/console";
 
 const hasChromium = existsSync(CHROMIUM);
@@ -25,11 +26,11 @@ async function post(path: string, body: unknown) {
 }
 
 /** An accounting record from the NAS stand-in (127.0.0.1), as FreeRADIUS would post it. */
-async function accounting(status: "Start" | "Stop", username: string, sessionId: string, ip: string) {
+async function accounting(status: "Start" | "Interim-Update" | "Stop", username: string, sessionId: string, ip: string, octets = { input: 123456, output: 9876543 }) {
   const res = await fetch(`${server.base}/api/isp/radius/accounting`, {
     method: "POST",
     headers: { "content-type": "application/json", authorization: `Basic ${Buffer.from(`${CORP.auth_name}:${SECRET}`).toString("base64")}` },
-    body: JSON.stringify({ "NAS-IP-Address": "127.0.0.1", "Acct-Status-Type": status, "User-Name": username, "Acct-Session-Id": sessionId, "Framed-IP-Address": ip, "Acct-Input-Octets": 123456, "Acct-Output-Octets": 9876543 }),
+    body: JSON.stringify({ "NAS-IP-Address": "127.0.0.1", "Acct-Status-Type": status, "User-Name": username, "Acct-Session-Id": sessionId, "Framed-IP-Address": ip, "Acct-Input-Octets": octets.input, "Acct-Output-Octets": octets.output }),
   });
   expect(res.status).toBe(204);
 }
@@ -291,6 +292,19 @@ test("online board: who is online by customer and contract, filters in the URL, 
   expect(await row("100.64.0.21").getByRole("link", { name: "C-2001" }).count()).toBe(1);
   // A suspended contract that is online stands out.
   expect(await row("100.64.0.22").getByText("Suspended").count()).toBe(1);
+  // Another client's accounting shows without a reload: a Start appears, an interim update's
+  // traffic replaces the row's, a Stop makes it leave.
+  await page.evaluate(() => ((globalThis as any).boardNotReloaded = true));
+  await accounting("Start", "joao.silva", "board-live", "100.64.0.23");
+  await row("100.64.0.23").waitFor({ timeout: 10_000 });
+  const traffic = () => row("100.64.0.23").locator("td[data-label='Traffic']").textContent();
+  const trafficBefore = await traffic();
+  await accounting("Interim-Update", "joao.silva", "board-live", "100.64.0.23", { input: 7_000_000, output: 80_000_000 });
+  await waitFor("the interim update's traffic on the board", async () => (await traffic()) !== trafficBefore, 10_000);
+  expect(await traffic()).toMatch(/↓ 76[.,]3 MiB/);
+  await accounting("Stop", "joao.silva", "board-live", "100.64.0.23", { input: 7_000_000, output: 80_000_000 });
+  await row("100.64.0.23").waitFor({ state: "detached", timeout: 10_000 });
+  expect(await page.evaluate(() => (globalThis as any).boardNotReloaded)).toBe(true);
   for (const dark of [false, true]) {
     await page.emulateMedia({ colorScheme: dark ? "dark" : "light" });
     expect(await axeViolations(page)).toEqual([]);
