@@ -8,7 +8,9 @@ export type Credentials = components["schemas"]["Credentials"];
 export type Contract = components["schemas"]["Contract"];
 export type Person = components["schemas"]["Person"];
 export type NetworkPolicy = components["schemas"]["NetworkPolicy"];
-type Json<Op extends keyof operations> = operations[Op]["responses"] extends { 200: { content: { "application/json": infer T } } } ? T : never;
+/** A schema of the service's OpenAPI document by its component name. */
+export type Schema<K extends keyof components["schemas"]> = components["schemas"][K];
+export type Json<Op extends keyof operations> = operations[Op]["responses"] extends { 200: { content: { "application/json": infer T } } } ? T : never;
 type ItemOf<Op extends keyof operations> = Json<Op> extends { items: (infer T)[] } ? T : never;
 export type RadiusSession = ItemOf<"isp.listSession">;
 export type RadiusAttempt = ItemOf<"isp.listRadiusAttempts">;

@@ -3,7 +3,7 @@
 import type { Nas, Row } from "../api";
 import { fmtDate, fmtMoney, t, tx } from "../i18n";
 import { serviceText } from "../labels";
-import type { ResourceDef } from "../resource";
+import { resource, type ResourceDef } from "../resource";
 import { Link, type FieldDef } from "../ui";
 import { PoolUsage } from "./radius";
 import { NAS_HEALTH_COLUMNS, NAS_HEALTH_FILTER } from "./nas";
@@ -25,7 +25,7 @@ const manufacturerField: FieldDef = { name: "manufacturer_id", label: "f.manufac
 const popField: FieldDef = { name: "pop_id", label: "f.pop", type: "ref", ref: ref("/api/isp/pop") };
 
 export const RESOURCES: ResourceDef[] = [
-  {
+  resource({
     key: "persons",
     api: "/api/person",
     title: "nav.persons",
@@ -55,7 +55,7 @@ export const RESOURCES: ResourceDef[] = [
         <PersonAddress row={r} replace={replace} />
       </>
     ),
-  },
+  }),
   {
     key: "cities",
     api: "/api/city",
@@ -109,7 +109,7 @@ export const RESOURCES: ResourceDef[] = [
       { name: "color", label: "f.color", hint: "hint.color" },
     ],
   },
-  {
+  resource({
     key: "external-apps",
     api: "/api/externalapp",
     title: "nav.externalApps",
@@ -127,8 +127,8 @@ export const RESOURCES: ResourceDef[] = [
     ],
     once: { field: "api_key", label: "f.api_key" },
     extra: (r) => <ExternalAppKey row={r} />,
-  },
-  {
+  }),
+  resource({
     key: "webhooks",
     api: "/api/webhook",
     title: "nav.webhooks",
@@ -151,8 +151,8 @@ export const RESOURCES: ResourceDef[] = [
     ],
     once: { field: "secret", label: "f.secret" },
     extra: (r, _reload, replace) => <WebhookExtras row={r} replace={replace} />,
-  },
-  {
+  }),
+  resource({
     key: "qrcodes",
     api: "/api/qrcode",
     title: "nav.qrcodes",
@@ -187,7 +187,7 @@ export const RESOURCES: ResourceDef[] = [
     toValues: (r) => ({ name: r.name, kind: r.kind, target: r.target ?? "", content: r.content ?? "", slug: r.slug ?? "", campaign_id: r.campaign_id ?? "", category_id: r.category_id ?? "", logo_id: r.logo_id ?? "" }),
     extra: (r) => <QrExtras row={r} />,
     listExtra: () => <QrReport />,
-  },
+  }),
   {
     key: "qr-campaigns",
     api: "/api/qrcode/campaign",
@@ -224,7 +224,7 @@ export const RESOURCES: ResourceDef[] = [
     toBody: (v) => ({ name: v.name, content_type: v.image?.content_type ?? "", data: v.image?.data ?? "" }),
     toValues: (r) => ({ name: r.name, image: r.data ? { content_type: r.content_type, data: r.data } : "" }),
   },
-  {
+  resource({
     key: "notes",
     api: "/api/notepad",
     title: "nav.notes",
@@ -242,7 +242,7 @@ export const RESOURCES: ResourceDef[] = [
     ],
     nameOf: (r) => r.title ?? fmtDate(r.created_at),
     extra: (r) => <NoteView row={r} />,
-  },
+  }),
   {
     key: "qr-categories",
     api: "/api/qrcode/category",
@@ -258,7 +258,7 @@ export const RESOURCES: ResourceDef[] = [
       { name: "description", label: "f.description" },
     ],
   },
-  {
+  resource({
     key: "metrics",
     api: "/api/metric",
     title: "nav.metrics",
@@ -281,8 +281,8 @@ export const RESOURCES: ResourceDef[] = [
       { name: "daily_end_time", label: "f.daily_end_time", type: "time" },
     ],
     extra: (r) => <MetricHistory row={r} />,
-  },
-  {
+  }),
+  resource({
     key: "nas",
     api: "/api/isp/nas",
     title: "nav.nas",
@@ -306,8 +306,8 @@ export const RESOURCES: ResourceDef[] = [
       { name: "coa_port", label: "f.coa_port", type: "number", hint: "hint.coaPort" },
     ],
     extra: (r) => <NasOps nas={r as Nas} />,
-  },
-  {
+  }),
+  resource({
     key: "layouts",
     api: "/api/isp/layout",
     title: "nav.layouts",
@@ -322,7 +322,7 @@ export const RESOURCES: ResourceDef[] = [
     ],
     fields: [{ name: "name", label: "f.name", required: true }, manufacturerField, { name: "description", label: "f.description" }],
     extra: (r, _reload, replace) => <LayoutExtras row={r} replace={replace} />,
-  },
+  }),
   {
     key: "radius-attributes",
     api: "/api/isp/radius-attribute",
@@ -342,7 +342,7 @@ export const RESOURCES: ResourceDef[] = [
       { name: "description", label: "f.description" },
     ],
   },
-  {
+  resource({
     key: "pools",
     api: "/api/isp/pool",
     title: "nav.pools",
@@ -367,7 +367,7 @@ export const RESOURCES: ResourceDef[] = [
     ],
     toBody: (v) => ({ name: v.name, version: Number(v.version || 4), cidr: v.cidr, pop_id: v.pop_id || null, nas_id: v.nas_id || null }),
     toValues: (r) => ({ name: r.name, version: String(r.version), cidr: r.cidr, pop_id: r.pop_id ?? "", nas_id: r.nas_id ?? "" }),
-  },
+  }),
   {
     key: "pops",
     api: "/api/isp/pop",
@@ -402,7 +402,7 @@ export const RESOURCES: ResourceDef[] = [
       { name: "description", label: "f.description" },
     ],
   },
-  {
+  resource({
     key: "users",
     api: "/api/user",
     title: "nav.users",
@@ -435,8 +435,8 @@ export const RESOURCES: ResourceDef[] = [
         <UserPermissions row={r} />
       </>
     ),
-  },
-  {
+  }),
+  resource({
     key: "workgroups",
     api: "/api/workgroup",
     title: "nav.workgroups",
@@ -452,8 +452,8 @@ export const RESOURCES: ResourceDef[] = [
       { name: "description", label: "f.description" },
     ],
     extra: (r, reload) => <WorkgroupExtras row={r} reload={reload} />,
-  },
-  {
+  }),
+  resource({
     key: "corporations",
     api: "/api/corp",
     title: "nav.corporations",
@@ -484,7 +484,7 @@ export const RESOURCES: ResourceDef[] = [
         <CorpUsers row={r} />
       </>
     ),
-  },
+  }),
   {
     key: "servers",
     api: "/api/server",
@@ -524,7 +524,7 @@ export const RESOURCES: ResourceDef[] = [
       { name: "description", label: "f.description" },
     ],
   },
-  {
+  resource({
     key: "features",
     api: "/api/feature",
     title: "nav.features",
@@ -542,6 +542,6 @@ export const RESOURCES: ResourceDef[] = [
       { name: "description", label: "f.description" },
     ],
     extra: (r, _reload, replace) => <FeatureActions row={r} replace={replace} />,
-  },
+  }),
 ];
 

@@ -1,10 +1,10 @@
 // An external app's API key: its prefix, and a rotation that shows the new key once.
 import { useState } from "preact/hooks";
-import { call, type Row } from "../api";
+import { call, type Schema } from "../api";
 import { t } from "../i18n";
 import { ConfirmButton, SecretOnce, Section } from "../ui";
 
-export function ExternalAppKey({ row }: { row: Row }) {
+export function ExternalAppKey({ row }: { row: Schema<"ExternalApp"> }) {
   const [key, setKey] = useState<string | null>(null);
   return (
     <Section title={t("extapp.key")}>
@@ -14,7 +14,7 @@ export function ExternalAppKey({ row }: { row: Row }) {
         danger
         label={t("extapp.rotate")}
         message={t("extapp.rotateConfirm", { name: row.name })}
-        onConfirm={async () => setKey((await call<Row>("POST", `/api/externalapp/${row.id}/key`)).api_key)}
+        onConfirm={async () => setKey((await call<Schema<"ExternalAppWithKey">>("POST", `/api/externalapp/${row.id}/key`)).api_key)}
       />
     </Section>
   );

@@ -1,20 +1,20 @@
 // A metric's history chart (by bucket) and the form that adds a value.
 import { useMemo, useState } from "preact/hooks";
-import { call, type Problem, type Row } from "../api";
+import { call, type Problem, type Schema } from "../api";
 import { Chart } from "../chart";
 import { fmtDate, t } from "../i18n";
 import { ErrorNote, Section, useLoad } from "../ui";
 
-export function MetricHistory({ row }: { row: Row }) {
+export function MetricHistory({ row }: { row: Schema<"Metric"> }) {
   const [hours, setHours] = useState(24);
   const [bucket, setBucket] = useState("1h");
   const from = useMemo(() => new Date(Date.now() - hours * 3600000).toISOString(), [hours]);
   const numeric = row.data_type === "Int" || row.data_type === "Float";
-  const history = useLoad(() => call<Row>("GET", `/api/metric/${row.id}/history`, { query: { from, to: new Date().toISOString(), bucket } }), [row.id, from, bucket]);
+  const history = useLoad(() => call<Schema<"BucketList">>("GET", `/api/metric/${row.id}/history`, { query: { from, to: new Date().toISOString(), bucket } }), [row.id, from, bucket]);
   const [value, setValue] = useState("");
   const [problem, setProblem] = useState<Problem | null>(null);
   const chart = useMemo(() => {
-    const items: Row[] = history.data?.items ?? [];
+    const items = history.data?.items ?? [];
     return {
       x: items.map((b) => new Date(b.start).getTime() / 1000),
       labels: items.map((b) => fmtDate(b.start)),

@@ -1,9 +1,9 @@
 // A notepad note, read-only.
-import { type Row } from "../api";
+import type { Schema } from "../api";
 import { t } from "../i18n";
 import { Section } from "../ui";
 
-export function NoteView({ row }: { row: Row }) {
+export function NoteView({ row }: { row: Schema<"Note"> }) {
   return (
     <Section title={row.title ?? t("r.note")}>
       <p class="note">{row.content}</p>
