@@ -44,7 +44,7 @@ export interface ResourceDef<P extends string = string> {
   /** A response field shown once after creating (api_key, secret). */
   once?: { field: string; label: Key };
   /** Sections below the detail, given the record as its route's type. */
-  extra?: (row: RecordOf<P>, reload: () => void, replace: (r: Row) => void) => ComponentChildren;
+  extra?: (row: RecordOf<P>, reload: () => void, replace: (r: RecordOf<P>) => void) => ComponentChildren;
   /** Records the server never lets go or switch off (built-in ones): no such buttons. */
   locked?: (r: Row) => boolean;
   /** Sections below the list. */
@@ -56,7 +56,7 @@ export interface ResourceDef<P extends string = string> {
  * A resource whose `extra` sections take the record as GET `<api>/{id}` types it: a field renamed in
  * the API fails `tsc` in the section that reads it. (The generic screens hold any resource.)
  */
-export function resource<const P extends string>(def: ResourceDef<P> & { api: P }): ResourceDef {
+export function resource<const P extends string>(def: ResourceDef<P>): ResourceDef {
   return def as unknown as ResourceDef;
 }
 

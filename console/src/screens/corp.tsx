@@ -1,10 +1,11 @@
 // A corporation (super-admin): its status, the services it may use, its members.
 import { useState } from "preact/hooks";
-import { call, type Page, type Problem, type Row } from "../api";
+import { call, type Json, type Problem, type Schema } from "../api";
 import { t, tx } from "../i18n";
 import { serviceText } from "../labels";
 import { ConfirmButton, ErrorNote, RefSelect, Section, StatusBadge, useLoad } from "../ui";
 
+/** The status routes: each answers the corporation (typed as corp.enable's answer below). */
 const CORP_STATUSES = [
   ["ENABLED", "enable", "corp.enableConfirm"],
   ["BLOCKED", "block", "corp.blockConfirm"],
@@ -12,7 +13,7 @@ const CORP_STATUSES = [
   ["NEEDS_UPDATE", "needs-update", "corp.needsUpdateConfirm"],
 ] as const;
 
-export function CorpStatus({ row, replace }: { row: Row; replace: (r: Row) => void }) {
+export function CorpStatus({ row, replace }: { row: Schema<"Corporation">; replace: (r: Schema<"Corporation">) => void }) {
   return (
     <Section title={t("corp.status")}>
       <p>
@@ -25,7 +26,7 @@ export function CorpStatus({ row, replace }: { row: Row; replace: (r: Row) => vo
             danger={s !== "ENABLED"}
             label={t("corp.setStatus", { status: tx(`enum.${s}`) })}
             message={t(message, { name: row.company_name })}
-            onConfirm={async () => replace(await call<Row>("POST", `/api/corp/${row.id}/${path}`))}
+            onConfirm={async () => replace(await call<Json<"corp.enable">>("POST", `/api/corp/${row.id}/${path}`))}
           />
         ))}
       </div>
@@ -34,11 +35,11 @@ export function CorpStatus({ row, replace }: { row: Row; replace: (r: Row) => vo
 }
 
 /** The services a corporation may use (super-admin): enabled ones can be removed, the others added. */
-export function CorpServices({ row }: { row: Row }) {
-  const all = useLoad(() => call<Page<Row>>("GET", "/api/service", { query: { limit: 500, sort: "name" } }), []);
-  const tree = useLoad(() => call<Row>("GET", `/api/corp/${row.id}/tree`), [row.id]);
+export function CorpServices({ row }: { row: Schema<"Corporation"> }) {
+  const all = useLoad(() => call<Json<"service.list">>("GET", "/api/service", { query: { limit: 500, sort: "name" } }), []);
+  const tree = useLoad(() => call<Json<"corp.getTree">>("GET", `/api/corp/${row.id}/tree`), [row.id]);
   const [problem, setProblem] = useState<Problem | null>(null);
-  const enabled = new Set<string>((tree.data?.services ?? []).map((s: Row) => s.id));
+  const enabled = new Set<string>((tree.data?.services ?? []).map((s) => s.id));
   const change = async (method: "POST" | "DELETE", serviceId: string) => {
     await call(method, `/api/corp/${row.id}/service/${serviceId}`);
     tree.reload();
@@ -68,8 +69,8 @@ export function CorpServices({ row }: { row: Row }) {
 }
 
 /** The corporation's members (super-admin): add an existing user, remove one. */
-export function CorpUsers({ row }: { row: Row }) {
-  const members = useLoad(() => call<Page<Row>>("GET", `/api/corp/${row.id}/user`, { query: { limit: 500 } }), [row.id]);
+export function CorpUsers({ row }: { row: Schema<"Corporation"> }) {
+  const members = useLoad(() => call<Json<"corp.listUser">>("GET", `/api/corp/${row.id}/user`, { query: { limit: 500 } }), [row.id]);
   const [add, setAdd] = useState("");
   const [problem, setProblem] = useState<Problem | null>(null);
   return (

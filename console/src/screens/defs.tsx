@@ -1,6 +1,6 @@
 // The resources whose screens are the generic list, form and detail (resource.tsx), each with
 // the fields routes.md gives it, and the extra sections of those that need more.
-import type { Nas, Row } from "../api";
+import type { Row } from "../api";
 import { fmtDate, fmtMoney, t, tx } from "../i18n";
 import { serviceText } from "../labels";
 import { resource, type ResourceDef } from "../resource";
@@ -305,7 +305,7 @@ export const RESOURCES: ResourceDef[] = [
       { name: "layout_id", label: "f.layout", type: "ref", ref: ref("/api/isp/layout") },
       { name: "coa_port", label: "f.coa_port", type: "number", hint: "hint.coaPort" },
     ],
-    extra: (r) => <NasOps nas={r as Nas} />,
+    extra: (r) => <NasOps nas={r} />,
   }),
   resource({
     key: "layouts",

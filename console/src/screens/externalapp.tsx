@@ -1,6 +1,6 @@
 // An external app's API key: its prefix, and a rotation that shows the new key once.
 import { useState } from "preact/hooks";
-import { call, type Schema } from "../api";
+import { call, type Json, type Schema } from "../api";
 import { t } from "../i18n";
 import { ConfirmButton, SecretOnce, Section } from "../ui";
 
@@ -14,7 +14,7 @@ export function ExternalAppKey({ row }: { row: Schema<"ExternalApp"> }) {
         danger
         label={t("extapp.rotate")}
         message={t("extapp.rotateConfirm", { name: row.name })}
-        onConfirm={async () => setKey((await call<Schema<"ExternalAppWithKey">>("POST", `/api/externalapp/${row.id}/key`)).api_key)}
+        onConfirm={async () => setKey((await call<Json<"externalapp.createKey">>("POST", `/api/externalapp/${row.id}/key`)).api_key)}
       />
     </Section>
   );

@@ -1,10 +1,10 @@
 // A feature's actions (permission keys): add and remove.
 import { useMemo } from "preact/hooks";
-import { call, type Row, type Schema } from "../api";
+import { call, type Json, type Schema } from "../api";
 import { t } from "../i18n";
 import { ConfirmButton, Form, Section, type FieldDef } from "../ui";
 
-export function FeatureActions({ row, replace }: { row: Schema<"Feature">; replace: (r: Row) => void }) {
+export function FeatureActions({ row, replace }: { row: Schema<"Feature">; replace: (r: Schema<"Feature">) => void }) {
   const fields: FieldDef[] = [
     { name: "action", label: "f.action", required: true, hint: "hint.action" },
     { name: "name", label: "f.name" },
@@ -22,13 +22,13 @@ export function FeatureActions({ row, replace }: { row: Schema<"Feature">; repla
               message={t("feature.removeAction", { name: a.action })}
               onConfirm={async () => {
                 await call("DELETE", `/api/feature/${row.id}/action/${a.id}`);
-                replace(await call<Schema<"Feature">>("GET", `/api/feature/${row.id}`));
+                replace(await call<Json<"feature.get">>("GET", `/api/feature/${row.id}`));
               }}
             />
           </li>
         ))}
       </ul>
-      <Form fields={fields} initial={initial} submitLabel={t("common.add")} onSubmit={async (v) => replace(await call<Schema<"Feature">>("POST", `/api/feature/${row.id}/action`, { body: { action: v.action, name: v.name || null } }))} />
+      <Form fields={fields} initial={initial} submitLabel={t("common.add")} onSubmit={async (v) => replace(await call<Json<"feature.createAction">>("POST", `/api/feature/${row.id}/action`, { body: { action: v.action, name: v.name || null } }))} />
     </Section>
   );
 }

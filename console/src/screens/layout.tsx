@@ -1,10 +1,10 @@
 // A RADIUS layout's attributes, the template variables, and the render preview for a contract and NAS.
 import { useMemo, useState } from "preact/hooks";
-import { call, type Row } from "../api";
+import { call, type Json, type Schema } from "../api";
 import { lang, t, tx } from "../i18n";
 import { ConfirmButton, ErrorNote, Form, RefSelect, Section, useLoad, type FieldDef } from "../ui";
 
-export function LayoutExtras({ row, replace }: { row: Row; replace: (r: Row) => void }) {
+export function LayoutExtras({ row, replace }: { row: Schema<"Layout">; replace: (r: Schema<"Layout">) => void }) {
   const fields: FieldDef[] = [
     { name: "attribute_id", label: "f.attribute", type: "ref", required: true, ref: { path: "/api/isp/radius-attribute", label: (r) => r.name } },
     { name: "operator", label: "f.operator", type: "select", required: true, options: [[":=", ":="], ["=", "="], ["+=", "+="]] },
@@ -14,10 +14,10 @@ export function LayoutExtras({ row, replace }: { row: Row; replace: (r: Row) => 
   const [contract, setContract] = useState("");
   const [nas, setNas] = useState("");
   const render = useLoad(
-    () => (contract ? call<Row>("GET", `/api/isp/layout/${row.id}/render/${contract}`, { query: nas ? { nas_id: nas } : {} }) : Promise.resolve(null)),
+    () => (contract ? call<Json<"isp.renderLayout">>("GET", `/api/isp/layout/${row.id}/render/${contract}`, { query: nas ? { nas_id: nas } : {} }) : Promise.resolve(null)),
     [row.id, row.updated_at, contract, nas, row.attributes?.length],
   );
-  const variables = useLoad(() => call<{ items: Row[] }>("GET", "/api/isp/layout/variables"), []);
+  const variables = useLoad(() => call<Json<"isp.listLayoutVariables">>("GET", "/api/isp/layout/variables"), []);
   return (
     <>
       <Section title={t("layout.attributes")}>
@@ -32,7 +32,7 @@ export function LayoutExtras({ row, replace }: { row: Row; replace: (r: Row) => 
               </tr>
             </thead>
             <tbody>
-              {(row.attributes ?? []).map((a: Row) => (
+              {(row.attributes ?? []).map((a) => (
                 <tr key={a.attribute_id}>
                   <td>{a.name}</td>
                   <td>
@@ -42,7 +42,7 @@ export function LayoutExtras({ row, replace }: { row: Row; replace: (r: Row) => 
                     <code>{a.value}</code>
                   </td>
                   <td>
-                    <ConfirmButton danger label={t("common.remove")} message={t("layout.removeConfirm", { name: a.name })} onConfirm={async () => replace(await call<Row>("DELETE", `/api/isp/layout/${row.id}/attribute/${a.attribute_id}`))} />
+                    <ConfirmButton danger label={t("common.remove")} message={t("layout.removeConfirm", { name: a.name })} onConfirm={async () => replace(await call<Json<"isp.removeLayoutAttribute">>("DELETE", `/api/isp/layout/${row.id}/attribute/${a.attribute_id}`))} />
                   </td>
                 </tr>
               ))}
@@ -51,7 +51,7 @@ export function LayoutExtras({ row, replace }: { row: Row; replace: (r: Row) => 
           {(row.attributes ?? []).length === 0 && <p class="empty">{t("layout.noAttributes")}</p>}
         </div>
         <h3>{t("layout.addAttribute")}</h3>
-        <Form fields={fields} initial={initial} submitLabel={t("common.add")} onSubmit={async (v) => replace(await call<Row>("POST", `/api/isp/layout/${row.id}/attribute`, { body: v }))} />
+        <Form fields={fields} initial={initial} submitLabel={t("common.add")} onSubmit={async (v) => replace(await call<Json<"isp.addLayoutAttribute">>("POST", `/api/isp/layout/${row.id}/attribute`, { body: v }))} />
         {variables.data && (
           <details>
             <summary>{t("layout.variables")}</summary>
@@ -89,7 +89,7 @@ export function LayoutExtras({ row, replace }: { row: Row; replace: (r: Row) => 
                 </tr>
               </thead>
               <tbody>
-                {(render.data.attributes as Row[]).map((a) => (
+                {render.data.attributes.map((a) => (
                   <tr key={a.name}>
                     <td>{a.name}</td>
                     <td>

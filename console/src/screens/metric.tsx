@@ -10,6 +10,7 @@ export function MetricHistory({ row }: { row: Schema<"Metric"> }) {
   const [bucket, setBucket] = useState("1h");
   const from = useMemo(() => new Date(Date.now() - hours * 3600000).toISOString(), [hours]);
   const numeric = row.data_type === "Int" || row.data_type === "Float";
+  // With a bucket the route answers buckets (its other answer, raw values, is for no bucket).
   const history = useLoad(() => call<Schema<"BucketList">>("GET", `/api/metric/${row.id}/history`, { query: { from, to: new Date().toISOString(), bucket } }), [row.id, from, bucket]);
   const [value, setValue] = useState("");
   const [problem, setProblem] = useState<Problem | null>(null);

@@ -1,6 +1,6 @@
 // QR codes: the image (colours, logo, PNG/SVG), a code's scans chart and CSV, and the report of all codes.
 import { useMemo, useState } from "preact/hooks";
-import { call, fetchBlob, type Problem, type Row } from "../api";
+import { call, fetchBlob, type Json, type Problem, type Schema } from "../api";
 import { Chart } from "../chart";
 import { fmtDate, t } from "../i18n";
 import { download, ErrorNote, Section, useLoad } from "../ui";
@@ -14,7 +14,7 @@ export function QrReport() {
   const [by, setBy] = useState<"qrcode" | "campaign" | "category">("qrcode");
   const [days, setDays] = useState(30);
   const from = useMemo(() => isoDay(new Date(Date.now() - (days - 1) * 86400000)), [days]);
-  const report = useLoad(() => call<Row>("GET", "/api/qrcode/report", { query: { from, to: isoDay(new Date()), group_by: by } }), [by, from]);
+  const report = useLoad(() => call<Json<"qrcode.getAllReport">>("GET", "/api/qrcode/report", { query: { from, to: isoDay(new Date()), group_by: by } }), [by, from]);
   const [problem, setProblem] = useState<Problem | null>(null);
   return (
     <Section title={t("qr.report")}>
@@ -47,7 +47,7 @@ export function QrReport() {
               </tr>
             </thead>
             <tbody>
-              {(report.data.groups as Row[]).map((g) => (
+              {report.data.groups.map((g) => (
                 <tr key={g.id ?? "none"}>
                   <td>{g.name ?? "—"}</td>
                   <td>{g.total}</td>
@@ -63,7 +63,7 @@ export function QrReport() {
   );
 }
 
-export function QrExtras({ row }: { row: Row }) {
+export function QrExtras({ row }: { row: Schema<"QrCode"> }) {
   const [dark, setDark] = useState("#000000");
   const [light, setLight] = useState("#ffffff");
   const [logo, setLogo] = useState(false);
@@ -71,11 +71,11 @@ export function QrExtras({ row }: { row: Row }) {
   const image = useLoad(async () => URL.createObjectURL(await fetchBlob(imagePath("png"))), [row.id, row.updated_at, dark, light, logo]);
   const [days, setDays] = useState(30);
   const from = useMemo(() => isoDay(new Date(Date.now() - (days - 1) * 86400000)), [days]);
-  const report = useLoad(() => call<Row>("GET", `/api/qrcode/${row.id}/report`, { query: { from, to: isoDay(new Date()) } }), [row.id, from]);
+  const report = useLoad(() => call<Json<"qrcode.getReport">>("GET", `/api/qrcode/${row.id}/report`, { query: { from, to: isoDay(new Date()) } }), [row.id, from]);
   const [problem, setProblem] = useState<Problem | null>(null);
   const save = (path: string, name: string) => download(path, name).then(() => setProblem(null), (e) => setProblem(e as Problem));
   const series = useMemo(() => {
-    const d: Row[] = report.data?.days ?? [];
+    const d = report.data?.days ?? [];
     return {
       x: d.map((x) => new Date(`${x.date}T12:00:00Z`).getTime() / 1000),
       labels: d.map((x) => fmtDate(x.date)),

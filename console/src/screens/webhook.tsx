@@ -1,6 +1,6 @@
 // A webhook's event groups, its replay and its delivery log (with resend where a delivery can be resent).
 import { useState } from "preact/hooks";
-import { call, type Problem, type Row } from "../api";
+import { call, type Problem, type Json, type Schema } from "../api";
 import type { components } from "../api.gen";
 import { t, tx } from "../i18n";
 import { eventText } from "../labels";
@@ -22,14 +22,14 @@ const GROUPS: Record<EventGroup, true> = {
 };
 const EVENT_GROUPS = Object.keys(GROUPS) as EventGroup[];
 
-export function WebhookExtras({ row, replace }: { row: Row; replace: (r: Row) => void }) {
+export function WebhookExtras({ row, replace }: { row: Schema<"Webhook">; replace: (r: Schema<"Webhook">) => void }) {
   const [problem, setProblem] = useState<Problem | null>(null);
   const [refresh, setRefresh] = useState(0);
   const reloadLog = () => setRefresh((n) => n + 1);
-  const groups: string[] = row.groups ?? [];
-  const toggle = async (g: string, on: boolean) => {
+  const groups: string[] = row.groups;
+  const toggle = async (g: EventGroup, on: boolean) => {
     try {
-      replace(await call<Row>(on ? "POST" : "DELETE", `/api/webhook/${row.id}/group/${g}`));
+      replace(await call<Json<"webhook.addGroup">>(on ? "POST" : "DELETE", `/api/webhook/${row.id}/group/${g}`));
       setProblem(null);
     } catch (e) {
       setProblem(e as Problem);

@@ -1,14 +1,14 @@
 // A workgroup's members and its grants (whole services or single features).
 import { useState } from "preact/hooks";
-import { call, session, type Page, type Problem, type Row } from "../api";
+import { call, session, type Problem, type Json, type Schema } from "../api";
 import { t } from "../i18n";
 import { serviceText } from "../labels";
 import { ConfirmButton, ErrorNote, Section, useLoad } from "../ui";
 
-export function WorkgroupExtras({ row, reload }: { row: Row; reload: () => void }) {
+export function WorkgroupExtras({ row, reload }: { row: Schema<"Workgroup">; reload: () => void }) {
   const corp = session.value!.credentials.corp;
-  const tree = useLoad(() => call<Row>("GET", `/api/corp/${corp}/tree`), [corp]);
-  const users = useLoad(() => call<Page<Row>>("GET", "/api/user", { query: { limit: 500 } }), []);
+  const tree = useLoad(() => call<Json<"corp.getTree">>("GET", `/api/corp/${corp}/tree`), [corp]);
+  const users = useLoad(() => call<Json<"user.list">>("GET", "/api/user", { query: { limit: 500 } }), []);
   const [problem, setProblem] = useState<Problem | null>(null);
   const [add, setAdd] = useState("");
   const act = async (method: "POST" | "DELETE", path: string) => {
@@ -55,7 +55,7 @@ export function WorkgroupExtras({ row, reload }: { row: Row; reload: () => void 
       </Section>
       <Section title={t("workgroup.grants")}>
         <ErrorNote problem={tree.error} />
-        {(tree.data?.services ?? []).map((s: Row) => {
+        {(tree.data?.services ?? []).map((s) => {
           const whole = (
             <label class="check-item">
               <input type="checkbox" checked={(row.service_ids ?? []).includes(s.id)} onChange={(e) => act(e.currentTarget.checked ? "POST" : "DELETE", `/service/${s.id}`)} />{" "}
@@ -67,7 +67,7 @@ export function WorkgroupExtras({ row, reload }: { row: Row; reload: () => void 
           return (
             <fieldset key={s.id} class="checks">
               <legend>{whole}</legend>
-              {(s.features ?? []).map((f: Row) => (
+              {(s.features ?? []).map((f) => (
                 <label key={f.id} class="check-item">
                   <input type="checkbox" checked={(row.feature_ids ?? []).includes(f.id)} onChange={(e) => act(e.currentTarget.checked ? "POST" : "DELETE", `/feature/${f.id}`)} /> {f.name}
                 </label>
