@@ -19,6 +19,15 @@ export type RecordOf<P extends string> = string extends P
     : never
   : never;
 
+/** A row of GET `<api>`'s page (`/api/webhook` → its items). */
+export type ListItemOf<P extends string> = string extends P
+  ? Row
+  : P extends keyof paths
+    ? paths[P] extends { get: { responses: { 200: { content: { "application/json": { items: (infer R)[] } } } } } }
+      ? R
+      : never
+    : never;
+
 export interface ResourceDef<P extends string = string> {
   key: string;
   api: P;
@@ -26,7 +35,7 @@ export interface ResourceDef<P extends string = string> {
   singular: Key;
   area: string;
   superOnly?: boolean;
-  columns: Column[];
+  columns: Column<ListItemOf<P>>[];
   filters?: Filter[];
   fields: FieldDef[];
   creatable?: boolean;
@@ -37,16 +46,16 @@ export interface ResourceDef<P extends string = string> {
   /** Body sent from the form values (default: the values, empty strings as null). */
   toBody?: (v: Values, editing: boolean) => unknown;
   /** Form values from a record (default: the record). */
-  toValues?: (r: Row) => Values;
-  nameOf?: (r: Row) => string;
+  toValues?: (r: RecordOf<P>) => Values;
+  nameOf?: (r: RecordOf<P>) => string;
   /** Where a list row leads (default: the record's detail). */
-  rowHref?: (r: Row) => string;
+  rowHref?: (r: ListItemOf<P>) => string;
   /** A response field shown once after creating (api_key, secret). */
   once?: { field: string; label: Key };
   /** Sections below the detail, given the record as its route's type. */
   extra?: (row: RecordOf<P>, reload: () => void, replace: (r: RecordOf<P>) => void) => ComponentChildren;
   /** Records the server never lets go or switch off (built-in ones): no such buttons. */
-  locked?: (r: Row) => boolean;
+  locked?: (r: RecordOf<P>) => boolean;
   /** Sections below the list. */
   listExtra?: () => ComponentChildren;
   deleteMessage?: Key;

@@ -56,7 +56,7 @@ export const RESOURCES: ResourceDef[] = [
       </>
     ),
   }),
-  {
+  resource({
     key: "cities",
     api: "/api/city",
     title: "nav.cities",
@@ -72,8 +72,8 @@ export const RESOURCES: ResourceDef[] = [
       { name: "state", label: "f.state", required: true },
       { name: "country", label: "f.country", required: true },
     ],
-  },
-  {
+  }),
+  resource({
     key: "products",
     api: "/api/product",
     title: "nav.products",
@@ -91,8 +91,8 @@ export const RESOURCES: ResourceDef[] = [
       { name: "description", label: "f.description", type: "textarea" },
       { name: "price", label: "f.price", type: "amount" },
     ],
-  },
-  {
+  }),
+  resource({
     key: "classifications",
     api: "/api/classification",
     title: "nav.classifications",
@@ -101,14 +101,32 @@ export const RESOURCES: ResourceDef[] = [
     columns: [
       { key: "name", label: "f.name" },
       { key: "description", label: "f.description" },
-      { key: "color", label: "f.color", render: (r) => (r.color ? <span class="swatch-wrap"><span class="swatch" data-color={r.color} ref={(el) => el && (el.style.background = r.color)} /> {r.color}</span> : "—") },
+      {
+        key: "color",
+        label: "f.color",
+        render: ({ color }) =>
+          color ? (
+            <span class="swatch-wrap">
+              <span
+                class="swatch"
+                data-color={color}
+                ref={(el) => {
+                  if (el) el.style.background = color;
+                }}
+              />{" "}
+              {color}
+            </span>
+          ) : (
+            "—"
+          ),
+      },
     ],
     fields: [
       { name: "name", label: "f.name", required: true },
       { name: "description", label: "f.description" },
       { name: "color", label: "f.color", hint: "hint.color" },
     ],
-  },
+  }),
   resource({
     key: "external-apps",
     api: "/api/externalapp",
@@ -188,7 +206,7 @@ export const RESOURCES: ResourceDef[] = [
     extra: (r) => <QrExtras row={r} />,
     listExtra: () => <QrReport />,
   }),
-  {
+  resource({
     key: "qr-campaigns",
     api: "/api/qrcode/campaign",
     title: "nav.qrCampaigns",
@@ -205,8 +223,8 @@ export const RESOURCES: ResourceDef[] = [
       { name: "start_date", label: "f.start_date", type: "date" },
       { name: "end_date", label: "f.end_date", type: "date" },
     ],
-  },
-  {
+  }),
+  resource({
     key: "qr-logos",
     api: "/api/qrcode/logo",
     title: "nav.qrLogos",
@@ -223,7 +241,7 @@ export const RESOURCES: ResourceDef[] = [
     ],
     toBody: (v) => ({ name: v.name, content_type: v.image?.content_type ?? "", data: v.image?.data ?? "" }),
     toValues: (r) => ({ name: r.name, image: r.data ? { content_type: r.content_type, data: r.data } : "" }),
-  },
+  }),
   resource({
     key: "notes",
     api: "/api/notepad",
@@ -243,7 +261,7 @@ export const RESOURCES: ResourceDef[] = [
     nameOf: (r) => r.title ?? fmtDate(r.created_at),
     extra: (r) => <NoteView row={r} />,
   }),
-  {
+  resource({
     key: "qr-categories",
     api: "/api/qrcode/category",
     title: "nav.qrCategories",
@@ -257,7 +275,7 @@ export const RESOURCES: ResourceDef[] = [
       { name: "name", label: "f.name", required: true },
       { name: "description", label: "f.description" },
     ],
-  },
+  }),
   resource({
     key: "metrics",
     api: "/api/metric",
@@ -323,7 +341,7 @@ export const RESOURCES: ResourceDef[] = [
     fields: [{ name: "name", label: "f.name", required: true }, manufacturerField, { name: "description", label: "f.description" }],
     extra: (r, _reload, replace) => <LayoutExtras row={r} replace={replace} />,
   }),
-  {
+  resource({
     key: "radius-attributes",
     api: "/api/isp/radius-attribute",
     title: "nav.radiusAttributes",
@@ -341,7 +359,7 @@ export const RESOURCES: ResourceDef[] = [
       { name: "type", label: "f.type", type: "select", required: true, options: ["string", "integer", "ipaddr", "ipv6addr", "ipv6prefix", "date", "octets"].map((x) => [x, x]) },
       { name: "description", label: "f.description" },
     ],
-  },
+  }),
   resource({
     key: "pools",
     api: "/api/isp/pool",
@@ -368,7 +386,7 @@ export const RESOURCES: ResourceDef[] = [
     toBody: (v) => ({ name: v.name, version: Number(v.version || 4), cidr: v.cidr, pop_id: v.pop_id || null, nas_id: v.nas_id || null }),
     toValues: (r) => ({ name: r.name, version: String(r.version), cidr: r.cidr, pop_id: r.pop_id ?? "", nas_id: r.nas_id ?? "" }),
   }),
-  {
+  resource({
     key: "pops",
     api: "/api/isp/pop",
     title: "nav.pops",
@@ -384,8 +402,8 @@ export const RESOURCES: ResourceDef[] = [
       { name: "name", label: "f.name", required: true },
       { name: "description", label: "f.description" },
     ],
-  },
-  {
+  }),
+  resource({
     key: "manufacturers",
     api: "/api/isp/manufacturer",
     title: "nav.manufacturers",
@@ -401,7 +419,7 @@ export const RESOURCES: ResourceDef[] = [
       { name: "name", label: "f.name", required: true },
       { name: "description", label: "f.description" },
     ],
-  },
+  }),
   resource({
     key: "users",
     api: "/api/user",
@@ -485,7 +503,7 @@ export const RESOURCES: ResourceDef[] = [
       </>
     ),
   }),
-  {
+  resource({
     key: "servers",
     api: "/api/server",
     title: "nav.servers",
@@ -503,8 +521,8 @@ export const RESOURCES: ResourceDef[] = [
       { name: "path", label: "f.path", required: true, hint: "hint.path" },
       { name: "description", label: "f.description" },
     ],
-  },
-  {
+  }),
+  resource({
     key: "services",
     api: "/api/service",
     title: "nav.services",
@@ -523,7 +541,7 @@ export const RESOURCES: ResourceDef[] = [
       { name: "name", label: "f.name", required: true },
       { name: "description", label: "f.description" },
     ],
-  },
+  }),
   resource({
     key: "features",
     api: "/api/feature",
