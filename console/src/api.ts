@@ -103,7 +103,7 @@ type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
  * A call whose path is only known at run time (the generic list and form screens): the same
  * client, session and error handling, without the per-path types.
  */
-export async function call<T = any>(method: Method, path: string, options: { query?: Record<string, unknown>; body?: unknown } = {}): Promise<T> {
+export async function call<T = unknown>(method: Method, path: string, options: { query?: Record<string, unknown>; body?: unknown } = {}): Promise<T> {
   const init: Record<string, unknown> = { params: { query: options.query } };
   if (options.body !== undefined) init.body = options.body;
   const client = api as unknown as Record<Method, (p: string, i: unknown) => Promise<{ data?: unknown; error?: unknown; response: Response }>>;
