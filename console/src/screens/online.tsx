@@ -2,9 +2,10 @@
 // a kick per row and a disconnect of a selection, narrowed by NAS and state (the URL keeps them).
 // It follows the sessions live: sessions are not outbox events (the realtime socket does not carry
 // them), so a one-row probe every few seconds says whether anything changed, and only then is the
-// board read again.
+// board read again. The contracts it names follow the realtime socket: one suspended, cancelled or
+// reactivated while online is flagged (or no longer) at once.
 import { useEffect, useMemo, useState } from "preact/hooks";
-import { call, type Contract, type DisconnectResult, type Nas, type Page, type RadiusSession } from "../api";
+import { api, call, type Contract, type DisconnectResult, type Nas, type Page, type RadiusSession } from "../api";
 import { t, tx } from "../i18n";
 import { currentQuery, setQuery } from "../router";
 import { ConfirmButton, ErrorNote, Link, Notice, PageHeader, useLoad } from "../ui";
@@ -62,6 +63,41 @@ function useSessionChanges(query: Record<string, string>, mark: string | undefin
   }, [mark, busy, JSON.stringify(query)]);
 }
 
+/** Opens the realtime socket and hands each contract update to `changed`; opened again after a drop. */
+function useContractEvents(changed: () => void) {
+  useEffect(() => {
+    let live = true;
+    let socket: WebSocket | null = null;
+    let retry: ReturnType<typeof setTimeout> | undefined;
+    const again = () => {
+      if (live) retry = setTimeout(open, 5000);
+    };
+    const open = async () => {
+      const { data } = await api.GET("/api/user/socket").catch(() => ({ data: undefined }));
+      if (!live) return;
+      if (!data) return again();
+      // The ticket's own URL names the public address; the console talks to the one it came from.
+      socket = new WebSocket(`${location.origin.replace(/^http/, "ws")}/api/socket?ticket=${encodeURIComponent(data.ticket)}`);
+      socket.onmessage = (m) => {
+        const event = JSON.parse(String(m.data)) as { type: string; data: Contract };
+        if (!contracts.has(event.data?.id)) return;
+        if (event.type === "CONTRACT_AFTER_UPDATE") contracts.set(event.data.id, event.data);
+        else if (event.type === "CONTRACT_AFTER_DELETE") contracts.delete(event.data.id);
+        else return;
+        changed();
+      };
+      // 4401: the session ended (the console goes back to its login); anything else: open again.
+      socket.onclose = (e) => e.code !== 4401 && again();
+    };
+    void open();
+    return () => {
+      live = false;
+      clearTimeout(retry);
+      socket?.close();
+    };
+  }, []);
+}
+
 export function OnlineBoard() {
   const q = currentQuery();
   const state = q.get("state") ?? "online";
@@ -69,6 +105,8 @@ export function OnlineBoard() {
   const query = useMemo(() => ({ state, ...(nasId ? { nas_id: nasId } : {}) }), [state, nasId]);
   const board = useLoad(() => loadBoard(query), [JSON.stringify(query)]);
   useSessionChanges(query, board.data?.mark, board.loading, board.reload);
+  const [, redraw] = useState(0);
+  useContractEvents(() => redraw((n) => n + 1));
   const [chosen, setSelected] = useState<Set<string>>(new Set());
   const [results, setResults] = useState<string[] | null>(null);
   const sessions = board.data?.sessions ?? [];

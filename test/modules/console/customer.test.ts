@@ -281,7 +281,6 @@ test("pt-BR: the server's messages arrive in Portuguese (an in-use delete, a dup
 test("online board: who is online by customer and contract, filters in the URL, kick a selection", async () => {
   await accounting("Start", "joao.silva", "board-1", "100.64.0.21");
   await accounting("Start", "C-2002", "board-2", "100.64.0.22");
-  const before = responder.received.length;
   const page = await newPage();
   await uiLogin(page, server.base);
   await page.getByRole("navigation", { name: "Main menu" }).getByRole("link", { name: "Online now" }).click();
@@ -304,6 +303,14 @@ test("online board: who is online by customer and contract, filters in the URL, 
   expect(await traffic()).toMatch(/↓ 76[.,]3 MiB/);
   await accounting("Stop", "joao.silva", "board-live", "100.64.0.23", { input: 7_000_000, output: 80_000_000 });
   await row("100.64.0.23").waitFor({ state: "detached", timeout: 10_000 });
+  // A contract reactivated, then suspended again, elsewhere: its flag follows (the realtime
+  // socket's contract events).
+  const suspended = (await api(server.base, "GET", "/api/contract?q=C-2002", undefined, token)).body.items[0];
+  const statusBody = (status: string) => ({ number: suspended.number, customer_id: suspended.customer.id, start_date: "2025-06-01", total_value: 79.9, contract_status: status, address: { line1: suspended.address.line1, city_id: suspended.address.city.id } });
+  expect((await api(server.base, "PUT", `/api/contract/${suspended.id}`, statusBody("ACTIVE"), token)).status).toBe(200);
+  await row("100.64.0.22").getByText("Suspended").waitFor({ state: "detached", timeout: 10_000 });
+  expect((await api(server.base, "PUT", `/api/contract/${suspended.id}`, statusBody("SUSPENDED"), token)).status).toBe(200);
+  await row("100.64.0.22").getByText("Suspended").waitFor({ timeout: 10_000 });
   expect(await page.evaluate(() => (globalThis as any).boardNotReloaded)).toBe(true);
   for (const dark of [false, true]) {
     await page.emulateMedia({ colorScheme: dark ? "dark" : "light" });
@@ -315,6 +322,7 @@ test("online board: who is online by customer and contract, filters in the URL, 
   await row("100.64.0.21").waitFor();
   const n = await page.locator("tbody tr").count();
   expect(n).toBeGreaterThanOrEqual(2);
+  const before = responder.received.length;
   await page.getByLabel("Select every session").check();
   await page.getByRole("button", { name: `Disconnect ${n} selected` }).click();
   await page.getByRole("dialog").getByRole("button", { name: "Confirm" }).click();
