@@ -8,7 +8,9 @@ export type Credentials = components["schemas"]["Credentials"];
 export type Contract = components["schemas"]["Contract"];
 export type Person = components["schemas"]["Person"];
 export type NetworkPolicy = components["schemas"]["NetworkPolicy"];
-type Json<Op extends keyof operations> = operations[Op]["responses"] extends { 200: { content: { "application/json": infer T } } } ? T : never;
+/** A schema of the service's OpenAPI document by its component name. */
+export type Schema<K extends keyof components["schemas"]> = components["schemas"][K];
+export type Json<Op extends keyof operations> = operations[Op]["responses"] extends { 200: { content: { "application/json": infer T } } } ? T : never;
 type ItemOf<Op extends keyof operations> = Json<Op> extends { items: (infer T)[] } ? T : never;
 export type RadiusSession = ItemOf<"isp.listSession">;
 export type RadiusAttempt = ItemOf<"isp.listRadiusAttempts">;
@@ -101,7 +103,7 @@ type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
  * A call whose path is only known at run time (the generic list and form screens): the same
  * client, session and error handling, without the per-path types.
  */
-export async function call<T = any>(method: Method, path: string, options: { query?: Record<string, unknown>; body?: unknown } = {}): Promise<T> {
+export async function call<T = unknown>(method: Method, path: string, options: { query?: Record<string, unknown>; body?: unknown } = {}): Promise<T> {
   const init: Record<string, unknown> = { params: { query: options.query } };
   if (options.body !== undefined) init.body = options.body;
   const client = api as unknown as Record<Method, (p: string, i: unknown) => Promise<{ data?: unknown; error?: unknown; response: Response }>>;

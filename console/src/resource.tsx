@@ -3,20 +3,39 @@
 import type { ComponentChildren } from "preact";
 import { useMemo, useState } from "preact/hooks";
 import { call, type Row } from "./api";
+import type { paths } from "./api.gen";
 import { t, type Key, amountText, parseAmount } from "./i18n";
 import { navigate } from "./router";
 import { historyTypeOf } from "./screens/history-targets";
 import { RecordHistory } from "./screens/lazy";
 import { ConfirmButton, ErrorNote, Form, Link, ListView, PageHeader, SecretOnce, StatusBadge, useLoad, type Column, type FieldDef, type Filter, type Values } from "./ui";
 
-export interface ResourceDef {
+/** What GET `<api>/{id}` answers, from the generated client (`/api/webhook` → Webhook). */
+export type RecordOf<P extends string> = string extends P
+  ? Row
+  : `${P}/{id}` extends keyof paths
+  ? paths[`${P}/{id}`] extends { get: { responses: { 200: { content: { "application/json": infer R } } } } }
+    ? R
+    : never
+  : never;
+
+/** A row of GET `<api>`'s page (`/api/webhook` → its items). */
+export type ListItemOf<P extends string> = string extends P
+  ? Row
+  : P extends keyof paths
+    ? paths[P] extends { get: { responses: { 200: { content: { "application/json": { items: (infer R)[] } } } } } }
+      ? R
+      : never
+    : never;
+
+export interface ResourceDef<P extends string = string> {
   key: string;
-  api: string;
+  api: P;
   title: Key;
   singular: Key;
   area: string;
   superOnly?: boolean;
-  columns: Column[];
+  columns: Column<ListItemOf<P>>[];
   filters?: Filter[];
   fields: FieldDef[];
   creatable?: boolean;
@@ -27,18 +46,27 @@ export interface ResourceDef {
   /** Body sent from the form values (default: the values, empty strings as null). */
   toBody?: (v: Values, editing: boolean) => unknown;
   /** Form values from a record (default: the record). */
-  toValues?: (r: Row) => Values;
-  nameOf?: (r: Row) => string;
+  toValues?: (r: RecordOf<P>) => Values;
+  nameOf?: (r: RecordOf<P>) => string;
   /** Where a list row leads (default: the record's detail). */
-  rowHref?: (r: Row) => string;
+  rowHref?: (r: ListItemOf<P>) => string;
   /** A response field shown once after creating (api_key, secret). */
   once?: { field: string; label: Key };
-  extra?: (row: Row, reload: () => void, replace: (r: Row) => void) => ComponentChildren;
+  /** Sections below the detail, given the record as its route's type. */
+  extra?: (row: RecordOf<P>, reload: () => void, replace: (r: RecordOf<P>) => void) => ComponentChildren;
   /** Records the server never lets go or switch off (built-in ones): no such buttons. */
-  locked?: (r: Row) => boolean;
+  locked?: (r: RecordOf<P>) => boolean;
   /** Sections below the list. */
   listExtra?: () => ComponentChildren;
   deleteMessage?: Key;
+}
+
+/**
+ * A resource whose `extra` sections take the record as GET `<api>/{id}` types it: a field renamed in
+ * the API fails `tsc` in the section that reads it. (The generic screens hold any resource.)
+ */
+export function resource<const P extends string>(def: ResourceDef<P>): ResourceDef {
+  return def as unknown as ResourceDef;
 }
 
 /** Empty strings become null; numbers typed into number fields become numbers. */

@@ -97,11 +97,12 @@ export async function download(path: string, name: string): Promise<void> {
 
 // ---------- Lists ----------
 
-export interface Column {
-  key: string;
+/** A list column: `key` a field of the list's rows (R, from the generated client where known). */
+export interface Column<R = Row> {
+  key: Extract<keyof R, string>;
   label: Key;
   sort?: boolean;
-  render?: (row: Row) => ComponentChildren;
+  render?: (row: R) => ComponentChildren;
 }
 
 export interface Filter {

@@ -5,7 +5,6 @@ import { useMemo, useState } from "preact/hooks";
 import { call, can, type Page, type Problem, type Row } from "../api";
 import { amountText, fmtDate, fmtMoney, fmtNumber, parseAmount, t, tx } from "../i18n";
 import { navigate } from "../router";
-import { ContractLinks } from "./extras";
 import { SessionsOf } from "./radius";
 import { ConfirmButton, ErrorNote, Facts, Form, Link, ListView, PageHeader, RefSelect, SecretOnce, Section, useLoad, type FieldDef, type Values } from "../ui";
 
@@ -453,6 +452,22 @@ function ContractFlags({ id, flags, onChange }: { id: string; flags: string[]; o
           {t("common.add")}
         </button>
       </div>
+    </Section>
+  );
+}
+
+/** Links the contract to its identity in an external application. */
+export function ContractLinks({ id }: { id: string }) {
+  const fields: FieldDef[] = [
+    { name: "external_app_id", label: "f.externalApp", type: "ref", required: true, ref: { path: "/api/externalapp", label: (a) => a.name } },
+    { name: "identity", label: "f.externalIdentity", required: true },
+  ];
+  const [linked, setLinked] = useState<Row | null>(null);
+  const initial = useMemo(() => ({ external_app_id: "", identity: "" }), [linked]);
+  return (
+    <Section title={t("contract.links")}>
+      {linked && <p role="status">{t("contract.linked", { app: linked.external_app_name, identity: linked.identity })}</p>}
+      <Form fields={fields} initial={initial} submitLabel={t("contract.link")} onSubmit={async (v) => setLinked(await call<Row>("POST", `/api/contract/${id}/externalapp`, { body: v }))} />
     </Section>
   );
 }

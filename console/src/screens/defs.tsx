@@ -1,23 +1,31 @@
 // The resources whose screens are the generic list, form and detail (resource.tsx), each with
 // the fields routes.md gives it, and the extra sections of those that need more.
-import type { Nas, Row } from "../api";
+import type { Row } from "../api";
 import { fmtDate, fmtMoney, t, tx } from "../i18n";
 import { serviceText } from "../labels";
-import type { ResourceDef } from "../resource";
+import { resource, type ResourceDef } from "../resource";
 import { Link, type FieldDef } from "../ui";
 import { PoolUsage } from "./radius";
 import { NAS_HEALTH_COLUMNS, NAS_HEALTH_FILTER } from "./nas";
 import { NasOps } from "./lazy";
-import { CorpServices, CorpStatus, CorpUsers, ContractLinks, ExternalAppKey, NoteView, PersonAddress, QrReport, UserPermissions, FeatureActions, LayoutExtras, MetricHistory, QrExtras, UserExtras, WebhookExtras, WorkgroupExtras } from "./extras";
+import { CorpServices, CorpStatus, CorpUsers } from "./corp";
+import { ExternalAppKey } from "./externalapp";
+import { FeatureActions } from "./feature";
+import { LayoutExtras } from "./layout";
+import { MetricHistory } from "./metric";
+import { NoteView } from "./note";
+import { PersonAddress } from "./person";
+import { QrExtras, QrReport } from "./qrcode";
+import { UserExtras, UserPermissions } from "./user";
+import { WebhookExtras } from "./webhook";
+import { WorkgroupExtras } from "./workgroup";
 
 const ref = (path: string, label: (r: Row) => string = (r) => r.name) => ({ path, label });
 const manufacturerField: FieldDef = { name: "manufacturer_id", label: "f.manufacturer", type: "ref", ref: ref("/api/isp/manufacturer") };
 const popField: FieldDef = { name: "pop_id", label: "f.pop", type: "ref", ref: ref("/api/isp/pop") };
 
-export const EVENT_GROUPS = ["CITY", "PERSON", "PRODUCT", "CONTRACT", "EXTERNALAPP", "METRIC", "QRCODE"].flatMap((a) => ["INSERT", "UPDATE", "DELETE"].map((m) => `${a}_AFTER_${m}`));
-
 export const RESOURCES: ResourceDef[] = [
-  {
+  resource({
     key: "persons",
     api: "/api/person",
     title: "nav.persons",
@@ -47,8 +55,8 @@ export const RESOURCES: ResourceDef[] = [
         <PersonAddress row={r} replace={replace} />
       </>
     ),
-  },
-  {
+  }),
+  resource({
     key: "cities",
     api: "/api/city",
     title: "nav.cities",
@@ -64,8 +72,8 @@ export const RESOURCES: ResourceDef[] = [
       { name: "state", label: "f.state", required: true },
       { name: "country", label: "f.country", required: true },
     ],
-  },
-  {
+  }),
+  resource({
     key: "products",
     api: "/api/product",
     title: "nav.products",
@@ -83,8 +91,8 @@ export const RESOURCES: ResourceDef[] = [
       { name: "description", label: "f.description", type: "textarea" },
       { name: "price", label: "f.price", type: "amount" },
     ],
-  },
-  {
+  }),
+  resource({
     key: "classifications",
     api: "/api/classification",
     title: "nav.classifications",
@@ -93,15 +101,33 @@ export const RESOURCES: ResourceDef[] = [
     columns: [
       { key: "name", label: "f.name" },
       { key: "description", label: "f.description" },
-      { key: "color", label: "f.color", render: (r) => (r.color ? <span class="swatch-wrap"><span class="swatch" data-color={r.color} ref={(el) => el && (el.style.background = r.color)} /> {r.color}</span> : "—") },
+      {
+        key: "color",
+        label: "f.color",
+        render: ({ color }) =>
+          color ? (
+            <span class="swatch-wrap">
+              <span
+                class="swatch"
+                data-color={color}
+                ref={(el) => {
+                  if (el) el.style.background = color;
+                }}
+              />{" "}
+              {color}
+            </span>
+          ) : (
+            "—"
+          ),
+      },
     ],
     fields: [
       { name: "name", label: "f.name", required: true },
       { name: "description", label: "f.description" },
       { name: "color", label: "f.color", hint: "hint.color" },
     ],
-  },
-  {
+  }),
+  resource({
     key: "external-apps",
     api: "/api/externalapp",
     title: "nav.externalApps",
@@ -119,8 +145,8 @@ export const RESOURCES: ResourceDef[] = [
     ],
     once: { field: "api_key", label: "f.api_key" },
     extra: (r) => <ExternalAppKey row={r} />,
-  },
-  {
+  }),
+  resource({
     key: "webhooks",
     api: "/api/webhook",
     title: "nav.webhooks",
@@ -143,8 +169,8 @@ export const RESOURCES: ResourceDef[] = [
     ],
     once: { field: "secret", label: "f.secret" },
     extra: (r, _reload, replace) => <WebhookExtras row={r} replace={replace} />,
-  },
-  {
+  }),
+  resource({
     key: "qrcodes",
     api: "/api/qrcode",
     title: "nav.qrcodes",
@@ -179,8 +205,8 @@ export const RESOURCES: ResourceDef[] = [
     toValues: (r) => ({ name: r.name, kind: r.kind, target: r.target ?? "", content: r.content ?? "", slug: r.slug ?? "", campaign_id: r.campaign_id ?? "", category_id: r.category_id ?? "", logo_id: r.logo_id ?? "" }),
     extra: (r) => <QrExtras row={r} />,
     listExtra: () => <QrReport />,
-  },
-  {
+  }),
+  resource({
     key: "qr-campaigns",
     api: "/api/qrcode/campaign",
     title: "nav.qrCampaigns",
@@ -197,8 +223,8 @@ export const RESOURCES: ResourceDef[] = [
       { name: "start_date", label: "f.start_date", type: "date" },
       { name: "end_date", label: "f.end_date", type: "date" },
     ],
-  },
-  {
+  }),
+  resource({
     key: "qr-logos",
     api: "/api/qrcode/logo",
     title: "nav.qrLogos",
@@ -215,8 +241,8 @@ export const RESOURCES: ResourceDef[] = [
     ],
     toBody: (v) => ({ name: v.name, content_type: v.image?.content_type ?? "", data: v.image?.data ?? "" }),
     toValues: (r) => ({ name: r.name, image: r.data ? { content_type: r.content_type, data: r.data } : "" }),
-  },
-  {
+  }),
+  resource({
     key: "notes",
     api: "/api/notepad",
     title: "nav.notes",
@@ -234,8 +260,8 @@ export const RESOURCES: ResourceDef[] = [
     ],
     nameOf: (r) => r.title ?? fmtDate(r.created_at),
     extra: (r) => <NoteView row={r} />,
-  },
-  {
+  }),
+  resource({
     key: "qr-categories",
     api: "/api/qrcode/category",
     title: "nav.qrCategories",
@@ -249,8 +275,8 @@ export const RESOURCES: ResourceDef[] = [
       { name: "name", label: "f.name", required: true },
       { name: "description", label: "f.description" },
     ],
-  },
-  {
+  }),
+  resource({
     key: "metrics",
     api: "/api/metric",
     title: "nav.metrics",
@@ -273,8 +299,8 @@ export const RESOURCES: ResourceDef[] = [
       { name: "daily_end_time", label: "f.daily_end_time", type: "time" },
     ],
     extra: (r) => <MetricHistory row={r} />,
-  },
-  {
+  }),
+  resource({
     key: "nas",
     api: "/api/isp/nas",
     title: "nav.nas",
@@ -297,9 +323,9 @@ export const RESOURCES: ResourceDef[] = [
       { name: "layout_id", label: "f.layout", type: "ref", ref: ref("/api/isp/layout") },
       { name: "coa_port", label: "f.coa_port", type: "number", hint: "hint.coaPort" },
     ],
-    extra: (r) => <NasOps nas={r as Nas} />,
-  },
-  {
+    extra: (r) => <NasOps nas={r} />,
+  }),
+  resource({
     key: "layouts",
     api: "/api/isp/layout",
     title: "nav.layouts",
@@ -314,8 +340,8 @@ export const RESOURCES: ResourceDef[] = [
     ],
     fields: [{ name: "name", label: "f.name", required: true }, manufacturerField, { name: "description", label: "f.description" }],
     extra: (r, _reload, replace) => <LayoutExtras row={r} replace={replace} />,
-  },
-  {
+  }),
+  resource({
     key: "radius-attributes",
     api: "/api/isp/radius-attribute",
     title: "nav.radiusAttributes",
@@ -333,8 +359,8 @@ export const RESOURCES: ResourceDef[] = [
       { name: "type", label: "f.type", type: "select", required: true, options: ["string", "integer", "ipaddr", "ipv6addr", "ipv6prefix", "date", "octets"].map((x) => [x, x]) },
       { name: "description", label: "f.description" },
     ],
-  },
-  {
+  }),
+  resource({
     key: "pools",
     api: "/api/isp/pool",
     title: "nav.pools",
@@ -359,8 +385,8 @@ export const RESOURCES: ResourceDef[] = [
     ],
     toBody: (v) => ({ name: v.name, version: Number(v.version || 4), cidr: v.cidr, pop_id: v.pop_id || null, nas_id: v.nas_id || null }),
     toValues: (r) => ({ name: r.name, version: String(r.version), cidr: r.cidr, pop_id: r.pop_id ?? "", nas_id: r.nas_id ?? "" }),
-  },
-  {
+  }),
+  resource({
     key: "pops",
     api: "/api/isp/pop",
     title: "nav.pops",
@@ -376,8 +402,8 @@ export const RESOURCES: ResourceDef[] = [
       { name: "name", label: "f.name", required: true },
       { name: "description", label: "f.description" },
     ],
-  },
-  {
+  }),
+  resource({
     key: "manufacturers",
     api: "/api/isp/manufacturer",
     title: "nav.manufacturers",
@@ -393,8 +419,8 @@ export const RESOURCES: ResourceDef[] = [
       { name: "name", label: "f.name", required: true },
       { name: "description", label: "f.description" },
     ],
-  },
-  {
+  }),
+  resource({
     key: "users",
     api: "/api/user",
     title: "nav.users",
@@ -427,8 +453,8 @@ export const RESOURCES: ResourceDef[] = [
         <UserPermissions row={r} />
       </>
     ),
-  },
-  {
+  }),
+  resource({
     key: "workgroups",
     api: "/api/workgroup",
     title: "nav.workgroups",
@@ -444,8 +470,8 @@ export const RESOURCES: ResourceDef[] = [
       { name: "description", label: "f.description" },
     ],
     extra: (r, reload) => <WorkgroupExtras row={r} reload={reload} />,
-  },
-  {
+  }),
+  resource({
     key: "corporations",
     api: "/api/corp",
     title: "nav.corporations",
@@ -476,8 +502,8 @@ export const RESOURCES: ResourceDef[] = [
         <CorpUsers row={r} />
       </>
     ),
-  },
-  {
+  }),
+  resource({
     key: "servers",
     api: "/api/server",
     title: "nav.servers",
@@ -495,8 +521,8 @@ export const RESOURCES: ResourceDef[] = [
       { name: "path", label: "f.path", required: true, hint: "hint.path" },
       { name: "description", label: "f.description" },
     ],
-  },
-  {
+  }),
+  resource({
     key: "services",
     api: "/api/service",
     title: "nav.services",
@@ -515,8 +541,8 @@ export const RESOURCES: ResourceDef[] = [
       { name: "name", label: "f.name", required: true },
       { name: "description", label: "f.description" },
     ],
-  },
-  {
+  }),
+  resource({
     key: "features",
     api: "/api/feature",
     title: "nav.features",
@@ -534,6 +560,6 @@ export const RESOURCES: ResourceDef[] = [
       { name: "description", label: "f.description" },
     ],
     extra: (r, _reload, replace) => <FeatureActions row={r} replace={replace} />,
-  },
+  }),
 ];
 

@@ -6,6 +6,7 @@ import { useEffect, useId, useState } from "preact/hooks";
 import { api, call, problemOf } from "../api";
 import type { components, operations } from "../api.gen";
 import { fmtDate, fmtMoney, lang, t, tx } from "../i18n";
+import { eventText } from "../labels";
 import { currentQuery, location$, setQuery } from "../router";
 import { ErrorNote, Link, PageHeader, Section, useLoad } from "../ui";
 import { TARGETS } from "./history-targets";
@@ -53,8 +54,12 @@ function valueText(v: unknown, names: Map<string, string>, field = ""): Componen
   if (typeof v === "boolean") return v ? t("common.yes") : t("common.no");
   if (typeof v === "number" && MONEY.has(field.split(".").pop()!)) return fmtMoney(v);
   if (typeof v === "number") return v.toLocaleString(lang.value, { useGrouping: false, maximumFractionDigits: 6 });
-  // Names (a product's classifications, a contract's flags) as a list of words.
-  if (Array.isArray(v) && v.every((x) => typeof x === "string")) return v.length ? v.join(", ") : "—";
+  // Names (a product's classifications, a contract's flags) as a list of words; a webhook's event
+  // groups by their labels.
+  if (Array.isArray(v) && v.every((x) => typeof x === "string")) {
+    const words = field.split(".").pop() === "groups" ? v.map(eventText) : v;
+    return words.length ? words.join(", ") : "—";
+  }
   if (typeof v === "string") {
     if (/^\d{4}-\d{2}-\d{2}(T|$)/.test(v)) return fmtDate(v);
     // Codes with a word of their own (ACTIVE, dynamic).

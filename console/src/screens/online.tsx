@@ -1,7 +1,11 @@
 // The online board (/online): who is online now, by customer and contract, with live durations,
 // a kick per row and a disconnect of a selection, narrowed by NAS and state (the URL keeps them).
-import { useMemo, useState } from "preact/hooks";
-import { call, type Contract, type DisconnectResult, type Nas, type Page, type RadiusSession } from "../api";
+// It follows the sessions live: sessions are not outbox events (the realtime socket does not carry
+// them), so a one-row probe every few seconds says whether anything changed, and only then is the
+// board read again. The contracts it names follow the realtime socket: one suspended, cancelled or
+// reactivated while online is flagged (or no longer) at once.
+import { useEffect, useMemo, useState } from "preact/hooks";
+import { api, call, type Contract, type DisconnectResult, type Nas, type Page, type RadiusSession } from "../api";
 import { t, tx } from "../i18n";
 import { currentQuery, setQuery } from "../router";
 import { ConfirmButton, ErrorNote, Link, Notice, PageHeader, useLoad } from "../ui";
@@ -11,14 +15,87 @@ import { bytes, outcomeText } from "./radius";
 /** Contracts already read, by id: a board refresh asks only for the new ones. */
 const contracts = new Map<string, Contract>();
 
-async function loadBoard(query: Record<string, string>): Promise<{ sessions: RadiusSession[]; total: number; nas: Nas[] }> {
+/** How often the board asks whether its sessions changed (while the tab is shown). */
+const PROBE_MS = 2000;
+
+/**
+ * What changes whenever a session under the filter does: the filter's count (a Start, a Stop, a
+ * session going stale) and the session last written (every accounting record sets updated_at).
+ */
+async function probe(query: Record<string, string>): Promise<string> {
+  const page = await call<Page<RadiusSession>>("GET", "/api/isp/session", { query: { ...query, limit: 1, sort: "-updated_at" } });
+  const last = page.items[0];
+  return `${page.total} ${last?.id ?? ""} ${last?.updated_at ?? ""}`;
+}
+
+async function loadBoard(query: Record<string, string>): Promise<{ sessions: RadiusSession[]; total: number; nas: Nas[]; mark: string }> {
+  // The mark is read before the list: a change in between shows in the list and the next probe
+  // reads the board once more, rather than the board missing it.
+  const mark = await probe(query);
   const [page, nas] = await Promise.all([
     call<Page<RadiusSession>>("GET", "/api/isp/session", { query: { ...query, limit: 100, sort: "-started_at" } }),
     call<Page<Nas>>("GET", "/api/isp/nas", { query: { limit: 200, sort: "name" } }),
   ]);
   const missing = [...new Set(page.items.map((s) => s.contract_id).filter((id): id is string => !!id && !contracts.has(id)))];
   await Promise.all(missing.map((id) => call<Contract>("GET", `/api/contract/${id}`).then((c) => contracts.set(id, c), () => {})));
-  return { sessions: page.items, total: page.total, nas: nas.items };
+  return { sessions: page.items, total: page.total, nas: nas.items, mark };
+}
+
+/** Calls `changed` when the probe no longer reads `mark`; quiet while the tab is hidden or a read is on. */
+function useSessionChanges(query: Record<string, string>, mark: string | undefined, busy: boolean, changed: () => void) {
+  useEffect(() => {
+    if (mark === undefined || busy) return;
+    let live = true;
+    let timer: ReturnType<typeof setTimeout>;
+    const tick = async () => {
+      if (document.visibilityState === "visible") {
+        const now = await probe(query).catch(() => mark);
+        if (!live) return;
+        if (now !== mark) return changed();
+      }
+      timer = setTimeout(tick, PROBE_MS);
+    };
+    timer = setTimeout(tick, PROBE_MS);
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [mark, busy, JSON.stringify(query)]);
+}
+
+/** Opens the realtime socket and hands each contract update to `changed`; opened again after a drop. */
+function useContractEvents(changed: () => void) {
+  useEffect(() => {
+    let live = true;
+    let socket: WebSocket | null = null;
+    let retry: ReturnType<typeof setTimeout> | undefined;
+    const again = () => {
+      if (live) retry = setTimeout(open, 5000);
+    };
+    const open = async () => {
+      const { data } = await api.GET("/api/user/socket").catch(() => ({ data: undefined }));
+      if (!live) return;
+      if (!data) return again();
+      // The ticket's own URL names the public address; the console talks to the one it came from.
+      socket = new WebSocket(`${location.origin.replace(/^http/, "ws")}/api/socket?ticket=${encodeURIComponent(data.ticket)}`);
+      socket.onmessage = (m) => {
+        const event = JSON.parse(String(m.data)) as { type: string; data: Contract };
+        if (!contracts.has(event.data?.id)) return;
+        if (event.type === "CONTRACT_AFTER_UPDATE") contracts.set(event.data.id, event.data);
+        else if (event.type === "CONTRACT_AFTER_DELETE") contracts.delete(event.data.id);
+        else return;
+        changed();
+      };
+      // 4401: the session ended (the console goes back to its login); anything else: open again.
+      socket.onclose = (e) => e.code !== 4401 && again();
+    };
+    void open();
+    return () => {
+      live = false;
+      clearTimeout(retry);
+      socket?.close();
+    };
+  }, []);
 }
 
 export function OnlineBoard() {
@@ -27,10 +104,15 @@ export function OnlineBoard() {
   const nasId = q.get("nas_id") ?? "";
   const query = useMemo(() => ({ state, ...(nasId ? { nas_id: nasId } : {}) }), [state, nasId]);
   const board = useLoad(() => loadBoard(query), [JSON.stringify(query)]);
-  const [selected, setSelected] = useState<Set<string>>(new Set());
+  useSessionChanges(query, board.data?.mark, board.loading, board.reload);
+  const [, redraw] = useState(0);
+  useContractEvents(() => redraw((n) => n + 1));
+  const [chosen, setSelected] = useState<Set<string>>(new Set());
   const [results, setResults] = useState<string[] | null>(null);
   const sessions = board.data?.sessions ?? [];
   const kickable = sessions.filter((s) => s.state !== "closed");
+  // A session that left the board meanwhile is no longer selected.
+  const selected = new Set(kickable.filter((s) => chosen.has(s.id)).map((s) => s.id));
   const toggle = (id: string, on: boolean) =>
     setSelected((old) => {
       const next = new Set(old);
@@ -94,7 +176,9 @@ export function OnlineBoard() {
       <ErrorNote problem={board.error} />
       {board.data && (
         <>
-          <p role="status">{t("online.count", { n: board.data.total })}</p>
+          <p role="status">
+            {t("online.count", { n: board.data.total })} <span class="hint">{t("online.live")}</span>
+          </p>
           {sessions.length === 0 ? (
             <p class="empty">{t("online.none")}</p>
           ) : (

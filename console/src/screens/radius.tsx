@@ -1,7 +1,7 @@
 // RADIUS sessions with disconnect, pool usage and authorize attempts (routes.md "Operator
 // additions").
 import { useState } from "preact/hooks";
-import { call, type Contract, type DisconnectResult, type Row } from "../api";
+import { call, type Contract, type DisconnectResult, type Json, type Row, type Schema } from "../api";
 import { fmtDate, fmtNumber, t, tx } from "../i18n";
 import { ConfirmButton, ErrorNote, Facts, Link, ListView, Notice, PageHeader, Section, useLoad, type Column } from "../ui";
 
@@ -144,8 +144,8 @@ export function AttemptList() {
   );
 }
 
-export function PoolUsage({ row }: { row: Row }) {
-  const usage = useLoad(() => call<Row>("GET", `/api/isp/pool/${row.id}/usage`), [row.id]);
+export function PoolUsage({ row }: { row: Schema<"Pool"> }) {
+  const usage = useLoad(() => call<Json<"isp.listPoolUsage">>("GET", `/api/isp/pool/${row.id}/usage`), [row.id]);
   return (
     <Section title={t("pool.usage")}>
       <ErrorNote problem={usage.error} />
@@ -162,7 +162,7 @@ export function PoolUsage({ row }: { row: Row }) {
                 </tr>
               </thead>
               <tbody>
-                {(usage.data.items as Row[]).map((i) => (
+                {usage.data.items.map((i) => (
                   <tr key={i.address}>
                     <td>{i.address}</td>
                     <td>{i.source === "session" ? <Link to={`/sessions/${i.id}`}>{t("r.session")}</Link> : <Link to={`/contracts/${i.id}`}>{t("r.contract")}</Link>}</td>

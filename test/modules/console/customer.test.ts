@@ -5,6 +5,7 @@ import { afterAll, beforeAll, expect, test as bunTest } from "bun:test";
 import { existsSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
 import { startResponder } from "../../support/coa-harness";
+import { waitFor } from "../../support/wait";
 import { api, axeViolations, buildOnce, CHROMIUM, CORP, firstStart, launch, shot, startServer, uiLogin, type Server, newPage as openPage } from "../../support/console";
 
 const hasChromium = existsSync(CHROMIUM);
@@ -25,11 +26,11 @@ async function post(path: string, body: unknown) {
 }
 
 /** An accounting record from the NAS stand-in (127.0.0.1), as FreeRADIUS would post it. */
-async function accounting(status: "Start" | "Stop", username: string, sessionId: string, ip: string) {
+async function accounting(status: "Start" | "Interim-Update" | "Stop", username: string, sessionId: string, ip: string, octets = { input: 123456, output: 9876543 }) {
   const res = await fetch(`${server.base}/api/isp/radius/accounting`, {
     method: "POST",
     headers: { "content-type": "application/json", authorization: `Basic ${Buffer.from(`${CORP.auth_name}:${SECRET}`).toString("base64")}` },
-    body: JSON.stringify({ "NAS-IP-Address": "127.0.0.1", "Acct-Status-Type": status, "User-Name": username, "Acct-Session-Id": sessionId, "Framed-IP-Address": ip, "Acct-Input-Octets": 123456, "Acct-Output-Octets": 9876543 }),
+    body: JSON.stringify({ "NAS-IP-Address": "127.0.0.1", "Acct-Status-Type": status, "User-Name": username, "Acct-Session-Id": sessionId, "Framed-IP-Address": ip, "Acct-Input-Octets": octets.input, "Acct-Output-Octets": octets.output }),
   });
   expect(res.status).toBe(204);
 }
@@ -280,7 +281,6 @@ test("pt-BR: the server's messages arrive in Portuguese (an in-use delete, a dup
 test("online board: who is online by customer and contract, filters in the URL, kick a selection", async () => {
   await accounting("Start", "joao.silva", "board-1", "100.64.0.21");
   await accounting("Start", "C-2002", "board-2", "100.64.0.22");
-  const before = responder.received.length;
   const page = await newPage();
   await uiLogin(page, server.base);
   await page.getByRole("navigation", { name: "Main menu" }).getByRole("link", { name: "Online now" }).click();
@@ -291,6 +291,27 @@ test("online board: who is online by customer and contract, filters in the URL, 
   expect(await row("100.64.0.21").getByRole("link", { name: "C-2001" }).count()).toBe(1);
   // A suspended contract that is online stands out.
   expect(await row("100.64.0.22").getByText("Suspended").count()).toBe(1);
+  // Another client's accounting shows without a reload: a Start appears, an interim update's
+  // traffic replaces the row's, a Stop makes it leave.
+  await page.evaluate(() => ((globalThis as any).boardNotReloaded = true));
+  await accounting("Start", "joao.silva", "board-live", "100.64.0.23");
+  await row("100.64.0.23").waitFor({ timeout: 10_000 });
+  const traffic = () => row("100.64.0.23").locator("td[data-label='Traffic']").textContent();
+  const trafficBefore = await traffic();
+  await accounting("Interim-Update", "joao.silva", "board-live", "100.64.0.23", { input: 7_000_000, output: 80_000_000 });
+  await waitFor("the interim update's traffic on the board", async () => (await traffic()) !== trafficBefore, 10_000);
+  expect(await traffic()).toMatch(/↓ 76[.,]3 MiB/);
+  await accounting("Stop", "joao.silva", "board-live", "100.64.0.23", { input: 7_000_000, output: 80_000_000 });
+  await row("100.64.0.23").waitFor({ state: "detached", timeout: 10_000 });
+  // A contract reactivated, then suspended again, elsewhere: its flag follows (the realtime
+  // socket's contract events).
+  const suspended = (await api(server.base, "GET", "/api/contract?q=C-2002", undefined, token)).body.items[0];
+  const statusBody = (status: string) => ({ number: suspended.number, customer_id: suspended.customer.id, start_date: "2025-06-01", total_value: 79.9, contract_status: status, address: { line1: suspended.address.line1, city_id: suspended.address.city.id } });
+  expect((await api(server.base, "PUT", `/api/contract/${suspended.id}`, statusBody("ACTIVE"), token)).status).toBe(200);
+  await row("100.64.0.22").getByText("Suspended").waitFor({ state: "detached", timeout: 10_000 });
+  expect((await api(server.base, "PUT", `/api/contract/${suspended.id}`, statusBody("SUSPENDED"), token)).status).toBe(200);
+  await row("100.64.0.22").getByText("Suspended").waitFor({ timeout: 10_000 });
+  expect(await page.evaluate(() => (globalThis as any).boardNotReloaded)).toBe(true);
   for (const dark of [false, true]) {
     await page.emulateMedia({ colorScheme: dark ? "dark" : "light" });
     expect(await axeViolations(page)).toEqual([]);
@@ -301,6 +322,7 @@ test("online board: who is online by customer and contract, filters in the URL, 
   await row("100.64.0.21").waitFor();
   const n = await page.locator("tbody tr").count();
   expect(n).toBeGreaterThanOrEqual(2);
+  const before = responder.received.length;
   await page.getByLabel("Select every session").check();
   await page.getByRole("button", { name: `Disconnect ${n} selected` }).click();
   await page.getByRole("dialog").getByRole("button", { name: "Confirm" }).click();

@@ -240,12 +240,12 @@ test("webhook: created with its secret shown once, an event reaches a local rece
     await page.reload();
     await page.getByRole("heading", { name: "Delivery log" }).waitFor();
     expect(await page.locator(".secret").count()).toBe(0);
-    await page.getByRole("cell", { name: "Contract · updated" }).waitFor();
+    await page.getByRole("cell", { name: "Contract · updated", exact: true }).waitFor();
     await selectOption(page, "Status", "Failed");
     await page.waitForURL(/d_status=failed/);
     await page.getByText("Nothing matches this search.").waitFor();
     await selectOption(page, "Status", "Delivered");
-    await page.getByRole("cell", { name: "Contract · updated" }).waitFor();
+    await page.getByRole("cell", { name: "Contract · updated", exact: true }).waitFor();
     // A test event now, then the first delivery again (same webhook-id).
     await page.getByRole("button", { name: "Send a test event" }).click();
     await page.getByText("Test event sent: Delivered.").waitFor();
@@ -257,6 +257,12 @@ test("webhook: created with its secret shown once, an event reaches a local rece
     await page.getByRole("dialog").getByRole("button", { name: "Confirm" }).click();
     for (let i = 0; i < 100 && received.length < 3; i++) await Bun.sleep(100);
     expect((received[2] as { type: string }).type).toBe("CONTRACT_AFTER_UPDATE");
+    // The network events are offered in words too; the history names the groups, not their codes.
+    expect(await page.getByLabel("Contract throttled (over its allowance)").count()).toBe(1);
+    expect(await page.getByLabel("NAS gone quiet").count()).toBe(1);
+    const history = page.locator("section", { has: page.getByRole("heading", { name: "History" }) });
+    await history.getByText("Event groups: — → Contract · updated").waitFor();
+    expect(await history.getByText("CONTRACT_AFTER_UPDATE").count()).toBe(0);
     await shot(page, "webhook-detail-light");
     await page.context().close();
   } finally {
