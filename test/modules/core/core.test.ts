@@ -22,7 +22,6 @@ const testSqliteSourceOnly = TEST_BACKEND === "pg" ? test.skip : testSourceOnly;
 const platformSet = () => migrationsOf(TEST_BACKEND === "pg" ? "pg" : "platform");
 const tenantSet = () => migrationsOf(TEST_BACKEND === "pg" ? "pg" : "tenant");
 
-const asAdmin = (method: string, path: string, body?: unknown) => t.req(method, path, { token: admin.token, body });
 
 describe("GET|POST /api/notepad; GET /api/notepad/{id}: notepad", () => {
   test("create, recover the list and one note", async () => {
@@ -182,21 +181,21 @@ describe("GET /api/core/database; POST /api/core/database/update; POST /api/core
 
   test("update of one corporation: success on NEEDS_UPDATE sets ENABLED; a MAINTENANCE one keeps its status", async () => {
     const id = await addCorp(t, "maint-db");
-    await asAdmin("POST", `/api/corp/${id}/needs-update`);
-    const res = await asAdmin("POST", `/api/core/database/update/${id}`);
+    await admin.req("POST", `/api/corp/${id}/needs-update`);
+    const res = await admin.req("POST", `/api/core/database/update/${id}`);
     expect(res.status).toBe(200);
     expect(res.body.applied).toEqual([]);
-    expect((await asAdmin("GET", `/api/corp/${id}`)).body.status).toBe("ENABLED");
-    await asAdmin("POST", `/api/corp/${id}/maintenance`);
-    expect((await asAdmin("POST", `/api/core/database/update/${id}`)).status).toBe(200);
-    expect((await asAdmin("GET", `/api/corp/${id}`)).body.status).toBe("MAINTENANCE");
+    expect((await admin.req("GET", `/api/corp/${id}`)).body.status).toBe("ENABLED");
+    await admin.req("POST", `/api/corp/${id}/maintenance`);
+    expect((await admin.req("POST", `/api/core/database/update/${id}`)).status).toBe(200);
+    expect((await admin.req("GET", `/api/corp/${id}`)).body.status).toBe("MAINTENANCE");
   });
 
   // In-process: closes the app's handle of the file.
   testSqliteSourceOnly("tables: creates a missing database file with every table; idempotent", async () => {
     const id = await addCorp(t, "tables-corp");
     const file = join(t.dir, "corps", `${id}.db`);
-    const first = await asAdmin("POST", `/api/core/database/tables/${id}`);
+    const first = await admin.req("POST", `/api/core/database/tables/${id}`);
     expect(first.status).toBe(200);
     expect(first.body).toEqual({ corp_id: id, created: [], version: migrationsOf("tenant").length });
 
@@ -205,17 +204,17 @@ describe("GET /api/core/database; POST /api/core/database/update; POST /api/core
     renameSync(file, `${file}.moved`);
     rmSync(`${file}-wal`, { force: true });
     rmSync(`${file}-shm`, { force: true });
-    const check = await asAdmin("GET", "/api/core/database");
+    const check = await admin.req("GET", "/api/core/database");
     expect(check.body.corps.find((c: { corp_id: string }) => c.corp_id === id)).toMatchObject({ version: 0, pending: migrationsOf("tenant").map((m) => m.tag) });
     expect(existsSync(file)).toBe(false);
 
-    const created = await asAdmin("POST", `/api/core/database/tables/${id}`);
+    const created = await admin.req("POST", `/api/core/database/tables/${id}`);
     expect(created.status).toBe(200);
     expect(created.body.version).toBe(migrationsOf("tenant").length);
     expect(created.body.created).toContain("notes");
     expect(created.body.created).toContain("events");
     expect(existsSync(file)).toBe(true);
-    const again = await asAdmin("POST", `/api/core/database/tables/${id}`);
+    const again = await admin.req("POST", `/api/core/database/tables/${id}`);
     expect(again.body).toEqual({ corp_id: id, created: [], version: migrationsOf("tenant").length });
     // the corporation works on its new, empty database
     const u = await addUser(t, id);
@@ -227,7 +226,7 @@ describe("GET /api/core/database; POST /api/core/database/update; POST /api/core
     const file = join(t.dir, "corps", `${id}.db`);
     t.ctx.store.tenant(id);
     for (const s of ["", "-wal", "-shm"]) rmSync(file + s, { force: true });
-    const res = await asAdmin("POST", `/api/core/database/tables/${id}`);
+    const res = await admin.req("POST", `/api/core/database/tables/${id}`);
     expect(res.status).toBe(200);
     expect(res.body.created).toContain("notes");
     expect(existsSync(file)).toBe(true);
@@ -236,13 +235,13 @@ describe("GET /api/core/database; POST /api/core/database/update; POST /api/core
   (TEST_BACKEND === "pg" ? test : test.skip)("on PostgreSQL: the platform and every corporation report the shared set; tables creates nothing", async () => {
     const id = await addCorp(t, "shared-set");
     const shared = { version: platformSet().length, latest: platformSet().length, pending: [] };
-    const check = await asAdmin("GET", "/api/core/database");
+    const check = await admin.req("GET", "/api/core/database");
     expect(check.status).toBe(200);
     expect(check.body.platform).toEqual(shared);
     expect(check.body.corps.find((c: { corp_id: string }) => c.corp_id === id)).toMatchObject(shared);
-    const tables = await asAdmin("POST", `/api/core/database/tables/${id}`);
+    const tables = await admin.req("POST", `/api/core/database/tables/${id}`);
     expect([tables.status, tables.body]).toEqual([200, { corp_id: id, created: [], version: platformSet().length }]);
-    const update = await asAdmin("POST", "/api/core/database/update");
+    const update = await admin.req("POST", "/api/core/database/update");
     expect(update.body.platform).toEqual({ from: platformSet().length, to: platformSet().length, applied: [] });
   });
 
@@ -257,8 +256,8 @@ describe("GET /api/core/database; POST /api/core/database/update; POST /api/core
       expect((await t.req(m, p)).status).toBe(401);
       expect((await t.req(m, p, { token: u.token })).status).toBe(403);
     }
-    expect((await asAdmin("POST", `/api/core/database/update/${UNKNOWN_ID}`)).status).toBe(404);
-    expect((await asAdmin("POST", `/api/core/database/tables/${UNKNOWN_ID}`)).status).toBe(404);
-    expect((await asAdmin("POST", "/api/core/database/tables/not-a-uuid")).status).toBe(404);
+    expect((await admin.req("POST", `/api/core/database/update/${UNKNOWN_ID}`)).status).toBe(404);
+    expect((await admin.req("POST", `/api/core/database/tables/${UNKNOWN_ID}`)).status).toBe(404);
+    expect((await admin.req("POST", "/api/core/database/tables/not-a-uuid")).status).toBe(404);
   });
 });
