@@ -1,20 +1,13 @@
 // Cities (routes.md, Registry: City): CRUD as scenario tables; each row checks the answer, the
 // outbox events and the history of one request.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { sourceOnly, UNKNOWN_ID } from "../../support/helpers";
-import { registryApp } from "../../support/registry";
+import { registrySuite } from "../../support/registry";
 import { scenarios } from "../../support/scenario";
 import { waitFor } from "../../support/wait";
 
-let f: Awaited<ReturnType<typeof registryApp>>;
-beforeAll(async () => {
-  f = await registryApp();
-});
-afterAll(() => f.t.close());
-
-const target = () => ({ t: f.t, corpId: f.admin.corpId, historyToken: f.admin.token });
-const admin = () => f.admin.token;
-const other = () => f.other.token;
+const suite = registrySuite();
+const { target, admin, other } = suite;
 /** Ids and answers of earlier rows, for the rows after them. */
 const seen: Record<string, any> = {};
 
@@ -82,7 +75,7 @@ describe("GET|POST /api/city; GET|PUT|DELETE /api/city/{id}: refusals change not
     { name: "a taken (name, state, country) is 409", method: "POST", url: "/api/city", token: admin, body: { name: "Recife", state: "PE", country: "BR" }, expectStatus: 409, ...refused },
     { name: "a missing field is 400 naming it", method: "POST", url: "/api/city", token: admin, body: { name: "X", country: "BR" }, expectStatus: 400, expectErrorPaths: ["state"], ...refused },
     { name: "no token is 401", method: "GET", url: "/api/city", expectStatus: 401, ...refused },
-    { name: "no permission is 403", method: "GET", url: "/api/city", token: () => f.nobody.token, expectStatus: 403, ...refused },
+    { name: "no permission is 403", method: "GET", url: "/api/city", token: suite.nobody, expectStatus: 403, ...refused },
     { name: "an unknown id is 404", method: "GET", url: `/api/city/${UNKNOWN_ID}`, token: admin, expectStatus: 404 },
     { name: "a malformed id is 404", method: "GET", url: "/api/city/not-a-uuid", token: admin, expectStatus: 404 },
     { name: "another corporation's city: show 404", method: "GET", url: () => `/api/city/${seen.recife}`, token: other, expectStatus: 404 },
@@ -92,8 +85,8 @@ describe("GET|POST /api/city; GET|PUT|DELETE /api/city/{id}: refusals change not
     {
       name: "a city used by an address is 409 on delete",
       before: async () => {
-        seen.olinda = (await f.t.req("POST", "/api/city", { token: admin(), body: { name: "Olinda", state: "PE", country: "BR" } })).body.id;
-        await f.t.req("POST", "/api/person", { token: admin(), body: { name: "Ana", address: { line1: "Rua 1", city_id: seen.olinda } } });
+        seen.olinda = (await suite.f.t.req("POST", "/api/city", { token: admin(), body: { name: "Olinda", state: "PE", country: "BR" } })).body.id;
+        await suite.f.t.req("POST", "/api/person", { token: admin(), body: { name: "Ana", address: { line1: "Rua 1", city_id: seen.olinda } } });
       },
       method: "DELETE",
       url: () => `/api/city/${seen.olinda}`,
@@ -108,9 +101,9 @@ describe("GET|POST /api/city; GET|PUT|DELETE /api/city/{id}: refusals change not
 sourceOnly("POST /api/city; DELETE /api/city/{id}: dispatcher wake-up", () => {
   test("committed(corpId) follows each mutation that wrote events, and no failed request", async () => {
     const token = admin();
-    const corpId = f.admin.corpId;
+    const corpId = suite.f.admin.corpId;
     const woken: string[] = [];
-    const off = f.t.ctx.events.subscribe((id) => woken.push(id));
+    const off = suite.f.t.ctx.events.subscribe((id) => woken.push(id));
     // One wake-up per evented write on both engines: on PostgreSQL the change feed skips the
     // NOTIFYs of this node's own commits, which its door already announced (docs/architecture.md,
     // "Change feed").
@@ -122,12 +115,12 @@ sourceOnly("POST /api/city; DELETE /api/city/{id}: dispatcher wake-up", () => {
       expect(woken).toEqual(Array.from({ length: n }, () => corpId));
     };
     try {
-      const c = await f.t.req("POST", "/api/city", { token, body: { name: "Wake", state: "W", country: "W" } });
+      const c = await suite.f.t.req("POST", "/api/city", { token, body: { name: "Wake", state: "W", country: "W" } });
       await wakes(1);
-      expect((await f.t.req("POST", "/api/city", { token, body: { name: "Wake", state: "W", country: "W" } })).status).toBe(409);
-      expect((await f.t.req("DELETE", `/api/city/${UNKNOWN_ID}`, { token })).status).toBe(404);
+      expect((await suite.f.t.req("POST", "/api/city", { token, body: { name: "Wake", state: "W", country: "W" } })).status).toBe(409);
+      expect((await suite.f.t.req("DELETE", `/api/city/${UNKNOWN_ID}`, { token })).status).toBe(404);
       await wakes(1);
-      await f.t.req("DELETE", `/api/city/${c.body.id}`, { token });
+      await suite.f.t.req("DELETE", `/api/city/${c.body.id}`, { token });
       await wakes(2);
     } finally {
       off();

@@ -1,18 +1,11 @@
 // Classifications (routes.md, Core: Classification): by id and by name, as a scenario table.
 // They write no outbox events and, as plain labels, no history either.
-import { afterAll, beforeAll, describe, expect } from "bun:test";
-import { registryApp } from "../../support/registry";
+import { describe, expect } from "bun:test";
+import { registrySuite } from "../../support/registry";
 import { scenarios } from "../../support/scenario";
 
-let f: Awaited<ReturnType<typeof registryApp>>;
-beforeAll(async () => {
-  f = await registryApp();
-});
-afterAll(() => f.t.close());
-
-const target = () => ({ t: f.t, corpId: f.admin.corpId, historyToken: f.admin.token });
-const admin = () => f.admin.token;
-const other = () => f.other.token;
+const suite = registrySuite();
+const { target, admin, other } = suite;
 /** Ids of earlier rows, for the rows after them. */
 const seen: Record<string, string> = {};
 const noEvents = { expectEvents: [] };
@@ -62,7 +55,7 @@ describe("GET|POST /api/classification; GET|PUT|DELETE /api/classification/{id};
   scenarios(target, [
     { name: "arrange: a classification", method: "POST", url: "/api/classification", token: admin, body: { name: "mine" }, expectStatus: 200, check: (res) => (seen.mine = res.body.id) },
     { name: "no token is 401", method: "GET", url: "/api/classification", expectStatus: 401 },
-    { name: "no permission is 403", method: "GET", url: "/api/classification", token: () => f.nobody.token, expectStatus: 403 },
+    { name: "no permission is 403", method: "GET", url: "/api/classification", token: suite.nobody, expectStatus: 403 },
     { name: "another corporation: show by id 404", method: "GET", url: () => `/api/classification/${seen.mine}`, token: other, expectStatus: 404 },
     { name: "another corporation: show by name 404", method: "GET", url: "/api/classification/name/mine", token: other, expectStatus: 404 },
     { name: "another corporation: update 404", method: "PUT", url: () => `/api/classification/${seen.mine}`, token: other, body: { name: "z" }, expectStatus: 404 },

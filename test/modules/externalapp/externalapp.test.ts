@@ -1,24 +1,22 @@
 // External apps, their keys and the links of records to them (routes.md, Registry: ExternalApp).
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { UNKNOWN_ID } from "../../support/helpers";
-import { lastSeq, newEvents, registryApp } from "../../support/registry";
+import { lastSeq, newEvents, registrySuite } from "../../support/registry";
 import { scenarios } from "../../support/scenario";
 
-let f: Awaited<ReturnType<typeof registryApp>>;
+const suite = registrySuite();
+let f: typeof suite.f;
 let token: string;
 let corpId: string;
-const target = () => ({ t: f.t, corpId: f.admin.corpId, historyToken: f.admin.token });
-const admin = () => f.admin.token;
-const other = () => f.other.token;
+const { target, admin, other } = suite;
 /** Ids of earlier rows, for the rows after them. */
 const seen: Record<string, string> = {};
 
 beforeAll(async () => {
-  f = await registryApp();
+  f = suite.f;
   token = f.admin.token;
   corpId = f.admin.corpId;
 });
-afterAll(() => f.t.close());
 
 describe("GET|POST /api/externalapp; GET|PUT|DELETE /api/externalapp/{id}; POST /api/externalapp/{id}/key; POST /api/city/{id}/externalapp; GET /api/city/externalapp/…: external apps, keys and links", () => {
   test("another corporation can neither link a city to an app nor look it up, nor see the app", async () => {
@@ -106,7 +104,7 @@ describe("GET|POST /api/externalapp; GET|PUT|DELETE /api/externalapp/{id}; POST 
     { name: "another corporation's app: new key 404", method: "POST", url: () => `/api/externalapp/${seen.mine}/key`, token: other, expectStatus: 404, ...refused },
     { name: "another corporation's app: delete 404", method: "DELETE", url: () => `/api/externalapp/${seen.mine}`, token: other, expectStatus: 404, ...refused },
     { name: "an unknown id is 404", method: "GET", url: `/api/externalapp/${UNKNOWN_ID}`, token: admin, expectStatus: 404 },
-    { name: "no permission is 403", method: "GET", url: "/api/externalapp", token: () => f.nobody.token, expectStatus: 403 },
+    { name: "no permission is 403", method: "GET", url: "/api/externalapp", token: suite.nobody, expectStatus: 403 },
     { name: "no token is 401", method: "POST", url: "/api/externalapp", body: { name: "x" }, expectStatus: 401, ...refused },
   ]);
 

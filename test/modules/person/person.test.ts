@@ -1,25 +1,23 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { UNKNOWN_ID } from "../../support/helpers";
-import { lastSeq, newEvents, registryApp } from "../../support/registry";
+import { lastSeq, newEvents, registrySuite } from "../../support/registry";
 import { scenarios } from "../../support/scenario";
 
-let f: Awaited<ReturnType<typeof registryApp>>;
+const suite = registrySuite();
+let f: typeof suite.f;
 let token: string;
 let corpId: string;
 let cityId: string;
-const target = () => ({ t: f.t, corpId: f.admin.corpId, historyToken: f.admin.token });
-const admin = () => f.admin.token;
-const other = () => f.other.token;
+const { target, admin, other } = suite;
 /** Ids of earlier rows, for the rows after them. */
 const seen: Record<string, string> = {};
 
 beforeAll(async () => {
-  f = await registryApp();
+  f = suite.f;
   token = f.admin.token;
   corpId = f.admin.corpId;
   cityId = (await f.t.req("POST", "/api/city", { token, body: { name: "Campinas", state: "SP", country: "BR" } })).body.id;
 });
-afterAll(() => f.t.close());
 
 const PERSON_KEYS = ["address", "corporate", "created_at", "display_name", "doc_identity", "email", "id", "name", "phone", "tp_doc_identity", "updated_at"];
 
@@ -71,7 +69,7 @@ describe("GET|POST /api/person; GET|PUT|DELETE /api/person/{id}; POST /api/perso
     { name: "a latitude out of range is 400 naming it", method: "POST", url: "/api/person", token: admin, body: () => ({ name: "X", address: { line1: "a", latitude: 91, city_id: cityId } }), expectStatus: 400, expectErrorPaths: ["address.latitude"], ...refused },
     { name: "an unknown city_id is 400 naming it", method: "POST", url: "/api/person", token: admin, body: { name: "X", address: { line1: "a", city_id: UNKNOWN_ID } }, expectStatus: 400, expectErrorPaths: ["address.city_id"], ...refused },
     { name: "no token is 401", method: "GET", url: "/api/person", expectStatus: 401 },
-    { name: "no permission is 403", method: "GET", url: "/api/person", token: () => f.nobody.token, expectStatus: 403 },
+    { name: "no permission is 403", method: "GET", url: "/api/person", token: suite.nobody, expectStatus: 403 },
     { name: "an unknown id is 404", method: "GET", url: `/api/person/${UNKNOWN_ID}`, token: admin, expectStatus: 404 },
     { name: "arrange: a person", method: "POST", url: "/api/person", token: admin, body: { name: "Mine" }, expectStatus: 200, expectEvents: ["PERSON_AFTER_INSERT"], expectHistory: [{ target_type: "person", action: "create" }], check: (res) => (seen.mine = res.body.id) },
     { name: "another corporation: show 404", method: "GET", url: () => `/api/person/${seen.mine}`, token: other, expectStatus: 404 },

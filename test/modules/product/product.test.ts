@@ -1,25 +1,23 @@
 // Products (routes.md, Registry: Product) and the classifications they carry.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { UNKNOWN_ID } from "../../support/helpers";
-import { lastSeq, newEvents, registryApp } from "../../support/registry";
+import { lastSeq, newEvents, registrySuite } from "../../support/registry";
 import { scenarios } from "../../support/scenario";
 
-let f: Awaited<ReturnType<typeof registryApp>>;
+const suite = registrySuite();
+let f: typeof suite.f;
 let token: string;
 let corpId: string;
-const target = () => ({ t: f.t, corpId: f.admin.corpId, historyToken: f.admin.token });
-const admin = () => f.admin.token;
-const other = () => f.other.token;
+const { target, admin, other } = suite;
 /** Ids of earlier rows, for the rows after them. */
 const seen: Record<string, string> = {};
 const refused = { expectEvents: [], expectHistory: [] };
 
 beforeAll(async () => {
-  f = await registryApp();
+  f = suite.f;
   token = f.admin.token;
   corpId = f.admin.corpId;
 });
-afterAll(() => f.t.close());
 
 describe("GET|POST /api/product; GET|PUT|DELETE /api/product/{id}; GET /api/product/identity/{identity}; PUT /api/product/{id}/classifications: products", () => {
   test("create, by identity, update, classifications (replace, 400 unknown), delete; events", async () => {
@@ -62,7 +60,7 @@ describe("GET|POST /api/product; GET|PUT|DELETE /api/product/{id}; GET /api/prod
     { name: "list with a filter", method: "GET", url: "/api/product?price=30", token: admin, expectStatus: 200, expectBody: { items: [{ identity: "TV-1" }] } },
     { name: "list sorted", method: "GET", url: "/api/product?sort=-price", token: admin, expectStatus: 200, check: (res) => expect(res.body.items[0].identity).toBe("RAD-10") },
     { name: "no token is 401", method: "GET", url: "/api/product", expectStatus: 401 },
-    { name: "no permission is 403", method: "GET", url: "/api/product", token: () => f.nobody.token, expectStatus: 403 },
+    { name: "no permission is 403", method: "GET", url: "/api/product", token: suite.nobody, expectStatus: 403 },
     { name: "an unknown id is 404", method: "GET", url: `/api/product/${UNKNOWN_ID}`, token: admin, expectStatus: 404 },
     { name: "an unknown identity is 404", method: "GET", url: "/api/product/identity/NOPE", token: admin, expectStatus: 404 },
     { name: "another corporation: show 404", method: "GET", url: () => `/api/product/${seen.tv}`, token: other, expectStatus: 404 },
