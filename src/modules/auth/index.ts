@@ -7,7 +7,7 @@ import { ListOf, ListQuery, ProblemSchema } from "../../lib/schemas";
 import { forbidden, notFound, Problem, unauthorized } from "../../lib/problem";
 import type { CorpRow } from "../../core/corp-cache";
 import { clientOf, credentialsOf, issueCredentials, loadUser } from "./credentials";
-import { authGuard, requestIdOf } from "./guard";
+import { authGuard, requestIdOf } from "../../http/guard";
 import { checkExternalLogin, checkLogin, checkTokenIssue, invalidCredentials, memberOf, onlyCorpOf } from "./login";
 import {
   ChangeCorpBody,

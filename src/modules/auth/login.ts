@@ -16,7 +16,7 @@ import { corpIdsOfUser, isMember } from "../corp/membership-service";
 import { findUser, findUserByLogin, setPasswordHash } from "../user/service";
 import type { UserRow } from "../user/view";
 import type { CorpRow } from "../../core/corp-cache";
-import { corpGate } from "./guard";
+import { corpGate } from "../../http/guard";
 import { Lockout, type Attempt } from "./lockout";
 import type { LoginBody } from "./model";
 import { safeIpsOf } from "./safe-ip";

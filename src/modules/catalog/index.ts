@@ -5,7 +5,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
 import { created, noContent } from "../../lib/http";
 import { ArrayOf, IdParams, ListOf, ListQuery, ProblemSchema } from "../../lib/schemas";
-import { authGuard } from "../auth/guard";
+import { authGuard } from "../../http/guard";
 import {
   ActionInput,
   Feature,

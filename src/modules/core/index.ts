@@ -4,7 +4,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
 import { created } from "../../lib/http";
 import { IdParams, ListOf, ListQuery, ProblemSchema } from "../../lib/schemas";
-import { authGuard } from "../auth/guard";
+import { authGuard } from "../../http/guard";
 import { CorpIdParam, CorpUpdate, DatabaseCheck, DatabaseUpdate, Note, NoteInput, TablesResult, Versions } from "./model";
 import { checkDatabases, createNote, createTables, getNote, listNotes, updateAll, updateOne, versions } from "./service";
 

@@ -5,7 +5,7 @@ import type { AppContext } from "../../core/context";
 import { created, noContent } from "../../lib/http";
 import { forbidden } from "../../lib/problem";
 import { ListOf, ListQuery, ProblemSchema } from "../../lib/schemas";
-import { actionOf, authGuard } from "../auth/guard";
+import { actionOf, authGuard } from "../../http/guard";
 import type { Principal } from "../../core/principal";
 import { permits } from "../../core/permissions";
 import { User } from "../user/model";
