@@ -73,6 +73,11 @@ export interface AppContext {
    */
   contractWatchers: ((change: ContractChange) => void)[];
   /**
+   * Run in the transaction that changes a user's credentials (a new password, two-factor off), so
+   * what was trusted on the old ones goes with it: the auth module forgets remembered devices.
+   */
+  credentialWatchers: ((tx: PlatformDb, userId: string) => Promise<void>)[];
+  /**
    * Whether a contract has open RADIUS sessions, asked inside a contract write (set by the ISP
    * module): a write that finds none under its writer lock tells the watchers so (`openSessions`),
    * and they read nothing after its COMMIT. Null: nobody asks.
@@ -234,6 +239,7 @@ export function createContext(config: Config, queries: KernelQueries, options: C
     clientIp: options.clientIp ?? clientIpResolver(config.trustedProxies),
     authChecks: [],
     contractWatchers: [],
+    credentialWatchers: [],
     openSessionProbe: null,
     apiKeys: null,
     now: options.now ?? Date.now,
