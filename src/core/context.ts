@@ -85,6 +85,11 @@ export interface AppContext {
   openSessionProbe: ((db: Handle, contractId: string) => Promise<boolean>) | null;
   /** Verifies external-app API keys; set by the registry module. */
   apiKeys: ApiKeyVerifier | null;
+  /**
+   * The corporations each server holds, asked by the server module (it shows the counts and
+   * refuses to move or delete a server in use); set by the corporation module, which owns them.
+   */
+  serverCorps: ServerCorpCounts | null;
   /** Current time; tests inject a clock to drive schedules, retries and expiries. */
   now: () => number;
   /** Background jobs (src/core/jobs.ts): registered by modules, started by the app, stopped on close. */
@@ -199,6 +204,11 @@ export async function prepareStorage(config: Config, logger?: Logger): Promise<P
  * What the kernel reads from tables that modules own, handed in by the app (src/app.ts) so that
  * the kernel imports no module: corporations (corp), a user's flags (user), grants (workgroup).
  */
+export interface ServerCorpCounts {
+  on(db: PlatformDb, serverId: string): Promise<number>;
+  byServer(db: PlatformDb): Promise<Map<string, number>>;
+}
+
 export interface KernelQueries {
   corps: CorpLookups;
   userFlags: (db: PlatformDb, userId: string) => Promise<UserFlags | null>;
@@ -242,6 +252,7 @@ export function createContext(config: Config, queries: KernelQueries, options: C
     credentialWatchers: [],
     openSessionProbe: null,
     apiKeys: null,
+    serverCorps: null,
     now: options.now ?? Date.now,
     dispatchTuning: { deliveryTimeoutMs: 15_000, claimMarginMs: 30_000, tickMs: 1_000, sweepMs: 60_000, fullSweepMs: 3_600_000, socketCheckMs: 5_000, coaRetryMs: 2_000, metricResyncMs: 60_000, nasHealthMs: 60_000, ...options.dispatchTuning },
     onClose: (fn) => void closers.push(fn),
