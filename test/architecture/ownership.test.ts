@@ -41,7 +41,7 @@ const OWNERS: Record<string, string> = {
   workgroup_members: "modules/workgroup",
   workgroup_services: "modules/workgroup",
   workgroup_features: "modules/workgroup",
-  notes: "modules/core",
+  notes: "modules/notepad",
   cities: "modules/city",
   persons: "modules/person",
   products: "modules/product",
