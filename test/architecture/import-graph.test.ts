@@ -17,10 +17,6 @@ const root = join(import.meta.dir, "../..");
 const KNOWN_CIRCLES: string[][] = [
   // The kernel: the store's types from db, db's errors from lib, config's parsers from lib and core.
   ["config.ts", "core", "db", "lib"],
-  // Identity: permissions (catalog) ↔ users ↔ workgroups ↔ corporations (auth is out: the guard
-  // lives in src/http, TOTP with the user row, devices forgotten by a credential hook; server is
-  // out: the corporations it holds are counted through ctx.serverCorps).
-  ["modules/catalog", "modules/corp", "modules/user", "modules/workgroup"],
   // The registry wing: "is this city / person / classification used by …?" asked of their users.
   ["modules/address", "modules/city", "modules/classification", "modules/contract", "modules/isp", "modules/person", "modules/product"],
 ];

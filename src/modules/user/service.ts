@@ -14,7 +14,7 @@ import { listRows, type ListParams, type Page } from "../../lib/list";
 import { conflict, forbidden, invalid, notFound } from "../../lib/problem";
 import { nowIso, toIso } from "../../lib/time";
 import { matchingStep, newTotpSecret, otpauthUri, twoFactorInvalid } from "./totp";
-import { insertMember, isMember, isMemberElsewhere, memberIdsOf } from "../corp/membership-service";
+import { insertMember, isMember, isMemberElsewhere, memberIdsOf } from "../membership/service";
 import type { Permissions, User, UserCreate, UserUpdate } from "./model";
 import { userView, type UserRow } from "./view";
 
