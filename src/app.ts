@@ -37,7 +37,8 @@ import { auditModule } from "./modules/audit";
 import { historyModule } from "./modules/history";
 import { authModule } from "./modules/auth";
 import { catalogModule } from "./modules/catalog";
-import { coreModule } from "./modules/core";
+import { maintenanceModule } from "./modules/maintenance";
+import { notepadModule } from "./modules/notepad";
 import { corpModule } from "./modules/corp";
 import { serverModule } from "./modules/server";
 import { opsModule, recordRequest } from "./modules/ops";
@@ -330,7 +331,8 @@ export function createApp(config: Config, options: AppOptions = {}) {
     corpModule(ctx),
     catalogModule(ctx),
     serverModule(ctx),
-    coreModule(ctx),
+    notepadModule(ctx),
+    maintenanceModule(ctx),
     opsModule(ctx),
     operationsRoutes(ctx),
     auditModule(ctx),

@@ -73,6 +73,11 @@ export interface AppContext {
    */
   contractWatchers: ((change: ContractChange) => void)[];
   /**
+   * Run in the transaction that changes a user's credentials (a new password, two-factor off), so
+   * what was trusted on the old ones goes with it: the auth module forgets remembered devices.
+   */
+  credentialWatchers: ((tx: PlatformDb, userId: string) => Promise<void>)[];
+  /**
    * Whether a contract has open RADIUS sessions, asked inside a contract write (set by the ISP
    * module): a write that finds none under its writer lock tells the watchers so (`openSessions`),
    * and they read nothing after its COMMIT. Null: nobody asks.
@@ -80,6 +85,11 @@ export interface AppContext {
   openSessionProbe: ((db: Handle, contractId: string) => Promise<boolean>) | null;
   /** Verifies external-app API keys; set by the registry module. */
   apiKeys: ApiKeyVerifier | null;
+  /**
+   * The corporations each server holds, asked by the server module (it shows the counts and
+   * refuses to move or delete a server in use); set by the corporation module, which owns them.
+   */
+  serverCorps: ServerCorpCounts | null;
   /** Current time; tests inject a clock to drive schedules, retries and expiries. */
   now: () => number;
   /** Background jobs (src/core/jobs.ts): registered by modules, started by the app, stopped on close. */
@@ -206,6 +216,11 @@ export async function prepareStorage(config: Config, logger?: Logger): Promise<P
  * What the kernel reads from tables that modules own, handed in by the app (src/app.ts) so that
  * the kernel imports no module: corporations (corp), a user's flags (user), grants (workgroup).
  */
+export interface ServerCorpCounts {
+  on(db: PlatformDb, serverId: string): Promise<number>;
+  byServer(db: PlatformDb): Promise<Map<string, number>>;
+}
+
 export interface KernelQueries {
   corps: CorpLookups;
   userFlags: (db: PlatformDb, userId: string) => Promise<UserFlags | null>;
@@ -246,8 +261,10 @@ export function createContext(config: Config, queries: KernelQueries, options: C
     clientIp: options.clientIp ?? clientIpResolver(config.trustedProxies),
     authChecks: [],
     contractWatchers: [],
+    credentialWatchers: [],
     openSessionProbe: null,
     apiKeys: null,
+    serverCorps: null,
     now: options.now ?? Date.now,
     dispatchTuning: { deliveryTimeoutMs: 15_000, claimMarginMs: 30_000, tickMs: 1_000, sweepMs: 60_000, fullSweepMs: 3_600_000, socketCheckMs: 5_000, coaRetryMs: 2_000, metricResyncMs: 60_000, nasHealthMs: 60_000, fairUseCheckMs: 2_000, fairUseSweepMs: 60_000, ...options.dispatchTuning },
     onClose: (fn) => void closers.push(fn),

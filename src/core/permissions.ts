@@ -76,6 +76,15 @@ export class PermissionCache {
   }
 
   /**
+   * The rows and the enabled services read in the caller's transaction, uncached (a user's
+   * permissions shown beside their row): the user module asks here, not the workgroup module
+   * that answers, which sits above it.
+   */
+  readIn(db: PlatformDb): { load: (userId: string, corpId: string) => Promise<PermissionRows>; enabledServices: (corpId: string) => Promise<string[]> } {
+    return { load: (userId, corpId) => this.queries.load(db, userId, corpId), enabledServices: (corpId) => this.queries.enabledServices(db, corpId) };
+  }
+
+  /**
    * Drops every set. Writes changing workgroups, memberships, grants, services, features or
    * actions publish PERMISSIONS_TOPIC (key "*") instead, so every node drops them.
    */

@@ -1,4 +1,4 @@
-// Who a request acts as, established by the auth guard (modules/auth/guard.ts) and handed to
+// Who a request acts as, established by the auth guard (src/http/guard.ts) and handed to
 // handlers and services.
 import type { CorpRow } from "./corp-cache";
 import type { PermissionSets } from "./permissions";

@@ -17,8 +17,6 @@ const root = join(import.meta.dir, "../..");
 const KNOWN_CIRCLES: string[][] = [
   // The kernel: the store's types from db, db's errors from lib, config's parsers from lib and core.
   ["config.ts", "core", "db", "lib"],
-  // Identity: permissions (catalog) ↔ users ↔ workgroups ↔ corporations ↔ servers ↔ auth.
-  ["modules/auth", "modules/catalog", "modules/corp", "modules/server", "modules/user", "modules/workgroup"],
   // The registry wing: "is this city / person / classification used by …?" asked of their users.
   ["modules/address", "modules/city", "modules/classification", "modules/contract", "modules/isp", "modules/person", "modules/product"],
 ];

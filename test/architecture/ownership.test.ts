@@ -30,7 +30,7 @@ const OWNERS: Record<string, string> = {
   users: "modules/user",
   password_reset_keys: "modules/user",
   corporations: "modules/corp",
-  corp_members: "modules/corp",
+  corp_members: "modules/membership",
   corp_services: "modules/corp",
   servers: "modules/server",
   services: "modules/catalog",
@@ -41,7 +41,7 @@ const OWNERS: Record<string, string> = {
   workgroup_members: "modules/workgroup",
   workgroup_services: "modules/workgroup",
   workgroup_features: "modules/workgroup",
-  notes: "modules/core",
+  notes: "modules/notepad",
   cities: "modules/city",
   persons: "modules/person",
   products: "modules/product",
@@ -72,6 +72,11 @@ const OWNERS: Record<string, string> = {
  * them). Read-only: no exception allows a write.
  */
 const READ_EXCEPTIONS: { file: string; tables: string[]; why: string }[] = [
+  {
+    file: "modules/membership/service.ts",
+    tables: ["corporations", "corp_services"],
+    why: "a member's corporations by name and whether a service is enabled: membership questions the identity modules ask below the corp module",
+  },
   {
     file: "modules/workgroup/service.ts",
     tables: ["services", "features", "actions", "corp_services"],

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { copyFileSync, existsSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { ADMIN, tempDir } from "../support/helpers";
+import { ADMIN, freePort, tempDir } from "../support/helpers";
 import { STARTUP_MS, waitFor } from "../support/wait";
 
 const root = join(import.meta.dir, "../..");
@@ -18,12 +18,6 @@ beforeAll(async () => {
 }, 180_000);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function freePort(): number {
-  const s = Bun.serve({ port: 0, fetch: () => new Response() });
-  const port = s.port!;
-  s.stop(true);
-  return port;
-}
 
 test("dist/corpadmin alone: start, log in, credentials, SIGTERM → exit 0", async () => {
   expect(statSync(join(dir, "corpadmin")).mode & 0o111).toBeGreaterThan(0);

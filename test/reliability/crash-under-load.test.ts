@@ -9,7 +9,7 @@ import { Database } from "bun:sqlite";
 import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { contractBody } from "../support/contract-body";
-import { ADMIN, tempDir } from "../support/helpers";
+import { ADMIN, freePort, tempDir } from "../support/helpers";
 import { STARTUP_MS, waitFor } from "../support/wait";
 
 const root = join(import.meta.dir, "../..");
@@ -38,12 +38,6 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function freePort(): number {
-  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
-  const port = s.port!;
-  s.stop(true);
-  return port;
-}
 
 test("kill -9 under a mixed write load: nothing acknowledged is lost, every event is delivered", async () => {
   const port = freePort();

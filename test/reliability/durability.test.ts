@@ -6,7 +6,7 @@ import { Database } from "bun:sqlite";
 import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { openTenantDb } from "../../src/db/sqlite";
-import { ADMIN, tempDir } from "../support/helpers";
+import { ADMIN, freePort, tempDir } from "../support/helpers";
 import { STARTUP_MS, waitFor } from "../support/wait";
 
 const dir = tempDir();
@@ -52,12 +52,6 @@ test("kill -9 mid-write, many times: every acknowledged write survives, integrit
   db.$client.close();
 }, 120_000);
 
-function freePort(): number {
-  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
-  const port = s.port!;
-  s.stop(true);
-  return port;
-}
 
 // The door answers only after its own fsync of the WAL (src/db/door.ts): a kill -9 right after
 // an answer must find the row. (A kill does not test the fsync itself, which only a power cut

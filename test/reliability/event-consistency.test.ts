@@ -10,11 +10,10 @@ let f: Awaited<ReturnType<typeof registryApp>>;
 let token: string;
 let corpId: string;
 let app: any;
-const req = (...a: Parameters<typeof f.t.req>) => f.t.req(...a);
-const byName = (body: unknown) => req("POST", "/api/contract/create/externalapp/name/erp", { apiKey: app.api_key, body });
-const byId = (body: unknown) => req("POST", `/api/contract/create/externalapp/id/${app.id}`, { token, body });
-const getContract = async (id: string) => (await req("GET", `/api/contract/${id}`, { token })).body;
-const getProduct = async (id: string) => (await req("GET", `/api/product/${id}`, { token })).body;
+const byName = (body: unknown) => f.t.req("POST", "/api/contract/create/externalapp/name/erp", { apiKey: app.api_key, body });
+const byId = (body: unknown) => f.t.req("POST", `/api/contract/create/externalapp/id/${app.id}`, { token, body });
+const getContract = async (id: string) => (await f.t.req("GET", `/api/contract/${id}`, { token })).body;
+const getProduct = async (id: string) => (await f.t.req("GET", `/api/product/${id}`, { token })).body;
 /** Timestamps have millisecond resolution: let one pass so a bumped updated_at differs. */
 const tick = () => Bun.sleep(3);
 
@@ -22,7 +21,7 @@ beforeAll(async () => {
   f = await registryApp();
   token = f.admin.token;
   corpId = f.admin.corpId;
-  app = (await req("POST", "/api/externalapp", { token, body: { name: "erp" } })).body;
+  app = (await f.t.req("POST", "/api/externalapp", { token, body: { name: "erp" } })).body;
 });
 afterAll(() => f.t.close());
 
@@ -70,11 +69,11 @@ describe("unchanged contract upserts change nothing", () => {
   });
 
   test("config, flags and links set since are kept and do not make it a change", async () => {
-    await req("POST", "/api/classification", { token, body: { name: "vip" } });
+    await f.t.req("POST", "/api/classification", { token, body: { name: "vip" } });
     const body = contractBody(3);
     const id = (await byName(body)).body.id;
-    await req("POST", `/api/contract/${id}/config`, { token, body: { max_upload: "10M", password: "secret-1" } });
-    await req("PATCH", `/api/contract/${id}/flags`, { token, body: { add: ["vip"] } });
+    await f.t.req("POST", `/api/contract/${id}/config`, { token, body: { max_upload: "10M", password: "secret-1" } });
+    await f.t.req("PATCH", `/api/contract/${id}/flags`, { token, body: { add: ["vip"] } });
     const stored = await getContract(id);
     const mark = lastSeq(f.t, corpId);
     await tick();
@@ -141,19 +140,19 @@ describe("classification rename and delete propagate to products and contracts",
   let fiberId: string;
 
   beforeAll(async () => {
-    fiberId = (await req("POST", "/api/classification", { token, body: { name: "fiber" } })).body.id;
-    await req("POST", "/api/classification", { token, body: { name: "promo" } });
-    await req("POST", "/api/classification", { token, body: { name: "unused" } });
+    fiberId = (await f.t.req("POST", "/api/classification", { token, body: { name: "fiber" } })).body.id;
+    await f.t.req("POST", "/api/classification", { token, body: { name: "promo" } });
+    await f.t.req("POST", "/api/classification", { token, body: { name: "unused" } });
     products = {};
     for (const [key, names] of [["p1", ["fiber", "promo"]], ["p2", ["promo"]], ["p3", []]] as const) {
-      const p = (await req("POST", "/api/product", { token, body: { identity: `CL-${key}`, name: key } })).body;
-      await req("PUT", `/api/product/${p.id}/classifications`, { token, body: { names } });
+      const p = (await f.t.req("POST", "/api/product", { token, body: { identity: `CL-${key}`, name: key } })).body;
+      await f.t.req("PUT", `/api/product/${p.id}/classifications`, { token, body: { names } });
       products[key] = p.id;
     }
     contracts = {};
     for (const [key, flags, i] of [["c1", ["fiber"], 201], ["c2", ["fiber", "promo"], 202], ["c3", [], 203]] as const) {
       const c = (await byName(contractBody(i))).body;
-      if (flags.length) await req("PATCH", `/api/contract/${c.id}/flags`, { token, body: { add: flags } });
+      if (flags.length) await f.t.req("PATCH", `/api/contract/${c.id}/flags`, { token, body: { add: flags } });
       contracts[key] = c.id;
     }
   });
@@ -169,7 +168,7 @@ describe("classification rename and delete propagate to products and contracts",
     const before = await snapshot();
     const mark = lastSeq(f.t, corpId);
     await tick();
-    const res = await req("PUT", `/api/classification/${fiberId}`, { token, body: { name: "fibra" } });
+    const res = await f.t.req("PUT", `/api/classification/${fiberId}`, { token, body: { name: "fibra" } });
     expect(res.status).toBe(200);
     const after = await snapshot();
     const ev = newEvents(f.t, corpId, mark);
@@ -193,17 +192,17 @@ describe("classification rename and delete propagate to products and contracts",
     const before = await snapshot();
     const mark = lastSeq(f.t, corpId);
     await tick();
-    const same = await req("PUT", "/api/classification/name/fibra", { token, body: { name: "fibra", description: "Fiber plans", color: "#00ff00" } });
+    const same = await f.t.req("PUT", "/api/classification/name/fibra", { token, body: { name: "fibra", description: "Fiber plans", color: "#00ff00" } });
     expect(same.status).toBe(200);
     expect(same.body.color).toBe("#00ff00");
-    expect((await req("PUT", "/api/classification/name/fibra", { token, body: { name: "promo" } })).status).toBe(409);
+    expect((await f.t.req("PUT", "/api/classification/name/fibra", { token, body: { name: "promo" } })).status).toBe(409);
     expect(newEvents(f.t, corpId, mark)).toEqual([]);
     expect(await snapshot()).toEqual(before);
   });
 
   test("a rename by name fires the same way", async () => {
     const mark = lastSeq(f.t, corpId);
-    const res = await req("PUT", "/api/classification/name/fibra", { token, body: { name: "fiber-optic" } });
+    const res = await f.t.req("PUT", "/api/classification/name/fibra", { token, body: { name: "fiber-optic" } });
     expect(res.status).toBe(200);
     const ev = newEvents(f.t, corpId, mark);
     expect(ev.map((e) => e.record_id).sort()).toEqual([products.p1, contracts.c1, contracts.c2].sort());
@@ -215,7 +214,7 @@ describe("classification rename and delete propagate to products and contracts",
     const before = await snapshot();
     const mark = lastSeq(f.t, corpId);
     await tick();
-    expect((await req("DELETE", "/api/classification/name/promo", { token })).status).toBe(204);
+    expect((await f.t.req("DELETE", "/api/classification/name/promo", { token })).status).toBe(204);
     const after = await snapshot();
     const ev = newEvents(f.t, corpId, mark);
     expect(ev.map((e) => [e.type, e.record_id]).sort()).toEqual(
@@ -235,10 +234,10 @@ describe("classification rename and delete propagate to products and contracts",
 
   test("a delete by id likewise; a classification nobody carries fires nothing", async () => {
     let mark = lastSeq(f.t, corpId);
-    expect((await req("DELETE", "/api/classification/name/unused", { token })).status).toBe(204);
+    expect((await f.t.req("DELETE", "/api/classification/name/unused", { token })).status).toBe(204);
     expect(newEvents(f.t, corpId, mark)).toEqual([]);
     mark = lastSeq(f.t, corpId);
-    expect((await req("DELETE", `/api/classification/${fiberId}`, { token })).status).toBe(204);
+    expect((await f.t.req("DELETE", `/api/classification/${fiberId}`, { token })).status).toBe(204);
     const ev = newEvents(f.t, corpId, mark);
     expect(ev.map((e) => [e.type, e.record_id]).sort()).toEqual(
       [
@@ -250,23 +249,23 @@ describe("classification rename and delete propagate to products and contracts",
     const after = await snapshot();
     expect(after.p1.classifications).toEqual([]);
     expect([after.c1.flags, after.c2.flags]).toEqual([[], []]);
-    expect((await req("DELETE", `/api/classification/${fiberId}`, { token })).status).toBe(404);
+    expect((await f.t.req("DELETE", `/api/classification/${fiberId}`, { token })).status).toBe(404);
   });
 });
 
 describe("product classifications set to the set it has", () => {
   test("in another order or with repeats: nothing written, no event; a different set fires once", async () => {
-    await req("POST", "/api/classification", { token, body: { name: "tv" } });
-    await req("POST", "/api/classification", { token, body: { name: "phone" } });
-    const p = (await req("POST", "/api/product", { token, body: { identity: "SAME-1", name: "Combo" } })).body;
-    const set = await req("PUT", `/api/product/${p.id}/classifications`, { token, body: { names: ["tv", "phone"] } });
+    await f.t.req("POST", "/api/classification", { token, body: { name: "tv" } });
+    await f.t.req("POST", "/api/classification", { token, body: { name: "phone" } });
+    const p = (await f.t.req("POST", "/api/product", { token, body: { identity: "SAME-1", name: "Combo" } })).body;
+    const set = await f.t.req("PUT", `/api/product/${p.id}/classifications`, { token, body: { names: ["tv", "phone"] } });
     const mark = lastSeq(f.t, corpId);
     await tick();
-    const same = await req("PUT", `/api/product/${p.id}/classifications`, { token, body: { names: ["phone", "tv", "phone"] } });
+    const same = await f.t.req("PUT", `/api/product/${p.id}/classifications`, { token, body: { names: ["phone", "tv", "phone"] } });
     expect(same.status).toBe(200);
     expect(same.body).toEqual(set.body);
     expect(newEvents(f.t, corpId, mark)).toEqual([]);
-    const changed = await req("PUT", `/api/product/${p.id}/classifications`, { token, body: { names: ["tv"] } });
+    const changed = await f.t.req("PUT", `/api/product/${p.id}/classifications`, { token, body: { names: ["tv"] } });
     expect(changed.body.classifications).toEqual(["tv"]);
     expect(changed.body.updated_at > set.body.updated_at).toBe(true);
     const ev = newEvents(f.t, corpId, mark);

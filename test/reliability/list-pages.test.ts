@@ -7,9 +7,8 @@ import { registryApp } from "../support/registry";
 let f: Awaited<ReturnType<typeof registryApp>>;
 let token: string;
 let cityId: string;
-const req = (method: string, path: string, body?: unknown) => f.t.req(method, path, { token, body });
 async function ok(method: string, path: string, body?: unknown) {
-  const res = await req(method, path, body);
+  const res = await f.admin.req(method, path, body);
   if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.text}`);
   return res;
 }

@@ -8,9 +8,8 @@ let f: Awaited<ReturnType<typeof registryApp>>;
 let token: string;
 let corpId: string;
 type Res = Awaited<ReturnType<typeof f.t.req>>;
-const req = (method: string, path: string, body?: unknown) => f.t.req(method, path, { token, body });
 const get = async (path: string) => {
-  const res = await req("GET", path);
+  const res = await f.admin.req("GET", path);
   expect(res.status).toBe(200);
   return res.body;
 };
@@ -63,13 +62,13 @@ async function check(c: Case) {
 }
 
 async function city(name: string) {
-  const res = await req("POST", "/api/city", { name, state: "SP", country: "BR" });
+  const res = await f.admin.req("POST", "/api/city", { name, state: "SP", country: "BR" });
   expect(res.status).toBe(200);
   return res.body.id as string;
 }
 
 async function person(name: string) {
-  const res = await req("POST", "/api/person", { name });
+  const res = await f.admin.req("POST", "/api/person", { name });
   expect(res.status).toBe(200);
   return res.body.id as string;
 }
@@ -79,9 +78,9 @@ describe("city", () => {
     const id = await city("Noop City");
     const body = { name: "Noop City", state: "SP", country: "BR" };
     await check({
-      first: () => req("PUT", `/api/city/${id}`, body),
-      again: [() => req("PUT", `/api/city/${id}`, body), () => req("PUT", `/api/city/${id}`, { ...body, extra: "ignored" })],
-      change: () => req("PUT", `/api/city/${id}`, { ...body, state: "RJ" }),
+      first: () => f.admin.req("PUT", `/api/city/${id}`, body),
+      again: [() => f.admin.req("PUT", `/api/city/${id}`, body), () => f.admin.req("PUT", `/api/city/${id}`, { ...body, extra: "ignored" })],
+      change: () => f.admin.req("PUT", `/api/city/${id}`, { ...body, state: "RJ" }),
       read: () => get(`/api/city/${id}`),
       type: "CITY_AFTER_UPDATE",
       id,
@@ -96,13 +95,13 @@ describe("person", () => {
     const address = { line1: "Rua 1", district: "Centro", city_id: cityId, latitude: -22.5 };
     const full = { name: "P One", display_name: "One", corporate: false, email: null, phone: null, address };
     await check({
-      first: () => req("PUT", `/api/person/${id}`, full),
+      first: () => f.admin.req("PUT", `/api/person/${id}`, full),
       again: [
-        () => req("PUT", `/api/person/${id}`, full),
+        () => f.admin.req("PUT", `/api/person/${id}`, full),
         // corporate left out is false; email, phone null; the address's left-out fields null.
-        () => req("PUT", `/api/person/${id}`, { name: "P One", display_name: "One", address: { ...address, line2: null, detail: null } }),
+        () => f.admin.req("PUT", `/api/person/${id}`, { name: "P One", display_name: "One", address: { ...address, line2: null, detail: null } }),
       ],
-      change: () => req("PUT", `/api/person/${id}`, { ...full, corporate: true }),
+      change: () => f.admin.req("PUT", `/api/person/${id}`, { ...full, corporate: true }),
       read: () => get(`/api/person/${id}`),
       type: "PERSON_AFTER_UPDATE",
       id,
@@ -114,9 +113,9 @@ describe("person", () => {
     const id = await person("P Two");
     const address = { line1: "Rua 2", postal_code: "01000-000", city_id: cityId };
     await check({
-      first: () => req("POST", `/api/person/${id}/address`, address),
-      again: [() => req("POST", `/api/person/${id}/address`, { ...address, line2: null, latitude: null })],
-      change: () => req("POST", `/api/person/${id}/address`, { ...address, line1: "Rua 3" }),
+      first: () => f.admin.req("POST", `/api/person/${id}/address`, address),
+      again: [() => f.admin.req("POST", `/api/person/${id}/address`, { ...address, line2: null, latitude: null })],
+      change: () => f.admin.req("POST", `/api/person/${id}/address`, { ...address, line1: "Rua 3" }),
       read: () => get(`/api/person/${id}`),
       type: "PERSON_AFTER_UPDATE",
       id,
@@ -126,13 +125,13 @@ describe("person", () => {
 
 describe("product", () => {
   test("PUT /api/product/{id}", async () => {
-    const created = await req("POST", "/api/product", { identity: "NOOP-1", name: "Fiber", price: 99.9 });
+    const created = await f.admin.req("POST", "/api/product", { identity: "NOOP-1", name: "Fiber", price: 99.9 });
     const id = created.body.id;
     const body = { identity: "NOOP-1", name: "Fiber", price: 99.9 };
     await check({
-      first: () => req("PUT", `/api/product/${id}`, body),
-      again: [() => req("PUT", `/api/product/${id}`, body), () => req("PUT", `/api/product/${id}`, { ...body, description: null })],
-      change: () => req("PUT", `/api/product/${id}`, { ...body, price: 109.9 }),
+      first: () => f.admin.req("PUT", `/api/product/${id}`, body),
+      again: [() => f.admin.req("PUT", `/api/product/${id}`, body), () => f.admin.req("PUT", `/api/product/${id}`, { ...body, description: null })],
+      change: () => f.admin.req("PUT", `/api/product/${id}`, { ...body, price: 109.9 }),
       read: () => get(`/api/product/${id}`),
       type: "PRODUCT_AFTER_UPDATE",
       id,
@@ -155,7 +154,7 @@ describe("contract", () => {
     address: { line1: "Rua C", city_id: cityId },
   });
   const newContract = async (number: string) => {
-    const res = await req("POST", "/api/contract", contractInput(number));
+    const res = await f.admin.req("POST", "/api/contract", contractInput(number));
     expect(res.status).toBe(200);
     return res.body.id as string;
   };
@@ -163,19 +162,19 @@ describe("contract", () => {
   beforeAll(async () => {
     cityId = await city("Contract Town");
     customerId = await person("Contract Customer");
-    productId = (await req("POST", "/api/product", { identity: "NOOP-ITEM", name: "Item", price: 10 })).body.id;
+    productId = (await f.admin.req("POST", "/api/product", { identity: "NOOP-ITEM", name: "Item", price: 10 })).body.id;
   });
 
   test("PUT /api/contract/{id}: dates as GET shows them, defaults and the billing customer left out", async () => {
     const id = await newContract("NOOP-C1");
     const body = contractInput("NOOP-C1");
     await check({
-      first: () => req("PUT", `/api/contract/${id}`, body),
+      first: () => f.admin.req("PUT", `/api/contract/${id}`, body),
       again: [
-        () => req("PUT", `/api/contract/${id}`, body),
+        () => f.admin.req("PUT", `/api/contract/${id}`, body),
         async () => {
           const view = await get(`/api/contract/${id}`);
-          return req("PUT", `/api/contract/${id}`, {
+          return f.admin.req("PUT", `/api/contract/${id}`, {
             ...body,
             signature_date: view.signature_date,
             start_date: view.start_date,
@@ -187,7 +186,7 @@ describe("contract", () => {
           });
         },
       ],
-      change: () => req("PUT", `/api/contract/${id}`, { ...body, json_original: { source: "local", nested: { a: [1, 3] } } }),
+      change: () => f.admin.req("PUT", `/api/contract/${id}`, { ...body, json_original: { source: "local", nested: { a: [1, 3] } } }),
       read: () => get(`/api/contract/${id}`),
       type: "CONTRACT_AFTER_UPDATE",
       id,
@@ -198,9 +197,9 @@ describe("contract", () => {
     const id = await newContract("NOOP-C2");
     const address = { line1: "Rua D", detail: "fundos", city_id: cityId };
     await check({
-      first: () => req("POST", `/api/contract/${id}/address`, address),
-      again: [() => req("POST", `/api/contract/${id}/address`, { ...address, district: null })],
-      change: () => req("POST", `/api/contract/${id}/address`, { ...address, detail: "frente" }),
+      first: () => f.admin.req("POST", `/api/contract/${id}/address`, address),
+      again: [() => f.admin.req("POST", `/api/contract/${id}/address`, { ...address, district: null })],
+      change: () => f.admin.req("POST", `/api/contract/${id}/address`, { ...address, detail: "frente" }),
       read: () => get(`/api/contract/${id}`),
       type: "CONTRACT_AFTER_UPDATE",
       id,
@@ -211,10 +210,10 @@ describe("contract", () => {
     const id = await newContract("NOOP-C3");
     const config = { username: "noop-c3", password: "secret-3", max_upload: "10M", max_download: "50M" };
     await check({
-      first: () => req("POST", `/api/contract/${id}/config`, config),
+      first: () => f.admin.req("POST", `/api/contract/${id}/config`, config),
       // The same password again is answered in clear, as by the request that set it.
-      again: [() => req("POST", `/api/contract/${id}/config`, config)],
-      change: () => req("POST", `/api/contract/${id}/config`, { ...config, max_upload: "20M" }),
+      again: [() => f.admin.req("POST", `/api/contract/${id}/config`, config)],
+      change: () => f.admin.req("POST", `/api/contract/${id}/config`, { ...config, max_upload: "20M" }),
       read: () => get(`/api/contract/${id}`),
       type: "CONTRACT_AFTER_UPDATE",
       id,
@@ -222,7 +221,7 @@ describe("contract", () => {
     const stored = await get(`/api/contract/${id}`);
     const mark = lastSeq(f.t, corpId);
     await tick();
-    const res = await req("POST", `/api/contract/${id}/config`, { max_upload: "20M", max_download: "50M", password: null });
+    const res = await f.admin.req("POST", `/api/contract/${id}/config`, { max_upload: "20M", max_download: "50M", password: null });
     expect(res.status).toBe(200);
     expect(res.body).toEqual(stored);
     expect(newEvents(f.t, corpId, mark)).toEqual([]);
@@ -232,12 +231,12 @@ describe("contract", () => {
     const id = await newContract("NOOP-C4");
     const items = { items: [{ product_id: productId, quantity: 2 }, { product_id: productId, description: "Extra", unit_price: 5 }] };
     await check({
-      first: () => req("POST", `/api/contract/${id}/items`, items),
+      first: () => f.admin.req("POST", `/api/contract/${id}/items`, items),
       again: [
-        () => req("POST", `/api/contract/${id}/items`, items),
+        () => f.admin.req("POST", `/api/contract/${id}/items`, items),
         // Defaults spelled out: the product's name and price, quantity 1.
         () =>
-          req("POST", `/api/contract/${id}/items`, {
+          f.admin.req("POST", `/api/contract/${id}/items`, {
             items: [
               { product_id: productId, quantity: 2, description: "Item", unit_price: 10 },
               { product_id: productId, description: "Extra", unit_price: 5, quantity: 1 },
@@ -245,7 +244,7 @@ describe("contract", () => {
           }),
       ],
       // The same items in another order are another list.
-      change: () => req("POST", `/api/contract/${id}/items`, { items: [...items.items].reverse() }),
+      change: () => f.admin.req("POST", `/api/contract/${id}/items`, { items: [...items.items].reverse() }),
       read: () => get(`/api/contract/${id}`),
       type: "CONTRACT_AFTER_UPDATE",
       id,
@@ -255,17 +254,17 @@ describe("contract", () => {
   test("PUT /api/contract/{id}/active and /inactive on a contract already so", async () => {
     const id = await newContract("NOOP-C5");
     await check({
-      first: () => req("PUT", `/api/contract/${id}/active`),
-      again: [() => req("PUT", `/api/contract/${id}/active`)],
-      change: () => req("PUT", `/api/contract/${id}/inactive`),
+      first: () => f.admin.req("PUT", `/api/contract/${id}/active`),
+      again: [() => f.admin.req("PUT", `/api/contract/${id}/active`)],
+      change: () => f.admin.req("PUT", `/api/contract/${id}/inactive`),
       read: () => get(`/api/contract/${id}`),
       type: "CONTRACT_AFTER_UPDATE",
       id,
     });
     await check({
-      first: () => req("PUT", `/api/contract/${id}/inactive`),
-      again: [() => req("PUT", `/api/contract/${id}/inactive`)],
-      change: () => req("PUT", `/api/contract/${id}/active`),
+      first: () => f.admin.req("PUT", `/api/contract/${id}/inactive`),
+      again: [() => f.admin.req("PUT", `/api/contract/${id}/inactive`)],
+      change: () => f.admin.req("PUT", `/api/contract/${id}/active`),
       read: () => get(`/api/contract/${id}`),
       type: "CONTRACT_AFTER_UPDATE",
       id,
@@ -275,12 +274,12 @@ describe("contract", () => {
 
 describe("external app", () => {
   test("PUT /api/externalapp/{id}: status left out is true", async () => {
-    const app = (await req("POST", "/api/externalapp", { name: "noop-app", description: "ERP" })).body;
+    const app = (await f.admin.req("POST", "/api/externalapp", { name: "noop-app", description: "ERP" })).body;
     const body = { name: "noop-app", description: "ERP", status: true };
     await check({
-      first: () => req("PUT", `/api/externalapp/${app.id}`, body),
-      again: [() => req("PUT", `/api/externalapp/${app.id}`, { name: "noop-app", description: "ERP" })],
-      change: () => req("PUT", `/api/externalapp/${app.id}`, { ...body, status: false }),
+      first: () => f.admin.req("PUT", `/api/externalapp/${app.id}`, body),
+      again: [() => f.admin.req("PUT", `/api/externalapp/${app.id}`, { name: "noop-app", description: "ERP" })],
+      change: () => f.admin.req("PUT", `/api/externalapp/${app.id}`, { ...body, status: false }),
       read: () => get(`/api/externalapp/${app.id}`),
       type: "EXTERNALAPP_AFTER_UPDATE",
       id: app.id,
@@ -288,9 +287,9 @@ describe("external app", () => {
   });
 
   test("key rotation always changes the app", async () => {
-    const app = (await req("POST", "/api/externalapp", { name: "noop-rotate" })).body;
+    const app = (await f.admin.req("POST", "/api/externalapp", { name: "noop-rotate" })).body;
     const mark = lastSeq(f.t, corpId);
-    for (let i = 0; i < 2; i++) expect((await req("POST", `/api/externalapp/${app.id}/key`)).status).toBe(200);
+    for (let i = 0; i < 2; i++) expect((await f.admin.req("POST", `/api/externalapp/${app.id}/key`)).status).toBe(200);
     expect(newEvents(f.t, corpId, mark).map((e) => e.type)).toEqual(["EXTERNALAPP_AFTER_UPDATE", "EXTERNALAPP_AFTER_UPDATE"]);
   });
 });
@@ -299,14 +298,14 @@ describe("metric", () => {
   const body = { name: "noop-metric", data_type: "Float", periodicity: "5m", start_date: "2025-01-01T00:00:00Z", daily_start_time: "00:00" };
 
   test("PUT /api/metric/{id}: instants compared canonical, defaults left out", async () => {
-    const id = (await req("POST", "/api/metric", body)).body.id;
+    const id = (await f.admin.req("POST", "/api/metric", body)).body.id;
     await check({
-      first: () => req("PUT", `/api/metric/${id}`, body),
+      first: () => f.admin.req("PUT", `/api/metric/${id}`, body),
       again: [
-        () => req("PUT", `/api/metric/${id}`, body),
-        () => req("PUT", `/api/metric/${id}`, { ...body, start_date: "2024-12-31T21:00:00.000-03:00", daily_start_time: undefined, end_date: null, endpoint: null }),
+        () => f.admin.req("PUT", `/api/metric/${id}`, body),
+        () => f.admin.req("PUT", `/api/metric/${id}`, { ...body, start_date: "2024-12-31T21:00:00.000-03:00", daily_start_time: undefined, end_date: null, endpoint: null }),
       ],
-      change: () => req("PUT", `/api/metric/${id}`, { ...body, periodicity: "10m" }),
+      change: () => f.admin.req("PUT", `/api/metric/${id}`, { ...body, periodicity: "10m" }),
       read: () => get(`/api/metric/${id}`),
       type: "METRIC_AFTER_UPDATE",
       id,
@@ -315,11 +314,11 @@ describe("metric", () => {
 
   test("PUT /api/metric/name/{name}", async () => {
     const named = { ...body, name: "noop-by-name" };
-    const id = (await req("POST", "/api/metric", named)).body.id;
+    const id = (await f.admin.req("POST", "/api/metric", named)).body.id;
     await check({
-      first: () => req("PUT", `/api/metric/name/noop-by-name`, named),
-      again: [() => req("PUT", `/api/metric/name/noop-by-name`, named)],
-      change: () => req("PUT", `/api/metric/name/noop-by-name`, { ...named, name: "noop-renamed" }),
+      first: () => f.admin.req("PUT", `/api/metric/name/noop-by-name`, named),
+      again: [() => f.admin.req("PUT", `/api/metric/name/noop-by-name`, named)],
+      change: () => f.admin.req("PUT", `/api/metric/name/noop-by-name`, { ...named, name: "noop-renamed" }),
       read: () => get(`/api/metric/${id}`),
       type: "METRIC_AFTER_UPDATE",
       id,
@@ -329,15 +328,15 @@ describe("metric", () => {
 
 describe("QR code", () => {
   test("PUT /api/qrcode/{id}", async () => {
-    const made = (await req("POST", "/api/qrcode", { name: "Noop QR", kind: "dynamic", target: "https://example.com/a" })).body;
+    const made = (await f.admin.req("POST", "/api/qrcode", { name: "Noop QR", kind: "dynamic", target: "https://example.com/a" })).body;
     const body = { name: "Noop QR", kind: "dynamic", target: "https://example.com/a", slug: made.slug };
     await check({
-      first: () => req("PUT", `/api/qrcode/${made.id}`, body),
+      first: () => f.admin.req("PUT", `/api/qrcode/${made.id}`, body),
       again: [
-        () => req("PUT", `/api/qrcode/${made.id}`, body),
-        () => req("PUT", `/api/qrcode/${made.id}`, { name: "Noop QR", kind: "dynamic", target: "https://example.com/a", campaign_id: null }),
+        () => f.admin.req("PUT", `/api/qrcode/${made.id}`, body),
+        () => f.admin.req("PUT", `/api/qrcode/${made.id}`, { name: "Noop QR", kind: "dynamic", target: "https://example.com/a", campaign_id: null }),
       ],
-      change: () => req("PUT", `/api/qrcode/${made.id}`, { ...body, target: "https://example.com/b" }),
+      change: () => f.admin.req("PUT", `/api/qrcode/${made.id}`, { ...body, target: "https://example.com/b" }),
       read: () => get(`/api/qrcode/${made.id}`),
       type: "QRCODE_AFTER_UPDATE",
       id: made.id,
@@ -345,11 +344,11 @@ describe("QR code", () => {
   });
 
   test("PUT /api/qrcode/{id}/active and /inactive", async () => {
-    const made = (await req("POST", "/api/qrcode", { name: "Noop toggle", kind: "static", content: "hello" })).body;
+    const made = (await f.admin.req("POST", "/api/qrcode", { name: "Noop toggle", kind: "static", content: "hello" })).body;
     await check({
-      first: () => req("PUT", `/api/qrcode/${made.id}/inactive`),
-      again: [() => req("PUT", `/api/qrcode/${made.id}/inactive`)],
-      change: () => req("PUT", `/api/qrcode/${made.id}/active`),
+      first: () => f.admin.req("PUT", `/api/qrcode/${made.id}/inactive`),
+      again: [() => f.admin.req("PUT", `/api/qrcode/${made.id}/inactive`)],
+      change: () => f.admin.req("PUT", `/api/qrcode/${made.id}/active`),
       read: () => get(`/api/qrcode/${made.id}`),
       type: "QRCODE_AFTER_UPDATE",
       id: made.id,

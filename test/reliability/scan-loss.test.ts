@@ -12,7 +12,7 @@ import { Database } from "bun:sqlite";
 import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { contractBody } from "../support/contract-body";
-import { ADMIN, tempDir } from "../support/helpers";
+import { ADMIN, freePort, tempDir } from "../support/helpers";
 import { STARTUP_MS, waitFor } from "../support/wait";
 
 /** README: "a crash loses at most the scans answered in the last 250 ms". */
@@ -23,12 +23,6 @@ const root = join(import.meta.dir, "../..");
 const dir = tempDir("corpadmin-scanloss-");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function freePort(): number {
-  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
-  const port = s.port!;
-  s.stop(true);
-  return port;
-}
 
 test(`kill -9 under load loses no scan answered more than ${SCAN_LOSS_BOUND_MS} ms before it`, async () => {
   const port = freePort();

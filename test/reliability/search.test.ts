@@ -18,15 +18,14 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const req = (method: string, path: string, body?: unknown) => t.req(method, path, { token: admin.token, body });
 async function ok(method: string, path: string, body?: unknown) {
-  const res = await req(method, path, body);
+  const res = await admin.req(method, path, body);
   if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.text}`);
   return res.body;
 }
 /** The `field` of every item ?q finds (one page of 500). */
 async function found(list: string, q: string, field = "name"): Promise<string[]> {
-  const res = await req("GET", `${list}?q=${encodeURIComponent(q)}&limit=500`);
+  const res = await admin.req("GET", `${list}?q=${encodeURIComponent(q)}&limit=500`);
   expect(res.status).toBe(200);
   return res.body.items.map((i: any) => i[field]).sort();
 }
@@ -107,7 +106,7 @@ describe("GET /api/person: ?q over name, display_name and doc_identity", () => {
     const odd = ['"', '""""', 'a"b', "\u0000ab", "^abc", "-abc", "abc:", "{name}:abc", "💡💡💡"].map(encodeURIComponent);
     // Bytes that are not UTF-8: a surrogate's encoding, a stray byte.
     for (const q of [...odd, "%ED%A0%80abc", "%FFabc"]) {
-      const res = await req("GET", `/api/person?q=${q}`);
+      const res = await admin.req("GET", `/api/person?q=${q}`);
       expect({ q, status: res.status }).toEqual({ q, status: 200 });
     }
   });
@@ -231,7 +230,7 @@ describe("POST /api/contract/create/externalapp/name/{externalAppName}; GET /api
     expect(await found("/api/person", "araca")).toEqual([]);
     expect(await found("/api/person", "buriti")).toEqual(["Cliente Buriti"]);
     expect(await found("/api/city", "itau de")).toEqual([]);
-    expect((await req("GET", `/api/contract?q=jabotic&id=${c.id}`)).body.total).toBe(1);
+    expect((await admin.req("GET", `/api/contract?q=jabotic&id=${c.id}`)).body.total).toBe(1);
   });
 
   test("an upsert that fails rolls its index entries back with its rows, beside one that commits in the same group", async () => {
@@ -240,9 +239,9 @@ describe("POST /api/contract/create/externalapp/name/{externalAppName}; GET /api
       return { ...b, number, customer: { ...b.customer, name, display_name: null }, billing_customer: { ...b.billing_customer, name, display_name: null } };
     };
     const [good, bad] = await Promise.all([
-      req("POST", "/api/contract/create/externalapp/name/erp", body(5151, "CTR-5151", "Cliente Graviola")),
+      admin.req("POST", "/api/contract/create/externalapp/name/erp", body(5151, "CTR-5151", "Cliente Graviola")),
       // The number of the contract above (4242's): 409, after its customer was written.
-      req("POST", "/api/contract/create/externalapp/name/erp", body(5252, "CTR-Jaboticaba-4242", "Cliente Pitomba")),
+      admin.req("POST", "/api/contract/create/externalapp/name/erp", body(5252, "CTR-Jaboticaba-4242", "Cliente Pitomba")),
     ]);
     expect([good.status, bad.status]).toEqual([200, 409]);
     expect(await found("/api/person", "graviola")).toEqual(["Cliente Graviola"]);

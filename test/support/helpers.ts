@@ -194,7 +194,8 @@ function readers(dir: string) {
   };
 }
 
-function freePort(): number {
+/** A loopback port free at the moment of asking (for a server another process will open). */
+export function freePort(): number {
   const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
   const port = s.port!;
   s.stop(true);
@@ -332,6 +333,20 @@ async function makeBinaryApp(opts: MakeAppOptions = {}): Promise<TestApp> {
   return t;
 }
 
+/** Logs `login` into `corp` (auth_name or id), from `ip` with `userAgent` when given; its access token. */
+export async function logIn(t: TestApp, corp: string, login: string, password: string, o: { ip?: string; userAgent?: string } = {}): Promise<string> {
+  const headers = o.userAgent !== undefined ? { "user-agent": o.userAgent } : undefined;
+  const res = await t.req("POST", "/api/login", { body: { corp, login, password }, ip: o.ip, headers });
+  if (res.status !== 200) throw new Error(`login of ${login} into ${corp} failed: ${res.status} ${res.text}`);
+  return res.body.access_token as string;
+}
+
+/** Requests of one token's holder: `req(method, path, body?)`, answered whatever the status. */
+export const requestsOf =
+  (t: TestApp, token: string) =>
+  <T = any>(method: string, path: string, body?: unknown): Promise<Res<T>> =>
+    t.req<T>(method, path, { token, body });
+
 /** The built-in admin (super_admin) working in a corporation: one session per app and corporation. */
 const adminSessions = new WeakMap<object, Map<string, string>>();
 
@@ -339,9 +354,8 @@ const adminSessions = new WeakMap<object, Map<string, string>>();
 export async function startAndLogin(t: TestApp, corp = { auth_name: "acme", company_name: "ACME Telecom", timezone: "America/Sao_Paulo" }) {
   const start = await t.req("POST", "/api/start", { body: { user: ADMIN, corp } });
   if (start.status !== 200) throw new Error(`start failed: ${start.status} ${start.text}`);
-  const login = await t.req("POST", "/api/login", { body: { corp: corp.auth_name, login: ADMIN.login, password: ADMIN.password } });
-  if (login.status !== 200) throw new Error(`login failed: ${login.status} ${login.text}`);
-  const admin = { token: login.body.access_token as string, corpId: start.body.corp.id as string, userId: start.body.user.id as string };
+  const token = await logIn(t, corp.auth_name, ADMIN.login, ADMIN.password);
+  const admin = { token, corpId: start.body.corp.id as string, userId: start.body.user.id as string, req: requestsOf(t, token) };
   if (!adminSessions.has(t)) adminSessions.set(t, new Map([[admin.corpId, admin.token]]));
   return admin;
 }
@@ -352,11 +366,7 @@ export async function adminIn(t: TestApp, corpId: string, method: string, path: 
   if (!sessions) adminSessions.set(t, (sessions = new Map()));
   for (let attempt = 0; attempt < 2; attempt++) {
     let token = sessions.get(corpId);
-    if (!token) {
-      const login = await t.req("POST", "/api/login", { body: { corp: corpId, login: ADMIN.login, password: ADMIN.password } });
-      if (login.status !== 200) throw new Error(`admin login into ${corpId} failed: ${login.status} ${login.text}`);
-      sessions.set(corpId, (token = login.body.access_token as string));
-    }
+    if (!token) sessions.set(corpId, (token = await logIn(t, corpId, ADMIN.login, ADMIN.password)));
     const res = await t.req(method, path, { token, body });
     if (res.status === 401) {
       sessions.delete(corpId); // revoked by the test: log in again
@@ -426,9 +436,8 @@ export async function addUser(
       await as("POST", `/api/workgroup/${wgId}/feature/${featureId}`);
     }
   }
-  const res = await t.req("POST", "/api/login", { body: { corp: corpId, login, password } });
-  if (res.status !== 200) throw new Error(`login of ${login} failed: ${res.status} ${res.text}`);
-  return { userId, login, password, token: res.body.access_token as string };
+  const token = await logIn(t, corpId, login, password);
+  return { userId, login, password, token, req: requestsOf(t, token) };
 }
 
 export const UNKNOWN_ID = "01900000-0000-7000-8000-000000000000";

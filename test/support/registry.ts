@@ -1,4 +1,5 @@
 // Shared set-up for the registry suites: two corporations, an outbox reader and table counts.
+import { afterAll, beforeAll } from "bun:test";
 import { asc, count, gt } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import { events } from "../../src/db/tenant/schema";
@@ -15,6 +16,28 @@ export async function registryApp() {
   /** A member of acme without any registry permission. */
   const nobody = await addUser(t, admin.corpId, { services: ["platform.webhook"] });
   return { t, admin, otherCorpId, other, nobody };
+}
+
+/**
+ * A registry suite's app, opened before the file's tests and closed after them, with what scenario
+ * rows name: the target (acme's outbox and history), and the tokens of acme's admin, of a user of
+ * the other corporation and of a member without registry permissions.
+ */
+export function registrySuite() {
+  let f: Awaited<ReturnType<typeof registryApp>>;
+  beforeAll(async () => {
+    f = await registryApp();
+  });
+  afterAll(() => f.t.close());
+  return {
+    get f() {
+      return f;
+    },
+    target: () => ({ t: f.t, corpId: f.admin.corpId, historyToken: f.admin.token }),
+    admin: () => f.admin.token,
+    other: () => f.other.token,
+    nobody: () => f.nobody.token,
+  };
 }
 
 /** The corporation's database file, read through its own connection (the binary's too). */

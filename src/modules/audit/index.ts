@@ -3,7 +3,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
 import { ListOf } from "../../lib/schemas";
-import { authGuard } from "../auth/guard";
+import { authGuard } from "../../http/guard";
 import { AuditEntry, AuditQuery } from "./model";
 import { listAudit } from "./service";
 

@@ -7,7 +7,7 @@ import { ListOf, ListQuery, ProblemSchema } from "../../lib/schemas";
 import { forbidden, notFound, Problem, unauthorized } from "../../lib/problem";
 import type { CorpRow } from "../../core/corp-cache";
 import { clientOf, credentialsOf, issueCredentials, loadUser } from "./credentials";
-import { authGuard, requestIdOf } from "./guard";
+import { authGuard, requestIdOf } from "../../http/guard";
 import { checkExternalLogin, checkLogin, checkTokenIssue, invalidCredentials, memberOf, onlyCorpOf } from "./login";
 import {
   ChangeCorpBody,
@@ -24,6 +24,7 @@ import {
 } from "./model";
 import { linkedUserId, linkIdentity, oidcOf } from "./oidc";
 import { addRange, domainCorp, listRanges, removeRange, safeIpsOf } from "./safe-ip";
+import { forgetDevices } from "./service";
 import { SharedRateLimiter } from "./shared-rate-limit";
 import { DEVICE_COOKIE, setDeviceCookie } from "./two-factor";
 
@@ -34,6 +35,8 @@ import { DEVICE_COOKIE, setDeviceCookie } from "./two-factor";
 const problemSlug = (err: unknown) => (err instanceof Problem ? (err.status === 429 ? "locked" : err.slug) : "error");
 
 export function authModule(ctx: AppContext) {
+  // A new password or two-factor turned off: the devices remembered on the old ones are forgotten.
+  ctx.credentialWatchers.push(forgetDevices);
   // Several app nodes share one database: they count the per-IP limit there (a request's hit is
   // read from ctx.publicAuthLimiter by the guard, so the swap holds for every module's public rows).
   if (ctx.tenants.engine === "postgres") {

@@ -12,11 +12,11 @@
 // the OIDC exchange runs 1 and 3–6 once its ID token has named the user.
 import type { AppContext } from "../../core/context";
 import { forbidden, invalid } from "../../lib/problem";
-import { corpIdsOfUser, isMember } from "../corp/membership-service";
+import { corpIdsOfUser, isMember } from "../membership/service";
 import { findUser, findUserByLogin, setPasswordHash } from "../user/service";
 import type { UserRow } from "../user/view";
 import type { CorpRow } from "../../core/corp-cache";
-import { corpGate } from "./guard";
+import { corpGate } from "../../http/guard";
 import { Lockout, type Attempt } from "./lockout";
 import type { LoginBody } from "./model";
 import { safeIpsOf } from "./safe-ip";

@@ -3,46 +3,20 @@
 // on the user row and moved forward by a conditional UPDATE, so two requests racing with the same
 // code cannot both win. Remembered devices skip the code; only a hash of the cookie is stored.
 import { randomBytes } from "node:crypto";
-import * as OTPAuth from "otpauth";
 import type { Cookie } from "elysia";
 import type { AppContext } from "../../core/context";
 import { sha256Hex } from "../../lib/ids";
 import { forbidden } from "../../lib/problem";
 import { toIso } from "../../lib/time";
 import { consumeTotpStep } from "../user/service";
+import { matchingStep, twoFactorInvalid } from "../user/totp";
 import type { UserRow } from "../user/view";
 import { deviceRemembered, insertRememberedDevice } from "./service";
 
-export const TOTP_PERIOD = 30;
 export const DEVICE_COOKIE = "corpadmin_device";
 export const DEVICE_MAX_AGE = 2_592_000;
-const ISSUER = "corpadmin";
 
 export const twoFactorRequired = () => forbidden("A two-factor code is required", "two-factor-required");
-export const twoFactorInvalid = () => forbidden("The two-factor code is invalid", "two-factor-invalid");
-
-/** An integer code is left-padded to 6 digits; a 6-digit string is taken as is. */
-export function normalizeCode(code: number | string): string {
-  return typeof code === "number" ? String(code).padStart(6, "0") : code;
-}
-
-export function newTotpSecret(): string {
-  return new OTPAuth.Secret({ size: 20 }).base32;
-}
-
-function totp(secret: string, label = "user"): OTPAuth.TOTP {
-  return new OTPAuth.TOTP({ issuer: ISSUER, label, algorithm: "SHA1", digits: 6, period: TOTP_PERIOD, secret: OTPAuth.Secret.fromBase32(secret) });
-}
-
-export function otpauthUri(secret: string, login: string): string {
-  return totp(secret, login).toString();
-}
-
-/** The time step the code belongs to (within one step of now), or null when it matches none. */
-export function matchingStep(secret: string, code: number | string, nowMs: number): number | null {
-  const delta = totp(secret).validate({ token: normalizeCode(code), timestamp: nowMs, window: 1 });
-  return delta === null ? null : Math.floor(nowMs / 1000 / TOTP_PERIOD) + delta;
-}
 
 /** Accepts the code once: true when it matches and its step is newer than the last accepted. */
 async function consumeCode(ctx: AppContext, userId: string, secret: string, code: number | string): Promise<boolean> {

@@ -1,11 +1,10 @@
 // Service & Feature rows of routes.md: the service catalog, features and their actions, and the
 // application menu with its permission-aware tree.
-import { Workgroup } from "../workgroup/model";
 import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
 import { created, noContent } from "../../lib/http";
 import { ArrayOf, IdParams, ListOf, ListQuery, ProblemSchema } from "../../lib/schemas";
-import { authGuard } from "../auth/guard";
+import { authGuard } from "../../http/guard";
 import {
   ActionInput,
   Feature,
@@ -15,14 +14,12 @@ import {
   Menu,
   MenuInput,
   MenuNode,
-  MenuWorkgroupParams,
   Service,
   ServiceInput,
   ServiceWithFeatures,
 } from "./model";
 import {
   addAction,
-  assignMenuToWorkgroup,
   createFeature,
   createService,
   deleteFeature,
@@ -59,21 +56,6 @@ export function catalogModule(ctx: AppContext) {
         body: MenuInput,
         response: { 200: Menu },
         detail: { summary: "Create a menu (no id) or replace one (id given)" },
-      },
-    )
-    .post(
-      "/menu/:id/workgroup/:workgroupId",
-      async ({ params, principal }) => {
-        const wg = await assignMenuToWorkgroup(ctx, params.id, params.workgroupId);
-        const target = `workgroup=${wg.id} menu=${params.id}`;
-        await ctx.audit.record({ action: "workgroup.menu_assign", outcome: "success", actor_user_id: principal.userId, corp_id: wg.corp_id, target, ip: principal.ip, request_id: principal.requestId });
-        return wg;
-      },
-      {
-      auth: "*",
-      params: MenuWorkgroupParams,
-      response: { 200: Workgroup, 409: ProblemSchema },
-      detail: { summary: "Grant a workgroup the features of a menu and of its descendants" },
       },
     )
     .post("/service/:id/features", async ({ params, body }) => ({ items: await uploadFeatures(ctx, params.id, body) }), {

@@ -10,9 +10,6 @@ import { newId } from "../../lib/ids";
 import { listRows, type ListParams } from "../../lib/list";
 import { conflict, invalid, notFound } from "../../lib/problem";
 import { PERMISSIONS_TOPIC, type PermissionSets } from "../../core/permissions";
-import { serviceEnabled } from "../corp/membership-service";
-import { findWorkgroup, grantFeatures, workgroupView } from "../workgroup/service";
-import type { Workgroup } from "../workgroup/model";
 import type { Action, ActionInput, Feature, FeatureInput, FeatureUpload, Menu, MenuInput, MenuNode, Service, ServiceInput } from "./model";
 
 type ServiceRow = typeof services.$inferSelect;
@@ -370,49 +367,31 @@ export function menuTree(ctx: AppContext, permission: PermissionSets): Promise<M
 }
 
 /**
- * Grants a workgroup the features of a menu and of all its descendants. All or nothing: when a
- * feature's service is not enabled for the workgroup's corporation, nothing is granted (409).
+ * The features of a menu and of all its descendants, each with its service (404 "Menu" when the
+ * menu is not there): what assigning the menu to a workgroup grants (workgroup/service.ts).
  */
-export function assignMenuToWorkgroup(ctx: AppContext, menuId: string, workgroupId: string): Promise<Workgroup> {
-  return ctx.store.platform.write(async (tx, w) => {
-    await getMenuRow(tx, menuId);
-    const wg = await findWorkgroup(tx, workgroupId);
-    if (!wg) throw notFound("Workgroup");
-    const before = await workgroupView(tx, wg);
-    const all = await tx.select({ id: menus.id, parent_id: menus.parent_id, feature_id: menus.feature_id }).from(menus).all();
-    const children = new Map<string, string[]>();
-    for (const m of all) if (m.parent_id) children.set(m.parent_id, [...(children.get(m.parent_id) ?? []), m.id]);
-    const byId = new Map(all.map((m) => [m.id, m]));
-    const featureIds = new Set<string>();
-    const stack = [menuId];
-    const seen = new Set<string>();
-    while (stack.length) {
-      const at = stack.pop()!;
-      if (seen.has(at)) continue;
-      seen.add(at);
-      const f = byId.get(at)?.feature_id;
-      if (f) featureIds.add(f);
-      stack.push(...(children.get(at) ?? []));
-    }
-    if (featureIds.size) {
-      const ids = [...featureIds];
-      const feats = await tx
-        .select({ name: features.name, service_id: features.service_id, identifier: services.identifier })
-        .from(features)
-        .innerJoin(services, eq(services.id, features.service_id))
-        .where(inArray(features.id, ids))
-        .all();
-      const enabled = new Map<string, boolean>();
-      for (const f of feats) {
-        let on = enabled.get(f.service_id);
-        if (on === undefined) enabled.set(f.service_id, (on = await serviceEnabled(tx, wg.corp_id, f.service_id)));
-        if (!on) throw conflict(`The service '${f.identifier}' of feature '${f.name}' is not enabled for the workgroup's corporation`);
-      }
-      await grantFeatures(tx, workgroupId, ids);
-      await dropPermissions(ctx, tx, w);
-    }
-    const after = await workgroupView(tx, (await findWorkgroup(tx, workgroupId))!);
-    w.record({ type: "workgroup", id: workgroupId, action: "grant", before, after, corpId: wg.corp_id });
-    return after;
-  });
+export async function menuFeatures(db: PlatformDb, menuId: string): Promise<{ id: string; name: string; service_id: string; identifier: string }[]> {
+  await getMenuRow(db, menuId);
+  const all = await db.select({ id: menus.id, parent_id: menus.parent_id, feature_id: menus.feature_id }).from(menus).all();
+  const children = new Map<string, string[]>();
+  for (const m of all) if (m.parent_id) children.set(m.parent_id, [...(children.get(m.parent_id) ?? []), m.id]);
+  const byId = new Map(all.map((m) => [m.id, m]));
+  const featureIds = new Set<string>();
+  const stack = [menuId];
+  const seen = new Set<string>();
+  while (stack.length) {
+    const at = stack.pop()!;
+    if (seen.has(at)) continue;
+    seen.add(at);
+    const f = byId.get(at)?.feature_id;
+    if (f) featureIds.add(f);
+    stack.push(...(children.get(at) ?? []));
+  }
+  if (!featureIds.size) return [];
+  return db
+    .select({ id: features.id, name: features.name, service_id: features.service_id, identifier: services.identifier })
+    .from(features)
+    .innerJoin(services, eq(services.id, features.service_id))
+    .where(inArray(features.id, [...featureIds]))
+    .all();
 }

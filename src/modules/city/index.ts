@@ -3,7 +3,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
 import { created, noContent } from "../../lib/http";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
-import { authGuard } from "../auth/guard";
+import { authGuard } from "../../http/guard";
 import { AppByIdIdentity, AppByNameIdentity, ExternalLinkInput, ExternalLinkView } from "../externalapp/model";
 import { City, CityInput, CityWithIdentity } from "./model";
 import { changeCity, cityByIdentity, createCity, deleteCity, linkCity, listCities, showCity } from "./service";

@@ -4,7 +4,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
 import { created, noContent } from "../../lib/http";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
-import { authGuard } from "../auth/guard";
+import { authGuard } from "../../http/guard";
 import { Classification, ClassificationInput, ClassificationNameParams } from "./model";
 import { createClassification, listClassifications, removeClassification, showClassification, updateClassification } from "./service";
 

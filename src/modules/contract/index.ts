@@ -6,7 +6,7 @@ import type { Principal } from "../../core/principal";
 import type { TenantDoor } from "../../core/store";
 import { checkedJson, checkedJsonText, created } from "../../lib/http";
 import { IdParams, ListOf } from "../../lib/schemas";
-import { authGuard } from "../auth/guard";
+import { authGuard } from "../../http/guard";
 import { AddressInput } from "../address/model";
 import { AppById, AppByIdIdentity, AppByName, AppByNameIdentity, ExternalLinkInput, ExternalLinkView } from "../externalapp/model";
 import {

@@ -5,7 +5,7 @@ import type { AppContext } from "../../core/context";
 import { created, noContent } from "../../lib/http";
 import { forbidden } from "../../lib/problem";
 import { ListOf, ListQuery, ProblemSchema } from "../../lib/schemas";
-import { actionOf, authGuard } from "../auth/guard";
+import { actionOf, authGuard } from "../../http/guard";
 import type { Principal } from "../../core/principal";
 import { permits } from "../../core/permissions";
 import { User } from "../user/model";
@@ -37,6 +37,8 @@ import {
   setCorpStatus,
   updateCorporation,
   type CorpStatus,
+  corpCountOnServer,
+  corpCountsByServer,
 } from "./service";
 
 const TRANSITIONS: [path: string, status: CorpStatus, summary: string][] = [
@@ -58,6 +60,8 @@ const audit = (p: Principal, action: string, corpId: string, target: string = co
 });
 
 export function corpModule(ctx: AppContext) {
+  // Servers hold corporations: the server module asks here how many (it sits below this module).
+  ctx.serverCorps = { on: corpCountOnServer, byServer: corpCountsByServer };
   const app = new Elysia({ name: "corp", prefix: "/api", tags: ["Corporation"] })
     .use(authGuard(ctx))
     .post("/corp/check", ({ body }) => corpCheck(ctx, body.auth_name), {

@@ -1,10 +1,11 @@
-// Corporations: the platform rows (corporations, corp_members, corp_services) and their databases.
+// Corporations: the platform rows (corporations, corp_services; members through the membership
+// module) and their databases.
 import { copyFileSync, existsSync, mkdirSync, renameSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { and, count, eq, inArray, sql } from "drizzle-orm";
 import type { AppContext } from "../../core/context";
 import { PERMISSIONS_TOPIC } from "../../core/permissions";
-import { corpMembers, corpServices, corporations } from "../../db/platform/schema";
+import { corpServices, corporations } from "../../db/platform/schema";
 import type { PlatformDb } from "../../db/sqlite";
 import { newId } from "../../lib/ids";
 import { listRows, type ListParams } from "../../lib/list";
@@ -15,7 +16,7 @@ import { actionsByFeature, builtinServiceIds, featureIdsOf, featureSummaries, se
 import { serverExists } from "../server/service";
 import { removeUserFromCorpWorkgroups, revokeServiceInCorp } from "../workgroup/service";
 import { listUsersAmong, userExists } from "../user/service";
-import { isMember, memberIdsOf, serviceEnabled } from "./membership-service";
+import { insertMember, isMember, memberIdsOf, removeMember, serviceEnabled } from "../membership/service";
 import type { CORP_STATUSES, CorpCheck, CorpTree, Corporation, CorporationInput } from "./model";
 
 export type CorpStatus = (typeof CORP_STATUSES)[number];
@@ -149,7 +150,7 @@ export async function createCorporation(ctx: AppContext, input: CorporationInput
       .run();
     const builtins = await builtinServiceIds(tx);
     if (builtins.length) await tx.insert(corpServices).values(builtins.map((s) => ({ corp_id: id, service_id: s }))).run();
-    if (memberUserId) await tx.insert(corpMembers).values({ corp_id: id, user_id: memberUserId }).run();
+    if (memberUserId) await insertMember(tx, id, memberUserId);
     w.record({ type: "corp", id, action: "create", before: null, after: await corpRow(tx, id), corpId: id });
     await ctx.changes.publish(tx, w, PERMISSIONS_TOPIC, "*");
   });
@@ -302,7 +303,7 @@ export function addCorpUser(ctx: AppContext, corpId: string, userId: string): Pr
     if (!(await userExists(tx, userId))) throw notFound("User");
     const field = `members.${userId}`;
     w.record({ type: "corp", id: corpId, action: "member", before: { [field]: await isMember(tx, userId, corpId) }, after: { [field]: true }, corpId });
-    await tx.insert(corpMembers).values({ corp_id: corpId, user_id: userId }).onConflictDoNothing().run();
+    await insertMember(tx, corpId, userId);
     await ctx.changes.publish(tx, w, PERMISSIONS_TOPIC, "*");
   });
 }
@@ -312,12 +313,7 @@ export async function removeCorpUser(ctx: AppContext, corpId: string, userId: st
   await ctx.store.platform.write(async (tx, w) => {
     await corpRow(tx, corpId);
     if (!(await userExists(tx, userId))) throw notFound("User");
-    const removed = await tx
-      .delete(corpMembers)
-      .where(and(eq(corpMembers.corp_id, corpId), eq(corpMembers.user_id, userId)))
-      .returning({ u: corpMembers.user_id })
-      .all();
-    if (!removed.length) throw notFound("Membership");
+    if (!(await removeMember(tx, corpId, userId))) throw notFound("Membership");
     w.record({ type: "corp", id: corpId, action: "member", before: { [`members.${userId}`]: true }, after: { [`members.${userId}`]: false }, corpId });
     await removeUserFromCorpWorkgroups(tx, corpId, userId);
     await ctx.changes.publish(tx, w, PERMISSIONS_TOPIC, "*");

@@ -5,7 +5,7 @@ import type { AppContext } from "../../core/context";
 import type { Principal } from "../../core/principal";
 import { created, noContent } from "../../lib/http";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
-import { authGuard } from "../auth/guard";
+import { authGuard } from "../../http/guard";
 import { ExternalApp, ExternalAppInput, ExternalAppWithKey } from "./model";
 import { createExternalApp, deleteExternalApp, listExternalApps, rotateApiKey, showExternalApp, updateExternalApp, verifyApiKey } from "./service";
 

@@ -12,7 +12,7 @@ import { randomBase62, sha256Hex } from "../../lib/ids";
 import { listRows, type ListParams } from "../../lib/list";
 import { conflict, forbidden, notFound } from "../../lib/problem";
 import { unchanged } from "../../lib/unchanged";
-import { API_KEY_SECRET_LENGTH } from "../auth/guard";
+import { API_KEY_SECRET_LENGTH } from "../../http/guard";
 import type { ExternalApp, ExternalAppInput, ExternalAppWithKey } from "./model";
 
 export type ExternalAppRow = typeof externalApps.$inferSelect;

@@ -5,7 +5,7 @@ import type { AppContext } from "../../core/context";
 import { permits } from "../../core/permissions";
 import { forbidden } from "../../lib/problem";
 import { ListOf } from "../../lib/schemas";
-import { actionOf, authGuard } from "../auth/guard";
+import { actionOf, authGuard } from "../../http/guard";
 import { Change, ChangeQuery } from "./model";
 import { historyGuard, listHistory } from "./service";
 

@@ -1,7 +1,7 @@
 // The RADIUS authorize attempt list (the work is in attempt-service.ts; the log is in jobs.ts).
 import { Elysia } from "elysia";
 import { ListOf } from "../../lib/schemas";
-import type { authGuard } from "../auth/guard";
+import type { authGuard } from "../../http/guard";
 import { listAttempts } from "./attempt-service";
 import type { AttemptLog } from "./jobs";
 import { RadiusLogSchemas } from "./model";

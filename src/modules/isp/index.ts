@@ -5,7 +5,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
 import type { EdgeRoutes } from "../../lib/edge";
-import { authGuard } from "../auth/guard";
+import { authGuard } from "../../http/guard";
 import { attemptRoutes } from "./attempt";
 import { FairUseJob, FairUseMarks } from "./fair-use";
 import { AttemptLog, watchContracts } from "./jobs";

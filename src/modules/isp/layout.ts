@@ -3,7 +3,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
 import { created, noContent } from "../../lib/http";
 import { ArrayOf, IdParams, ListOf, ListQuery } from "../../lib/schemas";
-import type { authGuard } from "../auth/guard";
+import type { authGuard } from "../../http/guard";
 import { attachAttribute, createLayout, deleteLayout, detachAttribute, getLayout, listLayouts, renderForContract, setLayoutStatus, updateLayout } from "./layout-service";
 import { Layout, LayoutAttributeInput, LayoutAttributeParams, LayoutInput, LayoutVariable, Rendered, RenderParams, RenderQuery } from "./model";
 import { LAYOUT_VARIABLES } from "./template";

@@ -5,7 +5,7 @@ import { created, noContent } from "../../lib/http";
 import { Enum, IdParams, ListOf, ListQuery } from "../../lib/schemas";
 import { testNas } from "./dynamic-auth";
 import type { NasHealthJob } from "./nas-health";
-import type { authGuard } from "../auth/guard";
+import type { authGuard } from "../../http/guard";
 import { Nas, NasCreateInput, NasTestResult, NasUpdateInput, RadiusLogSchemas } from "./model";
 import { listNasSessions } from "./session-service";
 import { createNas, deleteNas, getNas, listNas, setNasStatus, updateNas } from "./nas-service";

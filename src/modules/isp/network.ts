@@ -3,7 +3,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
 import { IdParams } from "../../lib/schemas";
-import type { authGuard } from "../auth/guard";
+import type { authGuard } from "../../http/guard";
 import { Contract } from "../contract/model";
 import type { FairUseMarks } from "./fair-use";
 import { NetworkPolicy, NetworkPolicyInput } from "./model";

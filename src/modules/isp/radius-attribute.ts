@@ -3,7 +3,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
 import { created, noContent } from "../../lib/http";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
-import type { authGuard } from "../auth/guard";
+import type { authGuard } from "../../http/guard";
 import { RadiusAttribute, RadiusAttributeInput } from "./model";
 import {
   createRadiusAttribute,

@@ -7,7 +7,7 @@ import type { CorpRow } from "../../core/corp-cache";
 import type { TenantDoor } from "../../core/store";
 import type { TenantDb } from "../../db/sqlite";
 import { unauthorized } from "../../lib/problem";
-import { corpGate, parseApiKey } from "../auth/guard";
+import { corpGate, parseApiKey } from "../../http/guard";
 import { canonicalIp } from "./ip";
 import { hashSecret, nasByIp, secretMatches, type RadiusNas } from "./nas-service";
 import { cachedNas, type Snapshot } from "./radius-cache";

@@ -3,7 +3,7 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../core/context";
 import { IdParams, ListOf } from "../../lib/schemas";
-import type { authGuard } from "../auth/guard";
+import type { authGuard } from "../../http/guard";
 import { disconnectContract, disconnectSession, type Actor } from "./dynamic-auth";
 import { RadiusLogSchemas } from "./model";
 

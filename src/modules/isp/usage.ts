@@ -3,7 +3,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
 import { IdParams, ListOf } from "../../lib/schemas";
-import type { authGuard } from "../auth/guard";
+import type { authGuard } from "../../http/guard";
 import { ContractUsage, UsageListQuery, UsageQuery, UsageRow } from "./model";
 import { contractUsage, usageByContract } from "./usage-service";
 

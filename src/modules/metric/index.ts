@@ -6,7 +6,7 @@ import type { TenantWriteScope } from "../../core/store";
 import type { TenantDb } from "../../db/sqlite";
 import { created, noContent } from "../../lib/http";
 import { IdParams, ListOf, ListQuery, ProblemSchema } from "../../lib/schemas";
-import { authGuard } from "../auth/guard";
+import { authGuard } from "../../http/guard";
 import { MetricScheduler } from "./jobs";
 import { HistoryQuery, HistoryResponse, Metric, MetricInput, MetricValue, MetricValueInput, NameParams } from "./model";
 import { addValue, createMetric, deleteMetric, getMetric, history, listMetrics, METRICS_TOPIC, metricView, updateMetric } from "./service";

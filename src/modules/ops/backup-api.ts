@@ -8,7 +8,7 @@ import type { AppContext } from "../../core/context";
 import { noContent } from "../../lib/http";
 import { conflict, Problem } from "../../lib/problem";
 import { ArrayOf } from "../../lib/schemas";
-import { authGuard } from "../auth/guard";
+import { authGuard } from "../../http/guard";
 import { BackupError, BackupUnavailable, type BackupLock } from "./backup";
 import { backupArchive, createApiBackup, deleteBackup, listBackups } from "./backup-service";
 import { Backup, BackupNameParams } from "./model";

@@ -4,7 +4,7 @@ import type { AppContext } from "../../core/context";
 import { created, noContent } from "../../lib/http";
 import { listAnswer } from "../../lib/list-csv";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
-import { authGuard } from "../auth/guard";
+import { authGuard } from "../../http/guard";
 import { AddressInput } from "../address/model";
 import { AppById, AppByIdIdentity, AppByName, AppByNameIdentity, ExternalLinkInput, ExternalLinkView } from "../externalapp/model";
 import { Person, PersonInput, PersonWithIdentity } from "./model";

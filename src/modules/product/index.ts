@@ -3,7 +3,7 @@ import { Elysia, t } from "elysia";
 import type { AppContext } from "../../core/context";
 import { created, noContent } from "../../lib/http";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
-import { authGuard } from "../auth/guard";
+import { authGuard } from "../../http/guard";
 import { Product, ProductIdentityParams, ProductInput } from "./model";
 import { createProduct, deleteProduct, listProducts, setProductClassifications, showProduct, updateProduct } from "./service";
 

@@ -3,7 +3,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
 import { created, noContent } from "../../lib/http";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
-import { authGuard } from "../auth/guard";
+import { authGuard } from "../../http/guard";
 import * as assets from "./assets-service";
 import { QrCampaign, QrCampaignInput, QrCategory, QrCategoryInput, QrLogo, QrLogoInput, derived } from "./model";
 

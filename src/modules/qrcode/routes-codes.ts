@@ -1,6 +1,6 @@
 // /api/qrcode rows for codes: CRUD, active/inactive, image, CSV export, accesses and reports.
 import { Elysia } from "elysia";
-import { authGuard } from "../auth/guard";
+import { authGuard } from "../../http/guard";
 import { created, noContent } from "../../lib/http";
 import { invalid, notFound } from "../../lib/problem";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";

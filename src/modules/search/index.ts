@@ -2,7 +2,7 @@
 // corporation, for any valid token; each kind only for callers who may read its list.
 import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
-import { actionOf, authGuard } from "../auth/guard";
+import { actionOf, authGuard } from "../../http/guard";
 import { SearchQuery, SearchResult } from "./model";
 import { search } from "./service";
 

@@ -3,7 +3,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
 import { created, noContent } from "../../lib/http";
 import { IdParams, ListOf, ListQuery, ProblemSchema } from "../../lib/schemas";
-import { authGuard } from "../auth/guard";
+import { authGuard } from "../../http/guard";
 import { Server, ServerInput } from "./model";
 import { createServer, deleteServer, getServer, listServers, updateServer } from "./service";
 

@@ -3,13 +3,12 @@
 import { mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { eq } from "drizzle-orm";
-import type { AppContext } from "../../core/context";
+import type { AppContext, ServerCorpCounts } from "../../core/context";
 import { servers } from "../../db/platform/schema";
 import type { PlatformDb } from "../../db/sqlite";
 import { newId } from "../../lib/ids";
 import { listRows, type ListParams } from "../../lib/list";
 import { conflict, invalid, notFound } from "../../lib/problem";
-import { corpCountOnServer, corpCountsByServer } from "../corp/service";
 import type { Server, ServerInput } from "./model";
 
 type ServerRow = typeof servers.$inferSelect;
@@ -38,15 +37,21 @@ async function getRow(db: PlatformDb, id: string): Promise<ServerRow> {
   return row;
 }
 
-const serverView = async (db: PlatformDb, id: string): Promise<Server> => view(await getRow(db, id), await corpCountOnServer(db, id));
+/** The corporation module's counts (ctx.serverCorps), set when it is mounted. */
+function corpCounts(ctx: AppContext): ServerCorpCounts {
+  if (!ctx.serverCorps) throw new Error("the corporation module is not mounted: servers cannot tell what they hold");
+  return ctx.serverCorps;
+}
+
+const serverView = async (ctx: AppContext, db: PlatformDb, id: string): Promise<Server> => view(await getRow(db, id), await corpCounts(ctx).on(db, id));
 
 export function getServer(ctx: AppContext, id: string): Promise<Server> {
-  return ctx.store.platform.read((db) => serverView(db, id));
+  return ctx.store.platform.read((db) => serverView(ctx, db, id));
 }
 
 export function listServers(ctx: AppContext, query: ListParams) {
   return ctx.store.platform.read(async (db) => {
-    const counts = await corpCountsByServer(db);
+    const counts = await corpCounts(ctx).byServer(db);
     return listRows(db, servers, { q: [servers.name, servers.path] }, query, (r: ServerRow) => view(r, counts.get(r.id) ?? 0));
   });
 }
@@ -88,7 +93,7 @@ export async function createServer(ctx: AppContext, input: ServerInput): Promise
     await checkUnique(tx, input.name, path);
     await tx.insert(servers).values({ id, name: input.name, path, description: input.description ?? null }).run();
     w.record({ type: "server", id, action: "create", before: null, after: await getRow(tx, id) });
-    return serverView(tx, id);
+    return serverView(ctx, tx, id);
   });
 }
 
@@ -100,7 +105,7 @@ export async function updateServer(ctx: AppContext, id: string, input: ServerInp
     await checkUnique(db, input.name, wanted, id);
     if (wanted === current.path) return false;
     if (current.builtin) throw conflict("The built-in server's path follows the data directory and cannot change");
-    if ((await corpCountOnServer(db, id)) > 0) throw conflict("The server holds corporations; their databases live at its path");
+    if ((await corpCounts(ctx).on(db, id)) > 0) throw conflict("The server holds corporations; their databases live at its path");
     return true;
   });
   const path = changesPath ? usableDirectory(input.path) : wanted;
@@ -108,12 +113,12 @@ export async function updateServer(ctx: AppContext, id: string, input: ServerInp
     const current = await getRow(tx, id);
     await checkUnique(tx, input.name, path, id);
     // What was checked before the directory was made must still hold.
-    if (path !== current.path && (current.builtin || (await corpCountOnServer(tx, id)) > 0)) {
+    if (path !== current.path && (current.builtin || (await corpCounts(ctx).on(tx, id)) > 0)) {
       throw conflict("The server holds corporations; their databases live at its path");
     }
     await tx.update(servers).set({ name: input.name, path, description: input.description ?? null }).where(eq(servers.id, id)).run();
     w.record({ type: "server", id, action: "update", before: current, after: await getRow(tx, id) });
-    return serverView(tx, id);
+    return serverView(ctx, tx, id);
   });
 }
 
@@ -122,7 +127,7 @@ export function deleteServer(ctx: AppContext, id: string): Promise<void> {
   return ctx.store.platform.write(async (tx, w) => {
     const current = await getRow(tx, id);
     if (current.builtin) throw conflict("The built-in server cannot be deleted");
-    if ((await corpCountOnServer(tx, id)) > 0) throw conflict("The server holds corporations");
+    if ((await corpCounts(ctx).on(tx, id)) > 0) throw conflict("The server holds corporations");
     await tx.delete(servers).where(eq(servers.id, id)).run();
     w.record({ type: "server", id, action: "delete", before: current, after: null });
   });

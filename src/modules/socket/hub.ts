@@ -6,7 +6,7 @@ import type { ServerWebSocket } from "bun";
 import type { AppContext } from "../../core/context";
 import { EVENT_AREAS, eventsAfter, lastEventSeq } from "../../core/events";
 import { dropSettingRange, getSetting, putSetting, takeSetting } from "../../core/settings";
-import { actionOf } from "../auth/guard";
+import { actionOf } from "../../http/guard";
 import type { Principal } from "../../core/principal";
 
 export const TICKET_SECONDS = 30 as const;

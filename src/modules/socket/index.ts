@@ -5,7 +5,7 @@ import { Elysia } from "elysia";
 import type { ServerWebSocket } from "bun";
 import type { AppContext } from "../../core/context";
 import { unauthorized } from "../../lib/problem";
-import { authGuard } from "../auth/guard";
+import { authGuard } from "../../http/guard";
 import { SocketHub, type SocketClient } from "./hub";
 import { SocketQuery, SocketTicket, UpgradeRequired } from "./model";
 

@@ -3,7 +3,7 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../core/context";
 import { ProblemSchema } from "../../lib/schemas";
-import { authGuard } from "../auth/guard";
+import { authGuard } from "../../http/guard";
 import { Corporation } from "../corp/model";
 import { User } from "../user/model";
 import { StartBody } from "./model";

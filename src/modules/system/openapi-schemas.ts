@@ -14,7 +14,8 @@ import * as catalog from "../catalog/model";
 import * as city from "../city/model";
 import * as classification from "../classification/model";
 import * as contract from "../contract/model";
-import * as core from "../core/model";
+import * as maintenance from "../maintenance/model";
+import * as notepad from "../notepad/model";
 import * as corp from "../corp/model";
 import * as externalApp from "../externalapp/model";
 import * as history from "../history/model";
@@ -29,7 +30,7 @@ import * as webhook from "../webhook/model";
 import * as workgroup from "../workgroup/model";
 
 const MODELS: Record<string, unknown>[] = [
-  schemas, auth, catalog, city, classification, contract, core, corp, externalApp, history, isp,
+  schemas, auth, catalog, city, classification, contract, maintenance, notepad, corp, externalApp, history, isp,
   metric, person, product, qrcode, address, server, user, webhook, workgroup,
 ];
 

@@ -4,7 +4,7 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../core/context";
 import { ArrayOf } from "../../lib/schemas";
-import { authGuard } from "../auth/guard";
+import { authGuard } from "../../http/guard";
 import { runDoctor } from "./doctor";
 import { DoctorCheck, Job, JobParams } from "./model";
 

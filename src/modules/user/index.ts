@@ -5,7 +5,7 @@ import type { AppContext } from "../../core/context";
 import { created, noContent } from "../../lib/http";
 import { Problem } from "../../lib/problem";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
-import { authGuard, requestIdOf } from "../auth/guard";
+import { authGuard, requestIdOf } from "../../http/guard";
 import type { Principal } from "../../core/principal";
 import {
   LoginParams,

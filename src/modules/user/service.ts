@@ -13,10 +13,8 @@ import { newId, sha256Hex } from "../../lib/ids";
 import { listRows, type ListParams, type Page } from "../../lib/list";
 import { conflict, forbidden, invalid, notFound } from "../../lib/problem";
 import { nowIso, toIso } from "../../lib/time";
-import { forgetDevices } from "../auth/service";
-import { matchingStep, newTotpSecret, otpauthUri, twoFactorInvalid } from "../auth/two-factor";
-import { enabledServiceIds, loadPermissions } from "../workgroup/service";
-import { insertMember, isMember, isMemberElsewhere, memberIdsOf } from "../corp/membership-service";
+import { matchingStep, newTotpSecret, otpauthUri, twoFactorInvalid } from "./totp";
+import { insertMember, isMember, isMemberElsewhere, memberIdsOf } from "../membership/service";
 import type { Permissions, User, UserCreate, UserUpdate } from "./model";
 import { userView, type UserRow } from "./view";
 
@@ -237,7 +235,7 @@ async function storePassword(ctx: AppContext, userId: string, passwordHash: stri
   await ctx.store.platform.write(async (tx, w) => {
     const before = await findUser(tx, userId);
     await setPasswordHash(tx, userId, passwordHash);
-    await forgetDevices(tx, userId);
+    await credentialsChanged(ctx, tx, userId);
     recordUser(w, "password", before, await findUser(tx, userId));
   });
   await ctx.sessions.revokeAllOfUser(userId, keepSession);
@@ -300,7 +298,7 @@ export async function resetPassword(ctx: AppContext, key: string, password: stri
     await tx.update(passwordResetKeys).set({ used_at: nowIso() }).where(eq(passwordResetKeys.id, row.id)).run();
     const before = await findUser(tx, row.user_id);
     await setPasswordHash(tx, row.user_id, password_hash);
-    await forgetDevices(tx, row.user_id);
+    await credentialsChanged(ctx, tx, row.user_id);
     recordUser(w, "password", before, await findUser(tx, row.user_id));
     // The other keys of the user were asked for the same purpose; they die with this one.
     await tx.delete(passwordResetKeys).where(and(eq(passwordResetKeys.user_id, row.user_id), ne(passwordResetKeys.id, row.id))).run();
@@ -344,10 +342,15 @@ export function confirmTwoFactor(ctx: AppContext, userId: string, code: number |
   });
 }
 
+/** Tells ctx.credentialWatchers (in the caller's transaction) that the user's credentials changed. */
+async function credentialsChanged(ctx: AppContext, tx: PlatformDb, userId: string): Promise<void> {
+  for (const watcher of ctx.credentialWatchers) await watcher(tx, userId);
+}
+
 /** Removes the secret and the remembered devices (in the caller's transaction). */
-async function clearTwoFactor(tx: PlatformDb, userId: string): Promise<void> {
+async function clearTwoFactor(ctx: AppContext, tx: PlatformDb, userId: string): Promise<void> {
   await tx.update(users).set({ two_factor_secret: null, two_factor_pending: null, two_factor_last_step: null }).where(eq(users.id, userId)).run();
-  await forgetDevices(tx, userId);
+  await credentialsChanged(ctx, tx, userId);
 }
 
 export function disableTwoFactor(ctx: AppContext, userId: string, code: number | string): Promise<User> {
@@ -356,7 +359,7 @@ export function disableTwoFactor(ctx: AppContext, userId: string, code: number |
     if (!row.two_factor_secret) throw conflict("Two-factor authentication is not enabled");
     const step = matchingStep(row.two_factor_secret, code, ctx.now());
     if (step === null || !(await consumeTotpStep(tx, row.id, step))) throw twoFactorInvalid();
-    await clearTwoFactor(tx, row.id);
+    await clearTwoFactor(ctx, tx, row.id);
     const after = (await findUser(tx, row.id))!;
     recordUser(w, "two-factor", row, after);
     return userView(tx, after);
@@ -367,7 +370,7 @@ export function disableTwoFactor(ctx: AppContext, userId: string, code: number |
 export function resetTwoFactor(ctx: AppContext, p: Principal, id: string): Promise<User> {
   return ctx.store.platform.write(async (tx, w) => {
     const row = await manageableUser(tx, p, id);
-    await clearTwoFactor(tx, row.id);
+    await clearTwoFactor(ctx, tx, row.id);
     const after = (await findUser(tx, row.id))!;
     recordUser(w, "two-factor", row, after);
     return userView(tx, after);
@@ -388,10 +391,10 @@ export async function permissionsOf(ctx: AppContext, p: Principal, id: string, c
     }
     const services: Permissions["services"] = {};
     if (row.super_admin) {
-      for (const identifier of await enabledServiceIds(db, corpId)) services[identifier] = { admin: true, allow: [] };
+      for (const identifier of await ctx.permissions.readIn(db).enabledServices(corpId)) services[identifier] = { admin: true, allow: [] };
       return { user_id: row.id, corp: corpId, admin: [...SUPER_PERMISSION.admin], allow: [...SUPER_PERMISSION.allow], services };
     }
-    const granted = await loadPermissions(db, row.id, corpId);
+    const granted = await ctx.permissions.readIn(db).load(row.id, corpId);
     for (const identifier of granted.admin) services[identifier] = { admin: true, allow: [] };
     for (const [identifier, actions] of granted.granted) (services[identifier] ??= { admin: false, allow: [] }).allow.push(...actions);
     return { user_id: row.id, corp: corpId, admin: granted.admin, allow: granted.allow, services };

@@ -6,7 +6,7 @@ import type { AppContext } from "../../core/context";
 import { noContent } from "../../lib/http";
 import { forbidden, notFound } from "../../lib/problem";
 import { ArrayOf } from "../../lib/schemas";
-import { authGuard } from "../auth/guard";
+import { authGuard } from "../../http/guard";
 import { sessionSchemas } from "./model";
 import { visibleSessions } from "./service";
 

@@ -1,7 +1,7 @@
 // The User resource as every route returns it (never the password hash or the TOTP secret).
 import type { users } from "../../db/platform/schema";
 import type { PlatformDb } from "../../db/sqlite";
-import { corpsOfUser } from "../corp/membership-service";
+import { corpsOfUser } from "../membership/service";
 import type { User } from "./model";
 
 export type UserRow = typeof users.$inferSelect;

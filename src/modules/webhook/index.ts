@@ -5,7 +5,7 @@ import type { AppContext } from "../../core/context";
 import { created, noContent } from "../../lib/http";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
 import { toIso } from "../../lib/time";
-import { authGuard } from "../auth/guard";
+import { authGuard } from "../../http/guard";
 import { WebhookDispatcher } from "./jobs";
 import { Delivery, DeliveryParams, GroupParams, RecoverBody, RecoverResult, Webhook, WebhookAlter, WebhookCreate, WebhookWithSecret } from "./model";
 import * as service from "./service";

@@ -2,12 +2,14 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
 import { created, noContent } from "../../lib/http";
-import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
-import { authGuard } from "../auth/guard";
+import { IdParams, ListOf, ListQuery, ProblemSchema } from "../../lib/schemas";
+import { MenuWorkgroupParams } from "../catalog/model";
+import { authGuard } from "../../http/guard";
 import type { Principal } from "../../core/principal";
 import { FeatureParams, MemberParams, ServiceParams, Workgroup, WorkgroupInput } from "./model";
 import {
   addMember,
+  assignMenuToWorkgroup,
   createWorkgroup,
   deleteWorkgroup,
   grantFeature,
@@ -132,5 +134,21 @@ export function workgroupModule(ctx: AppContext) {
         noContent(set);
       },
       { auth, params: FeatureParams, detail: { summary: "Take the access to a feature away" } },
+    )
+    .post(
+      "/menu/:id/workgroup/:workgroupId",
+      async ({ params, principal }) => {
+        const wg = await assignMenuToWorkgroup(ctx, params.id, params.workgroupId);
+        const target = `workgroup=${wg.id} menu=${params.id}`;
+        await ctx.audit.record({ action: "workgroup.menu_assign", outcome: "success", actor_user_id: principal.userId, corp_id: wg.corp_id, target, ip: principal.ip, request_id: principal.requestId });
+        return wg;
+      },
+      {
+      auth: "*",
+      params: MenuWorkgroupParams,
+      response: { 200: Workgroup, 409: ProblemSchema },
+      // Published with the menu rows it belongs to in routes.md.
+      detail: { summary: "Grant a workgroup the features of a menu and of its descendants", tags: ["Service & Feature"] },
+      },
     );
 }

@@ -9,8 +9,8 @@ import { actions, corpServices, features, services, workgroupFeatures, workgroup
 import { conflict, notFound } from "../../lib/problem";
 import { listRows, type ListParams } from "../../lib/list";
 import type { Principal } from "../../core/principal";
-import { featureServiceId, serviceExists } from "../catalog/service";
-import { isMember, serviceEnabled } from "../corp/membership-service";
+import { featureServiceId, menuFeatures, serviceExists } from "../catalog/service";
+import { isMember, serviceEnabled } from "../membership/service";
 import { findUser } from "../user/service";
 import type { Workgroup, WorkgroupInput } from "./model";
 
@@ -221,7 +221,34 @@ export function revokeFeature(ctx: AppContext, p: Principal, id: string, feature
 }
 
 /** Grants features to a workgroup (in the caller's transaction); grants already there stay. */
-export async function grantFeatures(tx: PlatformDb, workgroupId: string, featureIds: string[]): Promise<void> {
+/**
+ * Grants a workgroup the features of a menu and of all its descendants (the catalog names them).
+ * All or nothing: when a feature's service is not enabled for the workgroup's corporation, nothing
+ * is granted (409).
+ */
+export function assignMenuToWorkgroup(ctx: AppContext, menuId: string, workgroupId: string): Promise<Workgroup> {
+  return ctx.store.platform.write(async (tx, w) => {
+    const feats = await menuFeatures(tx, menuId);
+    const wg = await findWorkgroup(tx, workgroupId);
+    if (!wg) throw notFound("Workgroup");
+    const before = await workgroupView(tx, wg);
+    if (feats.length) {
+      const enabled = new Map<string, boolean>();
+      for (const f of feats) {
+        let on = enabled.get(f.service_id);
+        if (on === undefined) enabled.set(f.service_id, (on = await serviceEnabled(tx, wg.corp_id, f.service_id)));
+        if (!on) throw conflict(`The service '${f.identifier}' of feature '${f.name}' is not enabled for the workgroup's corporation`);
+      }
+      await grantFeatures(tx, workgroupId, feats.map((f) => f.id));
+      await ctx.changes.publish(tx, w, PERMISSIONS_TOPIC, "*");
+    }
+    const after = await workgroupView(tx, (await findWorkgroup(tx, workgroupId))!);
+    w.record({ type: "workgroup", id: workgroupId, action: "grant", before, after, corpId: wg.corp_id });
+    return after;
+  });
+}
+
+async function grantFeatures(tx: PlatformDb, workgroupId: string, featureIds: string[]): Promise<void> {
   if (featureIds.length) await tx.insert(workgroupFeatures).values(featureIds.map((feature_id) => ({ workgroup_id: workgroupId, feature_id }))).onConflictDoNothing().run();
 }
 

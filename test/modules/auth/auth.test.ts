@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
 import { SignJWT } from "jose";
 import { events } from "../../../src/db/tenant/schema";
-import { authGuard } from "../../../src/modules/auth/guard";
+import { authGuard } from "../../../src/http/guard";
 import { recordEvent } from "../../../src/core/events";
 import type { Principal } from "../../../src/core/principal";
 import { ADMIN, addCorp, addMember, addUser, makeApp, sourceOnly, startAndLogin, type TestApp } from "../../support/helpers";

@@ -13,7 +13,6 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const asAdmin = (method: string, path: string, body?: unknown) => t.req(method, path, { token: admin.token, body });
 const builtinId = (identifier: string) =>
   (t.sql().query("SELECT id FROM services WHERE identifier = ?").get(identifier) as { id: string }).id;
 
@@ -28,7 +27,7 @@ const allowOf = async (token: string) => (await t.req("GET", "/api/auth/credenti
 
 describe("GET|POST /api/service; GET|PUT|DELETE /api/service/{id}: services", () => {
   test("the 16 built-in services are listed, builtin true", async () => {
-    const res = await asAdmin("GET", "/api/service?builtin=true&limit=100&sort=identifier");
+    const res = await admin.req("GET", "/api/service?builtin=true&limit=100&sort=identifier");
     expect(res.status).toBe(200);
     expect(res.body.total).toBe(16);
     expect(res.body.items[0]).toMatchObject({ identifier: "platform.auth", builtin: true });
@@ -36,58 +35,58 @@ describe("GET|POST /api/service; GET|PUT|DELETE /api/service/{id}: services", ()
   });
 
   test("create, show with features, update, delete", async () => {
-    const res = await asAdmin("POST", "/api/service", { identifier: "ext.crm", name: "CRM", description: "customer relations" });
+    const res = await admin.req("POST", "/api/service", { identifier: "ext.crm", name: "CRM", description: "customer relations" });
     expect(res.status).toBe(200);
     expect(res.headers.get("location")).toBe(`/api/service/${res.body.id}`);
     expect(res.body).toMatchObject({ identifier: "ext.crm", name: "CRM", description: "customer relations", builtin: false });
     const id = res.body.id;
-    await asAdmin("POST", "/api/feature", { service_id: id, name: "leads" });
-    const shown = await asAdmin("GET", `/api/service/${id}`);
+    await admin.req("POST", "/api/feature", { service_id: id, name: "leads" });
+    const shown = await admin.req("GET", `/api/service/${id}`);
     expect(shown.status).toBe(200);
     expect(shown.body.features.map((f: { name: string }) => f.name)).toEqual(["leads"]);
-    const q = await asAdmin("GET", "/api/service?q=crm");
+    const q = await admin.req("GET", "/api/service?q=crm");
     expect(q.body.items.map((s: { identifier: string }) => s.identifier)).toEqual(["ext.crm"]);
 
-    const put = await asAdmin("PUT", `/api/service/${id}`, { identifier: "ext.crm2", name: "CRM 2" });
+    const put = await admin.req("PUT", `/api/service/${id}`, { identifier: "ext.crm2", name: "CRM 2" });
     expect(put.status).toBe(200);
     expect(put.body).toMatchObject({ identifier: "ext.crm2", name: "CRM 2", description: null });
 
-    expect((await asAdmin("DELETE", `/api/service/${id}`)).status).toBe(204);
-    expect((await asAdmin("GET", `/api/service/${id}`)).status).toBe(404);
-    expect((await asAdmin("GET", "/api/feature?q=leads")).body.total).toBe(0);
+    expect((await admin.req("DELETE", `/api/service/${id}`)).status).toBe(204);
+    expect((await admin.req("GET", `/api/service/${id}`)).status).toBe(404);
+    expect((await admin.req("GET", "/api/feature?q=leads")).body.total).toBe(0);
   });
 
   test("deleting a service takes its grants and the corporations' enablement with it", async () => {
-    const svc = (await asAdmin("POST", "/api/service", { identifier: "ext.gone", name: "Gone" })).body;
-    const feat = (await asAdmin("POST", "/api/feature", { service_id: svc.id, name: "f" })).body;
-    await asAdmin("POST", `/api/feature/${feat.id}/action`, { action: "localhost:80/api/gone/GET" });
-    await asAdmin("POST", `/api/corp/${admin.corpId}/service/${svc.id}`);
+    const svc = (await admin.req("POST", "/api/service", { identifier: "ext.gone", name: "Gone" })).body;
+    const feat = (await admin.req("POST", "/api/feature", { service_id: svc.id, name: "f" })).body;
+    await admin.req("POST", `/api/feature/${feat.id}/action`, { action: "localhost:80/api/gone/GET" });
+    await admin.req("POST", `/api/corp/${admin.corpId}/service/${svc.id}`);
     const u = await addUser(t, admin.corpId, { login: "gone-user" });
     await grantFeature(admin.corpId, u.userId, feat.id);
     expect(await allowOf(u.token)).toEqual(["localhost:80/api/gone/GET"]);
-    expect((await asAdmin("DELETE", `/api/service/${svc.id}`)).status).toBe(204);
+    expect((await admin.req("DELETE", `/api/service/${svc.id}`)).status).toBe(204);
     expect(await allowOf(u.token)).toEqual([]);
     expect(t.sql().query("SELECT * FROM corp_services WHERE service_id = ?").all(svc.id)).toEqual([]);
   });
 
   test("400 identifier pattern, 409 identifier taken", async () => {
-    const bad = await asAdmin("POST", "/api/service", { identifier: "NoDots", name: "" });
+    const bad = await admin.req("POST", "/api/service", { identifier: "NoDots", name: "" });
     expect(bad.status).toBe(400);
     expect(bad.body.errors.map((e: { path: string }) => e.path).sort()).toEqual(["identifier", "name"]);
-    expect((await asAdmin("POST", "/api/service", { identifier: "platform.city", name: "Again" })).status).toBe(409);
-    const mine = (await asAdmin("POST", "/api/service", { identifier: "ext.taken", name: "T" })).body;
-    expect((await asAdmin("PUT", `/api/service/${mine.id}`, { identifier: "platform.user", name: "T" })).status).toBe(409);
+    expect((await admin.req("POST", "/api/service", { identifier: "platform.city", name: "Again" })).status).toBe(409);
+    const mine = (await admin.req("POST", "/api/service", { identifier: "ext.taken", name: "T" })).body;
+    expect((await admin.req("PUT", `/api/service/${mine.id}`, { identifier: "platform.user", name: "T" })).status).toBe(409);
   });
 
   test("a built-in service may be renamed, keeps its identifier (409) and cannot be deleted (409)", async () => {
     const city = builtinId("platform.city");
-    const renamed = await asAdmin("PUT", `/api/service/${city}`, { identifier: "platform.city", name: "Municipalities" });
+    const renamed = await admin.req("PUT", `/api/service/${city}`, { identifier: "platform.city", name: "Municipalities" });
     expect(renamed.status).toBe(200);
     expect(renamed.body).toMatchObject({ name: "Municipalities", builtin: true });
-    expect((await asAdmin("PUT", `/api/service/${city}`, { identifier: "platform.town", name: "X" })).status).toBe(409);
-    const del = await asAdmin("DELETE", `/api/service/${city}`);
+    expect((await admin.req("PUT", `/api/service/${city}`, { identifier: "platform.town", name: "X" })).status).toBe(409);
+    const del = await admin.req("DELETE", `/api/service/${city}`);
     expect(del.status).toBe(409);
-    expect((await asAdmin("GET", `/api/service/${city}`)).status).toBe(200);
+    expect((await admin.req("GET", `/api/service/${city}`)).status).toBe(200);
   });
 
   test("401, 403 (platform.service is not `*`), 404", async () => {
@@ -103,17 +102,17 @@ describe("GET|POST /api/service; GET|PUT|DELETE /api/service/{id}: services", ()
       expect((await t.req(m, p, { body: b })).status).toBe(401);
       expect((await t.req(m, p, { token: svcAdmin.token, body: b })).status).toBe(403);
     }
-    expect((await asAdmin("GET", `/api/service/${UNKNOWN_ID}`)).status).toBe(404);
-    expect((await asAdmin("PUT", `/api/service/${UNKNOWN_ID}`, { identifier: "ext.ghost", name: "G" })).status).toBe(404);
-    expect((await asAdmin("DELETE", `/api/service/${UNKNOWN_ID}`)).status).toBe(404);
-    expect((await asAdmin("POST", `/api/service/${UNKNOWN_ID}/features`, { features: [] })).status).toBe(404);
+    expect((await admin.req("GET", `/api/service/${UNKNOWN_ID}`)).status).toBe(404);
+    expect((await admin.req("PUT", `/api/service/${UNKNOWN_ID}`, { identifier: "ext.ghost", name: "G" })).status).toBe(404);
+    expect((await admin.req("DELETE", `/api/service/${UNKNOWN_ID}`)).status).toBe(404);
+    expect((await admin.req("POST", `/api/service/${UNKNOWN_ID}/features`, { features: [] })).status).toBe(404);
   });
 });
 
 describe("POST /api/service/{id}/features", () => {
   test("upserts features by name and actions by action string; nothing removed", async () => {
-    const svc = (await asAdmin("POST", "/api/service", { identifier: "ext.upload", name: "Upload" })).body;
-    const first = await asAdmin("POST", `/api/service/${svc.id}/features`, {
+    const svc = (await admin.req("POST", "/api/service", { identifier: "ext.upload", name: "Upload" })).body;
+    const first = await admin.req("POST", `/api/service/${svc.id}/features`, {
       features: [
         { name: "read", description: "reading", actions: [{ action: "localhost:80/api/doc/GET", name: "list" }, { action: "localhost:80/api/doc/{id}/GET" }] },
         { name: "write", actions: [{ action: "localhost:80/api/doc/POST" }] },
@@ -122,7 +121,7 @@ describe("POST /api/service/{id}/features", () => {
     expect(first.status).toBe(200);
     expect(first.body.items.map((f: { name: string }) => f.name)).toEqual(["read", "write"]);
     const readId = first.body.items[0].id;
-    const second = await asAdmin("POST", `/api/service/${svc.id}/features`, {
+    const second = await admin.req("POST", `/api/service/${svc.id}/features`, {
       features: [
         { name: "read", actions: [{ action: "localhost:80/api/doc/GET", name: "list all" }, { action: "localhost:80/api/doc/export/GET" }] },
         { name: "admin", description: "everything", actions: [] },
@@ -143,110 +142,110 @@ describe("POST /api/service/{id}/features", () => {
   });
 
   test("a malformed action is 400 naming it, and nothing of the upload is stored", async () => {
-    const svc = (await asAdmin("POST", "/api/service", { identifier: "ext.badupload", name: "Bad" })).body;
-    const res = await asAdmin("POST", `/api/service/${svc.id}/features`, {
+    const svc = (await admin.req("POST", "/api/service", { identifier: "ext.badupload", name: "Bad" })).body;
+    const res = await admin.req("POST", `/api/service/${svc.id}/features`, {
       features: [{ name: "ok", actions: [{ action: "localhost:80/api/x/GET" }, { action: "localhost/api/x/FETCH" }] }],
     });
     expect(res.status).toBe(400);
     expect(res.body.errors[0].path).toBe("features.0.actions.1.action");
-    expect((await asAdmin("GET", `/api/service/${svc.id}`)).body.features).toEqual([]);
-    expect((await asAdmin("POST", `/api/service/${svc.id}/features`, { features: [{ name: "x" }] })).body.errors[0].path).toBe("features.0.actions");
+    expect((await admin.req("GET", `/api/service/${svc.id}`)).body.features).toEqual([]);
+    expect((await admin.req("POST", `/api/service/${svc.id}/features`, { features: [{ name: "x" }] })).body.errors[0].path).toBe("features.0.actions");
   });
 
   test("new actions reach the permission of workgroups holding the feature", async () => {
-    const svc = (await asAdmin("POST", "/api/service", { identifier: "ext.reach", name: "Reach" })).body;
-    await asAdmin("POST", `/api/corp/${admin.corpId}/service/${svc.id}`);
-    const f = (await asAdmin("POST", `/api/service/${svc.id}/features`, { features: [{ name: "r", actions: [{ action: "localhost:80/api/r/GET" }] }] })).body.items[0];
+    const svc = (await admin.req("POST", "/api/service", { identifier: "ext.reach", name: "Reach" })).body;
+    await admin.req("POST", `/api/corp/${admin.corpId}/service/${svc.id}`);
+    const f = (await admin.req("POST", `/api/service/${svc.id}/features`, { features: [{ name: "r", actions: [{ action: "localhost:80/api/r/GET" }] }] })).body.items[0];
     const u = await addUser(t, admin.corpId, { login: "reach-user" });
     await grantFeature(admin.corpId, u.userId, f.id);
     expect(await allowOf(u.token)).toEqual(["localhost:80/api/r/GET"]);
-    await asAdmin("POST", `/api/service/${svc.id}/features`, { features: [{ name: "r", actions: [{ action: "localhost:80/api/r/POST" }] }] });
+    await admin.req("POST", `/api/service/${svc.id}/features`, { features: [{ name: "r", actions: [{ action: "localhost:80/api/r/POST" }] }] });
     expect(await allowOf(u.token)).toEqual(["localhost:80/api/r/GET", "localhost:80/api/r/POST"]);
   });
 });
 
 describe("GET|POST /api/feature; GET|PUT|DELETE /api/feature/{id}; POST /api/feature/{id}/action; DELETE /api/feature/{id}/action/{actionId}: features and actions", () => {
   test("create, list, show, update, delete", async () => {
-    const svc = (await asAdmin("POST", "/api/service", { identifier: "ext.feat", name: "Feat" })).body;
-    const other = (await asAdmin("POST", "/api/service", { identifier: "ext.feat2", name: "Feat 2" })).body;
-    const res = await asAdmin("POST", "/api/feature", { service_id: svc.id, name: "alpha", description: "first" });
+    const svc = (await admin.req("POST", "/api/service", { identifier: "ext.feat", name: "Feat" })).body;
+    const other = (await admin.req("POST", "/api/service", { identifier: "ext.feat2", name: "Feat 2" })).body;
+    const res = await admin.req("POST", "/api/feature", { service_id: svc.id, name: "alpha", description: "first" });
     expect(res.status).toBe(200);
     expect(res.headers.get("location")).toBe(`/api/feature/${res.body.id}`);
     expect(res.body).toMatchObject({ service_id: svc.id, name: "alpha", description: "first", actions: [] });
     const id = res.body.id;
-    await asAdmin("POST", "/api/feature", { service_id: svc.id, name: "beta" });
-    const list = await asAdmin("GET", `/api/feature?service_id=${svc.id}`);
+    await admin.req("POST", "/api/feature", { service_id: svc.id, name: "beta" });
+    const list = await admin.req("GET", `/api/feature?service_id=${svc.id}`);
     expect(list.body.items.map((f: { name: string }) => f.name)).toEqual(["alpha", "beta"]);
     expect(list.body.items[0].actions).toEqual([]);
-    expect((await asAdmin("GET", "/api/feature?q=ALPH")).body.items.map((f: { id: string }) => f.id)).toEqual([id]);
-    expect((await asAdmin("GET", `/api/feature/${id}`)).body.name).toBe("alpha");
+    expect((await admin.req("GET", "/api/feature?q=ALPH")).body.items.map((f: { id: string }) => f.id)).toEqual([id]);
+    expect((await admin.req("GET", `/api/feature/${id}`)).body.name).toBe("alpha");
 
     // the same name in another service is fine; moving a feature there is too
-    expect((await asAdmin("POST", "/api/feature", { service_id: other.id, name: "beta" })).status).toBe(200);
-    const moved = await asAdmin("PUT", `/api/feature/${id}`, { service_id: other.id, name: "alpha-2" });
+    expect((await admin.req("POST", "/api/feature", { service_id: other.id, name: "beta" })).status).toBe(200);
+    const moved = await admin.req("PUT", `/api/feature/${id}`, { service_id: other.id, name: "alpha-2" });
     expect(moved.status).toBe(200);
     expect(moved.body).toMatchObject({ service_id: other.id, name: "alpha-2", description: null });
 
-    expect((await asAdmin("DELETE", `/api/feature/${id}`)).status).toBe(204);
-    expect((await asAdmin("GET", `/api/feature/${id}`)).status).toBe(404);
+    expect((await admin.req("DELETE", `/api/feature/${id}`)).status).toBe(204);
+    expect((await admin.req("GET", `/api/feature/${id}`)).status).toBe(404);
   });
 
   test("400 unknown service_id, 409 name taken in the service", async () => {
-    const svc = (await asAdmin("POST", "/api/service", { identifier: "ext.clash", name: "Clash" })).body;
-    const unknown = await asAdmin("POST", "/api/feature", { service_id: UNKNOWN_ID, name: "x" });
+    const svc = (await admin.req("POST", "/api/service", { identifier: "ext.clash", name: "Clash" })).body;
+    const unknown = await admin.req("POST", "/api/feature", { service_id: UNKNOWN_ID, name: "x" });
     expect(unknown.status).toBe(400);
     expect(unknown.body.errors[0].path).toBe("service_id");
-    expect((await asAdmin("POST", "/api/feature", { name: "x" })).body.errors[0].path).toBe("service_id");
-    const a = (await asAdmin("POST", "/api/feature", { service_id: svc.id, name: "one" })).body;
-    await asAdmin("POST", "/api/feature", { service_id: svc.id, name: "two" });
-    expect((await asAdmin("POST", "/api/feature", { service_id: svc.id, name: "one" })).status).toBe(409);
-    expect((await asAdmin("PUT", `/api/feature/${a.id}`, { service_id: svc.id, name: "two" })).status).toBe(409);
-    expect((await asAdmin("PUT", `/api/feature/${a.id}`, { service_id: svc.id, name: "one", description: "same name is fine" })).status).toBe(200);
+    expect((await admin.req("POST", "/api/feature", { name: "x" })).body.errors[0].path).toBe("service_id");
+    const a = (await admin.req("POST", "/api/feature", { service_id: svc.id, name: "one" })).body;
+    await admin.req("POST", "/api/feature", { service_id: svc.id, name: "two" });
+    expect((await admin.req("POST", "/api/feature", { service_id: svc.id, name: "one" })).status).toBe(409);
+    expect((await admin.req("PUT", `/api/feature/${a.id}`, { service_id: svc.id, name: "two" })).status).toBe(409);
+    expect((await admin.req("PUT", `/api/feature/${a.id}`, { service_id: svc.id, name: "one", description: "same name is fine" })).status).toBe(200);
   });
 
   test("add and remove actions; 409 action already there; 404 action of another feature", async () => {
-    const svc = (await asAdmin("POST", "/api/service", { identifier: "ext.act", name: "Act" })).body;
-    const f = (await asAdmin("POST", "/api/feature", { service_id: svc.id, name: "f" })).body;
-    const g = (await asAdmin("POST", "/api/feature", { service_id: svc.id, name: "g" })).body;
-    const added = await asAdmin("POST", `/api/feature/${f.id}/action`, { action: "[::1]:8080/api/contract/{id}/active/PUT", name: "activate" });
+    const svc = (await admin.req("POST", "/api/service", { identifier: "ext.act", name: "Act" })).body;
+    const f = (await admin.req("POST", "/api/feature", { service_id: svc.id, name: "f" })).body;
+    const g = (await admin.req("POST", "/api/feature", { service_id: svc.id, name: "g" })).body;
+    const added = await admin.req("POST", `/api/feature/${f.id}/action`, { action: "[::1]:8080/api/contract/{id}/active/PUT", name: "activate" });
     expect(added.status).toBe(200);
     expect(added.body.id).toBe(f.id);
     expect(added.body.actions).toHaveLength(1);
     const action = added.body.actions[0];
     expect(action).toMatchObject({ feature_id: f.id, action: "[::1]:8080/api/contract/{id}/active/PUT", name: "activate" });
-    expect((await asAdmin("POST", `/api/feature/${f.id}/action`, { action: "[::1]:8080/api/contract/{id}/active/PUT" })).status).toBe(409);
+    expect((await admin.req("POST", `/api/feature/${f.id}/action`, { action: "[::1]:8080/api/contract/{id}/active/PUT" })).status).toBe(409);
     // the same action on another feature is fine
-    expect((await asAdmin("POST", `/api/feature/${g.id}/action`, { action: "[::1]:8080/api/contract/{id}/active/PUT" })).status).toBe(200);
-    const bad = await asAdmin("POST", `/api/feature/${f.id}/action`, { action: "/api/contract/GET" });
+    expect((await admin.req("POST", `/api/feature/${g.id}/action`, { action: "[::1]:8080/api/contract/{id}/active/PUT" })).status).toBe(200);
+    const bad = await admin.req("POST", `/api/feature/${f.id}/action`, { action: "/api/contract/GET" });
     expect(bad.status).toBe(400);
     expect(bad.body.errors[0].path).toBe("action");
-    expect((await asAdmin("POST", `/api/feature/${UNKNOWN_ID}/action`, { action: "localhost:80/api/x/GET" })).status).toBe(404);
+    expect((await admin.req("POST", `/api/feature/${UNKNOWN_ID}/action`, { action: "localhost:80/api/x/GET" })).status).toBe(404);
 
-    expect((await asAdmin("DELETE", `/api/feature/${g.id}/action/${action.id}`)).status).toBe(404);
-    expect((await asAdmin("DELETE", `/api/feature/${f.id}/action/${action.id}`)).status).toBe(204);
-    expect((await asAdmin("GET", `/api/feature/${f.id}`)).body.actions).toEqual([]);
-    expect((await asAdmin("DELETE", `/api/feature/${f.id}/action/${action.id}`)).status).toBe(404);
+    expect((await admin.req("DELETE", `/api/feature/${g.id}/action/${action.id}`)).status).toBe(404);
+    expect((await admin.req("DELETE", `/api/feature/${f.id}/action/${action.id}`)).status).toBe(204);
+    expect((await admin.req("GET", `/api/feature/${f.id}`)).body.actions).toEqual([]);
+    expect((await admin.req("DELETE", `/api/feature/${f.id}/action/${action.id}`)).status).toBe(404);
   });
 
   test("deleting a feature removes its grants; an action removed leaves the allow list", async () => {
-    const svc = (await asAdmin("POST", "/api/service", { identifier: "ext.grants", name: "Grants" })).body;
-    await asAdmin("POST", `/api/corp/${admin.corpId}/service/${svc.id}`);
-    const f = (await asAdmin("POST", "/api/feature", { service_id: svc.id, name: "f" })).body;
-    const a1 = (await asAdmin("POST", `/api/feature/${f.id}/action`, { action: "localhost:80/api/g1/GET" })).body.actions[0];
-    await asAdmin("POST", `/api/feature/${f.id}/action`, { action: "localhost:80/api/g2/GET" });
+    const svc = (await admin.req("POST", "/api/service", { identifier: "ext.grants", name: "Grants" })).body;
+    await admin.req("POST", `/api/corp/${admin.corpId}/service/${svc.id}`);
+    const f = (await admin.req("POST", "/api/feature", { service_id: svc.id, name: "f" })).body;
+    const a1 = (await admin.req("POST", `/api/feature/${f.id}/action`, { action: "localhost:80/api/g1/GET" })).body.actions[0];
+    await admin.req("POST", `/api/feature/${f.id}/action`, { action: "localhost:80/api/g2/GET" });
     const u = await addUser(t, admin.corpId, { login: "grants-user" });
     const wg = await grantFeature(admin.corpId, u.userId, f.id);
     expect(await allowOf(u.token)).toEqual(["localhost:80/api/g1/GET", "localhost:80/api/g2/GET"]);
-    await asAdmin("DELETE", `/api/feature/${f.id}/action/${a1.id}`);
+    await admin.req("DELETE", `/api/feature/${f.id}/action/${a1.id}`);
     expect(await allowOf(u.token)).toEqual(["localhost:80/api/g2/GET"]);
-    await asAdmin("DELETE", `/api/feature/${f.id}`);
+    await admin.req("DELETE", `/api/feature/${f.id}`);
     expect(await allowOf(u.token)).toEqual([]);
     expect(t.sql().query("SELECT * FROM workgroup_features WHERE workgroup_id = ?").all(wg)).toEqual([]);
   });
 
   test("401, 403, 404", async () => {
-    const svc = (await asAdmin("POST", "/api/service", { identifier: "ext.guard", name: "Guard" })).body;
-    const f = (await asAdmin("POST", "/api/feature", { service_id: svc.id, name: "f" })).body;
+    const svc = (await admin.req("POST", "/api/service", { identifier: "ext.guard", name: "Guard" })).body;
+    const f = (await admin.req("POST", "/api/feature", { service_id: svc.id, name: "f" })).body;
     for (const [m, p, b] of [
       ["GET", "/api/feature"],
       ["POST", "/api/feature", { service_id: svc.id, name: "z" }],
@@ -259,20 +258,20 @@ describe("GET|POST /api/feature; GET|PUT|DELETE /api/feature/{id}; POST /api/fea
       expect((await t.req(m, p, { body: b })).status).toBe(401);
       expect((await t.req(m, p, { token: svcAdmin.token, body: b })).status).toBe(403);
     }
-    expect((await asAdmin("GET", `/api/feature/${UNKNOWN_ID}`)).status).toBe(404);
-    expect((await asAdmin("PUT", `/api/feature/${UNKNOWN_ID}`, { service_id: svc.id, name: "z" })).status).toBe(404);
-    expect((await asAdmin("DELETE", `/api/feature/${UNKNOWN_ID}`)).status).toBe(404);
-    expect((await asAdmin("DELETE", `/api/feature/${UNKNOWN_ID}/action/${UNKNOWN_ID}`)).status).toBe(404);
-    expect((await asAdmin("GET", `/api/feature/${f.id}`)).status).toBe(200);
+    expect((await admin.req("GET", `/api/feature/${UNKNOWN_ID}`)).status).toBe(404);
+    expect((await admin.req("PUT", `/api/feature/${UNKNOWN_ID}`, { service_id: svc.id, name: "z" })).status).toBe(404);
+    expect((await admin.req("DELETE", `/api/feature/${UNKNOWN_ID}`)).status).toBe(404);
+    expect((await admin.req("DELETE", `/api/feature/${UNKNOWN_ID}/action/${UNKNOWN_ID}`)).status).toBe(404);
+    expect((await admin.req("GET", `/api/feature/${f.id}`)).status).toBe(200);
   });
 });
 
 // In-process: the grant is written past the API, which refuses it (409).
 testSourceOnly("a feature granted in a corporation where its service is not enabled adds nothing", async () => {
   const corp = await addCorp(t, "not-enabled");
-  const svc = (await asAdmin("POST", "/api/service", { identifier: "ext.off", name: "Off" })).body;
-  const f = (await asAdmin("POST", "/api/feature", { service_id: svc.id, name: "f" })).body;
-  await asAdmin("POST", `/api/feature/${f.id}/action`, { action: "localhost:80/api/off/GET" });
+  const svc = (await admin.req("POST", "/api/service", { identifier: "ext.off", name: "Off" })).body;
+  const f = (await admin.req("POST", "/api/feature", { service_id: svc.id, name: "f" })).body;
+  await admin.req("POST", `/api/feature/${f.id}/action`, { action: "localhost:80/api/off/GET" });
   const u = await addUser(t, corp, { login: "off-user" });
   const db = t.sqlWrite();
   const wg = crypto.randomUUID();

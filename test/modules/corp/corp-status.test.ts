@@ -12,7 +12,6 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const asAdmin = (method: string, path: string, body?: unknown) => t.req(method, path, { token: admin.token, body });
 
 const GATES = [
   ["block", "BLOCKED", 403],
@@ -44,11 +43,11 @@ describe.each(GATES)("POST /api/corp/{id}/%s", (path, status, gate) => {
     expect((await t.req("POST", "/api/notepad", { token: member.token, body: { content: "before" } })).status).toBe(200);
     const memberRefresh = member.token;
 
-    const res = await asAdmin("POST", `/api/corp/${id}/${path}`);
+    const res = await admin.req("POST", `/api/corp/${id}/${path}`);
     expect(res.status).toBe(200);
     expect(res.body.id).toBe(id);
     expect(res.body.status).toBe(status);
-    expect((await asAdmin("GET", `/api/corp/${id}`)).body.status).toBe(status);
+    expect((await admin.req("GET", `/api/corp/${id}`)).body.status).toBe(status);
 
     // login
     expectGate(await t.req("POST", "/api/login", { body: { corp: name, login: member.login, password: member.password } }), gate);
@@ -67,7 +66,7 @@ describe.each(GATES)("POST /api/corp/{id}/%s", (path, status, gate) => {
     // the public check reports it
     expect((await t.req("POST", "/api/corp/check", { body: { auth_name: name } })).body).toMatchObject({ status, usable: false });
 
-    const enabled = await asAdmin("POST", `/api/corp/${id}/enable`);
+    const enabled = await admin.req("POST", `/api/corp/${id}/enable`);
     expect(enabled.status).toBe(200);
     expect(enabled.body.status).toBe("ENABLED");
     expect((await t.req("GET", "/api/notepad", { token: member.token })).body.items.map((n: { content: string }) => n.content)).toEqual(["before"]);
@@ -83,7 +82,7 @@ describe("POST /api/corp/{id}/enable|block|maintenance: transitions", () => {
     const id = await addCorp(t, "hopper");
     const seen: string[] = [];
     for (const path of ["block", "maintenance", "needs-update", "block", "enable", "enable", "needs-update", "maintenance"]) {
-      const res = await asAdmin("POST", `/api/corp/${id}/${path}`);
+      const res = await admin.req("POST", `/api/corp/${id}/${path}`);
       expect(res.status).toBe(200);
       seen.push(res.body.status);
     }
@@ -95,8 +94,8 @@ describe("POST /api/corp/{id}/enable|block|maintenance: transitions", () => {
     for (const path of ["enable", "block", "maintenance", "needs-update"]) {
       expect((await t.req("POST", `/api/corp/${admin.corpId}/${path}`)).status).toBe(401);
       expect((await t.req("POST", `/api/corp/${admin.corpId}/${path}`, { token: u.token })).status).toBe(403);
-      expect((await asAdmin("POST", `/api/corp/${UNKNOWN_ID}/${path}`)).status).toBe(404);
+      expect((await admin.req("POST", `/api/corp/${UNKNOWN_ID}/${path}`)).status).toBe(404);
     }
-    expect((await asAdmin("GET", `/api/corp/${admin.corpId}`)).body.status).toBe("ENABLED");
+    expect((await admin.req("GET", `/api/corp/${admin.corpId}`)).body.status).toBe("ENABLED");
   });
 });

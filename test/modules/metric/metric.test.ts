@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import { events } from "../../../src/db/tenant/schema";
 import { addCorp, addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../../support/helpers";
+import { scenarios } from "../../support/scenario";
 
 let t: TestApp;
 let admin: Awaited<ReturnType<typeof startAndLogin>>;
@@ -28,6 +29,12 @@ const doc = (over: Record<string, unknown> = {}) => ({
   daily_end_time: "18:30",
   ...over,
 });
+
+const target = () => ({ t, corpId: admin.corpId, historyToken: admin.token });
+const adminToken = () => admin.token;
+const refused = { expectEvents: [], expectHistory: [] };
+/** Records and users of earlier rows, for the rows after them. */
+const seen: Record<string, any> = {};
 
 const create = (body: unknown, token = admin.token) => t.req("POST", "/api/metric", { token, body });
 const eventsOf = (corpId: string, recordId: string) =>
@@ -179,15 +186,31 @@ describe("GET /api/metric; GET|PUT|DELETE /api/metric/{id}: list, get, update an
     expect(other.body.total).toBe(0);
   });
 
-  test("GET by id: 404 unknown, malformed, or another corporation's", async () => {
-    const m = (await create(doc())).body;
-    expect((await t.req("GET", `/api/metric/${UNKNOWN_ID}`, { token: admin.token })).status).toBe(404);
-    expect((await t.req("GET", "/api/metric/not-a-uuid", { token: admin.token })).status).toBe(404);
-    const cross = await t.req("GET", `/api/metric/${m.id}`, { token: otherToken });
-    expect(cross.status).toBe(404);
-    expect(cross.body.type).toBe("urn:corpadmin:problem:not-found");
-    expect((await t.req("GET", `/api/metric/${m.id}`)).status).toBe(401);
-  });
+  scenarios(target, [
+    { name: "arrange: a metric", method: "POST", url: "/api/metric", token: adminToken, body: () => doc(), expectStatus: 200, expectEvents: ["METRIC_AFTER_INSERT"], expectHistory: [{ target_type: "metric", action: "create" }], check: (res) => (seen.byId = res.body) },
+    { name: "GET by id: unknown is 404", method: "GET", url: `/api/metric/${UNKNOWN_ID}`, token: adminToken, expectStatus: 404 },
+    { name: "GET by id: malformed is 404", method: "GET", url: "/api/metric/not-a-uuid", token: adminToken, expectStatus: 404 },
+    { name: "GET by id: another corporation's is 404", method: "GET", url: () => `/api/metric/${seen.byId.id}`, token: () => otherToken, expectStatus: 404, expectBody: { type: "urn:corpadmin:problem:not-found" } },
+    { name: "GET by id: no token is 401", method: "GET", url: () => `/api/metric/${seen.byId.id}`, expectStatus: 401 },
+    { name: "arrange: a metric whose name is taken", method: "POST", url: "/api/metric", token: adminToken, body: () => doc(), expectStatus: 200, check: (res) => (seen.taken = res.body) },
+    { name: "PUT: a bad field is 400 naming it", method: "PUT", url: () => `/api/metric/${seen.byId.id}`, token: adminToken, body: () => doc({ name: seen.byId.name, periodicity: "fast" }), expectStatus: 400, expectErrorPaths: ["periodicity"], ...refused },
+    { name: "PUT: unknown is 404", method: "PUT", url: `/api/metric/${UNKNOWN_ID}`, token: adminToken, body: () => doc(), expectStatus: 404, ...refused },
+    { name: "PUT: another corporation's is 404", method: "PUT", url: () => `/api/metric/${seen.byId.id}`, token: () => otherToken, body: () => doc(), expectStatus: 404, ...refused },
+    { name: "PUT: a taken name is 409", method: "PUT", url: () => `/api/metric/${seen.byId.id}`, token: adminToken, body: () => doc({ name: seen.taken.name }), expectStatus: 409, ...refused },
+    { name: "PUT: no token is 401", method: "PUT", url: () => `/api/metric/${seen.byId.id}`, body: () => doc({ name: seen.byId.name }), expectStatus: 401, ...refused },
+    {
+      name: "PUT: a member allowed only to read it is 403",
+      before: async () => (seen.reader = await addUser(t, admin.corpId, { actions: ["localhost:80/api/metric/{id}/GET"] })),
+      method: "PUT",
+      url: () => `/api/metric/${seen.byId.id}`,
+      token: () => seen.reader.token,
+      body: () => doc({ name: seen.byId.name }),
+      expectStatus: 403,
+      ...refused,
+    },
+    { name: "GET: that member may read it", method: "GET", url: () => `/api/metric/${seen.byId.id}`, token: () => seen.reader.token, expectStatus: 200 },
+    { name: "PUT: keeping its own name is no conflict (and, changing nothing, writes nothing)", method: "PUT", url: () => `/api/metric/${seen.byId.id}`, token: adminToken, body: () => doc({ name: seen.byId.name }), expectStatus: 200, expectEvents: [], expectHistory: [] },
+  ]);
 
   test("PUT replaces every field (left out: default), fires METRIC_AFTER_UPDATE", async () => {
     const m = (await create(doc())).body;
@@ -210,25 +233,6 @@ describe("GET /api/metric; GET|PUT|DELETE /api/metric/{id}: list, get, update an
     expect((await t.req("GET", `/api/metric/${m.id}`, { token: admin.token })).body).toEqual(res.body);
     expect(eventsOf(admin.corpId, m.id).map((e) => e.type)).toEqual(["METRIC_AFTER_INSERT", "METRIC_AFTER_UPDATE"]);
     expect(eventsOf(admin.corpId, m.id)[1].data).toEqual(res.body);
-  });
-
-  test("PUT: 400 naming the field, 404 unknown or other corporation, 409 name, 401, 403", async () => {
-    const m = (await create(doc())).body;
-    const taken = (await create(doc())).body;
-    const put = (id: string, body: unknown, token: string | undefined = admin.token) => t.req("PUT", `/api/metric/${id}`, { token, body });
-    const bad = await put(m.id, doc({ name: m.name, periodicity: "fast" }));
-    expect(bad.status).toBe(400);
-    expect(bad.body.errors[0].path).toBe("periodicity");
-    expect((await put(UNKNOWN_ID, doc())).status).toBe(404);
-    expect((await put(m.id, doc(), otherToken)).status).toBe(404);
-    const dup = await put(m.id, doc({ name: taken.name }));
-    expect(dup.status).toBe(409);
-    expect((await put(m.id, doc({ name: m.name }), "")).status).toBe(401);
-    const reader = await addUser(t, admin.corpId, { actions: ["localhost:80/api/metric/{id}/GET"] });
-    expect((await t.req("GET", `/api/metric/${m.id}`, { token: reader.token })).status).toBe(200);
-    expect((await put(m.id, doc({ name: m.name }), reader.token)).status).toBe(403);
-    // keeping its own name is no conflict
-    expect((await put(m.id, doc({ name: m.name }))).status).toBe(200);
   });
 
   test("data_type cannot change once values exist (409); without values it can", async () => {
@@ -282,24 +286,36 @@ describe("GET|PUT|DELETE /api/metric/name/{name}: by name", () => {
     expect(eventsOf(admin.corpId, m.id).map((e) => e.type)).toEqual(["METRIC_AFTER_INSERT", "METRIC_AFTER_UPDATE", "METRIC_AFTER_DELETE"]);
   });
 
-  test("by name: 404 unknown or another corporation's, 409 rename onto a taken name, 400, 401, 403", async () => {
-    const a = (await create(doc())).body;
-    const b = (await create(doc())).body;
-    const path = (n: string) => `/api/metric/name/${encodeURIComponent(n)}`;
-    expect((await t.req("GET", path("no such metric"), { token: admin.token })).status).toBe(404);
-    expect((await t.req("GET", path(a.name), { token: otherToken })).status).toBe(404);
-    expect((await t.req("PUT", path(a.name), { token: otherToken, body: doc() })).status).toBe(404);
-    expect((await t.req("DELETE", path(a.name), { token: otherToken })).status).toBe(404);
-    expect((await t.req("PUT", path(a.name), { token: admin.token, body: doc({ name: b.name }) })).status).toBe(409);
-    const bad = await t.req("PUT", path(a.name), { token: admin.token, body: doc({ name: a.name, daily_end_time: "25:00" }) });
-    expect(bad.status).toBe(400);
-    expect(bad.body.errors[0].path).toBe("daily_end_time");
-    expect((await t.req("GET", path(a.name))).status).toBe(401);
-    const u = await addUser(t, admin.corpId, { services: ["platform.city"] });
-    expect((await t.req("GET", path(a.name), { token: u.token })).status).toBe(403);
+  const byName = (n: () => string) => () => `/api/metric/name/${encodeURIComponent(n())}`;
+  const a = () => seen.a.name as string;
+  scenarios(target, [
+    { name: "arrange: a metric", method: "POST", url: "/api/metric", token: adminToken, body: () => doc(), expectStatus: 200, check: (res) => (seen.a = res.body) },
+    { name: "arrange: another metric", method: "POST", url: "/api/metric", token: adminToken, body: () => doc(), expectStatus: 200, check: (res) => (seen.b = res.body) },
+    { name: "GET by name: unknown is 404", method: "GET", url: byName(() => "no such metric"), token: adminToken, expectStatus: 404 },
+    { name: "GET by name: another corporation's is 404", method: "GET", url: byName(a), token: () => otherToken, expectStatus: 404 },
+    { name: "PUT by name: another corporation's is 404", method: "PUT", url: byName(a), token: () => otherToken, body: () => doc(), expectStatus: 404, ...refused },
+    { name: "DELETE by name: another corporation's is 404", method: "DELETE", url: byName(a), token: () => otherToken, expectStatus: 404, ...refused },
+    { name: "PUT by name: renaming onto a taken name is 409", method: "PUT", url: byName(a), token: adminToken, body: () => doc({ name: seen.b.name }), expectStatus: 409, ...refused },
+    { name: "PUT by name: a bad field is 400 naming it", method: "PUT", url: byName(a), token: adminToken, body: () => doc({ name: a(), daily_end_time: "25:00" }), expectStatus: 400, expectErrorPaths: ["daily_end_time"], ...refused },
+    { name: "GET by name: no token is 401", method: "GET", url: byName(a), expectStatus: 401 },
+    {
+      name: "GET by name: a member without platform.metric is 403",
+      before: async () => (seen.cityUser = await addUser(t, admin.corpId, { services: ["platform.city"] })),
+      method: "GET",
+      url: byName(a),
+      token: () => seen.cityUser.token,
+      expectStatus: 403,
+    },
     // the action string of a by-name row names the path as routes.md writes it
-    const byName = await addUser(t, admin.corpId, { actions: ["localhost:80/api/metric/name/{name}/GET"] });
-    expect((await t.req("GET", path(a.name), { token: byName.token })).status).toBe(200);
-    expect((await t.req("GET", `/api/metric/${a.id}`, { token: byName.token })).status).toBe(403);
-  });
+    {
+      name: "GET by name: a member allowed the by-name row may read by name",
+      before: async () => (seen.byName = await addUser(t, admin.corpId, { actions: ["localhost:80/api/metric/name/{name}/GET"] })),
+      method: "GET",
+      url: byName(a),
+      token: () => seen.byName.token,
+      expectStatus: 200,
+    },
+    { name: "GET by id: ...but not by id (403)", method: "GET", url: () => `/api/metric/${seen.a.id}`, token: () => seen.byName.token, expectStatus: 403 },
+  ]);
+
 });

@@ -1,7 +1,7 @@
 // A user's sessions (routes.md, Operator additions): GET /api/user/{id}/sessions and
 // DELETE /api/user/{id}/sessions/{sessionId}.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { addCorp, addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp, addMember } from "../../support/helpers";
+import { addCorp, addMember, addUser, logIn, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../../support/helpers";
 
 let t: TestApp;
 let admin: Awaited<ReturnType<typeof startAndLogin>>;
@@ -15,18 +15,13 @@ beforeAll(async () => {
 
 afterAll(() => t.close());
 
-async function login(corp: string, login: string, password: string, ip: string, userAgent: string) {
-  const res = await t.req("POST", "/api/login", { body: { corp, login, password }, ip, headers: { "user-agent": userAgent } });
-  if (res.status !== 200) throw new Error(res.text);
-  return res.body.access_token as string;
-}
 
 const sessionIdOf = (token: string) => JSON.parse(Buffer.from(token.split(".")[1], "base64url").toString()).jti as string;
 
 test("self: every live session with where it came from, the current one flagged", async () => {
   const u = await addUser(t, admin.corpId, { login: "sam" });
-  const phone = await login("acme", "sam", u.password, "198.51.100.7", "Phone/1.0");
-  const laptop = await login("acme", "sam", u.password, "2001:db8::5", "Laptop/2.0");
+  const phone = await logIn(t, "acme", "sam", u.password, { ip: "198.51.100.7", userAgent: "Phone/1.0" });
+  const laptop = await logIn(t, "acme", "sam", u.password, { ip: "2001:db8::5", userAgent: "Laptop/2.0" });
   const res = await t.req("GET", `/api/user/${u.userId}/sessions`, { token: laptop });
   expect(res.status).toBe(200);
   const items = res.body.items as any[];
@@ -47,7 +42,7 @@ test("self: every live session with where it came from, the current one flagged"
 
 test("last_seen_at moves with use, at most once a minute", async () => {
   const u = await addUser(t, admin.corpId, { login: "lena" });
-  const token = await login("acme", "lena", u.password, "203.0.113.1", "ua");
+  const token = await logIn(t, "acme", "lena", u.password, { ip: "203.0.113.1", userAgent: "ua" });
   const sid = sessionIdOf(token);
   const row = () => t.sql().query("SELECT created_at, last_seen_at FROM sessions WHERE id = ?").get(sid) as { created_at: string; last_seen_at: string };
   const first = row();
@@ -69,7 +64,7 @@ test("last_seen_at moves with use, at most once a minute", async () => {
 
 test("revoke: the token is 401 at once; revoking again is 404", async () => {
   const u = await addUser(t, admin.corpId, { login: "rita" });
-  const other = await login("acme", "rita", u.password, "203.0.113.2", "Other/1");
+  const other = await logIn(t, "acme", "rita", u.password, { ip: "203.0.113.2", userAgent: "Other/1" });
   const del = await t.req("DELETE", `/api/user/${u.userId}/sessions/${sessionIdOf(other)}`, { token: u.token });
   expect(del.status).toBe(204);
   expect((await t.req("GET", `/api/user/${u.userId}`, { token: other })).status).toBe(401);
@@ -87,7 +82,7 @@ test("platform.user sees and revokes members' sessions in the working corporatio
   const member = await addUser(t, admin.corpId, { login: "both" });
   // The member also works in beta.
   await addMember(t, betaId, member.userId);
-  const inBeta = await login("beta", "both", member.password, "203.0.113.3", "Beta/1");
+  const inBeta = await logIn(t, "beta", "both", member.password, { ip: "203.0.113.3", userAgent: "Beta/1" });
 
   const seen = await t.req("GET", `/api/user/${member.userId}/sessions`, { token: manager.token });
   expect(seen.status).toBe(200);

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { EVENT_GROUPS } from "../../../src/core/events";
 import { addCorp, addUser, adminIn, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../../support/helpers";
+import { scenarios } from "../../support/scenario";
 import { LOOPBACK_ALLOWED, receiver, verifyStandardWebhook, waitFor } from "../../support/webhooks";
 
 let t: TestApp;
@@ -59,11 +60,6 @@ describe("POST /api/webhook", () => {
     expect(res.body.errors.map((e: { path: string }) => e.path)).toContain(path);
   });
 
-  test("401 without a token, 403 without platform.webhook", async () => {
-    expect((await t.req("POST", "/api/webhook", { body: body() })).status).toBe(401);
-    expect((await t.req("POST", "/api/webhook", { token: cityUser.token, body: body() })).status).toBe(403);
-  });
-
   test("every group is accepted: the 21 of the record areas and the ISP ones", async () => {
     const w = await create({ groups: EVENT_GROUPS });
     expect(EVENT_GROUPS.filter((g) => !g.startsWith("ISP_")).length).toBe(21);
@@ -94,15 +90,6 @@ describe("GET /api/webhook; GET /api/webhook/{id}", () => {
     const w = await create();
     expect((await t.req("GET", `/api/webhook/${w.id}`, { token: u.token })).status).toBe(403);
   });
-
-  test("401, 403, 404 unknown, malformed and other-tenant ids", async () => {
-    const w = await create();
-    expect((await t.req("GET", `/api/webhook/${w.id}`)).status).toBe(401);
-    expect((await t.req("GET", `/api/webhook/${w.id}`, { token: cityUser.token })).status).toBe(403);
-    expect((await t.req("GET", `/api/webhook/${UNKNOWN_ID}`, { token: admin.token })).status).toBe(404);
-    expect((await t.req("GET", `/api/webhook/not-a-uuid`, { token: admin.token })).status).toBe(404);
-    expect((await t.req("GET", `/api/webhook/${otherCorpHookId}`, { token: admin.token })).status).toBe(404);
-  });
 });
 
 describe("PUT /api/webhook/{id}", () => {
@@ -113,17 +100,6 @@ describe("PUT /api/webhook/{id}", () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ id: w.id, name: "Renamed", target: "http://10.0.0.5:8080/x", email: "new@example.net", body_content: null, log_enabled: false, groups: ["PERSON_AFTER_UPDATE"], status: false });
     expect(res.body.secret).toBeUndefined();
-  });
-
-  test("400 naming the field, 401, 403, 404", async () => {
-    const w = await create();
-    const bad = await t.req("PUT", `/api/webhook/${w.id}`, { token: admin.token, body: body({ log_enabled: "yes" }) });
-    expect(bad.status).toBe(400);
-    expect(bad.body.errors.map((e: { path: string }) => e.path)).toContain("log_enabled");
-    expect((await t.req("PUT", `/api/webhook/${w.id}`, { body: body() })).status).toBe(401);
-    expect((await t.req("PUT", `/api/webhook/${w.id}`, { token: cityUser.token, body: body() })).status).toBe(403);
-    expect((await t.req("PUT", `/api/webhook/${UNKNOWN_ID}`, { token: admin.token, body: body() })).status).toBe(404);
-    expect((await t.req("PUT", `/api/webhook/${otherCorpHookId}`, { token: admin.token, body: body() })).status).toBe(404);
   });
 });
 
@@ -145,16 +121,6 @@ describe("POST|DELETE /api/webhook/{id}/group/{group}: group links", () => {
     expect(unknown.body.errors[0].path).toBe("group");
     expect((await t.req("DELETE", `/api/webhook/${w.id}/group/nope`, { token: admin.token })).status).toBe(400);
   });
-
-  test("401, 403, 404 unknown and other-tenant webhook", async () => {
-    const w = await create();
-    expect((await t.req("POST", `/api/webhook/${w.id}/group/CITY_AFTER_INSERT`)).status).toBe(401);
-    expect((await t.req("POST", `/api/webhook/${w.id}/group/CITY_AFTER_INSERT`, { token: cityUser.token })).status).toBe(403);
-    expect((await t.req("DELETE", `/api/webhook/${w.id}/group/CITY_AFTER_INSERT`, { token: cityUser.token })).status).toBe(403);
-    expect((await t.req("POST", `/api/webhook/${UNKNOWN_ID}/group/CITY_AFTER_INSERT`, { token: admin.token })).status).toBe(404);
-    expect((await t.req("POST", `/api/webhook/${otherCorpHookId}/group/CITY_AFTER_INSERT`, { token: admin.token })).status).toBe(404);
-    expect((await t.req("DELETE", `/api/webhook/${otherCorpHookId}/group/CITY_AFTER_INSERT`, { token: admin.token })).status).toBe(404);
-  });
 });
 
 describe("PUT /api/webhook/{id}/active|inactive; DELETE /api/webhook/{id}", () => {
@@ -165,19 +131,10 @@ describe("PUT /api/webhook/{id}/active|inactive; DELETE /api/webhook/{id}", () =
     expect(off.body.status).toBe(false);
     const on = await t.req("PUT", `/api/webhook/${w.id}/active`, { token: admin.token });
     expect(on.body.status).toBe(true);
-    for (const p of ["active", "inactive"]) {
-      expect((await t.req("PUT", `/api/webhook/${w.id}/${p}`)).status).toBe(401);
-      expect((await t.req("PUT", `/api/webhook/${w.id}/${p}`, { token: cityUser.token })).status).toBe(403);
-      expect((await t.req("PUT", `/api/webhook/${UNKNOWN_ID}/${p}`, { token: admin.token })).status).toBe(404);
-      expect((await t.req("PUT", `/api/webhook/${otherCorpHookId}/${p}`, { token: admin.token })).status).toBe(404);
-    }
   });
 
-  test("delete is 204, then 404; 401, 403, other tenant 404", async () => {
+  test("delete is 204, then 404", async () => {
     const w = await create();
-    expect((await t.req("DELETE", `/api/webhook/${w.id}`)).status).toBe(401);
-    expect((await t.req("DELETE", `/api/webhook/${w.id}`, { token: cityUser.token })).status).toBe(403);
-    expect((await t.req("DELETE", `/api/webhook/${otherCorpHookId}`, { token: admin.token })).status).toBe(404);
     const res = await t.req("DELETE", `/api/webhook/${w.id}`, { token: admin.token });
     expect(res.status).toBe(204);
     expect(res.text).toBe("");
@@ -186,17 +143,58 @@ describe("PUT /api/webhook/{id}/active|inactive; DELETE /api/webhook/{id}", () =
   });
 });
 
+describe("every webhook route: 400 naming the field, 401, 403, 404 unknown, malformed and other-tenant ids, each changing nothing", () => {
+  const target = () => ({ t, corpId: admin.corpId, historyToken: admin.token });
+  const token = () => admin.token;
+  const city = () => cityUser.token;
+  const refused = { expectEvents: [], expectHistory: [] };
+  let hook = "";
+  const mine = (path = "") => () => `/api/webhook/${hook}${path}`;
+  const theirs = (path = "") => () => `/api/webhook/${otherCorpHookId}${path}`;
+  scenarios(target, [
+    { name: "arrange: a webhook (one Change, no event)", method: "POST", url: "/api/webhook", token, body: body(), expectStatus: 200, expectEvents: [], expectHistory: [{ target_type: "webhook", action: "create" }], check: (res) => (hook = res.body.id) },
+    { name: "POST /api/webhook without a token: 401", method: "POST", url: "/api/webhook", body: body(), expectStatus: 401, ...refused },
+    { name: "POST /api/webhook without platform.webhook: 403", method: "POST", url: "/api/webhook", token: city, body: body(), expectStatus: 403, ...refused },
+    { name: "GET /api/webhook/{id} without a token: 401", method: "GET", url: mine(), expectStatus: 401 },
+    { name: "GET /api/webhook/{id} without platform.webhook: 403", method: "GET", url: mine(), token: city, expectStatus: 403 },
+    { name: "GET /api/webhook/{id} unknown: 404", method: "GET", url: `/api/webhook/${UNKNOWN_ID}`, token, expectStatus: 404 },
+    { name: "GET /api/webhook/{id} malformed: 404", method: "GET", url: "/api/webhook/not-a-uuid", token, expectStatus: 404 },
+    { name: "GET /api/webhook/{id} another tenant's: 404", method: "GET", url: theirs(), token, expectStatus: 404 },
+    { name: "PUT /api/webhook/{id} with a bad field: 400 naming it", method: "PUT", url: mine(), token, body: body({ log_enabled: "yes" }), expectStatus: 400, expectErrorPaths: ["log_enabled"], ...refused },
+    { name: "PUT /api/webhook/{id} without a token: 401", method: "PUT", url: mine(), body: body(), expectStatus: 401, ...refused },
+    { name: "PUT /api/webhook/{id} without platform.webhook: 403", method: "PUT", url: mine(), token: city, body: body(), expectStatus: 403, ...refused },
+    { name: "PUT /api/webhook/{id} unknown: 404", method: "PUT", url: `/api/webhook/${UNKNOWN_ID}`, token, body: body(), expectStatus: 404, ...refused },
+    { name: "PUT /api/webhook/{id} another tenant's: 404", method: "PUT", url: theirs(), token, body: body(), expectStatus: 404, ...refused },
+    { name: "POST …/group/{group} without a token: 401", method: "POST", url: mine("/group/CITY_AFTER_INSERT"), expectStatus: 401, ...refused },
+    { name: "POST …/group/{group} without platform.webhook: 403", method: "POST", url: mine("/group/CITY_AFTER_INSERT"), token: city, expectStatus: 403, ...refused },
+    { name: "DELETE …/group/{group} without platform.webhook: 403", method: "DELETE", url: mine("/group/CITY_AFTER_INSERT"), token: city, expectStatus: 403, ...refused },
+    { name: "POST …/group/{group} of an unknown webhook: 404", method: "POST", url: `/api/webhook/${UNKNOWN_ID}/group/CITY_AFTER_INSERT`, token, expectStatus: 404, ...refused },
+    { name: "POST …/group/{group} of another tenant's: 404", method: "POST", url: theirs("/group/CITY_AFTER_INSERT"), token, expectStatus: 404, ...refused },
+    { name: "DELETE …/group/{group} of another tenant's: 404", method: "DELETE", url: theirs("/group/CITY_AFTER_INSERT"), token, expectStatus: 404, ...refused },
+    ...(["active", "inactive"] as const).flatMap((p) => [
+      { name: `PUT …/${p} without a token: 401`, method: "PUT", url: mine(`/${p}`), expectStatus: 401, ...refused },
+      { name: `PUT …/${p} without platform.webhook: 403`, method: "PUT", url: mine(`/${p}`), token: city, expectStatus: 403, ...refused },
+      { name: `PUT …/${p} unknown: 404`, method: "PUT", url: `/api/webhook/${UNKNOWN_ID}/${p}`, token, expectStatus: 404, ...refused },
+      { name: `PUT …/${p} another tenant's: 404`, method: "PUT", url: theirs(`/${p}`), token, expectStatus: 404, ...refused },
+    ]),
+    { name: "DELETE /api/webhook/{id} without a token: 401", method: "DELETE", url: mine(), expectStatus: 401, ...refused },
+    { name: "DELETE /api/webhook/{id} without platform.webhook: 403", method: "DELETE", url: mine(), token: city, expectStatus: 403, ...refused },
+    { name: "DELETE /api/webhook/{id} another tenant's: 404", method: "DELETE", url: theirs(), token, expectStatus: 404, ...refused },
+    { name: "GET …/deliveries with an unknown filter: 400", method: "GET", url: mine("/deliveries?webhook_id=x"), token, expectStatus: 400 },
+    { name: "GET …/deliveries without a token: 401", method: "GET", url: mine("/deliveries"), expectStatus: 401 },
+    { name: "GET …/deliveries without platform.webhook: 403", method: "GET", url: mine("/deliveries"), token: city, expectStatus: 403 },
+    { name: "GET …/deliveries of an unknown webhook: 404", method: "GET", url: `/api/webhook/${UNKNOWN_ID}/deliveries`, token, expectStatus: 404 },
+    { name: "GET …/deliveries of another tenant's: 404", method: "GET", url: theirs("/deliveries"), token, expectStatus: 404 },
+    { name: "the webhook is as it was", method: "GET", url: mine(), token, expectStatus: 200, expectBody: { name: "ERP", status: true, groups: [] } },
+  ]);
+});
+
 describe("GET /api/webhook/{id}/deliveries", () => {
-  test("empty list shape; 400 on an unknown filter; 401, 403, 404", async () => {
+  test("empty list shape", async () => {
     const w = await create({ log_enabled: true });
     const res = await t.req("GET", `/api/webhook/${w.id}/deliveries`, { token: admin.token });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ items: [], page: 1, limit: 50, total: 0 });
-    expect((await t.req("GET", `/api/webhook/${w.id}/deliveries?webhook_id=x`, { token: admin.token })).status).toBe(400);
-    expect((await t.req("GET", `/api/webhook/${w.id}/deliveries`)).status).toBe(401);
-    expect((await t.req("GET", `/api/webhook/${w.id}/deliveries`, { token: cityUser.token })).status).toBe(403);
-    expect((await t.req("GET", `/api/webhook/${UNKNOWN_ID}/deliveries`, { token: admin.token })).status).toBe(404);
-    expect((await t.req("GET", `/api/webhook/${otherCorpHookId}/deliveries`, { token: admin.token })).status).toBe(404);
   });
 });
 

@@ -1,10 +1,11 @@
+// Maintenance (routes.md, Core): versions, and the databases checked and updated.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { migrationsOf, type Migration } from "../../../src/db/migrations";
 import { sha256Hex } from "../../../src/lib/ids";
 import pkg from "../../../package.json";
-import { addCorp, addMember, addUser, makeApp, startAndLogin, testSourceOnly, UNKNOWN_ID, type TestApp } from "../../support/helpers";
+import { addCorp, addUser, makeApp, startAndLogin, testSourceOnly, UNKNOWN_ID, type TestApp } from "../../support/helpers";
 import { TEST_BACKEND } from "../../support/backend";
 
 let t: TestApp;
@@ -22,70 +23,6 @@ const testSqliteSourceOnly = TEST_BACKEND === "pg" ? test.skip : testSourceOnly;
 const platformSet = () => migrationsOf(TEST_BACKEND === "pg" ? "pg" : "platform");
 const tenantSet = () => migrationsOf(TEST_BACKEND === "pg" ? "pg" : "tenant");
 
-const asAdmin = (method: string, path: string, body?: unknown) => t.req(method, path, { token: admin.token, body });
-
-describe("GET|POST /api/notepad; GET /api/notepad/{id}: notepad", () => {
-  test("create, recover the list and one note", async () => {
-    const u = await addUser(t, admin.corpId);
-    const res = await t.req("POST", "/api/notepad", { token: u.token, body: { title: "Groceries", content: "milk\neggs" } });
-    expect(res.status).toBe(200);
-    expect(res.headers.get("location")).toBe(`/api/notepad/${res.body.id}`);
-    expect(res.body).toMatchObject({ title: "Groceries", content: "milk\neggs", user_id: u.userId });
-    expect(Object.keys(res.body).sort()).toEqual(["content", "created_at", "id", "title", "updated_at", "user_id"]);
-    const untitled = await t.req("POST", "/api/notepad", { token: u.token, body: { content: "call the NOC" } });
-    expect(untitled.body.title).toBeNull();
-
-    const list = await t.req("GET", "/api/notepad", { token: u.token });
-    expect(list.status).toBe(200);
-    expect(list.body.items.map((n: { id: string }) => n.id)).toEqual([res.body.id, untitled.body.id]);
-    expect((await t.req("GET", "/api/notepad?q=noc", { token: u.token })).body.items.map((n: { id: string }) => n.id)).toEqual([untitled.body.id]);
-    expect((await t.req("GET", "/api/notepad?sort=-id&limit=1", { token: u.token })).body.items[0].id).toBe(untitled.body.id);
-    const one = await t.req("GET", `/api/notepad/${res.body.id}`, { token: u.token });
-    expect(one.status).toBe(200);
-    expect(one.body).toEqual(res.body);
-  });
-
-  test("notes are private to their author, per corporation", async () => {
-    const alice = await addUser(t, admin.corpId, { login: "alice" });
-    const bob = await addUser(t, admin.corpId, { login: "bob" });
-    const note = (await t.req("POST", "/api/notepad", { token: alice.token, body: { content: "alice's" } })).body;
-    expect((await t.req("GET", `/api/notepad/${note.id}`, { token: bob.token })).status).toBe(404);
-    expect((await t.req("GET", "/api/notepad", { token: bob.token })).body.total).toBe(0);
-    // filtering by another user id finds nothing either
-    expect((await t.req("GET", `/api/notepad?user_id=${alice.userId}`, { token: bob.token })).body.total).toBe(0);
-
-    // the same author working in another corporation sees that corporation's notes only
-    const other = await addCorp(t, "notes-other");
-    await addMember(t, other, alice.userId);
-    const there = await t.req("POST", "/api/auth/corp", { token: alice.token, body: { corp: "notes-other" } });
-    expect(there.status).toBe(200);
-    const token = there.body.access_token;
-    expect((await t.req("GET", "/api/notepad", { token })).body.total).toBe(0);
-    expect((await t.req("GET", `/api/notepad/${note.id}`, { token })).status).toBe(404);
-    const otherNote = (await t.req("POST", "/api/notepad", { token, body: { content: "elsewhere" } })).body;
-    expect(t.sql(other).query("SELECT id FROM notes").all()).toEqual([{ id: otherNote.id }]);
-    expect(t.sql(admin.corpId).query("SELECT id FROM notes WHERE id = ?").get(otherNote.id)).toBeNull();
-  });
-
-  test("400 content missing or too long, title too long; 401; 404 unknown", async () => {
-    const u = await addUser(t, admin.corpId);
-    const missing = await t.req("POST", "/api/notepad", { token: u.token, body: { title: "t" } });
-    expect(missing.status).toBe(400);
-    expect(missing.body.errors[0].path).toBe("content");
-    const long = await t.req("POST", "/api/notepad", { token: u.token, body: { title: "x".repeat(201), content: "c" } });
-    expect(long.body.errors[0].path).toBe("title");
-    // 64 KiB counts UTF-8 bytes: 30,000 three-byte characters are 90,000 bytes
-    const wide = await t.req("POST", "/api/notepad", { token: u.token, body: { content: "€".repeat(30_000) } });
-    expect(wide.status).toBe(400);
-    expect(wide.body.errors[0].path).toBe("content");
-    expect((await t.req("POST", "/api/notepad", { token: u.token, body: { content: "a".repeat(65_536) } })).status).toBe(200);
-    expect((await t.req("POST", "/api/notepad", { body: { content: "c" } })).status).toBe(401);
-    expect((await t.req("GET", "/api/notepad")).status).toBe(401);
-    expect((await t.req("GET", `/api/notepad/${UNKNOWN_ID}`)).status).toBe(401);
-    expect((await t.req("GET", `/api/notepad/${UNKNOWN_ID}`, { token: u.token })).status).toBe(404);
-    expect((await t.req("GET", "/api/notepad/not-a-uuid", { token: u.token })).status).toBe(404);
-  });
-});
 
 describe("GET /api/core/versions", () => {
   test("api, schema versions and runtime, for any token", async () => {
@@ -182,21 +119,21 @@ describe("GET /api/core/database; POST /api/core/database/update; POST /api/core
 
   test("update of one corporation: success on NEEDS_UPDATE sets ENABLED; a MAINTENANCE one keeps its status", async () => {
     const id = await addCorp(t, "maint-db");
-    await asAdmin("POST", `/api/corp/${id}/needs-update`);
-    const res = await asAdmin("POST", `/api/core/database/update/${id}`);
+    await admin.req("POST", `/api/corp/${id}/needs-update`);
+    const res = await admin.req("POST", `/api/core/database/update/${id}`);
     expect(res.status).toBe(200);
     expect(res.body.applied).toEqual([]);
-    expect((await asAdmin("GET", `/api/corp/${id}`)).body.status).toBe("ENABLED");
-    await asAdmin("POST", `/api/corp/${id}/maintenance`);
-    expect((await asAdmin("POST", `/api/core/database/update/${id}`)).status).toBe(200);
-    expect((await asAdmin("GET", `/api/corp/${id}`)).body.status).toBe("MAINTENANCE");
+    expect((await admin.req("GET", `/api/corp/${id}`)).body.status).toBe("ENABLED");
+    await admin.req("POST", `/api/corp/${id}/maintenance`);
+    expect((await admin.req("POST", `/api/core/database/update/${id}`)).status).toBe(200);
+    expect((await admin.req("GET", `/api/corp/${id}`)).body.status).toBe("MAINTENANCE");
   });
 
   // In-process: closes the app's handle of the file.
   testSqliteSourceOnly("tables: creates a missing database file with every table; idempotent", async () => {
     const id = await addCorp(t, "tables-corp");
     const file = join(t.dir, "corps", `${id}.db`);
-    const first = await asAdmin("POST", `/api/core/database/tables/${id}`);
+    const first = await admin.req("POST", `/api/core/database/tables/${id}`);
     expect(first.status).toBe(200);
     expect(first.body).toEqual({ corp_id: id, created: [], version: migrationsOf("tenant").length });
 
@@ -205,17 +142,17 @@ describe("GET /api/core/database; POST /api/core/database/update; POST /api/core
     renameSync(file, `${file}.moved`);
     rmSync(`${file}-wal`, { force: true });
     rmSync(`${file}-shm`, { force: true });
-    const check = await asAdmin("GET", "/api/core/database");
+    const check = await admin.req("GET", "/api/core/database");
     expect(check.body.corps.find((c: { corp_id: string }) => c.corp_id === id)).toMatchObject({ version: 0, pending: migrationsOf("tenant").map((m) => m.tag) });
     expect(existsSync(file)).toBe(false);
 
-    const created = await asAdmin("POST", `/api/core/database/tables/${id}`);
+    const created = await admin.req("POST", `/api/core/database/tables/${id}`);
     expect(created.status).toBe(200);
     expect(created.body.version).toBe(migrationsOf("tenant").length);
     expect(created.body.created).toContain("notes");
     expect(created.body.created).toContain("events");
     expect(existsSync(file)).toBe(true);
-    const again = await asAdmin("POST", `/api/core/database/tables/${id}`);
+    const again = await admin.req("POST", `/api/core/database/tables/${id}`);
     expect(again.body).toEqual({ corp_id: id, created: [], version: migrationsOf("tenant").length });
     // the corporation works on its new, empty database
     const u = await addUser(t, id);
@@ -227,7 +164,7 @@ describe("GET /api/core/database; POST /api/core/database/update; POST /api/core
     const file = join(t.dir, "corps", `${id}.db`);
     t.ctx.store.tenant(id);
     for (const s of ["", "-wal", "-shm"]) rmSync(file + s, { force: true });
-    const res = await asAdmin("POST", `/api/core/database/tables/${id}`);
+    const res = await admin.req("POST", `/api/core/database/tables/${id}`);
     expect(res.status).toBe(200);
     expect(res.body.created).toContain("notes");
     expect(existsSync(file)).toBe(true);
@@ -236,13 +173,13 @@ describe("GET /api/core/database; POST /api/core/database/update; POST /api/core
   (TEST_BACKEND === "pg" ? test : test.skip)("on PostgreSQL: the platform and every corporation report the shared set; tables creates nothing", async () => {
     const id = await addCorp(t, "shared-set");
     const shared = { version: platformSet().length, latest: platformSet().length, pending: [] };
-    const check = await asAdmin("GET", "/api/core/database");
+    const check = await admin.req("GET", "/api/core/database");
     expect(check.status).toBe(200);
     expect(check.body.platform).toEqual(shared);
     expect(check.body.corps.find((c: { corp_id: string }) => c.corp_id === id)).toMatchObject(shared);
-    const tables = await asAdmin("POST", `/api/core/database/tables/${id}`);
+    const tables = await admin.req("POST", `/api/core/database/tables/${id}`);
     expect([tables.status, tables.body]).toEqual([200, { corp_id: id, created: [], version: platformSet().length }]);
-    const update = await asAdmin("POST", "/api/core/database/update");
+    const update = await admin.req("POST", "/api/core/database/update");
     expect(update.body.platform).toEqual({ from: platformSet().length, to: platformSet().length, applied: [] });
   });
 
@@ -257,8 +194,8 @@ describe("GET /api/core/database; POST /api/core/database/update; POST /api/core
       expect((await t.req(m, p)).status).toBe(401);
       expect((await t.req(m, p, { token: u.token })).status).toBe(403);
     }
-    expect((await asAdmin("POST", `/api/core/database/update/${UNKNOWN_ID}`)).status).toBe(404);
-    expect((await asAdmin("POST", `/api/core/database/tables/${UNKNOWN_ID}`)).status).toBe(404);
-    expect((await asAdmin("POST", "/api/core/database/tables/not-a-uuid")).status).toBe(404);
+    expect((await admin.req("POST", `/api/core/database/update/${UNKNOWN_ID}`)).status).toBe(404);
+    expect((await admin.req("POST", `/api/core/database/tables/${UNKNOWN_ID}`)).status).toBe(404);
+    expect((await admin.req("POST", "/api/core/database/tables/not-a-uuid")).status).toBe(404);
   });
 });

@@ -1,6 +1,8 @@
-// Memberships and enabled services: what the identity modules (auth, user, workgroup, catalog)
-// read and write of the corp module's tables (corp_members, corporations, corp_services). Each
-// takes the caller's handle, so that it runs inside the caller's read or transaction.
+// Memberships (corp_members: which users belong to which corporations) and the membership
+// questions the identity modules ask: auth, user, workgroup, catalog and corp all sit above this
+// module, so none of them ties itself to another through it. It reads two of the corp module's
+// tables (a member's corporations by name, whether a service is enabled) and writes none of them.
+// Each function takes the caller's handle, so it runs inside the caller's read or transaction.
 import { and, asc, eq, ne } from "drizzle-orm";
 import { corpMembers, corpServices, corporations } from "../../db/platform/schema";
 import type { PlatformDb } from "../../db/sqlite";
@@ -49,9 +51,19 @@ export async function corpsOfUser(db: PlatformDb, userId: string): Promise<{ id:
     .all();
 }
 
-/** Makes the user a member (in the caller's transaction). */
+/** Makes the user a member (in the caller's transaction); one already there stays as it is. */
 export async function insertMember(tx: PlatformDb, corpId: string, userId: string): Promise<void> {
-  await tx.insert(corpMembers).values({ corp_id: corpId, user_id: userId }).run();
+  await tx.insert(corpMembers).values({ corp_id: corpId, user_id: userId }).onConflictDoNothing().run();
+}
+
+/** Ends a membership (in the caller's transaction); false when there was none. */
+export async function removeMember(tx: PlatformDb, corpId: string, userId: string): Promise<boolean> {
+  const removed = await tx
+    .delete(corpMembers)
+    .where(and(eq(corpMembers.corp_id, corpId), eq(corpMembers.user_id, userId)))
+    .returning({ u: corpMembers.user_id })
+    .all();
+  return removed.length > 0;
 }
 
 export async function serviceEnabled(db: PlatformDb, corpId: string, serviceId: string): Promise<boolean> {

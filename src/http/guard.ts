@@ -8,15 +8,15 @@
 //   { publicAuth: true }                 a public row: 60 requests a minute per client IP
 // Authentication runs in `transform`, before schema validation, so a request without a credential
 // is 401 whatever its body; the principal is then handed to the handler through `resolve`.
-import { actAs } from "../../core/history";
+import { actAs } from "../core/history";
 import { Elysia } from "elysia";
-import type { AppContext } from "../../core/context";
-import type { Principal } from "../../core/principal";
-import type { TenantDoor } from "../../core/store";
-import { isUuid } from "../../lib/ids";
-import { forbidden, notFound, unauthorized, unavailable } from "../../lib/problem";
-import type { CorpRow } from "../../core/corp-cache";
-import { permits, type PermissionSets } from "../../core/permissions";
+import type { AppContext } from "../core/context";
+import type { Principal } from "../core/principal";
+import type { TenantDoor } from "../core/store";
+import { isUuid } from "../lib/ids";
+import { forbidden, notFound, unauthorized, unavailable } from "../lib/problem";
+import type { CorpRow } from "../core/corp-cache";
+import { permits, type PermissionSets } from "../core/permissions";
 
 /** Areas whose rows act on the working corporation's database (routes.md, "Tenancy"). */
 export const TENANT_AREAS = new Set(["city", "externalapp", "person", "product", "contract", "core", "webhook", "metric", "isp", "qrcode"]);
