@@ -448,23 +448,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/menu/{id}/workgroup/{workgroupId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Grant a workgroup the features of a menu and of its descendants */
-        post: operations["menu.addWorkgroup"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/service/{id}/features": {
         parameters: {
             query?: never;
@@ -1886,6 +1869,23 @@ export interface paths {
         post: operations["workgroup.addFeature"];
         /** Take the access to a feature away */
         delete: operations["workgroup.removeFeature"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/menu/{id}/workgroup/{workgroupId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Grant a workgroup the features of a menu and of its descendants */
+        post: operations["menu.addWorkgroup"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -5766,33 +5766,6 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
         };
     };
-    "menu.addWorkgroup": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-                workgroupId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Workgroup"];
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-        };
-    };
     "service.setFeatures": {
         parameters: {
             query?: never;
@@ -9372,6 +9345,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
+    };
+    "menu.addWorkgroup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                workgroupId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Workgroup"];
+                };
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
