@@ -81,7 +81,8 @@ function useContractEvents(changed: () => void) {
       socket.onmessage = (m) => {
         const event = JSON.parse(String(m.data)) as { type: string; data: Contract };
         if (!contracts.has(event.data?.id)) return;
-        if (event.type === "CONTRACT_AFTER_UPDATE") contracts.set(event.data.id, event.data);
+        // Fair use and trust unblock change the contract's network state; their data is the contract too.
+        if (event.type === "CONTRACT_AFTER_UPDATE" || event.type === "ISP_AFTER_THROTTLE" || event.type === "ISP_AFTER_RESTORE" || event.type === "ISP_AFTER_TRUST_UNBLOCK") contracts.set(event.data.id, event.data);
         else if (event.type === "CONTRACT_AFTER_DELETE") contracts.delete(event.data.id);
         else return;
         changed();
@@ -216,6 +217,7 @@ export function OnlineBoard() {
                         <td data-label={t("f.contract")}>
                           {c ? <Link to={`/contracts/${c.id}`}>{c.number}</Link> : "—"}
                           {c && c.contract_status !== "ACTIVE" && <span class="badge bad">{tx(`enum.${c.contract_status}`)}</span>}
+                          {c && (c.network.state === "throttled" || c.network.state === "trusted") && <span class="badge warn">{tx(`enum.${c.network.state}`)}</span>}
                         </td>
                         <td data-label={t("f.username")}>
                           <Link to={`/sessions/${s.id}`}>{s.username}</Link>

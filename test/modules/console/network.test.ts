@@ -126,6 +126,17 @@ test("Portuguese, dark and phone: the network state in words, no English, and th
   await page.context().close();
 }, 120_000);
 
+test("online board: a throttled contract's session carries the network state", async () => {
+  const page = await newPage(browser);
+  await uiLogin(page, server.base);
+  await page.goto(`${server.base}/console/online`);
+  const row = page.locator("tr", { has: page.getByRole("link", { name: "maria.fair" }) });
+  await row.waitFor();
+  expect((await call("GET", `/api/contract/${throttled.id}`)).network.state).toBe("throttled");
+  await row.locator(".badge", { hasText: "Throttled" }).waitFor();
+  await page.context().close();
+});
+
 test("the allowance form on the customer page: a 400 on its field, then saved", async () => {
   const page = await newPage(browser, { lang: "pt-BR" });
   await uiLogin(page, server.base);
