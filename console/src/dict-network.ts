@@ -58,7 +58,7 @@ export const NETWORK_DICT = {
     "What the network does with contracts past their traffic allowance and with suspended contracts. Layouts must use the values in force (contract.effective) for it to reach the NAS.",
     "O que a rede faz com contratos que passam da franquia de tráfego e com contratos suspensos. Para chegar ao NAS, os layouts precisam usar os valores em vigor do contrato.",
   ],
-  "policy.cycle": ["Usage cycle", "Ciclo de uso"],
+  "policy.settings": ["Settings", "Configuração"],
   "policy.suspension": ["Suspended contracts", "Contratos suspensos"],
   "policy.trust": ["Trust unblock", "Desbloqueio em confiança"],
   "policy.mode.reject": ["The customer cannot connect; sessions online are disconnected.", "O cliente não consegue conectar; as sessões conectadas são derrubadas."],

@@ -54,7 +54,7 @@ export function NetworkPolicyScreen() {
               </div>
             </dl>
           </Section>
-          <Section title={t("policy.title")}>
+          <Section title={t("policy.settings")}>
             <p class="hint">{p.updated_at ? t("policy.savedAt", { date: fmtDate(p.updated_at) }) : t("policy.defaults")}</p>
             {can("isp") ? (
               <Form

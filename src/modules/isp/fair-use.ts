@@ -24,7 +24,7 @@ import { toIso } from "../../lib/time";
 import { allCorpRefs } from "../corp/service";
 import { contractConnection, fairUseTerms, getContractView, type ContractConnection } from "../contract/service";
 import { reconcileLater } from "./jobs";
-import { allowanceBytes, cycleOf, cycleUsedBytes, inForceOf, readPolicy, type InForce, type NetworkPolicy, type NetworkRow } from "./network-service";
+import { allowanceBytes, cycleOf, cycleUsedBytes, inForceOf, networkRows, readPolicy, type InForce, type NetworkPolicy } from "./network-service";
 import { usageSums } from "./usage-range";
 
 export const FAIR_USE_ACTOR = "system:fair-use";
@@ -38,17 +38,6 @@ interface Planned {
   trustEnd?: boolean;
 }
 
-const ROW_COLUMNS = "contract_id, throttled_cycle, throttled_at, trusted_at, trusted_until";
-
-async function rowsOf(db: TenantDb, ids: string[] | null): Promise<Map<string, NetworkRow>> {
-  const rows = (
-    ids === null
-      ? await clientOf(db).query(`SELECT ${ROW_COLUMNS} FROM isp_contract_network WHERE throttled_cycle IS NOT NULL OR trusted_until IS NOT NULL`).all()
-      : await clientOf(db).query(`SELECT ${ROW_COLUMNS} FROM isp_contract_network WHERE contract_id IN (SELECT value FROM json_each(?1))`).all(JSON.stringify(ids))
-  ) as unknown as NetworkRow[];
-  return new Map(rows.map((r) => [r.contract_id, r]));
-}
-
 /**
  * What to change: read only, so a pass that finds nothing takes no write lock. `inUse`: the
  * contracts looked at hold an allowance or a network row (the job keeps visiting the corporation).
@@ -57,8 +46,8 @@ async function plan(db: TenantDb, ids: string[] | null, nowMs: number, timeZone:
   const policy = await readPolicy(db);
   const cycle = cycleOf(nowMs, timeZone, policy.usage_cycle_day);
   const now = toIso(nowMs);
-  const rows = await rowsOf(db, ids);
-  const terms = new Map((await fairUseTerms(db, ids === null ? null : ids)).map((t) => [t.id, t]));
+  const rows = await networkRows(db, ids);
+  const terms = new Map((await fairUseTerms(db, ids)).map((t) => [t.id, t]));
   // A contract throttled whose allowance is gone is not in the sweep's terms: read its own.
   const missing = [...rows.keys()].filter((id) => !terms.has(id));
   for (const t of await fairUseTerms(db, missing)) terms.set(t.id, t);
@@ -104,7 +93,7 @@ async function apply(tx: TenantDb, w: Parameters<Parameters<TenantDoor["write"]>
     const conn = await contractConnection(tx, p.contractId);
     if (!conn) continue;
     const terms = { contract_status: conn.contract.contract_status, config: conn.config };
-    let row = (await rowsOf(tx, [p.contractId])).get(p.contractId) ?? null;
+    let row = (await networkRows(tx, [p.contractId])).get(p.contractId) ?? null;
     if (p.trustEnd && row?.trusted_until != null && row.trusted_until <= now) {
       const was = inForceOf(terms, { ...row, trusted_until: "9999-12-31T23:59:59.999+00:00" }, policy, now);
       await clientOf(tx).query("UPDATE isp_contract_network SET trusted_until = NULL, updated_at = ?2 WHERE contract_id = ?1 AND trusted_until IS NOT NULL AND trusted_until <= ?2").run(p.contractId, now);

@@ -3,6 +3,7 @@
 import { t, type Static } from "elysia";
 import { DateText, Enum, Instant, Int, ListQuery, Nullable, Opt, Uuid } from "../../lib/schemas";
 import { AddressInput, AddressView } from "../address/model";
+import { SUSPENDED_MODES } from "./network-service";
 
 const Name = t.String({ minLength: 1, maxLength: 200 });
 const Description = Opt(t.String({ maxLength: 2000 }));
@@ -279,7 +280,7 @@ const NullableRate = t.Union([t.String(), t.Null()]);
 /** PUT /api/isp/policy (routes.md NetworkPolicy): every writable field; left out, its default. */
 export const NetworkPolicyInput = t.Object({
   usage_cycle_day: Opt(t.Integer({ minimum: 1, maximum: 28, description: "The day of the month a usage cycle starts (corporation's timezone); default 1" })),
-  suspended_mode: Opt(Enum(["reject", "reduce", "redirect"])),
+  suspended_mode: Opt(Enum([...SUSPENDED_MODES])),
   suspended_max_upload: Opt(t.String({ pattern: RatePattern, maxLength: 32, description: "reduce: the upload rate of a SUSPENDED contract" })),
   suspended_max_download: Opt(t.String({ pattern: RatePattern, maxLength: 32, description: "reduce: the download rate of a SUSPENDED contract" })),
   suspended_pool_ipv4: Opt(t.String({ minLength: 1, maxLength: 64, description: "redirect: the IPv4 pool whose addresses the NAS sends to its notice page" })),

@@ -127,10 +127,20 @@ export interface NetworkRow {
   trusted_until: string | null;
 }
 
+const NETWORK_COLUMNS = "contract_id, throttled_cycle, throttled_at, trusted_at, trusted_until";
+
 export async function networkRow(db: TenantDb, contractId: string): Promise<NetworkRow | null> {
-  return (await clientOf(db)
-    .query("SELECT contract_id, throttled_cycle, throttled_at, trusted_at, trusted_until FROM isp_contract_network WHERE contract_id = ?1")
-    .get(contractId)) as NetworkRow | null;
+  return (await clientOf(db).query(`SELECT ${NETWORK_COLUMNS} FROM isp_contract_network WHERE contract_id = ?1`).get(contractId)) as NetworkRow | null;
+}
+
+/** The network rows of `ids`, or (null) of every contract throttled or in a grace; by contract id. */
+export async function networkRows(db: TenantDb, ids: string[] | null): Promise<Map<string, NetworkRow>> {
+  const rows = (
+    ids === null
+      ? await clientOf(db).query(`SELECT ${NETWORK_COLUMNS} FROM isp_contract_network WHERE throttled_cycle IS NOT NULL OR trusted_until IS NOT NULL`).all()
+      : await clientOf(db).query(`SELECT ${NETWORK_COLUMNS} FROM isp_contract_network WHERE contract_id IN (SELECT value FROM json_each(?1))`).all(JSON.stringify(ids))
+  ) as unknown as NetworkRow[];
+  return new Map(rows.map((r) => [r.contract_id, r]));
 }
 
 /** The contract fields the values in force depend on. */
@@ -214,14 +224,7 @@ export async function contractNetworks(db: TenantDb, contracts: NetworkViewTerms
   if (!contracts.length) return [];
   const policy = await readPolicy(db);
   const ids = contracts.map((c) => c.id);
-  const rows =
-    ids.length === 1
-      ? new Map([[ids[0], await networkRow(db, ids[0])]])
-      : new Map(
-          ((await clientOf(db)
-            .query("SELECT contract_id, throttled_cycle, throttled_at, trusted_at, trusted_until FROM isp_contract_network WHERE contract_id IN (SELECT value FROM json_each(?1))")
-            .all(JSON.stringify(ids))) as unknown as NetworkRow[]).map((r) => [r.contract_id, r]),
-        );
+  const rows = ids.length === 1 ? new Map([[ids[0], await networkRow(db, ids[0])]]) : await networkRows(db, ids);
   const now = toIso(nowMs);
   const cycle = cycleOf(nowMs, timeZone, policy.usage_cycle_day);
   const used = ids.length === 1 ? new Map([[ids[0], await cycleUsedBytes(db, ids[0], cycle)]]) : await usedBytesOf(db, ids, cycle.start, addDays(cycle.end, -1));
