@@ -10,7 +10,7 @@
 // state the write produced), and the event bus is told after the COMMIT so that the webhook
 // dispatcher and open sockets wake at once. A failed write rolls back whole and emits nothing.
 import type { SqliteDoor, SqliteHandle } from "../db/door";
-import type { PlatformDb, TenantDb } from "../db/sqlite";
+import { sqliteClientOf, type AnyDb, type PlatformDb, type TenantDb } from "../db/sqlite";
 import type { TenantDbs } from "../db/tenants";
 import { recordEvent, type EventBus, type EventGroup } from "./events";
 import { ChangeLog, type ChangeInput } from "./history";
@@ -228,4 +228,13 @@ export class Store {
       this.tenants.release(corpId);
     }
   }
+}
+
+/**
+ * Whether each statement on this handle is a round trip to a database server (PostgreSQL), so a
+ * caller batches reads it would otherwise make one by one; on SQLite a statement is a function
+ * call and a batch costs more than it saves. Asked of the door, not of the engine, by modules.
+ */
+export function statementsAreRoundTrips(handle: AnyDb): boolean {
+  return sqliteClientOf(handle) === null;
 }
