@@ -222,12 +222,16 @@ const NON_ASCII = "*[^\x01-\x7f]*";
  */
 export function wordMatch(text: string, sqlite: boolean): (c: SQLiteColumn) => SQL {
   const like = (w: string) => `%${w.replace(/[\\%_]/g, "\\$&")}%`;
-  // PostgreSQL has no GLOB nor trigram index: ILIKE (as LIKE is translated there) over both sides
-  // without their accents, which folds case and diacritics as the SQLite indexes' search does.
+  // PostgreSQL has no GLOB: ILIKE (as LIKE is translated there) over both sides without their
+  // accents, which folds case and diacritics as the SQLite indexes' search does. The fold is
+  // corpadmin_unaccent (immutable), the expression pg_trgm's GIN indexes hold where they exist
+  // (src/db/pg/migrate.ts TRIGRAM_INDEXES): the same SQL scans or uses them. No ESCAPE clause:
+  // PostgreSQL's default escape is the backslash already, and like_escape() in the condition
+  // would keep it from being leakproof, which row-level security needs to use an index.
   // Its text holds no NUL (PostgreSQL refuses one in a parameter): such a q matches nothing.
   if (!sqlite) {
     const pattern = like(text);
-    return text.includes("\0") ? () => sql`1 = 0` : (c) => sql`unaccent(${c}) LIKE unaccent(${pattern}) ESCAPE '\\'`;
+    return text.includes("\0") ? () => sql`1 = 0` : (c) => sql`corpadmin_unaccent(${c}) LIKE corpadmin_unaccent(${pattern})`;
   }
   const glob = foldingGlob(text);
   const bare = text.normalize("NFD").replace(/\p{M}/gu, "");

@@ -6,6 +6,7 @@
 import { describe, test } from "bun:test";
 import { SQL } from "bun";
 import type { TenantRegistry } from "../../src/core/storage";
+import { LEAKPROOF_SQL } from "../../src/db/pg/migrate";
 import { preparePostgres } from "../../src/db/pg/store";
 import { TenantDbs } from "../../src/db/tenants";
 import { startPostgres, APP_ROLE, type TestPostgres } from "./postgres";
@@ -31,10 +32,18 @@ let made = 0;
 async function startServer(): Promise<{ pg: TestPostgres; admin: SQL }> {
   const pg = await startPostgres();
   const admin = new SQL({ url: pg.url, max: 1 });
-  const { appUrl } = await pg.createDatabase(TEMPLATE);
+  const { url, appUrl } = await pg.createDatabase(TEMPLATE);
   // Migrated and seeded once; a copy's built-in server follows its app's data directory at start.
   const start = await preparePostgres(appUrl, "/nonexistent");
   await start.sql.close();
+  // As an installation's superuser would (corpadmin doctor, "search-index"): the person search
+  // uses its trigram indexes under row-level security in every copy.
+  const template = new SQL({ url, max: 1 });
+  try {
+    await template.unsafe(LEAKPROOF_SQL);
+  } finally {
+    await template.close();
+  }
   return { pg, admin };
 }
 

@@ -8,7 +8,11 @@
 //   FORCE ROW LEVEL SECURITY on every table that has row-level security enabled (drizzle-kit
 //   enables it and creates the policies from src/db/pg/tenant.ts, but has no FORCE). Without FORCE
 //   the tables' owner, which the app connects as, would bypass the policies.
-// Besides the tables, the `unaccent` extension (list searches, src/lib/list.ts).
+// Besides the tables, the `unaccent` extension and its immutable form `corpadmin_unaccent` (list
+// searches, src/lib/list.ts), and — when the `pg_trgm` extension exists or the role may create it —
+// trigram GIN indexes on the searched columns (TRIGRAM_INDEXES): drizzle-kit's schema cannot hold
+// an index whose operator class may be absent, so these are made here, after every migration, and
+// left out when pg_trgm cannot be had (searches then scan, as before). `corpadmin doctor` says which.
 // And a check first: the database compares text byte by byte (collation C), as SQLite does. The
 // modules' queries, written once for both engines, order and compare ids and ISO instants as text
 // (`at < ?`, `ORDER BY id`); a linguistic collation (en_US, ICU) would sort them otherwise.
@@ -41,16 +45,22 @@ export async function migratePg(sql: SQL, migrations: Migration[] = migrationsOf
     try {
       // unaccent (contrib, a trusted extension: the database's owner may create it): list
       // searches fold accents and case on PostgreSQL as SQLite's trigram indexes do (src/lib/list.ts).
-      await conn.unsafe("CREATE EXTENSION IF NOT EXISTS unaccent");
-      await conn.unsafe(
-        `CREATE SCHEMA IF NOT EXISTS drizzle;
-         CREATE TABLE IF NOT EXISTS drizzle.__drizzle_migrations (id serial PRIMARY KEY, hash text NOT NULL, created_at bigint)`,
-      );
+      // Each asked for only when missing: a role without CREATE on the database (a DBA made the
+      // extension and the schema) is refused even an IF NOT EXISTS that would change nothing.
+      const [has] = await conn`SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'unaccent') AS unaccent,
+        EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = 'drizzle') AS drizzle`;
+      if (!has.unaccent) await conn.unsafe("CREATE EXTENSION IF NOT EXISTS unaccent");
+      await ensureFoldFunction(conn);
+      if (!has.drizzle) await conn.unsafe("CREATE SCHEMA IF NOT EXISTS drizzle");
+      await conn.unsafe("CREATE TABLE IF NOT EXISTS drizzle.__drizzle_migrations (id serial PRIMARY KEY, hash text NOT NULL, created_at bigint)");
       const [last] = await conn`SELECT max(created_at)::text AS at FROM drizzle.__drizzle_migrations`;
       const lastAt = last?.at === null || last?.at === undefined ? null : Number(last.at);
       const pending = migrations.filter((m) => lastAt === null || m.folderMillis > lastAt);
       const from = migrations.length - pending.length;
-      if (pending.length === 0) return { from, to: from, applied: [] };
+      if (pending.length === 0) {
+        await ensureTrigramIndexes(conn);
+        return { from, to: from, applied: [] };
+      }
       await conn.unsafe("BEGIN");
       try {
         for (const m of pending) {
@@ -63,6 +73,7 @@ export async function migratePg(sql: SQL, migrations: Migration[] = migrationsOf
         await conn.unsafe("ROLLBACK");
         throw err;
       }
+      await ensureTrigramIndexes(conn);
       return { from, to: migrations.length, applied: pending.map((m) => m.tag) };
     } finally {
       await conn`SELECT pg_advisory_unlock(${MIGRATION_LOCK_KEY.toString()}::bigint)`;
@@ -77,4 +88,79 @@ async function forceRowSecurity(conn: SQL): Promise<void> {
   const rows = await conn`SELECT c.relname AS name FROM pg_class c
     WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r' AND c.relrowsecurity AND NOT c.relforcerowsecurity`;
   for (const { name } of rows as { name: string }[]) await conn.unsafe(`ALTER TABLE "${name.replaceAll('"', '""')}" FORCE ROW LEVEL SECURITY`);
+}
+
+/**
+ * The searched columns with a trigram index where pg_trgm is there: the person search's (?q on
+ * persons, and on contracts through their persons, src/modules/person/service.ts). Each indexes
+ * `corpadmin_unaccent(column)`, the expression the searches compare (src/lib/list.ts wordMatch).
+ */
+export const TRIGRAM_INDEXES = [
+  { name: "persons_name_trgm", table: "persons", column: "name" },
+  { name: "persons_display_name_trgm", table: "persons", column: "display_name" },
+  { name: "persons_doc_identity_trgm", table: "persons", column: "doc_identity" },
+] as const;
+
+/** The function the searches fold accents with: unaccent is only STABLE, an index needs IMMUTABLE. */
+export const FOLD_FUNCTION = "corpadmin_unaccent";
+
+/**
+ * `corpadmin_unaccent(text)`: unaccent with its dictionary named (so the result cannot depend on
+ * a search_path), declared IMMUTABLE so an index may hold it. A plain SQL function: the planner
+ * inlines it where no index answers.
+ */
+async function ensureFoldFunction(conn: SQL): Promise<void> {
+  const [has] = await conn`SELECT 1 AS one FROM pg_proc WHERE proname = ${FOLD_FUNCTION} AND pronamespace = current_schema()::regnamespace`;
+  if (has) return;
+  const [ext] = await conn`SELECT extnamespace::regnamespace::text AS schema FROM pg_extension WHERE extname = 'unaccent'`;
+  const schema = `"${String(ext.schema).replaceAll('"', '""')}"`;
+  await conn.unsafe(
+    `CREATE FUNCTION ${FOLD_FUNCTION}(text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
+     AS $$ SELECT ${schema}.unaccent('${schema.replaceAll("'", "''")}.unaccent'::regdictionary, $1) $$`,
+  );
+}
+
+/**
+ * What SQL a superuser runs so that the app's role searches through the trigram indexes. Every
+ * tenant table forces row-level security, and PostgreSQL applies a query's own condition through
+ * an index only when its functions are LEAKPROOF (else only after the policy's, row by row):
+ * ILIKE's texticlike and the fold are not declared so, though neither can fail or say anything
+ * about a row's value (an error depends on the pattern alone). Only a superuser may declare it.
+ */
+export const LEAKPROOF_SQL = `ALTER FUNCTION texticlike(text, text) LEAKPROOF; ALTER FUNCTION ${FOLD_FUNCTION}(text) LEAKPROOF;`;
+
+/** What the trigram search has here: the extension, whether it may be had, the indexes made, and whether the role's searches may use them. */
+export async function trigramState(conn: SQL): Promise<{ installed: boolean; available: boolean; indexes: string[]; leakproof: boolean }> {
+  const [row] = await conn`SELECT
+      EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') AS installed,
+      EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm') AS available,
+      coalesce((SELECT bool_and(proleakproof) FROM pg_proc WHERE oid IN ('texticlike(text,text)'::regprocedure, ${FOLD_FUNCTION + "(text)"}::regprocedure)), false) AS leakproof`;
+  const names = TRIGRAM_INDEXES.map((i) => i.name);
+  const found = await conn`SELECT indexname AS name FROM pg_indexes WHERE schemaname = current_schema() AND indexname IN ${conn(names)}`;
+  return { installed: !!row.installed, available: !!row.available, indexes: (found as { name: string }[]).map((r) => r.name).sort(), leakproof: !!row.leakproof };
+}
+
+/**
+ * Creates pg_trgm when the role may (a trusted extension: CREATE on the database suffices), then
+ * the indexes that are missing. Without pg_trgm nothing is made and nothing fails: the searches'
+ * SQL is the same either way, an index only changes its plan.
+ */
+async function ensureTrigramIndexes(conn: SQL): Promise<void> {
+  let state = await trigramState(conn);
+  if (state.indexes.length === TRIGRAM_INDEXES.length) return;
+  if (!state.installed && state.available) {
+    try {
+      await conn.unsafe("CREATE EXTENSION IF NOT EXISTS pg_trgm");
+    } catch {
+      // Not permitted to this role (no CREATE on the database): the searches scan; doctor says so.
+    }
+    state = await trigramState(conn);
+  }
+  if (!state.installed) return;
+  const [ext] = await conn`SELECT extnamespace::regnamespace::text AS schema FROM pg_extension WHERE extname = 'pg_trgm'`;
+  const ops = `"${String(ext.schema).replaceAll('"', '""')}".gin_trgm_ops`;
+  for (const i of TRIGRAM_INDEXES) {
+    if (state.indexes.includes(i.name)) continue;
+    await conn.unsafe(`CREATE INDEX IF NOT EXISTS "${i.name}" ON "${i.table}" USING gin (${FOLD_FUNCTION}("${i.column}") ${ops})`);
+  }
 }

@@ -26,7 +26,7 @@ import { delimiter, dirname, join } from "node:path";
 import type { Logger } from "../../lib/log";
 import { toIso } from "../../lib/time";
 import { migrationsOf } from "../../db/migrations";
-import { migratePg, MIGRATION_LOCK_KEY } from "../../db/pg/migrate";
+import { FOLD_FUNCTION, migratePg, MIGRATION_LOCK_KEY, TRIGRAM_INDEXES } from "../../db/pg/migrate";
 import { PLATFORM_TABLES, siteCounts, targetState, TENANT_TABLES } from "../../db/pg/copy";
 import { redactedDatabaseUrl } from "../../db/pg/url";
 import { VERSION } from "../../version";
@@ -235,10 +235,14 @@ export async function restorePgBackup(
     const toc = await listArchive(archive, server.major);
     const tables = new Set([...PLATFORM_TABLES, ...TENANT_TABLES].map((t) => t.name));
     for (const m of toc.matchAll(/^\d+; \d+ \d+ TABLE public (\S+) /gm)) tables.add(m[1]);
-    // Entries the restore leaves out: the extension (the migrator creates it; its comment needs its owner).
+    // Entries the restore leaves out: the extensions (the migrator creates them; their comments
+    // need their owner), the search fold function and the trigram indexes (the migrator makes them
+    // here, after the restore, where pg_trgm may be had: src/db/pg/migrate.ts).
+    const made = new Set<string>([FOLD_FUNCTION, ...TRIGRAM_INDEXES.map((i) => i.name)]);
     const list = toc
       .split("\n")
       .filter((l) => !/^\d+; \d+ \d+ (EXTENSION|COMMENT - EXTENSION) /.test(l))
+      .filter((l) => !made.has(/^\d+; \d+ \d+ (?:FUNCTION|INDEX) \S+ ([^\s(]+)/.exec(l)?.[1] ?? ""))
       .join("\n");
     // Not in the backup directory, which may be read-only.
     const tmp = mkdtempSync(join(tmpdir(), "corpadmin-restore-"));

@@ -305,8 +305,50 @@ const roleIsolation: Check = named("role-isolation", async (ctx) => {
   }
 });
 
+/**
+ * Cluster mode: whether the person search has its trigram indexes (pg_trgm, made by the migrator
+ * where the extension exists or the role may create it, db/pg/migrate.ts) and may use them under
+ * row-level security (LEAKPROOF_SQL, a superuser's), or scans the persons.
+ * A scan answers the same rows, slower as a corporation grows: a warning, not a failure.
+ */
+const searchIndex: Check = named("search-index", async (ctx) => {
+  const { LEAKPROOF_SQL, trigramState, TRIGRAM_INDEXES } = await import("../../db/pg/migrate");
+  const { SQL } = await import("bun");
+  const sql = new SQL({ url: ctx.config.databaseUrl!, max: 1 });
+  try {
+    const state = await trigramState(sql);
+    const wanted = TRIGRAM_INDEXES.map((i) => i.name);
+    const missing = wanted.filter((n) => !state.indexes.includes(n));
+    if (state.installed && !missing.length && state.leakproof) return { name: "search-index", status: "ok", detail: `pg_trgm is installed: person search uses its indexes (${wanted.join(", ")})`, fix: null };
+    if (state.installed && !missing.length)
+      return {
+        name: "search-index",
+        status: "warn",
+        detail: "pg_trgm and its indexes are there, but row-level security keeps person search from using them (its condition's functions are not declared LEAKPROOF): it scans",
+        fix: `as a superuser, in this database: ${LEAKPROOF_SQL}`,
+      };
+    if (state.installed)
+      return { name: "search-index", status: "warn", detail: `pg_trgm is installed but ${missing.join(", ")} ${missing.length === 1 ? "is" : "are"} missing: person search scans`, fix: "restart a node: its migration step creates the missing indexes" };
+    if (state.available)
+      return {
+        name: "search-index",
+        status: "warn",
+        detail: "pg_trgm is available on the server but not installed, and this role may not create it: person search scans every person of a corporation",
+        fix: `as a superuser, in this database: CREATE EXTENSION pg_trgm; ${LEAKPROOF_SQL} then restart a node: it creates the indexes`,
+      };
+    return {
+      name: "search-index",
+      status: "warn",
+      detail: "the server has no pg_trgm extension: person search scans every person of a corporation",
+      fix: "install PostgreSQL's contrib extensions on the database server (Debian: postgresql-contrib, included in postgresql-15), then restart a node",
+    };
+  } finally {
+    await sql.close();
+  }
+});
+
 /** Only on PostgreSQL. */
-export const CLUSTER_CHECKS: Check[] = [clockSkew, roleIsolation];
+export const CLUSTER_CHECKS: Check[] = [clockSkew, roleIsolation, searchIndex];
 
 /** Runs every check (`fix`: repairs modes first); each check's own failure is reported as its fail. */
 export async function runDoctor(ctx: AppContext, options: { fix?: boolean } = {}): Promise<DoctorCheck[]> {

@@ -4,7 +4,7 @@ import { SQL } from "bun";
 import { is } from "drizzle-orm";
 import { getTableConfig, PgTable } from "drizzle-orm/pg-core";
 import { migrationsOf, type Migration } from "../../../src/db/migrations";
-import { MIGRATION_LOCK_KEY, migratePg } from "../../../src/db/pg/migrate";
+import { MIGRATION_LOCK_KEY, migratePg, TRIGRAM_INDEXES } from "../../../src/db/pg/migrate";
 import * as pgPlatform from "../../../src/db/pg/platform";
 import * as pgTenant from "../../../src/db/pg/tenant";
 import { startPostgres, type TestPostgres } from "../../support/postgres";
@@ -62,7 +62,9 @@ describe("db/pg: migrations on PostgreSQL", () => {
       // regenerated after src/db/pg/*.ts): same columns, types, nullability, indexes, keys.
       const cols = await sql`SELECT table_name AS t, column_name AS c, data_type AS ty, is_nullable AS n FROM information_schema.columns
         WHERE table_schema = 'public' ORDER BY table_name, ordinal_position`;
-      const idx = await sql`SELECT tablename AS t, indexname AS i FROM pg_indexes WHERE schemaname = 'public'`;
+      // The trigram indexes are made beside the migrations, where pg_trgm is (search-index.test.ts).
+      const trigram: string[] = TRIGRAM_INDEXES.map((i) => i.name);
+      const idx = (await sql`SELECT tablename AS t, indexname AS i FROM pg_indexes WHERE schemaname = 'public'`).filter((r: { i: string }) => !trigram.includes(r.i));
       const fks = await sql`SELECT conrelid::regclass::text AS t, conname AS f FROM pg_constraint WHERE contype = 'f' AND connamespace = 'public'::regnamespace`;
       const inDb = declared({ ...pgPlatform, ...pgTenant }).map(({ table }) => ({
         table,

@@ -69,6 +69,8 @@ describe("a healthy installation", () => {
       expect(checks.map((c) => c.name)).toContain("clock-skew");
       // The test app connects as a role held to row-level security (APP_ROLE).
       expect(checks.find((c) => c.name === "role-isolation")).toMatchObject({ status: "ok" });
+      // The test database has pg_trgm and its functions declared LEAKPROOF (support/backend.ts).
+      expect(checks.find((c) => c.name === "search-index")).toMatchObject({ status: "ok" });
     }
     for (const c of checks) {
       expect(Object.keys(c).sort()).toEqual(["detail", "fix", "name", "status"]);
