@@ -1,7 +1,7 @@
 // The steps of the contract upsert from an external app (upsert.ts runs them in order, in one
 // write): resolve the app and the body's identities → prefetch the stored rows → cities →
-// persons → the contract → its config (a new contract's) → history and events. Each step takes
-// the run's state (`UpsertRun`), so it can be read, tested and profiled alone.
+// persons → the contract → its config (a new contract's) → the new links → history and events.
+// Each step takes the run's state (`UpsertRun`), so it can be read, tested and profiled alone.
 import type { AppContext } from "../../core/context";
 import type { EventGroup } from "../../core/events";
 import type { Principal } from "../../core/principal";
@@ -45,6 +45,12 @@ export interface UpsertRun {
   touched: Map<string, Touched>;
   /** Each identity the body names is resolved once; a repeat with other data is resolved again. */
   resolved: Map<string, { data: Record<string, unknown>; id: string }>;
+  /**
+   * The links of the records this run created (persons, the contract), written together at the
+   * end (linksStep): nothing else can link these identities meanwhile (the run holds the writer
+   * lock and found them unlinked), and the run's own lookups answer from here.
+   */
+  newLinks: Map<string, { type: RecordType; id: string; identity: string }>;
 }
 
 /** Schema-level validation is done by Elysia; this completes it before anything is written. */
@@ -80,10 +86,12 @@ export async function resolveAppStep(ctx: AppContext, tx: TenantDb, w: TenantWri
   } else app = await resolveApp(tx, principal, params);
   if (!app.status) throw forbidden("The external application is inactive");
   const dates = validate(body);
-  return { ctx, tx, w, principal, body, app, dates, links, early: new Map(), touched: new Map(), resolved: new Map() };
+  return { ctx, tx, w, principal, body, app, dates, links, early: new Map(), touched: new Map(), resolved: new Map(), newLinks: new Map() };
 }
 
 async function linkedRecordId(run: UpsertRun, type: RecordType, identity: string): Promise<string | null> {
+  const made = run.newLinks.get(linkKey(type, identity));
+  if (made) return made.id;
   return run.links ? (run.links.get(linkKey(type, identity)) ?? null) : await lookUpLink(run.tx, run.app.id, type, identity);
 }
 
@@ -192,7 +200,7 @@ export async function addressStep(run: UpsertRun, a: AddressExternalInput | null
  * is linked as it is, never overwritten (`overwrite: false`; routes.md, Divergences 2).
  */
 export async function personStep(run: UpsertRun, p: PartyExternalInput, overwrite: boolean): Promise<string> {
-  const { tx, w, app } = run;
+  const { w, tx, app } = run;
   const linked = await linkedRecordId(run, "person", p.identity);
   if (linked && !overwrite) return linked;
   const data = {
@@ -219,8 +227,7 @@ export async function personStep(run: UpsertRun, p: PartyExternalInput, overwrit
     id = await addParty(tx, data);
     touch(run, id, "person", "INSERT");
     w.record({ type: "person", id, action: "create", before: null, after: { id, ...data, [`externalapp.${app.id}`]: p.identity } });
-    await linkNewRecord(tx, app.id, "person", id, p.identity);
-    run.links?.set(linkKey("person", p.identity), id);
+    run.newLinks.set(linkKey("person", p.identity), { type: "person", id, identity: p.identity });
   }
   run.resolved.set(key, { data, id });
   return id;
@@ -249,7 +256,7 @@ export async function contractStep(run: UpsertRun, parties: Awaited<ReturnType<t
   if (!existingId) {
     const id = await addContract(tx, columns);
     const password = await configStep(run, id);
-    await linkNewRecord(tx, app.id, "contract", id, body.identity);
+    run.newLinks.set(linkKey("contract", body.identity), { type: "contract", id, identity: body.identity });
     touch(run, id, "contract", "INSERT");
     w.record({ type: "contract", id, action: "create", before: null, after: { id, ...columns, [`externalapp.${app.id}`]: body.identity } });
     return { id, password };
@@ -274,8 +281,13 @@ export async function configStep(run: UpsertRun, contractId: string): Promise<st
   return await insertDefaultConfig(run.tx, contractId, run.body.number);
 }
 
+/** Step 7: the links of the records the run created, sent together (one wait on PostgreSQL). */
+export async function linksStep(run: UpsertRun): Promise<void> {
+  await Promise.all([...run.newLinks.values()].map((l) => linkNewRecord(run.tx, run.app.id, l.type, l.id, l.identity)));
+}
+
 /**
- * Step 7: the events of every record the run changed (its history was recorded where it changed),
+ * Step 8: the events of every record the run changed (its history was recorded where it changed),
  * the contract's payload the view the response answers with (read once).
  */
 export async function eventsStep(run: UpsertRun, contractId: string): Promise<Contract> {

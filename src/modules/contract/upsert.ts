@@ -8,7 +8,7 @@ import type { AppContext } from "../../core/context";
 import type { Principal } from "../../core/principal";
 import type { TenantDoor } from "../../core/store";
 import type { ContractExternalInput } from "./model";
-import { contractStep, eventsStep, partiesStep, prefetchStored, resolveAppStep } from "./upsert-steps";
+import { contractStep, eventsStep, linksStep, partiesStep, prefetchStored, resolveAppStep } from "./upsert-steps";
 
 /**
  * The upsert of POST /api/contract/create/externalapp/{name|id}/...: the app the route names (404;
@@ -20,7 +20,8 @@ export async function upsertFromExternalApp(ctx: AppContext, tenant: TenantDoor,
     prefetchStored(run);
     const parties = await partiesStep(run);
     const { id, password } = await contractStep(run, parties);
-    const view = await eventsStep(run, id);
+    // The view read for the events does not read the links: both go out together.
+    const [view] = await Promise.all([eventsStep(run, id), linksStep(run)]);
     return { view, password };
   });
   // The generated password is shown by the response that generated it, and only there.
