@@ -27,33 +27,11 @@ export interface EventPayload {
  * contract upsert's ≈ 600).
  */
 export async function recordEvent(tx: TenantDb, type: EventGroup, recordId: string, data: unknown): Promise<void> {
-  await recordEvents(tx, [{ type, recordId, data }]);
-}
-
-/** The INSERT of `n` event rows (cached by the connection per text: a write has one to a few). */
-const eventInserts: string[] = [];
-function eventInsert(n: number): string {
-  let text = eventInserts[n];
-  if (!text) {
-    const rows = Array.from({ length: n }, (_, i) => `(${[1, 2, 3, 4, 5].map((k) => `?${i * 5 + k}`).join(", ")})`);
-    text = eventInserts[n] = `INSERT INTO events (id, type, record_id, payload, created_at) VALUES ${rows.join(", ")}`;
-  }
-  return text;
-}
-/** At most this many rows per statement (SQLite's default limit is 32,766 parameters). */
-const MAX_EVENT_ROWS = 64;
-
-/**
- * The event rows of one write, in order (their ids are too), in one statement: on PostgreSQL a
- * write with three events waits for one round trip, not three.
- */
-export async function recordEvents(tx: TenantDb, list: { type: EventGroup; recordId: string; data: unknown }[]): Promise<void> {
   const timestamp = nowIso();
-  for (let i = 0; i < list.length; i += MAX_EVENT_ROWS) {
-    const chunk = list.slice(i, i + MAX_EVENT_ROWS);
-    const values = chunk.flatMap((e) => [newId(), e.type, e.recordId, JSON.stringify({ type: e.type, timestamp, data: e.data } satisfies EventPayload), timestamp]);
-    await tx.$client.query(eventInsert(chunk.length)).run(...values);
-  }
+  const payload: EventPayload = { type, timestamp, data };
+  await tx.$client
+    .query("INSERT INTO events (id, type, record_id, payload, created_at) VALUES (?1, ?2, ?3, ?4, ?5)")
+    .run(newId(), type, recordId, JSON.stringify(payload), timestamp);
 }
 
 type Listener = (corpId: string) => void;

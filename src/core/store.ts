@@ -12,7 +12,7 @@
 import type { SqliteDoor, SqliteHandle } from "../db/door";
 import { sqliteClientOf, type AnyDb, type PlatformDb, type TenantDb } from "../db/sqlite";
 import type { TenantDbs } from "../db/tenants";
-import { recordEvents, type EventBus, type EventGroup } from "./events";
+import { recordEvent, type EventBus, type EventGroup } from "./events";
 import { ChangeLog, type ChangeInput } from "./history";
 
 /** What a write callback is handed besides its transaction handle. */
@@ -88,13 +88,10 @@ class Scope implements TenantWriteScope {
     this.events.push({ type, recordId, data });
   }
 
-  /**
-   * Inside the transaction, after the callback: the history rows and the outbox rows, each in one
-   * statement, sent together (one wait on PostgreSQL); the payloads built first, read together.
-   */
+  /** Inside the transaction, after the callback: the outbox rows. */
   async flush(tx: TenantDb): Promise<void> {
-    const data = await Promise.all(this.events.map((e) => (typeof e.data === "function" ? (e.data as (tx: TenantDb) => unknown)(tx) : e.data)));
-    await Promise.all([this.changes.flush(tx, this.bus === null), this.events.length ? recordEvents(tx, this.events.map((e, i) => ({ type: e.type, recordId: e.recordId, data: data[i] }))) : null]);
+    await this.changes.flush(tx, this.bus === null);
+    for (const e of this.events) await recordEvent(tx, e.type, e.recordId, typeof e.data === "function" ? await (e.data as (tx: TenantDb) => unknown)(tx) : e.data);
   }
 
   /** After the COMMIT. */

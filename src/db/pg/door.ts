@@ -113,13 +113,13 @@ class PgScope implements PgTenantWriteScope {
   }
 
   /**
-   * Inside the transaction, after the callback: the outbox rows. Every payload is built first (in
-   * order, from the write's state), then the inserts go out together, in order (one connection
-   * runs them as sent: `seq` follows the order of the events), and are waited for once.
+   * Inside the transaction, after the callback: the history rows and the outbox rows. Every
+   * payload is built first (in order, from the write's state), then the history's insert and the
+   * events' go out together, in order (one connection runs them as sent: `seq` follows the order
+   * of the events), and are waited for once.
    */
   async flush(tx: PgTx): Promise<void> {
-    await this.changes.flush(tx, !this.corpId);
-    if (!this.events.length) return;
+    if (!this.events.length) return await this.changes.flush(tx, !this.corpId);
     const rows: [string, EventGroup, string, string, string][] = [];
     for (const e of this.events) {
       const data = typeof e.data === "function" ? await (e.data as (tx: PgTx) => unknown)(tx) : e.data;
@@ -129,7 +129,7 @@ class PgScope implements PgTenantWriteScope {
     }
     // The text of core/events.ts recordEvent (a raw statement: Drizzle's insert builder costs tens of µs).
     const insert = tx.$client.query("INSERT INTO events (id, type, record_id, payload, created_at) VALUES (?1, ?2, ?3, ?4, ?5)");
-    await Promise.all(rows.map((r) => insert.run(...r)));
+    await Promise.all([this.changes.flush(tx, !this.corpId), ...rows.map((r) => insert.run(...r))]);
   }
 
   /** After the COMMIT. */
