@@ -318,13 +318,7 @@ async function runMode(mode: Mode, shared: Shared, pg: TestPostgres | null): Pro
   const base = `http://127.0.0.1:${port}`;
   let databaseUrl: string | null = null;
   let superuserUrl: string | null = null;
-  if (mode === "cluster") {
-    ({ appUrl: databaseUrl, url: superuserUrl } = await pg!.createDatabase(`bench_${process.pid}_${Date.now()}`));
-    // What `corpadmin doctor` (search-index) asks of an installation's superuser, so that the
-    // person search may use its trigram indexes under row-level security.
-    const su = new SQL({ url: superuserUrl, max: 1 });
-    await su.unsafe(LEAKPROOF_SQL).finally(() => su.close());
-  }
+  if (mode === "cluster") ({ appUrl: databaseUrl, url: superuserUrl } = await pg!.createDatabase(`bench_${process.pid}_${Date.now()}`));
   const env = { ...process.env, CORPADMIN_DATA_DIR: dataDir, CORPADMIN_PORT: String(port), CORPADMIN_HOST: "127.0.0.1", CORPADMIN_LOG_LEVEL: "warn", CORPADMIN_PUBLIC_URL: base,
     // One load generator on one IP: the per-IP limit of the public auth rows would turn the
     // login measurement into a 429 measurement.
@@ -335,6 +329,12 @@ async function runMode(mode: Mode, shared: Shared, pg: TestPostgres | null): Pro
   let server = Bun.spawn([binary, "serve"], { env, stdout: "ignore", stderr: "inherit" });
   background.add(server.pid);
   await waitHealthy(base, mode === "cluster" ? 60_000 : 10_000);
+  if (superuserUrl) {
+    // Once the server migrated: what `corpadmin doctor` (search-index) asks of an installation's
+    // superuser, so that the person search may use its trigram indexes under row-level security.
+    const su = new SQL({ url: superuserUrl, max: 1 });
+    await su.unsafe(LEAKPROOF_SQL).finally(() => su.close());
+  }
   const rows: Row[] = [];
   const peerRows: PeerRow[] = [];
   let peer: { proc: Bun.Subprocess; dir: string } | null = null;
