@@ -3003,7 +3003,7 @@ export interface paths {
         };
         /**
          * List RADIUS sessions (default sort -started_at)
-         * @description Filters: state (online, stale: no record for 3 interim intervals or 15 min, closed), contract_id, nas_id, username, and from/to: sessions overlapping that interval (who had an address at a time). Plus the list convention's q, sort and field filters.
+         * @description Filters: state (online, stale: no record for 3 interim intervals or 15 min, closed), contract_id, nas_id, username, pop_id (the NAS's POP), pool_id (open sessions whose framed address is in the pool's network; an unknown pool finds none), and from/to: sessions overlapping that interval (who had an address at a time). Plus the list convention's q, sort and field filters.
          */
         get: operations["isp.listSession"];
         put?: never;
@@ -12272,6 +12272,8 @@ export interface operations {
                 state?: "online" | "stale" | "closed";
                 from?: string;
                 to?: string;
+                pop_id?: string;
+                pool_id?: string;
                 /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };
