@@ -52,6 +52,7 @@ beforeAll(async () => {
   await post("/api/isp/pop", { name: "POP Norte" });
   await post("/api/isp/nas", { name: "bras-centro", ip: "127.0.0.1", secret: SECRET, coa_port: responder.port, layout_id: layout.id, pop_id: pop.id });
   await post("/api/isp/pool", { name: "cgnat-board", version: 4, cidr: "100.64.0.20/31" });
+  await post("/api/isp/nas", { name: "bras-quiet", ip: "127.0.0.3", secret: SECRET, layout_id: layout.id });
   await accounting("Start", "joao.silva", "cust-1", "100.64.0.10");
   await accounting("Start", "joao.silva", "cust-0", "100.64.0.11");
   await accounting("Stop", "joao.silva", "cust-0", "100.64.0.11");
@@ -333,6 +334,17 @@ test("online board: who is online by customer and contract, filters in the URL, 
   await page.getByRole("button", { name: "Refresh" }).click();
   await warnings.getByText(/joao\.silva: \d+ rejected logins in the last 15 minutes\./).waitFor();
   expect(await warnings.getByRole("link", { name: "See the attempts" }).getAttribute("href")).toContain("q=joao.silva");
+  // A NAS whose records stop: quiet after two of the interim intervals it announced (1 s here).
+  const quietStart = await fetch(`${server.base}/api/isp/radius/accounting`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Basic ${Buffer.from(`${CORP.auth_name}:${SECRET}`).toString("base64")}` },
+    body: JSON.stringify({ "NAS-IP-Address": "127.0.0.3", "Acct-Status-Type": "Start", "User-Name": "quiet.user", "Acct-Session-Id": "quiet-1", "Acct-Interim-Interval": 1 }),
+  });
+  expect(quietStart.status).toBe(204);
+  await Bun.sleep(2500);
+  await page.getByRole("button", { name: "Refresh" }).click();
+  await warnings.getByText("NAS bras-quiet is quiet: no accounting records lately.").waitFor();
+  expect(await warnings.getByRole("link", { name: "Open the NAS" }).getAttribute("href")).toMatch(/\/console\/nas\//);
   // POP, pool and network state narrow the board; each is kept in the URL.
   await page.getByLabel("Pool", { exact: true }).selectOption({ label: "cgnat-board (100.64.0.20/31)" });
   await page.waitForURL(/pool_id=/);
