@@ -17,7 +17,7 @@ import { radiusNas, refused, type RadiusCaller } from "./radius-auth";
 import { cachedLayout, radiusSnapshot, type Snapshot } from "./radius-cache";
 import { networkInForce } from "./network-service";
 import { renderLayout } from "./render-service";
-import { publishSessionChange, sessionChangeKind } from "./session-changes";
+import { publishNasRestart, publishSessionChange, sessionChangeKind } from "./session-changes";
 import type { Changes } from "../../core/changes";
 
 type RlmMap = Record<string, { op: string; value: string | string[]; do_xlat: boolean }>;
@@ -106,7 +106,10 @@ export async function account(caller: RadiusCaller, body: AccountingBody, change
         const nas = await radiusNas(caller, db, snap, nasIp);
         return { nas, interim: await layoutInterimInterval(snap, db, nas.layout_id) };
       });
-      if (record.nasRestart) await closeNasSessions(caller.tenant, nas.id, record.nasRestart, interim);
+      if (record.nasRestart) {
+        const closed = await closeNasSessions(caller.tenant, nas.id, record.nasRestart, interim);
+        if (closed > 0 && changes) await publishNasRestart(changes, caller.tenant, caller.corp.id, nas.id);
+      }
     }
     return null;
   }

@@ -4,12 +4,13 @@
 // "this session changed", once, after the accounting write commits. Carried by `ctx.changes`
 // (core/changes.ts), so a socket on another node hears it too (PostgreSQL's change feed).
 import type { Changes } from "../../core/changes";
-import type { WriteScope } from "../../core/store";
+import type { TenantDoor, WriteScope } from "../../core/store";
 import type { Handle } from "../../db/handle";
 
 export const SESSIONS_TOPIC = "isp-sessions";
 
-export type SessionChangeKind = "start" | "update" | "stop";
+/** `nas_restart`: the NAS said it restarted (Accounting-On/Off) and its open sessions were closed. */
+export type SessionChangeKind = "start" | "update" | "stop" | "nas_restart";
 
 export interface SessionChange {
   corpId: string;
@@ -36,9 +37,18 @@ export function publishSessionChange(changes: Changes, tx: Handle, w: WriteScope
 export function parseSessionChange(key: string): SessionChange | null {
   try {
     const [corpId, kind, nasId, acctSessionId, username, contractId] = JSON.parse(key) as unknown[];
-    if (typeof corpId !== "string" || (kind !== "start" && kind !== "update" && kind !== "stop") || typeof nasId !== "string" || typeof acctSessionId !== "string" || typeof username !== "string") return null;
+    if (typeof corpId !== "string" || (kind !== "start" && kind !== "update" && kind !== "stop" && kind !== "nas_restart") || typeof nasId !== "string" || typeof acctSessionId !== "string" || typeof username !== "string") return null;
     return { corpId, kind, nasId, acctSessionId, username, contractId: typeof contractId === "string" ? contractId : null };
   } catch {
     return null;
   }
+}
+
+/**
+ * After a NAS restart closed its open sessions (its own write, accounting-service.ts): the sockets
+ * hear of it through a write of its own, not durable (a rare event; a lost one costs a board a
+ * stale row until its next read).
+ */
+export function publishNasRestart(changes: Changes, tenant: TenantDoor, corpId: string, nasId: string): Promise<void> {
+  return tenant.write((tx, w) => publishSessionChange(changes, tx, w, { corpId, kind: "nas_restart", nasId, acctSessionId: "", username: "", contractId: null }), { durable: false });
 }

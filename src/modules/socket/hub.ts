@@ -291,7 +291,8 @@ export class SocketHub {
   }
 }
 
-/** What a session message carries: enough to find the session (the board reads the list again). */
+/** What a session message carries: enough to find the session (the board reads the list again); a NAS restart, the NAS. */
 function sessionData(c: SessionChange) {
+  if (c.kind === "nas_restart") return { nas_id: c.nasId };
   return { nas_id: c.nasId, acct_session_id: c.acctSessionId, username: c.username, contract_id: c.contractId };
 }

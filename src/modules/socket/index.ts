@@ -65,7 +65,7 @@ export function socketModule(ctx: AppContext) {
           description:
             "Open as a WebSocket with the ticket of GET /api/user/socket (single use, 30 s). An invalid, used or expired ticket is 401 before the upgrade. " +
             "Each event arrives as a text message {type, timestamp, data}, for the areas the user's permission covers; the socket is closed with code 4401 when the session ends. " +
-            "A user who may list RADIUS sessions also gets ISP_SESSION_START, ISP_SESSION_UPDATE and ISP_SESSION_STOP ({nas_id, acct_session_id, username, contract_id}) as accounting records commit, and ISP_SESSION_RESYNC (data null) when some may have been missed; these are not outbox events (no webhook group).",
+            "A user who may list RADIUS sessions also gets ISP_SESSION_START, ISP_SESSION_UPDATE and ISP_SESSION_STOP ({nas_id, acct_session_id, username, contract_id}) as accounting records commit, ISP_SESSION_NAS_RESTART ({nas_id}) when a NAS restart closed its sessions, and ISP_SESSION_RESYNC (data null) when some may have been missed; these are not outbox events (no webhook group).",
           security: [],
           responses: { 101: { description: "Switching Protocols (WebSocket)" } },
         } as never,
