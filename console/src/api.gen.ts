@@ -2074,7 +2074,7 @@ export interface paths {
         };
         /**
          * Realtime socket (WebSocket) streaming the working corporation's events
-         * @description Open as a WebSocket with the ticket of GET /api/user/socket (single use, 30 s). An invalid, used or expired ticket is 401 before the upgrade. Each event arrives as a text message {type, timestamp, data}, for the areas the user's permission covers; the socket is closed with code 4401 when the session ends.
+         * @description Open as a WebSocket with the ticket of GET /api/user/socket (single use, 30 s). An invalid, used or expired ticket is 401 before the upgrade. Each event arrives as a text message {type, timestamp, data}, for the areas the user's permission covers; the socket is closed with code 4401 when the session ends. A user who may list RADIUS sessions also gets ISP_SESSION_START, ISP_SESSION_UPDATE and ISP_SESSION_STOP ({nas_id, acct_session_id, username, contract_id}) as accounting records commit, ISP_SESSION_NAS_RESTART ({nas_id}) when a NAS restart closed its sessions, and ISP_SESSION_RESYNC (data null) when some may have been missed; these are not outbox events (no webhook group).
          */
         get: operations["socket.open"];
         put?: never;
@@ -3003,7 +3003,7 @@ export interface paths {
         };
         /**
          * List RADIUS sessions (default sort -started_at)
-         * @description Filters: state (online, stale: no record for 3 interim intervals or 15 min, closed), contract_id, nas_id, username, and from/to: sessions overlapping that interval (who had an address at a time). Plus the list convention's q, sort and field filters.
+         * @description Filters: state (online, stale: no record for 3 interim intervals or 15 min, closed), contract_id, nas_id, username, pop_id (the NAS's POP), pool_id (open sessions whose framed address is in the pool's network; an unknown pool finds none), and from/to: sessions overlapping that interval (who had an address at a time). Plus the list convention's q, sort and field filters.
          */
         get: operations["isp.listSession"];
         put?: never;
@@ -12272,6 +12272,8 @@ export interface operations {
                 state?: "online" | "stale" | "closed";
                 from?: string;
                 to?: string;
+                pop_id?: string;
+                pool_id?: string;
                 /** @description csv (or the header `Accept: text/csv`): the answer is `text/csv`, the whole filtered, sorted list (page and limit do not apply, at most 100000 rows, else 400) with a header row of the items' scalar fields, nested objects flattened into dotted names (`customer.name`), arrays left out */
                 format?: "csv" | "json";
             };

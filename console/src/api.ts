@@ -95,7 +95,42 @@ export interface Page<T> {
   total: number;
 }
 
-export type Row = Record<string, any> & { id: string };
+/** A record whose shape is only known at run time (the generic screens): its fields are narrowed where read. */
+export type Row = Record<string, unknown> & { id: string };
+
+/** What GET `<api>/{id}` answers, from the generated client (`/api/webhook` → Webhook). */
+export type RecordOf<P extends string> = string extends P
+  ? Row
+  : `${P}/{id}` extends keyof paths
+  ? paths[`${P}/{id}`] extends { get: { responses: { 200: { content: { "application/json": infer R } } } } }
+    ? R
+    : never
+  : never;
+
+/** A path template with its `{param}`s as any text (`/api/webhook/{id}` → `/api/webhook/${string}`). */
+type PathPattern<K extends string> = K extends `${infer A}{${string}}${infer B}` ? `${A}${string}${PathPattern<B>}` : K;
+
+/** The paths a concrete path may be (`/api/webhook/${string}/deliveries` → its template). */
+type RouteOf<P extends string> = { [K in keyof paths & string]: P extends PathPattern<K> ? K : never }[keyof paths & string];
+
+type PageItemOf<K> = K extends keyof paths
+  ? paths[K] extends { get: { responses: { 200: { content: { "application/json": { items: (infer R)[] } } } } } }
+    ? R
+    : never
+  : never;
+
+/** A row of GET `<api>`'s page (`/api/webhook` → its items; an id in the path is matched by its template). */
+export type ListItemOf<P extends string> = string extends P ? Row : P extends keyof paths ? PageItemOf<P> : PageItemOf<RouteOf<P>>;
+
+/** A run-time-typed value as text: strings as they are, numbers written out, anything else "". */
+export function asText(v: unknown): string {
+  return typeof v === "string" ? v : typeof v === "number" ? String(v) : "";
+}
+
+/** A run-time-typed value as a number, or null when it is none. */
+export function asNumber(v: unknown): number | null {
+  return typeof v === "number" && Number.isFinite(v) ? v : null;
+}
 
 type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 

@@ -2,31 +2,12 @@
 // with its edit form, on/off switch, delete and extra sections (/<key>/<id>).
 import type { ComponentChildren } from "preact";
 import { useMemo, useState } from "preact/hooks";
-import { call, type Row } from "./api";
-import type { paths } from "./api.gen";
+import { call, type ListItemOf, type RecordOf, type Row } from "./api";
 import { t, type Key, amountText, parseAmount } from "./i18n";
 import { navigate } from "./router";
 import { historyTypeOf } from "./screens/history-targets";
 import { RecordHistory } from "./screens/lazy";
 import { ConfirmButton, ErrorNote, Form, Link, ListView, PageHeader, SecretOnce, StatusBadge, useLoad, type Column, type FieldDef, type Filter, type Values } from "./ui";
-
-/** What GET `<api>/{id}` answers, from the generated client (`/api/webhook` → Webhook). */
-export type RecordOf<P extends string> = string extends P
-  ? Row
-  : `${P}/{id}` extends keyof paths
-  ? paths[`${P}/{id}`] extends { get: { responses: { 200: { content: { "application/json": infer R } } } } }
-    ? R
-    : never
-  : never;
-
-/** A row of GET `<api>`'s page (`/api/webhook` → its items). */
-export type ListItemOf<P extends string> = string extends P
-  ? Row
-  : P extends keyof paths
-    ? paths[P] extends { get: { responses: { 200: { content: { "application/json": { items: (infer R)[] } } } } } }
-      ? R
-      : never
-    : never;
 
 export interface ResourceDef<P extends string = string> {
   key: string;
@@ -154,7 +135,8 @@ export function ResourceDetail({ def, id }: { def: ResourceDef; id: string }) {
   });
   const { data, error, reload, set } = useLoad(() => call<Row>("GET", `${def.api}/${id}`), [def.api, id]);
   const initial = useMemo(() => (data ? (def.toValues ? def.toValues(data) : initialValues(def.fields, data)) : null), [data]);
-  const name = data ? (def.nameOf ? def.nameOf(data) : (data.name ?? data.id)) : "";
+  const secret = created && def.once ? created[def.once.field] : undefined;
+  const name = data ? (def.nameOf ? def.nameOf(data) : typeof data.name === "string" ? data.name : data.id) : "";
   return (
     <>
       <PageHeader title={data ? `${t(def.singular)}: ${name}` : t(def.singular)}>
@@ -185,7 +167,7 @@ export function ResourceDetail({ def, id }: { def: ResourceDef; id: string }) {
         <Link to={`/${def.key}`}>← {t(def.title)}</Link>
       </p>
       <ErrorNote problem={error} />
-      {created && def.once && created[def.once.field] && <SecretOnce label={t(def.once.label)} value={created[def.once.field]} />}
+      {def.once && typeof secret === "string" && <SecretOnce label={t(def.once.label)} value={secret} />}
       {data && initial && def.editable !== false && (
         <section class="card" aria-label={t("common.edit")}>
           <Form

@@ -2,7 +2,7 @@
 // server's field errors, confirmations, reference pickers, charts with a table beside them.
 import type { ComponentChildren, JSX } from "preact";
 import { useEffect, useRef, useState, useId } from "preact/hooks";
-import { call, fetchBlob, type Page, type Problem, type Row } from "./api";
+import { asText, call, fetchBlob, type ListItemOf, type Page, type Problem, type Row } from "./api";
 import { t, tx, fmtDate, type Key } from "./i18n";
 import { fieldMessage, problemText, unplacedMessage } from "./messages";
 
@@ -112,14 +112,25 @@ export interface Filter {
   options: [string, string][];
 }
 
-export function cell(row: Row, c: Column): ComponentChildren {
+export function cell<R>(row: R, c: Column<R>): ComponentChildren {
   if (c.render) return c.render(row);
-  const v = row[c.key];
+  const v: unknown = row[c.key];
   if (typeof v === "boolean") return c.key === "status" ? <StatusBadge on={v} /> : v ? t("common.yes") : t("common.no");
   if (v === null || v === undefined || v === "") return "—";
   if (typeof v === "string" && /^\d{4}-\d{2}-\d{2}T/.test(v)) return fmtDate(v);
   if (typeof v === "string" && /^[A-Z_]+$/.test(v)) return tx(`enum.${v}`, v);
   return String(v);
+}
+
+/** A record's id (every list row has one; a generic row type cannot say so). */
+function idOf(row: unknown): string | undefined {
+  const id = row && typeof row === "object" && "id" in row ? row.id : undefined;
+  return typeof id === "string" ? id : undefined;
+}
+
+/** A list row's key: its id, else its place. */
+function rowKey(row: unknown, index: number): string {
+  return idOf(row) ?? String(index);
 }
 
 /** The page sizes a list offers; the choice is kept in the URL (?limit=). */
@@ -129,11 +140,11 @@ const PAGE_SIZES = ["10", "25", "50", "100"];
  * A server-paged list: page, limit, q, sort and filters come from the URL and go to the API as
  * they are, so a link keeps them. `rowHref` makes the first column a link.
  */
-export function ListView(props: {
-  path: string;
-  columns: Column[];
+export function ListView<const P extends string>(props: {
+  path: P;
+  columns: Column<ListItemOf<P>>[];
   filters?: Filter[];
-  rowHref?: (row: Row) => string;
+  rowHref?: (row: ListItemOf<P>) => string;
   search?: boolean;
   label: string;
   fixedQuery?: Record<string, string>;
@@ -158,7 +169,7 @@ export function ListView(props: {
   }
   const key = JSON.stringify(query) + props.path + (props.refresh ?? 0);
   const narrowed = search !== "" || (props.filters ?? []).some((f) => q.get(`${prefix}${f.name}`));
-  const { data, error, loading } = useLoad(() => call<Page<Row>>("GET", props.path, { query }), [key]);
+  const { data, error, loading } = useLoad(() => call<Page<ListItemOf<P>>>("GET", props.path, { query }), [key]);
   const [draft, setDraft] = useState(search);
   useEffect(() => setDraft(search), [search, loc]);
   const pages = data ? Math.max(1, Math.ceil(data.total / data.limit)) : 1;
@@ -220,8 +231,8 @@ export function ListView(props: {
               </tr>
             </thead>
             <tbody>
-              {data?.items.map((row) => (
-                <tr key={row.id}>
+              {data?.items.map((row, n) => (
+                <tr key={rowKey(row, n)}>
                   {props.columns.map((c, i) => (
                     <td key={c.key} data-label={t(c.label)}>{i === 0 && props.rowHref ? <Link to={props.rowHref(row)}>{cell(row, c)}</Link> : cell(row, c)}</td>
                   ))}
@@ -297,7 +308,19 @@ export interface FieldDef {
   autocomplete?: string;
 }
 
-export type Values = Record<string, any>;
+export type Values = Record<string, unknown>;
+
+/** An image field's value: a PNG or JPEG read into base64. */
+export interface ImageValue {
+  content_type: string;
+  data: string;
+}
+
+/** A form value as an image, or null when it is none. */
+export function asImage(v: unknown): ImageValue | null {
+  if (!v || typeof v !== "object" || !("content_type" in v) || !("data" in v)) return null;
+  return typeof v.content_type === "string" && typeof v.data === "string" ? { content_type: v.content_type, data: v.data } : null;
+}
 
 /** A form over field definitions; the server's `errors[].path` land next to their fields. */
 export function Form(props: {
@@ -377,7 +400,7 @@ export function Form(props: {
   );
 }
 
-export function Field(props: { def: FieldDef; value: any; error?: string; disabled?: boolean; onChange: (v: any) => void }) {
+export function Field(props: { def: FieldDef; value: unknown; error?: string; disabled?: boolean; onChange: (v: unknown) => void }) {
   const { def } = props;
   const id = useId();
   const errId = `${id}-err`;
@@ -396,10 +419,10 @@ export function Field(props: { def: FieldDef; value: any; error?: string; disabl
   if (type === "checkbox") {
     control = <input {...common} type="checkbox" checked={!!props.value} onChange={(e) => props.onChange(e.currentTarget.checked)} />;
   } else if (type === "textarea") {
-    control = <textarea {...common} rows={4} value={props.value ?? ""} onInput={(e) => props.onChange(e.currentTarget.value)} />;
+    control = <textarea {...common} rows={4} value={asText(props.value)} onInput={(e) => props.onChange(e.currentTarget.value)} />;
   } else if (type === "select") {
     control = (
-      <select {...common} value={props.value ?? ""} onChange={(e) => props.onChange(e.currentTarget.value)}>
+      <select {...common} value={asText(props.value)} onChange={(e) => props.onChange(e.currentTarget.value)}>
         {!def.required && <option value="">—</option>}
         {(def.options ?? []).map(([v, label]) => (
           <option key={v} value={v}>
@@ -410,7 +433,7 @@ export function Field(props: { def: FieldDef; value: any; error?: string; disabl
     );
   } else if (type === "image") {
     // A PNG or JPEG read into {content_type, data (base64)}, with a preview.
-    const v = props.value as { content_type: string; data: string } | "" | undefined;
+    const v = asImage(props.value);
     control = (
       <span class="image-field">
         {v && v.data && <img src={`data:${v.content_type};base64,${v.data}`} alt="" width={64} height={64} />}
@@ -430,7 +453,7 @@ export function Field(props: { def: FieldDef; value: any; error?: string; disabl
       </span>
     );
   } else if (type === "ref") {
-    control = <RefSelect {...common} path={def.ref!.path} labelOf={def.ref!.label} value={props.value ?? ""} onChange={props.onChange} />;
+    control = <RefSelect {...common} path={def.ref!.path} labelOf={def.ref!.label} value={asText(props.value)} onChange={props.onChange} />;
   } else {
     // An amount is text (inputmode decimal) so that "1.234,56" can be typed; parseAmount reads it.
     const inputType = type === "datetime" ? "datetime-local" : type === "amount" ? "text" : type;
@@ -441,7 +464,7 @@ export function Field(props: { def: FieldDef; value: any; error?: string; disabl
         inputMode={type === "amount" ? "decimal" : undefined}
         step={def.step}
         autocomplete={def.autocomplete ?? (type === "password" ? "new-password" : "off")}
-        value={props.value ?? ""}
+        value={asText(props.value)}
         onInput={(e) => props.onChange(e.currentTarget.value)}
       />
     );
@@ -471,14 +494,14 @@ export function Field(props: { def: FieldDef; value: any; error?: string; disabl
  * A reference to another record: a search box that narrows the list (the server's ?q) and a
  * select of the matches, so 10,000 contracts never load at once.
  */
-export function RefSelect(props: { id: string; name?: string; path: string; labelOf: (r: Row) => string; value: string; onChange: (v: string) => void; disabled?: boolean; required?: boolean; "aria-invalid"?: boolean; "aria-describedby"?: string }) {
+export function RefSelect<const P extends string>(props: { id: string; name?: string; path: P; labelOf: (r: ListItemOf<P>) => string; value: string; onChange: (v: string) => void; disabled?: boolean; required?: boolean; "aria-invalid"?: boolean; "aria-describedby"?: string }) {
   const [q, setQ] = useState("");
-  const [items, setItems] = useState<Row[]>([]);
-  const [current, setCurrent] = useState<Row | null>(null);
+  const [items, setItems] = useState<ListItemOf<P>[]>([]);
+  const [current, setCurrent] = useState<ListItemOf<P> | null>(null);
   useEffect(() => {
     let live = true;
     const timer = setTimeout(() => {
-      call<Page<Row>>("GET", props.path, { query: { limit: 50, ...(q ? { q } : {}) } }).then(
+      call<Page<ListItemOf<P>>>("GET", props.path, { query: { limit: 50, ...(q ? { q } : {}) } }).then(
         (p) => live && setItems(p.items),
         () => live && setItems([]),
       );
@@ -489,11 +512,11 @@ export function RefSelect(props: { id: string; name?: string; path: string; labe
     };
   }, [q, props.path]);
   useEffect(() => {
-    if (props.value && !items.some((i) => i.id === props.value) && current?.id !== props.value) {
-      call<Row>("GET", `${props.path}/${props.value}`).then(setCurrent, () => {});
+    if (props.value && !items.some((i) => idOf(i) === props.value) && idOf(current) !== props.value) {
+      call<ListItemOf<P>>("GET", `${props.path}/${props.value}`).then(setCurrent, () => {});
     }
   }, [props.value]);
-  const options = current && !items.some((i) => i.id === current.id) ? [current, ...items] : items;
+  const options = current && !items.some((i) => idOf(i) === idOf(current)) ? [current, ...items] : items;
   return (
     <span class="ref">
       <input
@@ -507,7 +530,7 @@ export function RefSelect(props: { id: string; name?: string; path: string; labe
       <select id={props.id} name={props.name} value={props.value} disabled={props.disabled} aria-invalid={props["aria-invalid"]} aria-describedby={props["aria-describedby"]} onChange={(e) => props.onChange(e.currentTarget.value)}>
         <option value="">—</option>
         {options.map((r) => (
-          <option key={r.id} value={r.id}>
+          <option key={idOf(r)} value={idOf(r)}>
             {props.labelOf(r)}
           </option>
         ))}

@@ -2,7 +2,7 @@
 // parties, address, connection settings (the password shown only when just set), items, flags and
 // status changes.
 import { useMemo, useState } from "preact/hooks";
-import { call, can, type Page, type Problem, type Row } from "../api";
+import { asText, call, can, type Contract, type Page, type Problem, type Row, type Schema } from "../api";
 import { amountText, fmtDate, fmtMoney, fmtNumber, parseAmount, t, tx } from "../i18n";
 import { navigate } from "../router";
 import { SessionsOf } from "./radius";
@@ -54,7 +54,8 @@ export const ADDRESS_FIELDS: FieldDef[] = [
 
 export function addressOf(v: Values) {
   const coordinate = (x: unknown) => (x === "" || x === null || x === undefined ? null : Number(x));
-  return { line1: v.line1, line2: v.line2 || null, district: v.district || null, postal_code: v.postal_code || null, detail: v.detail || null, latitude: coordinate(v.latitude), longitude: coordinate(v.longitude), city_id: v.city_id || "" };
+  const orNull = (x: unknown) => asText(x) || null;
+  return { line1: asText(v.line1), line2: orNull(v.line2), district: orNull(v.district), postal_code: orNull(v.postal_code), detail: orNull(v.detail), latitude: coordinate(v.latitude), longitude: coordinate(v.longitude), city_id: asText(v.city_id) };
 }
 
 /** The address form's values from an Address of a response. */
@@ -76,13 +77,19 @@ export function addressValues(a: AddressLike | null | undefined): Values {
 
 const CREATE_FIELDS: FieldDef[] = [
   { name: "number", label: "f.number", required: true },
-  { name: "customer_id", label: "f.customer", type: "ref", required: true, ref: { path: "/api/person", label: (p) => `${p.name}${p.doc_identity ? ` (${p.doc_identity})` : ""}` } },
+  { name: "customer_id", label: "f.customer", type: "ref", required: true, ref: { path: "/api/person", label: personLabel } },
   { name: "start_date", label: "f.start_date", type: "date", required: true },
   { name: "total_value", label: "f.total_value", type: "amount", required: true },
   { name: "contract_status", label: "f.contract_status", type: "select", options: opts(STATUSES) },
   { name: "contract_stage", label: "f.contract_stage", type: "select", options: opts(STAGES) },
   ...ADDRESS_FIELDS,
 ];
+
+/** A person as a choice: the name, with the document when there is one. */
+function personLabel(p: Row): string {
+  const doc = asText(p.doc_identity);
+  return `${asText(p.name)}${doc ? ` (${doc})` : ""}`;
+}
 
 /** Server paths of the address name the address's own fields. */
 function flattenErrors(p: Problem): Problem {
@@ -106,13 +113,13 @@ export function ContractCreate() {
             number: v.number,
             customer_id: v.customer_id || "",
             start_date: v.start_date,
-            total_value: v.total_value === "" ? null : parseAmount(v.total_value),
+            total_value: v.total_value === "" ? null : parseAmount(asText(v.total_value)),
             address: addressOf(v),
           };
           if (v.contract_status) body.contract_status = v.contract_status;
           if (v.contract_stage) body.contract_stage = v.contract_stage;
           try {
-            const row = await call<Row>("POST", "/api/contract", { body });
+            const row = await call<Contract>("POST", "/api/contract", { body });
             justCreatedPassword = { id: row.id, password: row.config?.password };
             navigate(`/contracts/${row.id}`);
           } catch (e) {
@@ -124,7 +131,7 @@ export function ContractCreate() {
   );
 }
 
-const PERSON_REF = { path: "/api/person", label: (p: Row) => `${p.name}${p.doc_identity ? ` (${p.doc_identity})` : ""}` };
+const PERSON_REF = { path: "/api/person", label: personLabel };
 
 const EDIT_FIELDS: FieldDef[] = [
   { name: "number", label: "f.number", required: true },
@@ -148,7 +155,7 @@ const day = (v: string | null | undefined) => (v ? v.slice(0, 10) : "");
 const dayOrNull = (v: unknown) => (typeof v === "string" && v ? v.slice(0, 10) : null);
 
 /** A contract's PUT body (a full update) from the contract as its GET answers it. */
-export function contractBody(c: Row): Record<string, unknown> {
+export function contractBody(c: Contract): Record<string, unknown> {
   return {
     number: c.number,
     customer_id: c.customer?.id ?? "",
@@ -171,7 +178,7 @@ export function contractBody(c: Row): Record<string, unknown> {
   };
 }
 
-function ContractEdit({ c, onSaved }: { c: Row; onSaved: (r: Row) => void }) {
+function ContractEdit({ c, onSaved }: { c: Contract; onSaved: (r: Contract) => void }) {
   const initial = useMemo(
     () => ({
       number: c.number,
@@ -205,7 +212,7 @@ function ContractEdit({ c, onSaved }: { c: Row; onSaved: (r: Row) => void }) {
             agent_id: v.agent_id || null,
             contract_status: v.contract_status,
             contract_stage: v.contract_stage,
-            total_value: v.total_value === "" ? null : parseAmount(v.total_value),
+            total_value: v.total_value === "" ? null : parseAmount(asText(v.total_value)),
             signature_date: v.signature_date || null,
             approval_date: v.approval_date || null,
             start_date: v.start_date,
@@ -213,7 +220,7 @@ function ContractEdit({ c, onSaved }: { c: Row; onSaved: (r: Row) => void }) {
             suspension_date: v.suspension_date || null,
             cancellation_date: v.cancellation_date || null,
           };
-          onSaved(await call<Row>("PUT", `/api/contract/${c.id}`, { body }));
+          onSaved(await call<Contract>("PUT", `/api/contract/${c.id}`, { body }));
         }}
       />
     </Section>
@@ -238,7 +245,7 @@ const CONFIG_FIELDS: FieldDef[] = [
   { name: "throttle_max_upload", label: "f.throttle_max_upload", hint: "hint.speed" },
 ];
 
-function Party({ title, p }: { title: string; p: Row | null }) {
+function Party({ title, p }: { title: string; p: Schema<"Party"> | null }) {
   return (
     <div>
       <h3>{title}</h3>
@@ -262,9 +269,9 @@ export function ContractDetail({ id }: { id: string }) {
     justCreatedPassword = null;
     return p;
   });
-  const { data: c, error, set } = useLoad(() => call<Row>("GET", `/api/contract/${id}`), [id]);
+  const { data: c, error, set } = useLoad(() => call<Contract>("GET", `/api/contract/${id}`), [id]);
   const configInitial = useMemo(() => {
-    const cfg = c?.config ?? {};
+    const cfg: Record<string, unknown> = c?.config ?? {};
     const v: Values = {};
     for (const f of CONFIG_FIELDS) v[f.name] = f.name === "password" ? "" : (cfg[f.name] ?? "");
     return v;
@@ -278,10 +285,10 @@ export function ContractDetail({ id }: { id: string }) {
       <PageHeader title={`${t("r.contract")} ${c.number}`}>
         <span class={`badge ${status === "ACTIVE" ? "ok" : "off"}`}>{tx(`enum.${status}`)}</span>
         {status !== "ACTIVE" && status !== "CANCELLED" && (
-          <ConfirmButton label={t("contract.activate")} message={t("contract.activateConfirm", { number: c.number })} onConfirm={async () => set(await call<Row>("PUT", `/api/contract/${id}/active`))} />
+          <ConfirmButton label={t("contract.activate")} message={t("contract.activateConfirm", { number: c.number })} onConfirm={async () => set(await call<Contract>("PUT", `/api/contract/${id}/active`))} />
         )}
         {(status === "ACTIVE" || status === "SUSPENDED") && (
-          <ConfirmButton danger label={t("contract.deactivate")} message={t("contract.deactivateConfirm", { number: c.number })} onConfirm={async () => set(await call<Row>("PUT", `/api/contract/${id}/inactive`))} />
+          <ConfirmButton danger label={t("contract.deactivate")} message={t("contract.deactivateConfirm", { number: c.number })} onConfirm={async () => set(await call<Contract>("PUT", `/api/contract/${id}/inactive`))} />
         )}
       </PageHeader>
       <p>
@@ -320,7 +327,7 @@ export function ContractDetail({ id }: { id: string }) {
               if (f.name === "password" && !v.password) continue;
               body[f.name] = v[f.name] === "" || v[f.name] === null ? null : f.name === "allowance_gb" ? Number(v[f.name]) : v[f.name];
             }
-            const row = await call<Row>("POST", `/api/contract/${id}/config`, { body });
+            const row = await call<Contract>("POST", `/api/contract/${id}/config`, { body });
             setPassword(v.password ? row.config?.password : null);
             set(row);
           }}
@@ -331,7 +338,7 @@ export function ContractDetail({ id }: { id: string }) {
           fields={ADDRESS_FIELDS}
           initial={addressInitial}
           submitLabel={t("common.save")}
-          onSubmit={async (v) => set(await call<Row>("POST", `/api/contract/${id}/address`, { body: addressOf(v) }))}
+          onSubmit={async (v) => set(await call<Contract>("POST", `/api/contract/${id}/address`, { body: addressOf(v) }))}
         />
       </Section>
       <ContractItems id={id} />
@@ -344,14 +351,17 @@ export function ContractDetail({ id }: { id: string }) {
   );
 }
 
+/** An item as the items form sends it (a new one has no description or price yet). */
+type ItemDraft = Pick<Schema<"ContractItem">, "product_id" | "quantity"> & Partial<Pick<Schema<"ContractItem">, "description" | "unit_price">>;
+
 function ContractItems({ id }: { id: string }) {
-  const items = useLoad(() => call<{ items: Row[] }>("GET", `/api/contract/${id}/items`), [id]);
+  const items = useLoad(() => call<Schema<"ItemsResponse">>("GET", `/api/contract/${id}/items`), [id]);
   const [product, setProduct] = useState("");
   const [quantity, setQuantity] = useState("1");
   const [problem, setProblem] = useState<Problem | null>(null);
-  const save = async (next: Row[]) => {
+  const save = async (next: ItemDraft[]) => {
     try {
-      const res = await call<{ items: Row[] }>("POST", `/api/contract/${id}/items`, {
+      const res = await call<Schema<"ItemsResponse">>("POST", `/api/contract/${id}/items`, {
         body: { items: next.map((i) => ({ product_id: i.product_id, description: i.description ?? null, quantity: Number(i.quantity), unit_price: i.unit_price ?? null })) },
       });
       items.set(res);
@@ -395,11 +405,11 @@ function ContractItems({ id }: { id: string }) {
         class="toolbar"
         onSubmit={(e) => {
           e.preventDefault();
-          if (product) save([...list, { id: "", product_id: product, quantity }]).then(() => setProduct(""));
+          if (product) save([...list, { product_id: product, quantity: Number(quantity) }]).then(() => setProduct(""));
         }}
       >
         <label for="item-product">{t("f.product")}</label>
-        <RefSelect id="item-product" path="/api/product" labelOf={(p) => `${p.identity} — ${p.name}`} value={product} onChange={setProduct} />
+        <RefSelect id="item-product" path="/api/product" labelOf={(p) => `${asText(p.identity)} — ${asText(p.name)}`} value={product} onChange={setProduct} />
         <label for="item-qty">{t("f.quantity")}</label>
         <input id="item-qty" type="number" min="0" step="any" value={quantity} onInput={(e) => setQuantity(e.currentTarget.value)} />
         <button type="submit" disabled={!product}>
@@ -411,7 +421,7 @@ function ContractItems({ id }: { id: string }) {
 }
 
 function ContractFlags({ id, flags, onChange }: { id: string; flags: string[]; onChange: (f: string[]) => void }) {
-  const all = useLoad(() => call<Page<Row>>("GET", "/api/classification", { query: { limit: 500, sort: "name" } }), []);
+  const all = useLoad(() => call<Page<Schema<"Classification">>>("GET", "/api/classification", { query: { limit: 500, sort: "name" } }), []);
   const [add, setAdd] = useState("");
   const [problem, setProblem] = useState<Problem | null>(null);
   const patch = async (body: { add?: string[]; remove?: string[] }) => {
@@ -459,15 +469,15 @@ function ContractFlags({ id, flags, onChange }: { id: string; flags: string[]; o
 /** Links the contract to its identity in an external application. */
 export function ContractLinks({ id }: { id: string }) {
   const fields: FieldDef[] = [
-    { name: "external_app_id", label: "f.externalApp", type: "ref", required: true, ref: { path: "/api/externalapp", label: (a) => a.name } },
+    { name: "external_app_id", label: "f.externalApp", type: "ref", required: true, ref: { path: "/api/externalapp", label: (a) => asText(a.name) } },
     { name: "identity", label: "f.externalIdentity", required: true },
   ];
-  const [linked, setLinked] = useState<Row | null>(null);
+  const [linked, setLinked] = useState<Schema<"ExternalLink"> | null>(null);
   const initial = useMemo(() => ({ external_app_id: "", identity: "" }), [linked]);
   return (
     <Section title={t("contract.links")}>
       {linked && <p role="status">{t("contract.linked", { app: linked.external_app_name, identity: linked.identity })}</p>}
-      <Form fields={fields} initial={initial} submitLabel={t("contract.link")} onSubmit={async (v) => setLinked(await call<Row>("POST", `/api/contract/${id}/externalapp`, { body: v }))} />
+      <Form fields={fields} initial={initial} submitLabel={t("contract.link")} onSubmit={async (v) => setLinked(await call<Schema<"ExternalLink">>("POST", `/api/contract/${id}/externalapp`, { body: v }))} />
     </Section>
   );
 }

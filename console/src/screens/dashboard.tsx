@@ -1,11 +1,11 @@
 // The first screen: what needs the operator's attention, each figure a link into its screen.
-import { call, can, session, type Page, type Row } from "../api";
+import { call, can, session, type Json, type Page, type Schema } from "../api";
 import { t, tx } from "../i18n";
 import { Link, Notice, PageHeader, Section, useLoad } from "../ui";
 
 const STATUSES = ["ACTIVE", "INACTIVE", "SUSPENDED", "CANCELLED"];
 
-const total = (path: string, query: Record<string, string> = {}) => call<Page<Row>>("GET", path, { query: { limit: 1, ...query } }).then((p) => p.total);
+const total = (path: string, query: Record<string, string> = {}) => call<Page<unknown>>("GET", path, { query: { limit: 1, ...query } }).then((p) => p.total);
 
 function seconds(duration: string): number {
   const m = /^(\d+)([smhdw])$/.exec(duration);
@@ -51,18 +51,18 @@ function SessionsCard() {
  * Active webhooks that are failing now: deliveries failed for good, or pending ones already tried
  * (retrying). Read from each webhook's delivery log, so only webhooks that keep one are counted.
  */
-async function failingWebhooks(): Promise<Row[]> {
-  const active = (await call<Page<Row>>("GET", "/api/webhook", { query: { status: "true", limit: 100 } })).items.filter((w) => w.log_enabled);
+async function failingWebhooks(): Promise<Schema<"Webhook">[]> {
+  const active = (await call<Json<"webhook.list">>("GET", "/api/webhook", { query: { status: "true", limit: 100 } })).items.filter((w) => w.log_enabled);
   const failing = await Promise.all(
     active.map(async (w) => {
       const [failed, pending] = await Promise.all([
         total(`/api/webhook/${w.id}/deliveries`, { status: "failed" }),
-        call<Page<Row>>("GET", `/api/webhook/${w.id}/deliveries`, { query: { status: "pending", limit: 25 } }),
+        call<Schema<"DeliveryPage">>("GET", `/api/webhook/${w.id}/deliveries`, { query: { status: "pending", limit: 25 } }),
       ]);
       return failed > 0 || pending.items.some((d) => d.attempts > 0) ? w : null;
     }),
   );
-  return failing.filter((w): w is Row => w !== null);
+  return failing.filter((w) => w !== null);
 }
 
 function WebhooksCard() {
@@ -81,7 +81,7 @@ function WebhooksCard() {
 
 function ScansCard() {
   const today = new Date().toISOString().slice(0, 10);
-  const { data } = useLoad(() => call<Row>("GET", "/api/qrcode/report", { query: { from: today, to: today } }), []);
+  const { data } = useLoad(() => call<Schema<"AllReport">>("GET", "/api/qrcode/report", { query: { from: today, to: today } }), []);
   return (
     <Section title={t("dash.scans")}>
       <div class="figures">
@@ -95,15 +95,15 @@ function ScansCard() {
 /** Metrics with an endpoint and no value in three of their periods. */
 function StaleMetricsCard() {
   const { data, error } = useLoad(async () => {
-    const metrics = (await call<Page<Row>>("GET", "/api/metric", { query: { limit: 50 } })).items.filter((m) => m.endpoint && (!m.end_date || new Date(m.end_date) > new Date()));
+    const metrics = (await call<Json<"metric.list">>("GET", "/api/metric", { query: { limit: 50 } })).items.filter((m) => m.endpoint && (!m.end_date || new Date(m.end_date) > new Date()));
     const checks = await Promise.all(
       metrics.map(async (m) => {
         const from = new Date(Date.now() - 3 * seconds(m.periodicity) * 1000).toISOString();
-        const h = await call<{ items: Row[] }>("GET", `/api/metric/${m.id}/history`, { query: { from, to: new Date().toISOString() } });
+        const h = await call<{ items: unknown[] }>("GET", `/api/metric/${m.id}/history`, { query: { from, to: new Date().toISOString() } });
         return h.items.length === 0 ? m : null;
       }),
     );
-    return checks.filter((m): m is Row => m !== null);
+    return checks.filter((m) => m !== null);
   }, []);
   return (
     <Section title={t("dash.staleMetrics")}>

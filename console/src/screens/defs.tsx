@@ -1,6 +1,7 @@
 // The resources whose screens are the generic list, form and detail (resource.tsx), each with
 // the fields routes.md gives it, and the extra sections of those that need more.
-import type { Row } from "../api";
+import { asText, type Row } from "../api";
+import { asImage } from "../ui";
 import { fmtDate, fmtMoney, t, tx } from "../i18n";
 import { serviceText } from "../labels";
 import { resource, type ResourceDef } from "../resource";
@@ -20,7 +21,7 @@ import { UserExtras, UserPermissions } from "./user";
 import { WebhookExtras } from "./webhook";
 import { WorkgroupExtras } from "./workgroup";
 
-const ref = (path: string, label: (r: Row) => string = (r) => r.name) => ({ path, label });
+const ref = (path: string, label: (r: Row) => string = (r) => asText(r.name)) => ({ path, label });
 const manufacturerField: FieldDef = { name: "manufacturer_id", label: "f.manufacturer", type: "ref", ref: ref("/api/isp/manufacturer") };
 const popField: FieldDef = { name: "pop_id", label: "f.pop", type: "ref", ref: ref("/api/isp/pop") };
 
@@ -239,7 +240,7 @@ export const RESOURCES: ResourceDef[] = [
       { name: "name", label: "f.name", required: true },
       { name: "image", label: "f.image", type: "image", required: true, hint: "hint.logo" },
     ],
-    toBody: (v) => ({ name: v.name, content_type: v.image?.content_type ?? "", data: v.image?.data ?? "" }),
+    toBody: (v) => ({ name: v.name, content_type: asImage(v.image)?.content_type ?? "", data: asImage(v.image)?.data ?? "" }),
     toValues: (r) => ({ name: r.name, image: r.data ? { content_type: r.content_type, data: r.data } : "" }),
   }),
   resource({
@@ -555,7 +556,7 @@ export const RESOURCES: ResourceDef[] = [
       { key: "actions", label: "f.actions", sort: false, render: (r) => String((r.actions ?? []).length) },
     ],
     fields: [
-      { name: "service_id", label: "f.service", type: "ref", required: true, ref: ref("/api/service", (r) => `${serviceText(r.identifier, r.name)} (${r.identifier})`) },
+      { name: "service_id", label: "f.service", type: "ref", required: true, ref: ref("/api/service", (r) => `${serviceText(asText(r.identifier), asText(r.name))} (${asText(r.identifier)})`) },
       { name: "name", label: "f.name", required: true },
       { name: "description", label: "f.description" },
     ],

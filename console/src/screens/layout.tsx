@@ -1,12 +1,12 @@
 // A RADIUS layout's attributes, the template variables, and the render preview for a contract and NAS.
 import { useMemo, useState } from "preact/hooks";
-import { call, type Json, type Schema } from "../api";
+import { asText, call, type Json, type Schema } from "../api";
 import { lang, t, tx } from "../i18n";
 import { ConfirmButton, ErrorNote, Form, RefSelect, Section, useLoad, type FieldDef } from "../ui";
 
 export function LayoutExtras({ row, replace }: { row: Schema<"Layout">; replace: (r: Schema<"Layout">) => void }) {
   const fields: FieldDef[] = [
-    { name: "attribute_id", label: "f.attribute", type: "ref", required: true, ref: { path: "/api/isp/radius-attribute", label: (r) => r.name } },
+    { name: "attribute_id", label: "f.attribute", type: "ref", required: true, ref: { path: "/api/isp/radius-attribute", label: (r) => asText(r.name) } },
     { name: "operator", label: "f.operator", type: "select", required: true, options: [[":=", ":="], ["=", "="], ["+=", "+="]] },
     { name: "value", label: "f.value", required: true, hint: "hint.template" },
   ];

@@ -1,7 +1,7 @@
 // Menus (super-admin): the tree with what each entry's feature allows, a form that creates an
 // entry or edits the chosen one, and the grant of an entry's features to a workgroup.
 import { useMemo, useState } from "preact/hooks";
-import { api, call, problemOf, type Page, type Row } from "../api";
+import { api, asText, call, problemOf, type Json, type Schema } from "../api";
 import type { components } from "../api.gen";
 import { t } from "../i18n";
 import { ConfirmButton, ErrorNote, Form, Notice, PageHeader, Section, useLoad, type FieldDef } from "../ui";
@@ -15,7 +15,7 @@ function fields(parents: [string, string][]): FieldDef[] {
     { name: "url", label: "menu.url", hint: "hint.menuUrl" },
     { name: "icon", label: "menu.icon" },
     { name: "position", label: "menu.position", type: "number" },
-    { name: "feature_id", label: "f.feature", type: "ref", ref: { path: "/api/feature", label: (f) => f.name } },
+    { name: "feature_id", label: "f.feature", type: "ref", ref: { path: "/api/feature", label: (f) => asText(f.name) } },
   ];
 }
 
@@ -29,7 +29,7 @@ export function Menus() {
     if (!data) throw problemOf(error, response.status);
     return data.items as MenuNode[];
   }, []);
-  const workgroups = useLoad(() => call<Page<Row>>("GET", "/api/workgroup", { query: { limit: 500, sort: "name" } }), []);
+  const workgroups = useLoad(() => call<Json<"workgroup.list">>("GET", "/api/workgroup", { query: { limit: 500, sort: "name" } }), []);
   const [editing, setEditing] = useState<MenuNode | null>(null);
   const [granted, setGranted] = useState<string | null>(null);
   const initial = useMemo(
@@ -94,7 +94,7 @@ export function Menus() {
   );
 }
 
-function GrantToWorkgroup({ menu, workgroups, onDone }: { menu: MenuNode; workgroups: Row[]; onDone: (workgroup: string) => void }) {
+function GrantToWorkgroup({ menu, workgroups, onDone }: { menu: MenuNode; workgroups: Schema<"Workgroup">[]; onDone: (workgroup: string) => void }) {
   const [workgroup, setWorkgroup] = useState("");
   const id = `grant-${menu.id}`;
   const name = workgroups.find((w) => w.id === workgroup)?.name ?? "";

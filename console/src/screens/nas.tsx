@@ -34,11 +34,11 @@ export function HealthBadge({ health }: { health: NasHealth }) {
   return <span class={`badge ${HEALTH_CLASS[health]}`}>{t(`nas.health.${health}`)}</span>;
 }
 
-/** The NAS list's health columns (the rows are the list's generic rows). */
-export const NAS_HEALTH_COLUMNS: Column[] = [
-  { key: "health", label: "nas.health", render: (r) => <HealthBadge health={(r as Nas).health} /> },
-  { key: "online", label: "nas.online", render: (r) => String((r as Nas).online) },
-  { key: "last_accounting_at", label: "nas.lastAccounting", render: (r) => <RelativeTime at={(r as Nas).last_accounting_at} /> },
+/** The NAS list's health columns. */
+export const NAS_HEALTH_COLUMNS: Column<Nas>[] = [
+  { key: "health", label: "nas.health", render: (r) => <HealthBadge health={r.health} /> },
+  { key: "online", label: "nas.online", render: (r) => String(r.online) },
+  { key: "last_accounting_at", label: "nas.lastAccounting", render: (r) => <RelativeTime at={r.last_accounting_at} /> },
 ];
 
 /** The NAS list's ?health filter. */

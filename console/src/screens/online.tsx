@@ -1,11 +1,10 @@
 // The online board (/online): who is online now, by customer and contract, with live durations,
 // a kick per row and a disconnect of a selection, narrowed by NAS and state (the URL keeps them).
-// It follows the sessions live: sessions are not outbox events (the realtime socket does not carry
-// them), so a one-row probe every few seconds says whether anything changed, and only then is the
-// board read again. The contracts it names follow the realtime socket: one suspended, cancelled or
-// reactivated while online is flagged (or no longer) at once.
+// It follows the realtime socket: a session's start, update or stop (ISP_SESSION_*, told after the
+// accounting write commits) reads the board again; the contracts it names follow their events, so
+// one suspended, cancelled or reactivated while online is flagged (or no longer) at once.
 import { useEffect, useMemo, useState } from "preact/hooks";
-import { api, call, type Contract, type DisconnectResult, type Nas, type Page, type RadiusSession } from "../api";
+import { api, call, type Contract, type DisconnectResult, type Json, type Nas, type Page, type RadiusAttempt, type RadiusSession } from "../api";
 import { t, tx } from "../i18n";
 import { currentQuery, setQuery } from "../router";
 import { ConfirmButton, ErrorNote, Link, Notice, PageHeader, useLoad } from "../ui";
@@ -15,60 +14,48 @@ import { bytes, outcomeText } from "./radius";
 /** Contracts already read, by id: a board refresh asks only for the new ones. */
 const contracts = new Map<string, Contract>();
 
-/** How often the board asks whether its sessions changed (while the tab is shown). */
-const PROBE_MS = 2000;
+type Pop = Json<"isp.listPop">["items"][number];
+type Pool = Json<"isp.listPool">["items"][number];
 
-/**
- * What changes whenever a session under the filter does: the filter's count (a Start, a Stop, a
- * session going stale) and the session last written (every accounting record sets updated_at).
- */
-async function probe(query: Record<string, string>): Promise<string> {
-  const page = await call<Page<RadiusSession>>("GET", "/api/isp/session", { query: { ...query, limit: 1, sort: "-updated_at" } });
-  const last = page.items[0];
-  return `${page.total} ${last?.id ?? ""} ${last?.updated_at ?? ""}`;
-}
+/** The network states a board row can be narrowed to (the contract's, read with it). */
+const NETWORK_STATES = ["normal", "throttled", "suspended", "trusted"] as const;
 
-async function loadBoard(query: Record<string, string>): Promise<{ sessions: RadiusSession[]; total: number; nas: Nas[]; mark: string }> {
-  // The mark is read before the list: a change in between shows in the list and the next probe
-  // reads the board once more, rather than the board missing it.
-  const mark = await probe(query);
-  const [page, nas] = await Promise.all([
+/** Rejections of one user name within REJECT_WINDOW_MIN that need an operator (a wrong password on a router, an attack). */
+const REJECT_LIMIT = 5;
+const REJECT_WINDOW_MIN = 15;
+
+async function loadBoard(query: Record<string, string>): Promise<{ sessions: RadiusSession[]; total: number; nas: Nas[]; pops: Pop[]; pools: Pool[]; rejected: RadiusAttempt[] }> {
+  const since = new Date(Date.now() - REJECT_WINDOW_MIN * 60_000).toISOString();
+  const [page, nas, pops, pools, rejected] = await Promise.all([
     call<Page<RadiusSession>>("GET", "/api/isp/session", { query: { ...query, limit: 100, sort: "-started_at" } }),
     call<Page<Nas>>("GET", "/api/isp/nas", { query: { limit: 200, sort: "name" } }),
+    call<Page<Pop>>("GET", "/api/isp/pop", { query: { limit: 200, sort: "name" } }),
+    call<Page<Pool>>("GET", "/api/isp/pool", { query: { limit: 200, sort: "name" } }),
+    call<Page<RadiusAttempt>>("GET", "/api/isp/radius/attempts", { query: { outcome: "reject", from: since, limit: 500, sort: "-at" } }).catch(() => ({ items: [] as RadiusAttempt[] })),
   ]);
   const missing = [...new Set(page.items.map((s) => s.contract_id).filter((id): id is string => !!id && !contracts.has(id)))];
   await Promise.all(missing.map((id) => call<Contract>("GET", `/api/contract/${id}`).then((c) => contracts.set(id, c), () => {})));
-  return { sessions: page.items, total: page.total, nas: nas.items, mark };
+  return { sessions: page.items, total: page.total, nas: nas.items, pops: pops.items, pools: pools.items, rejected: rejected.items };
 }
 
-/** Calls `changed` when the probe no longer reads `mark`; quiet while the tab is hidden or a read is on. */
-function useSessionChanges(query: Record<string, string>, mark: string | undefined, busy: boolean, changed: () => void) {
-  useEffect(() => {
-    if (mark === undefined || busy) return;
-    let live = true;
-    let timer: ReturnType<typeof setTimeout>;
-    const tick = async () => {
-      if (document.visibilityState === "visible") {
-        const now = await probe(query).catch(() => mark);
-        if (!live) return;
-        if (now !== mark) return changed();
-      }
-      timer = setTimeout(tick, PROBE_MS);
-    };
-    timer = setTimeout(tick, PROBE_MS);
-    return () => {
-      live = false;
-      clearTimeout(timer);
-    };
-  }, [mark, busy, JSON.stringify(query)]);
-}
+/** A burst of session messages (a NAS sending many records) reads the board once. */
+const SESSION_SETTLE_MS = 300;
 
-/** Opens the realtime socket and hands each contract update to `changed`; opened again after a drop. */
-function useContractEvents(changed: () => void) {
+/**
+ * Opens the realtime socket: a contract update on the board goes to `contractChanged`, a session's
+ * start, update or stop (ISP_SESSION_*) to `sessionsChanged`, as does each (re)open, which may
+ * follow missed messages. Opened again 5 s after a drop.
+ */
+function useBoardEvents(contractChanged: () => void, sessionsChanged: () => void) {
   useEffect(() => {
     let live = true;
     let socket: WebSocket | null = null;
     let retry: ReturnType<typeof setTimeout> | undefined;
+    let settle: ReturnType<typeof setTimeout> | undefined;
+    const sessions = () => {
+      clearTimeout(settle);
+      settle = setTimeout(() => live && sessionsChanged(), SESSION_SETTLE_MS);
+    };
     const again = () => {
       if (live) retry = setTimeout(open, 5000);
     };
@@ -78,14 +65,16 @@ function useContractEvents(changed: () => void) {
       if (!data) return again();
       // The ticket's own URL names the public address; the console talks to the one it came from.
       socket = new WebSocket(`${location.origin.replace(/^http/, "ws")}/api/socket?ticket=${encodeURIComponent(data.ticket)}`);
+      socket.onopen = sessions;
       socket.onmessage = (m) => {
         const event = JSON.parse(String(m.data)) as { type: string; data: Contract };
+        if (event.type.startsWith("ISP_SESSION_")) return sessions();
         if (!contracts.has(event.data?.id)) return;
         // Fair use and trust unblock change the contract's network state; their data is the contract too.
         if (event.type === "CONTRACT_AFTER_UPDATE" || event.type === "ISP_AFTER_THROTTLE" || event.type === "ISP_AFTER_RESTORE" || event.type === "ISP_AFTER_TRUST_UNBLOCK") contracts.set(event.data.id, event.data);
         else if (event.type === "CONTRACT_AFTER_DELETE") contracts.delete(event.data.id);
         else return;
-        changed();
+        contractChanged();
       };
       // 4401: the session ended (the console goes back to its login); anything else: open again.
       socket.onclose = (e) => e.code !== 4401 && again();
@@ -94,23 +83,76 @@ function useContractEvents(changed: () => void) {
     return () => {
       live = false;
       clearTimeout(retry);
+      clearTimeout(settle);
       socket?.close();
     };
   }, []);
+}
+
+interface Warning {
+  key: string;
+  text: string;
+  to: string;
+  link: string;
+}
+
+/**
+ * What needs an operator, from what the board read: a cancelled or suspended contract that is
+ * online, a user name rejected again and again lately, a NAS gone quiet. Each links to its record.
+ */
+function warningsOf(sessions: RadiusSession[], nas: Nas[], rejected: RadiusAttempt[]): Warning[] {
+  const out: Warning[] = [];
+  const seen = new Set<string>();
+  for (const s of sessions) {
+    const c = s.contract_id ? contracts.get(s.contract_id) : undefined;
+    if (!c || seen.has(c.id) || (c.contract_status !== "CANCELLED" && c.contract_status !== "SUSPENDED")) continue;
+    seen.add(c.id);
+    out.push({ key: `c-${c.id}`, text: t("online.warnContract", { number: c.number, status: tx(`enum.${c.contract_status}`), username: s.username }), to: `/contracts/${c.id}`, link: t("online.warnOpenContract") });
+  }
+  const counts = new Map<string, number>();
+  for (const a of rejected) counts.set(a.username, (counts.get(a.username) ?? 0) + 1);
+  for (const [username, n] of counts) {
+    if (n < REJECT_LIMIT) continue;
+    out.push({ key: `r-${username}`, text: t("online.warnRejected", { username, n, minutes: REJECT_WINDOW_MIN }), to: `/radius-attempts?q=${encodeURIComponent(username)}&outcome=reject`, link: t("online.warnOpenAttempts") });
+  }
+  for (const n of nas) {
+    if (n.health !== "quiet") continue;
+    out.push({ key: `n-${n.id}`, text: t("online.warnQuiet", { name: n.name }), to: `/nas/${n.id}`, link: t("online.warnOpenNas") });
+  }
+  return out;
+}
+
+function BoardWarnings({ warnings }: { warnings: Warning[] }) {
+  if (warnings.length === 0) return null;
+  return (
+    <section class="card warnings" aria-labelledby="online-warnings">
+      <h2 id="online-warnings">{t("online.warnings")}</h2>
+      <ul>
+        {warnings.map((w) => (
+          <li key={w.key}>
+            {w.text} <Link to={w.to}>{w.link}</Link>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
 }
 
 export function OnlineBoard() {
   const q = currentQuery();
   const state = q.get("state") ?? "online";
   const nasId = q.get("nas_id") ?? "";
-  const query = useMemo(() => ({ state, ...(nasId ? { nas_id: nasId } : {}) }), [state, nasId]);
+  const popId = q.get("pop_id") ?? "";
+  const poolId = q.get("pool_id") ?? "";
+  const network = q.get("network") ?? "";
+  const query = useMemo(() => ({ state, ...(nasId ? { nas_id: nasId } : {}), ...(popId ? { pop_id: popId } : {}), ...(poolId ? { pool_id: poolId } : {}) }), [state, nasId, popId, poolId]);
   const board = useLoad(() => loadBoard(query), [JSON.stringify(query)]);
-  useSessionChanges(query, board.data?.mark, board.loading, board.reload);
   const [, redraw] = useState(0);
-  useContractEvents(() => redraw((n) => n + 1));
+  useBoardEvents(() => redraw((n) => n + 1), board.reload);
   const [chosen, setSelected] = useState<Set<string>>(new Set());
   const [results, setResults] = useState<string[] | null>(null);
-  const sessions = board.data?.sessions ?? [];
+  // The network state is the contract's: narrowed here, over the sessions read.
+  const sessions = (board.data?.sessions ?? []).filter((s) => !network || (s.contract_id ? contracts.get(s.contract_id)?.network.state === network : false));
   const kickable = sessions.filter((s) => s.state !== "closed");
   // A session that left the board meanwhile is no longer selected.
   const selected = new Set(kickable.filter((s) => chosen.has(s.id)).map((s) => s.id));
@@ -164,6 +206,39 @@ export function OnlineBoard() {
             ))}
           </select>
         </span>
+        <span class="filter">
+          <label for="online-pop">{t("f.pop")}</label>
+          <select id="online-pop" value={popId} onChange={(e) => setQuery({ pop_id: e.currentTarget.value })}>
+            <option value="">{t("list.all")}</option>
+            {(board.data?.pops ?? []).map((p) => (
+              <option key={p.id} value={p.id}>
+                {p.name}
+              </option>
+            ))}
+          </select>
+        </span>
+        <span class="filter">
+          <label for="online-pool">{t("r.pool")}</label>
+          <select id="online-pool" value={poolId} onChange={(e) => setQuery({ pool_id: e.currentTarget.value })}>
+            <option value="">{t("list.all")}</option>
+            {(board.data?.pools ?? []).map((p) => (
+              <option key={p.id} value={p.id}>
+                {`${p.name} (${p.cidr})`}
+              </option>
+            ))}
+          </select>
+        </span>
+        <span class="filter">
+          <label for="online-network">{t("network.state")}</label>
+          <select id="online-network" value={network} onChange={(e) => setQuery({ network: e.currentTarget.value })}>
+            <option value="">{t("list.all")}</option>
+            {NETWORK_STATES.map((n) => (
+              <option key={n} value={n}>
+                {tx(`enum.${n}`)}
+              </option>
+            ))}
+          </select>
+        </span>
         {selected.size > 0 && (
           <ConfirmButton
             danger
@@ -174,11 +249,12 @@ export function OnlineBoard() {
         )}
       </form>
       {results && <Notice>{results.join(" · ")}</Notice>}
+      {board.data && <BoardWarnings warnings={warningsOf(board.data.sessions, board.data.nas, board.data.rejected)} />}
       <ErrorNote problem={board.error} />
       {board.data && (
         <>
           <p role="status">
-            {t("online.count", { n: board.data.total })} <span class="hint">{t("online.live")}</span>
+            {t("online.count", { n: network ? sessions.length : board.data.total })} <span class="hint">{t("online.live")}</span>
           </p>
           {sessions.length === 0 ? (
             <p class="empty">{t("online.none")}</p>

@@ -1,7 +1,7 @@
 // Webhook test/resend/recover, a user's sessions, the audit log and backups (routes.md "Operator
 // additions").
 import { useState } from "preact/hooks";
-import { api, isSuper, problemOf, type Problem, type Row } from "../api";
+import { api, isSuper, problemOf, type Problem, type Schema } from "../api";
 import { fmtDate, t, tx } from "../i18n";
 import { actionText, eventText } from "../labels";
 import { ConfirmButton, ErrorNote, ListView, Notice, PageHeader, Section, download, useLoad, type Column } from "../ui";
@@ -25,7 +25,7 @@ function ok(r: { error?: unknown; response: Response }): void {
 }
 
 /** Test event, resend of one delivery, recovery of failed ones since a time. */
-export function WebhookReplay({ row, onChange }: { row: Row; onChange: () => void }) {
+export function WebhookReplay({ row, onChange }: { row: Schema<"Webhook">; onChange: () => void }) {
   const [since, setSince] = useState("");
   const [message, setMessage] = useState<string | null>(null);
   const [problem, setProblem] = useState<Problem | null>(null);
@@ -65,9 +65,9 @@ export function WebhookReplay({ row, onChange }: { row: Row; onChange: () => voi
 }
 
 /** Resend, only where the server can: not while pending, not a test event (send a new one), not while the webhook is inactive. */
-export function resendColumn(webhookId: string, active: boolean, onDone: () => void): Column {
+export function resendColumn(webhookId: string, active: boolean, onDone: () => void): Column<Schema<"Delivery">> {
   return {
-    key: "resend",
+    key: "id",
     label: "common.actions",
     sort: false,
     render: (r) =>
@@ -86,7 +86,7 @@ export function resendColumn(webhookId: string, active: boolean, onDone: () => v
   };
 }
 
-export function UserSessions({ row }: { row: Row }) {
+export function UserSessions({ row }: { row: { id: string; name: string } }) {
   const list = useLoad(async () => {
     const { data, error, response } = await api.GET("/api/user/{id}/sessions", { params: { path: { id: row.id } } });
     if (!data) throw problemOf(error, response.status);

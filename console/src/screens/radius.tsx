@@ -1,7 +1,7 @@
 // RADIUS sessions with disconnect, pool usage and authorize attempts (routes.md "Operator
 // additions").
 import { useState } from "preact/hooks";
-import { call, type Contract, type DisconnectResult, type Json, type Row, type Schema } from "../api";
+import { call, type Contract, type DisconnectResult, type Json, type RadiusSession, type Schema } from "../api";
 import { fmtDate, fmtNumber, t, tx } from "../i18n";
 import { ConfirmButton, ErrorNote, Facts, Link, ListView, Notice, PageHeader, Section, useLoad, type Column } from "../ui";
 
@@ -35,9 +35,9 @@ export function reasonText(reason: string | null | undefined): string {
   return tx(`reason.${reason}`, reason);
 }
 
-const stateBadge = (r: Row) => <span class={`badge ${r.state === "online" ? "ok" : r.state === "stale" ? "bad" : "off"}`}>{tx(`enum.${r.state}`, r.state)}</span>;
+const stateBadge = (r: RadiusSession) => <span class={`badge ${r.state === "online" ? "ok" : r.state === "stale" ? "bad" : "off"}`}>{tx(`enum.${r.state}`, r.state)}</span>;
 
-export const SESSION_COLUMNS: Column[] = [
+export const SESSION_COLUMNS: Column<RadiusSession>[] = [
   { key: "username", label: "f.username" },
   { key: "nas_name", label: "f.nas", sort: false },
   { key: "framed_ip", label: "f.framed_ip" },
@@ -73,7 +73,7 @@ export function SessionsOf({ query, disconnectAll }: { query: Record<string, str
 }
 
 export function SessionDetail({ id }: { id: string }) {
-  const { data: s, error, reload } = useLoad(() => call<Row>("GET", `/api/isp/session/${id}`), [id]);
+  const { data: s, error, reload } = useLoad(() => call<Json<"isp.getSession">>("GET", `/api/isp/session/${id}`), [id]);
   const [result, setResult] = useState<DisconnectResult | null>(null);
   const contract = useLoad(() => (s?.contract_id ? call<Contract>("GET", `/api/contract/${s.contract_id}`) : Promise.resolve(null)), [s?.contract_id]);
   const c = contract.data;

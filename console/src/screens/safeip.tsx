@@ -1,6 +1,6 @@
 // Safe IP ranges of the working corporation: once one exists, tokens work only from the ranges.
 import { useMemo, useState } from "preact/hooks";
-import { call, isSuper, session, type Page, type Problem, type Row } from "../api";
+import { asText, call, isSuper, session, type Json, type Problem, type Schema } from "../api";
 import { t } from "../i18n";
 import { ConfirmButton, ErrorNote, Form, Notice, PageHeader, Section, useLoad, type FieldDef } from "../ui";
 
@@ -31,11 +31,11 @@ export function SafeIps() {
   const creds = session.value!.credentials;
   // The address this session comes from, as the server sees it: a range that leaves it out locks
   // the operator out (super-admins excepted).
-  const mine = useLoad(() => call<{ items: Row[] }>("GET", `/api/user/${creds.user.id}/sessions`), [creds.user.id]);
+  const mine = useLoad(() => call<Json<"user.listSessions">>("GET", `/api/user/${creds.user.id}/sessions`), [creds.user.id]);
   const myIp = mine.data?.items.find((x) => x.current)?.ip ?? null;
   const [warned, setWarned] = useState<string | null>(null);
   const domain = Object.entries(creds.user.corps).find(([, c]) => c.id === creds.corp)?.[0];
-  const list = useLoad(() => (domain ? call<Page<Row>>("GET", `/api/auth/safe-ip/${domain}`, { query: { limit: 500 } }) : Promise.reject({ status: 404 })), [domain]);
+  const list = useLoad(() => (domain ? call<Schema<"SafeIpRangePage">>("GET", `/api/auth/safe-ip/${domain}`, { query: { limit: 500 } }) : Promise.reject({ status: 404 })), [domain]);
   const initial = useMemo(() => ({ range: "", description: "" }), [list.data]);
   return (
     <>
@@ -65,13 +65,14 @@ export function SafeIps() {
           initial={initial}
           submitLabel={t("common.add")}
           onSubmit={async (v) => {
-            const ranges = [...(list.data?.items ?? []).map((r) => r.range as string), v.range as string];
+            const range = asText(v.range);
+            const ranges = [...(list.data?.items ?? []).map((r) => r.range), range];
             const outside = myIp !== null && !isSuper.value && ranges.every((r) => inRange(myIp, r) === false);
-            if (outside && warned !== v.range) {
-              setWarned(v.range);
+            if (outside && warned !== range) {
+              setWarned(range);
               throw { status: 400, errors: [{ path: "range", message: t("safeip.lockout", { ip: myIp }) }] } satisfies Problem;
             }
-            await call("POST", `/api/auth/safe-ip/${domain}`, { body: { range: v.range, description: v.description || null } });
+            await call("POST", `/api/auth/safe-ip/${domain}`, { body: { range, description: asText(v.description) || null } });
             list.reload();
           }}
         />

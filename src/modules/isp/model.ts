@@ -199,6 +199,8 @@ const SessionListQuery = t.Object(
     state: t.Optional(Enum([...SESSION_STATES])),
     from: t.Optional(Instant),
     to: t.Optional(Instant),
+    pop_id: t.Optional(t.String({ format: "uuid", description: "Sessions on the NAS of this POP" })),
+    pool_id: t.Optional(t.String({ format: "uuid", description: "Open sessions (online or stale) whose framed address is in this pool's network" })),
   },
   { additionalProperties: true },
 );

@@ -17,6 +17,8 @@ import { radiusNas, refused, type RadiusCaller } from "./radius-auth";
 import { cachedLayout, radiusSnapshot, type Snapshot } from "./radius-cache";
 import { networkInForce } from "./network-service";
 import { renderLayout } from "./render-service";
+import { publishNasRestart, publishSessionChange, sessionChangeKind } from "./session-changes";
+import type { Changes } from "../../core/changes";
 
 type RlmMap = Record<string, { op: string; value: string | string[]; do_xlat: boolean }>;
 
@@ -92,7 +94,7 @@ async function layoutInterimInterval(snap: Snapshot, db: TenantDb, layoutId: str
  * (`writeGrouped`), each in its own savepoint: a failing one rolls back alone. Returns the
  * record's contract (fair use checks it soon), or null.
  */
-export async function account(caller: RadiusCaller, body: AccountingBody): Promise<string | null> {
+export async function account(caller: RadiusCaller, body: AccountingBody, changes: Changes | null = null): Promise<string | null> {
   const record = parseAccounting(body);
   if (record.status === null) {
     // Accounting-On/Off and the like: acknowledged so the NAS stops resending, not stored;
@@ -104,7 +106,10 @@ export async function account(caller: RadiusCaller, body: AccountingBody): Promi
         const nas = await radiusNas(caller, db, snap, nasIp);
         return { nas, interim: await layoutInterimInterval(snap, db, nas.layout_id) };
       });
-      if (record.nasRestart) await closeNasSessions(caller.tenant, nas.id, record.nasRestart, interim);
+      if (record.nasRestart) {
+        const closed = await closeNasSessions(caller.tenant, nas.id, record.nasRestart, interim);
+        if (closed > 0 && changes) await publishNasRestart(changes, caller.tenant, caller.corp.id, nas.id);
+      }
     }
     return null;
   }
@@ -116,6 +121,11 @@ export async function account(caller: RadiusCaller, body: AccountingBody): Promi
       interim: record.interimInterval ?? (await layoutInterimInterval(snap, db, nas.layout_id)),
     };
   });
-  await caller.tenant.writeGrouped((tx, scope) => storeAccounting(tx, row, interim, caller.corp.timezone, scope));
+  const kind = sessionChangeKind(row.status_type);
+  await caller.tenant.writeGrouped(async (tx, scope) => {
+    await storeAccounting(tx, row, interim, caller.corp.timezone, scope);
+    // The realtime sockets (the online board) hear of it after the COMMIT.
+    if (changes && kind) await publishSessionChange(changes, tx, scope, { corpId: caller.corp.id, kind, nasId: row.nas_id, acctSessionId: row.session_id, username: row.username, contractId: row.contract_id ?? null });
+  });
   return row.contract_id ?? null;
 }

@@ -78,7 +78,7 @@ export function radiusRoutes(ctx: AppContext, attempts: AttemptLog, health: NasH
       "/accounting",
       async ({ request, body, set }) => {
         const caller = callers.get(request)!;
-        const contractId = await account(caller, body);
+        const contractId = await account(caller, body, ctx.changes);
         health.watch(caller.corp.id);
         if (contractId) fairUse.mark(caller.corp.id, contractId);
         set.status = 204;

@@ -11,6 +11,7 @@ import { listRows, type ListParams, type SearchWord } from "../../lib/list";
 import { invalid, notFound } from "../../lib/problem";
 import { canonicalInstant, toIso } from "../../lib/time";
 import { SESSION_STATES } from "./model";
+import { PLACE_KEYS, placeConditions } from "./session-filters";
 
 export type SessionRow = typeof ispRadiusSessions.$inferSelect;
 type State = (typeof SESSION_STATES)[number];
@@ -93,11 +94,12 @@ async function sessionPage(db: TenantDb, query: ListParams, now: string, scope: 
   if (from && to && from > to) throw invalid("from", "must not be after to");
   if (to) where.push(lte(ispRadiusSessions.started_at, to));
   if (from) where.push(or(isNull(ispRadiusSessions.stopped_at), gte(ispRadiusSessions.stopped_at, from)));
+  where.push(...(await placeConditions(db, query)));
   const spec = {
     q: [ispRadiusSessions.username, ispRadiusSessions.framed_ip, ispRadiusSessions.calling_station_id],
     hidden: ["open", "stale_at", "received_at"],
     defaultSort: "-started_at",
-    extraKeys: ["state", "from", "to"],
+    extraKeys: ["state", "from", "to", ...PLACE_KEYS],
     computed: {
       state: { expr: stateExpr(now), dataType: "string" as const },
       nas_name: { expr: sql`(SELECT name FROM isp_nas WHERE isp_nas.id = ${ispRadiusSessions.nas_id})`, dataType: "string" as const },

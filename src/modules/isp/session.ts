@@ -22,7 +22,7 @@ export function sessionRoutes(ctx: AppContext, guard: ReturnType<typeof authGuar
       detail: {
         summary: "List RADIUS sessions (default sort -started_at)",
         description:
-          "Filters: state (online, stale: no record for 3 interim intervals or 15 min, closed), contract_id, nas_id, username, and from/to: sessions overlapping that interval (who had an address at a time). Plus the list convention's q, sort and field filters.",
+          "Filters: state (online, stale: no record for 3 interim intervals or 15 min, closed), contract_id, nas_id, username, pop_id (the NAS's POP), pool_id (open sessions whose framed address is in the pool's network; an unknown pool finds none), and from/to: sessions overlapping that interval (who had an address at a time). Plus the list convention's q, sort and field filters.",
       },
     })
     .get("/isp/session/:id", ({ tenant, params }) => getSession(tenant, params.id, ctx.now()), {

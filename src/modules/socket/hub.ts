@@ -8,12 +8,15 @@ import { EVENT_AREAS, eventsAfter, lastEventSeq } from "../../core/events";
 import { dropSettingRange, getSetting, putSetting, takeSetting } from "../../core/settings";
 import { actionOf } from "../../http/guard";
 import type { Principal } from "../../core/principal";
+import { parseSessionChange, SESSIONS_TOPIC, type SessionChange } from "../isp/session-changes";
 
 export const TICKET_SECONDS = 30 as const;
 /** Close code for a socket whose session was revoked or expired (4000-4999: application codes). */
 export const CLOSE_SESSION_ENDED = 4401;
 const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 const BATCH = 5000;
+/** The permission area of RADIUS session messages: GET /api/isp/session. */
+const SESSION_AREA = "ISP_SESSION";
 
 /**
  * Tickets live in the platform's settings (so that any node redeems one another node issued), under
@@ -56,12 +59,23 @@ export class SocketHub {
   private flushScheduled = false;
   private timer: ReturnType<typeof setInterval> | null = null;
   private unsubscribe: (() => void) | null = null;
+  private unsubscribeSessions: (() => void) | null = null;
 
   constructor(private ctx: AppContext) {}
 
   start(): void {
     this.unsubscribe = this.ctx.events.subscribe((corpId) => {
       if (this.byCorp.has(corpId)) this.schedule(corpId);
+    });
+    this.unsubscribeSessions = this.ctx.changes.subscribe(SESSIONS_TOPIC, {
+      changed: (key) => {
+        const change = parseSessionChange(key);
+        if (change && this.byCorp.has(change.corpId)) void this.sendSession(change.corpId, `ISP_SESSION_${change.kind.toUpperCase()}`, sessionData(change));
+      },
+      // Changes may have been missed (the feed's connection was lost): every board reads again.
+      resync: () => {
+        for (const corpId of this.byCorp.keys()) void this.sendSession(corpId, "ISP_SESSION_RESYNC", null);
+      },
     });
     // Recorded only while sockets are open (an empty check does nothing).
     this.timer = setInterval(() => void (this.byCorp.size ? this.ctx.jobs.track("socket-hub", () => this.check()) : null), this.ctx.dispatchTuning.socketCheckMs);
@@ -70,6 +84,7 @@ export class SocketHub {
 
   stop(): void {
     this.unsubscribe?.();
+    this.unsubscribeSessions?.();
     if (this.timer) clearInterval(this.timer);
     for (const set of this.byCorp.values()) for (const c of set) c.raw.close(1001, "server shutting down");
     this.byCorp.clear();
@@ -117,7 +132,8 @@ export class SocketHub {
     if (value === null) return null;
     const t = JSON.parse(value) as HeldTicket;
     if (!(await this.sessionLives(t.sessionId))) return null;
-    const listActions = new Map(EVENT_AREAS.map((a) => [a, actionOf(request, `/api/${a.toLowerCase()}`)]));
+    const listActions = new Map<string, string>(EVENT_AREAS.map((a) => [a, actionOf(request, `/api/${a.toLowerCase()}`)]));
+    listActions.set(SESSION_AREA, actionOf(request, "/api/isp/session"));
     const since = await this.ctx.store.tenant(t.corpId).read(lastEventSeq);
     return { userId: t.userId, sessionId: t.sessionId, corpId: t.corpId, superAdmin: t.superAdmin, listActions, since };
   }
@@ -205,6 +221,21 @@ export class SocketHub {
     return out;
   }
 
+  /**
+   * A RADIUS session message to the corporation's sockets that may list sessions. Sent as it comes
+   * (not through the outbox): a socket open at the COMMIT hears it, a later one reads the list.
+   */
+  private async sendSession(corpId: string, type: string, data: unknown): Promise<void> {
+    const set = this.byCorp.get(corpId);
+    if (!set) return;
+    const payload = JSON.stringify({ type, timestamp: new Date(this.ctx.now()).toISOString(), data });
+    try {
+      for (const c of [...set]) if ((await this.allowedAreas(c, new Set([SESSION_AREA]))).has(SESSION_AREA)) c.raw.send(payload);
+    } catch (err) {
+      this.ctx.logger.warn("socket session message failed", { corp_id: corpId, error: String(err) });
+    }
+  }
+
   /** One pass at a time per corporation, so that events go out once and in order. */
   private async stream(corpId: string): Promise<void> {
     if (this.streaming.has(corpId)) {
@@ -258,4 +289,10 @@ export class SocketHub {
     }
     if (rows.length === BATCH) this.schedule(corpId);
   }
+}
+
+/** What a session message carries: enough to find the session (the board reads the list again); a NAS restart, the NAS. */
+function sessionData(c: SessionChange) {
+  if (c.kind === "nas_restart") return { nas_id: c.nasId };
+  return { nas_id: c.nasId, acct_session_id: c.acctSessionId, username: c.username, contract_id: c.contractId };
 }

@@ -1,6 +1,7 @@
 // The realtime socket (routes.md, User group and Events): GET /api/user/socket issues a
 // single-use 30 s ticket; GET /api/socket?ticket= upgrades to a WebSocket that streams the working
-// corporation's event payloads the user may see, and closes with 4401 when the session ends.
+// corporation's event payloads the user may see (and RADIUS session messages: hub.ts), and closes
+// with 4401 when the session ends.
 import { Elysia } from "elysia";
 import type { ServerWebSocket } from "bun";
 import type { AppContext } from "../../core/context";
@@ -63,7 +64,8 @@ export function socketModule(ctx: AppContext) {
           summary: "Realtime socket (WebSocket) streaming the working corporation's events",
           description:
             "Open as a WebSocket with the ticket of GET /api/user/socket (single use, 30 s). An invalid, used or expired ticket is 401 before the upgrade. " +
-            "Each event arrives as a text message {type, timestamp, data}, for the areas the user's permission covers; the socket is closed with code 4401 when the session ends.",
+            "Each event arrives as a text message {type, timestamp, data}, for the areas the user's permission covers; the socket is closed with code 4401 when the session ends. " +
+            "A user who may list RADIUS sessions also gets ISP_SESSION_START, ISP_SESSION_UPDATE and ISP_SESSION_STOP ({nas_id, acct_session_id, username, contract_id}) as accounting records commit, ISP_SESSION_NAS_RESTART ({nas_id}) when a NAS restart closed its sessions, and ISP_SESSION_RESYNC (data null) when some may have been missed; these are not outbox events (no webhook group).",
           security: [],
           responses: { 101: { description: "Switching Protocols (WebSocket)" } },
         } as never,

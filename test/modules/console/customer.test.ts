@@ -48,7 +48,11 @@ beforeAll(async () => {
   await post(`/api/contract/${contract.id}/config`, { username: "joao.silva", max_download: "300M", max_upload: "150M", pool_name_ipv4: "clientes" });
   await post("/api/contract", { number: "C-2002", customer_id: person.id, start_date: "2025-06-01", total_value: 79.9, contract_status: "SUSPENDED", address: { line1: "Rua B, 20", city_id: city.id } });
   const layout = await post("/api/isp/layout", { name: "Default" });
-  await post("/api/isp/nas", { name: "bras-centro", ip: "127.0.0.1", secret: SECRET, coa_port: responder.port, layout_id: layout.id });
+  const pop = await post("/api/isp/pop", { name: "POP Centro" });
+  await post("/api/isp/pop", { name: "POP Norte" });
+  await post("/api/isp/nas", { name: "bras-centro", ip: "127.0.0.1", secret: SECRET, coa_port: responder.port, layout_id: layout.id, pop_id: pop.id });
+  await post("/api/isp/pool", { name: "cgnat-board", version: 4, cidr: "100.64.0.20/31" });
+  await post("/api/isp/nas", { name: "bras-quiet", ip: "127.0.0.3", secret: SECRET, layout_id: layout.id });
   await accounting("Start", "joao.silva", "cust-1", "100.64.0.10");
   await accounting("Start", "joao.silva", "cust-0", "100.64.0.11");
   await accounting("Stop", "joao.silva", "cust-0", "100.64.0.11");
@@ -317,6 +321,47 @@ test("online board: who is online by customer and contract, filters in the URL, 
     expect(await axeViolations(page)).toEqual([]);
     await shot(page, `online-${dark ? "dark" : "light"}`);
   }
+  // What needs an operator: the suspended contract online, a user name rejected again and again.
+  const warnings = page.getByRole("region", { name: "Needs attention" });
+  await warnings.getByText("Contract C-2002 is Suspended but C-2002 is online.").waitFor();
+  expect(await warnings.getByRole("link", { name: "Open the contract" }).getAttribute("href")).toMatch(/\/console\/contracts\//);
+  for (let i = 0; i < 5; i++) {
+    const res = await fetch(`${server.base}/api/isp/radius/authorize?username=joao.silva&password=wrong-${i}&nas_ip=127.0.0.1`, {
+      headers: { authorization: `Basic ${Buffer.from(`${CORP.auth_name}:${SECRET}`).toString("base64")}` },
+    });
+    expect(res.status).toBe(401);
+  }
+  await page.getByRole("button", { name: "Refresh" }).click();
+  await warnings.getByText(/joao\.silva: \d+ rejected logins in the last 15 minutes\./).waitFor();
+  expect(await warnings.getByRole("link", { name: "See the attempts" }).getAttribute("href")).toContain("q=joao.silva");
+  // A NAS whose records stop: quiet after two of the interim intervals it announced (1 s here).
+  const quietStart = await fetch(`${server.base}/api/isp/radius/accounting`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Basic ${Buffer.from(`${CORP.auth_name}:${SECRET}`).toString("base64")}` },
+    body: JSON.stringify({ "NAS-IP-Address": "127.0.0.3", "Acct-Status-Type": "Start", "User-Name": "quiet.user", "Acct-Session-Id": "quiet-1", "Acct-Interim-Interval": 1 }),
+  });
+  expect(quietStart.status).toBe(204);
+  await Bun.sleep(2500);
+  await page.getByRole("button", { name: "Refresh" }).click();
+  await warnings.getByText("NAS bras-quiet is quiet: no accounting records lately.").waitFor();
+  expect(await warnings.getByRole("link", { name: "Open the NAS" }).getAttribute("href")).toMatch(/\/console\/nas\//);
+  // POP, pool and network state narrow the board; each is kept in the URL.
+  await page.getByLabel("Pool", { exact: true }).selectOption({ label: "cgnat-board (100.64.0.20/31)" });
+  await page.waitForURL(/pool_id=/);
+  await row("100.64.0.22").waitFor({ state: "detached" });
+  await row("100.64.0.21").waitFor();
+  await page.getByLabel("Network", { exact: true }).selectOption({ label: "Normal" });
+  await page.waitForURL(/network=normal/);
+  await row("100.64.0.21").waitFor();
+  await page.reload();
+  await row("100.64.0.21").waitFor();
+  expect(await page.getByLabel("Pool", { exact: true }).inputValue()).not.toBe("");
+  expect(await page.getByLabel("Network", { exact: true }).inputValue()).toBe("normal");
+  await page.getByLabel("POP", { exact: true }).selectOption({ label: "POP Norte" });
+  await page.waitForURL(/pop_id=/);
+  await page.getByText("Nobody is online.").waitFor();
+  await page.goto(`${server.base}/console/online`);
+  await row("100.64.0.22").waitFor();
   await page.getByLabel("NAS", { exact: true }).selectOption({ label: "bras-centro" });
   await page.waitForURL(/nas_id=/);
   await row("100.64.0.21").waitFor();

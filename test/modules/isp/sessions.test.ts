@@ -156,6 +156,33 @@ describe("GET /api/isp/session; GET /api/isp/session/{id}: RADIUS sessions", () 
     expect((await t.req("GET", "/api/isp/session")).status).toBe(401);
   });
 
+  test("list: pop_id keeps the sessions of its NAS, pool_id the open ones with an address in its network; malformed ids 400", async () => {
+    const pop = await must(t, admin.token, "POST", "/api/isp/pop", { name: "POP Sul" });
+    await must(t, admin.token, "POST", "/api/isp/nas", { name: "bng-sul", ip: "127.0.0.9", secret: SECRET, pop_id: pop.id });
+    const pool = await must(t, admin.token, "POST", "/api/isp/pool", { name: "place-pool", version: 4, cidr: "100.70.0.0/30" });
+    const south = await start("place-south", { "NAS-IP-Address": "127.0.0.9", "Framed-IP-Address": "100.70.0.2" });
+    const north = await start("place-north", { "Framed-IP-Address": "100.70.0.9" });
+    const ids = async (q: string) => (await get(`/api/isp/session?q=place&${q}`)).body.items.map((s: { id: string }) => s.id);
+    expect(await ids(`pop_id=${pop.id}`)).toEqual([south.id]);
+    expect(await ids(`pool_id=${pool.id}`)).toEqual([south.id]);
+    expect(await ids(`pool_id=${pool.id}&pop_id=${pop.id}&state=online`)).toEqual([south.id]);
+    expect(await ids(`pool_id=${UNKNOWN_ID}`)).toEqual([]);
+    expect(await ids(`pop_id=${UNKNOWN_ID}`)).toEqual([]);
+    expect((await ids("")).sort()).toEqual([south.id, north.id].sort());
+    // A stopped session leaves the pool (its address is no longer in use).
+    await acct({ "Acct-Status-Type": "Stop", "NAS-IP-Address": "127.0.0.9", "User-Name": "place-south", "Acct-Session-Id": south.sid, "Acct-Session-Time": 1 });
+    expect(await ids(`pool_id=${pool.id}`)).toEqual([]);
+    expect(await ids(`pop_id=${pop.id}`)).toEqual([south.id]);
+    for (const bad of ["pop_id=nope", "pool_id=123"]) {
+      const res = await get(`/api/isp/session?${bad}`);
+      expect(res.status).toBe(400);
+      expect(JSON.stringify(res.body.errors)).toContain(bad.split("=")[0]);
+    }
+    const doc = (await t.req("GET", "/api/openapi.json")).body;
+    const params = doc.paths["/api/isp/session"].get.parameters.map((p: { name: string }) => p.name);
+    expect(params).toEqual(expect.arrayContaining(["pop_id", "pool_id"]));
+  });
+
   // SQLite-only: SQLite's query plan.
   testSqliteOnly("'online now' over 100,000 accounting records and sessions is an index search", async () => {
     const sqlite = t.sqlWrite(admin.corpId);

@@ -120,6 +120,35 @@ describe("GET /api/socket", () => {
     s.ws.close();
   });
 
+  test("a RADIUS session's Start, Interim-Update and Stop, and a NAS restart, arrive as ISP_SESSION_* to those who may list sessions, once committed", async () => {
+    const secret = "nas-secret-socket-1";
+    expect((await t.req("POST", "/api/isp/nas", { token: admin.token, body: { name: "bng-socket", ip: "192.0.2.77", secret } })).status).toBe(200);
+    const sessionReader = await addUser(t, admin.corpId, { actions: [`127.0.0.1:${port}/api/isp/session/GET`] });
+    const cityReader = await addUser(t, admin.corpId, { services: ["platform.city"] });
+    const [all, reader, other] = await Promise.all([admin.token, sessionReader.token, cityReader.token].map(async (token) => connect(await ticketOf(token))));
+    const basic = `Basic ${Buffer.from(`acme:${secret}`).toString("base64")}`;
+    const base = { "User-Name": "socket.user", "Acct-Session-Id": "sock-1", "NAS-IP-Address": "192.0.2.77" };
+    for (const [status, time] of [["Start", 0], ["Interim-Update", 60], ["Stop", 120]] as const) {
+      const res = await t.req("POST", "/api/isp/radius/accounting", { body: { ...base, "Acct-Status-Type": status, "Acct-Session-Time": time }, headers: { authorization: basic } });
+      expect(res.status).toBe(204);
+    }
+    const sessionTypes = (o: Open) => o.messages.map((m) => JSON.parse(m)).filter((m) => m.type.startsWith("ISP_SESSION_"));
+    await waitFor("the Stop on both sockets", () => [all, reader].every((o) => sessionTypes(o).some((m) => m.type === "ISP_SESSION_STOP")), 20_000);
+    for (const o of [all, reader]) {
+      expect(sessionTypes(o).map((m) => m.type)).toEqual(["ISP_SESSION_START", "ISP_SESSION_UPDATE", "ISP_SESSION_STOP"]);
+      expect(sessionTypes(o)[0].data).toEqual({ nas_id: expect.any(String), acct_session_id: "sock-1", username: "socket.user", contract_id: null });
+    }
+    // The NAS restarts (Accounting-On): its open sessions are closed, and the sockets told so.
+    const again = { ...base, "Acct-Session-Id": "sock-2" };
+    expect((await t.req("POST", "/api/isp/radius/accounting", { body: { ...again, "Acct-Status-Type": "Start" }, headers: { authorization: basic } })).status).toBe(204);
+    expect((await t.req("POST", "/api/isp/radius/accounting", { body: { "NAS-IP-Address": "192.0.2.77", "Acct-Status-Type": "Accounting-On" }, headers: { authorization: basic } })).status).toBe(204);
+    await waitFor("the restart", () => sessionTypes(reader).some((m) => m.type === "ISP_SESSION_NAS_RESTART"), 20_000);
+    expect(sessionTypes(reader).at(-1)).toMatchObject({ type: "ISP_SESSION_NAS_RESTART", data: { nas_id: sessionTypes(reader)[0].data.nas_id } });
+    await Bun.sleep(100);
+    expect(sessionTypes(other)).toEqual([]);
+    for (const o of [all, reader, other]) o.ws.close();
+  });
+
   test("a ticket is single use", async () => {
     const ticket = await ticketOf(admin.token);
     const s = await connect(ticket);
