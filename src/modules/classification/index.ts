@@ -30,7 +30,7 @@ export function classificationModule(ctx: AppContext) {
     })
     .put(
       "/classification/name/:name",
-      ({ tenant, principal, params, body }) => tenant.write((tx, w) => updateClassification(tx, w, { name: params.name }, body, principal.corp.timezone)),
+      ({ tenant, principal, params, body }) => tenant.write((tx, w) => updateClassification(tx, w, ctx.classificationHolders, { name: params.name }, body, principal.corp.timezone)),
       {
         auth: "platform.core",
         params: ClassificationNameParams,
@@ -42,7 +42,7 @@ export function classificationModule(ctx: AppContext) {
     .delete(
       "/classification/name/:name",
       async ({ tenant, principal, params, set }) => {
-        await tenant.write((tx, w) => removeClassification(tx, w, { name: params.name }, principal.corp.timezone));
+        await tenant.write((tx, w) => removeClassification(tx, w, ctx.classificationHolders, { name: params.name }, principal.corp.timezone));
         noContent(set);
       },
       { auth: "platform.core", params: ClassificationNameParams, detail: { summary: "Delete a classification by name (also from products and contract flags)" } },
@@ -53,7 +53,7 @@ export function classificationModule(ctx: AppContext) {
       response: { 200: Classification },
       detail: { summary: "Get a classification by id" },
     })
-    .put("/classification/:id", ({ tenant, principal, params, body }) => tenant.write((tx, w) => updateClassification(tx, w, { id: params.id }, body, principal.corp.timezone)), {
+    .put("/classification/:id", ({ tenant, principal, params, body }) => tenant.write((tx, w) => updateClassification(tx, w, ctx.classificationHolders, { id: params.id }, body, principal.corp.timezone)), {
       auth: "platform.core",
       params: IdParams,
       body: ClassificationInput,
@@ -63,7 +63,7 @@ export function classificationModule(ctx: AppContext) {
     .delete(
       "/classification/:id",
       async ({ tenant, principal, params, set }) => {
-        await tenant.write((tx, w) => removeClassification(tx, w, { id: params.id }, principal.corp.timezone));
+        await tenant.write((tx, w) => removeClassification(tx, w, ctx.classificationHolders, { id: params.id }, principal.corp.timezone));
         noContent(set);
       },
       { auth: "platform.core", params: IdParams, detail: { summary: "Delete a classification by id (also from products and contract flags)" } },

@@ -16,12 +16,14 @@ import { networkRoutes } from "./network";
 import { NasHealthJob } from "./nas-health";
 import { poolRoutes } from "./pool";
 import { popRoutes } from "./pop";
+import { cityUsedByPop } from "./pop-service";
 import { radiusRoutes } from "./radius";
 import { radiusAttributeRoutes } from "./radius-attribute";
 import { sessionRoutes } from "./session";
 import { usageRoutes } from "./usage";
 
 export function ispModule(ctx: AppContext, edge?: EdgeRoutes) {
+  ctx.usedBy.city.push(cityUsedByPop);
   const guard = authGuard(ctx);
   const attempts = new AttemptLog(ctx);
   // One node at a time in cluster mode: the sweep; the marks are checked where they were made.

@@ -11,11 +11,12 @@ import { newId } from "../../lib/ids";
 import { listRows, wordCondition, wordRowids, type ListParams, type ListSpec, type Page, type SearchWord } from "../../lib/list";
 import { conflict, notFound } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
+import { inUse, type UseCheck } from "../../core/context";
 import { unchanged } from "../../lib/unchanged";
-import type { AddressInput, CityRef } from "../address/model";
+import type { AddressInput } from "../address/model";
+import type { CityRef } from "../city/model";
 import { ADDRESS_COLUMN_NAMES, addressColumns, type AddressColumns } from "../address/columns";
 import { addressView, checkCityId } from "../address/service";
-import { personIsParty } from "../contract/service";
 import { identitiesOf, identityListField, linkedIdsOf, linkedRecordId, linkFromRequest, unlinkAll } from "../externalapp/link-service";
 import type { ExternalLinkInput, ExternalLinkView } from "../externalapp/model";
 import { resolveApp } from "../externalapp/service";
@@ -193,12 +194,12 @@ export function changePersonAddress(tenant: TenantDoor, id: string, address: Add
   });
 }
 
-/** Deletes a person no contract names as a party (409 otherwise), with its external-app links. */
-export function deletePerson(tenant: TenantDoor, id: string): Promise<void> {
+/** Deletes a person no contract names as a party (`users`: ctx.usedBy.person; 409 otherwise), with its external-app links. */
+export function deletePerson(tenant: TenantDoor, id: string, users: UseCheck[]): Promise<void> {
   return tenant.write(async (tx, w) => {
     const row = await getPerson(tx, id);
     const before = await personView(tx, row);
-    if (await personIsParty(tx, id)) throw conflict("The person is a party of a contract");
+    if (await inUse(users, tx, id)) throw conflict("The person is a party of a contract");
     w.record({ type: "person", id, action: "delete", before: row, after: null });
     await unlinkAll(tx, "person", id);
     await tx.delete(persons).where(eq(persons.id, id)).run();

@@ -5,13 +5,14 @@ import { created, noContent } from "../../lib/http";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
 import { authGuard } from "../../http/guard";
 import { Product, ProductIdentityParams, ProductInput } from "./model";
-import { createProduct, deleteProduct, listProducts, setProductClassifications, showProduct, updateProduct } from "./service";
+import { createProduct, deleteProduct, productClassificationHolders, listProducts, setProductClassifications, showProduct, updateProduct } from "./service";
 
 // Kept here, not in model.ts: every object schema a model exports is published under its name
 // (system/openapi-schemas.ts), and the document has always shown this body inline.
 const ClassificationsBody = t.Object({ names: t.Array(t.String({ minLength: 1, maxLength: 64 }), { maxItems: 500 }) });
 
 export function productModule(ctx: AppContext) {
+  ctx.classificationHolders.push(productClassificationHolders);
   return new Elysia({ name: "product", prefix: "/api", tags: ["Product"] })
     .use(authGuard(ctx))
     .get("/product", ({ tenant, query }) => tenant.read((db) => listProducts(db, query)), {
@@ -48,7 +49,7 @@ export function productModule(ctx: AppContext) {
     .delete(
       "/product/:id",
       async ({ tenant, params, set }) => {
-        await tenant.write((tx, w) => deleteProduct(tx, w, params.id));
+        await tenant.write((tx, w) => deleteProduct(tx, w, params.id, ctx.usedBy.product));
         noContent(set);
       },
       { auth: "platform.product", params: IdParams, detail: { summary: "Delete a product" } },

@@ -1,6 +1,7 @@
 // The products and product_classifications tables: CRUD, lookup by identity, the classification
 // set (names through the classification service).
 import { eq, inArray } from "drizzle-orm";
+import { inUse, type ClassificationHolders, type UseCheck } from "../../core/context";
 import type { TenantWriteScope } from "../../core/store";
 import type { TenantDb } from "../../db/sqlite";
 import { productClassifications, products } from "../../db/tenant/schema";
@@ -10,7 +11,6 @@ import { conflict, invalidMany, notFound } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
 import { unchanged } from "../../lib/unchanged";
 import { classificationIds, classificationNames as namesOf } from "../classification/service";
-import { productOnContractItems } from "../contract/service";
 import { clientOf } from "../../db/rows";
 import type { Product, ProductInput } from "./model";
 
@@ -73,7 +73,7 @@ async function checkIdentityFree(db: TenantDb, identity: string, exceptId: strin
  * Gives every product classified as `classificationId` a new `updated_at` (the classification is
  * renamed or deleted) and returns their ids in order, for one UPDATE event each.
  */
-export async function touchProductsClassifiedAs(tx: TenantDb, classificationId: string, at: string): Promise<string[]> {
+async function touchProductsClassifiedAs(tx: TenantDb, classificationId: string, at: string): Promise<string[]> {
   const client = clientOf(tx);
   const ids = (
     await client
@@ -85,6 +85,22 @@ export async function touchProductsClassifiedAs(tx: TenantDb, classificationId: 
   }
   return ids;
 }
+
+/**
+ * The products showing a classification about to be renamed or deleted (ctx.classificationHolders):
+ * each gets a new `updated_at` and an UPDATE event now, its Change once the change is done.
+ */
+export const productClassificationHolders: ClassificationHolders = async (tx, w, classificationId) => {
+  const ids = await touchProductsClassifiedAs(tx, classificationId, nowIso());
+  const before: string[][] = [];
+  for (const id of ids) before.push(await classificationNames(tx, id));
+  for (const id of ids) w.emit("PRODUCT_AFTER_UPDATE", id, async (t: TenantDb) => productView(t, (await findProduct(t, id))!));
+  return async () => {
+    for (const [i, id] of ids.entries()) {
+      w.record({ type: "product", id, action: "classifications", before: { classifications: before[i] }, after: { classifications: await classificationNames(tx, id) } });
+    }
+  };
+};
 
 // ---- the routes' operations (reads on a read handle, changes inside one write) ----
 
@@ -119,9 +135,10 @@ export async function updateProduct(tx: TenantDb, w: TenantWriteScope, id: strin
   return v;
 }
 
-export async function deleteProduct(tx: TenantDb, w: TenantWriteScope, id: string): Promise<void> {
+/** Deletes a product no contract item names (`users`: ctx.usedBy.product; 409 otherwise). */
+export async function deleteProduct(tx: TenantDb, w: TenantWriteScope, id: string, users: UseCheck[]): Promise<void> {
   const before = await productView(tx, await getProduct(tx, { id }));
-  if (await productOnContractItems(tx, id)) throw conflict("The product is used by a contract item");
+  if (await inUse(users, tx, id)) throw conflict("The product is used by a contract item");
   await tx.delete(products).where(eq(products.id, id)).run();
   w.emit("PRODUCT_AFTER_DELETE", id, before);
   w.record({ type: "product", id, action: "delete", before, after: null });
