@@ -28,11 +28,12 @@ import { AuditLog } from "./audit";
 import { MetricsRegistry } from "./metrics";
 import { Jobs, type Job } from "./jobs";
 import { Store, type TenantWriteScope } from "./store";
-import type { AppStore, TenantRegistry } from "./storage";
+import type { AppStore } from "./storage";
+import type { TenantRegistry } from "../db/registry";
 // PostgreSQL code is imported for its types only: prepareStorage loads it when --database-url is
 // set, so embedded mode never evaluates it (its tables, drizzle's pg-core, Bun.SQL: ≈ 8 MB idle RSS).
-import type { PgStart } from "../db/pg/store";
-import type { ChangeFeed } from "../db/pg/feed";
+import type { PgStart } from "./pg/store";
+import type { ChangeFeed } from "./pg/feed";
 import { Changes } from "./changes";
 import { checkSharedKeys, tokenKey } from "./keys";
 
@@ -52,7 +53,7 @@ export interface AppContext {
   logger: Logger;
   /** This app node (host:pid:random, two apps in one process differ): in cluster logs, e.g. who holds a lease. */
   nodeId: string;
-  /** The one door into the databases (src/core/store.ts; on PostgreSQL src/db/pg/store.ts). */
+  /** The one door into the databases (src/core/store.ts; on PostgreSQL src/core/pg/store.ts). */
   store: AppStore;
   /** Corporations' storage: paths, migrations, open handles (lifecycle, not data access). */
   tenants: TenantRegistry;
@@ -60,7 +61,7 @@ export interface AppContext {
   permissions: PermissionCache;
   /** Cache invalidations of committed writes, on this node and (PostgreSQL) every other (core/changes.ts). */
   changes: Changes;
-  /** PostgreSQL: this node's change feed (db/pg/feed.ts), for read caches of their own; null on SQLite. */
+  /** PostgreSQL: this node's change feed (core/pg/feed.ts), for read caches of their own; null on SQLite. */
   feed: ChangeFeed | null;
   sessions: Sessions;
   passwords: PasswordHasher;
@@ -210,8 +211,8 @@ export interface ContextOptions {
 
 /** What createContext (synchronous) needs of the PostgreSQL modules, loaded by prepareStorage. */
 export interface ClusterCode {
-  pgStorage: typeof import("../db/pg/store").pgStorage;
-  Leases: typeof import("../db/pg/lease").Leases;
+  pgStorage: typeof import("./pg/store").pgStorage;
+  Leases: typeof import("./pg/lease").Leases;
 }
 
 /**
@@ -222,7 +223,7 @@ export interface ClusterCode {
  */
 export async function prepareStorage(config: Config, logger?: Logger): Promise<Pick<ContextOptions, "postgres" | "cluster">> {
   if (!config.databaseUrl) return {};
-  const [{ startPgNode, pgStorage }, { PgDoors }, { Leases }] = await Promise.all([import("../db/pg/store"), import("../db/pg/door"), import("../db/pg/lease")]);
+  const [{ startPgNode, pgStorage }, { PgDoors }, { Leases }] = await Promise.all([import("./pg/store"), import("./pg/door"), import("./pg/lease")]);
   mkdirSync(config.dataDir, { recursive: true });
   const postgres = await startPgNode(config.databaseUrl, config.dataDir, logger);
   try {

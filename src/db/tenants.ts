@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
-import type { TenantRegistry } from "../core/storage";
+import type { TenantRegistry } from "./registry";
 import type { Logger } from "../lib/log";
 import { notFound } from "../lib/problem";
 import { applyMigrations, migrationsOf, type Migration } from "./migrations";

@@ -8,7 +8,7 @@
 //   FORCE ROW LEVEL SECURITY on every table that has row-level security enabled (drizzle-kit
 //   enables it and creates the policies from src/db/pg/tenant.ts, but has no FORCE). Without FORCE
 //   the tables' owner, which the app connects as, would bypass the policies.
-// Besides the tables, the `unaccent` extension (list searches, src/lib/list.ts).
+// Besides the tables, the `unaccent` extension (list searches, src/db/list.ts).
 // And a check first: the database compares text byte by byte (collation C), as SQLite does. The
 // modules' queries, written once for both engines, order and compare ids and ISO instants as text
 // (`at < ?`, `ORDER BY id`); a linguistic collation (en_US, ICU) would sort them otherwise.
@@ -40,7 +40,7 @@ export async function migratePg(sql: SQL, migrations: Migration[] = migrationsOf
     await conn`SELECT pg_advisory_lock(${MIGRATION_LOCK_KEY.toString()}::bigint)`;
     try {
       // unaccent (contrib, a trusted extension: the database's owner may create it): list
-      // searches fold accents and case on PostgreSQL as SQLite's trigram indexes do (src/lib/list.ts).
+      // searches fold accents and case on PostgreSQL as SQLite's trigram indexes do (src/db/list.ts).
       await conn.unsafe("CREATE EXTENSION IF NOT EXISTS unaccent");
       await conn.unsafe(
         `CREATE SCHEMA IF NOT EXISTS drizzle;

@@ -5,7 +5,7 @@
 import { and, eq, gt, lt, type SQL } from "drizzle-orm";
 import { externalIdentities, rememberedDevices, safeIpRanges } from "../../db/platform/schema";
 import type { PlatformDb } from "../../db/sqlite";
-import { listRows, type ListParams } from "../../lib/list";
+import { listRows, type ListParams } from "../../db/list";
 import { toIso } from "../../lib/time";
 
 const DAY_MS = 24 * 60 * 60_000;

@@ -8,7 +8,7 @@ import { clientOf, insertRow } from "../../db/rows";
 import type { TenantDb } from "../../db/sqlite";
 import { cities } from "../../db/tenant/schema";
 import { newId } from "../../lib/ids";
-import { listRows, type ListParams } from "../../lib/list";
+import { listRows, type ListParams } from "../../db/list";
 import { conflict, notFound } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
 import { unchanged } from "../../lib/unchanged";

@@ -8,7 +8,7 @@ import type { ClassificationHolders } from "../../core/context";
 import type { TenantWriteScope } from "../../core/store";
 import type { TenantDb } from "../../db/sqlite";
 import { classifications } from "../../db/tenant/schema";
-import { listRows, type ListParams } from "../../lib/list";
+import { listRows, type ListParams } from "../../db/list";
 import { conflict, notFound } from "../../lib/problem";
 import { clientOf } from "../../db/rows";
 import type { Classification, ClassificationInput } from "./model";

@@ -13,7 +13,7 @@ import { readStamp, stampHolds } from "../../db/change-stamp";
 import type { TenantDb } from "../../db/sqlite";
 import { contractConfigs, contractFlags, contractItems, contracts } from "../../db/tenant/schema";
 import { finite } from "../../lib/finite";
-import { listRows, wordMatch, type ListParams, type ListSpec, type SearchWord } from "../../lib/list";
+import { listRows, wordMatch, type ListParams, type ListSpec, type SearchWord } from "../../db/list";
 import { MAX_MONEY } from "../../lib/schemas";
 import { newId, randomBase62 } from "../../lib/ids";
 import { conflict, invalid, invalidMany, notFound, type FieldError } from "../../lib/problem";

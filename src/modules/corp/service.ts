@@ -8,7 +8,7 @@ import { PERMISSIONS_TOPIC } from "../../core/permissions";
 import { corpServices, corporations } from "../../db/platform/schema";
 import type { PlatformDb } from "../../db/sqlite";
 import { newId } from "../../lib/ids";
-import { listRows, type ListParams } from "../../lib/list";
+import { listRows, type ListParams } from "../../db/list";
 import { conflict, invalid, notFound } from "../../lib/problem";
 import { isValidTimeZone } from "../../lib/time";
 import { CORPS_TOPIC, type CorpLookups, type CorpRow } from "../../core/corp-cache";

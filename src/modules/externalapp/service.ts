@@ -9,7 +9,7 @@ import { clientOf } from "../../db/rows";
 import type { TenantDb } from "../../db/sqlite";
 import { externalApps } from "../../db/tenant/schema";
 import { randomBase62, sha256Hex } from "../../lib/ids";
-import { listRows, type ListParams } from "../../lib/list";
+import { listRows, type ListParams } from "../../db/list";
 import { conflict, forbidden, notFound } from "../../lib/problem";
 import { unchanged } from "../../lib/unchanged";
 import { API_KEY_SECRET_LENGTH } from "../../http/guard";

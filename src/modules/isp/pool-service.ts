@@ -6,7 +6,7 @@ import { eq } from "drizzle-orm";
 import type { TenantDoor } from "../../core/store";
 import { sqliteClientOf, type TenantDb } from "../../db/sqlite";
 import { ispNas, ispPools, ispPops } from "../../db/tenant/schema";
-import { listClauses, listRows, type ListParams } from "../../lib/list";
+import { listClauses, listRows, type ListParams } from "../../db/list";
 import { invalid } from "../../lib/problem";
 import { nowIso, toIso } from "../../lib/time";
 import { staticAddresses } from "../contract/service";

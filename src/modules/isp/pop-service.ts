@@ -4,7 +4,7 @@ import { eq } from "drizzle-orm";
 import type { TenantDoor } from "../../core/store";
 import type { TenantDb } from "../../db/sqlite";
 import { ispNas, ispPools, ispPops } from "../../db/tenant/schema";
-import { listRows, type ListParams } from "../../lib/list";
+import { listRows, type ListParams } from "../../db/list";
 import { conflict } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
 import { ADDRESS_COLUMN_NAMES, addressColumns } from "../address/columns";

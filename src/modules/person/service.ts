@@ -8,7 +8,7 @@ import { clientOf, insertRow, updateRow } from "../../db/rows";
 import type { TenantDb } from "../../db/sqlite";
 import { persons } from "../../db/tenant/schema";
 import { newId } from "../../lib/ids";
-import { listRows, wordCondition, wordRowids, type ListParams, type ListSpec, type Page, type SearchWord } from "../../lib/list";
+import { listRows, wordCondition, wordRowids, type ListParams, type ListSpec, type Page, type SearchWord } from "../../db/list";
 import { conflict, notFound } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
 import { inUse, type UseCheck } from "../../core/context";
@@ -98,7 +98,7 @@ export async function setParty(tx: TenantDb, id: string, data: PartyColumns): Pr
 // ---- what the routes do, each in one read or one write ----
 
 // persons_fts: the trigram index of the q columns (migrations/tenant/0010_search_fts.sql); the
-// document is also found by its digits (lib/list.ts SearchWord).
+// document is also found by its digits (db/list.ts SearchWord).
 const LIST = { q: [persons.name, persons.display_name, persons.doc_identity], digits: [persons.doc_identity], search: "persons_fts", hidden: ADDRESS_COLUMN_NAMES } satisfies ListSpec;
 
 /**
@@ -109,7 +109,7 @@ export function personIdsByText(match: (c: SQLiteColumn) => SQL, word: SearchWor
   return sql`(SELECT ${persons.id} FROM ${persons} WHERE ${wordCondition(LIST, word, match)})`;
 }
 
-/** The same through the persons' trigram index, for a word of three characters or more (lib/list.ts indexSearch). */
+/** The same through the persons' trigram index, for a word of three characters or more (db/list.ts indexSearch). */
 export function personIdsByWord(word: SearchWord): SQL {
   return sql`(SELECT id FROM persons WHERE rowid IN (${wordRowids(LIST, persons, word)}))`;
 }

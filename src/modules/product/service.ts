@@ -6,7 +6,7 @@ import type { TenantWriteScope } from "../../core/store";
 import type { TenantDb } from "../../db/sqlite";
 import { productClassifications, products } from "../../db/tenant/schema";
 import { finite } from "../../lib/finite";
-import { listRows, type ListParams } from "../../lib/list";
+import { listRows, type ListParams } from "../../db/list";
 import { conflict, invalidMany, notFound } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
 import { unchanged } from "../../lib/unchanged";

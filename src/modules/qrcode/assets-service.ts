@@ -6,7 +6,7 @@ import { trackedWrite } from "../../core/history";
 import type { TenantDoor } from "../../core/store";
 import { qrCampaigns, qrCategories, qrCodes, qrLogos } from "../../db/tenant/schema";
 import { sqliteClientOf, type TenantDb } from "../../db/sqlite";
-import { listClauses, listRows, paging, type ListParams } from "../../lib/list";
+import { listClauses, listRows, paging, type ListParams } from "../../db/list";
 import { conflict, invalid, notFound } from "../../lib/problem";
 import { canonicalDate } from "../../lib/time";
 import { decodeLogo, MAX_LOGO_SIDE, sniffImage } from "./image";

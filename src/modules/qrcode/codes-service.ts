@@ -7,7 +7,7 @@ import type { TenantDoor } from "../../core/store";
 import { qrCampaigns, qrCategories, qrCodes, qrLogos } from "../../db/tenant/schema";
 import type { PlatformDb, TenantDb } from "../../db/sqlite";
 import { newId, randomBase62 } from "../../lib/ids";
-import { listClauses, listRows, type ListParams, type ListSpec } from "../../lib/list";
+import { listClauses, listRows, type ListParams, type ListSpec } from "../../db/list";
 import { conflict, invalid, invalidMany, notFound, type FieldError } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
 import { unchanged } from "../../lib/unchanged";

@@ -10,7 +10,7 @@ import { publishUserSessions, type SessionRow, type UserFlags } from "../../core
 import { passwordResetKeys, users } from "../../db/platform/schema";
 import type { PlatformDb } from "../../db/sqlite";
 import { newId, sha256Hex } from "../../lib/ids";
-import { listRows, type ListParams, type Page } from "../../lib/list";
+import { listRows, type ListParams, type Page } from "../../db/list";
 import { conflict, forbidden, invalid, notFound } from "../../lib/problem";
 import { nowIso, toIso } from "../../lib/time";
 import { matchingStep, newTotpSecret, otpauthUri, twoFactorInvalid } from "./totp";
