@@ -60,6 +60,14 @@ const RESERVED = new Set(["page", "limit", "q", "sort", "format"]);
 
 
 /**
+ * listClauses for a query on `db`'s engine (?q scans where the engine has no search index of
+ * SQLite's kind): a module asks the handle, never the engine.
+ */
+export function listClausesOn(db: AnyDb, table: SQLiteTable, spec: ListSpec, params: ListParams, where: (SQL | undefined)[] = []) {
+  return listClauses(table, spec, params, where, sqliteClientOf(db) !== null);
+}
+
+/**
  * ?page and ?limit checked here as well as by the route schema: whatever reaches this code
  * (a number, or the raw text should validation be skipped) is a whole number in range or a 400.
  */

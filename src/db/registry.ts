@@ -15,6 +15,13 @@ export interface TenantRegistry {
   migrations: Migration[];
   /** SQLite: the corporation's database file. PostgreSQL has none: throws. */
   pathOf(corpId: string): string;
+  /**
+   * Whether the corporation's storage is missing: SQLite, its file is gone and not open (opening
+   * its door would create an empty one); PostgreSQL, never. Sweeps skip such a corporation.
+   */
+  isMissing(corpId: string): boolean;
+  /** The corporation's database file, or null on an engine without one (PostgreSQL). */
+  fileOf(corpId: string): string | null;
   /** Corporations whose storage is open in this process (SQLite: files; PostgreSQL: the ones this process used). */
   openIds(): string[];
   /** Whether the corporation's storage is open (PostgreSQL: always, there is nothing to open). */

@@ -45,6 +45,14 @@ export class TenantDbs implements TenantRegistry {
   }
 
   /** Where a corporation's database lives (its server's directory). */
+  isMissing(corpId: string): boolean {
+    return !this.isOpen(corpId) && !existsSync(this.pathOf(corpId));
+  }
+
+  fileOf(corpId: string): string {
+    return this.pathOf(corpId);
+  }
+
   pathOf(corpId: string): string {
     // The read connection once the app serves: never another request's uncommitted rows.
     const find = (db: SqliteDb) =>

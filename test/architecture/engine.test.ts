@@ -53,8 +53,6 @@ const RATCHET: Record<string, Use[]> = {
   "src/modules/webhook/service.ts": ["$client", "sqliteClientOf"],
   "src/modules/qrcode/access-writer-pg.ts": ["$client"],
   "src/modules/qrcode/analytics-service.ts": ["$client"],
-  "src/modules/qrcode/assets-service.ts": ["sqliteClientOf"],
-  "src/modules/qrcode/codes-service.ts": ["$client", "engine branch"],
   "src/modules/qrcode/recorder.ts": ["engine branch"],
   // Cluster-only behaviour chosen at start-up (shared rate limits and sessions, storage sweeps).
   "src/http/guard.ts": ["engine branch"],
@@ -62,13 +60,8 @@ const RATCHET: Record<string, Use[]> = {
   "src/modules/maintenance/service.ts": ["engine branch"],
   "src/modules/ops/backup-service.ts": ["engine branch"],
   "src/modules/ops/service.ts": ["engine branch"],
-  // Reads and writes still on the driver.
-  "src/modules/auth/service.ts": ["$client"],
-  "src/modules/corp/service.ts": ["$client", "engine branch"],
-  "src/modules/isp/nas-health.ts": ["$client", "engine branch"],
-  "src/modules/isp/pool-service.ts": ["$client", "sqliteClientOf"],
-  "src/modules/isp/pop-service.ts": ["$client"],
-  "src/modules/user/service.ts": ["$client"],
+  // A full sweep each pass on PostgreSQL (no per-node open-file set to follow).
+  "src/modules/isp/nas-health.ts": ["engine branch"],
 };
 
 /** The kernel's storage: where the engine is chosen and spoken to. */

@@ -185,6 +185,14 @@ export class PgTenants implements TenantRegistry {
     public migrations: Migration[] = migrationsOf("pg"),
   ) {}
 
+  isMissing(_corpId: string): boolean {
+    return false;
+  }
+
+  fileOf(_corpId: string): null {
+    return null;
+  }
+
   pathOf(_corpId: string): string {
     throw new Error("a corporation on PostgreSQL has no database file");
   }

@@ -1,6 +1,7 @@
 // Users of the platform: visibility (the working corporation's members; everyone for `*`),
 // create/update/delete, status, passwords and their reset keys, two-factor, permissions.
 import { randomBytes } from "node:crypto";
+import { clientOf } from "../../db/rows";
 import { and, eq, inArray, lt, ne, type SQLWrapper } from "drizzle-orm";
 import type { WriteScope } from "../../core/store";
 import type { AppContext } from "../../core/context";
@@ -38,7 +39,7 @@ export async function findUserByLogin(db: PlatformDb, login: string): Promise<Us
  * request: one cached statement (booleans stay 0/1, as the guard compares them).
  */
 export async function userFlags(db: PlatformDb, userId: string): Promise<UserFlags | null> {
-  return await db.$client.query<UserFlags, [string]>("SELECT status, super_admin, login FROM users WHERE id = ?1").get(userId);
+  return await clientOf(db).query<UserFlags, [string]>("SELECT status, super_admin, login FROM users WHERE id = ?1").get(userId);
 }
 
 export async function setPasswordHash(tx: PlatformDb, userId: string, passwordHash: string): Promise<void> {
@@ -50,7 +51,7 @@ export async function setPasswordHash(tx: PlatformDb, userId: string, passwordHa
  * becomes. The conditional UPDATE lets only one of two requests racing with one code win.
  */
 export async function consumeTotpStep(tx: PlatformDb, userId: string, step: number): Promise<boolean> {
-  const { changes } = await tx.$client
+  const { changes } = await clientOf(tx)
     .query("UPDATE users SET two_factor_last_step = ?2 WHERE id = ?1 AND (two_factor_last_step IS NULL OR two_factor_last_step < ?2)")
     .run(userId, step);
   return changes === 1;
@@ -96,7 +97,7 @@ export async function loginsOf(db: PlatformDb, ids: string[]): Promise<Map<strin
 
 /** Retention: deletes at most `limit` used or expired reset keys; returns how many went. */
 export async function prunePasswordResetKeys(db: PlatformDb, now: number, limit: number): Promise<number> {
-  const { changes } = await db.$client
+  const { changes } = await clientOf(db)
     .query(
       "DELETE FROM password_reset_keys WHERE rowid IN (SELECT rowid FROM password_reset_keys WHERE used_at IS NOT NULL OR expires_at < ?1 LIMIT ?2)",
     )
