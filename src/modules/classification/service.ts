@@ -5,7 +5,7 @@
 // Deleting a classification removes it from products and contract flags (ON DELETE CASCADE).
 import { eq } from "drizzle-orm";
 import type { ClassificationHolders } from "../../core/context";
-import type { TenantWriteScope } from "../../core/store";
+import type { TenantDoor, TenantWriteScope } from "../../core/store";
 import type { TenantDb } from "../../db/sqlite";
 import { classifications } from "../../db/tenant/schema";
 import { listRows, type ListParams } from "../../db/list";
@@ -53,16 +53,16 @@ async function checkName(db: TenantDb, name: string, exceptId: string | null) {
   if (other && other.id !== exceptId) throw conflict("A classification with this name already exists");
 }
 
-export function listClassifications(db: TenantDb, query: ListParams) {
+function listClassificationsIn(db: TenantDb, query: ListParams) {
   return listRows(db, classifications, LIST, query, view);
 }
 
-export async function showClassification(db: TenantDb, by: { id?: string; name?: string }): Promise<Classification> {
+async function showClassificationIn(db: TenantDb, by: { id?: string; name?: string }): Promise<Classification> {
   return view(await find(db, by));
 }
 
 /** Creates a classification (no event: classifications have none). */
-export async function createClassification(tx: TenantDb, w: TenantWriteScope, body: ClassificationInput): Promise<Classification> {
+async function createClassificationIn(tx: TenantDb, w: TenantWriteScope, body: ClassificationInput): Promise<Classification> {
   await checkName(tx, body.name, null);
   const row = await tx.insert(classifications).values({ name: body.name, description: body.description ?? null, color: body.color ?? null }).returning().get();
   w.record({ type: "classification", id: row.id, action: "create", before: null, after: row });
@@ -84,7 +84,7 @@ async function touchHolders(tx: TenantDb, w: TenantWriteScope, holders: Classifi
   };
 }
 
-export async function updateClassification(tx: TenantDb, w: TenantWriteScope, holders: ClassificationHolders[], by: { id?: string; name?: string }, body: ClassificationInput, timeZone: string): Promise<Classification> {
+async function updateClassificationIn(tx: TenantDb, w: TenantWriteScope, holders: ClassificationHolders[], by: { id?: string; name?: string }, body: ClassificationInput, timeZone: string): Promise<Classification> {
   const current = await find(tx, by);
   await checkName(tx, body.name, current.id);
   // Description and color are not part of any product's or contract's view.
@@ -100,10 +100,32 @@ export async function updateClassification(tx: TenantDb, w: TenantWriteScope, ho
   return view(row);
 }
 
-export async function removeClassification(tx: TenantDb, w: TenantWriteScope, holders: ClassificationHolders[], by: { id?: string; name?: string }, timeZone: string): Promise<void> {
+async function removeClassificationIn(tx: TenantDb, w: TenantWriteScope, holders: ClassificationHolders[], by: { id?: string; name?: string }, timeZone: string): Promise<void> {
   const row = await find(tx, by);
   const recordHolders = await touchHolders(tx, w, holders, row.id, timeZone);
   await tx.delete(classifications).where(eq(classifications.id, row.id)).run();
   w.record({ type: "classification", id: row.id, action: "delete", before: row, after: null });
   await recordHolders();
+}
+
+// ---- what the routes call: each in one read or one write of the corporation's door ----
+
+export function listClassifications(tenant: TenantDoor, query: ListParams) {
+  return tenant.read((db) => listClassificationsIn(db, query));
+}
+
+export function showClassification(tenant: TenantDoor, by: { id?: string; name?: string }) {
+  return tenant.read((db) => showClassificationIn(db, by));
+}
+
+export function createClassification(tenant: TenantDoor, body: ClassificationInput) {
+  return tenant.write((tx, w) => createClassificationIn(tx, w, body));
+}
+
+export function updateClassification(tenant: TenantDoor, holders: ClassificationHolders[], by: { id?: string; name?: string }, body: ClassificationInput, timeZone: string) {
+  return tenant.write((tx, w) => updateClassificationIn(tx, w, holders, by, body, timeZone));
+}
+
+export function removeClassification(tenant: TenantDoor, holders: ClassificationHolders[], by: { id?: string; name?: string }, timeZone: string) {
+  return tenant.write((tx, w) => removeClassificationIn(tx, w, holders, by, timeZone));
 }

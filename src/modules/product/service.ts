@@ -2,7 +2,7 @@
 // set (names through the classification service).
 import { eq, inArray } from "drizzle-orm";
 import { inUse, type ClassificationHolders, type UseCheck } from "../../core/context";
-import type { TenantWriteScope } from "../../core/store";
+import type { TenantDoor, TenantWriteScope } from "../../core/store";
 import type { TenantDb } from "../../db/sqlite";
 import { productClassifications, products } from "../../db/tenant/schema";
 import { finite } from "../../lib/finite";
@@ -104,18 +104,18 @@ export const productClassificationHolders: ClassificationHolders = async (tx, w,
 
 // ---- the routes' operations (reads on a read handle, changes inside one write) ----
 
-export async function listProducts(db: TenantDb, query: ListParams) {
+async function listProductsIn(db: TenantDb, query: ListParams) {
   const page = await listRows(db, products, LIST, query, (r: ProductRow) => r);
   const items: Product[] = [];
   for (const r of page.items) items.push(await productView(db, r));
   return { ...page, items };
 }
 
-export async function showProduct(db: TenantDb, by: { id?: string; identity?: string }): Promise<Product> {
+async function showProductIn(db: TenantDb, by: { id?: string; identity?: string }): Promise<Product> {
   return await productView(db, await getProduct(db, by));
 }
 
-export async function createProduct(tx: TenantDb, w: TenantWriteScope, body: ProductInput): Promise<Product> {
+async function createProductIn(tx: TenantDb, w: TenantWriteScope, body: ProductInput): Promise<Product> {
   await checkIdentityFree(tx, body.identity, null);
   const v = await productView(tx, await tx.insert(products).values(columns(body)).returning().get());
   w.emit("PRODUCT_AFTER_INSERT", v.id, v);
@@ -123,7 +123,7 @@ export async function createProduct(tx: TenantDb, w: TenantWriteScope, body: Pro
   return v;
 }
 
-export async function updateProduct(tx: TenantDb, w: TenantWriteScope, id: string, body: ProductInput): Promise<Product> {
+async function updateProductIn(tx: TenantDb, w: TenantWriteScope, id: string, body: ProductInput): Promise<Product> {
   const current = await getProduct(tx, { id });
   const set = columns(body);
   if (unchanged(current, set)) return await productView(tx, current);
@@ -136,7 +136,7 @@ export async function updateProduct(tx: TenantDb, w: TenantWriteScope, id: strin
 }
 
 /** Deletes a product no contract item names (`users`: ctx.usedBy.product; 409 otherwise). */
-export async function deleteProduct(tx: TenantDb, w: TenantWriteScope, id: string, users: UseCheck[]): Promise<void> {
+async function deleteProductIn(tx: TenantDb, w: TenantWriteScope, id: string, users: UseCheck[]): Promise<void> {
   const before = await productView(tx, await getProduct(tx, { id }));
   if (await inUse(users, tx, id)) throw conflict("The product is used by a contract item");
   await tx.delete(products).where(eq(products.id, id)).run();
@@ -145,7 +145,7 @@ export async function deleteProduct(tx: TenantDb, w: TenantWriteScope, id: strin
 }
 
 /** Replaces the product's classification set (by names); the same set writes and fires nothing. */
-export async function setProductClassifications(tx: TenantDb, w: TenantWriteScope, id: string, names: string[]): Promise<Product> {
+async function setProductClassificationsIn(tx: TenantDb, w: TenantWriteScope, id: string, names: string[]): Promise<Product> {
   const current = await getProduct(tx, { id });
   const { ids, unknown } = await classificationIds(tx, names);
   if (unknown.length) throw invalidMany(unknown.map((i) => ({ path: `names.${i}`, message: `unknown classification '${names[i]}'` })));
@@ -167,4 +167,30 @@ export async function setProductClassifications(tx: TenantDb, w: TenantWriteScop
 export async function productHits(db: TenantDb, q: string, limit: number): Promise<{ id: string; title: string; subtitle: string | null }[]> {
   const page = await listRows(db, products, LIST, { q, limit }, (r: ProductRow) => r);
   return page.items.map((r) => ({ id: r.id, title: r.name, subtitle: r.identity }));
+}
+
+// ---- what the routes call: each in one read or one write of the corporation's door ----
+
+export function listProducts(tenant: TenantDoor, query: ListParams) {
+  return tenant.read((db) => listProductsIn(db, query));
+}
+
+export function showProduct(tenant: TenantDoor, by: { id?: string; identity?: string }) {
+  return tenant.read((db) => showProductIn(db, by));
+}
+
+export function createProduct(tenant: TenantDoor, body: ProductInput) {
+  return tenant.write((tx, w) => createProductIn(tx, w, body));
+}
+
+export function updateProduct(tenant: TenantDoor, id: string, body: ProductInput) {
+  return tenant.write((tx, w) => updateProductIn(tx, w, id, body));
+}
+
+export function deleteProduct(tenant: TenantDoor, id: string, users: UseCheck[]) {
+  return tenant.write((tx, w) => deleteProductIn(tx, w, id, users));
+}
+
+export function setProductClassifications(tenant: TenantDoor, id: string, names: string[]) {
+  return tenant.write((tx, w) => setProductClassificationsIn(tx, w, id, names));
 }
