@@ -32,7 +32,6 @@ const RATCHET: Record<string, Habit[]> = {
   "src/modules/isp/network-routes.ts": ["store"],
   "src/modules/ops/backup-routes.ts": ["audit"],
   "src/modules/user/index.ts": ["audit"],
-  "src/modules/user/sessions-routes.ts": ["audit"],
   "src/modules/webhook/index.ts": ["audit"],
   "src/modules/workgroup/index.ts": ["audit"],
 };

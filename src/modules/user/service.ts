@@ -408,3 +408,18 @@ export async function visibleSessions(ctx: AppContext, p: Principal, id: string)
   const all = await ctx.sessions.listLive(user.id);
   return { user, sessions: p.superAdmin || p.userId === user.id ? all : all.filter((s) => s.corp_id === p.corpId) };
 }
+
+/**
+ * Revokes one of a user's sessions the principal may see (404 otherwise): its token is refused at
+ * once. Only a platform administrator ends a platform administrator's session (403).
+ */
+export async function revokeSession(ctx: AppContext, principal: Principal, userId: string, sessionId: string): Promise<void> {
+  const { user, sessions } = await visibleSessions(ctx, principal, userId);
+  const session = sessions.find((s) => s.id === sessionId);
+  if (!session) throw notFound("Session");
+  if (!principal.superAdmin && principal.userId !== userId && user.super_admin) {
+    throw forbidden("Only a platform administrator may end a platform administrator's session");
+  }
+  await ctx.sessions.revoke(session.id);
+  await ctx.audit.record({ action: "user.session_revoke", outcome: "success", actor_user_id: principal.userId, corp_id: principal.corpId, target: userId, ip: principal.ip, request_id: principal.requestId });
+}
