@@ -30,7 +30,6 @@ const RATCHET: Record<string, Habit[]> = {
   "src/modules/contract/index.ts": ["store"],
   "src/modules/corp/index.ts": ["audit"],
   "src/modules/isp/network-routes.ts": ["store"],
-  "src/modules/ops/backup-routes.ts": ["audit"],
   "src/modules/user/index.ts": ["audit"],
   "src/modules/webhook/index.ts": ["audit"],
   "src/modules/workgroup/index.ts": ["audit"],
