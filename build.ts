@@ -47,7 +47,7 @@ const result = await Bun.build({
   entrypoints: ["./src/main.ts", "./src/modules/qrcode/access-writer.worker.ts", "./src/db/checkpoint.worker.ts"],
   compile: { outfile: "./dist/corpadmin" },
   // Split chunks: the PostgreSQL code that embedded mode never imports (core/context.ts
-  // prepareStorage and the other `import()`s of src/db/pg) stays in its own chunks. Without
+  // prepareStorage and the other `import()`s of src/core/pg and src/db/pg) stays in its own chunks. Without
   // splitting, a dynamic import turns it and everything it reaches (≈ 440 modules) into lazy
   // wrappers: ≈ 3 MB more idle RSS than this (75 vs 78 MB, empty data directory).
   splitting: true,

@@ -1,5 +1,6 @@
 // Configuration: flags win over CORPADMIN_* environment variables, which win over defaults.
 // Every setting is declared once in SETTINGS; `corpadmin help` prints the same table.
+import { ConfigError } from "./lib/config-error";
 import { join, resolve } from "node:path";
 import { Cron } from "croner";
 import type { LogLevel } from "./lib/log";
@@ -64,7 +65,7 @@ export interface Config {
   historyRetentionDays: number;
   /**
    * Cluster mode: how long a node that takes a single-node job's lease waits before starting it,
-   * and how long one proof lets the holder run on (src/db/pg/lease.ts); the heartbeat is a fifth.
+   * and how long one proof lets the holder run on (src/core/pg/lease.ts); the heartbeat is a fifth.
    */
   leaseGraceMs: number;
 }
@@ -126,7 +127,9 @@ export const SETTINGS: Setting[] = [
   },
 ];
 
-export class ConfigError extends Error {}
+// Thrown for a setting that cannot be used (main prints it and exits 2); in lib so the kernel's
+// lower layers (secret keys, the PostgreSQL store) throw it without importing the configuration.
+export { ConfigError };
 
 /** Splits `--flag value` / `--flag=value` pairs; returns the flags and the remaining words. */
 export function parseFlags(argv: string[]): { flags: Map<string, string>; words: string[] } {

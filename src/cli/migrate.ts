@@ -39,7 +39,7 @@ export async function migrate(config: Config): Promise<number> {
  * migrator's advisory lock (a node starting meanwhile waits), and the built-in rows seeded.
  */
 async function migratePostgres(url: string, dataDir: string, logger: Logger): Promise<number> {
-  const { preparePostgres } = await import("../db/pg/store");
+  const { preparePostgres } = await import("../core/pg/store");
   const start = await preparePostgres(url, dataDir);
   try {
     logger.info("migrate done", { engine: "postgres", database_url: redactedDatabaseUrl(url), ...start.migrated });

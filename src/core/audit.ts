@@ -15,7 +15,7 @@
 import { eq, gte, lte, type SQL } from "drizzle-orm";
 import { auditLog } from "../db/platform/schema";
 import type { PlatformDb } from "../db/sqlite";
-import { listRows, type ListParams, type Page } from "../lib/list";
+import { listRows, type ListParams, type Page } from "../db/list";
 import type { Logger } from "../lib/log";
 import { newId } from "../lib/ids";
 import { toIso } from "../lib/time";

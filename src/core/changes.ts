@@ -7,7 +7,7 @@
 // A publish calls this node's subscribers after the COMMIT (never on a rollback), so the writing
 // node's caches have forgotten the key before the write's response is sent. On PostgreSQL (cluster
 // mode) it also sends the change through the transaction to every node's change feed
-// (db/pg/feed.ts), which calls their subscribers at COMMIT, this node's included: a key may be
+// (core/pg/feed.ts), which calls their subscribers at COMMIT, this node's included: a key may be
 // reported twice, and subscribers only forget or reload, so that is harmless. The transport also
 // calls `resync()` when notifications may have been missed (its connection was lost).
 import type { Handle } from "../db/handle";

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import type { Config } from "../config";
 import { bootstrapPlatform, migrateAllCorps } from "../db/bootstrap";
 import { SqliteDoor } from "../db/door";
-import { openPlatformDb, type PlatformDb } from "../db/sqlite";
+import { openPlatformDb, type PlatformDb, type TenantDb } from "../db/sqlite";
 import { TenantDbs } from "../db/tenants";
 import { Checkpointer } from "../db/checkpointer";
 import { EventBus } from "./events";
@@ -27,21 +27,33 @@ import type { Handle } from "../db/handle";
 import { AuditLog } from "./audit";
 import { MetricsRegistry } from "./metrics";
 import { Jobs, type Job } from "./jobs";
-import { Store } from "./store";
-import type { AppStore, TenantRegistry } from "./storage";
+import { Store, type TenantWriteScope } from "./store";
+import type { AppStore } from "./storage";
+import type { TenantRegistry } from "../db/registry";
 // PostgreSQL code is imported for its types only: prepareStorage loads it when --database-url is
 // set, so embedded mode never evaluates it (its tables, drizzle's pg-core, Bun.SQL: ≈ 8 MB idle RSS).
-import type { PgStart } from "../db/pg/store";
-import type { ChangeFeed } from "../db/pg/feed";
+import type { PgStart } from "./pg/store";
+import type { ChangeFeed } from "./pg/feed";
 import { Changes } from "./changes";
 import { checkSharedKeys, tokenKey } from "./keys";
+
+/** Whether one user of a record (a city, a person, a product) references it. */
+export type UseCheck = (db: TenantDb, id: string) => Promise<boolean>;
+export type UsedBy = { city: UseCheck[]; person: UseCheck[]; product: UseCheck[] };
+/** Whether any of a record's users references it. */
+export async function inUse(users: UseCheck[], db: TenantDb, id: string): Promise<boolean> {
+  for (const used of users) if (await used(db, id)) return true;
+  return false;
+}
+/** Touches the holders of a classification about to be renamed or deleted; returns their history step. */
+export type ClassificationHolders = (tx: TenantDb, w: TenantWriteScope, classificationId: string, timeZone: string) => Promise<() => Promise<void>>;
 
 export interface AppContext {
   config: Config;
   logger: Logger;
   /** This app node (host:pid:random, two apps in one process differ): in cluster logs, e.g. who holds a lease. */
   nodeId: string;
-  /** The one door into the databases (src/core/store.ts; on PostgreSQL src/db/pg/store.ts). */
+  /** The one door into the databases (src/core/store.ts; on PostgreSQL src/core/pg/store.ts). */
   store: AppStore;
   /** Corporations' storage: paths, migrations, open handles (lifecycle, not data access). */
   tenants: TenantRegistry;
@@ -49,7 +61,7 @@ export interface AppContext {
   permissions: PermissionCache;
   /** Cache invalidations of committed writes, on this node and (PostgreSQL) every other (core/changes.ts). */
   changes: Changes;
-  /** PostgreSQL: this node's change feed (db/pg/feed.ts), for read caches of their own; null on SQLite. */
+  /** PostgreSQL: this node's change feed (core/pg/feed.ts), for read caches of their own; null on SQLite. */
   feed: ChangeFeed | null;
   sessions: Sessions;
   passwords: PasswordHasher;
@@ -77,6 +89,19 @@ export interface AppContext {
    * what was trusted on the old ones goes with it: the auth module forgets remembered devices.
    */
   credentialWatchers: ((tx: PlatformDb, userId: string) => Promise<void>)[];
+  /**
+   * "Is this record used?", asked by the module owning a record before it deletes it (409 then)
+   * and answered by the modules that reference it, which register their check here at start-up:
+   * the owner imports none of its users (city ← person, contract, ISP POP; person ← contract;
+   * product ← contract).
+   */
+  usedBy: UsedBy;
+  /**
+   * The records showing a classification (products, contract flags), registered by their modules:
+   * called in the rename's or delete's transaction before it, each touches its holders and
+   * announces their UPDATE events, and returns what records their history once the change is done.
+   */
+  classificationHolders: ClassificationHolders[];
   /**
    * Whether a contract has open RADIUS sessions, asked inside a contract write (set by the ISP
    * module): a write that finds none under its writer lock tells the watchers so (`openSessions`),
@@ -186,8 +211,8 @@ export interface ContextOptions {
 
 /** What createContext (synchronous) needs of the PostgreSQL modules, loaded by prepareStorage. */
 export interface ClusterCode {
-  pgStorage: typeof import("../db/pg/store").pgStorage;
-  Leases: typeof import("../db/pg/lease").Leases;
+  pgStorage: typeof import("./pg/store").pgStorage;
+  Leases: typeof import("./pg/lease").Leases;
 }
 
 /**
@@ -198,7 +223,7 @@ export interface ClusterCode {
  */
 export async function prepareStorage(config: Config, logger?: Logger): Promise<Pick<ContextOptions, "postgres" | "cluster">> {
   if (!config.databaseUrl) return {};
-  const [{ startPgNode, pgStorage }, { PgDoors }, { Leases }] = await Promise.all([import("../db/pg/store"), import("../db/pg/door"), import("../db/pg/lease")]);
+  const [{ startPgNode, pgStorage }, { PgDoors }, { Leases }] = await Promise.all([import("./pg/store"), import("./pg/door"), import("./pg/lease")]);
   mkdirSync(config.dataDir, { recursive: true });
   const postgres = await startPgNode(config.databaseUrl, config.dataDir, logger);
   try {
@@ -262,6 +287,8 @@ export function createContext(config: Config, queries: KernelQueries, options: C
     authChecks: [],
     contractWatchers: [],
     credentialWatchers: [],
+    usedBy: { city: [], person: [], product: [] },
+    classificationHolders: [],
     openSessionProbe: null,
     apiKeys: null,
     serverCorps: null,

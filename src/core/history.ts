@@ -1,6 +1,6 @@
 // The history of records (routes.md, Network operations additions: Change; DESIGN.md "History"):
 // who changed what, one Change per record per write, written by the store's write path in the
-// write's own transaction (core/store.ts and db/pg/door.ts flush a write's `ChangeLog` beside its
+// write's own transaction (core/store.ts and core/pg/door.ts flush a write's `ChangeLog` beside its
 // events). Services hand their write scope the record before and after (`w.record(...)`); the diff,
 // the masking of secrets, the actor and the row are this file's. A write that changed nothing
 // records nothing; a write that rolls back records nothing.
@@ -18,7 +18,7 @@ import { platformHistory } from "../db/platform/schema";
 import { history } from "../db/tenant/schema";
 import type { AnyDb, TenantDb } from "../db/sqlite";
 import { newId } from "../lib/ids";
-import { listRows, type ListParams, type Page } from "../lib/list";
+import { listRows, type ListParams, type Page } from "../db/list";
 import { nowIso } from "../lib/time";
 import type { TenantDoor } from "./store";
 

@@ -4,7 +4,7 @@
 // start-up (250 ms by default) so that the API answers before every corporation is opened.
 // A job registered `singleNode` is work only one node may do in cluster mode (the metric
 // scheduler, housekeeping, ...): the storage hands a wrapper that runs it under a lease (PostgreSQL,
-// src/db/pg/lease.ts), so that it may start and stop several times while the app runs; on SQLite
+// src/core/pg/lease.ts), so that it may start and stop several times while the app runs; on SQLite
 // there is no wrapper and it runs as any job.
 // Every job is listed with its schedule and its last pass (GET /api/system/jobs) and can be run
 // at once (POST /api/system/jobs/{name}/run): registering a job is one call,
@@ -22,7 +22,7 @@ import { runAs } from "./history";
 /**
  * Cluster mode: the lease a single-node job runs under. A write whose doubling would be wrong (a
  * metric value) calls `fence(tx)` in its transaction: it throws, rolling the write back, unless
- * this node still holds the lease, checked by the database and no clock (src/db/pg/lease.ts).
+ * this node still holds the lease, checked by the database and no clock (src/core/pg/lease.ts).
  */
 export interface JobLease {
   fence(tx: unknown): Promise<void>;

@@ -61,7 +61,7 @@ export function changeStamp(client: Database): number | null {
 }
 
 /**
- * What another engine's door says of one read's handle (src/db/pg/door.ts registers it): the
+ * What another engine's door says of one read's handle (src/core/pg/door.ts registers it): the
  * stamp taken before the read began, the object per-database caches key by (one per
  * corporation), and the stamp now.
  */

@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
-import type { TenantRegistry } from "../core/storage";
+import type { TenantRegistry } from "./registry";
 import type { Logger } from "../lib/log";
 import { notFound } from "../lib/problem";
 import { applyMigrations, migrationsOf, type Migration } from "./migrations";
@@ -45,6 +45,14 @@ export class TenantDbs implements TenantRegistry {
   }
 
   /** Where a corporation's database lives (its server's directory). */
+  isMissing(corpId: string): boolean {
+    return !this.isOpen(corpId) && !existsSync(this.pathOf(corpId));
+  }
+
+  fileOf(corpId: string): string {
+    return this.pathOf(corpId);
+  }
+
   pathOf(corpId: string): string {
     // The read connection once the app serves: never another request's uncommitted rows.
     const find = (db: SqliteDb) =>

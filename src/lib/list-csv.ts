@@ -12,7 +12,7 @@
 import type { Context } from "elysia";
 import { csvLine } from "./csv";
 import { checkedJson } from "./http";
-import { EXPORT_PAGE_SIZE, type Page } from "./list";
+import { EXPORT_PAGE_SIZE, type Page } from "./page";
 import { invalid } from "./problem";
 import { DATE_ONLY } from "./schemas";
 
@@ -143,7 +143,7 @@ function rowsOf(items: unknown[], columns: Column[]): string {
  * request, and the route's handler has already run with the client's query (its answer gives
  * `total` for the cap); the export then asks the same handler for every page from the first.
  * `routes` gives the app's routes (read once, at the first CSV request, when every module has
- * been mounted). `format` is not a filter (lib/list.ts RESERVED).
+ * been mounted). `format` is not a filter (db/list.ts RESERVED).
  */
 export function csvExporter(routes: () => readonly RouteLike[]) {
   let lists: Map<string, ListRoute> | null = null;

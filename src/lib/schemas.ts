@@ -1,7 +1,7 @@
 // Schemas shared by every module. Types are derived from these, never re-declared.
 import { Kind, Type, TypeRegistry, type TLiteral, type TString, type TUnion } from "@sinclair/typebox";
 import { t, type TSchema } from "elysia";
-import { MAX_LIMIT, MAX_PAGE } from "./list";
+import { MAX_LIMIT, MAX_PAGE } from "./page";
 
 export const Uuid = t.String({ format: "uuid" });
 export const IdParams = t.Object({ id: Uuid });

@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { ConfigError } from "../config";
+import { ConfigError } from "./config-error";
 import { ensureKeyFile } from "./key-file";
 
 const VERSION = "v1";

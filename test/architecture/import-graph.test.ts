@@ -15,10 +15,11 @@ const root = join(import.meta.dir, "../..");
 
 /** The circles of today, each sorted; to be broken (issue 30), never grown. */
 const KNOWN_CIRCLES: string[][] = [
-  // The kernel: the store's types from db, db's errors from lib, config's parsers from lib and core.
-  ["config.ts", "core", "db", "lib"],
-  // The registry wing: "is this city / person / classification used by …?" asked of their users.
-  ["modules/address", "modules/city", "modules/classification", "modules/contract", "modules/isp", "modules/person", "modules/product"],
+  // A contract's view carries the ISP's network state (isp/network-service) and its ?q finds online
+  // sessions' addresses (isp/session-service), while the ISP reads contracts everywhere. Breaking it
+  // needs a hook in the contract view's path (a hot read): the "used by" questions of the registry
+  // wing already go through ctx.usedBy / ctx.classificationHolders.
+  ["modules/contract", "modules/isp"],
 ];
 
 const KERNEL = new Set(["core", "db", "lib", "config.ts"]);

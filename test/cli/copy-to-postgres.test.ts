@@ -10,7 +10,7 @@ import { sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sql";
 import { renameSync } from "node:fs";
 import { join } from "node:path";
-import { PgDoors } from "../../src/db/pg/door";
+import { PgDoors } from "../../src/core/pg/door";
 import { migratePg } from "../../src/db/pg/migrate";
 import { services } from "../../src/db/pg/platform";
 import { copySite, PLATFORM_TABLES, TENANT_TABLES } from "../../src/db/pg/copy";

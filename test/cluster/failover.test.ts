@@ -2,13 +2,13 @@
 // Issue 19: the cluster of deploy/cluster/ (rendered by test/support/patroni.ts) loses its leader
 // machine (SIGKILL of its etcd member, Patroni, the postmaster and every backend) during writes.
 // What corpadmin relies on: a write acknowledged through HAProxy survives (synchronous_mode), the
-// outage lasts about the TTL, and a lease (src/db/pg/lease.ts) held on the dead leader ends with it
+// outage lasts about the TTL, and a lease (src/core/pg/lease.ts) held on the dead leader ends with it
 // and is held by exactly one node afterwards. The figures are printed. corpadmin app nodes plug in
 // here once it runs on PostgreSQL: makeApp({ env: { CORPADMIN_DATABASE_URL: cluster.appUrl } }).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { existsSync } from "node:fs";
-import { Leases } from "../../src/db/pg/lease";
+import { Leases } from "../../src/core/pg/lease";
 import { CLUSTER_TIMINGS, startCluster, type TestCluster } from "../support/patroni";
 
 /** The outage the issue allows: the TTL (the dead leader's key expires) plus 10 s. */

@@ -2,7 +2,7 @@
 // The store's guarantees: no read sees another request's uncommitted rows, writers to one database
 // serialize (no SQLITE_BUSY), a failed write rolls back whole and emits nothing, grouped writes
 // roll back alone, and events are told only after COMMIT.
-// SQLite only (not in test/pg-backend.txt): SQLite's store itself (its write lock, read epochs, fsync, WAL); the PostgreSQL door's contract is test/db/pg/door.test.ts.
+// SQLite only (not in test/pg-backend.txt): SQLite's store itself (its write lock, read epochs, fsync, WAL); the PostgreSQL door's contract is test/core/pg/door.test.ts.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { requireSqliteClient } from "../../src/db/sqlite";
 import { addUser, makeApp, startAndLogin, type TestApp } from "../support/helpers";

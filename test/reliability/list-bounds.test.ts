@@ -3,7 +3,7 @@
 // represent — a 400 naming the field, never a 500 or every row.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { cities } from "../../src/db/tenant/schema";
-import { listClauses, MAX_PAGE, paging } from "../../src/lib/list";
+import { listClauses, MAX_PAGE, paging } from "../../src/db/list";
 import { Problem } from "../../src/lib/problem";
 import { makeApp, startAndLogin, type TestApp } from "../support/helpers";
 
@@ -19,7 +19,7 @@ function refusal(fn: () => unknown): { status: number; field: string } {
   throw new Error("accepted");
 }
 
-describe("lib/list on its own (what reaches it when validation is skipped)", () => {
+describe("db/list on its own (what reaches it when validation is skipped)", () => {
   test("page and limit: whole numbers in 1..MAX_PAGE and 1..500, as numbers or as the raw text", () => {
     for (const limit of [-1, 0, 501, 1e6, 1e308, Infinity, NaN, 1.5, "-1", "0", "501", "1e6", "1e308", "0x10", " 1", "", "abc"]) {
       expect(refusal(() => paging({ limit }))).toEqual({ status: 400, field: "limit" });

@@ -1,5 +1,5 @@
 // List pages read rows without Drizzle's builder and keep exact totals per read-connection change
-// stamp (src/lib/list.ts): a page's bytes are the records' own bytes, and a total follows every
+// stamp (src/db/list.ts): a page's bytes are the records' own bytes, and a total follows every
 // write, by the API or by another connection.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { registryApp } from "../support/registry";

@@ -5,9 +5,9 @@
 // of running every migration per app), dropped when the app closes.
 import { describe, test } from "bun:test";
 import { SQL } from "bun";
-import type { TenantRegistry } from "../../src/core/storage";
+import type { TenantRegistry } from "../../src/db/registry";
 import { LEAKPROOF_SQL } from "../../src/db/pg/migrate";
-import { preparePostgres } from "../../src/db/pg/store";
+import { preparePostgres } from "../../src/core/pg/store";
 import { TenantDbs } from "../../src/db/tenants";
 import { startPostgres, APP_ROLE, type TestPostgres } from "./postgres";
 

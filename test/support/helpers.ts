@@ -11,7 +11,7 @@ import { createApp, type AppOptions } from "../../src/app";
 import { prepareStorage } from "../../src/core/context";
 import { testDatabase } from "./backend";
 import { pgReaders } from "./pg-files";
-import type { PgStore } from "../../src/db/pg/store";
+import type { PgStore } from "../../src/core/pg/store";
 import { loadConfig, type Config } from "../../src/config";
 import { createLogger, silentLogger, type LogLevel } from "../../src/lib/log";
 

@@ -9,7 +9,7 @@ import { is } from "drizzle-orm";
 import { getTableConfig, PgTable } from "drizzle-orm/pg-core";
 import { translate } from "../../src/db/pg/translate";
 import * as tenantSchema from "../../src/db/pg/tenant";
-import { CHANGES_CHANNEL, changesPayload } from "../../src/db/pg/door";
+import { CHANGES_CHANNEL, changesPayload } from "../../src/core/pg/door";
 import { TENANT_WRITES_TOPIC } from "../../src/db/pg/generations";
 import { PG_BIN } from "./postgres";
 

@@ -22,7 +22,7 @@ import type { SQL } from "bun";
 import { is } from "drizzle-orm";
 import { getTableConfig, PgTable } from "drizzle-orm/pg-core";
 import { finite } from "../../lib/finite";
-import { CORP_SETTING } from "./door";
+import { CORP_SETTING } from "./handle";
 import * as platformSchema from "./platform";
 import * as tenantSchema from "./tenant";
 
@@ -31,7 +31,7 @@ const BATCH_ROWS = 500;
 const MAX_PARAMS = 30_000;
 /** Rows per page when a table is read back (keyset pages by primary key). */
 const PAGE_ROWS = 2000;
-/** The writer lock key text of the platform door (src/db/pg/door.ts). */
+/** The writer lock key text of the platform door (src/core/pg/door.ts). */
 const PLATFORM_LOCK = "corpadmin:platform";
 
 interface TableSpec {

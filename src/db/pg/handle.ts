@@ -14,6 +14,9 @@ import { invalid, unavailable, type Problem } from "../../lib/problem";
 import type { Handle, RawClient, RawStatement } from "../handle";
 import { translate, type Translated } from "./translate";
 
+/** The setting the tenant tables' policies and corp_id defaults read (scripts/pg-schema.ts). */
+export const CORP_SETTING = "corpadmin.corp_id";
+
 const INT8 = 20;
 const INT2 = 21;
 const NUMERIC = 1700;
@@ -79,7 +82,7 @@ const TRANSIENT_SQLSTATES = new Set(["57P01", "57P02", "57P03", "25006", "53300"
  * Of those, the errors of a connection that was open and is now gone (a session the server ended,
  * a socket cut): a pooled connection the server ended while idle is handed out once more when its
  * close was not read yet, so the door runs a read, or a write whose callback had not started, again
- * on another connection (src/db/pg/door.ts). A refused connection or a server still starting is not
+ * on another connection (src/core/pg/door.ts). A refused connection or a server still starting is not
  * retried at once: it answers 503 until the server is back.
  */
 const CONNECTION_ENDED = new Set(["ERR_POSTGRES_CONNECTION_CLOSED", "ECONNRESET", "EPIPE", "57P01", "57P02", "08000", "08003", "08006"]);

@@ -9,7 +9,7 @@
 //   enables it and creates the policies from src/db/pg/tenant.ts, but has no FORCE). Without FORCE
 //   the tables' owner, which the app connects as, would bypass the policies.
 // Besides the tables, the `unaccent` extension and its immutable form `corpadmin_unaccent` (list
-// searches, src/lib/list.ts), and — when the `pg_trgm` extension exists or the role may create it —
+// searches, src/db/list.ts), and — when the `pg_trgm` extension exists or the role may create it —
 // trigram GIN indexes on the searched columns (TRIGRAM_INDEXES): drizzle-kit's schema cannot hold
 // an index whose operator class may be absent, so these are made here, after every migration, and
 // left out when pg_trgm cannot be had (searches then scan, as before). `corpadmin doctor` says which.
@@ -44,7 +44,7 @@ export async function migratePg(sql: SQL, migrations: Migration[] = migrationsOf
     await conn`SELECT pg_advisory_lock(${MIGRATION_LOCK_KEY.toString()}::bigint)`;
     try {
       // unaccent (contrib, a trusted extension: the database's owner may create it): list
-      // searches fold accents and case on PostgreSQL as SQLite's trigram indexes do (src/lib/list.ts).
+      // searches fold accents and case on PostgreSQL as SQLite's trigram indexes do (src/db/list.ts).
       // Each asked for only when missing: a role without CREATE on the database (a DBA made the
       // extension and the schema) is refused even an IF NOT EXISTS that would change nothing.
       const [has] = await conn`SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'unaccent') AS unaccent,
@@ -93,7 +93,7 @@ async function forceRowSecurity(conn: SQL): Promise<void> {
 /**
  * The searched columns with a trigram index where pg_trgm is there: the person search's (?q on
  * persons, and on contracts through their persons, src/modules/person/service.ts). Each indexes
- * `corpadmin_unaccent(column)`, the expression the searches compare (src/lib/list.ts wordMatch).
+ * `corpadmin_unaccent(column)`, the expression the searches compare (src/db/list.ts wordMatch).
  */
 export const TRIGRAM_INDEXES = [
   { name: "persons_name_trgm", table: "persons", column: "name" },

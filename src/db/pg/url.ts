@@ -1,6 +1,6 @@
 // Cluster mode's one setting (issue 19): `--database-url` / CORPADMIN_DATABASE_URL. Empty: the
 // SQLite files under the data directory, as always; a postgres:// URL: the shared PostgreSQL
-// database (src/db/pg/store.ts). src/config.ts declares the setting and calls this.
+// database (src/core/pg/store.ts). src/config.ts declares the setting and calls this.
 
 export const DATABASE_URL_SETTING = {
   flag: "database-url",

@@ -2,6 +2,7 @@
 // response schemas.
 import { t, type Static } from "elysia";
 import { Opt, Uuid } from "../../lib/schemas";
+import { CityRef } from "../city/model";
 
 const optText = (max = 200) => Opt(t.String({ maxLength: max }));
 
@@ -31,8 +32,6 @@ export type CityExternalInput = Static<typeof CityExternalInput>;
 export const AddressExternalInput = t.Object({ ...addressFields, city: CityExternalInput });
 export type AddressExternalInput = Static<typeof AddressExternalInput>;
 
-export const CityRef = t.Object({ id: Uuid, name: t.String(), state: t.String(), country: t.String() });
-export type CityRef = Static<typeof CityRef>;
 const NullableText = t.Union([t.String(), t.Null()]);
 const NullableNumber = t.Union([t.Number(), t.Null()]);
 export const AddressView = t.Object({

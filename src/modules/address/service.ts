@@ -5,7 +5,8 @@ import { finite } from "../../lib/finite";
 import { invalid } from "../../lib/problem";
 import { cityRef } from "../city/service";
 import type { AddressColumns } from "./columns";
-import type { AddressView, CityRef } from "./model";
+import type { CityRef } from "../city/model";
+import type { AddressView } from "./model";
 
 /**
  * `cities`: a memo of the cities already read in the same read (a list page, where most rows

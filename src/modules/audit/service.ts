@@ -2,7 +2,7 @@
 // by src/core/audit.ts; this only reads them.
 import { listAuditRows } from "../../core/audit";
 import type { AppContext } from "../../core/context";
-import type { ListParams, Page } from "../../lib/list";
+import type { ListParams, Page } from "../../db/list";
 import { invalid } from "../../lib/problem";
 import { canonicalInstant } from "../../lib/time";
 import { loginsOf } from "../user/service";

@@ -5,7 +5,7 @@ import type { AppContext } from "../../core/context";
 import type { Principal } from "../../core/principal";
 import type { CorpRow } from "../../core/corp-cache";
 import { inCidrs, parseCidr, type ParsedCidr } from "../../lib/client-ip";
-import type { ListParams } from "../../lib/list";
+import type { ListParams } from "../../db/list";
 import { conflict, forbidden, invalid, notFound } from "../../lib/problem";
 import type { SafeIpRange } from "./model";
 import { allSafeIpRanges, deleteSafeIpRange, findSafeIpRange, insertSafeIpRange, listSafeIpRanges, safeIpRangeTaken, type SafeIpRangeRow } from "./service";

@@ -3,9 +3,10 @@
 // `tx`); the logic around them (login.ts, lockout.ts, safe-ip.ts, two-factor.ts, oidc.ts) goes
 // through ctx.store.
 import { and, eq, gt, lt, type SQL } from "drizzle-orm";
+import { clientOf } from "../../db/rows";
 import { externalIdentities, rememberedDevices, safeIpRanges } from "../../db/platform/schema";
 import type { PlatformDb } from "../../db/sqlite";
-import { listRows, type ListParams } from "../../lib/list";
+import { listRows, type ListParams } from "../../db/list";
 import { toIso } from "../../lib/time";
 
 const DAY_MS = 24 * 60 * 60_000;
@@ -91,7 +92,7 @@ export async function forgetDevices(tx: PlatformDb, userId: string): Promise<voi
 
 /** Retention: deletes at most `limit` expired devices; returns how many went. */
 export async function pruneRememberedDevices(db: PlatformDb, now: number, limit: number): Promise<number> {
-  const { changes } = await db.$client
+  const { changes } = await clientOf(db)
     .query("DELETE FROM remembered_devices WHERE rowid IN (SELECT rowid FROM remembered_devices WHERE expires_at < ?1 LIMIT ?2)")
     .run(toIso(now), limit);
   return changes;
@@ -105,12 +106,12 @@ export interface LoginFailureRow {
 }
 
 export async function loginFailureRow(db: PlatformDb, corpId: string, login: string): Promise<LoginFailureRow | null> {
-  return await db.$client.query<LoginFailureRow, [string, string]>("SELECT failures, locked_until FROM login_failures WHERE corp_id = ?1 AND login = ?2").get(corpId, login);
+  return await clientOf(db).query<LoginFailureRow, [string, string]>("SELECT failures, locked_until FROM login_failures WHERE corp_id = ?1 AND login = ?2").get(corpId, login);
 }
 
 /** Counts a failure at `now`: an expired lock starts a fresh count; the `max`th failure sets the lock until `lockUntil`. */
 export async function countLoginFailure(tx: PlatformDb, corpId: string, login: string, now: string, lockUntil: string, max: number): Promise<LoginFailureRow | null> {
-  return await tx.$client
+  return await clientOf(tx)
     .query<LoginFailureRow, [string, string, string, string, number]>(
       `INSERT INTO login_failures (corp_id, login, failures, locked_until, updated_at)
       VALUES (?1, ?2, 1, CASE WHEN ?5 <= 1 THEN ?4 END, ?3)
@@ -130,7 +131,7 @@ export async function countLoginFailure(tx: PlatformDb, corpId: string, login: s
  * no lock when fewer than `max` are left (the lock was that reservation's).
  */
 export async function returnLoginFailure(tx: PlatformDb, corpId: string, login: string, max: number): Promise<void> {
-  await tx.$client
+  await clientOf(tx)
     .query(
       `UPDATE login_failures SET failures = failures - 1, locked_until = CASE WHEN failures - 1 < ?3 THEN NULL ELSE locked_until END
       WHERE corp_id = ?1 AND login = ?2 AND failures > 0`,
@@ -139,17 +140,17 @@ export async function returnLoginFailure(tx: PlatformDb, corpId: string, login: 
 }
 
 export async function clearLoginFailures(tx: PlatformDb, corpId: string, login: string): Promise<void> {
-  await tx.$client.query("DELETE FROM login_failures WHERE corp_id = ?1 AND login = ?2").run(corpId, login);
+  await clientOf(tx).query("DELETE FROM login_failures WHERE corp_id = ?1 AND login = ?2").run(corpId, login);
 }
 
 /** The lockout's own pruning: counters idle for a day are forgotten unless they still lock. */
 export async function forgetIdleLoginFailures(tx: PlatformDb, now: number): Promise<void> {
-  await tx.$client.query("DELETE FROM login_failures WHERE updated_at < ?1 AND (locked_until IS NULL OR locked_until < ?2)").run(toIso(now - DAY_MS), toIso(now));
+  await clientOf(tx).query("DELETE FROM login_failures WHERE updated_at < ?1 AND (locked_until IS NULL OR locked_until < ?2)").run(toIso(now - DAY_MS), toIso(now));
 }
 
 /** Retention: the same rule, at most `limit` counters; returns how many went. */
 export async function pruneLoginFailures(db: PlatformDb, now: number, limit: number): Promise<number> {
-  const { changes } = await db.$client
+  const { changes } = await clientOf(db)
     .query(
       "DELETE FROM login_failures WHERE rowid IN (SELECT rowid FROM login_failures WHERE updated_at < ?1 AND (locked_until IS NULL OR locked_until < ?3) LIMIT ?2)",
     )
@@ -159,7 +160,7 @@ export async function pruneLoginFailures(db: PlatformDb, now: number, limit: num
 
 /** Counts one request of `key` in the window starting at `windowStart` (epoch ms); the window's count so far. */
 export async function countRateLimitHit(tx: PlatformDb, key: string, windowStart: number): Promise<number> {
-  const row = await tx.$client
+  const row = await clientOf(tx)
     .query<{ count: number }, [string, number]>(
       `INSERT INTO rate_limit_windows (key, window_start, count) VALUES (?1, ?2, 1)
       ON CONFLICT (key, window_start) DO UPDATE SET count = count + 1
@@ -171,7 +172,7 @@ export async function countRateLimitHit(tx: PlatformDb, key: string, windowStart
 
 /** Housekeeping: at most `limit` windows that started before `before` (epoch ms: they ended); returns how many went. */
 export async function pruneRateLimitWindows(db: PlatformDb, before: number, limit: number): Promise<number> {
-  const { changes } = await db.$client
+  const { changes } = await clientOf(db)
     .query("DELETE FROM rate_limit_windows WHERE rowid IN (SELECT rowid FROM rate_limit_windows WHERE window_start < ?1 LIMIT ?2)")
     .run(before, limit);
   return changes;

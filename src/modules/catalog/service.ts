@@ -7,7 +7,7 @@ import { actions, features, menus, services } from "../../db/platform/schema";
 import type { PlatformDb } from "../../db/sqlite";
 import type { WriteScope } from "../../core/store";
 import { newId } from "../../lib/ids";
-import { listRows, type ListParams } from "../../lib/list";
+import { listRows, type ListParams } from "../../db/list";
 import { conflict, invalid, notFound } from "../../lib/problem";
 import { PERMISSIONS_TOPIC, type PermissionSets } from "../../core/permissions";
 import type { Action, ActionInput, Feature, FeatureInput, FeatureUpload, Menu, MenuInput, MenuNode, Service, ServiceInput } from "./model";

@@ -39,7 +39,7 @@ export function cityModule(ctx: AppContext) {
     .delete(
       "/city/:id",
       async ({ tenant, params, set }) => {
-        await deleteCity(tenant, params.id);
+        await deleteCity(tenant, params.id, ctx.usedBy.city);
         noContent(set);
       },
       { auth: "platform.city", params: IdParams, detail: { summary: "Delete a city" } },

@@ -13,3 +13,6 @@ export const City = t.Object({ id: Uuid, name: t.String(), state: t.String(), co
 export type City = Static<typeof City>;
 export const CityWithIdentity = t.Object({ ...City.properties, identity: t.String() });
 export type CityWithIdentity = Static<typeof CityWithIdentity>;
+/** The city part of an address (the address module's view). */
+export const CityRef = t.Object({ id: Uuid, name: t.String(), state: t.String(), country: t.String() });
+export type CityRef = Static<typeof CityRef>;

@@ -1,24 +1,21 @@
 // Cities (table cities): CRUD, lookup by an external app's identity, and what the other modules
 // need of a city (an address's city reference, the external-app upsert's adopt-or-insert).
 import { and, eq } from "drizzle-orm";
+import { inUse, type UseCheck } from "../../core/context";
 import type { Principal } from "../../core/principal";
 import type { TenantDoor } from "../../core/store";
 import { clientOf, insertRow } from "../../db/rows";
 import type { TenantDb } from "../../db/sqlite";
 import { cities } from "../../db/tenant/schema";
 import { newId } from "../../lib/ids";
-import { listRows, type ListParams } from "../../lib/list";
+import { listRows, type ListParams } from "../../db/list";
 import { conflict, notFound } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
 import { unchanged } from "../../lib/unchanged";
-import type { CityRef } from "../address/model";
-import { contractsUseCity } from "../contract/service";
 import { linkedRecordId, linkFromRequest, unlinkAll } from "../externalapp/link-service";
 import type { ExternalLinkInput, ExternalLinkView } from "../externalapp/model";
 import { resolveApp } from "../externalapp/service";
-import { cityUsedByPop } from "../isp/pop-service";
-import { personsUseCity } from "../person/service";
-import type { City, CityInput, CityWithIdentity } from "./model";
+import type { City, CityInput, CityRef, CityWithIdentity } from "./model";
 
 export type CityRow = typeof cities.$inferSelect;
 export const cityView = (r: CityRow): City => ({ id: r.id, name: r.name, state: r.state, country: r.country, created_at: r.created_at, updated_at: r.updated_at });
@@ -76,12 +73,6 @@ export async function updateCity(tx: TenantDb, id: string, c: CityInput): Promis
   return await tx.update(cities).set({ name: c.name, state: c.state, country: c.country }).where(eq(cities.id, id)).returning().get();
 }
 
-/** Whether an address names the city: a person's, a contract's or a point of presence's (ISP). */
-async function cityInUse(db: TenantDb, id: string): Promise<boolean> {
-  // The POP counts too, or its foreign key would refuse the delete with a vaguer 409.
-  return (await personsUseCity(db, id)) || (await contractsUseCity(db, id)) || (await cityUsedByPop(db, id));
-}
-
 // ---- what the routes do, each in one read or one write ----
 
 // cities_fts: the trigram index of the q columns (migrations/tenant/0010_search_fts.sql).
@@ -116,11 +107,15 @@ export function changeCity(tenant: TenantDoor, id: string, input: CityInput): Pr
   });
 }
 
-/** Deletes a city no address names (409 otherwise), with its external-app links. */
-export function deleteCity(tenant: TenantDoor, id: string): Promise<void> {
+/**
+ * Deletes a city no address names (409 otherwise), with its external-app links. `users` are the
+ * checks of the modules whose addresses name cities (ctx.usedBy.city: persons, contracts, and the
+ * ISP's POPs, whose foreign key would otherwise refuse the delete with a vaguer 409).
+ */
+export function deleteCity(tenant: TenantDoor, id: string, users: UseCheck[]): Promise<void> {
   return tenant.write(async (tx, w) => {
     const before = cityView(await getCity(tx, id));
-    if (await cityInUse(tx, id)) throw conflict("The city is used by an address");
+    if (await inUse(users, tx, id)) throw conflict("The city is used by an address");
     await unlinkAll(tx, "city", id);
     await tx.delete(cities).where(eq(cities.id, id)).run();
     w.emit("CITY_AFTER_DELETE", id, before);

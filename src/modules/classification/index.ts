@@ -11,7 +11,7 @@ import { createClassification, listClassifications, removeClassification, showCl
 export function classificationModule(ctx: AppContext) {
   return new Elysia({ name: "classification", prefix: "/api", tags: ["Core"] })
     .use(authGuard(ctx))
-    .get("/classification", ({ tenant, query }) => tenant.read((db) => listClassifications(db, query)), {
+    .get("/classification", ({ tenant, query }) => listClassifications(tenant, query), {
       auth: "platform.core",
       query: ListQuery,
       response: { 200: ListOf(Classification) },
@@ -19,10 +19,10 @@ export function classificationModule(ctx: AppContext) {
     })
     .post(
       "/classification",
-      async ({ tenant, body, set }) => created(set, "/api/classification", await tenant.write((tx, w) => createClassification(tx, w, body))),
+      async ({ tenant, body, set }) => created(set, "/api/classification", await createClassification(tenant, body)),
       { auth: "platform.core", body: ClassificationInput, response: { 200: Classification }, detail: { summary: "Create a classification" } },
     )
-    .get("/classification/name/:name", ({ tenant, params }) => tenant.read((db) => showClassification(db, { name: params.name })), {
+    .get("/classification/name/:name", ({ tenant, params }) => showClassification(tenant, { name: params.name }), {
       auth: "platform.core",
       params: ClassificationNameParams,
       response: { 200: Classification },
@@ -30,7 +30,7 @@ export function classificationModule(ctx: AppContext) {
     })
     .put(
       "/classification/name/:name",
-      ({ tenant, principal, params, body }) => tenant.write((tx, w) => updateClassification(tx, w, { name: params.name }, body, principal.corp.timezone)),
+      ({ tenant, principal, params, body }) => updateClassification(tenant, ctx.classificationHolders, { name: params.name }, body, principal.corp.timezone),
       {
         auth: "platform.core",
         params: ClassificationNameParams,
@@ -42,18 +42,18 @@ export function classificationModule(ctx: AppContext) {
     .delete(
       "/classification/name/:name",
       async ({ tenant, principal, params, set }) => {
-        await tenant.write((tx, w) => removeClassification(tx, w, { name: params.name }, principal.corp.timezone));
+        await removeClassification(tenant, ctx.classificationHolders, { name: params.name }, principal.corp.timezone);
         noContent(set);
       },
       { auth: "platform.core", params: ClassificationNameParams, detail: { summary: "Delete a classification by name (also from products and contract flags)" } },
     )
-    .get("/classification/:id", ({ tenant, params }) => tenant.read((db) => showClassification(db, { id: params.id })), {
+    .get("/classification/:id", ({ tenant, params }) => showClassification(tenant, { id: params.id }), {
       auth: "platform.core",
       params: IdParams,
       response: { 200: Classification },
       detail: { summary: "Get a classification by id" },
     })
-    .put("/classification/:id", ({ tenant, principal, params, body }) => tenant.write((tx, w) => updateClassification(tx, w, { id: params.id }, body, principal.corp.timezone)), {
+    .put("/classification/:id", ({ tenant, principal, params, body }) => updateClassification(tenant, ctx.classificationHolders, { id: params.id }, body, principal.corp.timezone), {
       auth: "platform.core",
       params: IdParams,
       body: ClassificationInput,
@@ -63,7 +63,7 @@ export function classificationModule(ctx: AppContext) {
     .delete(
       "/classification/:id",
       async ({ tenant, principal, params, set }) => {
-        await tenant.write((tx, w) => removeClassification(tx, w, { id: params.id }, principal.corp.timezone));
+        await removeClassification(tenant, ctx.classificationHolders, { id: params.id }, principal.corp.timezone);
         noContent(set);
       },
       { auth: "platform.core", params: IdParams, detail: { summary: "Delete a classification by id (also from products and contract flags)" } },

@@ -4,14 +4,12 @@
 // in the same transaction.
 // Deleting a classification removes it from products and contract flags (ON DELETE CASCADE).
 import { eq } from "drizzle-orm";
-import type { TenantWriteScope } from "../../core/store";
+import type { ClassificationHolders } from "../../core/context";
+import type { TenantDoor, TenantWriteScope } from "../../core/store";
 import type { TenantDb } from "../../db/sqlite";
 import { classifications } from "../../db/tenant/schema";
-import { listRows, type ListParams } from "../../lib/list";
+import { listRows, type ListParams } from "../../db/list";
 import { conflict, notFound } from "../../lib/problem";
-import { nowIso } from "../../lib/time";
-import { flagNames, getContractView, touchContractsFlaggedAs } from "../contract/service";
-import { classificationNames as productClassificationNames, findProduct, productView, touchProductsClassifiedAs } from "../product/service";
 import { clientOf } from "../../db/rows";
 import type { Classification, ClassificationInput } from "./model";
 
@@ -55,16 +53,16 @@ async function checkName(db: TenantDb, name: string, exceptId: string | null) {
   if (other && other.id !== exceptId) throw conflict("A classification with this name already exists");
 }
 
-export function listClassifications(db: TenantDb, query: ListParams) {
+function listClassificationsIn(db: TenantDb, query: ListParams) {
   return listRows(db, classifications, LIST, query, view);
 }
 
-export async function showClassification(db: TenantDb, by: { id?: string; name?: string }): Promise<Classification> {
+async function showClassificationIn(db: TenantDb, by: { id?: string; name?: string }): Promise<Classification> {
   return view(await find(db, by));
 }
 
 /** Creates a classification (no event: classifications have none). */
-export async function createClassification(tx: TenantDb, w: TenantWriteScope, body: ClassificationInput): Promise<Classification> {
+async function createClassificationIn(tx: TenantDb, w: TenantWriteScope, body: ClassificationInput): Promise<Classification> {
   await checkName(tx, body.name, null);
   const row = await tx.insert(classifications).values({ name: body.name, description: body.description ?? null, color: body.color ?? null }).returning().get();
   w.record({ type: "classification", id: row.id, action: "create", before: null, after: row });
@@ -76,33 +74,21 @@ export async function createClassification(tx: TenantDb, w: TenantWriteScope, bo
  * event each, carrying their view once the change is done (the events are built after it).
  * Call before the change: a delete's cascade removes the links that find them.
  */
-async function touchHolders(tx: TenantDb, w: TenantWriteScope, classificationId: string, timeZone: string): Promise<() => Promise<void>> {
-  const at = nowIso();
-  const productIds = await touchProductsClassifiedAs(tx, classificationId, at);
-  const contractIds = await touchContractsFlaggedAs(tx, classificationId, at);
-  const productsBefore: string[][] = [];
-  for (const id of productIds) productsBefore.push(await productClassificationNames(tx, id));
-  const contractsBefore: string[][] = [];
-  for (const id of contractIds) contractsBefore.push(await flagNames(tx, id));
-  for (const id of productIds) w.emit("PRODUCT_AFTER_UPDATE", id, async (t: TenantDb) => productView(t, (await findProduct(t, id))!));
-  for (const id of contractIds) w.emit("CONTRACT_AFTER_UPDATE", id, (t: TenantDb) => getContractView(t, id, timeZone));
+async function touchHolders(tx: TenantDb, w: TenantWriteScope, holders: ClassificationHolders[], classificationId: string, timeZone: string): Promise<() => Promise<void>> {
+  const steps: (() => Promise<void>)[] = [];
+  for (const holder of holders) steps.push(await holder(tx, w, classificationId, timeZone));
   // Once the rename or delete is done: each holder's Change, as its GET shows it (one per record
-  // whose view changed, like the events above).
+  // whose view changed, like the events).
   return async () => {
-    for (const [i, id] of productIds.entries()) {
-      w.record({ type: "product", id, action: "classifications", before: { classifications: productsBefore[i] }, after: { classifications: await productClassificationNames(tx, id) } });
-    }
-    for (const [i, id] of contractIds.entries()) {
-      w.record({ type: "contract", id, action: "flags", before: { flags: contractsBefore[i] }, after: { flags: await flagNames(tx, id) } });
-    }
+    for (const step of steps) await step();
   };
 }
 
-export async function updateClassification(tx: TenantDb, w: TenantWriteScope, by: { id?: string; name?: string }, body: ClassificationInput, timeZone: string): Promise<Classification> {
+async function updateClassificationIn(tx: TenantDb, w: TenantWriteScope, holders: ClassificationHolders[], by: { id?: string; name?: string }, body: ClassificationInput, timeZone: string): Promise<Classification> {
   const current = await find(tx, by);
   await checkName(tx, body.name, current.id);
   // Description and color are not part of any product's or contract's view.
-  const recordHolders = body.name !== current.name ? await touchHolders(tx, w, current.id, timeZone) : null;
+  const recordHolders = body.name !== current.name ? await touchHolders(tx, w, holders, current.id, timeZone) : null;
   const row = await tx
     .update(classifications)
     .set({ name: body.name, description: body.description ?? null, color: body.color ?? null })
@@ -114,10 +100,32 @@ export async function updateClassification(tx: TenantDb, w: TenantWriteScope, by
   return view(row);
 }
 
-export async function removeClassification(tx: TenantDb, w: TenantWriteScope, by: { id?: string; name?: string }, timeZone: string): Promise<void> {
+async function removeClassificationIn(tx: TenantDb, w: TenantWriteScope, holders: ClassificationHolders[], by: { id?: string; name?: string }, timeZone: string): Promise<void> {
   const row = await find(tx, by);
-  const recordHolders = await touchHolders(tx, w, row.id, timeZone);
+  const recordHolders = await touchHolders(tx, w, holders, row.id, timeZone);
   await tx.delete(classifications).where(eq(classifications.id, row.id)).run();
   w.record({ type: "classification", id: row.id, action: "delete", before: row, after: null });
   await recordHolders();
+}
+
+// ---- what the routes call: each in one read or one write of the corporation's door ----
+
+export function listClassifications(tenant: TenantDoor, query: ListParams) {
+  return tenant.read((db) => listClassificationsIn(db, query));
+}
+
+export function showClassification(tenant: TenantDoor, by: { id?: string; name?: string }) {
+  return tenant.read((db) => showClassificationIn(db, by));
+}
+
+export function createClassification(tenant: TenantDoor, body: ClassificationInput) {
+  return tenant.write((tx, w) => createClassificationIn(tx, w, body));
+}
+
+export function updateClassification(tenant: TenantDoor, holders: ClassificationHolders[], by: { id?: string; name?: string }, body: ClassificationInput, timeZone: string) {
+  return tenant.write((tx, w) => updateClassificationIn(tx, w, holders, by, body, timeZone));
+}
+
+export function removeClassification(tenant: TenantDoor, holders: ClassificationHolders[], by: { id?: string; name?: string }, timeZone: string) {
+  return tenant.write((tx, w) => removeClassificationIn(tx, w, holders, by, timeZone));
 }

@@ -35,12 +35,21 @@ import {
   setContractItems,
   setContractStatus,
   updateContract,
+  contractClassificationHolders,
+  contractsUseCity,
+  personIsParty,
+  productOnContractItems,
 } from "./service";
 import { upsertFromExternalApp } from "./upsert";
 
 export { findContractByUsername, type ContractByUsername } from "./service";
 
 export function contractModule(ctx: AppContext) {
+  // What contracts reference, asked by the modules owning it before a delete or a rename.
+  ctx.usedBy.city.push(contractsUseCity);
+  ctx.usedBy.person.push(personIsParty);
+  ctx.usedBy.product.push(productOnContractItems);
+  ctx.classificationHolders.push(contractClassificationHolders);
   const key = (guard: "platform.contract") => ({ guard, key: true });
   // The answer is the contract view built field by field from the schema's type (as GET
   // /api/contract/{id}), so Elysia's response check and normalisation are skipped (checkedJson:

@@ -6,14 +6,14 @@
 import { and, asc, eq, inArray, or, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import ipaddr from "ipaddr.js";
-import type { AppContext, ContractChange } from "../../core/context";
+import type { AppContext, ClassificationHolders, ContractChange } from "../../core/context";
 import type { Principal } from "../../core/principal";
 import type { TenantDoor, TenantWriteScope } from "../../core/store";
 import { readStamp, stampHolds } from "../../db/change-stamp";
 import type { TenantDb } from "../../db/sqlite";
 import { contractConfigs, contractFlags, contractItems, contracts } from "../../db/tenant/schema";
 import { finite } from "../../lib/finite";
-import { listRows, wordMatch, type ListParams, type ListSpec, type SearchWord } from "../../lib/list";
+import { listRows, wordMatch, type ListParams, type ListSpec, type SearchWord } from "../../db/list";
 import { MAX_MONEY } from "../../lib/schemas";
 import { newId, randomBase62 } from "../../lib/ids";
 import { conflict, invalid, invalidMany, notFound, type FieldError } from "../../lib/problem";
@@ -591,7 +591,7 @@ async function itemsOf(db: TenantDb, contractId: string): Promise<ContractItem[]
  * Gives every contract flagged with `classificationId` a new `updated_at` (the classification is
  * renamed or deleted) and returns their ids in order, for one UPDATE event each.
  */
-export async function touchContractsFlaggedAs(tx: TenantDb, classificationId: string, at: string): Promise<string[]> {
+async function touchContractsFlaggedAs(tx: TenantDb, classificationId: string, at: string): Promise<string[]> {
   const client = clientOf(tx);
   const ids = (
     await client
@@ -603,6 +603,23 @@ export async function touchContractsFlaggedAs(tx: TenantDb, classificationId: st
   }
   return ids;
 }
+
+/**
+ * The contracts flagged with a classification about to be renamed or deleted
+ * (ctx.classificationHolders): each gets a new `updated_at` and an UPDATE event now, its Change
+ * once the change is done.
+ */
+export const contractClassificationHolders: ClassificationHolders = async (tx, w, classificationId, timeZone) => {
+  const ids = await touchContractsFlaggedAs(tx, classificationId, nowIso());
+  const before: string[][] = [];
+  for (const id of ids) before.push(await flagNames(tx, id));
+  for (const id of ids) w.emit("CONTRACT_AFTER_UPDATE", id, (t: TenantDb) => getContractView(t, id, timeZone));
+  return async () => {
+    for (const [i, id] of ids.entries()) {
+      w.record({ type: "contract", id, action: "flags", before: { flags: before[i] }, after: { flags: await flagNames(tx, id) } });
+    }
+  };
+};
 
 /** Whether a person is the customer, billing customer or agent of any contract (its delete is refused then). */
 export async function personIsParty(db: TenantDb, id: string): Promise<boolean> {

@@ -1,6 +1,7 @@
 // Corporations: the platform rows (corporations, corp_services; members through the membership
 // module) and their databases.
 import { copyFileSync, existsSync, mkdirSync, renameSync, unlinkSync } from "node:fs";
+import { clientOf } from "../../db/rows";
 import { join } from "node:path";
 import { and, count, eq, inArray, sql } from "drizzle-orm";
 import type { AppContext } from "../../core/context";
@@ -8,7 +9,7 @@ import { PERMISSIONS_TOPIC } from "../../core/permissions";
 import { corpServices, corporations } from "../../db/platform/schema";
 import type { PlatformDb } from "../../db/sqlite";
 import { newId } from "../../lib/ids";
-import { listRows, type ListParams } from "../../lib/list";
+import { listRows, type ListParams } from "../../db/list";
 import { conflict, invalid, notFound } from "../../lib/problem";
 import { isValidTimeZone } from "../../lib/time";
 import { CORPS_TOPIC, type CorpLookups, type CorpRow } from "../../core/corp-cache";
@@ -62,13 +63,13 @@ export async function allCorpRefs(db: PlatformDb): Promise<CorpRef[]> {
 
 /** Corporations whose outbox and webhook queue the dispatcher works (MAINTENANCE and NEEDS_UPDATE are left alone). */
 export async function dispatchableCorpIds(db: PlatformDb): Promise<string[]> {
-  const rows = await db.$client.query<{ id: string }, []>("SELECT id FROM corporations WHERE status IN ('ENABLED', 'BLOCKED')").all();
+  const rows = await clientOf(db).query<{ id: string }, []>("SELECT id FROM corporations WHERE status IN ('ENABLED', 'BLOCKED')").all();
   return rows.map((c) => c.id);
 }
 
 /** Every corporation's id (the metric collector schedules them at start-up). */
 export async function allCorpIds(db: PlatformDb): Promise<string[]> {
-  const rows = await db.$client.query<{ id: string }, []>("SELECT id FROM corporations").all();
+  const rows = await clientOf(db).query<{ id: string }, []>("SELECT id FROM corporations").all();
   return rows.map((c) => c.id);
 }
 
@@ -78,8 +79,8 @@ export async function allCorpIds(db: PlatformDb): Promise<string[]> {
  * happens at most once per corporation and change, but RADIUS names corporations on every request.
  */
 export const corpLookups: CorpLookups = {
-  byId: (db, id) => db.$client.query<CorpRow, [string]>("SELECT * FROM corporations WHERE id = ?1").get(id),
-  byAuthName: (db, authName) => db.$client.query<CorpRow, [string]>("SELECT * FROM corporations WHERE auth_name = ?1").get(authName),
+  byId: (db, id) => clientOf(db).query<CorpRow, [string]>("SELECT * FROM corporations WHERE id = ?1").get(id),
+  byAuthName: (db, authName) => clientOf(db).query<CorpRow, [string]>("SELECT * FROM corporations WHERE auth_name = ?1").get(authName),
 };
 
 /** Corporations per status (the metrics gauge). */
@@ -254,7 +255,7 @@ export async function deleteCorporation(ctx: AppContext, id: string): Promise<{ 
   const dbPath = await ctx.store.platform.write(async (tx, w) => {
     w.record({ type: "corp", id, action: "delete", before: await corpRow(tx, id), after: null, corpId: id });
     // PostgreSQL has no file: closeWhenIdle below deletes the corporation's rows instead.
-    const path = ctx.tenants.engine === "sqlite" ? ctx.tenants.pathOf(id) : null;
+    const path = ctx.tenants.fileOf(id);
     await tx.delete(corporations).where(eq(corporations.id, id)).run();
     await ctx.changes.publish(tx, w, CORPS_TOPIC, id);
     await ctx.changes.publish(tx, w, PERMISSIONS_TOPIC, "*");

@@ -2,26 +2,14 @@
 // `key: true` routes of every module accept keys once it is registered.
 import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
-import type { Principal } from "../../core/principal";
 import { created, noContent } from "../../lib/http";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
 import { authGuard } from "../../http/guard";
 import { ExternalApp, ExternalAppInput, ExternalAppWithKey } from "./model";
-import { createExternalApp, deleteExternalApp, listExternalApps, rotateApiKey, showExternalApp, updateExternalApp, verifyApiKey } from "./service";
-
-/** The app `appId` of the working corporation, changed by the caller; never the key. */
-const audit = (p: Principal, action: string, appId: string) => ({
-  action,
-  outcome: "success" as const,
-  actor_user_id: p.userId,
-  corp_id: p.corpId,
-  target: appId,
-  ip: p.ip,
-  request_id: p.requestId,
-});
+import { checkApiKey, createExternalApp, deleteExternalApp, listExternalApps, rotateApiKey, showExternalApp, updateExternalApp } from "./service";
 
 export function externalAppModule(ctx: AppContext) {
-  ctx.apiKeys = (tenant, appId, secret) => tenant.read((db) => verifyApiKey(db, appId, secret));
+  ctx.apiKeys = checkApiKey;
   return new Elysia({ name: "externalapp", prefix: "/api", tags: ["External App"] })
     .use(authGuard(ctx))
     .get("/externalapp", ({ tenant, query }) => listExternalApps(tenant, query), {
@@ -33,9 +21,7 @@ export function externalAppModule(ctx: AppContext) {
     .post(
       "/externalapp",
       async ({ tenant, principal, body, set }) => {
-        const app = await createExternalApp(tenant, body);
-        await ctx.audit.record(audit(principal, "externalapp.create", app.id));
-        return created(set, "/api/externalapp", app);
+        return created(set, "/api/externalapp", await createExternalApp(tenant, body, { log: ctx.audit, by: principal }));
       },
       { auth: "platform.externalapp", body: ExternalAppInput, response: { 200: ExternalAppWithKey }, detail: { summary: "Create an external application; its API key is returned this once" } },
     )
@@ -47,29 +33,20 @@ export function externalAppModule(ctx: AppContext) {
     })
     .put(
       "/externalapp/:id",
-      async ({ tenant, principal, params, body }) => {
-        const app = await updateExternalApp(tenant, params.id, body);
-        await ctx.audit.record(audit(principal, "externalapp.update", app.id));
-        return app;
-      },
+      ({ tenant, principal, params, body }) => updateExternalApp(tenant, params.id, body, { log: ctx.audit, by: principal }),
       { auth: "platform.externalapp", params: IdParams, body: ExternalAppInput, response: { 200: ExternalApp }, detail: { summary: "Update an external application" } },
     )
     .delete(
       "/externalapp/:id",
       async ({ tenant, principal, params, set }) => {
-        await deleteExternalApp(tenant, params.id);
-        await ctx.audit.record(audit(principal, "externalapp.delete", params.id));
+        await deleteExternalApp(tenant, params.id, { log: ctx.audit, by: principal });
         noContent(set);
       },
       { auth: "platform.externalapp", params: IdParams, detail: { summary: "Delete an external application with its external links" } },
     )
     .post(
       "/externalapp/:id/key",
-      async ({ tenant, principal, params }) => {
-        const app = await rotateApiKey(tenant, params.id);
-        await ctx.audit.record(audit(principal, "externalapp.key_rotate", app.id));
-        return app;
-      },
+      ({ tenant, principal, params }) => rotateApiKey(tenant, params.id, { log: ctx.audit, by: principal }),
       { auth: "platform.externalapp", params: IdParams, response: { 200: ExternalAppWithKey }, detail: { summary: "Rotate the API key; the old key stops working at once" } },
     );
 }

@@ -3,13 +3,14 @@
 // hash is stored.
 import { timingSafeEqual } from "node:crypto";
 import { eq } from "drizzle-orm";
+import type { AuditLog } from "../../core/audit";
 import type { TenantDoor } from "../../core/store";
 import type { ApiKeyCheck, Principal } from "../../core/principal";
 import { clientOf } from "../../db/rows";
 import type { TenantDb } from "../../db/sqlite";
 import { externalApps } from "../../db/tenant/schema";
 import { randomBase62, sha256Hex } from "../../lib/ids";
-import { listRows, type ListParams } from "../../lib/list";
+import { listRows, type ListParams } from "../../db/list";
 import { conflict, forbidden, notFound } from "../../lib/problem";
 import { unchanged } from "../../lib/unchanged";
 import { API_KEY_SECRET_LENGTH } from "../../http/guard";
@@ -62,6 +63,11 @@ export async function verifyApiKey(db: TenantDb, appId: string, secret: string):
   return { appId: row.id, name: row.name, active: row.status === 1 };
 }
 
+/** The guard's key check (ctx.apiKeys): the app's key, read in the corporation's door. */
+export function checkApiKey(tenant: TenantDoor, appId: string, secret: string): Promise<ApiKeyCheck | null> {
+  return tenant.read((db) => verifyApiKey(db, appId, secret));
+}
+
 export async function findApp(db: TenantDb, by: { id?: string; name?: string }): Promise<ExternalAppRow | undefined> {
   // Every external-app request resolves its app: a cached raw statement, not a query built per call.
   const client = clientOf(db);
@@ -98,9 +104,14 @@ const appRecord = (r: ExternalAppRow) => {
   return { ...rest, key: key_hash };
 };
 
-export function createExternalApp(tenant: TenantDoor, input: ExternalAppInput): Promise<ExternalAppWithKey> {
+/** Who changes an app, for the audit log (ctx.audit): each change is logged once committed, never the key. */
+export type AppAudit = { log: AuditLog; by: Principal };
+const logged = (a: AppAudit, action: string, appId: string) =>
+  a.log.record({ action, outcome: "success", actor_user_id: a.by.userId, corp_id: a.by.corpId, target: appId, ip: a.by.ip, request_id: a.by.requestId });
+
+export async function createExternalApp(tenant: TenantDoor, input: ExternalAppInput, audit: AppAudit): Promise<ExternalAppWithKey> {
   const key = newSecret();
-  return tenant.write(async (tx, w) => {
+  const app = await tenant.write(async (tx, w) => {
     await checkNameFree(tx, input.name, null);
     const r = await tx
       .insert(externalApps)
@@ -112,11 +123,13 @@ export function createExternalApp(tenant: TenantDoor, input: ExternalAppInput): 
     w.record({ type: "externalapp", id: r.id, action: "create", before: null, after: appRecord(r) });
     return { ...view, api_key: apiKeyOf(w.corpId, r.id, key.secret) };
   });
+  await logged(audit, "externalapp.create", app.id);
+  return app;
 }
 
 /** PUT semantics; the status turns the app's key on or off. A PUT that changes nothing writes nothing. */
-export function updateExternalApp(tenant: TenantDoor, id: string, input: ExternalAppInput): Promise<ExternalApp> {
-  return tenant.write(async (tx, w) => {
+export async function updateExternalApp(tenant: TenantDoor, id: string, input: ExternalAppInput, audit: AppAudit): Promise<ExternalApp> {
+  const app = await tenant.write(async (tx, w) => {
     const current = await getExternalApp(tx, id);
     const columns = { name: input.name, description: input.description ?? null, status: input.status ?? true };
     if (unchanged(current, columns)) return externalAppView(current);
@@ -127,23 +140,26 @@ export function updateExternalApp(tenant: TenantDoor, id: string, input: Externa
     w.record({ type: "externalapp", id, action: "update", before: appRecord(current), after: appRecord(row) });
     return view;
   });
+  await logged(audit, "externalapp.update", app.id);
+  return app;
 }
 
 /** Deletes the app; its external links go with it (ON DELETE CASCADE). */
-export function deleteExternalApp(tenant: TenantDoor, id: string): Promise<void> {
-  return tenant.write(async (tx, w) => {
+export async function deleteExternalApp(tenant: TenantDoor, id: string, audit: AppAudit): Promise<void> {
+  await tenant.write(async (tx, w) => {
     const row = await getExternalApp(tx, id);
     const before = externalAppView(row);
     await tx.delete(externalApps).where(eq(externalApps.id, id)).run();
     w.record({ type: "externalapp", id, action: "delete", before: appRecord(row), after: null });
     w.emit("EXTERNALAPP_AFTER_DELETE", id, before);
   });
+  await logged(audit, "externalapp.delete", id);
 }
 
 /** A new key; the old one stops working at the COMMIT. */
-export function rotateApiKey(tenant: TenantDoor, id: string): Promise<ExternalAppWithKey> {
+export async function rotateApiKey(tenant: TenantDoor, id: string, audit: AppAudit): Promise<ExternalAppWithKey> {
   const key = newSecret();
-  return tenant.write(async (tx, w) => {
+  const app = await tenant.write(async (tx, w) => {
     const current = await getExternalApp(tx, id);
     const row = await tx.update(externalApps).set({ key_prefix: key.key_prefix, key_hash: key.key_hash }).where(eq(externalApps.id, id)).returning().get();
     const view = externalAppView(row);
@@ -152,4 +168,6 @@ export function rotateApiKey(tenant: TenantDoor, id: string): Promise<ExternalAp
     w.emit("EXTERNALAPP_AFTER_UPDATE", id, view);
     return { ...view, api_key: apiKeyOf(w.corpId, id, key.secret) };
   });
+  await logged(audit, "externalapp.key_rotate", app.id);
+  return app;
 }

@@ -4,7 +4,7 @@ import type { AppContext } from "../../core/context";
 import { listHistoryRows, PLATFORM_TARGETS, storedChanges, type HistoryRow } from "../../core/history";
 import type { Principal } from "../../core/principal";
 import type { TenantDoor } from "../../core/store";
-import type { ListParams, Page } from "../../lib/list";
+import type { ListParams, Page } from "../../db/list";
 import { invalid } from "../../lib/problem";
 import { canonicalInstant } from "../../lib/time";
 import type { Change } from "./model";

@@ -6,7 +6,7 @@ import { and, gte, lte, type SQL } from "drizzle-orm";
 import type { TenantDoor } from "../../core/store";
 import type { TenantDb } from "../../db/sqlite";
 import { ispRadiusAttempts } from "../../db/tenant/schema";
-import { listRows, type ListParams } from "../../lib/list";
+import { listRows, type ListParams } from "../../db/list";
 import { invalid } from "../../lib/problem";
 import { canonicalInstant } from "../../lib/time";
 import type { AttemptOutcome } from "./model";

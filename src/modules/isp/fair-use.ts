@@ -12,7 +12,6 @@
 //   graces that ended.
 // Every change is written in one write per corporation pass, re-checked under the write lock with
 // conditional statements (two nodes may check one contract at once), as `system:fair-use`.
-import { existsSync } from "node:fs";
 import type { AppContext, ContractChange } from "../../core/context";
 import { runAs } from "../../core/history";
 import { CorpIndex } from "../../core/settings";
@@ -303,7 +302,7 @@ export class FairUseJob implements Job {
       if (this.stopped) return;
       if (!full && !index.has(corp.id)) continue;
       // Opening the door would create a missing file (reported by the doctor, not papered over here).
-      if (ctx.tenants.engine !== "postgres" && !ctx.tenants.isOpen(corp.id) && !existsSync(ctx.tenants.pathOf(corp.id))) continue;
+      if (ctx.tenants.isMissing(corp.id)) continue;
       try {
         const { changed, inUse } = await ctx.store.visit(corp.id, (door) => checkFairUse(ctx, door, corp.id, null));
         if (inUse) await this.watch(corp.id);

@@ -6,22 +6,24 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
 import type { EdgeRoutes } from "../../lib/edge";
 import { authGuard } from "../../http/guard";
-import { attemptRoutes } from "./attempt";
+import { attemptRoutes } from "./attempt-routes";
 import { FairUseJob, FairUseMarks } from "./fair-use";
 import { AttemptLog, watchContracts } from "./jobs";
-import { layoutRoutes } from "./layout";
-import { manufacturerRoutes } from "./manufacturer";
-import { nasRoutes } from "./nas";
-import { networkRoutes } from "./network";
+import { layoutRoutes } from "./layout-routes";
+import { manufacturerRoutes } from "./manufacturer-routes";
+import { nasRoutes } from "./nas-routes";
+import { networkRoutes } from "./network-routes";
 import { NasHealthJob } from "./nas-health";
-import { poolRoutes } from "./pool";
-import { popRoutes } from "./pop";
-import { radiusRoutes } from "./radius";
-import { radiusAttributeRoutes } from "./radius-attribute";
-import { sessionRoutes } from "./session";
-import { usageRoutes } from "./usage";
+import { poolRoutes } from "./pool-routes";
+import { popRoutes } from "./pop-routes";
+import { cityUsedByPop } from "./pop-service";
+import { radiusRoutes } from "./radius-routes";
+import { radiusAttributeRoutes } from "./radius-attribute-routes";
+import { sessionRoutes } from "./session-routes";
+import { usageRoutes } from "./usage-routes";
 
 export function ispModule(ctx: AppContext, edge?: EdgeRoutes) {
+  ctx.usedBy.city.push(cityUsedByPop);
   const guard = authGuard(ctx);
   const attempts = new AttemptLog(ctx);
   // One node at a time in cluster mode: the sweep; the marks are checked where they were made.

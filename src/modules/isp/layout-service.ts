@@ -3,7 +3,7 @@
 import { and, asc, eq, max } from "drizzle-orm";
 import type { TenantDoor } from "../../core/store";
 import { ispLayoutAttributes, ispLayouts, ispManufacturers, ispNas, ispRadiusAttributes } from "../../db/tenant/schema";
-import { listRows, type ListParams } from "../../lib/list";
+import { listRows, type ListParams } from "../../db/list";
 import { conflict, invalid, notFound } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
 import { findContract, getConfig, MASKED_PASSWORD } from "../contract/service";

@@ -2,7 +2,7 @@
 import { eq } from "drizzle-orm";
 import type { TenantDoor } from "../../core/store";
 import { ispLayouts, ispManufacturers, ispNas, ispRadiusAttributes } from "../../db/tenant/schema";
-import { listRows, type ListParams } from "../../lib/list";
+import { listRows, type ListParams } from "../../db/list";
 import { conflict } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
 import type { ManufacturerInput } from "./model";

@@ -8,11 +8,11 @@
 // (HELD_STALE_AT). Its next record announces it back (ISP_AFTER_NAS_BACK, in that record's
 // write). It also e-mails the corporation's noc_email of the NAS that turned quiet, and keeps the
 // counts of the Prometheus gauge corpadmin_nas{corp, health}.
-import { existsSync } from "node:fs";
 import { eq } from "drizzle-orm";
 import type { AppContext } from "../../core/context";
 import type { Job } from "../../core/jobs";
 import type { TenantDoor } from "../../core/store";
+import { clientOf } from "../../db/rows";
 import type { TenantDb } from "../../db/sqlite";
 import { ispNas } from "../../db/tenant/schema";
 import { toIso } from "../../lib/time";
@@ -26,9 +26,9 @@ type Counts = Record<NasHealth, number>;
 
 /** Whether the open-session counters of the NAS rows match the sessions (read only). */
 async function countsHold(db: TenantDb): Promise<boolean> {
-  const counts = await db.$client.query<{ nas_id: string; n: number }, []>("SELECT nas_id, count(*) AS n FROM isp_radius_sessions WHERE open = 1 GROUP BY nas_id").all();
+  const counts = await clientOf(db).query<{ nas_id: string; n: number }, []>("SELECT nas_id, count(*) AS n FROM isp_radius_sessions WHERE open = 1 GROUP BY nas_id").all();
   const byNas = new Map(counts.map((c) => [c.nas_id, Number(c.n)]));
-  const rows = await db.$client.query<{ id: string; open_sessions: number }, []>("SELECT id, open_sessions FROM isp_nas").all();
+  const rows = await clientOf(db).query<{ id: string; open_sessions: number }, []>("SELECT id, open_sessions FROM isp_nas").all();
   return rows.every((r) => Number(r.open_sessions) === (byNas.get(r.id) ?? 0));
 }
 
@@ -50,9 +50,9 @@ export async function checkNasHealth(door: TenantDoor, now: string, recount: boo
         if (!turnsQuiet(r, now)) continue;
         const current = await tx.select().from(ispNas).where(eq(ispNas.id, r.id)).get();
         if (!current || !turnsQuiet(current, now)) continue;
-        await tx.$client.query("UPDATE isp_nas SET quiet_since = ?2 WHERE id = ?1").run(r.id, now);
+        await clientOf(tx).query("UPDATE isp_nas SET quiet_since = ?2 WHERE id = ?1").run(r.id, now);
         // Not stale while the NAS, not the customer, is silent.
-        await tx.$client.query("UPDATE isp_radius_sessions SET stale_at = ?2 WHERE nas_id = ?1 AND open = 1").run(r.id, HELD_STALE_AT);
+        await clientOf(tx).query("UPDATE isp_radius_sessions SET stale_at = ?2 WHERE nas_id = ?1 AND open = 1").run(r.id, HELD_STALE_AT);
         const view = nasView({ ...current, quiet_since: now }, now);
         scope.emit("ISP_AFTER_NAS_QUIET", r.id, view);
         out.push(view);
@@ -69,7 +69,7 @@ export async function checkNasHealth(door: TenantDoor, now: string, recount: boo
 /** The doctor's look at a corporation: its quiet NAS, and its open sessions gone stale. */
 export async function ispTroubles(db: TenantDb, now: string): Promise<{ quiet: string[]; stale: number }> {
   const rows = await db.select().from(ispNas).all();
-  const stale = await db.$client.query<{ n: number }, [string]>("SELECT count(*) AS n FROM isp_radius_sessions WHERE open = 1 AND stale_at < ?1").get(now);
+  const stale = await clientOf(db).query<{ n: number }, [string]>("SELECT count(*) AS n FROM isp_radius_sessions WHERE open = 1 AND stale_at < ?1").get(now);
   return { quiet: rows.filter((r) => nasHealth(r, now) === "quiet").map((r) => r.name), stale: Number(stale?.n ?? 0) };
 }
 
@@ -150,7 +150,7 @@ export class NasHealthJob implements Job {
       if (this.stopped) return;
       if (!full && !this.watched.has(corp.id)) continue;
       // Opening the door would create a missing file (reported by the doctor, not papered over here).
-      if (!ctx.tenants.isOpen(corp.id) && !existsSync(ctx.tenants.pathOf(corp.id))) continue;
+      if (ctx.tenants.isMissing(corp.id)) continue;
       try {
         const result = await ctx.store.visit(corp.id, (door) => checkNasHealth(door, now, recount));
         const total = result.counts.ok + result.counts.quiet + result.counts.unknown;

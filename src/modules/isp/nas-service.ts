@@ -6,7 +6,7 @@ import { and, eq, ne, sql } from "drizzle-orm";
 import type { TenantDoor } from "../../core/store";
 import type { TenantDb } from "../../db/sqlite";
 import { ispLayouts, ispManufacturers, ispNas, ispPools, ispPops } from "../../db/tenant/schema";
-import { listRows, type ListParams } from "../../lib/list";
+import { listRows, type ListParams } from "../../db/list";
 import { conflict, invalid } from "../../lib/problem";
 import { newId } from "../../lib/ids";
 import type { SecretBox } from "../../lib/secret-box";

@@ -4,9 +4,10 @@
 import ipaddr from "ipaddr.js";
 import { eq } from "drizzle-orm";
 import type { TenantDoor } from "../../core/store";
-import { sqliteClientOf, type TenantDb } from "../../db/sqlite";
+import type { TenantDb } from "../../db/sqlite";
 import { ispNas, ispPools, ispPops } from "../../db/tenant/schema";
-import { listClauses, listRows, type ListParams } from "../../lib/list";
+import { listClausesOn, listRows, type ListParams } from "../../db/list";
+import { clientOf } from "../../db/rows";
 import { invalid } from "../../lib/problem";
 import { nowIso, toIso } from "../../lib/time";
 import { staticAddresses } from "../contract/service";
@@ -37,7 +38,7 @@ function parsedAddress(text: string): ipaddr.IPv4 | ipaddr.IPv6 | null {
 /** Every address in use in the corporation now: online sessions' and contracts' static ones. */
 async function addressesInUse(db: TenantDb, now: string): Promise<InUse[]> {
   const out: InUse[] = [];
-  const sessions = await db.$client
+  const sessions = await clientOf(db)
     .query<{ id: string; framed_ip: string }, [string]>("SELECT id, framed_ip FROM isp_radius_sessions WHERE open = 1 AND stale_at >= ?1 AND framed_ip IS NOT NULL")
     .all(now);
   for (const s of sessions) {
@@ -120,8 +121,7 @@ async function poolPage(db: TenantDb, query: ListParams, now: number) {
   if (!usageFilters.length && !USAGE_FIELDS.includes(sortField as (typeof USAGE_FIELDS)[number])) return listRows(db, ispPools, LIST, query, view);
   const rest: ListParams = { ...query, page: undefined, limit: undefined, sort: USAGE_FIELDS.includes(sortField as "size") ? undefined : query.sort };
   for (const f of usageFilters) delete rest[f];
-  // The engine decides how ?q scans (PostgreSQL has no GLOB).
-  const { where, order } = listClauses(ispPools, LIST, rest, [], sqliteClientOf(db) !== null);
+  const { where, order } = listClausesOn(db, ispPools, LIST, rest);
   let items = (await db.select().from(ispPools).where(where).orderBy(...order).all()).map(view);
   for (const f of usageFilters) {
     const raw = query[f];

@@ -1,10 +1,11 @@
 // Points of presence (isp_pops): where NAS and pools live; an optional Address (its city is the
 // city module's: checked and shown through the address module, on the caller's handle).
 import { eq } from "drizzle-orm";
+import { clientOf } from "../../db/rows";
 import type { TenantDoor } from "../../core/store";
 import type { TenantDb } from "../../db/sqlite";
 import { ispNas, ispPools, ispPops } from "../../db/tenant/schema";
-import { listRows, type ListParams } from "../../lib/list";
+import { listRows, type ListParams } from "../../db/list";
 import { conflict } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
 import { ADDRESS_COLUMN_NAMES, addressColumns } from "../address/columns";
@@ -90,5 +91,5 @@ export function cityUsedByPop(db: Q, cityId: string): Promise<boolean> {
 /** The POP's name (layouts render `pop.name`), null when it has none or is gone. */
 export async function popName(db: TenantDb, popId: string | null): Promise<string | null> {
   if (!popId) return null;
-  return (await db.$client.query<{ name: string }, [string]>("SELECT name FROM isp_pops WHERE id = ?1").get(popId))?.name ?? null;
+  return (await clientOf(db).query<{ name: string }, [string]>("SELECT name FROM isp_pops WHERE id = ?1").get(popId))?.name ?? null;
 }

@@ -3,7 +3,7 @@
 import { and, eq, isNull, ne } from "drizzle-orm";
 import type { TenantDoor } from "../../core/store";
 import { ispLayoutAttributes, ispManufacturers, ispRadiusAttributes } from "../../db/tenant/schema";
-import { listRows, type ListParams } from "../../lib/list";
+import { listRows, type ListParams } from "../../db/list";
 import { conflict } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
 import type { RadiusAttributeInput } from "./model";

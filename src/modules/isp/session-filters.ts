@@ -6,7 +6,7 @@ import ipaddr from "ipaddr.js";
 import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { TenantDb } from "../../db/sqlite";
 import { ispNas, ispPools, ispRadiusSessions } from "../../db/tenant/schema";
-import type { ListParams } from "../../lib/list";
+import type { ListParams } from "../../db/list";
 
 /** The list's own keys (not fields of a session). */
 export const PLACE_KEYS = ["pop_id", "pool_id"] as const;

@@ -7,7 +7,7 @@ import type { TenantDoor } from "../../core/store";
 import { clientOf } from "../../db/rows";
 import type { TenantDb } from "../../db/sqlite";
 import { ispRadiusSessions } from "../../db/tenant/schema";
-import { listRows, type ListParams, type SearchWord } from "../../lib/list";
+import { listRows, type ListParams, type SearchWord } from "../../db/list";
 import { invalid, notFound } from "../../lib/problem";
 import { canonicalInstant, toIso } from "../../lib/time";
 import { SESSION_STATES } from "./model";

@@ -5,7 +5,7 @@
 import type { TenantDoor } from "../../core/store";
 import { clientOf } from "../../db/rows";
 import type { TenantDb } from "../../db/sqlite";
-import { paging, type ListParams } from "../../lib/list";
+import { paging, type ListParams } from "../../db/list";
 import { invalid } from "../../lib/problem";
 import { canonicalDate, dateAsMidnight, localDate } from "../../lib/time";
 import { contractLabels, fairUseTerms, getContract } from "../contract/service";

@@ -7,7 +7,7 @@ import { CORPS_TOPIC } from "../../core/corp-cache";
 import { migrationStatus, migrationsOf } from "../../db/migrations";
 import { requireSqliteClient, type TenantDb } from "../../db/sqlite";
 import type { TenantDoor } from "../../core/store";
-import type { PgTenants } from "../../db/pg/store";
+import type { PgTenants } from "../../core/pg/store";
 import { conflict, invalid, notFound } from "../../lib/problem";
 import { VERSION } from "../../version";
 import { allCorpRefs, writeCorpStatus, type CorpRef } from "../corp/service";

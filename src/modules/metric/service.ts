@@ -8,7 +8,7 @@ import { sqliteClientOf, type PlatformDb, type TenantDb } from "../../db/sqlite"
 import { metrics } from "../../db/tenant/schema";
 import { finite } from "../../lib/finite";
 import { newId } from "../../lib/ids";
-import { listRows, paging, type Page } from "../../lib/list";
+import { listRows, paging, type Page } from "../../db/list";
 import { conflict, invalid, invalidMany, notFound, type FieldError } from "../../lib/problem";
 import { canonicalInstant, nowIso, toIso } from "../../lib/time";
 import { unchanged } from "../../lib/unchanged";

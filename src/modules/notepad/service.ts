@@ -4,7 +4,7 @@ import type { TenantDb } from "../../db/sqlite";
 import type { TenantDoor } from "../../core/store";
 import { notes } from "../../db/tenant/schema";
 import { newId } from "../../lib/ids";
-import { listRows, type ListParams } from "../../lib/list";
+import { listRows, type ListParams } from "../../db/list";
 import { invalid, notFound } from "../../lib/problem";
 import { NOTE_CONTENT_MAX_BYTES, type Note, type NoteInput } from "./model";
 

@@ -3,9 +3,10 @@
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { AppContext } from "../../core/context";
-import { conflict, notFound } from "../../lib/problem";
+import type { Principal } from "../../core/principal";
+import { conflict, notFound, Problem } from "../../lib/problem";
 import { tarStream, type TarEntry } from "../../lib/tar";
-import { createBackup, fsyncPath, MANIFEST, storeSource, verifyBackup, type BackupTaker, type Manifest } from "./backup";
+import { BackupError, BackupUnavailable, createBackup, fsyncPath, MANIFEST, storeSource, verifyBackup, type BackupLock, type BackupTaker, type Manifest } from "./backup";
 import type { Backup } from "./model";
 
 /** Backups made through the API; scheduled ones carry milliseconds (ops/backup.ts). */
@@ -128,4 +129,29 @@ export function backupArchive(backupDir: string, name: string): ReadableStream<U
 
 export function deleteBackup(backupDir: string, name: string): void {
   rmSync(backupPath(backupDir, name), { recursive: true, force: true });
+}
+
+/** POST /api/backup: one backup at a time (409 while one runs), audited either way. */
+export async function takeBackupFor(ctx: AppContext, lock: BackupLock, principal: Principal): Promise<Backup> {
+  const run = lock.tryRun(() => createApiBackup(ctx, ctx.now()));
+  if (!run) throw conflict("A backup is running: try again when it has finished");
+  try {
+    const backup = await run;
+    await ctx.audit.record({ action: "backup.create", outcome: "success", actor_user_id: principal.userId, target: backup.name, ip: principal.ip, request_id: principal.requestId });
+    return backup;
+  } catch (err) {
+    const reason = err instanceof BackupUnavailable ? "backup-unavailable" : err instanceof BackupError ? "backup-failed" : "error";
+    await ctx.audit.record({ action: "backup.create", outcome: "failure", actor_user_id: principal.userId, ip: principal.ip, request_id: principal.requestId, reason });
+    // Cluster mode without pg_dump, or with a role that cannot read every row: the operator's to set up.
+    if (err instanceof BackupUnavailable) throw conflict(`This node cannot take a backup: ${err.message}`);
+    // Not the client's doing: a 500 that says why (disk full, a database that fails its check).
+    if (err instanceof BackupError) throw new Problem(500, "internal", "Internal error", `The backup failed: ${err.message}`);
+    throw err;
+  }
+}
+
+/** DELETE /api/backup/{name}, audited. */
+export async function deleteBackupFor(ctx: AppContext, principal: Principal, name: string): Promise<void> {
+  deleteBackup(ctx.config.backupDir, name);
+  await ctx.audit.record({ action: "backup.delete", outcome: "success", actor_user_id: principal.userId, target: name, ip: principal.ip, request_id: principal.requestId });
 }

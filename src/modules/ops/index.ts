@@ -1,10 +1,10 @@
 // Operations inside the running service: GET /metrics and the backup rows of the API
-// (backup-api.ts); their work is in service.ts, backup.ts, backup-service.ts and jobs.ts (audit
+// (backup-routes.ts); their work is in service.ts, backup.ts, backup-service.ts and jobs.ts (audit
 // log retention, scheduled backup). (The CLI side lives in src/cli/.)
 import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
 import { BackupLock } from "./backup";
-import { backupRoutes } from "./backup-api";
+import { backupRoutes } from "./backup-routes";
 import { registerOpsJobs } from "./jobs";
 import { metricsAccess, registerCollectors } from "./service";
 

@@ -99,7 +99,7 @@ export function registerCollectors(ctx: AppContext): () => Promise<void> {
     try {
       facts = await ctx.store.platform.read(async (db) => {
         if (ctx.tenants.engine === "postgres") {
-          return { byStatus: await corpCountsByStatus(db), corpFiles: [], sharedSize: await (await import("../../db/pg/store")).sharedDatabaseSize(db) };
+          return { byStatus: await corpCountsByStatus(db), corpFiles: [], sharedSize: await (await import("../../core/pg/store")).sharedDatabaseSize(db) };
         }
         const dirs = await serverDirs(db);
         const corpFiles = (await allCorpRefs(db)).map((c) => {

@@ -18,9 +18,11 @@ import {
   listPersons,
   personByIdentity,
   showPerson,
+  personsUseCity,
 } from "./service";
 
 export function personModule(ctx: AppContext) {
+  ctx.usedBy.city.push(personsUseCity);
   return new Elysia({ name: "person", prefix: "/api", tags: ["Person"] })
     .use(authGuard(ctx))
     // The page skips the response check (listAnswer); test/modules/person/person-list.test.ts checks the bodies.
@@ -52,7 +54,7 @@ export function personModule(ctx: AppContext) {
     .delete(
       "/person/:id",
       async ({ tenant, params, set }) => {
-        await deletePerson(tenant, params.id);
+        await deletePerson(tenant, params.id, ctx.usedBy.person);
         noContent(set);
       },
       { auth: "platform.person", params: IdParams, detail: { summary: "Delete a person" } },

@@ -8,14 +8,15 @@ import { clientOf, insertRow, updateRow } from "../../db/rows";
 import type { TenantDb } from "../../db/sqlite";
 import { persons } from "../../db/tenant/schema";
 import { newId } from "../../lib/ids";
-import { listRows, wordCondition, wordRowids, type ListParams, type ListSpec, type Page, type SearchWord } from "../../lib/list";
+import { listRows, wordCondition, wordRowids, type ListParams, type ListSpec, type Page, type SearchWord } from "../../db/list";
 import { conflict, notFound } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
+import { inUse, type UseCheck } from "../../core/context";
 import { unchanged } from "../../lib/unchanged";
-import type { AddressInput, CityRef } from "../address/model";
+import type { AddressInput } from "../address/model";
+import type { CityRef } from "../city/model";
 import { ADDRESS_COLUMN_NAMES, addressColumns, type AddressColumns } from "../address/columns";
 import { addressView, checkCityId } from "../address/service";
-import { personIsParty } from "../contract/service";
 import { identitiesOf, identityListField, linkedIdsOf, linkedRecordId, linkFromRequest, unlinkAll } from "../externalapp/link-service";
 import type { ExternalLinkInput, ExternalLinkView } from "../externalapp/model";
 import { resolveApp } from "../externalapp/service";
@@ -97,7 +98,7 @@ export async function setParty(tx: TenantDb, id: string, data: PartyColumns): Pr
 // ---- what the routes do, each in one read or one write ----
 
 // persons_fts: the trigram index of the q columns (migrations/tenant/0010_search_fts.sql); the
-// document is also found by its digits (lib/list.ts SearchWord).
+// document is also found by its digits (db/list.ts SearchWord).
 const LIST = { q: [persons.name, persons.display_name, persons.doc_identity], digits: [persons.doc_identity], search: "persons_fts", hidden: ADDRESS_COLUMN_NAMES } satisfies ListSpec;
 
 /**
@@ -108,7 +109,7 @@ export function personIdsByText(match: (c: SQLiteColumn) => SQL, word: SearchWor
   return sql`(SELECT ${persons.id} FROM ${persons} WHERE ${wordCondition(LIST, word, match)})`;
 }
 
-/** The same through the persons' trigram index, for a word of three characters or more (lib/list.ts indexSearch). */
+/** The same through the persons' trigram index, for a word of three characters or more (db/list.ts indexSearch). */
 export function personIdsByWord(word: SearchWord): SQL {
   return sql`(SELECT id FROM persons WHERE rowid IN (${wordRowids(LIST, persons, word)}))`;
 }
@@ -193,12 +194,12 @@ export function changePersonAddress(tenant: TenantDoor, id: string, address: Add
   });
 }
 
-/** Deletes a person no contract names as a party (409 otherwise), with its external-app links. */
-export function deletePerson(tenant: TenantDoor, id: string): Promise<void> {
+/** Deletes a person no contract names as a party (`users`: ctx.usedBy.person; 409 otherwise), with its external-app links. */
+export function deletePerson(tenant: TenantDoor, id: string, users: UseCheck[]): Promise<void> {
   return tenant.write(async (tx, w) => {
     const row = await getPerson(tx, id);
     const before = await personView(tx, row);
-    if (await personIsParty(tx, id)) throw conflict("The person is a party of a contract");
+    if (await inUse(users, tx, id)) throw conflict("The person is a party of a contract");
     w.record({ type: "person", id, action: "delete", before: row, after: null });
     await unlinkAll(tx, "person", id);
     await tx.delete(persons).where(eq(persons.id, id)).run();

@@ -1,16 +1,16 @@
 // The products and product_classifications tables: CRUD, lookup by identity, the classification
 // set (names through the classification service).
 import { eq, inArray } from "drizzle-orm";
-import type { TenantWriteScope } from "../../core/store";
+import { inUse, type ClassificationHolders, type UseCheck } from "../../core/context";
+import type { TenantDoor, TenantWriteScope } from "../../core/store";
 import type { TenantDb } from "../../db/sqlite";
 import { productClassifications, products } from "../../db/tenant/schema";
 import { finite } from "../../lib/finite";
-import { listRows, type ListParams } from "../../lib/list";
+import { listRows, type ListParams } from "../../db/list";
 import { conflict, invalidMany, notFound } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
 import { unchanged } from "../../lib/unchanged";
 import { classificationIds, classificationNames as namesOf } from "../classification/service";
-import { productOnContractItems } from "../contract/service";
 import { clientOf } from "../../db/rows";
 import type { Product, ProductInput } from "./model";
 
@@ -73,7 +73,7 @@ async function checkIdentityFree(db: TenantDb, identity: string, exceptId: strin
  * Gives every product classified as `classificationId` a new `updated_at` (the classification is
  * renamed or deleted) and returns their ids in order, for one UPDATE event each.
  */
-export async function touchProductsClassifiedAs(tx: TenantDb, classificationId: string, at: string): Promise<string[]> {
+async function touchProductsClassifiedAs(tx: TenantDb, classificationId: string, at: string): Promise<string[]> {
   const client = clientOf(tx);
   const ids = (
     await client
@@ -86,20 +86,36 @@ export async function touchProductsClassifiedAs(tx: TenantDb, classificationId: 
   return ids;
 }
 
+/**
+ * The products showing a classification about to be renamed or deleted (ctx.classificationHolders):
+ * each gets a new `updated_at` and an UPDATE event now, its Change once the change is done.
+ */
+export const productClassificationHolders: ClassificationHolders = async (tx, w, classificationId) => {
+  const ids = await touchProductsClassifiedAs(tx, classificationId, nowIso());
+  const before: string[][] = [];
+  for (const id of ids) before.push(await classificationNames(tx, id));
+  for (const id of ids) w.emit("PRODUCT_AFTER_UPDATE", id, async (t: TenantDb) => productView(t, (await findProduct(t, id))!));
+  return async () => {
+    for (const [i, id] of ids.entries()) {
+      w.record({ type: "product", id, action: "classifications", before: { classifications: before[i] }, after: { classifications: await classificationNames(tx, id) } });
+    }
+  };
+};
+
 // ---- the routes' operations (reads on a read handle, changes inside one write) ----
 
-export async function listProducts(db: TenantDb, query: ListParams) {
+async function listProductsIn(db: TenantDb, query: ListParams) {
   const page = await listRows(db, products, LIST, query, (r: ProductRow) => r);
   const items: Product[] = [];
   for (const r of page.items) items.push(await productView(db, r));
   return { ...page, items };
 }
 
-export async function showProduct(db: TenantDb, by: { id?: string; identity?: string }): Promise<Product> {
+async function showProductIn(db: TenantDb, by: { id?: string; identity?: string }): Promise<Product> {
   return await productView(db, await getProduct(db, by));
 }
 
-export async function createProduct(tx: TenantDb, w: TenantWriteScope, body: ProductInput): Promise<Product> {
+async function createProductIn(tx: TenantDb, w: TenantWriteScope, body: ProductInput): Promise<Product> {
   await checkIdentityFree(tx, body.identity, null);
   const v = await productView(tx, await tx.insert(products).values(columns(body)).returning().get());
   w.emit("PRODUCT_AFTER_INSERT", v.id, v);
@@ -107,7 +123,7 @@ export async function createProduct(tx: TenantDb, w: TenantWriteScope, body: Pro
   return v;
 }
 
-export async function updateProduct(tx: TenantDb, w: TenantWriteScope, id: string, body: ProductInput): Promise<Product> {
+async function updateProductIn(tx: TenantDb, w: TenantWriteScope, id: string, body: ProductInput): Promise<Product> {
   const current = await getProduct(tx, { id });
   const set = columns(body);
   if (unchanged(current, set)) return await productView(tx, current);
@@ -119,16 +135,17 @@ export async function updateProduct(tx: TenantDb, w: TenantWriteScope, id: strin
   return v;
 }
 
-export async function deleteProduct(tx: TenantDb, w: TenantWriteScope, id: string): Promise<void> {
+/** Deletes a product no contract item names (`users`: ctx.usedBy.product; 409 otherwise). */
+async function deleteProductIn(tx: TenantDb, w: TenantWriteScope, id: string, users: UseCheck[]): Promise<void> {
   const before = await productView(tx, await getProduct(tx, { id }));
-  if (await productOnContractItems(tx, id)) throw conflict("The product is used by a contract item");
+  if (await inUse(users, tx, id)) throw conflict("The product is used by a contract item");
   await tx.delete(products).where(eq(products.id, id)).run();
   w.emit("PRODUCT_AFTER_DELETE", id, before);
   w.record({ type: "product", id, action: "delete", before, after: null });
 }
 
 /** Replaces the product's classification set (by names); the same set writes and fires nothing. */
-export async function setProductClassifications(tx: TenantDb, w: TenantWriteScope, id: string, names: string[]): Promise<Product> {
+async function setProductClassificationsIn(tx: TenantDb, w: TenantWriteScope, id: string, names: string[]): Promise<Product> {
   const current = await getProduct(tx, { id });
   const { ids, unknown } = await classificationIds(tx, names);
   if (unknown.length) throw invalidMany(unknown.map((i) => ({ path: `names.${i}`, message: `unknown classification '${names[i]}'` })));
@@ -150,4 +167,30 @@ export async function setProductClassifications(tx: TenantDb, w: TenantWriteScop
 export async function productHits(db: TenantDb, q: string, limit: number): Promise<{ id: string; title: string; subtitle: string | null }[]> {
   const page = await listRows(db, products, LIST, { q, limit }, (r: ProductRow) => r);
   return page.items.map((r) => ({ id: r.id, title: r.name, subtitle: r.identity }));
+}
+
+// ---- what the routes call: each in one read or one write of the corporation's door ----
+
+export function listProducts(tenant: TenantDoor, query: ListParams) {
+  return tenant.read((db) => listProductsIn(db, query));
+}
+
+export function showProduct(tenant: TenantDoor, by: { id?: string; identity?: string }) {
+  return tenant.read((db) => showProductIn(db, by));
+}
+
+export function createProduct(tenant: TenantDoor, body: ProductInput) {
+  return tenant.write((tx, w) => createProductIn(tx, w, body));
+}
+
+export function updateProduct(tenant: TenantDoor, id: string, body: ProductInput) {
+  return tenant.write((tx, w) => updateProductIn(tx, w, id, body));
+}
+
+export function deleteProduct(tenant: TenantDoor, id: string, users: UseCheck[]) {
+  return tenant.write((tx, w) => deleteProductIn(tx, w, id, users));
+}
+
+export function setProductClassifications(tenant: TenantDoor, id: string, names: string[]) {
+  return tenant.write((tx, w) => setProductClassificationsIn(tx, w, id, names));
 }

@@ -5,7 +5,7 @@ import { eq, gte, lt } from "drizzle-orm";
 import type { TenantDoor } from "../../core/store";
 import { qrAccesses } from "../../db/tenant/schema";
 import type { TenantDb } from "../../db/sqlite";
-import { listRows, type ListParams } from "../../lib/list";
+import { listRows, type ListParams } from "../../db/list";
 import { invalid } from "../../lib/problem";
 import { canonicalDate, canonicalInstant, dateAsMidnight, toIso, zoneOffsetMinutes } from "../../lib/time";
 import { csvLine } from "../../lib/csv";

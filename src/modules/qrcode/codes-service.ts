@@ -7,7 +7,8 @@ import type { TenantDoor } from "../../core/store";
 import { qrCampaigns, qrCategories, qrCodes, qrLogos } from "../../db/tenant/schema";
 import type { PlatformDb, TenantDb } from "../../db/sqlite";
 import { newId, randomBase62 } from "../../lib/ids";
-import { listClauses, listRows, type ListParams, type ListSpec } from "../../lib/list";
+import { listClausesOn, listRows, type ListParams, type ListSpec } from "../../db/list";
+import { clientOf } from "../../db/rows";
 import { conflict, invalid, invalidMany, notFound, type FieldError } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
 import { unchanged } from "../../lib/unchanged";
@@ -102,7 +103,7 @@ const deleteSlugSql = "DELETE FROM qr_slugs WHERE slug = ? AND corp_id = ?";
 
 /** Claims a slug in the platform index: the given one (409 when taken) or a fresh random one. */
 async function claimSlug(db: PlatformDb, corpId: string, codeId: string, wanted: string | null | undefined): Promise<string> {
-  const insert = db.$client.query(insertSlugSql);
+  const insert = clientOf(db).query(insertSlugSql);
   if (wanted != null) {
     if ((await insert.run(wanted, corpId, codeId, nowIso())).changes === 0) throw conflict(`slug '${wanted}' is taken`);
     return wanted;
@@ -116,7 +117,7 @@ async function claimSlug(db: PlatformDb, corpId: string, codeId: string, wanted:
 /** Frees a slug of the platform index; every node's redirect cache forgets it at the COMMIT. */
 function releaseSlug(deps: QrDeps, slug: string, corpId: string): Promise<void> {
   return deps.ctx.store.platform.write(async (tx, w) => {
-    await tx.$client.query(deleteSlugSql).run(slug, corpId);
+    await clientOf(tx).query(deleteSlugSql).run(slug, corpId);
     await deps.ctx.changes.publish(tx, w, SLUG_TOPIC, slug);
   });
 }
@@ -229,8 +230,8 @@ export function exportCodes(deps: QrDeps, tenant: TenantDoor, query: ListParams)
   if (query.format !== "csv") throw invalid("format", "must be csv");
   const { format: _format, page: _page, limit: _limit, ...filters } = query;
   const publicUrl = deps.ctx.config.publicUrl;
-  const { where, order } = listClauses(qrCodes, codeListSpec(publicUrl), filters, [], deps.ctx.tenants.engine === "sqlite");
   return tenant.read(async (db) => {
+    const { where, order } = listClausesOn(db, qrCodes, codeListSpec(publicUrl), filters);
     const rows = await db
       .select({ ...getTableColumns(qrCodes), campaign: qrCampaigns.name, category: qrCategories.name })
       .from(qrCodes)
@@ -252,12 +253,12 @@ export function exportCodes(deps: QrDeps, tenant: TenantDoor, query: ListParams)
 
 /** A slug's corporation and code in the platform index; null when no code has it. */
 export function slugIndexEntry(db: PlatformDb, slug: string): Promise<{ corp_id: string; qrcode_id: string } | null> {
-  return db.$client.query<{ corp_id: string; qrcode_id: string }, [string]>("SELECT corp_id, qrcode_id FROM qr_slugs WHERE slug = ?").get(slug);
+  return clientOf(db).query<{ corp_id: string; qrcode_id: string }, [string]>("SELECT corp_id, qrcode_id FROM qr_slugs WHERE slug = ?").get(slug);
 }
 
 /** What the redirect needs of a code; null when the row is gone. */
 export function redirectRow(db: TenantDb, codeId: string): Promise<{ target: string | null; status: number } | null> {
-  return db.$client.query<{ target: string | null; status: number }, [string]>("SELECT target, status FROM qr_codes WHERE id = ?").get(codeId);
+  return clientOf(db).query<{ target: string | null; status: number }, [string]>("SELECT target, status FROM qr_codes WHERE id = ?").get(codeId);
 }
 
 /** The QR codes a ?q finds, as search hits (GET /api/search). */

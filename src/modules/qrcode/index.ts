@@ -4,9 +4,9 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
 import type { EdgeRoutes } from "../../lib/edge";
 import { AccessRecorder } from "./recorder";
-import { assetRoutes } from "./routes-assets";
-import { codeRoutes } from "./routes-codes";
-import { redirectHandler, redirectRoutes } from "./routes-redirect";
+import { assetRoutes } from "./assets-routes";
+import { codeRoutes } from "./codes-routes";
+import { redirectHandler, redirectRoutes } from "./redirect-routes";
 import { SlugCache } from "./slug-cache";
 
 export function qrcodeModule(ctx: AppContext, edge?: EdgeRoutes) {

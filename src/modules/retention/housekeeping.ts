@@ -30,7 +30,6 @@
 // are held up by one short batch at most. The DELETEs live with the tables' owners (their
 // prune… functions), each bounded by an index so that the batch that finds nothing left does not
 // scan a large table under the write lock; this file only says what goes when.
-import { existsSync } from "node:fs";
 import type { AppContext } from "../../core/context";
 import { pruneEvents } from "../../core/events";
 import { pruneHistory } from "../../core/history";
@@ -276,7 +275,7 @@ export class Housekeeping {
         if (this.stopped) throw new Stopped();
         // Opening the door would create a missing file: a corporation whose database is gone is
         // reported elsewhere (backup, metrics), not papered over here.
-        if (!ctx.tenants.isOpen(corp.id) && !existsSync(ctx.tenants.pathOf(corp.id))) continue;
+        if (ctx.tenants.isMissing(corp.id)) continue;
         // A visit: the pass does not leave every corporation's database open behind it.
         let opened = false;
         try {

@@ -1,5 +1,5 @@
 // GET /api/search: one ?q across the corporation's areas. Each area's own service finds its hits
-// with its list's ?q (lib/list.ts: every word, folding case and accents, documents by digits);
+// with its list's ?q (db/list.ts: every word, folding case and accents, documents by digits);
 // this module reads no table itself (docs/architecture.md, "Table ownership").
 import type { AppContext } from "../../core/context";
 import { permits } from "../../core/permissions";

@@ -7,7 +7,7 @@ import type { AppContext, ServerCorpCounts } from "../../core/context";
 import { servers } from "../../db/platform/schema";
 import type { PlatformDb } from "../../db/sqlite";
 import { newId } from "../../lib/ids";
-import { listRows, type ListParams } from "../../lib/list";
+import { listRows, type ListParams } from "../../db/list";
 import { conflict, invalid, notFound } from "../../lib/problem";
 import type { Server, ServerInput } from "./model";
 

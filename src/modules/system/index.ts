@@ -18,7 +18,7 @@ import { encodedFileAnswer, type EncodedFile } from "../../lib/compression";
 import { brotliCompressSync, constants } from "node:zlib";
 import { readFileSync } from "node:fs";
 
-export { operationsRoutes } from "./operations";
+export { operationsRoutes } from "./operations-routes";
 
 const SCALAR_PATH = "/api/docs/scalar.js";
 

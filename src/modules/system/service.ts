@@ -1,5 +1,5 @@
 import type { AppContext } from "../../core/context";
-import type { Engine } from "../../core/storage";
+import type { Engine } from "../../db/registry";
 import { ping } from "../../db/sqlite";
 import { unavailable } from "../../lib/problem";
 import { VERSION } from "../../version";

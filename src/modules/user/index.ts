@@ -39,7 +39,7 @@ import {
   startTwoFactor,
   updateUser,
 } from "./service";
-import { userSessionRoutes } from "./sessions";
+import { userSessionRoutes } from "./sessions-routes";
 
 /** Who did it, where, from which address: the common fields of an audit record. */
 const auditBy = (p: Principal) => ({ actor_user_id: p.userId, corp_id: p.corpId, ip: p.ip, request_id: p.requestId });

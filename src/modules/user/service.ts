@@ -1,6 +1,7 @@
 // Users of the platform: visibility (the working corporation's members; everyone for `*`),
 // create/update/delete, status, passwords and their reset keys, two-factor, permissions.
 import { randomBytes } from "node:crypto";
+import { clientOf } from "../../db/rows";
 import { and, eq, inArray, lt, ne, type SQLWrapper } from "drizzle-orm";
 import type { WriteScope } from "../../core/store";
 import type { AppContext } from "../../core/context";
@@ -10,7 +11,7 @@ import { publishUserSessions, type SessionRow, type UserFlags } from "../../core
 import { passwordResetKeys, users } from "../../db/platform/schema";
 import type { PlatformDb } from "../../db/sqlite";
 import { newId, sha256Hex } from "../../lib/ids";
-import { listRows, type ListParams, type Page } from "../../lib/list";
+import { listRows, type ListParams, type Page } from "../../db/list";
 import { conflict, forbidden, invalid, notFound } from "../../lib/problem";
 import { nowIso, toIso } from "../../lib/time";
 import { matchingStep, newTotpSecret, otpauthUri, twoFactorInvalid } from "./totp";
@@ -38,7 +39,7 @@ export async function findUserByLogin(db: PlatformDb, login: string): Promise<Us
  * request: one cached statement (booleans stay 0/1, as the guard compares them).
  */
 export async function userFlags(db: PlatformDb, userId: string): Promise<UserFlags | null> {
-  return await db.$client.query<UserFlags, [string]>("SELECT status, super_admin, login FROM users WHERE id = ?1").get(userId);
+  return await clientOf(db).query<UserFlags, [string]>("SELECT status, super_admin, login FROM users WHERE id = ?1").get(userId);
 }
 
 export async function setPasswordHash(tx: PlatformDb, userId: string, passwordHash: string): Promise<void> {
@@ -50,7 +51,7 @@ export async function setPasswordHash(tx: PlatformDb, userId: string, passwordHa
  * becomes. The conditional UPDATE lets only one of two requests racing with one code win.
  */
 export async function consumeTotpStep(tx: PlatformDb, userId: string, step: number): Promise<boolean> {
-  const { changes } = await tx.$client
+  const { changes } = await clientOf(tx)
     .query("UPDATE users SET two_factor_last_step = ?2 WHERE id = ?1 AND (two_factor_last_step IS NULL OR two_factor_last_step < ?2)")
     .run(userId, step);
   return changes === 1;
@@ -96,7 +97,7 @@ export async function loginsOf(db: PlatformDb, ids: string[]): Promise<Map<strin
 
 /** Retention: deletes at most `limit` used or expired reset keys; returns how many went. */
 export async function prunePasswordResetKeys(db: PlatformDb, now: number, limit: number): Promise<number> {
-  const { changes } = await db.$client
+  const { changes } = await clientOf(db)
     .query(
       "DELETE FROM password_reset_keys WHERE rowid IN (SELECT rowid FROM password_reset_keys WHERE used_at IS NOT NULL OR expires_at < ?1 LIMIT ?2)",
     )
@@ -406,4 +407,19 @@ export async function visibleSessions(ctx: AppContext, p: Principal, id: string)
   const user = await ctx.store.platform.read(async (db) => visibleUser(db, p, await findUser(db, id)));
   const all = await ctx.sessions.listLive(user.id);
   return { user, sessions: p.superAdmin || p.userId === user.id ? all : all.filter((s) => s.corp_id === p.corpId) };
+}
+
+/**
+ * Revokes one of a user's sessions the principal may see (404 otherwise): its token is refused at
+ * once. Only a platform administrator ends a platform administrator's session (403).
+ */
+export async function revokeSession(ctx: AppContext, principal: Principal, userId: string, sessionId: string): Promise<void> {
+  const { user, sessions } = await visibleSessions(ctx, principal, userId);
+  const session = sessions.find((s) => s.id === sessionId);
+  if (!session) throw notFound("Session");
+  if (!principal.superAdmin && principal.userId !== userId && user.super_admin) {
+    throw forbidden("Only a platform administrator may end a platform administrator's session");
+  }
+  await ctx.sessions.revoke(session.id);
+  await ctx.audit.record({ action: "user.session_revoke", outcome: "success", actor_user_id: principal.userId, corp_id: principal.corpId, target: userId, ip: principal.ip, request_id: principal.requestId });
 }

@@ -11,7 +11,7 @@ import { sqliteClientOf, type PlatformDb, type TenantDb } from "../../db/sqlite"
 import { webhookDeliveries, webhookGroups, webhooks } from "../../db/tenant/schema";
 import { EVENT_GROUPS, type EventGroup, eventKept, eventPayload, eventPayloads, markAllDispatched, markDispatched, markManyDispatched, undispatchedEvents } from "../../core/events";
 import { newId } from "../../lib/ids";
-import { listRows, type ListParams, type Page } from "../../lib/list";
+import { listRows, type ListParams, type Page } from "../../db/list";
 import { conflict, invalid, notFound } from "../../lib/problem";
 import { canonicalInstant, nowIso, toIso } from "../../lib/time";
 import { deliverOnce, type Attempt, type Target } from "./deliver";

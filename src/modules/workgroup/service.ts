@@ -7,7 +7,7 @@ import { PERMISSIONS_TOPIC, type PermissionRows } from "../../core/permissions";
 import type { PlatformDb } from "../../db/sqlite";
 import { actions, corpServices, features, services, workgroupFeatures, workgroupMembers, workgroupServices, workgroups } from "../../db/platform/schema";
 import { conflict, notFound } from "../../lib/problem";
-import { listRows, type ListParams } from "../../lib/list";
+import { listRows, type ListParams } from "../../db/list";
 import type { Principal } from "../../core/principal";
 import { featureServiceId, menuFeatures, serviceExists } from "../catalog/service";
 import { isMember, serviceEnabled } from "../membership/service";

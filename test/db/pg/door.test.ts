@@ -1,4 +1,4 @@
-// source-only: drives the PostgreSQL door (src/db/pg/door.ts) directly against a throwaway server.
+// source-only: drives the PostgreSQL door (src/core/pg/door.ts) directly against a throwaway server.
 // The door's guarantees, as the SQLite door's (test/core/store.test.ts): a corporation sees and
 // touches only its own rows, writers of one corporation serialize (across nodes too), a failed write
 // rolls back whole and emits nothing, grouped writes roll back alone, and events are told (NOTIFY,
@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { EventBus } from "../../../src/core/events";
-import { EVENTS_CHANNEL, PgDoors } from "../../../src/db/pg/door";
+import { EVENTS_CHANNEL, PgDoors } from "../../../src/core/pg/door";
 import { migratePg } from "../../../src/db/pg/migrate";
 import { settings } from "../../../src/db/platform/schema";
 import { cities, contracts, events, persons } from "../../../src/db/tenant/schema";
@@ -59,7 +59,7 @@ async function refusal(p: Promise<unknown>): Promise<string> {
 const city = (name: string) => ({ name, state: "SP", country: "BR" });
 const eventsOf = async (corp: string) => Number((await su`SELECT count(*)::int AS n FROM events WHERE corp_id = ${corp}`)[0].n);
 
-describe("db/pg/door: isolation between corporations", () => {
+describe("core/pg/door: isolation between corporations", () => {
   let aId: string;
   let bId: string;
   beforeAll(async () => {
@@ -130,7 +130,7 @@ describe("db/pg/door: isolation between corporations", () => {
   });
 });
 
-describe("db/pg/door: a read's statements share one snapshot", () => {
+describe("core/pg/door: a read's statements share one snapshot", () => {
   test("a write committed by another node during a read is not seen by that read's later statements", async () => {
     const count = async (tx: Parameters<Parameters<ReturnType<PgDoors["tenant"]>["read"]>[0]>[0]) =>
       (await tx.$client.query<{ n: number }>("SELECT count(*) AS n FROM cities").get())!.n;
@@ -164,7 +164,7 @@ function heldWrite(write: (fn: () => Promise<void>) => Promise<unknown>, name: s
 /** Long enough for a write that is not held back to have run: only a false pass can come of it. */
 const settle = () => Bun.sleep(200);
 
-describe("db/pg/door: writes of one corporation", () => {
+describe("core/pg/door: writes of one corporation", () => {
   test("two writes of one corporation on two nodes serialize; another corporation's does not wait", async () => {
     const marks: string[] = [];
     const slow = heldWrite((fn) => doors1.tenant(A).write(fn), "A1", marks);
@@ -281,7 +281,7 @@ describe("db/pg/door: writes of one corporation", () => {
   });
 });
 
-describe("db/pg/door: the platform door", () => {
+describe("core/pg/door: the platform door", () => {
   test("reads and writes the platform tables, sees no corporation's rows, emits no events", async () => {
     const p = doors1.platform;
     await p.write((tx) => tx.insert(settings).values({ key: "k", value: "v" }));
@@ -324,7 +324,7 @@ describe("db/pg/door: the platform door", () => {
   });
 });
 
-describe("db/pg/door: copyTo", () => {
+describe("core/pg/door: copyTo", () => {
   test("writes this corporation's rows only, one JSON line each", async () => {
     const dir = mkdtempSync(join(tmpdir(), "corpadmin-pg-copy-"));
     const file = join(dir, "a.jsonl");

@@ -1,6 +1,6 @@
 // source-only: node B's socket sweep is slowed through an in-process option, so that only the change feed can wake it.
 // Two app nodes over one PostgreSQL database (cluster mode, issue 19): what node A commits reaches
-// node B's caches and sockets through the change feed (src/db/pg/feed.ts, core/changes.ts), and a
+// node B's caches and sockets through the change feed (src/core/pg/feed.ts, core/changes.ts), and a
 // socket ticket issued on A opens on B; a session ended on A (logout, revocation, user inactivated
 // or deleted) is refused on B, and super_admin changed on A holds on B. Each test first has B cache the old state, so that B
 // answering the new one shows it was told; after their LISTEN connections are killed, B's caches

@@ -1,4 +1,4 @@
-// source-only: drives src/db/pg/feed.ts and the PostgreSQL door directly against a throwaway server.
+// source-only: drives src/core/pg/feed.ts and the PostgreSQL door directly against a throwaway server.
 // The cross-node change feed: a committed write on node A wakes node B's EventBus and B's cache
 // subscribers, a rolled-back one does not, and after B's LISTEN connection is killed B listens
 // again and every subscriber is told to resync (notifications may have been missed meanwhile); a
@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { EventBus } from "../../../src/core/events";
-import { PgDoors } from "../../../src/db/pg/door";
-import { ChangeFeed, EVENTS_TOPIC, publishChange } from "../../../src/db/pg/feed";
+import { PgDoors } from "../../../src/core/pg/door";
+import { ChangeFeed, EVENTS_TOPIC, publishChange } from "../../../src/core/pg/feed";
 import { migratePg } from "../../../src/db/pg/migrate";
 import { cities } from "../../../src/db/tenant/schema";
 import { startPostgres, type TestPostgres } from "../../support/postgres";
@@ -48,7 +48,7 @@ async function until(cond: () => boolean, ms: number): Promise<void> {
   }
 }
 
-describe("db/pg/feed: the cross-node change feed", () => {
+describe("core/pg/feed: the cross-node change feed", () => {
   test("a write with events on node A wakes node B's bus and its events subscribers; a rolled-back one does not", async () => {
     wokenB.length = heard.length = 0;
     await doorsA.tenant("corp-a").write(async (tx, w) => {
@@ -133,7 +133,7 @@ describe("db/pg/feed: the cross-node change feed", () => {
   }, 30_000);
 });
 
-describe("db/pg/feed: a restarted PostgreSQL", () => {
+describe("core/pg/feed: a restarted PostgreSQL", () => {
   test("B listens again once the server is back, every subscriber resyncs, then notifications flow again", async () => {
     heard.length = 0;
     await pg.restart();

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { readStamp, stampHolds, stampScope } from "../../../src/db/change-stamp";
-import { PgDoors } from "../../../src/db/pg/door";
+import { PgDoors } from "../../../src/core/pg/door";
 import { migratePg } from "../../../src/db/pg/migrate";
 import { cities } from "../../../src/db/tenant/schema";
 import { startPostgres, type TestPostgres } from "../../support/postgres";

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { SqliteDoor } from "../../../src/db/door";
 import type { Handle } from "../../../src/db/handle";
 import { migrationsOf, applyMigrations } from "../../../src/db/migrations";
-import { PgDoors } from "../../../src/db/pg/door";
+import { PgDoors } from "../../../src/core/pg/door";
 import { PgStatementError } from "../../../src/db/pg/handle";
 import { migratePg } from "../../../src/db/pg/migrate";
 import { translate } from "../../../src/db/pg/translate";
@@ -82,7 +82,7 @@ describe("db/pg/handle: the same Drizzle queries on SQLite and PostgreSQL", () =
     // SQLite's LIKE ignores ASCII case: "%BETA%" finds "beta" on both.
     expect(same(await bothRead((db) => db.select({ id: cities.id }).from(cities).where(like(cities.name, "%BETA%"))))).toEqual([{ id: "c2" }]);
     same(await bothRead((db) => db.select({ id: persons.id }).from(persons).where(isNull(persons.email)).orderBy(persons.id)));
-    // src/lib/list.ts's scan condition: LIKE with an escaped wildcard.
+    // src/db/list.ts's scan condition: LIKE with an escaped wildcard.
     same(await bothRead((db) => db.select({ id: cities.id }).from(cities).where(sql`${cities.name} LIKE ${"%a\\%%"} ESCAPE '\\'`)));
     expect(same(await bothRead((db) => db.select({ id: cities.id }).from(cities).where(sql`${cities.name} LIKE ${"%PH%"} ESCAPE '\\'`)))).toEqual([{ id: "c1" }]);
     same(await bothRead((db) => db.select({ name: cities.name }).from(cities).orderBy(desc(cities.name)).limit(2).offset(1)));

@@ -1,11 +1,11 @@
-// source-only: drives src/db/pg/lease.ts directly against a throwaway PostgreSQL (killed backends, a restart).
+// source-only: drives src/core/pg/lease.ts directly against a throwaway PostgreSQL (killed backends, a restart).
 // Work only one node may do: of the nodes competing for a lease exactly one runs the work, another
 // takes over when the holder's session ends, and the old holder has stopped before the new one
 // starts (every start and stop is stamped on one clock and the intervals must not overlap).
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
-import { PgDoors } from "../../../src/db/pg/door";
-import { LeaseLost, Leases, type LeaseHandle } from "../../../src/db/pg/lease";
+import { PgDoors } from "../../../src/core/pg/door";
+import { LeaseLost, Leases, type LeaseHandle } from "../../../src/core/pg/lease";
 import { startPostgres, type TestPostgres } from "../../support/postgres";
 
 const timing = { graceMs: 1_500, heartbeatMs: 250, stopBudgetMs: 250 };
@@ -92,7 +92,7 @@ const holders = async () =>
       AND ((classid::int8 << 32) | objid::int8) <> hashtextextended('corpadmin:platform', 0)`
   ).map((r: { pid: number }) => r.pid);
 
-describe("db/pg/lease: work only one node may do", () => {
+describe("core/pg/lease: work only one node may do", () => {
   test("timings that leave no time to renew and stop are refused", () => {
     expect(() => new Leases(pg.appUrl, { graceMs: 1_000, heartbeatMs: 800, stopBudgetMs: 300 })).toThrow("heartbeatMs + stopBudgetMs < graceMs");
     expect(() => new Leases(pg.appUrl, { heartbeatMs: 0 })).toThrow();

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { roleIsolationProblems, TENANT_TABLES } from "../../../src/db/pg/isolation";
-import { preparePostgres } from "../../../src/db/pg/store";
+import { preparePostgres } from "../../../src/core/pg/store";
 import { nodeSecrets, serveCommand, startAppNode } from "../../support/app-node";
 import { APP_ROLE, startPostgres, type TestPostgres } from "../../support/postgres";
 

@@ -1,4 +1,4 @@
-// source-only: drives the PostgreSQL store and registry (src/db/pg/store.ts) directly against a throwaway server.
+// source-only: drives the PostgreSQL store and registry (src/core/pg/store.ts) directly against a throwaway server.
 // Start-up migrates and seeds once (a second start finds everything in place); a corporation needs
 // nothing to exist and its deletion removes its rows from every tenant table and nothing of another's;
 // a write that comes after its corporation's deletion answers 404 instead of leaving orphan rows.
@@ -12,7 +12,7 @@ import { Problem } from "../../../src/lib/problem";
 import { migrationsOf } from "../../../src/db/migrations";
 import { corporations } from "../../../src/db/platform/schema";
 import { cities, contracts, persons } from "../../../src/db/tenant/schema";
-import { pgStorage, preparePostgres, TENANT_DELETE_ORDER, type PgStart } from "../../../src/db/pg/store";
+import { pgStorage, preparePostgres, TENANT_DELETE_ORDER, type PgStart } from "../../../src/core/pg/store";
 import * as tenantSchema from "../../../src/db/pg/tenant";
 import { startPostgres, type TestPostgres } from "../../support/postgres";
 
@@ -58,7 +58,7 @@ const rowsOf = async (corpId: string) => {
   return n;
 };
 
-describe("db/pg/store: start-up", () => {
+describe("core/pg/store: start-up", () => {
   test("migrates and seeds the built-in server and services once; a second start changes nothing", async () => {
     expect(start.migrated.to).toBe(migrationsOf("pg").length);
     const again = await preparePostgres(pg.appUrl, "/tmp/corpadmin-data");
@@ -88,7 +88,7 @@ describe("db/pg/store: start-up", () => {
   });
 });
 
-describe("db/pg/store: corporations", () => {
+describe("core/pg/store: corporations", () => {
   test("the delete order lists every tenant table, each after every table that references it", () => {
     const tables = (Object.values(tenantSchema) as unknown[]).filter((v): v is PgTable => is(v, PgTable)).map((t) => getTableConfig(t));
     expect([...TENANT_DELETE_ORDER].sort()).toEqual(tables.map((t) => t.name).sort());

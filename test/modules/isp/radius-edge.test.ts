@@ -5,7 +5,7 @@
 // source-only: compares the server with app.handle and reads the app's in-process request counters.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { listen } from "../../../src/cli/serve";
-import { plainAuthorizeQuery } from "../../../src/modules/isp/radius";
+import { plainAuthorizeQuery } from "../../../src/modules/isp/radius-routes";
 import { makeApp, startAndLogin, type TestApp } from "../../support/helpers";
 import { contractWith, mikrotikLayout, must } from "../../support/isp";
 

@@ -73,6 +73,10 @@ test("create now, list newest first, download as tar.gz of the backup directory,
 
   expect((await t.req("DELETE", `/api/backup/${created.body.name}`, { token: admin.token })).status).toBe(204);
   expect(existsSync(dir)).toBe(false);
+  // Both are in the audit log, naming the backup (the service writes them, not the route).
+  const audited = async (action: string) => (await t.req("GET", `/api/audit?action=${action}`, { token: admin.token })).body.items.map((e: any) => [e.outcome, e.target]);
+  expect(await audited("backup.create")).toContainEqual(["success", created.body.name]);
+  expect(await audited("backup.delete")).toEqual([["success", created.body.name]]);
   expect((await t.req("DELETE", `/api/backup/${created.body.name}`, { token: admin.token })).status).toBe(404);
   expect((await t.req("GET", `/api/backup/${created.body.name}/download`, { token: admin.token })).status).toBe(404);
   expect((await t.req("GET", "/api/backup", { token: admin.token })).body.items.map((b: any) => b.name)).toEqual([second.body.name]);

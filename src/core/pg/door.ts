@@ -19,27 +19,25 @@
 // per transaction, no dependency, and LISTEN built in; it has no multi-host option, so a cluster
 // is reached through HAProxy, as issue 19's deployment plans).
 import type { SQL } from "bun";
-import type { Door, WriteScope } from "../../core/store";
-import type { EventBus, EventGroup, EventPayload } from "../../core/events";
-import { ChangeLog, currentActor, type Actor, type ChangeInput } from "../../core/history";
+import type { Door, WriteScope } from "../store";
+import type { EventBus, EventGroup, EventPayload } from "../events";
+import { ChangeLog, currentActor, type Actor, type ChangeInput } from "../history";
 import { newId } from "../../lib/ids";
 import { notFound, unavailable } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
 import { is } from "drizzle-orm";
 import { getTableConfig, PgTable } from "drizzle-orm/pg-core";
-import type { Handle } from "../handle";
-import { newStamp, registerReadStamp } from "../change-stamp";
-import { Generations, TENANT_WRITES_TOPIC } from "./generations";
-import { pgHandle, unavailableOf } from "./handle";
-import * as platformSchema from "./platform";
-import * as tenantSchema from "./tenant";
+import type { Handle } from "../../db/handle";
+import { newStamp, registerReadStamp } from "../../db/change-stamp";
+import { Generations, TENANT_WRITES_TOPIC } from "../../db/pg/generations";
+import { CORP_SETTING, pgHandle, unavailableOf } from "../../db/pg/handle";
+import * as platformSchema from "../../db/pg/platform";
+import * as tenantSchema from "../../db/pg/tenant";
 
 const tableNames = (schema: Record<string, unknown>) => (Object.values(schema) as unknown[]).filter((v): v is PgTable => is(v, PgTable)).map((t) => getTableConfig(t).name);
 const tenantTableNames = tableNames(tenantSchema);
 const platformTableNames = tableNames(platformSchema);
 
-/** The setting the tenant tables' policies and corp_id defaults read (scripts/pg-schema.ts). */
-export const CORP_SETTING = "corpadmin.corp_id";
 /**
  * The channel a committed write with events notifies; the payload is "origin\ncorpId", the origin
  * being the writing node's id (ctx.nodeId; empty when none was given), so that the node's own

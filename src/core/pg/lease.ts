@@ -23,7 +23,7 @@
 // connection timeout when the server is unreachable). The app puts its single-node jobs under one
 // `Leases` (core/context.ts, ctx.jobs.add(job, { singleNode: true })); docs/architecture.md.
 import { SQL } from "bun";
-import type { Job } from "../../core/jobs";
+import type { Job } from "../jobs";
 import { silentLogger, type Logger } from "../../lib/log";
 import type { PgTx } from "./door";
 

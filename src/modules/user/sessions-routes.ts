@@ -4,11 +4,10 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
 import { noContent } from "../../lib/http";
-import { forbidden, notFound } from "../../lib/problem";
 import { ArrayOf } from "../../lib/schemas";
 import { authGuard } from "../../http/guard";
 import { sessionSchemas } from "./model";
-import { visibleSessions } from "./service";
+import { revokeSession, visibleSessions } from "./service";
 
 const { UserSession, UserIdParams, SessionParams } = sessionSchemas;
 
@@ -29,14 +28,7 @@ export function userSessionRoutes(ctx: AppContext) {
     .delete(
       "/user/:id/sessions/:sessionId",
       async ({ params, principal, set }) => {
-        const { user, sessions } = await visibleSessions(ctx, principal, params.id);
-        const session = sessions.find((s) => s.id === params.sessionId);
-        if (!session) throw notFound("Session");
-        if (!principal.superAdmin && principal.userId !== params.id && user.super_admin) {
-          throw forbidden("Only a platform administrator may end a platform administrator's session");
-        }
-        await ctx.sessions.revoke(session.id);
-        await ctx.audit.record({ action: "user.session_revoke", outcome: "success", actor_user_id: principal.userId, corp_id: principal.corpId, target: params.id, ip: principal.ip, request_id: principal.requestId });
+        await revokeSession(ctx, principal, params.id, params.sessionId);
         noContent(set);
       },
       {

@@ -6,11 +6,10 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
 import { noContent } from "../../lib/http";
-import { conflict, Problem } from "../../lib/problem";
 import { ArrayOf } from "../../lib/schemas";
 import { authGuard } from "../../http/guard";
-import { BackupError, BackupUnavailable, type BackupLock } from "./backup";
-import { backupArchive, createApiBackup, deleteBackup, listBackups } from "./backup-service";
+import type { BackupLock } from "./backup";
+import { backupArchive, deleteBackupFor, listBackups, takeBackupFor } from "./backup-service";
 import { Backup, BackupNameParams } from "./model";
 
 export function backupRoutes(ctx: AppContext, lock: BackupLock) {
@@ -24,23 +23,7 @@ export function backupRoutes(ctx: AppContext, lock: BackupLock) {
     })
     .post(
       "/backup",
-      async ({ principal }) => {
-        const run = lock.tryRun(() => createApiBackup(ctx, ctx.now()));
-        if (!run) throw conflict("A backup is running: try again when it has finished");
-        try {
-          const backup = await run;
-          await ctx.audit.record({ action: "backup.create", outcome: "success", actor_user_id: principal.userId, target: backup.name, ip: principal.ip, request_id: principal.requestId });
-          return backup;
-        } catch (err) {
-          const reason = err instanceof BackupUnavailable ? "backup-unavailable" : err instanceof BackupError ? "backup-failed" : "error";
-          await ctx.audit.record({ action: "backup.create", outcome: "failure", actor_user_id: principal.userId, ip: principal.ip, request_id: principal.requestId, reason });
-          // Cluster mode without pg_dump, or with a role that cannot read every row: the operator's to set up.
-          if (err instanceof BackupUnavailable) throw conflict(`This node cannot take a backup: ${err.message}`);
-          // Not the client's doing: a 500 that says why (disk full, a database that fails its check).
-          if (err instanceof BackupError) throw new Problem(500, "internal", "Internal error", `The backup failed: ${err.message}`);
-          throw err;
-        }
-      },
+      ({ principal }) => takeBackupFor(ctx, lock, principal),
       {
         auth: "*",
         response: { 200: Backup },
@@ -71,8 +54,7 @@ export function backupRoutes(ctx: AppContext, lock: BackupLock) {
     .delete(
       "/backup/:name",
       async ({ params, principal, set }) => {
-        deleteBackup(backupDir, params.name);
-        await ctx.audit.record({ action: "backup.delete", outcome: "success", actor_user_id: principal.userId, target: params.name, ip: principal.ip, request_id: principal.requestId });
+        await deleteBackupFor(ctx, principal, params.name);
         noContent(set);
       },
       { auth: "*", params: BackupNameParams, detail: { summary: "Delete a backup" } },

@@ -15,7 +15,7 @@
 // from the database, and one committed after it is notified. The app's feed is started by
 // `prepareStorage` (core/context.ts) and is the transport of `ctx.changes` (core/changes.ts).
 import { SQL } from "bun";
-import type { EventBus } from "../../core/events";
+import type { EventBus } from "../events";
 import { silentLogger, type Logger } from "../../lib/log";
 import { CHANGES_CHANNEL, changesPayload, EVENTS_CHANNEL, type PgTx } from "./door";
 

@@ -8,23 +8,24 @@
 import { SQL } from "bun";
 import { eq, is, sql } from "drizzle-orm";
 import { getTableConfig, PgTable } from "drizzle-orm/pg-core";
-import type { AppStore, TenantRegistry } from "../../core/storage";
-import type { PlatformDoor, TenantDoor } from "../../core/store";
-import type { EventBus } from "../../core/events";
+import type { AppStore } from "../storage";
+import type { TenantRegistry } from "../../db/registry";
+import type { PlatformDoor, TenantDoor } from "../store";
+import type { EventBus } from "../events";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
-import { BUILTIN_SERVER_NAME, BUILTIN_SERVICES } from "../bootstrap";
-import { migrationsOf, type Migration } from "../migrations";
-import type { Handle } from "../handle";
-import { corporations, servers, services } from "../platform/schema";
+import { BUILTIN_SERVER_NAME, BUILTIN_SERVICES } from "../../db/bootstrap";
+import { migrationsOf, type Migration } from "../../db/migrations";
+import type { Handle } from "../../db/handle";
+import { corporations, servers, services } from "../../db/platform/schema";
 import type { Logger } from "../../lib/log";
 import { PgDoors, type PgTenantDoor } from "./door";
 import { ChangeFeed, EVENTS_TOPIC } from "./feed";
-import { TENANT_WRITES_TOPIC } from "./generations";
-import { migratePg, type PgMigrationResult } from "./migrate";
-import { describeIsolationProblems, roleIsolationProblems, type IsolationProblem } from "./isolation";
-import { ConfigError } from "../../config";
-import * as tenantSchema from "./tenant";
+import { TENANT_WRITES_TOPIC } from "../../db/pg/generations";
+import { migratePg, type PgMigrationResult } from "../../db/pg/migrate";
+import { describeIsolationProblems, roleIsolationProblems, type IsolationProblem } from "../../db/pg/isolation";
+import { ConfigError } from "../../lib/config-error";
+import * as tenantSchema from "../../db/pg/tenant";
 
 /**
  * The tenant tables, each after every table whose rows reference it: deleting in this order never
@@ -89,7 +90,7 @@ export async function preparePostgres(url: string, dataDir: string, migrations: 
 }
 
 /**
- * A serving node's start: the database prepared, then this node's change feed (db/pg/feed.ts)
+ * A serving node's start: the database prepared, then this node's change feed (core/pg/feed.ts)
  * listening before the app is built, so that nothing is cached before changes can be heard.
  */
 export async function startPgNode(url: string, dataDir: string, logger?: Logger, onIsolationLost: (problems: IsolationProblem[]) => void = exitOnIsolationLost(logger)): Promise<PgStart> {
@@ -183,6 +184,14 @@ export class PgTenants implements TenantRegistry {
     /** The one migration set of the shared database. */
     public migrations: Migration[] = migrationsOf("pg"),
   ) {}
+
+  isMissing(_corpId: string): boolean {
+    return false;
+  }
+
+  fileOf(_corpId: string): null {
+    return null;
+  }
 
   pathOf(_corpId: string): string {
     throw new Error("a corporation on PostgreSQL has no database file");

@@ -2,12 +2,15 @@
 import { and, asc, Column, desc, eq, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import { getTableColumns, getTableName } from "drizzle-orm";
 import { SQLiteSyncDialect, type SQLiteColumn, type SQLiteTable } from "drizzle-orm/sqlite-core";
-import { readStamp, stampHolds, stampScope } from "../db/change-stamp";
-import { clientOf } from "../db/rows";
-import { sqliteClientOf, type AnyDb, type SqliteClient as Database } from "../db/sqlite";
+import { readStamp, stampHolds, stampScope } from "./change-stamp";
+import { clientOf } from "./rows";
+import { sqliteClientOf, type AnyDb, type SqliteClient as Database } from "./sqlite";
 
 type Bindings = Parameters<ReturnType<Database["query"]>["all"]>;
-import { invalid } from "./problem";
+import { invalid } from "../lib/problem";
+import { EXPORT_PAGE_SIZE, MAX_LIMIT, MAX_PAGE, type Page } from "../lib/page";
+
+export { EXPORT_PAGE_SIZE, MAX_LIMIT, MAX_PAGE, type Page };
 
 export interface ListParams {
   page?: number;
@@ -52,24 +55,17 @@ export interface ListSpec {
   computed?: Record<string, { expr: SQLWrapper; dataType: "string" | "number" | "boolean" }>;
 }
 
-export interface Page<T> {
-  items: T[];
-  page: number;
-  limit: number;
-  total: number;
-}
-
 // `format` chooses JSON or CSV (lib/list-csv.ts); it is never a filter.
 const RESERVED = new Set(["page", "limit", "q", "sort", "format"]);
 
-export const MAX_LIMIT = 500;
-/** Highest page: (page - 1) * limit stays far inside a safe integer and SQLite's int64. */
-export const MAX_PAGE = 1_000_000;
+
 /**
- * Page size of a CSV export (lib/list-csv.ts), above MAX_LIMIT. A symbol on the validated query
- * object, so only server code can set it: no client spelling of `limit` reaches past MAX_LIMIT.
+ * listClauses for a query on `db`'s engine (?q scans where the engine has no search index of
+ * SQLite's kind): a module asks the handle, never the engine.
  */
-export const EXPORT_PAGE_SIZE = Symbol("export page size");
+export function listClausesOn(db: AnyDb, table: SQLiteTable, spec: ListSpec, params: ListParams, where: (SQL | undefined)[] = []) {
+  return listClauses(table, spec, params, where, sqliteClientOf(db) !== null);
+}
 
 /**
  * ?page and ?limit checked here as well as by the route schema: whatever reaches this code
