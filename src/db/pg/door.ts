@@ -29,7 +29,7 @@ import { is } from "drizzle-orm";
 import { getTableConfig, PgTable } from "drizzle-orm/pg-core";
 import type { Handle } from "../handle";
 import { newStamp, registerReadStamp } from "../change-stamp";
-import { Generations, TENANT_WRITES_TOPIC } from "./generations";
+import { Generations, TENANT_LOG_WRITES_TOPIC, TENANT_WRITES_TOPIC } from "./generations";
 import { pgHandle, unavailableOf } from "./handle";
 import * as platformSchema from "./platform";
 import * as tenantSchema from "./tenant";
@@ -241,12 +241,20 @@ export class PgDoors {
     // The generation before BEGIN: the snapshot, taken at the first statement, holds every write
     // this node saw end before it, so what is cached under it is never older than its stamp.
     const stamp = corpId ? this.generations.of(corpId) : 0;
+    const stateStamp = corpId ? this.generations.stateOf(corpId) : 0;
     // A read changes nothing: one cut by an ended connection runs again (its callback, too).
     return transaction(
       () =>
         this.client.begin("isolation level repeatable read read only", async (conn) => {
           const db = pgHandle(conn, corpId !== "");
-          if (corpId) registerReadStamp(db, { stamp, scope: this.generations.scope(corpId), current: () => this.generations.of(corpId) });
+          if (corpId)
+            registerReadStamp(db, {
+              stamp,
+              stateStamp,
+              scope: this.generations.scope(corpId),
+              current: () => this.generations.of(corpId),
+              currentState: () => this.generations.stateOf(corpId),
+            });
           const [, out] = await Promise.all([this.enter(conn, corpId, false), fn(db)]);
           return out;
         }) as Promise<T>,
@@ -260,12 +268,12 @@ export class PgDoors {
    * sent behind the lock's without waiting: under READ COMMITTED its snapshot is taken after the
    * lock is held, so it sees a deletion that committed while this write waited.
    */
-  async enter(conn: Conn, corpId: string, write: boolean, durable = true, checked = false, exclusive = true): Promise<void> {
+  async enter(conn: Conn, corpId: string, write: boolean, durable = true, checked = false, exclusive = true, logOnly = false): Promise<void> {
     try {
       if (checked && corpId && write) {
-        const [, found] = await Promise.all([this.setUp(conn, corpId, write, durable, exclusive), conn.unsafe("SELECT 1 FROM corporations WHERE id = $1", [corpId])]);
+        const [, found] = await Promise.all([this.setUp(conn, corpId, write, durable, exclusive, logOnly), conn.unsafe("SELECT 1 FROM corporations WHERE id = $1", [corpId])]);
         if (!(found as unknown[]).length) throw notFound("The corporation no longer exists");
-      } else await this.setUp(conn, corpId, write, durable, exclusive);
+      } else await this.setUp(conn, corpId, write, durable, exclusive, logOnly);
     } catch (err) {
       // lock_not_available: the corporation's writer lock stayed taken for lock_timeout (a write
       // started inside another write of the same corporation would otherwise wait for ever).
@@ -275,7 +283,7 @@ export class PgDoors {
     }
   }
 
-  private async setUp(conn: Conn, corpId: string, write: boolean, durable: boolean, exclusive: boolean): Promise<void> {
+  private async setUp(conn: Conn, corpId: string, write: boolean, durable: boolean, exclusive: boolean, logOnly = false): Promise<void> {
     // One statement, evaluated left to right: the corporation (none for the platform, whose tables
     // have no policy and whose transaction then cannot see any corporation's rows); for a write,
     // lock_timeout, then the writer lock. A platform read needs none.
@@ -286,7 +294,8 @@ export class PgDoors {
     // Every write of a corporation tells the other nodes at its COMMIT (none on ROLLBACK), so that
     // their caches of its data move on (./generations.ts). Queued now, sent by the COMMIT: no
     // round trip of its own.
-    if (write && corpId) parts.push(`pg_notify('${CHANGES_CHANNEL}', ${bind(changesPayload(this.origin, TENANT_WRITES_TOPIC, corpId))})`);
+    // A log-only write notifies its own topic: it moves the generation, not the state generation.
+    if (write && corpId) parts.push(`pg_notify('${CHANGES_CHANNEL}', ${bind(changesPayload(this.origin, logOnly ? TENANT_LOG_WRITES_TOPIC : TENANT_WRITES_TOPIC, corpId))})`);
     if (write) {
       // Not durable: the commit does not wait for its WAL flush (nor a synchronous standby); a crash
       // may lose it, never corrupt anything.
@@ -407,7 +416,15 @@ class PgDoor implements PgTenantDoor {
     return this.corpId ? this.doors.generations.of(this.corpId) : newStamp();
   }
 
-  async write<T>(fn: (tx: PgTx, scope: PgTenantWriteScope) => T | Promise<T>, { durable = true, exclusive = true }: { durable?: boolean; exclusive?: boolean } = {}): Promise<T> {
+  /** The corporation's state generation now (./generations.ts): what `read` registers as its state stamp. */
+  stateStampNow(): number {
+    return this.corpId ? this.doors.generations.stateOf(this.corpId) : newStamp();
+  }
+
+  async write<T>(
+    fn: (tx: PgTx, scope: PgTenantWriteScope) => T | Promise<T>,
+    { durable = true, exclusive = true, logOnly = false }: { durable?: boolean; exclusive?: boolean; logOnly?: boolean } = {},
+  ): Promise<T> {
     const actor = currentActor();
     let scope = new PgScope(this.corpId, actor);
     // Run again only when the connection ended before the callback started: nothing was done yet.
@@ -418,7 +435,7 @@ class PgDoor implements PgTenantDoor {
         () =>
           this.doors.client.begin(async (conn) => {
             scope = new PgScope(this.corpId, actor);
-            await this.doors.enter(conn, this.corpId, true, durable, this.checked, exclusive);
+            await this.doors.enter(conn, this.corpId, true, durable, this.checked, exclusive, logOnly);
             called = true;
             const tx = pgHandle(conn, this.corpId !== "");
             const out = await fn(tx, scope);
@@ -430,7 +447,10 @@ class PgDoor implements PgTenantDoor {
       );
     } finally {
       // Before the caller goes on (and before afterCommit): its next read here sees a new stamp.
-      if (this.corpId) this.doors.generations.changed(this.corpId);
+      if (this.corpId) {
+        if (logOnly) this.doors.generations.logged(this.corpId);
+        else this.doors.generations.changed(this.corpId);
+      }
     }
     this.doors.committed(scope);
     return result;

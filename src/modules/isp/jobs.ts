@@ -97,7 +97,7 @@ export class AttemptLog {
     this.buffers.delete(tenant);
     // Writes to one database commit in the order they were asked for: waiting for the latest is
     // waiting for all.
-    const job = tenant.write((tx) => storeAttempts(tx, rows), { durable: false }).catch((err) => {
+    const job = tenant.write((tx) => storeAttempts(tx, rows), { durable: false, logOnly: true }).catch((err) => {
       // A closed or failing database: the attempts are diagnostics, logged and let go.
       this.ctx.logger.warn("writing RADIUS attempts failed", { error: String(err), attempts: rows.length });
     });
