@@ -50,8 +50,15 @@ export interface Door<H, S extends WriteScope> {
    * stamp. SQLite's change stamp moves with every write.
    */
   write<T>(fn: (tx: H, scope: S) => T | Promise<T>, options?: { durable?: boolean; exclusive?: boolean; logOnly?: boolean }): Promise<T>;
-  /** `write` sharing one transaction with the writes queued in the same turn (group commit). */
-  writeGrouped<T>(fn: (tx: H, scope: S) => T | Promise<T>): Promise<T>;
+  /**
+   * `write` sharing one transaction with the writes queued in the same turn (group commit).
+   * `independent: true`: the write neither reads what another write of the group may change nor
+   * changes what another reads (an insert of a value after reading its metric): on PostgreSQL
+   * such writes of a group run side by side, their statements pipelined on the transaction's
+   * connection with no savepoint each (should one fail, the group runs again one write at a time,
+   * each in its savepoint). SQLite runs them one after another as any grouped write.
+   */
+  writeGrouped<T>(fn: (tx: H, scope: S) => T | Promise<T>, options?: { independent?: boolean }): Promise<T>;
   /** Housekeeping of the database itself (SQLite: WAL checkpoint, PRAGMA optimize). */
   maintain(what: { checkpoint: boolean; optimize: boolean }): Promise<{ checkpointed: boolean; optimized: boolean }>;
   /** A consistent copy of the last committed state into a new file, without the write lock (backups). */

@@ -171,11 +171,16 @@ async function transaction<T>(run: () => Promise<T>, again: () => boolean): Prom
   }
 }
 
+/** Thrown inside a grouped transaction to roll it back and run its writes again one at a time. */
+class GroupRetry extends Error {}
+
 /** A Bun.sql transaction's (or savepoint's) connection. */
 type Conn = SQL;
 
 interface GroupedJob {
   fn: (tx: PgTx, scope: PgTenantWriteScope) => unknown;
+  /** Runs side by side with the group's other independent writes (Door.writeGrouped). */
+  independent: boolean;
   actor: Actor;
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
@@ -343,19 +348,45 @@ export class PgDoors {
   }
 
   private async runGroups(corpId: string, queued: GroupedJob[]): Promise<void> {
+    let oneAtATime = false;
     for (let at = 0; at < queued.length; at += MAX_GROUP) {
       const jobs = queued.slice(at, at + MAX_GROUP);
       const scopes = jobs.map((job) => new PgScope(corpId, job.actor));
       let outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[];
       let called = false;
+      // Independent writes side by side first (below); after one failed, the group one at a time.
+      const sideBySide = !oneAtATime && jobs.filter((job) => job.independent).length > 1;
+      oneAtATime = false;
       try {
         outcomes = await transaction(
           () =>
             this.client.begin(async (conn) => {
               await this.enter(conn, corpId, true, true, this.corporationMustExist);
               called = true;
-              const out: typeof outcomes = [];
+              const out: typeof outcomes = new Array(jobs.length);
+              if (sideBySide) {
+                // Their statements go out together on the connection, which runs them in the order
+                // sent: a round trip per step of the writes, not per step of each write.
+                const failed = await Promise.all(
+                  jobs.map(async (job, i) => {
+                    if (!job.independent) return false;
+                    try {
+                      const tx = pgHandle(conn, corpId !== "");
+                      const value = await job.fn(tx, scopes[i]);
+                      await scopes[i].flush(tx);
+                      out[i] = { ok: true, value };
+                      return false;
+                    } catch {
+                      return true;
+                    }
+                  }),
+                );
+                // Without savepoints a failure may have aborted the transaction: it rolls back, and
+                // the group runs again with a savepoint per write (a failing one rolls back alone).
+                if (failed.some(Boolean)) throw new GroupRetry();
+              }
               for (const [i, job] of jobs.entries()) {
+                if (out[i]) continue;
                 // A savepoint each: a failing write (and its events) rolls back alone. SAVEPOINT and
                 // RELEASE are sent without waiting for their answers (Bun.sql's savepoint() waits for
                 // both): they go out on the connection in order with the write's statements, two
@@ -368,10 +399,10 @@ export class PgDoors {
                   const value = await job.fn(tx, scopes[i]);
                   await scopes[i].flush(tx);
                   conn.unsafe(`RELEASE SAVEPOINT ${name}`).execute();
-                  out.push({ ok: true, value });
+                  out[i] = { ok: true, value };
                 } catch (error) {
                   await conn.unsafe(`ROLLBACK TO SAVEPOINT ${name}`);
-                  out.push({ ok: false, error });
+                  out[i] = { ok: false, error };
                 }
               }
               if (out.some((o, i) => o.ok && scopes[i].emitted)) await this.notify(conn, corpId);
@@ -380,6 +411,12 @@ export class PgDoors {
           () => !called,
         );
       } catch (error) {
+        if (error instanceof GroupRetry) {
+          // Rolled back whole: the same writes again (fresh scopes), one at a time.
+          oneAtATime = true;
+          at -= MAX_GROUP;
+          continue;
+        }
         this.generations.changed(corpId);
         for (const job of jobs) job.reject(error);
         continue;
@@ -456,9 +493,9 @@ class PgDoor implements PgTenantDoor {
     return result;
   }
 
-  writeGrouped<T>(fn: (tx: PgTx, scope: PgTenantWriteScope) => T | Promise<T>): Promise<T> {
+  writeGrouped<T>(fn: (tx: PgTx, scope: PgTenantWriteScope) => T | Promise<T>, { independent = false }: { independent?: boolean } = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.doors.queue(this.corpId, { fn, actor: currentActor(), resolve: resolve as (v: unknown) => void, reject });
+      this.doors.queue(this.corpId, { fn, independent, actor: currentActor(), resolve: resolve as (v: unknown) => void, reject });
     });
   }
 
