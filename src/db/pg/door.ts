@@ -181,6 +181,8 @@ interface GroupedJob {
   fn: (tx: PgTx, scope: PgTenantWriteScope) => unknown;
   /** Runs side by side with the group's other independent writes (Door.writeGrouped). */
   independent: boolean;
+  /** Changes nothing a state-stamp cache holds (Door.write's `logOnly`). */
+  logOnly: boolean;
   actor: Actor;
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
@@ -356,12 +358,15 @@ export class PgDoors {
       let called = false;
       // Independent writes side by side first (below); after one failed, the group one at a time.
       const sideBySide = !oneAtATime && jobs.filter((job) => job.independent).length > 1;
+      // The group moves the state generation unless every write of it is log-only.
+      const logOnly = jobs.every((job) => job.logOnly);
+      const ended = () => (logOnly ? this.generations.logged(corpId) : this.generations.changed(corpId));
       oneAtATime = false;
       try {
         outcomes = await transaction(
           () =>
             this.client.begin(async (conn) => {
-              await this.enter(conn, corpId, true, true, this.corporationMustExist);
+              await this.enter(conn, corpId, true, true, this.corporationMustExist, true, logOnly);
               called = true;
               const out: typeof outcomes = new Array(jobs.length);
               if (sideBySide) {
@@ -417,11 +422,11 @@ export class PgDoors {
           at -= MAX_GROUP;
           continue;
         }
-        this.generations.changed(corpId);
+        ended();
         for (const job of jobs) job.reject(error);
         continue;
       }
-      this.generations.changed(corpId);
+      ended();
       jobs.forEach((job, i) => {
         const o = outcomes[i];
         if (o.ok) {
@@ -493,9 +498,9 @@ class PgDoor implements PgTenantDoor {
     return result;
   }
 
-  writeGrouped<T>(fn: (tx: PgTx, scope: PgTenantWriteScope) => T | Promise<T>, { independent = false }: { independent?: boolean } = {}): Promise<T> {
+  writeGrouped<T>(fn: (tx: PgTx, scope: PgTenantWriteScope) => T | Promise<T>, { independent = false, logOnly = false }: { independent?: boolean; logOnly?: boolean } = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.doors.queue(this.corpId, { fn, independent, actor: currentActor(), resolve: resolve as (v: unknown) => void, reject });
+      this.doors.queue(this.corpId, { fn, independent, logOnly, actor: currentActor(), resolve: resolve as (v: unknown) => void, reject });
     });
   }
 

@@ -41,6 +41,9 @@ const DECISIONS_MAX = 50_000;
 const decisions = new Map<string, Decision>();
 const decisionKey = (stamp: number, query: Static<typeof AuthorizeQuery>) => `${stamp} ${query.nas_ip}\n${query.username}`;
 
+/** Accounting's lookups (the NAS, the user name's contract, the layout's interval), per state stamp. */
+const recordLookups = new Map<string, { nas: RadiusNas; contractId: string | null; interim: number | null }>();
+
 function keepDecision(key: string, decision: Decision): void {
   if (decisions.size >= DECISIONS_MAX) decisions.clear();
   decisions.set(key, decision);
@@ -161,14 +164,30 @@ export async function account(caller: RadiusCaller, body: AccountingBody): Promi
     }
     return null;
   }
-  const { row, interim } = await caller.tenant.read(async (db) => {
-    const snap = radiusSnapshot(db);
-    const nas = await radiusNas(caller, db, snap, record.nasIp);
-    return {
-      row: record.build(nas.id, await contractIdByUsername(db, record.username)),
-      interim: record.interimInterval ?? (await layoutInterimInterval(snap, db, nas.layout_id)),
-    };
-  });
-  await caller.tenant.writeGrouped((tx, scope) => storeAccounting(tx, row, interim, caller.corp.timezone, scope));
+  // What a record needs read (its NAS, its contract, the layout's interval), kept per state stamp
+  // as authorize's decisions are: while nothing but records and logs are written, none is read.
+  const stamp = caller.tenant.stateStampNow?.();
+  const keyOf = (stamp: number) => `${stamp} ${record.nasIp}\n${record.username}`;
+  let known = stamp === undefined ? undefined : recordLookups.get(keyOf(stamp));
+  if (!known) {
+    known = await caller.tenant.read(async (db) => {
+      const snap = radiusSnapshot(db);
+      const nas = await radiusNas(caller, db, snap, record.nasIp);
+      const found = { nas, contractId: await contractIdByUsername(db, record.username), interim: await layoutInterimInterval(snap, db, nas.layout_id) };
+      const readAt = readStateStamp(db);
+      if (readAt !== null && stateStampHolds(db, readAt)) {
+        if (recordLookups.size >= DECISIONS_MAX) recordLookups.clear();
+        recordLookups.set(keyOf(readAt), found);
+      }
+      return found;
+    });
+  }
+  // The caller's NAS secret and the NAS's status, checked on every record.
+  const nas = checkedNas(caller, known.nas, record.nasIp);
+  const row = record.build(nas.id, known.contractId);
+  const interim = record.interimInterval ?? known.interim;
+  // Log-only: a record changes its session, usage and the NAS's health columns, none of which the
+  // NAS/layout snapshot or authorize's decisions hold (they stay while records flow).
+  await caller.tenant.writeGrouped((tx, scope) => storeAccounting(tx, row, interim, caller.corp.timezone, scope), { logOnly: true });
   return row.contract_id ?? null;
 }
