@@ -1,8 +1,9 @@
 // What the FreeRADIUS rlm_rest rows do (routes in radius.ts). Authorize runs on every
-// Access-Request: one read of the corporation's database, the NAS and its layout taken from the
-// snapshot cache of that read connection (radius-cache.ts), the contract through the contract
-// service on the same handle. Accounting reads the NAS and the contract the same way, then stores
-// the record in a grouped write (one transaction, one fsync, for the records arriving together).
+// Access-Request: its decision kept per state stamp (below), else one read of the corporation's
+// database, the NAS and its layout taken from the snapshot cache of that read connection
+// (radius-cache.ts), the contract through the contract service on the same handle. Accounting
+// looks up the NAS and the contract the same way, then stores the record in a grouped write (one
+// transaction, one fsync, for the records arriving together).
 import { timingSafeEqual } from "node:crypto";
 import type { Static } from "elysia";
 import type { TenantDb } from "../../db/sqlite";
@@ -30,14 +31,18 @@ const samePassword = (a: string, b: string) => timingSafeEqual(digest(a), digest
  * What authorize decides for a NAS address and a user name before it looks at the password: the
  * NAS (its secret and status are checked on every request), then either a refusal or the reply
  * and the stored password. Kept per state stamp (src/db/change-stamp.ts readStateStamp: any write
- * of the corporation but the attempt log's moves it, on any node through the change feed), so
+ * of the corporation but a log-only one — attempts, accounting, metric values — moves it, on any
+ * node through the change feed), so
  * that on PostgreSQL an unchanged corporation answers with no transaction at all, as the contract
  * GET does. Not kept for a SUSPENDED contract (a trust unblock ends with time, not a write).
  */
 type Decision = { nas: RadiusNas | null } & ({ refusal: Error & { radiusReason?: string }; nasId: string | null } | { reply: RlmMap; password: string; nasId: string });
 
-/** One bound for all corporations; past it the cache starts over (the bench's 5,000 users fit). */
-const DECISIONS_MAX = 50_000;
+/**
+ * One bound for all corporations (entries of older stamps included); past it the cache starts
+ * over. A few hundred bytes an entry: a few MB at most; the bench's 5,000 users fit.
+ */
+const DECISIONS_MAX = 20_000;
 const decisions = new Map<string, Decision>();
 const decisionKey = (stamp: number, query: Static<typeof AuthorizeQuery>) => `${stamp} ${query.nas_ip}\n${query.username}`;
 
