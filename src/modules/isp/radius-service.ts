@@ -34,7 +34,8 @@ const samePassword = (a: string, b: string) => timingSafeEqual(digest(a), digest
  * of the corporation but a log-only one — attempts, accounting, metric values — moves it, on any
  * node through the change feed), so
  * that on PostgreSQL an unchanged corporation answers with no transaction at all, as the contract
- * GET does. Not kept for a SUSPENDED contract (a trust unblock ends with time, not a write).
+ * GET does. Not kept for a SUSPENDED contract (a trust unblock ends with time, not a write) nor
+ * a throttled one (its cycle ends).
  */
 type Decision = { nas: RadiusNas | null } & ({ refusal: Error & { radiusReason?: string }; nasId: string | null } | { reply: RlmMap; password: string; nasId: string });
 
@@ -88,9 +89,11 @@ async function decide(db: TenantDb, query: Static<typeof AuthorizeQuery>): Promi
     const found = await findContractByUsername(db, query.username);
     if (!found) throw Object.assign(notFound("User"), { radiusReason: "user-unknown" });
     const { contract } = found;
-    keep = contract.contract_status !== "SUSPENDED";
     // ACTIVE, or SUSPENDED under a trust unblock or a reduce/redirect policy (network-service.ts).
     const network = await networkInForce(db, { id: contract.id, contract_status: contract.contract_status, config: found.config }, nowIso());
+    // Kept only while time alone cannot change it: not SUSPENDED (a trust unblock ends), not
+    // throttled (the cycle ends); those are read on every request.
+    keep = contract.contract_status !== "SUSPENDED" && network.state === "normal";
     if (!network.admitted) throw refused("contract-inactive", "The contract is not active");
     const attributes = await renderLayout(db, checked.layout_id, { contract, config: found.config, password: found.config.password, nas: checked, network }, layout.templates);
     const reply: RlmMap = {};
