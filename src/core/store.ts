@@ -45,10 +45,22 @@ export interface Door<H, S extends WriteScope> {
    * `exclusive: false`: on PostgreSQL the writer lock is not taken, for a write of one statement
    * that is atomic alone (an upsert of a counter) and must not queue behind every other writer of
    * the database across nodes; SQLite has one writer whatever is asked.
+   * `logOnly: true`: the write changes only rows that lists and reports read and no cache keyed
+   * by `stateStampNow` holds (RADIUS attempts, accounting records with their sessions, usage and
+   * NAS health columns, metric values); on PostgreSQL it moves the stamp but not the state stamp.
+   * SQLite's change stamp moves with every write.
    */
-  write<T>(fn: (tx: H, scope: S) => T | Promise<T>, options?: { durable?: boolean; exclusive?: boolean }): Promise<T>;
-  /** `write` sharing one transaction with the writes queued in the same turn (group commit). */
-  writeGrouped<T>(fn: (tx: H, scope: S) => T | Promise<T>): Promise<T>;
+  write<T>(fn: (tx: H, scope: S) => T | Promise<T>, options?: { durable?: boolean; exclusive?: boolean; logOnly?: boolean }): Promise<T>;
+  /**
+   * `write` sharing one transaction with the writes queued in the same turn (group commit).
+   * `independent: true`: the write neither reads what another write of the group may change nor
+   * changes what another reads (an insert of a value after reading its metric): on PostgreSQL
+   * such writes of a group run side by side, their statements pipelined on the transaction's
+   * connection with no savepoint each (should one fail, the group runs again one write at a time,
+   * each in its savepoint). SQLite runs them one after another as any grouped write.
+   * `logOnly` as for `write` (a group is log-only when every write of it is).
+   */
+  writeGrouped<T>(fn: (tx: H, scope: S) => T | Promise<T>, options?: { independent?: boolean; logOnly?: boolean }): Promise<T>;
   /** Housekeeping of the database itself (SQLite: WAL checkpoint, PRAGMA optimize). */
   maintain(what: { checkpoint: boolean; optimize: boolean }): Promise<{ checkpointed: boolean; optimized: boolean }>;
   /** A consistent copy of the last committed state into a new file, without the write lock (backups). */
@@ -59,6 +71,11 @@ export interface Door<H, S extends WriteScope> {
    * needs no transaction. SQLite's stamp is read on the read connection: not given.
    */
   stampNow?(): number;
+  /**
+   * As `stampNow`, the stamp that log-only writes do not move (src/db/change-stamp.ts
+   * readStateStamp): for caches of what no log holds. PostgreSQL only.
+   */
+  stateStampNow?(): number;
 }
 
 export type PlatformDoor = Door<PlatformDb, WriteScope>;
@@ -132,7 +149,7 @@ class ScopedDoor<H, S extends WriteScope> implements Door<H, S> {
     return door.read(fn as (db: SqliteHandle) => T | Promise<T>);
   }
 
-  write<T>(fn: (tx: H, scope: S) => T | Promise<T>, options?: { durable?: boolean; exclusive?: boolean }): Promise<T> {
+  write<T>(fn: (tx: H, scope: S) => T | Promise<T>, options?: { durable?: boolean; exclusive?: boolean; logOnly?: boolean }): Promise<T> {
     return this.scoped(fn, (door, body) => door.write(body, options));
   }
 

@@ -67,8 +67,11 @@ export function changeStamp(client: Database): number | null {
  */
 export interface ForeignStamp {
   readonly stamp: number;
+  /** The state stamp before the read began: one that log-only writes do not move. */
+  readonly stateStamp: number;
   readonly scope: object;
   current(): number;
+  currentState(): number;
 }
 const foreign = new WeakMap<AnyDb, ForeignStamp>();
 
@@ -86,6 +89,22 @@ export function readStamp(db: AnyDb): number | null {
   const client = sqliteClientOf(db);
   if (client) return changeStamp(client);
   return foreign.get(db)?.stamp ?? null;
+}
+
+/**
+ * As readStamp, a stamp that log-only writes (Door.write's `logOnly`, the RADIUS attempt log) do
+ * not move on PostgreSQL, for caches of what no log holds; on SQLite the change stamp itself.
+ */
+export function readStateStamp(db: AnyDb): number | null {
+  const client = sqliteClientOf(db);
+  if (client) return changeStamp(client);
+  return foreign.get(db)?.stateStamp ?? null;
+}
+
+/** As stampHolds, for a stamp of readStateStamp. */
+export function stateStampHolds(db: AnyDb, stamp: number): boolean {
+  const f = foreign.get(db);
+  return f === undefined || f.currentState() === stamp;
 }
 
 /**

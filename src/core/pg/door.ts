@@ -29,7 +29,7 @@ import { is } from "drizzle-orm";
 import { getTableConfig, PgTable } from "drizzle-orm/pg-core";
 import type { Handle } from "../../db/handle";
 import { newStamp, registerReadStamp } from "../../db/change-stamp";
-import { Generations, TENANT_WRITES_TOPIC } from "../../db/pg/generations";
+import { Generations, TENANT_LOG_WRITES_TOPIC, TENANT_WRITES_TOPIC } from "../../db/pg/generations";
 import { CORP_SETTING, pgHandle, unavailableOf } from "../../db/pg/handle";
 import * as platformSchema from "../../db/pg/platform";
 import * as tenantSchema from "../../db/pg/tenant";
@@ -169,11 +169,18 @@ async function transaction<T>(run: () => Promise<T>, again: () => boolean): Prom
   }
 }
 
+/** Thrown inside a grouped transaction to roll it back and run its writes again one at a time. */
+class GroupRetry extends Error {}
+
 /** A Bun.sql transaction's (or savepoint's) connection. */
 type Conn = SQL;
 
 interface GroupedJob {
   fn: (tx: PgTx, scope: PgTenantWriteScope) => unknown;
+  /** Runs side by side with the group's other independent writes (Door.writeGrouped). */
+  independent: boolean;
+  /** Changes nothing a state-stamp cache holds (Door.write's `logOnly`). */
+  logOnly: boolean;
   actor: Actor;
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
@@ -239,12 +246,20 @@ export class PgDoors {
     // The generation before BEGIN: the snapshot, taken at the first statement, holds every write
     // this node saw end before it, so what is cached under it is never older than its stamp.
     const stamp = corpId ? this.generations.of(corpId) : 0;
+    const stateStamp = corpId ? this.generations.stateOf(corpId) : 0;
     // A read changes nothing: one cut by an ended connection runs again (its callback, too).
     return transaction(
       () =>
         this.client.begin("isolation level repeatable read read only", async (conn) => {
           const db = pgHandle(conn, corpId !== "");
-          if (corpId) registerReadStamp(db, { stamp, scope: this.generations.scope(corpId), current: () => this.generations.of(corpId) });
+          if (corpId)
+            registerReadStamp(db, {
+              stamp,
+              stateStamp,
+              scope: this.generations.scope(corpId),
+              current: () => this.generations.of(corpId),
+              currentState: () => this.generations.stateOf(corpId),
+            });
           const [, out] = await Promise.all([this.enter(conn, corpId, false), fn(db)]);
           return out;
         }) as Promise<T>,
@@ -258,12 +273,12 @@ export class PgDoors {
    * sent behind the lock's without waiting: under READ COMMITTED its snapshot is taken after the
    * lock is held, so it sees a deletion that committed while this write waited.
    */
-  async enter(conn: Conn, corpId: string, write: boolean, durable = true, checked = false, exclusive = true): Promise<void> {
+  async enter(conn: Conn, corpId: string, write: boolean, durable = true, checked = false, exclusive = true, logOnly = false): Promise<void> {
     try {
       if (checked && corpId && write) {
-        const [, found] = await Promise.all([this.setUp(conn, corpId, write, durable, exclusive), conn.unsafe("SELECT 1 FROM corporations WHERE id = $1", [corpId])]);
+        const [, found] = await Promise.all([this.setUp(conn, corpId, write, durable, exclusive, logOnly), conn.unsafe("SELECT 1 FROM corporations WHERE id = $1", [corpId])]);
         if (!(found as unknown[]).length) throw notFound("The corporation no longer exists");
-      } else await this.setUp(conn, corpId, write, durable, exclusive);
+      } else await this.setUp(conn, corpId, write, durable, exclusive, logOnly);
     } catch (err) {
       // lock_not_available: the corporation's writer lock stayed taken for lock_timeout (a write
       // started inside another write of the same corporation would otherwise wait for ever).
@@ -273,7 +288,7 @@ export class PgDoors {
     }
   }
 
-  private async setUp(conn: Conn, corpId: string, write: boolean, durable: boolean, exclusive: boolean): Promise<void> {
+  private async setUp(conn: Conn, corpId: string, write: boolean, durable: boolean, exclusive: boolean, logOnly = false): Promise<void> {
     // One statement, evaluated left to right: the corporation (none for the platform, whose tables
     // have no policy and whose transaction then cannot see any corporation's rows); for a write,
     // lock_timeout, then the writer lock. A platform read needs none.
@@ -284,7 +299,8 @@ export class PgDoors {
     // Every write of a corporation tells the other nodes at its COMMIT (none on ROLLBACK), so that
     // their caches of its data move on (./generations.ts). Queued now, sent by the COMMIT: no
     // round trip of its own.
-    if (write && corpId) parts.push(`pg_notify('${CHANGES_CHANNEL}', ${bind(changesPayload(this.origin, TENANT_WRITES_TOPIC, corpId))})`);
+    // A log-only write notifies its own topic: it moves the generation, not the state generation.
+    if (write && corpId) parts.push(`pg_notify('${CHANGES_CHANNEL}', ${bind(changesPayload(this.origin, logOnly ? TENANT_LOG_WRITES_TOPIC : TENANT_WRITES_TOPIC, corpId))})`);
     if (write) {
       // Not durable: the commit does not wait for its WAL flush (nor a synchronous standby); a crash
       // may lose it, never corrupt anything.
@@ -332,19 +348,48 @@ export class PgDoors {
   }
 
   private async runGroups(corpId: string, queued: GroupedJob[]): Promise<void> {
+    let oneAtATime = false;
     for (let at = 0; at < queued.length; at += MAX_GROUP) {
       const jobs = queued.slice(at, at + MAX_GROUP);
       const scopes = jobs.map((job) => new PgScope(corpId, job.actor));
       let outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[];
       let called = false;
+      // Independent writes side by side first (below); after one failed, the group one at a time.
+      const sideBySide = !oneAtATime && jobs.filter((job) => job.independent).length > 1;
+      // The group moves the state generation unless every write of it is log-only.
+      const logOnly = jobs.every((job) => job.logOnly);
+      const ended = () => (logOnly ? this.generations.logged(corpId) : this.generations.changed(corpId));
+      oneAtATime = false;
       try {
         outcomes = await transaction(
           () =>
             this.client.begin(async (conn) => {
-              await this.enter(conn, corpId, true, true, this.corporationMustExist);
+              await this.enter(conn, corpId, true, true, this.corporationMustExist, true, logOnly);
               called = true;
-              const out: typeof outcomes = [];
+              const out: typeof outcomes = new Array(jobs.length);
+              if (sideBySide) {
+                // Their statements go out together on the connection, which runs them in the order
+                // sent: a round trip per step of the writes, not per step of each write.
+                const failed = await Promise.all(
+                  jobs.map(async (job, i) => {
+                    if (!job.independent) return false;
+                    try {
+                      const tx = pgHandle(conn, corpId !== "");
+                      const value = await job.fn(tx, scopes[i]);
+                      await scopes[i].flush(tx);
+                      out[i] = { ok: true, value };
+                      return false;
+                    } catch {
+                      return true;
+                    }
+                  }),
+                );
+                // Without savepoints a failure may have aborted the transaction: it rolls back, and
+                // the group runs again with a savepoint per write (a failing one rolls back alone).
+                if (failed.some(Boolean)) throw new GroupRetry();
+              }
               for (const [i, job] of jobs.entries()) {
+                if (out[i]) continue;
                 // A savepoint each: a failing write (and its events) rolls back alone. SAVEPOINT and
                 // RELEASE are sent without waiting for their answers (Bun.sql's savepoint() waits for
                 // both): they go out on the connection in order with the write's statements, two
@@ -357,10 +402,10 @@ export class PgDoors {
                   const value = await job.fn(tx, scopes[i]);
                   await scopes[i].flush(tx);
                   conn.unsafe(`RELEASE SAVEPOINT ${name}`).execute();
-                  out.push({ ok: true, value });
+                  out[i] = { ok: true, value };
                 } catch (error) {
                   await conn.unsafe(`ROLLBACK TO SAVEPOINT ${name}`);
-                  out.push({ ok: false, error });
+                  out[i] = { ok: false, error };
                 }
               }
               if (out.some((o, i) => o.ok && scopes[i].emitted)) await this.notify(conn, corpId);
@@ -369,11 +414,17 @@ export class PgDoors {
           () => !called,
         );
       } catch (error) {
-        this.generations.changed(corpId);
+        if (error instanceof GroupRetry) {
+          // Rolled back whole: the same writes again (fresh scopes), one at a time.
+          oneAtATime = true;
+          at -= MAX_GROUP;
+          continue;
+        }
+        ended();
         for (const job of jobs) job.reject(error);
         continue;
       }
-      this.generations.changed(corpId);
+      ended();
       jobs.forEach((job, i) => {
         const o = outcomes[i];
         if (o.ok) {
@@ -405,7 +456,15 @@ class PgDoor implements PgTenantDoor {
     return this.corpId ? this.doors.generations.of(this.corpId) : newStamp();
   }
 
-  async write<T>(fn: (tx: PgTx, scope: PgTenantWriteScope) => T | Promise<T>, { durable = true, exclusive = true }: { durable?: boolean; exclusive?: boolean } = {}): Promise<T> {
+  /** The corporation's state generation now (./generations.ts): what `read` registers as its state stamp. */
+  stateStampNow(): number {
+    return this.corpId ? this.doors.generations.stateOf(this.corpId) : newStamp();
+  }
+
+  async write<T>(
+    fn: (tx: PgTx, scope: PgTenantWriteScope) => T | Promise<T>,
+    { durable = true, exclusive = true, logOnly = false }: { durable?: boolean; exclusive?: boolean; logOnly?: boolean } = {},
+  ): Promise<T> {
     const actor = currentActor();
     let scope = new PgScope(this.corpId, actor);
     // Run again only when the connection ended before the callback started: nothing was done yet.
@@ -416,7 +475,7 @@ class PgDoor implements PgTenantDoor {
         () =>
           this.doors.client.begin(async (conn) => {
             scope = new PgScope(this.corpId, actor);
-            await this.doors.enter(conn, this.corpId, true, durable, this.checked, exclusive);
+            await this.doors.enter(conn, this.corpId, true, durable, this.checked, exclusive, logOnly);
             called = true;
             const tx = pgHandle(conn, this.corpId !== "");
             const out = await fn(tx, scope);
@@ -428,15 +487,18 @@ class PgDoor implements PgTenantDoor {
       );
     } finally {
       // Before the caller goes on (and before afterCommit): its next read here sees a new stamp.
-      if (this.corpId) this.doors.generations.changed(this.corpId);
+      if (this.corpId) {
+        if (logOnly) this.doors.generations.logged(this.corpId);
+        else this.doors.generations.changed(this.corpId);
+      }
     }
     this.doors.committed(scope);
     return result;
   }
 
-  writeGrouped<T>(fn: (tx: PgTx, scope: PgTenantWriteScope) => T | Promise<T>): Promise<T> {
+  writeGrouped<T>(fn: (tx: PgTx, scope: PgTenantWriteScope) => T | Promise<T>, { independent = false, logOnly = false }: { independent?: boolean; logOnly?: boolean } = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.doors.queue(this.corpId, { fn, actor: currentActor(), resolve: resolve as (v: unknown) => void, reject });
+      this.doors.queue(this.corpId, { fn, independent, logOnly, actor: currentActor(), resolve: resolve as (v: unknown) => void, reject });
     });
   }
 

@@ -21,7 +21,7 @@ import { corporations, servers, services } from "../../db/platform/schema";
 import type { Logger } from "../../lib/log";
 import { PgDoors, type PgTenantDoor } from "./door";
 import { ChangeFeed, EVENTS_TOPIC } from "./feed";
-import { TENANT_WRITES_TOPIC } from "../../db/pg/generations";
+import { TENANT_LOG_WRITES_TOPIC, TENANT_WRITES_TOPIC } from "../../db/pg/generations";
 import { migratePg, type PgMigrationResult } from "../../db/pg/migrate";
 import { describeIsolationProblems, roleIsolationProblems, type IsolationProblem } from "../../db/pg/isolation";
 import { ConfigError } from "../../lib/config-error";
@@ -271,8 +271,10 @@ export function pgStorage(start: PgStart, bus: EventBus, nodeId = ""): { doors: 
   // feed reconnected are found by their own sweeps (the dispatcher's, the sockets' check).
   feed?.subscribe(EVENTS_TOPIC, { changed: (corpId) => bus.committed(corpId), resync: () => {} });
   // Other nodes' writes move this node's change stamps (read caches: db/pg/generations.ts); every
-  // write notifies TENANT_WRITES_TOPIC, a write with events the events channel as well.
+  // write notifies TENANT_WRITES_TOPIC (a log-only one TENANT_LOG_WRITES_TOPIC), a write with
+  // events the events channel as well.
   feed?.subscribe(TENANT_WRITES_TOPIC, doors.generations);
+  feed?.subscribe(TENANT_LOG_WRITES_TOPIC, doors.generations.logWrites);
   feed?.subscribe(EVENTS_TOPIC, doors.generations);
   return { doors, store, tenants: new PgTenants(store), feed };
 }

@@ -64,10 +64,11 @@ async function noteNasRecord(
   change: { delta: number } | { reset: true },
 ): Promise<void> {
   const s = nasStatements(tx);
-  const wasQuiet = (await s.quietSince.get(nasId))?.quiet_since ?? null;
   const quietAfter = toIso(Date.parse(receivedAt) + (interimInterval ? QUIET_INTERVALS * interimInterval * 1000 : DEFAULT_QUIET_MS));
-  if ("reset" in change) await s.reset.run(nasId, receivedAt, quietAfter);
-  else await s.heard.run(nasId, receivedAt, quietAfter, change.delta);
+  // Sent together (one round trip on PostgreSQL): statements run in the order sent, so the read
+  // sees quiet_since before the update clears it.
+  const [quiet] = await Promise.all([s.quietSince.get(nasId), "reset" in change ? s.reset.run(nasId, receivedAt, quietAfter) : s.heard.run(nasId, receivedAt, quietAfter, change.delta)]);
+  const wasQuiet = quiet?.quiet_since ?? null;
   if (wasQuiet === null) return;
   const staleMs = interimInterval ? STALE_INTERVALS * interimInterval * 1000 : DEFAULT_STALE_MS;
   await s.release.run(nasId, toIso(Date.parse(receivedAt) + staleMs), HELD_STALE_AT);
@@ -201,21 +202,26 @@ async function foldRecord(tx: TenantDb, row: AccountingRow, interimInterval: num
     if (!stored.changes) return 0;
     if (session.open !== 1) return 0;
     if (!stop && sessionTime < session.session_time) return 0;
-    await s.update.run({ ...values, $id: session.id, $session_time: Math.max(sessionTime, session.session_time) });
+    const update = s.update.run({ ...values, $id: session.id, $session_time: Math.max(sessionTime, session.session_time) });
     const contractId = row.contract_id ?? session.contract_id;
     // A Stop older than what the session holds closes it but brings no growth (its counters are behind).
+    let usage: Promise<void> | null = null;
     if (contractId && sessionTime >= session.session_time) {
       const growth = {
         input: counterGrowth(Number(session.input_bytes), row.input_octets),
         output: counterGrowth(Number(session.output_bytes), row.output_octets),
         seconds: Math.max(0, sessionTime - session.session_time),
       };
-      if (growth.input || growth.output || growth.seconds) await addUsage(tx, contractId, splitOverDays(Date.parse(session.updated_at), Date.parse(row.event_at), growth, timeZone));
+      if (growth.input || growth.output || growth.seconds) usage = addUsage(tx, contractId, splitOverDays(Date.parse(session.updated_at), Date.parse(row.event_at), growth, timeZone));
     }
+    // The update and the usage go out together (one round trip on PostgreSQL, in this order).
+    await Promise.all([update, usage]);
     return stop ? -1 : 0;
   }
   const id = newId();
-  await s.insert.run({
+  // The session, its record and its usage go out together (one round trip on PostgreSQL; the
+  // statements run in the order sent, the session before the record that refers to it).
+  const inserted = s.insert.run({
     ...values,
     $id: id,
     $nas_id: row.nas_id,
@@ -227,10 +233,11 @@ async function foldRecord(tx: TenantDb, row: AccountingRow, interimInterval: num
     $input_packets: values.$input_packets ?? 0,
     $output_packets: values.$output_packets ?? 0,
   });
-  await tx.insert(ispRadiusAccounting).values({ ...row, radius_session_id: id }).run();
+  const record = tx.insert(ispRadiusAccounting).values({ ...row, radius_session_id: id }).run();
   // The first record of a session: everything its counters hold, since the session's start.
   const growth = { input: row.input_octets ?? 0, output: row.output_octets ?? 0, seconds: sessionTime };
-  if (row.contract_id && (growth.input || growth.output || growth.seconds)) await addUsage(tx, row.contract_id, splitOverDays(Date.parse(recordStart), Date.parse(row.event_at), growth, timeZone));
+  const usage = row.contract_id && (growth.input || growth.output || growth.seconds) ? addUsage(tx, row.contract_id, splitOverDays(Date.parse(recordStart), Date.parse(row.event_at), growth, timeZone)) : null;
+  await Promise.all([inserted, record, usage]);
   return stop ? 0 : 1;
 }
 

@@ -44,7 +44,8 @@ interface SecondBudget {
  * when it reaches 200 attempts, and when the service stops. Under a flood only a budget per
  * corporation and second is stored (REFUSALS_PER_SECOND, ACCEPTS_PER_SECOND), so a corporation
  * commits attempts about once or twice a second whatever the load. Those commits skip the fsync
- * (`durable: false`: WAL keeps the file consistent, the next ordinary commit makes them durable).
+ * (`durable: false`: WAL keeps the file consistent, the next ordinary commit makes them durable)
+ * and are log-only (`logOnly`: on PostgreSQL they keep authorize's decisions and snapshot).
  * Bound on loss: a crash loses the attempts not yet committed (≤ 100 ms, ≤ 200 per corporation);
  * an attempt is a diagnostic, nobody is billed by it. No password is ever part of an attempt. The
  * list route commits the buffer before it reads, so what it shows is complete up to the request.
@@ -97,7 +98,7 @@ export class AttemptLog {
     this.buffers.delete(tenant);
     // Writes to one database commit in the order they were asked for: waiting for the latest is
     // waiting for all.
-    const job = tenant.write((tx) => storeAttempts(tx, rows), { durable: false }).catch((err) => {
+    const job = tenant.write((tx) => storeAttempts(tx, rows), { durable: false, logOnly: true }).catch((err) => {
       // A closed or failing database: the attempts are diagnostics, logged and let go.
       this.ctx.logger.warn("writing RADIUS attempts failed", { error: String(err), attempts: rows.length });
     });

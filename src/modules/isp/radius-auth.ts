@@ -68,6 +68,11 @@ export async function radiusCaller(ctx: AppContext, request: Request): Promise<R
  * comparison, so timing does not tell which NAS addresses exist.
  */
 export async function radiusNas(caller: RadiusCaller, db: TenantDb, snap: Snapshot, nasIp: string): Promise<RadiusNas> {
+  return checkedNas(caller, await nasAt(db, snap, nasIp), nasIp);
+}
+
+/** The NAS registered at `nasIp` (any spelling of the address), from the snapshot; null: none. */
+export async function nasAt(db: TenantDb, snap: Snapshot, nasIp: string): Promise<RadiusNas | null> {
   let ip = canonicalIps.get(nasIp);
   if (ip === undefined) {
     ip = canonicalIp(nasIp);
@@ -75,7 +80,14 @@ export async function radiusNas(caller: RadiusCaller, db: TenantDb, snap: Snapsh
     if (canonicalIps.size >= 1_000) canonicalIps.clear();
     canonicalIps.set(nasIp, ip);
   }
-  const nas = ip ? await cachedNas(snap, db, ip, nasByIp) : null;
+  return ip ? await cachedNas(snap, db, ip, nasByIp) : null;
+}
+
+/**
+ * The checks of radiusNas on a NAS already looked up (null: none at that address), also run on a
+ * NAS kept by authorize's decision cache (radius-service.ts).
+ */
+export function checkedNas(caller: RadiusCaller, nas: RadiusNas | null, nasIp: string): RadiusNas {
   if (caller.basicSecret !== null) {
     const ok = secretMatches(nas ?? DUMMY, caller.basicSecret);
     // The answer does not tell an unknown NAS from a wrong secret; the operator's attempt log does.

@@ -1,9 +1,10 @@
 // The NAS rows and layouts RADIUS authorize reads on every Access-Request, kept per corporation
 // read connection (on PostgreSQL per corporation) until anything at all changes in that database
-// (its change stamp moves, see src/db/change-stamp.ts readStamp). A request takes the snapshot
+// (its change stamp moves, see src/db/change-stamp.ts readStateStamp: on PostgreSQL the attempt
+// log's log-only commits do not count). A request takes the snapshot
 // once, inside its read, and finds its NAS and layout in it; callers must not modify what they are
 // given. Only a read's handle may be passed (never a write's: what a write reads may be rolled back).
-import { readStamp, stampHolds, stampScope } from "../../db/change-stamp";
+import { readStateStamp, stampScope, stateStampHolds } from "../../db/change-stamp";
 import type { TenantDb } from "../../db/sqlite";
 import type { RadiusNas } from "./nas-service";
 import { activeTemplates, layoutStatus, type AttributeTemplate } from "./render-service";
@@ -22,7 +23,8 @@ const snapshots = new WeakMap<object, Snapshot>();
 
 /** The snapshot valid for the database as it is now (a fresh one when anything changed). */
 export function radiusSnapshot(db: TenantDb): Snapshot {
-  const stamp = readStamp(db);
+  // The state stamp: the attempt log's commits (log-only writes) do not renew the snapshot on PostgreSQL.
+  const stamp = readStateStamp(db);
   const scope = stamp === null ? null : stampScope(db);
   // A write's handle: a snapshot for this call only.
   if (stamp === null || !scope) return { stamp: -1, nas: new Map(), layouts: new Map() };
@@ -40,7 +42,7 @@ export async function cachedNas(snap: Snapshot, db: TenantDb, ip: string, load: 
   if (nas === undefined) {
     nas = await load(db, ip);
     // PostgreSQL: a row read while a write ended may predate it; answered, not kept.
-    if (stampHolds(db, snap.stamp)) snap.nas.set(ip, nas);
+    if (stateStampHolds(db, snap.stamp)) snap.nas.set(ip, nas);
   }
   return nas;
 }
@@ -51,7 +53,7 @@ export async function cachedLayout(snap: Snapshot, db: TenantDb, layoutId: strin
   if (!layout) {
     const status = await layoutStatus(db, layoutId);
     layout = { status, templates: status === null ? [] : await activeTemplates(db, layoutId) };
-    if (stampHolds(db, snap.stamp)) snap.layouts.set(layoutId, layout);
+    if (stateStampHolds(db, snap.stamp)) snap.layouts.set(layoutId, layout);
   }
   return layout;
 }

@@ -1,19 +1,22 @@
 // What the FreeRADIUS rlm_rest rows do (routes in radius.ts). Authorize runs on every
-// Access-Request: one read of the corporation's database, the NAS and its layout taken from the
-// snapshot cache of that read connection (radius-cache.ts), the contract through the contract
-// service on the same handle. Accounting reads the NAS and the contract the same way, then stores
-// the record in a grouped write (one transaction, one fsync, for the records arriving together).
+// Access-Request: its decision kept per state stamp (below), else one read of the corporation's
+// database, the NAS and its layout taken from the snapshot cache of that read connection
+// (radius-cache.ts), the contract through the contract service on the same handle. Accounting
+// looks up the NAS and the contract the same way, then stores the record in a grouped write (one
+// transaction, one fsync, for the records arriving together).
 import { timingSafeEqual } from "node:crypto";
 import type { Static } from "elysia";
 import type { TenantDb } from "../../db/sqlite";
 import { notFound } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
+import { readStateStamp, stateStampHolds } from "../../db/change-stamp";
 import { contractIdByUsername, findContractByUsername } from "../contract/service";
 import { parseAccounting, type AccountingBody } from "./accounting-parse";
 import { closeNasSessions, storeAccounting } from "./accounting-service";
 import type { AttemptLog } from "./jobs";
 import type { AttemptOutcome, AuthorizeQuery } from "./model";
-import { radiusNas, refused, type RadiusCaller } from "./radius-auth";
+import type { RadiusNas } from "./nas-service";
+import { checkedNas, nasAt, radiusNas, refused, type RadiusCaller } from "./radius-auth";
 import { cachedLayout, radiusSnapshot, type Snapshot } from "./radius-cache";
 import { networkInForce } from "./network-service";
 import { renderLayout } from "./render-service";
@@ -27,34 +30,74 @@ const digest = (s: string) => Bun.SHA256.hash(s) as Uint8Array;
 const samePassword = (a: string, b: string) => timingSafeEqual(digest(a), digest(b));
 
 /**
+ * What authorize decides for a NAS address and a user name before it looks at the password: the
+ * NAS (its secret and status are checked on every request), then either a refusal or the reply
+ * and the stored password. Kept per state stamp (src/db/change-stamp.ts readStateStamp: any write
+ * of the corporation but a log-only one — attempts, accounting, metric values — moves it, on any
+ * node through the change feed), so
+ * that on PostgreSQL an unchanged corporation answers with no transaction at all, as the contract
+ * GET does. Not kept for a SUSPENDED contract (a trust unblock ends with time, not a write) nor
+ * a throttled one (its cycle ends).
+ */
+type Decision = { nas: RadiusNas | null } & ({ refusal: Error & { radiusReason?: string }; nasId: string | null } | { reply: RlmMap; password: string; nasId: string });
+
+/**
+ * One bound for all corporations (entries of older stamps included); past it the cache starts
+ * over. A few hundred bytes an entry: a few MB at most; the bench's 5,000 users fit.
+ */
+const DECISIONS_MAX = 20_000;
+const decisions = new Map<string, Decision>();
+const decisionKey = (stamp: number, query: Static<typeof AuthorizeQuery>) => `${stamp} ${query.nas_ip}\n${query.username}`;
+
+/** Accounting's lookups (the NAS, the user name's contract, the layout's interval), per state stamp. */
+const recordLookups = new Map<string, { nas: RadiusNas; contractId: string | null; interim: number | null }>();
+
+function keepDecision(key: string, decision: Decision): void {
+  if (decisions.size >= DECISIONS_MAX) decisions.clear();
+  decisions.set(key, decision);
+}
+
+/**
  * The reply attributes for an Access-Request, or a 401 (reject) / 404 (unknown user) carrying the
  * attempt log's reason; every answer with a reason is logged as an attempt.
  */
-export function authorize(caller: RadiusCaller, query: Static<typeof AuthorizeQuery>, attempts: AttemptLog): Promise<RlmMap> {
-  // One read transaction for the change stamp, the NAS, the layout and the contract: one WAL lock.
-  // One read: its statements share one snapshot and one WAL read lock (src/db/door.ts).
-  return caller.tenant.read((db) => authorizeIn(db, caller, query, attempts));
+export async function authorize(caller: RadiusCaller, query: Static<typeof AuthorizeQuery>, attempts: AttemptLog): Promise<RlmMap> {
+  // Where the door knows its stamp without reading (PostgreSQL), a kept decision needs no read.
+  const stamp = caller.tenant.stateStampNow?.();
+  const kept = stamp === undefined ? undefined : decisions.get(decisionKey(stamp, query));
+  // One read: its statements share one snapshot (SQLite: one WAL read lock, src/db/door.ts).
+  const decision = kept ?? (await caller.tenant.read((db) => decide(db, query)));
+  return answer(decision, caller, query, attempts);
 }
 
-async function authorizeIn(db: TenantDb, caller: RadiusCaller, query: Static<typeof AuthorizeQuery>, attempts: AttemptLog): Promise<RlmMap> {
-  let nasId: string | null = null;
+/** The decision, read in `db` (or found kept under the read's stamp); kept when it may be. */
+async function decide(db: TenantDb, query: Static<typeof AuthorizeQuery>): Promise<Decision> {
+  const stamp = readStateStamp(db);
+  const key = stamp === null ? null : decisionKey(stamp, query);
+  const kept = key === null ? undefined : decisions.get(key);
+  if (kept) return kept;
+  const snap = radiusSnapshot(db);
+  const nas = await nasAt(db, snap, query.nas_ip);
+  let decision: Decision;
+  let keep = true;
   try {
-    const snap = radiusSnapshot(db);
-    const nas = await radiusNas(caller, db, snap, query.nas_ip);
-    nasId = nas.id;
-    if (!nas.layout_id) throw refused("nas-no-layout", "The NAS has no layout");
-    const layout = await cachedLayout(snap, db, nas.layout_id);
+    // No NAS, or an inactive one: answer() refuses it with the caller's secret checked first
+    // (checkedNas), whatever is kept here.
+    if (!nas || !nas.status) throw refused(nas ? "nas-inactive" : "nas-unknown", nas ? "The NAS is inactive" : `No NAS is registered with address ${query.nas_ip}`);
+    const checked = nas;
+    if (!checked.layout_id) throw refused("nas-no-layout", "The NAS has no layout");
+    const layout = await cachedLayout(snap, db, checked.layout_id);
     if (layout.status !== true) throw refused("layout-inactive", "The NAS's layout is inactive");
     const found = await findContractByUsername(db, query.username);
     if (!found) throw Object.assign(notFound("User"), { radiusReason: "user-unknown" });
     const { contract } = found;
     // ACTIVE, or SUSPENDED under a trust unblock or a reduce/redirect policy (network-service.ts).
     const network = await networkInForce(db, { id: contract.id, contract_status: contract.contract_status, config: found.config }, nowIso());
+    // Kept only while time alone cannot change it: not SUSPENDED (a trust unblock ends), not
+    // throttled (the cycle ends); those are read on every request.
+    keep = contract.contract_status !== "SUSPENDED" && network.state === "normal";
     if (!network.admitted) throw refused("contract-inactive", "The contract is not active");
-    // An empty password is no password: FreeRADIUS sends `password=` for CHAP and MS-CHAP.
-    const password = query.password ? query.password : null;
-    if (password !== null && !samePassword(password, found.config.password)) throw refused("bad-password", "Wrong password");
-    const attributes = await renderLayout(db, nas.layout_id, { contract, config: found.config, password: found.config.password, nas, network }, layout.templates);
+    const attributes = await renderLayout(db, checked.layout_id, { contract, config: found.config, password: found.config.password, nas: checked, network }, layout.templates);
     const reply: RlmMap = {};
     for (const a of attributes) {
       const key = `reply:${a.name}`;
@@ -63,7 +106,28 @@ async function authorizeIn(db: TenantDb, caller: RadiusCaller, query: Static<typ
       if (prior) reply[key] = { op: "+=", value: [...[prior.value].flat(), a.value], do_xlat: false };
       else reply[key] = { op: a.operator, value: a.value, do_xlat: false };
     }
-    if (password === null) reply["control:Cleartext-Password"] = { op: ":=", value: found.config.password, do_xlat: false };
+    decision = { nas, nasId: checked.id, reply, password: found.config.password };
+  } catch (err) {
+    const refusal = err as Error & { radiusReason?: string };
+    if (!refusal.radiusReason) throw err;
+    decision = { nas, nasId: nas?.id ?? null, refusal };
+  }
+  // PostgreSQL: a decision read while a write ended may predate it; answered, not kept.
+  if (key !== null && keep && stateStampHolds(db, stamp!)) keepDecision(key, decision);
+  return decision;
+}
+
+/** The answer to one request from a decision: the caller's NAS secret, then the password. */
+function answer(decision: Decision, caller: RadiusCaller, query: Static<typeof AuthorizeQuery>, attempts: AttemptLog): RlmMap {
+  let nasId: string | null = null;
+  try {
+    nasId = checkedNas(caller, decision.nas, query.nas_ip).id;
+    if ("refusal" in decision) throw decision.refusal;
+    // An empty password is no password: FreeRADIUS sends `password=` for CHAP and MS-CHAP.
+    const password = query.password ? query.password : null;
+    if (password !== null && !samePassword(password, decision.password)) throw refused("bad-password", "Wrong password");
+    const reply: RlmMap = { ...decision.reply };
+    if (password === null) reply["control:Cleartext-Password"] = { op: ":=", value: decision.password, do_xlat: false };
     // Without a password FreeRADIUS checks CHAP/MS-CHAP itself: corpadmin only knows it handed the password over.
     logAttempt(attempts, caller, query, nasId, "accept", password === null ? "password-handed-to-freeradius" : "ok");
     return reply;
@@ -113,19 +177,38 @@ export async function account(caller: RadiusCaller, body: AccountingBody, change
     }
     return null;
   }
-  const { row, interim } = await caller.tenant.read(async (db) => {
-    const snap = radiusSnapshot(db);
-    const nas = await radiusNas(caller, db, snap, record.nasIp);
-    return {
-      row: record.build(nas.id, await contractIdByUsername(db, record.username)),
-      interim: record.interimInterval ?? (await layoutInterimInterval(snap, db, nas.layout_id)),
-    };
-  });
+  // What a record needs read (its NAS, its contract, the layout's interval), kept per state stamp
+  // as authorize's decisions are: while nothing but records and logs are written, none is read.
+  const stamp = caller.tenant.stateStampNow?.();
+  const keyOf = (stamp: number) => `${stamp} ${record.nasIp}\n${record.username}`;
+  let known = stamp === undefined ? undefined : recordLookups.get(keyOf(stamp));
+  if (!known) {
+    known = await caller.tenant.read(async (db) => {
+      const snap = radiusSnapshot(db);
+      const nas = await radiusNas(caller, db, snap, record.nasIp);
+      const found = { nas, contractId: await contractIdByUsername(db, record.username), interim: await layoutInterimInterval(snap, db, nas.layout_id) };
+      const readAt = readStateStamp(db);
+      if (readAt !== null && stateStampHolds(db, readAt)) {
+        if (recordLookups.size >= DECISIONS_MAX) recordLookups.clear();
+        recordLookups.set(keyOf(readAt), found);
+      }
+      return found;
+    });
+  }
+  // The caller's NAS secret and the NAS's status, checked on every record.
+  const nas = checkedNas(caller, known.nas, record.nasIp);
+  const row = record.build(nas.id, known.contractId);
+  const interim = record.interimInterval ?? known.interim;
   const kind = sessionChangeKind(row.status_type);
-  await caller.tenant.writeGrouped(async (tx, scope) => {
-    await storeAccounting(tx, row, interim, caller.corp.timezone, scope);
-    // The realtime sockets (the online board) hear of it after the COMMIT.
-    if (changes && kind) await publishSessionChange(changes, tx, scope, { corpId: caller.corp.id, kind, nasId: row.nas_id, acctSessionId: row.session_id, username: row.username, contractId: row.contract_id ?? null });
-  });
+  // Log-only: a record changes its session, usage and the NAS's health columns, none of which the
+  // NAS/layout snapshot or authorize's decisions hold (they stay while records flow).
+  await caller.tenant.writeGrouped(
+    async (tx, scope) => {
+      await storeAccounting(tx, row, interim, caller.corp.timezone, scope);
+      // The realtime sockets (the online board) hear of it after the COMMIT.
+      if (changes && kind) await publishSessionChange(changes, tx, scope, { corpId: caller.corp.id, kind, nasId: row.nas_id, acctSessionId: row.session_id, username: row.username, contractId: row.contract_id ?? null });
+    },
+    { logOnly: true },
+  );
   return row.contract_id ?? null;
 }

@@ -271,7 +271,9 @@ async function insertValue(tx: TenantDb, metric: Pick<MetricRow, "id">, value: n
  * meanwhile.
  */
 export function addValue(tenant: TenantDoor, key: MetricKey, body: { value: unknown; at?: string | null }, nowMs: number): Promise<MetricValue> {
-  return tenant.writeGrouped(async (tx) => checkedValue(tx, await metricOf(tx, key), body, nowMs));
+  // Independent: it reads its metric and inserts one value (PostgreSQL pipelines a group's values).
+  // Log-only: no cache of the state stamp holds values (RADIUS authorize's decisions stay).
+  return tenant.writeGrouped(async (tx) => checkedValue(tx, await metricOf(tx, key), body, nowMs), { independent: true, logOnly: true });
 }
 
 async function checkedValue(tx: TenantDb, metric: MetricRow, body: { value: unknown; at?: string | null }, nowMs: number): Promise<MetricValue> {

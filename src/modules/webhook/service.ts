@@ -563,7 +563,30 @@ export async function recordOutcomes(tx: TenantDb, list: Outcome[], nowMs: numbe
     `UPDATE webhook_deliveries SET attempts = attempts + 1, response_status = ?2, error = ?3 || ' (' || substr(error, ${CANCELLED.length + 1}) || ')', updated_at = ?4
      WHERE id = ?1 AND status = 'failed' AND substr(error, 1, ${CANCELLED.length}) = '${CANCELLED}'`,
   );
-  for (const o of list) {
+  const resetFailures = sqlite.query("UPDATE webhooks SET failure_count = 0 WHERE id = ?1 AND failure_count <> 0");
+  // Successes (nearly every outcome under load) in two rounds whatever their number: every row
+  // read (and locked), then every update; statements sent together run in the order sent, so on
+  // PostgreSQL that is two round trips for the batch, not three per delivery. A delivery met twice
+  // in the list, and every other outcome, is recorded one at a time below.
+  const seen = new Map<string, number>();
+  for (const o of list) seen.set(o.deliveryId, (seen.get(o.deliveryId) ?? 0) + 1);
+  const batched = (o: Outcome) => o.ok && seen.get(o.deliveryId) === 1;
+  const successes = list.filter(batched);
+  if (successes.length > 1) {
+    const rows = await Promise.all(successes.map((o) => rowOf.get(o.deliveryId)));
+    const writes: Promise<unknown>[] = [];
+    const hooks = new Set<string>();
+    successes.forEach((o, i) => {
+      const row = rows[i];
+      // Gone meanwhile (webhook deleted, or made inactive and its log off): nothing to record.
+      if (!row) return void writes.push(lateAnswer.run(o.deliveryId, o.responseStatus, o.error ?? "delivered", now));
+      writes.push(row.log_enabled ? finish.run(o.deliveryId, "succeeded", row.attempts + 1, o.responseStatus, o.error, now) : drop.run(o.deliveryId));
+      hooks.add(o.webhookId);
+    });
+    for (const id of hooks) writes.push(resetFailures.run(id));
+    await Promise.all(writes);
+  }
+  for (const o of successes.length > 1 ? list.filter((o) => !batched(o)) : list) {
     // Gone meanwhile (webhook deleted, or made inactive and its log off): nothing to record.
     const row = await rowOf.get(o.deliveryId);
     if (!row) {
@@ -577,7 +600,7 @@ export async function recordOutcomes(tx: TenantDb, list: Outcome[], nowMs: numbe
     };
     if (o.ok) {
       await end("succeeded");
-      await sqlite.query("UPDATE webhooks SET failure_count = 0 WHERE id = ?1 AND failure_count <> 0").run(o.webhookId);
+      await resetFailures.run(o.webhookId);
       continue;
     }
     if (o.responseStatus === 410) {

@@ -5,7 +5,7 @@
 // while a write ended is not to be kept.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
-import { readStamp, stampHolds, stampScope } from "../../../src/db/change-stamp";
+import { readStamp, readStateStamp, stampHolds, stampScope } from "../../../src/db/change-stamp";
 import { PgDoors } from "../../../src/core/pg/door";
 import { migratePg } from "../../../src/db/pg/migrate";
 import { cities } from "../../../src/db/tenant/schema";
@@ -52,6 +52,40 @@ describe("db/pg/generations: PostgreSQL's change stamps", () => {
     const mine = door.stampNow!();
     await doors.tenant("corp-b").write((tx) => tx.insert(cities).values({ name: "Beta", state: "SP", country: "BR" }).run());
     expect(door.stampNow!()).toBe(mine);
+  });
+
+  test("a log-only write (grouped or not) moves the stamp but not the state stamp; any other write moves both", async () => {
+    const door = doors.tenant("corp-a");
+    const state = door.stateStampNow!();
+    const stamp = door.stampNow!();
+    expect(await door.read((db) => readStateStamp(db))).toBe(state);
+    await door.write((tx) => tx.insert(cities).values({ name: "Log 1", state: "SP", country: "BR" }).run(), { logOnly: true });
+    await Promise.all([1, 2, 3].map((i) => door.writeGrouped((tx) => tx.insert(cities).values({ name: `Log g${i}`, state: "SP", country: "BR" }).run(), { logOnly: true, independent: true })));
+    expect(door.stampNow!()).not.toBe(stamp);
+    expect(door.stateStampNow!()).toBe(state);
+    expect(await door.read((db) => readStateStamp(db))).toBe(state);
+    // A group with one write that is not log-only moves the state stamp.
+    await Promise.all([door.writeGrouped((tx) => tx.insert(cities).values({ name: "Log g4", state: "SP", country: "BR" }).run(), { logOnly: true }), door.writeGrouped((tx) => tx.insert(cities).values({ name: "State g5", state: "SP", country: "BR" }).run())]);
+    expect(door.stateStampNow!()).not.toBe(state);
+  });
+
+  test("independent grouped writes run side by side; one failing reruns the group one at a time, rolling back alone", async () => {
+    const door = doors.tenant("corp-c");
+    const results = await Promise.allSettled(
+      [1, 2, 3, 4].map((i) =>
+        door.writeGrouped(
+          async (tx) => {
+            await tx.insert(cities).values({ name: `Side ${i}`, state: "SP", country: "BR" }).run();
+            if (i === 3) throw new Error("three fails");
+            return i;
+          },
+          { independent: true },
+        ),
+      ),
+    );
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled"]);
+    const names = await door.read((db) => db.select().from(cities).all());
+    expect(names.map((c) => c.name).sort()).toEqual(["Side 1", "Side 2", "Side 4"]);
   });
 
   test("a write's handle has no stamp; a read that overlapped a write's end may not keep what it read", async () => {
