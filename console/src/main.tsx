@@ -10,14 +10,10 @@ import { lang, setLang, t, type Key } from "./i18n";
 import { currentPath, location$, match, navigate } from "./router";
 import { Account, Login, changeCorp, logout } from "./screens/auth";
 import { Dashboard } from "./screens/dashboard";
-import { ContractCreate, ContractDetail, ContractList } from "./screens/contracts";
 import { RESOURCES } from "./screens/defs";
-import { SystemScreen } from "./screens/system";
-import { SafeIps } from "./screens/safeip";
-import { Menus } from "./screens/menus";
 import { AttemptList, SessionDetail, SessionList } from "./screens/radius";
 import { AuditLog, Backups } from "./screens/ops";
-import { CustomerPage, DoctorScreen, HistoryScreen, JobsScreen, NetworkPolicyScreen, OnlineBoard } from "./screens/lazy";
+import { ContractCreate, ContractDetail, ContractList, CustomerPage, DoctorScreen, HistoryScreen, JobsScreen, Menus, NetworkPolicyScreen, OnlineBoard, SafeIps, SystemScreen } from "./screens/lazy";
 import { ResourceCreate, ResourceDetail, ResourceList } from "./resource";
 import { Link, PageHeader } from "./ui";
 

@@ -8,7 +8,8 @@ import { signal } from "@preact/signals";
 import { call, can, type Contract, type DisconnectResult, type NetworkPolicy, type Page, type Person, type RadiusAttempt, type RadiusSession } from "../api";
 import { fmtDate, fmtMoney, t, tx } from "../i18n";
 import { ConfirmButton, ErrorNote, Facts, Form, Link, Notice, PageHeader, Section, useLoad, type FieldDef } from "../ui";
-import { ADDRESS_FIELDS, addressOf, addressValues, contractBody } from "./contracts";
+import { ADDRESS_FIELDS, addressOf, addressValues } from "./address";
+import { contractBody } from "./contracts";
 import { ContractUsage, CustomerHistory } from "./lazy";
 import { bytes, duration, outcomeText, reasonText } from "./radius";
 

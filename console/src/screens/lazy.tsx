@@ -1,6 +1,7 @@
 // Screens loaded when first opened, as chunks of their own, so the console's first load stays
-// small: the operations screens (jobs, doctor, history) and the NAS page's and record screens'
-// extra sections.
+// small (issue 32: ≤ 60 KiB with brotli or gzip): the operations screens (jobs, doctor, history),
+// the contract screens, the platform screens (system, menus, safe IP ranges) and the NAS page's
+// and record screens' extra sections.
 import type { ComponentType } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import type { Nas } from "../api";
@@ -36,3 +37,11 @@ export const CustomerHistory = lazy<{ targets: { type: string; id: string }[]; r
 // The customer page and the online board: the day's screens, but not the first one an operator sees.
 export const CustomerPage = lazy<{ id: string }>(() => import("./customer").then((m) => m.CustomerPage));
 export const OnlineBoard = lazy<Record<string, never>>(() => import("./online").then((m) => m.OnlineBoard));
+// The contract screens, the system screen, the menus and the safe IP ranges: a click away from the
+// dashboard, not on it.
+export const ContractList = lazy<Record<string, never>>(() => import("./contracts").then((m) => m.ContractList));
+export const ContractCreate = lazy<Record<string, never>>(() => import("./contracts").then((m) => m.ContractCreate));
+export const ContractDetail = lazy<{ id: string }>(() => import("./contracts").then((m) => m.ContractDetail));
+export const SystemScreen = lazy<Record<string, never>>(() => import("./system").then((m) => m.SystemScreen));
+export const Menus = lazy<Record<string, never>>(() => import("./menus").then((m) => m.Menus));
+export const SafeIps = lazy<Record<string, never>>(() => import("./safeip").then((m) => m.SafeIps));

@@ -3,7 +3,7 @@ import { useMemo } from "preact/hooks";
 import { call, type Json, type Schema } from "../api";
 import { t } from "../i18n";
 import { Form, Section } from "../ui";
-import { ADDRESS_FIELDS, addressOf, addressValues } from "./contracts";
+import { ADDRESS_FIELDS, addressOf, addressValues } from "./address";
 
 export function PersonAddress({ row, replace }: { row: Schema<"Person">; replace: (r: Schema<"Person">) => void }) {
   const initial = useMemo(() => addressValues(row.address), [row.updated_at]);
