@@ -480,6 +480,14 @@ export async function startCluster(options: { dir?: string } = {}): Promise<Test
     for (const pid of rest) signal(pid, "SIGKILL");
     if (!(await waitGone([...postmasters, ...rest], 10_000))) for (const pid of postmasters) signal(pid, "SIGKILL");
     await waitGone(postmasters, 5_000);
+    // A postmaster Patroni was starting when it was killed writes its pid file only now: whatever
+    // still runs is killed until nothing is left (a few rounds at most).
+    for (let round = 0; round < 10; round++) {
+      const left = allPids();
+      if (!left.length) break;
+      for (const pid of left) signal(pid, "SIGKILL");
+      await waitGone(left, 1_000);
+    }
     rmSync(dir, { recursive: true, force: true });
   };
 
