@@ -381,5 +381,8 @@ test("online board: who is online by customer and contract, filters in the URL, 
   await phone.locator("tbody tr").first().waitFor();
   expect(await phone.evaluate(() => (globalThis as any).document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
   await shot(phone, "phone-online-pt-BR-light");
+  await phone.emulateMedia({ colorScheme: "dark" });
+  expect(await axeViolations(phone)).toEqual([]);
+  await shot(phone, "phone-online-pt-BR-dark");
   await phone.context().close();
 }, 90_000);
