@@ -32,7 +32,6 @@ const RATCHET: Record<string, Habit[]> = {
   "src/modules/isp/network-routes.ts": ["store"],
   "src/modules/user/index.ts": ["audit"],
   "src/modules/webhook/index.ts": ["audit"],
-  "src/modules/workgroup/index.ts": ["audit"],
 };
 
 const isRouteFile = (text: string) => /\bnew Elysia\b/.test(text);

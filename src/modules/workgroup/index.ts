@@ -5,7 +5,6 @@ import { created, noContent } from "../../lib/http";
 import { IdParams, ListOf, ListQuery, ProblemSchema } from "../../lib/schemas";
 import { MenuWorkgroupParams } from "../catalog/model";
 import { authGuard } from "../../http/guard";
-import type { Principal } from "../../core/principal";
 import { FeatureParams, MemberParams, ServiceParams, Workgroup, WorkgroupInput } from "./model";
 import {
   addMember,
@@ -22,17 +21,6 @@ import {
   updateWorkgroup,
 } from "./service";
 
-/** Who changed whose permissions: `target` names the workgroup and, for a link, what it links. */
-const audit = (p: Principal, action: string, row: { id: string; corp_id: string }, link = "") => ({
-  action,
-  outcome: "success" as const,
-  actor_user_id: p.userId,
-  corp_id: row.corp_id,
-  target: `workgroup=${row.id}${link}`,
-  ip: p.ip,
-  request_id: p.requestId,
-});
-
 export function workgroupModule(ctx: AppContext) {
   const auth = "platform.workgroup" as const;
   return new Elysia({ name: "workgroup", prefix: "/api", tags: ["User"] })
@@ -46,9 +34,7 @@ export function workgroupModule(ctx: AppContext) {
     .post(
       "/workgroup",
       async ({ body, principal, set }) => {
-        const row = await createWorkgroup(ctx, principal.corpId, body);
-        await ctx.audit.record(audit(principal, "workgroup.create", row));
-        return created(set, "/api/workgroup", row);
+        return created(set, "/api/workgroup", await createWorkgroup(ctx, principal, body));
       },
       {
       auth,
@@ -65,18 +51,13 @@ export function workgroupModule(ctx: AppContext) {
     })
     .put(
       "/workgroup/:id",
-      async ({ params, body, principal }) => {
-        const row = await updateWorkgroup(ctx, principal, params.id, body);
-        await ctx.audit.record(audit(principal, "workgroup.update", row));
-        return row;
-      },
+      ({ params, body, principal }) => updateWorkgroup(ctx, principal, params.id, body),
       { auth, params: IdParams, body: WorkgroupInput, response: { 200: Workgroup }, detail: { summary: "Update a workgroup" } },
     )
     .delete(
       "/workgroup/:id",
       async ({ params, principal, set }) => {
-        const row = await deleteWorkgroup(ctx, principal, params.id);
-        await ctx.audit.record(audit(principal, "workgroup.delete", row));
+        await deleteWorkgroup(ctx, principal, params.id);
         noContent(set);
       },
       { auth, params: IdParams, detail: { summary: "Delete a workgroup with its memberships and grants" } },
@@ -84,8 +65,7 @@ export function workgroupModule(ctx: AppContext) {
     .post(
       "/workgroup/:id/user/:userId",
       async ({ params, principal, set }) => {
-        const row = await addMember(ctx, principal, params.id, params.userId);
-        await ctx.audit.record(audit(principal, "workgroup.member_add", row, ` user=${params.userId}`));
+        await addMember(ctx, principal, params.id, params.userId);
         noContent(set);
       },
       { auth, params: MemberParams, detail: { summary: "Add a user to the workgroup" } },
@@ -93,8 +73,7 @@ export function workgroupModule(ctx: AppContext) {
     .delete(
       "/workgroup/:id/user/:userId",
       async ({ params, principal, set }) => {
-        const row = await removeMember(ctx, principal, params.id, params.userId);
-        await ctx.audit.record(audit(principal, "workgroup.member_remove", row, ` user=${params.userId}`));
+        await removeMember(ctx, principal, params.id, params.userId);
         noContent(set);
       },
       { auth, params: MemberParams, detail: { summary: "Remove a user from the workgroup" } },
@@ -102,8 +81,7 @@ export function workgroupModule(ctx: AppContext) {
     .post(
       "/workgroup/:id/service/:serviceId",
       async ({ params, principal, set }) => {
-        const row = await grantService(ctx, principal, params.id, params.serviceId);
-        await ctx.audit.record(audit(principal, "workgroup.service_grant", row, ` service=${params.serviceId}`));
+        await grantService(ctx, principal, params.id, params.serviceId);
         noContent(set);
       },
       { auth, params: ServiceParams, detail: { summary: "Give the workgroup access to a service" } },
@@ -111,8 +89,7 @@ export function workgroupModule(ctx: AppContext) {
     .delete(
       "/workgroup/:id/service/:serviceId",
       async ({ params, principal, set }) => {
-        const row = await revokeService(ctx, principal, params.id, params.serviceId);
-        await ctx.audit.record(audit(principal, "workgroup.service_revoke", row, ` service=${params.serviceId}`));
+        await revokeService(ctx, principal, params.id, params.serviceId);
         noContent(set);
       },
       { auth, params: ServiceParams, detail: { summary: "Take the access to a service away" } },
@@ -120,8 +97,7 @@ export function workgroupModule(ctx: AppContext) {
     .post(
       "/workgroup/:id/feature/:featureId",
       async ({ params, principal, set }) => {
-        const row = await grantFeature(ctx, principal, params.id, params.featureId);
-        await ctx.audit.record(audit(principal, "workgroup.feature_grant", row, ` feature=${params.featureId}`));
+        await grantFeature(ctx, principal, params.id, params.featureId);
         noContent(set);
       },
       { auth, params: FeatureParams, detail: { summary: "Give the workgroup access to a feature" } },
@@ -129,20 +105,14 @@ export function workgroupModule(ctx: AppContext) {
     .delete(
       "/workgroup/:id/feature/:featureId",
       async ({ params, principal, set }) => {
-        const row = await revokeFeature(ctx, principal, params.id, params.featureId);
-        await ctx.audit.record(audit(principal, "workgroup.feature_revoke", row, ` feature=${params.featureId}`));
+        await revokeFeature(ctx, principal, params.id, params.featureId);
         noContent(set);
       },
       { auth, params: FeatureParams, detail: { summary: "Take the access to a feature away" } },
     )
     .post(
       "/menu/:id/workgroup/:workgroupId",
-      async ({ params, principal }) => {
-        const wg = await assignMenuToWorkgroup(ctx, params.id, params.workgroupId);
-        const target = `workgroup=${wg.id} menu=${params.id}`;
-        await ctx.audit.record({ action: "workgroup.menu_assign", outcome: "success", actor_user_id: principal.userId, corp_id: wg.corp_id, target, ip: principal.ip, request_id: principal.requestId });
-        return wg;
-      },
+      ({ params, principal }) => assignMenuToWorkgroup(ctx, principal, params.id, params.workgroupId),
       {
       auth: "*",
       params: MenuWorkgroupParams,

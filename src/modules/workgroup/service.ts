@@ -114,6 +114,11 @@ async function assertNameFree(db: PlatformDb, corpId: string, name: string, exce
   if (await db.select({ id: workgroups.id }).from(workgroups).where(cond).get()) throw conflict(`A workgroup named '${name}' already exists`);
 }
 
+/** Who changed whose permissions: `target` names the workgroup and, for a link, what it links. */
+function audit(ctx: AppContext, p: Principal, action: string, row: { id: string; corp_id: string }, link = ""): Promise<void> {
+  return ctx.audit.record({ action, outcome: "success", actor_user_id: p.userId, corp_id: row.corp_id, target: `workgroup=${row.id}${link}`, ip: p.ip, request_id: p.requestId });
+}
+
 export function listWorkgroups(ctx: AppContext, corpId: string, query: ListParams) {
   return ctx.store.platform.read(async (db) => {
     // Rows first: a workgroup's view reads its grants, which listRows' synchronous view cannot.
@@ -128,18 +133,21 @@ export function getWorkgroup(ctx: AppContext, p: Principal, id: string): Promise
   return ctx.store.platform.read(async (db) => workgroupView(db, await visibleWorkgroup(db, p, id)));
 }
 
-export function createWorkgroup(ctx: AppContext, corpId: string, input: WorkgroupInput): Promise<Workgroup> {
-  return ctx.store.platform.write(async (tx, w) => {
+export async function createWorkgroup(ctx: AppContext, p: Principal, input: WorkgroupInput): Promise<Workgroup> {
+  const corpId = p.corpId;
+  const view = await ctx.store.platform.write(async (tx, w) => {
     await assertNameFree(tx, corpId, input.name);
     const row = await tx.insert(workgroups).values({ corp_id: corpId, name: input.name, description: input.description ?? null }).returning().get();
     const view = await workgroupView(tx, row);
     w.record({ type: "workgroup", id: row.id, action: "create", before: null, after: view, corpId });
     return view;
   });
+  await audit(ctx, p, "workgroup.create", view);
+  return view;
 }
 
-export function updateWorkgroup(ctx: AppContext, p: Principal, id: string, input: WorkgroupInput): Promise<Workgroup> {
-  return ctx.store.platform.write(async (tx, w) => {
+export async function updateWorkgroup(ctx: AppContext, p: Principal, id: string, input: WorkgroupInput): Promise<Workgroup> {
+  const view = await ctx.store.platform.write(async (tx, w) => {
     const row = await visibleWorkgroup(tx, p, id);
     await assertNameFree(tx, row.corp_id, input.name, row.id);
     const updated = (await tx.update(workgroups).set({ name: input.name, description: input.description ?? null }).where(eq(workgroups.id, row.id)).returning().get())!;
@@ -147,15 +155,25 @@ export function updateWorkgroup(ctx: AppContext, p: Principal, id: string, input
     w.record({ type: "workgroup", id: row.id, action: "update", before: row, after: updated, corpId: row.corp_id });
     return view;
   });
+  await audit(ctx, p, "workgroup.update", view);
+  return view;
 }
 
 /**
  * One change of a visible workgroup, in one transaction: `change` runs on the workgroup (404
- * when the caller may not see it); the permission cache is dropped after the COMMIT. Returns the
- * workgroup row (the audit names its corporation).
+ * when the caller may not see it); the permission cache is dropped after the COMMIT, then the
+ * audit log gets `verb` (its target the workgroup and `link`).
  */
-function changeWorkgroup(ctx: AppContext, p: Principal, id: string, action: string, change: (tx: PlatformDb, row: WorkgroupRow) => Promise<void>): Promise<WorkgroupRow> {
-  return ctx.store.platform.write(async (tx, w) => {
+async function changeWorkgroup(
+  ctx: AppContext,
+  p: Principal,
+  id: string,
+  action: string,
+  verb: string,
+  link: string,
+  change: (tx: PlatformDb, row: WorkgroupRow) => Promise<void>,
+): Promise<void> {
+  const changed = await ctx.store.platform.write(async (tx, w) => {
     const row = await visibleWorkgroup(tx, p, id);
     // Its memberships and grants are part of its view: the history compares those.
     const before = await workgroupView(tx, row);
@@ -165,47 +183,48 @@ function changeWorkgroup(ctx: AppContext, p: Principal, id: string, action: stri
     await ctx.changes.publish(tx, w, PERMISSIONS_TOPIC, "*");
     return row;
   });
+  await audit(ctx, p, verb, changed, link);
 }
 
 /** Memberships and grants go with it (ON DELETE CASCADE). */
-export function deleteWorkgroup(ctx: AppContext, p: Principal, id: string): Promise<WorkgroupRow> {
-  return changeWorkgroup(ctx, p, id, "delete", async (tx, row) => {
+export function deleteWorkgroup(ctx: AppContext, p: Principal, id: string): Promise<void> {
+  return changeWorkgroup(ctx, p, id, "delete", "workgroup.delete", "", async (tx, row) => {
     await tx.delete(workgroups).where(eq(workgroups.id, row.id)).run();
   });
 }
 
-export function addMember(ctx: AppContext, p: Principal, id: string, userId: string): Promise<WorkgroupRow> {
-  return changeWorkgroup(ctx, p, id, "member", async (tx, row) => {
+export function addMember(ctx: AppContext, p: Principal, id: string, userId: string): Promise<void> {
+  return changeWorkgroup(ctx, p, id, "member", "workgroup.member_add", ` user=${userId}`, async (tx, row) => {
     if (!(await findUser(tx, userId))) throw notFound("User");
     if (!(await isMember(tx, userId, row.corp_id))) throw conflict("The user is not a member of the workgroup's corporation");
     await tx.insert(workgroupMembers).values({ workgroup_id: row.id, user_id: userId }).onConflictDoNothing().run();
   });
 }
 
-export function removeMember(ctx: AppContext, p: Principal, id: string, userId: string): Promise<WorkgroupRow> {
-  return changeWorkgroup(ctx, p, id, "member", async (tx, row) => {
+export function removeMember(ctx: AppContext, p: Principal, id: string, userId: string): Promise<void> {
+  return changeWorkgroup(ctx, p, id, "member", "workgroup.member_remove", ` user=${userId}`, async (tx, row) => {
     const gone = await tx.delete(workgroupMembers).where(and(eq(workgroupMembers.workgroup_id, row.id), eq(workgroupMembers.user_id, userId))).returning().all();
     if (gone.length === 0) throw notFound("Member");
   });
 }
 
-export function grantService(ctx: AppContext, p: Principal, id: string, serviceId: string): Promise<WorkgroupRow> {
-  return changeWorkgroup(ctx, p, id, "grant", async (tx, row) => {
+export function grantService(ctx: AppContext, p: Principal, id: string, serviceId: string): Promise<void> {
+  return changeWorkgroup(ctx, p, id, "grant", "workgroup.service_grant", ` service=${serviceId}`, async (tx, row) => {
     if (!(await serviceExists(tx, serviceId))) throw notFound("Service");
     if (!(await serviceEnabled(tx, row.corp_id, serviceId))) throw conflict("The service is not enabled for the corporation");
     await tx.insert(workgroupServices).values({ workgroup_id: row.id, service_id: serviceId }).onConflictDoNothing().run();
   });
 }
 
-export function revokeService(ctx: AppContext, p: Principal, id: string, serviceId: string): Promise<WorkgroupRow> {
-  return changeWorkgroup(ctx, p, id, "grant", async (tx, row) => {
+export function revokeService(ctx: AppContext, p: Principal, id: string, serviceId: string): Promise<void> {
+  return changeWorkgroup(ctx, p, id, "grant", "workgroup.service_revoke", ` service=${serviceId}`, async (tx, row) => {
     const gone = await tx.delete(workgroupServices).where(and(eq(workgroupServices.workgroup_id, row.id), eq(workgroupServices.service_id, serviceId))).returning().all();
     if (gone.length === 0) throw notFound("Service grant");
   });
 }
 
-export function grantFeature(ctx: AppContext, p: Principal, id: string, featureId: string): Promise<WorkgroupRow> {
-  return changeWorkgroup(ctx, p, id, "grant", async (tx, row) => {
+export function grantFeature(ctx: AppContext, p: Principal, id: string, featureId: string): Promise<void> {
+  return changeWorkgroup(ctx, p, id, "grant", "workgroup.feature_grant", ` feature=${featureId}`, async (tx, row) => {
     const serviceId = await featureServiceId(tx, featureId);
     if (!serviceId) throw notFound("Feature");
     if (!(await serviceEnabled(tx, row.corp_id, serviceId))) throw conflict("The feature's service is not enabled for the corporation");
@@ -213,8 +232,8 @@ export function grantFeature(ctx: AppContext, p: Principal, id: string, featureI
   });
 }
 
-export function revokeFeature(ctx: AppContext, p: Principal, id: string, featureId: string): Promise<WorkgroupRow> {
-  return changeWorkgroup(ctx, p, id, "grant", async (tx, row) => {
+export function revokeFeature(ctx: AppContext, p: Principal, id: string, featureId: string): Promise<void> {
+  return changeWorkgroup(ctx, p, id, "grant", "workgroup.feature_revoke", ` feature=${featureId}`, async (tx, row) => {
     const gone = await tx.delete(workgroupFeatures).where(and(eq(workgroupFeatures.workgroup_id, row.id), eq(workgroupFeatures.feature_id, featureId))).returning().all();
     if (gone.length === 0) throw notFound("Feature grant");
   });
@@ -226,8 +245,8 @@ export function revokeFeature(ctx: AppContext, p: Principal, id: string, feature
  * All or nothing: when a feature's service is not enabled for the workgroup's corporation, nothing
  * is granted (409).
  */
-export function assignMenuToWorkgroup(ctx: AppContext, menuId: string, workgroupId: string): Promise<Workgroup> {
-  return ctx.store.platform.write(async (tx, w) => {
+export async function assignMenuToWorkgroup(ctx: AppContext, p: Principal, menuId: string, workgroupId: string): Promise<Workgroup> {
+  const assigned = await ctx.store.platform.write(async (tx, w) => {
     const feats = await menuFeatures(tx, menuId);
     const wg = await findWorkgroup(tx, workgroupId);
     if (!wg) throw notFound("Workgroup");
@@ -246,6 +265,8 @@ export function assignMenuToWorkgroup(ctx: AppContext, menuId: string, workgroup
     w.record({ type: "workgroup", id: workgroupId, action: "grant", before, after, corpId: wg.corp_id });
     return after;
   });
+  await audit(ctx, p, "workgroup.menu_assign", assigned, ` menu=${menuId}`);
+  return assigned;
 }
 
 async function grantFeatures(tx: PlatformDb, workgroupId: string, featureIds: string[]): Promise<void> {
