@@ -28,7 +28,6 @@ const HABITS: [Habit, RegExp][] = [
 const RATCHET: Record<string, Habit[]> = {
   "src/modules/auth/index.ts": ["audit"],
   "src/modules/contract/index.ts": ["store"],
-  "src/modules/corp/index.ts": ["audit"],
   "src/modules/isp/network-routes.ts": ["store"],
   "src/modules/user/index.ts": ["audit"],
   "src/modules/webhook/index.ts": ["audit"],

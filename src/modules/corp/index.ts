@@ -6,7 +6,6 @@ import { created, noContent } from "../../lib/http";
 import { forbidden } from "../../lib/problem";
 import { ListOf, ListQuery, ProblemSchema } from "../../lib/schemas";
 import { actionOf, authGuard } from "../../http/guard";
-import type { Principal } from "../../core/principal";
 import { permits } from "../../core/permissions";
 import { User } from "../user/model";
 import {
@@ -26,7 +25,7 @@ import {
   corpCheck,
   corpTree,
   corpView,
-  createCorporation,
+  createCorporationBy,
   deleteCorporation,
   getCorp,
   getCorpByAuthName,
@@ -48,17 +47,6 @@ const TRANSITIONS: [path: string, status: CorpStatus, summary: string][] = [
   ["needs-update", "NEEDS_UPDATE", "Mark as needing update: status NEEDS_UPDATE (tokens into it: 503)"],
 ];
 
-/** A change to corporation `corpId` by the caller; `target` says what in it changed. */
-const audit = (p: Principal, action: string, corpId: string, target: string = corpId) => ({
-  action,
-  outcome: "success" as const,
-  actor_user_id: p.userId,
-  corp_id: corpId,
-  target,
-  ip: p.ip,
-  request_id: p.requestId,
-});
-
 export function corpModule(ctx: AppContext) {
   // Servers hold corporations: the server module asks here how many (it sits below this module).
   ctx.serverCorps = { on: corpCountOnServer, byServer: corpCountsByServer };
@@ -79,9 +67,7 @@ export function corpModule(ctx: AppContext) {
     .post(
       "/corp",
       async ({ body, set, principal }) => {
-        const row = await createCorporation(ctx, body);
-        await ctx.audit.record(audit(principal, "corp.create", row.id));
-        return created(set, "/api/corp", corpView(row));
+        return created(set, "/api/corp", corpView(await createCorporationBy(ctx, principal, body)));
       },
       {
       auth: "*",
@@ -104,11 +90,7 @@ export function corpModule(ctx: AppContext) {
     })
     .put(
       "/corp/:id",
-      async ({ params, body, principal }) => {
-        const row = await updateCorporation(ctx, params.id, body);
-        await ctx.audit.record(audit(principal, "corp.update", row.id));
-        return corpView(row);
-      },
+      async ({ params, body, principal }) => corpView(await updateCorporation(ctx, principal, params.id, body)),
       {
       auth: "*",
       params: CorpIdParams,
@@ -120,8 +102,7 @@ export function corpModule(ctx: AppContext) {
     .delete(
       "/corp/:id",
       async ({ params, set, principal }) => {
-        await deleteCorporation(ctx, params.id);
-        await ctx.audit.record(audit(principal, "corp.delete", params.id));
+        await deleteCorporation(ctx, principal, params.id);
         noContent(set);
       },
       {
@@ -140,8 +121,7 @@ export function corpModule(ctx: AppContext) {
     .post(
       "/corp/:id/user/:userId",
       async ({ params, set, principal }) => {
-        await addCorpUser(ctx, params.id, params.userId);
-        await ctx.audit.record(audit(principal, "corp.user_add", params.id, `user=${params.userId}`));
+        await addCorpUser(ctx, principal, params.id, params.userId);
         noContent(set);
       },
       { auth: "*", params: CorpUserParams, detail: { summary: "Add a user to the corporation" } },
@@ -149,8 +129,7 @@ export function corpModule(ctx: AppContext) {
     .delete(
       "/corp/:id/user/:userId",
       async ({ params, set, principal }) => {
-        await removeCorpUser(ctx, params.id, params.userId);
-        await ctx.audit.record(audit(principal, "corp.user_remove", params.id, `user=${params.userId}`));
+        await removeCorpUser(ctx, principal, params.id, params.userId);
         noContent(set);
       },
       {
@@ -162,8 +141,7 @@ export function corpModule(ctx: AppContext) {
     .post(
       "/corp/:id/service/:serviceId",
       async ({ params, set, principal }) => {
-        await addCorpService(ctx, params.id, params.serviceId);
-        await ctx.audit.record(audit(principal, "corp.service_add", params.id, `service=${params.serviceId}`));
+        await addCorpService(ctx, principal, params.id, params.serviceId);
         noContent(set);
       },
       { auth: "*", params: CorpServiceParams, detail: { summary: "Enable a service for the corporation" } },
@@ -171,8 +149,7 @@ export function corpModule(ctx: AppContext) {
     .delete(
       "/corp/:id/service/:serviceId",
       async ({ params, set, principal }) => {
-        await removeCorpService(ctx, params.id, params.serviceId);
-        await ctx.audit.record(audit(principal, "corp.service_remove", params.id, `service=${params.serviceId}`));
+        await removeCorpService(ctx, principal, params.id, params.serviceId);
         noContent(set);
       },
       {
@@ -202,11 +179,7 @@ export function corpModule(ctx: AppContext) {
   for (const [path, status, summary] of TRANSITIONS) {
     app.post(
       `/corp/:id/${path}`,
-      async ({ params, principal }) => {
-        const row = await setCorpStatus(ctx, params.id, status);
-        await ctx.audit.record(audit(principal, "corp.status_change", row.id, `status=${status}`));
-        return corpView(row);
-      },
+      async ({ params, principal }) => corpView(await setCorpStatus(ctx, principal, params.id, status)),
       {
       auth: "*",
       params: CorpIdParams,

@@ -5,6 +5,7 @@ import { clientOf } from "../../db/rows";
 import { join } from "node:path";
 import { and, count, eq, inArray, sql } from "drizzle-orm";
 import type { AppContext } from "../../core/context";
+import type { Principal } from "../../core/principal";
 import { PERMISSIONS_TOPIC } from "../../core/permissions";
 import { corpServices, corporations } from "../../db/platform/schema";
 import type { PlatformDb } from "../../db/sqlite";
@@ -136,6 +137,18 @@ function corpColumns(input: CorporationInput, timezone: string) {
   };
 }
 
+/** The audit log's entry for a change to corporation `corpId` by `p`; `target` says what in it changed. */
+function audit(ctx: AppContext, p: Principal, action: string, corpId: string, target: string = corpId): Promise<void> {
+  return ctx.audit.record({ action, outcome: "success", actor_user_id: p.userId, corp_id: corpId, target, ip: p.ip, request_id: p.requestId });
+}
+
+/** POST /api/corp: the corporation, created by an administrator (audited). */
+export async function createCorporationBy(ctx: AppContext, p: Principal, input: CorporationInput): Promise<CorpRow> {
+  const row = await createCorporation(ctx, input);
+  await audit(ctx, p, "corp.create", row.id);
+  return row;
+}
+
 export async function createCorporation(ctx: AppContext, input: CorporationInput, memberUserId?: string): Promise<CorpRow> {
   const timezone = input.timezone ?? "UTC";
   checkTimezone(timezone);
@@ -193,9 +206,9 @@ export function listCorps(ctx: AppContext, query: ListParams) {
  * PUT replaces every writable field. server_id is immutable: left out it stays, another value
  * is 409 (moving a database between servers is an operator's file operation, not an API call).
  */
-export async function updateCorporation(ctx: AppContext, id: string, input: CorporationInput): Promise<CorpRow> {
+export async function updateCorporation(ctx: AppContext, p: Principal, id: string, input: CorporationInput): Promise<CorpRow> {
   const timezone = input.timezone ?? "UTC";
-  return ctx.store.platform.write(async (tx, w) => {
+  const updated = await ctx.store.platform.write(async (tx, w) => {
     const current = await corpRow(tx, id);
     checkTimezone(timezone);
     if (input.server_id && input.server_id !== current.server_id) throw conflict("server_id cannot change");
@@ -214,10 +227,12 @@ export async function updateCorporation(ctx: AppContext, id: string, input: Corp
     w.record({ type: "corp", id, action: "update", before: current, after, corpId: id });
     return after;
   });
+  await audit(ctx, p, "corp.update", updated.id);
+  return updated;
 }
 
-export function setCorpStatus(ctx: AppContext, id: string, status: CorpStatus): Promise<CorpRow> {
-  return ctx.store.platform.write(async (tx, w) => {
+export async function setCorpStatus(ctx: AppContext, p: Principal, id: string, status: CorpStatus): Promise<CorpRow> {
+  const changed = await ctx.store.platform.write(async (tx, w) => {
     const before = await corpRow(tx, id);
     await writeCorpStatus(tx, id, status);
     await ctx.changes.publish(tx, w, CORPS_TOPIC, id);
@@ -225,6 +240,8 @@ export function setCorpStatus(ctx: AppContext, id: string, status: CorpStatus): 
     w.record({ type: "corp", id, action: "status", before, after, corpId: id });
     return after;
   });
+  await audit(ctx, p, "corp.status_change", changed.id, `status=${status}`);
+  return changed;
 }
 
 /** A filesystem-safe UTC timestamp: 20250131T120000123Z. */
@@ -251,7 +268,7 @@ function moveFile(from: string, to: string): void {
  * the database again (its path is no longer known); the handle is closed once the operations in
  * flight on it are done, and the file moved without an await after that.
  */
-export async function deleteCorporation(ctx: AppContext, id: string): Promise<{ movedTo: string | null }> {
+export async function deleteCorporation(ctx: AppContext, p: Principal, id: string): Promise<{ movedTo: string | null }> {
   const dbPath = await ctx.store.platform.write(async (tx, w) => {
     w.record({ type: "corp", id, action: "delete", before: await corpRow(tx, id), after: null, corpId: id });
     // PostgreSQL has no file: closeWhenIdle below deletes the corporation's rows instead.
@@ -266,6 +283,7 @@ export async function deleteCorporation(ctx: AppContext, id: string): Promise<{ 
   await ctx.tenants.closeWhenIdle(id);
   const moved = dbPath === null ? { movedTo: null } : moveDatabase(ctx, id, dbPath);
   await ctx.sessions.revokeAllInCorp(id);
+  await audit(ctx, p, "corp.delete", id);
   return moved;
 }
 
@@ -298,8 +316,8 @@ export function listCorpUsers(ctx: AppContext, corpId: string, query: ListParams
 }
 
 /** Adds a member; adding one already there changes nothing. */
-export function addCorpUser(ctx: AppContext, corpId: string, userId: string): Promise<void> {
-  return ctx.store.platform.write(async (tx, w) => {
+export async function addCorpUser(ctx: AppContext, p: Principal, corpId: string, userId: string): Promise<void> {
+  await ctx.store.platform.write(async (tx, w) => {
     await corpRow(tx, corpId);
     if (!(await userExists(tx, userId))) throw notFound("User");
     const field = `members.${userId}`;
@@ -307,10 +325,11 @@ export function addCorpUser(ctx: AppContext, corpId: string, userId: string): Pr
     await insertMember(tx, corpId, userId);
     await ctx.changes.publish(tx, w, PERMISSIONS_TOPIC, "*");
   });
+  await audit(ctx, p, "corp.user_add", corpId, `user=${userId}`);
 }
 
 /** Removes a member, also from the corporation's workgroups, and ends their sessions working there. */
-export async function removeCorpUser(ctx: AppContext, corpId: string, userId: string): Promise<void> {
+export async function removeCorpUser(ctx: AppContext, p: Principal, corpId: string, userId: string): Promise<void> {
   await ctx.store.platform.write(async (tx, w) => {
     await corpRow(tx, corpId);
     if (!(await userExists(tx, userId))) throw notFound("User");
@@ -320,13 +339,14 @@ export async function removeCorpUser(ctx: AppContext, corpId: string, userId: st
     await ctx.changes.publish(tx, w, PERMISSIONS_TOPIC, "*");
   });
   await ctx.sessions.revokeUserInCorp(userId, corpId);
+  await audit(ctx, p, "corp.user_remove", corpId, `user=${userId}`);
 }
 
 // ---- services ----------------------------------------------------------------------------------
 
 /** Enables a service for the corporation; enabling one already enabled changes nothing. */
-export function addCorpService(ctx: AppContext, corpId: string, serviceId: string): Promise<void> {
-  return ctx.store.platform.write(async (tx, w) => {
+export async function addCorpService(ctx: AppContext, p: Principal, corpId: string, serviceId: string): Promise<void> {
+  await ctx.store.platform.write(async (tx, w) => {
     await corpRow(tx, corpId);
     if (!(await serviceExists(tx, serviceId))) throw notFound("Service");
     const field = `services.${serviceId}`;
@@ -334,11 +354,12 @@ export function addCorpService(ctx: AppContext, corpId: string, serviceId: strin
     await tx.insert(corpServices).values({ corp_id: corpId, service_id: serviceId }).onConflictDoNothing().run();
     await ctx.changes.publish(tx, w, PERMISSIONS_TOPIC, "*");
   });
+  await audit(ctx, p, "corp.service_add", corpId, `service=${serviceId}`);
 }
 
 /** Disables a service; its grants to the corporation's workgroups (service and features) go too. */
-export function removeCorpService(ctx: AppContext, corpId: string, serviceId: string): Promise<void> {
-  return ctx.store.platform.write(async (tx, w) => {
+export async function removeCorpService(ctx: AppContext, p: Principal, corpId: string, serviceId: string): Promise<void> {
+  await ctx.store.platform.write(async (tx, w) => {
     await corpRow(tx, corpId);
     if (!(await serviceExists(tx, serviceId))) throw notFound("Service");
     const removed = await tx
@@ -351,6 +372,7 @@ export function removeCorpService(ctx: AppContext, corpId: string, serviceId: st
     await revokeServiceInCorp(tx, corpId, serviceId, featureIdsOf(tx, serviceId));
     await ctx.changes.publish(tx, w, PERMISSIONS_TOPIC, "*");
   });
+  await audit(ctx, p, "corp.service_remove", corpId, `service=${serviceId}`);
 }
 
 /** The services enabled for the corporation with their features and actions. */
