@@ -4,7 +4,6 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
 import { created, noContent } from "../../lib/http";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
-import { toIso } from "../../lib/time";
 import { authGuard } from "../../http/guard";
 import { WebhookDispatcher } from "./jobs";
 import { Delivery, DeliveryParams, GroupParams, RecoverBody, RecoverResult, Webhook, WebhookAlter, WebhookCreate, WebhookWithSecret } from "./model";
@@ -41,11 +40,8 @@ export function webhookModule(ctx: AppContext) {
     })
     .post(
       "/webhook/:id/deliveries/:deliveryId/resend",
-      async ({ tenant, params, principal }) => {
-        const delivery = await service.resendDelivery(tenant, params.id, params.deliveryId, toIso(ctx.now()), () => dispatcher.wake(principal.corpId));
-        await ctx.audit.record({ action: "webhook.delivery_resend", outcome: "success", actor_user_id: principal.userId, corp_id: principal.corpId, target: params.deliveryId, ip: principal.ip, request_id: principal.requestId });
-        return delivery;
-      },
+      ({ tenant, params, principal }) =>
+        service.resendDeliveryAudited(ctx, tenant, principal, params.id, params.deliveryId, () => dispatcher.wake(principal.corpId)),
       {
         auth: "platform.webhook",
         params: DeliveryParams,
@@ -55,11 +51,8 @@ export function webhookModule(ctx: AppContext) {
     )
     .post(
       "/webhook/:id/recover",
-      async ({ tenant, params, body, principal }) => {
-        const result = await service.recoverDeliveries(tenant, params.id, body.since, toIso(ctx.now()), () => dispatcher.wake(principal.corpId));
-        await ctx.audit.record({ action: "webhook.recover", outcome: "success", actor_user_id: principal.userId, corp_id: principal.corpId, target: params.id, ip: principal.ip, request_id: principal.requestId });
-        return result;
-      },
+      ({ tenant, params, body, principal }) =>
+        service.recoverDeliveriesAudited(ctx, tenant, principal, params.id, body.since, () => dispatcher.wake(principal.corpId)),
       {
         auth: "platform.webhook",
         params: IdParams,
@@ -70,11 +63,7 @@ export function webhookModule(ctx: AppContext) {
     )
     .post(
       "/webhook/:id/test",
-      async ({ tenant, params, principal }) => {
-        const { attempt, delivery } = await service.sendTestEvent(ctx, tenant, params.id);
-        await ctx.audit.record({ action: "webhook.test", outcome: attempt.ok ? "success" : "failure", actor_user_id: principal.userId, corp_id: principal.corpId, target: params.id, ip: principal.ip, request_id: principal.requestId, reason: attempt.error });
-        return delivery;
-      },
+      ({ tenant, params, principal }) => service.sendTestEventAudited(ctx, tenant, principal, params.id),
       {
         auth: "platform.webhook",
         params: IdParams,

@@ -5,6 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { AppContext } from "../../core/context";
+import type { Principal } from "../../core/principal";
 import { CorpIndex } from "../../core/settings";
 import type { PlatformDoor, TenantDoor, TenantWriteScope } from "../../core/store";
 import { sqliteClientOf, type PlatformDb, type TenantDb } from "../../db/sqlite";
@@ -367,6 +368,29 @@ export async function sendTestEvent(
     if (live?.log) await tx.insert(webhookDeliveries).values(row).run();
   });
   return { attempt, delivery: deliveryView(row) };
+}
+
+// The replay rows as the routes call them: the change, then its entry in the audit log.
+const replayAudit = (p: Principal, action: string, target: string) =>
+  ({ action, actor_user_id: p.userId, corp_id: p.corpId, target, ip: p.ip, request_id: p.requestId }) as const;
+
+export async function resendDeliveryAudited(ctx: AppContext, tenant: TenantDoor, p: Principal, webhookId: string, deliveryId: string, wake: () => void): Promise<Delivery> {
+  const delivery = await resendDelivery(tenant, webhookId, deliveryId, toIso(ctx.now()), wake);
+  await ctx.audit.record({ ...replayAudit(p, "webhook.delivery_resend", deliveryId), outcome: "success" });
+  return delivery;
+}
+
+export async function recoverDeliveriesAudited(ctx: AppContext, tenant: TenantDoor, p: Principal, webhookId: string, since: string, wake: () => void): Promise<{ queued: number }> {
+  const result = await recoverDeliveries(tenant, webhookId, since, toIso(ctx.now()), wake);
+  await ctx.audit.record({ ...replayAudit(p, "webhook.recover", webhookId), outcome: "success" });
+  return result;
+}
+
+/** The test event's attempt is audited as it went: success, or failure with its error. */
+export async function sendTestEventAudited(ctx: AppContext, tenant: TenantDoor, p: Principal, webhookId: string): Promise<Delivery> {
+  const { attempt, delivery } = await sendTestEvent(ctx, tenant, webhookId);
+  await ctx.audit.record({ ...replayAudit(p, "webhook.test", webhookId), outcome: attempt.ok ? "success" : "failure", reason: attempt.error });
+  return delivery;
 }
 
 // ---- the dispatcher's queue (jobs.ts) -------------------------------------------------------
