@@ -197,3 +197,39 @@ describe("POST /api/webhook/{id}/test: test event", () => {
     expect(r.requests).toHaveLength(0);
   });
 });
+
+describe("POST /api/webhook/{id}/deliveries/{deliveryId}/resend, /recover, /test: the audit log", () => {
+  test("each replay is audited with its actor, corporation and target; a failed test as a failure with its error", async () => {
+    const { t, admin, r, hook, deliveries } = await setup();
+    const h = await hook();
+    r.set(() => new Response("no", { status: 500 }));
+    const failed = await t.req("POST", `/api/webhook/${h.id}/test`, { token: admin.token, headers: { "x-request-id": "req-hook-test" } });
+    expect(failed.body.status).toBe("failed");
+    r.set(() => new Response("ok"));
+    expect((await t.req("POST", `/api/webhook/${h.id}/test`, { token: admin.token })).body.status).toBe("succeeded");
+    r.set(() => new Response("gone", { status: 410 }));
+    await emit(t, admin.corpId, "CITY_AFTER_INSERT", { name: "Curitiba" });
+    const [gone] = (await waitFor("the failed delivery", async () => {
+      const d = (await deliveries(h.id)).filter((x) => x.type !== "WEBHOOK_TEST");
+      return (d[0]?.status === "failed" && d) as any[] | false;
+    })) as any[];
+    // Answered 200 from now on: a resend failing with 410 again would make the webhook inactive.
+    r.set(() => new Response("ok"));
+    expect((await t.req("PUT", `/api/webhook/${h.id}/active`, { token: admin.token })).status).toBe(200);
+    expect((await t.req("POST", `/api/webhook/${h.id}/deliveries/${gone.id}/resend`, { token: admin.token })).status).toBe(200);
+    expect((await t.req("POST", `/api/webhook/${h.id}/recover`, { token: admin.token, body: { since: "2000-01-01T00:00:00Z" } })).status).toBe(200);
+    // Refused: not audited.
+    expect((await t.req("POST", `/api/webhook/${h.id}/deliveries/${UNKNOWN_ID}/resend`, { token: admin.token })).status).toBe(404);
+
+    const audit = (await t.req("GET", "/api/audit?q=webhook.&sort=at", { token: admin.token })).body.items as any[];
+    const who = { actor_user_id: admin.userId, corp_id: admin.corpId };
+    expect(audit.map((e) => [e.action, e.outcome, e.target, e.reason])).toEqual([
+      ["webhook.test", "failure", h.id, "HTTP 500: no"],
+      ["webhook.test", "success", h.id, null],
+      ["webhook.delivery_resend", "success", gone.id, null],
+      ["webhook.recover", "success", h.id, null],
+    ]);
+    expect(audit.every((e) => e.actor_user_id === who.actor_user_id && e.corp_id === who.corp_id)).toBe(true);
+    expect(audit[0].request_id).toBe("req-hook-test");
+  });
+});
