@@ -19,6 +19,8 @@ import { listRows, type ListParams, type Page } from "../db/list";
 import type { Logger } from "../lib/log";
 import { newId } from "../lib/ids";
 import { toIso } from "../lib/time";
+import { Problem } from "../lib/problem";
+import type { Principal } from "./principal";
 import type { PlatformDoor } from "./store";
 
 export interface AuditEntry {
@@ -35,6 +37,12 @@ export interface AuditEntry {
 }
 
 const MAX_FIELD = 200;
+
+/** Who did it, where, from which request: the entry's common fields for a signed-in caller. */
+export const auditBy = (p: Principal) => ({ actor_user_id: p.userId, corp_id: p.corpId, ip: p.ip, request_id: p.requestId });
+
+/** The audit reason of a failure: the problem's slug (`invalid-credentials`, `corp-blocked`, ...). */
+export const problemReason = (err: unknown): string => (err instanceof Problem ? err.slug : "error");
 const DAY_MS = 86_400_000;
 
 const clip = (v: string | null | undefined): string | null => (v == null || v === "" ? null : String(v).slice(0, MAX_FIELD));
@@ -77,6 +85,20 @@ export class AuditLog {
       );
     } catch (err) {
       this.logger.error("audit log write failed", { action: row.action, error: String(err) });
+    }
+  }
+
+  /**
+   * Runs `run`; when it throws, records `entry` as a failure with the reason (by default the
+   * problem's slug, `error` for anything else) and rethrows. The success, when there is one to
+   * record, is the caller's: it often comes later (after the token is issued).
+   */
+  async failureOf<T>(entry: Omit<AuditEntry, "outcome" | "reason">, run: () => Promise<T>, reasonOf: (err: unknown) => string = problemReason): Promise<T> {
+    try {
+      return await run();
+    } catch (err) {
+      await this.record({ ...entry, outcome: "failure", reason: reasonOf(err) });
+      throw err;
     }
   }
 

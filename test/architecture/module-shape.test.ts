@@ -29,7 +29,6 @@ const RATCHET: Record<string, Habit[]> = {
   "src/modules/auth/index.ts": ["audit"],
   "src/modules/contract/index.ts": ["store"],
   "src/modules/isp/network-routes.ts": ["store"],
-  "src/modules/user/index.ts": ["audit"],
 };
 
 const isRouteFile = (text: string) => /\bnew Elysia\b/.test(text);

@@ -3,10 +3,8 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../core/context";
 import { created, noContent } from "../../lib/http";
-import { Problem } from "../../lib/problem";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
 import { authGuard, requestIdOf } from "../../http/guard";
-import type { Principal } from "../../core/principal";
 import {
   LoginParams,
   PasswordChange,
@@ -28,7 +26,6 @@ import {
   createUser,
   deleteUser,
   disableTwoFactor,
-  getManageableUser,
   getUser,
   getUserByLogin,
   listUsers,
@@ -40,10 +37,6 @@ import {
   updateUser,
 } from "./service";
 import { userSessionRoutes } from "./sessions-routes";
-
-/** Who did it, where, from which address: the common fields of an audit record. */
-const auditBy = (p: Principal) => ({ actor_user_id: p.userId, corp_id: p.corpId, ip: p.ip, request_id: p.requestId });
-const problemSlug = (err: unknown) => (err instanceof Problem ? err.slug : "error");
 
 export function userModule(ctx: AppContext) {
   const clientIpOf = (request: Request, server: { requestIP(r: Request): { address: string } | null } | null) => ctx.clientIp(request, server?.requestIP(request)?.address ?? null);
@@ -58,12 +51,7 @@ export function userModule(ctx: AppContext) {
     )
     .post(
       "/user",
-      async ({ body, principal, set }) => {
-        const user = await createUser(ctx, principal, body);
-        await ctx.audit.record({ ...auditBy(principal), action: "user.create", outcome: "success", target: user.id });
-        if (user.super_admin) await ctx.audit.record({ ...auditBy(principal), action: "user.super_admin_grant", outcome: "success", target: user.id });
-        return created(set, "/api/user", user);
-      },
+      async ({ body, principal, set }) => created(set, "/api/user", await createUser(ctx, principal, body)),
       {
       auth: "platform.user",
       body: UserCreate,
@@ -74,9 +62,7 @@ export function userModule(ctx: AppContext) {
     .post(
       "/user/password/reset-key",
       async ({ body, set, request, server }) => {
-        createResetKey(ctx, body.login);
-        // The same record whether the login exists or not: the log must not become an oracle.
-        await ctx.audit.record({ action: "user.password_reset_request", outcome: "requested", target: body.login, ip: clientIpOf(request, server), request_id: requestIdOf(set) });
+        await createResetKey(ctx, body.login, { ip: clientIpOf(request, server), requestId: requestIdOf(set) });
         noContent(set);
       },
       { publicAuth: true, body: ResetKeyBody, detail: { summary: "Create a password-reset key and e-mail it to the user", security: [] } },
@@ -84,15 +70,7 @@ export function userModule(ctx: AppContext) {
     .post(
       "/user/password/reset",
       async ({ body, set, request, server }) => {
-        const audit = { action: "user.password_reset", ip: clientIpOf(request, server), request_id: requestIdOf(set) };
-        let userId: string;
-        try {
-          userId = await resetPassword(ctx, body.key, body.new_password);
-        } catch (err) {
-          await ctx.audit.record({ ...audit, outcome: "failure", reason: problemSlug(err) });
-          throw err;
-        }
-        await ctx.audit.record({ ...audit, outcome: "success", target: userId });
+        await resetPassword(ctx, body.key, body.new_password, { ip: clientIpOf(request, server), requestId: requestIdOf(set) });
         noContent(set);
       },
       { publicAuth: true, body: ResetBody, detail: { summary: "Reset the password with a key", security: [] } },
@@ -111,54 +89,31 @@ export function userModule(ctx: AppContext) {
     })
     .put(
       "/user/:id",
-      async ({ params, body, principal }) => {
-        const { before, user } = await updateUser(ctx, principal, params.id, body);
-        await ctx.audit.record({ ...auditBy(principal), action: "user.update", outcome: "success", target: user.id });
-        if (user.super_admin !== before.super_admin)
-          await ctx.audit.record({ ...auditBy(principal), action: user.super_admin ? "user.super_admin_grant" : "user.super_admin_revoke", outcome: "success", target: user.id });
-        return user;
-      },
+      ({ params, body, principal }) => updateUser(ctx, principal, params.id, body),
       { auth: { guard: "platform.user", self: "id" }, params: IdParams, body: UserUpdate, response: { 200: User }, detail: { summary: "Update a user (not the password)" } },
     )
     .delete(
       "/user/:id",
       async ({ params, principal, set }) => {
         await deleteUser(ctx, principal, params.id);
-        await ctx.audit.record({ ...auditBy(principal), action: "user.delete", outcome: "success", target: params.id });
         noContent(set);
       },
       { auth: "platform.user", params: IdParams, detail: { summary: "Delete a user" } },
     )
     .put(
       "/user/:id/active",
-      async ({ params, principal }) => {
-        const user = await setStatus(ctx, principal, params.id, true);
-        await ctx.audit.record({ ...auditBy(principal), action: "user.activate", outcome: "success", target: user.id });
-        return user;
-      },
+      ({ params, principal }) => setStatus(ctx, principal, params.id, true),
       { auth: "platform.user", params: IdParams, response: { 200: User }, detail: { summary: "Activate a user" } },
     )
     .put(
       "/user/:id/inactive",
-      async ({ params, principal }) => {
-        const user = await setStatus(ctx, principal, params.id, false);
-        await ctx.audit.record({ ...auditBy(principal), action: "user.inactivate", outcome: "success", target: user.id });
-        return user;
-      },
+      ({ params, principal }) => setStatus(ctx, principal, params.id, false),
       { auth: "platform.user", params: IdParams, response: { 200: User }, detail: { summary: "Inactivate a user; their sessions are revoked" } },
     )
     .post(
       "/user/:id/password",
       async ({ params, body, principal, set }) => {
-        const row = await getManageableUser(ctx, principal, params.id);
-        const audit = { ...auditBy(principal), action: "user.password_change", target: row.id };
-        try {
-          await changePassword(ctx, principal, row, body.current_password, body.new_password);
-        } catch (err) {
-          await ctx.audit.record({ ...audit, outcome: "failure", reason: problemSlug(err) });
-          throw err;
-        }
-        await ctx.audit.record({ ...audit, outcome: "success" });
+        await changePassword(ctx, principal, params.id, body.current_password, body.new_password);
         noContent(set);
       },
       { auth: { guard: "platform.user", self: "id" }, params: IdParams, body: PasswordChange, detail: { summary: "Change a password; the user's other sessions are revoked" } },
@@ -178,16 +133,7 @@ export function userModule(ctx: AppContext) {
       "/user/:id/2fa/enable",
       async ({ params, body, principal }) => {
         if (body.code === undefined || body.code === null) return startTwoFactor(ctx, params.id);
-        const audit = { ...auditBy(principal), action: "user.two_factor_enable", target: params.id };
-        let updated: User;
-        try {
-          updated = await confirmTwoFactor(ctx, params.id, body.code);
-        } catch (err) {
-          await ctx.audit.record({ ...audit, outcome: "failure", reason: problemSlug(err) });
-          throw err;
-        }
-        await ctx.audit.record({ ...audit, outcome: "success" });
-        return updated;
+        return confirmTwoFactor(ctx, principal, params.id, body.code);
       },
       {
         auth: { guard: "self", self: "id" },
@@ -199,18 +145,7 @@ export function userModule(ctx: AppContext) {
     )
     .post(
       "/user/:id/2fa/disable",
-      async ({ params, body, principal }) => {
-        const audit = { ...auditBy(principal), action: "user.two_factor_disable", target: params.id };
-        let updated: User;
-        try {
-          updated = await disableTwoFactor(ctx, params.id, body.code);
-        } catch (err) {
-          await ctx.audit.record({ ...audit, outcome: "failure", reason: problemSlug(err) });
-          throw err;
-        }
-        await ctx.audit.record({ ...audit, outcome: "success" });
-        return updated;
-      },
+      ({ params, body, principal }) => disableTwoFactor(ctx, principal, params.id, body.code),
       {
         auth: { guard: "self", self: "id" },
         params: IdParams,
@@ -221,11 +156,7 @@ export function userModule(ctx: AppContext) {
     )
     .post(
       "/user/:id/2fa/reset",
-      async ({ params, principal }) => {
-        const user = await resetTwoFactor(ctx, principal, params.id);
-        await ctx.audit.record({ ...auditBy(principal), action: "user.two_factor_reset", outcome: "success", target: user.id });
-        return user;
-      },
+      ({ params, principal }) => resetTwoFactor(ctx, principal, params.id),
       { auth: "platform.user", params: IdParams, response: { 200: User }, detail: { summary: "Reset two-factor authentication (lost authenticator)" } },
     );
 }

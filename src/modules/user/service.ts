@@ -4,6 +4,7 @@ import { randomBytes } from "node:crypto";
 import { clientOf } from "../../db/rows";
 import { and, eq, inArray, lt, ne, type SQLWrapper } from "drizzle-orm";
 import type { WriteScope } from "../../core/store";
+import { auditBy } from "../../core/audit";
 import type { AppContext } from "../../core/context";
 import { PERMISSIONS_TOPIC, SUPER_PERMISSION } from "../../core/permissions";
 import type { Principal } from "../../core/principal";
@@ -20,6 +21,12 @@ import type { Permissions, User, UserCreate, UserUpdate } from "./model";
 import { userView, type UserRow } from "./view";
 
 export const RESET_KEY_TTL_MS = 60 * 60_000;
+
+/** Where a public row's request came from (no one is signed in): its audit entry's fields. */
+export interface RequestOrigin {
+  ip: string;
+  requestId: string | null;
+}
 
 const HIDDEN = ["password_hash", "two_factor_secret", "two_factor_pending", "two_factor_last_step"];
 const LIST_SPEC = { q: [users.name, users.email, users.login], hidden: HIDDEN };
@@ -169,7 +176,7 @@ export async function createUser(ctx: AppContext, p: Principal, input: UserCreat
   // Checked before the (slow) hash too, so that a taken login answers at once.
   if (await ctx.store.platform.read((db) => loginTaken(db, input.login))) throw conflict(`login '${input.login}' is taken`);
   const password_hash = await ctx.passwords.hash(input.password);
-  return ctx.store.platform.write(async (tx, w) => {
+  const user = await ctx.store.platform.write(async (tx, w) => {
     if (await loginTaken(tx, input.login)) throw conflict(`login '${input.login}' is taken`);
     const id = newId();
     await tx.insert(users).values({ id, name: input.name, email: input.email, login: input.login, password_hash, super_admin: !!input.super_admin }).run();
@@ -179,11 +186,14 @@ export async function createUser(ctx: AppContext, p: Principal, input: UserCreat
     recordUser(w, "create", null, row);
     return userView(tx, row);
   });
+  await ctx.audit.record({ ...auditBy(p), action: "user.create", outcome: "success", target: user.id });
+  if (user.super_admin) await ctx.audit.record({ ...auditBy(p), action: "user.super_admin_grant", outcome: "success", target: user.id });
+  return user;
 }
 
-/** Returns the user as it was and as it is. */
-export function updateUser(ctx: AppContext, p: Principal, id: string, input: UserUpdate): Promise<{ before: UserRow; user: User }> {
-  return ctx.store.platform.write(async (tx, w) => {
+/** Audited as an update, and as a grant or revocation when super_admin changed. */
+export async function updateUser(ctx: AppContext, p: Principal, id: string, input: UserUpdate): Promise<User> {
+  const { before, user } = await ctx.store.platform.write(async (tx, w) => {
     const row = await manageableUser(tx, p, id);
     const superAdmin = !!input.super_admin;
     if (superAdmin !== row.super_admin && !p.superAdmin) throw forbidden("Only a platform administrator may change super_admin");
@@ -196,6 +206,10 @@ export function updateUser(ctx: AppContext, p: Principal, id: string, input: Use
     recordUser(w, "update", row, after);
     return { before: row, user: await userView(tx, after) };
   });
+  await ctx.audit.record({ ...auditBy(p), action: "user.update", outcome: "success", target: user.id });
+  if (user.super_admin !== before.super_admin)
+    await ctx.audit.record({ ...auditBy(p), action: user.super_admin ? "user.super_admin_grant" : "user.super_admin_revoke", outcome: "success", target: user.id });
+  return user;
 }
 
 export async function deleteUser(ctx: AppContext, p: Principal, id: string): Promise<void> {
@@ -212,6 +226,7 @@ export async function deleteUser(ctx: AppContext, p: Principal, id: string): Pro
     // The sessions' rows go with the user; the nodes that keep them drop them.
     await publishUserSessions(ctx.changes, tx, w, row.id);
   });
+  await ctx.audit.record({ ...auditBy(p), action: "user.delete", outcome: "success", target: id });
 }
 
 export async function setStatus(ctx: AppContext, p: Principal, id: string, status: boolean): Promise<User> {
@@ -228,6 +243,7 @@ export async function setStatus(ctx: AppContext, p: Principal, id: string, statu
     return userView(tx, after);
   });
   if (!status) await ctx.sessions.revokeAllOfUser(id);
+  await ctx.audit.record({ ...auditBy(p), action: status ? "user.activate" : "user.inactivate", outcome: "success", target: user.id });
   return user;
 }
 
@@ -242,23 +258,31 @@ async function storePassword(ctx: AppContext, userId: string, passwordHash: stri
   await ctx.sessions.revokeAllOfUser(userId, keepSession);
 }
 
-export async function changePassword(ctx: AppContext, p: Principal, row: UserRow, current: string | null | undefined, next: string): Promise<void> {
-  const self = p.userId === row.id;
-  if (self) {
-    if (!current) throw invalid("current_password", "is required to change your own password");
-    if (!(await ctx.passwords.verify(current, row.password_hash))) throw forbidden("The current password is wrong");
-  }
-  await storePassword(ctx, row.id, await ctx.passwords.hash(next), self ? (p.sessionId ?? undefined) : undefined);
+/** A user the caller may manage (else 404/403, not audited); the change audited either way. */
+export async function changePassword(ctx: AppContext, p: Principal, id: string, current: string | null | undefined, next: string): Promise<void> {
+  const row = await getManageableUser(ctx, p, id);
+  const audit = { ...auditBy(p), action: "user.password_change", target: row.id };
+  await ctx.audit.failureOf(audit, async () => {
+    const self = p.userId === row.id;
+    if (self) {
+      if (!current) throw invalid("current_password", "is required to change your own password");
+      if (!(await ctx.passwords.verify(current, row.password_hash))) throw forbidden("The current password is wrong");
+    }
+    await storePassword(ctx, row.id, await ctx.passwords.hash(next), self ? (p.sessionId ?? undefined) : undefined);
+  });
+  await ctx.audit.record({ ...audit, outcome: "success" });
 }
 
 /**
  * Creates a single-use key (1 hour) and e-mails it. Unknown logins get the same answer in the
- * same time: the lookup, the write and the mail all happen after the answer has gone out.
+ * same time: the lookup, the write and the mail all happen after the answer has gone out. The
+ * audit entry is the same whether the login exists or not: the log must not become an oracle.
  */
-export function createResetKey(ctx: AppContext, login: string): void {
+export async function createResetKey(ctx: AppContext, login: string, from: RequestOrigin): Promise<void> {
   setTimeout(() => {
     issueResetKey(ctx, login).catch((err) => ctx.logger.error("password reset key not created", { error: String(err) }));
   }, 0);
+  await ctx.audit.record({ action: "user.password_reset_request", outcome: "requested", target: login, ip: from.ip, request_id: from.requestId });
 }
 
 async function issueResetKey(ctx: AppContext, login: string): Promise<void> {
@@ -284,8 +308,15 @@ async function issueResetKey(ctx: AppContext, login: string): Promise<void> {
   });
 }
 
+/** Resets the password a key was issued for; audited as a success on that user, or a failure. */
+export async function resetPassword(ctx: AppContext, key: string, password: string, from: RequestOrigin): Promise<void> {
+  const audit = { action: "user.password_reset", ip: from.ip, request_id: from.requestId };
+  const userId = await ctx.audit.failureOf(audit, () => resetWithKey(ctx, key, password));
+  await ctx.audit.record({ ...audit, outcome: "success", target: userId });
+}
+
 /** Returns the id of the user whose password was reset. */
-export async function resetPassword(ctx: AppContext, key: string, password: string): Promise<string> {
+async function resetWithKey(ctx: AppContext, key: string, password: string): Promise<string> {
   const keyHash = sha256Hex(key);
   const badKey = () => invalid("key", "is unknown, used or expired");
   const usable = (row: typeof passwordResetKeys.$inferSelect | undefined) => !!row && row.used_at === null && row.expires_at > toIso(ctx.now());
@@ -328,8 +359,9 @@ export function startTwoFactor(ctx: AppContext, userId: string): Promise<{ secre
   });
 }
 
-export function confirmTwoFactor(ctx: AppContext, userId: string, code: number | string): Promise<User> {
-  return ctx.store.platform.write(async (tx, w) => {
+export async function confirmTwoFactor(ctx: AppContext, p: Principal, userId: string, code: number | string): Promise<User> {
+  const audit = { ...auditBy(p), action: "user.two_factor_enable", target: userId };
+  const user = await ctx.audit.failureOf(audit, () => ctx.store.platform.write(async (tx, w) => {
     const row = await presentUser(tx, userId);
     if (row.two_factor_secret) throw conflict("Two-factor authentication is already enabled");
     if (!row.two_factor_pending) throw conflict("No pending secret: enable without a code first");
@@ -340,7 +372,9 @@ export function confirmTwoFactor(ctx: AppContext, userId: string, code: number |
     const after = (await findUser(tx, row.id))!;
     recordUser(w, "two-factor", row, after);
     return userView(tx, after);
-  });
+  }));
+  await ctx.audit.record({ ...audit, outcome: "success" });
+  return user;
 }
 
 /** Tells ctx.credentialWatchers (in the caller's transaction) that the user's credentials changed. */
@@ -354,8 +388,9 @@ async function clearTwoFactor(ctx: AppContext, tx: PlatformDb, userId: string): 
   await credentialsChanged(ctx, tx, userId);
 }
 
-export function disableTwoFactor(ctx: AppContext, userId: string, code: number | string): Promise<User> {
-  return ctx.store.platform.write(async (tx, w) => {
+export async function disableTwoFactor(ctx: AppContext, p: Principal, userId: string, code: number | string): Promise<User> {
+  const audit = { ...auditBy(p), action: "user.two_factor_disable", target: userId };
+  const user = await ctx.audit.failureOf(audit, () => ctx.store.platform.write(async (tx, w) => {
     const row = await presentUser(tx, userId);
     if (!row.two_factor_secret) throw conflict("Two-factor authentication is not enabled");
     const step = matchingStep(row.two_factor_secret, code, ctx.now());
@@ -364,18 +399,22 @@ export function disableTwoFactor(ctx: AppContext, userId: string, code: number |
     const after = (await findUser(tx, row.id))!;
     recordUser(w, "two-factor", row, after);
     return userView(tx, after);
-  });
+  }));
+  await ctx.audit.record({ ...audit, outcome: "success" });
+  return user;
 }
 
 /** Reset by an administrator (lost authenticator). */
-export function resetTwoFactor(ctx: AppContext, p: Principal, id: string): Promise<User> {
-  return ctx.store.platform.write(async (tx, w) => {
+export async function resetTwoFactor(ctx: AppContext, p: Principal, id: string): Promise<User> {
+  const user = await ctx.store.platform.write(async (tx, w) => {
     const row = await manageableUser(tx, p, id);
     await clearTwoFactor(ctx, tx, row.id);
     const after = (await findUser(tx, row.id))!;
     recordUser(w, "two-factor", row, after);
     return userView(tx, after);
   });
+  await ctx.audit.record({ ...auditBy(p), action: "user.two_factor_reset", outcome: "success", target: user.id });
+  return user;
 }
 
 // ---- permissions and sessions ------------------------------------------------------------------
@@ -421,5 +460,5 @@ export async function revokeSession(ctx: AppContext, principal: Principal, userI
     throw forbidden("Only a platform administrator may end a platform administrator's session");
   }
   await ctx.sessions.revoke(session.id);
-  await ctx.audit.record({ action: "user.session_revoke", outcome: "success", actor_user_id: principal.userId, corp_id: principal.corpId, target: userId, ip: principal.ip, request_id: principal.requestId });
+  await ctx.audit.record({ ...auditBy(principal), action: "user.session_revoke", outcome: "success", target: userId });
 }
