@@ -1,14 +1,12 @@
 // Authentication rows of routes.md: login, logout, credentials, refresh, change of corporation,
 // the OIDC exchange and link, and the safe IP ranges of each domain.
-import { Elysia } from "elysia";
+import { Elysia, type Cookie } from "elysia";
 import type { AppContext } from "../../core/context";
 import { created, noContent } from "../../lib/http";
 import { ListOf, ListQuery, ProblemSchema } from "../../lib/schemas";
-import { forbidden, notFound, Problem, unauthorized } from "../../lib/problem";
-import type { CorpRow } from "../../core/corp-cache";
-import { clientOf, credentialsOf, issueCredentials, loadUser } from "./credentials";
+import { unauthorized } from "../../lib/problem";
+import { clientOf, credentialsOf, loadUser } from "./credentials";
 import { authGuard, requestIdOf } from "../../http/guard";
-import { checkExternalLogin, checkLogin, checkTokenIssue, invalidCredentials, memberOf, onlyCorpOf } from "./login";
 import {
   ChangeCorpBody,
   Credentials,
@@ -22,17 +20,28 @@ import {
   SafeIpBody,
   SafeIpRange,
 } from "./model";
-import { linkedUserId, linkIdentity, oidcOf } from "./oidc";
 import { addRange, domainCorp, listRanges, removeRange, safeIpsOf } from "./safe-ip";
 import { forgetDevices } from "./service";
+import { changeCorp, exchangeIdToken, linkIdToken, logIn, logOut, refresh, type SignIn } from "./session-service";
 import { SharedRateLimiter } from "./shared-rate-limit";
 import { DEVICE_COOKIE, setDeviceCookie } from "./two-factor";
 
-/**
- * The audit reason of a failure: the problem's slug (`invalid-credentials`, `corp-blocked`, ...).
- * A 429 inside these handlers is the lockout (the per-IP limit answers before any handler runs).
- */
-const problemSlug = (err: unknown) => (err instanceof Problem ? (err.status === 429 ? "locked" : err.slug) : "error");
+/** What a sign-in request carries besides its body: who asks, its request id, its device cookie. */
+function signInOf(
+  request: Request,
+  server: { requestIP(r: Request): { address: string } | null } | null,
+  cookie: Record<string, Cookie<unknown>>,
+  set: { headers: unknown },
+  ctx: AppContext,
+): SignIn {
+  const ip = ctx.clientIp(request, server?.requestIP(request)?.address ?? null);
+  return {
+    client: { ...clientOf(ip, request), ip },
+    requestId: requestIdOf(set),
+    deviceCookie: cookie[DEVICE_COOKIE]?.value,
+    rememberDevice: (deviceToken) => setDeviceCookie(ctx, cookie, request, deviceToken),
+  };
+}
 
 export function authModule(ctx: AppContext) {
   // A new password or two-factor turned off: the devices remembered on the old ones are forgotten.
@@ -49,31 +58,11 @@ export function authModule(ctx: AppContext) {
   ctx.authChecks.push((p) => {
     if (p.kind === "user") return safeIps.check(p.corpId, p.ip, p.superAdmin);
   });
-  const oidc = oidcOf(ctx);
-
   return new Elysia({ name: "auth", prefix: "/api", tags: ["Authentication"] })
     .use(authGuard(ctx))
     .post(
       "/login",
-      async ({ body, request, server, cookie, set }) => {
-        const ip = ctx.clientIp(request, server?.requestIP(request)?.address ?? null);
-        const request_id = requestIdOf(set);
-        let checked: Awaited<ReturnType<typeof checkLogin>>;
-        try {
-          checked = await checkLogin(ctx, body, ip, cookie[DEVICE_COOKIE]?.value);
-        } catch (err) {
-          // The attempted login name is the target (never the password or the 2FA code).
-          const corpId = (await ctx.corps.find(body.corp))?.id ?? null;
-          await ctx.audit.record({ action: "auth.login", outcome: "failure", reason: problemSlug(err), target: body.login, corp_id: corpId, ip, request_id });
-          throw err;
-        }
-        const { user, corp, deviceToken } = checked;
-        if (deviceToken) setDeviceCookie(ctx, cookie, request, deviceToken);
-        if (deviceToken) await ctx.audit.record({ action: "auth.device_remember", outcome: "success", actor_user_id: user.id, target: user.login, corp_id: corp.id, ip, request_id });
-        const credentials = await issueCredentials(ctx, user, corp.id, clientOf(ip, request));
-        await ctx.audit.record({ action: "auth.login", outcome: "success", actor_user_id: user.id, target: user.login, corp_id: corp.id, ip, request_id });
-        return credentials;
-      },
+      ({ body, request, server, cookie, set }) => logIn(ctx, body, signInOf(request, server, cookie, set, ctx)),
       {
         publicAuth: true,
         body: LoginBody,
@@ -84,8 +73,7 @@ export function authModule(ctx: AppContext) {
     .delete(
       "/logout",
       async ({ principal, set }) => {
-        await ctx.sessions.revoke(principal.sessionId!);
-        await ctx.audit.record({ action: "auth.logout", outcome: "success", actor_user_id: principal.userId, corp_id: principal.corpId, ip: principal.ip, request_id: principal.requestId });
+        await logOut(ctx, principal);
         set.status = 204;
       },
       { auth: "token", detail: { summary: "Log out: revoke the token's session" } },
@@ -104,43 +92,12 @@ export function authModule(ctx: AppContext) {
     )
     .get(
       "/auth/refresh",
-      async ({ principal, request }) => {
-        const audit = { action: "auth.refresh", actor_user_id: principal.userId, corp_id: principal.corpId, ip: principal.ip, request_id: principal.requestId };
-        const user = await loadUser(ctx, principal.userId!);
-        try {
-          await checkTokenIssue(ctx, user, principal.corp, principal.ip);
-        } catch (err) {
-          await ctx.audit.record({ ...audit, outcome: "failure", reason: problemSlug(err) });
-          throw err;
-        }
-        // Revoked since the guard read it (a logout racing this request): no new token comes of it.
-        if (!(await ctx.sessions.revoke(principal.sessionId!))) throw unauthorized("The session has ended");
-        const credentials = await issueCredentials(ctx, user, principal.corpId, clientOf(principal.ip, request));
-        await ctx.audit.record({ ...audit, outcome: "success" });
-        return credentials;
-      },
+      ({ principal, request }) => refresh(ctx, principal, clientOf(principal.ip, request)),
       { auth: "token", response: { 200: Credentials }, detail: { summary: "Refresh: a new token; the old session is revoked" } },
     )
     .post(
       "/auth/corp",
-      async ({ principal, body, request }) => {
-        const user = await loadUser(ctx, principal.userId!);
-        const corp = await ctx.corps.find(body.corp);
-        // target: the corporation asked for (its id when it exists); corp_id: the one being left.
-        const audit = { action: "auth.corp_change", actor_user_id: user.id, corp_id: principal.corpId, target: corp?.id ?? body.corp, ip: principal.ip, request_id: principal.requestId };
-        try {
-          if (!corp && user.super_admin) throw notFound("Corporation");
-          if (!corp || (!user.super_admin && !(await memberOf(ctx, user.id, corp.id)))) throw forbidden("Not a member of that corporation");
-          await checkTokenIssue(ctx, user, corp, principal.ip);
-        } catch (err) {
-          await ctx.audit.record({ ...audit, outcome: "failure", reason: problemSlug(err) });
-          throw err;
-        }
-        if (!(await ctx.sessions.revoke(principal.sessionId!))) throw unauthorized("The session has ended");
-        const credentials = await issueCredentials(ctx, user, corp.id, clientOf(principal.ip, request));
-        await ctx.audit.record({ ...audit, outcome: "success" });
-        return credentials;
-      },
+      ({ principal, body, request }) => changeCorp(ctx, principal, body.corp, clientOf(principal.ip, request)),
       {
         auth: "token",
         body: ChangeCorpBody,
@@ -150,38 +107,7 @@ export function authModule(ctx: AppContext) {
     )
     .post(
       "/auth/oidc/:provider/exchange",
-      async ({ params, body, request, server, cookie, set }) => {
-        oidc.provider(params.provider);
-        const ip = ctx.clientIp(request, server?.requestIP(request)?.address ?? null);
-        const request_id = requestIdOf(set);
-        // target: the provider, then `provider:subject` once the ID token is verified (never the token).
-        const audit = { action: "auth.oidc_exchange", target: params.provider, corp_id: (body.corp && (await ctx.corps.find(body.corp))?.id) || null, ip, request_id };
-        let checked: Awaited<ReturnType<typeof checkExternalLogin>>;
-        try {
-          const token = await oidc.verify(params.provider, body.id_token);
-          audit.target = `${token.provider}:${token.subject}`;
-          const linkedUser = await linkedUserId(ctx, token);
-          if (!linkedUser) throw invalidCredentials();
-          let corp: CorpRow;
-          if (body.corp) {
-            const found = await ctx.corps.find(body.corp);
-            if (!found) throw invalidCredentials();
-            corp = found;
-          } else corp = await onlyCorpOf(ctx, linkedUser);
-          audit.corp_id = corp.id;
-          const twoFactor = { code: body.two_factor_code, remember: body.remember_device, deviceCookie: cookie[DEVICE_COOKIE]?.value };
-          checked = await checkExternalLogin(ctx, linkedUser, corp, ip, twoFactor);
-        } catch (err) {
-          await ctx.audit.record({ ...audit, outcome: "failure", reason: problemSlug(err) });
-          throw err;
-        }
-        const { user, corp, deviceToken } = checked;
-        if (deviceToken) setDeviceCookie(ctx, cookie, request, deviceToken);
-        if (deviceToken) await ctx.audit.record({ action: "auth.device_remember", outcome: "success", actor_user_id: user.id, target: user.login, corp_id: corp.id, ip, request_id });
-        const credentials = await issueCredentials(ctx, user, corp.id, clientOf(ip, request));
-        await ctx.audit.record({ ...audit, outcome: "success", actor_user_id: user.id });
-        return credentials;
-      },
+      ({ params, body, request, server, cookie, set }) => exchangeIdToken(ctx, params.provider, body, signInOf(request, server, cookie, set, ctx)),
       {
         publicAuth: true,
         params: OidcParams,
@@ -192,23 +118,7 @@ export function authModule(ctx: AppContext) {
     )
     .post(
       "/auth/oidc/:provider/link",
-      async ({ params, body, principal }) => {
-        oidc.provider(params.provider);
-        const audit = { action: "auth.oidc_link", actor_user_id: principal.userId, corp_id: principal.corpId, target: params.provider, ip: principal.ip, request_id: principal.requestId };
-        let linked: Awaited<ReturnType<typeof linkIdentity>>;
-        try {
-          const token = await oidc.verify(params.provider, body.id_token);
-          audit.target = `${token.provider}:${token.subject}`;
-          if (token.provider === "google" && !token.emailVerified) throw forbidden("The account's e-mail address is not verified");
-          linked = await linkIdentity(ctx, principal.userId!, token);
-        } catch (err) {
-          await ctx.audit.record({ ...audit, outcome: "failure", reason: problemSlug(err) });
-          throw err;
-        }
-        // Already linked to the caller: nothing changed, nothing to record.
-        if (linked.changed) await ctx.audit.record({ ...audit, outcome: "success" });
-        return linked.link;
-      },
+      ({ params, body, principal }) => linkIdToken(ctx, principal, params.provider, body.id_token),
       {
         auth: "token",
         params: OidcParams,
@@ -237,9 +147,7 @@ export function authModule(ctx: AppContext) {
       "/auth/safe-ip/:domain",
       async ({ params, body, principal, set }) => {
         const corp = await domainCorp(ctx, principal, params.domain);
-        const range = await addRange(ctx, corp, body.range, body.description);
-        await ctx.audit.record({ action: "auth.safe_ip_add", outcome: "success", actor_user_id: principal.userId, corp_id: corp.id, target: range.range, ip: principal.ip, request_id: principal.requestId });
-        return created(set, `/api/auth/safe-ip/${corp.auth_name}`, range);
+        return created(set, `/api/auth/safe-ip/${corp.auth_name}`, await addRange(ctx, principal, corp, body.range, body.description));
       },
       {
         auth: "platform.auth",
@@ -253,8 +161,7 @@ export function authModule(ctx: AppContext) {
       "/auth/safe-ip/:domain/:id",
       async ({ params, principal, set }) => {
         const corp = await domainCorp(ctx, principal, params.domain);
-        const range = await removeRange(ctx, corp, params.id);
-        await ctx.audit.record({ action: "auth.safe_ip_remove", outcome: "success", actor_user_id: principal.userId, corp_id: corp.id, target: range.range, ip: principal.ip, request_id: principal.requestId });
+        await removeRange(ctx, principal, corp, params.id);
         noContent(set);
       },
       { auth: "platform.auth", params: DomainIdParams, detail: { summary: "Remove a safe IP range from a domain" } },

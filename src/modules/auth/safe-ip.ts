@@ -2,6 +2,7 @@
 // from client addresses inside them, at issuance and on every request; super_admin is exempt.
 import ipaddr from "ipaddr.js";
 import type { AppContext } from "../../core/context";
+import { auditBy } from "../../core/audit";
 import type { Principal } from "../../core/principal";
 import type { CorpRow } from "../../core/corp-cache";
 import { inCidrs, parseCidr, type ParsedCidr } from "../../lib/client-ip";
@@ -140,7 +141,7 @@ export async function listRanges(ctx: AppContext, query: ListParams, corp: CorpR
   return { ...page, items: page.items.map((r) => rangeView(r, names.get(r.corp_id) ?? "")) };
 }
 
-export async function addRange(ctx: AppContext, corp: CorpRow, text: string, description: string | null | undefined): Promise<SafeIpRange> {
+export async function addRange(ctx: AppContext, p: Principal, corp: CorpRow, text: string, description: string | null | undefined): Promise<SafeIpRange> {
   const range = canonicalRange(text);
   if (!range) throw invalid("range", "is not an IPv4 or IPv6 address or CIDR");
   const row = await ctx.store.platform.write(async (tx, w) => {
@@ -150,12 +151,13 @@ export async function addRange(ctx: AppContext, corp: CorpRow, text: string, des
     await ctx.changes.publish(tx, w, SAFE_IP_TOPIC, corp.id);
     return row;
   });
+  await ctx.audit.record({ ...auditBy(p), action: "auth.safe_ip_add", outcome: "success", corp_id: corp.id, target: row.range });
   return rangeView(row, corp.auth_name);
 }
 
-/** Removes a range of the corporation (404 when it has no such range); returns it. */
-export async function removeRange(ctx: AppContext, corp: CorpRow, id: string): Promise<SafeIpRangeRow> {
-  return await ctx.store.platform.write(async (tx, w) => {
+/** Removes a range of the corporation (404 when it has no such range). */
+export async function removeRange(ctx: AppContext, p: Principal, corp: CorpRow, id: string): Promise<void> {
+  const row = await ctx.store.platform.write(async (tx, w) => {
     const row = await findSafeIpRange(tx, corp.id, id);
     if (!row) throw notFound("Safe IP range");
     await deleteSafeIpRange(tx, id);
@@ -163,4 +165,5 @@ export async function removeRange(ctx: AppContext, corp: CorpRow, id: string): P
     await ctx.changes.publish(tx, w, SAFE_IP_TOPIC, corp.id);
     return row;
   });
+  await ctx.audit.record({ ...auditBy(p), action: "auth.safe_ip_remove", outcome: "success", corp_id: corp.id, target: row.range });
 }
