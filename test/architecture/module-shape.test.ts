@@ -26,7 +26,6 @@ const HABITS: [Habit, RegExp][] = [
 
 /** Route files that still call the audit log or open the store: move it into their service. */
 const RATCHET: Record<string, Habit[]> = {
-  "src/modules/contract/index.ts": ["store"],
   "src/modules/isp/network-routes.ts": ["store"],
 };
 

@@ -22,19 +22,19 @@ import {
   ItemsResponse,
 } from "./model";
 import {
-  contractByIdentity,
-  contractItemList,
+  contractByIdentityIn,
+  contractItemListIn,
   contractViewText,
-  createContract,
-  linkContract,
-  listContracts,
-  listLinkedContracts,
-  setContractAddress,
-  setContractConfig,
-  setContractFlags,
-  setContractItems,
-  setContractStatus,
-  updateContract,
+  createContractIn,
+  linkContractIn,
+  listContractsIn,
+  listLinkedContractsIn,
+  setContractAddressIn,
+  setContractConfigIn,
+  setContractFlagsIn,
+  setContractItemsIn,
+  setContractStatusIn,
+  updateContractIn,
   contractClassificationHolders,
   contractsUseCity,
   personIsParty,
@@ -61,13 +61,13 @@ export function contractModule(ctx: AppContext) {
   };
   return new Elysia({ name: "contract", prefix: "/api", tags: ["Contract"] })
     .use(authGuard(ctx))
-    .get("/contract", ({ tenant, principal, query }) => tenant.read((db) => listContracts(db, principal, query)), {
+    .get("/contract", ({ tenant, principal, query }) => listContractsIn(tenant, principal, query), {
       auth: "platform.contract",
       query: ContractListQuery,
       response: { 200: ListOf(Contract) },
       detail: { summary: "List all contracts (also ?customer_id)" },
     })
-    .post("/contract", async ({ tenant, principal, body, set }) => created(set, "/api/contract", await tenant.write((tx, w) => createContract(tx, w, principal, body))), {
+    .post("/contract", async ({ tenant, principal, body, set }) => created(set, "/api/contract", await createContractIn(tenant, principal, body)), {
       auth: "platform.contract",
       body: ContractInput,
       response: { 200: Contract },
@@ -87,26 +87,26 @@ export function contractModule(ctx: AppContext) {
       response: { 200: ContractWithIdentity },
       detail: { summary: "Create or update a contract from an external application (by id)" },
     })
-    .get("/contract/externalapp/id/:externalAppId/identity/:identity", ({ tenant, principal, params }) => tenant.read((db) => contractByIdentity(db, principal, params)), {
+    .get("/contract/externalapp/id/:externalAppId/identity/:identity", ({ tenant, principal, params }) => contractByIdentityIn(tenant, principal, params), {
       auth: key("platform.contract"),
       params: AppByIdIdentity,
       response: { 200: ContractWithIdentity },
       detail: { summary: "Show a contract by external application id and identity" },
     })
-    .get("/contract/externalapp/name/:externalAppName/identity/:identity", ({ tenant, principal, params }) => tenant.read((db) => contractByIdentity(db, principal, params)), {
+    .get("/contract/externalapp/name/:externalAppName/identity/:identity", ({ tenant, principal, params }) => contractByIdentityIn(tenant, principal, params), {
       auth: key("platform.contract"),
       params: AppByNameIdentity,
       response: { 200: ContractWithIdentity },
       detail: { summary: "Show a contract by external application name and identity" },
     })
-    .get("/contract/externalapp/id/:externalAppId", ({ tenant, principal, params, query }) => tenant.read((db) => listLinkedContracts(db, principal, params, query)), {
+    .get("/contract/externalapp/id/:externalAppId", ({ tenant, principal, params, query }) => listLinkedContractsIn(tenant, principal, params, query), {
       auth: key("platform.contract"),
       params: AppById,
       query: ContractListQuery,
       response: { 200: ListOf(ContractWithIdentity) },
       detail: { summary: "List the contracts of an external application (by id)" },
     })
-    .get("/contract/externalapp/name/:externalAppName", ({ tenant, principal, params, query }) => tenant.read((db) => listLinkedContracts(db, principal, params, query)), {
+    .get("/contract/externalapp/name/:externalAppName", ({ tenant, principal, params, query }) => listLinkedContractsIn(tenant, principal, params, query), {
       auth: key("platform.contract"),
       params: AppByName,
       query: ContractListQuery,
@@ -123,60 +123,60 @@ export function contractModule(ctx: AppContext) {
       response: { 200: Contract },
       detail: { summary: "Show a contract" },
     })
-    .put("/contract/:id", ({ tenant, principal, params, body }) => tenant.write((tx, w) => updateContract(ctx, tx, w, principal, params.id, body)), {
+    .put("/contract/:id", ({ tenant, principal, params, body }) => updateContractIn(ctx, tenant, principal, params.id, body), {
       auth: "platform.contract",
       params: IdParams,
       body: ContractInput,
       response: { 200: Contract },
       detail: { summary: "Alter a contract (full update)" },
     })
-    .post("/contract/:id/externalapp", ({ tenant, params, body }) => tenant.write((tx, w) => linkContract(tx, w, params.id, body)), {
+    .post("/contract/:id/externalapp", ({ tenant, params, body }) => linkContractIn(tenant, params.id, body), {
       auth: "platform.contract",
       params: IdParams,
       body: ExternalLinkInput,
       response: { 200: ExternalLinkView },
       detail: { summary: "Link the contract to an external application" },
     })
-    .post("/contract/:id/address", ({ tenant, principal, params, body }) => tenant.write((tx, w) => setContractAddress(ctx, tx, w, principal, params.id, body)), {
+    .post("/contract/:id/address", ({ tenant, principal, params, body }) => setContractAddressIn(ctx, tenant, principal, params.id, body), {
       auth: "platform.contract",
       params: IdParams,
       body: AddressInput,
       response: { 200: Contract },
       detail: { summary: "Update the contract's address" },
     })
-    .put("/contract/:id/active", ({ tenant, principal, params }) => tenant.write((tx, w) => setContractStatus(ctx, tx, w, principal, params.id, "ACTIVE")), {
+    .put("/contract/:id/active", ({ tenant, principal, params }) => setContractStatusIn(ctx, tenant, principal, params.id, "ACTIVE"), {
       auth: "platform.contract",
       params: IdParams,
       response: { 200: Contract },
       detail: { summary: "Make active: contract_status ACTIVE (from INACTIVE or SUSPENDED; 409 CANCELLED)" },
     })
-    .put("/contract/:id/inactive", ({ tenant, principal, params }) => tenant.write((tx, w) => setContractStatus(ctx, tx, w, principal, params.id, "INACTIVE")), {
+    .put("/contract/:id/inactive", ({ tenant, principal, params }) => setContractStatusIn(ctx, tenant, principal, params.id, "INACTIVE"), {
       auth: "platform.contract",
       params: IdParams,
       response: { 200: Contract },
       detail: { summary: "Make inactive: contract_status INACTIVE (from ACTIVE or SUSPENDED; 409 CANCELLED)" },
     })
-    .post("/contract/:id/config", ({ tenant, principal, params, body }) => tenant.write((tx, w) => setContractConfig(ctx, tx, w, principal, params.id, body)), {
+    .post("/contract/:id/config", ({ tenant, principal, params, body }) => setContractConfigIn(ctx, tenant, principal, params.id, body), {
       auth: "platform.contract",
       params: IdParams,
       body: ContractConfigInput,
       response: { 200: Contract },
       detail: { summary: "Update the connection settings" },
     })
-    .get("/contract/:id/items", ({ tenant, params }) => tenant.read((db) => contractItemList(db, params.id)), {
+    .get("/contract/:id/items", ({ tenant, params }) => contractItemListIn(tenant, params.id), {
       auth: "platform.contract",
       params: IdParams,
       response: { 200: ItemsResponse },
       detail: { summary: "Get the contract's items" },
     })
-    .post("/contract/:id/items", ({ tenant, principal, params, body }) => tenant.write((tx, w) => setContractItems(ctx, tx, w, principal, params.id, body.items)), {
+    .post("/contract/:id/items", ({ tenant, principal, params, body }) => setContractItemsIn(ctx, tenant, principal, params.id, body.items), {
       auth: "platform.contract",
       params: IdParams,
       body: ItemsBody,
       response: { 200: ItemsResponse },
       detail: { summary: "Define the contract's items (replaces the set)" },
     })
-    .patch("/contract/:id/flags", ({ tenant, principal, params, body }) => tenant.write((tx, w) => setContractFlags(ctx, tx, w, principal, params.id, body)), {
+    .patch("/contract/:id/flags", ({ tenant, principal, params, body }) => setContractFlagsIn(ctx, tenant, principal, params.id, body), {
       auth: "platform.contract",
       params: IdParams,
       body: FlagsBody,

@@ -955,3 +955,26 @@ export async function contractHits(db: TenantDb, q: string, limit: number): Prom
   }
   return hits;
 }
+
+// ---- the routes' entry points (index.ts): each opens one read or one write of the door -------
+
+export const listContractsIn = (tenant: TenantDoor, p: Principal, query: ListParams) => tenant.read((db) => listContracts(db, p, query));
+export const listLinkedContractsIn = (tenant: TenantDoor, p: Principal, params: AppParams, query: ListParams) => tenant.read((db) => listLinkedContracts(db, p, params, query));
+export const contractByIdentityIn = (tenant: TenantDoor, p: Principal, params: AppParams & { identity: string }) => tenant.read((db) => contractByIdentity(db, p, params));
+export const contractItemListIn = (tenant: TenantDoor, id: string) => tenant.read((db) => contractItemList(db, id));
+export const createContractIn = (tenant: TenantDoor, p: Principal, body: ContractInput) => tenant.write((tx, w) => createContract(tx, w, p, body));
+export const linkContractIn = (tenant: TenantDoor, id: string, body: { external_app_id: string; identity: string }) => tenant.write((tx, w) => linkContract(tx, w, id, body));
+
+/** The writes that change a contract's view: they take the app (its caches, events, time zone). */
+export const updateContractIn = (ctx: AppContext, tenant: TenantDoor, p: Principal, id: string, body: ContractInput) =>
+  tenant.write((tx, w) => updateContract(ctx, tx, w, p, id, body));
+export const setContractAddressIn = (ctx: AppContext, tenant: TenantDoor, p: Principal, id: string, body: AddressInput) =>
+  tenant.write((tx, w) => setContractAddress(ctx, tx, w, p, id, body));
+export const setContractStatusIn = (ctx: AppContext, tenant: TenantDoor, p: Principal, id: string, target: "ACTIVE" | "INACTIVE") =>
+  tenant.write((tx, w) => setContractStatus(ctx, tx, w, p, id, target));
+export const setContractConfigIn = (ctx: AppContext, tenant: TenantDoor, p: Principal, id: string, body: ContractConfigInput) =>
+  tenant.write((tx, w) => setContractConfig(ctx, tx, w, p, id, body));
+export const setContractItemsIn = (ctx: AppContext, tenant: TenantDoor, p: Principal, id: string, items: ContractItemInput[]) =>
+  tenant.write((tx, w) => setContractItems(ctx, tx, w, p, id, items));
+export const setContractFlagsIn = (ctx: AppContext, tenant: TenantDoor, p: Principal, id: string, body: FlagsBody) =>
+  tenant.write((tx, w) => setContractFlags(ctx, tx, w, p, id, body));
