@@ -11,9 +11,12 @@ import { conflict } from "../../lib/problem";
 import { toIso } from "../../lib/time";
 import { contractConnection, fairUseTerms, getContract, getContractView } from "../contract/service";
 import { reconcileLater } from "./jobs";
-import { inForceOf, networkRow, readPolicy, writePolicy, type PolicyInput } from "./network-service";
+import { inForceOf, networkRow, policyView, readPolicy, writePolicy, type PolicyInput } from "./network-service";
 
 const DAY_MS = 86_400_000;
+
+/** GET /api/isp/policy (the routes' entry point: the policy as it reads). */
+export const showNetworkPolicy = (tenant: TenantDoor) => tenant.read(policyView);
 
 /** PUT /api/isp/policy. */
 export async function setNetworkPolicy(ctx: AppContext, tenant: TenantDoor, principal: Principal, body: PolicyInput) {

@@ -7,13 +7,12 @@ import type { authGuard } from "../../http/guard";
 import { Contract } from "../contract/model";
 import type { FairUseMarks } from "./fair-use";
 import { NetworkPolicy, NetworkPolicyInput } from "./model";
-import { setNetworkPolicy, trustUnblock } from "./network-changes";
-import { policyView } from "./network-service";
+import { setNetworkPolicy, showNetworkPolicy, trustUnblock } from "./network-changes";
 
 export function networkRoutes(ctx: AppContext, guard: ReturnType<typeof authGuard>, fairUse: FairUseMarks) {
   return new Elysia({ name: "isp-network", prefix: "/api", tags: ["ISP"] })
     .use(guard)
-    .get("/isp/policy", ({ tenant }) => tenant.read(policyView), {
+    .get("/isp/policy", ({ tenant }) => showNetworkPolicy(tenant), {
       auth: "platform.isp",
       response: { 200: NetworkPolicy },
       detail: { summary: "Show the corporation's network policy (usage cycle, what a SUSPENDED contract gets, trust unblock); updated_at null: never set, the defaults" },
