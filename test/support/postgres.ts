@@ -6,6 +6,7 @@ import { SQL } from "bun";
 import { chownSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
+import { freePort } from "./ports";
 
 export const PG_BIN = process.env.PG_BIN ?? "/usr/lib/postgresql/15/bin";
 
@@ -33,13 +34,6 @@ export interface TestPostgres {
 const asRoot = userInfo().uid === 0;
 /** initdb and postgres refuse to run as root: as root, they run as the `postgres` OS user. */
 const cmd = (argv: string[]): string[] => (asRoot ? ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", ...argv] : argv);
-
-function freePort(): number {
-  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
-  const port = s.port!;
-  s.stop(true);
-  return port;
-}
 
 const running = new Set<{ pid: number; dir: string }>();
 let exitHook = false;
