@@ -2,6 +2,7 @@
 // loopback port, fsync off, its unix socket in the temp dir; stopped by its PID by `stop()`, when
 // the test process exits without calling it, and by a watchdog when that process is killed. A missing PostgreSQL is
 // an error that says how to install it, never a skip (`bun run test` installs postgresql-15 first: scripts/ensure-postgres.ts).
+import { afterAll } from "bun:test";
 import { SQL } from "bun";
 import { chownSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
@@ -193,4 +194,25 @@ export async function startPostgres({ durable = false, settings: more = {} }: { 
     },
     stop,
   };
+}
+
+/**
+ * The opening of a suite over its own server, at a test file's top: `const pg = await
+ * throwawayPostgres();`. Connections made with `pg.connect` are closed after the file's tests,
+ * then the server is stopped.
+ */
+export async function throwawayPostgres(): Promise<TestPostgres & { connect(url: string, max?: number): SQL }> {
+  const pg = await startPostgres();
+  const clients: SQL[] = [];
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.close()));
+    await pg.stop();
+  });
+  return Object.assign(pg, {
+    connect(url: string, max?: number): SQL {
+      const client = max === undefined ? new SQL(url) : new SQL({ url, max });
+      clients.push(client);
+      return client;
+    },
+  });
 }
