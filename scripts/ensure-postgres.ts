@@ -1,4 +1,4 @@
-// `bun run test` step: the cluster-mode tests (test/db/pg/) need PostgreSQL 15 and never skip, so
+// `bun run test` step: the cluster-mode tests (test/db/pg/, test/core/pg/) need PostgreSQL 15 and never skip, so
 // on a fresh Debian machine the test command installs it, as `bun run bench` installs wrk. With
 // PG_BIN set, that directory is used as it is and nothing is installed.
 import { existsSync } from "node:fs";

@@ -1,7 +1,7 @@
 // source-only: drives ctx.changes (src/core/changes.ts) of an in-process app directly.
 // Cache invalidations published inside a write reach the topic's subscribers once the write has
 // committed, never before and never after a rollback; a failing subscriber fails neither the write
-// nor the other subscribers. (Across nodes: test/db/pg/feed-app.test.ts.)
+// nor the other subscribers. (Across nodes: test/core/pg/feed-app.test.ts.)
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { ChangeSubscriber } from "../../src/core/changes";
 import { makeApp, type TestApp } from "../support/helpers";

@@ -1,17 +1,10 @@
 // Every forged, stale or orphaned token is 401.
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { generateKeyPair, SignJWT } from "jose";
-import { addCorp, addUser, makeApp, startAndLogin, testSourceOnly, type TestApp } from "../support/helpers";
+import { addCorp, addUser, testSourceOnly, openApp } from "../support/helpers";
 
-let t: TestApp;
-let admin: Awaited<ReturnType<typeof startAndLogin>>;
+const { t, admin } = await openApp();
 const KEY = new TextEncoder().encode("test-secret-key-0123456789abcdef"); // the test app's key
-
-beforeAll(async () => {
-  t = await makeApp();
-  admin = await startAndLogin(t);
-});
-afterAll(() => t.close());
 
 const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString("base64url");
 const claimsOf = (token: string) => JSON.parse(Buffer.from(token.split(".")[1], "base64url").toString());

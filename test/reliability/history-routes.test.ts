@@ -3,8 +3,8 @@
 // leaves at least one, unless it changes no record by design (a login, a metric value, a backup,
 // ...) or found the record already as asked (PUT .../active on an active record). New routes are
 // covered automatically; one that writes a record and records nothing fails here.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { makeApp, startAndLogin, type TestApp } from "../support/helpers";
+import { beforeAll, describe, expect, test } from "bun:test";
+import { openApp } from "../support/helpers";
 import { operationsOf, type Operation } from "../support/openapi";
 import { pathWith, seedFixtures, type Values } from "../support/reliability";
 
@@ -57,20 +57,16 @@ const ALREADY_AS_ASKED = [
 /** Not called: they end the admin's corporation or start the instance. */
 const SKIPPED = new Set(["POST /api/start", "DELETE /api/corp/{id}"]);
 
-let t: TestApp;
-let admin: Awaited<ReturnType<typeof startAndLogin>>;
+const { t, admin } = await openApp();
 let ops: Operation[];
 let values: Values;
 let doc: any;
 
 beforeAll(async () => {
-  t = await makeApp();
-  admin = await startAndLogin(t);
   ops = await operationsOf(t);
   values = await seedFixtures(t, admin.token, ops, "h", admin.corpId);
   doc = (await t.req("GET", "/api/openapi.json")).body;
 });
-afterAll(() => t.close());
 
 const changes = () =>
   (t.sql(admin.corpId).query("SELECT count(*) AS n FROM history").get() as { n: number }).n +

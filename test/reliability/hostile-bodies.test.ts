@@ -1,22 +1,18 @@
 // Hostile bodies against every operation that takes one: wrong types, missing fields, huge strings
 // and arrays, deep nesting, __proto__/constructor keys, invalid UTF-8, wrong content types,
 // oversized bodies. Never a 5xx, always a problem document, and nothing changes.
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { beforeAll, expect, test } from "bun:test";
 import fc from "fast-check";
-import { makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../support/helpers";
+import { UNKNOWN_ID, openApp } from "../support/helpers";
 import { appChecksum } from "../support/checksum";
 import { fill, operationsOf, type Operation } from "../support/openapi";
 
-let t: TestApp;
-let admin: Awaited<ReturnType<typeof startAndLogin>>;
+const { t, admin } = await openApp();
 let ops: Operation[];
 
 beforeAll(async () => {
-  t = await makeApp();
-  admin = await startAndLogin(t);
   ops = (await operationsOf(t)).filter((op) => op.hasBody && op.path !== "/api/start");
 });
-afterAll(() => t.close());
 
 const SESSION_ENDING = new Set(["POST /api/auth/corp"]);
 

@@ -3,8 +3,8 @@
 // keys, sort keys and values; huge or exotic numbers and far dates in every query parameter;
 // exotic numbers in every filter of a list. Each answer is 200 or 400 (or what the operation answers without them), a 400
 // is a problem document, it comes quickly, the serving process does not grow, and nothing changes.
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { makeApp, startAndLogin, type TestApp } from "../support/helpers";
+import { beforeAll, expect, test } from "bun:test";
+import { openApp } from "../support/helpers";
 import { appChecksum } from "../support/checksum";
 import { pathWith, seedFixtures } from "../support/reliability";
 import { operationsOf, type Operation } from "../support/openapi";
@@ -21,19 +21,15 @@ const REQUIRED_DEFAULTS: Record<string, string> = { format: "csv", q: "ab" };
 const MAX_MS = 2_000;
 const MAX_GROWTH = 100 * 1024 * 1024;
 
-let t: TestApp;
-let admin: Awaited<ReturnType<typeof startAndLogin>>;
+const { t, admin } = await openApp();
 let ops: Operation[];
 let values: Record<string, string>;
 
 beforeAll(async () => {
-  t = await makeApp();
-  admin = await startAndLogin(t);
   ops = await operationsOf(t);
   values = await seedFixtures(t, admin.token, ops, "hq", admin.corpId);
   await t.req("POST", `/api/metric/${values.metric}/value`, { token: admin.token, body: { value: 3 } });
 });
-afterAll(() => t.close());
 
 const query = (pairs: [string, string][]) => (pairs.length ? `?${pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join("&")}` : "");
 

@@ -1,17 +1,11 @@
 // Conformance review: the list convention of routes.md (any scalar field of a list's items can be
 // sorted and filtered by, with the value as the response shows it) on the registry lists.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { makeApp, startAndLogin, type TestApp } from "../support/helpers";
+import { describe, expect, test } from "bun:test";
+import { openApp } from "../support/helpers";
 import { operationsOf } from "../support/openapi";
 import { pathWith, seedFixtures } from "../support/reliability";
 
-let t: TestApp;
-let admin: Awaited<ReturnType<typeof startAndLogin>>;
-beforeAll(async () => {
-  t = await makeApp();
-  admin = await startAndLogin(t);
-});
-afterAll(() => t.close());
+const { t, admin } = await openApp();
 const get = (path: string) => t.req("GET", path, { token: admin.token });
 
 // Fields whose values are objects or arbitrary JSON: not scalar, so not sortable.

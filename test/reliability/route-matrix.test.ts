@@ -1,21 +1,17 @@
 // Every operation of the OpenAPI document, checked from the outside: no token → 401, a token
 // without the permission → 403, a malformed path id → 404. New routes are covered automatically.
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../support/helpers";
+import { beforeAll, expect, test } from "bun:test";
+import { addUser, UNKNOWN_ID, openApp, type User } from "../support/helpers";
 import { fill, operationsOf, type Operation } from "../support/openapi";
 
-let t: TestApp;
-let admin: Awaited<ReturnType<typeof startAndLogin>>;
-let nobody: Awaited<ReturnType<typeof addUser>>;
+const { t, admin } = await openApp();
+let nobody: User;
 let ops: Operation[];
 
 beforeAll(async () => {
-  t = await makeApp();
-  admin = await startAndLogin(t);
   nobody = await addUser(t, admin.corpId, { login: "no-permissions" });
   ops = await operationsOf(t);
 });
-afterAll(() => t.close());
 
 // Operations that end the caller's session when they succeed: the admin logs in again after them.
 const REVOKING = new Set(["DELETE /api/logout", "GET /api/auth/refresh", "POST /api/auth/corp"]);

@@ -5,18 +5,12 @@ import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { contractBody } from "../support/contract-body";
-import { makeApp, startAndLogin, type TestApp } from "../support/helpers";
+import { makeApp, startAndLogin, openApp } from "../support/helpers";
 import { testSqliteOnly } from "../support/backend";
 
-let t: TestApp;
-let admin: Awaited<ReturnType<typeof startAndLogin>>;
-beforeAll(async () => {
-  t = await makeApp();
-  admin = await startAndLogin(t);
-});
-afterAll(() => t.close());
+const { t, admin } = await openApp();
 
 async function ok(method: string, path: string, body?: unknown) {
   const res = await admin.req(method, path, body);

@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
 import { TARGET } from "./helpers";
+import { freePort } from "./ports";
 
 const ROOT = join(import.meta.dir, "../..");
 const BINARY = resolve(process.env.CORPADMIN_TEST_BINARY ?? join(ROOT, "dist/corpadmin"));
@@ -55,13 +56,6 @@ export function serveCommand(): string[] {
     return [BINARY, "serve"];
   }
   return [process.execPath, join(ROOT, "src/main.ts"), "serve"];
-}
-
-function freePort(): number {
-  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
-  const port = s.port!;
-  s.stop(true);
-  return port;
 }
 
 /** When the process started (clock ticks since boot): with the PID it names one process. */

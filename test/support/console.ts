@@ -7,20 +7,13 @@ import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import AxeBuilder from "@axe-core/playwright";
 import { TOTP } from "otpauth";
-import { ADMIN, tempDir } from "./helpers";
+import { ADMIN, freePort, tempDir } from "./helpers";
 import { STARTUP_MS, waitFor } from "./wait";
 
 export const ROOT = join(import.meta.dir, "../..");
 export const SHOTS = join(ROOT, "test-output/console");
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 export const CORP = { auth_name: "acme", company_name: "ACME Telecom", timezone: "America/Sao_Paulo" };
-
-export function freePort(): number {
-  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
-  const port = s.port!;
-  s.stop(true);
-  return port;
-}
 
 export interface Server {
   base: string;

@@ -1,7 +1,7 @@
 // Test harness: a real app over real SQLite files in a fresh temporary directory per test file.
 // CORPADMIN_TEST_TARGET=binary runs the same suites against the compiled executable
 // (CORPADMIN_TEST_BINARY, default dist/corpadmin) over real HTTP on a loopback port.
-import { describe, test } from "bun:test";
+import { afterAll, describe, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
@@ -11,9 +11,13 @@ import { createApp, type AppOptions } from "../../src/app";
 import { prepareStorage } from "../../src/core/context";
 import { testDatabase } from "./backend";
 import { pgReaders } from "./pg-files";
+import { freePort } from "./ports";
 import type { PgStore } from "../../src/core/pg/store";
 import { loadConfig, type Config } from "../../src/config";
 import { createLogger, silentLogger, type LogLevel } from "../../src/lib/log";
+
+/** Suites import the port helper from here with the rest. */
+export { freePort };
 
 export const ADMIN = { login: "admin", password: "admin-password-1", name: "Admin", email: "admin@example.com" };
 
@@ -47,7 +51,7 @@ export interface ReqOptions {
   ip?: string;
 }
 
-type MakeAppOptions = { config?: Partial<Config>; env?: Record<string, string>; options?: AppOptions; dir?: string };
+export type MakeAppOptions = { config?: Partial<Config>; env?: Record<string, string>; options?: AppOptions; dir?: string };
 
 export type TestApp = Awaited<ReturnType<typeof makeSourceApp>>;
 
@@ -194,13 +198,6 @@ function readers(dir: string) {
   };
 }
 
-/** A loopback port free at the moment of asking (for a server another process will open). */
-export function freePort(): number {
-  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
-  const port = s.port!;
-  s.stop(true);
-  return port;
-}
 
 /**
  * Another app node over the same PostgreSQL database as `t` (cluster mode, issue 19), with a data
@@ -360,6 +357,21 @@ export async function startAndLogin(t: TestApp, corp = { auth_name: "acme", comp
   return admin;
 }
 
+/** What startAndLogin gives: the built-in admin's token, corporation, user id and request helper. */
+export type Admin = Awaited<ReturnType<typeof startAndLogin>>;
+
+/**
+ * The opening of most suites, at a test file's top: `const { t, admin } = await openApp();` — a
+ * started app (source or binary, SQLite or PostgreSQL as backend.ts decides) with the built-in
+ * admin logged in to its first corporation, closed after the file's tests.
+ */
+export async function openApp(opts: MakeAppOptions & { corp?: Parameters<typeof startAndLogin>[1] } = {}): Promise<{ t: TestApp; admin: Admin }> {
+  const { corp, ...appOpts } = opts;
+  const t = await makeApp(appOpts);
+  afterAll(() => t.close());
+  return { t, admin: await startAndLogin(t, corp) };
+}
+
 /** A request of the built-in admin working in `corpId` (logged in there once); throws unless 2xx. */
 export async function adminIn(t: TestApp, corpId: string, method: string, path: string, body?: unknown): Promise<Res> {
   let sessions = adminSessions.get(t);
@@ -439,5 +451,8 @@ export async function addUser(
   const token = await logIn(t, corpId, login, password);
   return { userId, login, password, token, req: requestsOf(t, token) };
 }
+
+/** What addUser gives: a logged-in member with its token and request helper. */
+export type User = Awaited<ReturnType<typeof addUser>>;
 
 export const UNKNOWN_ID = "01900000-0000-7000-8000-000000000000";

@@ -13,6 +13,7 @@ import { appendFileSync, chownSync, existsSync, mkdirSync, mkdtempSync, openSync
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { APP_ROLE, PG_BIN } from "./postgres";
+import { freePorts } from "./ports";
 
 export { APP_ROLE };
 
@@ -89,14 +90,6 @@ export function renderTemplate(file: string, vars: Record<string, string | numbe
     if (!(name in vars)) throw new Error(`${file}: ${name} has no value`);
     return String(vars[name]);
   });
-}
-
-/** Loopback ports nothing listens on now (each a different one). */
-function freePorts(n: number): number[] {
-  const servers = Array.from({ length: n }, () => Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() }));
-  const ports = servers.map((s) => s.port!);
-  for (const s of servers) s.stop(true);
-  return ports;
 }
 
 /** `b` laid over `a`: objects merge key by key, anything else replaces. */

@@ -2,10 +2,12 @@
 // loopback port, fsync off, its unix socket in the temp dir; stopped by its PID by `stop()`, when
 // the test process exits without calling it, and by a watchdog when that process is killed. A missing PostgreSQL is
 // an error that says how to install it, never a skip (`bun run test` installs postgresql-15 first: scripts/ensure-postgres.ts).
+import { afterAll } from "bun:test";
 import { SQL } from "bun";
 import { chownSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
+import { freePort } from "./ports";
 
 export const PG_BIN = process.env.PG_BIN ?? "/usr/lib/postgresql/15/bin";
 
@@ -33,13 +35,6 @@ export interface TestPostgres {
 const asRoot = userInfo().uid === 0;
 /** initdb and postgres refuse to run as root: as root, they run as the `postgres` OS user. */
 const cmd = (argv: string[]): string[] => (asRoot ? ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", ...argv] : argv);
-
-function freePort(): number {
-  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
-  const port = s.port!;
-  s.stop(true);
-  return port;
-}
 
 const running = new Set<{ pid: number; dir: string }>();
 let exitHook = false;
@@ -199,4 +194,25 @@ export async function startPostgres({ durable = false, settings: more = {} }: { 
     },
     stop,
   };
+}
+
+/**
+ * The opening of a suite over its own server, at a test file's top: `const pg = await
+ * throwawayPostgres();`. Connections made with `pg.connect` are closed after the file's tests,
+ * then the server is stopped.
+ */
+export async function throwawayPostgres(): Promise<TestPostgres & { connect(url: string, max?: number): SQL }> {
+  const pg = await startPostgres();
+  const clients: SQL[] = [];
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.close()));
+    await pg.stop();
+  });
+  return Object.assign(pg, {
+    connect(url: string, max?: number): SQL {
+      const client = max === undefined ? new SQL(url) : new SQL({ url, max });
+      clients.push(client);
+      return client;
+    },
+  });
 }

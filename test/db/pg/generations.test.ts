@@ -3,28 +3,17 @@
 // began; every write of the corporation on this node moves it (also a failed one), the change
 // feed moves it for other nodes' writes, a feed resync moves every one, and what a read computed
 // while a write ended is not to be kept.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { SQL } from "bun";
+import { describe, expect, test } from "bun:test";
 import { readStamp, readStateStamp, stampHolds, stampScope } from "../../../src/db/change-stamp";
 import { PgDoors } from "../../../src/core/pg/door";
 import { migratePg } from "../../../src/db/pg/migrate";
 import { cities } from "../../../src/db/tenant/schema";
-import { startPostgres, type TestPostgres } from "../../support/postgres";
+import { throwawayPostgres } from "../../support/postgres";
 
-let pg: TestPostgres;
-let client: SQL;
-let doors: PgDoors;
-
-beforeAll(async () => {
-  pg = await startPostgres();
-  client = new SQL({ url: pg.appUrl, max: 4 });
-  await migratePg(client);
-  doors = new PgDoors(client);
-}, 60_000);
-afterAll(async () => {
-  await client?.close();
-  await pg?.stop();
-});
+const pg = await throwawayPostgres();
+const client = pg.connect(pg.appUrl, 4);
+await migratePg(client);
+const doors = new PgDoors(client);
 
 const insertCity = (name: string) => doors.tenant("corp-a").write((tx) => tx.insert(cities).values({ name, state: "SP", country: "BR" }).run());
 

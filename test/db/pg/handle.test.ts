@@ -18,34 +18,24 @@ import { translate } from "../../../src/db/pg/translate";
 import { Problem } from "../../../src/lib/problem";
 import { openTenantDb } from "../../../src/db/sqlite";
 import { cities, contracts, events, metrics, metricValues, persons } from "../../../src/db/tenant/schema";
-import { startPostgres, type TestPostgres } from "../../support/postgres";
+import { throwawayPostgres } from "../../support/postgres";
 
 const A = "corp-a";
 const B = "corp-b";
 const AT = "2026-01-02T03:04:05.000+00:00";
 
-let pg: TestPostgres;
-let client: SQL;
-let doors: PgDoors;
-let dir: string;
-let lite: SqliteDoor;
-
-beforeAll(async () => {
-  pg = await startPostgres();
-  client = new SQL({ url: pg.appUrl, max: 4 });
-  await migratePg(client);
-  doors = new PgDoors(client);
-  dir = mkdtempSync(join(tmpdir(), "corpadmin-pg-handle-"));
-  const path = join(dir, "a.db");
-  const db = openTenantDb(path);
-  applyMigrations(db, migrationsOf("tenant"));
-  lite = new SqliteDoor(db, path);
-}, 60_000);
-afterAll(async () => {
-  lite?.close();
-  await client?.close();
-  await pg?.stop();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+const pg = await throwawayPostgres();
+const client = pg.connect(pg.appUrl, 4);
+await migratePg(client);
+const doors = new PgDoors(client);
+const dir = mkdtempSync(join(tmpdir(), "corpadmin-pg-handle-"));
+const litePath = join(dir, "a.db");
+const liteDb = openTenantDb(litePath);
+applyMigrations(liteDb, migrationsOf("tenant"));
+const lite = new SqliteDoor(liteDb, litePath);
+afterAll(() => {
+  lite.close();
+  rmSync(dir, { recursive: true, force: true });
 });
 
 // Until the codemod types the SQLite door's handle as `Handle`, its synchronous Drizzle is awaited as one.

@@ -2,15 +2,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { existsSync } from "node:fs";
-import { startPostgres, type TestPostgres } from "../../support/postgres";
+import { startPostgres, throwawayPostgres } from "../../support/postgres";
 
-let pg: TestPostgres;
-beforeAll(async () => {
-  pg = await startPostgres();
-}, 60_000);
-afterAll(async () => {
-  await pg?.stop();
-});
+const pg = await throwawayPostgres();
 
 describe("db/pg: the throwaway test server", () => {
   test("answers on its loopback port, as a superuser and as the app role without BYPASSRLS", async () => {

@@ -7,7 +7,7 @@ import { migrationsOf, type Migration } from "../../../src/db/migrations";
 import { MIGRATION_LOCK_KEY, migratePg, TRIGRAM_INDEXES } from "../../../src/db/pg/migrate";
 import * as pgPlatform from "../../../src/db/pg/platform";
 import * as pgTenant from "../../../src/db/pg/tenant";
-import { startPostgres, type TestPostgres } from "../../support/postgres";
+import { throwawayPostgres } from "../../support/postgres";
 
 const names = (schema: Record<string, unknown>) =>
   Object.values(schema)
@@ -15,13 +15,7 @@ const names = (schema: Record<string, unknown>) =>
     .map((t) => getTableConfig(t).name)
     .sort();
 
-let pg: TestPostgres;
-beforeAll(async () => {
-  pg = await startPostgres();
-}, 60_000);
-afterAll(async () => {
-  await pg?.stop();
-});
+const pg = await throwawayPostgres();
 
 /** What the Drizzle PostgreSQL schema declares, in the catalog's terms. */
 function declared(schema: Record<string, unknown>) {

@@ -7,16 +7,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { LEAKPROOF_SQL, TRIGRAM_INDEXES } from "../../../src/db/pg/migrate";
 import { makeApp, startAndLogin, type TestApp } from "../../support/helpers";
-import { startPostgres, type TestPostgres } from "../../support/postgres";
+import { throwawayPostgres } from "../../support/postgres";
 import { waitFor } from "../../support/wait";
 
-let pg: TestPostgres;
-beforeAll(async () => {
-  pg = await startPostgres();
-}, 60_000);
-afterAll(async () => {
-  await pg?.stop();
-});
+const pg = await throwawayPostgres();
 
 const PERSONS = [
   { name: "João da Silva", doc_identity: "123.456.789-01" },
@@ -58,73 +52,62 @@ async function doctorCheck(t: TestApp, token: string) {
   return (res.body.checks as { name: string; status: string; detail: string; fix: string | null }[]).find((c) => c.name === "search-index")!;
 }
 
-describe("pg_trgm available to the app's role", () => {
-  let t: TestApp;
-  let su: SQL;
-  let token: string;
+/** An app over the server's database `name` (made, then `prepare`d as its superuser), with that superuser's connection and the admin's token. */
+function appOver(name: string, prepare?: (su: SQL) => Promise<unknown>) {
+  const db = {} as { t: TestApp; su: SQL; token: string };
   beforeAll(async () => {
-    const { url, appUrl } = await pg.createDatabase("with_trgm");
-    su = new SQL({ url, max: 1 });
-    t = await makeApp({ env: { CORPADMIN_DATABASE_URL: appUrl } });
-    token = (await startAndLogin(t)).token;
+    const { url, appUrl } = await pg.createDatabase(name);
+    db.su = pg.connect(url, 1);
+    await prepare?.(db.su);
+    db.t = await makeApp({ env: { CORPADMIN_DATABASE_URL: appUrl } });
+    db.token = (await startAndLogin(db.t)).token;
   }, 60_000);
-  afterAll(async () => {
-    await t?.close();
-    await su?.close();
-  });
+  afterAll(() => db.t?.close());
+  return db;
+}
+
+describe("pg_trgm available to the app's role", () => {
+  const db = appOver("with_trgm");
 
   test("the migrator creates pg_trgm and the trigram indexes; doctor asks a superuser for LEAKPROOF, then says ok", async () => {
-    const [ext] = await su`SELECT count(*)::int AS n FROM pg_extension WHERE extname = 'pg_trgm'`;
+    const [ext] = await db.su`SELECT count(*)::int AS n FROM pg_extension WHERE extname = 'pg_trgm'`;
     expect(ext.n).toBe(1);
-    const idx = await su`SELECT indexname AS name, indexdef AS def FROM pg_indexes WHERE tablename = 'persons' AND indexdef LIKE '%gin_trgm_ops%' ORDER BY 1`;
+    const idx = await db.su`SELECT indexname AS name, indexdef AS def FROM pg_indexes WHERE tablename = 'persons' AND indexdef LIKE '%gin_trgm_ops%' ORDER BY 1`;
     expect(idx.map((r: { name: string }) => r.name)).toEqual(TRIGRAM_INDEXES.map((i) => i.name).sort());
     // Row-level security keeps the role's searches off the indexes until a superuser declares
     // the condition's functions LEAKPROOF: the check says so, and what to run.
-    const before = await doctorCheck(t, token);
+    const before = await doctorCheck(db.t, db.token);
     expect(before).toMatchObject({ status: "warn", detail: expect.stringContaining("row-level security") });
     expect(before.fix).toContain(LEAKPROOF_SQL);
-    await su.unsafe(LEAKPROOF_SQL);
-    expect(await doctorCheck(t, token)).toMatchObject({ status: "ok", fix: null, detail: expect.stringContaining("pg_trgm is installed") });
+    await db.su.unsafe(LEAKPROOF_SQL);
+    expect(await doctorCheck(db.t, db.token)).toMatchObject({ status: "ok", fix: null, detail: expect.stringContaining("pg_trgm is installed") });
   });
 
   test("GET /api/person?q= answers through the indexes", async () => {
-    const scans = async () => Number((await su`SELECT coalesce(sum(idx_scan), 0)::int AS n FROM pg_stat_user_indexes WHERE indexrelname LIKE 'persons_%_trgm'`)[0].n);
+    const scans = async () => Number((await db.su`SELECT coalesce(sum(idx_scan), 0)::int AS n FROM pg_stat_user_indexes WHERE indexrelname LIKE 'persons_%_trgm'`)[0].n);
     const before = await scans();
-    await searchesAnswer(t, token, su);
+    await searchesAnswer(db.t, db.token, db.su);
     // The statistics reach the view within a second or so of the searches' transactions.
     await waitFor("the trigram indexes to be scanned", async () => (await scans()) > before);
   });
 });
 
 describe("pg_trgm not permitted to the app's role", () => {
-  let t: TestApp;
-  let su: SQL;
-  let token: string;
-  beforeAll(async () => {
-    const { url, appUrl } = await pg.createDatabase("without_trgm");
-    su = new SQL({ url, max: 1 });
-    // A DBA made what the app needs and took CREATE on the database from its role: the app may
-    // create tables in its schema, but no extension.
-    await su.unsafe("CREATE EXTENSION unaccent; CREATE SCHEMA drizzle AUTHORIZATION corpadmin; REVOKE CREATE ON DATABASE without_trgm FROM corpadmin");
-    t = await makeApp({ env: { CORPADMIN_DATABASE_URL: appUrl } });
-    token = (await startAndLogin(t)).token;
-  }, 60_000);
-  afterAll(async () => {
-    await t?.close();
-    await su?.close();
-  });
+  // A DBA made what the app needs and took CREATE on the database from its role: the app may
+  // create tables in its schema, but no extension.
+  const db = appOver("without_trgm", (su) => su.unsafe("CREATE EXTENSION unaccent; CREATE SCHEMA drizzle AUTHORIZATION corpadmin; REVOKE CREATE ON DATABASE without_trgm FROM corpadmin"));
 
   test("the app starts without the indexes; doctor warns and says how to have them", async () => {
-    const [ext] = await su`SELECT count(*)::int AS n FROM pg_extension WHERE extname = 'pg_trgm'`;
+    const [ext] = await db.su`SELECT count(*)::int AS n FROM pg_extension WHERE extname = 'pg_trgm'`;
     expect(ext.n).toBe(0);
-    const [idx] = await su`SELECT count(*)::int AS n FROM pg_indexes WHERE indexdef LIKE '%gin_trgm_ops%'`;
+    const [idx] = await db.su`SELECT count(*)::int AS n FROM pg_indexes WHERE indexdef LIKE '%gin_trgm_ops%'`;
     expect(idx.n).toBe(0);
-    const check = await doctorCheck(t, token);
+    const check = await doctorCheck(db.t, db.token);
     expect(check).toMatchObject({ status: "warn", detail: expect.stringContaining("not installed") });
     expect(check.fix).toContain("CREATE EXTENSION pg_trgm");
   });
 
   test("GET /api/person?q= answers the same persons by a scan", async () => {
-    await searchesAnswer(t, token, su);
+    await searchesAnswer(db.t, db.token, db.su);
   });
 });

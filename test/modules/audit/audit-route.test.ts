@@ -1,16 +1,13 @@
 // GET /api/audit (routes.md, Operator additions): filters, sort, the corporation confinement of
 // platform.corp, and the usual 400/401/403.
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { ADMIN, addCorp, addUser, makeApp, startAndLogin, type TestApp } from "../../support/helpers";
+import { beforeAll, expect, test } from "bun:test";
+import { ADMIN, addCorp, addUser, openApp, type User } from "../../support/helpers";
 
-let t: TestApp;
-let admin: Awaited<ReturnType<typeof startAndLogin>>;
+const { t, admin } = await openApp();
 let betaId: string;
-let corpAdmin: Awaited<ReturnType<typeof addUser>>;
+let corpAdmin: User;
 
 beforeAll(async () => {
-  t = await makeApp();
-  admin = await startAndLogin(t);
   betaId = await addCorp(t, "beta");
   corpAdmin = await addUser(t, admin.corpId, { login: "acme-boss", services: ["platform.corp"] });
   // A failed login in acme, one in beta, and a user created in acme by the super-admin.
@@ -18,8 +15,6 @@ beforeAll(async () => {
   await t.req("POST", "/api/login", { body: { corp: "beta", login: ADMIN.login, password: "wrong-password-123" } });
   await t.req("POST", "/api/user", { token: admin.token, body: { name: "Ann", email: "ann@example.com", login: "ann", password: "ann-password-1" }, headers: { "x-request-id": "req-create-ann" } });
 });
-
-afterAll(() => t.close());
 
 const list = (query: string, token = admin.token) => t.req("GET", `/api/audit${query}`, { token });
 

@@ -1,20 +1,13 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
 import { SignJWT } from "jose";
 import { events } from "../../../src/db/tenant/schema";
 import { authGuard } from "../../../src/http/guard";
 import { recordEvent } from "../../../src/core/events";
 import type { Principal } from "../../../src/core/principal";
-import { ADMIN, addCorp, addMember, addUser, makeApp, sourceOnly, startAndLogin, type TestApp } from "../../support/helpers";
+import { ADMIN, addCorp, addMember, addUser, makeApp, sourceOnly, startAndLogin, openApp } from "../../support/helpers";
 
-let t: TestApp;
-let admin: Awaited<ReturnType<typeof startAndLogin>>;
-
-beforeAll(async () => {
-  t = await makeApp();
-  admin = await startAndLogin(t);
-});
-afterAll(() => t.close());
+const { t, admin } = await openApp();
 
 const login = (body: Record<string, unknown>) => t.req("POST", "/api/login", { body });
 

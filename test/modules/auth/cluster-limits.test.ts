@@ -1,27 +1,13 @@
 // Cluster mode (issue 19): two app nodes over one PostgreSQL database count the per-IP limit of the
 // public rows and the login lockout together, as one node does alone.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { Housekeeping } from "../../../src/modules/retention/housekeeping";
-import { addUser, makeApp, startAndLogin, testSourceOnly, type TestApp } from "../../support/helpers";
-import { oneDatabase, type OneDatabase } from "../../support/one-database";
+import { addUser, testSourceOnly, type TestApp } from "../../support/helpers";
+import { twoNodes } from "../../support/one-database";
 
 const LIMIT = 10;
-let db: OneDatabase;
-let a: TestApp;
-let b: TestApp;
-let admin: Awaited<ReturnType<typeof startAndLogin>>;
-
-beforeAll(async () => {
-  db = await oneDatabase();
-  a = await makeApp({ env: db.env, options: { publicAuthLimit: LIMIT } });
-  b = await makeApp({ env: db.env, options: { publicAuthLimit: LIMIT } });
-  admin = await startAndLogin(a);
-});
-afterAll(async () => {
-  await b?.close();
-  await a?.close();
-  await db?.close();
-});
+const limited = { options: { publicAuthLimit: LIMIT } };
+const { db, a, b, admin } = await twoNodes({ a: limited, b: limited });
 
 describe("POST /api/corp/check: the per-IP limit holds across app nodes", () => {
   test("requests through both nodes count against one limit; another IP is not limited", async () => {

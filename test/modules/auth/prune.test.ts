@@ -1,18 +1,11 @@
 // source-only: the owners' retention functions (housekeeping calls each owner's prune<Table>), run
 // on rows written past the API.
-import { afterAll, beforeAll, expect } from "bun:test";
-import { makeApp, startAndLogin, testSourceOnly, type TestApp } from "../../support/helpers";
+import { expect } from "bun:test";
+import { testSourceOnly, openApp } from "../../support/helpers";
 import { pruneLoginFailures, pruneRememberedDevices } from "../../../src/modules/auth/service";
 import { prunePasswordResetKeys } from "../../../src/modules/user/service";
 
-let t: TestApp;
-let admin: Awaited<ReturnType<typeof startAndLogin>>;
-
-beforeAll(async () => {
-  t = await makeApp();
-  admin = await startAndLogin(t);
-});
-afterAll(() => t.close());
+const { t, admin } = await openApp();
 
 const OLD = "2000-01-01T00:00:00.000Z";
 const LATER = "2999-01-01T00:00:00.000Z";

@@ -1,22 +1,18 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { ADMIN, addCorp, addMember, addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../../support/helpers";
+import { beforeAll, describe, expect, test } from "bun:test";
+import { ADMIN, addCorp, addMember, addUser, makeApp, startAndLogin, UNKNOWN_ID, openApp, type User } from "../../support/helpers";
 
-let t: TestApp;
-let admin: Awaited<ReturnType<typeof startAndLogin>>;
-let manager: Awaited<ReturnType<typeof addUser>>;
-let plain: Awaited<ReturnType<typeof addUser>>;
+const { t, admin } = await openApp();
+let manager: User;
+let plain: User;
 let otherCorp: string;
 
 beforeAll(async () => {
-  t = await makeApp();
-  admin = await startAndLogin(t);
   manager = await addUser(t, admin.corpId, { login: "ip-manager", services: ["platform.auth"] });
   plain = await addUser(t, admin.corpId, { login: "ip-plain" });
   otherCorp = await addCorp(t, "other-isp");
   // Tests talk from 127.0.0.1: without this range, acme's first range would shut them out too.
   expect((await add("acme", { range: "127.0.0.0/8", description: "loopback" }, admin.token)).status).toBe(200);
 });
-afterAll(() => t.close());
 
 const add = (domain: string, body: unknown, token = manager.token) => t.req("POST", `/api/auth/safe-ip/${domain}`, { token, body });
 
@@ -87,7 +83,7 @@ describe("GET /api/auth/safe-ip; GET|POST /api/auth/safe-ip/{domain}; DELETE /ap
 
 describe("POST /api/login; GET /api/auth/refresh; POST /api/auth/corp: safe IP range enforcement", () => {
   let corpId: string;
-  let user: Awaited<ReturnType<typeof addUser>>;
+  let user: User;
   const loginFrom = (ip: string, password = user.password, l = user.login) => t.req("POST", "/api/login", { body: { corp: "fenced", login: l, password }, ip });
 
   beforeAll(async () => {

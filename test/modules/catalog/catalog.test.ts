@@ -1,17 +1,13 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { addCorp, addUser, adminIn, makeApp, startAndLogin, testSourceOnly, UNKNOWN_ID, type TestApp } from "../../support/helpers";
+import { beforeAll, describe, expect, test } from "bun:test";
+import { addCorp, addUser, adminIn, testSourceOnly, UNKNOWN_ID, openApp, type User } from "../../support/helpers";
 
-let t: TestApp;
-let admin: Awaited<ReturnType<typeof startAndLogin>>;
+const { t, admin } = await openApp();
 /** Holds platform.service, which is still not `*`. */
-let svcAdmin: Awaited<ReturnType<typeof addUser>>;
+let svcAdmin: User;
 
 beforeAll(async () => {
-  t = await makeApp();
-  admin = await startAndLogin(t);
   svcAdmin = await addUser(t, admin.corpId, { login: "svc-admin", services: ["platform.service"] });
 });
-afterAll(() => t.close());
 
 const builtinId = (identifier: string) =>
   (t.sql().query("SELECT id FROM services WHERE identifier = ?").get(identifier) as { id: string }).id;

@@ -1,15 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { addCorp, addUser, adminIn, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../../support/helpers";
+import { beforeAll, describe, expect, test } from "bun:test";
+import { addCorp, addUser, adminIn, UNKNOWN_ID, openApp } from "../../support/helpers";
 
-let t: TestApp;
-let admin: Awaited<ReturnType<typeof startAndLogin>>;
+const { t, admin } = await openApp();
 let svc: { id: string; identifier: string };
 let read: { id: string };
 let write: { id: string };
 
 beforeAll(async () => {
-  t = await makeApp();
-  admin = await startAndLogin(t);
   svc = (await admin.req("POST", "/api/service", { identifier: "ext.docs", name: "Docs" })).body;
   await admin.req("POST", `/api/corp/${admin.corpId}/service/${svc.id}`);
   const up = await admin.req("POST", `/api/service/${svc.id}/features`, {
@@ -20,7 +17,6 @@ beforeAll(async () => {
   });
   [read, write] = up.body.items;
 });
-afterAll(() => t.close());
 
 type Node = { id: string; name: string; allowed: boolean; actions: { action: string }[]; children: Node[] };
 const find = (nodes: Node[], name: string): Node | undefined => {

@@ -1,14 +1,8 @@
 // Conformance review of the city rows: a city used by any address is a 409 on delete.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { makeApp, startAndLogin, type TestApp } from "../../support/helpers";
+import { describe, expect, test } from "bun:test";
+import { openApp } from "../../support/helpers";
 
-let t: TestApp;
-let admin: Awaited<ReturnType<typeof startAndLogin>>;
-beforeAll(async () => {
-  t = await makeApp();
-  admin = await startAndLogin(t);
-});
-afterAll(() => t.close());
+const { t, admin } = await openApp();
 
 describe("DELETE /api/city/{id}", () => {
   test("a city used by a point of presence's address is 409, nothing deleted and no event", async () => {

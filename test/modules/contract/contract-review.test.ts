@@ -1,17 +1,13 @@
 // Conformance review of the contract rows: what an ERP integrator relies on beyond the module's own tests.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { makeApp, startAndLogin, type TestApp } from "../../support/helpers";
+import { beforeAll, describe, expect, test } from "bun:test";
+import { openApp } from "../../support/helpers";
 import { contractBody } from "../../support/contract-body";
 
-let t: TestApp;
-let admin: Awaited<ReturnType<typeof startAndLogin>>;
+const { t, admin } = await openApp();
 let app: { id: string; api_key: string };
 beforeAll(async () => {
-  t = await makeApp();
-  admin = await startAndLogin(t);
   app = (await t.req("POST", "/api/externalapp", { token: admin.token, body: { name: "erp" } })).body;
 });
-afterAll(() => t.close());
 
 describe("POST /api/contract/create/externalapp/name/{externalAppName}|id/{externalAppId}: contract upsert from an external application", () => {
   test("a creating upsert sends Location like every create; an updating one does not", async () => {

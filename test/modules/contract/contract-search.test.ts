@@ -1,19 +1,15 @@
 // ?q on the contract lists finds a contract by its number, its PPPoE username and its customer's
 // name, display name and document (issue 21): substring, case- and accent-insensitive, the same
 // rows and totals as a scan of those columns, kept in step with renames and username changes.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { contractBody } from "../../support/contract-body";
-import { makeApp, startAndLogin, type TestApp } from "../../support/helpers";
+import { openApp } from "../../support/helpers";
 
-let t: TestApp;
-let admin: Awaited<ReturnType<typeof startAndLogin>>;
+const { t, admin } = await openApp();
 let cityId: string;
 beforeAll(async () => {
-  t = await makeApp();
-  admin = await startAndLogin(t);
   cityId = (await ok("POST", "/api/city", { name: "Campinas", state: "SP", country: "BR" })).id;
 });
-afterAll(() => t.close());
 
 const req = (method: string, path: string, body?: unknown, token = admin.token) => t.req(method, path, { token, body });
 async function ok(method: string, path: string, body?: unknown, token = admin.token) {

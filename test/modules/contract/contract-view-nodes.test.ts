@@ -1,30 +1,16 @@
 // Two app nodes over one PostgreSQL (cluster mode): the contract GET's kept text follows the
 // corporation's change stamp there (src/db/pg/generations.ts), which moves right after a write
 // ends on the node that made it, and on every other node when that write's NOTIFY arrives.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { contractBody } from "../../support/contract-body";
-import { makeApp, startAndLogin, testSourceOnly, type TestApp } from "../../support/helpers";
-import { startPostgres, type TestPostgres } from "../../support/postgres";
+import { testSourceOnly, type TestApp } from "../../support/helpers";
+import { twoNodes } from "../../support/one-database";
 import { DEADLINE_MS } from "../../support/wait";
 
-let pg: TestPostgres;
-let a: TestApp;
-let b: TestApp;
-let token: string;
-let corpId: string;
+const { a, b, admin: { token, corpId } } = await twoNodes();
 
 beforeAll(async () => {
-  pg = await startPostgres();
-  const env = { CORPADMIN_DATABASE_URL: pg.appUrl };
-  a = await makeApp({ env });
-  b = await makeApp({ env });
-  ({ token, corpId } = await startAndLogin(a));
   expect((await a.req("POST", "/api/externalapp", { token, body: { name: "erp" } })).status).toBe(200);
-}, 60_000);
-afterAll(async () => {
-  await b?.close();
-  await a?.close();
-  await pg?.stop();
 });
 
 async function view(t: TestApp, id: string) {

@@ -1,17 +1,9 @@
 // Status transitions and the corporation gate: what each status does to login, refresh, change of
 // corporation and to sessions already working in the corporation.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { ADMIN, addCorp, addMember, addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../../support/helpers";
+import { describe, expect, test } from "bun:test";
+import { ADMIN, addCorp, addMember, addUser, UNKNOWN_ID, openApp } from "../../support/helpers";
 
-let t: TestApp;
-let admin: Awaited<ReturnType<typeof startAndLogin>>;
-
-beforeAll(async () => {
-  t = await makeApp();
-  admin = await startAndLogin(t);
-});
-afterAll(() => t.close());
-
+const { t, admin } = await openApp();
 
 const GATES = [
   ["block", "BLOCKED", 403],

@@ -1,23 +1,19 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { addCorp, addUser, adminIn, makeApp, startAndLogin, TARGET, tempDir, UNKNOWN_ID, type TestApp } from "../../support/helpers";
+import { addCorp, addUser, adminIn, makeApp, startAndLogin, TARGET, tempDir, UNKNOWN_ID, openApp, type User } from "../../support/helpers";
 import { TEST_BACKEND } from "../../support/backend";
 
 /** A corporation's database is a file (SQLite); on PostgreSQL it is its rows of the shared tables. */
 const FILES = TEST_BACKEND === "sqlite";
 
-let t: TestApp;
-let admin: Awaited<ReturnType<typeof startAndLogin>>;
+const { t, admin } = await openApp();
 /** A member of acme granted platform.corp: still not `*`, so every `*` row is 403 for them. */
-let corpAdmin: Awaited<ReturnType<typeof addUser>>;
+let corpAdmin: User;
 
 beforeAll(async () => {
-  t = await makeApp();
-  admin = await startAndLogin(t);
   corpAdmin = await addUser(t, admin.corpId, { login: "corp-admin", services: ["platform.corp", "platform.workgroup"] });
 });
-afterAll(() => t.close());
 
 const builtinServer = () => (t.sql().query("SELECT id FROM servers WHERE builtin = 1").get() as { id: string }).id;
 const serviceId = (identifier: string) =>

@@ -1,25 +1,21 @@
 // The history of records (routes.md, Network operations additions: Change, GET /api/history):
 // one Change per record per write, by whoever made it (a user, an external app's key, a job),
 // written in the write's transaction; nothing for a write that changed nothing or was refused.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { Housekeeping } from "../../../src/modules/retention/housekeeping";
-import { addCorp, addUser, adminIn, inProcessOnly, makeApp, startAndLogin, testSourceOnly, type TestApp } from "../../support/helpers";
+import { addCorp, addUser, adminIn, inProcessOnly, makeApp, startAndLogin, testSourceOnly, openApp, type User } from "../../support/helpers";
 import { contractBody } from "../../support/contract-body";
 import { sqliteOnly } from "../../support/backend";
 import { FAST, LOOPBACK_ALLOWED, receiver, waitFor } from "../../support/webhooks";
 
-let t: TestApp;
-let admin: Awaited<ReturnType<typeof startAndLogin>>;
+const { t, admin } = await openApp();
 let app: { id: string; api_key: string };
 
 beforeAll(async () => {
-  t = await makeApp();
-  admin = await startAndLogin(t);
   app = (await t.req("POST", "/api/externalapp", { token: admin.token, body: { name: "erp" } })).body;
 });
-afterAll(() => t.close());
 
 async function changesOf(type: string, id: string, token = admin.token) {
   const res = await t.req("GET", `/api/history?target_type=${type}&target_id=${id}&limit=500`, { token });

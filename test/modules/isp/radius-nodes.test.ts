@@ -2,17 +2,13 @@
 // corporation state stamp (src/modules/isp/radius-service.ts, src/db/pg/generations.ts) and answers
 // an unchanged corporation with no transaction; a change made through the other node must reach
 // this node's next answers once that write's NOTIFY arrived, and its own node's at once.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { makeApp, startAndLogin, testSourceOnly, type TestApp } from "../../support/helpers";
+import { beforeAll, describe, expect, test } from "bun:test";
+import { testSourceOnly, type TestApp } from "../../support/helpers";
 import { contractWith, mikrotikLayout, must } from "../../support/isp";
-import { startPostgres, type TestPostgres } from "../../support/postgres";
+import { twoNodes } from "../../support/one-database";
 import { waitFor } from "../../support/wait";
 
-let pg: TestPostgres;
-let a: TestApp;
-let b: TestApp;
-let token: string;
-let corpId: string;
+const { a, b, admin: { token, corpId } } = await twoNodes();
 let fx: Awaited<ReturnType<typeof mikrotikLayout>>;
 let nas: any;
 let maria: Awaited<ReturnType<typeof contractWith>>;
@@ -23,19 +19,9 @@ const q = { username: "maria", password: "maria-pass", nas_ip: NAS_IP };
 const authorize = (t: TestApp, query: Record<string, string> = q) => t.req("GET", `/api/isp/radius/authorize?${new URLSearchParams(query)}`, { headers: { authorization: basic } });
 
 beforeAll(async () => {
-  pg = await startPostgres();
-  const env = { CORPADMIN_DATABASE_URL: pg.appUrl };
-  a = await makeApp({ env });
-  b = await makeApp({ env });
-  ({ token, corpId } = await startAndLogin(a));
   fx = await mikrotikLayout(a, token);
   nas = await must(a, token, "POST", "/api/isp/nas", { name: "bng", ip: NAS_IP, secret: SECRET, layout_id: fx.layout.id });
   maria = await contractWith(a, token, { username: "maria", password: "maria-pass", max_upload: "10M", max_download: "100M", pool_name_ipv4: "pppoe-v4" });
-}, 60_000);
-afterAll(async () => {
-  await b?.close();
-  await a?.close();
-  await pg?.stop();
 });
 
 /** Authorizes through `t` until the answer's status is `status` (the other node's NOTIFY may take a moment). */

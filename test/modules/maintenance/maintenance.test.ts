@@ -1,28 +1,20 @@
 // Maintenance (routes.md, Core): versions, and the databases checked and updated.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { existsSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { migrationsOf, type Migration } from "../../../src/db/migrations";
 import { sha256Hex } from "../../../src/lib/ids";
 import pkg from "../../../package.json";
-import { addCorp, addUser, makeApp, startAndLogin, testSourceOnly, UNKNOWN_ID, type TestApp } from "../../support/helpers";
+import { addCorp, addUser, makeApp, startAndLogin, testSourceOnly, UNKNOWN_ID, openApp } from "../../support/helpers";
 import { TEST_BACKEND } from "../../support/backend";
 
-let t: TestApp;
-let admin: Awaited<ReturnType<typeof startAndLogin>>;
-
-beforeAll(async () => {
-  t = await makeApp();
-  admin = await startAndLogin(t);
-});
-afterAll(() => t.close());
+const { t, admin } = await openApp();
 
 /** In-process and on SQLite's files: simulates a release's migrations over them, or moves them. */
 const testSqliteSourceOnly = TEST_BACKEND === "pg" ? test.skip : testSourceOnly;
 /** On PostgreSQL one migration set covers the platform's tables and the corporations' (shared). */
 const platformSet = () => migrationsOf(TEST_BACKEND === "pg" ? "pg" : "platform");
 const tenantSet = () => migrationsOf(TEST_BACKEND === "pg" ? "pg" : "tenant");
-
 
 describe("GET /api/core/versions", () => {
   test("api, schema versions and runtime, for any token", async () => {

@@ -1,21 +1,17 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import { events } from "../../../src/db/tenant/schema";
-import { addCorp, addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../../support/helpers";
+import { addCorp, addUser, UNKNOWN_ID, openApp } from "../../support/helpers";
 import { scenarios } from "../../support/scenario";
 
-let t: TestApp;
-let admin: Awaited<ReturnType<typeof startAndLogin>>;
+const { t, admin } = await openApp();
 let otherCorp: string;
 let otherToken: string;
 
 beforeAll(async () => {
-  t = await makeApp();
-  admin = await startAndLogin(t);
   otherCorp = await addCorp(t, "other-isp");
   otherToken = (await addUser(t, otherCorp, { services: ["platform.metric"] })).token;
 });
-afterAll(() => t.close());
 
 /** The interface document's Metric, every field given. */
 const doc = (over: Record<string, unknown> = {}) => ({

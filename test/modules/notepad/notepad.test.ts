@@ -1,17 +1,8 @@
 // The notepad (routes.md, Core: Notepad): notes private to their author, per corporation.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { addCorp, addMember, addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../../support/helpers";
+import { describe, expect, test } from "bun:test";
+import { addCorp, addMember, addUser, UNKNOWN_ID, openApp } from "../../support/helpers";
 
-let t: TestApp;
-let admin: Awaited<ReturnType<typeof startAndLogin>>;
-
-beforeAll(async () => {
-  t = await makeApp();
-  admin = await startAndLogin(t);
-});
-afterAll(() => t.close());
-
-
+const { t, admin } = await openApp();
 
 describe("GET|POST /api/notepad; GET /api/notepad/{id}: notepad", () => {
   test("create, recover the list and one note", async () => {

@@ -1,6 +1,6 @@
 // Backups through the API (routes.md, Operator additions): list, create now, download as tar.gz,
 // delete; `*` only; names validated strictly. Both engines (cluster mode: a pg_dump archive).
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { beforeAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -8,20 +8,15 @@ import { join } from "node:path";
 import { notes } from "../../../src/db/tenant/schema";
 import { newId } from "../../../src/lib/ids";
 import { TEST_BACKEND } from "../../support/backend";
-import { addCorp, addUser, makeApp, startAndLogin, tempDir, testSourceOnly, type TestApp } from "../../support/helpers";
+import { addCorp, addUser, makeApp, startAndLogin, tempDir, testSourceOnly, openApp } from "../../support/helpers";
 import { waitFor } from "../../support/wait";
 
-let t: TestApp;
-let admin: Awaited<ReturnType<typeof startAndLogin>>;
+const { t, admin } = await openApp();
 
 beforeAll(async () => {
-  t = await makeApp();
-  admin = await startAndLogin(t);
   await addCorp(t, "beta");
   await t.req("POST", "/api/city", { token: admin.token, body: { name: "Curitiba", state: "PR", country: "BR" } });
 });
-
-afterAll(() => t.close());
 
 const API_NAME = /^corpadmin-\d{8}T\d{6}Z$/;
 

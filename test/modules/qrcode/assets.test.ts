@@ -1,21 +1,16 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { addCorp, addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../../support/helpers";
+import { beforeAll, describe, expect, test } from "bun:test";
+import { addCorp, addUser, UNKNOWN_ID, openApp, type User } from "../../support/helpers";
 import { b64, jpegLogo, pngLogo } from "../../support/qrcode";
 
-let t: TestApp;
-let admin: Awaited<ReturnType<typeof startAndLogin>>;
-let cityUser: Awaited<ReturnType<typeof addUser>>;
-let betaUser: Awaited<ReturnType<typeof addUser>>;
+const { t, admin } = await openApp();
+let cityUser: User;
+let betaUser: User;
 
 beforeAll(async () => {
-  t = await makeApp();
-  admin = await startAndLogin(t);
   cityUser = await addUser(t, admin.corpId, { services: ["platform.city"] });
   const beta = await addCorp(t, "beta");
   betaUser = await addUser(t, beta, { services: ["platform.qrcode"] });
 });
-afterAll(() => t.close());
-
 
 describe("GET|POST /api/qrcode/logo; GET|PUT|DELETE /api/qrcode/logo/{id}: logos", () => {
   test("PNG and JPEG upload, get with data, list without data, update, delete", async () => {

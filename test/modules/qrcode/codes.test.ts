@@ -1,22 +1,18 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { addCorp, addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../../support/helpers";
+import { beforeAll, describe, expect, test } from "bun:test";
+import { addCorp, addUser, UNKNOWN_ID, openApp } from "../../support/helpers";
 import { b64, pngLogo } from "../../support/qrcode";
 import { waitFor } from "../../support/wait";
 
-let t: TestApp;
-let admin: Awaited<ReturnType<typeof startAndLogin>>;
+const { t, admin } = await openApp();
 let noPerm: string; // a member of acme without platform.qrcode
 let betaToken: string; // a user with platform.qrcode working in another corporation
 let betaId: string;
 
 beforeAll(async () => {
-  t = await makeApp();
-  admin = await startAndLogin(t);
   noPerm = (await addUser(t, admin.corpId, { services: ["platform.city"] })).token;
   betaId = await addCorp(t, "beta");
   betaToken = (await addUser(t, betaId, { services: ["platform.qrcode"] })).token;
 });
-afterAll(() => t.close());
 
 const as = (token: string) => ({
   get: (p: string) => t.req("GET", p, { token }),

@@ -1,15 +1,9 @@
 // Conformance review of the QR code lists: every scalar field of a QrAccess sorts and filters.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { makeApp, startAndLogin, type TestApp } from "../../support/helpers";
+import { describe, expect, test } from "bun:test";
+import { openApp } from "../../support/helpers";
 import { waitFor } from "../../support/wait";
 
-let t: TestApp;
-let admin: Awaited<ReturnType<typeof startAndLogin>>;
-beforeAll(async () => {
-  t = await makeApp();
-  admin = await startAndLogin(t);
-});
-afterAll(() => t.close());
+const { t, admin } = await openApp();
 const api = (method: string, path: string) => t.req(method, path, { token: admin.token });
 
 describe("GET /api/qrcode/{id}/accesses", () => {

@@ -1,12 +1,11 @@
 // Search (routes.md, "Network operations additions"): every list's ?q finds rows holding every
 // word, in any order and field, folding case and accents; digits find documents; a contract is
 // found by its config addresses and its online sessions' IP and MAC; GET /api/search across kinds.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { addUser, makeApp, startAndLogin, type TestApp } from "../../support/helpers";
+import { beforeAll, describe, expect, test } from "bun:test";
+import { addUser, openApp, type User } from "../../support/helpers";
 import { contractWith, must } from "../../support/isp";
 
-let t: TestApp;
-let admin: Awaited<ReturnType<typeof startAndLogin>>;
+const { t, admin } = await openApp();
 const SECRET = "nas-secret-0001";
 const basic = `Basic ${Buffer.from(`acme:${SECRET}`).toString("base64")}`;
 const acct = async (attrs: Record<string, string>) => {
@@ -18,8 +17,6 @@ let withIp: any;
 let online: any;
 
 beforeAll(async () => {
-  t = await makeApp();
-  admin = await startAndLogin(t);
   const ok = (method: string, path: string, body?: unknown) => must(t, admin.token, method, path, body);
   joao = await ok("POST", "/api/person", { name: "João da Silva", doc_identity: "100.007.919-89" });
   await ok("POST", "/api/person", { name: "Joana Silveira", doc_identity: "12.345.678/0001-90" });
@@ -29,7 +26,6 @@ beforeAll(async () => {
   online = (await contractWith(t, admin.token, { username: "pppoe-online" })).contract;
   await acct({ "User-Name": "pppoe-online", "Acct-Session-Id": "s-1", "NAS-IP-Address": "192.0.2.10", "Framed-IP-Address": "100.64.9.41", "Calling-Station-Id": "AA:BB:CC:0D:0E:0F", "Acct-Status-Type": "Start" });
 });
-afterAll(() => t.close());
 
 const get = (path: string, token = admin.token) => t.req("GET", path, { token });
 async function names(path: string, field = "name"): Promise<string[]> {

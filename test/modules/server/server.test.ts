@@ -1,21 +1,16 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { addUser, makeApp, startAndLogin, tempDir, UNKNOWN_ID, type TestApp } from "../../support/helpers";
+import { addUser, tempDir, UNKNOWN_ID, openApp } from "../../support/helpers";
 import { TEST_BACKEND, testSqliteOnly } from "../../support/backend";
 
-let t: TestApp;
-let admin: Awaited<ReturnType<typeof startAndLogin>>;
+const { t, admin } = await openApp();
 let root: string;
 
 beforeAll(async () => {
-  t = await makeApp();
-  admin = await startAndLogin(t);
   root = tempDir("corpadmin-servers-");
 });
 const builtinId = () => (t.sql().query("SELECT id FROM servers WHERE builtin = 1").get() as { id: string }).id;
-afterAll(() => t.close());
-
 
 describe("GET|POST /api/server; GET|PUT|DELETE /api/server/{id}: servers", () => {
   test("the built-in server is DATA_DIR/corps and holds the first corporation", async () => {

@@ -1,15 +1,8 @@
 // source-only: deletes rows past the API to check the database's own cascades.
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { addCorp, addUser, makeApp, startAndLogin, type TestApp } from "../../support/helpers";
+import { expect, test } from "bun:test";
+import { addCorp, addUser, openApp } from "../../support/helpers";
 
-let t: TestApp;
-let admin: Awaited<ReturnType<typeof startAndLogin>>;
-
-beforeAll(async () => {
-  t = await makeApp();
-  admin = await startAndLogin(t);
-});
-afterAll(() => t.close());
+const { t, admin } = await openApp();
 
 const count = (table: string, where = "1 = 1", ...args: string[]) =>
   (t.sql().query(`SELECT count(*) AS n FROM ${table} WHERE ${where}`).get(...args) as { n: number }).n;

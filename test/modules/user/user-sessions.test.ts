@@ -1,20 +1,14 @@
 // A user's sessions (routes.md, Operator additions): GET /api/user/{id}/sessions and
 // DELETE /api/user/{id}/sessions/{sessionId}.
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { addCorp, addMember, addUser, logIn, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../../support/helpers";
+import { beforeAll, expect, test } from "bun:test";
+import { addCorp, addMember, addUser, logIn, makeApp, UNKNOWN_ID, openApp } from "../../support/helpers";
 
-let t: TestApp;
-let admin: Awaited<ReturnType<typeof startAndLogin>>;
+const { t, admin } = await openApp();
 let betaId: string;
 
 beforeAll(async () => {
-  t = await makeApp();
-  admin = await startAndLogin(t);
   betaId = await addCorp(t, "beta");
 });
-
-afterAll(() => t.close());
-
 
 const sessionIdOf = (token: string) => JSON.parse(Buffer.from(token.split(".")[1], "base64url").toString()).jti as string;
 

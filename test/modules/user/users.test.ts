@@ -1,22 +1,18 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { ADMIN, addCorp, addMember, addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../../support/helpers";
+import { beforeAll, describe, expect, test } from "bun:test";
+import { ADMIN, addCorp, addMember, addUser, UNKNOWN_ID, openApp, type User } from "../../support/helpers";
 
-let t: TestApp;
-let admin: Awaited<ReturnType<typeof startAndLogin>>;
-let manager: Awaited<ReturnType<typeof addUser>>;
-let plain: Awaited<ReturnType<typeof addUser>>;
+const { t, admin } = await openApp();
+let manager: User;
+let plain: User;
 let otherCorp: string;
-let outsider: Awaited<ReturnType<typeof addUser>>;
+let outsider: User;
 
 beforeAll(async () => {
-  t = await makeApp();
-  admin = await startAndLogin(t);
   manager = await addUser(t, admin.corpId, { login: "manager", services: ["platform.user"] });
   plain = await addUser(t, admin.corpId, { login: "plain" });
   otherCorp = await addCorp(t, "other-isp");
   outsider = await addUser(t, otherCorp, { login: "outsider", services: ["platform.user"] });
 });
-afterAll(() => t.close());
 
 const newUser = (login: string, extra: Record<string, unknown> = {}) => ({ name: `Name ${login}`, email: `${login}@example.com`, login, password: "secret-pass-1", ...extra });
 const login = (corp: string, l: string, password: string) => t.req("POST", "/api/login", { body: { corp, login: l, password } });

@@ -1,25 +1,21 @@
 // The 10 Webhook rows: success, 400 naming the field, 401, 403, 404 (unknown and other tenant).
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { EVENT_GROUPS } from "../../../src/core/events";
-import { addCorp, addUser, adminIn, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../../support/helpers";
+import { addCorp, addUser, adminIn, makeApp, startAndLogin, UNKNOWN_ID, openApp } from "../../support/helpers";
 import { scenarios } from "../../support/scenario";
 import { LOOPBACK_ALLOWED, receiver, verifyStandardWebhook, waitFor } from "../../support/webhooks";
 
-let t: TestApp;
-let admin: Awaited<ReturnType<typeof startAndLogin>>;
+const { t, admin } = await openApp();
 let cityUser: { token: string };
 let otherCorpHookId: string;
 
 const body = (o: Record<string, unknown> = {}) => ({ name: "ERP", target: "https://erp.example.net/hooks", email: "ops@example.net", ...o });
 
 beforeAll(async () => {
-  t = await makeApp();
-  admin = await startAndLogin(t);
   cityUser = await addUser(t, admin.corpId, { services: ["platform.city"] });
   const other = await addCorp(t, "globex");
   otherCorpHookId = (await adminIn(t, other, "POST", "/api/webhook", body({ name: "theirs" }))).body.id;
 });
-afterAll(() => t.close());
 
 async function create(o: Record<string, unknown> = {}) {
   const res = await t.req("POST", "/api/webhook", { token: admin.token, body: body(o) });

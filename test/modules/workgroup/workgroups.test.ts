@@ -1,18 +1,15 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { addCorp, addUser, makeApp, startAndLogin, UNKNOWN_ID, type TestApp } from "../../support/helpers";
+import { beforeAll, describe, expect, test } from "bun:test";
+import { addCorp, addUser, UNKNOWN_ID, openApp, type User } from "../../support/helpers";
 
-let t: TestApp;
-let admin: Awaited<ReturnType<typeof startAndLogin>>;
-let manager: Awaited<ReturnType<typeof addUser>>;
-let plain: Awaited<ReturnType<typeof addUser>>;
+const { t, admin } = await openApp();
+let manager: User;
+let plain: User;
 let otherCorp: string;
 let foreignWg: string;
 let cityService: string;
 let cityFeature: string;
 
 beforeAll(async () => {
-  t = await makeApp();
-  admin = await startAndLogin(t);
   manager = await addUser(t, admin.corpId, { login: "wg-manager", services: ["platform.workgroup"] });
   plain = await addUser(t, admin.corpId, { login: "wg-plain" });
   otherCorp = await addCorp(t, "other-isp");
@@ -22,7 +19,6 @@ beforeAll(async () => {
   cityFeature = (await t.req("POST", "/api/feature", { token: admin.token, body: { service_id: cityService, name: "City reader" } })).body.id;
   expect((await t.req("POST", `/api/feature/${cityFeature}/action`, { token: admin.token, body: { action: "localhost:80/api/city/GET" } })).status).toBe(200);
 });
-afterAll(() => t.close());
 
 const serviceId = (identifier: string) => (t.sql().query("SELECT id FROM services WHERE identifier = ?").get(identifier) as { id: string }).id;
 

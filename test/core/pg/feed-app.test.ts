@@ -5,29 +5,13 @@
 // or deleted) is refused on B, and super_admin changed on A holds on B. Each test first has B cache the old state, so that B
 // answering the new one shows it was told; after their LISTEN connections are killed, B's caches
 // resync (a change committed meanwhile is not notified to it).
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { SQL } from "bun";
-import { addCorp, addUser, adminIn, makeApp, makePeerApp, startAndLogin, type TestApp } from "../../support/helpers";
-import { startPostgres, type TestPostgres } from "../../support/postgres";
+import { addCorp, addUser, adminIn, type TestApp } from "../../support/helpers";
+import { twoNodes } from "../../support/one-database";
 import { waitFor } from "../../support/wait";
 
-let pg: TestPostgres;
-let a: TestApp;
-let b: TestApp;
-let admin: Awaited<ReturnType<typeof startAndLogin>>;
-
-beforeAll(async () => {
-  pg = await startPostgres();
-  const { appUrl } = await pg.createDatabase("two_nodes");
-  a = await makeApp({ env: { CORPADMIN_DATABASE_URL: appUrl } });
-  b = await makePeerApp(a, { options: { dispatchTuning: { socketCheckMs: 600_000 } } });
-  admin = await startAndLogin(a);
-}, 60_000);
-afterAll(async () => {
-  await b?.close();
-  await a?.close();
-  await pg?.stop();
-});
+const { db, a, b, admin } = await twoNodes({ b: { options: { dispatchTuning: { socketCheckMs: 600_000 } } } });
 
 /** Polls node B until `req` answers `status` (the feed is asynchronous: within a few ms normally). */
 async function onB(status: number, req: () => ReturnType<TestApp["req"]>) {
@@ -55,9 +39,9 @@ describe("POST /api/corp/{id}/block: across nodes, the nodes' LISTEN connections
     const corpId = await addCorp(a, "feed-relisten");
     const u = await addUser(a, corpId, { services: ["platform.city"] });
     expect((await b.req("GET", "/api/city", { token: u.token })).status).toBe(200);
-    const su = new SQL({ url: pg.url, max: 1 });
+    const su = new SQL({ url: db.superuser, max: 1 });
     try {
-      const killed = await su`SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE datname = 'two_nodes' AND query LIKE 'LISTEN%'`;
+      const killed = await su`SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'`;
       expect(killed.length).toBeGreaterThanOrEqual(2);
     } finally {
       await su.close();

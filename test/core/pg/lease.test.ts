@@ -2,32 +2,21 @@
 // Work only one node may do: of the nodes competing for a lease exactly one runs the work, another
 // takes over when the holder's session ends, and the old holder has stopped before the new one
 // starts (every start and stop is stamped on one clock and the intervals must not overlap).
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { SQL } from "bun";
+import { afterEach, describe, expect, test } from "bun:test";
 import { PgDoors } from "../../../src/core/pg/door";
 import { LeaseLost, Leases, type LeaseHandle } from "../../../src/core/pg/lease";
-import { startPostgres, type TestPostgres } from "../../support/postgres";
+import { throwawayPostgres } from "../../support/postgres";
 
 const timing = { graceMs: 1_500, heartbeatMs: 250, stopBudgetMs: 250 };
 /** A takeover's bound once the holder's session ends: a heartbeat to notice the free lock, the grace, slack for this loaded machine. */
 const TAKEOVER_MS = timing.heartbeatMs + timing.graceMs + 1_500;
 
-let pg: TestPostgres;
-let su: SQL;
+const pg = await throwawayPostgres();
+const su = pg.connect(pg.url);
 /** The work's own writes go through a node's doors (another pool than the lease's connection). */
-let app: SQL;
-let doors: PgDoors;
-beforeAll(async () => {
-  pg = await startPostgres();
-  su = new SQL(pg.url);
-  app = new SQL({ url: pg.appUrl, max: 4 });
-  await app`CREATE TABLE work_log (note text NOT NULL)`;
-  doors = new PgDoors(app);
-}, 60_000);
-afterAll(async () => {
-  await Promise.all([su?.close(), app?.close()]);
-  await pg?.stop();
-});
+const app = pg.connect(pg.appUrl, 4);
+await app`CREATE TABLE work_log (note text NOT NULL)`;
+const doors = new PgDoors(app);
 
 type Stamp = { node: string; kind: "start" | "stop"; at: number };
 let log: Stamp[] = [];
