@@ -113,50 +113,63 @@ function parsedObject(v: unknown): Record<string, unknown> | null {
 function largeChange(field: string, before: unknown, after: unknown): FieldChange {
   const b = parsedObject(before);
   const a = parsedObject(after);
-  const keys = new Set<string>();
-  for (const k of new Set([...Object.keys(b ?? {}), ...Object.keys(a ?? {})])) if (!leafEqual(b?.[k], a?.[k])) keys.add(k);
-  return { field, before: digest(before), after: digest(after), keys: [...keys].sort() };
+  // The top-level keys of either side whose values differ (each side's own keys, once).
+  const keys: string[] = [];
+  if (a) for (const k in a) if (Object.hasOwn(a, k) && !leafEqual(b?.[k], a[k])) keys.push(k);
+  if (b) for (const k in b) if (Object.hasOwn(b, k) && !(a && Object.hasOwn(a, k)) && !leafEqual(b[k], a?.[k])) keys.push(k);
+  return { field, before: digest(before), after: digest(after), keys: keys.sort() };
 }
 
-/** What a field name is, tested once per name (the upsert records dozens of fields per write). */
+/**
+ * What a field name is, found once per name (the upsert records dozens of fields per write, the
+ * same names every time): secret, large or plain, and its field at the top level of a record
+ * (null: bookkeeping, not recorded; an embedded address's address_* column named as the API nests
+ * it).
+ */
 const SECRET_NAME = 1;
 const LARGE_NAME = 2;
-const kinds = new Map<string, number>();
-function kindOf(name: string): number {
-  let k = kinds.get(name);
-  if (k === undefined) {
-    k = SECRET.test(name) ? SECRET_NAME : LARGE.has(name) || name.startsWith("json_") ? LARGE_NAME : 0;
-    if (kinds.size < 10_000) kinds.set(name, k);
-  }
-  return k;
+interface NameInfo {
+  kind: number;
+  top: string | null;
 }
-const isLarge = (name: string, v: unknown) => kindOf(name) === LARGE_NAME || (typeof v === "string" && v.length > LARGE_TEXT);
+const names = new Map<string, NameInfo>();
+function infoOf(name: string): NameInfo {
+  let info = names.get(name);
+  if (info === undefined) {
+    info = {
+      kind: SECRET.test(name) ? SECRET_NAME : LARGE.has(name) || name.startsWith("json_") ? LARGE_NAME : 0,
+      top: IGNORED.has(name) ? null : name.startsWith("address_") ? `address.${name.slice(8)}` : name,
+    };
+    if (names.size < 10_000) names.set(name, info);
+  }
+  return info;
+}
+const isLarge = (kind: number, v: unknown) => kind === LARGE_NAME || (typeof v === "string" && v.length > LARGE_TEXT);
+const NOTHING: Record<string, unknown> = {};
 
 /** Fields of `before` and `after` that differ, with dotted paths; secrets masked; large fields digested. */
 export function diffRecords(before: object | null, after: object | null, prefix = "", out: FieldChange[] = []): FieldChange[] {
-  const b = (before ?? {}) as Record<string, unknown>;
-  const a = (after ?? {}) as Record<string, unknown>;
-  const one = (name: string) => {
-    if (!prefix && IGNORED.has(name)) return;
-    const bv = b[name];
-    const av = a[name];
-    // Unchanged scalars (most fields of an update, every null of a create) cost no more than this.
-    if (bv === av || (bv == null && av == null)) return;
-    // An embedded address is stored as address_* columns: named as the API nests it.
-    const field = !prefix && name.startsWith("address_") ? `address.${name.slice(8)}` : `${prefix}${name}`;
-    diffValue(field, name, bv, av, out);
-  };
-  for (const k in a) if (Object.hasOwn(a, k)) one(k);
-  for (const k in b) if (Object.hasOwn(b, k) && !Object.hasOwn(a, k)) one(k);
+  const b = (before ?? NOTHING) as Record<string, unknown>;
+  const a = (after ?? NOTHING) as Record<string, unknown>;
+  for (const k in a) if (Object.hasOwn(a, k)) diffKey(k, b[k], a[k], prefix, out);
+  if (before) for (const k in b) if (Object.hasOwn(b, k) && !Object.hasOwn(a, k)) diffKey(k, b[k], a[k], prefix, out);
   return out;
 }
 
-function diffValue(field: string, name: string, before: unknown, after: unknown, out: FieldChange[]): void {
-  if (kindOf(name) === SECRET_NAME) {
+function diffKey(name: string, bv: unknown, av: unknown, prefix: string, out: FieldChange[]): void {
+  // Unchanged scalars (most fields of an update, every null of a create) cost no more than this.
+  if (bv === av || (bv == null && av == null)) return;
+  const info = infoOf(name);
+  const field = prefix ? prefix + name : info.top;
+  if (field !== null) diffValue(field, info.kind, bv, av, out);
+}
+
+function diffValue(field: string, kind: number, before: unknown, after: unknown, out: FieldChange[]): void {
+  if (kind === SECRET_NAME) {
     if (!leafEqual(before, after)) out.push({ field, before: before == null ? null : MASK, after: after == null ? null : MASK });
     return;
   }
-  if (isLarge(name, before) || isLarge(name, after)) {
+  if (isLarge(kind, before) || isLarge(kind, after)) {
     if (!leafEqual(before, after)) out.push(largeChange(field, before, after));
     return;
   }
@@ -172,7 +185,7 @@ function diffValue(field: string, name: string, before: unknown, after: unknown,
   }
   if (Array.isArray(before) && Array.isArray(after) && [...before, ...after].some(plain)) {
     const n = Math.max(before.length, after.length);
-    for (let i = 0; i < n; i++) diffValue(`${field}.${i}`, String(i), before[i], after[i], out);
+    for (let i = 0; i < n; i++) diffValue(`${field}.${i}`, 0, before[i], after[i], out);
     return;
   }
   if (!leafEqual(before, after)) out.push({ field, before: shown(before), after: shown(after) });
@@ -197,7 +210,10 @@ interface Pending {
   type: string;
   id: string;
   action: string;
-  fields: Map<string, FieldChange>;
+  /** The fields in the order first changed. */
+  fields: FieldChange[];
+  /** Each field's place in `fields`, made when a second record of the write merges into it. */
+  places: Map<string, number> | null;
   corpId: string | null;
 }
 
@@ -232,17 +248,21 @@ export class ChangeLog {
    * left out, and a Change left with no field is not written.
    */
   record(c: ChangeInput): void {
-    const diff = c.action === "delete" && c.after === null ? diffRecords(c.before, null) : diffRecords(c.before, c.after);
+    const diff = diffRecords(c.before, c.after);
     const key = `${c.type}\n${c.id}`;
-    const held = (this.pending ??= new Map()).get(key);
+    const held: Pending | undefined = (this.pending ??= new Map()).get(key);
     if (!held) {
       if (!diff.length && c.action !== "delete") return;
-      this.pending.set(key, { type: c.type, id: c.id, action: c.action, fields: new Map(diff.map((f) => [f.field, f])), corpId: c.corpId ?? this.actor.corpId });
+      this.pending.set(key, { type: c.type, id: c.id, action: c.action, fields: diff, places: null, corpId: c.corpId ?? this.actor.corpId });
       return;
     }
+    const places = (held.places ??= new Map(held.fields.map((f, i) => [f.field, i])));
     for (const f of diff) {
-      const was = held.fields.get(f.field);
-      held.fields.set(f.field, was ? { ...f, before: was.before } : f);
+      const at = places.get(f.field);
+      if (at === undefined) {
+        places.set(f.field, held.fields.length);
+        held.fields.push(f);
+      } else held.fields[at] = { ...f, before: held.fields[at].before };
     }
     if (c.action === "delete") held.action = held.action === "create" ? "" : "delete";
   }
@@ -262,12 +282,18 @@ export class ChangeLog {
       if (!p.action) continue;
       // A field back where it was in this write is left out; a secret (masked on both sides) and a
       // large field (digests) were compared before masking.
-      const changes = [...p.fields.values()].filter((f) => f.keys !== undefined || f.after === MASK || !leafEqual(f.before, f.after));
+      // (Only a merged field can be back where it was: the diff keeps changed fields only.)
+      const changes = p.places ? p.fields.filter((f) => f.keys !== undefined || f.after === MASK || !leafEqual(f.before, f.after)) : p.fields;
       if (!changes.length && p.action !== "delete") continue;
       // Stored as [field, before, after, keys?] triples (a create's two dozen fields in half the
       // bytes of {field, before, after} objects); storedChanges turns them back.
-      const text = JSON.stringify(changes.map((f) => (f.keys ? [f.field, f.before, f.after, f.keys] : [f.field, f.before, f.after])));
-      const fields = changes.map((f) => f.field).join(", ");
+      const triples: unknown[][] = [];
+      let fields = "";
+      for (const f of changes) {
+        triples.push(f.keys ? [f.field, f.before, f.after, f.keys] : [f.field, f.before, f.after]);
+        fields = fields ? `${fields}, ${f.field}` : f.field;
+      }
+      const text = JSON.stringify(triples);
       rows.push(
         platform
           ? [newId(), at, a.name, a.userId, a.appId, p.corpId, p.type, p.id, p.action, fields, text, a.requestId]

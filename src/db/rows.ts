@@ -34,12 +34,18 @@ export async function insertRow<T extends SQLiteTable>(db: AnyDb, table: T, row:
     .run(...keys.map((k) => cell(row[k as keyof typeof row])));
 }
 
-/** Updates one row by `id` (see insertRow); `updated_at` is set as Drizzle's $onUpdate sets it. */
-export async function updateRow<T extends SQLiteTable>(db: AnyDb, table: T, id: string, set: RowCells<T>): Promise<void> {
+/**
+ * Updates one row by `id` (see insertRow); `updated_at` is set as Drizzle's $onUpdate sets it.
+ * `stored`: the row as read in this write; only the columns whose value differs from it are set.
+ * SQLite rewrites the entry of every index on a column named in SET, changed or not (and checks
+ * its foreign keys): the contract's 15 indexes made its upsert UPDATE ≈ 10× a one-column one.
+ */
+export async function updateRow<T extends SQLiteTable>(db: AnyDb, table: T, id: string, set: RowCells<T>, stored?: object): Promise<void> {
   const columns = getTableColumns(table);
-  const keys = Object.keys(set);
+  const was = stored as Record<string, unknown> | undefined;
+  const keys = was ? Object.keys(set).filter((k) => cell(was[k]) !== cell(set[k as keyof typeof set])) : Object.keys(set);
   const n = keys.length;
   await clientOf(db)
-    .query(`UPDATE ${getTableName(table)} SET ${keys.map((k, i) => `${columns[k]!.name} = ?${i + 1}`).join(", ")}, updated_at = ?${n + 1} WHERE id = ?${n + 2}`)
+    .query(`UPDATE ${getTableName(table)} SET ${[...keys.map((k, i) => `${columns[k]!.name} = ?${i + 1}`), `updated_at = ?${n + 1}`].join(", ")} WHERE id = ?${n + 2}`)
     .run(...keys.map((k) => cell(set[k as keyof typeof set])), nowIso(), id);
 }

@@ -647,9 +647,9 @@ export async function addContract(tx: TenantDb, columns: UpsertColumns): Promise
   return id;
 }
 
-/** Overwrites a contract's columns from an external-app upsert. */
-export async function setContract(tx: TenantDb, id: string, columns: UpsertColumns): Promise<void> {
-  await updateRow(tx, contracts, id, columns);
+/** Overwrites a contract's columns from an external-app upsert (`was`: its row as read in this write: only what differs is set). */
+export async function setContract(tx: TenantDb, id: string, columns: UpsertColumns, was?: object): Promise<void> {
+  await updateRow(tx, contracts, id, columns, was);
 }
 
 /** Whether any contract item names the product (its delete is refused then). */

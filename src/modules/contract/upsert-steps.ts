@@ -219,7 +219,7 @@ export async function personStep(run: UpsertRun, p: PartyExternalInput, overwrit
     id = linked;
     const current = (await take(run, `person\n${linked}`, () => findPerson(tx, linked)))!;
     if (!unchanged(current, data)) {
-      await setParty(tx, linked, data);
+      await setParty(tx, linked, data, current);
       touch(run, linked, "person", "UPDATE");
       w.record({ type: "person", id, action: "update", before: current, after: { ...current, ...data } });
     }
@@ -265,7 +265,7 @@ export async function contractStep(run: UpsertRun, parties: Awaited<ReturnType<t
   if (run.touched.size > 0 || holder === null || !unchanged(holder, columns)) {
     const before: ContractConnection | null = await contractConnection(tx, id, holder, take(run, "config", () => configRowOf(tx, id)));
     const was = holder?.id === id ? holder : await findContract(tx, id);
-    await setContract(tx, id, columns);
+    await setContract(tx, id, columns, was);
     touch(run, id, "contract", "UPDATE");
     w.record({ type: "contract", id, action: "update", before: was ?? null, after: { ...was, ...columns } });
     // Asked here, under the writer lock, the watchers need not read after the COMMIT.

@@ -90,9 +90,9 @@ export async function addParty(tx: TenantDb, data: PartyColumns): Promise<string
   return id;
 }
 
-/** Overwrites a party's data from an external-app upsert. */
-export async function setParty(tx: TenantDb, id: string, data: PartyColumns): Promise<void> {
-  await updateRow(tx, persons, id, data);
+/** Overwrites a party's data from an external-app upsert (`was`: its row as read in this write: only what differs is set). */
+export async function setParty(tx: TenantDb, id: string, data: PartyColumns, was?: object): Promise<void> {
+  await updateRow(tx, persons, id, data, was);
 }
 
 // ---- what the routes do, each in one read or one write ----
