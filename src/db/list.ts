@@ -353,6 +353,17 @@ function clauses(table: SQLiteTable, spec: ListSpec, params: ListParams, where: 
  * select at all. Undefined otherwise, and for anything `clauses` would refuse.
  */
 function plainSearch(table: SQLiteTable, spec: ListSpec, params: ListParams, where: (SQL | undefined)[]) {
+  const plain = plainById(table, spec, params, where);
+  if (!plain) return undefined;
+  const search = indexSearch(spec, table, searchWords(params.q!));
+  return search && !search.rest.length ? { search, descending: plain.descending } : undefined;
+}
+
+/**
+ * Whether a request is a ?q of a table with a search index and nothing else (no filter, no caller
+ * condition, sorted by id or -id): the requests a match set may answer, on either engine.
+ */
+function plainById(table: SQLiteTable, spec: ListSpec, params: ListParams, where: (SQL | undefined)[]): { descending: boolean } | undefined {
   if (!params.q || !spec.search || where.some((w) => w !== undefined)) return undefined;
   for (const key of Object.keys(params)) if (!RESERVED.has(key) && params[key] !== undefined) return undefined;
   const sortText = params.sort ?? spec.defaultSort ?? "id";
@@ -360,8 +371,7 @@ function plainSearch(table: SQLiteTable, spec: ListSpec, params: ListParams, whe
   if ((descending ? sortText.slice(1) : sortText) !== "id") return undefined;
   const id = (getTableColumns(table) as Record<string, SQLiteColumn | undefined>).id;
   if (!id || spec.hidden?.includes("id") || !(id.dataType === "string" || id.dataType === "number" || id.dataType === "boolean")) return undefined;
-  const search = indexSearch(spec, table, searchWords(params.q));
-  return search && !search.rest.length ? { search, descending } : undefined;
+  return { descending };
 }
 
 /** Builds the WHERE and ORDER BY of a list request; throws 400 naming an unknown field. */
@@ -437,6 +447,14 @@ interface RowReader {
   byRowids: { ASC: string; DESC: string };
   /** A page of the rows of a list of rowids, by id: ?1 the list (JSON), ?2 limit, ?3 offset. */
   pageOfRowids: { ASC: string; DESC: string };
+  /**
+   * The rows of `n` ids (?1 … ?n), by id: a page of a PostgreSQL match set. A list of parameters
+   * (PostgreSQL's `= ANY`, a probe of the primary key each) rather than json_each: planned as a
+   * generic plan, the JSON's rows are estimated at 100 and the persons were read in full (a hash
+   * join). `n` is the page's limit, the ids past a short page's end NULL (they match nothing): one
+   * statement per limit.
+   */
+  byIds(n: number, dir: "ASC" | "DESC"): string;
 }
 const readers = new WeakMap<SQLiteTable, RowReader | null>();
 const identity = Column.prototype.mapFromDriverValue;
@@ -450,12 +468,22 @@ function rowReader(table: SQLiteTable): RowReader | null {
     const list = columns.map(([, col]) => `"${col.name.replaceAll('"', '""')}"`).join(", ");
     const name = `"${getTableName(table).replaceAll('"', '""')}"`;
     const byRowids = (dir: string) => `SELECT ${list} FROM ${name} WHERE rowid IN (SELECT value FROM json_each(?1)) ORDER BY id ${dir}`;
+    const byIds = new Map<string, string>();
     reader = {
       from: sql`SELECT ${sql.raw(list)} FROM ${table}`,
       decoders: columns.filter(([, col]) => col.mapFromDriverValue !== identity),
       name,
       byRowids: { ASC: byRowids("ASC"), DESC: byRowids("DESC") },
       pageOfRowids: { ASC: `${byRowids("ASC")} LIMIT ?2 OFFSET ?3`, DESC: `${byRowids("DESC")} LIMIT ?2 OFFSET ?3` },
+      byIds: (n, dir) => {
+        const key = `${dir}${n}`;
+        let text = byIds.get(key);
+        if (text === undefined) {
+          text = `SELECT ${list} FROM ${name} WHERE id IN (${Array.from({ length: n }, (_, i) => `?${i + 1}`).join(", ")}) ORDER BY id ${dir}`;
+          byIds.set(key, text);
+        }
+        return text;
+      },
     };
   }
   readers.set(table, reader);
@@ -558,6 +586,73 @@ function matchSet(client: Database, kept: Totals, s: IndexSearch): Matches {
   return m;
 }
 
+/**
+ * Cluster mode's match sets: the ids a plain ?q (plainById) matches, in id order, loaded with one
+ * statement once per corporation generation (change-stamp.ts readStamp), as SQLite's are per
+ * change stamp. PostgreSQL evaluates the fold (corpadmin_unaccent, a SQL function it cannot
+ * inline: several µs a call) on every row a plan reads: a page of a name every eighth person holds
+ * read ≈ 400 rows × 3 columns by the id index, or every match through the trigram indexes plus a
+ * sort, each time; from the set a page is its ids' rows by primary key, and the total its size.
+ * Ids of one width (UUIDs) are kept as one string, 36 bytes an id: a name every eighth of 100,000
+ * persons holds takes 450 kB. Process-wide, at most MAX_PG_MATCH_BYTES, the least recently used
+ * dropped first; an entry's key holds its corporation's generation, so a write's sets are never
+ * read again and age out.
+ */
+interface IdMatches {
+  count: number;
+  bytes: number;
+  /** The i-th id in ascending order. */
+  at(i: number): unknown;
+}
+const pgMatches = new Map<string, IdMatches>();
+let pgMatchBytes = 0;
+const MAX_PG_MATCH_BYTES = 32 * 1024 * 1024;
+const scopeNumbers = new WeakMap<object, number>();
+let scopeCount = 0;
+
+function idMatches(rows: unknown[][]): IdMatches {
+  const first = rows[0]?.[0];
+  if (typeof first === "string" && first.length > 0) {
+    const width = first.length;
+    if (rows.every((r) => typeof r[0] === "string" && (r[0] as string).length === width)) {
+      const joined = rows.map((r) => r[0] as string).join("");
+      return { count: rows.length, bytes: joined.length + 64, at: (i) => joined.slice(i * width, (i + 1) * width) };
+    }
+  }
+  const ids = rows.map((r) => r[0]);
+  return { count: ids.length, bytes: ids.length * 48 + 64, at: (i) => ids[i] };
+}
+
+/** The match set of a plain ?q on PostgreSQL, by the match's condition; loaded, and kept when the generation held. */
+async function pgMatchSet(db: AnyDb, client: ReturnType<typeof clientOf>, table: SQLiteTable, match: SQL): Promise<IdMatches | undefined> {
+  const stamp = readStamp(db);
+  const scope = stampScope(db);
+  if (stamp === null || !scope) return undefined;
+  let scopeNo = scopeNumbers.get(scope);
+  if (scopeNo === undefined) scopeNumbers.set(scope, (scopeNo = ++scopeCount));
+  const q = dialect.sqlToQuery(sql`SELECT id FROM ${table} WHERE ${match} ORDER BY id`);
+  const key = `${scopeNo}\0${stamp}\0${q.sql}\0${JSON.stringify(q.params)}`;
+  const hit = pgMatches.get(key);
+  if (hit) {
+    pgMatches.delete(key);
+    pgMatches.set(key, hit);
+    return hit;
+  }
+  const m = idMatches((await client.query(q.sql).values(...(q.params as Bindings))) as unknown[][]);
+  m.bytes += key.length;
+  // A set that overlapped a write's end is answered, not kept (as cachedTotal's counts).
+  if (m.bytes <= MAX_PG_MATCH_BYTES && key.length <= MAX_TOTAL_KEY * 4 && stampHolds(db, stamp)) {
+    for (const [k, old] of pgMatches) {
+      if (pgMatchBytes + m.bytes <= MAX_PG_MATCH_BYTES) break;
+      pgMatches.delete(k);
+      pgMatchBytes -= old.bytes;
+    }
+    pgMatches.set(key, m);
+    pgMatchBytes += m.bytes;
+  }
+  return m;
+}
+
 /** Most matches a page is sorted out of by their rowids (listRows); beyond it SQLite's plan answers. */
 const MAX_LISTED_PAGE = 5_000;
 
@@ -620,9 +715,23 @@ export async function listRows<R, V>(
   const client = clientOf(db);
   // The match sets are kept on a SQLite read connection only; totals on a read's stamp (keptFor).
   const sqlite = sqliteClientOf(db);
+  const reader = rowReader(table);
+  const pgPlain = !sqlite && reader && (getTableColumns(table) as Record<string, SQLiteColumn>).id?.dataType === "string" ? plainById(table, spec, params, where) : undefined;
   // The trigram indexes are SQLite's (FTS5): on another engine ?q scans its columns.
   if (!sqlite && spec.search) spec = { ...spec, search: undefined, searchMore: undefined };
-  const reader = rowReader(table);
+  if (pgPlain && reader) {
+    // PostgreSQL: a plain ?q is answered from its match set (pgMatchSet): the total its size, the
+    // page its ids' rows.
+    const match = clauses(table, spec, params, where, false, false).where;
+    const m = match ? await pgMatchSet(db, client, table, match) : undefined;
+    if (m) {
+      const ids: unknown[] = [];
+      for (let i = offset; i < Math.min(m.count, offset + limit); i++) ids.push(m.at(pgPlain.descending ? m.count - 1 - i : i));
+      for (let i = ids.length; ids.length && i < limit; i++) ids.push(null);
+      const rows = ids.length ? ((await client.query(reader.byIds(limit, pgPlain.descending ? "DESC" : "ASC")).all(...(ids as Bindings))) as Record<string, unknown>[]) : [];
+      return { items: decodeRows(reader, rows, view), page, limit, total: m.count };
+    }
+  }
   const tableRows = `SELECT max(rowid) FROM "${getTableName(table).replaceAll('"', '""')}"`;
   const tableRowsOf = async () => ((await client.query(tableRows).values()) as [[number | null]])[0][0] ?? 0;
   let knownTotal: number | undefined;
