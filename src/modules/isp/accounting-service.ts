@@ -3,6 +3,7 @@
 // the session it belongs to (radius_session_id), that session updated in the same transaction.
 import { eq } from "drizzle-orm";
 import type { TenantDoor, TenantWriteScope } from "../../core/store";
+import { clientOf } from "../../db/rows";
 import type { TenantDb } from "../../db/sqlite";
 import { ispNas, ispRadiusAccounting, type ispRadiusSessions } from "../../db/tenant/schema";
 import { newId } from "../../lib/ids";
@@ -16,7 +17,7 @@ export function closeNasSessions(tenant: TenantDoor, nasId: string, restart: { a
   return tenant.write(async (tx, scope) => {
     const receivedAt = nowIso();
     const closed = (
-      await tx.$client
+      await clientOf(tx)
         .query("UPDATE isp_radius_sessions SET open = 0, stopped_at = ?2, updated_at = ?2, terminate_cause = coalesce(terminate_cause, ?3), received_at = ?4 WHERE open = 1 AND nas_id = ?1")
         .run(nasId, restart.at, restart.cause, receivedAt)
     ).changes;
@@ -39,14 +40,14 @@ export const DEFAULT_QUIET_MS = 30 * 60_000;
 export const QUIET_INTERVALS = 2;
 
 function nasStatements(tx: TenantDb) {
-  const sqlite = tx.$client;
+  const client = clientOf(tx);
   return {
-    quietSince: sqlite.query<{ quiet_since: string | null }, [string]>("SELECT quiet_since FROM isp_nas WHERE id = ?1"),
-    heard: sqlite.query<unknown, [string, string, string, number]>(
+    quietSince: client.query<{ quiet_since: string | null }, [string]>("SELECT quiet_since FROM isp_nas WHERE id = ?1"),
+    heard: client.query<unknown, [string, string, string, number]>(
       "UPDATE isp_nas SET last_accounting_at = ?2, quiet_after = ?3, open_sessions = CASE WHEN open_sessions + ?4 < 0 THEN 0 ELSE open_sessions + ?4 END, quiet_since = NULL WHERE id = ?1",
     ),
-    reset: sqlite.query<unknown, [string, string, string]>("UPDATE isp_nas SET last_accounting_at = ?2, quiet_after = ?3, open_sessions = 0, quiet_since = NULL WHERE id = ?1"),
-    release: sqlite.query<unknown, [string, string, string]>("UPDATE isp_radius_sessions SET stale_at = ?2 WHERE nas_id = ?1 AND open = 1 AND stale_at = ?3"),
+    reset: client.query<unknown, [string, string, string]>("UPDATE isp_nas SET last_accounting_at = ?2, quiet_after = ?3, open_sessions = 0, quiet_since = NULL WHERE id = ?1"),
+    release: client.query<unknown, [string, string, string]>("UPDATE isp_radius_sessions SET stale_at = ?2 WHERE nas_id = ?1 AND open = 1 AND stale_at = ?3"),
   };
 }
 
@@ -81,12 +82,12 @@ async function noteNasRecord(
  * counter, or sessions pruned while open). Run inside a write.
  */
 export async function recountNasSessions(tx: TenantDb): Promise<void> {
-  const counts = await tx.$client.query<{ nas_id: string; n: number }, []>("SELECT nas_id, count(*) AS n FROM isp_radius_sessions WHERE open = 1 GROUP BY nas_id").all();
+  const counts = await clientOf(tx).query<{ nas_id: string; n: number }, []>("SELECT nas_id, count(*) AS n FROM isp_radius_sessions WHERE open = 1 GROUP BY nas_id").all();
   const byNas = new Map(counts.map((c) => [c.nas_id, Number(c.n)]));
-  const nas = await tx.$client.query<{ id: string; open_sessions: number }, []>("SELECT id, open_sessions FROM isp_nas").all();
+  const nas = await clientOf(tx).query<{ id: string; open_sessions: number }, []>("SELECT id, open_sessions FROM isp_nas").all();
   for (const n of nas) {
     const actual = byNas.get(n.id) ?? 0;
-    if (Number(n.open_sessions) !== actual) await tx.$client.query("UPDATE isp_nas SET open_sessions = ?2 WHERE id = ?1").run(n.id, actual);
+    if (Number(n.open_sessions) !== actual) await clientOf(tx).query("UPDATE isp_nas SET open_sessions = ?2 WHERE id = ?1").run(n.id, actual);
   }
 }
 
@@ -100,20 +101,20 @@ type Values = Record<string, string | number | null>;
 
 /** The statements of storeAccounting, cached by their text on the writer's connection. */
 function sessionStatements(tx: TenantDb) {
-  const sqlite = tx.$client;
+  const client = clientOf(tx);
   return {
     // Every session with that key: one, unless the NAS reused the id (after a reboot). Not ORDER
     // BY ... LIMIT 1: that costs several times the read of the one row there usually is.
-    byKey: sqlite.query<KeyedSession, [string, string]>(
+    byKey: client.query<KeyedSession, [string, string]>(
       "SELECT id, session_time, open, started_at, stopped_at, updated_at, contract_id, input_bytes, output_bytes FROM isp_radius_sessions WHERE nas_id = ?1 AND acct_session_id = ?2",
     ),
-    insert: sqlite.query<unknown, [Values]>(
+    insert: client.query<unknown, [Values]>(
       `INSERT INTO isp_radius_sessions (id, nas_id, acct_session_id, username, contract_id, framed_ip, calling_station_id, started_at, updated_at,
            stopped_at, open, stale_at, input_bytes, output_bytes, input_packets, output_packets, session_time, terminate_cause, received_at, created_at)
          VALUES ($id, $nas_id, $acct_session_id, $username, $contract_id, $framed_ip, $calling_station_id, $started_at, $updated_at,
            $stopped_at, $open, $stale_at, $input_bytes, $output_bytes, $input_packets, $output_packets, $session_time, $terminate_cause, $received_at, $received_at)`,
     ),
-    update: sqlite.query<unknown, [Values]>(
+    update: client.query<unknown, [Values]>(
       `UPDATE isp_radius_sessions SET
            contract_id = coalesce($contract_id, contract_id), framed_ip = coalesce($framed_ip, framed_ip),
            calling_station_id = coalesce($calling_station_id, calling_station_id), updated_at = $updated_at,
@@ -248,7 +249,7 @@ async function foldRecord(tx: TenantDb, row: AccountingRow, interimInterval: num
  * after the cutoff) bounds the scan to a range of the primary key. Run inside a write.
  */
 export async function pruneIspRadiusAccounting(tx: TenantDb, cutoff: string, limit: number, idBelow: string): Promise<number> {
-  const deleted = await tx.$client
+  const deleted = await clientOf(tx)
     .query("DELETE FROM isp_radius_accounting WHERE rowid IN (SELECT rowid FROM isp_radius_accounting WHERE id < ?3 AND received_at < ?1 LIMIT ?2)")
     .run(cutoff, limit, idBelow);
   return deleted.changes;
@@ -262,14 +263,14 @@ export async function pruneIspRadiusAccounting(tx: TenantDb, cutoff: string, lim
 export async function pruneIspRadiusSessions(tx: TenantDb, cutoff: string, limit: number): Promise<number> {
   // Open ones that go leave their NAS's count (a Stop never came; the batch is the same rows in
   // both statements: one transaction).
-  const open = await tx.$client
+  const open = await clientOf(tx)
     .query<{ nas_id: string; n: number }, [string, number]>(
       "SELECT nas_id, count(*) AS n FROM isp_radius_sessions WHERE rowid IN (SELECT rowid FROM isp_radius_sessions WHERE open IN (0, 1) AND stale_at < ?1 LIMIT ?2) AND open = 1 GROUP BY nas_id",
     )
     .all(cutoff, limit);
-  const deleted = await tx.$client
+  const deleted = await clientOf(tx)
     .query("DELETE FROM isp_radius_sessions WHERE rowid IN (SELECT rowid FROM isp_radius_sessions WHERE open IN (0, 1) AND stale_at < ?1 LIMIT ?2)")
     .run(cutoff, limit);
-  for (const o of open) await tx.$client.query("UPDATE isp_nas SET open_sessions = CASE WHEN open_sessions < ?2 THEN 0 ELSE open_sessions - ?2 END WHERE id = ?1").run(o.nas_id, Number(o.n));
+  for (const o of open) await clientOf(tx).query("UPDATE isp_nas SET open_sessions = CASE WHEN open_sessions < ?2 THEN 0 ELSE open_sessions - ?2 END WHERE id = ?1").run(o.nas_id, Number(o.n));
   return deleted.changes;
 }
