@@ -1,6 +1,6 @@
 // The nas-health job (routes.md, "Network operations additions": Nas.health and the events
 // ISP_AFTER_NAS_QUIET / ISP_AFTER_NAS_BACK). The accounting writer keeps each NAS's health
-// columns in the transaction of every record (accounting-service.ts noteNasRecord), so a NAS's
+// columns in the transaction of every record (accounting-service.ts NasTally), so a NAS's
 // health is read from its row, never from its sessions; this job only notices the silence no
 // record announces: every minute it reads the NAS rows of the corporations that have NAS, and a
 // NAS whose silence passed its quiet_after (with open sessions) is announced once, in one write:
