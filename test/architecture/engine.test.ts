@@ -39,12 +39,6 @@ const TOOLS: Record<string, { uses: Use[]; why: string }> = {
 /** Debt, to move behind the door; only ever shrinks. */
 const RATCHET: Record<string, Use[]> = {
   // Hot paths measured by the performance work (contract upsert, RADIUS, metrics, webhooks, QR codes).
-  "src/modules/isp/accounting-service.ts": ["$client"],
-  "src/modules/isp/attempt-service.ts": ["$client"],
-  "src/modules/isp/nas-service.ts": ["$client"],
-  "src/modules/isp/render-service.ts": ["$client"],
-  "src/modules/isp/session-service.ts": ["$client"],
-  "src/modules/isp/fair-use.ts": ["engine branch"],
   "src/modules/metric/index.ts": ["engine branch"],
   "src/modules/metric/jobs.ts": ["engine branch"],
   "src/modules/metric/service.ts": ["$client", "sqliteClientOf"],
@@ -59,8 +53,6 @@ const RATCHET: Record<string, Use[]> = {
   "src/modules/maintenance/service.ts": ["engine branch"],
   "src/modules/ops/backup-service.ts": ["engine branch"],
   "src/modules/ops/service.ts": ["engine branch"],
-  // A full sweep each pass on PostgreSQL (no per-node open-file set to follow).
-  "src/modules/isp/nas-health.ts": ["engine branch"],
 };
 
 /** The kernel's storage: where the engine is chosen and spoken to. */

@@ -140,6 +140,8 @@ function exitOnIsolationLost(logger?: Logger): (problems: IsolationProblem[]) =>
 /** ctx.store on PostgreSQL: one door object per corporation (callers key buffers by it). */
 export class PgStore implements AppStore {
   readonly platform: PlatformDoor;
+  /** Other app nodes write the same database (AppStore.seesEveryWrite). */
+  readonly seesEveryWrite = false;
   private doors = new Map<string, PgTenantDoor>();
 
   constructor(readonly pg: PgDoors) {

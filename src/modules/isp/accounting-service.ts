@@ -3,25 +3,26 @@
 // the session it belongs to (radius_session_id), that session updated in the same transaction.
 import { eq } from "drizzle-orm";
 import type { TenantDoor, TenantWriteScope } from "../../core/store";
+import { clientOf } from "../../db/rows";
 import type { TenantDb } from "../../db/sqlite";
 import { ispNas, ispRadiusAccounting, type ispRadiusSessions } from "../../db/tenant/schema";
 import { newId } from "../../lib/ids";
 import { nowIso, toIso } from "../../lib/time";
 import type { AccountingRow } from "./accounting-parse";
 import { nasView } from "./nas-service";
-import { addUsage, counterGrowth, splitOverDays } from "./usage-service";
+import { counterGrowth, splitOverDays, UsageTally } from "./usage-service";
 
 /** Accounting-On/Off: the NAS restarted, so every session still open on it has ended. */
 export function closeNasSessions(tenant: TenantDoor, nasId: string, restart: { at: string; cause: string }, interimInterval: number | null): Promise<number> {
   return tenant.write(async (tx, scope) => {
     const receivedAt = nowIso();
     const closed = (
-      await tx.$client
+      await clientOf(tx)
         .query("UPDATE isp_radius_sessions SET open = 0, stopped_at = ?2, updated_at = ?2, terminate_cause = coalesce(terminate_cause, ?3), received_at = ?4 WHERE open = 1 AND nas_id = ?1")
         .run(nasId, restart.at, restart.cause, receivedAt)
     ).changes;
     // The NAS spoke, and has no open session left.
-    await noteNasRecord(tx, scope, nasId, receivedAt, interimInterval, { reset: true });
+    await noteNasRestart(tx, scope, nasId, receivedAt, interimInterval);
     return closed;
   });
 }
@@ -39,41 +40,100 @@ export const DEFAULT_QUIET_MS = 30 * 60_000;
 export const QUIET_INTERVALS = 2;
 
 function nasStatements(tx: TenantDb) {
-  const sqlite = tx.$client;
+  const client = clientOf(tx);
   return {
-    quietSince: sqlite.query<{ quiet_since: string | null }, [string]>("SELECT quiet_since FROM isp_nas WHERE id = ?1"),
-    heard: sqlite.query<unknown, [string, string, string, number]>(
-      "UPDATE isp_nas SET last_accounting_at = ?2, quiet_after = ?3, open_sessions = CASE WHEN open_sessions + ?4 < 0 THEN 0 ELSE open_sessions + ?4 END, quiet_since = NULL WHERE id = ?1",
-    ),
-    reset: sqlite.query<unknown, [string, string, string]>("UPDATE isp_nas SET last_accounting_at = ?2, quiet_after = ?3, open_sessions = 0, quiet_since = NULL WHERE id = ?1"),
-    release: sqlite.query<unknown, [string, string, string]>("UPDATE isp_radius_sessions SET stale_at = ?2 WHERE nas_id = ?1 AND open = 1 AND stale_at = ?3"),
+    quietSince: client.query<{ quiet_since: string | null }, [string]>("SELECT quiet_since FROM isp_nas WHERE id = ?1"),
+    state: client.query<{ quiet_since: string | null; open_sessions: number }, [string]>("SELECT quiet_since, open_sessions FROM isp_nas WHERE id = ?1"),
+    heardOnce: client.query<unknown, [string, string, string, number]>("UPDATE isp_nas SET last_accounting_at = ?2, quiet_after = ?3, open_sessions = ?4, quiet_since = NULL WHERE id = ?1"),
+    reset: client.query<unknown, [string, string, string]>("UPDATE isp_nas SET last_accounting_at = ?2, quiet_after = ?3, open_sessions = 0, quiet_since = NULL WHERE id = ?1"),
+    release: client.query<unknown, [string, string, string]>("UPDATE isp_radius_sessions SET stale_at = ?2 WHERE nas_id = ?1 AND open = 1 AND stale_at = ?3"),
   };
 }
 
 /**
- * Inside the record's write: the NAS's health columns (nas-service.ts nasHealth) follow the record,
- * so a list of NAS never reads sessions. A NAS the health job had announced quiet is back: its held
- * sessions get a stale window from now, and ISP_AFTER_NAS_BACK is written with the record.
+ * Inside a restart's write (closeNasSessions): the NAS's health columns (nas-service.ts nasHealth)
+ * follow the record, so a list of NAS never reads sessions: none of its sessions is open. A NAS
+ * the health job had announced quiet is back (nasBack).
  */
-async function noteNasRecord(
-  tx: TenantDb,
-  scope: TenantWriteScope | null,
-  nasId: string,
-  receivedAt: string,
-  interimInterval: number | null,
-  change: { delta: number } | { reset: true },
-): Promise<void> {
+async function noteNasRestart(tx: TenantDb, scope: TenantWriteScope | null, nasId: string, receivedAt: string, interimInterval: number | null): Promise<void> {
   const s = nasStatements(tx);
-  const quietAfter = toIso(Date.parse(receivedAt) + (interimInterval ? QUIET_INTERVALS * interimInterval * 1000 : DEFAULT_QUIET_MS));
   // Sent together (one round trip on PostgreSQL): statements run in the order sent, so the read
   // sees quiet_since before the update clears it.
-  const [quiet] = await Promise.all([s.quietSince.get(nasId), "reset" in change ? s.reset.run(nasId, receivedAt, quietAfter) : s.heard.run(nasId, receivedAt, quietAfter, change.delta)]);
-  const wasQuiet = quiet?.quiet_since ?? null;
-  if (wasQuiet === null) return;
+  const [quiet] = await Promise.all([s.quietSince.get(nasId), s.reset.run(nasId, receivedAt, quietAfterOf(receivedAt, interimInterval))]);
+  if ((quiet?.quiet_since ?? null) !== null) await nasBack(tx, scope, nasId, receivedAt, interimInterval);
+}
+
+const quietAfterOf = (receivedAt: string, interimInterval: number | null) =>
+  toIso(Date.parse(receivedAt) + (interimInterval ? QUIET_INTERVALS * interimInterval * 1000 : DEFAULT_QUIET_MS));
+
+/**
+ * A NAS the health job had announced quiet spoke again (after its row's quiet_since was cleared):
+ * its held sessions get a stale window from the record that brought it back, and
+ * ISP_AFTER_NAS_BACK is written with that record.
+ */
+async function nasBack(tx: TenantDb, scope: TenantWriteScope | null, nasId: string, receivedAt: string, interimInterval: number | null): Promise<void> {
   const staleMs = interimInterval ? STALE_INTERVALS * interimInterval * 1000 : DEFAULT_STALE_MS;
-  await s.release.run(nasId, toIso(Date.parse(receivedAt) + staleMs), HELD_STALE_AT);
+  await nasStatements(tx).release.run(nasId, toIso(Date.parse(receivedAt) + staleMs), HELD_STALE_AT);
   const row = await tx.select().from(ispNas).where(eq(ispNas.id, nasId)).get();
   if (row && scope) scope.emit("ISP_AFTER_NAS_BACK", nasId, nasView(row, receivedAt));
+}
+
+/**
+ * The NAS health columns of a batch of records (storeAccounting): each NAS's row read once, its
+ * read sent before the batch's other statements; its open-session count followed record by record
+ * (as the per-record update did, never below 0); its row written once, after the batch, with its
+ * last record's instant. The batch runs under the writer lock, so no other write moves the count
+ * meanwhile. One update per NAS and batch, not per record: on PostgreSQL each update of a row
+ * already updated in the transaction also re-checks its layout's foreign key.
+ */
+class NasTally {
+  private nas = new Map<
+    string,
+    {
+      read: Promise<{ quiet_since: string | null; open_sessions: number } | null>;
+      open: number | null;
+      last: { receivedAt: string; interimInterval: number | null } | null;
+      back: { receivedAt: string; interimInterval: number | null } | null;
+    }
+  >();
+
+  constructor(private tx: TenantDb) {}
+
+  /** A NAS of the batch: its row is read now. */
+  expect(nasId: string): void {
+    if (this.nas.has(nasId)) return;
+    // A promise on either engine (SQLite's statement answers at once).
+    const read = Promise.resolve(nasStatements(this.tx).state.get(nasId));
+    // Awaited by heard(); a batch failing before that must not leave it unhandled.
+    read.catch(() => {});
+    this.nas.set(nasId, { read, open: null, last: null, back: null });
+  }
+
+  /** A record of the NAS folded in, changing its open sessions by `delta`. */
+  async heard(nasId: string, receivedAt: string, interimInterval: number | null, delta: number): Promise<void> {
+    const n = this.nas.get(nasId)!;
+    const row = await n.read;
+    // A NAS deleted meanwhile: nothing to note, as the update found no row.
+    if (!row) return;
+    if (n.open === null) {
+      n.open = Number(row.open_sessions);
+      if (row.quiet_since !== null) n.back = { receivedAt, interimInterval };
+    }
+    n.open = Math.max(0, n.open + delta);
+    n.last = { receivedAt, interimInterval };
+  }
+
+  /** Writes each NAS's row (inside the batch's write). */
+  async flush(scope: TenantWriteScope | null): Promise<void> {
+    const s = nasStatements(this.tx);
+    await Promise.all(
+      [...this.nas].map(async ([nasId, n]) => {
+        if (n.open === null || !n.last) return;
+        await s.heardOnce.run(nasId, n.last.receivedAt, quietAfterOf(n.last.receivedAt, n.last.interimInterval), n.open);
+        if (n.back) await nasBack(this.tx, scope, nasId, n.back.receivedAt, n.back.interimInterval);
+      }),
+    );
+  }
 }
 
 /**
@@ -81,12 +141,12 @@ async function noteNasRecord(
  * counter, or sessions pruned while open). Run inside a write.
  */
 export async function recountNasSessions(tx: TenantDb): Promise<void> {
-  const counts = await tx.$client.query<{ nas_id: string; n: number }, []>("SELECT nas_id, count(*) AS n FROM isp_radius_sessions WHERE open = 1 GROUP BY nas_id").all();
+  const counts = await clientOf(tx).query<{ nas_id: string; n: number }, []>("SELECT nas_id, count(*) AS n FROM isp_radius_sessions WHERE open = 1 GROUP BY nas_id").all();
   const byNas = new Map(counts.map((c) => [c.nas_id, Number(c.n)]));
-  const nas = await tx.$client.query<{ id: string; open_sessions: number }, []>("SELECT id, open_sessions FROM isp_nas").all();
+  const nas = await clientOf(tx).query<{ id: string; open_sessions: number }, []>("SELECT id, open_sessions FROM isp_nas").all();
   for (const n of nas) {
     const actual = byNas.get(n.id) ?? 0;
-    if (Number(n.open_sessions) !== actual) await tx.$client.query("UPDATE isp_nas SET open_sessions = ?2 WHERE id = ?1").run(n.id, actual);
+    if (Number(n.open_sessions) !== actual) await clientOf(tx).query("UPDATE isp_nas SET open_sessions = ?2 WHERE id = ?1").run(n.id, actual);
   }
 }
 
@@ -100,20 +160,20 @@ type Values = Record<string, string | number | null>;
 
 /** The statements of storeAccounting, cached by their text on the writer's connection. */
 function sessionStatements(tx: TenantDb) {
-  const sqlite = tx.$client;
+  const client = clientOf(tx);
   return {
     // Every session with that key: one, unless the NAS reused the id (after a reboot). Not ORDER
     // BY ... LIMIT 1: that costs several times the read of the one row there usually is.
-    byKey: sqlite.query<KeyedSession, [string, string]>(
+    byKey: client.query<KeyedSession, [string, string]>(
       "SELECT id, session_time, open, started_at, stopped_at, updated_at, contract_id, input_bytes, output_bytes FROM isp_radius_sessions WHERE nas_id = ?1 AND acct_session_id = ?2",
     ),
-    insert: sqlite.query<unknown, [Values]>(
+    insert: client.query<unknown, [Values]>(
       `INSERT INTO isp_radius_sessions (id, nas_id, acct_session_id, username, contract_id, framed_ip, calling_station_id, started_at, updated_at,
            stopped_at, open, stale_at, input_bytes, output_bytes, input_packets, output_packets, session_time, terminate_cause, received_at, created_at)
          VALUES ($id, $nas_id, $acct_session_id, $username, $contract_id, $framed_ip, $calling_station_id, $started_at, $updated_at,
            $stopped_at, $open, $stale_at, $input_bytes, $output_bytes, $input_packets, $output_packets, $session_time, $terminate_cause, $received_at, $received_at)`,
     ),
-    update: sqlite.query<unknown, [Values]>(
+    update: client.query<unknown, [Values]>(
       `UPDATE isp_radius_sessions SET
            contract_id = coalesce($contract_id, contract_id), framed_ip = coalesce($framed_ip, framed_ip),
            calling_station_id = coalesce($calling_station_id, calling_station_id), updated_at = $updated_at,
@@ -154,8 +214,14 @@ function sessionOf(sessions: KeyedSession[], recordStart: string): KeyedSession 
   return session.open === 1 || within(session) ? session : null;
 }
 
+/** A record to store, with the Acct-Interim-Interval its NAS was told (or null). */
+export interface AccountingItem {
+  row: AccountingRow;
+  interimInterval: number | null;
+}
+
 /**
- * Inside a write: stores the record under its session and folds it in. A Start opens a session;
+ * Inside a write: stores each record under its session and folds it in. A Start opens a session;
  * Interim-Update refreshes counters and the stale deadline; Stop closes it. A record for a session
  * never started (its Start lost) opens one dated back by Acct-Session-Time. A retransmission (same
  * session, status and Acct-Session-Time) is ignored by the unique key: it was folded in when it
@@ -166,14 +232,37 @@ function sessionOf(sessions: KeyedSession[], recordStart: string): KeyedSession 
  * contract's daily usage (usage-service.ts), spread from that record's time to its own over the
  * days, in `timeZone`, it spans; a record that changes nothing adds nothing, so a duplicate or a
  * late record never counts twice.
+ *
+ * A batch (the records that arrived together, radius-service.ts account) is folded session by
+ * session: the records of one (NAS, Acct-Session-Id) in their order, the sessions side by side
+ * (their statements go out together: a round trip per step of the batch on PostgreSQL, not per
+ * step of each record). Its usage is summed per contract and day and its NAS's health columns
+ * follow its last record, each written once at the end (UsageTally, NasTally).
  */
-export async function storeAccounting(tx: TenantDb, row: AccountingRow, interimInterval: number | null, timeZone: string, scope: TenantWriteScope | null = null): Promise<void> {
-  const delta = await foldRecord(tx, row, interimInterval, timeZone);
-  await noteNasRecord(tx, scope, row.nas_id, row.received_at, interimInterval, { delta });
+export async function storeAccounting(tx: TenantDb, items: readonly AccountingItem[], timeZone: string, scope: TenantWriteScope | null = null): Promise<void> {
+  const usage = new UsageTally();
+  const nas = new NasTally(tx);
+  const bySession = new Map<string, AccountingItem[]>();
+  for (const item of items) {
+    const key = `${item.row.nas_id}\n${item.row.session_id}`;
+    const list = bySession.get(key);
+    if (list) list.push(item);
+    else bySession.set(key, [item]);
+    nas.expect(item.row.nas_id);
+  }
+  await Promise.all(
+    [...bySession.values()].map(async (records) => {
+      for (const { row, interimInterval } of records) {
+        const delta = await foldRecord(tx, row, interimInterval, timeZone, usage);
+        await nas.heard(row.nas_id, row.received_at, interimInterval, delta);
+      }
+    }),
+  );
+  await Promise.all([usage.flush(tx), nas.flush(scope)]);
 }
 
 /** Stores the record, folds it into its session and its usage; returns the change in the NAS's open sessions. */
-async function foldRecord(tx: TenantDb, row: AccountingRow, interimInterval: number | null, timeZone: string): Promise<number> {
+async function foldRecord(tx: TenantDb, row: AccountingRow, interimInterval: number | null, timeZone: string, tally: UsageTally): Promise<number> {
   const s = sessionStatements(tx);
   const stop = row.status_type === "Stop";
   const sessionTime = row.session_time ?? 0;
@@ -205,22 +294,20 @@ async function foldRecord(tx: TenantDb, row: AccountingRow, interimInterval: num
     const update = s.update.run({ ...values, $id: session.id, $session_time: Math.max(sessionTime, session.session_time) });
     const contractId = row.contract_id ?? session.contract_id;
     // A Stop older than what the session holds closes it but brings no growth (its counters are behind).
-    let usage: Promise<void> | null = null;
     if (contractId && sessionTime >= session.session_time) {
       const growth = {
         input: counterGrowth(Number(session.input_bytes), row.input_octets),
         output: counterGrowth(Number(session.output_bytes), row.output_octets),
         seconds: Math.max(0, sessionTime - session.session_time),
       };
-      if (growth.input || growth.output || growth.seconds) usage = addUsage(tx, contractId, splitOverDays(Date.parse(session.updated_at), Date.parse(row.event_at), growth, timeZone));
+      if (growth.input || growth.output || growth.seconds) tally.add(contractId, splitOverDays(Date.parse(session.updated_at), Date.parse(row.event_at), growth, timeZone));
     }
-    // The update and the usage go out together (one round trip on PostgreSQL, in this order).
-    await Promise.all([update, usage]);
+    await update;
     return stop ? -1 : 0;
   }
   const id = newId();
-  // The session, its record and its usage go out together (one round trip on PostgreSQL; the
-  // statements run in the order sent, the session before the record that refers to it).
+  // The session and its record go out together (one round trip on PostgreSQL; the statements run
+  // in the order sent, the session before the record that refers to it).
   const inserted = s.insert.run({
     ...values,
     $id: id,
@@ -236,8 +323,8 @@ async function foldRecord(tx: TenantDb, row: AccountingRow, interimInterval: num
   const record = tx.insert(ispRadiusAccounting).values({ ...row, radius_session_id: id }).run();
   // The first record of a session: everything its counters hold, since the session's start.
   const growth = { input: row.input_octets ?? 0, output: row.output_octets ?? 0, seconds: sessionTime };
-  const usage = row.contract_id && (growth.input || growth.output || growth.seconds) ? addUsage(tx, row.contract_id, splitOverDays(Date.parse(recordStart), Date.parse(row.event_at), growth, timeZone)) : null;
-  await Promise.all([inserted, record, usage]);
+  if (row.contract_id && (growth.input || growth.output || growth.seconds)) tally.add(row.contract_id, splitOverDays(Date.parse(recordStart), Date.parse(row.event_at), growth, timeZone));
+  await Promise.all([inserted, record]);
   return stop ? 0 : 1;
 }
 
@@ -248,7 +335,7 @@ async function foldRecord(tx: TenantDb, row: AccountingRow, interimInterval: num
  * after the cutoff) bounds the scan to a range of the primary key. Run inside a write.
  */
 export async function pruneIspRadiusAccounting(tx: TenantDb, cutoff: string, limit: number, idBelow: string): Promise<number> {
-  const deleted = await tx.$client
+  const deleted = await clientOf(tx)
     .query("DELETE FROM isp_radius_accounting WHERE rowid IN (SELECT rowid FROM isp_radius_accounting WHERE id < ?3 AND received_at < ?1 LIMIT ?2)")
     .run(cutoff, limit, idBelow);
   return deleted.changes;
@@ -262,14 +349,14 @@ export async function pruneIspRadiusAccounting(tx: TenantDb, cutoff: string, lim
 export async function pruneIspRadiusSessions(tx: TenantDb, cutoff: string, limit: number): Promise<number> {
   // Open ones that go leave their NAS's count (a Stop never came; the batch is the same rows in
   // both statements: one transaction).
-  const open = await tx.$client
+  const open = await clientOf(tx)
     .query<{ nas_id: string; n: number }, [string, number]>(
       "SELECT nas_id, count(*) AS n FROM isp_radius_sessions WHERE rowid IN (SELECT rowid FROM isp_radius_sessions WHERE open IN (0, 1) AND stale_at < ?1 LIMIT ?2) AND open = 1 GROUP BY nas_id",
     )
     .all(cutoff, limit);
-  const deleted = await tx.$client
+  const deleted = await clientOf(tx)
     .query("DELETE FROM isp_radius_sessions WHERE rowid IN (SELECT rowid FROM isp_radius_sessions WHERE open IN (0, 1) AND stale_at < ?1 LIMIT ?2)")
     .run(cutoff, limit);
-  for (const o of open) await tx.$client.query("UPDATE isp_nas SET open_sessions = CASE WHEN open_sessions < ?2 THEN 0 ELSE open_sessions - ?2 END WHERE id = ?1").run(o.nas_id, Number(o.n));
+  for (const o of open) await clientOf(tx).query("UPDATE isp_nas SET open_sessions = CASE WHEN open_sessions < ?2 THEN 0 ELSE open_sessions - ?2 END WHERE id = ?1").run(o.nas_id, Number(o.n));
   return deleted.changes;
 }

@@ -4,6 +4,7 @@
 // part of an attempt.
 import { and, gte, lte, type SQL } from "drizzle-orm";
 import type { TenantDoor } from "../../core/store";
+import { clientOf } from "../../db/rows";
 import type { TenantDb } from "../../db/sqlite";
 import { ispRadiusAttempts } from "../../db/tenant/schema";
 import { listRows, type ListParams } from "../../db/list";
@@ -15,7 +16,7 @@ export type AttemptRow = typeof ispRadiusAttempts.$inferSelect;
 
 /** Inside a write: appends a batch of attempts. */
 export async function storeAttempts(tx: TenantDb, rows: readonly AttemptRow[]): Promise<void> {
-  const insert = tx.$client.query("INSERT INTO isp_radius_attempts (id, at, username, nas_id, nas_ip, outcome, reason) VALUES (?, ?, ?, ?, ?, ?, ?)");
+  const insert = clientOf(tx).query("INSERT INTO isp_radius_attempts (id, at, username, nas_id, nas_ip, outcome, reason) VALUES (?, ?, ?, ?, ?, ?, ?)");
   for (const r of rows) await insert.run(r.id, r.at, r.username, r.nas_id, r.nas_ip, r.outcome, r.reason);
 }
 
@@ -44,5 +45,5 @@ function attemptPage(db: TenantDb, query: ListParams) {
 
 /** Retention: deletes at most `limit` attempts made before `cutoff` (an instant), returns how many. Run inside a write. */
 export async function pruneIspRadiusAttempts(tx: TenantDb, cutoff: string, limit: number): Promise<number> {
-  return (await tx.$client.query("DELETE FROM isp_radius_attempts WHERE rowid IN (SELECT rowid FROM isp_radius_attempts WHERE at < ?1 LIMIT ?2)").run(cutoff, limit)).changes;
+  return (await clientOf(tx).query("DELETE FROM isp_radius_attempts WHERE rowid IN (SELECT rowid FROM isp_radius_attempts WHERE at < ?1 LIMIT ?2)").run(cutoff, limit)).changes;
 }

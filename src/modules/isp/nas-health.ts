@@ -1,6 +1,6 @@
 // The nas-health job (routes.md, "Network operations additions": Nas.health and the events
 // ISP_AFTER_NAS_QUIET / ISP_AFTER_NAS_BACK). The accounting writer keeps each NAS's health
-// columns in the transaction of every record (accounting-service.ts noteNasRecord), so a NAS's
+// columns in the transaction of every record (accounting-service.ts NasTally), so a NAS's
 // health is read from its row, never from its sessions; this job only notices the silence no
 // record announces: every minute it reads the NAS rows of the corporations that have NAS, and a
 // NAS whose silence passed its quiet_after (with open sessions) is announced once, in one write:
@@ -82,8 +82,8 @@ export class NasHealthJob implements Job {
   private swept = false;
   /**
    * Corporations with NAS. On SQLite every record is written by this process, so after the first
-   * full pass the NAS creations and records it sees keep the set whole; on PostgreSQL other nodes
-   * write too, and every pass visits every corporation (one shared pool: no file to open).
+   * full pass the NAS creations and records it sees keep the set whole; where other nodes write
+   * too (PostgreSQL: ctx.store.seesEveryWrite false), every pass visits every corporation.
    */
   private watched = new Set<string>();
   /** The gauge's series, per corporation with NAS, as of the last pass (this node's; a node not holding the lease reports none). */
@@ -140,7 +140,7 @@ export class NasHealthJob implements Job {
 
   private async pass(): Promise<void> {
     const { ctx } = this;
-    const full = !this.swept || ctx.tenants.engine === "postgres";
+    const full = !this.swept || !ctx.store.seesEveryWrite;
     const recount = !this.swept;
     const now = toIso(ctx.now());
     const corps = (await ctx.store.platform.read(allCorpRefs)).filter((c) => c.status === "ENABLED" || c.status === "BLOCKED");

@@ -4,6 +4,8 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { and, eq, ne, sql } from "drizzle-orm";
 import type { TenantDoor } from "../../core/store";
+import { clientOf } from "../../db/rows";
+import type { RawStatement } from "../../db/handle";
 import type { TenantDb } from "../../db/sqlite";
 import { ispLayouts, ispManufacturers, ispNas, ispPools, ispPops } from "../../db/tenant/schema";
 import { listRows, type ListParams } from "../../db/list";
@@ -30,12 +32,12 @@ export interface RadiusNas {
 }
 
 /** A prepared NAS-by-IP read per connection (this runs on every RADIUS request whose NAS is not cached). */
-const nasStatements = new WeakMap<TenantDb, ReturnType<TenantDb["$client"]["query"]>>();
+const nasStatements = new WeakMap<TenantDb, RawStatement<unknown, unknown[]>>();
 
 export async function nasByIp(db: TenantDb, ip: string): Promise<RadiusNas | null> {
   let stmt = nasStatements.get(db);
   if (!stmt) {
-    stmt = db.$client.query("SELECT id, name, ip, secret_hash, secret_salt, pop_id, layout_id, status FROM isp_nas WHERE ip = ?");
+    stmt = clientOf(db).query("SELECT id, name, ip, secret_hash, secret_salt, pop_id, layout_id, status FROM isp_nas WHERE ip = ?");
     nasStatements.set(db, stmt);
   }
   const row = (await stmt.get(ip)) as (Omit<RadiusNas, "status"> & { status: number }) | null;

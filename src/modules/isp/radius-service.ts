@@ -2,8 +2,9 @@
 // Access-Request: its decision kept per state stamp (below), else one read of the corporation's
 // database, the NAS and its layout taken from the snapshot cache of that read connection
 // (radius-cache.ts), the contract through the contract service on the same handle. Accounting
-// looks up the NAS and the contract the same way, then stores the record in a grouped write (one
-// transaction, one fsync, for the records arriving together).
+// looks up the NAS and the contract the same way, then stores the record with the records arriving
+// together: one write folds the batch (storeInBatch), in a grouped write (one transaction, one
+// fsync).
 import { timingSafeEqual } from "node:crypto";
 import type { Static } from "elysia";
 import type { TenantDb } from "../../db/sqlite";
@@ -12,7 +13,7 @@ import { nowIso } from "../../lib/time";
 import { readStateStamp, stateStampHolds } from "../../db/change-stamp";
 import { contractIdByUsername, findContractByUsername } from "../contract/service";
 import { parseAccounting, type AccountingBody } from "./accounting-parse";
-import { closeNasSessions, storeAccounting } from "./accounting-service";
+import { closeNasSessions, storeAccounting, type AccountingItem } from "./accounting-service";
 import type { AttemptLog } from "./jobs";
 import type { AttemptOutcome, AuthorizeQuery } from "./model";
 import type { RadiusNas } from "./nas-service";
@@ -20,8 +21,9 @@ import { checkedNas, nasAt, radiusNas, refused, type RadiusCaller } from "./radi
 import { cachedLayout, radiusSnapshot, type Snapshot } from "./radius-cache";
 import { networkInForce } from "./network-service";
 import { renderLayout } from "./render-service";
-import { publishNasRestart, publishSessionChange, sessionChangeKind } from "./session-changes";
+import { publishNasRestart, publishSessionChange, sessionChangeKind, type SessionChangeKind } from "./session-changes";
 import type { Changes } from "../../core/changes";
+import type { TenantDoor } from "../../core/store";
 
 type RlmMap = Record<string, { op: string; value: string | string[]; do_xlat: boolean }>;
 
@@ -154,8 +156,8 @@ async function layoutInterimInterval(snap: Snapshot, db: TenantDb, layoutId: str
 
 /**
  * Stores an accounting record; resolves once it is committed (the NAS is answered then, and an
- * unanswered record is retransmitted by the NAS). Records arriving together share one transaction
- * (`writeGrouped`), each in its own savepoint: a failing one rolls back alone. Returns the
+ * unanswered record is retransmitted by the NAS). Records arriving together are folded in one
+ * write (storeInBatch); should it fail, each is stored alone: a failing one fails alone. Returns the
  * record's contract (fair use checks it soon), or null.
  */
 export async function account(caller: RadiusCaller, body: AccountingBody, changes: Changes | null = null): Promise<string | null> {
@@ -200,15 +202,72 @@ export async function account(caller: RadiusCaller, body: AccountingBody, change
   const row = record.build(nas.id, known.contractId);
   const interim = record.interimInterval ?? known.interim;
   const kind = sessionChangeKind(row.status_type);
-  // Log-only: a record changes its session, usage and the NAS's health columns, none of which the
-  // NAS/layout snapshot or authorize's decisions hold (they stay while records flow).
-  await caller.tenant.writeGrouped(
-    async (tx, scope) => {
-      await storeAccounting(tx, row, interim, caller.corp.timezone, scope);
-      // The realtime sockets (the online board) hear of it after the COMMIT.
-      if (changes && kind) await publishSessionChange(changes, tx, scope, { corpId: caller.corp.id, kind, nasId: row.nas_id, acctSessionId: row.session_id, username: row.username, contractId: row.contract_id ?? null });
-    },
-    { logOnly: true },
-  );
+  await storeInBatch(caller, changes, { row, interimInterval: interim, kind });
   return row.contract_id ?? null;
+}
+
+interface Batched extends AccountingItem {
+  kind: SessionChangeKind | null;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * The batch of records of a corporation still open (its write queued, not started): a record
+ * arriving meanwhile joins it. Its write's start closes it; the next record opens the next batch,
+ * whose write the door runs after the one in flight (writeGrouped).
+ */
+const openBatches = new Map<string, { door: TenantDoor; items: Batched[] }>();
+/** Bounds a batch (and so the wait of the record that joined it last), as the doors bound a group. */
+const MAX_BATCH = 64;
+
+/**
+ * Stores a record with the records arriving together: one write folds them all
+ * (accounting-service.ts storeAccounting: one round trip per step of the batch on PostgreSQL, not
+ * per step of each record). Should the batch fail, each of its records is stored alone (each in
+ * a write of its own), so one bad record fails alone. Resolves once the record is committed.
+ */
+function storeInBatch(caller: RadiusCaller, changes: Changes | null, item: Omit<Batched, "resolve" | "reject">): Promise<void> {
+  const corpId = caller.corp.id;
+  return new Promise<void>((resolve, reject) => {
+    const open = openBatches.get(corpId);
+    if (open && open.door === caller.tenant && open.items.length < MAX_BATCH) {
+      open.items.push({ ...item, resolve, reject });
+      return;
+    }
+    const batch = { door: caller.tenant, items: [{ ...item, resolve, reject }] };
+    openBatches.set(corpId, batch);
+    const store = (items: Batched[]) =>
+      // Log-only: a record changes its session, usage and the NAS's health columns, none of which
+      // the NAS/layout snapshot or authorize's decisions hold (they stay while records flow).
+      batch.door.writeGrouped(
+        async (tx, scope) => {
+          if (openBatches.get(corpId) === batch) openBatches.delete(corpId);
+          await storeAccounting(tx, items, caller.corp.timezone, scope);
+          // The realtime sockets (the online board) hear of each after the COMMIT.
+          if (changes)
+            await Promise.all(
+              items.map(({ row, kind }) =>
+                kind ? publishSessionChange(changes, tx, scope, { corpId, kind, nasId: row.nas_id, acctSessionId: row.session_id, username: row.username, contractId: row.contract_id ?? null }) : null,
+              ),
+            );
+        },
+        { logOnly: true },
+      );
+    const settled = () => {
+      // A write refused before it started (the corporation busy or gone) left the batch open.
+      if (openBatches.get(corpId) === batch) openBatches.delete(corpId);
+    };
+    store(batch.items).then(
+      () => {
+        settled();
+        for (const b of batch.items) b.resolve();
+      },
+      (err: unknown) => {
+        settled();
+        if (batch.items.length === 1) return batch.items[0].reject(err);
+        for (const b of batch.items) store([b]).then(b.resolve, b.reject);
+      },
+    );
+  });
 }

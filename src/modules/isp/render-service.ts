@@ -4,6 +4,7 @@
 // raw statements and only the records the templates name are read. Every function takes the
 // handle of the caller's read (or write); the contract and its customer are read through their
 // modules' services on that handle.
+import { clientOf } from "../../db/rows";
 import type { TenantDb } from "../../db/sqlite";
 import type { ContractByUsername, ContractRow } from "../contract/service";
 import { findPerson } from "../person/service";
@@ -36,7 +37,7 @@ export async function activeTemplates(db: TenantDb, layoutId: string): Promise<A
   // RADIUS authorize runs this on every request. A scalar subquery rather than a join, and the
   // order taken in JS rather than by ORDER BY: SQLite's sorter and a join each add several µs to
   // a read of a few rows. The name is null for an inactive attribute.
-  const rows = await db.$client
+  const rows = await clientOf(db)
     .query<{ name: string | null; operator: string; value: string; position: number }, [string]>(
       `SELECT (SELECT a.name FROM isp_radius_attributes a WHERE a.id = la.attribute_id AND a.status = 1) AS name,
               la.operator AS operator, la.value AS value, la.position AS position
@@ -51,7 +52,7 @@ export async function activeTemplates(db: TenantDb, layoutId: string): Promise<A
 }
 
 export async function layoutStatus(db: TenantDb, layoutId: string): Promise<boolean | null> {
-  const row = await db.$client.query<{ status: number }, [string]>("SELECT status FROM isp_layouts WHERE id = ?1").get(layoutId);
+  const row = await clientOf(db).query<{ status: number }, [string]>("SELECT status FROM isp_layouts WHERE id = ?1").get(layoutId);
   return row ? row.status === 1 : null;
 }
 

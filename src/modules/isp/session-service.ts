@@ -27,7 +27,7 @@ function stateOf(row: Pick<SessionRow, "open" | "stale_at">, now: string): State
 async function nasNames(db: TenantDb, ids: string[]): Promise<Map<string, string>> {
   const unique = [...new Set(ids)];
   if (!unique.length) return new Map();
-  const rows = await db.$client.query<{ id: string; name: string }, string[]>(`SELECT id, name FROM isp_nas WHERE id IN (${unique.map(() => "?").join(",")})`).all(...unique);
+  const rows = await clientOf(db).query<{ id: string; name: string }, string[]>(`SELECT id, name FROM isp_nas WHERE id IN (${unique.map(() => "?").join(",")})`).all(...unique);
   return new Map(rows.map((r) => [r.id, r.name]));
 }
 
@@ -80,7 +80,7 @@ export function listSessions(tenant: TenantDoor, query: ListParams, at: number) 
 /** GET /api/isp/nas/{id}/sessions: the NAS's online sessions (404 for an unknown NAS). */
 export function listNasSessions(tenant: TenantDoor, nasId: string, query: ListParams, at: number) {
   return tenant.read(async (db) => {
-    if (!(await db.$client.query("SELECT 1 FROM isp_nas WHERE id = ?1").get(nasId))) throw notFound("NAS");
+    if (!(await clientOf(db).query("SELECT 1 FROM isp_nas WHERE id = ?1").get(nasId))) throw notFound("NAS");
     return sessionPage(db, { ...query, state: "online" }, toIso(at), [eq(ispRadiusSessions.nas_id, nasId)]);
   });
 }

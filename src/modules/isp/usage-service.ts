@@ -93,19 +93,80 @@ function byMonth(shares: DayShare[]): DayShare[] {
  * to one row at once.
  */
 export async function addUsage(tx: TenantDb, contractId: string, shares: DayShare[]): Promise<void> {
-  const raw = clientOf(tx);
-  const upsertDay = raw.query(
-    `INSERT INTO isp_usage_daily (contract_id, day, input_bytes, output_bytes, session_seconds) VALUES (?1, ?2, ?3, ?4, ?5)
-       ON CONFLICT (contract_id, day) DO UPDATE SET input_bytes = isp_usage_daily.input_bytes + excluded.input_bytes,
-         output_bytes = isp_usage_daily.output_bytes + excluded.output_bytes, session_seconds = isp_usage_daily.session_seconds + excluded.session_seconds`,
-  );
-  const upsertMonth = raw.query(
-    `INSERT INTO isp_usage_monthly (contract_id, month, input_bytes, output_bytes, session_seconds) VALUES (?1, ?2, ?3, ?4, ?5)
-       ON CONFLICT (contract_id, month) DO UPDATE SET input_bytes = isp_usage_monthly.input_bytes + excluded.input_bytes,
-         output_bytes = isp_usage_monthly.output_bytes + excluded.output_bytes, session_seconds = isp_usage_monthly.session_seconds + excluded.session_seconds`,
-  );
-  for (const s of shares) await upsertDay.run(contractId, s.day, s.input, s.output, s.seconds);
-  for (const m of byMonth(shares)) await upsertMonth.run(contractId, m.day, m.input, m.output, m.seconds);
+  const tally = new UsageTally();
+  tally.add(contractId, shares);
+  await tally.flush(tx);
+}
+
+/**
+ * The usage of many records (a batch of accounting records, accounting-service.ts), summed per
+ * contract and day (and month) before it is written: one upsert statement per up to 64 rows, not
+ * one per record and day.
+ */
+export class UsageTally {
+  private days = new Map<string, DayShare & { contractId: string }>();
+
+  add(contractId: string, shares: DayShare[]): void {
+    for (const s of shares) {
+      const key = `${contractId}\n${s.day}`;
+      const d = this.days.get(key);
+      if (d) {
+        d.input += s.input;
+        d.output += s.output;
+        d.seconds += s.seconds;
+      } else this.days.set(key, { contractId, ...s });
+    }
+  }
+
+  /** Writes what was added (inside the write), then forgets it. */
+  async flush(tx: TenantDb): Promise<void> {
+    // In key order: two writers adding to the same rows lock them in the same order.
+    const days = [...this.days.values()].sort((a, b) => (a.contractId === b.contractId ? (a.day < b.day ? -1 : 1) : a.contractId < b.contractId ? -1 : 1));
+    this.days.clear();
+    const months = new Map<string, DayShare & { contractId: string }>();
+    for (const d of days) {
+      const key = `${d.contractId}\n${d.day.slice(0, 7)}`;
+      const m = months.get(key);
+      if (m) {
+        m.input += d.input;
+        m.output += d.output;
+        m.seconds += d.seconds;
+      } else months.set(key, { contractId: d.contractId, day: d.day.slice(0, 7), input: d.input, output: d.output, seconds: d.seconds });
+    }
+    // Sent together (one round trip on PostgreSQL).
+    await Promise.all([...upserts(tx, "isp_usage_daily", "day", days), ...upserts(tx, "isp_usage_monthly", "month", [...months.values()])]);
+  }
+}
+
+/**
+ * Statements of 64, 16, 4 and 1 rows: a few statement texts (each prepared once per connection)
+ * whatever the count.
+ */
+const CHUNKS = [64, 16, 4, 1];
+
+function upserts(tx: TenantDb, table: "isp_usage_daily" | "isp_usage_monthly", period: "day" | "month", rows: (DayShare & { contractId: string })[]): Promise<unknown>[] {
+  const out: Promise<unknown>[] = [];
+  let at = 0;
+  for (const size of CHUNKS)
+    for (; rows.length - at >= size; at += size) {
+      const params: (string | number)[] = [];
+      for (const r of rows.slice(at, at + size)) params.push(r.contractId, r.day, r.input, r.output, r.seconds);
+      out.push(clientOf(tx).query(upsertText(table, period, size)).run(...params));
+    }
+  return out;
+}
+
+const upsertTexts = new Map<string, string>();
+function upsertText(table: string, period: string, size: number): string {
+  const key = `${table} ${size}`;
+  let text = upsertTexts.get(key);
+  if (!text) {
+    text = `INSERT INTO ${table} (contract_id, ${period}, input_bytes, output_bytes, session_seconds) VALUES ${Array.from({ length: size }, () => "(?, ?, ?, ?, ?)").join(", ")}
+       ON CONFLICT (contract_id, ${period}) DO UPDATE SET input_bytes = ${table}.input_bytes + excluded.input_bytes,
+         output_bytes = ${table}.output_bytes + excluded.output_bytes, session_seconds = ${table}.session_seconds + excluded.session_seconds`;
+    upsertTexts.set(key, text);
+  }
+  return text;
 }
 
 /** The growth of a counter: a counter that went backwards (NAS restart, 32-bit wrap) counts from zero. */

@@ -142,6 +142,30 @@ describe("POST /api/isp/radius/accounting", () => {
     expect(rows("burst")).toHaveLength(20);
   });
 
+  test("records of several sessions arriving together (one batch): each session folded in its order, a retransmission among them once, the NAS's count right", async () => {
+    const sessions = ["b-1", "b-2", "b-3", "b-4", "b-5"];
+    const base = (sid: string) => ({ "User-Name": "maria", "Acct-Session-Id": sid, "NAS-IP-Address": "192.0.2.10" });
+    const interim = (sid: string) => ({ ...base(sid), "Acct-Status-Type": "Interim-Update", "Acct-Session-Time": 300, "Acct-Input-Octets": 100, "Event-Timestamp": 1767225900 });
+    const bodies = sessions.flatMap((sid) => [
+      { ...base(sid), "Acct-Status-Type": "Start", "Event-Timestamp": 1767225600 },
+      interim(sid),
+      interim(sid),
+      { ...base(sid), "Acct-Status-Type": "Stop", "Acct-Session-Time": 600, "Acct-Input-Octets": 250, "Event-Timestamp": 1767226200 },
+    ]);
+    // One session left open, in the same batch.
+    bodies.push({ ...base("b-open"), "Acct-Status-Type": "Start", "Event-Timestamp": 1767225600 });
+    const online = async () => (await t.req("GET", `/api/isp/nas/${nasId}`, { token: admin.token })).body.online;
+    const before = await online();
+    const answers = await Promise.all(bodies.map((b) => acct(typed(b))));
+    expect(answers.map((a) => a.status)).toEqual(bodies.map(() => 204));
+    for (const sid of sessions) {
+      expect(rows(sid).map((r) => r.status_type).sort()).toEqual(["Interim-Update", "Start", "Stop"]);
+      const s = t.sql(admin.corpId).query("SELECT open, session_time, input_bytes FROM isp_radius_sessions WHERE acct_session_id = ?").all(sid);
+      expect(s).toEqual([{ open: 0, session_time: 600, input_bytes: 250 }]);
+    }
+    expect(await online()).toBe(before + 1);
+  });
+
   test("extreme and non-finite numbers in any attribute are never a 500 (an Event-Timestamp outside the calendar gives way to the arrival time)", async () => {
     const failures: string[] = [];
     let n = 0;
