@@ -4,7 +4,7 @@
 import { getTableColumns, getTableName } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { nowIso } from "../lib/time";
-import type { RawClient } from "./handle";
+import type { RawClient, TogetherRead } from "./handle";
 import type { AnyDb } from "./sqlite";
 
 /**
@@ -14,6 +14,19 @@ import type { AnyDb } from "./sqlite";
  */
 export function clientOf(db: AnyDb): RawClient {
   return db.$client;
+}
+
+/**
+ * Reads of independent statements, answered in order (`get`'s row or null, or `all`'s rows): one
+ * statement on PostgreSQL (each statement costs the server far more than its rows), one by one on
+ * SQLite (function calls).
+ */
+export async function readTogether(db: AnyDb, reads: TogetherRead[]): Promise<unknown[]> {
+  const client = clientOf(db);
+  if (client.together) return await client.together(reads);
+  const out: unknown[] = [];
+  for (const r of reads) out.push(r.all ? await client.query(r.sql).all(...r.params) : await client.query(r.sql).get(...r.params));
+  return out;
 }
 
 type Cell = string | number | boolean | null;

@@ -19,7 +19,7 @@ import { newId, randomBase62 } from "../../lib/ids";
 import { conflict, invalid, invalidMany, notFound, type FieldError } from "../../lib/problem";
 import { canonicalDate, dateAsMidnight, nowIso } from "../../lib/time";
 import { unchanged } from "../../lib/unchanged";
-import type { RawClient, RawStatement } from "../../db/handle";
+import type { RawClient, RawStatement, TogetherRead } from "../../db/handle";
 import { classificationIds, classificationNames } from "../classification/service";
 import { productsByIds } from "../product/service";
 import { ADDRESS_COLUMN_NAMES, addressColumns } from "../address/columns";
@@ -358,13 +358,21 @@ export async function numberHolder(db: TenantDb, number: string, exceptId: strin
 
 /** The contract holding `number`, or null (numberHolder's read, which a caller may start early). */
 export async function contractByNumber(db: TenantDb, number: string): Promise<ContractRow | null> {
-  return await clientOf(db).query<ContractRow, [string]>("SELECT * FROM contracts WHERE number = ?1").get(number);
+  const read = contractByNumberRead(number);
+  return await clientOf(db).query<ContractRow>(read.sql).get(...read.params);
 }
+
+/** contractByNumber's statement, for a caller that reads it together with others (readTogether). */
+export const contractByNumberRead = (number: string): TogetherRead => ({ sql: "SELECT * FROM contracts WHERE number = ?1", params: [number] });
 
 /** A contract's connection settings row, or null (contractConnection's read, which a caller may start early). */
 export async function configRowOf(db: TenantDb, contractId: string): Promise<ConfigRow | null> {
-  return await clientOf(db).query<ConfigRow, [string]>("SELECT * FROM contract_configs WHERE contract_id = ?1").get(contractId);
+  const read = configRowRead(contractId);
+  return await clientOf(db).query<ConfigRow>(read.sql).get(...read.params);
 }
+
+/** configRowOf's statement, for a caller that reads it together with others (readTogether). */
+export const configRowRead = (contractId: string): TogetherRead => ({ sql: "SELECT * FROM contract_configs WHERE contract_id = ?1", params: [contractId] });
 
 async function usernameTaken(db: TenantDb, username: string, exceptContractId: string | null): Promise<boolean> {
   const row = await clientOf(db).query<{ id: string }, [string]>("SELECT contract_id AS id FROM contract_configs WHERE username = ?1").get(username);
