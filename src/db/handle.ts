@@ -35,6 +35,8 @@ export interface RawClient {
    * one row; their rows as `query(sql).get/all` gives them. Absent on SQLite (a statement is a call).
    */
   together?(reads: TogetherRead[]): Promise<unknown[]>;
+  /** Where statements are round trips: independent writes (no RETURNING) as ONE statement (src/db/rows.ts writeTogether). */
+  writeTogether?(writes: TogetherRead[]): Promise<void>;
 }
 
 /** A read's or a write's handle (the platform's or a corporation's). */

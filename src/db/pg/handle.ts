@@ -249,8 +249,16 @@ function rawClient(conn: SQL, tenant: boolean): RawClient {
         },
       };
     },
+    async writeTogether(writes: TogetherRead[]) {
+      const { sql, args } = togetherStatement(writes, tenant, true);
+      try {
+        await conn.unsafe(sql, args);
+      } catch (err) {
+        throw failure(err, sql, args);
+      }
+    },
     async together(reads: TogetherRead[]) {
-      const { sql, args } = togetherStatement(reads, tenant);
+      const { sql, args } = togetherStatement(reads, tenant, false);
       let row: unknown[];
       try {
         // Not through execute: its conversions would turn the json columns back into text.
@@ -272,9 +280,10 @@ const togetherTexts = new Map<string, string>();
 /**
  * readTogether's statement: `SELECT (SELECT to_json(x) FROM (<read 1>) x LIMIT 1), (SELECT
  * coalesce(json_agg(x), '[]') FROM (<read 2>) x), ...`, each read translated, its placeholders
- * moved past the previous reads' (cached by the reads' texts), and the values bound in order.
+ * moved past the previous reads' (cached by the reads' texts), and the values bound in order;
+ * writeTogether's (`writes`): `WITH w1 AS (<write 1>), ... <write n>`.
  */
-function togetherStatement(reads: TogetherRead[], tenant: boolean): { sql: string; args: unknown[] } {
+function togetherStatement(reads: TogetherRead[], tenant: boolean, writes: boolean): { sql: string; args: unknown[] } {
   const args: unknown[] = [];
   const parts: string[] = [];
   for (const r of reads) {
@@ -283,16 +292,16 @@ function togetherStatement(reads: TogetherRead[], tenant: boolean): { sql: strin
     parts.push(t.sql, String(args.length), r.all ? "a" : "g");
     args.push(...bind(t, r.params));
   }
-  const key = parts.join("\0");
+  const key = `${writes ? "w" : "r"}${parts.join("\0")}`;
   let sql = togetherTexts.get(key);
   if (!sql) {
     const columns: string[] = [];
     for (let i = 0; i < parts.length; i += 3) {
       const at = Number(parts[i + 1]);
       const text = at ? parts[i].replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + at}`) : parts[i];
-      columns.push(parts[i + 2] === "a" ? `(SELECT coalesce(json_agg(x), '[]') FROM (${text}) x)` : `(SELECT to_json(x) FROM (${text}) x LIMIT 1)`);
+      columns.push(writes ? text : parts[i + 2] === "a" ? `(SELECT coalesce(json_agg(x), '[]') FROM (${text}) x)` : `(SELECT to_json(x) FROM (${text}) x LIMIT 1)`);
     }
-    sql = `SELECT ${columns.join(", ")}`;
+    sql = writes ? `WITH ${columns.slice(0, -1).map((c, i) => `w${i + 1} AS (${c})`).join(", ")} ${columns[columns.length - 1]}` : `SELECT ${columns.join(", ")}`;
     if (togetherTexts.size >= 1000) togetherTexts.clear();
     togetherTexts.set(key, sql);
   }

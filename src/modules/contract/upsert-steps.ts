@@ -8,18 +8,18 @@ import type { Principal } from "../../core/principal";
 import { statementsAreRoundTrips, type TenantWriteScope } from "../../core/store";
 import type { TenantDb } from "../../db/sqlite";
 import type { TogetherRead } from "../../db/handle";
-import { readTogether } from "../../db/rows";
+import { readTogether, writeTogether } from "../../db/rows";
 import { forbidden, invalidMany, type FieldError } from "../../lib/problem";
 import { unchanged } from "../../lib/unchanged";
 import { addCity, cityIdByNames, cityOfRow, cityRead, cityView, getCity, updateCity } from "../city/service";
 import { addParty, findPerson, personOfRow, personRead, personView, setParty } from "../person/service";
 import { addressColumns } from "../address/columns";
-import { linkedRecordId as lookUpLink, linkedRecordIdsRead, linkKey, linkNewRecord, linkRecord, linksOfRows } from "../externalapp/link-service";
+import { linkedRecordId as lookUpLink, linkedRecordIdsRead, linkKey, linkNewRecordWrite, linkRecord, linksOfRows } from "../externalapp/link-service";
 import type { RecordType } from "../externalapp/model";
 import { appOfRow, appRead, checkedApp, resolveApp } from "../externalapp/service";
 import type { AddressExternalInput } from "../address/model";
 import type { Contract, ContractExternalInput, PartyExternalInput } from "./model";
-import { addContract, checkDates, configRowOf, configRowRead, contractByNumber, contractByNumberRead, contractConnection, contractChanged, contractColumns, contractViewById, findContract, insertDefaultConfig, numberHolder, setContract, type ContractConnection } from "./service";
+import { addContractWrite, checkDates, configRowOf, configRowRead, contractByNumber, contractByNumberRead, contractConnection, contractChanged, contractColumns, contractViewById, defaultConfigWrite, findContract, numberHolder, setContract, type ContractConnection } from "./service";
 
 type Kind = "city" | "person" | "contract";
 type Touched = { kind: Kind; action: "INSERT" | "UPDATE" };
@@ -52,7 +52,7 @@ export interface UpsertRun {
    * end (linksStep): nothing else can link these identities meanwhile (the run holds the writer
    * lock and found them unlinked), and the run's own lookups answer from here.
    */
-  newLinks: Map<string, { type: RecordType; id: string; identity: string }>;
+  newLinks: Map<string, { type: RecordType; id: string; identity: string; written?: boolean }>;
 }
 
 /** Schema-level validation is done by Elysia; this completes it before anything is written. */
@@ -266,9 +266,13 @@ export async function contractStep(run: UpsertRun, parties: Awaited<ReturnType<t
   const holder = await numberHolder(tx, body.number, existingId, take(run, "holder", () => contractByNumber(tx, body.number)));
   const columns = { ...parties, ...contractColumns(body, run.dates), ...(await addressStep(run, body.address)) };
   if (!existingId) {
-    const id = await addContract(tx, columns);
-    const password = await configStep(run, id);
+    // The contract, its config (step 6) and the links of every record the run created, in one
+    // statement on PostgreSQL (writeTogether; none reads what another writes).
+    const { id, write } = addContractWrite(columns);
+    const config = configStep(run, id);
     run.newLinks.set(linkKey("contract", body.identity), { type: "contract", id, identity: body.identity });
+    await writeTogether(tx, [write, config.write, ...newLinkWrites(run)]);
+    const password = config.password;
     touch(run, id, "contract", "INSERT");
     w.record({ type: "contract", id, action: "create", before: null, after: { id, ...columns, [`externalapp.${app.id}`]: body.identity } });
     return { id, password };
@@ -288,14 +292,21 @@ export async function contractStep(run: UpsertRun, parties: Awaited<ReturnType<t
   return { id, password: null };
 }
 
-/** Step 6: a new contract's default config; its generated password, shown once by the response. */
-export async function configStep(run: UpsertRun, contractId: string): Promise<string> {
-  return await insertDefaultConfig(run.tx, contractId, run.body.number);
+/** Step 6: a new contract's default config (its statement); its generated password, shown once by the response. */
+export function configStep(run: UpsertRun, contractId: string): { password: string; write: TogetherRead } {
+  return defaultConfigWrite(contractId, run.body.number);
 }
 
-/** Step 7: the links of the records the run created, sent together (one wait on PostgreSQL). */
+/** The statements of the links of the records the run created not yet written; taken once. */
+function newLinkWrites(run: UpsertRun): TogetherRead[] {
+  const writes = [...run.newLinks.values()].filter((l) => !l.written).map((l) => linkNewRecordWrite(run.app.id, l.type, l.id, l.identity));
+  for (const l of run.newLinks.values()) l.written = true;
+  return writes;
+}
+
+/** Step 7: the links of the records the run created, unless a new contract's statement wrote them (one statement on PostgreSQL). */
 export async function linksStep(run: UpsertRun): Promise<void> {
-  await Promise.all([...run.newLinks.values()].map((l) => linkNewRecord(run.tx, run.app.id, l.type, l.id, l.identity)));
+  await writeTogether(run.tx, newLinkWrites(run));
 }
 
 /**

@@ -76,12 +76,10 @@ export async function linkRecord(tx: TenantDb, appId: string, type: RecordType, 
 /**
  * Links a record created in the caller's transaction to an identity the caller has just found
  * unlinked there (linkedRecordId): nothing to check or replace, one insert (the external-app
- * upsert's new persons and contracts).
+ * upsert's new persons and contracts): the statement, sent with others (writeTogether).
  */
-export async function linkNewRecord(tx: TenantDb, appId: string, type: RecordType, recordId: string, identity: string): Promise<void> {
-  await clientOf(tx)
-    .query("INSERT INTO external_links (external_app_id, record_type, record_id, identity, created_at) VALUES (?1, ?2, ?3, ?4, ?5)")
-    .run(appId, type, recordId, identity, nowIso());
+export function linkNewRecordWrite(appId: string, type: RecordType, recordId: string, identity: string): TogetherRead {
+  return { sql: "INSERT INTO external_links (external_app_id, record_type, record_id, identity, created_at) VALUES (?1, ?2, ?3, ?4, ?5)", params: [appId, type, recordId, identity, nowIso()] };
 }
 
 /** Removes every link of a deleted record. */
