@@ -222,12 +222,21 @@ const PLATFORM_COLUMNS = "id, at, actor, actor_user_id, actor_app_id, corp_id, t
 const MAX_ROWS = 8;
 const insertTexts = new Map<string, string>();
 
+/** A corporation's history rows at most one statement carries. */
+export const HISTORY_MAX_ROWS = MAX_ROWS;
+/** The values of one corporation's history row (TENANT_COLUMNS). */
+export const HISTORY_WIDTH = 11;
+
 /** `INSERT INTO history (...) VALUES (?1, ...), (...)` for `n` rows (numbered: both engines' placeholders). */
+export function historyInsertSql(n: number): string {
+  return insertSql(false, n);
+}
+
 function insertSql(platform: boolean, n: number): string {
   const key = `${platform ? "p" : "t"}${n}`;
   let text = insertTexts.get(key);
   if (!text) {
-    const width = platform ? 12 : 11;
+    const width = platform ? 12 : HISTORY_WIDTH;
     const values = Array.from({ length: n }, (_, r) => `(${Array.from({ length: width }, (_, c) => `?${r * width + c + 1}`).join(", ")})`).join(", ");
     text = `INSERT INTO ${platform ? "platform_history" : "history"} (${platform ? PLATFORM_COLUMNS : TENANT_COLUMNS}) VALUES ${values}`;
     insertTexts.set(key, text);
@@ -273,7 +282,20 @@ export class ChangeLog {
 
   /** Inside the write's transaction: one row per record that changed. */
   async flush(tx: AnyDb, platform: boolean): Promise<void> {
-    if (!this.pending) return;
+    const rows = this.take(platform);
+    // One statement for the write's Changes (the upsert makes two to four): cached per row count.
+    for (let i = 0; i < rows.length; i += MAX_ROWS) {
+      const chunk = rows.slice(i, i + MAX_ROWS);
+      await tx.$client.query(insertSql(platform, chunk.length)).run(...chunk.flat());
+    }
+  }
+
+  /**
+   * The rows flush would insert (in the columns' order of historyInsertSql), the log left empty:
+   * for a door that sends them inside a statement of its own (core/pg/door.ts, with the events).
+   */
+  take(platform: boolean): (string | null)[][] {
+    if (!this.pending) return [];
     const at = nowIso();
     const a = this.actor;
     const rows: (string | null)[][] = [];
@@ -301,11 +323,7 @@ export class ChangeLog {
       );
     }
     this.pending = null;
-    // One statement for the write's Changes (the upsert makes two to four): cached per row count.
-    for (let i = 0; i < rows.length; i += MAX_ROWS) {
-      const chunk = rows.slice(i, i + MAX_ROWS);
-      await tx.$client.query(insertSql(platform, chunk.length)).run(...chunk.flat());
-    }
+    return rows;
   }
 }
 

@@ -20,9 +20,23 @@ export interface RawStatement<R, P extends unknown[]> {
   run(...params: P): Promise<{ changes: number }>;
 }
 
+/** One read of readTogether (src/db/rows.ts): a statement, its `?N` parameters; `all`: every row, else the first or null. */
+export interface TogetherRead {
+  sql: string;
+  params: unknown[];
+  all?: boolean;
+}
+
 export interface RawClient {
   /** A statement by its SQL text, compiled once per connection and cached by that text. */
   query<R = Record<string, unknown>, P extends unknown[] = unknown[]>(sql: string): RawStatement<R, P>;
+  /**
+   * Where statements are round trips (PostgreSQL): the reads as ONE statement, each a column of its
+   * one row; their rows as `query(sql).get/all` gives them. Absent on SQLite (a statement is a call).
+   */
+  together?(reads: TogetherRead[]): Promise<unknown[]>;
+  /** Where statements are round trips: independent writes (no RETURNING) as ONE statement (src/db/rows.ts writeTogether). */
+  writeTogether?(writes: TogetherRead[]): Promise<void>;
 }
 
 /** A read's or a write's handle (the platform's or a corporation's). */

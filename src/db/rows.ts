@@ -4,7 +4,7 @@
 import { getTableColumns, getTableName } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { nowIso } from "../lib/time";
-import type { RawClient } from "./handle";
+import type { RawClient, TogetherRead } from "./handle";
 import type { AnyDb } from "./sqlite";
 
 /**
@@ -14,6 +14,30 @@ import type { AnyDb } from "./sqlite";
  */
 export function clientOf(db: AnyDb): RawClient {
   return db.$client;
+}
+
+/**
+ * Reads of independent statements, answered in order (`get`'s row or null, or `all`'s rows): one
+ * statement on PostgreSQL (each statement costs the server far more than its rows), one by one on
+ * SQLite (function calls).
+ */
+export async function readTogether(db: AnyDb, reads: TogetherRead[]): Promise<unknown[]> {
+  const client = clientOf(db);
+  if (client.together) return await client.together(reads);
+  const out: unknown[] = [];
+  for (const r of reads) out.push(r.all ? await client.query(r.sql).all(...r.params) : await client.query(r.sql).get(...r.params));
+  return out;
+}
+
+/**
+ * Writes (INSERT, UPDATE, DELETE without RETURNING) that are independent — none reads or changes
+ * a row another writes, but for foreign keys, checked at the statement's end — as one statement on
+ * PostgreSQL (`WITH w1 AS (...), ... last`), one by one, in order, on SQLite.
+ */
+export async function writeTogether(db: AnyDb, writes: TogetherRead[]): Promise<void> {
+  const client = clientOf(db);
+  if (client.writeTogether && writes.length > 1) return await client.writeTogether(writes);
+  for (const w of writes) await client.query(w.sql).run(...w.params);
 }
 
 type Cell = string | number | boolean | null;
@@ -27,11 +51,18 @@ export type RowCells<T extends SQLiteTable> = { [K in keyof T["$inferInsert"]]?:
  * (booleans as 0/1); timestamps are the caller's.
  */
 export async function insertRow<T extends SQLiteTable>(db: AnyDb, table: T, row: RowCells<T>): Promise<void> {
+  const write = insertRowWrite(table, row);
+  await clientOf(db).query(write.sql).run(...write.params);
+}
+
+/** insertRow's statement, for a caller that sends it with others (writeTogether). */
+export function insertRowWrite<T extends SQLiteTable>(table: T, row: RowCells<T>): TogetherRead {
   const columns = getTableColumns(table);
   const keys = Object.keys(row);
-  await clientOf(db)
-    .query(`INSERT INTO ${getTableName(table)} (${keys.map((k) => columns[k]!.name).join(", ")}) VALUES (${keys.map((_, i) => `?${i + 1}`).join(", ")})`)
-    .run(...keys.map((k) => cell(row[k as keyof typeof row])));
+  return {
+    sql: `INSERT INTO ${getTableName(table)} (${keys.map((k) => columns[k]!.name).join(", ")}) VALUES (${keys.map((_, i) => `?${i + 1}`).join(", ")})`,
+    params: keys.map((k) => cell(row[k as keyof typeof row])),
+  };
 }
 
 /**

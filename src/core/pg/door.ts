@@ -21,7 +21,7 @@
 import type { SQL } from "bun";
 import type { Door, WriteScope } from "../store";
 import type { EventBus, EventGroup, EventPayload } from "../events";
-import { ChangeLog, currentActor, type Actor, type ChangeInput } from "../history";
+import { ChangeLog, currentActor, HISTORY_MAX_ROWS, HISTORY_WIDTH, historyInsertSql, type Actor, type ChangeInput } from "../history";
 import { newId } from "../../lib/ids";
 import { notFound, unavailable } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
@@ -77,6 +77,35 @@ export interface PgTenantWriteScope extends WriteScope {
 export type PgTenantDoor = Door<PgTx, PgTenantWriteScope>;
 export type PgPlatformDoor = Door<PgTx, WriteScope>;
 
+/** Outbox rows at most one statement carries (beyond: one statement each). */
+const MAX_EVENT_ROWS = 8;
+const eventsInsertTexts = new Map<string, string>();
+
+/**
+ * `[WITH h AS (INSERT INTO history ... VALUES ...)] INSERT INTO events (...) VALUES ...` for
+ * `historyRows` history rows (the text of core/history.ts) and `eventRows` outbox rows (the text
+ * of core/events.ts recordEvent; raw: Drizzle's insert builder costs tens of µs), cached per count.
+ */
+function eventsInsertSql(historyRows: number, eventRows: number): string {
+  const key = `${historyRows} ${eventRows}`;
+  let text = eventsInsertTexts.get(key);
+  if (!text) {
+    const at = historyRows * HISTORY_WIDTH;
+    const values = Array.from({ length: eventRows }, (_, r) => `(${Array.from({ length: 5 }, (_, c) => `?${at + r * 5 + c + 1}`).join(", ")})`).join(", ");
+    text = `${historyRows ? `WITH h AS (${historyInsertSql(historyRows)}) ` : ""}INSERT INTO events (id, type, record_id, payload, created_at) VALUES ${values}`;
+    eventsInsertTexts.set(key, text);
+  }
+  return text;
+}
+
+/** History rows beyond one statement's: HISTORY_MAX_ROWS a statement. */
+async function flushHistory(tx: PgTx, rows: (string | null)[][]): Promise<void> {
+  for (let i = 0; i < rows.length; i += HISTORY_MAX_ROWS) {
+    const chunk = rows.slice(i, i + HISTORY_MAX_ROWS);
+    await tx.$client.query(historyInsertSql(chunk.length)).run(...chunk.flat());
+  }
+}
+
 /** The platform writer lock's key text (corporation ids are UUIDs: no corporation hashes from it). */
 const PLATFORM_LOCK = "corpadmin:platform";
 
@@ -125,9 +154,15 @@ class PgScope implements PgTenantWriteScope {
       const payload: EventPayload = { type: e.type, timestamp, data };
       rows.push([newId(), e.type, e.recordId, JSON.stringify(payload), timestamp]);
     }
-    // The text of core/events.ts recordEvent (a raw statement: Drizzle's insert builder costs tens of µs).
-    const insert = tx.$client.query("INSERT INTO events (id, type, record_id, payload, created_at) VALUES (?1, ?2, ?3, ?4, ?5)");
-    await Promise.all([this.changes.flush(tx, !this.corpId), ...rows.map((r) => insert.run(...r))]);
+    // One statement: the history rows in a CTE, the outbox rows in the VALUES of the INSERT (one
+    // statement instead of one per event and one for the history: each costs the server more than
+    // its rows do). A multi-row VALUES takes the identity `seq` row by row, in the events' order.
+    const history = this.changes.take(false);
+    if (history.length > HISTORY_MAX_ROWS || rows.length > MAX_EVENT_ROWS) {
+      await Promise.all([flushHistory(tx, history), ...rows.map((r) => tx.$client.query(eventsInsertSql(0, 1)).run(...r))]);
+      return;
+    }
+    await tx.$client.query(eventsInsertSql(history.length, rows.length)).run(...history.flat(), ...rows.flat());
   }
 
   /** After the COMMIT. */

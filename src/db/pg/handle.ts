@@ -11,7 +11,7 @@ import { DrizzleQueryError } from "drizzle-orm/errors";
 import { SqliteRemoteDatabase, SQLiteRemoteSession, type AsyncRemoteCallback } from "drizzle-orm/sqlite-proxy";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { invalid, unavailable, type Problem } from "../../lib/problem";
-import type { Handle, RawClient, RawStatement } from "../handle";
+import type { Handle, RawClient, RawStatement, TogetherRead } from "../handle";
 import { translate, type Translated } from "./translate";
 
 /** The setting the tenant tables' policies and corp_id defaults read (scripts/pg-schema.ts). */
@@ -249,7 +249,73 @@ function rawClient(conn: SQL, tenant: boolean): RawClient {
         },
       };
     },
+    async writeTogether(writes: TogetherRead[]) {
+      const { sql, args } = togetherStatement(writes, tenant, true);
+      try {
+        await conn.unsafe(sql, args);
+      } catch (err) {
+        throw failure(err, sql, args);
+      }
+    },
+    async together(reads: TogetherRead[]) {
+      const { sql, args } = togetherStatement(reads, tenant, false);
+      let row: unknown[];
+      try {
+        // Not through execute: its conversions would turn the json columns back into text.
+        row = ((await conn.unsafe(sql, args).values()) as unknown[][])[0];
+      } catch (err) {
+        throw failure(err, sql, args);
+      }
+      return reads.map((r, i) => {
+        const v = typeof row[i] === "string" ? (JSON.parse(row[i] as string) as unknown) : row[i];
+        if (r.all) return ((v ?? []) as Record<string, unknown>[]).map(sqliteRow);
+        return v === null || v === undefined ? null : sqliteRow(v as Record<string, unknown>);
+      });
+    },
   };
+}
+
+const togetherTexts = new Map<string, string>();
+
+/**
+ * readTogether's statement: `SELECT (SELECT to_json(x) FROM (<read 1>) x LIMIT 1), (SELECT
+ * coalesce(json_agg(x), '[]') FROM (<read 2>) x), ...`, each read translated, its placeholders
+ * moved past the previous reads' (cached by the reads' texts), and the values bound in order;
+ * writeTogether's (`writes`): `WITH w1 AS (<write 1>), ... <write n>`.
+ */
+function togetherStatement(reads: TogetherRead[], tenant: boolean, writes: boolean): { sql: string; args: unknown[] } {
+  const args: unknown[] = [];
+  const parts: string[] = [];
+  for (const r of reads) {
+    const t = translate(r.sql, { tenant });
+    if (t.names) throw new Error("readTogether takes numbered parameters (?N) only");
+    parts.push(t.sql, String(args.length), r.all ? "a" : "g");
+    args.push(...bind(t, r.params));
+  }
+  const key = `${writes ? "w" : "r"}${parts.join("\0")}`;
+  let sql = togetherTexts.get(key);
+  if (!sql) {
+    const columns: string[] = [];
+    for (let i = 0; i < parts.length; i += 3) {
+      const at = Number(parts[i + 1]);
+      const text = at ? parts[i].replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + at}`) : parts[i];
+      columns.push(writes ? text : parts[i + 2] === "a" ? `(SELECT coalesce(json_agg(x), '[]') FROM (${text}) x)` : `(SELECT to_json(x) FROM (${text}) x LIMIT 1)`);
+    }
+    sql = writes ? `WITH ${columns.slice(0, -1).map((c, i) => `w${i + 1} AS (${c})`).join(", ")} ${columns[columns.length - 1]}` : `SELECT ${columns.join(", ")}`;
+    if (togetherTexts.size >= 1000) togetherTexts.clear();
+    togetherTexts.set(key, sql);
+  }
+  return { sql, args };
+}
+
+/**
+ * A row read back from JSON as the handle gives it: booleans as 1/0. Numbers (int8, numeric,
+ * double) and text are JSON's already; a json/jsonb column would come back parsed, not as text:
+ * none of the tables read together has one (metric_values.value is the only jsonb).
+ */
+function sqliteRow(row: Record<string, unknown>): Record<string, unknown> {
+  for (const k in row) if (typeof row[k] === "boolean") row[k] = row[k] ? 1 : 0;
+  return row;
 }
 
 type QueryRunner = (queryString: string, params: unknown[], query: () => Promise<unknown>) => Promise<unknown>;

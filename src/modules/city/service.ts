@@ -5,6 +5,7 @@ import { inUse, type UseCheck } from "../../core/context";
 import type { Principal } from "../../core/principal";
 import type { TenantDoor } from "../../core/store";
 import { clientOf, insertRow } from "../../db/rows";
+import type { TogetherRead } from "../../db/handle";
 import type { TenantDb } from "../../db/sqlite";
 import { cities } from "../../db/tenant/schema";
 import { newId } from "../../lib/ids";
@@ -21,10 +22,19 @@ export type CityRow = typeof cities.$inferSelect;
 export const cityView = (r: CityRow): City => ({ id: r.id, name: r.name, state: r.state, country: r.country, created_at: r.created_at, updated_at: r.updated_at });
 
 export async function getCity(db: TenantDb, id: string): Promise<CityRow> {
+  const read = cityRead(id);
+  return cityOfRow(await clientOf(db).query(read.sql).get(...read.params));
+}
+
+/** getCity's statement, for a caller that reads it together with others (readTogether); cityOfRow reads its row (404 when none). */
+export function cityRead(id: string): TogetherRead {
   // Read up to three times per external-app upsert: a cached raw statement.
-  const row = await clientOf(db).query<CityRow, [string]>("SELECT id, name, state, country, created_at, updated_at FROM cities WHERE id = ?1").get(id);
+  return { sql: "SELECT id, name, state, country, created_at, updated_at FROM cities WHERE id = ?1", params: [id] };
+}
+
+export function cityOfRow(row: unknown): CityRow {
   if (!row) throw notFound("City");
-  return row;
+  return row as CityRow;
 }
 
 /** The city part of an address response (the address module's view); null when unknown. */

@@ -19,12 +19,12 @@ import { newId, randomBase62 } from "../../lib/ids";
 import { conflict, invalid, invalidMany, notFound, type FieldError } from "../../lib/problem";
 import { canonicalDate, dateAsMidnight, nowIso } from "../../lib/time";
 import { unchanged } from "../../lib/unchanged";
-import type { RawClient, RawStatement } from "../../db/handle";
+import type { RawClient, RawStatement, TogetherRead } from "../../db/handle";
 import { classificationIds, classificationNames } from "../classification/service";
 import { productsByIds } from "../product/service";
 import { ADDRESS_COLUMN_NAMES, addressColumns } from "../address/columns";
 import { cityRef } from "../city/service";
-import { clientOf, insertRow, type RowCells, updateRow } from "../../db/rows";
+import { clientOf, insertRowWrite, type RowCells, updateRow } from "../../db/rows";
 import { findApp, resolveApp } from "../externalapp/service";
 import { identitiesOf, identityListField, linkedIdsOf, linkedRecordId, linkRecord, linkView } from "../externalapp/link-service";
 import type { AddressInput, AddressView } from "../address/model";
@@ -358,13 +358,21 @@ export async function numberHolder(db: TenantDb, number: string, exceptId: strin
 
 /** The contract holding `number`, or null (numberHolder's read, which a caller may start early). */
 export async function contractByNumber(db: TenantDb, number: string): Promise<ContractRow | null> {
-  return await clientOf(db).query<ContractRow, [string]>("SELECT * FROM contracts WHERE number = ?1").get(number);
+  const read = contractByNumberRead(number);
+  return await clientOf(db).query<ContractRow>(read.sql).get(...read.params);
 }
+
+/** contractByNumber's statement, for a caller that reads it together with others (readTogether). */
+export const contractByNumberRead = (number: string): TogetherRead => ({ sql: "SELECT * FROM contracts WHERE number = ?1", params: [number] });
 
 /** A contract's connection settings row, or null (contractConnection's read, which a caller may start early). */
 export async function configRowOf(db: TenantDb, contractId: string): Promise<ConfigRow | null> {
-  return await clientOf(db).query<ConfigRow, [string]>("SELECT * FROM contract_configs WHERE contract_id = ?1").get(contractId);
+  const read = configRowRead(contractId);
+  return await clientOf(db).query<ConfigRow>(read.sql).get(...read.params);
 }
+
+/** configRowOf's statement, for a caller that reads it together with others (readTogether). */
+export const configRowRead = (contractId: string): TogetherRead => ({ sql: "SELECT * FROM contract_configs WHERE contract_id = ?1", params: [contractId] });
 
 async function usernameTaken(db: TenantDb, username: string, exceptContractId: string | null): Promise<boolean> {
   const row = await clientOf(db).query<{ id: string }, [string]>("SELECT contract_id AS id FROM contract_configs WHERE username = ?1").get(username);
@@ -373,15 +381,22 @@ async function usernameTaken(db: TenantDb, username: string, exceptContractId: s
 
 /** A new contract's connection settings: username = number (or the id when taken), random password (returned). */
 export async function insertDefaultConfig(tx: TenantDb, contractId: string, number: string): Promise<string> {
+  const { password, write } = defaultConfigWrite(contractId, number);
+  await clientOf(tx).query(write.sql).run(...write.params);
+  return password;
+}
+
+/**
+ * insertDefaultConfig's statement and the password it sets, for a caller that sends it with others
+ * (writeTogether: it reads contract_configs, so none of the others may write there).
+ */
+export function defaultConfigWrite(contractId: string, number: string): { password: string; write: TogetherRead } {
   const password = randomBase62(12);
   // One statement: the username is the number unless another contract has it (then the id).
-  await clientOf(tx)
-    .query(
-      "INSERT INTO contract_configs (contract_id, username, password) " +
-        "SELECT ?1, CASE WHEN EXISTS (SELECT 1 FROM contract_configs WHERE username = ?2) THEN ?1 ELSE ?2 END, ?3",
-    )
-    .run(contractId, number, password);
-  return password;
+  const sql =
+    "INSERT INTO contract_configs (contract_id, username, password) " +
+    "SELECT ?1, CASE WHEN EXISTS (SELECT 1 FROM contract_configs WHERE username = ?2) THEN ?1 ELSE ?2 END, ?3";
+  return { password, write: { sql, params: [contractId, number, password] } };
 }
 
 /** The local input's ids must name existing records: 400 naming each unknown one. */
@@ -639,12 +654,11 @@ export async function contractsUseCity(db: TenantDb, cityId: string): Promise<bo
 /** The columns the external-app upsert writes: everything but the id and timestamps. */
 export type UpsertColumns = RowCells<typeof contracts>;
 
-/** Inserts a contract of an external-app upsert (a cached raw statement); returns its id. */
-export async function addContract(tx: TenantDb, columns: UpsertColumns): Promise<string> {
+/** Inserts a contract from an external-app upsert: the statement and the new contract's id (sent with others: writeTogether). */
+export function addContractWrite(columns: UpsertColumns): { id: string; write: TogetherRead } {
   const id = newId();
   const at = nowIso();
-  await insertRow(tx, contracts, { id, ...columns, created_at: at, updated_at: at });
-  return id;
+  return { id, write: insertRowWrite(contracts, { id, ...columns, created_at: at, updated_at: at }) };
 }
 
 /** Overwrites a contract's columns from an external-app upsert (`was`: its row as read in this write: only what differs is set). */

@@ -7,17 +7,19 @@ import type { EventGroup } from "../../core/events";
 import type { Principal } from "../../core/principal";
 import { statementsAreRoundTrips, type TenantWriteScope } from "../../core/store";
 import type { TenantDb } from "../../db/sqlite";
+import type { TogetherRead } from "../../db/handle";
+import { readTogether, writeTogether } from "../../db/rows";
 import { forbidden, invalidMany, type FieldError } from "../../lib/problem";
 import { unchanged } from "../../lib/unchanged";
-import { addCity, cityIdByNames, cityView, getCity, updateCity } from "../city/service";
-import { addParty, findPerson, personView, setParty } from "../person/service";
+import { addCity, cityIdByNames, cityOfRow, cityRead, cityView, getCity, updateCity } from "../city/service";
+import { addParty, findPerson, personOfRow, personRead, personView, setParty } from "../person/service";
 import { addressColumns } from "../address/columns";
-import { linkedRecordId as lookUpLink, linkedRecordIds, linkKey, linkNewRecord, linkRecord } from "../externalapp/link-service";
+import { linkedRecordId as lookUpLink, linkedRecordIdsRead, linkKey, linkNewRecordWrite, linkRecord, linksOfRows } from "../externalapp/link-service";
 import type { RecordType } from "../externalapp/model";
-import { resolveApp } from "../externalapp/service";
+import { appOfRow, appRead, checkedApp, resolveApp } from "../externalapp/service";
 import type { AddressExternalInput } from "../address/model";
 import type { Contract, ContractExternalInput, PartyExternalInput } from "./model";
-import { addContract, checkDates, configRowOf, contractByNumber, contractConnection, contractChanged, contractColumns, contractViewById, findContract, insertDefaultConfig, numberHolder, setContract, type ContractConnection } from "./service";
+import { addContractWrite, checkDates, configRowOf, configRowRead, contractByNumber, contractByNumberRead, contractConnection, contractChanged, contractColumns, contractViewById, defaultConfigWrite, findContract, numberHolder, setContract, type ContractConnection } from "./service";
 
 type Kind = "city" | "person" | "contract";
 type Touched = { kind: Kind; action: "INSERT" | "UPDATE" };
@@ -50,7 +52,7 @@ export interface UpsertRun {
    * end (linksStep): nothing else can link these identities meanwhile (the run holds the writer
    * lock and found them unlinked), and the run's own lookups answer from here.
    */
-  newLinks: Map<string, { type: RecordType; id: string; identity: string }>;
+  newLinks: Map<string, { type: RecordType; id: string; identity: string; written?: boolean }>;
 }
 
 /** Schema-level validation is done by Elysia; this completes it before anything is written. */
@@ -76,17 +78,23 @@ function identitiesOf(body: ContractExternalInput): [RecordType, string][] {
 /**
  * Step 1: the app the route names (404; 403 for another app's key or an inactive app, checked in
  * the transaction that writes), the body's dates (400), and — where statements are round trips —
- * every identity the body names, in one query sent beside the app's (one wait).
+ * every identity the body names and the holder of the body's number, in the app's statement
+ * (readTogether: one statement).
  */
 export async function resolveAppStep(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, params: { externalAppId?: string; externalAppName?: string }, body: ContractExternalInput): Promise<UpsertRun> {
   let app: App;
   let links: Map<string, string> | null = null;
+  const early = new Map<string, Promise<Settled>>();
   if (statementsAreRoundTrips(tx)) {
-    [app, links] = await Promise.all([resolveApp(tx, principal, params), linkedRecordIds(tx, { id: params.externalAppId, name: params.externalAppName }, identitiesOf(body))]);
+    const by = { id: params.externalAppId, name: params.externalAppName };
+    const [appRow, linkRows, holder] = await readTogether(tx, [appRead(by), linkedRecordIdsRead(by, identitiesOf(body)), contractByNumberRead(body.number)]);
+    app = checkedApp(appOfRow(appRow), principal);
+    links = linksOfRows(linkRows);
+    early.set("holder", Promise.resolve({ ok: true, v: holder }));
   } else app = await resolveApp(tx, principal, params);
   if (!app.status) throw forbidden("The external application is inactive");
   const dates = validate(body);
-  return { ctx, tx, w, principal, body, app, dates, links, early: new Map(), touched: new Map(), resolved: new Map(), newLinks: new Map() };
+  return { ctx, tx, w, principal, body, app, dates, links, early, touched: new Map(), resolved: new Map(), newLinks: new Map() };
 }
 
 async function linkedRecordId(run: UpsertRun, type: RecordType, identity: string): Promise<string | null> {
@@ -111,29 +119,33 @@ async function take<T>(run: UpsertRun, key: string, read: () => Promise<T>): Pro
 
 /**
  * Step 2 (where statements are round trips): the stored rows the write compares with, read
- * together before its first write (one wait instead of one per row). Nothing the write does
- * earlier changes any of them (a row is written only after it was taken), and a read that failed
- * throws where it is taken, so errors come in the same order.
+ * together (readTogether: one statement) before its first write. Nothing the write does earlier
+ * changes any of them (a row is written only after it was taken), and a read that failed throws
+ * where it is taken, so errors come in the same order.
  */
 export function prefetchStored(run: UpsertRun): void {
   const { links, tx, body } = run;
   if (!links) return;
+  const reads = new Map<string, { read: TogetherRead; of: (row: unknown) => unknown }>();
   const linked = (type: RecordType, identity: string) => links.get(linkKey(type, identity)) ?? null;
   const prefetchCity = (a: AddressExternalInput | null | undefined) => {
     const id = a && linked("city", a.city.identity);
-    if (id) prefetch(run, `city\n${id}`, () => getCity(tx, id));
+    if (id) reads.set(`city\n${id}`, { read: cityRead(id), of: cityOfRow });
   };
   for (const p of [body.customer, body.billing_customer]) {
     if (!p) continue;
     const id = linked("person", p.identity);
-    if (id) prefetch(run, `person\n${id}`, () => findPerson(tx, id));
+    if (id) reads.set(`person\n${id}`, { read: personRead(id), of: personOfRow });
     prefetchCity(p.address);
   }
   if (body.agent && !linked("person", body.agent.identity)) prefetchCity(body.agent.address);
   prefetchCity(body.address);
-  prefetch(run, "holder", () => contractByNumber(tx, body.number));
   const contractId = linked("contract", body.identity);
-  if (contractId) prefetch(run, "config", () => configRowOf(tx, contractId));
+  if (contractId) reads.set("config", { read: configRowRead(contractId), of: (row) => row });
+  if (reads.size) {
+    const rows = readTogether(tx, [...reads.values()].map((r) => r.read));
+    [...reads].forEach(([key, r], i) => prefetch(run, key, async () => r.of((await rows)[i])));
+  }
   const probe = run.ctx.openSessionProbe;
   if (contractId && probe) prefetch(run, "sessions", () => probe(tx, contractId));
 }
@@ -254,9 +266,13 @@ export async function contractStep(run: UpsertRun, parties: Awaited<ReturnType<t
   const holder = await numberHolder(tx, body.number, existingId, take(run, "holder", () => contractByNumber(tx, body.number)));
   const columns = { ...parties, ...contractColumns(body, run.dates), ...(await addressStep(run, body.address)) };
   if (!existingId) {
-    const id = await addContract(tx, columns);
-    const password = await configStep(run, id);
+    // The contract, its config (step 6) and the links of every record the run created, in one
+    // statement on PostgreSQL (writeTogether; none reads what another writes).
+    const { id, write } = addContractWrite(columns);
+    const config = configStep(run, id);
     run.newLinks.set(linkKey("contract", body.identity), { type: "contract", id, identity: body.identity });
+    await writeTogether(tx, [write, config.write, ...newLinkWrites(run)]);
+    const password = config.password;
     touch(run, id, "contract", "INSERT");
     w.record({ type: "contract", id, action: "create", before: null, after: { id, ...columns, [`externalapp.${app.id}`]: body.identity } });
     return { id, password };
@@ -276,14 +292,21 @@ export async function contractStep(run: UpsertRun, parties: Awaited<ReturnType<t
   return { id, password: null };
 }
 
-/** Step 6: a new contract's default config; its generated password, shown once by the response. */
-export async function configStep(run: UpsertRun, contractId: string): Promise<string> {
-  return await insertDefaultConfig(run.tx, contractId, run.body.number);
+/** Step 6: a new contract's default config (its statement); its generated password, shown once by the response. */
+export function configStep(run: UpsertRun, contractId: string): { password: string; write: TogetherRead } {
+  return defaultConfigWrite(contractId, run.body.number);
 }
 
-/** Step 7: the links of the records the run created, sent together (one wait on PostgreSQL). */
+/** The statements of the links of the records the run created not yet written; taken once. */
+function newLinkWrites(run: UpsertRun): TogetherRead[] {
+  const writes = [...run.newLinks.values()].filter((l) => !l.written).map((l) => linkNewRecordWrite(run.app.id, l.type, l.id, l.identity));
+  for (const l of run.newLinks.values()) l.written = true;
+  return writes;
+}
+
+/** Step 7: the links of the records the run created, unless a new contract's statement wrote them (one statement on PostgreSQL). */
 export async function linksStep(run: UpsertRun): Promise<void> {
-  await Promise.all([...run.newLinks.values()].map((l) => linkNewRecord(run.tx, run.app.id, l.type, l.id, l.identity)));
+  await writeTogether(run.tx, newLinkWrites(run));
 }
 
 /**

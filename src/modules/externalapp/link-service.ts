@@ -5,6 +5,7 @@ import { and, eq, inArray, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { TenantDoor } from "../../core/store";
 import { clientOf } from "../../db/rows";
+import type { TogetherRead } from "../../db/handle";
 import type { TenantDb } from "../../db/sqlite";
 import { externalApps, externalLinks } from "../../db/tenant/schema";
 import { conflict, invalid } from "../../lib/problem";
@@ -28,19 +29,29 @@ export async function linkedRecordId(db: TenantDb, appId: string, type: RecordTy
  * everything when no such app exists.
  */
 export async function linkedRecordIds(db: TenantDb, app: { id?: string; name?: string }, keys: [RecordType, string][]): Promise<Map<string, string>> {
+  const read = linkedRecordIdsRead(app, keys);
+  return linksOfRows(await clientOf(db).query(read.sql).all(...read.params));
+}
+
+/** linkedRecordIds' statement, for a caller that reads it together with others (readTogether); linksOfRows reads its rows. */
+export function linkedRecordIdsRead(app: { id?: string; name?: string }, keys: [RecordType, string][]): TogetherRead {
   // A correlated lookup per key, not a join: PostgreSQL planned the join as a hash of every link
   // of the app (a scan that grows with the corporation's contracts); the subquery names the whole
   // primary key, so each key is one index probe whatever the statistics say.
-  const rows = await clientOf(db)
-    .query<{ type: RecordType; identity: string; id: string | null }, [string | null, string | null, string]>(
+  return {
+    sql:
       "WITH k(t, i) AS (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?3)), " +
-        "a(id) AS (SELECT id FROM external_apps WHERE id = ?1 OR name = ?2) " +
-        "SELECT k.t AS type, k.i AS identity, (SELECT l.record_id FROM external_links l " +
-        "WHERE l.external_app_id = (SELECT id FROM a) AND l.record_type = k.t AND l.identity = k.i) AS id FROM k",
-    )
-    .all(app.id ?? null, app.id === undefined ? (app.name ?? null) : null, JSON.stringify(keys));
+      "a(id) AS (SELECT id FROM external_apps WHERE id = ?1 OR name = ?2) " +
+      "SELECT k.t AS type, k.i AS identity, (SELECT l.record_id FROM external_links l " +
+      "WHERE l.external_app_id = (SELECT id FROM a) AND l.record_type = k.t AND l.identity = k.i) AS id FROM k",
+    params: [app.id ?? null, app.id === undefined ? (app.name ?? null) : null, JSON.stringify(keys)],
+    all: true,
+  };
+}
+
+export function linksOfRows(rows: unknown): Map<string, string> {
   const out = new Map<string, string>();
-  for (const r of rows) if (r.id !== null) out.set(linkKey(r.type, r.identity), r.id);
+  for (const r of rows as { type: RecordType; identity: string; id: string | null }[]) if (r.id !== null) out.set(linkKey(r.type, r.identity), r.id);
   return out;
 }
 
@@ -65,12 +76,10 @@ export async function linkRecord(tx: TenantDb, appId: string, type: RecordType, 
 /**
  * Links a record created in the caller's transaction to an identity the caller has just found
  * unlinked there (linkedRecordId): nothing to check or replace, one insert (the external-app
- * upsert's new persons and contracts).
+ * upsert's new persons and contracts): the statement, sent with others (writeTogether).
  */
-export async function linkNewRecord(tx: TenantDb, appId: string, type: RecordType, recordId: string, identity: string): Promise<void> {
-  await clientOf(tx)
-    .query("INSERT INTO external_links (external_app_id, record_type, record_id, identity, created_at) VALUES (?1, ?2, ?3, ?4, ?5)")
-    .run(appId, type, recordId, identity, nowIso());
+export function linkNewRecordWrite(appId: string, type: RecordType, recordId: string, identity: string): TogetherRead {
+  return { sql: "INSERT INTO external_links (external_app_id, record_type, record_id, identity, created_at) VALUES (?1, ?2, ?3, ?4, ?5)", params: [appId, type, recordId, identity, nowIso()] };
 }
 
 /** Removes every link of a deleted record. */

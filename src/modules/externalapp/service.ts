@@ -7,6 +7,7 @@ import type { AuditLog } from "../../core/audit";
 import type { TenantDoor } from "../../core/store";
 import type { ApiKeyCheck, Principal } from "../../core/principal";
 import { clientOf } from "../../db/rows";
+import type { TogetherRead } from "../../db/handle";
 import type { TenantDb } from "../../db/sqlite";
 import { externalApps } from "../../db/tenant/schema";
 import { randomBase62, sha256Hex } from "../../lib/ids";
@@ -68,21 +69,31 @@ export function checkApiKey(tenant: TenantDoor, appId: string, secret: string): 
   return tenant.read((db) => verifyApiKey(db, appId, secret));
 }
 
-export async function findApp(db: TenantDb, by: { id?: string; name?: string }): Promise<ExternalAppRow | undefined> {
+/** findApp's statement, for a caller that reads it together with others (readTogether); appOfRow reads its row. */
+export function appRead(by: { id?: string; name?: string }): TogetherRead {
   // Every external-app request resolves its app: a cached raw statement, not a query built per call.
-  const client = clientOf(db);
-  const row =
-    by.id !== undefined
-      ? await client.query<ExternalAppRow & { status: unknown }, [string]>("SELECT * FROM external_apps WHERE id = ?1").get(by.id)
-      : await client.query<ExternalAppRow & { status: unknown }, [string]>("SELECT * FROM external_apps WHERE name = ?1").get(by.name!);
-  return row ? { ...row, status: (row.status as unknown) === 1 } : undefined;
+  return by.id !== undefined ? { sql: "SELECT * FROM external_apps WHERE id = ?1", params: [by.id] } : { sql: "SELECT * FROM external_apps WHERE name = ?1", params: [by.name!] };
+}
+
+export function appOfRow(row: unknown): ExternalAppRow | undefined {
+  const r = row as (ExternalAppRow & { status: unknown }) | null;
+  return r ? { ...r, status: (r.status as unknown) === 1 } : undefined;
+}
+
+export async function findApp(db: TenantDb, by: { id?: string; name?: string }): Promise<ExternalAppRow | undefined> {
+  const read = appRead(by);
+  return appOfRow(await clientOf(db).query(read.sql).get(...read.params));
 }
 
 /**
  * The app a route names: 404 when unknown; with an API key, the key must be that app's (403).
  */
 export async function resolveApp(db: TenantDb, principal: Principal, by: { externalAppId?: string; externalAppName?: string }): Promise<ExternalAppRow> {
-  const app = await findApp(db, { id: by.externalAppId, name: by.externalAppName });
+  return checkedApp(await findApp(db, { id: by.externalAppId, name: by.externalAppName }), principal);
+}
+
+/** resolveApp's checks of the app found (appOfRow's): 404 when none; 403 for another app's key. */
+export function checkedApp(app: ExternalAppRow | undefined, principal: Principal): ExternalAppRow {
   if (!app) throw notFound("External application");
   if (principal.kind === "key" && principal.externalAppId !== app.id) throw forbidden("The API key belongs to another external application");
   return app;

@@ -6,12 +6,13 @@
 // are made by fair-use.ts (throttle, restore, the end of a grace) and network-changes.ts (the policy, trust unblock).
 // This file reads and computes only; it takes the contract's fields from its callers, so the contract
 // module can ask it for Contract.network without a cycle through contract/service.
-import type { TenantWriteScope } from "../../core/store";
-import { clientOf } from "../../db/rows";
+import { statementsAreRoundTrips, type TenantWriteScope } from "../../core/store";
+import type { TogetherRead } from "../../db/handle";
+import { clientOf, readTogether } from "../../db/rows";
 import type { TenantDb } from "../../db/sqlite";
 import { invalid } from "../../lib/problem";
 import { dateAsMidnight, localDate, nowIso, toIso } from "../../lib/time";
-import { usedBytesBetween, usedBytesOf } from "./usage-range";
+import { usedBytesBetween, usedBytesBetweenRead, usedBytesOf, usedOfRow } from "./usage-range";
 
 export const SUSPENDED_MODES = ["reject", "reduce", "redirect"] as const;
 export type SuspendedMode = (typeof SUSPENDED_MODES)[number];
@@ -42,17 +43,32 @@ const POLICY_COLUMNS = "usage_cycle_day, suspended_mode, suspended_max_upload, s
 
 /** The policy as stored, with its updated_at (null: never set, the defaults). */
 async function policyRow(db: TenantDb): Promise<(NetworkPolicy & { updated_at: string }) | null> {
-  const row = (await clientOf(db).query(`SELECT ${POLICY_COLUMNS}, updated_at FROM isp_network_policy WHERE id = ?1`).get(POLICY_ID)) as (NetworkPolicy & { updated_at: string }) | null;
+  return policyOfRow(await clientOf(db).query(POLICY_READ.sql).get(...POLICY_READ.params));
+}
+
+const POLICY_READ: TogetherRead = { sql: `SELECT ${POLICY_COLUMNS}, updated_at FROM isp_network_policy WHERE id = ?1`, params: [POLICY_ID] };
+
+function policyOfRow(stored: unknown): (NetworkPolicy & { updated_at: string }) | null {
+  const row = stored as (NetworkPolicy & { updated_at: string }) | null;
   if (!row) return null;
   return { ...row, usage_cycle_day: Number(row.usage_cycle_day), trust_unblock_days: Number(row.trust_unblock_days), trust_unblock_every_days: Number(row.trust_unblock_every_days) };
 }
 
 export async function readPolicy(db: TenantDb): Promise<NetworkPolicy> {
-  const row = await policyRow(db);
+  return policyOf(await policyRow(db));
+}
+
+function policyOf(row: (NetworkPolicy & { updated_at: string }) | null): NetworkPolicy {
   if (!row) return { ...DEFAULT_POLICY };
   const { updated_at: _, ...policy } = row;
   return policy;
 }
+
+/**
+ * The usage cycle day the last single view found: a guess for the next view's usage read, which
+ * is read again when the policy it reads with it says otherwise (never trusted as the policy).
+ */
+let cycleDayGuess = DEFAULT_POLICY.usage_cycle_day;
 
 /** GET /api/isp/policy. */
 export async function policyView(db: TenantDb): Promise<NetworkPolicy & { updated_at: string | null }> {
@@ -130,8 +146,11 @@ export interface NetworkRow {
 const NETWORK_COLUMNS = "contract_id, throttled_cycle, throttled_at, trusted_at, trusted_until";
 
 export async function networkRow(db: TenantDb, contractId: string): Promise<NetworkRow | null> {
-  return (await clientOf(db).query(`SELECT ${NETWORK_COLUMNS} FROM isp_contract_network WHERE contract_id = ?1`).get(contractId)) as NetworkRow | null;
+  const read = networkRowRead(contractId);
+  return (await clientOf(db).query(read.sql).get(...read.params)) as NetworkRow | null;
 }
+
+const networkRowRead = (contractId: string): TogetherRead => ({ sql: `SELECT ${NETWORK_COLUMNS} FROM isp_contract_network WHERE contract_id = ?1`, params: [contractId] });
 
 /** The network rows of `ids`, or (null) of every contract throttled or in a grace; by contract id. */
 export async function networkRows(db: TenantDb, ids: string[] | null): Promise<Map<string, NetworkRow>> {
@@ -222,12 +241,30 @@ export interface NetworkViewTerms {
  */
 export async function contractNetworks(db: TenantDb, contracts: NetworkViewTerms[], timeZone: string, nowMs: number): Promise<{ network: ContractNetwork; freshUntil: number }[]> {
   if (!contracts.length) return [];
-  const policy = await readPolicy(db);
   const ids = contracts.map((c) => c.id);
-  const rows = ids.length === 1 ? new Map([[ids[0], await networkRow(db, ids[0])]]) : await networkRows(db, ids);
+  let policy: NetworkPolicy;
+  let rows: Map<string, NetworkRow | null>;
+  let used: Map<string, number>;
+  let cycle: { start: string; end: string };
+  if (ids.length === 1 && statementsAreRoundTrips(db)) {
+    // One view (GET /api/contract/{id}, an upsert's answer, an event) on PostgreSQL: the policy,
+    // the network row and the usage in one statement (readTogether). The usage's cycle needs the
+    // policy's day: it is read for the day the last view found, and again when this policy says
+    // otherwise (a corporation's first view after its cycle day changed, or another corporation's).
+    const guess = cycleOf(nowMs, timeZone, cycleDayGuess);
+    const [stored, row, usage] = await readTogether(db, [POLICY_READ, networkRowRead(ids[0]), usedBytesBetweenRead(ids[0], guess.start, addDays(guess.end, -1))]);
+    policy = policyOf(policyOfRow(stored));
+    cycleDayGuess = policy.usage_cycle_day;
+    cycle = cycleOf(nowMs, timeZone, policy.usage_cycle_day);
+    rows = new Map([[ids[0], row as NetworkRow | null]]);
+    used = new Map([[ids[0], cycle.start === guess.start ? usedOfRow(usage) : await cycleUsedBytes(db, ids[0], cycle)]]);
+  } else {
+    policy = await readPolicy(db);
+    rows = ids.length === 1 ? new Map([[ids[0], await networkRow(db, ids[0])]]) : await networkRows(db, ids);
+    cycle = cycleOf(nowMs, timeZone, policy.usage_cycle_day);
+    used = ids.length === 1 ? new Map([[ids[0], await cycleUsedBytes(db, ids[0], cycle)]]) : await usedBytesOf(db, ids, cycle.start, addDays(cycle.end, -1));
+  }
   const now = toIso(nowMs);
-  const cycle = cycleOf(nowMs, timeZone, policy.usage_cycle_day);
-  const used = ids.length === 1 ? new Map([[ids[0], await cycleUsedBytes(db, ids[0], cycle)]]) : await usedBytesOf(db, ids, cycle.start, addDays(cycle.end, -1));
   const start = dateAsMidnight(cycle.start, timeZone)!;
   const end = dateAsMidnight(cycle.end, timeZone)!;
   return contracts.map((contract) => {

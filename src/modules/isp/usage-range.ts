@@ -4,6 +4,7 @@
 // 10,000 contracts read from the daily rows was ≈ 210 ms of grouping 300,000 index entries; from
 // the monthly rows ≈ 12 ms.
 import { clientOf } from "../../db/rows";
+import type { TogetherRead } from "../../db/handle";
 import type { TenantDb } from "../../db/sqlite";
 
 const DAY_MS = 86_400_000;
@@ -61,11 +62,16 @@ export async function usageSums(db: TenantDb, start: string, end: string): Promi
  */
 export async function usedBytesBetween(db: TenantDb, contractId: string, fromDay: string, toDay: string): Promise<number> {
   if (fromDay > toDay) return 0;
-  const row = (await clientOf(db)
-    .query(`SELECT coalesce(sum(input_bytes + output_bytes), 0) AS used FROM (${piecesSql(" AND contract_id = ?7")}) AS pieces`)
-    .get(...piecesArgs(fromDay, addDays(toDay, 1)), contractId)) as { used: number | string };
-  return Number(row.used);
+  const read = usedBytesBetweenRead(contractId, fromDay, toDay);
+  return usedOfRow(await clientOf(db).query(read.sql).get(...read.params));
 }
+
+/** usedBytesBetween's statement (fromDay ≤ toDay), for a caller that reads it together with others (readTogether); usedOfRow reads its row. */
+export function usedBytesBetweenRead(contractId: string, fromDay: string, toDay: string): TogetherRead {
+  return { sql: `SELECT coalesce(sum(input_bytes + output_bytes), 0) AS used FROM (${piecesSql(" AND contract_id = ?7")}) AS pieces`, params: [...piecesArgs(fromDay, addDays(toDay, 1)), contractId] };
+}
+
+export const usedOfRow = (row: unknown): number => Number((row as { used: number | string }).used);
 
 /** usedBytesBetween for many contracts at once (a page of contract views): by contract id, those with none left out. */
 export async function usedBytesOf(db: TenantDb, contractIds: string[], fromDay: string, toDay: string): Promise<Map<string, number>> {

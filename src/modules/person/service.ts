@@ -5,6 +5,7 @@ import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Principal } from "../../core/principal";
 import type { TenantDoor, TenantWriteScope } from "../../core/store";
 import { clientOf, insertRow, updateRow } from "../../db/rows";
+import type { TogetherRead } from "../../db/handle";
 import type { TenantDb } from "../../db/sqlite";
 import { persons } from "../../db/tenant/schema";
 import { newId } from "../../lib/ids";
@@ -45,9 +46,19 @@ export async function personView(db: TenantDb, r: PersonRow, cities?: Map<string
 }
 
 export async function findPerson(db: TenantDb, id: string): Promise<PersonRow | undefined> {
+  const read = personRead(id);
+  return personOfRow(await clientOf(db).query(read.sql).get(...read.params));
+}
+
+/** findPerson's statement, for a caller that reads it together with others (readTogether); personOfRow reads its row. */
+export function personRead(id: string): TogetherRead {
   // Read on every contract view (three parties): a cached raw statement.
-  const row = await clientOf(db).query<Omit<PersonRow, "corporate"> & { corporate: number }, [string]>("SELECT * FROM persons WHERE id = ?1").get(id);
-  return row ? { ...row, corporate: row.corporate === 1 } : undefined;
+  return { sql: "SELECT * FROM persons WHERE id = ?1", params: [id] };
+}
+
+export function personOfRow(row: unknown): PersonRow | undefined {
+  const r = row as (Omit<PersonRow, "corporate"> & { corporate: number }) | null;
+  return r ? { ...r, corporate: r.corporate === 1 } : undefined;
 }
 
 export async function getPerson(db: TenantDb, id: string): Promise<PersonRow> {
