@@ -7,7 +7,18 @@ export type Engine = "sqlite" | "postgres";
 
 /** The corporations' storage besides reading and writing (ctx.tenants). */
 export interface TenantRegistry {
+  /** The engine's name: for the store itself, the doctor and the logs. Modules ask the capabilities below. */
   readonly engine: Engine;
+  /**
+   * Each corporation's data is a database file of its own (embedded mode): file sizes, file
+   * backups, a writer thread per file. Otherwise one database holds every corporation (cluster mode).
+   */
+  readonly filesPerCorp: boolean;
+  /**
+   * Several app nodes may share this storage (cluster mode): what must hold across them (the
+   * per-IP limit of the public rows) is counted in the database, not in this process's memory.
+   */
+  readonly sharedByNodes: boolean;
   /**
    * The migrations a corporation's data is at when current. SQLite: the tenant set, applied per
    * file; PostgreSQL: the one set of the shared database (platform and tenant tables together).

@@ -17,6 +17,8 @@ import { openTenantDb, TENANT_STATEMENTS, type SqliteDb } from "./sqlite";
 
 export class TenantDbs implements TenantRegistry {
   readonly engine = "sqlite" as const;
+  readonly filesPerCorp = true;
+  readonly sharedByNodes = false;
   private open = new Map<string, SqliteDoor>();
   /** The platform database's door once the app serves (reads of paths, the schema version's write). */
   private platformDoor: SqliteDoor | null = null;

@@ -124,9 +124,9 @@ export function authGuard(ctx: AppContext) {
       // The published document lists 429 for these rows (system/openapi-publish.ts).
       detail: on ? ({ "x-corpadmin-rate-limited": true } as Record<string, unknown>) : {},
       // In memory the count is synchronous and the hook stays so (Elysia awaits only hooks it
-      // finds asynchronous); on PostgreSQL it is a database write, awaited.
+      // finds asynchronous); on storage shared by several nodes it is a database write, awaited.
       transform:
-        ctx.tenants.engine === "postgres"
+        ctx.tenants.sharedByNodes
           ? async function ({ request, server }) {
               if (on) await ctx.publicAuthLimiter.hit(ctx.clientIp(request, server?.requestIP(request)?.address ?? null));
             }

@@ -3,7 +3,9 @@
 // src/core). A file elsewhere does not import bun:sqlite, reach the driver under Drizzle
 // (`$client`), take the SQLite client (`sqliteClientOf`) or branch on the engine
 // (`ctx.tenants.engine === ...`): it asks the door (`clientOf(db).query(...)`, a cached statement on
-// either engine; the store's reads) instead.
+// either engine; the store's reads) instead, and the storage's capabilities where its work differs
+// (`ctx.tenants.filesPerCorp`: a database file per corporation; `ctx.tenants.sharedByNodes`: several
+// app nodes share the storage).
 //
 // Two lists say who does today, each file with the uses it has:
 // - TOOLS: files that work on the database files themselves, engine-specific by nature;
@@ -38,21 +40,12 @@ const TOOLS: Record<string, { uses: Use[]; why: string }> = {
 
 /** Debt, to move behind the door; only ever shrinks. */
 const RATCHET: Record<string, Use[]> = {
-  // Hot paths measured by the performance work (contract upsert, RADIUS, metrics, webhooks, QR codes).
+  // Hot paths measured by the performance work (metrics, webhooks).
   "src/modules/metric/index.ts": ["engine branch"],
   "src/modules/metric/jobs.ts": ["engine branch"],
   "src/modules/metric/service.ts": ["$client", "sqliteClientOf"],
   "src/modules/webhook/jobs.ts": ["engine branch"],
   "src/modules/webhook/service.ts": ["$client", "sqliteClientOf"],
-  "src/modules/qrcode/access-writer-pg.ts": ["$client"],
-  "src/modules/qrcode/analytics-service.ts": ["$client"],
-  "src/modules/qrcode/recorder.ts": ["engine branch"],
-  // Cluster-only behaviour chosen at start-up (shared rate limits and sessions, storage sweeps).
-  "src/http/guard.ts": ["engine branch"],
-  "src/modules/auth/index.ts": ["engine branch"],
-  "src/modules/maintenance/service.ts": ["engine branch"],
-  "src/modules/ops/backup-service.ts": ["engine branch"],
-  "src/modules/ops/service.ts": ["engine branch"],
 };
 
 /** The kernel's storage: where the engine is chosen and spoken to. */

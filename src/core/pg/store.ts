@@ -180,6 +180,8 @@ export class PgStore implements AppStore {
 /** ctx.tenants on PostgreSQL. */
 export class PgTenants implements TenantRegistry {
   readonly engine = "postgres" as const;
+  readonly filesPerCorp = false;
+  readonly sharedByNodes = true;
 
   constructor(
     private store: PgStore,

@@ -48,7 +48,7 @@ export function authModule(ctx: AppContext) {
   ctx.credentialWatchers.push(forgetDevices);
   // Several app nodes share one database: they count the per-IP limit there (a request's hit is
   // read from ctx.publicAuthLimiter by the guard, so the swap holds for every module's public rows).
-  if (ctx.tenants.engine === "postgres") {
+  if (ctx.tenants.sharedByNodes) {
     const { limit, windowMs } = ctx.publicAuthLimiter;
     ctx.publicAuthLimiter = new SharedRateLimiter(ctx.store.platform, limit, windowMs, ctx.now);
   }

@@ -18,8 +18,8 @@ import type { CorpUpdate, DatabaseCheck, DatabaseUpdate, TablesResult } from "./
 export function versions(ctx: AppContext) {
   return {
     api: VERSION,
-    // On PostgreSQL one migration set covers the platform's tables and the corporations' (shared).
-    platform_schema: ctx.tenants.engine === "postgres" ? ctx.tenants.migrations.length : migrationsOf("platform").length,
+    // One shared database (PostgreSQL): one migration set covers the platform's tables and the corporations'.
+    platform_schema: ctx.tenants.filesPerCorp ? migrationsOf("platform").length : ctx.tenants.migrations.length,
     tenant_schema: ctx.tenants.migrations.length,
     runtime: `bun ${Bun.version}`,
   };
@@ -41,10 +41,10 @@ const allCorps = (ctx: AppContext) => ctx.store.platform.read(allCorpRefs);
 const sharedStatus = (ctx: AppContext) => (ctx.tenants as PgTenants).status();
 
 const tenantStatus = (ctx: AppContext, corpId: string) =>
-  ctx.tenants.engine === "postgres" ? sharedStatus(ctx) : ctx.store.tenant(corpId).read((db) => migrationStatus(requireSqliteClient(db), ctx.tenants.migrations));
+  ctx.tenants.filesPerCorp ? ctx.store.tenant(corpId).read((db) => migrationStatus(requireSqliteClient(db), ctx.tenants.migrations)) : sharedStatus(ctx);
 
 const platformStatus = (ctx: AppContext) =>
-  ctx.tenants.engine === "postgres" ? sharedStatus(ctx) : ctx.store.platform.read((db) => migrationStatus(requireSqliteClient(db), migrationsOf("platform")));
+  ctx.tenants.filesPerCorp ? ctx.store.platform.read((db) => migrationStatus(requireSqliteClient(db), migrationsOf("platform"))) : sharedStatus(ctx);
 
 /** Checking must not create anything: a missing database file reads as version 0. */
 async function corpStatus(ctx: AppContext, corpId: string) {
@@ -126,7 +126,7 @@ async function tableNames(db: TenantDb): Promise<Set<string>> {
 /** Creates the database file when missing and every table of the current schema; idempotent. */
 export async function createTables(ctx: AppContext, corpId: string): Promise<TablesResult> {
   const corp = getCorpRef(await allCorps(ctx), corpId);
-  if (ctx.tenants.engine === "postgres") {
+  if (!ctx.tenants.filesPerCorp) {
     // The shared tables exist since start-up (migrated there): nothing to create.
     const { error, to } = await migrateCorp(ctx, corp);
     if (error !== null) throw conflict(`Creating the tables failed; the corporation is NEEDS_UPDATE: ${error}`);

@@ -72,7 +72,7 @@ function backupPath(backupDir: string, name: string): string {
 export function backupTaker(ctx: Pick<AppContext, "logger" | "store" | "config" | "tenants">): BackupTaker {
   const { dataDir, dataKeyFile, databaseUrl, backupDatabaseUrl } = ctx.config;
   // pg-backup.ts is loaded on the first cluster-mode backup: embedded mode never evaluates it.
-  if (ctx.tenants.engine === "postgres") return async (dest) => (await import("./pg-backup")).createPgBackup((backupDatabaseUrl ?? databaseUrl)!, dataDir, dest, ctx.logger, dataKeyFile);
+  if (!ctx.tenants.filesPerCorp) return async (dest) => (await import("./pg-backup")).createPgBackup((backupDatabaseUrl ?? databaseUrl)!, dataDir, dest, ctx.logger, dataKeyFile);
   return (dest) => createBackup(dataDir, dest, ctx.logger, storeSource(ctx), dataKeyFile);
 }
 

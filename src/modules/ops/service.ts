@@ -98,7 +98,7 @@ export function registerCollectors(ctx: AppContext): () => Promise<void> {
   return async () => {
     try {
       facts = await ctx.store.platform.read(async (db) => {
-        if (ctx.tenants.engine === "postgres") {
+        if (!ctx.tenants.filesPerCorp) {
           return { byStatus: await corpCountsByStatus(db), corpFiles: [], sharedSize: await (await import("../../core/pg/store")).sharedDatabaseSize(db) };
         }
         const dirs = await serverDirs(db);

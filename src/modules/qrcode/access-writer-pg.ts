@@ -4,6 +4,7 @@
 // accesses in multi-row INSERTs. The chunks are read before the first await, so the recorder may
 // reuse them once the answer says so, as after the thread's.
 import type { AppContext } from "../../core/context";
+import { clientOf } from "../../db/rows";
 import type { TenantDb } from "../../db/sqlite";
 import { Problem } from "../../lib/problem";
 import { visitorKey, type AccessRow, type DoneMessage, type WriteMessage } from "./access-writer";
@@ -29,7 +30,7 @@ const marks = (n: number, each: string) => Array.from({ length: n }, () => each)
  */
 async function writeRows(tx: TenantDb, rows: AccessRow[], recheck: boolean): Promise<void> {
   if (!rows.length) return;
-  const q = tx.$client;
+  const q = clientOf(tx);
   // A code deleted while its scans waited loses them, as it lost its other accesses.
   const codeIds = [...new Set(rows.map((r) => r[1]))];
   const known = new Set<string>();

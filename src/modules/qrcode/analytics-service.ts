@@ -3,6 +3,7 @@
 // The rows themselves are written by the scan writer thread (access-writer.worker.ts).
 import { eq, gte, lt } from "drizzle-orm";
 import type { TenantDoor } from "../../core/store";
+import { clientOf } from "../../db/rows";
 import { qrAccesses } from "../../db/tenant/schema";
 import type { TenantDb } from "../../db/sqlite";
 import { listRows, type ListParams } from "../../db/list";
@@ -147,7 +148,7 @@ export async function exportAccesses(
         controller.enqueue(encoder.encode(csvLine(ACCESS_CSV_HEADER)));
         return;
       }
-      const rows = await tenant.read((db) => db.$client.query<ExportRow>(EXPORT_PAGE_SQL).all(codeId, from ?? "", to ?? "\uffff", cursor.at, cursor.id, EXPORT_PAGE));
+      const rows = await tenant.read((db) => clientOf(db).query<ExportRow>(EXPORT_PAGE_SQL).all(codeId, from ?? "", to ?? "\uffff", cursor.at, cursor.id, EXPORT_PAGE));
       if (rows.length === 0) return controller.close();
       controller.enqueue(encoder.encode(rows.map((r) => csvLine([r.at, r.ip, r.user_agent, r.referer])).join("")));
       const last = rows[rows.length - 1];
@@ -183,10 +184,10 @@ async function reportOf(db: TenantDb, codeId: string, query: { from?: string; to
       days.push([day, start > from ? start : from, end < to ? end : to]);
     }
   }
-  const totals = (await db.$client
+  const totals = (await clientOf(db)
     .query<Counts>("SELECT count(*) AS total, count(DISTINCT visitor) AS unique_visitors FROM qr_accesses WHERE qrcode_id = ? AND at >= ? AND at < ?")
     .get(codeId, from, to))!;
-  const perDay = await db.$client
+  const perDay = await clientOf(db)
     .query<{ date: string } & Counts>(
       "WITH d(date, s, e) AS (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]') FROM json_each(?1)) " +
         "SELECT d.date AS date, count(a.qrcode_id) AS total, count(DISTINCT a.visitor) AS unique_visitors " +
@@ -227,8 +228,8 @@ async function allReportOf(
     "FROM qr_codes c CROSS JOIN qr_accesses a INDEXED BY qr_accesses_code_at ON a.qrcode_id = c.id " +
     "WHERE a.at >= ?1 AND a.at < ?2 AND (?3 IS NULL OR c.campaign_id = ?3) AND (?4 IS NULL OR c.category_id = ?4)";
   const args = [from, to, query.campaign_id ?? null, query.category_id ?? null];
-  const totals = (await db.$client.query<Counts>(`SELECT count(*) AS total, count(DISTINCT a.visitor) AS unique_visitors ${base}`).get(...args))!;
-  const groups = await db.$client
+  const totals = (await clientOf(db).query<Counts>(`SELECT count(*) AS total, count(DISTINCT a.visitor) AS unique_visitors ${base}`).get(...args))!;
+  const groups = await clientOf(db)
     .query<AllReport["groups"][number]>(
       `SELECT g.key AS id, (${GROUP_NAMES[groupBy]}) AS name, g.total, g.unique_visitors FROM ` +
         `(SELECT ${GROUP_COLUMN[groupBy]} AS key, count(*) AS total, count(DISTINCT a.visitor) AS unique_visitors ${base} GROUP BY key) g ` +
@@ -246,7 +247,7 @@ async function allReportOf(
  * busy timeout waits out this short transaction.
  */
 export async function pruneQrAccesses(db: TenantDb, cutoff: string, limit: number): Promise<number> {
-  const deleted = await db.$client
+  const deleted = await clientOf(db)
     .query(
       `DELETE FROM qr_accesses WHERE seq IN (SELECT a.seq FROM qr_codes c CROSS JOIN qr_accesses a INDEXED BY qr_accesses_code_at ON a.qrcode_id = c.id
             WHERE a.at < ?1 LIMIT ?2)`,

@@ -76,9 +76,12 @@ export class AccessRecorder {
   private count = 0;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private worker: Worker | null = null;
-  /** Cluster mode: batches go through the doors (access-writer-pg.ts), not the file-writing thread. */
-  private get pg(): boolean {
-    return this.ctx.tenants.engine === "postgres";
+  /**
+   * The writer the storage calls for: a thread appending to each corporation's file, or, when one
+   * database holds every corporation (cluster mode), the doors (access-writer-pg.ts).
+   */
+  private get viaDoors(): boolean {
+    return !this.ctx.tenants.filesPerCorp;
   }
   private inflight: { seq: number; batches: SentBatch[] } | null = null;
   private seq = 0;
@@ -128,7 +131,7 @@ export class AccessRecorder {
     chunk.rows++;
     if (this.count === 0) {
       this.firstAt = performance.now();
-      if (!this.worker && !this.closed && !this.pg) this.writer(); // started while the first batch gathers, not after
+      if (!this.worker && !this.closed && !this.viaDoors) this.writer(); // started while the first batch gathers, not after
     }
     this.count++;
     if (this.count >= FLUSH_BATCH) this.send();
@@ -169,7 +172,7 @@ export class AccessRecorder {
       // Deleted since (its cache entry is dropped then)? pathOf decides. corps.get is async: a promise is never falsy.
       if (path !== undefined && this.ctx.corps.peek(corpId) === undefined) path = undefined;
       // PostgreSQL: no file; a deleted corporation's write answers 404 and its batch is dropped.
-      if (path === undefined && this.pg) path = "";
+      if (path === undefined && this.viaDoors) path = "";
       if (path === undefined) {
         try {
           path = this.ctx.tenants.pathOf(corpId);
@@ -190,7 +193,7 @@ export class AccessRecorder {
     this.count = 0;
     if (batches.length === 0) return;
     this.inflight = { seq: message.seq, batches };
-    if (this.pg) {
+    if (this.viaDoors) {
       void writeAccessesPg(this.ctx, message).then((d) => this.done(d));
       return;
     }
