@@ -1,5 +1,6 @@
 // CPU µs per external-app contract upsert, in-process: the app's (process.cpuUsage: the requests
-// through app.handle, the upserts and this script's small driver) and, on PostgreSQL, its server's
+// through app.handle, the upserts and this script's small driver; app_main_cpu_us: its main
+// thread's share, without the JIT, GC helper, checkpointer and fsync threads) and, on PostgreSQL, its server's
 // processes (durable: fsync and synchronous_commit on); upserts a second at 16 in flight and
 // transactions per upsert (pg_stat_database, which backends report up to a second late: a rough
 // figure). The load is the bench's: half change a seeded contract, half create one, with a webhook
@@ -71,15 +72,18 @@ Bun.gc(true);
 const x0 = await xacts();
 const pg0 = pg ? childrenCpuUs(pg.pid) : 0;
 const c0 = process.cpuUsage();
+const m0 = process.threadCpuUsage();
 const w0 = performance.now();
 await pool(bodies, IN_FLIGHT, post);
 const wall = performance.now() - w0;
 const c1 = process.cpuUsage(c0);
+const m1 = process.threadCpuUsage(m0);
 const pg1 = pg ? childrenCpuUs(pg.pid) : 0;
 const x1 = await xacts();
 console.log(JSON.stringify({
   engine, count: COUNT,
   app_cpu_us: Math.round((c1.user + c1.system) / COUNT),
+  app_main_cpu_us: Math.round((m1.user + m1.system) / COUNT),
   pg_cpu_us: Math.round((pg1 - pg0) / COUNT),
   per_s: Math.round(COUNT / (wall / 1000)),
   xacts_per_upsert: su ? +((x1 - x0 - 1) / COUNT).toFixed(3) : null,

@@ -567,15 +567,18 @@ export class SqliteDoor {
           outcomes = await this.transaction(async (tx) => {
             const out: typeof outcomes = [];
             const client = tx.$client;
+            // Compiled once per writer (run(sql) compiles each time: ≈ 1.5 µs a write).
+            const savepoint = client.query("SAVEPOINT grouped");
+            const release = client.query("RELEASE grouped");
             for (const job of jobs) {
-              client.run("SAVEPOINT grouped");
+              savepoint.run();
               try {
                 const value = await job.fn(tx);
-                client.run("RELEASE grouped");
+                release.run();
                 out.push({ ok: true, value });
               } catch (error) {
                 client.run("ROLLBACK TO grouped");
-                client.run("RELEASE grouped");
+                release.run();
                 out.push({ ok: false, error });
               }
             }
