@@ -605,6 +605,8 @@ interface IdMatches {
   at(i: number): unknown;
 }
 const pgMatches = new Map<string, IdMatches>();
+/** The sets being loaded, by key: what a concurrent miss of the same set waits for (the set when kept, else undefined). */
+const pgLoading = new Map<string, Promise<IdMatches | undefined>>();
 let pgMatchBytes = 0;
 const MAX_PG_MATCH_BYTES = 32 * 1024 * 1024;
 const scopeNumbers = new WeakMap<object, number>();
@@ -647,13 +649,33 @@ async function pgMatchSet(db: AnyDb, client: ReturnType<typeof clientOf>, table:
     pgMatches.set(key, hit);
     return hit;
   }
+  // Requests that miss the same set at once (the first searches after a write, several
+  // connections) wait for one load rather than each evaluating the match: they share its set when
+  // it was kept (no write ended meanwhile: the same generation's rows), else load their own.
+  const loading = pgLoading.get(key);
+  if (loading) {
+    const shared = await loading;
+    if (shared) return shared;
+  }
   const where = match();
   if (!where) return undefined;
   const query = dialect.sqlToQuery(sql`SELECT id FROM ${table} WHERE ${where} ORDER BY id`);
-  const m = idMatches((await client.query(query.sql).values(...(query.params as Bindings))) as unknown[][]);
+  let kept: (m: IdMatches | undefined) => void = () => {};
+  if (!loading) pgLoading.set(key, new Promise((resolve) => (kept = resolve)));
+  let m: IdMatches;
+  try {
+    m = idMatches((await client.query(query.sql).values(...(query.params as Bindings))) as unknown[][]);
+  } catch (err) {
+    if (!loading) pgLoading.delete(key);
+    kept(undefined);
+    throw err;
+  }
+  if (!loading) pgLoading.delete(key);
   m.bytes += key.length * 2 + 64;
   // A set that overlapped a write's end is answered, not kept (as cachedTotal's counts).
-  if (m.bytes <= MAX_PG_MATCH_BYTES && key.length <= MAX_TOTAL_KEY && stampHolds(db, stamp)) {
+  const keep = m.bytes <= MAX_PG_MATCH_BYTES && key.length <= MAX_TOTAL_KEY && stampHolds(db, stamp);
+  kept(keep ? m : undefined);
+  if (keep) {
     for (const [k, old] of pgMatches) {
       if (pgMatchBytes + m.bytes <= MAX_PG_MATCH_BYTES) break;
       pgMatches.delete(k);
