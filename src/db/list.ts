@@ -605,6 +605,8 @@ interface IdMatches {
   at(i: number): unknown;
 }
 const pgMatches = new Map<string, IdMatches>();
+/** The sets being loaded, by key: what a concurrent miss of the same set waits for (the set when kept, else undefined). */
+const pgLoading = new Map<string, Promise<IdMatches | undefined>>();
 let pgMatchBytes = 0;
 const MAX_PG_MATCH_BYTES = 32 * 1024 * 1024;
 const scopeNumbers = new WeakMap<object, number>();
@@ -623,25 +625,57 @@ function idMatches(rows: unknown[][]): IdMatches {
   return { count: ids.length, bytes: ids.length * 48 + 64, at: (i) => ids[i] };
 }
 
-/** The match set of a plain ?q on PostgreSQL, by the match's condition; loaded, and kept when the generation held. */
-async function pgMatchSet(db: AnyDb, client: ReturnType<typeof clientOf>, table: SQLiteTable, match: SQL): Promise<IdMatches | undefined> {
+const specNumbers = new WeakMap<ListSpec, number>();
+let specCount = 0;
+const numberOf = (map: WeakMap<object, number>, o: object, next: () => number) => {
+  let n = map.get(o);
+  if (n === undefined) map.set(o, (n = next()));
+  return n;
+};
+
+/**
+ * The match set of a plain ?q on PostgreSQL; loaded (`match`, the words' condition, built only
+ * then), and kept when the generation held. Keyed by the corporation, its generation, the owner's
+ * ListSpec and table, and `q` as sent: a page from a kept set builds no SQL at all.
+ */
+async function pgMatchSet(db: AnyDb, client: ReturnType<typeof clientOf>, table: SQLiteTable, spec: ListSpec, q: string, match: () => SQL | undefined): Promise<IdMatches | undefined> {
   const stamp = readStamp(db);
   const scope = stampScope(db);
   if (stamp === null || !scope) return undefined;
-  let scopeNo = scopeNumbers.get(scope);
-  if (scopeNo === undefined) scopeNumbers.set(scope, (scopeNo = ++scopeCount));
-  const q = dialect.sqlToQuery(sql`SELECT id FROM ${table} WHERE ${match} ORDER BY id`);
-  const key = `${scopeNo}\0${stamp}\0${q.sql}\0${JSON.stringify(q.params)}`;
+  const key = `${numberOf(scopeNumbers, scope, () => ++scopeCount)}\0${stamp}\0${numberOf(specNumbers, spec, () => ++specCount)}\0${getTableName(table)}\0${q}`;
   const hit = pgMatches.get(key);
   if (hit) {
     pgMatches.delete(key);
     pgMatches.set(key, hit);
     return hit;
   }
-  const m = idMatches((await client.query(q.sql).values(...(q.params as Bindings))) as unknown[][]);
-  m.bytes += key.length;
+  // Requests that miss the same set at once (the first searches after a write, several
+  // connections) wait for one load rather than each evaluating the match: they share its set when
+  // it was kept (no write ended meanwhile: the same generation's rows), else load their own.
+  const loading = pgLoading.get(key);
+  if (loading) {
+    const shared = await loading;
+    if (shared) return shared;
+  }
+  const where = match();
+  if (!where) return undefined;
+  const query = dialect.sqlToQuery(sql`SELECT id FROM ${table} WHERE ${where} ORDER BY id`);
+  let kept: (m: IdMatches | undefined) => void = () => {};
+  if (!loading) pgLoading.set(key, new Promise((resolve) => (kept = resolve)));
+  let m: IdMatches;
+  try {
+    m = idMatches((await client.query(query.sql).values(...(query.params as Bindings))) as unknown[][]);
+  } catch (err) {
+    if (!loading) pgLoading.delete(key);
+    kept(undefined);
+    throw err;
+  }
+  if (!loading) pgLoading.delete(key);
+  m.bytes += key.length * 2 + 64;
   // A set that overlapped a write's end is answered, not kept (as cachedTotal's counts).
-  if (m.bytes <= MAX_PG_MATCH_BYTES && key.length <= MAX_TOTAL_KEY * 4 && stampHolds(db, stamp)) {
+  const keep = m.bytes <= MAX_PG_MATCH_BYTES && key.length <= MAX_TOTAL_KEY && stampHolds(db, stamp);
+  kept(keep ? m : undefined);
+  if (keep) {
     for (const [k, old] of pgMatches) {
       if (pgMatchBytes + m.bytes <= MAX_PG_MATCH_BYTES) break;
       pgMatches.delete(k);
@@ -717,13 +751,14 @@ export async function listRows<R, V>(
   const sqlite = sqliteClientOf(db);
   const reader = rowReader(table);
   const pgPlain = !sqlite && reader && (getTableColumns(table) as Record<string, SQLiteColumn>).id?.dataType === "string" ? plainById(table, spec, params, where) : undefined;
+  const ownSpec = spec;
   // The trigram indexes are SQLite's (FTS5): on another engine ?q scans its columns.
   if (!sqlite && spec.search) spec = { ...spec, search: undefined, searchMore: undefined };
   if (pgPlain && reader) {
     // PostgreSQL: a plain ?q is answered from its match set (pgMatchSet): the total its size, the
     // page its ids' rows.
-    const match = clauses(table, spec, params, where, false, false).where;
-    const m = match ? await pgMatchSet(db, client, table, match) : undefined;
+    const scanSpec = spec;
+    const m = await pgMatchSet(db, client, table, ownSpec, params.q!, () => clauses(table, scanSpec, params, where, false, false).where);
     if (m) {
       const ids: unknown[] = [];
       for (let i = offset; i < Math.min(m.count, offset + limit); i++) ids.push(m.at(pgPlain.descending ? m.count - 1 - i : i));
