@@ -5,7 +5,7 @@ import { eq } from "drizzle-orm";
 import type { TenantDoor, TenantWriteScope } from "../../core/store";
 import { clientOf } from "../../db/rows";
 import type { TenantDb } from "../../db/sqlite";
-import { ispNas, ispRadiusAccounting, type ispRadiusSessions } from "../../db/tenant/schema";
+import { ispNas, type ispRadiusSessions } from "../../db/tenant/schema";
 import { newId } from "../../lib/ids";
 import { nowIso, toIso } from "../../lib/time";
 import type { AccountingRow } from "./accounting-parse";
@@ -164,8 +164,12 @@ function sessionStatements(tx: TenantDb) {
   return {
     // Every session with that key: one, unless the NAS reused the id (after a reboot). Not ORDER
     // BY ... LIMIT 1: that costs several times the read of the one row there usually is.
-    byKey: client.query<KeyedSession, [string, string]>(
-      "SELECT id, session_time, open, started_at, stopped_at, updated_at, contract_id, input_bytes, output_bytes FROM isp_radius_sessions WHERE nas_id = ?1 AND acct_session_id = ?2",
+    byKey: client.query<KeyedSession, [string, string]>(`SELECT ${SESSION_COLUMNS} FROM isp_radius_sessions WHERE nas_id = ?1 AND acct_session_id = ?2`),
+    // A retransmission inserts nothing (its unique key: session, status, Acct-Session-Time).
+    record: client.query<unknown, (string | number | null)[]>(
+      `INSERT INTO isp_radius_accounting (id, nas_id, nas_ip, username, contract_id, session_id, radius_session_id, unique_session_id, status_type, session_time,
+           input_octets, output_octets, input_packets, output_packets, framed_ip, framed_ipv6_prefix, calling_station_id, terminate_cause, event_at, received_at, attributes)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21) ON CONFLICT DO NOTHING`,
     ),
     insert: client.query<unknown, [Values]>(
       `INSERT INTO isp_radius_sessions (id, nas_id, acct_session_id, username, contract_id, framed_ip, calling_station_id, started_at, updated_at,
@@ -184,6 +188,16 @@ function sessionStatements(tx: TenantDb) {
          WHERE id = $id`,
     ),
   };
+}
+
+/** Stores the record under its session (a raw statement: Drizzle's insert builder costs tens of µs); `changes` 0 for a retransmission. */
+function insertRecord(tx: TenantDb, row: AccountingRow, sessionId: string): Promise<{ changes: number }> {
+  const r = row;
+  return sessionStatements(tx).record.run(
+    r.id!, r.nas_id, r.nas_ip, r.username, r.contract_id ?? null, r.session_id, sessionId, r.unique_session_id ?? null, r.status_type, r.session_time ?? 0,
+    r.input_octets ?? null, r.output_octets ?? null, r.input_packets ?? null, r.output_packets ?? null, r.framed_ip ?? null, r.framed_ipv6_prefix ?? null,
+    r.calling_station_id ?? null, r.terminate_cause ?? null, r.event_at, r.received_at, r.attributes,
+  );
 }
 
 /**
@@ -250,10 +264,14 @@ export async function storeAccounting(tx: TenantDb, items: readonly AccountingIt
     else bySession.set(key, [item]);
     nas.expect(item.row.nas_id);
   }
+  // The sessions of every key, read together; a key's later records read them again (its own
+  // earlier records changed them).
+  const known = sessionsOfKeys(tx, [...bySession.values()].map((records) => records[0].row));
   await Promise.all(
-    [...bySession.values()].map(async (records) => {
-      for (const { row, interimInterval } of records) {
-        const delta = await foldRecord(tx, row, interimInterval, timeZone, usage);
+    [...bySession.entries()].map(async ([key, records]) => {
+      for (const [i, { row, interimInterval }] of records.entries()) {
+        const sessions = i === 0 ? ((await known).get(key) ?? []) : await sessionStatements(tx).byKey.all(row.nas_id, row.session_id);
+        const delta = await foldRecord(tx, row, sessions, interimInterval, timeZone, usage);
         await nas.heard(row.nas_id, row.received_at, interimInterval, delta);
       }
     }),
@@ -261,13 +279,58 @@ export async function storeAccounting(tx: TenantDb, items: readonly AccountingIt
   await Promise.all([usage.flush(tx), nas.flush(scope)]);
 }
 
-/** Stores the record, folds it into its session and its usage; returns the change in the NAS's open sessions. */
-async function foldRecord(tx: TenantDb, row: AccountingRow, interimInterval: number | null, timeZone: string, tally: UsageTally): Promise<number> {
+const SESSION_COLUMNS = "id, session_time, open, started_at, stopped_at, updated_at, contract_id, input_bytes, output_bytes";
+
+/** Statements of 64, 16, 4 and 1 keys: a few texts (each prepared once per connection) whatever the count. */
+const KEY_CHUNKS = [64, 16, 4, 1];
+
+/**
+ * The sessions of each (NAS, Acct-Session-Id) of `rows`, by "nas\nsession id": one statement per
+ * NAS and up to 64 ids, sent together (a promise: a batch's NAS reads go out with it).
+ */
+async function sessionsOfKeys(tx: TenantDb, rows: AccountingRow[]): Promise<Map<string, KeyedSession[]>> {
+  const byNas = new Map<string, string[]>();
+  for (const r of rows) {
+    const ids = byNas.get(r.nas_id);
+    if (ids) ids.push(r.session_id);
+    else byNas.set(r.nas_id, [r.session_id]);
+  }
+  const reads: Promise<(KeyedSession & { acct_session_id: string; nas_id: string })[]>[] = [];
+  for (const [nasId, ids] of byNas) {
+    let at = 0;
+    for (const size of KEY_CHUNKS)
+      for (; ids.length - at >= size; at += size)
+        reads.push(
+          Promise.resolve(
+            clientOf(tx)
+              .query<KeyedSession & { acct_session_id: string; nas_id: string }, string[]>(
+                `SELECT ${SESSION_COLUMNS}, nas_id, acct_session_id FROM isp_radius_sessions WHERE nas_id = ? AND acct_session_id IN (${Array.from({ length: size }, () => "?").join(", ")})`,
+              )
+              .all(nasId, ...ids.slice(at, at + size)),
+          ),
+        );
+  }
+  const out = new Map<string, KeyedSession[]>();
+  for (const rows of await Promise.all(reads))
+    for (const r of rows) {
+      const key = `${r.nas_id}\n${r.acct_session_id}`;
+      const list = out.get(key);
+      if (list) list.push(r);
+      else out.set(key, [r]);
+    }
+  return out;
+}
+
+/**
+ * Stores the record, folds it into its session (one of `sessions`, those of its key) and its
+ * usage; returns the change in the NAS's open sessions.
+ */
+async function foldRecord(tx: TenantDb, row: AccountingRow, sessions: KeyedSession[], interimInterval: number | null, timeZone: string, tally: UsageTally): Promise<number> {
   const s = sessionStatements(tx);
   const stop = row.status_type === "Stop";
   const sessionTime = row.session_time ?? 0;
   const recordStart = row.status_type === "Start" ? row.event_at : toIso(Date.parse(row.event_at) - sessionTime * 1000);
-  const session = sessionOf(await s.byKey.all(row.nas_id, row.session_id), recordStart);
+  const session = sessionOf(sessions, recordStart);
   const staleMs = interimInterval ? STALE_INTERVALS * interimInterval * 1000 : DEFAULT_STALE_MS;
   const values = {
     $contract_id: row.contract_id ?? null,
@@ -286,8 +349,8 @@ async function foldRecord(tx: TenantDb, row: AccountingRow, interimInterval: num
     $received_at: row.received_at,
   };
   if (session) {
-    // A retransmission inserts nothing (the run's own count: SQLite's changes() has no PostgreSQL twin).
-    const stored = (await tx.insert(ispRadiusAccounting).values({ ...row, radius_session_id: session.id }).onConflictDoNothing().run()) as unknown as { changes: number };
+    // A retransmission inserts nothing: folded in when it first came.
+    const stored = await insertRecord(tx, row, session.id);
     if (!stored.changes) return 0;
     if (session.open !== 1) return 0;
     if (!stop && sessionTime < session.session_time) return 0;
@@ -320,7 +383,7 @@ async function foldRecord(tx: TenantDb, row: AccountingRow, interimInterval: num
     $input_packets: values.$input_packets ?? 0,
     $output_packets: values.$output_packets ?? 0,
   });
-  const record = tx.insert(ispRadiusAccounting).values({ ...row, radius_session_id: id }).run();
+  const record = insertRecord(tx, row, id);
   // The first record of a session: everything its counters hold, since the session's start.
   const growth = { input: row.input_octets ?? 0, output: row.output_octets ?? 0, seconds: sessionTime };
   if (row.contract_id && (growth.input || growth.output || growth.seconds)) tally.add(row.contract_id, splitOverDays(Date.parse(recordStart), Date.parse(row.event_at), growth, timeZone));
