@@ -314,7 +314,7 @@ export async function linksStep(run: UpsertRun): Promise<void> {
  * the contract's payload the view the response answers with (read once).
  */
 export async function eventsStep(run: UpsertRun, contractId: string): Promise<Contract> {
-  const view: Contract = (await contractViewById(run.tx, contractId, run.principal.corp.timezone))!;
+  const view: Contract = (await contractViewById(run.ctx.contractNetwork, run.tx, contractId, run.principal.corp.timezone))!;
   for (const [recordId, c] of run.touched) {
     const type = `${c.kind.toUpperCase()}_AFTER_${c.action}` as EventGroup;
     run.w.emit(type, recordId, c.kind === "contract" ? view : (t: TenantDb) => viewOf(t, c.kind, recordId));

@@ -10,6 +10,7 @@ import { ispRadiusSessions } from "../../db/tenant/schema";
 import { listRows, type ListParams, type SearchWord } from "../../db/list";
 import { invalid, notFound } from "../../lib/problem";
 import { canonicalInstant, toIso } from "../../lib/time";
+import { addressWord } from "../contract/service";
 import { SESSION_STATES } from "./model";
 import { PLACE_KEYS, placeConditions } from "./session-filters";
 
@@ -49,11 +50,6 @@ function instantParam(query: ListParams, key: "from" | "to"): string | null {
   const iso = canonicalInstant(String(raw));
   if (!iso) throw invalid(key, "must be an ISO 8601 instant with offset");
   return iso;
-}
-
-/** A word of a ?q that can be part of an IP address or a MAC: only such words look in addresses. */
-export function addressWord(word: SearchWord): boolean {
-  return /^[0-9a-f.:/-]+$/i.test(word.text);
 }
 
 /**
