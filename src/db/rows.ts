@@ -67,10 +67,17 @@ export function insertRowWrite<T extends SQLiteTable>(table: T, row: RowCells<T>
 
 /** Updates one row by `id` (see insertRow); `updated_at` is set as Drizzle's $onUpdate sets it. */
 export async function updateRow<T extends SQLiteTable>(db: AnyDb, table: T, id: string, set: RowCells<T>): Promise<void> {
+  const write = updateRowWrite(table, id, set);
+  await clientOf(db).query(write.sql).run(...write.params);
+}
+
+/** updateRow's statement, for a caller that sends it with others (writeTogether). */
+export function updateRowWrite<T extends SQLiteTable>(table: T, id: string, set: RowCells<T>): TogetherRead {
   const columns = getTableColumns(table);
   const keys = Object.keys(set);
   const n = keys.length;
-  await clientOf(db)
-    .query(`UPDATE ${getTableName(table)} SET ${keys.map((k, i) => `${columns[k]!.name} = ?${i + 1}`).join(", ")}, updated_at = ?${n + 1} WHERE id = ?${n + 2}`)
-    .run(...keys.map((k) => cell(set[k as keyof typeof set])), nowIso(), id);
+  return {
+    sql: `UPDATE ${getTableName(table)} SET ${keys.map((k, i) => `${columns[k]!.name} = ?${i + 1}`).join(", ")}, updated_at = ?${n + 1} WHERE id = ?${n + 2}`,
+    params: [...keys.map((k) => cell(set[k as keyof typeof set])), nowIso(), id],
+  };
 }

@@ -24,7 +24,7 @@ import { classificationIds, classificationNames } from "../classification/servic
 import { productsByIds } from "../product/service";
 import { ADDRESS_COLUMN_NAMES, addressColumns } from "../address/columns";
 import { cityRef } from "../city/service";
-import { clientOf, insertRowWrite, type RowCells, updateRow } from "../../db/rows";
+import { clientOf, insertRowWrite, type RowCells, updateRowWrite } from "../../db/rows";
 import { findApp, resolveApp } from "../externalapp/service";
 import { identitiesOf, identityListField, linkedIdsOf, linkedRecordId, linkRecord, linkView } from "../externalapp/link-service";
 import type { AddressInput, AddressView } from "../address/model";
@@ -671,8 +671,8 @@ export function addContractWrite(columns: UpsertColumns): { id: string; write: T
 }
 
 /** Overwrites a contract's columns from an external-app upsert. */
-export async function setContract(tx: TenantDb, id: string, columns: UpsertColumns): Promise<void> {
-  await updateRow(tx, contracts, id, columns);
+export function setContractWrite(id: string, columns: UpsertColumns): TogetherRead {
+  return updateRowWrite(contracts, id, columns);
 }
 
 /** Whether any contract item names the product (its delete is refused then). */
