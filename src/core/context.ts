@@ -23,7 +23,7 @@ import type { ApiKeyVerifier, Principal } from "./principal";
 import { PermissionCache, type PermissionQueries } from "./permissions";
 import { Sessions, type UserFlags } from "./sessions";
 import type { Migration } from "../db/migrations";
-import type { Handle } from "../db/handle";
+import type { Handle, TogetherRead } from "../db/handle";
 import type { SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { SearchWord } from "../db/list";
@@ -56,6 +56,15 @@ export interface ContractNetwork {
   since: string | null;
   until: string | null;
   cycle: { start: string; end: string; used_bytes: number; allowance_bytes: number | null };
+}
+
+/**
+ * ctx.openSessionProbe (the ISP module's): its statement (`read`, sent with the write's other reads
+ * through readTogether) and what its row says (`open`).
+ */
+export interface OpenSessionProbe {
+  read(contractId: string): TogetherRead;
+  open(row: unknown): boolean;
 }
 
 /** ctx.contractNetwork (the ISP module's). */
@@ -140,7 +149,7 @@ export interface AppContext {
    * module): a write that finds none under its writer lock tells the watchers so (`openSessions`),
    * and they read nothing after its COMMIT. Null: nobody asks.
    */
-  openSessionProbe: ((db: Handle, contractId: string) => Promise<boolean>) | null;
+  openSessionProbe: OpenSessionProbe | null;
   /**
    * The network's part of a contract's view and search, set by the ISP module (which reads
    * contracts everywhere: the contract module imports nothing of it). Null: no network figures.

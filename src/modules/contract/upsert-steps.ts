@@ -144,12 +144,12 @@ export function prefetchStored(run: UpsertRun): void {
   prefetchCity(body.address);
   const contractId = linked("contract", body.identity);
   if (contractId) reads.set("config", { read: configRowRead(contractId), of: (row) => row });
+  const probe = run.ctx.openSessionProbe;
+  if (contractId && probe) reads.set("sessions", { read: probe.read(contractId), of: (row) => probe.open(row) });
   if (reads.size) {
     const rows = readTogether(tx, [...reads.values()].map((r) => r.read));
     [...reads].forEach(([key, r], i) => prefetch(run, key, async () => r.of((await rows)[i])));
   }
-  const probe = run.ctx.openSessionProbe;
-  if (contractId && probe) prefetch(run, "sessions", () => probe(tx, contractId));
 }
 
 function touch(run: UpsertRun, id: string, kind: Kind, action: Touched["action"]): void {
@@ -291,7 +291,7 @@ export async function contractStep(run: UpsertRun, parties: Awaited<ReturnType<t
     w.record({ type: "contract", id, action: "update", before: was ?? null, after: { ...was, ...columns } });
     // Asked here, under the writer lock, the watchers need not read after the COMMIT.
     const probe = ctx.openSessionProbe;
-    const openSessions = probe ? await take(run, "sessions", () => probe(tx, id)) : undefined;
+    const openSessions = probe ? await take(run, "sessions", async () => probe.open((await readTogether(tx, [probe.read(id)]))[0])) : undefined;
     w.afterCommit(() => contractChanged(ctx, { corpId: principal.corpId, contractId: id, before, actorUserId: null, ip: null, openSessions }));
   }
   return { id, password: null };
