@@ -23,7 +23,10 @@ import type { ApiKeyVerifier, Principal } from "./principal";
 import { PermissionCache, type PermissionQueries } from "./permissions";
 import { Sessions, type UserFlags } from "./sessions";
 import type { Migration } from "../db/migrations";
-import type { Handle } from "../db/handle";
+import type { Handle, TogetherRead } from "../db/handle";
+import type { SQL } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import type { SearchWord } from "../db/list";
 import { AuditLog } from "./audit";
 import { MetricsRegistry } from "./metrics";
 import { Jobs, type Job } from "./jobs";
@@ -39,6 +42,45 @@ import { checkSharedKeys, tokenKey } from "./keys";
 
 /** Whether one user of a record (a city, a person, a product) references it. */
 export type UseCheck = (db: TenantDb, id: string) => Promise<boolean>;
+/** The contract fields Contract.network is made of (the contract view passes them). */
+export interface ContractNetworkTerms {
+  id: string;
+  contract_status: string;
+  suspension_date: string | null;
+  allowance_gb: number | null;
+}
+
+/** Contract.network: the network state of a contract, since and until when, and its usage cycle. */
+export interface ContractNetwork {
+  state: "normal" | "throttled" | "suspended" | "trusted";
+  since: string | null;
+  until: string | null;
+  cycle: { start: string; end: string; used_bytes: number; allowance_bytes: number | null };
+}
+
+/**
+ * ctx.openSessionProbe (the ISP module's): its statement (`read`, sent with the write's other reads
+ * through readTogether) and what its row says (`open`).
+ */
+export interface OpenSessionProbe {
+  read(contractId: string): TogetherRead;
+  open(row: unknown): boolean;
+}
+
+/** ctx.contractNetwork (the ISP module's). */
+export interface ContractNetworkHook {
+  /**
+   * Contract.network of each contract, read in the caller's handle; `freshUntil`: the instant an
+   * answer stops being true without any write (the contract body cache's bound).
+   */
+  networks(db: Handle, contracts: ContractNetworkTerms[], timeZone: string, nowMs: number): Promise<{ network: ContractNetwork; freshUntil: number }[]>;
+  /**
+   * A contract ?q's word matched against the addresses (framed IP, MAC) of online sessions: a
+   * subquery of contract ids, or undefined for a word that cannot be part of an address.
+   */
+  onlineAddressIds(match: (c: SQLiteColumn) => SQL, word: SearchWord, now: string): SQL | undefined;
+}
+
 export type UsedBy = { city: UseCheck[]; person: UseCheck[]; product: UseCheck[] };
 /** Whether any of a record's users references it. */
 export async function inUse(users: UseCheck[], db: TenantDb, id: string): Promise<boolean> {
@@ -107,7 +149,12 @@ export interface AppContext {
    * module): a write that finds none under its writer lock tells the watchers so (`openSessions`),
    * and they read nothing after its COMMIT. Null: nobody asks.
    */
-  openSessionProbe: ((db: Handle, contractId: string) => Promise<boolean>) | null;
+  openSessionProbe: OpenSessionProbe | null;
+  /**
+   * The network's part of a contract's view and search, set by the ISP module (which reads
+   * contracts everywhere: the contract module imports nothing of it). Null: no network figures.
+   */
+  contractNetwork: ContractNetworkHook | null;
   /** Verifies external-app API keys; set by the registry module. */
   apiKeys: ApiKeyVerifier | null;
   /**
@@ -290,6 +337,7 @@ export function createContext(config: Config, queries: KernelQueries, options: C
     usedBy: { city: [], person: [], product: [] },
     classificationHolders: [],
     openSessionProbe: null,
+    contractNetwork: null,
     apiKeys: null,
     serverCorps: null,
     now: options.now ?? Date.now,

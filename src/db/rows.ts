@@ -72,11 +72,18 @@ export function insertRowWrite<T extends SQLiteTable>(table: T, row: RowCells<T>
  * its foreign keys): the contract's 15 indexes made its upsert UPDATE ≈ 10× a one-column one.
  */
 export async function updateRow<T extends SQLiteTable>(db: AnyDb, table: T, id: string, set: RowCells<T>, stored?: object): Promise<void> {
+  const write = updateRowWrite(table, id, set, stored);
+  await clientOf(db).query(write.sql).run(...write.params);
+}
+
+/** updateRow's statement, for a caller that sends it with others (writeTogether). */
+export function updateRowWrite<T extends SQLiteTable>(table: T, id: string, set: RowCells<T>, stored?: object): TogetherRead {
   const columns = getTableColumns(table);
   const was = stored as Record<string, unknown> | undefined;
   const keys = was ? Object.keys(set).filter((k) => cell(was[k]) !== cell(set[k as keyof typeof set])) : Object.keys(set);
   const n = keys.length;
-  await clientOf(db)
-    .query(`UPDATE ${getTableName(table)} SET ${[...keys.map((k, i) => `${columns[k]!.name} = ?${i + 1}`), `updated_at = ?${n + 1}`].join(", ")} WHERE id = ?${n + 2}`)
-    .run(...keys.map((k) => cell(set[k as keyof typeof set])), nowIso(), id);
+  return {
+    sql: `UPDATE ${getTableName(table)} SET ${[...keys.map((k, i) => `${columns[k]!.name} = ?${i + 1}`), `updated_at = ?${n + 1}`].join(", ")} WHERE id = ?${n + 2}`,
+    params: [...keys.map((k) => cell(set[k as keyof typeof set])), nowIso(), id],
+  };
 }

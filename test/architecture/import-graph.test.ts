@@ -14,13 +14,7 @@ import { dirname, join, relative, resolve } from "node:path";
 const root = join(import.meta.dir, "../..");
 
 /** The circles of today, each sorted; to be broken (issue 30), never grown. */
-const KNOWN_CIRCLES: string[][] = [
-  // A contract's view carries the ISP's network state (isp/network-service) and its ?q finds online
-  // sessions' addresses (isp/session-service), while the ISP reads contracts everywhere. Breaking it
-  // needs a hook in the contract view's path (a hot read): the "used by" questions of the registry
-  // wing already go through ctx.usedBy / ctx.classificationHolders.
-  ["modules/contract", "modules/isp"],
-];
+const KNOWN_CIRCLES: string[][] = [];
 
 const KERNEL = new Set(["core", "db", "lib", "config.ts"]);
 

@@ -49,7 +49,7 @@ export function contractModule(ctx: AppContext) {
   ctx.usedBy.city.push(contractsUseCity);
   ctx.usedBy.person.push(personIsParty);
   ctx.usedBy.product.push(productOnContractItems);
-  ctx.classificationHolders.push(contractClassificationHolders);
+  ctx.classificationHolders.push(contractClassificationHolders(ctx));
   const key = (guard: "platform.contract") => ({ guard, key: true });
   // The answer is the contract view built field by field from the schema's type (as GET
   // /api/contract/{id}), so Elysia's response check and normalisation are skipped (checkedJson:
@@ -61,13 +61,13 @@ export function contractModule(ctx: AppContext) {
   };
   return new Elysia({ name: "contract", prefix: "/api", tags: ["Contract"] })
     .use(authGuard(ctx))
-    .get("/contract", ({ tenant, principal, query }) => listContractsIn(tenant, principal, query), {
+    .get("/contract", ({ tenant, principal, query }) => listContractsIn(ctx.contractNetwork, tenant, principal, query), {
       auth: "platform.contract",
       query: ContractListQuery,
       response: { 200: ListOf(Contract) },
       detail: { summary: "List all contracts (also ?customer_id)" },
     })
-    .post("/contract", async ({ tenant, principal, body, set }) => created(set, "/api/contract", await createContractIn(tenant, principal, body)), {
+    .post("/contract", async ({ tenant, principal, body, set }) => created(set, "/api/contract", await createContractIn(ctx.contractNetwork, tenant, principal, body)), {
       auth: "platform.contract",
       body: ContractInput,
       response: { 200: Contract },
@@ -87,26 +87,26 @@ export function contractModule(ctx: AppContext) {
       response: { 200: ContractWithIdentity },
       detail: { summary: "Create or update a contract from an external application (by id)" },
     })
-    .get("/contract/externalapp/id/:externalAppId/identity/:identity", ({ tenant, principal, params }) => contractByIdentityIn(tenant, principal, params), {
+    .get("/contract/externalapp/id/:externalAppId/identity/:identity", ({ tenant, principal, params }) => contractByIdentityIn(ctx.contractNetwork, tenant, principal, params), {
       auth: key("platform.contract"),
       params: AppByIdIdentity,
       response: { 200: ContractWithIdentity },
       detail: { summary: "Show a contract by external application id and identity" },
     })
-    .get("/contract/externalapp/name/:externalAppName/identity/:identity", ({ tenant, principal, params }) => contractByIdentityIn(tenant, principal, params), {
+    .get("/contract/externalapp/name/:externalAppName/identity/:identity", ({ tenant, principal, params }) => contractByIdentityIn(ctx.contractNetwork, tenant, principal, params), {
       auth: key("platform.contract"),
       params: AppByNameIdentity,
       response: { 200: ContractWithIdentity },
       detail: { summary: "Show a contract by external application name and identity" },
     })
-    .get("/contract/externalapp/id/:externalAppId", ({ tenant, principal, params, query }) => listLinkedContractsIn(tenant, principal, params, query), {
+    .get("/contract/externalapp/id/:externalAppId", ({ tenant, principal, params, query }) => listLinkedContractsIn(ctx.contractNetwork, tenant, principal, params, query), {
       auth: key("platform.contract"),
       params: AppById,
       query: ContractListQuery,
       response: { 200: ListOf(ContractWithIdentity) },
       detail: { summary: "List the contracts of an external application (by id)" },
     })
-    .get("/contract/externalapp/name/:externalAppName", ({ tenant, principal, params, query }) => listLinkedContractsIn(tenant, principal, params, query), {
+    .get("/contract/externalapp/name/:externalAppName", ({ tenant, principal, params, query }) => listLinkedContractsIn(ctx.contractNetwork, tenant, principal, params, query), {
       auth: key("platform.contract"),
       params: AppByName,
       query: ContractListQuery,
@@ -117,7 +117,7 @@ export function contractModule(ctx: AppContext) {
     // response check is skipped (checkedJson); test/registry/contract-view.test.ts checks the bodies.
     // The text itself is reused until the corporation's database changes (contractViewText): per
     // change stamp, which moves with every commit (on PostgreSQL a kept text needs no transaction).
-    .get("/contract/:id", async ({ tenant, principal, params, set }) => checkedJsonText(set, await contractViewText(tenant, params.id, principal.corp.timezone)), {
+    .get("/contract/:id", async ({ tenant, principal, params, set }) => checkedJsonText(set, await contractViewText(ctx.contractNetwork, tenant, params.id, principal.corp.timezone)), {
       auth: "platform.contract",
       params: IdParams,
       response: { 200: Contract },

@@ -6,7 +6,7 @@
 import { and, asc, eq, inArray, or, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import ipaddr from "ipaddr.js";
-import type { AppContext, ClassificationHolders, ContractChange } from "../../core/context";
+import type { AppContext, ClassificationHolders, ContractChange, ContractNetwork, ContractNetworkHook } from "../../core/context";
 import type { Principal } from "../../core/principal";
 import type { TenantDoor, TenantWriteScope } from "../../core/store";
 import { readStamp, stampHolds } from "../../db/change-stamp";
@@ -24,14 +24,12 @@ import { classificationIds, classificationNames } from "../classification/servic
 import { productsByIds } from "../product/service";
 import { ADDRESS_COLUMN_NAMES, addressColumns } from "../address/columns";
 import { cityRef } from "../city/service";
-import { clientOf, insertRowWrite, type RowCells, updateRow } from "../../db/rows";
+import { clientOf, insertRowWrite, type RowCells, updateRowWrite } from "../../db/rows";
 import { findApp, resolveApp } from "../externalapp/service";
 import { identitiesOf, identityListField, linkedIdsOf, linkedRecordId, linkRecord, linkView } from "../externalapp/link-service";
 import type { AddressInput, AddressView } from "../address/model";
 import type { ExternalLinkView } from "../externalapp/model";
 import { findPerson, personIdsByText, personIdsByWord, type Party } from "../person/service";
-import { addressWord, contractIdsByOnlineAddress } from "../isp/session-service";
-import { contractNetworks, type ContractNetwork } from "../isp/network-service";
 import {
   DATE_FIELDS,
   type Contract,
@@ -171,24 +169,33 @@ function viewStatement(client: RawClient): RawStatement<Record<string, never>, [
 }
 
 /** The Contract as GET returns it, or null when there is none; the password in clear only when `revealPassword`. */
-export async function contractViewById(db: TenantDb, id: string, timeZone: string, revealPassword = false): Promise<Contract | null> {
-  return (await freshContractView(db, id, timeZone, revealPassword))?.view ?? null;
+export async function contractViewById(net: ContractNetworkHook | null, db: TenantDb, id: string, timeZone: string, revealPassword = false): Promise<Contract | null> {
+  return (await freshContractView(net, db, id, timeZone, revealPassword))?.view ?? null;
 }
 
 /** The view, and the instant its `network` stops being true without a write (the body cache's bound). */
-async function freshContractView(db: TenantDb, id: string, timeZone: string, revealPassword = false): Promise<{ view: Contract; freshUntil: number } | null> {
-  return (await freshContractViews(db, [id], timeZone, revealPassword))[0] ?? null;
+async function freshContractView(net: ContractNetworkHook | null, db: TenantDb, id: string, timeZone: string, revealPassword = false): Promise<{ view: Contract; freshUntil: number } | null> {
+  return (await freshContractViews(net, db, [id], timeZone, revealPassword))[0] ?? null;
 }
 
-/** The views of contracts that exist among `ids`, in order, their networks read together (network-service.ts). */
-async function freshContractViews(db: TenantDb, ids: string[], timeZone: string, revealPassword = false): Promise<{ view: Contract; freshUntil: number }[]> {
+/**
+ * ctx.contractNetwork, which the view needs for Contract.network (the ISP module sets it; its
+ * callers pass it, the ISP's own code its hook): read when asked, as modules are built in turn.
+ */
+function networkHook(net: ContractNetworkHook | null): ContractNetworkHook {
+  if (!net) throw new Error("the contract view needs ctx.contractNetwork, which the ISP module sets");
+  return net;
+}
+
+/** The views of contracts that exist among `ids`, in order, their networks read together (ctx.contractNetwork). */
+async function freshContractViews(net: ContractNetworkHook | null, db: TenantDb, ids: string[], timeZone: string, revealPassword = false): Promise<{ view: Contract; freshUntil: number }[]> {
   const cells: Cell[][] = [];
   for (const id of ids) {
     const v = (await viewStatement(clientOf(db)).values(id))[0] as Cell[] | undefined;
     if (v) cells.push(v);
   }
   const allowance = (v: Cell[]) => finite(v[CONFIG_AT + 10] as number | null);
-  const networks = await contractNetworks(
+  const networks = await networkHook(net).networks(
     db,
     cells.map((v) => ({ id: text(v, 0), contract_status: text(v, 9), suspension_date: textOrNull(v, 7), allowance_gb: allowance(v) })),
     timeZone,
@@ -244,8 +251,8 @@ function viewOf(v: Cell[], timeZone: string, revealPassword: boolean, network: C
   return view;
 }
 
-export async function getContractView(db: TenantDb, id: string, timeZone: string, revealPassword = false): Promise<Contract> {
-  const view = await contractViewById(db, id, timeZone, revealPassword);
+export async function getContractView(net: ContractNetworkHook | null, db: TenantDb, id: string, timeZone: string, revealPassword = false): Promise<Contract> {
+  const view = await contractViewById(net, db, id, timeZone, revealPassword);
   if (!view) throw notFound("Contract");
   return view;
 }
@@ -273,13 +280,13 @@ function keptBody(key: string): string | undefined {
  * GET /api/contract/{id}'s body: where the door knows its stamp without reading (PostgreSQL), a
  * body kept for it is answered with no transaction at all; else contractViewJson in a read.
  */
-export async function contractViewText(tenant: TenantDoor, id: string, timeZone: string): Promise<string> {
+export async function contractViewText(net: ContractNetworkHook | null, tenant: TenantDoor, id: string, timeZone: string): Promise<string> {
   const stamp = tenant.stampNow?.();
   if (stamp !== undefined) {
     const body = keptBody(`${stamp} ${timeZone} ${id}`);
     if (body !== undefined) return body;
   }
-  return tenant.read((db) => contractViewJson(db, id, timeZone));
+  return tenant.read((db) => contractViewJson(net, db, id, timeZone));
 }
 
 /**
@@ -287,13 +294,13 @@ export async function contractViewText(tenant: TenantDoor, id: string, timeZone:
  * Called with the handle of a `read`; a handle without a stamp (a write's) builds the body every
  * time. On PostgreSQL a body read while a write of the corporation ended is answered, not kept.
  */
-export async function contractViewJson(db: TenantDb, id: string, timeZone: string): Promise<string> {
+export async function contractViewJson(net: ContractNetworkHook | null, db: TenantDb, id: string, timeZone: string): Promise<string> {
   const stamp = readStamp(db);
-  if (stamp === null) return JSON.stringify(await getContractView(db, id, timeZone));
+  if (stamp === null) return JSON.stringify(await getContractView(net, db, id, timeZone));
   const key = `${stamp} ${timeZone} ${id}`;
   let body = keptBody(key);
   if (body === undefined) {
-    const fresh = await freshContractView(db, id, timeZone);
+    const fresh = await freshContractView(net, db, id, timeZone);
     if (!fresh) throw notFound("Contract");
     body = JSON.stringify(fresh.view);
     if (!stampHolds(db, stamp)) return body;
@@ -308,8 +315,8 @@ export async function contractViewJson(db: TenantDb, id: string, timeZone: strin
 }
 
 /** The views of the contracts of a list page, in its order (each read again, whole, in the one statement above). */
-async function contractViews(db: TenantDb, ids: string[], timeZone: string): Promise<Contract[]> {
-  return (await freshContractViews(db, ids, timeZone)).map((f) => f.view);
+async function contractViews(net: ContractNetworkHook | null, db: TenantDb, ids: string[], timeZone: string): Promise<Contract[]> {
+  return (await freshContractViews(net, db, ids, timeZone)).map((f) => f.view);
 }
 
 type CommonInput = Pick<ContractInput, DateField | "number" | "total_value" | "contract_status" | "contract_stage" | "json_original" | "json_billing" | "json_payment_method" | "json_items">;
@@ -624,11 +631,13 @@ async function touchContractsFlaggedAs(tx: TenantDb, classificationId: string, a
  * (ctx.classificationHolders): each gets a new `updated_at` and an UPDATE event now, its Change
  * once the change is done.
  */
-export const contractClassificationHolders: ClassificationHolders = async (tx, w, classificationId, timeZone) => {
+export const contractClassificationHolders =
+  (ctx: AppContext): ClassificationHolders =>
+  async (tx, w, classificationId, timeZone) => {
   const ids = await touchContractsFlaggedAs(tx, classificationId, nowIso());
   const before: string[][] = [];
   for (const id of ids) before.push(await flagNames(tx, id));
-  for (const id of ids) w.emit("CONTRACT_AFTER_UPDATE", id, (t: TenantDb) => getContractView(t, id, timeZone));
+  for (const id of ids) w.emit("CONTRACT_AFTER_UPDATE", id, (t: TenantDb) => getContractView(ctx.contractNetwork, t, id, timeZone));
   return async () => {
     for (const [i, id] of ids.entries()) {
       w.record({ type: "contract", id, action: "flags", before: { flags: before[i] }, after: { flags: await flagNames(tx, id) } });
@@ -662,8 +671,8 @@ export function addContractWrite(columns: UpsertColumns): { id: string; write: T
 }
 
 /** Overwrites a contract's columns from an external-app upsert (`was`: its row as read in this write: only what differs is set). */
-export async function setContract(tx: TenantDb, id: string, columns: UpsertColumns, was?: object): Promise<void> {
-  await updateRow(tx, contracts, id, columns, was);
+export function setContractWrite(id: string, columns: UpsertColumns, was?: object): TogetherRead {
+  return updateRowWrite(contracts, id, columns, was);
 }
 
 /** Whether any contract item names the product (its delete is refused then). */
@@ -679,18 +688,25 @@ export async function productOnContractItems(db: TenantDb, productId: string): P
 // username (migration 0012); the customer's text is found through the persons' own index, so a
 // person's rename changes no contract's index entry and the upsert writes no index entry for it.
 // Addresses are scanned (few rows: one config per contract, the online sessions), only for words
-// that can be part of one (addressWord).
+// that can be part of one (addressWord); the online sessions' through ctx.contractNetwork.
+
+/** A word of a ?q that can be part of an IP address or a MAC: only such words look in addresses. */
+export function addressWord(word: SearchWord): boolean {
+  return /^[0-9a-f.:/-]+$/i.test(word.text);
+}
+
 function configIdsByAddress(match: (c: SQLiteColumn) => SQL, word: SearchWord): SQL | undefined {
   if (!addressWord(word)) return undefined;
   return sql`(SELECT ${contractConfigs.contract_id} FROM ${contractConfigs} WHERE ${match(contractConfigs.ipv4)} OR ${match(contractConfigs.ipv6)})`;
 }
-const LIST: ListSpec = {
+/** The list's ?q and search (the online sessions' addresses from ctx.contractNetwork, when set). */
+const listSpec = (net: ContractNetworkHook | null): ListSpec => ({
   q: [contracts.number],
   qMore: [
     (match) => sql`${contracts.id} IN (SELECT ${contractConfigs.contract_id} FROM ${contractConfigs} WHERE ${match(contractConfigs.username)})`,
     (match, word) => sql`${contracts.customer_id} IN ${personIdsByText(match, word)}`,
     (match, word) => {
-      const ids = [configIdsByAddress(match, word), contractIdsByOnlineAddress(match, word, nowIso())].filter((s) => s !== undefined);
+      const ids = [configIdsByAddress(match, word), net?.onlineAddressIds(match, word, nowIso())].filter((s) => s !== undefined);
       return ids.length ? or(...ids.map((s) => sql`${contracts.id} IN ${s}`)) : undefined;
     },
   ],
@@ -699,12 +715,12 @@ const LIST: ListSpec = {
     (word) => sql`SELECT rowid FROM contracts WHERE customer_id IN ${personIdsByWord(word)}`,
     (word) => {
       const match = wordMatch(word.text, true);
-      const ids = [configIdsByAddress(match, word), contractIdsByOnlineAddress(match, word, nowIso())].filter((s) => s !== undefined);
+      const ids = [configIdsByAddress(match, word), net?.onlineAddressIds(match, word, nowIso())].filter((s) => s !== undefined);
       return ids.length ? sql`SELECT rowid FROM contracts WHERE ${or(...ids.map((s) => sql`id IN ${s}`))}` : undefined;
     },
   ],
   hidden: [...ADDRESS_COLUMN_NAMES, "json_original", "json_billing", "json_payment_method", "json_items"],
-};
+});
 
 const tzOf = (p: Principal) => p.corp.timezone;
 
@@ -725,44 +741,44 @@ function listQuery(query: ListParams): ListParams {
   return out;
 }
 
-export async function listContracts(db: TenantDb, principal: Principal, query: ListParams) {
-  const page = await listRows(db, contracts, LIST, listQuery(query), (r: ContractRow) => r.id);
-  return { ...page, items: await contractViews(db, page.items, tzOf(principal)) };
+export async function listContracts(net: ContractNetworkHook | null, db: TenantDb, principal: Principal, query: ListParams) {
+  const page = await listRows(db, contracts, listSpec(net), listQuery(query), (r: ContractRow) => r.id);
+  return { ...page, items: await contractViews(net, db, page.items, tzOf(principal)) };
 }
 
 type AppParams = { externalAppId?: string; externalAppName?: string };
 
 /** The contracts linked to an app, each with its identity. */
-export async function listLinkedContracts(db: TenantDb, principal: Principal, params: AppParams, query: ListParams) {
+export async function listLinkedContracts(net: ContractNetworkHook | null, db: TenantDb, principal: Principal, params: AppParams, query: ListParams) {
   const app = await resolveApp(db, principal, params);
   const page = await listRows(
     db,
     contracts,
-    { ...LIST, computed: identityListField(app.id, "contract", contracts.id) },
+    { ...listSpec(net), computed: identityListField(app.id, "contract", contracts.id) },
     listQuery(query),
     (r: ContractRow) => r.id,
     [inArray(contracts.id, linkedIdsOf(db, app.id, "contract"))],
   );
-  const views = await contractViews(db, page.items, tzOf(principal));
+  const views = await contractViews(net, db, page.items, tzOf(principal));
   const identities = await identitiesOf(db, app.id, "contract", page.items);
   return { ...page, items: views.map((c) => ({ ...c, identity: identities.get(c.id)! })) };
 }
 
-export async function contractByIdentity(db: TenantDb, principal: Principal, params: AppParams & { identity: string }) {
+export async function contractByIdentity(net: ContractNetworkHook | null, db: TenantDb, principal: Principal, params: AppParams & { identity: string }) {
   const app = await resolveApp(db, principal, params);
   const id = await linkedRecordId(db, app.id, "contract", params.identity);
   if (!id) throw notFound("Contract");
-  return { ...(await getContractView(db, id, tzOf(principal))), identity: params.identity };
+  return { ...(await getContractView(net, db, id, tzOf(principal))), identity: params.identity };
 }
 
 /** A local create; the answer shows the generated password, the event does not. */
-export async function createContract(tx: TenantDb, w: TenantWriteScope, principal: Principal, body: ContractInput): Promise<Contract> {
+export async function createContract(net: ContractNetworkHook | null, tx: TenantDb, w: TenantWriteScope, principal: Principal, body: ContractInput): Promise<Contract> {
   const { dates } = await checkLocalInput(tx, body);
   await numberHolder(tx, body.number, null);
   const id = (await tx.insert(contracts).values(localColumns(body, dates)).returning({ id: contracts.id }).get()).id;
   await insertDefaultConfig(tx, id, body.number);
   w.record({ type: "contract", id, action: "create", before: null, after: await contractRecord(tx, id) });
-  const view = await getContractView(tx, id, tzOf(principal), true);
+  const view = await getContractView(net, tx, id, tzOf(principal), true);
   w.emit("CONTRACT_AFTER_INSERT", id, { ...view, config: { ...view.config, password: MASKED_PASSWORD } });
   return view;
 }
@@ -788,7 +804,7 @@ async function changeContract(
   await tx.update(contracts).set({ updated_at: nowIso() }).where(eq(contracts.id, id)).run();
   w.record({ type: "contract", id, action, before: was, after: await contractRecord(tx, id) });
   const tz = tzOf(principal);
-  w.emit("CONTRACT_AFTER_UPDATE", id, (t: TenantDb) => getContractView(t, id, tz));
+  w.emit("CONTRACT_AFTER_UPDATE", id, (t: TenantDb) => getContractView(ctx.contractNetwork, t, id, tz));
   const event: ContractChange = { corpId: principal.corpId, contractId: id, before, actorUserId: principal.userId, ip: principal.ip };
   w.afterCommit(() => contractChanged(ctx, event));
   return true;
@@ -805,7 +821,7 @@ export async function updateContract(ctx: AppContext, tx: TenantDb, w: TenantWri
     await tx.update(contracts).set(columns).where(eq(contracts.id, id)).run();
     return true;
   });
-  return await getContractView(tx, id, tzOf(principal));
+  return await getContractView(ctx.contractNetwork, tx, id, tzOf(principal));
 }
 
 /** Links the contract to an app's identity (no event: link operations fire none, routes.md). */
@@ -828,7 +844,7 @@ export async function setContractAddress(ctx: AppContext, tx: TenantDb, w: Tenan
     await tx.update(contracts).set(columns).where(eq(contracts.id, id)).run();
     return true;
   });
-  return await getContractView(tx, id, tzOf(principal));
+  return await getContractView(ctx.contractNetwork, tx, id, tzOf(principal));
 }
 
 /** ACTIVE or INACTIVE (from either or SUSPENDED); 409 for a cancelled contract. */
@@ -839,14 +855,14 @@ export async function setContractStatus(ctx: AppContext, tx: TenantDb, w: Tenant
     await tx.update(contracts).set({ contract_status: target }).where(eq(contracts.id, id)).run();
     return true;
   });
-  return await getContractView(tx, id, tzOf(principal));
+  return await getContractView(ctx.contractNetwork, tx, id, tzOf(principal));
 }
 
 export async function setContractConfig(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, body: ContractConfigInput): Promise<Contract> {
   await getContract(tx, id);
   await changeContract(ctx, tx, w, principal, id, "config", () => updateConfig(tx, id, body));
   // The password is in clear only when this request set it.
-  return await getContractView(tx, id, tzOf(principal), body.password != null);
+  return await getContractView(ctx.contractNetwork, tx, id, tzOf(principal), body.password != null);
 }
 
 export async function contractItemList(db: TenantDb, id: string): Promise<{ items: ContractItem[] }> {
@@ -960,8 +976,8 @@ export async function fairUseTerms(db: TenantDb, ids: string[] | null): Promise<
 }
 
 /** The contracts a ?q finds, as search hits (GET /api/search): number, and the customer's name. */
-export async function contractHits(db: TenantDb, q: string, limit: number): Promise<{ id: string; title: string; subtitle: string | null }[]> {
-  const page = await listRows(db, contracts, LIST, { q, limit }, (r: ContractRow) => r);
+export async function contractHits(net: ContractNetworkHook | null, db: TenantDb, q: string, limit: number): Promise<{ id: string; title: string; subtitle: string | null }[]> {
+  const page = await listRows(db, contracts, listSpec(net), { q, limit }, (r: ContractRow) => r);
   const hits: { id: string; title: string; subtitle: string | null }[] = [];
   for (const r of page.items) {
     const customer = await findPerson(db, r.customer_id);
@@ -972,11 +988,13 @@ export async function contractHits(db: TenantDb, q: string, limit: number): Prom
 
 // ---- the routes' entry points (index.ts): each opens one read or one write of the door -------
 
-export const listContractsIn = (tenant: TenantDoor, p: Principal, query: ListParams) => tenant.read((db) => listContracts(db, p, query));
-export const listLinkedContractsIn = (tenant: TenantDoor, p: Principal, params: AppParams, query: ListParams) => tenant.read((db) => listLinkedContracts(db, p, params, query));
-export const contractByIdentityIn = (tenant: TenantDoor, p: Principal, params: AppParams & { identity: string }) => tenant.read((db) => contractByIdentity(db, p, params));
+export const listContractsIn = (net: ContractNetworkHook | null, tenant: TenantDoor, p: Principal, query: ListParams) => tenant.read((db) => listContracts(net, db, p, query));
+export const listLinkedContractsIn = (net: ContractNetworkHook | null, tenant: TenantDoor, p: Principal, params: AppParams, query: ListParams) =>
+  tenant.read((db) => listLinkedContracts(net, db, p, params, query));
+export const contractByIdentityIn = (net: ContractNetworkHook | null, tenant: TenantDoor, p: Principal, params: AppParams & { identity: string }) =>
+  tenant.read((db) => contractByIdentity(net, db, p, params));
 export const contractItemListIn = (tenant: TenantDoor, id: string) => tenant.read((db) => contractItemList(db, id));
-export const createContractIn = (tenant: TenantDoor, p: Principal, body: ContractInput) => tenant.write((tx, w) => createContract(tx, w, p, body));
+export const createContractIn = (net: ContractNetworkHook | null, tenant: TenantDoor, p: Principal, body: ContractInput) => tenant.write((tx, w) => createContract(net, tx, w, p, body));
 export const linkContractIn = (tenant: TenantDoor, id: string, body: { external_app_id: string; identity: string }) => tenant.write((tx, w) => linkContract(tx, w, id, body));
 
 /** The writes that change a contract's view: they take the app (its caches, events, time zone). */

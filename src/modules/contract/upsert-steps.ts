@@ -12,14 +12,14 @@ import { readTogether, writeTogether } from "../../db/rows";
 import { forbidden, invalidMany, type FieldError } from "../../lib/problem";
 import { unchanged } from "../../lib/unchanged";
 import { addCity, cityIdByNames, cityOfRow, cityRead, cityView, getCity, updateCity } from "../city/service";
-import { addParty, findPerson, personOfRow, personRead, personView, setParty } from "../person/service";
+import { addPartyWrite, findPerson, personOfRow, personRead, personView, setParty } from "../person/service";
 import { addressColumns } from "../address/columns";
 import { linkedRecordId as lookUpLink, linkedRecordIdsRead, linkKey, linkNewRecordWrite, linkRecord, linksOfRows } from "../externalapp/link-service";
 import type { RecordType } from "../externalapp/model";
 import { appOfRow, appRead, checkedApp, resolveApp } from "../externalapp/service";
 import type { AddressExternalInput } from "../address/model";
 import type { Contract, ContractExternalInput, PartyExternalInput } from "./model";
-import { addContractWrite, checkDates, configRowOf, configRowRead, contractByNumber, contractByNumberRead, contractConnection, contractChanged, contractColumns, contractViewById, defaultConfigWrite, findContract, numberHolder, setContract, type ContractConnection } from "./service";
+import { addContractWrite, checkDates, configRowOf, configRowRead, contractByNumber, contractByNumberRead, contractConnection, contractChanged, contractColumns, contractViewById, defaultConfigWrite, findContract, numberHolder, setContractWrite, type ContractConnection } from "./service";
 
 type Kind = "city" | "person" | "contract";
 type Touched = { kind: Kind; action: "INSERT" | "UPDATE" };
@@ -53,6 +53,8 @@ export interface UpsertRun {
    * lock and found them unlinked), and the run's own lookups answer from here.
    */
   newLinks: Map<string, { type: RecordType; id: string; identity: string; written?: boolean }>;
+  /** The INSERTs of the persons the run created, sent with the contract's own write (contractStep). */
+  pendingWrites: TogetherRead[];
 }
 
 /** Schema-level validation is done by Elysia; this completes it before anything is written. */
@@ -94,7 +96,7 @@ export async function resolveAppStep(ctx: AppContext, tx: TenantDb, w: TenantWri
   } else app = await resolveApp(tx, principal, params);
   if (!app.status) throw forbidden("The external application is inactive");
   const dates = validate(body);
-  return { ctx, tx, w, principal, body, app, dates, links, early, touched: new Map(), resolved: new Map(), newLinks: new Map() };
+  return { ctx, tx, w, principal, body, app, dates, links, early, touched: new Map(), resolved: new Map(), newLinks: new Map(), pendingWrites: [] };
 }
 
 async function linkedRecordId(run: UpsertRun, type: RecordType, identity: string): Promise<string | null> {
@@ -142,12 +144,12 @@ export function prefetchStored(run: UpsertRun): void {
   prefetchCity(body.address);
   const contractId = linked("contract", body.identity);
   if (contractId) reads.set("config", { read: configRowRead(contractId), of: (row) => row });
+  const probe = run.ctx.openSessionProbe;
+  if (contractId && probe) reads.set("sessions", { read: probe.read(contractId), of: (row) => probe.open(row) });
   if (reads.size) {
     const rows = readTogether(tx, [...reads.values()].map((r) => r.read));
     [...reads].forEach(([key, r], i) => prefetch(run, key, async () => r.of((await rows)[i])));
   }
-  const probe = run.ctx.openSessionProbe;
-  if (contractId && probe) prefetch(run, "sessions", () => probe(tx, contractId));
 }
 
 function touch(run: UpsertRun, id: string, kind: Kind, action: Touched["action"]): void {
@@ -236,7 +238,10 @@ export async function personStep(run: UpsertRun, p: PartyExternalInput, overwrit
       w.record({ type: "person", id, action: "update", before: current, after: { ...current, ...data } });
     }
   } else {
-    id = await addParty(tx, data);
+    // Inserted with the contract's statement (contractStep): nothing reads it before.
+    const party = addPartyWrite(data);
+    id = party.id;
+    run.pendingWrites.push(party.write);
     touch(run, id, "person", "INSERT");
     w.record({ type: "person", id, action: "create", before: null, after: { id, ...data, [`externalapp.${app.id}`]: p.identity } });
     run.newLinks.set(linkKey("person", p.identity), { type: "person", id, identity: p.identity });
@@ -271,7 +276,7 @@ export async function contractStep(run: UpsertRun, parties: Awaited<ReturnType<t
     const { id, write } = addContractWrite(columns);
     const config = configStep(run, id);
     run.newLinks.set(linkKey("contract", body.identity), { type: "contract", id, identity: body.identity });
-    await writeTogether(tx, [write, config.write, ...newLinkWrites(run)]);
+    await writeTogether(tx, [...run.pendingWrites.splice(0), write, config.write, ...newLinkWrites(run)]);
     const password = config.password;
     touch(run, id, "contract", "INSERT");
     w.record({ type: "contract", id, action: "create", before: null, after: { id, ...columns, [`externalapp.${app.id}`]: body.identity } });
@@ -281,12 +286,12 @@ export async function contractStep(run: UpsertRun, parties: Awaited<ReturnType<t
   if (run.touched.size > 0 || holder === null || !unchanged(holder, columns)) {
     const before: ContractConnection | null = await contractConnection(tx, id, holder, take(run, "config", () => configRowOf(tx, id)));
     const was = holder?.id === id ? holder : await findContract(tx, id);
-    await setContract(tx, id, columns, was);
+    await writeTogether(tx, [...run.pendingWrites.splice(0), setContractWrite(id, columns, was)]);
     touch(run, id, "contract", "UPDATE");
     w.record({ type: "contract", id, action: "update", before: was ?? null, after: { ...was, ...columns } });
     // Asked here, under the writer lock, the watchers need not read after the COMMIT.
     const probe = ctx.openSessionProbe;
-    const openSessions = probe ? await take(run, "sessions", () => probe(tx, id)) : undefined;
+    const openSessions = probe ? await take(run, "sessions", async () => probe.open((await readTogether(tx, [probe.read(id)]))[0])) : undefined;
     w.afterCommit(() => contractChanged(ctx, { corpId: principal.corpId, contractId: id, before, actorUserId: null, ip: null, openSessions }));
   }
   return { id, password: null };
@@ -314,7 +319,7 @@ export async function linksStep(run: UpsertRun): Promise<void> {
  * the contract's payload the view the response answers with (read once).
  */
 export async function eventsStep(run: UpsertRun, contractId: string): Promise<Contract> {
-  const view: Contract = (await contractViewById(run.tx, contractId, run.principal.corp.timezone))!;
+  const view: Contract = (await contractViewById(run.ctx.contractNetwork, run.tx, contractId, run.principal.corp.timezone))!;
   for (const [recordId, c] of run.touched) {
     const type = `${c.kind.toUpperCase()}_AFTER_${c.action}` as EventGroup;
     run.w.emit(type, recordId, c.kind === "contract" ? view : (t: TenantDb) => viewOf(t, c.kind, recordId));

@@ -23,7 +23,7 @@ import { toIso } from "../../lib/time";
 import { allCorpRefs } from "../corp/service";
 import { contractConnection, fairUseTerms, getContractView, type ContractConnection } from "../contract/service";
 import { reconcileLater } from "./jobs";
-import { allowanceBytes, cycleOf, cycleUsedBytes, inForceOf, networkRows, readPolicy, type InForce, type NetworkPolicy } from "./network-service";
+import { allowanceBytes, contractNetworkHook, cycleOf, cycleUsedBytes, inForceOf, networkRows, readPolicy, type InForce, type NetworkPolicy } from "./network-service";
 import { usageSums } from "./usage-range";
 
 export const FAIR_USE_ACTOR = "system:fair-use";
@@ -130,7 +130,7 @@ async function apply(tx: TenantDb, w: Parameters<Parameters<TenantDoor["write"]>
     const is = inForceOf(terms, row, policy, now);
     // `throttled` too: a SUSPENDED contract's state stays "suspended" when fair use throttles it.
     w.record({ type: "contract", id: p.contractId, action, before: { network: { state: stateOf(was), throttled: action === "restore" } }, after: { network: { state: stateOf(is), throttled: action === "throttle" } } });
-    w.emit(action === "throttle" ? "ISP_AFTER_THROTTLE" : "ISP_AFTER_RESTORE", p.contractId, (t: TenantDb) => getContractView(t, p.contractId, timeZone));
+    w.emit(action === "throttle" ? "ISP_AFTER_THROTTLE" : "ISP_AFTER_RESTORE", p.contractId, (t: TenantDb) => getContractView(contractNetworkHook, t, p.contractId, timeZone));
     done.push({ contractId: p.contractId, action, before: conn, beforeNetwork: was });
   }
   return done;

@@ -9,6 +9,7 @@ import { authGuard } from "../../http/guard";
 import { attemptRoutes } from "./attempt-routes";
 import { FairUseJob, FairUseMarks } from "./fair-use";
 import { AttemptLog, watchContracts } from "./jobs";
+import { contractNetworkHook } from "./network-service";
 import { layoutRoutes } from "./layout-routes";
 import { manufacturerRoutes } from "./manufacturer-routes";
 import { nasRoutes } from "./nas-routes";
@@ -34,6 +35,7 @@ export function ispModule(ctx: AppContext, edge?: EdgeRoutes) {
   });
   const fairUse = new FairUseMarks(ctx, fairUseJob);
   watchContracts(ctx, fairUse);
+  ctx.contractNetwork = contractNetworkHook;
   // One node at a time in cluster mode: an announcement (event, quiet_since) is made once.
   const health = ctx.jobs.add(new NasHealthJob(ctx), {
     singleNode: true,

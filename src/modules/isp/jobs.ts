@@ -9,7 +9,7 @@ import { toIso } from "../../lib/time";
 import { storeAttempts, type AttemptRow } from "./attempt-service";
 import { reconcileContract } from "./dynamic-auth";
 import type { FairUseMarks } from "./fair-use";
-import { hasOpenSession } from "./session-service";
+import { openSessionProbe } from "./session-service";
 import type { AttemptOutcome } from "./model";
 
 export interface Attempt {
@@ -134,7 +134,7 @@ export function reconcileLater(ctx: AppContext, change: ContractChange): void {
  * changed allowance may throttle or restore the contract: fair-use.ts).
  */
 export function watchContracts(ctx: AppContext, fairUse: FairUseMarks): void {
-  ctx.openSessionProbe = hasOpenSession;
+  ctx.openSessionProbe = openSessionProbe;
   const pending = new Set<Promise<unknown>>();
   pendingReconciles.set(ctx, pending);
   ctx.contractWatchers.push((change) => reconcileLater(ctx, change));

@@ -11,7 +11,7 @@ import { conflict } from "../../lib/problem";
 import { toIso } from "../../lib/time";
 import { contractConnection, fairUseTerms, getContract, getContractView } from "../contract/service";
 import { reconcileLater } from "./jobs";
-import { inForceOf, networkRow, policyView, readPolicy, writePolicy, type PolicyInput } from "./network-service";
+import { contractNetworkHook, inForceOf, networkRow, policyView, readPolicy, writePolicy, type PolicyInput } from "./network-service";
 
 const DAY_MS = 86_400_000;
 
@@ -67,9 +67,9 @@ export async function trustUnblock(ctx: AppContext, tenant: TenantDoor, principa
       )
       .run(contractId, now, until);
     w.record({ type: "contract", id: contractId, action: "trust-unblock", before: { network: { state: beforeNetwork.state, until: null } }, after: { network: { state: "trusted", until } } });
-    w.emit("ISP_AFTER_TRUST_UNBLOCK", contractId, (t: typeof tx) => getContractView(t, contractId, timeZone));
+    w.emit("ISP_AFTER_TRUST_UNBLOCK", contractId, (t: typeof tx) => getContractView(contractNetworkHook, t, contractId, timeZone));
     const change: ContractChange = { corpId: principal.corpId, contractId, before: conn, beforeNetwork, actorUserId: principal.userId, ip: principal.ip, cause: "trust unblock" };
-    return { view: await getContractView(tx, contractId, timeZone), change };
+    return { view: await getContractView(contractNetworkHook, tx, contractId, timeZone), change };
   });
   reconcileLater(ctx, change);
   return view;

@@ -6,12 +6,14 @@
 // are made by fair-use.ts (throttle, restore, the end of a grace) and network-changes.ts (the policy, trust unblock).
 // This file reads and computes only; it takes the contract's fields from its callers, so the contract
 // module can ask it for Contract.network without a cycle through contract/service.
+import type { ContractNetwork, ContractNetworkHook, ContractNetworkTerms as NetworkViewTerms } from "../../core/context";
 import { statementsAreRoundTrips, type TenantWriteScope } from "../../core/store";
 import type { TogetherRead } from "../../db/handle";
 import { clientOf, readTogether } from "../../db/rows";
 import type { TenantDb } from "../../db/sqlite";
 import { invalid } from "../../lib/problem";
 import { dateAsMidnight, localDate, nowIso, toIso } from "../../lib/time";
+import { contractIdsByOnlineAddress } from "./session-service";
 import { usedBytesBetween, usedBytesBetweenRead, usedBytesOf, usedOfRow } from "./usage-range";
 
 export const SUSPENDED_MODES = ["reject", "reduce", "redirect"] as const;
@@ -218,20 +220,13 @@ export async function networkInForce(db: TenantDb, terms: NetworkTerms & { id: s
   return inForceOf(terms, row, policy, now);
 }
 
-export interface ContractNetwork {
-  state: NetworkState;
-  since: string | null;
-  until: string | null;
-  cycle: { start: string; end: string; used_bytes: number; allowance_bytes: number | null };
-}
+export type { ContractNetwork, ContractNetworkTerms as NetworkViewTerms } from "../../core/context";
 
-/** The contract fields Contract.network is made of (the contract module's view passes them). */
-export interface NetworkViewTerms {
-  id: string;
-  contract_status: string;
-  suspension_date: string | null;
-  allowance_gb: number | null;
-}
+/**
+ * ctx.contractNetwork, set by the ISP module: the contract view's network figures and its ?q's
+ * online addresses, asked by the contract module, which imports nothing of the ISP's.
+ */
+export const contractNetworkHook: ContractNetworkHook = { networks: contractNetworks, onlineAddressIds: contractIdsByOnlineAddress };
 
 /**
  * Contract.network for each contract, read in the caller's handle in three statements whatever

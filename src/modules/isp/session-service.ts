@@ -3,6 +3,7 @@
 // (dynamic-auth.ts).
 import { and, eq, gte, lt, lte, or, isNull, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import type { OpenSessionProbe } from "../../core/context";
 import type { TenantDoor } from "../../core/store";
 import { clientOf } from "../../db/rows";
 import type { TenantDb } from "../../db/sqlite";
@@ -10,6 +11,7 @@ import { ispRadiusSessions } from "../../db/tenant/schema";
 import { listRows, type ListParams, type SearchWord } from "../../db/list";
 import { invalid, notFound } from "../../lib/problem";
 import { canonicalInstant, toIso } from "../../lib/time";
+import { addressWord } from "../contract/service";
 import { SESSION_STATES } from "./model";
 import { PLACE_KEYS, placeConditions } from "./session-filters";
 
@@ -49,11 +51,6 @@ function instantParam(query: ListParams, key: "from" | "to"): string | null {
   const iso = canonicalInstant(String(raw));
   if (!iso) throw invalid(key, "must be an ISO 8601 instant with offset");
   return iso;
-}
-
-/** A word of a ?q that can be part of an IP address or a MAC: only such words look in addresses. */
-export function addressWord(word: SearchWord): boolean {
-  return /^[0-9a-f.:/-]+$/i.test(word.text);
 }
 
 /**
@@ -125,8 +122,15 @@ export function getSession(tenant: TenantDoor, id: string, at: number) {
 
 /** Whether a contract has an open session (online or stale): one cached raw probe. */
 export async function hasOpenSession(db: TenantDb, contractId: string): Promise<boolean> {
-  return !!(await clientOf(db).query("SELECT 1 FROM isp_radius_sessions WHERE contract_id = ?1 AND open = 1 LIMIT 1").get(contractId));
+  const read = openSessionProbe.read(contractId);
+  return openSessionProbe.open(await clientOf(db).query(read.sql).get(...read.params));
 }
+
+/** hasOpenSession as ctx.openSessionProbe: its statement, and what its row says. */
+export const openSessionProbe: OpenSessionProbe = {
+  read: (contractId) => ({ sql: "SELECT 1 AS open FROM isp_radius_sessions WHERE contract_id = ?1 AND open = 1 LIMIT 1", params: [contractId] }),
+  open: (row) => !!row,
+};
 
 /** The open sessions (online or stale) of a contract. */
 export async function openSessionsOf(db: TenantDb, contractId: string): Promise<SessionRow[]> {

@@ -4,7 +4,7 @@ import { eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Principal } from "../../core/principal";
 import type { TenantDoor, TenantWriteScope } from "../../core/store";
-import { clientOf, insertRow, updateRow } from "../../db/rows";
+import { clientOf, insertRowWrite, updateRow } from "../../db/rows";
 import type { TogetherRead } from "../../db/handle";
 import type { TenantDb } from "../../db/sqlite";
 import { persons } from "../../db/tenant/schema";
@@ -93,12 +93,11 @@ export async function personsUseCity(db: TenantDb, cityId: string): Promise<bool
 /** The columns the external-app upsert writes (a party's data and address). */
 export type PartyColumns = Pick<PersonRow, "name" | "display_name" | "tp_doc_identity" | "doc_identity" | "corporate"> & AddressColumns;
 
-/** Inserts a party of an external-app upsert (a cached raw statement: the upsert's hot path); returns its id. */
-export async function addParty(tx: TenantDb, data: PartyColumns): Promise<string> {
+/** A party of an external-app upsert: its id and its INSERT, which the upsert sends with its contract's statement (writeTogether). */
+export function addPartyWrite(data: PartyColumns): { id: string; write: TogetherRead } {
   const id = newId();
   const at = nowIso();
-  await insertRow(tx, persons, { id, ...data, created_at: at, updated_at: at });
-  return id;
+  return { id, write: insertRowWrite(persons, { id, ...data, created_at: at, updated_at: at }) };
 }
 
 /** Overwrites a party's data from an external-app upsert (`was`: its row as read in this write: only what differs is set). */

@@ -21,7 +21,7 @@ type Hit = Omit<SearchHit, "kind">;
 /** Each kind's list row (its guard and path, the permission to read it) and how its hits are found; in the order of the answer. */
 const KINDS: { kind: SearchKind; guard: string; path: string; hits: (db: TenantDb, ctx: AppContext, q: string, limit: number) => Promise<Hit[]> }[] = [
   { kind: "person", guard: "platform.person", path: "/api/person", hits: (db, _ctx, q, limit) => personHits(db, q, limit) },
-  { kind: "contract", guard: "platform.contract", path: "/api/contract", hits: (db, _ctx, q, limit) => contractHits(db, q, limit) },
+  { kind: "contract", guard: "platform.contract", path: "/api/contract", hits: (db, ctx, q, limit) => contractHits(ctx.contractNetwork, db, q, limit) },
   { kind: "session", guard: "platform.isp", path: "/api/isp/session", hits: (db, ctx, q, limit) => sessionHits(db, q, limit, toIso(ctx.now())) },
   { kind: "nas", guard: "platform.isp", path: "/api/isp/nas", hits: (db, _ctx, q, limit) => nasHits(db, q, limit) },
   { kind: "city", guard: "platform.city", path: "/api/city", hits: (db, _ctx, q, limit) => cityHits(db, q, limit) },

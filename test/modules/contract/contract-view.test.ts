@@ -141,7 +141,7 @@ test("POST /api/contract/create/externalapp/name/{externalAppName} answers exact
   await expect(
     door.write(async (tx) => {
       await tx.$client.query("UPDATE contracts SET number = 'Rolled back 41' WHERE id = ?1").run(c.id);
-      expect(JSON.parse(await contractViewJson(tx, c.id, tz)).number).toBe("Rolled back 41");
+      expect(JSON.parse(await contractViewJson(f.t.ctx.contractNetwork, tx, c.id, tz)).number).toBe("Rolled back 41");
       throw new Error("roll back");
     }),
   ).rejects.toThrow("roll back");
