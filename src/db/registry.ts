@@ -9,6 +9,12 @@ export type Engine = "sqlite" | "postgres";
 export interface TenantRegistry {
   readonly engine: Engine;
   /**
+   * Whether several app nodes share the data (PostgreSQL): background work claims rows before
+   * acting on them, and learns of other nodes' changes by the change feed or by looking, not by
+   * its own process's wake-ups. Modules ask this, not which engine runs.
+   */
+  readonly sharedByNodes: boolean;
+  /**
    * The migrations a corporation's data is at when current. SQLite: the tenant set, applied per
    * file; PostgreSQL: the one set of the shared database (platform and tenant tables together).
    */

@@ -17,6 +17,7 @@ import { openTenantDb, TENANT_STATEMENTS, type SqliteDb } from "./sqlite";
 
 export class TenantDbs implements TenantRegistry {
   readonly engine = "sqlite" as const;
+  readonly sharedByNodes = false;
   private open = new Map<string, SqliteDoor>();
   /** The platform database's door once the app serves (reads of paths, the schema version's write). */
   private platformDoor: SqliteDoor | null = null;

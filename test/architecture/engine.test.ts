@@ -38,18 +38,13 @@ const TOOLS: Record<string, { uses: Use[]; why: string }> = {
 
 /** Debt, to move behind the door; only ever shrinks. */
 const RATCHET: Record<string, Use[]> = {
-  // Hot paths measured by the performance work (contract upsert, RADIUS, metrics, webhooks, QR codes).
+  // Hot paths measured by the performance work (contract upsert, RADIUS, QR codes).
   "src/modules/isp/accounting-service.ts": ["$client"],
   "src/modules/isp/attempt-service.ts": ["$client"],
   "src/modules/isp/nas-service.ts": ["$client"],
   "src/modules/isp/render-service.ts": ["$client"],
   "src/modules/isp/session-service.ts": ["$client"],
   "src/modules/isp/fair-use.ts": ["engine branch"],
-  "src/modules/metric/index.ts": ["engine branch"],
-  "src/modules/metric/jobs.ts": ["engine branch"],
-  "src/modules/metric/service.ts": ["$client", "sqliteClientOf"],
-  "src/modules/webhook/jobs.ts": ["engine branch"],
-  "src/modules/webhook/service.ts": ["$client", "sqliteClientOf"],
   "src/modules/qrcode/access-writer-pg.ts": ["$client"],
   "src/modules/qrcode/analytics-service.ts": ["$client"],
   "src/modules/qrcode/recorder.ts": ["engine branch"],

@@ -178,6 +178,7 @@ export class PgStore implements AppStore {
 /** ctx.tenants on PostgreSQL. */
 export class PgTenants implements TenantRegistry {
   readonly engine = "postgres" as const;
+  readonly sharedByNodes = true;
 
   constructor(
     private store: PgStore,
