@@ -16,7 +16,9 @@ export interface TenantRegistry {
   readonly filesPerCorp: boolean;
   /**
    * Several app nodes may share this storage (cluster mode): what must hold across them (the
-   * per-IP limit of the public rows) is counted in the database, not in this process's memory.
+   * per-IP limit of the public rows) is counted in the database, not in this process's memory;
+   * background work claims rows before acting on them, and learns of other nodes' changes by the
+   * change feed or by looking, not by its own process's wake-ups.
    */
   readonly sharedByNodes: boolean;
   /**

@@ -5,7 +5,7 @@ import { getTableColumns, getTableName } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { nowIso } from "../lib/time";
 import type { RawClient, TogetherRead } from "./handle";
-import type { AnyDb } from "./sqlite";
+import { sqliteClientOf, type AnyDb } from "./sqlite";
 
 /**
  * The statements client under a handle. Hot reads go through `client.query(sql)`, which is
@@ -86,4 +86,22 @@ export function updateRowWrite<T extends SQLiteTable>(table: T, id: string, set:
     sql: `UPDATE ${getTableName(table)} SET ${[...keys.map((k, i) => `${columns[k]!.name} = ?${i + 1}`), `updated_at = ?${n + 1}`].join(", ")} WHERE id = ?${n + 2}`,
     params: [...keys.map((k) => cell(set[k as keyof typeof set])), nowIso(), id],
   };
+}
+
+/**
+ * `clause` (a `FOR UPDATE ...` row lock) where the engine takes row locks: PostgreSQL, where
+ * several nodes may write the same rows; "" on SQLite, whose one writer per database holds them
+ * all (and which has no such clause).
+ */
+export function rowLock(db: AnyDb, clause: string): string {
+  return sqliteClientOf(db) ? "" : ` ${clause}`;
+}
+
+/**
+ * A value column read as a double for aggregates (metric values): itself on SQLite; on
+ * PostgreSQL a jsonb number, one stored beyond a double's range (`9e999`, Infinity on SQLite)
+ * clamped to the largest double, which the cast would refuse.
+ */
+export function numericOf(db: AnyDb, column: string): string {
+  return sqliteClientOf(db) ? column : `least(greatest(${column}::numeric, -${Number.MAX_VALUE}), ${Number.MAX_VALUE})::float8`;
 }

@@ -20,10 +20,10 @@ export function metricModule(ctx: AppContext) {
   const scheduler = ctx.jobs.add(new MetricScheduler(ctx), {
     singleNode: true,
     schedule:
-      ctx.tenants.engine === "postgres"
+      ctx.tenants.sharedByNodes
         ? `one timer per metric with an endpoint, at its periodicity; every ${ctx.dispatchTuning.metricResyncMs / 1000} s the stored metrics read again`
         : "one timer per metric with an endpoint, at its periodicity; run now: the stored metrics read again",
-    everyMs: ctx.tenants.engine === "postgres" ? ctx.dispatchTuning.metricResyncMs : undefined,
+    everyMs: ctx.tenants.sharedByNodes ? ctx.dispatchTuning.metricResyncMs : undefined,
   });
   // After the COMMIT of a change: the metric's job is rebuilt (or removed).
   const changed = scheduler.sync.bind(scheduler);

@@ -72,7 +72,7 @@ export class MetricScheduler implements BackgroundJob {
     // write publishes METRICS_TOPIC) and read again here at once; the resync timer (start) stays
     // as the net for a notification lost. On SQLite the writing process is the only one: sync()
     // after each COMMIT (index.ts) is all there is, and nothing is read again.
-    if (ctx.tenants.engine === "postgres") {
+    if (ctx.tenants.sharedByNodes) {
       ctx.changes.subscribe(METRICS_TOPIC, { changed: (k) => this.refresh(k), resync: () => void this.resync() });
     }
   }
@@ -90,7 +90,7 @@ export class MetricScheduler implements BackgroundJob {
     const stopped = () => !this.active || this.term !== term;
     // Cluster mode: metrics changed through other nodes are not synced here after their commit
     // (this node does not hear it): the stored metrics are read again every metricResyncMs.
-    if (this.ctx.tenants.engine === "postgres" && !this.resyncTimer) {
+    if (this.ctx.tenants.sharedByNodes && !this.resyncTimer) {
       this.resyncTimer = setInterval(() => void this.ctx.jobs.track(this.name, () => this.resync()).catch(() => {}), this.ctx.dispatchTuning.metricResyncMs);
       this.resyncTimer.unref?.();
     }

@@ -4,7 +4,8 @@
 import { eq } from "drizzle-orm";
 import { CorpIndex } from "../../core/settings";
 import type { PlatformDoor, TenantDoor, TenantWriteScope } from "../../core/store";
-import { sqliteClientOf, type PlatformDb, type TenantDb } from "../../db/sqlite";
+import type { PlatformDb, TenantDb } from "../../db/sqlite";
+import { clientOf, numericOf } from "../../db/rows";
 import { metrics } from "../../db/tenant/schema";
 import { finite } from "../../lib/finite";
 import { newId } from "../../lib/ids";
@@ -52,12 +53,12 @@ export type MetricKey = { id: string; name?: undefined } | { name: string; id?: 
 
 /** Bun caches `query()` statements per connection, so these are prepared once per database. */
 async function findMetric(db: TenantDb, id: string): Promise<MetricRow | null> {
-  return ((await db.$client.query(BY_ID).get(id)) as MetricRow | null) ?? null;
+  return ((await clientOf(db).query(BY_ID).get(id)) as MetricRow | null) ?? null;
 }
 
 /** The metric named by `key` (404 when unknown), on the handle given. */
 async function metricOf(db: TenantDb, key: MetricKey): Promise<MetricRow> {
-  const row = (key.id !== undefined ? await db.$client.query(BY_ID).get(key.id) : await db.$client.query(BY_NAME).get(key.name)) as MetricRow | null;
+  const row = (key.id !== undefined ? await clientOf(db).query(BY_ID).get(key.id) : await clientOf(db).query(BY_NAME).get(key.name)) as MetricRow | null;
   if (!row) throw notFound("Metric");
   return row;
 }
@@ -72,7 +73,7 @@ export function listMetrics(tenant: TenantDoor, query: Record<string, unknown>):
 
 /** Every metric with an endpoint (the collector's jobs at start-up). */
 export function collectedMetrics(tenant: TenantDoor): Promise<MetricRow[]> {
-  return tenant.read(async (db) => (await db.$client.query("SELECT * FROM metrics WHERE endpoint IS NOT NULL").all()) as MetricRow[]);
+  return tenant.read(async (db) => (await clientOf(db).query("SELECT * FROM metrics WHERE endpoint IS NOT NULL").all()) as MetricRow[]);
 }
 
 /** One metric as stored now (null: gone), for the collector told of a change made on another node. */
@@ -124,7 +125,7 @@ const ANY_COLLECTED = "SELECT 1 FROM metrics WHERE endpoint IS NOT NULL LIMIT 1"
 export function unindexIfNoneCollected(tenant: TenantDoor, platform: PlatformDoor): Promise<void> {
   return tenant
     .write(async (tx, w) => {
-      if (!(await tx.$client.query(ANY_COLLECTED).get())) await collectedIndex.drop(platform, w.corpId);
+      if (!(await clientOf(tx).query(ANY_COLLECTED).get())) await collectedIndex.drop(platform, w.corpId);
     })
     .catch(() => {});
 }
@@ -168,7 +169,7 @@ function metricFields(input: MetricInput): MetricFields {
 }
 
 async function checkNameFree(db: TenantDb, name: string, exceptId: string | null): Promise<void> {
-  const holder = (await db.$client.query(BY_NAME).get(name)) as MetricRow | null;
+  const holder = (await clientOf(db).query(BY_NAME).get(name)) as MetricRow | null;
   if (holder && holder.id !== exceptId) throw conflict(`A metric named '${name}' already exists`);
 }
 
@@ -207,7 +208,7 @@ export function updateMetric(tenant: TenantDoor, key: MetricKey, input: MetricIn
     await checkNameFree(tx, fields.name, id);
     // Stored values keep the type they were checked against; reinterpreting them would corrupt
     // the history (a Text value has no average).
-    if (fields.data_type !== current.data_type && (await tx.$client.query(HAS_VALUES).get(id))) {
+    if (fields.data_type !== current.data_type && (await clientOf(tx).query(HAS_VALUES).get(id))) {
       throw conflict("data_type cannot change while the metric has values");
     }
     const row: MetricRow = { ...current, ...fields, updated_at: nowIso() };
@@ -260,7 +261,7 @@ const INSERT_VALUE = "INSERT INTO metric_values (metric_id, at, at_ms, value) VA
 /** Stores one value in the caller's transaction, through a cached prepared statement. */
 async function insertValue(tx: TenantDb, metric: Pick<MetricRow, "id">, value: number | boolean | string, atMs: number): Promise<MetricValue> {
   const at = toIso(atMs);
-  await tx.$client.query(INSERT_VALUE).run(metric.id, at, atMs, typeof value === "boolean" ? (value ? 1 : 0) : value);
+  await clientOf(tx).query(INSERT_VALUE).run(metric.id, at, atMs, typeof value === "boolean" ? (value ? 1 : 0) : value);
   return { metric_id: metric.id, value, at };
 }
 
@@ -396,7 +397,7 @@ async function rawHistory(db: TenantDb, metric: MetricRow, from: number, to: num
       if (text !== metric.id) where += " AND 0";
     } else throw invalid(key, "is not a filterable field");
   }
-  const sqlite = db.$client;
+  const sqlite = clientOf(db);
   const total = ((await sqlite.query(`SELECT count(*) AS n FROM metric_values WHERE ${where}`).get(...args)) as { n: number }).n;
   const rows = (await sqlite
     .query(`SELECT at, value FROM metric_values WHERE ${where} ORDER BY ${order} LIMIT ?${args.length + 1} OFFSET ?${args.length + 2}`)
@@ -431,17 +432,15 @@ async function buckets(db: TenantDb, metric: MetricRow, from: number, to: number
   const count = Math.floor(to / width) - Math.floor(from / width) + 1;
   if (count > MAX_BUCKETS) throw invalid("bucket", `gives ${count} buckets between from and to; at most ${MAX_BUCKETS} are allowed`);
   const numeric = metric.data_type === "Int" || metric.data_type === "Float";
-  // PostgreSQL keeps a value as jsonb (a number stays a number there): aggregated as a double,
-  // one stored before the bounds beyond a double's range (`9e999`, Infinity on SQLite) at the
-  // largest double, which the cast would refuse.
-  const v = sqliteClientOf(db) ? "value" : `least(greatest(value::numeric, -${Number.MAX_VALUE}), ${Number.MAX_VALUE})::float8`;
+  // PostgreSQL keeps a value as jsonb (a number stays a number there): aggregated as a double.
+  const v = numericOf(db, "value");
   const aggregate = numeric ? `json_array(count(*), min(${v}), max(${v}), avg(${v}), total(${v}))` : "json_array(count(*))";
   // The CAST types the first placeholder on PostgreSQL (64-bit there too); a no-op on SQLite.
   const sql = `WITH RECURSIVE b(s) AS (SELECT CAST(?2 AS INTEGER) UNION ALL SELECT s + ?3 FROM b WHERE s + ?3 <= ?5)
     SELECT s, (SELECT ${aggregate} FROM metric_values
                WHERE metric_id = ?1 AND at_ms >= max(s, ?4) AND at_ms < s + ?3 AND at_ms <= ?5) AS agg
     FROM b`;
-  const rows = (await db.$client.query(sql).all(metric.id, first, width, from, to)) as { s: number; agg: string }[];
+  const rows = (await clientOf(db).query(sql).all(metric.id, first, width, from, to)) as { s: number; agg: string }[];
   const items: Bucket[] = [];
   for (const r of rows) {
     const a = JSON.parse(r.agg) as number[];
@@ -465,7 +464,7 @@ async function buckets(db: TenantDb, metric: MetricRow, from: number, to: number
  * its own transaction.
  */
 export async function pruneMetricValues(db: TenantDb, cutoffMs: number, limit: number): Promise<number> {
-  const done = await db.$client
+  const done = await clientOf(db)
     .query(
       `DELETE FROM metric_values WHERE seq IN (SELECT v.seq FROM metrics m CROSS JOIN metric_values v INDEXED BY metric_values_metric_at ON v.metric_id = m.id
             WHERE v.at_ms < ?1 LIMIT ?2)`,

@@ -88,7 +88,7 @@ export class WebhookDispatcher implements Job {
   private readonly claims: boolean;
 
   constructor(private ctx: AppContext) {
-    this.claims = ctx.tenants.engine === "postgres";
+    this.claims = ctx.tenants.sharedByNodes;
   }
 
   start(): void {

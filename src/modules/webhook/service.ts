@@ -8,7 +8,8 @@ import type { AppContext } from "../../core/context";
 import type { Principal } from "../../core/principal";
 import { CorpIndex } from "../../core/settings";
 import type { PlatformDoor, TenantDoor, TenantWriteScope } from "../../core/store";
-import { sqliteClientOf, type PlatformDb, type TenantDb } from "../../db/sqlite";
+import type { PlatformDb, TenantDb } from "../../db/sqlite";
+import { clientOf, rowLock } from "../../db/rows";
 import { webhookDeliveries, webhookGroups, webhooks } from "../../db/tenant/schema";
 import { EVENT_GROUPS, type EventGroup, eventKept, eventPayload, eventPayloads, markAllDispatched, markDispatched, markManyDispatched, undispatchedEvents } from "../../core/events";
 import { newId } from "../../lib/ids";
@@ -107,7 +108,7 @@ export function listWebhooks(tenant: TenantDoor, query: ListParams): Promise<Pag
 /** The corporations that may have webhooks (the dispatcher's start-up and sweeps visit only those). */
 /** The doctor's look at a corporation: webhooks turned off, and those whose deliveries are failing. */
 export async function webhookTroubles(db: TenantDb): Promise<{ inactive: string[]; failing: string[] }> {
-  const rows = await db.$client.query<{ name: string; status: number | boolean; failure_count: number }, []>("SELECT name, status, failure_count FROM webhooks WHERE status = 0 OR failure_count > 0").all();
+  const rows = await clientOf(db).query<{ name: string; status: number | boolean; failure_count: number }, []>("SELECT name, status, failure_count FROM webhooks WHERE status = 0 OR failure_count > 0").all();
   return {
     inactive: rows.filter((r) => !r.status).map((r) => r.name),
     failing: rows.filter((r) => r.status && Number(r.failure_count) > 0).map((r) => `${r.name} (${r.failure_count} in a row)`),
@@ -119,7 +120,7 @@ const ANY_WEBHOOK = "SELECT 1 FROM webhooks LIMIT 1";
 
 /** Whether the corporation has a webhook (active or not). */
 export async function hasWebhooks(db: TenantDb): Promise<boolean> {
-  return (await db.$client.query(ANY_WEBHOOK).get()) !== null;
+  return (await clientOf(db).query(ANY_WEBHOOK).get()) !== null;
 }
 
 /**
@@ -209,7 +210,7 @@ export function unlinkGroup(tenant: TenantDoor, id: string, group: string): Prom
 const CANCELLED = "cancelled: ";
 
 async function cancelPending(tx: TenantDb, webhookId: string, reason: string, now: string): Promise<void> {
-  const sqlite = tx.$client;
+  const sqlite = clientOf(tx);
   const logged = await sqlite.query<{ log_enabled: number }, [string]>("SELECT log_enabled FROM webhooks WHERE id = ?1").get(webhookId);
   if (logged?.log_enabled) {
     await sqlite
@@ -310,7 +311,7 @@ export async function recoverDeliveries(tenant: TenantDoor, webhookId: string, s
   return tenant.write(async (tx, w) => {
     const hook = await findRow(tx, webhookId);
     if (!hook.status) throw conflict("The webhook is inactive: activate it first");
-    const sqlite = tx.$client;
+    const sqlite = clientOf(tx);
     const failed = await sqlite
       .query<{ id: string; source_event_id: string }, [string, string, string]>(
         `SELECT id, source_event_id FROM webhook_deliveries
@@ -426,7 +427,7 @@ const INSERT_DELIVERIES = `INSERT INTO webhook_deliveries (id, webhook_id, sourc
 export async function fanOutEvents(tx: TenantDb, now: string, limit: number, claim = false): Promise<number> {
   const events = await undispatchedEvents(tx, limit, claim);
   if (events.length === 0) return 0;
-  const sqlite = tx.$client;
+  const sqlite = clientOf(tx);
   const targets = sqlite.query<{ id: string }, [string]>(
     "SELECT w.id FROM webhooks w JOIN webhook_groups g ON g.webhook_id = w.id WHERE g.\"group\" = ?1 AND w.status = 1",
   );
@@ -456,7 +457,7 @@ export async function fanOutEvents(tx: TenantDb, now: string, limit: number, cla
 
 /** Active webhooks with a delivery due at `now`. */
 export async function dueTargets(db: TenantDb, now: string): Promise<Target[]> {
-  return await db.$client
+  return await clientOf(db)
     .query<Target, [string]>(
       `SELECT w.id, w.target, w.secret, w.body_content FROM webhooks w
        WHERE w.status = 1 AND EXISTS (SELECT 1 FROM webhook_deliveries d
@@ -478,7 +479,7 @@ const DUE_SQL = `SELECT id, event_id, attempts, source_event_id FROM webhook_del
 export async function dueDeliveries(db: TenantDb, webhookId: string, now: string, limit: number, claim = false): Promise<Due[]> {
   if (claim) {
     // The payloads in one statement (PostgreSQL: one round trip, not one per row).
-    const rows = await db.$client
+    const rows = await clientOf(db)
       .query<{ id: string; event_id: string; attempts: number; source_event_id: string }, [string, string, number]>(`${DUE_SQL} FOR UPDATE SKIP LOCKED`)
       .all(webhookId, now, limit);
     const payloads = await eventPayloads(db, rows.map((r) => r.source_event_id));
@@ -489,7 +490,7 @@ export async function dueDeliveries(db: TenantDb, webhookId: string, now: string
     }
     return out;
   }
-  const rows = await db.$client.query<{ id: string; event_id: string; attempts: number; source_event_id: string }, [string, string, number]>(DUE_SQL).all(webhookId, now, limit);
+  const rows = await clientOf(db).query<{ id: string; event_id: string; attempts: number; source_event_id: string }, [string, string, number]>(DUE_SQL).all(webhookId, now, limit);
   const out: Due[] = [];
   for (const r of rows) {
     // Retention keeps the event of a pending delivery; one without it has nothing to send.
@@ -508,7 +509,7 @@ export async function dueDeliveries(db: TenantDb, webhookId: string, now: string
 export async function claimDeliveries(tx: TenantDb, ids: string[], until: string): Promise<void> {
   if (!ids.length) return;
   const list = ids.map((_, i) => `?${i + 2}`).join(", ");
-  await tx.$client.query(`UPDATE webhook_deliveries SET next_attempt_at = ?1 WHERE id IN (${list})`).run(until, ...ids);
+  await clientOf(tx).query(`UPDATE webhook_deliveries SET next_attempt_at = ?1 WHERE id IN (${list})`).run(until, ...ids);
 }
 
 /** The earliest next attempt of a pending delivery, or null when the queue is empty. */
@@ -519,7 +520,7 @@ export async function nextAttemptAt(db: TenantDb): Promise<string | null> {
   // 10,000 contracts' deliveries, where the webhook keeps its log).
   return (
     (
-      await db.$client
+      await clientOf(db)
         .query<{ at: string | null }, []>(
           "SELECT MIN((SELECT MIN(d.next_attempt_at) FROM webhook_deliveries d WHERE d.status = 'pending' AND d.webhook_id = w.id)) AS at FROM webhooks w",
         )
@@ -562,7 +563,7 @@ export interface Disabled {
 export async function recordOutcomes(tx: TenantDb, list: Outcome[], nowMs: number, rules: RetryRules, w?: TenantWriteScope): Promise<Disabled[]> {
   // A webhook made inactive here is a change of the record, by the dispatcher (core/history.ts).
   const inactive = (id: string) => w?.record({ type: "webhook", id, action: "status", before: { status: true }, after: { status: false } });
-  const sqlite = tx.$client;
+  const sqlite = clientOf(tx);
   const disabled: Disabled[] = [];
   const now = toIso(nowMs);
   const maxAttempts = rules.delaysMs.length + 1;
@@ -571,7 +572,7 @@ export async function recordOutcomes(tx: TenantDb, list: Outcome[], nowMs: numbe
   // one attempt each, one after the other, and the second finds it no longer pending once done.
   const rowOf = sqlite.query<{ attempts: number; log_enabled: number }, [string]>(
     `SELECT d.attempts, w.log_enabled FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-     WHERE d.id = ?1 AND d.status = 'pending'${sqliteClientOf(tx) === null ? " FOR UPDATE OF d" : ""}`,
+     WHERE d.id = ?1 AND d.status = 'pending'${rowLock(tx, "FOR UPDATE OF d")}`,
   );
   const finish = sqlite.query(
     `UPDATE webhook_deliveries SET status = ?2, attempts = ?3, response_status = ?4, error = ?5, next_attempt_at = NULL, updated_at = ?6
@@ -672,7 +673,7 @@ export async function recordOutcomes(tx: TenantDb, list: Outcome[], nowMs: numbe
  * keeps the planner on that range. Housekeeping calls it once per batch, in its own transaction.
  */
 export async function pruneWebhookDeliveries(db: TenantDb, cutoff: string, idBelow: string, limit: number): Promise<number> {
-  const done = await db.$client
+  const done = await clientOf(db)
     .query(
       `DELETE FROM webhook_deliveries WHERE rowid IN (SELECT rowid FROM webhook_deliveries
             WHERE id < ?3 AND +status IN ('succeeded', 'failed') AND updated_at < ?1 LIMIT ?2)`,

@@ -1,0 +1,91 @@
+// Webhook dispatch cost, in-process (issue 35): `count` contract events are queued with the
+// dispatcher stopped, then a fresh dispatcher delivers them to a local receiver; printed:
+// deliveries a second, CPU µs per delivery of the app (process.cpuUsage) and of PostgreSQL's
+// processes, transactions per delivery (pg_stat_database, reported up to a second late: rough).
+// STATS=1 (PostgreSQL): the server loads pg_stat_statements and the statements of the drain are
+// listed by total time, with calls per delivery. Compare before/after alternating, one sitting.
+//   [STATS=1] bun bench/dispatch-profile.ts [pg|sqlite] [count]
+import { startPostgres } from "../test/support/postgres";
+import { makeApp, startAndLogin } from "../test/support/helpers";
+import { contractBody } from "../test/support/contract-body";
+import { SQL } from "bun";
+import { childrenCpuUs } from "./proc-cpu";
+import { WebhookDispatcher } from "../src/modules/webhook/jobs";
+
+const engine = process.argv[2] ?? "pg";
+const COUNT = Number(process.argv[3] ?? 2000);
+const STATS = engine === "pg" && !!process.env.STATS;
+const pg = engine === "pg" ? await startPostgres({ durable: true, settings: STATS ? { shared_preload_libraries: "pg_stat_statements", "pg_stat_statements.track_planning": "on", "pg_stat_statements.track": "all" } : {} }) : null;
+const db = pg ? await pg.createDatabase("bench") : null;
+// The receiver listens on loopback.
+const t = await makeApp({ env: { CORPADMIN_EGRESS_ALLOW: "127.0.0.0/8", ...(db ? { CORPADMIN_DATABASE_URL: db.appUrl, CORPADMIN_LEASE_GRACE_MS: "1000" } : {}) } });
+const admin = await startAndLogin(t);
+await t.req("POST", "/api/externalapp", { token: admin.token, body: { name: "erp" } });
+let received = 0;
+let done: () => void = () => {};
+const drained = new Promise<void>((res) => (done = res));
+const receiver = Bun.serve({
+  port: 0,
+  hostname: "127.0.0.1",
+  fetch: async (req) => {
+    await req.arrayBuffer();
+    if (++received === COUNT) done();
+    return new Response(null, { status: 204 });
+  },
+});
+await t.ctx.jobs.get("webhook-dispatcher")?.stop();
+await t.req("POST", "/api/webhook", { token: admin.token, body: { name: "r", target: `http://127.0.0.1:${receiver.port}/hook`, email: "ops@example.com", groups: ["CONTRACT_AFTER_INSERT"] } });
+
+async function pool<T>(items: T[], n: number, fn: (x: T) => Promise<void>) {
+  let i = 0;
+  await Promise.all(Array.from({ length: n }, async () => { while (i < items.length) await fn(items[i++]); }));
+}
+console.error("queueing events");
+await pool(Array.from({ length: COUNT }, (_, i) => i), 16, async (i) => {
+  const r = await t.req("POST", "/api/contract/create/externalapp/name/erp", { token: admin.token, body: contractBody(i) });
+  if (r.status !== 200) throw new Error(`${r.status} ${r.text}`);
+});
+
+const su = db ? new SQL({ url: db.url, max: 1 }) : null;
+await su?.unsafe("ANALYZE");
+const xacts = async () => (su ? Number((await su.unsafe("SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = 'bench'"))[0].n) : 0);
+if (STATS) {
+  await su!.unsafe("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+  await su!.unsafe("SELECT pg_stat_statements_reset()");
+}
+Bun.gc(true);
+const x0 = await xacts();
+const pg0 = pg ? childrenCpuUs(pg.pid) : 0;
+const c0 = process.cpuUsage();
+const w0 = performance.now();
+console.error("draining");
+const dispatcher = new WebhookDispatcher(t.ctx);
+dispatcher.start();
+await drained;
+const wall = performance.now() - w0;
+const c1 = process.cpuUsage(c0);
+const pg1 = pg ? childrenCpuUs(pg.pid) : 0;
+await dispatcher.stop();
+await Bun.sleep(1000);
+const x1 = await xacts();
+console.log(JSON.stringify({
+  engine, count: COUNT,
+  per_s: Math.round(COUNT / (wall / 1000)),
+  app_cpu_us: Math.round((c1.user + c1.system) / COUNT),
+  pg_cpu_us: Math.round((pg1 - pg0) / COUNT),
+  xacts_per_delivery: su ? +((x1 - x0 - 1) / COUNT).toFixed(3) : null,
+  load: (await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" "),
+}));
+if (STATS) {
+  const rows = await su!.unsafe(`SELECT calls, rows, total_exec_time AS exec, total_plan_time AS plan, plans, left(regexp_replace(query, '\\s+', ' ', 'g'), 200) AS q
+    FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'bench') ORDER BY total_exec_time + total_plan_time DESC LIMIT 25`);
+  const calls = rows.reduce((s: number, r: { calls: unknown }) => s + Number(r.calls), 0);
+  console.log(`statements per delivery (top 25): ${(calls / COUNT).toFixed(2)}`);
+  for (const r of rows)
+    console.log(`${((r.exec + r.plan) * 1000 / COUNT).toFixed(0).padStart(5)} µs/delivery  exec ${(r.exec * 1000 / Number(r.calls)).toFixed(0).padStart(5)} plan ${(r.plan * 1000 / Math.max(1, Number(r.calls))).toFixed(0).padStart(4)} µs/call  calls/delivery ${(Number(r.calls) / COUNT).toFixed(2)} plans ${r.plans} rows/call ${(Number(r.rows) / Number(r.calls)).toFixed(1)}  ${r.q}`);
+}
+await su?.close();
+await t.close();
+receiver.stop(true);
+await pg?.stop();
+process.exit(0);
