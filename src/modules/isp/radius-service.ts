@@ -213,11 +213,11 @@ interface Batched extends AccountingItem {
 }
 
 /**
- * The batch of records of a corporation still open (its write queued, not started): a record
- * arriving meanwhile joins it. Its write's start closes it; the next record opens the next batch,
+ * The batch of records still open per corporation's door (its write queued, not started): a
+ * record arriving meanwhile joins it. Its write's start closes it; the next record opens the next batch,
  * whose write the door runs after the one in flight (writeGrouped).
  */
-const openBatches = new Map<string, { door: TenantDoor; items: Batched[] }>();
+const openBatches = new WeakMap<TenantDoor, { items: Batched[] }>();
 /** Bounds a batch (and so the wait of the record that joined it last), as the doors bound a group. */
 const MAX_BATCH = 64;
 
@@ -229,20 +229,21 @@ const MAX_BATCH = 64;
  */
 function storeInBatch(caller: RadiusCaller, changes: Changes | null, item: Omit<Batched, "resolve" | "reject">): Promise<void> {
   const corpId = caller.corp.id;
+  const door = caller.tenant;
   return new Promise<void>((resolve, reject) => {
-    const open = openBatches.get(corpId);
-    if (open && open.door === caller.tenant && open.items.length < MAX_BATCH) {
+    const open = openBatches.get(door);
+    if (open && open.items.length < MAX_BATCH) {
       open.items.push({ ...item, resolve, reject });
       return;
     }
-    const batch = { door: caller.tenant, items: [{ ...item, resolve, reject }] };
-    openBatches.set(corpId, batch);
+    const batch = { items: [{ ...item, resolve, reject }] };
+    openBatches.set(door, batch);
     const store = (items: Batched[]) =>
       // Log-only: a record changes its session, usage and the NAS's health columns, none of which
       // the NAS/layout snapshot or authorize's decisions hold (they stay while records flow).
-      batch.door.writeGrouped(
+      door.writeGrouped(
         async (tx, scope) => {
-          if (openBatches.get(corpId) === batch) openBatches.delete(corpId);
+          if (openBatches.get(door) === batch) openBatches.delete(door);
           await storeAccounting(tx, items, caller.corp.timezone, scope);
           // The realtime sockets (the online board) hear of each after the COMMIT.
           if (changes)
@@ -256,7 +257,7 @@ function storeInBatch(caller: RadiusCaller, changes: Changes | null, item: Omit<
       );
     const settled = () => {
       // A write refused before it started (the corporation busy or gone) left the batch open.
-      if (openBatches.get(corpId) === batch) openBatches.delete(corpId);
+      if (openBatches.get(door) === batch) openBatches.delete(door);
     };
     store(batch.items).then(
       () => {
