@@ -16,7 +16,7 @@ import { toIso } from "../../lib/time";
 import { allCorpIds, dispatchableCorpIds } from "../corp/service";
 import { deliverOnce, type Target } from "./deliver";
 import {
-  claimDeliveries,
+  claimDueDeliveries,
   dueDeliveries,
   dueTargets,
   fanOutEvents,
@@ -294,13 +294,12 @@ export class WebhookDispatcher implements Job {
         // The events' deliveries are made and the due ones claimed in one transaction (one
         // durable commit per pass, not two); a larger backlog goes on in the next pass.
         if (fanOut) more = (await fanOutEvents(tx, toIso(this.ctx.now()), FANOUT_BATCH, true)) === FANOUT_BATCH;
+        const { deliveryTimeoutMs, claimMarginMs } = this.ctx.dispatchTuning;
+        const until = toIso(this.ctx.now() + deliveryTimeoutMs + claimMarginMs);
         await this.startDue(corpId, tx, freed, (hook, d) => {
           this.reserve(hook.id, d.id);
           taken.push([hook, d]);
-        }, true);
-        const { deliveryTimeoutMs, claimMarginMs } = this.ctx.dispatchTuning;
-        const until = toIso(this.ctx.now() + deliveryTimeoutMs + claimMarginMs);
-        await claimDeliveries(tx, taken.map(([, d]) => d.id), until);
+        }, until);
         await this.noteNextDue(corpId, tx);
       }, WRITE);
     } catch (err) {
@@ -314,9 +313,10 @@ export class WebhookDispatcher implements Job {
 
   /**
    * Takes the due deliveries that the concurrency bounds allow (`take`: launch them, or reserve
-   * them for a claim); `claim` reads them as claimDue does.
+   * them for a claim). `claimUntil` (cluster mode, in a write): each webhook's share is claimed in
+   * one statement, pushed forward to that instant (service.ts, claimDueDeliveries).
    */
-  private async startDue(corpId: string, db: TenantDb, freed: Set<string>, take: (hook: Target, d: Due) => void, claim = false): Promise<void> {
+  private async startDue(corpId: string, db: TenantDb, freed: Set<string>, take: (hook: Target, d: Due) => void, claimUntil?: string): Promise<void> {
     const now = toIso(this.ctx.now());
     this.starved.delete(corpId);
     for (const hook of await dueTargets(db, now)) {
@@ -326,7 +326,14 @@ export class WebhookDispatcher implements Job {
         this.starved.add(corpId);
         break;
       }
-      for (const d of await dueDeliveries(db, hook.id, now, PER_WEBHOOK_CONCURRENCY + busy, claim)) {
+      if (claimUntil !== undefined) {
+        // Exactly what the bounds allow, this node's in-flight rows left out: a row claimed is sent.
+        const room = Math.min(PER_WEBHOOK_CONCURRENCY - busy, TOTAL_CONCURRENCY - this.inFlight.size);
+        for (const d of await claimDueDeliveries(db, hook.id, now, room, claimUntil, [...this.inFlight, ...freed])) take(hook, d);
+        if (this.inFlight.size >= TOTAL_CONCURRENCY) this.starved.add(corpId);
+        continue;
+      }
+      for (const d of await dueDeliveries(db, hook.id, now, PER_WEBHOOK_CONCURRENCY + busy)) {
         if (this.inFlight.has(d.id) || freed.has(d.id)) continue;
         if ((this.perWebhook.get(hook.id) ?? 0) >= PER_WEBHOOK_CONCURRENCY) break;
         if (this.inFlight.size >= TOTAL_CONCURRENCY) {

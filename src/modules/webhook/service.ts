@@ -7,11 +7,11 @@ import { and, eq, inArray, sql } from "drizzle-orm";
 import type { AppContext } from "../../core/context";
 import type { Principal } from "../../core/principal";
 import { CorpIndex } from "../../core/settings";
-import type { PlatformDoor, TenantDoor, TenantWriteScope } from "../../core/store";
+import { statementsAreRoundTrips, type PlatformDoor, type TenantDoor, type TenantWriteScope } from "../../core/store";
 import type { PlatformDb, TenantDb } from "../../db/sqlite";
 import { clientOf, rowLock } from "../../db/rows";
 import { webhookDeliveries, webhookGroups, webhooks } from "../../db/tenant/schema";
-import { EVENT_GROUPS, type EventGroup, eventKept, eventPayload, eventPayloads, markAllDispatched, markDispatched, markManyDispatched, undispatchedEvents } from "../../core/events";
+import { EVENT_GROUPS, type EventGroup, eventKept, eventPayload, markAllDispatched, markDispatched, markManyDispatched, undispatchedEvents } from "../../core/events";
 import { newId } from "../../lib/ids";
 import { listRows, type ListParams, type Page } from "../../db/list";
 import { conflict, invalid, notFound } from "../../lib/problem";
@@ -466,31 +466,18 @@ export async function dueTargets(db: TenantDb, now: string): Promise<Target[]> {
     .all(now);
 }
 
-const DUE_SQL = `SELECT id, event_id, attempts, source_event_id FROM webhook_deliveries
-  WHERE status = 'pending' AND webhook_id = ?1 AND next_attempt_at <= ?2
-  ORDER BY next_attempt_at, id LIMIT ?3`;
-
 /**
- * Up to `limit` of a webhook's deliveries due at `now`, oldest due first, with their payloads.
- * `claim` (PostgreSQL, several nodes; in a write): rows another node is claiming are skipped and
- * the ones read stay locked until the COMMIT, where `claimDeliveries` has pushed them forward.
- * SQLite has no such clause and needs none (one process; the dispatcher's in-flight set).
+ * Up to `limit` of a webhook's deliveries due at `now`, oldest due first, with their payloads
+ * (SQLite: one process sends; the dispatcher's in-flight set keeps a row from being sent twice).
  */
-export async function dueDeliveries(db: TenantDb, webhookId: string, now: string, limit: number, claim = false): Promise<Due[]> {
-  if (claim) {
-    // The payloads in one statement (PostgreSQL: one round trip, not one per row).
-    const rows = await clientOf(db)
-      .query<{ id: string; event_id: string; attempts: number; source_event_id: string }, [string, string, number]>(`${DUE_SQL} FOR UPDATE SKIP LOCKED`)
-      .all(webhookId, now, limit);
-    const payloads = await eventPayloads(db, rows.map((r) => r.source_event_id));
-    const out: Due[] = [];
-    for (const r of rows) {
-      const payload = payloads.get(r.source_event_id);
-      if (payload !== undefined) out.push({ id: r.id, event_id: r.event_id, attempts: r.attempts, payload });
-    }
-    return out;
-  }
-  const rows = await clientOf(db).query<{ id: string; event_id: string; attempts: number; source_event_id: string }, [string, string, number]>(DUE_SQL).all(webhookId, now, limit);
+export async function dueDeliveries(db: TenantDb, webhookId: string, now: string, limit: number): Promise<Due[]> {
+  const rows = await clientOf(db)
+    .query<{ id: string; event_id: string; attempts: number; source_event_id: string }, [string, string, number]>(
+      `SELECT id, event_id, attempts, source_event_id FROM webhook_deliveries
+       WHERE status = 'pending' AND webhook_id = ?1 AND next_attempt_at <= ?2
+       ORDER BY next_attempt_at, id LIMIT ?3`,
+    )
+    .all(webhookId, now, limit);
   const out: Due[] = [];
   for (const r of rows) {
     // Retention keeps the event of a pending delivery; one without it has nothing to send.
@@ -501,15 +488,28 @@ export async function dueDeliveries(db: TenantDb, webhookId: string, now: string
 }
 
 /**
- * Claims deliveries about to be sent, in the write that read them with `claim`: they are due
- * again only at `until` (the send's timeout and a margin later), so no other node sends them
- * meanwhile, and a node that dies mid-send leaves them to be sent again, with the same webhook-id
- * (which Standard Webhooks allows). Recording the outcome replaces `next_attempt_at` as always.
+ * Claims up to `limit` of a webhook's deliveries due at `now` (but `skip`: this node's in flight),
+ * oldest due first, in one statement of a write (PostgreSQL, several nodes): rows another node is
+ * claiming are skipped (`FOR UPDATE SKIP LOCKED`), and the ones taken are due again only at `until`
+ * (the send's timeout and a margin later), so no other node sends them meanwhile, and a node that
+ * dies mid-send leaves them to be sent again, with the same webhook-id (which Standard Webhooks
+ * allows). Recording the outcome replaces `next_attempt_at` as always. The payload comes with
+ * each row (the outbox's event, read in the same statement: one round trip per webhook).
  */
-export async function claimDeliveries(tx: TenantDb, ids: string[], until: string): Promise<void> {
-  if (!ids.length) return;
-  const list = ids.map((_, i) => `?${i + 2}`).join(", ");
-  await clientOf(tx).query(`UPDATE webhook_deliveries SET next_attempt_at = ?1 WHERE id IN (${list})`).run(until, ...ids);
+export async function claimDueDeliveries(tx: TenantDb, webhookId: string, now: string, limit: number, until: string, skip: string[]): Promise<Due[]> {
+  const rows = await clientOf(tx)
+    .query<{ id: string; event_id: string; attempts: number; payload: string | null }, [string, string, number, string, string]>(
+      `WITH c AS (SELECT id FROM webhook_deliveries
+         WHERE status = 'pending' AND webhook_id = ?1 AND next_attempt_at <= ?2 AND id NOT IN (SELECT value FROM json_each(?5))
+         ORDER BY next_attempt_at, id LIMIT ?3 FOR UPDATE SKIP LOCKED)
+       UPDATE webhook_deliveries d SET next_attempt_at = ?4 FROM c WHERE d.id = c.id
+       RETURNING d.id, d.event_id, d.attempts, (SELECT e.payload FROM events e WHERE e.id = d.source_event_id) AS payload`,
+    )
+    .all(webhookId, now, limit, until, JSON.stringify(skip));
+  const out: Due[] = [];
+  // Retention keeps the event of a pending delivery; one without it has nothing to send.
+  for (const r of rows) if (r.payload !== null) out.push({ id: r.id, event_id: r.event_id, attempts: r.attempts, payload: r.payload });
+  return out;
 }
 
 /** The earliest next attempt of a pending delivery, or null when the queue is empty. */
@@ -589,15 +589,37 @@ export async function recordOutcomes(tx: TenantDb, list: Outcome[], nowMs: numbe
      WHERE id = ?1 AND status = 'failed' AND substr(error, 1, ${CANCELLED.length}) = '${CANCELLED}'`,
   );
   const resetFailures = sqlite.query("UPDATE webhooks SET failure_count = 0 WHERE id = ?1 AND failure_count <> 0");
-  // Successes (nearly every outcome under load) in two rounds whatever their number: every row
-  // read (and locked), then every update; statements sent together run in the order sent, so on
-  // PostgreSQL that is two round trips for the batch, not three per delivery. A delivery met twice
-  // in the list, and every other outcome, is recorded one at a time below.
+  // Successes (nearly every outcome under load) as a batch, a delivery met twice in the list and
+  // every other outcome one at a time below. PostgreSQL: one statement for the batch (its rows
+  // read and locked, finished or deleted as the webhook keeps its log, the webhooks' failure
+  // counts reset); SQLite: every row read, then every update (a statement there is a call).
   const seen = new Map<string, number>();
   for (const o of list) seen.set(o.deliveryId, (seen.get(o.deliveryId) ?? 0) + 1);
   const batched = (o: Outcome) => o.ok && seen.get(o.deliveryId) === 1;
   const successes = list.filter(batched);
-  if (successes.length > 1) {
+  // A lone success beside other outcomes keeps the list's order (the one-at-a-time loop): an
+  // earlier 410 that made the webhook inactive turns it into a late answer, as it came.
+  const oneStatement = statementsAreRoundTrips(tx) && (successes.length > 1 || (successes.length === 1 && list.length === 1));
+  if (oneStatement) {
+    const found = new Set(
+      (
+        await sqlite
+          .query<{ id: string }, [string, string]>(
+            `WITH o AS (SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS status, json_extract(value, '$[2]') AS error FROM json_each(?1)),
+             d AS (SELECT d.id, d.webhook_id, w.log_enabled, o.status, o.error FROM webhook_deliveries d JOIN o ON o.id = d.id JOIN webhooks w ON w.id = d.webhook_id
+                   WHERE d.status = 'pending' FOR UPDATE OF d),
+             fin AS (UPDATE webhook_deliveries x SET status = 'succeeded', attempts = x.attempts + 1, response_status = CAST(d.status AS INTEGER), error = d.error,
+                     next_attempt_at = NULL, updated_at = ?2 FROM d WHERE x.id = d.id AND d.log_enabled),
+             gone AS (DELETE FROM webhook_deliveries x USING d WHERE x.id = d.id AND NOT d.log_enabled),
+             reset AS (UPDATE webhooks SET failure_count = 0 WHERE id IN (SELECT webhook_id FROM d) AND failure_count <> 0)
+             SELECT id FROM d`,
+          )
+          .all(JSON.stringify(successes.map((o) => [o.deliveryId, o.responseStatus, o.error])), now)
+      ).map((r) => r.id),
+    );
+    // Gone meanwhile (webhook deleted, or made inactive and its log off): nothing to record.
+    for (const o of successes) if (!found.has(o.deliveryId)) await lateAnswer.run(o.deliveryId, o.responseStatus, o.error ?? "delivered", now);
+  } else if (successes.length > 1) {
     const rows = await Promise.all(successes.map((o) => rowOf.get(o.deliveryId)));
     const writes: Promise<unknown>[] = [];
     const hooks = new Set<string>();
@@ -611,7 +633,7 @@ export async function recordOutcomes(tx: TenantDb, list: Outcome[], nowMs: numbe
     for (const id of hooks) writes.push(resetFailures.run(id));
     await Promise.all(writes);
   }
-  for (const o of successes.length > 1 ? list.filter((o) => !batched(o)) : list) {
+  for (const o of oneStatement || successes.length > 1 ? list.filter((o) => !batched(o)) : list) {
     // Gone meanwhile (webhook deleted, or made inactive and its log off): nothing to record.
     const row = await rowOf.get(o.deliveryId);
     if (!row) {
