@@ -451,8 +451,8 @@ interface RowReader {
    * The rows of `n` ids (?1 … ?n), by id: a page of a PostgreSQL match set. A list of parameters
    * (PostgreSQL's `= ANY`, a probe of the primary key each) rather than json_each: planned as a
    * generic plan, the JSON's rows are estimated at 100 and the persons were read in full (a hash
-   * join). `n` is the page's limit, the ids past a short page's end NULL (they match nothing): one
-   * statement per limit.
+   * join). `n` is a power of two (idsBucket), the ids past the page's end NULL (they match
+   * nothing): a few statement texts per table.
    */
   byIds(n: number, dir: "ASC" | "DESC"): string;
 }
@@ -625,6 +625,15 @@ function idMatches(rows: unknown[][]): IdMatches {
   return { count: ids.length, bytes: ids.length * 48 + 64, at: (i) => ids[i] };
 }
 
+/** Most ids one statement of a match set's page binds. */
+const MAX_IDS_STATEMENT = 512;
+/** The parameters a page of `n` ids binds: the next power of two from 8 (NULLs past the ids). */
+function idsBucket(n: number): number {
+  let b = 8;
+  while (b < n) b *= 2;
+  return b;
+}
+
 const specNumbers = new WeakMap<ListSpec, number>();
 let specCount = 0;
 const numberOf = (map: WeakMap<object, number>, o: object, next: () => number) => {
@@ -760,10 +769,16 @@ export async function listRows<R, V>(
     const scanSpec = spec;
     const m = await pgMatchSet(db, client, table, ownSpec, params.q!, () => clauses(table, scanSpec, params, where, false, false).where);
     if (m) {
-      const ids: unknown[] = [];
-      for (let i = offset; i < Math.min(m.count, offset + limit); i++) ids.push(m.at(pgPlain.descending ? m.count - 1 - i : i));
-      for (let i = ids.length; ids.length && i < limit; i++) ids.push(null);
-      const rows = ids.length ? ((await client.query(reader.byIds(limit, pgPlain.descending ? "DESC" : "ASC")).all(...(ids as Bindings))) as Record<string, unknown>[]) : [];
+      const dir = pgPlain.descending ? "DESC" : "ASC";
+      const rows: Record<string, unknown>[] = [];
+      // In chunks of at most MAX_IDS_STATEMENT ids (a CSV export's pages hold 5,000), each in id order.
+      for (let from = offset; from < Math.min(m.count, offset + limit); from += MAX_IDS_STATEMENT) {
+        const ids: unknown[] = [];
+        for (let i = from; i < Math.min(m.count, offset + limit, from + MAX_IDS_STATEMENT); i++) ids.push(m.at(pgPlain.descending ? m.count - 1 - i : i));
+        const n = idsBucket(ids.length);
+        while (ids.length < n) ids.push(null);
+        for (const row of (await client.query(reader.byIds(n, dir)).all(...(ids as Bindings))) as Record<string, unknown>[]) rows.push(row);
+      }
       return { items: decodeRows(reader, rows, view), page, limit, total: m.count };
     }
   }

@@ -80,3 +80,18 @@ describe("GET /api/person?q=: the match set and the SQL plan answer alike", () =
     expect(await samePaths("zebedeu")).toBe(0);
   });
 });
+
+describe("a CSV export of a search (pages of 5,000)", () => {
+  test("more matches than one statement reads (512): the same lines as the SQL plan's, in id order", async () => {
+    for (let i = 0; i < 530; i++) expect((await f.t.req("POST", "/api/person", { token, body: { name: `Lote ${String(i).padStart(3, "0")}` } })).status).toBe(200);
+    const csv = async (query: string) => {
+      const res = await f.t.req("GET", `/api/person?${query}`, { token });
+      expect(res.status).toBe(200);
+      return res.text;
+    };
+    const plain = await csv("q=lote&format=csv");
+    expect(plain.trim().split("\n").length).toBe(531);
+    expect(plain).toBe(await csv("q=lote&corporate=false&format=csv"));
+    expect(await csv("q=lote&sort=-id&format=csv")).toBe(await csv("q=lote&sort=-id&corporate=false&format=csv"));
+  }, 120_000);
+});
