@@ -165,18 +165,6 @@ function sessionStatements(tx: TenantDb) {
     // Every session with that key: one, unless the NAS reused the id (after a reboot). Not ORDER
     // BY ... LIMIT 1: that costs several times the read of the one row there usually is.
     byKey: client.query<KeyedSession, [string, string]>(`SELECT ${SESSION_COLUMNS} FROM isp_radius_sessions WHERE nas_id = ?1 AND acct_session_id = ?2`),
-    // A retransmission inserts nothing (its unique key: session, status, Acct-Session-Time).
-    record: client.query<unknown, (string | number | null)[]>(
-      `INSERT INTO isp_radius_accounting (id, nas_id, nas_ip, username, contract_id, session_id, radius_session_id, unique_session_id, status_type, session_time,
-           input_octets, output_octets, input_packets, output_packets, framed_ip, framed_ipv6_prefix, calling_station_id, terminate_cause, event_at, received_at, attributes)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21) ON CONFLICT DO NOTHING`,
-    ),
-    insert: client.query<unknown, [Values]>(
-      `INSERT INTO isp_radius_sessions (id, nas_id, acct_session_id, username, contract_id, framed_ip, calling_station_id, started_at, updated_at,
-           stopped_at, open, stale_at, input_bytes, output_bytes, input_packets, output_packets, session_time, terminate_cause, received_at, created_at)
-         VALUES ($id, $nas_id, $acct_session_id, $username, $contract_id, $framed_ip, $calling_station_id, $started_at, $updated_at,
-           $stopped_at, $open, $stale_at, $input_bytes, $output_bytes, $input_packets, $output_packets, $session_time, $terminate_cause, $received_at, $received_at)`,
-    ),
     update: client.query<unknown, [Values]>(
       `UPDATE isp_radius_sessions SET
            contract_id = coalesce($contract_id, contract_id), framed_ip = coalesce($framed_ip, framed_ip),
@@ -190,14 +178,60 @@ function sessionStatements(tx: TenantDb) {
   };
 }
 
-/** Stores the record under its session (a raw statement: Drizzle's insert builder costs tens of µs); `changes` 0 for a retransmission. */
-function insertRecord(tx: TenantDb, row: AccountingRow, sessionId: string): Promise<{ changes: number }> {
-  const r = row;
-  return sessionStatements(tx).record.run(
+type Cells = (string | number | null)[];
+
+const RECORD_COLUMNS =
+  "id, nas_id, nas_ip, username, contract_id, session_id, radius_session_id, unique_session_id, status_type, session_time, input_octets, output_octets, input_packets, output_packets, framed_ip, framed_ipv6_prefix, calling_station_id, terminate_cause, event_at, received_at, attributes";
+const NEW_SESSION_COLUMNS =
+  "id, nas_id, acct_session_id, username, contract_id, framed_ip, calling_station_id, started_at, updated_at, stopped_at, open, stale_at, input_bytes, output_bytes, input_packets, output_packets, session_time, terminate_cause, received_at, created_at";
+
+/** The record's cells under its session, in RECORD_COLUMNS' order. */
+function recordCells(r: AccountingRow, sessionId: string): Cells {
+  return [
     r.id!, r.nas_id, r.nas_ip, r.username, r.contract_id ?? null, r.session_id, sessionId, r.unique_session_id ?? null, r.status_type, r.session_time ?? 0,
     r.input_octets ?? null, r.output_octets ?? null, r.input_packets ?? null, r.output_packets ?? null, r.framed_ip ?? null, r.framed_ipv6_prefix ?? null,
     r.calling_station_id ?? null, r.terminate_cause ?? null, r.event_at, r.received_at, r.attributes,
-  );
+  ];
+}
+
+/**
+ * Raw multi-row inserts (Drizzle's insert builder costs tens of µs a row): statements of 64, 16,
+ * 4 and 1 rows, a few texts each prepared once per connection. A record's retransmission inserts
+ * nothing (its unique key: session, status, Acct-Session-Time); the sum of `changes` is returned.
+ */
+function insertRows(tx: TenantDb, table: "isp_radius_accounting" | "isp_radius_sessions", rows: Cells[]): Promise<{ changes: number }>[] {
+  const out: Promise<{ changes: number }>[] = [];
+  let at = 0;
+  for (const size of KEY_CHUNKS)
+    for (; rows.length - at >= size; at += size) out.push(clientOf(tx).query<unknown, Cells>(insertText(table, rows[0].length, size)).run(...rows.slice(at, at + size).flat()));
+  return out;
+}
+
+const insertTexts = new Map<string, string>();
+function insertText(table: "isp_radius_accounting" | "isp_radius_sessions", width: number, size: number): string {
+  const key = `${table} ${size}`;
+  let text = insertTexts.get(key);
+  if (!text) {
+    const row = `(${Array.from({ length: width }, () => "?").join(", ")})`;
+    text = `INSERT INTO ${table} (${table === "isp_radius_accounting" ? RECORD_COLUMNS : NEW_SESSION_COLUMNS}) VALUES ${Array.from({ length: size }, () => row).join(", ")}${table === "isp_radius_accounting" ? " ON CONFLICT DO NOTHING" : ""}`;
+    insertTexts.set(key, text);
+  }
+  return text;
+}
+
+/**
+ * The new sessions of a batch whose keys have one record each (most batches: a record per session),
+ * with their records: inserted after the fold, all in a few statements, the sessions before the
+ * records that refer to them. A key with several records inserts its session at once (its next
+ * record reads it).
+ */
+class NewSessions {
+  readonly sessions: Cells[] = [];
+  readonly records: Cells[] = [];
+
+  async flush(tx: TenantDb): Promise<void> {
+    await Promise.all([...insertRows(tx, "isp_radius_sessions", this.sessions), ...insertRows(tx, "isp_radius_accounting", this.records)]);
+  }
 }
 
 /**
@@ -267,16 +301,17 @@ export async function storeAccounting(tx: TenantDb, items: readonly AccountingIt
   // The sessions of every key, read together; a key's later records read them again (its own
   // earlier records changed them).
   const known = sessionsOfKeys(tx, [...bySession.values()].map((records) => records[0].row));
+  const created = new NewSessions();
   await Promise.all(
     [...bySession.entries()].map(async ([key, records]) => {
       for (const [i, { row, interimInterval }] of records.entries()) {
         const sessions = i === 0 ? ((await known).get(key) ?? []) : await sessionStatements(tx).byKey.all(row.nas_id, row.session_id);
-        const delta = await foldRecord(tx, row, sessions, interimInterval, timeZone, usage);
+        const delta = await foldRecord(tx, row, sessions, interimInterval, timeZone, usage, records.length === 1 ? created : null);
         await nas.heard(row.nas_id, row.received_at, interimInterval, delta);
       }
     }),
   );
-  await Promise.all([usage.flush(tx), nas.flush(scope)]);
+  await Promise.all([created.flush(tx), usage.flush(tx), nas.flush(scope)]);
 }
 
 const SESSION_COLUMNS = "id, session_time, open, started_at, stopped_at, updated_at, contract_id, input_bytes, output_bytes";
@@ -325,7 +360,15 @@ async function sessionsOfKeys(tx: TenantDb, rows: AccountingRow[]): Promise<Map<
  * Stores the record, folds it into its session (one of `sessions`, those of its key) and its
  * usage; returns the change in the NAS's open sessions.
  */
-async function foldRecord(tx: TenantDb, row: AccountingRow, sessions: KeyedSession[], interimInterval: number | null, timeZone: string, tally: UsageTally): Promise<number> {
+async function foldRecord(
+  tx: TenantDb,
+  row: AccountingRow,
+  sessions: KeyedSession[],
+  interimInterval: number | null,
+  timeZone: string,
+  tally: UsageTally,
+  later: NewSessions | null,
+): Promise<number> {
   const s = sessionStatements(tx);
   const stop = row.status_type === "Stop";
   const sessionTime = row.session_time ?? 0;
@@ -350,8 +393,8 @@ async function foldRecord(tx: TenantDb, row: AccountingRow, sessions: KeyedSessi
   };
   if (session) {
     // A retransmission inserts nothing: folded in when it first came.
-    const stored = await insertRecord(tx, row, session.id);
-    if (!stored.changes) return 0;
+    const [stored] = insertRows(tx, "isp_radius_accounting", [recordCells(row, session.id)]);
+    if (!(await stored).changes) return 0;
     if (session.open !== 1) return 0;
     if (!stop && sessionTime < session.session_time) return 0;
     const update = s.update.run({ ...values, $id: session.id, $session_time: Math.max(sessionTime, session.session_time) });
@@ -369,25 +412,20 @@ async function foldRecord(tx: TenantDb, row: AccountingRow, sessions: KeyedSessi
     return stop ? -1 : 0;
   }
   const id = newId();
-  // The session and its record go out together (one round trip on PostgreSQL; the statements run
-  // in the order sent, the session before the record that refers to it).
-  const inserted = s.insert.run({
-    ...values,
-    $id: id,
-    $nas_id: row.nas_id,
-    $acct_session_id: row.session_id,
-    $username: row.username,
-    $started_at: recordStart,
-    $input_bytes: values.$input_bytes ?? 0,
-    $output_bytes: values.$output_bytes ?? 0,
-    $input_packets: values.$input_packets ?? 0,
-    $output_packets: values.$output_packets ?? 0,
-  });
-  const record = insertRecord(tx, row, id);
+  const v = values;
+  const created: Cells = [id, row.nas_id, row.session_id, row.username, v.$contract_id, v.$framed_ip, v.$calling_station_id, recordStart, v.$updated_at, v.$stopped_at, v.$open, v.$stale_at,
+    v.$input_bytes ?? 0, v.$output_bytes ?? 0, v.$input_packets ?? 0, v.$output_packets ?? 0, v.$session_time, v.$terminate_cause, v.$received_at, v.$received_at];
   // The first record of a session: everything its counters hold, since the session's start.
   const growth = { input: row.input_octets ?? 0, output: row.output_octets ?? 0, seconds: sessionTime };
   if (row.contract_id && (growth.input || growth.output || growth.seconds)) tally.add(row.contract_id, splitOverDays(Date.parse(recordStart), Date.parse(row.event_at), growth, timeZone));
-  await Promise.all([inserted, record]);
+  if (later) {
+    later.sessions.push(created);
+    later.records.push(recordCells(row, id));
+  } else {
+    // The session and its record go out together (one round trip on PostgreSQL; the statements
+    // run in the order sent, the session before the record that refers to it).
+    await Promise.all([...insertRows(tx, "isp_radius_sessions", [created]), ...insertRows(tx, "isp_radius_accounting", [recordCells(row, id)])]);
+  }
   return stop ? 0 : 1;
 }
 
