@@ -119,6 +119,13 @@ export async function eventPayloads(db: TenantDb, ids: string[]): Promise<Map<st
   return out;
 }
 
+/**
+ * An SQL expression for the payload of the event whose id is `idColumn` (NULL once retention took
+ * it), for an owner's statement that returns its rows with their payloads in one round trip (the
+ * webhook dispatcher's claim); the outbox's table stays named here.
+ */
+export const eventPayloadExpr = (idColumn: string): string => `(SELECT e.payload FROM events e WHERE e.id = ${idColumn})`;
+
 /** Whether the event is still kept (retention deletes it once no pending delivery needs it). */
 export async function eventKept(db: TenantDb, eventId: string): Promise<boolean> {
   return !!(await db.$client.query("SELECT 1 FROM events WHERE id = ?1").get(eventId));

@@ -238,8 +238,13 @@ export class WebhookDispatcher implements Job {
         // A visit: a corporation the pass opened is closed after it (deliveries carry what they send).
         await this.ctx.store.visit(corpId, async (tenant) => {
           // Read first: a sweep over corporations with nothing new takes no write lock (and does not
-          // open their writer connections).
-          const events = await tenant.read(hasEventsToFanOut);
+          // open their writer connections). Cluster mode asks in the same read whether anything is
+          // due (claimDue writes only then).
+          const { events, due } = await tenant.read(async (db) => {
+            const [events, targets] = await Promise.all([hasEventsToFanOut(db), this.claims ? dueTargets(db, toIso(this.ctx.now())) : null]);
+            if (this.claims && !events && !targets!.length) await this.noteNextDue(corpId, db);
+            return { events, due: !!targets?.length };
+          });
           // Cluster mode fans out in the write that claims (claimDue).
           if (events && !this.claims) {
             for (;;) {
@@ -250,8 +255,10 @@ export class WebhookDispatcher implements Job {
           // What is read is launched unless it is in flight, or was until meanwhile (freedDuringRead).
           const freed = (this.freedDuringRead = new Set<string>());
           try {
-            if (this.claims) await this.claimDue(corpId, tenant, freed, events);
-            else await tenant.read(async (db) => {
+            if (this.claims) {
+              if (events || due) await this.claimDue(corpId, tenant, freed, events);
+            } else
+              await tenant.read(async (db) => {
               await this.startDue(corpId, db, freed, (hook, d) => this.launch(corpId, hook, d));
               await this.noteNextDue(corpId, db);
             });
@@ -278,15 +285,7 @@ export class WebhookDispatcher implements Job {
    * claim runs out: the node died, and it is sent again with the same webhook-id).
    */
   private async claimDue(corpId: string, tenant: TenantDoor, freed: Set<string>, fanOut: boolean): Promise<void> {
-    // Read first: a pass that finds nothing due (and no event to fan out) takes no write.
-    if (!fanOut) {
-      const due = await tenant.read(async (db) => {
-        if ((await dueTargets(db, toIso(this.ctx.now()))).length) return true;
-        await this.noteNextDue(corpId, db);
-        return false;
-      });
-      if (!due) return;
-    }
+    // The pass's read found events to fan out or deliveries due (run): nothing else takes a write.
     const taken: [Target, Due][] = [];
     let more = false;
     try {

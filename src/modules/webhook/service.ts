@@ -11,7 +11,7 @@ import { statementsAreRoundTrips, type PlatformDoor, type TenantDoor, type Tenan
 import type { PlatformDb, TenantDb } from "../../db/sqlite";
 import { clientOf, rowLock } from "../../db/rows";
 import { webhookDeliveries, webhookGroups, webhooks } from "../../db/tenant/schema";
-import { EVENT_GROUPS, type EventGroup, eventKept, eventPayload, markAllDispatched, markDispatched, markManyDispatched, undispatchedEvents } from "../../core/events";
+import { EVENT_GROUPS, type EventGroup, eventKept, eventPayload, eventPayloadExpr, markAllDispatched, markDispatched, markManyDispatched, undispatchedEvents } from "../../core/events";
 import { newId } from "../../lib/ids";
 import { listRows, type ListParams, type Page } from "../../db/list";
 import { conflict, invalid, notFound } from "../../lib/problem";
@@ -503,7 +503,7 @@ export async function claimDueDeliveries(tx: TenantDb, webhookId: string, now: s
          WHERE status = 'pending' AND webhook_id = ?1 AND next_attempt_at <= ?2 AND id NOT IN (SELECT value FROM json_each(?5))
          ORDER BY next_attempt_at, id LIMIT ?3 FOR UPDATE SKIP LOCKED)
        UPDATE webhook_deliveries d SET next_attempt_at = ?4 FROM c WHERE d.id = c.id
-       RETURNING d.id, d.event_id, d.attempts, (SELECT e.payload FROM events e WHERE e.id = d.source_event_id) AS payload`,
+       RETURNING d.id, d.event_id, d.attempts, ${eventPayloadExpr("d.source_event_id")} AS payload`,
     )
     .all(webhookId, now, limit, until, JSON.stringify(skip));
   const out: Due[] = [];
