@@ -452,6 +452,19 @@ export async function addUser(
   return { userId, login, password, token, req: requestsOf(t, token) };
 }
 
+/**
+ * The members a module's suite checks its rules with (STYLE.md habit 7): in `corpId` a manager
+ * granted `service` and a plain member without it; another corporation ("other-isp") and an
+ * outsider there, granted `service` too. Logins: `${prefix}manager`, `${prefix}plain`, `${prefix}outsider`.
+ */
+export async function serviceRoles(t: TestApp, corpId: string, service: string, prefix = "") {
+  const manager = await addUser(t, corpId, { login: `${prefix}manager`, services: [service] });
+  const plain = await addUser(t, corpId, { login: `${prefix}plain` });
+  const otherCorp = await addCorp(t, "other-isp");
+  const outsider = await addUser(t, otherCorp, { login: `${prefix}outsider`, services: [service] });
+  return { manager, plain, otherCorp, outsider };
+}
+
 /** What addUser gives: a logged-in member with its token and request helper. */
 export type User = Awaited<ReturnType<typeof addUser>>;
 
