@@ -2,7 +2,8 @@
 // is embedded) on a free loopback port over a temporary data directory, driven by Debian's
 // Chromium through playwright-core. CONSOLE_E2E_SOURCE=1 runs the source server instead (faster
 // while developing; it serves dist/console, the last console build).
-import { mkdirSync, rmSync } from "node:fs";
+import { afterAll, expect, test } from "bun:test";
+import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import AxeBuilder from "@axe-core/playwright";
@@ -14,6 +15,12 @@ export const ROOT = join(import.meta.dir, "../..");
 export const SHOTS = join(ROOT, "test-output/console");
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 export const CORP = { auth_name: "acme", company_name: "ACME Telecom", timezone: "America/Sao_Paulo" };
+
+/** Whether the browser suites run: where Chromium is, and in CI, where its absence fails them (.ci/run installs it). */
+export const BROWSER_RUNS = existsSync(CHROMIUM) || process.env.CI === "true";
+if (!BROWSER_RUNS) console.warn(`${CHROMIUM} not found: the browser tests are skipped (apt-get install chromium)`);
+/** bun:test's `test` for a browser suite: skipped where the browser suites do not run. */
+export const browserTest = BROWSER_RUNS ? test : test.skip;
 
 export interface Server {
   base: string;
@@ -120,4 +127,50 @@ export async function newPage(browser: Browser, opts: { phone?: boolean; lang?: 
   const page = await context.newPage();
   await page.addInitScript((l) => localStorage.setItem("corpadmin.lang", l), opts.lang ?? "en");
   return page;
+}
+
+export interface ConsoleSuite {
+  server: Server;
+  browser: Browser;
+  /** The admin's API token (empty with `start: false`). */
+  token: string;
+  /** A JSON call as the admin, for a suite's own arrangement (never through the console): its body; throws unless 200. */
+  call(method: string, path: string, body?: unknown): Promise<any>;
+  /** An accounting record posted as the NAS stand-in 127.0.0.1 with `secret` would (FreeRADIUS's rlm_rest); expects 204. */
+  accounting(secret: string, record: Record<string, unknown>): Promise<void>;
+}
+
+/**
+ * The opening of the browser suites, at a test file's top: `const { server, browser, token, call }
+ * = await openConsole();` — the compiled binary (built once) serving a fresh data directory, first
+ * started with the admin logged in (unless `start: false`), and Chromium; both stopped after the
+ * file's tests. Where the browser suites do not run, nothing starts and their tests skip.
+ */
+export async function openConsole(o: { start?: boolean } = {}): Promise<ConsoleSuite> {
+  const suite = {
+    token: "",
+    async call(method: string, path: string, body?: unknown) {
+      const r = await api(suite.server.base, method, path, body, suite.token);
+      if (r.status !== 200) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(r.body)}`);
+      return r.body;
+    },
+    async accounting(secret: string, record: Record<string, unknown>) {
+      const res = await fetch(`${suite.server.base}/api/isp/radius/accounting`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Basic ${Buffer.from(`${CORP.auth_name}:${secret}`).toString("base64")}` },
+        body: JSON.stringify({ "NAS-IP-Address": "127.0.0.1", ...record }),
+      });
+      expect(res.status).toBe(204);
+    },
+  } as ConsoleSuite;
+  if (!BROWSER_RUNS) return suite;
+  afterAll(async () => {
+    await suite.browser?.close();
+    await suite.server?.stop();
+  });
+  buildOnce();
+  suite.server = await startServer();
+  if (o.start !== false) suite.token = await firstStart(suite.server.base);
+  suite.browser = await launch();
+  return suite;
 }

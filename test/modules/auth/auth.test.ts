@@ -299,6 +299,14 @@ sourceOnly("auth guard: probe routes over the real guard", () => {
       .get("/api/only-super", () => ({ ok: true }), { auth: "*" })
       .get("/api/user/:id/self", () => ({ ok: true }), { auth: { guard: "platform.user", self: "id" } });
   }
+
+  /** The probe app answering a refused request with its status alone. */
+  const statusProbe = () =>
+    probeApp().onError(({ error, set }) => {
+      set.status = (error as { status?: number }).status ?? 500;
+      return "";
+    });
+
   const call = (app: { handle(r: Request): Promise<Response> }, path: string, token?: string) =>
     app.handle(new Request(`http://localhost${path}`, { headers: token ? { authorization: `Bearer ${token}`, host: "localhost" } : { host: "localhost" } }));
 
@@ -316,32 +324,29 @@ sourceOnly("auth guard: probe routes over the real guard", () => {
   });
 
   test("permission: service in admin, action in allow (with the row's path), otherwise 403", async () => {
-    const app = probeApp().onError(({ error, set }) => {
-      set.status = (error as { status?: number }).status ?? 500;
-      return "";
-    });
+    const app = statusProbe();
     const none = await addUser(t, admin.corpId);
     const byService = await addUser(t, admin.corpId, { services: ["platform.city"] });
     const byAction = await addUser(t, admin.corpId, { actions: ["localhost:80/api/city/{id}/GET"] });
     const wrongPort = await addUser(t, admin.corpId, { actions: ["localhost:8080/api/city/{id}/GET"] });
     const id = "01900000-0000-7000-8000-000000000001";
-    expect((await call(app, `/api/city/${id}`)).status).toBe(401);
-    expect((await call(app, `/api/city/${id}`, none.token)).status).toBe(403);
-    expect((await call(app, `/api/city/${id}`, byService.token)).status).toBe(200);
-    expect((await call(app, `/api/city/${id}`, byAction.token)).status).toBe(200);
-    expect((await call(app, "/api/city", byAction.token)).status).toBe(403);
-    expect((await call(app, `/api/city/${id}`, wrongPort.token)).status).toBe(403);
-    expect((await call(app, "/api/only-super", byService.token)).status).toBe(403);
-    expect((await call(app, "/api/only-super", admin.token)).status).toBe(200);
-    expect((await call(app, `/api/user/${none.userId}/self`, none.token)).status).toBe(200);
-    expect((await call(app, `/api/user/${byService.userId}/self`, none.token)).status).toBe(403);
+    const cases: [who: string, path: string, token: string | undefined, status: number][] = [
+      ["no token", `/api/city/${id}`, undefined, 401],
+      ["no grant", `/api/city/${id}`, none.token, 403],
+      ["the service", `/api/city/${id}`, byService.token, 200],
+      ["the row's action", `/api/city/${id}`, byAction.token, 200],
+      ["the row's action, another row", "/api/city", byAction.token, 403],
+      ["the row's action on another port", `/api/city/${id}`, wrongPort.token, 403],
+      ["a service, on a * route", "/api/only-super", byService.token, 403],
+      ["*, on a * route", "/api/only-super", admin.token, 200],
+      ["no grant, on its own self route", `/api/user/${none.userId}/self`, none.token, 200],
+      ["no grant, on another's self route", `/api/user/${byService.userId}/self`, none.token, 403],
+    ];
+    for (const [who, path, token, status] of cases) expect({ who, path, status: (await call(app, path, token)).status }).toEqual({ who, path, status });
   });
 
   test("a grant takes effect on the very next request once the cache is invalidated", async () => {
-    const app = probeApp().onError(({ error, set }) => {
-      set.status = (error as { status?: number }).status ?? 500;
-      return "";
-    });
+    const app = statusProbe();
     const u = await addUser(t, admin.corpId);
     const granted = await addUser(t, admin.corpId, { services: ["platform.city"] });
     expect((await call(app, "/api/city", u.token)).status).toBe(403);

@@ -1,15 +1,11 @@
 import { beforeAll, describe, expect, test } from "bun:test";
-import { ADMIN, addCorp, addMember, addUser, makeApp, startAndLogin, UNKNOWN_ID, openApp, type User } from "../../support/helpers";
+import { ADMIN, addCorp, addMember, addUser, makeApp, startAndLogin, UNKNOWN_ID, openApp, serviceRoles, type User } from "../../support/helpers";
 
 const { t, admin } = await openApp();
-let manager: User;
-let plain: User;
-let otherCorp: string;
+let manager: User, plain: User, otherCorp: string;
 
 beforeAll(async () => {
-  manager = await addUser(t, admin.corpId, { login: "ip-manager", services: ["platform.auth"] });
-  plain = await addUser(t, admin.corpId, { login: "ip-plain" });
-  otherCorp = await addCorp(t, "other-isp");
+  ({ manager, plain, otherCorp } = await serviceRoles(t, admin.corpId, "platform.auth", "ip-"));
   // Tests talk from 127.0.0.1: without this range, acme's first range would shut them out too.
   expect((await add("acme", { range: "127.0.0.0/8", description: "loopback" }, admin.token)).status).toBe(200);
 });

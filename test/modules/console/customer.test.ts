@@ -1,46 +1,27 @@
 // The console's customer page, the phone layout and Portuguese, in a real browser against the
 // compiled binary (CONSOLE_E2E_SOURCE=1: the source server).
 // source-only: it builds and drives dist/corpadmin itself. SQLite only (not in test/pg-backend.txt).
-import { afterAll, beforeAll, expect, test as bunTest } from "bun:test";
-import { existsSync } from "node:fs";
-import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, expect } from "bun:test";
+import type { Page } from "playwright-core";
 import { startResponder } from "../../support/coa-harness";
 import { waitFor } from "../../support/wait";
-import { api, axeViolations, buildOnce, CHROMIUM, CORP, firstStart, launch, shot, startServer, uiLogin, type Server, newPage as openPage } from "../../support/console";
+import { api, axeViolations, CORP, shot, uiLogin, newPage as openPage, openConsole, browserTest as test, BROWSER_RUNS } from "../../support/console";
 
-const hasChromium = existsSync(CHROMIUM);
-const test = hasChromium || process.env.CI === "true" ? bunTest : bunTest.skip;
-
-let server: Server;
-let browser: Browser;
-let token: string;
+const { server, browser, token, call, accounting: nasRecord } = await openConsole();
 let responder: Awaited<ReturnType<typeof startResponder>>;
 let person: { id: string };
 let contract: { id: string; number: string };
 const SECRET = "nas-secret-cust-1";
 
-async function post(path: string, body: unknown) {
-  const r = await api(server.base, "POST", path, body, token);
-  if (r.status !== 200) throw new Error(`${path}: ${r.status} ${JSON.stringify(r.body)}`);
-  return r.body;
-}
+const post = (path: string, body: unknown) => call("POST", path, body);
 
 /** An accounting record from the NAS stand-in (127.0.0.1), as FreeRADIUS would post it. */
 async function accounting(status: "Start" | "Interim-Update" | "Stop", username: string, sessionId: string, ip: string, octets = { input: 123456, output: 9876543 }) {
-  const res = await fetch(`${server.base}/api/isp/radius/accounting`, {
-    method: "POST",
-    headers: { "content-type": "application/json", authorization: `Basic ${Buffer.from(`${CORP.auth_name}:${SECRET}`).toString("base64")}` },
-    body: JSON.stringify({ "NAS-IP-Address": "127.0.0.1", "Acct-Status-Type": status, "User-Name": username, "Acct-Session-Id": sessionId, "Framed-IP-Address": ip, "Acct-Input-Octets": octets.input, "Acct-Output-Octets": octets.output }),
-  });
-  expect(res.status).toBe(204);
+  await nasRecord(SECRET, { "Acct-Status-Type": status, "User-Name": username, "Acct-Session-Id": sessionId, "Framed-IP-Address": ip, "Acct-Input-Octets": octets.input, "Acct-Output-Octets": octets.output });
 }
 
 beforeAll(async () => {
-  if (!hasChromium && process.env.CI !== "true") return;
-  buildOnce();
-  server = await startServer();
-  token = await firstStart(server.base);
-  browser = await launch();
+  if (!BROWSER_RUNS) return;
   responder = await startResponder(SECRET, () => ({ code: "Disconnect-ACK" }));
   const city = await post("/api/city", { name: "Campinas", state: "SP", country: "BR" });
   person = await post("/api/person", { name: "João da Silva", doc_identity: "12345678909", tp_doc_identity: "CPF", email: "joao@example.com", phone: "+55 19 99999-0000" });
@@ -65,8 +46,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   responder?.stop();
-  await browser?.close();
-  await server?.stop();
 });
 
 async function newPage(opts: { phone?: boolean; lang?: "en" | "pt-BR"; dark?: boolean } = {}): Promise<Page> {

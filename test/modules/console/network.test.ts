@@ -3,52 +3,29 @@
 // page (a contract throttled by real accounting), the trust-unblock button, the allowance form,
 // and the network policy screen, in English and Portuguese, light and dark, at phone width.
 // source-only: it builds and drives dist/corpadmin itself. SQLite only (not in test/pg-backend.txt).
-import { afterAll, beforeAll, expect, test as bunTest } from "bun:test";
-import { existsSync } from "node:fs";
-import type { Browser } from "playwright-core";
-import { api, axeViolations, buildOnce, CHROMIUM, CORP, firstStart, launch, newPage, shot, startServer, uiLogin, type Server } from "../../support/console";
+import { beforeAll, expect } from "bun:test";
+import { api, axeViolations, newPage, shot, uiLogin, openConsole, browserTest as test, BROWSER_RUNS } from "../../support/console";
 
-const hasChromium = existsSync(CHROMIUM);
-const test = hasChromium || process.env.CI === "true" ? bunTest : bunTest.skip;
-
-let server: Server;
-let browser: Browser;
-let token: string;
+const { server, browser, call, accounting: nasRecord } = await openConsole();
 let person: { id: string };
 let throttled: { id: string; number: string };
 let suspended: { id: string; number: string };
 const SECRET = "nas-secret-network-ui";
 
-async function call(method: string, path: string, body?: unknown) {
-  const r = await api(server.base, method, path, body, token);
-  if (r.status !== 200) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(r.body)}`);
-  return r.body;
-}
-
 async function accounting(status: string, time: number, bytes: number) {
-  const res = await fetch(`${server.base}/api/isp/radius/accounting`, {
-    method: "POST",
-    headers: { "content-type": "application/json", authorization: `Basic ${Buffer.from(`${CORP.auth_name}:${SECRET}`).toString("base64")}` },
-    body: JSON.stringify({
-      "NAS-IP-Address": "127.0.0.1",
-      "Acct-Status-Type": status,
-      "User-Name": "maria.fair",
-      "Acct-Session-Id": "fair-1",
-      "Acct-Session-Time": time,
-      "Acct-Input-Octets": bytes % 2 ** 32,
-      "Acct-Input-Gigawords": Math.floor(bytes / 2 ** 32),
-      "Event-Timestamp": Math.floor(Date.now() / 1000),
-    }),
+  await nasRecord(SECRET, {
+    "Acct-Status-Type": status,
+    "User-Name": "maria.fair",
+    "Acct-Session-Id": "fair-1",
+    "Acct-Session-Time": time,
+    "Acct-Input-Octets": bytes % 2 ** 32,
+    "Acct-Input-Gigawords": Math.floor(bytes / 2 ** 32),
+    "Event-Timestamp": Math.floor(Date.now() / 1000),
   });
-  expect(res.status).toBe(204);
 }
 
 beforeAll(async () => {
-  if (!hasChromium && process.env.CI !== "true") return;
-  buildOnce();
-  server = await startServer();
-  token = await firstStart(server.base);
-  browser = await launch();
+  if (!BROWSER_RUNS) return;
   const city = await call("POST", "/api/city", { name: "Sorocaba", state: "SP", country: "BR" });
   person = await call("POST", "/api/person", { name: "Maria Franquia", doc_identity: "98765432100", tp_doc_identity: "CPF" });
   throttled = await call("POST", "/api/contract", { number: "F-3001", customer_id: person.id, start_date: "2026-01-01", total_value: 99.9, address: { line1: "Rua A, 1", city_id: city.id } });
@@ -65,11 +42,6 @@ beforeAll(async () => {
     await Bun.sleep(200);
   }
 }, 240_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-});
 
 test("customer page: a throttled contract says so with its allowance; a suspended one gets a trust unblock from its button", async () => {
   const page = await newPage(browser);

@@ -2,29 +2,10 @@
 // gets the console's headers, a CSP that lets only its own script run, and a proper charset; and it
 // still renders under that CSP in a real browser (Chromium, against the compiled binary).
 // source-only: the browser part builds and drives dist/corpadmin itself.
-import { afterAll, beforeAll, expect, test as bunTest } from "bun:test";
-import { existsSync } from "node:fs";
-import type { Browser } from "playwright-core";
-import { buildOnce, CHROMIUM, launch, shot, startServer, type Server } from "../../support/console";
+import { expect } from "bun:test";
+import { shot, openConsole, browserTest as test } from "../../support/console";
 
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium && process.env.CI !== "true") console.warn(`${CHROMIUM} not found: the docs page's browser test is skipped (apt-get install chromium)`);
-const test = hasChromium || process.env.CI === "true" ? bunTest : bunTest.skip;
-
-let server: Server;
-let browser: Browser;
-
-beforeAll(async () => {
-  if (!hasChromium && process.env.CI !== "true") return;
-  buildOnce();
-  server = await startServer();
-  browser = await launch();
-}, 240_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+const { server, browser } = await openConsole({ start: false });
 
 test("GET /api/docs: CSP (own script only, by hash for its inline element), no framing, nosniff, utf-8", async () => {
   const res = await fetch(`${server.base}/api/docs`);

@@ -1,17 +1,10 @@
 import { beforeAll, describe, expect, test } from "bun:test";
-import { ADMIN, addCorp, addMember, addUser, UNKNOWN_ID, openApp, type User } from "../../support/helpers";
+import { ADMIN, addMember, addUser, UNKNOWN_ID, openApp, serviceRoles, type User } from "../../support/helpers";
 
 const { t, admin } = await openApp();
-let manager: User;
-let plain: User;
-let otherCorp: string;
-let outsider: User;
-
+let manager: User, plain: User, outsider: User, otherCorp: string;
 beforeAll(async () => {
-  manager = await addUser(t, admin.corpId, { login: "manager", services: ["platform.user"] });
-  plain = await addUser(t, admin.corpId, { login: "plain" });
-  otherCorp = await addCorp(t, "other-isp");
-  outsider = await addUser(t, otherCorp, { login: "outsider", services: ["platform.user"] });
+  ({ manager, plain, otherCorp, outsider } = await serviceRoles(t, admin.corpId, "platform.user"));
 });
 
 const newUser = (login: string, extra: Record<string, unknown> = {}) => ({ name: `Name ${login}`, email: `${login}@example.com`, login, password: "secret-pass-1", ...extra });

@@ -1,19 +1,14 @@
 import { beforeAll, describe, expect, test } from "bun:test";
-import { addCorp, addUser, UNKNOWN_ID, openApp, type User } from "../../support/helpers";
+import { addUser, UNKNOWN_ID, openApp, serviceRoles, type User } from "../../support/helpers";
 
 const { t, admin } = await openApp();
-let manager: User;
-let plain: User;
-let otherCorp: string;
+let manager: User, plain: User, outsider: User, otherCorp: string;
 let foreignWg: string;
 let cityService: string;
 let cityFeature: string;
 
 beforeAll(async () => {
-  manager = await addUser(t, admin.corpId, { login: "wg-manager", services: ["platform.workgroup"] });
-  plain = await addUser(t, admin.corpId, { login: "wg-plain" });
-  otherCorp = await addCorp(t, "other-isp");
-  const outsider = await addUser(t, otherCorp, { login: "wg-outsider", services: ["platform.workgroup"] });
+  ({ manager, plain, otherCorp, outsider } = await serviceRoles(t, admin.corpId, "platform.workgroup", "wg-"));
   foreignWg = (await t.req("POST", "/api/workgroup", { token: outsider.token, body: { name: "Foreign" } })).body.id;
   cityService = serviceId("platform.city");
   cityFeature = (await t.req("POST", "/api/feature", { token: admin.token, body: { service_id: cityService, name: "City reader" } })).body.id;
