@@ -15,6 +15,7 @@ import { PgDoors } from "../../../src/core/pg/door";
 import { PgStatementError } from "../../../src/db/pg/handle";
 import { migratePg } from "../../../src/db/pg/migrate";
 import { translate } from "../../../src/db/pg/translate";
+import { readTogether, writeTogether } from "../../../src/db/rows";
 import { Problem } from "../../../src/lib/problem";
 import { openTenantDb } from "../../../src/db/sqlite";
 import { cities, contracts, events, metrics, metricValues, persons } from "../../../src/db/tenant/schema";
@@ -90,6 +91,30 @@ describe("db/pg/handle: the same Drizzle queries on SQLite and PostgreSQL", () =
     same(await bothRead((db) => db.select({ id: persons.id }).from(persons).where(eq(persons.corporate, true))));
     expect(same(await bothRead((db) => db.$client.query("SELECT id, corporate FROM persons WHERE corporate = 1").all()))).toEqual([{ id: "p1", corporate: 1 }]);
     same(await bothRead((db) => db.$client.query("SELECT count(*) AS n FROM persons WHERE corporate = ?1").get(0)));
+  });
+
+  test("readTogether and writeTogether (one statement on PostgreSQL) give what the statements give one by one on SQLite", async () => {
+    const reads = [
+      { sql: "SELECT id, name, corporate FROM persons WHERE id = ?1", params: ["p1"] },
+      { sql: "SELECT id FROM cities WHERE name <> ?1 ORDER BY id", params: ["nothing"], all: true },
+      { sql: "SELECT id, name FROM persons WHERE id = ?1", params: ["none"] },
+      { sql: "SELECT id FROM cities WHERE id = ?1", params: ["none"], all: true },
+    ];
+    const rows = same(await bothRead((db) => readTogether(db, reads)));
+    expect(rows[0]).toEqual({ id: "p1", name: "Ana", corporate: 1 });
+    expect((rows[1] as unknown[]).length).toBeGreaterThan(0);
+    expect(rows.slice(2)).toEqual([null, []]);
+    // A row and a row referring to it in one statement: the foreign key is checked at its end.
+    const written = same(
+      await bothWrite(async (db) => {
+        await writeTogether(db, [
+          { sql: "INSERT INTO cities (id, name, state, country, created_at, updated_at) VALUES (?1, ?2, 'SP', 'BR', ?3, ?3)", params: ["c9", "Nine", AT] },
+          { sql: "INSERT INTO persons (id, name, corporate, address_city_id, created_at, updated_at) VALUES (?1, ?2, 0, ?3, ?4, ?4)", params: ["p9", "Nove", "c9", AT] },
+        ]);
+        return db.$client.query("SELECT p.id, c.name FROM persons p JOIN cities c ON c.id = p.address_city_id WHERE p.id = ?1").get("p9");
+      }),
+    );
+    expect(written).toEqual({ id: "p9", name: "Nine" });
   });
 
   test("update and delete with returning(); run() reports changes; timestamps and JSON text keep their text", async () => {
