@@ -166,6 +166,16 @@ describe("POST /api/isp/radius/accounting", () => {
     expect(await online()).toBe(before + 1);
   });
 
+  test("a record refused inside a batch fails alone: the records that arrived with it are stored", async () => {
+    const base = { "User-Name": "ana", "NAS-IP-Address": "192.0.2.10", "Acct-Status-Type": "Start" };
+    // PostgreSQL's text cannot hold U+0000 (a 400 there, its batch stored again record by record); SQLite's can.
+    const bodies = [...["ok-1", "ok-2"].map((sid) => ({ ...base, "Acct-Session-Id": sid })), { ...base, "Acct-Session-Id": "nul\u0000" }, { ...base, "Acct-Session-Id": "ok-3" }];
+    const answers = await Promise.all(bodies.map((b) => acct(typed(b))));
+    expect([answers[0].status, answers[1].status, answers[3].status]).toEqual([204, 204, 204]);
+    expect([204, 400]).toContain(answers[2].status);
+    for (const sid of ["ok-1", "ok-2", "ok-3"]) expect(rows(sid)).toHaveLength(1);
+  });
+
   test("extreme and non-finite numbers in any attribute are never a 500 (an Event-Timestamp outside the calendar gives way to the arrival time)", async () => {
     const failures: string[] = [];
     let n = 0;
