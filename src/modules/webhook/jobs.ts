@@ -240,11 +240,13 @@ export class WebhookDispatcher implements Job {
           // Read first: a sweep over corporations with nothing new takes no write lock (and does not
           // open their writer connections). Cluster mode asks in the same read whether anything is
           // due (claimDue writes only then).
-          const { events, due } = await tenant.read(async (db) => {
-            const [events, targets] = await Promise.all([hasEventsToFanOut(db), this.claims ? dueTargets(db, toIso(this.ctx.now())) : null]);
-            if (this.claims && !events && !targets!.length) await this.noteNextDue(corpId, db);
-            return { events, due: !!targets?.length };
-          });
+          const { events, due } = this.claims
+            ? await tenant.read(async (db) => {
+                const [events, targets] = await Promise.all([hasEventsToFanOut(db), dueTargets(db, toIso(this.ctx.now()))]);
+                if (!events && !targets.length) await this.noteNextDue(corpId, db);
+                return { events, due: targets.length > 0 };
+              })
+            : { events: await tenant.read(hasEventsToFanOut), due: false };
           // Cluster mode fans out in the write that claims (claimDue).
           if (events && !this.claims) {
             for (;;) {
