@@ -65,8 +65,14 @@ export function zoneOffsetMinutes(timeZone: string, at: Date): number {
   const last = lastOffsets.get(timeZone);
   if (last?.minute === minute) return last.offset;
   const offset = computedOffset(timeZone, at);
-  if (lastOffsets.size >= 1_000) lastOffsets.clear();
-  lastOffsets.set(timeZone, { minute, offset });
+  // Updated in place: a walk over many days (usage) misses every time and allocates nothing.
+  if (last) {
+    last.minute = minute;
+    last.offset = offset;
+  } else {
+    if (lastOffsets.size >= 1_000) lastOffsets.clear();
+    lastOffsets.set(timeZone, { minute, offset });
+  }
   return offset;
 }
 
