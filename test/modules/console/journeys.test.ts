@@ -1,35 +1,14 @@
 // End-to-end journeys of the operator console in a real browser against the compiled binary.
 // source-only: it builds and drives dist/corpadmin itself, so the binary pass would only repeat it.
 // SQLite only (not in test/pg-backend.txt): the binary it starts serves its own data directory's files.
-import { afterAll, beforeAll, expect, test as bunTest } from "bun:test";
-import { existsSync } from "node:fs";
+import { expect } from "bun:test";
 import { gzipSync } from "node:zlib";
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { ADMIN } from "../../support/helpers";
 import { startResponder } from "../../support/coa-harness";
-import { api, axeViolations, buildOnce, CHROMIUM, CORP, firstStart, launch, shot, startServer, totpNow, uiLogin, type Server } from "../../support/console";
+import { api, axeViolations, CORP, shot, totpNow, uiLogin, openConsole, browserTest as test } from "../../support/console";
 
-// Without Chromium these tests skip with a message (.ci/run installs it); in CI they fail instead.
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium && process.env.CI !== "true") console.warn(`${CHROMIUM} not found: the console's browser tests are skipped (apt-get install chromium)`);
-const test = hasChromium || process.env.CI === "true" ? bunTest : bunTest.skip;
-
-let server: Server;
-let browser: Browser;
-let token: string;
-
-beforeAll(async () => {
-  if (!hasChromium && process.env.CI !== "true") return;
-  buildOnce();
-  server = await startServer();
-  token = await firstStart(server.base);
-  browser = await launch();
-}, 240_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+const { server, browser, token } = await openConsole();
 
 async function newPage(): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, locale: "en-US" });
