@@ -711,17 +711,20 @@ describe("job housekeeping: the job", () => {
   test("a pass in progress ends at its next batch when the app closes", async () => {
     const { t, admin, T0 } = await setup();
     const device = platformSql(t).query("INSERT INTO remembered_devices (id, user_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?)");
-    for (let i = 0; i < 40; i++) device.run(idAt(T0), admin.userId, `old-${i}`, iso(T0 - 2 * DAY), iso(T0 - DAY));
+    for (let i = 0; i < 400; i++) device.run(idAt(T0), admin.userId, `old-${i}`, iso(T0 - 2 * DAY), iso(T0 - DAY));
     const hk = new Housekeeping(t.ctx, { now: () => T0, batchSize: 2, tickMs: 3_600_000 });
     const left = () => (platformSql(t).query("SELECT count(*) AS n FROM remembered_devices").get() as { n: number }).n;
     // Registered as the module registers its own job: the app's close waits for it.
     t.ctx.onClose(hk.start());
-    while (left() === 40) await new Promise((r) => setImmediate(r));
+    while (left() === 400) await new Promise((r) => setImmediate(r));
     await t.close(false);
-    // The pass stopped at a batch boundary before the databases closed: some rows went, not all.
+    // The pass stopped at a batch boundary before the databases closed: some rows went, far from
+    // all (200 batches; the close stops the other jobs first, which on PostgreSQL lets a few more
+    // batches through: 5 were seen in CI).
     const n = (t.sql().query("SELECT count(*) AS n FROM remembered_devices").get() as { n: number }).n;
-    expect(n).toBeLessThan(40);
-    expect(n).toBeGreaterThan(30);
+    expect(n).toBeLessThan(400);
+    expect(n % 2).toBe(0);
+    expect(n).toBeGreaterThan(300);
   });
 });
 
