@@ -228,7 +228,9 @@ describe("webhook dispatcher: delivery", () => {
       const d = await deliveries(w.id);
       return d[0]?.attempts === 1 && d;
     });
-    expect(a.requests).toHaveLength(1);
+    // One attempt at most reached the receiver: on a loaded machine the 0.3 s can run out before
+    // the request arrives (seen in CI), which is the same timeout.
+    expect(a.requests.length).toBeLessThanOrEqual(1);
     expect(row).toMatchObject({ status: "pending", response_status: null });
     expect(row.error).toContain("no answer within 0.3 s");
   });
