@@ -661,10 +661,14 @@ async function main() {
   ensureWrk();
   // Before anything is measured: building better-sqlite3 takes the machine for minutes.
   const peerInstalled = !MODES.includes("embedded") ? "not run (embedded mode not selected)" : wanted("peer") ? installPeer() : "not run (BENCH_ROWS)";
-  console.log("building dist/corpadmin ...");
-  const build = Bun.spawnSync(["bun", "build.ts"], { cwd: root, stdout: "inherit", stderr: "inherit" });
-  if (build.exitCode !== 0) throw new Error("build failed");
-  const binary = join(root, "dist", "corpadmin");
+  // BENCH_BINARY=<path> measures a binary built elsewhere (an older commit's, alternated with this
+  // one's in one sitting: the "within 5 %" checks) instead of building this checkout's.
+  const binary = process.env.BENCH_BINARY ?? join(root, "dist", "corpadmin");
+  if (!process.env.BENCH_BINARY) {
+    console.log("building dist/corpadmin ...");
+    const build = Bun.spawnSync(["bun", "build.ts"], { cwd: root, stdout: "inherit", stderr: "inherit" });
+    if (build.exitCode !== 0) throw new Error("build failed");
+  }
   const binarySizeMb = Math.round(statSync(binary).size / 1024 / 1024);
 
   // The ceiling: a raw Bun.serve answering a small JSON object, in its own process, kept up for
