@@ -9,20 +9,17 @@
 // STATS=1 (PostgreSQL): the server loads pg_stat_statements, and the statements of the measured
 // records are listed by total time (execution + planning), with calls and rows per record.
 //   [STATS=1] [SEED=n] bun bench/accounting-profile.ts [pg|sqlite] [count]
-import { startPostgres } from "../test/support/postgres";
 import { makeApp, startAndLogin } from "../test/support/helpers";
 import { contractBody } from "../test/support/contract-body";
-import { SQL } from "bun";
 import { childrenCpuUs } from "./proc-cpu";
+import { benchPostgres, PgStats, statementLine } from "./pg-stats";
 
 const engine = process.argv[2] ?? "pg";
 const COUNT = Number(process.argv[3] ?? 4000);
 const SEED = Number(process.env.SEED ?? 500);
 const IN_FLIGHT = 64;
 
-const STATS = engine === "pg" && !!process.env.STATS;
-const pg = engine === "pg" ? await startPostgres({ durable: true, settings: STATS ? { shared_preload_libraries: "pg_stat_statements", "pg_stat_statements.track_planning": "on", "pg_stat_statements.track": "all" } : {} }) : null;
-const db = pg ? await pg.createDatabase("bench") : null;
+const { pg, db, stats: STATS } = await benchPostgres(engine);
 const t = await makeApp({ env: db ? { CORPADMIN_DATABASE_URL: db.appUrl, CORPADMIN_LEASE_GRACE_MS: "1000" } : {} });
 const admin = await startAndLogin(t);
 const ok = async (method: string, path: string, body: unknown) => {
@@ -62,13 +59,8 @@ await pool(usernames.map((u, k) => ({ u, k })), 16, ({ u, k }) => post(month(u, 
 await pool(Array.from({ length: 500 }, (_, k) => k), IN_FLIGHT, (k) => post(record(usernames[k % SEED], k * 7, `warm-${k}`)));
 const bodies = Array.from({ length: COUNT }, (_, k) => record(usernames[k % SEED], k * 7, `bench-${k}`));
 
-const su = db ? new SQL({ url: db.url, max: 1 }) : null;
-await su?.unsafe("ANALYZE");
-const xacts = async () => (su ? Number((await su.unsafe("SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = 'bench'"))[0].n) : 0);
-if (STATS) {
-  await su!.unsafe("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
-  await su!.unsafe("SELECT pg_stat_statements_reset()");
-}
+const su = db ? await PgStats.open(db, STATS) : null;
+const xacts = async () => (su ? await su.xacts() : 0);
 Bun.gc(true);
 const x0 = await xacts();
 const pg0 = pg ? childrenCpuUs(pg.pid) : 0;
@@ -82,11 +74,9 @@ const x1 = await xacts();
 let statements: number | null = null;
 const lines: string[] = [];
 if (STATS) {
-  const rows = await su!.unsafe(`SELECT calls, rows, total_exec_time AS exec, total_plan_time AS plan, plans, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) AS q
-    FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'bench') AND query NOT LIKE '%pg_stat_%' ORDER BY total_exec_time + total_plan_time DESC`);
-  statements = rows.reduce((n: number, r: { calls: number }) => n + Number(r.calls), 0) / COUNT;
-  for (const r of rows.slice(0, 30))
-    lines.push(`${((r.exec + r.plan) * 1000 / COUNT).toFixed(0).padStart(5)} µs/record  exec ${(r.exec * 1000 / Number(r.calls)).toFixed(0).padStart(5)} plan ${(r.plan * 1000 / Math.max(1, Number(r.calls))).toFixed(0).padStart(4)} µs/call  calls/record ${(Number(r.calls) / COUNT).toFixed(3)} plans ${r.plans} rows/call ${(Number(r.rows) / Number(r.calls)).toFixed(1)}  ${r.q}`);
+  const rows = await su!.statements(10_000);
+  statements = rows.reduce((n, r) => n + r.calls, 0) / COUNT;
+  for (const r of rows.slice(0, 30)) lines.push(statementLine(r, "record", COUNT, 3));
 }
 console.log(JSON.stringify({
   engine, count: COUNT,

@@ -5,18 +5,15 @@
 // STATS=1 (PostgreSQL): the server loads pg_stat_statements and the statements of the drain are
 // listed by total time, with calls per delivery. Compare before/after alternating, one sitting.
 //   [STATS=1] bun bench/dispatch-profile.ts [pg|sqlite] [count]
-import { startPostgres } from "../test/support/postgres";
 import { makeApp, startAndLogin } from "../test/support/helpers";
 import { contractBody } from "../test/support/contract-body";
-import { SQL } from "bun";
 import { childrenCpuUs } from "./proc-cpu";
+import { benchPostgres, PgStats, statementLine } from "./pg-stats";
 import { WebhookDispatcher } from "../src/modules/webhook/jobs";
 
 const engine = process.argv[2] ?? "pg";
 const COUNT = Number(process.argv[3] ?? 2000);
-const STATS = engine === "pg" && !!process.env.STATS;
-const pg = engine === "pg" ? await startPostgres({ durable: true, settings: STATS ? { shared_preload_libraries: "pg_stat_statements", "pg_stat_statements.track_planning": "on", "pg_stat_statements.track": "all" } : {} }) : null;
-const db = pg ? await pg.createDatabase("bench") : null;
+const { pg, db, stats: STATS } = await benchPostgres(engine);
 // The receiver listens on loopback.
 const t = await makeApp({ env: { CORPADMIN_EGRESS_ALLOW: "127.0.0.0/8", ...(db ? { CORPADMIN_DATABASE_URL: db.appUrl, CORPADMIN_LEASE_GRACE_MS: "1000" } : {}) } });
 const admin = await startAndLogin(t);
@@ -46,13 +43,8 @@ await pool(Array.from({ length: COUNT }, (_, i) => i), 16, async (i) => {
   if (r.status !== 200) throw new Error(`${r.status} ${r.text}`);
 });
 
-const su = db ? new SQL({ url: db.url, max: 1 }) : null;
-await su?.unsafe("ANALYZE");
-const xacts = async () => (su ? Number((await su.unsafe("SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = 'bench'"))[0].n) : 0);
-if (STATS) {
-  await su!.unsafe("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
-  await su!.unsafe("SELECT pg_stat_statements_reset()");
-}
+const su = db ? await PgStats.open(db, STATS) : null;
+const xacts = async () => (su ? await su.xacts() : 0);
 Bun.gc(true);
 const x0 = await xacts();
 const pg0 = pg ? childrenCpuUs(pg.pid) : 0;
@@ -77,12 +69,9 @@ console.log(JSON.stringify({
   load: (await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" "),
 }));
 if (STATS) {
-  const rows = await su!.unsafe(`SELECT calls, rows, total_exec_time AS exec, total_plan_time AS plan, plans, left(regexp_replace(query, '\\s+', ' ', 'g'), 200) AS q
-    FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'bench') ORDER BY total_exec_time + total_plan_time DESC LIMIT 25`);
-  const calls = rows.reduce((s: number, r: { calls: unknown }) => s + Number(r.calls), 0);
-  console.log(`statements per delivery (top 25): ${(calls / COUNT).toFixed(2)}`);
-  for (const r of rows)
-    console.log(`${((r.exec + r.plan) * 1000 / COUNT).toFixed(0).padStart(5)} µs/delivery  exec ${(r.exec * 1000 / Number(r.calls)).toFixed(0).padStart(5)} plan ${(r.plan * 1000 / Math.max(1, Number(r.calls))).toFixed(0).padStart(4)} µs/call  calls/delivery ${(Number(r.calls) / COUNT).toFixed(2)} plans ${r.plans} rows/call ${(Number(r.rows) / Number(r.calls)).toFixed(1)}  ${r.q}`);
+  const rows = await su!.statements(25, 200);
+  console.log(`statements per delivery (top 25): ${(rows.reduce((s, r) => s + r.calls, 0) / COUNT).toFixed(2)}`);
+  for (const r of rows) console.log(statementLine(r, "delivery", COUNT));
 }
 await su?.close();
 await t.close();

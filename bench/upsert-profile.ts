@@ -10,11 +10,10 @@
 // STATS=1 (PostgreSQL): the server loads pg_stat_statements, and the statements of the measured
 // upserts are listed by total time (execution + planning), with calls and rows per upsert.
 //   [DISPATCH=1] [STATS=1] [SEED=n] bun bench/upsert-profile.ts [pg|sqlite] [count]
-import { startPostgres } from "../test/support/postgres";
 import { makeApp, startAndLogin } from "../test/support/helpers";
 import { contractBody } from "../test/support/contract-body";
-import { SQL } from "bun";
 import { childrenCpuUs } from "./proc-cpu";
+import { benchPostgres, PgStats, statementLine } from "./pg-stats";
 
 const engine = process.argv[2] ?? "pg";
 const COUNT = Number(process.argv[3] ?? 800);
@@ -22,9 +21,7 @@ const COUNT = Number(process.argv[3] ?? 800);
 const SEED = Number(process.env.SEED ?? 400);
 const IN_FLIGHT = 16;
 
-const STATS = engine === "pg" && !!process.env.STATS;
-const pg = engine === "pg" ? await startPostgres({ durable: true, settings: STATS ? { shared_preload_libraries: "pg_stat_statements", "pg_stat_statements.track_planning": "on", "pg_stat_statements.track": "all" } : {} }) : null;
-const db = pg ? await pg.createDatabase("bench") : null;
+const { pg, db, stats: STATS } = await benchPostgres(engine);
 const t = await makeApp({ env: db ? { CORPADMIN_DATABASE_URL: db.appUrl, CORPADMIN_LEASE_GRACE_MS: "1000" } : {} });
 const admin = await startAndLogin(t);
 await t.req("POST", "/api/externalapp", { token: admin.token, body: { name: "erp" } });
@@ -56,18 +53,9 @@ const bodies = Array.from({ length: COUNT }, (_, k) => {
   return { ...b, identity: tag(b.identity), number: tag(b.number), customer: { ...b.customer, identity: tag(b.customer.identity) }, billing_customer: { ...b.billing_customer, identity: tag(b.billing_customer.identity) } };
 });
 
-const su = db ? new SQL({ url: db.url, max: 1 }) : null;
-// The tables as autovacuum leaves them within a minute: analyzed. Without statistics every index
-// leading with corp_id looks alike on a small table, the generic plans of the pool's prepared
-// statements pick among them at random (a contract by number scanned through contracts_city), and
-// the profile would measure the first minute of a new database rather than the steady state. An
-// ANALYZE invalidates the cached plans.
-await su?.unsafe("ANALYZE");
-const xacts = async () => (su ? Number((await su.unsafe("SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = 'bench'"))[0].n) : 0);
-if (STATS) {
-  await su!.unsafe("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
-  await su!.unsafe("SELECT pg_stat_statements_reset()");
-}
+// Analyzed (a contract by number was scanned through contracts_city without statistics), STATS reset.
+const su = db ? await PgStats.open(db, STATS) : null;
+const xacts = async () => (su ? await su.xacts() : 0);
 Bun.gc(true);
 const x0 = await xacts();
 const pg0 = pg ? childrenCpuUs(pg.pid) : 0;
@@ -88,12 +76,7 @@ console.log(JSON.stringify({
   per_s: Math.round(COUNT / (wall / 1000)),
   xacts_per_upsert: su ? +((x1 - x0 - 1) / COUNT).toFixed(3) : null,
 }));
-if (STATS) {
-  const rows = await su!.unsafe(`SELECT calls, rows, total_exec_time AS exec, total_plan_time AS plan, plans, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) AS q
-    FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'bench') ORDER BY total_exec_time + total_plan_time DESC LIMIT 40`);
-  for (const r of rows)
-    console.log(`${((r.exec + r.plan) * 1000 / COUNT).toFixed(0).padStart(5)} µs/upsert  exec ${(r.exec * 1000 / Number(r.calls)).toFixed(0).padStart(5)} plan ${(r.plan * 1000 / Math.max(1, Number(r.calls))).toFixed(0).padStart(4)} µs/call  calls/upsert ${(Number(r.calls) / COUNT).toFixed(2)} plans ${r.plans} rows/call ${(Number(r.rows) / Number(r.calls)).toFixed(1)}  ${r.q}`);
-}
+for (const s of (await su?.statements(40)) ?? []) console.log(statementLine(s, "upsert", COUNT));
 await su?.close();
 await t.close();
 receiver?.stop(true);

@@ -1,37 +1,25 @@
 // `corpadmin migrate`: applies pending migrations to the platform database and every corporation
 // database, then exits. (`serve` does the same at start.)
-import { Database } from "bun:sqlite";
 import { SQL } from "bun";
 import { join } from "node:path";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import type { Config } from "../config";
-import { bootstrapPlatform, migrateAllCorps } from "../db/bootstrap";
-import { migrationStatus, migrationsOf, type Migration } from "../db/migrations";
-import { openPlatformDb, handleOf, type SqliteDb } from "../db/sqlite";
-import { drizzle } from "drizzle-orm/bun-sqlite";
+import { migrateDataDir } from "../db/bootstrap";
+import { fileSchemaStatus, withDatabaseFile } from "../db/files";
+import { migrationsOf, type Migration } from "../db/migrations";
 import { allCorpRefs } from "../modules/corp/service";
 import { serverDirs } from "../modules/server/service";
-import { TenantDbs } from "../db/tenants";
 import { createLogger, type Logger } from "../lib/log";
 import { redactedDatabaseUrl } from "../db/pg/url";
 
 export async function migrate(config: Config): Promise<number> {
   const logger = createLogger(config.logLevel);
   if (config.databaseUrl) return migratePostgres(config.databaseUrl, config.dataDir, logger);
-  mkdirSync(config.dataDir, { recursive: true });
-  const platform = openPlatformDb(join(config.dataDir, "platform.db"));
-  const tenants = new TenantDbs(platform, logger);
-  try {
-    bootstrapPlatform(platform, config.dataDir);
-    const results = migrateAllCorps(platform, tenants, logger, true);
-    const failed = results.filter((r) => r.error);
-    for (const r of results) logger.info("corporation database", r);
-    logger.info("migrate done", { engine: "sqlite", corporations: results.length, failed: failed.length });
-    return failed.length ? 1 : 0;
-  } finally {
-    tenants.closeAll();
-    platform.$client.close();
-  }
+  const results = migrateDataDir(config.dataDir, logger);
+  const failed = results.filter((r) => r.error);
+  for (const r of results) logger.info("corporation database", r);
+  logger.info("migrate done", { engine: "sqlite", corporations: results.length, failed: failed.length });
+  return failed.length ? 1 : 0;
 }
 
 /**
@@ -79,13 +67,7 @@ export interface MigrationPlanEntry {
 
 function statusOf(path: string, migrations: Migration[]): { exists: boolean; version: number; latest: number; pending: string[] } {
   if (!existsSync(path)) return { exists: false, version: 0, latest: migrations.length, pending: migrations.map((m) => m.tag) };
-  const db = new Database(path, { readonly: true });
-  try {
-    db.exec("PRAGMA busy_timeout = 10000");
-    return { exists: true, ...migrationStatus(db, migrations) };
-  } finally {
-    db.close();
-  }
+  return { exists: true, ...fileSchemaStatus(path, migrations) };
 }
 
 /**
@@ -105,10 +87,8 @@ export async function migrationPlan(dataDir: string, platformMigrations = migrat
  * read-only; it must exist): `migrate --dry-run` and `corpadmin sql --corp`.
  */
 export async function corporationFiles(dataDir: string): Promise<{ id: string; auth_name: string; path: string }[]> {
-  const client = new Database(join(dataDir, "platform.db"), { readonly: true });
-  try {
-    // The corporation and server modules read their own tables.
-    const db = handleOf(drizzle({ client }) as SqliteDb);
+  // The corporation and server modules read their own tables.
+  return await withDatabaseFile(join(dataDir, "platform.db"), "read", async (db) => {
     const dirs = await serverDirs(db);
     return (await allCorpRefs(db))
       .map((c) => {
@@ -116,9 +96,7 @@ export async function corporationFiles(dataDir: string): Promise<{ id: string; a
         return { id: c.id, auth_name: c.auth_name, path: join(dir.builtin ? join(dataDir, "corps") : dir.path, `${c.id}.db`) };
       })
       .sort((a, b) => (a.auth_name < b.auth_name ? -1 : a.auth_name > b.auth_name ? 1 : 0));
-  } finally {
-    client.close();
-  }
+  });
 }
 
 export function formatMigrationPlan(plan: MigrationPlanEntry[]): string {

@@ -2,12 +2,13 @@
 // The corporation databases use FTS5 options that older sqlite3 shells reject (contentless_delete:
 // 3.43; the trigram tokenizer's remove_diacritics: 3.45; Debian 12 ships 3.40), so an operator
 // could not look into them. Read-only twice: the file is opened SQLITE_OPEN_READONLY and the
-// connection is `query_only`, so no statement can change it (also while the service runs on it).
-import { Database } from "bun:sqlite";
+// connection is `query_only`, so no statement can change it, also while the service runs on it
+// (src/db/files.ts ReadOnlyDatabaseFile).
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import type { Config } from "../config";
+import { ReadOnlyDatabaseFile } from "../db/files";
 import { corporationFiles } from "./migrate";
 
 export const SQL_HELP = `Usage: corpadmin sql [--corp ID|AUTH_NAME] [-c "SQL"] [--csv] [--data-dir DIR]
@@ -114,24 +115,18 @@ function table(columns: string[], rows: unknown[][]): string {
 }
 
 /** Runs one statement and returns what to print. */
-function run(db: Database, statement: string, csv: boolean): string {
-  const stmt = db.prepare(statement);
-  try {
-    const rows = stmt.values() as unknown[][];
-    const columns = stmt.columnNames;
-    if (!columns.length) return "";
-    return csv ? csvRow(columns) + rows.map(csvRow).join("") : table(columns, rows);
-  } finally {
-    stmt.finalize();
-  }
+function run(db: ReadOnlyDatabaseFile, statement: string, csv: boolean): string {
+  const { columns, rows } = db.run(statement);
+  if (!columns.length) return "";
+  return csv ? csvRow(columns) + rows.map(csvRow).join("") : table(columns, rows);
 }
 
-function dotCommand(db: Database, line: string, csv: boolean): string {
+function dotCommand(db: ReadOnlyDatabaseFile, line: string, csv: boolean): string {
   const [cmd, arg] = line.trim().split(/\s+/);
   if (cmd === ".tables") return run(db, "SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' ORDER BY name", csv);
   if (cmd === ".schema") {
-    const rows = db.query<{ sql: string }, [string]>("SELECT sql FROM sqlite_schema WHERE sql IS NOT NULL AND (?1 = '' OR tbl_name = ?1) ORDER BY tbl_name, type DESC, name").all(arg ?? "");
-    return rows.map((r) => `${r.sql};\n`).join("");
+    const { rows } = db.run("SELECT sql FROM sqlite_schema WHERE sql IS NOT NULL AND (?1 = '' OR tbl_name = ?1) ORDER BY tbl_name, type DESC, name", arg ?? "");
+    return rows.map(([sql]) => `${sql};\n`).join("");
   }
   throw new Error(`unknown command ${cmd} (.tables, .schema [TABLE], .quit)`);
 }
@@ -148,10 +143,8 @@ export async function sqlShell(config: Config, argv: string[]): Promise<number> 
     process.stderr.write(`corpadmin: ${err.message}\n(corpadmin sql --help)\n`);
     return 2;
   }
-  const db = new Database(path, { readonly: true });
+  const db = new ReadOnlyDatabaseFile(path);
   try {
-    db.exec("PRAGMA query_only = ON");
-    db.exec("PRAGMA busy_timeout = 5000");
     if (o.command !== null) {
       try {
         const { statements, rest } = splitStatements(o.command);
@@ -170,9 +163,9 @@ export async function sqlShell(config: Config, argv: string[]): Promise<number> 
 }
 
 /** Statements from standard input, each ending with `;` (a prompt when it is a terminal). */
-async function interactive(db: Database, csv: boolean, path: string): Promise<number> {
+async function interactive(db: ReadOnlyDatabaseFile, csv: boolean, path: string): Promise<number> {
   const tty = process.stdin.isTTY === true;
-  if (tty) process.stdout.write(`${path} (read-only; SQLite ${db.query<{ v: string }, []>("SELECT sqlite_version() AS v").get()!.v}). End statements with ";", .quit to leave.\n`);
+  if (tty) process.stdout.write(`${path} (read-only; SQLite ${db.engineVersion()}). End statements with ";", .quit to leave.\n`);
   const lines = createInterface({ input: process.stdin, terminal: false });
   let buffer = "";
   let failed = false;

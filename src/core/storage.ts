@@ -14,10 +14,4 @@ export interface AppStore {
   background(corpId: string): TenantDoor;
   /** A background sweep's visit to one corporation: whatever it opened is released after `fn`. */
   visit<T>(corpId: string, fn: (tenant: TenantDoor) => Promise<T> | T): Promise<T>;
-  /**
-   * Whether this process makes every write of these databases (SQLite: one process owns the
-   * files), so a sweep may follow what it saw written and visit only those corporations; false
-   * when other app nodes write too (PostgreSQL): a sweep then visits every corporation each pass.
-   */
-  readonly seesEveryWrite: boolean;
 }

@@ -193,8 +193,6 @@ function afterUnconfirmed(door: SqliteDoor, scope: Scope, err: unknown): never {
 /** The store of one app: the platform database and one database per corporation. */
 export class Store {
   readonly platform: PlatformDoor;
-  /** One process owns the files: every write of them is this process's (AppStore.seesEveryWrite). */
-  readonly seesEveryWrite = true;
   private requestDoor = (corpId: string) => this.tenants.door(corpId);
   private sweepDoor = (corpId: string) => this.tenants.door(corpId, false);
   // One TenantDoor per open database and kind of use: callers key buffers by it (isp/jobs.ts).

@@ -8,8 +8,8 @@ import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import { applyMigrations, migrationStatus, migrationsOf, type Migration } from "./migrations";
 import { corporations, servers, services } from "./platform/schema";
-import type { SqliteDb } from "./sqlite";
-import type { TenantDbs } from "./tenants";
+import { openPlatformDb, type SqliteDb } from "./sqlite";
+import { TenantDbs } from "./tenants";
 
 export const BUILTIN_SERVICES: [identifier: string, name: string][] = [
   ["platform.auth", "Authentication"],
@@ -85,4 +85,22 @@ export function migrateAllCorps(db: SqliteDb, tenants: TenantDbs, logger: Logger
     }
   }
   return results;
+}
+
+/**
+ * `corpadmin migrate` on embedded mode: the platform database of `dataDir` (created when missing)
+ * migrated and seeded, then every corporation's file opened and migrated; everything is closed
+ * again. The corporations' results, each with its error (null when it succeeded).
+ */
+export function migrateDataDir(dataDir: string, logger: Logger) {
+  mkdirSync(dataDir, { recursive: true });
+  const platform = openPlatformDb(join(dataDir, "platform.db"));
+  const tenants = new TenantDbs(platform, logger);
+  try {
+    bootstrapPlatform(platform, dataDir);
+    return migrateAllCorps(platform, tenants, logger, true);
+  } finally {
+    tenants.closeAll();
+    platform.$client.close();
+  }
 }

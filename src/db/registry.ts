@@ -1,13 +1,13 @@
 // The corporations' storage besides reading and writing, for either engine (issue 19): SQLite files
 // (db/tenants.ts's TenantDbs) or one PostgreSQL database (core/pg/store.ts's PgTenants). The doors
 // themselves are core/storage.ts's AppStore.
-import type { Migration } from "./migrations";
+import type { Migration, MigrationStatus } from "./migrations";
 
 export type Engine = "sqlite" | "postgres";
 
 /** The corporations' storage besides reading and writing (ctx.tenants). */
 export interface TenantRegistry {
-  /** The engine's name: for the store itself, the doctor and the logs. Modules ask the capabilities below. */
+  /** The engine's name: for the store itself, GET /api/health and the logs. Modules ask the capabilities below. */
   readonly engine: Engine;
   /**
    * Each corporation's data is a database file of its own (embedded mode): file sizes, file
@@ -40,6 +40,12 @@ export interface TenantRegistry {
   /** Whether the corporation's storage is open (PostgreSQL: always, there is nothing to open). */
   isOpen(corpId: string): boolean;
   openCount(): number;
+  /**
+   * The migration state of the platform's schema (`null`) or of a corporation's, as last committed;
+   * reading it creates nothing (a corporation's missing file is at version 0). SQLite: each file's
+   * own; PostgreSQL: the one set of the shared database, whichever is asked.
+   */
+  schemaStatus(corpId: string | null): Promise<MigrationStatus>;
   /** Brings a (new) corporation's storage to the current schema and records the version reached. */
   migrateLive(corpId: string): Promise<{ from: number; to: number; applied: string[] }>;
   close(corpId: string): void;

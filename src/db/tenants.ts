@@ -9,7 +9,7 @@ import { eq } from "drizzle-orm";
 import type { TenantRegistry } from "./registry";
 import type { Logger } from "../lib/log";
 import { notFound } from "../lib/problem";
-import { applyMigrations, migrationsOf, type Migration } from "./migrations";
+import { applyMigrations, migrationStatus, migrationsOf, type Migration, type MigrationStatus } from "./migrations";
 import { corporations, servers } from "./platform/schema";
 import type { Checkpointer } from "./checkpointer";
 import { SqliteDoor } from "./door";
@@ -176,6 +176,24 @@ export class TenantDbs implements TenantRegistry {
       await this.platformDoor.write((tx) => tx.$client.query("UPDATE corporations SET schema_version = ?1 WHERE id = ?2").run(version, corpId));
     } else this.platform.$client.query("UPDATE corporations SET schema_version = ?1 WHERE id = ?2").run(version, corpId);
     return result;
+  }
+
+  /**
+   * Read on the read connections, which see the last committed state: the platform's door once the
+   * app serves; a corporation's door for this read only (a check of every corporation keeps none open).
+   */
+  async schemaStatus(corpId: string | null): Promise<MigrationStatus> {
+    if (corpId === null) {
+      const platform = migrationsOf("platform");
+      if (!this.platformDoor) return migrationStatus(this.platform.$client, platform);
+      return await this.platformDoor.read((db) => migrationStatus(db.$client, platform));
+    }
+    if (this.isMissing(corpId)) return { version: 0, latest: this.migrations.length, pending: this.migrations.map((m) => m.tag) };
+    try {
+      return await this.door(corpId, false).read((db) => migrationStatus(db.$client, this.migrations));
+    } finally {
+      this.release(corpId);
+    }
   }
 
   /** The corporations whose databases are open now. */

@@ -15,7 +15,7 @@ import type { EventBus } from "../events";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
 import { BUILTIN_SERVER_NAME, BUILTIN_SERVICES } from "../../db/bootstrap";
-import { migrationsOf, type Migration } from "../../db/migrations";
+import { migrationsOf, type Migration, type MigrationStatus } from "../../db/migrations";
 import type { Handle } from "../../db/handle";
 import { corporations, servers, services } from "../../db/platform/schema";
 import type { Logger } from "../../lib/log";
@@ -140,8 +140,6 @@ function exitOnIsolationLost(logger?: Logger): (problems: IsolationProblem[]) =>
 /** ctx.store on PostgreSQL: one door object per corporation (callers key buffers by it). */
 export class PgStore implements AppStore {
   readonly platform: PlatformDoor;
-  /** Other app nodes write the same database (AppStore.seesEveryWrite). */
-  readonly seesEveryWrite = false;
   private doors = new Map<string, PgTenantDoor>();
 
   constructor(readonly pg: PgDoors) {
@@ -222,13 +220,13 @@ export class PgTenants implements TenantRegistry {
    * apply; the version is recorded as on SQLite.
    */
   async migrateLive(corpId: string): Promise<{ from: number; to: number; applied: string[] }> {
-    const { version } = await this.status();
+    const { version } = await this.schemaStatus();
     await this.store.platform.write((tx) => tx.update(corporations).set({ schema_version: version }).where(eq(corporations.id, corpId)));
     return { from: version, to: version, applied: [] };
   }
 
-  /** The shared database's migration state (drizzle-kit's table). */
-  async status(): Promise<{ version: number; latest: number; pending: string[] }> {
+  /** The shared database's migration state (drizzle-kit's table): the platform's and every corporation's. */
+  async schemaStatus(_corpId: string | null = null): Promise<MigrationStatus> {
     const last = await this.store.platform.read(async (db) => {
       const row = await db.$client.query<{ at: number | null }, []>("SELECT max(created_at) AS at FROM drizzle.__drizzle_migrations").get();
       return row?.at ?? null;

@@ -741,7 +741,7 @@ function listQuery(query: ListParams): ListParams {
   return out;
 }
 
-export async function listContracts(net: ContractNetworkHook | null, db: TenantDb, principal: Principal, query: ListParams) {
+async function listContracts(net: ContractNetworkHook | null, db: TenantDb, principal: Principal, query: ListParams) {
   const page = await listRows(db, contracts, listSpec(net), listQuery(query), (r: ContractRow) => r.id);
   return { ...page, items: await contractViews(net, db, page.items, tzOf(principal)) };
 }
@@ -749,7 +749,7 @@ export async function listContracts(net: ContractNetworkHook | null, db: TenantD
 type AppParams = { externalAppId?: string; externalAppName?: string };
 
 /** The contracts linked to an app, each with its identity. */
-export async function listLinkedContracts(net: ContractNetworkHook | null, db: TenantDb, principal: Principal, params: AppParams, query: ListParams) {
+async function listLinkedContracts(net: ContractNetworkHook | null, db: TenantDb, principal: Principal, params: AppParams, query: ListParams) {
   const app = await resolveApp(db, principal, params);
   const page = await listRows(
     db,
@@ -764,7 +764,7 @@ export async function listLinkedContracts(net: ContractNetworkHook | null, db: T
   return { ...page, items: views.map((c) => ({ ...c, identity: identities.get(c.id)! })) };
 }
 
-export async function contractByIdentity(net: ContractNetworkHook | null, db: TenantDb, principal: Principal, params: AppParams & { identity: string }) {
+async function contractByIdentity(net: ContractNetworkHook | null, db: TenantDb, principal: Principal, params: AppParams & { identity: string }) {
   const app = await resolveApp(db, principal, params);
   const id = await linkedRecordId(db, app.id, "contract", params.identity);
   if (!id) throw notFound("Contract");
@@ -772,7 +772,7 @@ export async function contractByIdentity(net: ContractNetworkHook | null, db: Te
 }
 
 /** A local create; the answer shows the generated password, the event does not. */
-export async function createContract(net: ContractNetworkHook | null, tx: TenantDb, w: TenantWriteScope, principal: Principal, body: ContractInput): Promise<Contract> {
+async function createContract(net: ContractNetworkHook | null, tx: TenantDb, w: TenantWriteScope, principal: Principal, body: ContractInput): Promise<Contract> {
   const { dates } = await checkLocalInput(tx, body);
   await numberHolder(tx, body.number, null);
   const id = (await tx.insert(contracts).values(localColumns(body, dates)).returning({ id: contracts.id }).get()).id;
@@ -810,7 +810,7 @@ async function changeContract(
   return true;
 }
 
-export async function updateContract(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, body: ContractInput): Promise<Contract> {
+async function updateContract(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, body: ContractInput): Promise<Contract> {
   await getContract(tx, id);
   const { dates } = await checkLocalInput(tx, body);
   await changeContract(ctx, tx, w, principal, id, "update", async (row) => {
@@ -825,7 +825,7 @@ export async function updateContract(ctx: AppContext, tx: TenantDb, w: TenantWri
 }
 
 /** Links the contract to an app's identity (no event: link operations fire none, routes.md). */
-export async function linkContract(tx: TenantDb, w: TenantWriteScope, id: string, body: { external_app_id: string; identity: string }): Promise<ExternalLinkView> {
+async function linkContract(tx: TenantDb, w: TenantWriteScope, id: string, body: { external_app_id: string; identity: string }): Promise<ExternalLinkView> {
   await getContract(tx, id);
   if (!(await findApp(tx, { id: body.external_app_id }))) throw invalid("external_app_id", "unknown external application");
   const was = (await identitiesOf(tx, body.external_app_id, "contract", [id])).get(id) ?? null;
@@ -835,7 +835,7 @@ export async function linkContract(tx: TenantDb, w: TenantWriteScope, id: string
   return await linkView(tx, body.external_app_id, "contract", id);
 }
 
-export async function setContractAddress(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, body: AddressInput): Promise<Contract> {
+async function setContractAddress(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, body: AddressInput): Promise<Contract> {
   await getContract(tx, id);
   if (!(await cityRef(tx, body.city_id))) throw invalid("city_id", "unknown city");
   await changeContract(ctx, tx, w, principal, id, "address", async (row) => {
@@ -848,7 +848,7 @@ export async function setContractAddress(ctx: AppContext, tx: TenantDb, w: Tenan
 }
 
 /** ACTIVE or INACTIVE (from either or SUSPENDED); 409 for a cancelled contract. */
-export async function setContractStatus(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, target: "ACTIVE" | "INACTIVE"): Promise<Contract> {
+async function setContractStatus(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, target: "ACTIVE" | "INACTIVE"): Promise<Contract> {
   await changeContract(ctx, tx, w, principal, id, "status", async (row) => {
     if (row.contract_status === "CANCELLED") throw conflict("The contract is cancelled");
     if (row.contract_status === target) return false;
@@ -858,20 +858,20 @@ export async function setContractStatus(ctx: AppContext, tx: TenantDb, w: Tenant
   return await getContractView(ctx.contractNetwork, tx, id, tzOf(principal));
 }
 
-export async function setContractConfig(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, body: ContractConfigInput): Promise<Contract> {
+async function setContractConfig(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, body: ContractConfigInput): Promise<Contract> {
   await getContract(tx, id);
   await changeContract(ctx, tx, w, principal, id, "config", () => updateConfig(tx, id, body));
   // The password is in clear only when this request set it.
   return await getContractView(ctx.contractNetwork, tx, id, tzOf(principal), body.password != null);
 }
 
-export async function contractItemList(db: TenantDb, id: string): Promise<{ items: ContractItem[] }> {
+async function contractItemList(db: TenantDb, id: string): Promise<{ items: ContractItem[] }> {
   await getContract(db, id);
   return { items: await itemsOf(db, id) };
 }
 
 /** Replaces the items; a product left out of an item gives its name and price. */
-export async function setContractItems(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, items: ContractItemInput[]): Promise<{ items: ContractItem[] }> {
+async function setContractItems(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, items: ContractItemInput[]): Promise<{ items: ContractItem[] }> {
   await getContract(tx, id);
   const found = await productsByIds(tx, items.map((i) => i.product_id));
   const errors: FieldError[] = [];
@@ -901,7 +901,7 @@ export async function setContractItems(ctx: AppContext, tx: TenantDb, w: TenantW
 }
 
 /** Adds and removes flags by classification name (400 for unknown names or a name in both lists). */
-export async function setContractFlags(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, body: FlagsBody): Promise<{ flags: string[] }> {
+async function setContractFlags(ctx: AppContext, tx: TenantDb, w: TenantWriteScope, principal: Principal, id: string, body: FlagsBody): Promise<{ flags: string[] }> {
   await getContract(tx, id);
   const add = body.add ?? [];
   const remove = body.remove ?? [];

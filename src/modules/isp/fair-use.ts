@@ -290,7 +290,7 @@ export class FairUseJob implements Job {
 
   private async pass(everyCorp: boolean): Promise<void> {
     const { ctx } = this;
-    const full = everyCorp || !ctx.store.seesEveryWrite;
+    const full = everyCorp || ctx.tenants.sharedByNodes;
     const index = await this.index();
     const all = await ctx.store.platform.read(allCorpRefs);
     const corps = all.filter((c) => c.status === "ENABLED" || c.status === "BLOCKED");

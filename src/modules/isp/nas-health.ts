@@ -83,7 +83,7 @@ export class NasHealthJob implements Job {
   /**
    * Corporations with NAS. On SQLite every record is written by this process, so after the first
    * full pass the NAS creations and records it sees keep the set whole; where other nodes write
-   * too (PostgreSQL: ctx.store.seesEveryWrite false), every pass visits every corporation.
+   * too (ctx.tenants.sharedByNodes: PostgreSQL), every pass visits every corporation.
    */
   private watched = new Set<string>();
   /** The gauge's series, per corporation with NAS, as of the last pass (this node's; a node not holding the lease reports none). */
@@ -140,7 +140,7 @@ export class NasHealthJob implements Job {
 
   private async pass(): Promise<void> {
     const { ctx } = this;
-    const full = !this.swept || !ctx.store.seesEveryWrite;
+    const full = !this.swept || ctx.tenants.sharedByNodes;
     const recount = !this.swept;
     const now = toIso(ctx.now());
     const corps = (await ctx.store.platform.read(allCorpRefs)).filter((c) => c.status === "ENABLED" || c.status === "BLOCKED");

@@ -4,10 +4,8 @@ import { existsSync } from "node:fs";
 import { and, eq, sql } from "drizzle-orm";
 import type { AppContext } from "../../core/context";
 import { CORPS_TOPIC } from "../../core/corp-cache";
-import { migrationStatus, migrationsOf } from "../../db/migrations";
-import { requireSqliteClient, type TenantDb } from "../../db/sqlite";
-import type { TenantDoor } from "../../core/store";
-import type { PgTenants } from "../../core/pg/store";
+import { migrationsOf } from "../../db/migrations";
+import type { TenantDb } from "../../db/sqlite";
 import { conflict, invalid, notFound } from "../../lib/problem";
 import { VERSION } from "../../version";
 import { allCorpRefs, writeCorpStatus, type CorpRef } from "../corp/service";
@@ -26,8 +24,8 @@ export function versions(ctx: AppContext) {
 }
 
 // ---- databases ---------------------------------------------------------------------------------
-// Migration state is engine work (src/db/migrations.ts reads the migrator's own table from the
-// connection); it is read on the store's read connections, which see the last committed state.
+// Migration state is the storage's to read (ctx.tenants.schemaStatus: each SQLite file's own
+// migrator table, or the shared PostgreSQL database's), as last committed.
 
 function getCorpRef(corps: CorpRef[], corpId: string): CorpRef {
   const corp = corps.find((c) => c.id === corpId);
@@ -37,23 +35,9 @@ function getCorpRef(corps: CorpRef[], corpId: string): CorpRef {
 
 const allCorps = (ctx: AppContext) => ctx.store.platform.read(allCorpRefs);
 
-/** On PostgreSQL one migration set covers the platform's tables and every corporation's (shared). */
-const sharedStatus = (ctx: AppContext) => (ctx.tenants as PgTenants).status();
-
-const tenantStatus = (ctx: AppContext, corpId: string) =>
-  ctx.tenants.filesPerCorp ? ctx.store.tenant(corpId).read((db) => migrationStatus(requireSqliteClient(db), ctx.tenants.migrations)) : sharedStatus(ctx);
-
-const platformStatus = (ctx: AppContext) =>
-  ctx.tenants.filesPerCorp ? ctx.store.platform.read((db) => migrationStatus(requireSqliteClient(db), migrationsOf("platform"))) : sharedStatus(ctx);
-
-/** Checking must not create anything: a missing database file reads as version 0. */
-async function corpStatus(ctx: AppContext, corpId: string) {
-  if (!ctx.tenants.isOpen(corpId) && !existsSync(ctx.tenants.pathOf(corpId))) {
-    const m = ctx.tenants.migrations;
-    return { version: 0, latest: m.length, pending: m.map((x) => x.tag) };
-  }
-  return tenantStatus(ctx, corpId);
-}
+/** Checking creates nothing: a corporation's missing database file reads as version 0. */
+const corpStatus = (ctx: AppContext, corpId: string) => ctx.tenants.schemaStatus(corpId);
+const platformStatus = (ctx: AppContext) => ctx.tenants.schemaStatus(null);
 
 export async function checkDatabases(ctx: AppContext): Promise<DatabaseCheck> {
   const platform = await platformStatus(ctx);
@@ -87,7 +71,7 @@ async function migrateCorp(ctx: AppContext, corp: CorpRef): Promise<CorpUpdate &
     await setStatus(ctx, corp.id, "NEEDS_UPDATE");
     let version = 0;
     try {
-      version = (await tenantStatus(ctx, corp.id)).version;
+      version = (await corpStatus(ctx, corp.id)).version;
     } catch {
       // the database cannot even be opened (its server directory is gone): report version 0
     }

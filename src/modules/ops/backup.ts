@@ -14,8 +14,6 @@
 // corps/<corp id>.db for every corporation whatever its server.
 // In cluster mode (PostgreSQL) the database is one pg_dump archive instead: pg-backup.ts; the
 // manifest says which (`engine`), and a restore refuses the other engine's backups.
-import { Database } from "bun:sqlite";
-import { drizzle } from "drizzle-orm/bun-sqlite";
 import { chmodSync, chownSync, closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { isAbsolute, join, normalize } from "node:path";
 import type { Logger } from "../../lib/log";
@@ -23,7 +21,7 @@ import { toIso } from "../../lib/time";
 import { migrationsOf } from "../../db/migrations";
 import { VERSION } from "../../version";
 import type { AppContext } from "../../core/context";
-import { handleOf } from "../../db/sqlite";
+import { appliedMigrationCount, checkDatabaseFile, copyDatabaseFile, withDatabaseFile } from "../../db/files";
 import { allCorpRefs, moveCorpsToServer } from "../corp/service";
 import { collectedIndex } from "../metric/service";
 import { webhookIndex } from "../webhook/service";
@@ -100,21 +98,7 @@ export async function sha256File(path: string): Promise<string> {
   return hasher.digest("hex");
 }
 
-function integrity(path: string): string {
-  const db = new Database(path, { readonly: true, strict: true });
-  try {
-    const rows = db.query("PRAGMA integrity_check").all() as { integrity_check: string }[];
-    return rows.map((r) => r.integrity_check).join("; ");
-  } finally {
-    db.close();
-  }
-}
-
-function schemaVersion(db: Database): number {
-  const exists = db.query("SELECT 1 FROM sqlite_master WHERE type='table' AND name='__drizzle_migrations'").get();
-  if (!exists) return 0;
-  return (db.query("SELECT count(*) AS n FROM __drizzle_migrations").get() as { n: number }).n;
-}
+const integrity = (path: string): string => checkDatabaseFile(path, "full").join("; ");
 
 /** Where a backup copies its databases from. */
 export interface BackupSource {
@@ -124,28 +108,17 @@ export interface BackupSource {
   copyCorp(corpId: string, path: string, target: string): Promise<boolean>;
 }
 
-/** VACUUM INTO on a connection that may be the query_only read connection of a door. */
 /** Copies through connections of its own (the `corpadmin backup` command, beside a running service). */
 export const fileSource: BackupSource = {
   async copyPlatform(platformPath, target) {
-    copyFile(platformPath, target);
+    copyDatabaseFile(platformPath, target);
   },
   async copyCorp(_corpId, path, target) {
     if (!existsSync(path)) return false;
-    copyFile(path, target);
+    copyDatabaseFile(path, target);
     return true;
   },
 };
-
-function copyFile(source: string, target: string): void {
-  const db = new Database(source, { create: false, readwrite: true, strict: true });
-  try {
-    db.exec("PRAGMA busy_timeout = 10000");
-    db.query("VACUUM INTO ?").run(target);
-  } finally {
-    db.close();
-  }
-}
 
 /** Copies through the service's store: the read connections of its doors. */
 export function storeSource(ctx: Pick<AppContext, "store">): BackupSource {
@@ -215,17 +188,12 @@ export async function createBackup(dataDir: string, dest: string, logger?: Logge
 
   await source.copyPlatform(platformPath, join(dest, "platform.db"));
   checkCopy(platformPath, join(dest, "platform.db"));
-  const copy = new Database(join(dest, "platform.db"), { readonly: true, strict: true });
-  let corps: { id: string; auth_name: string; server_id: string; path: string; builtin: boolean }[];
-  try {
-    files.push({ path: "platform.db", kind: "platform", size: 0, sha256: "", schema_version: schemaVersion(copy) });
-    // The corporation and server modules read their own tables, here those of the copy.
-    const db = handleOf(drizzle({ client: copy }));
+  files.push({ path: "platform.db", kind: "platform", size: 0, sha256: "", schema_version: appliedMigrationCount(join(dest, "platform.db")) });
+  // The corporation and server modules read their own tables, here those of the copy.
+  const corps = await withDatabaseFile(join(dest, "platform.db"), "read", async (db) => {
     const dirs = await serverDirs(db);
-    corps = (await allCorpRefs(db)).map((c) => ({ ...c, ...dirs.get(c.server_id)! }));
-  } finally {
-    copy.close();
-  }
+    return (await allCorpRefs(db)).map((c) => ({ ...c, ...dirs.get(c.server_id)! }));
+  });
 
   for (const corp of corps) {
     await yieldToRequests();
@@ -239,9 +207,7 @@ export async function createBackup(dataDir: string, dest: string, logger?: Logge
       continue;
     }
     checkCopy(path, join(dest, rel));
-    const db = new Database(join(dest, rel), { readonly: true, strict: true });
-    const version = schemaVersion(db);
-    db.close();
+    const version = appliedMigrationCount(join(dest, rel));
     files.push({
       path: rel,
       kind: "corporation",
@@ -392,9 +358,7 @@ export async function restoreBackup(backupDir: string, dataDir: string): Promise
   const known = { platform: migrationsOf("platform").length, corporation: migrationsOf("tenant").length };
   for (const f of manifest.files) {
     if (f.kind !== "platform" && f.kind !== "corporation") continue;
-    const db = new Database(join(backupDir, f.path), { readonly: true, strict: true });
-    const version = schemaVersion(db);
-    db.close();
+    const version = appliedMigrationCount(join(backupDir, f.path));
     if (version > known[f.kind]) {
       throw new BackupError(`${f.path} has schema version ${version}, newer than this corpadmin ${VERSION} knows (${known[f.kind]}): restore it with the release that made the backup (${manifest.app_version}) or a newer one`);
     }
@@ -411,9 +375,7 @@ export async function restoreBackup(backupDir: string, dataDir: string): Promise
     const moved = manifest.files
       .filter((f) => f.kind === "corporation" && f.builtin_server === false)
       .map((f) => ({ corp_id: f.corp_id!, auth_name: f.auth_name, from_server_id: f.server_id }));
-    const client = new Database(join(dataDir, "platform.db"), { strict: true });
-    try {
-      const db = handleOf(drizzle({ client }));
+    await withDatabaseFile(join(dataDir, "platform.db"), "write", async (db) => {
       const builtin = await builtinServerIdOf(db);
       if (!builtin) throw new BackupError("the platform database has no built-in server");
       // One statement: all of them move, or none.
@@ -422,9 +384,7 @@ export async function restoreBackup(backupDir: string, dataDir: string): Promise
       // webhook) meanwhile is in no index yet, so the first start-up reads every corporation.
       await collectedIndex.forget(db);
       await webhookIndex.forget(db);
-    } finally {
-      client.close();
-    }
+    });
     fsyncPath(join(dataDir, "platform.db"));
     // Run as root into a directory the service user owns (StateDirectory): hand the files over,
     // or the service could not open them.

@@ -2,13 +2,16 @@
 // `corpadmin doctor [--fix] [--json]` prints and GET /api/system/doctor answers, the same checks.
 // Each says ok, warn or fail, with a detail and the fix (null when there is nothing to do);
 // `--fix` repairs what is safe to repair unattended (file modes), then checks again.
-// CHECKS run in both modes; CLUSTER_CHECKS only on PostgreSQL (cluster mode).
-import { Database } from "bun:sqlite";
+// CHECKS run in both modes; CLUSTER_CHECKS only on one shared database (cluster mode). The storage
+// is asked for its capabilities (ctx.tenants.filesPerCorp), never its engine; the files are
+// checked through src/db/files.ts.
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, readdirSync, statfsSync, statSync } from "node:fs";
+import { chmodSync, existsSync, statfsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { Cron } from "croner";
 import type { AppContext } from "../../core/context";
+import { checkDatabaseFile, walBytes } from "../../db/files";
+import { clientOf } from "../../db/rows";
 import type { TenantDb } from "../../db/sqlite";
 import { toIso } from "../../lib/time";
 import { allCorpRefs, type CorpRef } from "../corp/service";
@@ -36,7 +39,6 @@ const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
 const worst = (statuses: DoctorStatus[]): DoctorStatus => (statuses.includes("fail") ? "fail" : statuses.includes("warn") ? "warn" : "ok");
 const octal = (mode: number) => (mode & 0o777).toString(8).padStart(4, "0");
-const sqlite = (ctx: AppContext) => ctx.tenants.engine === "sqlite";
 const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`;
 
 /** The key files corpadmin writes or reads: the token key and the data key (NAS secrets). */
@@ -88,13 +90,13 @@ async function corpFiles(ctx: AppContext): Promise<{ corp: CorpRef; path: string
 
 /** WAL files: the checkpoints keep them small; a large one means a reader held them back for long. */
 const walSizes: Check = named("wal-size", async (ctx) => {
-  if (!sqlite(ctx)) return { name: "wal-size", status: "ok", detail: "cluster mode: PostgreSQL manages its WAL", fix: null };
+  if (!ctx.tenants.filesPerCorp) return { name: "wal-size", status: "ok", detail: "cluster mode: PostgreSQL manages its WAL", fix: null };
   const files = [{ name: "platform", path: join(ctx.config.dataDir, "platform.db") }, ...(await corpFiles(ctx)).map((c) => ({ name: c.corp.auth_name, path: c.path }))];
   let total = 0;
   const large: string[] = [];
   let biggest = 0;
   for (const f of files) {
-    const size = statSync(`${f.path}-wal`, { throwIfNoEntry: false })?.size ?? 0;
+    const size = walBytes(f.path);
     total += size;
     biggest = Math.max(biggest, size);
     if (size > 64 * MiB) large.push(`${f.name} ${(size / MiB).toFixed(0)} MiB`);
@@ -134,7 +136,7 @@ async function eachCorp<T>(ctx: AppContext, read: (db: TenantDb) => Promise<T>) 
   for (const corp of await ctx.store.platform.read(allCorpRefs)) {
     if (corp.status !== "ENABLED" && corp.status !== "BLOCKED") continue;
     // A missing file is corp-integrity's finding; opening it here would create it.
-    if (sqlite(ctx) && !ctx.tenants.isOpen(corp.id) && !existsSync(ctx.tenants.pathOf(corp.id))) continue;
+    if (ctx.tenants.isMissing(corp.id)) continue;
     try {
       out.push({ corp, value: await ctx.store.visit(corp.id, (door) => door.read(read)), error: null });
     } catch (err) {
@@ -232,7 +234,7 @@ const radiusReachable: Check = named("radius-reachable", async (ctx) => {
 
 /** PRAGMA quick_check of the platform's and every corporation's file, opened read-only apart from the service. */
 const corpIntegrity: Check = named("corp-integrity", async (ctx) => {
-  if (!sqlite(ctx)) return { name: "corp-integrity", status: "ok", detail: "cluster mode: no SQLite files", fix: null };
+  if (!ctx.tenants.filesPerCorp) return { name: "corp-integrity", status: "ok", detail: "cluster mode: no SQLite files", fix: null };
   const bad: string[] = [];
   const files = [{ name: "platform", path: join(ctx.config.dataDir, "platform.db") }, ...(await corpFiles(ctx)).map((c) => ({ name: c.corp.auth_name, path: c.path }))];
   for (const f of files) {
@@ -240,15 +242,11 @@ const corpIntegrity: Check = named("corp-integrity", async (ctx) => {
       bad.push(`${f.name}: ${f.path} is missing`);
       continue;
     }
-    let db: Database | null = null;
     try {
-      db = new Database(f.path, { readonly: true });
-      const rows = db.query<{ quick_check: string }, []>("PRAGMA quick_check").all();
-      if (rows.length !== 1 || rows[0].quick_check !== "ok") bad.push(`${f.name}: ${rows.map((r) => r.quick_check).slice(0, 3).join("; ")}`);
+      const lines = checkDatabaseFile(f.path, "quick");
+      if (lines.length !== 1 || lines[0] !== "ok") bad.push(`${f.name}: ${lines.slice(0, 3).join("; ")}`);
     } catch (err) {
       bad.push(`${f.name}: ${(err as Error).message}`);
-    } finally {
-      db?.close();
     }
   }
   return {
@@ -275,7 +273,7 @@ export const CHECKS: Check[] = [dataDirectory, freeDisk, walSizes, backupAge, we
 /** Cluster mode: the app's clock against the database's (leases, sessions and records are dated by both). */
 const clockSkew: Check = named("clock-skew", async (ctx) => {
   const before = Date.now();
-  const dbMs = await ctx.store.platform.read(async (db) => Number((await db.$client.query<{ ms: number }, []>("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS ms").get())?.ms));
+  const dbMs = await ctx.store.platform.read(async (db) => Number((await clientOf(db).query<{ ms: number }, []>("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS ms").get())?.ms));
   const after = Date.now();
   const skew = Math.abs(dbMs - (before + after) / 2);
   const status: DoctorStatus = skew > 5_000 ? "fail" : skew > 1_000 ? "warn" : "ok";
@@ -347,12 +345,12 @@ const searchIndex: Check = named("search-index", async (ctx) => {
   }
 });
 
-/** Only on PostgreSQL. */
+/** Only where one database holds every corporation (cluster mode, PostgreSQL). */
 export const CLUSTER_CHECKS: Check[] = [clockSkew, roleIsolation, searchIndex];
 
 /** Runs every check (`fix`: repairs modes first); each check's own failure is reported as its fail. */
 export async function runDoctor(ctx: AppContext, options: { fix?: boolean } = {}): Promise<DoctorCheck[]> {
-  const checks = [...CHECKS, ...(sqlite(ctx) ? [] : CLUSTER_CHECKS)];
+  const checks = [...CHECKS, ...(ctx.tenants.filesPerCorp ? [] : CLUSTER_CHECKS)];
   const out: DoctorCheck[] = [];
   for (const check of checks) {
     try {

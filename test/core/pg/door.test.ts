@@ -164,24 +164,47 @@ function heldWrite(write: (fn: () => Promise<void>) => Promise<unknown>, name: s
 /** Long enough for a write that is not held back to have run: only a false pass can come of it. */
 const settle = () => Bun.sleep(200);
 
-describe("core/pg/door: writes of one corporation", () => {
-  test("two writes of one corporation on two nodes serialize; another corporation's does not wait", async () => {
-    const marks: string[] = [];
-    const slow = heldWrite((fn) => doors1.tenant(A).write(fn), "A1", marks);
-    await slow.started;
-    const second = doors2.tenant(A).write(async () => {
-      marks.push("A2 start");
-    });
-    await doors2.tenant(B).write(async () => {
-      marks.push("B start");
-    });
-    await settle();
-    expect(marks).toEqual(["A1 start", "B start"]);
-    slow.release();
-    await Promise.all([slow.done, second]);
-    expect(marks).toEqual(["A1 start", "B start", "A1 end", "A2 start"]);
-  });
+/** A door as these tests write through it (a corporation's or the platform's). */
+type Writer = { write: (fn: () => Promise<void>) => Promise<unknown> };
 
+/**
+ * One writer per database across nodes: while node 1 holds a write open, node 2's write of the
+ * same database waits for it and node 2's write of another database does not. Each row: the
+ * held write, the one that waits, the one that passes (a mark and its door).
+ */
+const ONE_WRITER: { name: string; held: [string, () => Writer]; waits: [string, () => Writer]; passes: [string, () => Writer] }[] = [
+  {
+    name: "two writes of one corporation on two nodes serialize; another corporation's does not wait",
+    held: ["A1", () => doors1.tenant(A)],
+    waits: ["A2", () => doors2.tenant(A)],
+    passes: ["B", () => doors2.tenant(B)],
+  },
+  {
+    name: "platform writes serialize across nodes; a corporation's write does not wait for them",
+    held: ["P1", () => doors1.platform],
+    waits: ["P2", () => doors2.platform],
+    passes: ["A", () => doors2.tenant(A)],
+  },
+];
+
+describe("core/pg/door: one writer per database across nodes", () => {
+  for (const { name, held, waits, passes } of ONE_WRITER) {
+    test(name, async () => {
+      const marks: string[] = [];
+      const slow = heldWrite((fn) => held[1]().write(fn), held[0], marks);
+      await slow.started;
+      const second = waits[1]().write(async () => void marks.push(`${waits[0]} start`));
+      await passes[1]().write(async () => void marks.push(`${passes[0]} start`));
+      await settle();
+      expect(marks).toEqual([`${held[0]} start`, `${passes[0]} start`]);
+      slow.release();
+      await Promise.all([slow.done, second]);
+      expect(marks).toEqual([`${held[0]} start`, `${passes[0]} start`, `${held[0]} end`, `${waits[0]} start`]);
+    });
+  }
+});
+
+describe("core/pg/door: writes of one corporation", () => {
   test("a write inside a write of the same corporation gives up after the lock wait with a 503, never hangs", async () => {
     const doors = new PgDoors(node1, null, { lockWaitMs: 300 });
     const t0 = performance.now();
@@ -291,19 +314,6 @@ describe("core/pg/door: the platform door", () => {
     const rows = await p.read((tx) => tx.select().from(cities)).catch((e) => String(e.cause?.message));
     expect(typeof rows === "string" ? rows : String(rows.length)).toMatch(/^0$|corpadmin.corp_id/);
     await expect(p.write((_tx, w) => (w as unknown as { emit: (...a: unknown[]) => void }).emit("CITY_AFTER_INSERT", "x", {}))).rejects.toThrow(/corporation/);
-  });
-
-  test("platform writes serialize across nodes; a corporation's write does not wait for them", async () => {
-    const marks: string[] = [];
-    const slow = heldWrite((fn) => doors1.platform.write(fn), "P1", marks);
-    await slow.started;
-    const second = doors2.platform.write(() => void marks.push("P2 start"));
-    await doors2.tenant(A).write(() => void marks.push("A start"));
-    await settle();
-    expect(marks).toEqual(["P1 start", "A start"]);
-    slow.release();
-    await Promise.all([slow.done, second]);
-    expect(marks).toEqual(["P1 start", "A start", "P1 end", "P2 start"]);
   });
 
   test("a write with exclusive: false takes no writer lock: it does not wait for a platform write in flight", async () => {

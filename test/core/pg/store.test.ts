@@ -104,7 +104,7 @@ describe("core/pg/store: corporations", () => {
     const r = await storage.tenants.migrateLive("corp-new");
     const latest = migrationsOf("pg").length;
     expect(r).toEqual({ from: latest, to: latest, applied: [] });
-    expect(await storage.tenants.status()).toEqual({ version: latest, latest, pending: [] });
+    expect(await storage.tenants.schemaStatus(null)).toEqual({ version: latest, latest, pending: [] });
     const [{ v }] = await su`SELECT schema_version AS v FROM corporations WHERE id = 'corp-new'`;
     expect(Number(v)).toBe(latest);
   });
