@@ -45,7 +45,7 @@ type PeerRow = { server: string; rps: number; p50_ms: number; p99_ms: number; by
  * p99 — each only when given; printed met or missed.
  */
 type Target = { ratio?: number; rps?: number; p99_ms?: number };
-type Row = { mode: Mode; path: string; rps: number; cpu_us: number | null; db_cpu_us: number | null; p50_ms: number; p99_ms: number; ratio: number | null; rss_mb: number; errors: number; ok: boolean; note?: string; target?: Target; target_met?: boolean };
+type Row = { mode: Mode; path: string; rps: number; cpu_us: number | null; db_cpu_us: number | null; p50_ms: number; p99_ms: number; ratio: number | null; rss_mb: number; rss_anon_mb?: number; rss_file_mb?: number; errors: number; ok: boolean; note?: string; target?: Target; target_met?: boolean };
 /** Issue 21: search in milliseconds, at 10,000 and at 100,000 persons. */
 const SEARCH_TARGET: Target = { ratio: 0.1, p99_ms: 10 };
 /** Issue 21's other rows: durable writes per second, the redirect and authorize near the ceiling. */
@@ -98,6 +98,20 @@ function rssMb(pid: number): number {
     return Math.round(kb / 1024);
   } catch {
     return 0;
+  }
+}
+
+/**
+ * What the RSS is made of: anonymous memory (the JavaScript heap, malloc's, SQLite's page caches)
+ * and file-backed pages (the executable's, mapped files), in MB.
+ */
+function rssParts(pid: number): { anon: number; file: number } {
+  try {
+    const status = require("node:fs").readFileSync(`/proc/${pid}/status`, "utf8") as string;
+    const mb = (field: string) => Math.round(Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024);
+    return { anon: mb("RssAnon"), file: mb("RssFile") + mb("RssShmem") };
+  } catch {
+    return { anon: 0, file: 0 };
   }
 }
 
@@ -433,6 +447,8 @@ async function runMode(mode: Mode, shared: Shared, pg: TestPostgres | null): Pro
         p99_ms: Math.round(r.p99 * 100) / 100,
         ratio: null, // once every ceiling sample is in
         rss_mb: rssMb(server.pid),
+        rss_anon_mb: rssParts(server.pid).anon,
+        rss_file_mb: rssParts(server.pid).file,
         errors: r.errors,
         ok: expected && r.errors === 0,
         note,
@@ -440,7 +456,7 @@ async function runMode(mode: Mode, shared: Shared, pg: TestPostgres | null): Pro
       };
       rows.push(row);
       const cpuText = `CPU ${row.cpu_us} µs/req${row.db_cpu_us !== null ? ` + PostgreSQL ${row.db_cpu_us} µs/req` : ""}`;
-      console.log(`[${mode}] ${name}: ${row.rps} req/s, p99 ${row.p99_ms} ms, ${cpuText}, errors ${row.errors} (ceiling sample before it: ${ceilingSamples.at(-1)} req/s)${note ? `; ${note}` : ""}`);
+      console.log(`[${mode}] ${name}: ${row.rps} req/s, p99 ${row.p99_ms} ms, ${cpuText}, RSS ${row.rss_mb} MB (anonymous ${row.rss_anon_mb}, files ${row.rss_file_mb}), errors ${row.errors} (ceiling sample before it: ${ceilingSamples.at(-1)} req/s)${note ? `; ${note}` : ""}`);
       return row;
     };
 

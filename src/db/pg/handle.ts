@@ -136,7 +136,9 @@ function failure(err: unknown, sql: string, args: unknown[] = []): unknown {
   // value, and the transaction is then aborted, so the request is refused as out of range.
   if ((e.errno === "22P02" || e.errno === "22003") && args.some(notAnInteger)) return invalid("query", "a number is out of range for its field");
   // PostgreSQL's text cannot hold U+0000 (SQLite's can): a client's value carrying one is refused.
-  if (e.errno === "22021" && /0x00/.test(String(e.message))) return invalid("body", "text must not contain the NUL character (U+0000)");
+  // In a jsonb value (metric_values.value) the server meets it as the JSON escape \u0000 (22P05).
+  if ((e.errno === "22021" && /0x00/.test(String(e.message))) || (e.errno === "22P05" && /\\u0000/.test(String((e as { detail?: unknown }).detail))))
+    return invalid("body", "text must not contain the NUL character (U+0000)");
   return new PgStatementError(SQLITE_CODES[e.errno] ?? e.code ?? "ERR_POSTGRES_SERVER_ERROR", e.errno, String(e.message), sql, { cause: err });
 }
 

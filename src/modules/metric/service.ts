@@ -5,7 +5,8 @@ import { eq } from "drizzle-orm";
 import { CorpIndex } from "../../core/settings";
 import type { PlatformDoor, TenantDoor, TenantWriteScope } from "../../core/store";
 import type { PlatformDb, TenantDb } from "../../db/sqlite";
-import { clientOf, numericOf } from "../../db/rows";
+import { clientOf, numericOf, readTogether, writeTogether } from "../../db/rows";
+import type { TogetherRead } from "../../db/handle";
 import { metrics } from "../../db/tenant/schema";
 import { finite } from "../../lib/finite";
 import { newId } from "../../lib/ids";
@@ -256,39 +257,165 @@ export function valueProblem(type: DataType, value: unknown): string | null {
   }
 }
 
-const INSERT_VALUE = "INSERT INTO metric_values (metric_id, at, at_ms, value) VALUES (?1, ?2, ?3, ?4)";
+/** Stores one value in the caller's transaction (the collector's), through a cached prepared statement. */
+async function insertValue(tx: TenantDb, metric: Pick<MetricRow, "id">, value: number | boolean | string, atMs: number): Promise<void> {
+  await clientOf(tx).query(insertValuesSql(1)).run(metric.id, toIso(atMs), atMs, typeof value === "boolean" ? (value ? 1 : 0) : value);
+}
 
-/** Stores one value in the caller's transaction, through a cached prepared statement. */
-async function insertValue(tx: TenantDb, metric: Pick<MetricRow, "id">, value: number | boolean | string, atMs: number): Promise<MetricValue> {
-  const at = toIso(atMs);
-  await clientOf(tx).query(INSERT_VALUE).run(metric.id, at, atMs, typeof value === "boolean" ? (value ? 1 : 0) : value);
-  return { metric_id: metric.id, value, at };
+// POST .../value, the hot path. Values posted together are stored by ONE write of their
+// corporation (a batch, as RADIUS accounting's records): their metrics read once (one statement),
+// each value checked against its metric's data type, the good ones inserted by one multi-row
+// statement (PostgreSQL: one statement for the batch, writeTogether). The batch is a grouped write
+// (group commit: one transaction and one fsync, each value answered after its COMMIT), log-only
+// (no cache of the state stamp holds values). The metric is read inside the write, under the
+// corporation's writer lock, so a value never lands on a metric deleted meanwhile, nor on one
+// whose data_type changed (updateMetric refuses that while values exist).
+
+/** A value waiting for its batch's write. */
+interface PendingValue {
+  key: MetricKey;
+  value: unknown;
+  /** The instant in ms; null when `at` is malformed (reported with the value's own problem). */
+  atMs: number | null;
+  resolve: (v: MetricValue) => void;
+  reject: (e: unknown) => void;
+}
+
+type ValueOutcome = { ok: true; value: MetricValue } | { ok: false; error: unknown };
+
+/**
+ * The batch still open per corporation's door (its write queued, not started): a value arriving
+ * meanwhile joins it. Its write's start closes it; the next value opens the next batch, whose
+ * write the door runs after the one in flight (writeGrouped), so batches grow with the load.
+ */
+const openBatches = new WeakMap<TenantDoor, PendingValue[]>();
+/** Bounds a batch (and so the wait of the value that joined it last), as the doors bound a group. */
+const MAX_BATCH = 64;
+
+export function addValue(tenant: TenantDoor, key: MetricKey, body: { value: unknown; at?: string | null }, nowMs: number): Promise<MetricValue> {
+  let atMs: number | null = nowMs;
+  if (body.at != null) {
+    const at = canonicalInstant(body.at);
+    atMs = at ? Date.parse(at) : null;
+  }
+  return new Promise<MetricValue>((resolve, reject) => {
+    const item: PendingValue = { key, value: body.value, atMs, resolve, reject };
+    const open = openBatches.get(tenant);
+    if (open && open.length < MAX_BATCH) open.push(item);
+    else storeBatch(tenant, [item]);
+  });
 }
 
 /**
- * POST .../value, the hot path: a grouped write (group commit), so that values posted at the same
- * time share one transaction and one fsync, each in its own savepoint; each is answered after its
- * COMMIT. The metric is looked up inside the write, so a value never lands on a metric deleted
- * meanwhile.
+ * Opens a batch with its first value and queues its write. Should the write fail, each of its
+ * values is stored alone (a write each), so a value that fails the statement (PostgreSQL refuses
+ * a NUL in text) fails alone; a 503 (the database away: not acknowledged, perhaps committed) is
+ * every value's answer, none written again.
  */
-export function addValue(tenant: TenantDoor, key: MetricKey, body: { value: unknown; at?: string | null }, nowMs: number): Promise<MetricValue> {
-  // Independent: it reads its metric and inserts one value (PostgreSQL pipelines a group's values).
-  // Log-only: no cache of the state stamp holds values (RADIUS authorize's decisions stay).
-  return tenant.writeGrouped(async (tx) => checkedValue(tx, await metricOf(tx, key), body, nowMs), { independent: true, logOnly: true });
+function storeBatch(tenant: TenantDoor, items: PendingValue[]): void {
+  openBatches.set(tenant, items);
+  const close = () => {
+    if (openBatches.get(tenant) === items) openBatches.delete(tenant);
+  };
+  tenant
+    .writeGrouped(
+      (tx) => {
+        close();
+        return storeValues(tx, items);
+      },
+      { independent: true, logOnly: true },
+    )
+    .then(
+      (outcomes) => settle(items, outcomes),
+      (error: unknown) => {
+        // A write refused before it started (the corporation busy or gone) left the batch open.
+        close();
+        if (items.length === 1 || (error as { status?: unknown } | null)?.status === 503) for (const item of items) item.reject(error);
+        else
+          for (const item of items)
+            tenant.writeGrouped((tx) => storeValues(tx, [item]), { independent: true, logOnly: true }).then((o) => settle([item], o), item.reject);
+      },
+    );
 }
 
-async function checkedValue(tx: TenantDb, metric: MetricRow, body: { value: unknown; at?: string | null }, nowMs: number): Promise<MetricValue> {
-  const errors: FieldError[] = [];
-  const problem = valueProblem(metric.data_type, body.value);
-  if (problem) errors.push({ path: "value", message: problem });
-  let atMs = nowMs;
-  if (body.at != null) {
-    const at = canonicalInstant(body.at);
-    if (!at) errors.push({ path: "at", message: "must be an ISO 8601 date-time with a UTC offset" });
-    else atMs = Date.parse(at);
+function settle(items: PendingValue[], outcomes: ValueOutcome[]): void {
+  items.forEach((item, i) => {
+    const o = outcomes[i];
+    if (o.ok) item.resolve(o.value);
+    else item.reject(o.error);
+  });
+}
+
+/** The metrics the values name, each read once: by id, by name. */
+async function metricsOf(tx: TenantDb, items: PendingValue[]): Promise<{ byId: Map<string, MetricRow>; byName: Map<string, MetricRow> }> {
+  const byId = new Map<string, MetricRow>();
+  const byName = new Map<string, MetricRow>();
+  const keys = new Map<string, MetricKey>();
+  for (const { key } of items) keys.set(key.id !== undefined ? `i${key.id}` : `n${key.name}`, key);
+  const asked = [...keys.values()];
+  const only = asked.length === 1 ? asked[0] : null;
+  // One metric (the usual batch): its cached statement; more: one statement on PostgreSQL.
+  const rows = only
+    ? [await (only.id !== undefined ? clientOf(tx).query(BY_ID).get(only.id) : clientOf(tx).query(BY_NAME).get(only.name))]
+    : await readTogether(
+        tx,
+        asked.map((k) => (k.id !== undefined ? { sql: BY_ID, params: [k.id] } : { sql: BY_NAME, params: [k.name] })),
+      );
+  asked.forEach((k, i) => {
+    const row = rows[i] as MetricRow | null;
+    if (row) (k.id !== undefined ? byId : byName).set(k.id ?? k.name!, row);
+  });
+  return { byId, byName };
+}
+
+/** The batch's write: each value checked against its metric; the good ones inserted together. */
+async function storeValues(tx: TenantDb, items: PendingValue[]): Promise<ValueOutcome[]> {
+  const { byId, byName } = await metricsOf(tx, items);
+  const cells: (string | number)[] = [];
+  const outcomes = items.map((item): ValueOutcome => {
+    const metric = item.key.id !== undefined ? byId.get(item.key.id) : byName.get(item.key.name);
+    if (!metric) return { ok: false, error: notFound("Metric") };
+    const errors: FieldError[] = [];
+    const problem = valueProblem(metric.data_type, item.value);
+    if (problem) errors.push({ path: "value", message: problem });
+    if (item.atMs === null) errors.push({ path: "at", message: "must be an ISO 8601 date-time with a UTC offset" });
+    if (errors.length) return { ok: false, error: invalidMany(errors) };
+    const value = item.value as number | boolean | string;
+    const at = toIso(item.atMs!);
+    cells.push(metric.id, at, item.atMs!, typeof value === "boolean" ? (value ? 1 : 0) : value);
+    return { ok: true, value: { metric_id: metric.id, value, at } };
+  });
+  await insertValues(tx, cells);
+  return outcomes;
+}
+
+/**
+ * Rows of 4 cells (metric_id, at, at_ms, value) as multi-row INSERTs of 64, 32, ..., 1 rows (a
+ * few statement texts, each prepared once per connection), sent as one statement on PostgreSQL.
+ */
+async function insertValues(tx: TenantDb, cells: (string | number)[]): Promise<void> {
+  const writes: TogetherRead[] = [];
+  let at = 0;
+  while (at < cells.length) {
+    const rows = (cells.length - at) / 4;
+    let n = MAX_BATCH;
+    while (n > rows) n >>= 1;
+    writes.push({ sql: insertValuesSql(n), params: cells.slice(at, at + n * 4) });
+    at += n * 4;
   }
-  if (errors.length) throw invalidMany(errors);
-  return insertValue(tx, metric, body.value as number | boolean | string, atMs);
+  if (writes.length) await writeTogether(tx, writes);
+}
+
+const insertTexts = new Map<number, string>();
+
+function insertValuesSql(rows: number): string {
+  let text = insertTexts.get(rows);
+  if (!text) {
+    const tuples = Array.from({ length: rows }, (_, r) => `(?${r * 4 + 1}, ?${r * 4 + 2}, ?${r * 4 + 3}, ?${r * 4 + 4})`);
+    text = `INSERT INTO metric_values (metric_id, at, at_ms, value) VALUES ${tuples.join(", ")}`;
+    insertTexts.set(rows, text);
+  }
+  return text;
 }
 
 /** The body itself when it is a value of the type, else its `value` member when that is one. */

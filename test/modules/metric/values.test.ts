@@ -126,6 +126,68 @@ describe("POST /api/metric/{id}/value, concurrently (group commit)", () => {
     const h = await hist(m.id, "from=2025-06-01T00:00:00Z&to=2025-06-01T00:00:00Z&limit=1");
     expect(h.body.total).toBe(294);
   });
+
+  test("values for several metrics at once, by id and by name: each on its own metric, checked against its own type", async () => {
+    const ints = await metric("Int");
+    const texts = await metric("Text");
+    const bools = await metric("Bool");
+    const at = "2025-06-02T00:00:00Z";
+    const byName = (m: { name: string }, body: unknown) => t.req("POST", `/api/metric/name/${encodeURIComponent(m.name)}/value`, { token: admin.token, body });
+    // Sent together: they share batches, each batch naming several metrics.
+    const sent = Array.from({ length: 120 }, (_, i) => {
+      const k = i % 6;
+      if (k === 0) return post(ints.id, { value: i, at });
+      if (k === 1) return byName(ints, { value: i, at });
+      if (k === 2) return post(texts.id, { value: `t${i}`, at });
+      if (k === 3) return byName(bools, { value: i % 4 === 1, at });
+      if (k === 4) return post(texts.id, { value: i, at }); // a number for a Text metric: 400
+      return byName(bools, { value: "yes", at: "sometime soon" }); // both fields wrong: 400 naming both
+    });
+    const results = await Promise.all(sent);
+    results.forEach((res, i) => {
+      const k = i % 6;
+      if (k === 4) {
+        expect(res.status).toBe(400);
+        expect(res.body.errors.map((e: { path: string }) => e.path)).toEqual(["value"]);
+      } else if (k === 5) {
+        expect(res.status).toBe(400);
+        expect(res.body.errors.map((e: { path: string }) => e.path)).toEqual(["value", "at"]);
+      } else {
+        expect(res.status).toBe(200);
+        const id = k <= 1 ? ints.id : k === 2 ? texts.id : bools.id;
+        expect(res.body).toEqual({ metric_id: id, value: k <= 1 ? i : k === 2 ? `t${i}` : i % 4 === 1, at: "2025-06-02T00:00:00.000+00:00" });
+      }
+    });
+    const values = async (m: { id: string }) => (await hist(m.id, "from=2025-06-02T00:00:00Z&to=2025-06-02T00:00:00Z&limit=500")).body.items.map((v: { value: unknown }) => v.value);
+    const sorted = (xs: unknown[]) => [...xs].sort((a, b) => String(a).localeCompare(String(b)));
+    expect(sorted(await values(ints))).toEqual(sorted(results.flatMap((_, i) => (i % 6 <= 1 ? [i] : []))));
+    expect(sorted(await values(texts))).toEqual(sorted(results.flatMap((_, i) => (i % 6 === 2 ? [`t${i}`] : []))));
+    expect(sorted(await values(bools))).toEqual(sorted(results.flatMap((_, i) => (i % 6 === 3 ? [i % 4 === 1] : []))));
+  });
+
+  test("a value the database refuses fails alone: the others sent with it are stored", async () => {
+    const m = await metric("Text");
+    const at = "2025-06-03T00:00:00Z";
+    // PostgreSQL cannot store U+0000 (400 there); SQLite stores it as sent.
+    const results = await Promise.all(Array.from({ length: 40 }, (_, i) => post(m.id, { value: i === 17 ? "a\u0000b" : `v${i}`, at })));
+    results.forEach((res, i) => {
+      if (i === 17) expect([200, 400]).toContain(res.status);
+      else expect(res.status).toBe(200);
+    });
+    const h = await hist(m.id, "from=2025-06-03T00:00:00Z&to=2025-06-03T00:00:00Z&limit=500");
+    expect(h.body.total).toBe(results[17].status === 200 ? 40 : 39);
+  });
+
+  test("a metric deleted while its values are posted: each value stored and answered 200, or answered 404; none left behind", async () => {
+    const m = await metric("Int");
+    const sent = Array.from({ length: 100 }, (_, i) => post(m.id, { value: i, at: "2025-06-04T00:00:00Z" }));
+    const deleted = t.req("DELETE", `/api/metric/${m.id}`, { token: admin.token });
+    const statuses = (await Promise.all(sent)).map((r) => r.status);
+    expect((await deleted).status).toBe(204);
+    for (const s of statuses) expect([200, 404]).toContain(s);
+    const left = t.sql(admin.corpId).query("SELECT count(*) AS n FROM metric_values WHERE metric_id = ?1").get(m.id) as { n: number };
+    expect(Number(left.n)).toBe(0);
+  });
 });
 
 describe("GET /api/metric/{id}/history", () => {

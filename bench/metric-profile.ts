@@ -1,0 +1,85 @@
+// CPU µs per metric value, in-process, as bench/accounting-profile.ts does for accounting: the
+// app's (process.cpuUsage: the requests through app.handle and this script's small driver) and,
+// on PostgreSQL, its server's processes (durable: fsync and synchronous_commit on); values a
+// second at 32 in flight (the bench row's connections), transactions and statements per value.
+// The load is the bench's row "POST /api/metric/{id}/value": `{"value": 42}` to one Int metric.
+// Compare before/after in one sitting, alternating (docs/architecture.md, "Metric values on
+// PostgreSQL").
+// STATS=1 (PostgreSQL): the server loads pg_stat_statements (track = all: the foreign-key checks
+// show), and the statements of the measured values are listed by total time (execution +
+// planning), with calls and rows per value.
+//   [STATS=1] [IN_FLIGHT=n] bun bench/metric-profile.ts [pg|sqlite] [count]
+import { startPostgres } from "../test/support/postgres";
+import { makeApp, startAndLogin } from "../test/support/helpers";
+import { SQL } from "bun";
+import { childrenCpuUs } from "./proc-cpu";
+
+const engine = process.argv[2] ?? "pg";
+if (engine !== "pg" && engine !== "sqlite") throw new Error("usage: [STATS=1] [IN_FLIGHT=n] bun bench/metric-profile.ts [pg|sqlite] [count]");
+const COUNT = Number(process.argv[3] ?? 8000);
+const IN_FLIGHT = Number(process.env.IN_FLIGHT ?? 32);
+
+const STATS = engine === "pg" && !!process.env.STATS;
+const pg = engine === "pg" ? await startPostgres({ durable: true, settings: STATS ? { shared_preload_libraries: "pg_stat_statements", "pg_stat_statements.track_planning": "on", "pg_stat_statements.track": "all" } : {} }) : null;
+const db = pg ? await pg.createDatabase("bench") : null;
+const t = await makeApp({ env: db ? { CORPADMIN_DATABASE_URL: db.appUrl, CORPADMIN_LEASE_GRACE_MS: "1000" } : {} });
+const admin = await startAndLogin(t);
+const created = await t.req("POST", "/api/metric", {
+  token: admin.token,
+  body: { name: "bench-load", endpoint: null, data_type: "Int", periodicity: "1h", start_date: "2026-01-01T00:00:00-03:00", end_date: null, daily_start_time: "00:00", daily_end_time: "00:00" },
+});
+if (created.status !== 200) throw new Error(`POST /api/metric: ${created.status} ${created.text}`);
+const path = `/api/metric/${created.body.id}/value`;
+const post = async () => {
+  const r = await t.req("POST", path, { token: admin.token, body: { value: 42 } });
+  if (r.status !== 200) throw new Error(`value ${r.status} ${r.text}`);
+};
+async function pool(n: number, inFlight: number, fn: () => Promise<void>) {
+  let i = 0;
+  await Promise.all(Array.from({ length: inFlight }, async () => { while (i++ < n) await fn(); }));
+}
+
+// Warm-up (prepared statements, caches, the JIT), then the measured values.
+await pool(1000, IN_FLIGHT, post);
+const su = db ? new SQL({ url: db.url, max: 1 }) : null;
+await su?.unsafe("ANALYZE");
+const xacts = async () => (su ? Number((await su.unsafe("SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = 'bench'"))[0].n) : 0);
+if (STATS) {
+  await su!.unsafe("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+  await su!.unsafe("SELECT pg_stat_statements_reset()");
+}
+Bun.gc(true);
+const x0 = await xacts();
+const pg0 = pg ? childrenCpuUs(pg.pid) : 0;
+const c0 = process.cpuUsage();
+const w0 = performance.now();
+await pool(COUNT, IN_FLIGHT, post);
+const wall = performance.now() - w0;
+const c1 = process.cpuUsage(c0);
+const pg1 = pg ? childrenCpuUs(pg.pid) : 0;
+const x1 = await xacts();
+let statements: number | null = null;
+const lines: string[] = [];
+if (STATS) {
+  const rows = await su!.unsafe(`SELECT calls, rows, total_exec_time AS exec, total_plan_time AS plan, plans, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) AS q
+    FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'bench') AND query NOT LIKE '%pg_stat_%' ORDER BY total_exec_time + total_plan_time DESC`);
+  statements = rows.reduce((n: number, r: { calls: number }) => n + Number(r.calls), 0) / COUNT;
+  for (const r of rows.slice(0, 20))
+    lines.push(`${((r.exec + r.plan) * 1000 / COUNT).toFixed(1).padStart(6)} µs/value  exec ${(r.exec * 1000 / Number(r.calls)).toFixed(0).padStart(5)} plan ${(r.plan * 1000 / Math.max(1, Number(r.calls))).toFixed(0).padStart(4)} µs/call  calls/value ${(Number(r.calls) / COUNT).toFixed(3)} plans ${r.plans} rows/call ${(Number(r.rows) / Number(r.calls)).toFixed(1)}  ${r.q}`);
+}
+const stored = su ? Number((await su.unsafe("SELECT count(*) AS n FROM metric_values"))[0].n) : null;
+console.log(JSON.stringify({
+  engine, count: COUNT, in_flight: IN_FLIGHT,
+  app_cpu_us: Math.round((c1.user + c1.system) / COUNT),
+  pg_cpu_us: Math.round((pg1 - pg0) / COUNT),
+  per_s: Math.round(COUNT / (wall / 1000)),
+  xacts_per_value: su ? +((x1 - x0 - 1) / COUNT).toFixed(3) : null,
+  statements_per_value: statements === null ? null : +statements.toFixed(2),
+  stored,
+  load: (await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" "),
+}));
+for (const l of lines) console.log(l);
+await su?.close();
+await t.close();
+await pg?.stop();
+process.exit(0);
