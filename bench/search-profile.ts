@@ -80,6 +80,21 @@ async function step(name: string, call: (k: number) => Promise<unknown>, stats =
 }
 
 console.log(`${PERSONS} persons over ${CITIES} cities, ${ROUNDS} calls a step, ${IN_FLIGHT} in flight`);
+if (process.env.EXPLAIN) {
+  // The page's statement as the app runs it (a generic plan of 64 parameters, 50 ids), as the app's role under row-level security.
+  const app = new SQL({ url: db.appUrl, max: 1 });
+  const ids = (await su.unsafe("SELECT id FROM persons WHERE name ILIKE '%silva%' ORDER BY id LIMIT 50")).map((r: { id: string }) => `'${r.id}'`);
+  while (ids.length < 64) ids.push("NULL");
+  await app.begin(async (tx) => {
+    await tx.unsafe(`SELECT set_config('corpadmin.corp_id', '${admin.corpId}', true)`);
+    await tx.unsafe("SET LOCAL plan_cache_mode = force_generic_plan");
+    await tx.unsafe(`PREPARE page(${Array(64).fill("text").join(",")}) AS SELECT * FROM persons WHERE id IN (${Array.from({ length: 64 }, (_, i) => `$${i + 1}`).join(", ")}) ORDER BY id ASC`);
+    for (let k = 0; k < 3; k++) await tx.unsafe(`EXECUTE page(${ids.join(", ")})`);
+    for (const r of await tx.unsafe(`EXPLAIN (ANALYZE, BUFFERS) EXECUTE page(${ids.join(", ")})`)) console.log(`   ${r["QUERY PLAN"]}`);
+    await tx.unsafe("DEALLOCATE page");
+  });
+  await app.close();
+}
 const page = async (k: number) => {
   const res = await t.req("GET", `/api/person?q=${NAMES[k % NAMES.length]}&limit=50`, { token: admin.token });
   if (res.status !== 200 || res.body.items.length !== 50) throw new Error(`search: ${res.status} ${res.text.slice(0, 200)}`);
