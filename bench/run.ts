@@ -508,6 +508,12 @@ async function runMode(mode: Mode, shared: Shared, pg: TestPostgres | null): Pro
       const qs = ["silva", "souza", "maria", "joao", "ana", "lima", "costa", "pereira"];
       const search = (token: Record<string, string>) => wrkScript(qs.map((q) => ({ method: "GET", path: `/api/person?q=${q}&limit=50`, headers: token })), [200]);
       await measure("GET /api/person?q=", search(auth));
+      // Cluster mode: both search corporations hold the same names (isolation checked below).
+      const searched: { id: string; auth: Record<string, string> }[] = [];
+      if (mode === "cluster" && wanted("GET /api/person?q=")) {
+        const su = new SQL({ url: superuserUrl!, max: 1 });
+        searched.push({ id: (await su`SELECT id FROM corporations WHERE auth_name = 'bench'`.finally(() => su.close()))[0].id, auth });
+      }
       // The same search in corporations of exactly 10,000 and 100,000 persons (issue 21), first over
       // the 8 names above, then over terms that never repeat within the run: 3-8 character
       // substrings of the seeded names, so that no cache keyed by the term can answer twice.
@@ -529,6 +535,12 @@ async function runMode(mode: Mode, shared: Shared, pg: TestPostgres | null): Pro
         // Right after the row above, on a warm server: no warm-up run, which would spend terms.
         const terms = searchTerms(persons);
         await measure(`GET /api/person?q= (${size} persons, terms never repeated)`, wrkTermsScript("/api/person?limit=50&q=", terms, corpAuth, [200]), true, undefined, SEARCH_TARGET, { warmup: 0, terms: terms.length });
+        if (mode === "cluster") searched.push({ id: corp.id, auth: corpAuth });
+      }
+      if (searched.length) {
+        const checked = await searchIsolation(base, superuserUrl!, searched, qs);
+        extra.search_isolation = checked;
+        console.log(`[${mode}] search isolation: ${checked}`);
       }
     }
     if (upsertBody && has("POST", "/api/webhook")) {
@@ -867,6 +879,35 @@ function seedPersons(file: string, count: number, cityId: string): void {
     })();
   } finally {
     db.close();
+  }
+}
+
+/**
+ * Cluster mode: the 8 names' first two pages in each search corporation (the same names in both),
+ * sent side by side as a load would, hold only that corporation's persons (row-level security, and
+ * the read path's setting of the corporation); throws otherwise.
+ */
+async function searchIsolation(base: string, superuserUrl: string, corps: { id: string; auth: Record<string, string> }[], qs: string[]): Promise<string> {
+  const su = new SQL({ url: superuserUrl, max: 1 });
+  try {
+    const asks = corps.flatMap((c) => qs.flatMap((q) => [1, 2].map((page) => ({ c, q, page }))));
+    const pages = await Promise.all(
+      asks.map(async ({ c, q, page }) => {
+        const res = await fetch(`${base}/api/person?q=${q}&limit=50&page=${page}`, { headers: c.auth });
+        if (res.status !== 200) throw new Error(`search isolation: ${q} page ${page} answered ${res.status}`);
+        return { c, ids: ((await res.json()) as { items: { id: string }[] }).items.map((p) => p.id) };
+      }),
+    );
+    let persons = 0;
+    for (const { c, ids } of pages) {
+      if (!ids.length) continue;
+      const [{ n }] = await su`SELECT count(*)::int AS n FROM persons WHERE id IN ${su(ids)} AND corp_id <> ${c.id}`;
+      if (n) throw new Error(`search isolation: ${n} persons of another corporation in a page of ${c.id}`);
+      persons += ids.length;
+    }
+    return `${persons} persons of ${pages.length} pages in ${corps.length} corporations, none of another corporation`;
+  } finally {
+    await su.close();
   }
 }
 

@@ -106,6 +106,21 @@ async function flushHistory(tx: PgTx, rows: (string | null)[][]): Promise<void> 
   }
 }
 
+/** Corporation ids a read's prologue may carry as a literal (UUIDs, and the tests' short names). */
+const LITERAL_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * The text a read starts with, sent without parameters (the simple protocol: several statements
+ * in one message, one answer): BEGIN and, for a corporation, its setting; `setting`: the id to set
+ * with a parameter instead, right behind it, when it is not one LITERAL_ID accepts (none today).
+ */
+function readPrologue(corpId: string): { text: string; setting?: string } {
+  const begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+  if (!corpId) return { text: begin };
+  if (!LITERAL_ID.test(corpId)) return { text: begin, setting: corpId };
+  return { text: `${begin}; SELECT set_config('${CORP_SETTING}', '${corpId}', true)` };
+}
+
 /** The platform writer lock's key text (corporation ids are UUIDs: no corporation hashes from it). */
 const PLATFORM_LOCK = "corpadmin:platform";
 
@@ -273,9 +288,14 @@ export class PgDoors {
 
   /**
    * A read: one REPEATABLE READ READ ONLY transaction, so its statements share one snapshot, as a
-   * read's do on SQLite. Bun.sql puts the mode in the BEGIN itself. The setting is not awaited
-   * before the callback's first statement: both go out on the connection in order (one round trip
-   * less; measured ≈ 10–20 % less wall per primary-key read), and an error of either fails the read.
+   * read's do on SQLite. Its statements go out without waiting for each other: BEGIN and the
+   * corporation's setting in one message (the simple protocol: the id a literal, see readPrologue),
+   * then the callback's statements behind them on the connection, which runs them in the order
+   * sent; the callback's first answer is its first wait. An error of the prologue aborts the
+   * transaction, so the callback's statements fail too, and the prologue's error is the one
+   * thrown. COMMIT (or ROLLBACK) is sent, not waited for, before the connection goes back to the
+   * pool: the next transaction on it is sent behind it and runs after it, and a read has nothing
+   * to learn from its COMMIT (it wrote nothing; a connection lost meanwhile is dropped by the pool).
    */
   read<T>(corpId: string, fn: (db: PgTx) => T | Promise<T>): Promise<T> {
     // The generation before BEGIN: the snapshot, taken at the first statement, holds every write
@@ -283,23 +303,47 @@ export class PgDoors {
     const stamp = corpId ? this.generations.of(corpId) : 0;
     const stateStamp = corpId ? this.generations.stateOf(corpId) : 0;
     // A read changes nothing: one cut by an ended connection runs again (its callback, too).
-    return transaction(
-      () =>
-        this.client.begin("isolation level repeatable read read only", async (conn) => {
-          const db = pgHandle(conn, corpId !== "");
-          if (corpId)
-            registerReadStamp(db, {
-              stamp,
-              stateStamp,
-              scope: this.generations.scope(corpId),
-              current: () => this.generations.of(corpId),
-              currentState: () => this.generations.stateOf(corpId),
-            });
-          const [, out] = await Promise.all([this.enter(conn, corpId, false), fn(db)]);
-          return out;
-        }) as Promise<T>,
-      () => true,
-    );
+    return transaction(() => this.readOnce(corpId, fn, stamp, stateStamp), () => true);
+  }
+
+  private async readOnce<T>(corpId: string, fn: (db: PgTx) => T | Promise<T>, stamp: number, stateStamp: number): Promise<T> {
+    const conn = await this.client.reserve();
+    try {
+      const prologue = readPrologue(corpId);
+      // execute(): on the connection now, in this order (awaiting a query sends it a microtask later).
+      const started = conn.unsafe(prologue.text).execute();
+      const set = prologue.setting === undefined ? null : conn.unsafe(`SELECT set_config('${CORP_SETTING}', $1, true)`, [prologue.setting]).execute();
+      // Answered before the callback's first statement; their errors are read below.
+      started.catch(() => {});
+      set?.catch(() => {});
+      const db = pgHandle(conn, corpId !== "");
+      if (corpId)
+        registerReadStamp(db, {
+          stamp,
+          stateStamp,
+          scope: this.generations.scope(corpId),
+          current: () => this.generations.of(corpId),
+          currentState: () => this.generations.stateOf(corpId),
+        });
+      let out: T;
+      try {
+        out = await fn(db);
+        await started;
+        await set;
+      } catch (err) {
+        conn.unsafe("ROLLBACK").execute().catch(() => {});
+        // The prologue's error first: the callback's is then only "the transaction is aborted".
+        throw await Promise.all([started, set]).then(
+          () => err,
+          (e: unknown) => e,
+        );
+      }
+      conn.unsafe("COMMIT").execute().catch(() => {});
+      return out;
+    } finally {
+      // Back to the pool behind the COMMIT or ROLLBACK just sent (a closed one is the pool's to drop).
+      await Promise.resolve(conn.release()).catch(() => {});
+    }
   }
 
   /**

@@ -5,6 +5,7 @@ import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Principal } from "../../core/principal";
 import type { TenantDoor, TenantWriteScope } from "../../core/store";
 import { clientOf, insertRowWrite, updateRow } from "../../db/rows";
+import { readStamp, stampHolds, stampScope } from "../../db/change-stamp";
 import type { TogetherRead } from "../../db/handle";
 import type { TenantDb } from "../../db/sqlite";
 import { persons } from "../../db/tenant/schema";
@@ -124,11 +125,26 @@ export function personIdsByWord(word: SearchWord): SQL {
   return sql`(SELECT id FROM persons WHERE rowid IN (${wordRowids(LIST, persons, word)}))`;
 }
 
-/** The views of a list page's persons, in its order; one city memo for the page (see addressView). */
+/**
+ * The cities list pages have read, per database and change stamp (as db/list.ts keeps its totals):
+ * a page's cities are read once between writes, not once per page (in cluster mode each is a
+ * statement and a wait: the persons of 10,000 contracts over 5 cities cost a page 5). At most
+ * MAX_KEPT_CITIES a database; the cities of a read that overlapped a write's end are dropped.
+ */
+const keptCities = new WeakMap<object, { stamp: number; cities: Map<string, CityRef | null> }>();
+const MAX_KEPT_CITIES = 1024;
+
+/** The views of a list page's persons, in its order; one city memo for the page (see addressView): the kept cities where the read has a stamp. */
 async function personViews(db: TenantDb, rows: PersonRow[]): Promise<Person[]> {
-  const cities = new Map<string, CityRef | null>();
+  const stamp = readStamp(db);
+  const scope = stampScope(db);
+  let kept = scope ? keptCities.get(scope) : undefined;
+  if (stamp === null || !scope) kept = undefined;
+  else if (!kept || kept.stamp !== stamp || kept.cities.size >= MAX_KEPT_CITIES) keptCities.set(scope, (kept = { stamp, cities: new Map() }));
+  const cities = kept?.cities ?? new Map<string, CityRef | null>();
   const views: Person[] = [];
   for (const r of rows) views.push(await personView(db, r, cities));
+  if (kept && !stampHolds(db, kept.stamp) && keptCities.get(scope!) === kept) keptCities.delete(scope!);
   return views;
 }
 

@@ -130,6 +130,36 @@ describe("core/pg/door: isolation between corporations", () => {
   });
 });
 
+describe("core/pg/door: reads are not waited for between them (BEGIN and setting in one message, COMMIT not awaited)", () => {
+  test("reads of two corporations, many at once on ONE connection: each sees its own rows; a failed read leaves the connection clean", async () => {
+    const one = new SQL({ url: pg.appUrl, max: 1 });
+    try {
+      const doors = new PgDoors(one);
+      const names = async (corp: string) => (await doors.tenant(corp).read((tx) => tx.$client.query<{ corp_id: string }>("SELECT DISTINCT corp_id FROM cities").all())).map((r) => r.corp_id);
+      const bad = doors.tenant(A).read((tx) => tx.$client.query("SELECT no_such_column FROM cities").all());
+      const seen = await Promise.all([bad.then(() => "read", () => "refused"), ...Array.from({ length: 40 }, (_, i) => names(i % 2 ? B : A))]);
+      expect(seen[0]).toBe("refused");
+      seen.slice(1).forEach((corps, i) => expect(corps).toEqual([i % 2 ? B : A]));
+      // The connection after them: no corporation set, no transaction left open (now() would stay
+      // the transaction's start from one statement to the next).
+      const at = async () => (await one`SELECT coalesce(current_setting('corpadmin.corp_id', true), '') AS c, now()::text AS t`)[0];
+      const first = await at();
+      await Bun.sleep(5);
+      const second = await at();
+      expect([first.c, second.c]).toEqual(["", ""]);
+      expect(second.t).not.toBe(first.t);
+    } finally {
+      await one.close();
+    }
+  });
+
+  test("a corporation id that cannot be a literal is set by a parameter: the read sees that corporation's rows", async () => {
+    const odd = "corp 'odd'";
+    await doors1.tenant(odd).write((tx) => tx.insert(cities).values(city("Odd")));
+    expect(await doors1.tenant(odd).read((tx) => tx.$client.query("SELECT corp_id, name FROM cities").all())).toEqual([{ corp_id: odd, name: "Odd" }]);
+  });
+});
+
 describe("core/pg/door: a read's statements share one snapshot", () => {
   test("a write committed by another node during a read is not seen by that read's later statements", async () => {
     const count = async (tx: Parameters<Parameters<ReturnType<PgDoors["tenant"]>["read"]>[0]>[0]) =>

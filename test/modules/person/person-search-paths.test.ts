@@ -81,6 +81,60 @@ describe("GET /api/person?q=: the match set and the SQL plan answer alike", () =
   });
 });
 
+describe("another corporation's persons are never found", () => {
+  test("the same names in two corporations, searched side by side on every path: each sees its own persons only", async () => {
+    const otherToken = f.other.token;
+    const mine = new Set<string>();
+    const theirs = new Set<string>();
+    for (let i = 0; i < 24; i++) {
+      const name = `${FIRST[i % FIRST.length]} ${LAST[i % LAST.length]} Vizinho ${i}`;
+      const a = await f.t.req("POST", "/api/person", { token, body: { name } });
+      const b = await f.t.req("POST", "/api/person", { token: otherToken, body: { name } });
+      expect([a.status, b.status]).toEqual([200, 200]);
+      mine.add(a.body.id);
+      theirs.add(b.body.id);
+    }
+    const all = (await page("q=vizinho&limit=100")).items.map((p) => p.id);
+    // Many requests of both corporations at once: the reads share the pool's connections, one after
+    // another on each (a read's COMMIT is not waited for before the next read's BEGIN goes out).
+    const queries = ["q=vizinho", "q=silva%20vizinho", "q=joao", "q=a", "q=vizinho&sort=-id", "q=vizinho&corporate=false", "q=vizinho&limit=3&page=2", "q=viz&limit=100"];
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, round) =>
+        queries.flatMap((q) =>
+          [token, otherToken].map(async (who) => {
+            const res = await f.t.req("GET", `/api/person?${q}`, { token: who });
+            expect(res.status).toBe(200);
+            return { who, round, ids: (res.body as PageBody).items.map((p) => p.id), total: (res.body as PageBody).total };
+          }),
+        ),
+      ).flat(),
+    );
+    for (const r of results) {
+      const other = r.who === token ? theirs : mine;
+      expect(r.ids.filter((id) => other.has(id))).toEqual([]);
+    }
+    expect(all.filter((id) => mine.has(id))).toHaveLength(24);
+    expect(all.filter((id) => theirs.has(id))).toHaveLength(0);
+    expect((await f.t.req("GET", "/api/person?q=vizinho&limit=100", { token: otherToken })).body.items.map((p: { id: string }) => p.id).sort()).toEqual([...theirs].sort());
+  });
+});
+
+describe("a page's cities, kept between writes", () => {
+  test("a city renamed is seen by the next page; a person moved to another city too", async () => {
+    const city = async (name: string) => (await f.t.req("POST", "/api/city", { token, body: { name, state: "SP", country: "BR" } })).body;
+    const [one, two] = [await city("Cidade Um"), await city("Cidade Dois")];
+    const address = (cityId: string) => ({ line1: "Rua A, 1", line2: null, district: "Centro", postal_code: "13000-000", detail: null, latitude: null, longitude: null, city_id: cityId });
+    const person = (await f.t.req("POST", "/api/person", { token, body: { name: "Morador Kept", address: address(one.id) } })).body;
+    const cityOnPage = async () => (await page("q=morador%20kept")).items.map((p) => (p as unknown as { address: { city: { name: string } } }).address.city.name);
+    expect(await cityOnPage()).toEqual(["Cidade Um"]);
+    expect(await cityOnPage()).toEqual(["Cidade Um"]);
+    expect((await f.t.req("PUT", `/api/city/${one.id}`, { token, body: { name: "Cidade Um Renomeada", state: "SP", country: "BR" } })).status).toBe(200);
+    expect(await cityOnPage()).toEqual(["Cidade Um Renomeada"]);
+    expect((await f.t.req("POST", `/api/person/${person.id}/address`, { token, body: address(two.id) })).status).toBe(200);
+    expect(await cityOnPage()).toEqual(["Cidade Dois"]);
+  });
+});
+
 describe("a CSV export of a search (pages of 5,000)", () => {
   test("more matches than one statement reads (512): the same lines as the SQL plan's, in id order", async () => {
     for (let i = 0; i < 530; i++) expect((await f.t.req("POST", "/api/person", { token, body: { name: `Lote ${String(i).padStart(3, "0")}` } })).status).toBe(200);
