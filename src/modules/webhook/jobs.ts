@@ -7,6 +7,12 @@
 // At least once: an event is marked dispatched in the transaction that creates its deliveries, and
 // a delivery is marked done only after a 2xx has been received and its row committed; a crash at
 // any point leaves rows that the start-up sweep picks up again, with the same webhook-id.
+//
+// The concurrency bounds count requests open at receivers. A success frees its slot when the
+// answer arrives: its outcome joins the next batched commit meanwhile, and the delivery stays
+// out of every launch and claim (`answered`, and on PostgreSQL its claim) until that commit. A
+// failure keeps its slot until its outcome is committed (its retry time, a 410's disabling), so a
+// failing receiver gets no more requests than before.
 import { runAs } from "../../core/history";
 import type { AppContext } from "../../core/context";
 import type { Job } from "../../core/jobs";
@@ -54,8 +60,14 @@ const WRITE = { exclusive: false };
 export class WebhookDispatcher implements Job {
   /** The name a jobs registry knows it by. */
   readonly name = "webhook-dispatcher";
+  /** Deliveries whose request is open (each holds a slot). */
   private inFlight = new Set<string>();
   private perWebhook = new Map<string, number>();
+  /**
+   * Deliveries answered with success whose outcome is not committed yet: their slot is free, but
+   * they are still pending in the database, so no pass launches or claims them again meanwhile.
+   */
+  private answered = new Set<string>();
   private sends = new Set<Promise<void>>();
   /** Earliest next_attempt_at (ms) of a pending delivery, per corporation. */
   private nextDue = new Map<string, number>();
@@ -76,6 +88,8 @@ export class WebhookDispatcher implements Job {
   private flushScheduled = false;
   /** Recordings of outcomes under way; stop waits for them before the databases close. */
   private flushes = new Set<Promise<void>>();
+  /** The recording under way: one at a time, outcomes answered meanwhile go in the next (fewer commits). */
+  private recording: Promise<void> | null = null;
   /** Indexed corporations not yet seen to still have a webhook since start-up (service.ts, the index). */
   private unchecked = new Set<string>();
   private timers: ReturnType<typeof setInterval>[] = [];
@@ -328,14 +342,16 @@ export class WebhookDispatcher implements Job {
         break;
       }
       if (claimUntil !== undefined) {
-        // Exactly what the bounds allow, this node's in-flight rows left out: a row claimed is sent.
+        // Exactly what the bounds allow, this node's rows in flight or answered left out (claimed
+        // still, unless the claim ran out): a row claimed is sent.
         const room = Math.min(PER_WEBHOOK_CONCURRENCY - busy, TOTAL_CONCURRENCY - this.inFlight.size);
-        for (const d of await claimDueDeliveries(db, hook.id, now, room, claimUntil, [...this.inFlight, ...freed])) take(hook, d);
+        for (const d of await claimDueDeliveries(db, hook.id, now, room, claimUntil, [...this.inFlight, ...this.answered, ...freed])) take(hook, d);
         if (this.inFlight.size >= TOTAL_CONCURRENCY) this.starved.add(corpId);
         continue;
       }
-      for (const d of await dueDeliveries(db, hook.id, now, PER_WEBHOOK_CONCURRENCY + busy)) {
-        if (this.inFlight.has(d.id) || freed.has(d.id)) continue;
+      // Room for what is in flight or answered (still pending until recorded) and skipped below.
+      for (const d of await dueDeliveries(db, hook.id, now, PER_WEBHOOK_CONCURRENCY + busy + this.answered.size)) {
+        if (this.inFlight.has(d.id) || this.answered.has(d.id) || freed.has(d.id)) continue;
         if ((this.perWebhook.get(hook.id) ?? 0) >= PER_WEBHOOK_CONCURRENCY) break;
         if (this.inFlight.size >= TOTAL_CONCURRENCY) {
           this.starved.add(corpId);
@@ -375,9 +391,23 @@ export class WebhookDispatcher implements Job {
     const p = this.send(corpId, hook, d).then((o) => {
       this.sends.delete(p);
       this.outcomes.push(o);
+      if (o.ok) this.answer(corpId, hook.id, d.id);
       this.scheduleFlush();
     });
     this.sends.add(p);
+  }
+
+  /**
+   * A success's slot frees at its answer (the receiver is done with it); the row stays out of
+   * launches and claims until its outcome is committed. The next pass comes once half the
+   * webhook's slots are free (one pass refills many), or at once for a corporation that found
+   * every global slot taken.
+   */
+  private answer(corpId: string, webhookId: string, deliveryId: string): void {
+    this.release(webhookId, deliveryId);
+    this.answered.add(deliveryId);
+    if ((this.perWebhook.get(webhookId) ?? 0) <= PER_WEBHOOK_CONCURRENCY / 2) this.wake(corpId);
+    for (const starved of this.starved) this.wake(starved);
   }
 
   private async send(corpId: string, hook: Target, d: Due): Promise<Outcome> {
@@ -391,14 +421,22 @@ export class WebhookDispatcher implements Job {
     // A few milliseconds gather the outcomes of concurrent requests into one commit (one fsync).
     setTimeout(() => {
       this.flushScheduled = false;
-      // After stop, stop itself records what is left.
-      if (this.closed) return;
-      const p = this.record().finally(() => this.flushes.delete(p));
+      // After stop, stop itself records what is left; while a recording is under way, its end
+      // schedules the next.
+      if (this.closed || this.recording) return;
+      const p = (this.recording = this.record().finally(() => {
+        this.flushes.delete(p);
+        this.recording = null;
+        if (this.outcomes.length) this.scheduleFlush();
+      }));
       this.flushes.add(p);
     }, 5);
   }
 
-  /** Records finished attempts, one transaction per corporation, then frees their slots. */
+  /**
+   * Records finished attempts, one transaction per corporation; then a success leaves `answered`
+   * and a failure frees its slot (and the corporation is woken: its retry time is new).
+   */
   private async record(): Promise<void> {
     if (this.outcomes.length === 0) return;
     const byCorp = new Map<string, Outcome[]>();
@@ -431,11 +469,16 @@ export class WebhookDispatcher implements Job {
         // Left pending: the attempts are made again, with the same webhook-id.
         this.ctx.logger.warn("recording webhook deliveries failed", { corp_id: corpId, error: String(err) });
       }
+      let failures = false;
       for (const o of list) {
-        this.release(o.webhookId, o.deliveryId);
+        if (o.ok) this.answered.delete(o.deliveryId);
+        else {
+          this.release(o.webhookId, o.deliveryId);
+          failures = true;
+        }
         this.freedDuringRead?.add(o.deliveryId);
       }
-      this.wake(corpId);
+      if (failures) this.wake(corpId);
     }
     for (const corpId of this.starved) this.wake(corpId);
   }

@@ -6,6 +6,8 @@ import { startInbox } from "../../support/smtp";
 import { PER_WEBHOOK_CONCURRENCY } from "../../../src/modules/webhook/jobs";
 import { makeApp, startAndLogin } from "../../support/helpers";
 import { emit, FAST, LOOPBACK_ALLOWED, manualClock, receiver, verifyStandardWebhook, waitFor } from "../../support/webhooks";
+import { clientOf, rowLock } from "../../../src/db/rows";
+import { toIso } from "../../../src/lib/time";
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -301,6 +303,47 @@ describe("webhook dispatcher: delivery", () => {
     release();
     await waitFor("the slow receiver to catch up", () => slow.requests.length === events);
     expect(slow.maxInFlight).toBe(PER_WEBHOOK_CONCURRENCY);
+  });
+
+  test("a success frees its slot at the answer, before its outcome is committed; nothing is sent twice meanwhile", async () => {
+    const { t, admin, clock, hook, deliveries } = await setup();
+    let open!: () => void;
+    const gate = new Promise<void>((res) => (open = res));
+    const a = startReceiver(async () => {
+      await gate;
+      return new Response("ok");
+    });
+    const w = await hook(a.url());
+    const events = PER_WEBHOOK_CONCURRENCY * 2 + 5;
+    for (let i = 0; i < events; i++) await emit(t, admin.corpId, "CITY_AFTER_INSERT", { i });
+    await waitFor("every event queued", async () => (await deliveries(w.id)).length === events);
+    await waitFor("every slot taken", () => a.requests.length === PER_WEBHOOK_CONCURRENCY);
+    // No outcome can be committed while this write lasts: it holds the corporation's writer
+    // (SQLite) and the rows of the deliveries in flight, the claimed ones (PostgreSQL).
+    let unlock!: () => void;
+    let locked!: () => void;
+    const isLocked = new Promise<void>((res) => (locked = res));
+    const holding = t.ctx.store.tenant(admin.corpId).write(async (tx) => {
+      await clientOf(tx)
+        .query(`SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at > ?1${rowLock(tx, "FOR UPDATE")}`)
+        .all(toIso(clock.now()));
+      locked();
+      await new Promise<void>((res) => (unlock = res));
+    });
+    await isLocked;
+    open();
+    try {
+      await waitFor("every event sent while no outcome could be committed", () => a.requests.length === events);
+      expect((await deliveries(w.id)).filter((d: any) => d.status === "pending")).toHaveLength(events);
+    } finally {
+      unlock();
+      await holding;
+    }
+    await waitFor("every outcome recorded", async () => (await deliveries(w.id)).every((d: any) => d.status === "succeeded" && d.attempts === 1));
+    await settle();
+    expect(new Set(a.requests.map((r) => r.headers["webhook-id"])).size).toBe(events);
+    expect(a.requests).toHaveLength(events);
+    expect(a.maxInFlight).toBe(PER_WEBHOOK_CONCURRENCY);
   });
 
   test("the log holds rows only while log_enabled; the queue works either way", async () => {
