@@ -16,6 +16,7 @@ import { unavailable } from "../lib/problem";
 import type { Logger } from "../lib/log";
 import type { Checkpointer, CheckpointDone } from "./checkpointer";
 import { openSqlite } from "./sqlite";
+import { hasSearchNotes, indexNoted, markSearchDeferred } from "./search-pending";
 
 /** How long a write waits for a database's write lock (SQLite's own busy timeout is as long). */
 const LOCK_WAIT_MS = 10_000;
@@ -182,6 +183,8 @@ export class SqliteDoor {
 
   private statements: number;
   private openWriter: (() => SqliteHandle) | null;
+  /** Whether the file has the search index's notes (db/search-pending.ts); asked again after migrations. */
+  private searchNotes: boolean | null = null;
 
   /** The connection that writes, opened on first use. */
   get writer(): SqliteHandle {
@@ -518,6 +521,7 @@ export class SqliteDoor {
         if (this.unconfirmed) await this.confirm();
         return fn(this.writer);
       } finally {
+        this.searchNotes = null;
         this.commits++; // migrations commit on the writer: read epochs begun before are stale
         this.lock.release();
       }
@@ -567,6 +571,10 @@ export class SqliteDoor {
           outcomes = await this.transaction(async (tx) => {
             const out: typeof outcomes = [];
             const client = tx.$client;
+            // The persons' and contracts' search index entries are written once, at the end
+            // (db/search-pending.ts): not as a segment per table at every write's savepoint.
+            const notes = (this.searchNotes ??= hasSearchNotes(client));
+            if (notes) markSearchDeferred(client);
             // Compiled once per writer (run(sql) compiles each time: ≈ 1.5 µs a write).
             const savepoint = client.query("SAVEPOINT grouped");
             const release = client.query("RELEASE grouped");
@@ -582,6 +590,7 @@ export class SqliteDoor {
                 out.push({ ok: false, error });
               }
             }
+            if (notes) indexNoted(client);
             return out;
           }, true);
         } catch (error) {

@@ -30,6 +30,7 @@ import tenant_14 from "../../migrations/tenant/0014_fat_layla_miller.sql" with {
 import tenant_15 from "../../migrations/tenant/0015_absurd_inertia.sql" with { type: "text" };
 import tenant_16 from "../../migrations/tenant/0016_goofy_mister_sinister.sql" with { type: "text" };
 import tenant_17 from "../../migrations/tenant/0017_large_snowbird.sql" with { type: "text" };
+import tenant_18 from "../../migrations/tenant/0018_search_pending.sql" with { type: "text" };
 import pgJournal from "../../migrations/pg/meta/_journal.json";
 import pg_0 from "../../migrations/pg/0000_init.sql" with { type: "text" };
 import pg_1 from "../../migrations/pg/0001_glamorous_maestro.sql" with { type: "text" };
@@ -77,6 +78,7 @@ export const embeddedMigrations = {
     "0015_absurd_inertia": tenant_15,
     "0016_goofy_mister_sinister": tenant_16,
     "0017_large_snowbird": tenant_17,
+    "0018_search_pending": tenant_18,
     } as Record<string, string>,
   },
   pg: {

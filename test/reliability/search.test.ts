@@ -244,6 +244,21 @@ describe("POST /api/contract/create/externalapp/name/{externalAppName}; GET /api
   });
 });
 
+describe("POST /api/contract/create/externalapp/name/{externalAppName}: the entries a grouped write indexes at its end", () => {
+  // SQLite-only: the notes are the SQLite door's (PostgreSQL has no FTS5 index).
+  testSqliteOnly("leave no note or marker behind, so the file's other writers index at once", async () => {
+    await ok("POST", "/api/externalapp", { name: "erp-notes" });
+    const res = await Promise.all([6161, 6262].map((i) => admin.req("POST", "/api/contract/create/externalapp/name/erp-notes", contractBody(i))));
+    expect(res.map((r) => r.status)).toEqual([200, 200]);
+    const db = t.sqlWrite(admin.corpId);
+    expect(db.query("SELECT count(*) AS n FROM search_pending").get()).toEqual({ n: 0 });
+    // A writer outside the door (a tool, the QR writer thread) sees no marker: its trigger indexes.
+    db.run("INSERT INTO persons (id, name, corporate, created_at, updated_at) VALUES ('p-outside', 'Cliente Cambuci', 0, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')");
+    expect(await found("/api/person", "cambuci")).toEqual(["Cliente Cambuci"]);
+    expect(await found("/api/contract", "6161", "number")).toEqual(["C-6161"]);
+  });
+});
+
 describe("GET /api/city, /api/product, /api/qrcode: ?q through their indexes", () => {
   test("cities by name and state", async () => {
     const city = await ok("POST", "/api/city", { name: "São Gonçalo", state: "RJ", country: "BR" });
@@ -294,6 +309,10 @@ describe("GET /api/person: a corporation file from before the search indexes is 
     // Put the file back to the schema before this migration: no index tables, no triggers, the
     // migration not recorded.
     const db = old.sqlWrite(a.corpId);
+    // 0018 noted the rows a grouped write indexes at its end (search_pending, a trigger more per
+    // operation of persons, contracts and contract configs).
+    for (const table of ["persons", "contracts", "contract_configs"]) for (const op of ["insert", "update", "delete"]) db.run(`DROP TRIGGER ${table}_fts_later_${op}`);
+    db.run("DROP TABLE search_pending");
     for (const table of ["persons", "contracts", "cities", "products", "qr_codes"]) {
       for (const op of ["insert", "update", "delete"]) db.run(`DROP TRIGGER ${table}_fts_${op}`);
       db.run(`DROP TABLE ${table}_fts`);
