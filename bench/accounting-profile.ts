@@ -7,19 +7,41 @@
 // session, one or two days' and a month's usage rows. Compare before/after in one sitting,
 // alternating runs (docs/architecture.md, "RADIUS accounting on PostgreSQL").
 // STATS=1 (PostgreSQL): the server loads pg_stat_statements, and the statements of the measured
-// records are listed by total time (execution + planning), with calls and rows per record.
-//   [STATS=1] [SEED=n] bun bench/accounting-profile.ts [pg|sqlite] [count]
+// records are listed by total time (execution + planning), with calls and rows per record; the
+// server's CPU is also given per kind of process. EXPLAIN=1: auto_explain's plans (above).
+//   [STATS=1] [EXPLAIN=1 [EXPLAIN_LOG=dir]] [SEED=n] bun bench/accounting-profile.ts [pg|sqlite] [count]
+import { startPostgres } from "../test/support/postgres";
 import { makeApp, startAndLogin } from "../test/support/helpers";
 import { contractBody } from "../test/support/contract-body";
+import { SQL } from "bun";
+import { readdirSync, readFileSync } from "node:fs";
 import { childrenCpuUs } from "./proc-cpu";
-import { benchPostgres, PgStats, statementLine } from "./pg-stats";
 
 const engine = process.argv[2] ?? "pg";
 const COUNT = Number(process.argv[3] ?? 4000);
 const SEED = Number(process.env.SEED ?? 500);
 const IN_FLIGHT = 64;
 
-const { pg, db, stats: STATS } = await benchPostgres(engine);
+const STATS = engine === "pg" && !!process.env.STATS;
+// EXPLAIN=1 (PostgreSQL): auto_explain logs the plans of the measured records' statements (a
+// sample), with their actual rows, buffers and triggers, into EXPLAIN_LOG (a directory).
+const EXPLAIN = engine === "pg" && !!process.env.EXPLAIN;
+const explainLog = process.env.EXPLAIN_LOG ?? "/tmp/accounting-explain";
+const preload = [...(STATS ? ["pg_stat_statements"] : []), ...(EXPLAIN ? ["auto_explain"] : [])];
+const pg =
+  engine === "pg"
+    ? await startPostgres({
+        durable: true,
+        settings: {
+          ...(preload.length ? { shared_preload_libraries: preload.join(",") } : {}),
+          ...(STATS ? { "pg_stat_statements.track_planning": "on", "pg_stat_statements.track": "all" } : {}),
+          ...(EXPLAIN
+            ? { "auto_explain.log_min_duration": "-1", "auto_explain.log_analyze": "on", "auto_explain.log_buffers": "on", "auto_explain.log_nested_statements": "on", "auto_explain.log_triggers": "on", "auto_explain.sample_rate": "0.1", logging_collector: "on", log_directory: explainLog }
+            : {}),
+        },
+      })
+    : null;
+const db = pg ? await pg.createDatabase("bench") : null;
 const t = await makeApp({ env: db ? { CORPADMIN_DATABASE_URL: db.appUrl, CORPADMIN_LEASE_GRACE_MS: "1000" } : {} });
 const admin = await startAndLogin(t);
 const ok = async (method: string, path: string, body: unknown) => {
@@ -59,10 +81,41 @@ await pool(usernames.map((u, k) => ({ u, k })), 16, ({ u, k }) => post(month(u, 
 await pool(Array.from({ length: 500 }, (_, k) => k), IN_FLIGHT, (k) => post(record(usernames[k % SEED], k * 7, `warm-${k}`)));
 const bodies = Array.from({ length: COUNT }, (_, k) => record(usernames[k % SEED], k * 7, `bench-${k}`));
 
-const su = db ? await PgStats.open(db, STATS) : null;
-const xacts = async () => (su ? await su.xacts() : 0);
+const su = db ? new SQL({ url: db.url, max: 1 }) : null;
+await su?.unsafe("ANALYZE");
+const xacts = async () => (su ? Number((await su.unsafe("SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = 'bench'"))[0].n) : 0);
+if (STATS) {
+  await su!.unsafe("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+  await su!.unsafe("SELECT pg_stat_statements_reset()");
+}
+// The server's CPU per process (each backend, the LISTEN connection, the WAL writer, autovacuum...),
+// so that the PostgreSQL side's µs per record say which process spent them.
+const serverProcesses = () => {
+  const out = new Map<number, { name: string; us: number }>();
+  if (!pg) return out;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(f[1]) !== pg.pid) continue;
+      const name = readFileSync(`/proc/${entry}/cmdline`, "utf8").replace(/\0/g, " ").trim();
+      out.set(Number(entry), { name, us: (Number(f[11]) + Number(f[12])) * 10_000 });
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return out;
+};
+if (EXPLAIN) {
+  // From the measured records on only.
+  await su!.unsafe("ALTER SYSTEM SET auto_explain.log_min_duration = 0");
+  await su!.unsafe("SELECT pg_reload_conf()");
+  await Bun.sleep(200);
+}
 Bun.gc(true);
 const x0 = await xacts();
+const procs0 = serverProcesses();
 const pg0 = pg ? childrenCpuUs(pg.pid) : 0;
 const c0 = process.cpuUsage();
 const w0 = performance.now();
@@ -70,13 +123,24 @@ await pool(bodies, IN_FLIGHT, post);
 const wall = performance.now() - w0;
 const c1 = process.cpuUsage(c0);
 const pg1 = pg ? childrenCpuUs(pg.pid) : 0;
+const procs1 = serverProcesses();
 const x1 = await xacts();
+// Per kind of server process: a backend's kind is its command line's first words (its address and
+// state dropped), the LISTEN connection (the app's change feed) told apart by its query.
+const listeners = su ? new Set((await su.unsafe("SELECT pid FROM pg_stat_activity WHERE query LIKE 'LISTEN%'")).map((r: { pid: number }) => Number(r.pid))) : new Set<number>();
+const byKind = new Map<string, number>();
+for (const [pid, p] of procs1) {
+  const kind = listeners.has(pid) ? "LISTEN backend (change feed)" : /^postgres: \S+ \S+ \d/.test(p.name) ? "query backends" : p.name.replace(/^postgres: /, "").replace(/ bench$/, "");
+  byKind.set(kind, (byKind.get(kind) ?? 0) + p.us - (procs0.get(pid)?.us ?? 0));
+}
 let statements: number | null = null;
 const lines: string[] = [];
 if (STATS) {
-  const rows = await su!.statements(10_000);
-  statements = rows.reduce((n, r) => n + r.calls, 0) / COUNT;
-  for (const r of rows.slice(0, 30)) lines.push(statementLine(r, "record", COUNT, 3));
+  const rows = await su!.unsafe(`SELECT calls, rows, total_exec_time AS exec, total_plan_time AS plan, plans, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) AS q
+    FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'bench') AND query NOT LIKE '%pg_stat_%' ORDER BY total_exec_time + total_plan_time DESC`);
+  statements = rows.reduce((n: number, r: { calls: number }) => n + Number(r.calls), 0) / COUNT;
+  for (const r of rows.slice(0, 30))
+    lines.push(`${((r.exec + r.plan) * 1000 / COUNT).toFixed(0).padStart(5)} µs/record  exec ${(r.exec * 1000 / Number(r.calls)).toFixed(0).padStart(5)} plan ${(r.plan * 1000 / Math.max(1, Number(r.calls))).toFixed(0).padStart(4)} µs/call  calls/record ${(Number(r.calls) / COUNT).toFixed(3)} plans ${r.plans} rows/call ${(Number(r.rows) / Number(r.calls)).toFixed(1)}  ${r.q}`);
 }
 console.log(JSON.stringify({
   engine, count: COUNT,
@@ -87,6 +151,8 @@ console.log(JSON.stringify({
   statements_per_record: statements === null ? null : +statements.toFixed(2),
   load: (await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" "),
 }));
+if (EXPLAIN) console.log(`auto_explain's plans: ${explainLog}`);
+if (pg) console.log(`server CPU µs per record by process: ${[...byKind].filter(([, us]) => us > 0).sort((a, b) => b[1] - a[1]).map(([k, us]) => `${k} ${Math.round(us / COUNT)}`).join(", ")}`);
 for (const l of lines) console.log(l);
 await su?.close();
 await t.close();

@@ -3,8 +3,8 @@
 // - EVENTS_CHANNEL (the doors' committed events, payload "origin\ncorpId") → the local
 //   EventBus's committed(corpId), so this node's dispatcher and sockets wake for writes made
 //   elsewhere, and the subscribers of the topic "events";
-// - CHANGES_CHANNEL (`publishChange` in a write: payload "origin\ntopic\nkey") → the subscribers
-//   of that topic (a cache drops the key).
+// - CHANGES_CHANNEL (`publishChange` in a write: payload "origin\ntopic\nkey"; `publishChanges`:
+//   "origin\n+topic\n" and a JSON array of keys) → the subscribers of that topic (a cache drops the key).
 // The origin is the writing node's id. A node hears its own NOTIFYs too, and skips those carrying
 // its own id (`origin`, set by pgStorage to ctx.nodeId; its doors and ctx.changes put it there):
 // its door has told its bus and change stamps after the COMMIT, and ctx.changes its subscribers.
@@ -38,10 +38,62 @@ export interface FeedSubscriber {
  * rollback sends nothing). Topics are plain names; keys are ids.
  */
 export async function publishChange(tx: PgTx, topic: string, key: string, origin = ""): Promise<void> {
-  if (!/^[a-z][a-z0-9_.-]*$/.test(topic)) throw new Error(`not a plain topic name: ${topic}`);
+  plainTopic(topic);
   const payload = changesPayload(origin, topic, key);
   if (Buffer.byteLength(payload) > MAX_PAYLOAD) throw new Error("a change's key is too long for a NOTIFY");
   await tx.$client.query("SELECT pg_notify(?1, ?2)").run(CHANGES_CHANNEL, payload);
+}
+
+function plainTopic(topic: string): void {
+  if (!/^[a-z][a-z0-9_.-]*$/.test(topic)) throw new Error(`not a plain topic name: ${topic}`);
+}
+
+/**
+ * Before the topic, marks a payload carrying several keys: "origin\n+topic\n" and the keys as a
+ * JSON array (a plain topic never starts with it; a node that does not know the mark hears a topic
+ * nobody subscribes to).
+ */
+const MANY = "+";
+
+/** `SELECT pg_notify(?1, ?2), pg_notify(?1, ?3), ...` for `n` payloads, per count. */
+const notifyTexts = new Map<number, string>();
+function notifyText(n: number): string {
+  let text = notifyTexts.get(n);
+  if (!text) notifyTexts.set(n, (text = `SELECT ${Array.from({ length: n }, (_, i) => `pg_notify(?1, ?${i + 2})`).join(", ")}`));
+  return text;
+}
+
+/**
+ * `publishChange` for several keys of one topic: as many keys a NOTIFY as fit in its payload (a
+ * batch of accounting records' session changes: ≈ 50 a payload), every payload in one statement.
+ * One NOTIFY a key cost the server a statement and a queue entry each, and each listening node a
+ * message (docs/architecture.md, "RADIUS accounting on PostgreSQL").
+ */
+export async function publishChanges(tx: PgTx, topic: string, keys: readonly string[], origin = ""): Promise<void> {
+  plainTopic(topic);
+  if (keys.length <= 1) {
+    if (keys.length) await publishChange(tx, topic, keys[0], origin);
+    return;
+  }
+  const head = changesPayload(origin, MANY + topic, "");
+  const room = MAX_PAYLOAD - Buffer.byteLength(head) - 2;
+  const payloads: string[] = [];
+  let chunk: string[] = [];
+  let used = 0;
+  for (const key of keys) {
+    const encoded = JSON.stringify(key);
+    const size = Buffer.byteLength(encoded) + 1;
+    if (size > room) throw new Error("a change's key is too long for a NOTIFY");
+    if (used + size > room) {
+      payloads.push(`${head}[${chunk.join(",")}]`);
+      chunk = [];
+      used = 0;
+    }
+    chunk.push(encoded);
+    used += size;
+  }
+  payloads.push(`${head}[${chunk.join(",")}]`);
+  await tx.$client.query(notifyText(payloads.length)).run(CHANGES_CHANNEL, ...payloads);
 }
 
 /** One node's feed: start() once, close() at shutdown. */
@@ -87,6 +139,11 @@ export class ChangeFeed {
     return publishChange(tx, topic, key, this.origin);
   }
 
+  /** `publishChanges` from this node (ctx.changes' publishMany). */
+  publishMany(tx: PgTx, topic: string, keys: string[]): Promise<void> {
+    return publishChanges(tx, topic, keys, this.origin);
+  }
+
   /** Subscribes to a topic; returns the unsubscribe. */
   subscribe(topic: string, subscriber: FeedSubscriber): () => void {
     let set = this.topics.get(topic);
@@ -121,8 +178,23 @@ export class ChangeFeed {
     const nl = at < 0 ? -1 : payload.indexOf("\n", at + 1);
     if (nl <= at + 1) return this.logger.warn("change feed: a notification without a topic", { payload: payload.slice(0, 100) });
     if (this.own(payload, at)) return;
+    const topic = payload.slice(at + 1, nl);
+    if (topic.startsWith(MANY)) return this.changedMany(topic.slice(MANY.length), payload.slice(nl + 1));
     const key = payload.slice(nl + 1);
-    this.tell(payload.slice(at + 1, nl), (s) => s.changed(key));
+    this.tell(topic, (s) => s.changed(key));
+  }
+
+  /** A payload of several keys (publishChanges): each key told in order. */
+  private changedMany(topic: string, keys: string): void {
+    let list: unknown;
+    try {
+      list = JSON.parse(keys);
+    } catch {
+      list = null;
+    }
+    if (!Array.isArray(list)) return this.logger.warn("change feed: a notification of several keys without their list", { topic, payload: keys.slice(0, 100) });
+    if (!this.topics.has(topic)) return;
+    for (const key of list) if (typeof key === "string") this.tell(topic, (s) => s.changed(key));
   }
 
   /**

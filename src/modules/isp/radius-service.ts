@@ -21,7 +21,7 @@ import { checkedNas, nasAt, radiusNas, refused, type RadiusCaller } from "./radi
 import { cachedLayout, radiusSnapshot, type Snapshot } from "./radius-cache";
 import { networkInForce } from "./network-service";
 import { renderLayout } from "./render-service";
-import { publishNasRestart, publishSessionChange, sessionChangeKind, type SessionChangeKind } from "./session-changes";
+import { publishNasRestart, publishSessionChanges, sessionChangeKind, type SessionChange, type SessionChangeKind } from "./session-changes";
 import type { Changes } from "../../core/changes";
 import type { TenantDoor } from "../../core/store";
 
@@ -245,13 +245,14 @@ function storeInBatch(caller: RadiusCaller, changes: Changes | null, item: Omit<
         async (tx, scope) => {
           if (openBatches.get(door) === batch) openBatches.delete(door);
           await storeAccounting(tx, items, caller.corp.timezone, scope);
-          // The realtime sockets (the online board) hear of each after the COMMIT.
-          if (changes)
-            await Promise.all(
-              items.map(({ row, kind }) =>
-                kind ? publishSessionChange(changes, tx, scope, { corpId, kind, nasId: row.nas_id, acctSessionId: row.session_id, username: row.username, contractId: row.contract_id ?? null }) : null,
-              ),
-            );
+          // The realtime sockets (the online board) hear of each after the COMMIT; the batch's
+          // changes travel together.
+          if (changes) {
+            const told: SessionChange[] = [];
+            for (const { row, kind } of items)
+              if (kind) told.push({ corpId, kind, nasId: row.nas_id, acctSessionId: row.session_id, username: row.username, contractId: row.contract_id ?? null });
+            await publishSessionChanges(changes, tx, scope, told);
+          }
         },
         { logOnly: true },
       );

@@ -28,9 +28,16 @@ export function sessionChangeKind(statusType: string): SessionChangeKind | null 
   return KIND_OF[statusType] ?? null;
 }
 
+const keyOf = (change: SessionChange) => JSON.stringify([change.corpId, change.kind, change.nasId, change.acctSessionId, change.username, change.contractId]);
+
 /** Inside the accounting write: the sockets hear of the change once it commits. */
 export function publishSessionChange(changes: Changes, tx: Handle, w: WriteScope, change: SessionChange): Promise<void> {
-  return changes.publish(tx, w, SESSIONS_TOPIC, JSON.stringify([change.corpId, change.kind, change.nasId, change.acctSessionId, change.username, change.contractId]));
+  return changes.publish(tx, w, SESSIONS_TOPIC, keyOf(change));
+}
+
+/** The changes of a batch of records, sent together (on PostgreSQL: ≈ 50 a NOTIFY, one statement). */
+export function publishSessionChanges(changes: Changes, tx: Handle, w: WriteScope, list: SessionChange[]): Promise<void> {
+  return changes.publishMany(tx, w, SESSIONS_TOPIC, list.map(keyOf));
 }
 
 /** A change's key read back; null for one this version does not know. */

@@ -4,7 +4,8 @@
 // socket ticket issued on A opens on B; a session ended on A (logout, revocation, user inactivated
 // or deleted) is refused on B, and super_admin changed on A holds on B. Each test first has B cache the old state, so that B
 // answering the new one shows it was told; after their LISTEN connections are killed, B's caches
-// resync (a change committed meanwhile is not notified to it).
+// resync (a change committed meanwhile is not notified to it). A burst of RADIUS accounting records
+// through A reaches a socket on B as one ISP_SESSION_* each (their changes travel a few a NOTIFY).
 import { describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { addCorp, addUser, adminIn, type TestApp } from "../../support/helpers";
@@ -163,6 +164,44 @@ describe("GET /api/user/socket; GET /api/socket: across nodes", () => {
       expect(JSON.parse(messages[0])).toMatchObject({ type: "CITY_AFTER_INSERT", data: { id: city.id, name: "Recife" } });
     } finally {
       // Left open, it would keep the server's stop waiting.
+      ws.close();
+    }
+  });
+});
+
+describe("POST /api/isp/radius/accounting; GET /api/socket: across nodes", () => {
+  test("a burst of accounting records through node A (stored in batches) reaches a socket on node B as one ISP_SESSION_* per record", async () => {
+    const secret = "nas-secret-feed-1";
+    expect((await a.req("POST", "/api/isp/nas", { token: admin.token, body: { name: "bng-feed", ip: "192.0.2.90", secret } })).status).toBe(200);
+    const base = b.listen().replace(/^http/, "ws");
+    const ticket = (await b.req("GET", "/api/user/socket", { token: admin.token })).body.ticket as string;
+    const messages: string[] = [];
+    const ws = new WebSocket(`${base}/api/socket?ticket=${encodeURIComponent(ticket)}`);
+    ws.onmessage = (e) => messages.push(String(e.data));
+    await new Promise<void>((resolve, reject) => {
+      ws.onopen = () => resolve();
+      ws.onclose = (e) => reject(new Error(`refused (${e.code})`));
+    });
+    try {
+      await Bun.sleep(300);
+      const headers = { authorization: `Basic ${Buffer.from(`acme:${secret}`).toString("base64")}` };
+      const ids = Array.from({ length: 120 }, (_, i) => `feed-burst-${i}`);
+      // Sent at once: the records of a turn are one write, their changes a few NOTIFYs.
+      const answers = await Promise.all(
+        ids.map((id, i) =>
+          a.req("POST", "/api/isp/radius/accounting", {
+            body: { "User-Name": `feed.user.${i % 7}`, "Acct-Session-Id": id, "NAS-IP-Address": "192.0.2.90", "Acct-Status-Type": "Start", "Acct-Session-Time": 0 },
+            headers,
+          }),
+        ),
+      );
+      expect(answers.map((r) => r.status)).toEqual(ids.map(() => 204));
+      const starts = () => messages.map((m) => JSON.parse(m)).filter((m) => m.type === "ISP_SESSION_START");
+      await waitFor("every Start on node B's socket", () => starts().length >= ids.length);
+      await Bun.sleep(200);
+      expect(starts().map((m) => m.data.acct_session_id).sort()).toEqual([...ids].sort());
+      expect(starts()[0].data).toEqual({ nas_id: expect.any(String), acct_session_id: expect.any(String), username: expect.stringMatching(/^feed\.user\.\d$/), contract_id: null });
+    } finally {
       ws.close();
     }
   });

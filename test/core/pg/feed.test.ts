@@ -2,12 +2,12 @@
 // The cross-node change feed: a committed write on node A wakes node B's EventBus and B's cache
 // subscribers, a rolled-back one does not, and after B's LISTEN connection is killed B listens
 // again and every subscriber is told to resync (notifications may have been missed meanwhile); a
-// node skips the notifications that carry its own id.
+// node skips the notifications that carry its own id; many keys go in few NOTIFYs (publishChanges).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { EventBus } from "../../../src/core/events";
 import { PgDoors } from "../../../src/core/pg/door";
-import { ChangeFeed, EVENTS_TOPIC, publishChange } from "../../../src/core/pg/feed";
+import { CHANGES_CHANNEL, ChangeFeed, EVENTS_TOPIC, publishChange, publishChanges } from "../../../src/core/pg/feed";
 import { migratePg } from "../../../src/db/pg/migrate";
 import { cities } from "../../../src/db/tenant/schema";
 import { startPostgres, type TestPostgres } from "../../support/postgres";
@@ -107,6 +107,42 @@ describe("core/pg/feed: the cross-node change feed", () => {
       expect(heard.sort()).toEqual(["changed other", "event corp-other"]);
     } finally {
       feedB.origin = "";
+    }
+  });
+
+  test("publishChanges sends many keys of a topic in as few NOTIFYs as fit (one statement): B's subscribers hear each once, in order; a rollback sends nothing", async () => {
+    heard.length = 0;
+    // Raw payloads on the channel, to count the NOTIFYs.
+    const payloads: string[] = [];
+    const raw = new SQL({ url: pg.appUrl, max: 1 });
+    const sub = await raw.listen(CHANGES_CHANNEL, (p) => {
+      if (p.includes("contract-view")) payloads.push(p);
+    });
+    try {
+      // 300 keys of ≈ 60 bytes: more than one payload of 8,000 bytes holds.
+      const keys = Array.from({ length: 300 }, (_, i) => `key-${String(i).padStart(3, "0")}-${"x".repeat(50)} "quoted" é`);
+      await expect(
+        doorsA.tenant("corp-a").write(async (tx) => {
+          await publishChanges(tx, "contract-view", ["lost-1", "lost-2"]);
+          throw new Error("refused");
+        }),
+      ).rejects.toThrow("refused");
+      await doorsA.tenant("corp-a").write((tx) => publishChanges(tx, "contract-view", keys));
+      await until(() => heard.length === keys.length, 15_000);
+      await Bun.sleep(100);
+      expect(heard).toEqual(keys.map((k) => `changed ${k}`));
+      expect(payloads.length).toBeGreaterThanOrEqual(2);
+      expect(payloads.length).toBeLessThanOrEqual(4);
+      for (const p of payloads) expect(Buffer.byteLength(p)).toBeLessThan(8_000);
+      // One key alone goes as publishChange's payload.
+      heard.length = 0;
+      await doorsA.tenant("corp-a").write((tx) => publishChanges(tx, "contract-view", ["single"]));
+      await until(() => heard.length === 1, 15_000);
+      expect(heard).toEqual(["changed single"]);
+      expect(payloads.at(-1)).toBe("\ncontract-view\nsingle");
+    } finally {
+      await sub.unlisten();
+      await raw.close();
     }
   });
 
