@@ -9,12 +9,12 @@
 // sitting, alternating runs (docs/architecture.md, "The external-app upsert on PostgreSQL").
 // STATS=1 (PostgreSQL): the server loads pg_stat_statements, and the statements of the measured
 // upserts are listed by total time (execution + planning), with calls and rows per upsert.
-//   [DISPATCH=1] [STATS=1] [SEED=n] bun bench/upsert-profile.ts [pg|sqlite] [count]
+//   [DISPATCH=1] [STATS=1] [EXPLAIN=dir] [SEED=n] bun bench/upsert-profile.ts [pg|sqlite] [count]
 import { startPostgres } from "../test/support/postgres";
 import { makeApp, startAndLogin } from "../test/support/helpers";
 import { contractBody } from "../test/support/contract-body";
 import { SQL } from "bun";
-import { childrenCpuUs } from "./proc-cpu";
+import { childrenCpuByKindUs, childrenCpuUs } from "./proc-cpu";
 
 const engine = process.argv[2] ?? "pg";
 const COUNT = Number(process.argv[3] ?? 800);
@@ -23,7 +23,24 @@ const SEED = Number(process.env.SEED ?? 400);
 const IN_FLIGHT = 16;
 
 const STATS = engine === "pg" && !!process.env.STATS;
-const pg = engine === "pg" ? await startPostgres({ durable: true, settings: STATS ? { shared_preload_libraries: "pg_stat_statements", "pg_stat_statements.track_planning": "on", "pg_stat_statements.track": "all" } : {} }) : null;
+// EXPLAIN=<dir> (PostgreSQL): auto_explain logs every statement's plan with its timings, nested
+// ones (the foreign-key checks) included, into the server's log files in <dir> (slow: its
+// timings add to every statement; for where a statement's time goes, not for rates).
+const EXPLAIN = engine === "pg" ? process.env.EXPLAIN : undefined;
+const preload = [...(STATS ? ["pg_stat_statements"] : []), ...(EXPLAIN ? ["auto_explain"] : [])];
+const pg =
+  engine === "pg"
+    ? await startPostgres({
+        durable: true,
+        settings: {
+          ...(preload.length ? { shared_preload_libraries: preload.join(",") } : {}),
+          ...(STATS ? { "pg_stat_statements.track_planning": "on", "pg_stat_statements.track": "all" } : {}),
+          ...(EXPLAIN
+            ? { logging_collector: "on", log_directory: EXPLAIN, "auto_explain.log_min_duration": "0", "auto_explain.log_analyze": "on", "auto_explain.log_nested_statements": "on", "auto_explain.log_triggers": "on", "auto_explain.log_level": "warning" }
+            : {}),
+        },
+      })
+    : null;
 const db = pg ? await pg.createDatabase("bench") : null;
 const t = await makeApp({ env: db ? { CORPADMIN_DATABASE_URL: db.appUrl, CORPADMIN_LEASE_GRACE_MS: "1000" } : {} });
 const admin = await startAndLogin(t);
@@ -71,6 +88,7 @@ if (STATS) {
 Bun.gc(true);
 const x0 = await xacts();
 const pg0 = pg ? childrenCpuUs(pg.pid) : 0;
+const kinds0 = pg ? childrenCpuByKindUs(pg.pid) : {};
 const c0 = process.cpuUsage();
 const m0 = process.threadCpuUsage();
 const w0 = performance.now();
@@ -79,6 +97,7 @@ const wall = performance.now() - w0;
 const c1 = process.cpuUsage(c0);
 const m1 = process.threadCpuUsage(m0);
 const pg1 = pg ? childrenCpuUs(pg.pid) : 0;
+const kinds1 = pg ? childrenCpuByKindUs(pg.pid) : {};
 const x1 = await xacts();
 console.log(JSON.stringify({
   engine, count: COUNT,
@@ -87,6 +106,9 @@ console.log(JSON.stringify({
   pg_cpu_us: Math.round((pg1 - pg0) / COUNT),
   per_s: Math.round(COUNT / (wall / 1000)),
   xacts_per_upsert: su ? +((x1 - x0 - 1) / COUNT).toFixed(3) : null,
+  // The server's CPU by process (sessions, WAL writer, checkpointer, autovacuum; a worker that
+  // started and ended within the run is not seen).
+  pg_cpu_us_by_process: pg ? Object.fromEntries(Object.entries(kinds1).map(([k, v]) => [k, Math.round((v - (kinds0[k] ?? 0)) / COUNT)]).filter(([, v]) => v !== 0)) : null,
 }));
 if (STATS) {
   const rows = await su!.unsafe(`SELECT calls, rows, total_exec_time AS exec, total_plan_time AS plan, plans, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) AS q
