@@ -16,3 +16,26 @@ export function childrenCpuUs(parent: number): number {
   }
   return total;
 }
+
+/**
+ * The same CPU split by what each child is (its process title: `backends` for the sessions,
+ * else `checkpointer`, `walwriter`, `autovacuum worker`, ...), in µs: whether a write's server
+ * CPU is its statements' or the WAL's and vacuum's behind them.
+ */
+export function childrenCpuByKindUs(parent: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(f[1]) !== parent) continue;
+      const title = readFileSync(`/proc/${name}/cmdline`, "utf8").replace(/\0/g, " ");
+      const kind = /^postgres: (checkpointer|background writer|walwriter|autovacuum launcher|autovacuum worker|logical replication launcher|archiver)/.exec(title)?.[1] ?? "backends";
+      out[kind] = (out[kind] ?? 0) + (Number(f[11]) + Number(f[12])) * 10_000;
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return out;
+}

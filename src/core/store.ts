@@ -34,6 +34,22 @@ export interface TenantWriteScope extends WriteScope {
    * before COMMIT (after every change of the write).
    */
   emit(type: EventGroup, recordId: string, data: unknown | ((tx: TenantDb) => unknown | Promise<unknown>)): void;
+  /**
+   * The write runs side by side with other writes of its group (Door.writeGrouped `independent`,
+   * PostgreSQL only): before changing a record its `keys` did not name, it throws `RunsAlone`.
+   */
+  readonly besideOthers?: boolean;
+}
+
+/**
+ * Thrown by a grouped write running beside others (`besideOthers`) that must change a record it
+ * did not name in its keys: its group is rolled back and runs again one write at a time, where it
+ * does not throw this.
+ */
+export class RunsAlone extends Error {
+  constructor() {
+    super("this write must run alone in its group");
+  }
 }
 
 export interface Door<H, S extends WriteScope> {
@@ -58,9 +74,12 @@ export interface Door<H, S extends WriteScope> {
    * such writes of a group run side by side, their statements pipelined on the transaction's
    * connection with no savepoint each (should one fail, the group runs again one write at a time,
    * each in its savepoint). SQLite runs them one after another as any grouped write.
+   * `keys` (with `independent`): the records the write may change, named; it is then independent
+   * only of the group's writes that name none of them (an earlier one that does runs first), and
+   * it may throw `RunsAlone` where it finds it must change something it did not name.
    * `logOnly` as for `write` (a group is log-only when every write of it is).
    */
-  writeGrouped<T>(fn: (tx: H, scope: S) => T | Promise<T>, options?: { independent?: boolean; logOnly?: boolean }): Promise<T>;
+  writeGrouped<T>(fn: (tx: H, scope: S) => T | Promise<T>, options?: { independent?: boolean; keys?: readonly string[]; logOnly?: boolean }): Promise<T>;
   /** Housekeeping of the database itself (SQLite: WAL checkpoint, PRAGMA optimize). */
   maintain(what: { checkpoint: boolean; optimize: boolean }): Promise<{ checkpointed: boolean; optimized: boolean }>;
   /** A consistent copy of the last committed state into a new file, without the write lock (backups). */

@@ -72,6 +72,8 @@ export interface PgTenantWriteScope extends WriteScope {
    * before COMMIT (after every change of the write).
    */
   emit(type: EventGroup, recordId: string, data: unknown | ((tx: PgTx) => unknown | Promise<unknown>)): void;
+  /** Runs side by side with other writes of its group (core/store.ts TenantWriteScope). */
+  readonly besideOthers?: boolean;
 }
 
 export type PgTenantDoor = Door<PgTx, PgTenantWriteScope>;
@@ -128,6 +130,8 @@ class PgScope implements PgTenantWriteScope {
   private after: (() => void)[] = [];
   private events: { type: EventGroup; recordId: string; data: unknown }[] = [];
   private changes: ChangeLog;
+  /** Set for a grouped write running side by side with others (no savepoint of its own). */
+  besideOthers = false;
 
   /** `actor`: the one who asked for the write (a grouped write runs in another's turn). */
   constructor(
@@ -222,6 +226,21 @@ async function transaction<T>(run: () => Promise<T>, again: () => boolean): Prom
 /** Thrown inside a grouped transaction to roll it back and run its writes again one at a time. */
 class GroupRetry extends Error {}
 
+/**
+ * Which writes of a group run side by side: the independent ones, except a write naming a key an
+ * earlier write of the group names (it runs after the side-by-side ones, in the group's order, so
+ * it sees what they changed, as it would one at a time).
+ */
+function besideEachOther(jobs: GroupedJob[]): boolean[] {
+  const named = new Set<string>();
+  return jobs.map((job) => {
+    if (!job.keys) return job.independent;
+    const free = job.independent && !job.keys.some((k) => named.has(k));
+    for (const k of job.keys) named.add(k);
+    return free;
+  });
+}
+
 /** A Bun.sql transaction's (or savepoint's) connection. */
 type Conn = SQL;
 
@@ -229,6 +248,8 @@ interface GroupedJob {
   fn: (tx: PgTx, scope: PgTenantWriteScope) => unknown;
   /** Runs side by side with the group's other independent writes (Door.writeGrouped). */
   independent: boolean;
+  /** With `independent`: the records it may change; independent only of writes naming none of them. */
+  keys: readonly string[] | null;
   /** Changes nothing a state-stamp cache holds (Door.write's `logOnly`). */
   logOnly: boolean;
   actor: Actor;
@@ -434,7 +455,8 @@ export class PgDoors {
       let outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[];
       let called = false;
       // Independent writes side by side first (below); after one failed, the group one at a time.
-      const sideBySide = !oneAtATime && jobs.filter((job) => job.independent).length > 1;
+      const beside = oneAtATime ? jobs.map(() => false) : besideEachOther(jobs);
+      const sideBySide = beside.filter(Boolean).length > 1;
       // The group moves the state generation unless every write of it is log-only.
       const logOnly = jobs.every((job) => job.logOnly);
       const ended = () => (logOnly ? this.generations.logged(corpId) : this.generations.changed(corpId));
@@ -451,7 +473,8 @@ export class PgDoors {
                 // sent: a round trip per step of the writes, not per step of each write.
                 const failed = await Promise.all(
                   jobs.map(async (job, i) => {
-                    if (!job.independent) return false;
+                    if (!beside[i]) return false;
+                    scopes[i].besideOthers = true;
                     try {
                       const tx = pgHandle(conn, corpId !== "");
                       const value = await job.fn(tx, scopes[i]);
@@ -575,9 +598,12 @@ class PgDoor implements PgTenantDoor {
     return result;
   }
 
-  writeGrouped<T>(fn: (tx: PgTx, scope: PgTenantWriteScope) => T | Promise<T>, { independent = false, logOnly = false }: { independent?: boolean; logOnly?: boolean } = {}): Promise<T> {
+  writeGrouped<T>(
+    fn: (tx: PgTx, scope: PgTenantWriteScope) => T | Promise<T>,
+    { independent = false, keys, logOnly = false }: { independent?: boolean; keys?: readonly string[]; logOnly?: boolean } = {},
+  ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.doors.queue(this.corpId, { fn, independent, logOnly, actor: currentActor(), resolve: resolve as (v: unknown) => void, reject });
+      this.doors.queue(this.corpId, { fn, independent, keys: keys ?? null, logOnly, actor: currentActor(), resolve: resolve as (v: unknown) => void, reject });
     });
   }
 

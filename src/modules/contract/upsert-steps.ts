@@ -5,7 +5,7 @@
 import type { AppContext } from "../../core/context";
 import type { EventGroup } from "../../core/events";
 import type { Principal } from "../../core/principal";
-import { statementsAreRoundTrips, type TenantWriteScope } from "../../core/store";
+import { RunsAlone, statementsAreRoundTrips, type TenantWriteScope } from "../../core/store";
 import type { TenantDb } from "../../db/sqlite";
 import type { TogetherRead } from "../../db/handle";
 import { readTogether, writeTogether } from "../../db/rows";
@@ -182,12 +182,15 @@ async function resolveCity(run: UpsertRun, identity: string, data: { name: strin
   if (linked) {
     const current = await take(run, `city\n${linked}`, () => getCity(tx, linked));
     if (!unchanged(current, data)) {
+      if (w.besideOthers) throw new RunsAlone();
       await updateCity(tx, linked, data);
       touch(run, linked, "city", "UPDATE");
       w.record({ type: "city", id: linked, action: "update", before: current, after: { ...current, ...data } });
     }
     return linked;
   }
+  // Another upsert of the group may name this city too: adopting or adding it runs alone.
+  if (w.besideOthers) throw new RunsAlone();
   let id = await cityIdByNames(tx, data);
   const link = { [`externalapp.${app.id}`]: identity };
   if (!id) {

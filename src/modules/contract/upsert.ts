@@ -11,6 +11,19 @@ import type { ContractExternalInput } from "./model";
 import { contractStep, eventsStep, linksStep, partiesStep, prefetchStored, resolveAppStep } from "./upsert-steps";
 
 /**
+ * What an upsert may change besides what it creates: its contract (by identity and number) and its
+ * customers. On PostgreSQL upserts naming none of another's run side by side in their group (one
+ * round trip per step for all of them); an agent is only linked or created (two creating the same
+ * one meet on the link's key and the group runs again one at a time), and a city write runs alone
+ * (cityStep: RunsAlone).
+ */
+function upsertKeys(body: ContractExternalInput): string[] {
+  const keys = [`contract\n${body.identity}`, `number\n${body.number}`, `person\n${body.customer.identity}`];
+  if (body.billing_customer) keys.push(`person\n${body.billing_customer.identity}`);
+  return keys;
+}
+
+/**
  * The upsert of POST /api/contract/create/externalapp/{name|id}/...: the app the route names (404;
  * 403 for another app's key or an inactive app), the body's dates (400), then the write.
  */
@@ -23,7 +36,7 @@ export async function upsertFromExternalApp(ctx: AppContext, tenant: TenantDoor,
     // The view read for the events does not read the links: both go out together.
     const [view] = await Promise.all([eventsStep(run, id), linksStep(run)]);
     return { view, password };
-  });
+  }, { independent: true, keys: upsertKeys(body) });
   // The generated password is shown by the response that generated it, and only there.
   const contract = password === null ? view : { ...view, config: { ...view.config, password } };
   return { contract: { ...contract, identity: body.identity }, created: password !== null };
