@@ -13,6 +13,13 @@ const STATEMENT_SETTINGS = { shared_preload_libraries: "pg_stat_statements", "pg
  * database; `stats`: STATS=1 was asked (PostgreSQL only). Any other engine: nothing started.
  */
 export async function benchPostgres(engine: string): Promise<{ pg: TestPostgres | null; db: { url: string; appUrl: string } | null; stats: boolean }> {
+  if (engine !== "pg" && engine !== "sqlite") {
+    // `--help` or a mistyped engine: the script's header says what it measures and how to call it.
+    const lines = (await Bun.file(process.argv[1]).text()).split("\n");
+    const header = lines.slice(0, lines.findIndex((l) => !l.startsWith("//")));
+    process.stdout.write(header.map((l) => l.replace(/^\/\/ ?/, "")).join("\n") + "\n");
+    process.exit(engine === "--help" || engine === "-h" ? 0 : 2);
+  }
   const stats = engine === "pg" && !!process.env.STATS;
   if (engine !== "pg") return { pg: null, db: null, stats };
   const pg = await startPostgres({ durable: true, settings: stats ? STATEMENT_SETTINGS : {} });

@@ -7,7 +7,8 @@ import { resolve } from "node:path";
 import type { Config } from "../config";
 import { createLogger } from "../lib/log";
 import { redactedDatabaseUrl } from "../db/pg/url";
-import { BackupError, createBackup, restoreBackup, verifyBackup } from "../modules/ops/backup";
+import { createBackup, restoreBackup, verifyBackup } from "../modules/ops/backup";
+import { BackupError } from "../modules/ops/backup-manifest";
 
 const out = (line: string) => process.stdout.write(line + "\n");
 

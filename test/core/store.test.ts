@@ -4,7 +4,13 @@
 // roll back alone, and events are told only after COMMIT.
 // SQLite only (not in test/pg-backend.txt): SQLite's store itself (its write lock, read epochs, fsync, WAL); the PostgreSQL door's contract is test/core/pg/door.test.ts.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { requireSqliteClient } from "../../src/db/sqlite";
+import { Database } from "bun:sqlite";
+import { mkdtempSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Checkpointer } from "../../src/db/checkpointer";
+import { SqliteDoor } from "../../src/db/door";
+import { openTenantDb, requireSqliteClient } from "../../src/db/sqlite";
 import { addUser, makeApp, startAndLogin, type TestApp } from "../support/helpers";
 import { sqliteTenants } from "../support/backend";
 import { DEADLINE_MS, waitFor } from "../support/wait";
@@ -113,11 +119,6 @@ describe("core/store: reads and writes of one corporation", () => {
 
 describe("core/store: a write nested inside another write on the same database", () => {
   test("fails after the lock wait (503) instead of hanging, rolls the outer write back, and leaves the database usable", async () => {
-    const { mkdtempSync } = await import("node:fs");
-    const { tmpdir } = await import("node:os");
-    const { join } = await import("node:path");
-    const { SqliteDoor } = await import("../../src/db/door");
-    const { openTenantDb } = await import("../../src/db/sqlite");
     const path = join(mkdtempSync(join(tmpdir(), "corpadmin-door-")), "nested.db");
     const door = new SqliteDoor(openTenantDb(path), path, { lockWaitMs: 150 });
     await door.write((tx) => tx.$client.run("CREATE TABLE t (x INTEGER)"));
@@ -136,11 +137,6 @@ describe("core/store: a write nested inside another write on the same database",
   });
 
   test("grouped writes waiting behind a stuck write fail with it, and later groups still run", async () => {
-    const { mkdtempSync } = await import("node:fs");
-    const { tmpdir } = await import("node:os");
-    const { join } = await import("node:path");
-    const { SqliteDoor } = await import("../../src/db/door");
-    const { openTenantDb } = await import("../../src/db/sqlite");
     const path = join(mkdtempSync(join(tmpdir(), "corpadmin-door-")), "grouped.db");
     const door = new SqliteDoor(openTenantDb(path), path, { lockWaitMs: 150 });
     await door.write((tx) => tx.$client.run("CREATE TABLE t (x INTEGER)"));
@@ -213,7 +209,6 @@ describe("core/store: a write is acknowledged only once its commit is on disk (P
   });
 
   test("a failing fsync answers 503 and still runs the after-commit steps; durable writes are then refused, uncommitted, until a checkpoint has copied the whole WAL", async () => {
-    const { Database } = await import("bun:sqlite");
     const door = sqliteTenants(t.ctx).door(corpId);
     const real = door.syncFile;
     // A reader of another connection whose snapshot predates the failing commits: no checkpoint
@@ -282,12 +277,6 @@ describe("core/store: a write is acknowledged only once its commit is on disk (P
 
 describe("core/store: WAL checkpoints run on the checkpointer's thread", () => {
   test("a door's commits are checkpointed off the writer within a second, a growing WAL at once, the WAL starts over after each, and maintain() empties it", async () => {
-    const { mkdtempSync, statSync } = await import("node:fs");
-    const { tmpdir } = await import("node:os");
-    const { join } = await import("node:path");
-    const { SqliteDoor } = await import("../../src/db/door");
-    const { Checkpointer } = await import("../../src/db/checkpointer");
-    const { openTenantDb } = await import("../../src/db/sqlite");
     const path = join(mkdtempSync(join(tmpdir(), "corpadmin-door-")), "ckpt.db");
     const checkpointer = new Checkpointer();
     const asked: { log: number; checkpointed: number }[] = [];
@@ -332,12 +321,6 @@ describe("core/store: WAL checkpoints run on the checkpointer's thread", () => {
   });
 
   test("a commit made while a checkpoint runs arms the next one", async () => {
-    const { mkdtempSync } = await import("node:fs");
-    const { tmpdir } = await import("node:os");
-    const { join } = await import("node:path");
-    const { SqliteDoor } = await import("../../src/db/door");
-    const { Checkpointer } = await import("../../src/db/checkpointer");
-    const { openTenantDb } = await import("../../src/db/sqlite");
     const path = join(mkdtempSync(join(tmpdir(), "corpadmin-door-")), "rearm.db");
     const checkpointer = new Checkpointer();
     const asked: { log: number; checkpointed: number }[] = [];
@@ -369,12 +352,6 @@ describe("core/store: WAL checkpoints run on the checkpointer's thread", () => {
     }
   });
   test("a second pass waiting for the checkpointer's thread (busy with another database) does not hold the door's write lock", async () => {
-    const { mkdtempSync } = await import("node:fs");
-    const { tmpdir } = await import("node:os");
-    const { join } = await import("node:path");
-    const { SqliteDoor } = await import("../../src/db/door");
-    const { Checkpointer } = await import("../../src/db/checkpointer");
-    const { openTenantDb } = await import("../../src/db/sqlite");
     const dir = mkdtempSync(join(tmpdir(), "corpadmin-door-"));
     const [pa, pc] = [join(dir, "a.db"), join(dir, "c.db")];
     const checkpointer = new Checkpointer();
@@ -419,11 +396,6 @@ describe("core/store: WAL checkpoints run on the checkpointer's thread", () => {
 describe("core/store: a read callback that awaits keeps one read transaction (the read epoch)", () => {
   type Door = import("../../src/db/door").SqliteDoor;
   async function openDoor(name: string, checkpointer: import("../../src/db/checkpointer").Checkpointer | null = null): Promise<Door> {
-    const { mkdtempSync } = await import("node:fs");
-    const { tmpdir } = await import("node:os");
-    const { join } = await import("node:path");
-    const { SqliteDoor } = await import("../../src/db/door");
-    const { openTenantDb } = await import("../../src/db/sqlite");
     const path = join(mkdtempSync(join(tmpdir(), "corpadmin-epoch-")), `${name}.db`);
     const door = new SqliteDoor(openTenantDb(path), path, { checkpointer });
     await door.write((tx) => tx.$client.run("CREATE TABLE t (x INTEGER)"));
@@ -535,8 +507,6 @@ describe("core/store: a read callback that awaits keeps one read transaction (th
   });
 
   test("a read that awaits does not pin the WAL: a checkpoint completes and the WAL starts over meanwhile", async () => {
-    const { statSync } = await import("node:fs");
-    const { Checkpointer } = await import("../../src/db/checkpointer");
     const checkpointer = new Checkpointer();
     const door = await openDoor("bound", checkpointer);
     // The read awaits until the test lets it go, after the checkpoint: a checkpoint that waited

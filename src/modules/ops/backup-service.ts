@@ -6,7 +6,8 @@ import type { AppContext } from "../../core/context";
 import type { Principal } from "../../core/principal";
 import { conflict, notFound, Problem } from "../../lib/problem";
 import { tarStream, type TarEntry } from "../../lib/tar";
-import { BackupError, BackupUnavailable, createBackup, fsyncPath, MANIFEST, storeSource, verifyBackup, type BackupLock, type BackupTaker, type Manifest } from "./backup";
+import { createBackup, storeSource, verifyBackup, type BackupLock, type BackupTaker } from "./backup";
+import { BackupError, BackupUnavailable, fsyncPath, MANIFEST, type Manifest } from "./backup-manifest";
 import type { Backup } from "./model";
 
 /** Backups made through the API; scheduled ones carry milliseconds (ops/backup.ts). */

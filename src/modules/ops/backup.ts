@@ -13,8 +13,10 @@
 // (the key NAS secrets are sealed with),
 // corps/<corp id>.db for every corporation whatever its server.
 // In cluster mode (PostgreSQL) the database is one pg_dump archive instead: pg-backup.ts; the
-// manifest says which (`engine`), and a restore refuses the other engine's backups.
-import { chmodSync, chownSync, closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+// manifest says which (`engine`), and a restore refuses the other engine's backups. The manifest
+// and the key files, common to both, are backup-manifest.ts's; the files are opened through
+// src/db/files.ts.
+import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { isAbsolute, join, normalize } from "node:path";
 import type { Logger } from "../../lib/log";
 import { toIso } from "../../lib/time";
@@ -26,77 +28,21 @@ import { allCorpRefs, moveCorpsToServer } from "../corp/service";
 import { collectedIndex } from "../metric/service";
 import { webhookIndex } from "../webhook/service";
 import { builtinServerIdOf, serverDirs } from "../server/service";
-
-export const MANIFEST = "manifest.json";
-export const BACKUP_FORMAT = 1;
-/** The archive's name inside a cluster-mode backup directory (pg-backup.ts). */
-export const PG_DUMP_FILE = "corpadmin.dump";
-
-export interface ManifestFile {
-  /** Relative to the backup directory. */
-  path: string;
-  /** database: the PostgreSQL archive of a cluster-mode backup (pg-backup.ts). */
-  kind: "platform" | "corporation" | "database" | "secret";
-  size: number;
-  sha256: string;
-  /** Migrations applied to this database when it was copied. */
-  schema_version?: number;
-  corp_id?: string;
-  auth_name?: string;
-  server_id?: string;
-  /** false: the corporation lived on another Server (restore moves it to the built-in one). */
-  builtin_server?: boolean;
-}
-
-export interface Manifest {
-  format: number;
-  /** What the backup holds: SQLite files, or a PostgreSQL archive (absent in older backups: sqlite). */
-  engine?: "sqlite" | "pg";
-  created_at: string;
-  app_version: string;
-  source_data_dir: string;
-  /** Migrations the binary that made the backup knows, per database kind (pg: the one shared set). */
-  schema_versions: { platform?: number; tenant?: number; pg?: number };
-  /** pg: the database dumped (without its password), its server's version, what it held. */
-  source_database?: string;
-  server_version?: string;
-  corporations?: number;
-  users?: number;
-  files: ManifestFile[];
-  /** Corporations the platform names whose database file did not exist. */
-  missing: { corp_id: string; auth_name: string; path: string }[];
-}
-
-export class BackupError extends Error {}
-/** This node cannot take the backup at all (a missing tool, a role that cannot read every row): not a failure of the data. */
-export class BackupUnavailable extends BackupError {}
-
-/** Refuses a backup whose engine is not the one configured, saying what to do instead. */
-export function checkEngine(manifest: Manifest, engine: "sqlite" | "pg"): void {
-  const made = manifest.engine ?? "sqlite";
-  if (made === engine) return;
-  if (engine === "pg")
-    throw new BackupError(
-      "this is a backup of an embedded site (SQLite files), and --database-url names PostgreSQL: restore it into an empty data directory " +
-        "without --database-url (corpadmin restore <backup-dir> --data-dir DIR), then move that site into PostgreSQL with `corpadmin copy-to-postgres`",
-    );
-  throw new BackupError("this is a backup of a cluster-mode site (a PostgreSQL dump): restore it with --database-url postgres://... (CORPADMIN_DATABASE_URL) naming the database to restore into");
-}
-
-export function fsyncPath(path: string): void {
-  const fd = openSync(path, "r");
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-export async function sha256File(path: string): Promise<string> {
-  const hasher = new Bun.CryptoHasher("sha256");
-  for await (const chunk of Bun.file(path).stream()) hasher.update(chunk);
-  return hasher.digest("hex");
-}
+import {
+  BACKUP_FORMAT,
+  BackupError,
+  checkEngine,
+  copyKeyFiles,
+  ensureEmptyDir,
+  fsyncPath,
+  MANIFEST,
+  measureFiles,
+  PG_DUMP_FILE,
+  sha256File,
+  writeManifest,
+  type Manifest,
+  type ManifestFile,
+} from "./backup-manifest";
 
 const integrity = (path: string): string => checkDatabaseFile(path, "full").join("; ");
 
@@ -153,30 +99,11 @@ function checkCopy(source: string, target: string): void {
 
 const yieldToRequests = () => new Promise((r) => setImmediate(r));
 
-export function ensureEmptyDir(dir: string, what: string): void {
-  if (existsSync(dir)) {
-    if (!statSync(dir).isDirectory()) throw new BackupError(`${what} ${dir} is not a directory`);
-    if (readdirSync(dir).length) throw new BackupError(`${what} ${dir} is not empty`);
-  }
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-}
 
 /**
  * Backs up the data directory `dataDir` into `dest` (absent or empty). Between databases it
  * yields to the event loop, so a running service keeps answering while a backup runs.
  */
-/**
- * The key files a backup carries, by their name in the backup, and where this node keeps them: the
- * token key in DATA_DIR (a --token-secret given as text is the operator's configuration, not a
- * file), the data key in --data-key-file when configured (cluster nodes share one), else DATA_DIR.
- */
-export function keyFilePaths(dataDir: string, dataKeyFile: string | null): [name: "secret.key" | "data.key", path: string][] {
-  return [
-    ["secret.key", join(dataDir, "secret.key")],
-    ["data.key", dataKeyFile ?? join(dataDir, "data.key")],
-  ];
-}
-
 export async function createBackup(dataDir: string, dest: string, logger?: Logger, source: BackupSource = fileSource, dataKeyFile: string | null = null): Promise<Manifest> {
   const platformPath = join(dataDir, "platform.db");
   if (!existsSync(platformPath)) throw new BackupError(`no platform database in ${dataDir}`);
@@ -238,38 +165,8 @@ export async function createBackup(dataDir: string, dest: string, logger?: Logge
   return manifest;
 }
 
-/**
- * The token key and the data key that NAS secrets are sealed with (without it they cannot be
- * opened: RFC 5176 requests answer "set the secret again") into the backup, mode 0600.
- */
-export function copyKeyFiles(dataDir: string, dataKeyFile: string | null, dest: string): ManifestFile[] {
-  const files: ManifestFile[] = [];
-  for (const [name, secret] of keyFilePaths(dataDir, dataKeyFile)) {
-    if (!existsSync(secret)) continue;
-    writeFileSync(join(dest, name), readFileSync(secret), { mode: 0o600 });
-    fsyncPath(join(dest, name));
-    files.push({ path: name, kind: "secret", size: 0, sha256: "" });
-  }
-  return files;
-}
 
-/** Each file's size and SHA-256 into its manifest entry (yielding between files: a backup runs beside requests). */
-export async function measureFiles(dest: string, files: ManifestFile[]): Promise<void> {
-  for (const f of files) {
-    await yieldToRequests();
-    f.size = statSync(join(dest, f.path)).size;
-    f.sha256 = await sha256File(join(dest, f.path));
-  }
-}
 
-/** manifest.json written last and atomically (a backup without one is incomplete). */
-export function writeManifest(dest: string, manifest: Manifest): void {
-  const tmp = join(dest, `${MANIFEST}.tmp`);
-  writeFileSync(tmp, JSON.stringify(manifest, null, 2) + "\n", { mode: 0o600 });
-  fsyncPath(tmp);
-  renameSync(tmp, join(dest, MANIFEST));
-  fsyncPath(dest);
-}
 
 /**
  * Reads a backup's manifest and checks every file against it; throws BackupError listing what is

@@ -30,7 +30,7 @@ import { FOLD_FUNCTION, migratePg, MIGRATION_LOCK_KEY, TRIGRAM_INDEXES } from ".
 import { PLATFORM_TABLES, siteCounts, targetState, TENANT_TABLES } from "../../db/pg/copy";
 import { redactedDatabaseUrl } from "../../db/pg/url";
 import { VERSION } from "../../version";
-import { BACKUP_FORMAT, BackupError, BackupUnavailable, checkEngine, copyKeyFiles, ensureEmptyDir, fsyncPath, keyFilePaths, measureFiles, PG_DUMP_FILE, writeManifest, type Manifest, type ManifestFile } from "./backup";
+import { BACKUP_FORMAT, BackupError, BackupUnavailable, checkEngine, copyKeyFiles, ensureEmptyDir, fsyncPath, keyFilePaths, measureFiles, PG_DUMP_FILE, writeManifest, type Manifest, type ManifestFile } from "./backup-manifest";
 
 type Tool = "pg_dump" | "pg_restore" | "psql";
 

@@ -7,7 +7,8 @@ import { chownSync, existsSync, readdirSync, readFileSync, rmSync, statSync, wri
 import { join } from "node:path";
 import { servers } from "../../../src/db/platform/schema";
 import { newId } from "../../../src/lib/ids";
-import { createBackup, restoreBackup, verifyBackup, type Manifest } from "../../../src/modules/ops/backup";
+import { createBackup, restoreBackup, verifyBackup } from "../../../src/modules/ops/backup";
+import type { Manifest } from "../../../src/modules/ops/backup-manifest";
 import { createCorporation } from "../../../src/modules/corp/service";
 import { VERSION } from "../../../src/version";
 import { ADMIN, addCorp, makeApp, startAndLogin, tempDir, type TestApp } from "../../support/helpers";
