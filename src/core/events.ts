@@ -63,7 +63,11 @@ export interface UndispatchedEvent {
   type: string;
 }
 
-const UNDISPATCHED_SQL = "SELECT seq, id, type FROM events WHERE dispatched_at IS NULL ORDER BY seq LIMIT ?1";
+// Ordered as the events_pending index (dispatched_at, seq) is, all NULL here: the index gives the
+// rows in order and the LIMIT stops the scan at once. On `ORDER BY seq` alone PostgreSQL walked
+// the primary key from the outbox's first event past every dispatched one (17 ms a call beside
+// 3,000 dispatched events, planned that way while a backlog made undispatched rows look common).
+const UNDISPATCHED_SQL = "SELECT seq, id, type FROM events WHERE dispatched_at IS NULL ORDER BY dispatched_at, seq LIMIT ?1";
 
 /**
  * The oldest events not yet fanned out to webhooks, in commit order. `claim` (PostgreSQL, in a
