@@ -86,6 +86,7 @@ await su?.unsafe("ANALYZE");
 const xacts = async () => (su ? Number((await su.unsafe("SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = 'bench'"))[0].n) : 0);
 if (STATS) {
   await su!.unsafe("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+  await su!.unsafe("CREATE EXTENSION IF NOT EXISTS pg_walinspect");
   await su!.unsafe("SELECT pg_stat_statements_reset()");
 }
 // The server's CPU per process (each backend, the LISTEN connection, the WAL writer, autovacuum...),
@@ -113,6 +114,11 @@ if (EXPLAIN) {
   await su!.unsafe("SELECT pg_reload_conf()");
   await Bun.sleep(200);
 }
+// WAL written per record (pg_stat_wal: records, full-page images, bytes): what durability costs.
+const wal = async () => (su ? (await su.unsafe("SELECT wal_records::int8 AS records, wal_fpi::int8 AS fpi, wal_bytes::int8 AS bytes FROM pg_stat_wal"))[0] : null);
+const wal0 = await wal();
+// STATS=1: the WAL records of the measured records by kind (pg_walinspect), between these LSNs.
+const lsn0 = STATS ? (await su!.unsafe("SELECT pg_current_wal_insert_lsn()::text AS l"))[0].l : null;
 Bun.gc(true);
 const x0 = await xacts();
 const procs0 = serverProcesses();
@@ -125,6 +131,8 @@ const c1 = process.cpuUsage(c0);
 const pg1 = pg ? childrenCpuUs(pg.pid) : 0;
 const procs1 = serverProcesses();
 const x1 = await xacts();
+const wal1 = await wal();
+const lsn1 = STATS ? (await su!.unsafe("SELECT pg_current_wal_insert_lsn()::text AS l"))[0].l : null;
 // Per kind of server process: a backend's kind is its command line's first words (its address and
 // state dropped), the LISTEN connection (the app's change feed) told apart by its query.
 const listeners = su ? new Set((await su.unsafe("SELECT pid FROM pg_stat_activity WHERE query LIKE 'LISTEN%'")).map((r: { pid: number }) => Number(r.pid))) : new Set<number>();
@@ -148,11 +156,18 @@ console.log(JSON.stringify({
   pg_cpu_us: Math.round((pg1 - pg0) / COUNT),
   per_s: Math.round(COUNT / (wall / 1000)),
   xacts_per_record: su ? +((x1 - x0 - 1) / COUNT).toFixed(3) : null,
+  ...(wal0 && wal1
+    ? { wal_records_per_record: +((Number(wal1.records) - Number(wal0.records)) / COUNT).toFixed(1), wal_fpi_per_record: +((Number(wal1.fpi) - Number(wal0.fpi)) / COUNT).toFixed(2), wal_bytes_per_record: Math.round((Number(wal1.bytes) - Number(wal0.bytes)) / COUNT) }
+    : {}),
   statements_per_record: statements === null ? null : +statements.toFixed(2),
   load: (await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" "),
 }));
 if (EXPLAIN) console.log(`auto_explain's plans: ${explainLog}`);
 if (pg) console.log(`server CPU µs per record by process: ${[...byKind].filter(([, us]) => us > 0).sort((a, b) => b[1] - a[1]).map(([k, us]) => `${k} ${Math.round(us / COUNT)}`).join(", ")}`);
+if (STATS) {
+  const kinds = await su!.unsafe(`SELECT "resource_manager/record_type" AS kind, count, record_size FROM pg_get_wal_stats($1::pg_lsn, $2::pg_lsn, true) WHERE count > 0 ORDER BY count DESC LIMIT 14`, [lsn0, lsn1]);
+  console.log(`WAL records per record by kind: ${kinds.map((k: { kind: string; count: number }) => `${k.kind} ${(Number(k.count) / COUNT).toFixed(2)}`).join(", ")}`);
+}
 for (const l of lines) console.log(l);
 await su?.close();
 await t.close();

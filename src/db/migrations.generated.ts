@@ -31,6 +31,7 @@ import tenant_15 from "../../migrations/tenant/0015_absurd_inertia.sql" with { t
 import tenant_16 from "../../migrations/tenant/0016_goofy_mister_sinister.sql" with { type: "text" };
 import tenant_17 from "../../migrations/tenant/0017_large_snowbird.sql" with { type: "text" };
 import tenant_18 from "../../migrations/tenant/0018_search_pending.sql" with { type: "text" };
+import tenant_19 from "../../migrations/tenant/0019_fearless_toxin.sql" with { type: "text" };
 import pgJournal from "../../migrations/pg/meta/_journal.json";
 import pg_0 from "../../migrations/pg/0000_init.sql" with { type: "text" };
 import pg_1 from "../../migrations/pg/0001_glamorous_maestro.sql" with { type: "text" };
@@ -40,6 +41,7 @@ import pg_4 from "../../migrations/pg/0004_long_scorpion.sql" with { type: "text
 import pg_5 from "../../migrations/pg/0005_nasty_thanos.sql" with { type: "text" };
 import pg_6 from "../../migrations/pg/0006_curved_owl.sql" with { type: "text" };
 import pg_7 from "../../migrations/pg/0007_friendly_miracleman.sql" with { type: "text" };
+import pg_8 from "../../migrations/pg/0008_flat_spirit.sql" with { type: "text" };
 
 export const embeddedMigrations = {
   platform: {
@@ -79,6 +81,7 @@ export const embeddedMigrations = {
     "0016_goofy_mister_sinister": tenant_16,
     "0017_large_snowbird": tenant_17,
     "0018_search_pending": tenant_18,
+    "0019_fearless_toxin": tenant_19,
     } as Record<string, string>,
   },
   pg: {
@@ -92,6 +95,7 @@ export const embeddedMigrations = {
     "0005_nasty_thanos": pg_5,
     "0006_curved_owl": pg_6,
     "0007_friendly_miracleman": pg_7,
+    "0008_flat_spirit": pg_8,
     } as Record<string, string>,
   },
 };

@@ -335,6 +335,9 @@ describe("GET /api/person: a corporation file from before the search indexes is 
     db.run("DROP TABLE isp_network_policy");
     db.run("DROP TABLE isp_contract_network");
     for (const column of ["allowance_gb", "throttle_max_upload", "throttle_max_download"]) db.run(`ALTER TABLE contract_configs DROP COLUMN ${column}`);
+    // 0019 dropped the accounting records' indexes by user name and by contract (nothing read them).
+    db.run("CREATE INDEX isp_radius_accounting_user ON isp_radius_accounting (username, received_at)");
+    db.run("CREATE INDEX isp_radius_accounting_contract ON isp_radius_accounting (contract_id)");
     // Every migration from 0010 on is undone: only 0000-0009 stay recorded.
     db.run("DELETE FROM __drizzle_migrations WHERE rowid NOT IN (SELECT rowid FROM __drizzle_migrations ORDER BY created_at LIMIT 10)");
     expect(db.query("SELECT count(*) AS n FROM sqlite_master WHERE name LIKE '%_fts%'").get()).toEqual({ n: 0 });

@@ -633,10 +633,6 @@ CREATE INDEX "isp_pops_city" ON "isp_pops" ("corp_id", "address_city_id");
 
 CREATE UNIQUE INDEX "isp_radius_accounting_session_record" ON "isp_radius_accounting" ("corp_id", "radius_session_id", "status_type", "session_time");
 
-CREATE INDEX "isp_radius_accounting_user" ON "isp_radius_accounting" ("corp_id", "username", "received_at");
-
-CREATE INDEX "isp_radius_accounting_contract" ON "isp_radius_accounting" ("corp_id", "contract_id");
-
 CREATE INDEX "isp_radius_attempts_at" ON "isp_radius_attempts" ("corp_id", "at");
 
 CREATE INDEX "isp_radius_attempts_username" ON "isp_radius_attempts" ("corp_id", "username", "at");

@@ -471,8 +471,6 @@ export const ispRadiusAccounting = pgTable(
   (t) => [
     primaryKey({ name: "isp_radius_accounting_pkey", columns: [t.corp_id, t.id] }),
     uniqueIndex("isp_radius_accounting_session_record").on(t.corp_id, t.radius_session_id, t.status_type, t.session_time),
-    index("isp_radius_accounting_user").on(t.corp_id, t.username, t.received_at),
-    index("isp_radius_accounting_contract").on(t.corp_id, t.contract_id),
     pgPolicy("tenant", { for: "all", using: sql`"corp_id" = current_setting('corpadmin.corp_id')`, withCheck: sql`"corp_id" = current_setting('corpadmin.corp_id')` }),
   ],
 );

@@ -170,8 +170,8 @@ export const ispRadiusAccounting = sqliteTable(
   },
   (t) => [
     uniqueIndex("isp_radius_accounting_session_record").on(t.radius_session_id, t.status_type, t.session_time),
-    index("isp_radius_accounting_user").on(t.username, t.received_at),
-    index("isp_radius_accounting_contract").on(t.contract_id),
+    // No index by user name or contract: nothing reads records that way (sessions and the usage
+    // rollups answer those questions), and each index is upkeep on every record stored.
   ],
 );
 

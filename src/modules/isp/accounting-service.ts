@@ -195,25 +195,33 @@ function recordCells(r: AccountingRow, sessionId: string): Cells {
 }
 
 /**
- * Raw multi-row inserts (Drizzle's insert builder costs tens of µs a row): statements of 64, 16,
- * 4 and 1 rows, a few texts each prepared once per connection. A record's retransmission inserts
- * nothing (its unique key: session, status, Acct-Session-Time); the sum of `changes` is returned.
+ * What a multi-row insert writes: a new session, a record of a known session (a retransmission
+ * inserts nothing: its unique key is session, status, Acct-Session-Time), or the first record of
+ * a session created in the same batch, which nothing can repeat (no ON CONFLICT: on PostgreSQL
+ * its arbiter is an index probe and a speculative insertion's extra WAL record per row).
  */
-function insertRows(tx: TenantDb, table: "isp_radius_accounting" | "isp_radius_sessions", rows: Cells[]): Promise<{ changes: number }>[] {
+type InsertKind = "isp_radius_sessions" | "isp_radius_accounting" | "new_session_records";
+
+/**
+ * Raw multi-row inserts (Drizzle's insert builder costs tens of µs a row): statements of 64, 16,
+ * 4 and 1 rows, a few texts each prepared once per connection. The sum of `changes` is returned.
+ */
+function insertRows(tx: TenantDb, kind: InsertKind, rows: Cells[]): Promise<{ changes: number }>[] {
   const out: Promise<{ changes: number }>[] = [];
   let at = 0;
   for (const size of KEY_CHUNKS)
-    for (; rows.length - at >= size; at += size) out.push(clientOf(tx).query<unknown, Cells>(insertText(table, rows[0].length, size)).run(...rows.slice(at, at + size).flat()));
+    for (; rows.length - at >= size; at += size) out.push(clientOf(tx).query<unknown, Cells>(insertText(kind, rows[0].length, size)).run(...rows.slice(at, at + size).flat()));
   return out;
 }
 
 const insertTexts = new Map<string, string>();
-function insertText(table: "isp_radius_accounting" | "isp_radius_sessions", width: number, size: number): string {
-  const key = `${table} ${size}`;
+function insertText(kind: InsertKind, width: number, size: number): string {
+  const key = `${kind} ${size}`;
   let text = insertTexts.get(key);
   if (!text) {
     const row = `(${Array.from({ length: width }, () => "?").join(", ")})`;
-    text = `INSERT INTO ${table} (${table === "isp_radius_accounting" ? RECORD_COLUMNS : NEW_SESSION_COLUMNS}) VALUES ${Array.from({ length: size }, () => row).join(", ")}${table === "isp_radius_accounting" ? " ON CONFLICT DO NOTHING" : ""}`;
+    const into = kind === "isp_radius_sessions" ? `isp_radius_sessions (${NEW_SESSION_COLUMNS})` : `isp_radius_accounting (${RECORD_COLUMNS})`;
+    text = `INSERT INTO ${into} VALUES ${Array.from({ length: size }, () => row).join(", ")}${kind === "isp_radius_accounting" ? " ON CONFLICT DO NOTHING" : ""}`;
     insertTexts.set(key, text);
   }
   return text;
@@ -230,7 +238,7 @@ class NewSessions {
   readonly records: Cells[] = [];
 
   async flush(tx: TenantDb): Promise<void> {
-    await Promise.all([...insertRows(tx, "isp_radius_sessions", this.sessions), ...insertRows(tx, "isp_radius_accounting", this.records)]);
+    await Promise.all([...insertRows(tx, "isp_radius_sessions", this.sessions), ...insertRows(tx, "new_session_records", this.records)]);
   }
 }
 
@@ -424,7 +432,7 @@ async function foldRecord(
   } else {
     // The session and its record go out together (one round trip on PostgreSQL; the statements
     // run in the order sent, the session before the record that refers to it).
-    await Promise.all([...insertRows(tx, "isp_radius_sessions", [created]), ...insertRows(tx, "isp_radius_accounting", [recordCells(row, id)])]);
+    await Promise.all([...insertRows(tx, "isp_radius_sessions", [created]), ...insertRows(tx, "new_session_records", [recordCells(row, id)])]);
   }
   return stop ? 0 : 1;
 }
