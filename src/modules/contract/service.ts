@@ -267,13 +267,39 @@ export async function getContractView(net: ContractNetworkHook | null, db: Tenan
 const BODIES_MAX = 8192;
 /** ≈ 16 MB of ASCII text: 8,192 bodies of a typical contract (≈ 2 kB) fit, as they did before. */
 const BODIES_MAX_CHARS = 16 * 1024 * 1024;
-/** Each body with the instant its network part stops being true without a write (a cycle's end, a grace's end). */
-const bodies = new Map<string, { text: string; until: number }>();
+/**
+ * Each body with the instant its network part stops being true without a write (a cycle's end, a
+ * grace's end) and when it was last answered. A body not answered for BODIES_IDLE_MS is dropped (a
+ * sweep every half of it): once the stamp moved (any write of the corporation on SQLite) its texts
+ * are never read again, and were held until the bound was reached (measured: the bench's 5,000
+ * bodies, ≈ 15 MB, held through every later row; docs/architecture.md "Memory under load").
+ */
+const bodies = new Map<string, { text: string; until: number; usedAt: number }>();
 let bodiesChars = 0;
+const BODIES_IDLE_MS = 60_000;
 
 function keptBody(key: string): string | undefined {
   const kept = bodies.get(key);
-  return kept !== undefined && Date.now() < kept.until ? kept.text : undefined;
+  if (kept === undefined) return undefined;
+  const now = Date.now();
+  if (now >= kept.until) return undefined;
+  kept.usedAt = now;
+  return kept.text;
+}
+
+/** Drops the bodies not answered for BODIES_IDLE_MS by `now`, and those no longer true. */
+export function sweepContractBodies(now = Date.now()): void {
+  for (const [key, kept] of bodies) {
+    if (now - kept.usedAt < BODIES_IDLE_MS && now < kept.until) continue;
+    bodies.delete(key);
+    bodiesChars -= kept.text.length;
+  }
+}
+setInterval(() => sweepContractBodies(), BODIES_IDLE_MS / 2).unref();
+
+/** The keys of the bodies kept now (tests). */
+export function keptContractBodies(): string[] {
+  return [...bodies.keys()];
 }
 
 /**
@@ -308,7 +334,7 @@ export async function contractViewJson(net: ContractNetworkHook | null, db: Tena
       bodies.clear();
       bodiesChars = 0;
     }
-    bodies.set(key, { text: body, until: fresh.freshUntil });
+    bodies.set(key, { text: body, until: fresh.freshUntil, usedAt: Date.now() });
     bodiesChars += body.length;
   }
   return body;

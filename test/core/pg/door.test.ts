@@ -332,6 +332,39 @@ describe("core/pg/door: writes of one corporation", () => {
     expect(names).toEqual(["Grouped 0", "Grouped 1", "Grouped 2", "Grouped 4", "Grouped 5"]);
     expect(await eventsOf(B)).toBe(before + 5);
   });
+
+  test("writeGrouped while another node holds the writer lock: the writes wait for it, and past the lock wait fail with a 503, nothing written", async () => {
+    const doors = new PgDoors(node2, null, { lockWaitMs: 300 });
+    const before = await eventsOf(B);
+    const group = (tag: string, independent: boolean) =>
+      Promise.allSettled(
+        Array.from({ length: 4 }, (_, i) =>
+          doors.tenant(B).writeGrouped(
+            async (tx, w) => {
+              await tx.insert(cities).values(city(`${tag} ${i}`));
+              w.emit("CITY_AFTER_INSERT", `${tag}${i}`, { i });
+              return i;
+            },
+            { independent },
+          ),
+        ),
+      );
+    // Node 1 holds B's lock for 1 s: both groups (savepoints, side by side) give up after 300 ms.
+    const holder = doors1.tenant(B).write(() => Bun.sleep(1000));
+    await Bun.sleep(50);
+    const [held, heldSide] = await Promise.all([group("Held", false), group("HeldSide", true)]);
+    await holder;
+    for (const r of [...held, ...heldSide]) expect(r).toMatchObject({ status: "rejected", reason: { status: 503 } });
+    // Held a moment only: the group waits for the lock and goes through.
+    const short = doors1.tenant(B).write(() => Bun.sleep(100));
+    await Bun.sleep(20);
+    const passed = await group("Waited", true);
+    await short;
+    expect(passed.map((r) => (r as PromiseFulfilledResult<number>).value)).toEqual([0, 1, 2, 3]);
+    const names = (await su`SELECT name FROM cities WHERE corp_id = ${B} AND (name LIKE 'Held%' OR name LIKE 'Waited %') ORDER BY name`).map((r: { name: string }) => r.name);
+    expect(names).toEqual(["Waited 0", "Waited 1", "Waited 2", "Waited 3"]);
+    expect(await eventsOf(B)).toBe(before + 4);
+  });
 });
 
 describe("core/pg/door: the platform door", () => {
