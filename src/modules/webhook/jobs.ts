@@ -54,8 +54,11 @@ const RULES: RetryRules = { delaysMs: RETRY_DELAYS_MS, failuresToDisable: FAILUR
  * need not wait for, nor hold up, the corporation's other writers through a durable commit each
  * (docs/architecture.md, "Webhook deliveries across nodes"). Still durable: a delivery sent from
  * a fan-out a crash took back would be sent again under another webhook-id. SQLite ignores it.
+ * Log-only: no cache keyed by the state stamp (RADIUS authorize's) holds the outbox, the
+ * deliveries or the webhooks, so the dispatcher's commits, many a second under load, leave those
+ * caches in place (core/store.ts, `logOnly`).
  */
-const WRITE = { exclusive: false };
+const WRITE = { exclusive: false, logOnly: true };
 
 export class WebhookDispatcher implements Job {
   /** The name a jobs registry knows it by. */
