@@ -20,7 +20,6 @@ import type { AnyDb, TenantDb } from "../db/sqlite";
 import { newId } from "../lib/ids";
 import { listRows, type ListParams, type Page } from "../db/list";
 import { nowIso } from "../lib/time";
-import type { TenantDoor } from "./store";
 
 /** Who a write acts for. */
 export interface Actor {
@@ -206,6 +205,23 @@ export interface ChangeInput {
   corpId?: string | null;
 }
 
+/** What a write scope offers to record a Change (the store's `WriteScope` is one). */
+export interface ChangeRecorder {
+  /**
+   * Records the change of one record (its before and after, rows or views) in the history, in this
+   * write's transaction: nothing when they do not differ, secrets masked.
+   */
+  record(change: ChangeInput): void;
+}
+
+/**
+ * The part of a corporation's door `trackedWrite` uses (core/store.ts TenantDoor is one): declared
+ * here so the history, which the store's write path uses, does not import the store back.
+ */
+export interface RecordingDoor {
+  write<T>(fn: (tx: TenantDb, w: ChangeRecorder) => Promise<T>): Promise<T>;
+}
+
 interface Pending {
   type: string;
   id: string;
@@ -334,7 +350,7 @@ export class ChangeLog {
  * whole-record (the ISP records, QR campaigns...); others call `w.record` where they write.
  */
 export function trackedWrite<T>(
-  door: TenantDoor,
+  door: RecordingDoor,
   type: string,
   id: string | null,
   snapshot: (tx: TenantDb, id: string) => Promise<object | null>,

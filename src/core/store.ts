@@ -13,17 +13,15 @@ import type { SqliteDoor, SqliteHandle } from "../db/door";
 import { sqliteClientOf, type AnyDb, type PlatformDb, type TenantDb } from "../db/sqlite";
 import type { TenantDbs } from "../db/tenants";
 import { recordEvent, type EventBus, type EventGroup } from "./events";
-import { ChangeLog, type ChangeInput } from "./history";
+import { ChangeLog, type ChangeInput, type ChangeRecorder } from "./history";
 
-/** What a write callback is handed besides its transaction handle. */
-export interface WriteScope {
+/**
+ * What a write callback is handed besides its transaction handle; `record` (core/history.ts
+ * ChangeRecorder) records a record's Change in this write's transaction.
+ */
+export interface WriteScope extends ChangeRecorder {
   /** Runs after the COMMIT (caches to forget, wake-ups), even when its fsync failed; never when the write rolled back. */
   afterCommit(fn: () => void): void;
-  /**
-   * Records the change of one record (its before and after, rows or views) in the history, in this
-   * write's transaction (core/history.ts): nothing when they do not differ, secrets masked.
-   */
-  record(change: ChangeInput): void;
 }
 
 export interface TenantWriteScope extends WriteScope {

@@ -10,8 +10,12 @@ import { fmtDate, fmtMoney, t, tx } from "../i18n";
 import { ConfirmButton, ErrorNote, Facts, Form, Link, Notice, PageHeader, Section, useLoad, type FieldDef } from "../ui";
 import { ADDRESS_FIELDS, addressOf, addressValues } from "./address";
 import { contractBody } from "./contracts";
-import { ContractUsage, CustomerHistory } from "./lazy";
+import { lazy } from "./lazy-load";
 import { bytes, duration, outcomeText, reasonText } from "./radius";
+
+// The heavier sections (a chart, the history timeline) load as a chunk when the page first shows them.
+const ContractUsage = lazy<{ contractId: string; number: string; refresh?: unknown }>(() => import("./customer-extras").then((m) => m.ContractUsage));
+const CustomerHistory = lazy<{ targets: { type: string; id: string }[]; refresh?: unknown }>(() => import("./customer-extras").then((m) => m.CustomerHistory));
 
 /** The current second, shared by every live duration on screen (one timer for all). */
 const now = signal(Date.now());

@@ -22,8 +22,8 @@ import type { TenantDb } from "../../db/sqlite";
 import { toIso } from "../../lib/time";
 import { allCorpRefs } from "../corp/service";
 import { contractConnection, fairUseTerms, getContractView, type ContractConnection } from "../contract/service";
-import { reconcileLater } from "./jobs";
 import { allowanceBytes, contractNetworkHook, cycleOf, cycleUsedBytes, inForceOf, networkRows, readPolicy, type InForce, type NetworkPolicy } from "./network-service";
+import { reconcileLater } from "./reconcile-later";
 import { usageSums } from "./usage-range";
 
 export const FAIR_USE_ACTOR = "system:fair-use";

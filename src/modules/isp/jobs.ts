@@ -2,15 +2,15 @@
 // - AttemptLog: the buffered, budgeted log of RADIUS authorize attempts.
 // - watchContracts: RFC 5176 Disconnect/CoA after committed contract changes (contractWatchers).
 // Each finishes its pending work when the app closes (ctx.onClose).
-import type { AppContext, ContractChange } from "../../core/context";
+import type { AppContext } from "../../core/context";
 import type { TenantDoor } from "../../core/store";
 import { newId } from "../../lib/ids";
 import { toIso } from "../../lib/time";
 import { storeAttempts, type AttemptRow } from "./attempt-service";
-import { reconcileContract } from "./dynamic-auth";
 import type { FairUseMarks } from "./fair-use";
 import { openSessionProbe } from "./session-service";
 import type { AttemptOutcome } from "./model";
+import { awaitReconcilesOnClose, reconcileLater } from "./reconcile-later";
 
 export interface Attempt {
   username: string;
@@ -114,30 +114,13 @@ export class AttemptLog {
   }
 }
 
-const pendingReconciles = new WeakMap<AppContext, Set<Promise<unknown>>>();
-
 /**
- * After a committed change of a contract or of its network state, its RADIUS sessions are
- * disconnected or re-authorized (dynamic-auth.ts), off the request (the answer does not wait up to
- * 6 s for a NAS). Pending work is awaited when the app closes (watchContracts).
- */
-export function reconcileLater(ctx: AppContext, change: ContractChange): void {
-  const pending = pendingReconciles.get(ctx);
-  const job = reconcileContract(ctx, change).catch((err) => ctx.logger.error("RADIUS session reconcile failed", { error: String(err), contract: change.contractId }));
-  if (!pending) return;
-  pending.add(job);
-  void job.finally(() => pending.delete(job));
-}
-
-/**
- * Registers the contract watchers: the sessions' reconcile (reconcileLater), and fair use's mark (a
+ * Registers the contract watchers: the sessions' reconcile (reconcile-later.ts), and fair use's mark (a
  * changed allowance may throttle or restore the contract: fair-use.ts).
  */
 export function watchContracts(ctx: AppContext, fairUse: FairUseMarks): void {
   ctx.openSessionProbe = openSessionProbe;
-  const pending = new Set<Promise<unknown>>();
-  pendingReconciles.set(ctx, pending);
+  awaitReconcilesOnClose(ctx);
   ctx.contractWatchers.push((change) => reconcileLater(ctx, change));
   ctx.contractWatchers.push((change) => fairUse.mark(change.corpId, change.contractId));
-  ctx.onClose(() => Promise.allSettled([...pending]).then(() => undefined));
 }

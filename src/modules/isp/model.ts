@@ -3,7 +3,10 @@
 import { t, type Static } from "elysia";
 import { DateText, Enum, Instant, Int, ListQuery, Nullable, Opt, Uuid } from "../../lib/schemas";
 import { AddressInput, AddressView } from "../address/model";
-import { SUSPENDED_MODES } from "./network-service";
+
+/** What the network does with a suspended contract (the network policy's `suspended_mode`, network-service.ts). */
+export const SUSPENDED_MODES = ["reject", "reduce", "redirect"] as const;
+export type SuspendedMode = (typeof SUSPENDED_MODES)[number];
 
 const Name = t.String({ minLength: 1, maxLength: 200 });
 const Description = Opt(t.String({ maxLength: 2000 }));

@@ -2,7 +2,7 @@
 // the network policy (PUT /api/isp/policy: SUSPENDED contracts online get a CoA-Request when the
 // values in force for them change, or a Disconnect when the policy now rejects them) and the
 // trust unblock (POST /api/contract/{id}/trust-unblock: a SUSPENDED contract's grace days, once per
-// trust_unblock_every_days). The sessions are reconciled after the commit (jobs.ts reconcileLater).
+// trust_unblock_every_days). The sessions are reconciled after the commit (reconcile-later.ts).
 import type { AppContext, ContractChange } from "../../core/context";
 import type { Principal } from "../../core/principal";
 import type { TenantDoor } from "../../core/store";
@@ -10,8 +10,8 @@ import { clientOf } from "../../db/rows";
 import { conflict } from "../../lib/problem";
 import { toIso } from "../../lib/time";
 import { contractConnection, fairUseTerms, getContract, getContractView } from "../contract/service";
-import { reconcileLater } from "./jobs";
 import { contractNetworkHook, inForceOf, networkRow, policyView, readPolicy, writePolicy, type PolicyInput } from "./network-service";
+import { reconcileLater } from "./reconcile-later";
 
 const DAY_MS = 86_400_000;
 

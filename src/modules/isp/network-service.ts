@@ -13,11 +13,10 @@ import { clientOf, readTogether } from "../../db/rows";
 import type { TenantDb } from "../../db/sqlite";
 import { invalid } from "../../lib/problem";
 import { dateAsMidnight, localDate, nowIso, toIso } from "../../lib/time";
+import type { SuspendedMode } from "./model";
 import { contractIdsByOnlineAddress } from "./session-service";
 import { usedBytesBetween, usedBytesBetweenRead, usedBytesOf, usedOfRow } from "./usage-range";
 
-export const SUSPENDED_MODES = ["reject", "reduce", "redirect"] as const;
-export type SuspendedMode = (typeof SUSPENDED_MODES)[number];
 export type NetworkState = "normal" | "throttled" | "suspended" | "trusted";
 
 export interface NetworkPolicy {
