@@ -116,6 +116,11 @@ if (STATS) {
   for (const r of rows)
     console.log(`${((r.exec + r.plan) * 1000 / COUNT).toFixed(0).padStart(5)} µs/upsert  exec ${(r.exec * 1000 / Number(r.calls)).toFixed(0).padStart(5)} plan ${(r.plan * 1000 / Math.max(1, Number(r.calls))).toFixed(0).padStart(4)} µs/call  calls/upsert ${(Number(r.calls) / COUNT).toFixed(2)} plans ${r.plans} rows/call ${(Number(r.rows) / Number(r.calls)).toFixed(1)}  ${r.q}`);
 }
+if (STATS) {
+  // Whether updates stay on their page (HOT: no index entry written), since the server started.
+  for (const r of await su!.unsafe("SELECT relname, n_tup_ins, n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE n_tup_upd > 0 ORDER BY n_tup_upd DESC LIMIT 8"))
+    console.log(`${r.relname}: ${r.n_tup_ins} inserted, ${r.n_tup_upd} updated, ${r.n_tup_hot_upd} of them HOT`);
+}
 await su?.close();
 await t.close();
 receiver?.stop(true);

@@ -58,6 +58,7 @@ export async function migratePg(sql: SQL, migrations: Migration[] = migrationsOf
       const pending = migrations.filter((m) => lastAt === null || m.folderMillis > lastAt);
       const from = migrations.length - pending.length;
       if (pending.length === 0) {
+        await ensureFillFactors(conn);
         await ensureTrigramIndexes(conn);
         return { from, to: from, applied: [] };
       }
@@ -68,6 +69,7 @@ export async function migratePg(sql: SQL, migrations: Migration[] = migrationsOf
           await conn`INSERT INTO drizzle.__drizzle_migrations (hash, created_at) VALUES (${m.hash}, ${m.folderMillis})`;
         }
         await forceRowSecurity(conn);
+        await ensureFillFactors(conn);
         await conn.unsafe("COMMIT");
       } catch (err) {
         await conn.unsafe("ROLLBACK");
@@ -80,6 +82,29 @@ export async function migratePg(sql: SQL, migrations: Migration[] = migrationsOf
     }
   } finally {
     conn.release();
+  }
+}
+
+/**
+ * Tables whose rows are rewritten in place often, with room left on each page (fillfactor, %) so
+ * that an update that changes no indexed column stays on its page (HOT) and writes no index entry:
+ * a contract's upsert changes `json_original` and `updated_at` only, and a contract has 15
+ * indexes (measured on full pages: 33 of 400 upsert updates HOT; docs/architecture.md, "The
+ * external-app upsert side by side"). Existing pages keep their rows; a row moved by its next
+ * update lands on a page with room.
+ */
+export const FILL_FACTORS: Record<string, number> = { contracts: 80 };
+
+/**
+ * Sets FILL_FACTORS where the table's storage parameter is not already so (no DDL otherwise), on
+ * the tables the role owns (tables a DBA made and kept are left as they are: a setting, not a
+ * reason to refuse the start).
+ */
+async function ensureFillFactors(conn: SQL): Promise<void> {
+  for (const [table, percent] of Object.entries(FILL_FACTORS)) {
+    const [row] = await conn`SELECT coalesce(${`fillfactor=${percent}`} = ANY (c.reloptions), false) AS set FROM pg_class c
+      WHERE c.relnamespace = current_schema()::regnamespace AND c.relname = ${table} AND c.relkind = 'r' AND pg_has_role(c.relowner, 'MEMBER')`;
+    if (row && !row.set) await conn.unsafe(`ALTER TABLE "${table}" SET (fillfactor = ${percent})`);
   }
 }
 
