@@ -8,40 +8,21 @@
 // alternating runs (docs/architecture.md, "RADIUS accounting on PostgreSQL").
 // STATS=1 (PostgreSQL): the server loads pg_stat_statements, and the statements of the measured
 // records are listed by total time (execution + planning), with calls and rows per record; the
-// server's CPU is also given per kind of process. EXPLAIN=1: auto_explain's plans (above).
-//   [STATS=1] [EXPLAIN=1 [EXPLAIN_LOG=dir]] [SEED=n] bun bench/accounting-profile.ts [pg|sqlite] [count]
-import { startPostgres } from "../test/support/postgres";
+// server's CPU is also given per kind of process, and with STATS=1 the WAL of the measured records
+// by kind (pg_walinspect). EXPLAIN=<dir>: auto_explain's plans of a tenth of the measured records'
+// statements (bench/pg-stats.ts).
+//   [STATS=1] [EXPLAIN=dir] [SEED=n] bun bench/accounting-profile.ts [pg|sqlite] [count]
 import { makeApp, startAndLogin } from "../test/support/helpers";
 import { contractBody } from "../test/support/contract-body";
-import { SQL } from "bun";
-import { readdirSync, readFileSync } from "node:fs";
-import { childrenCpuUs } from "./proc-cpu";
+import { childrenCpuByKindUs, childrenCpuUs } from "./proc-cpu";
+import { benchPostgres, PgStats, statementLine } from "./pg-stats";
 
 const engine = process.argv[2] ?? "pg";
 const COUNT = Number(process.argv[3] ?? 4000);
 const SEED = Number(process.env.SEED ?? 500);
 const IN_FLIGHT = 64;
 
-const STATS = engine === "pg" && !!process.env.STATS;
-// EXPLAIN=1 (PostgreSQL): auto_explain logs the plans of the measured records' statements (a
-// sample), with their actual rows, buffers and triggers, into EXPLAIN_LOG (a directory).
-const EXPLAIN = engine === "pg" && !!process.env.EXPLAIN;
-const explainLog = process.env.EXPLAIN_LOG ?? "/tmp/accounting-explain";
-const preload = [...(STATS ? ["pg_stat_statements"] : []), ...(EXPLAIN ? ["auto_explain"] : [])];
-const pg =
-  engine === "pg"
-    ? await startPostgres({
-        durable: true,
-        settings: {
-          ...(preload.length ? { shared_preload_libraries: preload.join(",") } : {}),
-          ...(STATS ? { "pg_stat_statements.track_planning": "on", "pg_stat_statements.track": "all" } : {}),
-          ...(EXPLAIN
-            ? { "auto_explain.log_min_duration": "-1", "auto_explain.log_analyze": "on", "auto_explain.log_buffers": "on", "auto_explain.log_nested_statements": "on", "auto_explain.log_triggers": "on", "auto_explain.sample_rate": "0.1", logging_collector: "on", log_directory: explainLog }
-            : {}),
-        },
-      })
-    : null;
-const db = pg ? await pg.createDatabase("bench") : null;
+const { pg, db, stats: STATS, explain: EXPLAIN } = await benchPostgres(engine, { explainSample: 0.1 });
 const t = await makeApp({ env: db ? { CORPADMIN_DATABASE_URL: db.appUrl, CORPADMIN_LEASE_GRACE_MS: "1000" } : {} });
 const admin = await startAndLogin(t);
 const ok = async (method: string, path: string, body: unknown) => {
@@ -81,47 +62,14 @@ await pool(usernames.map((u, k) => ({ u, k })), 16, ({ u, k }) => post(month(u, 
 await pool(Array.from({ length: 500 }, (_, k) => k), IN_FLIGHT, (k) => post(record(usernames[k % SEED], k * 7, `warm-${k}`)));
 const bodies = Array.from({ length: COUNT }, (_, k) => record(usernames[k % SEED], k * 7, `bench-${k}`));
 
-const su = db ? new SQL({ url: db.url, max: 1 }) : null;
-await su?.unsafe("ANALYZE");
-const xacts = async () => (su ? Number((await su.unsafe("SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = 'bench'"))[0].n) : 0);
-if (STATS) {
-  await su!.unsafe("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
-  await su!.unsafe("CREATE EXTENSION IF NOT EXISTS pg_walinspect");
-  await su!.unsafe("SELECT pg_stat_statements_reset()");
-}
-// The server's CPU per process (each backend, the LISTEN connection, the WAL writer, autovacuum...),
-// so that the PostgreSQL side's µs per record say which process spent them.
-const serverProcesses = () => {
-  const out = new Map<number, { name: string; us: number }>();
-  if (!pg) return out;
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(f[1]) !== pg.pid) continue;
-      const name = readFileSync(`/proc/${entry}/cmdline`, "utf8").replace(/\0/g, " ").trim();
-      out.set(Number(entry), { name, us: (Number(f[11]) + Number(f[12])) * 10_000 });
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return out;
-};
-if (EXPLAIN) {
-  // From the measured records on only.
-  await su!.unsafe("ALTER SYSTEM SET auto_explain.log_min_duration = 0");
-  await su!.unsafe("SELECT pg_reload_conf()");
-  await Bun.sleep(200);
-}
-// WAL written per record (pg_stat_wal: records, full-page images, bytes): what durability costs.
-const wal = async () => (su ? (await su.unsafe("SELECT wal_records::int8 AS records, wal_fpi::int8 AS fpi, wal_bytes::int8 AS bytes FROM pg_stat_wal"))[0] : null);
-const wal0 = await wal();
-// STATS=1: the WAL records of the measured records by kind (pg_walinspect), between these LSNs.
-const lsn0 = STATS ? (await su!.unsafe("SELECT pg_current_wal_insert_lsn()::text AS l"))[0].l : null;
+const su = db ? await PgStats.open(db, STATS) : null;
+const xacts = async () => (su ? await su.xacts() : 0);
+const listeners = su ? await su.listenerPids() : new Set<number>();
+if (EXPLAIN) await su!.explainFromNow();
+const wal0 = await su?.wal();
 Bun.gc(true);
 const x0 = await xacts();
-const procs0 = serverProcesses();
+const procs0 = pg ? childrenCpuByKindUs(pg.pid, listeners) : {};
 const pg0 = pg ? childrenCpuUs(pg.pid) : 0;
 const c0 = process.cpuUsage();
 const w0 = performance.now();
@@ -129,27 +77,11 @@ await pool(bodies, IN_FLIGHT, post);
 const wall = performance.now() - w0;
 const c1 = process.cpuUsage(c0);
 const pg1 = pg ? childrenCpuUs(pg.pid) : 0;
-const procs1 = serverProcesses();
+const procs1 = pg ? childrenCpuByKindUs(pg.pid, listeners) : {};
 const x1 = await xacts();
-const wal1 = await wal();
-const lsn1 = STATS ? (await su!.unsafe("SELECT pg_current_wal_insert_lsn()::text AS l"))[0].l : null;
-// Per kind of server process: a backend's kind is its command line's first words (its address and
-// state dropped), the LISTEN connection (the app's change feed) told apart by its query.
-const listeners = su ? new Set((await su.unsafe("SELECT pid FROM pg_stat_activity WHERE query LIKE 'LISTEN%'")).map((r: { pid: number }) => Number(r.pid))) : new Set<number>();
-const byKind = new Map<string, number>();
-for (const [pid, p] of procs1) {
-  const kind = listeners.has(pid) ? "LISTEN backend (change feed)" : /^postgres: \S+ \S+ \d/.test(p.name) ? "query backends" : p.name.replace(/^postgres: /, "").replace(/ bench$/, "");
-  byKind.set(kind, (byKind.get(kind) ?? 0) + p.us - (procs0.get(pid)?.us ?? 0));
-}
-let statements: number | null = null;
-const lines: string[] = [];
-if (STATS) {
-  const rows = await su!.unsafe(`SELECT calls, rows, total_exec_time AS exec, total_plan_time AS plan, plans, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) AS q
-    FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'bench') AND query NOT LIKE '%pg_stat_%' ORDER BY total_exec_time + total_plan_time DESC`);
-  statements = rows.reduce((n: number, r: { calls: number }) => n + Number(r.calls), 0) / COUNT;
-  for (const r of rows.slice(0, 30))
-    lines.push(`${((r.exec + r.plan) * 1000 / COUNT).toFixed(0).padStart(5)} µs/record  exec ${(r.exec * 1000 / Number(r.calls)).toFixed(0).padStart(5)} plan ${(r.plan * 1000 / Math.max(1, Number(r.calls))).toFixed(0).padStart(4)} µs/call  calls/record ${(Number(r.calls) / COUNT).toFixed(3)} plans ${r.plans} rows/call ${(Number(r.rows) / Number(r.calls)).toFixed(1)}  ${r.q}`);
-}
+const wal1 = await su?.wal();
+const rows = su ? await su.statements() : [];
+const statements = STATS ? rows.reduce((n, r) => n + r.calls, 0) / COUNT : null;
 console.log(JSON.stringify({
   engine, count: COUNT,
   app_cpu_us: Math.round((c1.user + c1.system) / COUNT),
@@ -157,18 +89,18 @@ console.log(JSON.stringify({
   per_s: Math.round(COUNT / (wall / 1000)),
   xacts_per_record: su ? +((x1 - x0 - 1) / COUNT).toFixed(3) : null,
   ...(wal0 && wal1
-    ? { wal_records_per_record: +((Number(wal1.records) - Number(wal0.records)) / COUNT).toFixed(1), wal_fpi_per_record: +((Number(wal1.fpi) - Number(wal0.fpi)) / COUNT).toFixed(2), wal_bytes_per_record: Math.round((Number(wal1.bytes) - Number(wal0.bytes)) / COUNT) }
+    ? { wal_records_per_record: +((wal1.records - wal0.records) / COUNT).toFixed(1), wal_fpi_per_record: +((wal1.fpi - wal0.fpi) / COUNT).toFixed(2), wal_bytes_per_record: Math.round((wal1.bytes - wal0.bytes) / COUNT) }
     : {}),
   statements_per_record: statements === null ? null : +statements.toFixed(2),
   load: (await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" "),
 }));
-if (EXPLAIN) console.log(`auto_explain's plans: ${explainLog}`);
-if (pg) console.log(`server CPU µs per record by process: ${[...byKind].filter(([, us]) => us > 0).sort((a, b) => b[1] - a[1]).map(([k, us]) => `${k} ${Math.round(us / COUNT)}`).join(", ")}`);
-if (STATS) {
-  const kinds = await su!.unsafe(`SELECT "resource_manager/record_type" AS kind, count, record_size FROM pg_get_wal_stats($1::pg_lsn, $2::pg_lsn, true) WHERE count > 0 ORDER BY count DESC LIMIT 14`, [lsn0, lsn1]);
-  console.log(`WAL records per record by kind: ${kinds.map((k: { kind: string; count: number }) => `${k.kind} ${(Number(k.count) / COUNT).toFixed(2)}`).join(", ")}`);
+if (EXPLAIN) console.log(`auto_explain's plans: ${EXPLAIN.dir}`);
+if (pg) {
+  const byKind = Object.entries(procs1).map(([k, us]) => [k, Math.round((us - (procs0[k] ?? 0)) / COUNT)] as const).filter(([, us]) => us > 0);
+  console.log(`server CPU µs per record by process: ${byKind.sort((a, b) => b[1] - a[1]).map(([k, us]) => `${k} ${us}`).join(", ")}`);
 }
-for (const l of lines) console.log(l);
+if (su && wal0 && wal1 && STATS) console.log(`WAL records per record by kind: ${(await su.walKinds(wal0, wal1)).map((k) => `${k.kind} ${(k.count / COUNT).toFixed(2)}`).join(", ")}`);
+for (const r of rows.slice(0, 30)) console.log(statementLine(r, "record", COUNT, 3));
 await su?.close();
 await t.close();
 await pg?.stop();

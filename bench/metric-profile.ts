@@ -9,19 +9,16 @@
 // show), and the statements of the measured values are listed by total time (execution +
 // planning), with calls and rows per value.
 //   [STATS=1] [IN_FLIGHT=n] bun bench/metric-profile.ts [pg|sqlite] [count]
-import { startPostgres } from "../test/support/postgres";
 import { makeApp, startAndLogin } from "../test/support/helpers";
-import { SQL } from "bun";
 import { childrenCpuUs } from "./proc-cpu";
+import { benchPostgres, PgStats, statementLine } from "./pg-stats";
 
 const engine = process.argv[2] ?? "pg";
 if (engine !== "pg" && engine !== "sqlite") throw new Error("usage: [STATS=1] [IN_FLIGHT=n] bun bench/metric-profile.ts [pg|sqlite] [count]");
 const COUNT = Number(process.argv[3] ?? 8000);
 const IN_FLIGHT = Number(process.env.IN_FLIGHT ?? 32);
 
-const STATS = engine === "pg" && !!process.env.STATS;
-const pg = engine === "pg" ? await startPostgres({ durable: true, settings: STATS ? { shared_preload_libraries: "pg_stat_statements", "pg_stat_statements.track_planning": "on", "pg_stat_statements.track": "all" } : {} }) : null;
-const db = pg ? await pg.createDatabase("bench") : null;
+const { pg, db, stats: STATS } = await benchPostgres(engine);
 const t = await makeApp({ env: db ? { CORPADMIN_DATABASE_URL: db.appUrl, CORPADMIN_LEASE_GRACE_MS: "1000" } : {} });
 const admin = await startAndLogin(t);
 const created = await t.req("POST", "/api/metric", {
@@ -41,13 +38,8 @@ async function pool(n: number, inFlight: number, fn: () => Promise<void>) {
 
 // Warm-up (prepared statements, caches, the JIT), then the measured values.
 await pool(1000, IN_FLIGHT, post);
-const su = db ? new SQL({ url: db.url, max: 1 }) : null;
-await su?.unsafe("ANALYZE");
-const xacts = async () => (su ? Number((await su.unsafe("SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = 'bench'"))[0].n) : 0);
-if (STATS) {
-  await su!.unsafe("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
-  await su!.unsafe("SELECT pg_stat_statements_reset()");
-}
+const su = db ? await PgStats.open(db, STATS) : null;
+const xacts = async () => (su ? await su.xacts() : 0);
 Bun.gc(true);
 const x0 = await xacts();
 const pg0 = pg ? childrenCpuUs(pg.pid) : 0;
@@ -58,16 +50,9 @@ const wall = performance.now() - w0;
 const c1 = process.cpuUsage(c0);
 const pg1 = pg ? childrenCpuUs(pg.pid) : 0;
 const x1 = await xacts();
-let statements: number | null = null;
-const lines: string[] = [];
-if (STATS) {
-  const rows = await su!.unsafe(`SELECT calls, rows, total_exec_time AS exec, total_plan_time AS plan, plans, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) AS q
-    FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'bench') AND query NOT LIKE '%pg_stat_%' ORDER BY total_exec_time + total_plan_time DESC`);
-  statements = rows.reduce((n: number, r: { calls: number }) => n + Number(r.calls), 0) / COUNT;
-  for (const r of rows.slice(0, 20))
-    lines.push(`${((r.exec + r.plan) * 1000 / COUNT).toFixed(1).padStart(6)} µs/value  exec ${(r.exec * 1000 / Number(r.calls)).toFixed(0).padStart(5)} plan ${(r.plan * 1000 / Math.max(1, Number(r.calls))).toFixed(0).padStart(4)} µs/call  calls/value ${(Number(r.calls) / COUNT).toFixed(3)} plans ${r.plans} rows/call ${(Number(r.rows) / Number(r.calls)).toFixed(1)}  ${r.q}`);
-}
-const stored = su ? Number((await su.unsafe("SELECT count(*) AS n FROM metric_values"))[0].n) : null;
+const rows = su ? await su.statements() : [];
+const statements = STATS ? rows.reduce((n, r) => n + r.calls, 0) / COUNT : null;
+const stored = su ? Number((await su.rows("SELECT count(*) AS n FROM metric_values"))[0].n) : null;
 console.log(JSON.stringify({
   engine, count: COUNT, in_flight: IN_FLIGHT,
   app_cpu_us: Math.round((c1.user + c1.system) / COUNT),
@@ -78,7 +63,7 @@ console.log(JSON.stringify({
   stored,
   load: (await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" "),
 }));
-for (const l of lines) console.log(l);
+for (const r of rows.slice(0, 20)) console.log(statementLine(r, "value", COUNT, 3));
 await su?.close();
 await t.close();
 await pg?.stop();

@@ -6,13 +6,29 @@ import { SQL } from "bun";
 import { startPostgres, type TestPostgres } from "../test/support/postgres";
 
 /** Loaded only with STATS=1: tracking every statement's plans costs the server a little. */
-const STATEMENT_SETTINGS = { shared_preload_libraries: "pg_stat_statements", "pg_stat_statements.track_planning": "on", "pg_stat_statements.track": "all" };
+const STATEMENT_SETTINGS = { "pg_stat_statements.track_planning": "on", "pg_stat_statements.track": "all" };
 
 /**
- * `engine` "pg": the server (fsync and synchronous_commit on, as production runs it) and the app's
- * database; `stats`: STATS=1 was asked (PostgreSQL only). Any other engine: nothing started.
+ * EXPLAIN=<dir> (PostgreSQL): auto_explain logs the statements' plans with their actual rows,
+ * timings, buffers, triggers and nested statements (the foreign-key checks) into the server's log
+ * files in <dir> — from `PgStats.explainFromNow()` on (the set-up's statements are not logged), a
+ * `sample` of them. Slow: its timings add to every statement; for where a statement's time goes,
+ * not for rates.
  */
-export async function benchPostgres(engine: string): Promise<{ pg: TestPostgres | null; db: { url: string; appUrl: string } | null; stats: boolean }> {
+export interface Explain {
+  dir: string;
+  sample?: number;
+}
+
+/**
+ * `engine` "pg": the server and the app's database; `durable` (default): fsync and
+ * synchronous_commit on, as production runs it; `stats`: STATS=1 was asked; `explain`: EXPLAIN=<dir>
+ * was asked (both PostgreSQL only). Any other engine: nothing started.
+ */
+export async function benchPostgres(
+  engine: string,
+  { durable = true, explainSample = 1 }: { durable?: boolean; explainSample?: number } = {},
+): Promise<{ pg: TestPostgres | null; db: { url: string; appUrl: string } | null; stats: boolean; explain: Explain | null }> {
   if (engine !== "pg" && engine !== "sqlite") {
     // `--help` or a mistyped engine: the script's header says what it measures and how to call it.
     const lines = (await Bun.file(process.argv[1]).text()).split("\n");
@@ -21,9 +37,29 @@ export async function benchPostgres(engine: string): Promise<{ pg: TestPostgres 
     process.exit(engine === "--help" || engine === "-h" ? 0 : 2);
   }
   const stats = engine === "pg" && !!process.env.STATS;
-  if (engine !== "pg") return { pg: null, db: null, stats };
-  const pg = await startPostgres({ durable: true, settings: stats ? STATEMENT_SETTINGS : {} });
-  return { pg, db: await pg.createDatabase("bench"), stats };
+  const explain = engine === "pg" && process.env.EXPLAIN ? { dir: process.env.EXPLAIN, sample: explainSample } : null;
+  if (engine !== "pg") return { pg: null, db: null, stats, explain };
+  const preload = [...(stats ? ["pg_stat_statements"] : []), ...(explain ? ["auto_explain"] : [])];
+  const pg = await startPostgres({
+    durable,
+    settings: {
+      ...(preload.length ? { shared_preload_libraries: preload.join(",") } : {}),
+      ...(stats ? STATEMENT_SETTINGS : {}),
+      ...(explain
+        ? {
+            logging_collector: "on",
+            log_directory: explain.dir,
+            "auto_explain.log_min_duration": "-1",
+            "auto_explain.log_analyze": "on",
+            "auto_explain.log_buffers": "on",
+            "auto_explain.log_nested_statements": "on",
+            "auto_explain.log_triggers": "on",
+            "auto_explain.sample_rate": String(explain.sample ?? 1),
+          }
+        : {}),
+    },
+  });
+  return { pg, db: await pg.createDatabase("bench"), stats, explain };
 }
 
 /** One statement of the measured part: per unit (an upsert, a record, a delivery) and per call. */
@@ -54,9 +90,51 @@ export class PgStats {
     await su.unsafe("ANALYZE");
     if (stats) {
       await su.unsafe("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+      await su.unsafe("CREATE EXTENSION IF NOT EXISTS pg_walinspect");
       await su.unsafe("SELECT pg_stat_statements_reset()");
     }
     return new PgStats(su, stats);
+  }
+
+  /** STATS=1: the statements counted from zero again (a profile measuring several steps). */
+  async reset(): Promise<void> {
+    if (this.stats) await this.su.unsafe("SELECT pg_stat_statements_reset()");
+  }
+
+  /** EXPLAIN=<dir>: auto_explain logs from here on (benchPostgres started it logging nothing). */
+  async explainFromNow(): Promise<void> {
+    await this.su.unsafe("ALTER SYSTEM SET auto_explain.log_min_duration = 0");
+    await this.su.unsafe("SELECT pg_reload_conf()");
+    await Bun.sleep(200);
+  }
+
+  /** WAL written so far (pg_stat_wal): records, full-page images, bytes — what durability costs. */
+  async wal(): Promise<{ records: number; fpi: number; bytes: number; lsn: string }> {
+    const [w] = await this.su.unsafe("SELECT wal_records::int8 AS records, wal_fpi::int8 AS fpi, wal_bytes::int8 AS bytes, pg_current_wal_insert_lsn()::text AS lsn FROM pg_stat_wal");
+    return { records: Number(w.records), fpi: Number(w.fpi), bytes: Number(w.bytes), lsn: String(w.lsn) };
+  }
+
+  /** STATS=1: the WAL records between two `wal()` readings by kind (pg_walinspect), the `limit` most frequent. */
+  async walKinds(from: { lsn: string }, to: { lsn: string }, limit = 14): Promise<{ kind: string; count: number }[]> {
+    if (!this.stats) return [];
+    const rows = await this.su.unsafe(`SELECT "resource_manager/record_type" AS kind, count FROM pg_get_wal_stats($1::pg_lsn, $2::pg_lsn, true) WHERE count > 0 ORDER BY count DESC LIMIT ${limit}`, [from.lsn, to.lsn]);
+    return rows.map((r: { kind: string; count: unknown }) => ({ kind: r.kind, count: Number(r.count) }));
+  }
+
+  /** A statement of the profile's own as the superuser (what it stored, a plan), its rows. */
+  async rows(text: string): Promise<Record<string, unknown>[]> {
+    return await this.su.unsafe(text);
+  }
+
+  /** Whether updates stay on their page (HOT: no index entry written), per table, since the server started. */
+  async hotUpdates(limit = 8): Promise<string[]> {
+    const rows = await this.su.unsafe(`SELECT relname, n_tup_ins, n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE n_tup_upd > 0 ORDER BY n_tup_upd DESC LIMIT ${limit}`);
+    return rows.map((r: Record<string, unknown>) => `${r.relname}: ${r.n_tup_ins} inserted, ${r.n_tup_upd} updated, ${r.n_tup_hot_upd} of them HOT`);
+  }
+
+  /** The backends holding a LISTEN (the app's change feed), told apart in the server's CPU by process. */
+  async listenerPids(): Promise<Set<number>> {
+    return new Set((await this.su.unsafe("SELECT pid FROM pg_stat_activity WHERE query LIKE 'LISTEN%'")).map((r: { pid: number }) => Number(r.pid)));
   }
 
   /** Transactions of the bench database so far (committed and rolled back). */
@@ -64,11 +142,14 @@ export class PgStats {
     return Number((await this.su.unsafe("SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = 'bench'"))[0].n);
   }
 
-  /** The statements since `open` by total time, the `limit` costliest (without STATS=1: none). Its own pg_stat_* reads are left out. */
-  async statements(limit: number, width = 160): Promise<StatementCost[]> {
+  /**
+   * The statements since `open` (or `reset`) by total time, the `limit` costliest (all when none
+   * is given; without STATS=1: none). Its own pg_stat_* reads are left out.
+   */
+  async statements(limit?: number, width = 160): Promise<StatementCost[]> {
     if (!this.stats) return [];
     const rows = await this.su.unsafe(`SELECT calls, rows, total_exec_time AS exec, total_plan_time AS plan, plans, left(regexp_replace(query, '\\s+', ' ', 'g'), ${width}) AS q
-      FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'bench') AND query NOT LIKE '%pg_stat_%' ORDER BY total_exec_time + total_plan_time DESC LIMIT ${limit}`);
+      FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'bench') AND query NOT LIKE '%pg_stat_%' ORDER BY total_exec_time + total_plan_time DESC ${limit === undefined ? "" : `LIMIT ${limit}`}`);
     return rows.map((r: Record<string, unknown>) => ({ calls: Number(r.calls), rows: Number(r.rows), exec: Number(r.exec), plan: Number(r.plan), plans: Number(r.plans), query: String(r.q) }));
   }
 

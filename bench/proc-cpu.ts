@@ -20,9 +20,10 @@ export function childrenCpuUs(parent: number): number {
 /**
  * The same CPU split by what each child is (its process title: `backends` for the sessions,
  * else `checkpointer`, `walwriter`, `autovacuum worker`, ...), in µs: whether a write's server
- * CPU is its statements' or the WAL's and vacuum's behind them.
+ * CPU is its statements' or the WAL's and vacuum's behind them. `listeners`: backends counted
+ * apart as "LISTEN backend" (the app's change feed: PgStats.listenerPids).
  */
-export function childrenCpuByKindUs(parent: number): Record<string, number> {
+export function childrenCpuByKindUs(parent: number, listeners: Set<number> = new Set()): Record<string, number> {
   const out: Record<string, number> = {};
   for (const name of readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) continue;
@@ -31,7 +32,7 @@ export function childrenCpuByKindUs(parent: number): Record<string, number> {
       const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
       if (Number(f[1]) !== parent) continue;
       const title = readFileSync(`/proc/${name}/cmdline`, "utf8").replace(/\0/g, " ");
-      const kind = /^postgres: (checkpointer|background writer|walwriter|autovacuum launcher|autovacuum worker|logical replication launcher|archiver)/.exec(title)?.[1] ?? "backends";
+      const kind = listeners.has(Number(name)) ? "LISTEN backend" : /^postgres: (checkpointer|background writer|walwriter|autovacuum launcher|autovacuum worker|logical replication launcher|archiver)/.exec(title)?.[1] ?? "backends";
       out[kind] = (out[kind] ?? 0) + (Number(f[11]) + Number(f[12])) * 10_000;
     } catch {
       // Gone meanwhile.

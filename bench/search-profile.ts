@@ -11,24 +11,28 @@
 // loads pg_stat_statements and the request step's statements are listed, calls per request.
 //   [STATS=1] [STEPS=read,read+pk,service,request] bun bench/search-profile.ts [persons] [rounds]
 import { SQL } from "bun";
-import { startPostgres } from "../test/support/postgres";
 import { makeApp, startAndLogin } from "../test/support/helpers";
 import { contractBody } from "../test/support/contract-body";
 import { LEAKPROOF_SQL } from "../src/db/pg/migrate";
 import { listPersons } from "../src/modules/person/service";
 import { childrenCpuUs } from "./proc-cpu";
+import { benchPostgres, PgStats } from "./pg-stats";
 
 const PERSONS = Number(process.argv[2] ?? 10_000);
 const ROUNDS = Number(process.argv[3] ?? 2_000);
 const IN_FLIGHT = 8;
 const CITIES = PERSONS >= 100_000 ? 1 : 5;
 const NAMES = ["silva", "souza", "maria", "joao", "ana", "lima", "costa", "pereira"];
-const STATS = !!process.env.STATS;
 /** STEPS=request,service: only those steps (e.g. under `bun --cpu-prof`). */
 const STEPS = process.env.STEPS?.split(",");
 
-const pg = await startPostgres({ settings: STATS ? { shared_preload_libraries: "pg_stat_statements", "pg_stat_statements.track": "all" } : {} });
-const db = await pg.createDatabase("bench");
+// Reads only: the server need not be durable. EXPLAIN here is this script's own (below), not auto_explain.
+const explainPage = !!process.env.EXPLAIN;
+delete process.env.EXPLAIN;
+const started = await benchPostgres("pg", { durable: false });
+const pg = started.pg!;
+const db = started.db!;
+const STATS = started.stats;
 const t = await makeApp({ env: { CORPADMIN_DATABASE_URL: db.appUrl } });
 const admin = await startAndLogin(t);
 const su = new SQL({ url: db.url, max: 1 });
@@ -51,8 +55,8 @@ for (let from = 0; from < PERSONS; from += 2000) {
   }
   await su`INSERT INTO persons ${su(rows)}`;
 }
-await su.unsafe("VACUUM ANALYZE");
-if (STATS) await su.unsafe("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+await su.unsafe("VACUUM");
+const statsOf = await PgStats.open(db, STATS);
 
 const door = t.ctx.store.tenant(admin.corpId);
 const oneId = (await su.unsafe("SELECT id FROM persons LIMIT 1"))[0].id as string;
@@ -61,7 +65,7 @@ async function step(name: string, call: (k: number) => Promise<unknown>, stats =
   if (STEPS && !STEPS.includes(name)) return;
   // Warm-up: every name's match set loaded, the statements prepared on every connection.
   for (let k = 0; k < 200; k++) await call(k);
-  if (stats) await su.unsafe("SELECT pg_stat_statements_reset()");
+  if (stats) await statsOf.reset();
   Bun.gc(true);
   const pg0 = childrenCpuUs(pg.pid);
   const c0 = process.cpuUsage();
@@ -73,14 +77,13 @@ async function step(name: string, call: (k: number) => Promise<unknown>, stats =
   const pg1 = childrenCpuUs(pg.pid);
   console.log(`${name.padEnd(8)} app ${String(Math.round((c1.user + c1.system) / ROUNDS)).padStart(5)} µs  PostgreSQL ${String(Math.round((pg1 - pg0) / ROUNDS)).padStart(5)} µs  ${Math.round(ROUNDS / (wall / 1000))}/s`);
   if (stats) {
-    const rows = await su.unsafe(`SELECT calls, total_exec_time AS exec, left(regexp_replace(query, '\\s+', ' ', 'g'), 110) AS q
-      FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'bench') ORDER BY calls DESC LIMIT 12`);
-    for (const r of rows) console.log(`   ${(Number(r.calls) / ROUNDS).toFixed(2)} calls/request  exec ${((r.exec * 1000) / Number(r.calls)).toFixed(0).padStart(4)} µs/call  ${r.q}`);
+    const rows = (await statsOf.statements(undefined, 110)).sort((a, b) => b.calls - a.calls).slice(0, 12);
+    for (const r of rows) console.log(`   ${(r.calls / ROUNDS).toFixed(2)} calls/request  exec ${((r.exec * 1000) / r.calls).toFixed(0).padStart(4)} µs/call  ${r.query}`);
   }
 }
 
 console.log(`${PERSONS} persons over ${CITIES} cities, ${ROUNDS} calls a step, ${IN_FLIGHT} in flight`);
-if (process.env.EXPLAIN) {
+if (explainPage) {
   // The page's statement as the app runs it (a generic plan of 64 parameters, 50 ids), as the app's role under row-level security.
   const app = new SQL({ url: db.appUrl, max: 1 });
   const ids = (await su.unsafe("SELECT id FROM persons WHERE name ILIKE '%silva%' ORDER BY id LIMIT 50")).map((r: { id: string }) => `'${r.id}'`);
@@ -103,6 +106,7 @@ await step("read", () => door.read(async () => null));
 await step("read+pk", () => door.read((tx) => tx.$client.query("SELECT id FROM persons WHERE id = ?1").get(oneId)));
 await step("service", (k) => listPersons(door, { q: NAMES[k % NAMES.length], limit: 50 }));
 await step("request", page, STATS);
+await statsOf.close();
 await su.close();
 await t.close();
 await pg.stop();

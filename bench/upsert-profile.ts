@@ -10,11 +10,10 @@
 // STATS=1 (PostgreSQL): the server loads pg_stat_statements, and the statements of the measured
 // upserts are listed by total time (execution + planning), with calls and rows per upsert.
 //   [DISPATCH=1] [STATS=1] [EXPLAIN=dir] [SEED=n] bun bench/upsert-profile.ts [pg|sqlite] [count]
-import { startPostgres } from "../test/support/postgres";
 import { makeApp, startAndLogin } from "../test/support/helpers";
 import { contractBody } from "../test/support/contract-body";
-import { SQL } from "bun";
 import { childrenCpuByKindUs, childrenCpuUs } from "./proc-cpu";
+import { benchPostgres, PgStats, statementLine } from "./pg-stats";
 
 const engine = process.argv[2] ?? "pg";
 const COUNT = Number(process.argv[3] ?? 800);
@@ -22,26 +21,9 @@ const COUNT = Number(process.argv[3] ?? 800);
 const SEED = Number(process.env.SEED ?? 400);
 const IN_FLIGHT = 16;
 
-const STATS = engine === "pg" && !!process.env.STATS;
-// EXPLAIN=<dir> (PostgreSQL): auto_explain logs every statement's plan with its timings, nested
-// ones (the foreign-key checks) included, into the server's log files in <dir> (slow: its
-// timings add to every statement; for where a statement's time goes, not for rates).
-const EXPLAIN = engine === "pg" ? process.env.EXPLAIN : undefined;
-const preload = [...(STATS ? ["pg_stat_statements"] : []), ...(EXPLAIN ? ["auto_explain"] : [])];
-const pg =
-  engine === "pg"
-    ? await startPostgres({
-        durable: true,
-        settings: {
-          ...(preload.length ? { shared_preload_libraries: preload.join(",") } : {}),
-          ...(STATS ? { "pg_stat_statements.track_planning": "on", "pg_stat_statements.track": "all" } : {}),
-          ...(EXPLAIN
-            ? { logging_collector: "on", log_directory: EXPLAIN, "auto_explain.log_min_duration": "0", "auto_explain.log_analyze": "on", "auto_explain.log_nested_statements": "on", "auto_explain.log_triggers": "on", "auto_explain.log_level": "warning" }
-            : {}),
-        },
-      })
-    : null;
-const db = pg ? await pg.createDatabase("bench") : null;
+// EXPLAIN=<dir> (PostgreSQL): auto_explain logs every measured statement's plan with its timings,
+// nested ones (the foreign-key checks) included (bench/pg-stats.ts).
+const { pg, db, stats: STATS, explain: EXPLAIN } = await benchPostgres(engine);
 const t = await makeApp({ env: db ? { CORPADMIN_DATABASE_URL: db.appUrl, CORPADMIN_LEASE_GRACE_MS: "1000" } : {} });
 const admin = await startAndLogin(t);
 await t.req("POST", "/api/externalapp", { token: admin.token, body: { name: "erp" } });
@@ -73,18 +55,10 @@ const bodies = Array.from({ length: COUNT }, (_, k) => {
   return { ...b, identity: tag(b.identity), number: tag(b.number), customer: { ...b.customer, identity: tag(b.customer.identity) }, billing_customer: { ...b.billing_customer, identity: tag(b.billing_customer.identity) } };
 });
 
-const su = db ? new SQL({ url: db.url, max: 1 }) : null;
-// The tables as autovacuum leaves them within a minute: analyzed. Without statistics every index
-// leading with corp_id looks alike on a small table, the generic plans of the pool's prepared
-// statements pick among them at random (a contract by number scanned through contracts_city), and
-// the profile would measure the first minute of a new database rather than the steady state. An
-// ANALYZE invalidates the cached plans.
-await su?.unsafe("ANALYZE");
-const xacts = async () => (su ? Number((await su.unsafe("SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = 'bench'"))[0].n) : 0);
-if (STATS) {
-  await su!.unsafe("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
-  await su!.unsafe("SELECT pg_stat_statements_reset()");
-}
+// The tables analyzed as autovacuum leaves them within a minute (PgStats.open).
+const su = db ? await PgStats.open(db, STATS) : null;
+const xacts = async () => (su ? await su.xacts() : 0);
+if (EXPLAIN) await su!.explainFromNow();
 Bun.gc(true);
 const x0 = await xacts();
 const pg0 = pg ? childrenCpuUs(pg.pid) : 0;
@@ -111,15 +85,8 @@ console.log(JSON.stringify({
   pg_cpu_us_by_process: pg ? Object.fromEntries(Object.entries(kinds1).map(([k, v]) => [k, Math.round((v - (kinds0[k] ?? 0)) / COUNT)]).filter(([, v]) => v !== 0)) : null,
 }));
 if (STATS) {
-  const rows = await su!.unsafe(`SELECT calls, rows, total_exec_time AS exec, total_plan_time AS plan, plans, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) AS q
-    FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'bench') ORDER BY total_exec_time + total_plan_time DESC LIMIT 40`);
-  for (const r of rows)
-    console.log(`${((r.exec + r.plan) * 1000 / COUNT).toFixed(0).padStart(5)} µs/upsert  exec ${(r.exec * 1000 / Number(r.calls)).toFixed(0).padStart(5)} plan ${(r.plan * 1000 / Math.max(1, Number(r.calls))).toFixed(0).padStart(4)} µs/call  calls/upsert ${(Number(r.calls) / COUNT).toFixed(2)} plans ${r.plans} rows/call ${(Number(r.rows) / Number(r.calls)).toFixed(1)}  ${r.q}`);
-}
-if (STATS) {
-  // Whether updates stay on their page (HOT: no index entry written), since the server started.
-  for (const r of await su!.unsafe("SELECT relname, n_tup_ins, n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE n_tup_upd > 0 ORDER BY n_tup_upd DESC LIMIT 8"))
-    console.log(`${r.relname}: ${r.n_tup_ins} inserted, ${r.n_tup_upd} updated, ${r.n_tup_hot_upd} of them HOT`);
+  for (const r of await su!.statements(40)) console.log(statementLine(r, "upsert", COUNT));
+  for (const line of await su!.hotUpdates()) console.log(line);
 }
 await su?.close();
 await t.close();
