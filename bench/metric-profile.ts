@@ -14,7 +14,6 @@ import { childrenCpuUs } from "./proc-cpu";
 import { benchPostgres, PgStats, statementLine } from "./pg-stats";
 
 const engine = process.argv[2] ?? "pg";
-if (engine !== "pg" && engine !== "sqlite") throw new Error("usage: [STATS=1] [IN_FLIGHT=n] bun bench/metric-profile.ts [pg|sqlite] [count]");
 const COUNT = Number(process.argv[3] ?? 8000);
 const IN_FLIGHT = Number(process.env.IN_FLIGHT ?? 32);
 
