@@ -9,8 +9,8 @@ import { Database } from "bun:sqlite";
 import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { contractBody } from "../support/contract-body";
-import { ADMIN, freePort, tempDir } from "../support/helpers";
-import { STARTUP_MS, waitFor } from "../support/wait";
+import { ADMIN, tempDir } from "../support/helpers";
+import { serviceProcess } from "../support/service-process";
 
 const root = join(import.meta.dir, "../..");
 const dir = tempDir("corpadmin-crash-");
@@ -40,31 +40,7 @@ afterAll(() => {
 
 
 test("kill -9 under a mixed write load: nothing acknowledged is lost, every event is delivered", async () => {
-  const port = freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const env = {
-    ...process.env,
-    CORPADMIN_DATA_DIR: join(dir, "data"),
-    CORPADMIN_PORT: String(port),
-    CORPADMIN_HOST: "127.0.0.1",
-    CORPADMIN_LOG_LEVEL: "error",
-    CORPADMIN_EGRESS_ALLOW: "127.0.0.0/8",
-    CORPADMIN_AUTH_RATE_LIMIT: "100000",
-  };
-  const start = async () => {
-    const proc = Bun.spawn([join(root, "dist/corpadmin"), "serve"], { env, stdout: "ignore", stderr: "ignore" });
-    await waitFor("the binary up", () => fetch(`${base}/api/health`).then((r) => r.ok, () => false), STARTUP_MS);
-    return proc;
-  };
-  const call = async (method: string, path: string, token: string | null, body?: unknown) => {
-    const res = await fetch(base + path, {
-      method,
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { "content-type": "application/json" } : {}) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      redirect: "manual",
-    });
-    return { status: res.status, body: res.headers.get("content-type")?.includes("json") ? ((await res.json()) as any) : null };
-  };
+  const { start, call } = serviceProcess([join(root, "dist/corpadmin")], join(dir, "data"), "the binary");
 
   let proc = await start();
   expect((await call("POST", "/api/start", null, { user: ADMIN, corp: { auth_name: "crash", company_name: "Crash ISP" } })).status).toBe(200);

@@ -12,8 +12,8 @@ import { Database } from "bun:sqlite";
 import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { contractBody } from "../support/contract-body";
-import { ADMIN, freePort, tempDir } from "../support/helpers";
-import { STARTUP_MS, waitFor } from "../support/wait";
+import { ADMIN, tempDir } from "../support/helpers";
+import { serviceProcess } from "../support/service-process";
 
 /** README: "a crash loses at most the scans answered in the last 250 ms". */
 const SCAN_LOSS_BOUND_MS = 250;
@@ -25,32 +25,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 
 test(`kill -9 under load loses no scan answered more than ${SCAN_LOSS_BOUND_MS} ms before it`, async () => {
-  const port = freePort();
-  const base = `http://127.0.0.1:${port}`;
+  const { start, call } = serviceProcess(["bun", join(root, "src/main.ts")], join(dir, "data"), "the service");
   const receiver = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response(null, { status: 204 }) });
-  const env = {
-    ...process.env,
-    CORPADMIN_DATA_DIR: join(dir, "data"),
-    CORPADMIN_PORT: String(port),
-    CORPADMIN_HOST: "127.0.0.1",
-    CORPADMIN_LOG_LEVEL: "error",
-    CORPADMIN_EGRESS_ALLOW: "127.0.0.0/8",
-    CORPADMIN_AUTH_RATE_LIMIT: "100000",
-  };
-  const start = async () => {
-    const proc = Bun.spawn(["bun", join(root, "src/main.ts"), "serve"], { env, stdout: "ignore", stderr: "ignore" });
-    await waitFor("the service up", () => fetch(`${base}/api/health`).then((r) => r.ok, () => false), STARTUP_MS);
-    return proc;
-  };
-  const call = async (method: string, path: string, token: string | null, body?: unknown, headers: Record<string, string> = {}) => {
-    const res = await fetch(base + path, {
-      method,
-      headers: { ...headers, ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { "content-type": "application/json" } : {}) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      redirect: "manual",
-    });
-    return { status: res.status, body: res.headers.get("content-type")?.includes("json") ? ((await res.json()) as any) : null };
-  };
 
   let proc = await start();
   try {

@@ -21,7 +21,8 @@ export async function registryApp() {
 /**
  * A registry suite's app, opened before the file's tests and closed after them, with what scenario
  * rows name: the target (acme's outbox and history), and the tokens of acme's admin, of a user of
- * the other corporation and of a member without registry permissions.
+ * the other corporation and of a member without registry permissions (functions, read when a row
+ * runs).
  */
 export function registrySuite() {
   let f: Awaited<ReturnType<typeof registryApp>>;
@@ -32,6 +33,13 @@ export function registrySuite() {
   return {
     get f() {
       return f;
+    },
+    /** acme's admin token and corporation, once the suite is open: `const { f, token, corpId } = suite` in a test. */
+    get token() {
+      return f.admin.token;
+    },
+    get corpId() {
+      return f.admin.corpId;
     },
     target: () => ({ t: f.t, corpId: f.admin.corpId, historyToken: f.admin.token }),
     admin: () => f.admin.token,

@@ -1,25 +1,17 @@
 // External apps, their keys and the links of records to them (routes.md, Registry: ExternalApp).
-import { beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { UNKNOWN_ID } from "../../support/helpers";
 import { lastSeq, newEvents, registrySuite } from "../../support/registry";
 import { scenarios } from "../../support/scenario";
 
 const suite = registrySuite();
-let f: typeof suite.f;
-let token: string;
-let corpId: string;
 const { target, admin, other } = suite;
 /** Ids of earlier rows, for the rows after them. */
 const seen: Record<string, string> = {};
 
-beforeAll(async () => {
-  f = suite.f;
-  token = f.admin.token;
-  corpId = f.admin.corpId;
-});
-
 describe("GET|POST /api/externalapp; GET|PUT|DELETE /api/externalapp/{id}; POST /api/externalapp/{id}/key; POST /api/city/{id}/externalapp; GET /api/city/externalapp/…: external apps, keys and links", () => {
   test("another corporation can neither link a city to an app nor look it up, nor see the app", async () => {
+    const { f, token } = suite;
     const c = await f.t.req("POST", "/api/city", { token, body: { name: "Natal", state: "RN", country: "BR" } });
     const o = f.other.token;
     const app = (await f.t.req("POST", "/api/externalapp", { token, body: { name: "iso" } })).body;
@@ -34,6 +26,7 @@ describe("GET|POST /api/externalapp; GET|PUT|DELETE /api/externalapp/{id}; POST 
   });
 
   test("create shows the key once; show and list never do; the key works on key rows only", async () => {
+    const { f, token, corpId } = suite;
     const mark = lastSeq(f.t, corpId);
     const res = await f.t.req("POST", "/api/externalapp", { token, body: { name: "erp", description: "ERP" } });
     expect(res.status).toBe(200);
@@ -89,6 +82,7 @@ describe("GET|POST /api/externalapp; GET|PUT|DELETE /api/externalapp/{id}; POST 
   });
 
   test("a key of one corporation is not accepted for another's app path", async () => {
+    const { f, token, corpId } = suite;
     const app = (await f.t.req("POST", "/api/externalapp", { token, body: { name: "billing" } })).body;
     const forged = app.api_key.replace(corpId, f.otherCorpId);
     expect((await f.t.req("GET", `/api/city/externalapp/name/billing/identity/x`, { apiKey: forged })).status).toBe(401);
@@ -109,6 +103,7 @@ describe("GET|POST /api/externalapp; GET|PUT|DELETE /api/externalapp/{id}; POST 
   ]);
 
   test("linking: an identity held by another city is 409, linking again replaces, unknown app 400", async () => {
+    const { f, token, corpId } = suite;
     const app = (await f.t.req("POST", "/api/externalapp", { token, body: { name: "links" } })).body;
     const a = (await f.t.req("POST", "/api/city", { token, body: { name: "A", state: "S", country: "C" } })).body;
     const b = (await f.t.req("POST", "/api/city", { token, body: { name: "B", state: "S", country: "C" } })).body;

@@ -4,18 +4,13 @@ import { lastSeq, newEvents, registrySuite } from "../../support/registry";
 import { scenarios } from "../../support/scenario";
 
 const suite = registrySuite();
-let f: typeof suite.f;
-let token: string;
-let corpId: string;
 let cityId: string;
 const { target, admin, other } = suite;
 /** Ids of earlier rows, for the rows after them. */
 const seen: Record<string, string> = {};
 
 beforeAll(async () => {
-  f = suite.f;
-  token = f.admin.token;
-  corpId = f.admin.corpId;
+  const { f, token } = suite;
   cityId = (await f.t.req("POST", "/api/city", { token, body: { name: "Campinas", state: "SP", country: "BR" } })).body.id;
 });
 
@@ -23,6 +18,7 @@ const PERSON_KEYS = ["address", "corporate", "created_at", "display_name", "doc_
 
 describe("GET|POST /api/person; GET|PUT|DELETE /api/person/{id}; POST /api/person/{id}/address; GET /api/person/externalapp/…: persons", () => {
   test("create with an address, show, PUT replaces (omitted → null), address route, delete; events", async () => {
+    const { f, token, corpId } = suite;
     const mark = lastSeq(f.t, corpId);
     const body = {
       name: "Maria Silva",
@@ -80,6 +76,7 @@ describe("GET|POST /api/person; GET|PUT|DELETE /api/person/{id}; POST /api/perso
   ]);
 
   test("list: q over name/display_name/doc_identity, field filters, paging", async () => {
+    const { f, token } = suite;
     await f.t.req("POST", "/api/person", { token, body: { name: "Zeca Lista", doc_identity: "LIST-001", corporate: true } });
     await f.t.req("POST", "/api/person", { token, body: { name: "Yara Lista", display_name: "yarinha" } });
     expect((await f.t.req("GET", "/api/person?q=list-001", { token })).body.items.map((p: any) => p.name)).toEqual(["Zeca Lista"]);
@@ -92,6 +89,7 @@ describe("GET|POST /api/person; GET|PUT|DELETE /api/person/{id}; POST /api/perso
   });
 
   test("external links, lookups and linked lists, by token and by the app's own key", async () => {
+    const { f, token, corpId } = suite;
     const app = (await f.t.req("POST", "/api/externalapp", { token, body: { name: "erp" } })).body;
     const other = (await f.t.req("POST", "/api/externalapp", { token, body: { name: "crm" } })).body;
     const p1 = (await f.t.req("POST", "/api/person", { token, body: { name: "Linked One" } })).body;
@@ -126,6 +124,7 @@ describe("GET|POST /api/person; GET|PUT|DELETE /api/person/{id}; POST /api/perso
 
 describe("POST /api/person/{id}/externalapp", () => {
   test("a deleted person's links go with it; two persons racing for one identity: one 200, one 409", async () => {
+    const { f, token } = suite;
     const app = (await f.t.req("POST", "/api/externalapp", { token, body: { name: "links-race" } })).body;
     const gone = (await f.t.req("POST", "/api/person", { token, body: { name: "Gone" } })).body;
     expect((await f.t.req("POST", `/api/person/${gone.id}/externalapp`, { token, body: { external_app_id: app.id, identity: "G" } })).status).toBe(200);

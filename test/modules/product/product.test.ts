@@ -1,26 +1,18 @@
 // Products (routes.md, Registry: Product) and the classifications they carry.
-import { beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { UNKNOWN_ID } from "../../support/helpers";
 import { lastSeq, newEvents, registrySuite } from "../../support/registry";
 import { scenarios } from "../../support/scenario";
 
 const suite = registrySuite();
-let f: typeof suite.f;
-let token: string;
-let corpId: string;
 const { target, admin, other } = suite;
 /** Ids of earlier rows, for the rows after them. */
 const seen: Record<string, string> = {};
 const refused = { expectEvents: [], expectHistory: [] };
 
-beforeAll(async () => {
-  f = suite.f;
-  token = f.admin.token;
-  corpId = f.admin.corpId;
-});
-
 describe("GET|POST /api/product; GET|PUT|DELETE /api/product/{id}; GET /api/product/identity/{identity}; PUT /api/product/{id}/classifications: products", () => {
   test("create, by identity, update, classifications (replace, 400 unknown), delete; events", async () => {
+    const { f, token, corpId } = suite;
     await f.t.req("POST", "/api/classification", { token, body: { name: "internet" } });
     await f.t.req("POST", "/api/classification", { token, body: { name: "promo" } });
     const mark = lastSeq(f.t, corpId);
