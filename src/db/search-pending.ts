@@ -8,8 +8,12 @@
 // its rows; the marker never reaches a COMMIT, so every other writer indexes at once.
 import type { Database } from "bun:sqlite";
 
-/** The table of notes and its marker (migration 0018). */
-const TABLE = "search_pending";
+/**
+ * The table of notes and its marker (migration 0018): SQLite's alone, and empty outside a grouped
+ * transaction (cluster mode's search indexes are PostgreSQL's own: nothing to copy there).
+ */
+export const SEARCH_NOTES_TABLE = "search_pending";
+const TABLE = SEARCH_NOTES_TABLE;
 
 /** Whether the file has the notes' table (corporation files from migration 0018 on; not the platform's). */
 export function hasSearchNotes(client: Database): boolean {

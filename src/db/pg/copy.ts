@@ -25,6 +25,7 @@ import { finite } from "../../lib/finite";
 import { CORP_SETTING } from "./handle";
 import * as platformSchema from "./platform";
 import * as tenantSchema from "./tenant";
+import { SEARCH_NOTES_TABLE } from "../search-pending";
 
 /** Rows per INSERT (bounded below PostgreSQL's 65,535 parameters by the column count too). */
 const BATCH_ROWS = 500;
@@ -115,7 +116,7 @@ function sqliteDataTables(db: Database): string[] {
   const virtual = rows.filter((r) => /^\s*CREATE\s+VIRTUAL\s+TABLE/i.test(r.sql ?? "")).map((r) => r.name);
   return rows
     .map((r) => r.name)
-    .filter((n) => !n.startsWith("sqlite_") && !n.startsWith("__drizzle") && !virtual.includes(n) && !virtual.some((v) => n.startsWith(`${v}_`)));
+    .filter((n) => !n.startsWith("sqlite_") && !n.startsWith("__drizzle") && n !== SEARCH_NOTES_TABLE && !virtual.includes(n) && !virtual.some((v) => n.startsWith(`${v}_`)));
 }
 
 /** A value as the target column takes it: text for a typed parameter ($n::type), or null. */
