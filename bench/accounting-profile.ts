@@ -14,8 +14,7 @@
 //   [STATS=1] [EXPLAIN=dir] [SEED=n] bun bench/accounting-profile.ts [pg|sqlite] [count]
 import { makeApp, startAndLogin } from "../test/support/helpers";
 import { contractBody } from "../test/support/contract-body";
-import { childrenCpuByKindUs, childrenCpuUs } from "./proc-cpu";
-import { benchPostgres, PgStats, statementLine } from "./pg-stats";
+import { benchPostgres, loadAverage, measured, PgStats, statementLine } from "./pg-stats";
 
 const engine = process.argv[2] ?? "pg";
 const COUNT = Number(process.argv[3] ?? 4000);
@@ -63,41 +62,29 @@ await pool(Array.from({ length: 500 }, (_, k) => k), IN_FLIGHT, (k) => post(reco
 const bodies = Array.from({ length: COUNT }, (_, k) => record(usernames[k % SEED], k * 7, `bench-${k}`));
 
 const su = db ? await PgStats.open(db, STATS) : null;
-const xacts = async () => (su ? await su.xacts() : 0);
 const listeners = su ? await su.listenerPids() : new Set<number>();
 if (EXPLAIN) await su!.explainFromNow();
 const wal0 = await su?.wal();
-Bun.gc(true);
-const x0 = await xacts();
-const procs0 = pg ? childrenCpuByKindUs(pg.pid, listeners) : {};
-const pg0 = pg ? childrenCpuUs(pg.pid) : 0;
-const c0 = process.cpuUsage();
-const w0 = performance.now();
-await pool(bodies, IN_FLIGHT, post);
-const wall = performance.now() - w0;
-const c1 = process.cpuUsage(c0);
-const pg1 = pg ? childrenCpuUs(pg.pid) : 0;
-const procs1 = pg ? childrenCpuByKindUs(pg.pid, listeners) : {};
-const x1 = await xacts();
+const m = await measured(pg, su, () => pool(bodies, IN_FLIGHT, post), { listeners });
 const wal1 = await su?.wal();
 const rows = su ? await su.statements() : [];
 const statements = STATS ? rows.reduce((n, r) => n + r.calls, 0) / COUNT : null;
 console.log(JSON.stringify({
   engine, count: COUNT,
-  app_cpu_us: Math.round((c1.user + c1.system) / COUNT),
-  pg_cpu_us: Math.round((pg1 - pg0) / COUNT),
-  per_s: Math.round(COUNT / (wall / 1000)),
-  xacts_per_record: su ? +((x1 - x0 - 1) / COUNT).toFixed(3) : null,
+  app_cpu_us: Math.round(m.appUs / COUNT),
+  pg_cpu_us: Math.round(m.pgUs / COUNT),
+  per_s: Math.round(COUNT / (m.wallMs / 1000)),
+  xacts_per_record: su ? +(m.xacts / COUNT).toFixed(3) : null,
   ...(wal0 && wal1
     ? { wal_records_per_record: +((wal1.records - wal0.records) / COUNT).toFixed(1), wal_fpi_per_record: +((wal1.fpi - wal0.fpi) / COUNT).toFixed(2), wal_bytes_per_record: Math.round((wal1.bytes - wal0.bytes) / COUNT) }
     : {}),
   statements_per_record: statements === null ? null : +statements.toFixed(2),
-  load: (await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" "),
+  load: await loadAverage(),
 }));
 if (EXPLAIN) console.log(`auto_explain's plans: ${EXPLAIN.dir}`);
 if (pg) {
-  const byKind = Object.entries(procs1).map(([k, us]) => [k, Math.round((us - (procs0[k] ?? 0)) / COUNT)] as const).filter(([, us]) => us > 0);
-  console.log(`server CPU µs per record by process: ${byKind.sort((a, b) => b[1] - a[1]).map(([k, us]) => `${k} ${us}`).join(", ")}`);
+  const byKind = Object.entries(m.pgByKindUs).sort((a, b) => b[1] - a[1]);
+  console.log(`server CPU µs per record by process: ${byKind.map(([k, us]) => `${k} ${Math.round(us / COUNT)}`).join(", ")}`);
 }
 if (su && wal0 && wal1 && STATS) console.log(`WAL records per record by kind: ${(await su.walKinds(wal0, wal1)).map((k) => `${k.kind} ${(k.count / COUNT).toFixed(2)}`).join(", ")}`);
 for (const r of rows.slice(0, 30)) console.log(statementLine(r, "record", COUNT, 3));

@@ -7,8 +7,7 @@
 //   [STATS=1] bun bench/dispatch-profile.ts [pg|sqlite] [count]
 import { makeApp, startAndLogin } from "../test/support/helpers";
 import { contractBody } from "../test/support/contract-body";
-import { childrenCpuUs } from "./proc-cpu";
-import { benchPostgres, PgStats, statementLine } from "./pg-stats";
+import { benchPostgres, loadAverage, measured, PgStats, statementLine } from "./pg-stats";
 import { WebhookDispatcher } from "../src/modules/webhook/jobs";
 
 const engine = process.argv[2] ?? "pg";
@@ -44,29 +43,25 @@ await pool(Array.from({ length: COUNT }, (_, i) => i), 16, async (i) => {
 });
 
 const su = db ? await PgStats.open(db, STATS) : null;
-const xacts = async () => (su ? await su.xacts() : 0);
-Bun.gc(true);
-const x0 = await xacts();
-const pg0 = pg ? childrenCpuUs(pg.pid) : 0;
-const c0 = process.cpuUsage();
-const w0 = performance.now();
 console.error("draining");
 const dispatcher = new WebhookDispatcher(t.ctx);
-dispatcher.start();
-await drained;
-const wall = performance.now() - w0;
-const c1 = process.cpuUsage(c0);
-const pg1 = pg ? childrenCpuUs(pg.pid) : 0;
-await dispatcher.stop();
-await Bun.sleep(1000);
-const x1 = await xacts();
+const m = await measured(
+  pg,
+  su,
+  async () => {
+    dispatcher.start();
+    await drained;
+  },
+  // The dispatcher stopped, and a second for the server's statistics to arrive.
+  { after: async () => { await dispatcher.stop(); await Bun.sleep(1000); } },
+);
 console.log(JSON.stringify({
   engine, count: COUNT,
-  per_s: Math.round(COUNT / (wall / 1000)),
-  app_cpu_us: Math.round((c1.user + c1.system) / COUNT),
-  pg_cpu_us: Math.round((pg1 - pg0) / COUNT),
-  xacts_per_delivery: su ? +((x1 - x0 - 1) / COUNT).toFixed(3) : null,
-  load: (await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" "),
+  per_s: Math.round(COUNT / (m.wallMs / 1000)),
+  app_cpu_us: Math.round(m.appUs / COUNT),
+  pg_cpu_us: Math.round(m.pgUs / COUNT),
+  xacts_per_delivery: su ? +(m.xacts / COUNT).toFixed(3) : null,
+  load: await loadAverage(),
 }));
 if (STATS) {
   const rows = await su!.statements(25, 200);

@@ -10,8 +10,7 @@
 // planning), with calls and rows per value.
 //   [STATS=1] [IN_FLIGHT=n] bun bench/metric-profile.ts [pg|sqlite] [count]
 import { makeApp, startAndLogin } from "../test/support/helpers";
-import { childrenCpuUs } from "./proc-cpu";
-import { benchPostgres, PgStats, statementLine } from "./pg-stats";
+import { benchPostgres, loadAverage, measured, PgStats, statementLine } from "./pg-stats";
 
 const engine = process.argv[2] ?? "pg";
 const COUNT = Number(process.argv[3] ?? 8000);
@@ -38,29 +37,19 @@ async function pool(n: number, inFlight: number, fn: () => Promise<void>) {
 // Warm-up (prepared statements, caches, the JIT), then the measured values.
 await pool(1000, IN_FLIGHT, post);
 const su = db ? await PgStats.open(db, STATS) : null;
-const xacts = async () => (su ? await su.xacts() : 0);
-Bun.gc(true);
-const x0 = await xacts();
-const pg0 = pg ? childrenCpuUs(pg.pid) : 0;
-const c0 = process.cpuUsage();
-const w0 = performance.now();
-await pool(COUNT, IN_FLIGHT, post);
-const wall = performance.now() - w0;
-const c1 = process.cpuUsage(c0);
-const pg1 = pg ? childrenCpuUs(pg.pid) : 0;
-const x1 = await xacts();
+const m = await measured(pg, su, () => pool(COUNT, IN_FLIGHT, post));
 const rows = su ? await su.statements() : [];
 const statements = STATS ? rows.reduce((n, r) => n + r.calls, 0) / COUNT : null;
 const stored = su ? Number((await su.rows("SELECT count(*) AS n FROM metric_values"))[0].n) : null;
 console.log(JSON.stringify({
   engine, count: COUNT, in_flight: IN_FLIGHT,
-  app_cpu_us: Math.round((c1.user + c1.system) / COUNT),
-  pg_cpu_us: Math.round((pg1 - pg0) / COUNT),
-  per_s: Math.round(COUNT / (wall / 1000)),
-  xacts_per_value: su ? +((x1 - x0 - 1) / COUNT).toFixed(3) : null,
+  app_cpu_us: Math.round(m.appUs / COUNT),
+  pg_cpu_us: Math.round(m.pgUs / COUNT),
+  per_s: Math.round(COUNT / (m.wallMs / 1000)),
+  xacts_per_value: su ? +(m.xacts / COUNT).toFixed(3) : null,
   statements_per_value: statements === null ? null : +statements.toFixed(2),
   stored,
-  load: (await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" "),
+  load: await loadAverage(),
 }));
 for (const r of rows.slice(0, 20)) console.log(statementLine(r, "value", COUNT, 3));
 await su?.close();

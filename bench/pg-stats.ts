@@ -4,6 +4,7 @@
 // with STATS=1, the statements by total time (pg_stat_statements: execution + planning).
 import { SQL } from "bun";
 import { startPostgres, type TestPostgres } from "../test/support/postgres";
+import { childrenCpuByKindUs } from "./proc-cpu";
 
 /** Loaded only with STATS=1: tracking every statement's plans costs the server a little. */
 const STATEMENT_SETTINGS = { "pg_stat_statements.track_planning": "on", "pg_stat_statements.track": "all" };
@@ -164,4 +165,59 @@ export function statementLine(s: StatementCost, unit: string, count: number, cal
   const exec = ((s.exec * 1000) / s.calls).toFixed(0).padStart(5);
   const plan = ((s.plan * 1000) / Math.max(1, s.calls)).toFixed(0).padStart(4);
   return `${perUnit} µs/${unit}  exec ${exec} plan ${plan} µs/call  calls/${unit} ${(s.calls / count).toFixed(callDigits)} plans ${s.plans} rows/call ${(s.rows / s.calls).toFixed(1)}  ${s.query}`;
+}
+
+/** What a profile's measured part cost, in total (divide by the units it ran). */
+export interface Measured {
+  wallMs: number;
+  /** The app's process (process.cpuUsage: every thread) and its main thread alone, µs. */
+  appUs: number;
+  appMainUs: number;
+  /** The server's processes, µs, in all and by kind of process (proc-cpu childrenCpuByKindUs). */
+  pgUs: number;
+  pgByKindUs: Record<string, number>;
+  /** The bench database's transactions (pg_stat_database: reported up to a second late, rough). */
+  xacts: number;
+}
+
+/**
+ * `run` measured: the app's CPU, the server's and the transactions between two readings, after a
+ * full collection (the set-up's garbage is not the run's). `after`: what must happen between the
+ * CPU's second reading and the transactions' (a dispatcher stopped, the statistics let arrive).
+ */
+export async function measured(
+  pg: TestPostgres | null,
+  su: PgStats | null,
+  run: () => Promise<unknown>,
+  { listeners, after }: { listeners?: Set<number>; after?: () => Promise<unknown> } = {},
+): Promise<Measured> {
+  Bun.gc(true);
+  const x0 = su ? await su.xacts() : 0;
+  const kinds0 = pg ? childrenCpuByKindUs(pg.pid, listeners) : {};
+  const c0 = process.cpuUsage();
+  const m0 = process.threadCpuUsage();
+  const w0 = performance.now();
+  await run();
+  const wallMs = performance.now() - w0;
+  const c1 = process.cpuUsage(c0);
+  const m1 = process.threadCpuUsage(m0);
+  const kinds1 = pg ? childrenCpuByKindUs(pg.pid, listeners) : {};
+  await after?.();
+  const x1 = su ? await su.xacts() : 0;
+  const pgByKindUs: Record<string, number> = {};
+  for (const [kind, us] of Object.entries(kinds1)) if (us !== (kinds0[kind] ?? 0)) pgByKindUs[kind] = us - (kinds0[kind] ?? 0);
+  return {
+    wallMs,
+    appUs: c1.user + c1.system,
+    appMainUs: m1.user + m1.system,
+    pgUs: Object.values(pgByKindUs).reduce((a, b) => a + b, 0),
+    pgByKindUs,
+    // The second reading's own transaction left out.
+    xacts: su ? x1 - x0 - 1 : 0,
+  };
+}
+
+/** The machine's load average (1, 5, 15 minutes): beside every figure, what else was running. */
+export async function loadAverage(): Promise<string> {
+  return (await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ");
 }

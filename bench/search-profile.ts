@@ -15,8 +15,7 @@ import { makeApp, startAndLogin } from "../test/support/helpers";
 import { contractBody } from "../test/support/contract-body";
 import { LEAKPROOF_SQL } from "../src/db/pg/migrate";
 import { listPersons } from "../src/modules/person/service";
-import { childrenCpuUs } from "./proc-cpu";
-import { benchPostgres, PgStats } from "./pg-stats";
+import { benchPostgres, measured, PgStats } from "./pg-stats";
 
 const PERSONS = Number(process.argv[2] ?? 10_000);
 const ROUNDS = Number(process.argv[3] ?? 2_000);
@@ -66,16 +65,9 @@ async function step(name: string, call: (k: number) => Promise<unknown>, stats =
   // Warm-up: every name's match set loaded, the statements prepared on every connection.
   for (let k = 0; k < 200; k++) await call(k);
   if (stats) await statsOf.reset();
-  Bun.gc(true);
-  const pg0 = childrenCpuUs(pg.pid);
-  const c0 = process.cpuUsage();
-  const w0 = performance.now();
   let next = 0;
-  await Promise.all(Array.from({ length: IN_FLIGHT }, async () => { while (next < ROUNDS) await call(next++); }));
-  const wall = performance.now() - w0;
-  const c1 = process.cpuUsage(c0);
-  const pg1 = childrenCpuUs(pg.pid);
-  console.log(`${name.padEnd(8)} app ${String(Math.round((c1.user + c1.system) / ROUNDS)).padStart(5)} µs  PostgreSQL ${String(Math.round((pg1 - pg0) / ROUNDS)).padStart(5)} µs  ${Math.round(ROUNDS / (wall / 1000))}/s`);
+  const m = await measured(pg, null, () => Promise.all(Array.from({ length: IN_FLIGHT }, async () => { while (next < ROUNDS) await call(next++); })));
+  console.log(`${name.padEnd(8)} app ${String(Math.round(m.appUs / ROUNDS)).padStart(5)} µs  PostgreSQL ${String(Math.round(m.pgUs / ROUNDS)).padStart(5)} µs  ${Math.round(ROUNDS / (m.wallMs / 1000))}/s`);
   if (stats) {
     const rows = (await statsOf.statements(undefined, 110)).sort((a, b) => b.calls - a.calls).slice(0, 12);
     for (const r of rows) console.log(`   ${(r.calls / ROUNDS).toFixed(2)} calls/request  exec ${((r.exec * 1000) / r.calls).toFixed(0).padStart(4)} µs/call  ${r.query}`);

@@ -12,8 +12,7 @@
 //   [DISPATCH=1] [STATS=1] [EXPLAIN=dir] [SEED=n] bun bench/upsert-profile.ts [pg|sqlite] [count]
 import { makeApp, startAndLogin } from "../test/support/helpers";
 import { contractBody } from "../test/support/contract-body";
-import { childrenCpuByKindUs, childrenCpuUs } from "./proc-cpu";
-import { benchPostgres, PgStats, statementLine } from "./pg-stats";
+import { benchPostgres, measured, PgStats, statementLine } from "./pg-stats";
 
 const engine = process.argv[2] ?? "pg";
 const COUNT = Number(process.argv[3] ?? 800);
@@ -57,32 +56,18 @@ const bodies = Array.from({ length: COUNT }, (_, k) => {
 
 // The tables analyzed as autovacuum leaves them within a minute (PgStats.open).
 const su = db ? await PgStats.open(db, STATS) : null;
-const xacts = async () => (su ? await su.xacts() : 0);
 if (EXPLAIN) await su!.explainFromNow();
-Bun.gc(true);
-const x0 = await xacts();
-const pg0 = pg ? childrenCpuUs(pg.pid) : 0;
-const kinds0 = pg ? childrenCpuByKindUs(pg.pid) : {};
-const c0 = process.cpuUsage();
-const m0 = process.threadCpuUsage();
-const w0 = performance.now();
-await pool(bodies, IN_FLIGHT, post);
-const wall = performance.now() - w0;
-const c1 = process.cpuUsage(c0);
-const m1 = process.threadCpuUsage(m0);
-const pg1 = pg ? childrenCpuUs(pg.pid) : 0;
-const kinds1 = pg ? childrenCpuByKindUs(pg.pid) : {};
-const x1 = await xacts();
+const m = await measured(pg, su, () => pool(bodies, IN_FLIGHT, post));
 console.log(JSON.stringify({
   engine, count: COUNT,
-  app_cpu_us: Math.round((c1.user + c1.system) / COUNT),
-  app_main_cpu_us: Math.round((m1.user + m1.system) / COUNT),
-  pg_cpu_us: Math.round((pg1 - pg0) / COUNT),
-  per_s: Math.round(COUNT / (wall / 1000)),
-  xacts_per_upsert: su ? +((x1 - x0 - 1) / COUNT).toFixed(3) : null,
+  app_cpu_us: Math.round(m.appUs / COUNT),
+  app_main_cpu_us: Math.round(m.appMainUs / COUNT),
+  pg_cpu_us: Math.round(m.pgUs / COUNT),
+  per_s: Math.round(COUNT / (m.wallMs / 1000)),
+  xacts_per_upsert: su ? +(m.xacts / COUNT).toFixed(3) : null,
   // The server's CPU by process (sessions, WAL writer, checkpointer, autovacuum; a worker that
   // started and ended within the run is not seen).
-  pg_cpu_us_by_process: pg ? Object.fromEntries(Object.entries(kinds1).map(([k, v]) => [k, Math.round((v - (kinds0[k] ?? 0)) / COUNT)]).filter(([, v]) => v !== 0)) : null,
+  pg_cpu_us_by_process: pg ? Object.fromEntries(Object.entries(m.pgByKindUs).map(([k, us]) => [k, Math.round(us / COUNT)])) : null,
 }));
 if (STATS) {
   for (const r of await su!.statements(40)) console.log(statementLine(r, "upsert", COUNT));

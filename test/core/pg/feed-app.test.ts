@@ -69,6 +69,18 @@ describe("DELETE /api/workgroup/{id}/service/{serviceId}: across nodes", () => {
  * Node B refuses `token` with 401 once A's NOTIFY dropped its kept session (normally within a few ms;
  * core/sessions.ts; nothing else would), having answered 200 first: so it had kept it.
  */
+/** A socket opened on node B with `ticket`, open, and the messages it receives. */
+async function socketOnB(ticket: string): Promise<{ ws: WebSocket; messages: string[] }> {
+  const messages: string[] = [];
+  const ws = new WebSocket(`${b.listen().replace(/^http/, "ws")}/api/socket?ticket=${encodeURIComponent(ticket)}`);
+  ws.onmessage = (e) => messages.push(String(e.data));
+  await new Promise<void>((resolve, reject) => {
+    ws.onopen = () => resolve();
+    ws.onclose = (e) => reject(new Error(`refused (${e.code})`));
+  });
+  return { ws, messages };
+}
+
 async function sessionEndsOnB(token: string, end: () => Promise<unknown>) {
   expect((await b.req("GET", "/api/city", { token })).status).toBe(200);
   await end();
@@ -144,15 +156,8 @@ describe("PUT /api/qrcode/{id}; PUT /api/qrcode/{id}/inactive; GET /q/{slug}: ac
 
 describe("GET /api/user/socket; GET /api/socket: across nodes", () => {
   test("a ticket node A issued opens a socket on node B, once; the socket streams an event written through node A", async () => {
-    const base = b.listen().replace(/^http/, "ws");
     const ticket = (await a.req("GET", "/api/user/socket", { token: admin.token })).body.ticket as string;
-    const messages: string[] = [];
-    const ws = new WebSocket(`${base}/api/socket?ticket=${encodeURIComponent(ticket)}`);
-    ws.onmessage = (e) => messages.push(String(e.data));
-    await new Promise<void>((resolve, reject) => {
-      ws.onopen = () => resolve();
-      ws.onclose = (e) => reject(new Error(`refused (${e.code})`));
-    });
+    const { ws, messages } = await socketOnB(ticket);
     try {
       // Used on B: refused on A as on B.
       expect((await a.fetch(`/api/socket?ticket=${encodeURIComponent(ticket)}`)).status).toBe(401);
@@ -173,15 +178,7 @@ describe("POST /api/isp/radius/accounting; GET /api/socket: across nodes", () =>
   test("a burst of accounting records through node A (stored in batches) reaches a socket on node B as one ISP_SESSION_* per record", async () => {
     const secret = "nas-secret-feed-1";
     expect((await a.req("POST", "/api/isp/nas", { token: admin.token, body: { name: "bng-feed", ip: "192.0.2.90", secret } })).status).toBe(200);
-    const base = b.listen().replace(/^http/, "ws");
-    const ticket = (await b.req("GET", "/api/user/socket", { token: admin.token })).body.ticket as string;
-    const messages: string[] = [];
-    const ws = new WebSocket(`${base}/api/socket?ticket=${encodeURIComponent(ticket)}`);
-    ws.onmessage = (e) => messages.push(String(e.data));
-    await new Promise<void>((resolve, reject) => {
-      ws.onopen = () => resolve();
-      ws.onclose = (e) => reject(new Error(`refused (${e.code})`));
-    });
+    const { ws, messages } = await socketOnB((await b.req("GET", "/api/user/socket", { token: admin.token })).body.ticket as string);
     try {
       await Bun.sleep(300);
       const headers = { authorization: `Basic ${Buffer.from(`acme:${secret}`).toString("base64")}` };
