@@ -4,7 +4,7 @@
 // with STATS=1, the statements by total time (pg_stat_statements: execution + planning).
 import { SQL } from "bun";
 import { startPostgres, type TestPostgres } from "../test/support/postgres";
-import { childrenCpuByKindUs } from "./proc-cpu";
+import { childrenByPid, childrenCpuByKindUs, endedChildrenCpuUs } from "./proc-cpu";
 
 /** Loaded only with STATS=1: tracking every statement's plans costs the server a little. */
 const STATEMENT_SETTINGS = { "pg_stat_statements.track_planning": "on", "pg_stat_statements.track": "all" };
@@ -220,4 +220,214 @@ export async function measured(
 /** The machine's load average (1, 5, 15 minutes): beside every figure, what else was running. */
 export async function loadAverage(): Promise<string> {
   return (await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ");
+}
+
+/**
+ * What PostgreSQL's own background did over a span (a bench row, the wait before one): autovacuum's
+ * and manual vacuums and analyzes by table, checkpoints, WAL, and the server's CPU by kind of
+ * process, so that a row's own cost can be told from what earlier rows left behind.
+ */
+export interface BackgroundReport {
+  seconds: number;
+  /** autovacuum's work seen under way ("VACUUM ANALYZE persons" → seconds seen in the samples), in the order first seen. */
+  autovacuum_seen: Record<string, number>;
+  /** Vacuums and analyzes that finished, by table: "persons" → "autovacuum 1, autoanalyze 1". */
+  finished: Record<string, string>;
+  checkpoints_timed: number;
+  checkpoints_requested: number;
+  /** Buffers the checkpointer wrote (a spread checkpoint writes over checkpoint_completion_target of its interval). */
+  checkpoint_buffers: number;
+  wal_mb: number;
+  /** Full-page images: a page's first change after a checkpoint logs the whole 8 kB page. */
+  wal_fpi: number;
+  /** The server's CPU by kind of process, ms (`ended processes`: the part of processes that ended after the last sample). */
+  cpu_ms: Record<string, number>;
+}
+
+interface BackgroundSnapshot {
+  at: number;
+  tables: Map<string, number[]>;
+  checkpoints: { timed: number; requested: number; buffers: number };
+  wal: { bytes: number; fpi: number };
+  procs: Map<number, { kind: string; us: number }>;
+  endedUs: number;
+}
+
+/** The autovacuum settings a table's storage parameters may override, and the server's values of them. */
+const AUTOVACUUM_SETTINGS = [
+  "autovacuum_vacuum_threshold",
+  "autovacuum_vacuum_scale_factor",
+  "autovacuum_vacuum_insert_threshold",
+  "autovacuum_vacuum_insert_scale_factor",
+  "autovacuum_analyze_threshold",
+  "autovacuum_analyze_scale_factor",
+] as const;
+
+/** One table autovacuum would process now, and what it would run. */
+export interface DueTable {
+  table: string;
+  vacuum: boolean;
+  analyze: boolean;
+}
+
+export class PgBackground {
+  private constructor(
+    private su: SQL,
+    private pgPid: number,
+  ) {}
+
+  /** `url`: the superuser's URL of the database to watch (its tables); `pgPid`: the server's postmaster. */
+  static open(url: string, pgPid: number): PgBackground {
+    return new PgBackground(new SQL({ url, max: 1 }), pgPid);
+  }
+
+  private async snapshot(): Promise<BackgroundSnapshot> {
+    const tables = await this.su.unsafe("SELECT relname, autovacuum_count, autoanalyze_count, vacuum_count, analyze_count FROM pg_stat_user_tables");
+    const [c] = await this.su.unsafe("SELECT checkpoints_timed::int8 AS timed, checkpoints_req::int8 AS requested, buffers_checkpoint::int8 AS buffers FROM pg_stat_bgwriter");
+    const [w] = await this.su.unsafe("SELECT wal_bytes::int8 AS bytes, wal_fpi::int8 AS fpi FROM pg_stat_wal");
+    return {
+      at: performance.now(),
+      tables: new Map(tables.map((t: Record<string, unknown>) => [String(t.relname), [t.autovacuum_count, t.autoanalyze_count, t.vacuum_count, t.analyze_count].map(Number)])),
+      checkpoints: { timed: Number(c.timed), requested: Number(c.requested), buffers: Number(c.buffers) },
+      wal: { bytes: Number(w.bytes), fpi: Number(w.fpi) },
+      procs: childrenByPid(this.pgPid),
+      endedUs: endedChildrenCpuUs(this.pgPid),
+    };
+  }
+
+  /** autovacuum's workers under way: "VACUUM ANALYZE persons", with the database when not this one. */
+  async autovacuumRunning(): Promise<string[]> {
+    const rows = await this.su.unsafe(
+      "SELECT datname = current_database() AS here, datname, query FROM pg_stat_activity WHERE backend_type = 'autovacuum worker' AND query LIKE 'autovacuum: %'",
+    );
+    return rows.map((r: { here: boolean; datname: string; query: string }) => {
+      const what = r.query.replace(/^autovacuum: /, "").replace(/\bpublic\./, "");
+      return r.here ? what : `${what} (database ${r.datname})`;
+    });
+  }
+
+  /**
+   * Watches from now until `stop()`: every `everyMs` the server's processes (so that a process
+   * ending before the end is still known by its kind) and autovacuum's workers.
+   */
+  async watch(everyMs = 1000): Promise<{ stop: () => Promise<BackgroundReport> }> {
+    const start = await this.snapshot();
+    const seen = new Map<number, { kind: string; us: number }>(start.procs);
+    const autovacuum = new Map<string, number>();
+    let sampling: Promise<void> = Promise.resolve();
+    const sample = async () => {
+      for (const [pid, p] of childrenByPid(this.pgPid)) seen.set(pid, p);
+      for (const what of await this.autovacuumRunning()) autovacuum.set(what, (autovacuum.get(what) ?? 0) + everyMs / 1000);
+    };
+    const timer = setInterval(() => {
+      sampling = sampling.then(sample, () => {});
+    }, everyMs);
+    return {
+      stop: async () => {
+        clearInterval(timer);
+        await sampling.catch(() => {});
+        await sample();
+        const end = await this.snapshot();
+        return this.report(start, end, seen, autovacuum);
+      },
+    };
+  }
+
+  private report(start: BackgroundSnapshot, end: BackgroundSnapshot, seen: Map<number, { kind: string; us: number }>, autovacuum: Map<string, number>): BackgroundReport {
+    const cpu: Record<string, number> = {};
+    const add = (kind: string, us: number) => {
+      if (us > 0) cpu[kind] = (cpu[kind] ?? 0) + us;
+    };
+    // Live at the end: what it used since the start (all of it when it started meanwhile). Ended
+    // meanwhile: up to its last sample by its kind, the rest (after that sample) as `ended processes`.
+    let endedSeenUs = 0;
+    for (const [pid, p] of seen) {
+      const from = start.procs.get(pid)?.us ?? 0;
+      const last = end.procs.get(pid);
+      if (last) add(last.kind, last.us - from);
+      else {
+        add(p.kind, p.us - from);
+        endedSeenUs += p.us;
+      }
+    }
+    add("ended processes", end.endedUs - start.endedUs - endedSeenUs);
+    const finished: Record<string, string> = {};
+    const names = ["autovacuum", "autoanalyze", "vacuum", "analyze"];
+    for (const [table, counts] of end.tables) {
+      const before = start.tables.get(table) ?? [0, 0, 0, 0];
+      const parts = counts.map((n, i) => n - before[i]).flatMap((d, i) => (d > 0 ? [`${names[i]} ${d}`] : []));
+      if (parts.length) finished[table] = parts.join(", ");
+    }
+    return {
+      seconds: Math.round((end.at - start.at) / 100) / 10,
+      autovacuum_seen: Object.fromEntries([...autovacuum].map(([k, s]) => [k, Math.round(s * 10) / 10])),
+      finished,
+      checkpoints_timed: end.checkpoints.timed - start.checkpoints.timed,
+      checkpoints_requested: end.checkpoints.requested - start.checkpoints.requested,
+      checkpoint_buffers: end.checkpoints.buffers - start.checkpoints.buffers,
+      wal_mb: Math.round((end.wal.bytes - start.wal.bytes) / 1e5) / 10,
+      wal_fpi: end.wal.fpi - start.wal.fpi,
+      cpu_ms: Object.fromEntries(Object.entries(cpu).sort((a, b) => b[1] - a[1]).map(([k, us]) => [k, Math.round(us / 1000)])),
+    };
+  }
+
+  /**
+   * The tables autovacuum would process at its next look (PostgreSQL 15's relation_needs_vacanalyze:
+   * dead rows over threshold + scale × rows, rows inserted since the last vacuum over the insert
+   * threshold + scale × rows, rows changed since the last analyze over its own), with each table's
+   * storage parameters over the server's settings. The counts reach the statistics up to a second
+   * after their transactions.
+   */
+  async dueTables(): Promise<DueTable[]> {
+    const settings = Object.fromEntries(
+      (await this.su.unsafe(`SELECT name, setting FROM pg_settings WHERE name IN (${AUTOVACUUM_SETTINGS.map((n) => `'${n}'`).join(", ")}) OR name = 'autovacuum'`)).map(
+        (r: { name: string; setting: string }) => [r.name, r.setting],
+      ),
+    );
+    if (settings.autovacuum !== "on") return [];
+    const rows = await this.su.unsafe(`SELECT s.relname, s.n_dead_tup::int8 AS dead, s.n_ins_since_vacuum::int8 AS inserted, s.n_mod_since_analyze::int8 AS changed,
+        greatest(c.reltuples, 0)::float8 AS tuples, coalesce(c.reloptions, '{}') AS options
+      FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid WHERE c.relkind = 'r'`);
+    const due: DueTable[] = [];
+    for (const r of rows as { relname: string; dead: string; inserted: string; changed: string; tuples: number; options: string[] }[]) {
+      const own = Object.fromEntries(r.options.map((o) => o.split("=") as [string, string]));
+      if (own.autovacuum_enabled === "false") continue;
+      const value = (name: (typeof AUTOVACUUM_SETTINGS)[number]) => Number(own[name] ?? settings[name]);
+      const insertThreshold = value("autovacuum_vacuum_insert_threshold");
+      const vacuum =
+        Number(r.dead) > value("autovacuum_vacuum_threshold") + value("autovacuum_vacuum_scale_factor") * r.tuples ||
+        (insertThreshold >= 0 && Number(r.inserted) > insertThreshold + value("autovacuum_vacuum_insert_scale_factor") * r.tuples);
+      const analyze = Number(r.changed) > value("autovacuum_analyze_threshold") + value("autovacuum_analyze_scale_factor") * r.tuples;
+      if (vacuum || analyze) due.push({ table: r.relname, vacuum, analyze });
+    }
+    return due;
+  }
+
+  /** Runs what autovacuum would run on a due table (VACUUM, ANALYZE or both), now. */
+  async runDue(t: DueTable): Promise<void> {
+    const name = `"${t.table.replaceAll('"', '""')}"`;
+    await this.su.unsafe(t.vacuum ? `VACUUM ${t.analyze ? "(ANALYZE) " : ""}${name}` : `ANALYZE ${name}`);
+  }
+
+  /** A statement of the caller's own as this superuser (the dispatcher's queue, say), its rows. */
+  async rows(text: string): Promise<Record<string, unknown>[]> {
+    return await this.su.unsafe(text);
+  }
+
+  async close(): Promise<void> {
+    await this.su.close();
+  }
+}
+
+/** A BackgroundReport in a line: "autovacuum VACUUM persons 6 s; finished persons: autovacuum 1; checkpoints 1 timed; WAL 120 MB, 9,000 full pages; CPU s backends 3.1, ...". */
+export function backgroundLine(r: BackgroundReport): string {
+  const parts: string[] = [];
+  const seen = Object.entries(r.autovacuum_seen);
+  parts.push(seen.length ? `autovacuum under way: ${seen.map(([w, s]) => `${w} ${s} s`).join(", ")}` : "no autovacuum seen");
+  const finished = Object.entries(r.finished);
+  if (finished.length) parts.push(`finished: ${finished.map(([t, what]) => `${t} (${what})`).join(", ")}`);
+  parts.push(`checkpoints ${r.checkpoints_timed} timed + ${r.checkpoints_requested} requested (${r.checkpoint_buffers} buffers written)`);
+  parts.push(`WAL ${r.wal_mb} MB, ${r.wal_fpi.toLocaleString("en")} full-page images`);
+  parts.push(`PostgreSQL CPU s: ${Object.entries(r.cpu_ms).map(([k, ms]) => `${k} ${(ms / 1000).toFixed(2)}`).join(", ") || "none"}`);
+  return parts.join("; ");
 }
