@@ -240,6 +240,10 @@ export interface BackgroundReport {
   wal_mb: number;
   /** Full-page images: a page's first change after a checkpoint logs the whole 8 kB page. */
   wal_fpi: number;
+  /** The WAL's MB by resource manager (pg_walinspect), the largest 4: whose writes it was (Heap, Btree, Gin, ...). */
+  wal_mb_by_kind: Record<string, number>;
+  /** The sessions' statements seen under way in the samples (their first words), the 4 most seen, with how many times. */
+  statements_seen: Record<string, number>;
   /** The server's CPU by kind of process, ms (`ended processes`: the part of processes that ended after the last sample). */
   cpu_ms: Record<string, number>;
 }
@@ -248,7 +252,7 @@ interface BackgroundSnapshot {
   at: number;
   tables: Map<string, number[]>;
   checkpoints: { timed: number; requested: number; buffers: number };
-  wal: { bytes: number; fpi: number };
+  wal: { bytes: number; fpi: number; lsn: string };
   procs: Map<number, { kind: string; us: number }>;
   endedUs: number;
 }
@@ -274,22 +278,28 @@ export class PgBackground {
   private constructor(
     private su: SQL,
     private pgPid: number,
+    private walinspect: boolean,
   ) {}
 
-  /** `url`: the superuser's URL of the database to watch (its tables); `pgPid`: the server's postmaster. */
-  static open(url: string, pgPid: number): PgBackground {
-    return new PgBackground(new SQL({ url, max: 1 }), pgPid);
+  /**
+   * `url`: the superuser's URL of the database to watch (its tables); `pgPid`: the server's
+   * postmaster. pg_walinspect (contrib) is created in that database when it can be, for the WAL by kind.
+   */
+  static async open(url: string, pgPid: number): Promise<PgBackground> {
+    const su = new SQL({ url, max: 1 });
+    const walinspect = await su.unsafe("CREATE EXTENSION IF NOT EXISTS pg_walinspect").then(() => true, () => false);
+    return new PgBackground(su, pgPid, walinspect);
   }
 
   private async snapshot(): Promise<BackgroundSnapshot> {
     const tables = await this.su.unsafe("SELECT relname, autovacuum_count, autoanalyze_count, vacuum_count, analyze_count FROM pg_stat_user_tables");
     const [c] = await this.su.unsafe("SELECT checkpoints_timed::int8 AS timed, checkpoints_req::int8 AS requested, buffers_checkpoint::int8 AS buffers FROM pg_stat_bgwriter");
-    const [w] = await this.su.unsafe("SELECT wal_bytes::int8 AS bytes, wal_fpi::int8 AS fpi FROM pg_stat_wal");
+    const [w] = await this.su.unsafe("SELECT wal_bytes::int8 AS bytes, wal_fpi::int8 AS fpi, pg_current_wal_insert_lsn()::text AS lsn FROM pg_stat_wal");
     return {
       at: performance.now(),
       tables: new Map(tables.map((t: Record<string, unknown>) => [String(t.relname), [t.autovacuum_count, t.autoanalyze_count, t.vacuum_count, t.analyze_count].map(Number)])),
       checkpoints: { timed: Number(c.timed), requested: Number(c.requested), buffers: Number(c.buffers) },
-      wal: { bytes: Number(w.bytes), fpi: Number(w.fpi) },
+      wal: { bytes: Number(w.bytes), fpi: Number(w.fpi), lsn: String(w.lsn) },
       procs: childrenByPid(this.pgPid),
       endedUs: endedChildrenCpuUs(this.pgPid),
     };
@@ -297,13 +307,25 @@ export class PgBackground {
 
   /** autovacuum's workers under way: "VACUUM ANALYZE persons", with the database when not this one. */
   async autovacuumRunning(): Promise<string[]> {
+    return (await this.activity()).autovacuum;
+  }
+
+  /** autovacuum's workers under way, and the first words of the statements this database's sessions (not this one) are running. */
+  private async activity(): Promise<{ autovacuum: string[]; statements: string[] }> {
     const rows = await this.su.unsafe(
-      "SELECT datname = current_database() AS here, datname, query FROM pg_stat_activity WHERE backend_type = 'autovacuum worker' AND query LIKE 'autovacuum: %'",
+      `SELECT backend_type = 'autovacuum worker' AS autovacuum, datname = current_database() AS here, datname, left(regexp_replace(query, '\\s+', ' ', 'g'), 70) AS query
+        FROM pg_stat_activity WHERE (backend_type = 'autovacuum worker' AND query LIKE 'autovacuum: %')
+          OR (backend_type = 'client backend' AND state = 'active' AND pid <> pg_backend_pid() AND datname = current_database())`,
     );
-    return rows.map((r: { here: boolean; datname: string; query: string }) => {
-      const what = r.query.replace(/^autovacuum: /, "").replace(/\bpublic\./, "");
-      return r.here ? what : `${what} (database ${r.datname})`;
-    });
+    const out = { autovacuum: [] as string[], statements: [] as string[] };
+    for (const r of rows as { autovacuum: boolean; here: boolean; datname: string; query: string }[]) {
+      if (!r.autovacuum) out.statements.push(r.query);
+      else {
+        const what = r.query.replace(/^autovacuum: /, "").replace(/\bpublic\./, "");
+        out.autovacuum.push(r.here ? what : `${what} (database ${r.datname})`);
+      }
+    }
+    return out;
   }
 
   /**
@@ -314,10 +336,13 @@ export class PgBackground {
     const start = await this.snapshot();
     const seen = new Map<number, { kind: string; us: number }>(start.procs);
     const autovacuum = new Map<string, number>();
+    const statements = new Map<string, number>();
     let sampling: Promise<void> = Promise.resolve();
     const sample = async () => {
       for (const [pid, p] of childrenByPid(this.pgPid)) seen.set(pid, p);
-      for (const what of await this.autovacuumRunning()) autovacuum.set(what, (autovacuum.get(what) ?? 0) + everyMs / 1000);
+      const now = await this.activity();
+      for (const what of now.autovacuum) autovacuum.set(what, (autovacuum.get(what) ?? 0) + everyMs / 1000);
+      for (const q of now.statements) statements.set(q, (statements.get(q) ?? 0) + 1);
     };
     const timer = setInterval(() => {
       sampling = sampling.then(sample, () => {});
@@ -328,7 +353,13 @@ export class PgBackground {
         await sampling.catch(() => {});
         await sample();
         const end = await this.snapshot();
-        return this.report(start, end, seen, autovacuum);
+        const walKinds = this.walinspect
+          ? await this.su.unsafe("SELECT resource_manager AS kind, combined_size::int8 AS bytes FROM pg_get_wal_stats($1::pg_lsn, $2::pg_lsn, false) WHERE combined_size > 0 ORDER BY combined_size DESC LIMIT 4", [start.wal.lsn, end.wal.lsn]).catch(() => [])
+          : [];
+        const report = this.report(start, end, seen, autovacuum);
+        report.wal_mb_by_kind = Object.fromEntries(walKinds.map((k: { kind: string; bytes: unknown }) => [k.kind, Math.round(Number(k.bytes) / 1e5) / 10]));
+        report.statements_seen = Object.fromEntries([...statements].sort((a, b) => b[1] - a[1]).slice(0, 4));
+        return report;
       },
     };
   }
@@ -367,6 +398,8 @@ export class PgBackground {
       checkpoint_buffers: end.checkpoints.buffers - start.checkpoints.buffers,
       wal_mb: Math.round((end.wal.bytes - start.wal.bytes) / 1e5) / 10,
       wal_fpi: end.wal.fpi - start.wal.fpi,
+      wal_mb_by_kind: {},
+      statements_seen: {},
       cpu_ms: Object.fromEntries(Object.entries(cpu).sort((a, b) => b[1] - a[1]).map(([k, us]) => [k, Math.round(us / 1000)])),
     };
   }
@@ -427,7 +460,10 @@ export function backgroundLine(r: BackgroundReport): string {
   const finished = Object.entries(r.finished);
   if (finished.length) parts.push(`finished: ${finished.map(([t, what]) => `${t} (${what})`).join(", ")}`);
   parts.push(`checkpoints ${r.checkpoints_timed} timed + ${r.checkpoints_requested} requested (${r.checkpoint_buffers} buffers written)`);
-  parts.push(`WAL ${r.wal_mb} MB, ${r.wal_fpi.toLocaleString("en")} full-page images`);
+  const walKinds = Object.entries(r.wal_mb_by_kind);
+  parts.push(`WAL ${r.wal_mb} MB${walKinds.length ? ` (${walKinds.map(([k, mb]) => `${k} ${mb}`).join(", ")})` : ""}, ${r.wal_fpi.toLocaleString("en")} full-page images`);
+  const statements = Object.entries(r.statements_seen);
+  if (statements.length) parts.push(`statements seen under way (samples): ${statements.map(([q, n]) => `${n}× ${q}`).join(" | ")}`);
   parts.push(`PostgreSQL CPU s: ${Object.entries(r.cpu_ms).map(([k, ms]) => `${k} ${(ms / 1000).toFixed(2)}`).join(", ") || "none"}`);
   return parts.join("; ");
 }

@@ -446,7 +446,7 @@ async function runMode(mode: Mode, shared: Shared, pg: TestPostgres | null): Pro
   let peer: { proc: Bun.Subprocess; dir: string } | null = null;
   // Cluster mode: the superuser's view of the bench database, for what PostgreSQL's background
   // does around and during each row.
-  const pgBackground = superuserUrl ? PgBackground.open(superuserUrl, pg!.pid) : null;
+  const pgBackground = superuserUrl ? await PgBackground.open(superuserUrl, pg!.pid) : null;
   const extra: Record<string, unknown> = {};
   try {
     const json = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
