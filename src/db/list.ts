@@ -589,7 +589,7 @@ function matchSet(client: Database, kept: Totals, s: IndexSearch): Matches {
 /**
  * Cluster mode's match sets: the ids a plain ?q (plainById) matches, in id order, loaded with one
  * statement once per corporation generation (change-stamp.ts readStamp), as SQLite's are per
- * change stamp. PostgreSQL evaluates the fold (corpadmin_unaccent, a SQL function it cannot
+ * change stamp. PostgreSQL evaluates the fold (corpadmin_unaccent, a function it cannot
  * inline: several µs a call) on every row a plan reads: a page of a name every eighth person holds
  * read ≈ 400 rows × 3 columns by the id index, or every match through the trigram indexes plus a
  * sort, each time; from the set a page is its ids' rows by primary key, and the total its size.

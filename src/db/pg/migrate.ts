@@ -131,18 +131,30 @@ export const FOLD_FUNCTION = "corpadmin_unaccent";
 
 /**
  * `corpadmin_unaccent(text)`: unaccent with its dictionary named (so the result cannot depend on
- * a search_path), declared IMMUTABLE so an index may hold it. A plain SQL function: the planner
- * inlines it where no index answers.
+ * a search_path), declared IMMUTABLE so an index may hold it. In PL/pgSQL, not SQL: PostgreSQL
+ * cannot inline a SQL function over a STABLE one (unaccent), so a SQL body was parsed, planned
+ * and run through an executor of its own at every statement that called it (each person INSERT,
+ * once per trigram index) and per row of a scan; PL/pgSQL keeps the compiled function and its
+ * expression's plan for the session. Same results, so the indexes made over the SQL form stay
+ * valid when it is replaced (no rebuild). Replaced only where the role owns it and no superuser
+ * declared it LEAKPROOF (only a superuser may, and a replacement would drop it).
  */
 async function ensureFoldFunction(conn: SQL): Promise<void> {
-  const [has] = await conn`SELECT 1 AS one FROM pg_proc WHERE proname = ${FOLD_FUNCTION} AND pronamespace = current_schema()::regnamespace`;
-  if (has) return;
+  const [has] = await conn`SELECT l.lanname AS language, p.proleakproof AS leakproof, pg_has_role(p.proowner, 'MEMBER') AS ours
+    FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang WHERE p.proname = ${FOLD_FUNCTION} AND p.pronamespace = current_schema()::regnamespace`;
+  if (has && (has.language === FOLD_LANGUAGE || has.leakproof || !has.ours)) return;
   const [ext] = await conn`SELECT extnamespace::regnamespace::text AS schema FROM pg_extension WHERE extname = 'unaccent'`;
-  const schema = `"${String(ext.schema).replaceAll('"', '""')}"`;
-  await conn.unsafe(
-    `CREATE FUNCTION ${FOLD_FUNCTION}(text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
-     AS $$ SELECT ${schema}.unaccent('${schema.replaceAll("'", "''")}.unaccent'::regdictionary, $1) $$`,
-  );
+  await conn.unsafe(foldFunctionSql(String(ext.schema)));
+}
+
+/** The language of corpadmin_unaccent (ensureFoldFunction). */
+export const FOLD_LANGUAGE = "plpgsql";
+
+/** corpadmin_unaccent's definition, over the unaccent extension in `schema`. */
+export function foldFunctionSql(schema: string): string {
+  const quoted = `"${schema.replaceAll('"', '""')}"`;
+  return `CREATE OR REPLACE FUNCTION ${FOLD_FUNCTION}(text) RETURNS text LANGUAGE ${FOLD_LANGUAGE} IMMUTABLE PARALLEL SAFE STRICT
+     AS $$ BEGIN RETURN ${quoted}.unaccent('${quoted.replaceAll("'", "''")}.unaccent'::regdictionary, $1); END $$`;
 }
 
 /**

@@ -11,7 +11,7 @@ import type { TogetherRead } from "../../db/handle";
 import { readTogether, writeTogether } from "../../db/rows";
 import { forbidden, invalidMany, type FieldError } from "../../lib/problem";
 import { unchanged } from "../../lib/unchanged";
-import { addCity, cityIdByNames, cityOfRow, cityRead, cityView, getCity, updateCity } from "../city/service";
+import { addCity, cityIdByNames, cityOfRow, cityRead, cityView, getCity, updateCity, type CityRow } from "../city/service";
 import { addPartyWrite, findPerson, personOfRow, personRead, personView, setParty } from "../person/service";
 import { addressColumns } from "../address/columns";
 import { linkedRecordId as lookUpLink, linkedRecordIdsRead, linkKey, linkNewRecordWrite, linkRecord, linksOfRows } from "../externalapp/link-service";
@@ -325,12 +325,28 @@ export async function eventsStep(run: UpsertRun, contractId: string): Promise<Co
   const view: Contract = (await contractViewById(run.ctx.contractNetwork, run.tx, contractId, run.principal.corp.timezone))!;
   for (const [recordId, c] of run.touched) {
     const type = `${c.kind.toUpperCase()}_AFTER_${c.action}` as EventGroup;
-    run.w.emit(type, recordId, c.kind === "contract" ? view : (t: TenantDb) => viewOf(t, c.kind, recordId));
+    run.w.emit(type, recordId, c.kind === "contract" ? view : (t: TenantDb) => viewOf(t, c.kind, recordId, c.kind === "person" ? cityIdOf(run, recordId) : undefined));
   }
   return view;
 }
 
-async function viewOf(tx: TenantDb, kind: Kind, id: string): Promise<unknown> {
+/** The city id a person of the run was written with (its `address_city_id`), null for none; undefined if the run did not write it. */
+function cityIdOf(run: UpsertRun, personId: string): string | null | undefined {
+  let cityId: string | null | undefined;
+  for (const r of run.resolved.values()) if (r.id === personId && "address_city_id" in r.data) cityId = r.data.address_city_id as string | null;
+  return cityId;
+}
+
+/**
+ * A touched record's event payload, read after the write. A person's row and its city (`cityId`,
+ * as the run wrote it) in one statement where statements are round trips (readTogether).
+ */
+async function viewOf(tx: TenantDb, kind: Kind, id: string, cityId?: string | null): Promise<unknown> {
   if (kind === "city") return cityView(await getCity(tx, id));
-  return personView(tx, (await findPerson(tx, id))!);
+  if (cityId === undefined || !statementsAreRoundTrips(tx)) return personView(tx, (await findPerson(tx, id))!);
+  const reads = cityId === null ? [personRead(id)] : [personRead(id), cityRead(cityId)];
+  const [row, city] = await readTogether(tx, reads);
+  const c = city as CityRow | null | undefined;
+  const cities = new Map(cityId === null ? [] : [[cityId, c ? { id: c.id, name: c.name, state: c.state, country: c.country } : null]]);
+  return personView(tx, personOfRow(row)!, cities);
 }

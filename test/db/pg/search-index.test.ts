@@ -5,8 +5,8 @@
 // `GET /api/system/doctor` says which (check "search-index").
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
-import { LEAKPROOF_SQL, TRIGRAM_INDEXES } from "../../../src/db/pg/migrate";
-import { makeApp, startAndLogin, type TestApp } from "../../support/helpers";
+import { FOLD_FUNCTION, FOLD_LANGUAGE, LEAKPROOF_SQL, TRIGRAM_INDEXES } from "../../../src/db/pg/migrate";
+import { ADMIN, logIn, makeApp, startAndLogin, type TestApp } from "../../support/helpers";
 import { throwawayPostgres } from "../../support/postgres";
 import { waitFor } from "../../support/wait";
 
@@ -54,9 +54,10 @@ async function doctorCheck(t: TestApp, token: string) {
 
 /** An app over the server's database `name` (made, then `prepare`d as its superuser), with that superuser's connection and the admin's token. */
 function appOver(name: string, prepare?: (su: SQL) => Promise<unknown>) {
-  const db = {} as { t: TestApp; su: SQL; token: string };
+  const db = {} as { t: TestApp; su: SQL; token: string; appUrl: string };
   beforeAll(async () => {
     const { url, appUrl } = await pg.createDatabase(name);
+    db.appUrl = appUrl;
     db.su = pg.connect(url, 1);
     await prepare?.(db.su);
     db.t = await makeApp({ env: { CORPADMIN_DATABASE_URL: appUrl } });
@@ -110,4 +111,35 @@ describe("pg_trgm not permitted to the app's role", () => {
   test("GET /api/person?q= answers the same persons by a scan", async () => {
     await searchesAnswer(db.t, db.token, db.su);
   });
+});
+
+describe("an installation whose fold is the SQL function of before", () => {
+  const db = appOver("fold_of_before");
+  const OLD_FOLD = `CREATE OR REPLACE FUNCTION ${FOLD_FUNCTION}(text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
+    AS $$ SELECT public.unaccent('public.unaccent'::regdictionary, $1) $$`;
+  const fold = async () => (await db.su`SELECT l.lanname AS language, p.proleakproof AS leakproof FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang WHERE p.proname = ${FOLD_FUNCTION}`)[0];
+  const files = async () => (await db.su`SELECT relname, relfilenode FROM pg_class WHERE relname LIKE 'persons_%_trgm' ORDER BY 1`).map((r: { relname: string; relfilenode: number }) => `${r.relname} ${r.relfilenode}`);
+  async function restart() {
+    await db.t.close();
+    db.t = await makeApp({ env: { CORPADMIN_DATABASE_URL: db.appUrl } });
+    db.token = await logIn(db.t, "acme", ADMIN.login, ADMIN.password);
+  }
+
+  test("the next start replaces it with PL/pgSQL, the trigram indexes kept as they are (same results: no rebuild); searches answer the same", async () => {
+    expect(await fold()).toEqual({ language: FOLD_LANGUAGE, leakproof: false });
+    await db.su.unsafe(OLD_FOLD);
+    expect((await fold()).language).toBe("sql");
+    const before = await files();
+    expect(before).toHaveLength(TRIGRAM_INDEXES.length);
+    await restart();
+    expect(await fold()).toEqual({ language: FOLD_LANGUAGE, leakproof: false });
+    expect(await files()).toEqual(before);
+    await searchesAnswer(db.t, db.token, db.su);
+  }, 60_000);
+
+  test("one a superuser declared LEAKPROOF is left as it is (the role may not declare it again)", async () => {
+    await db.su.unsafe(`${OLD_FOLD}; ${LEAKPROOF_SQL}`);
+    await restart();
+    expect(await fold()).toEqual({ language: "sql", leakproof: true });
+  }, 60_000);
 });

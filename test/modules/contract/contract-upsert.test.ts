@@ -166,6 +166,9 @@ describe("POST /api/contract/create/externalapp/name/{externalAppName}|id/{exter
     const contractEvent = ev[5];
     expect(contractEvent.record_id).toBe(c.id);
     expect(contractEvent.payload.data).toEqual(shown.body);
+    // A person's payload is the person as GET shows it, its address's city included.
+    for (const e of ev.filter((e) => e.type === "PERSON_AFTER_INSERT")) expect(e.payload.data).toEqual((await req("GET", `/api/person/${e.record_id}`, { token })).body);
+    expect(ev.filter((e) => e.type === "PERSON_AFTER_INSERT" && e.payload.data.address?.city).length).toBeGreaterThan(0);
     expect(JSON.stringify(ev)).not.toContain(c.config.password);
   });
 
@@ -202,7 +205,10 @@ describe("POST /api/contract/create/externalapp/name/{externalAppName}|id/{exter
     expect(third.body.customer.address.city).toMatchObject({ id: first.body.customer.address.city.id, state: "São Paulo" });
     expect(third.body.items).toBeNull();
     expect(tableCounts(f.t, corpId).persons).toBe(before.persons);
-    expect(newEvents(f.t, corpId, mark2).map((e) => e.type)).toEqual(["CITY_AFTER_UPDATE", "PERSON_AFTER_UPDATE", "CONTRACT_AFTER_UPDATE"]);
+    const updated = newEvents(f.t, corpId, mark2);
+    expect(updated.map((e) => e.type)).toEqual(["CITY_AFTER_UPDATE", "PERSON_AFTER_UPDATE", "CONTRACT_AFTER_UPDATE"]);
+    expect(updated[1].payload.data).toEqual((await req("GET", `/api/person/${first.body.customer.id}`, { token })).body);
+    expect(updated[1].payload.data.address.city).toMatchObject({ id: first.body.customer.address.city.id, name: "Campinas", state: "São Paulo" });
   });
 
   test("an existing agent is linked, never overwritten (Divergence 2)", async () => {
