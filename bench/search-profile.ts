@@ -15,6 +15,7 @@ import { makeApp, startAndLogin } from "../test/support/helpers";
 import { contractBody } from "../test/support/contract-body";
 import { LEAKPROOF_SQL } from "../src/db/pg/migrate";
 import { listPersons } from "../src/modules/person/service";
+import { PERSON_VIEWS_JOB, type personViewsJob } from "../src/modules/person/kept-views";
 import { benchPostgres, measured, PgStats } from "./pg-stats";
 
 const PERSONS = Number(process.argv[2] ?? 10_000);
@@ -98,6 +99,9 @@ await step("read", () => door.read(async () => null));
 await step("read+pk", () => door.read((tx) => tx.$client.query("SELECT id FROM persons WHERE id = ?1").get(oneId)));
 await step("service", (k) => listPersons(door, { q: NAMES[k % NAMES.length], limit: 50 }));
 await step("request", page, STATS);
+// What the app keeps of the persons' views (person/kept-views.ts) after the steps: their memory.
+const kept = t.ctx.jobs.get<ReturnType<typeof personViewsJob>>(PERSON_VIEWS_JOB)?.views.size;
+if (kept) console.log(`kept person views: ${kept.views}, ${(kept.chars / 1e6).toFixed(2)} M characters`);
 await statsOf.close();
 await su.close();
 await t.close();

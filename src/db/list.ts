@@ -609,8 +609,6 @@ const pgMatches = new Map<string, IdMatches>();
 const pgLoading = new Map<string, Promise<IdMatches | undefined>>();
 let pgMatchBytes = 0;
 const MAX_PG_MATCH_BYTES = 32 * 1024 * 1024;
-const scopeNumbers = new WeakMap<object, number>();
-let scopeCount = 0;
 
 function idMatches(rows: unknown[][]): IdMatches {
   const first = rows[0]?.[0];
@@ -643,21 +641,52 @@ const numberOf = (map: WeakMap<object, number>, o: object, next: () => number) =
 };
 
 /**
- * The match set of a plain ?q on PostgreSQL; loaded (`match`, the words' condition, built only
- * then), and kept when the generation held. Keyed by the corporation, its generation, the owner's
- * ListSpec and table, and `q` as sent: a page from a kept set builds no SQL at all.
+ * A kept set's key. The stamp alone names the corporation: a generation is drawn from the stamps'
+ * one sequence (change-stamp.ts newStamp) for one corporation on one node, never for another.
  */
-async function pgMatchSet(db: AnyDb, client: ReturnType<typeof clientOf>, table: SQLiteTable, spec: ListSpec, q: string, match: () => SQL | undefined): Promise<IdMatches | undefined> {
-  const stamp = readStamp(db);
-  const scope = stampScope(db);
-  if (stamp === null || !scope) return undefined;
-  const key = `${numberOf(scopeNumbers, scope, () => ++scopeCount)}\0${stamp}\0${numberOf(specNumbers, spec, () => ++specCount)}\0${getTableName(table)}\0${q}`;
+function pgMatchKey(stamp: number, table: SQLiteTable, spec: ListSpec, q: string): string {
+  return `${stamp}\0${numberOf(specNumbers, spec, () => ++specCount)}\0${getTableName(table)}\0${q}`;
+}
+
+/** The set kept under `key`, made the most recently used. */
+function keptPgMatches(key: string): IdMatches | undefined {
   const hit = pgMatches.get(key);
   if (hit) {
     pgMatches.delete(key);
     pgMatches.set(key, hit);
-    return hit;
   }
+  return hit;
+}
+
+/**
+ * The ids of a plain ?q's page (plainById) from the match set kept for `stamp` (a door's
+ * `stampNow()`: the corporation's generation, no read), with its page, limit and total; undefined
+ * when no set is kept for it or the request is not plain. A module that keeps its rows' views per
+ * stamp answers such a page with no statement at all (person/service.ts personPageText).
+ */
+export function keptPlainPage(stamp: number, table: SQLiteTable, spec: ListSpec, params: ListParams): { ids: unknown[]; page: number; limit: number; total: number } | undefined {
+  const idColumn = (getTableColumns(table) as Record<string, SQLiteColumn | undefined>).id;
+  const plain = rowReader(table) && idColumn?.dataType === "string" && plainById(table, spec, params, []);
+  if (!plain) return undefined;
+  const m = keptPgMatches(pgMatchKey(stamp, table, spec, params.q!));
+  if (!m) return undefined;
+  const { page, limit, offset } = paging(params);
+  const ids: unknown[] = [];
+  for (let i = offset; i < Math.min(m.count, offset + limit); i++) ids.push(m.at(plain.descending ? m.count - 1 - i : i));
+  return { ids, page, limit, total: m.count };
+}
+
+/**
+ * The match set of a plain ?q on PostgreSQL; loaded (`match`, the words' condition, built only
+ * then), and kept when the generation held. Keyed by the corporation's generation (pgMatchKey),
+ * the owner's ListSpec and table, and `q` as sent: a page from a kept set builds no SQL at all.
+ */
+async function pgMatchSet(db: AnyDb, client: ReturnType<typeof clientOf>, table: SQLiteTable, spec: ListSpec, q: string, match: () => SQL | undefined): Promise<IdMatches | undefined> {
+  const stamp = readStamp(db);
+  if (stamp === null || !stampScope(db)) return undefined;
+  const key = pgMatchKey(stamp, table, spec, q);
+  const hit = keptPgMatches(key);
+  if (hit) return hit;
   // Requests that miss the same set at once (the first searches after a write, several
   // connections) wait for one load rather than each evaluating the match: they share its set when
   // it was kept (no write ended meanwhile: the same generation's rows), else load their own.

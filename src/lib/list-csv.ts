@@ -177,7 +177,7 @@ export function csvExporter(routes: () => readonly RouteLike[]) {
 }
 
 /** Whether a request may ask for CSV (else it surely does not): one substring search and one header read. */
-function mayAskCsv(request: Request): boolean {
+export function mayAskCsv(request: Request): boolean {
   if (request.url.includes("format=")) return true;
   const accept = request.headers.get("accept");
   return accept !== null && accept.includes("text/csv");

@@ -1,12 +1,14 @@
 // Person rows of routes.md (the document's Party): CRUD, address, external links and lookups.
 import { Elysia } from "elysia";
 import type { AppContext } from "../../core/context";
-import { created, noContent } from "../../lib/http";
-import { listAnswer } from "../../lib/list-csv";
+import { checkedJsonText, created, noContent } from "../../lib/http";
+import { listAnswer, mayAskCsv } from "../../lib/list-csv";
+import type { Page } from "../../lib/page";
 import { IdParams, ListOf, ListQuery } from "../../lib/schemas";
 import { authGuard } from "../../http/guard";
 import { AddressInput } from "../address/model";
 import { AppById, AppByIdIdentity, AppByName, AppByNameIdentity, ExternalLinkInput, ExternalLinkView } from "../externalapp/model";
+import { PERSON_VIEWS_EVERY_MS, PERSON_VIEWS_JOB, PERSON_VIEWS_SCHEDULE, PersonViews, personViewsJob } from "./kept-views";
 import { Person, PersonInput, PersonWithIdentity } from "./model";
 import {
   changePerson,
@@ -17,21 +19,30 @@ import {
   listLinkedPersons,
   listPersons,
   personByIdentity,
+  personPageText,
   showPerson,
   personsUseCity,
 } from "./service";
 
 export function personModule(ctx: AppContext) {
   ctx.usedBy.city.push(personsUseCity);
+  const views = new PersonViews();
+  ctx.jobs.add(personViewsJob(views, (pass) => ctx.jobs.track(PERSON_VIEWS_JOB, pass)), { schedule: PERSON_VIEWS_SCHEDULE, everyMs: PERSON_VIEWS_EVERY_MS });
   return new Elysia({ name: "person", prefix: "/api", tags: ["Person"] })
     .use(authGuard(ctx))
-    // The page skips the response check (listAnswer); test/modules/person/person-list.test.ts checks the bodies.
-    .get("/person", async ({ tenant, query, set, request }) => listAnswer(set, request, await listPersons(tenant, query)), {
-      auth: "platform.person",
-      query: ListQuery,
-      response: { 200: ListOf(Person) },
-      detail: { summary: "List persons" },
-    })
+    // The page skips the response check: its JSON text from the persons' kept texts (personPageText),
+    // or the page object where the request may ask for CSV (listAnswer); test/modules/person/person-list.test.ts checks the bodies.
+    .get(
+      "/person",
+      async ({ tenant, query, set, request }) =>
+        mayAskCsv(request) ? listAnswer(set, request, await listPersons(tenant, query)) : (checkedJsonText(set, await personPageText(views, tenant, query)) as unknown as Page<Person>),
+      {
+        auth: "platform.person",
+        query: ListQuery,
+        response: { 200: ListOf(Person) },
+        detail: { summary: "List persons" },
+      },
+    )
     .post("/person", async ({ tenant, body, set }) => created(set, "/api/person", await createPerson(tenant, body)), {
       auth: "platform.person",
       body: PersonInput,

@@ -10,7 +10,7 @@ import type { TogetherRead } from "../../db/handle";
 import type { TenantDb } from "../../db/sqlite";
 import { persons } from "../../db/tenant/schema";
 import { newId } from "../../lib/ids";
-import { listRows, wordCondition, wordRowids, type ListParams, type ListSpec, type Page, type SearchWord } from "../../db/list";
+import { keptPlainPage, listRows, wordCondition, wordRowids, type ListParams, type ListSpec, type Page, type SearchWord } from "../../db/list";
 import { conflict, notFound } from "../../lib/problem";
 import { nowIso } from "../../lib/time";
 import { inUse, type UseCheck } from "../../core/context";
@@ -22,6 +22,7 @@ import { addressView, checkCityId } from "../address/service";
 import { identitiesOf, identityListField, linkedIdsOf, linkedRecordId, linkFromRequest, unlinkAll } from "../externalapp/link-service";
 import type { ExternalLinkInput, ExternalLinkView } from "../externalapp/model";
 import { resolveApp } from "../externalapp/service";
+import type { PersonViews } from "./kept-views";
 import type { Person, PersonInput, PersonWithIdentity } from "./model";
 
 // contract/model.ts imports the Party schema from here; its home is ./model.
@@ -152,6 +153,57 @@ export function listPersons(tenant: TenantDoor, query: ListParams): Promise<Page
   return tenant.read(async (db) => {
     const page = await listRows(db, persons, LIST, query, (r: PersonRow) => r);
     return { ...page, items: await personViews(db, page.items) };
+  });
+}
+
+/** A page's JSON text, the bytes JSON.stringify of listPersons' page gives (its keys in that order). */
+function pageText(texts: string[], page: { page: number; limit: number; total: number }): string {
+  return `{"items":[${texts.join(",")}],"page":${page.page},"limit":${page.limit},"total":${page.total}}`;
+}
+
+/**
+ * listPersons' page as its JSON text, from the persons' texts kept per change stamp (`views`,
+ * kept-views.ts). Where the door knows its stamp without reading (PostgreSQL), a plain ?q whose
+ * match set and every person's text are kept for it is answered with no transaction at all.
+ * Otherwise a read: each person's text kept for the read's stamp is taken as it is, the others are
+ * built (one city memo for the page) and kept when the stamp held to the read's end.
+ */
+export async function personPageText(views: PersonViews, tenant: TenantDoor, query: ListParams): Promise<string> {
+  const now = tenant.stampNow?.();
+  if (now !== undefined) {
+    const kept = keptPlainPage(now, persons, LIST, query);
+    if (kept) {
+      const texts: string[] = [];
+      for (const id of kept.ids) {
+        const text = views.get(now, id as string);
+        if (text === undefined) break;
+        texts.push(text);
+      }
+      if (texts.length === kept.ids.length) return pageText(texts, kept);
+    }
+  }
+  return tenant.read(async (db) => {
+    // Before the page's reads: a text is never older than its stamp.
+    const stamp = readStamp(db);
+    const page = await listRows(db, persons, LIST, query, (r: PersonRow) => r);
+    const texts: string[] = new Array(page.items.length);
+    const missing: number[] = [];
+    page.items.forEach((r, i) => {
+      const text = stamp === null ? undefined : views.get(stamp, r.id);
+      if (text === undefined) missing.push(i);
+      else texts[i] = text;
+    });
+    if (missing.length) {
+      const built = await personViews(db, missing.map((i) => page.items[i]!));
+      // A read that overlapped a write's end (PostgreSQL) is answered, not kept.
+      const keepUnder = stamp !== null && stampHolds(db, stamp) ? stamp : null;
+      missing.forEach((i, k) => {
+        const text = JSON.stringify(built[k]);
+        texts[i] = text;
+        if (keepUnder !== null) views.set(keepUnder, page.items[i]!.id, text);
+      });
+    }
+    return pageText(texts, page);
   });
 }
 
