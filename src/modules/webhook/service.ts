@@ -11,7 +11,7 @@ import { statementsAreRoundTrips, type PlatformDoor, type TenantDoor, type Tenan
 import type { PlatformDb, TenantDb } from "../../db/sqlite";
 import { clientOf, rowLock } from "../../db/rows";
 import { webhookDeliveries, webhookGroups, webhooks } from "../../db/tenant/schema";
-import { EVENT_GROUPS, type EventGroup, eventKept, eventPayload, eventPayloadExpr, markAllDispatched, markDispatched, markManyDispatched, undispatchedEvents } from "../../core/events";
+import { EVENT_GROUPS, type EventGroup, eventKept, eventPayload, eventPayloadExpr, markAllDispatched, markDispatchedThrough, markManyDispatched, undispatchedEvents } from "../../core/events";
 import { newId } from "../../lib/ids";
 import { listRows, type ListParams, type Page } from "../../db/list";
 import { conflict, invalid, notFound } from "../../lib/problem";
@@ -422,7 +422,8 @@ const INSERT_DELIVERIES = `INSERT INTO webhook_deliveries (id, webhook_id, sourc
  * how many events it took. On PostgreSQL (`claim`) the events are read with
  * `FOR UPDATE SKIP LOCKED` (the dispatcher runs it without the corporation's writer lock: two
  * nodes take different events) and the rows are written by two statements, whatever their
- * number; on SQLite a statement is a function call, and they run one by one.
+ * number; on SQLite (under the writer lock) a statement is a function call: the deliveries are
+ * inserted one by one, and the events marked by one range.
  */
 export async function fanOutEvents(tx: TenantDb, now: string, limit: number, claim = false): Promise<number> {
   const events = await undispatchedEvents(tx, limit, claim);
@@ -450,8 +451,8 @@ export async function fanOutEvents(tx: TenantDb, now: string, limit: number, cla
       const id = newId();
       await insert.run(id, h.id, e.id, `msg_${id}`, e.type, now);
     }
-    await markDispatched(tx, e.seq, now);
   }
+  await markDispatchedThrough(tx, events[events.length - 1].seq, now);
   return events.length;
 }
 
