@@ -5,7 +5,8 @@
 // transactions per upsert (pg_stat_database, which backends report up to a second late: a rough
 // figure). The load is the bench's: half change a seeded contract, half create one, with a webhook
 // subscribed (DISPATCH=1: delivered to a local receiver, whose claims and outcomes are writes of
-// the same corporation; otherwise not sent: the dispatcher is stopped). Compare before/after in one
+// the same corporation, and the measurement lasts until the last is received; otherwise not sent:
+// the dispatcher is stopped). Compare before/after in one
 // sitting, alternating runs (docs/architecture.md, "The external-app upsert on PostgreSQL").
 // STATS=1 (PostgreSQL): the server loads pg_stat_statements, and the statements of the measured
 // upserts are listed by total time (execution + planning), with calls and rows per upsert.
@@ -23,12 +24,21 @@ const IN_FLIGHT = 16;
 // EXPLAIN=<dir> (PostgreSQL): auto_explain logs every measured statement's plan with its timings,
 // nested ones (the foreign-key checks) included (bench/pg-stats.ts).
 const { pg, db, stats: STATS, explain: EXPLAIN } = await benchPostgres(engine);
-const t = await makeApp({ env: db ? { CORPADMIN_DATABASE_URL: db.appUrl, CORPADMIN_LEASE_GRACE_MS: "1000" } : {} });
+// The receiver listens on loopback.
+const t = await makeApp({ env: { CORPADMIN_EGRESS_ALLOW: "127.0.0.0/8", ...(db ? { CORPADMIN_DATABASE_URL: db.appUrl, CORPADMIN_LEASE_GRACE_MS: "1000" } : {}) } });
 const admin = await startAndLogin(t);
 await t.req("POST", "/api/externalapp", { token: admin.token, body: { name: "erp" } });
 // DISPATCH=1: the deliveries are sent to a local receiver as the bench does (their claims and
 // outcomes are writes of the same corporation); otherwise the dispatcher is stopped.
-const receiver = process.env.DISPATCH ? Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response(null, { status: 204 }) }) : null;
+// The measurement then lasts until every delivery of the measured upserts was received: a
+// dispatcher lagging behind would otherwise leave its share of the work outside it.
+let received = 0;
+const receiver = process.env.DISPATCH ? Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => (received++, new Response(null, { status: 204 })) }) : null;
+/** Until the receiver has had `n` deliveries (each upsert raises one contract event); false after 30 s. */
+async function receivedAll(n: number): Promise<boolean> {
+  for (let i = 0; i < 3000 && received < n; i++) await Bun.sleep(10);
+  return received >= n;
+}
 await t.req("POST", "/api/webhook", { token: admin.token, body: { name: "r", target: `http://127.0.0.1:${receiver?.port ?? 9}/hook`, email: "ops@example.com", groups: ["CONTRACT_AFTER_INSERT", "CONTRACT_AFTER_UPDATE"] } });
 if (!receiver) await t.ctx.jobs.get("webhook-dispatcher")?.stop();
 
@@ -57,7 +67,11 @@ const bodies = Array.from({ length: COUNT }, (_, k) => {
 // The tables analyzed as autovacuum leaves them within a minute (PgStats.open).
 const su = db ? await PgStats.open(db, STATS) : null;
 if (EXPLAIN) await su!.explainFromNow();
-const m = await measured(pg, su, () => pool(bodies, IN_FLIGHT, post));
+if (receiver && !(await receivedAll(SEED))) throw new Error(`the seed's deliveries did not all arrive (${received} of ${SEED})`);
+const m = await measured(pg, su, async () => {
+  await pool(bodies, IN_FLIGHT, post);
+  if (receiver && !(await receivedAll(SEED + COUNT))) throw new Error(`the deliveries did not all arrive (${received - SEED} of ${COUNT})`);
+});
 console.log(JSON.stringify({
   engine, count: COUNT,
   app_cpu_us: Math.round(m.appUs / COUNT),

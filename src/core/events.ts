@@ -78,9 +78,14 @@ export async function undispatchedEvents(db: TenantDb, limit: number, claim = fa
   return await db.$client.query<UndispatchedEvent, [number]>(claim ? `${UNDISPATCHED_SQL} FOR UPDATE SKIP LOCKED` : UNDISPATCHED_SQL).all(limit);
 }
 
-/** Marks an event fanned out; runs in the transaction that created its deliveries. */
-export async function markDispatched(db: TenantDb, seq: number, at: string): Promise<void> {
-  await db.$client.query("UPDATE events SET dispatched_at = ?2 WHERE seq = ?1").run(seq, at);
+/**
+ * Marks every event not yet fanned out up to `seq` (SQLite, in the write that created their
+ * deliveries): one statement for a batch, a range of the events_pending index. The caller read
+ * them as the oldest undispatched events under the writer lock, and seq grows in commit order, so
+ * the range holds exactly the batch.
+ */
+export async function markDispatchedThrough(db: TenantDb, seq: number, at: string): Promise<void> {
+  await db.$client.query("UPDATE events SET dispatched_at = ?1 WHERE dispatched_at IS NULL AND seq <= ?2").run(at, seq);
 }
 
 /** markDispatched for many events in one statement (PostgreSQL: one round trip). */

@@ -344,24 +344,17 @@ export class WebhookDispatcher implements Job {
         this.starved.add(corpId);
         break;
       }
+      const room = Math.min(PER_WEBHOOK_CONCURRENCY - busy, TOTAL_CONCURRENCY - this.inFlight.size);
       if (claimUntil !== undefined) {
         // Exactly what the bounds allow, this node's rows in flight or answered left out (claimed
         // still, unless the claim ran out): a row claimed is sent.
-        const room = Math.min(PER_WEBHOOK_CONCURRENCY - busy, TOTAL_CONCURRENCY - this.inFlight.size);
         for (const d of await claimDueDeliveries(db, hook.id, now, room, claimUntil, [...this.inFlight, ...this.answered, ...freed])) take(hook, d);
-        if (this.inFlight.size >= TOTAL_CONCURRENCY) this.starved.add(corpId);
-        continue;
+      } else {
+        // Room for what is in flight or answered (still pending until recorded), skipped.
+        const wanted = (id: string) => !this.inFlight.has(id) && !this.answered.has(id) && !freed.has(id);
+        for (const d of await dueDeliveries(db, hook.id, now, PER_WEBHOOK_CONCURRENCY + busy + this.answered.size, room, wanted)) take(hook, d);
       }
-      // Room for what is in flight or answered (still pending until recorded) and skipped below.
-      for (const d of await dueDeliveries(db, hook.id, now, PER_WEBHOOK_CONCURRENCY + busy + this.answered.size)) {
-        if (this.inFlight.has(d.id) || this.answered.has(d.id) || freed.has(d.id)) continue;
-        if ((this.perWebhook.get(hook.id) ?? 0) >= PER_WEBHOOK_CONCURRENCY) break;
-        if (this.inFlight.size >= TOTAL_CONCURRENCY) {
-          this.starved.add(corpId);
-          break;
-        }
-        take(hook, d);
-      }
+      if (this.inFlight.size >= TOTAL_CONCURRENCY) this.starved.add(corpId);
     }
   }
 
