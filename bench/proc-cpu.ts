@@ -67,3 +67,15 @@ export function childrenCpuByKindUs(parent: number, listeners: Set<number> = new
   for (const { kind, us } of childrenByPid(parent, listeners).values()) out[kind] = (out[kind] ?? 0) + us;
   return out;
 }
+
+/** CPU time (user + system) one process has used, in µs; 0 when it is gone. */
+export function processCpuUs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // utime and stime, in clock ticks of 10 ms (USER_HZ is 100 on Linux).
+    return (Number(f[11]) + Number(f[12])) * 10_000;
+  } catch {
+    return 0;
+  }
+}

@@ -1,24 +1,43 @@
 // Tenants at scale (issue 21): what corporations cost the compiled binary. For each count (default
 // 100 and 1,000), corporations are created through the API, then the server is restarted:
-// exec→first 200 of /api/health (median of 3), idle RSS once the first background sweeps are done,
-// then RSS after one request in each corporation (POST /api/auth/corp + GET /api/city), and the
-// cost per corporation. Run alone with `bun bench/tenants.ts [--no-build]` (BENCH_TENANTS=100,1000;
-// BENCH_BINARY=path measures another build, e.g. main's, in the same sitting);
+// exec→first 200 of /api/health (median of 3), idle RSS once the first background sweeps are done
+// (the process's CPU quiet, read from /proc only: a request would allocate) with its anonymous and
+// file-backed parts, the peak and CPU of those sweeps, then RSS after one request in each
+// corporation (POST /api/auth/corp + GET /api/city), and the cost per corporation. Run alone with
+// `bun bench/tenants.ts [--no-build]` (BENCH_TENANTS=100,1000; BENCH_BINARY=path measures another
+// build, e.g. main's, in the same sitting; BENCH_TENANT_DIR=dir keeps the data directory, so a
+// second run only restarts on it);
 // `bun run bench` calls measureTenants after the paths.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { processCpuUs } from "./proc-cpu";
 
 export const TENANT_TARGETS = { idleMb100: 90, idleMb1000: 100, startMs1000: 150 };
 const ADMIN = { name: "Bench Admin", email: "bench@example.com", login: "bench", password: "bench-password-1" };
-/** Jobs start 250 ms after start-up; the first sweeps visit every corporation, then close what they opened. */
+/**
+ * Jobs start 250 ms after start-up; the first sweeps visit corporations, then close what they
+ * opened. Idle is read at least SETTLE_MS after the start and once the process used less than
+ * QUIET_CPU_MS of CPU in each of the last QUIET_SAMPLES samples of SAMPLE_MS (at most MAX_SETTLE_MS).
+ */
 const SETTLE_MS = Number(process.env.BENCH_TENANT_SETTLE_MS ?? 5000);
+const SAMPLE_MS = 250;
+const QUIET_CPU_MS = 10;
+const QUIET_SAMPLES = 4;
+const MAX_SETTLE_MS = 60_000;
 
 export interface TenantFigures {
   corps: number;
   create_rss_mb: number;
   start_ms: number;
   idle_rss_mb: number;
+  /** The idle RSS's anonymous part (heap, malloc, SQLite) and file-backed part (the executable). */
+  idle_anon_mb: number;
+  idle_file_mb: number;
+  /** The highest RSS from the start to idle (the first sweeps), their CPU and when they ended. */
+  start_peak_rss_mb: number;
+  sweeps_cpu_ms: number;
+  sweeps_end_ms: number;
   idle_open_dbs: number | null;
   touched_rss_mb: number;
   touched_open_dbs: number | null;
@@ -27,11 +46,43 @@ export interface TenantFigures {
 }
 
 function rssMb(pid: number): number {
+  return rssParts(pid).rss;
+}
+
+/** RSS, and its anonymous and file-backed parts, in MB. */
+function rssParts(pid: number): { rss: number; anon: number; file: number } {
   try {
-    const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
-    return Math.round(kb / 1024);
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const mb = (field: string) => Math.round(Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024);
+    return { rss: mb("VmRSS"), anon: mb("RssAnon"), file: mb("RssFile") + mb("RssShmem") };
   } catch {
-    return 0;
+    return { rss: 0, anon: 0, file: 0 };
+  }
+}
+
+/**
+ * Waits for the start-up sweeps to end (see SETTLE_MS), reading /proc only. `startedAt`: the
+ * process's exec (performance.now()); the sweeps' CPU counts from `cpuAtHealthy`.
+ */
+async function settle(pid: number, startedAt: number, cpuAtHealthy: number): Promise<{ peak: number; cpuMs: number; endMs: number }> {
+  let peak = rssMb(pid);
+  let quiet = 0;
+  let last = processCpuUs(pid);
+  let busyUntil = performance.now();
+  for (;;) {
+    await Bun.sleep(SAMPLE_MS);
+    const cpu = processCpuUs(pid);
+    peak = Math.max(peak, rssMb(pid));
+    if (cpu - last < QUIET_CPU_MS * 1000) quiet++;
+    else {
+      quiet = 0;
+      busyUntil = performance.now();
+    }
+    last = cpu;
+    const elapsed = performance.now() - startedAt;
+    if ((elapsed >= SETTLE_MS && quiet >= QUIET_SAMPLES) || elapsed >= MAX_SETTLE_MS) {
+      return { peak, cpuMs: Math.round((cpu - cpuAtHealthy) / 1000), endMs: Math.round(busyUntil - startedAt) };
+    }
   }
 }
 
@@ -87,11 +138,14 @@ export async function measureTenants(binary: string, env: Record<string, string 
     }
     // Start-up: exec→first 200, median of 3; the last start stays up for the rest.
     const starts: number[] = [];
+    let t0 = 0;
+    let cpuAtHealthy = 0;
     for (let i = 0; i < 3; i++) {
-      const t0 = performance.now();
+      t0 = performance.now();
       server = spawn();
       await waitHealthy(base);
       starts.push(performance.now() - t0);
+      cpuAtHealthy = processCpuUs(server.pid);
       if (i < 2) {
         server.kill("SIGTERM");
         await server.exited;
@@ -99,8 +153,9 @@ export async function measureTenants(binary: string, env: Record<string, string 
     }
     starts.sort((a, b) => a - b);
     try {
-      await Bun.sleep(SETTLE_MS);
-      const idleRss = rssMb(server.pid);
+      const sweeps = await settle(server.pid, t0, cpuAtHealthy);
+      const idle = rssParts(server.pid);
+      const idleRss = idle.rss;
       const idleOpen = await openDbs(base);
       // One request in each corporation: the super admin switches to it, then reads its cities.
       let { access_token: token } = await call(base, "POST", "/api/login", { corp: "bench", login: ADMIN.login, password: ADMIN.password });
@@ -123,6 +178,11 @@ export async function measureTenants(binary: string, env: Record<string, string 
         create_rss_mb: createRss,
         start_ms: Math.round(starts[1]),
         idle_rss_mb: idleRss,
+        idle_anon_mb: idle.anon,
+        idle_file_mb: idle.file,
+        start_peak_rss_mb: sweeps.peak,
+        sweeps_cpu_ms: sweeps.cpuMs,
+        sweeps_end_ms: sweeps.endMs,
         idle_open_dbs: idleOpen,
         touched_rss_mb: touchedRss,
         touched_open_dbs: touchedOpen,
@@ -139,9 +199,9 @@ export async function measureTenants(binary: string, env: Record<string, string 
 
 /** The table and the targets, met or missed. */
 export function printTenants(rows: TenantFigures[]): void {
-  console.log("\n| corporations | RSS creating them MB | exec→first 200 ms | idle RSS MB (open dbs) | RSS after one request each MB (open dbs) | KB per touched corporation |");
-  console.log("|---|---|---|---|---|---|");
-  for (const r of rows) console.log(`| ${r.corps} | ${r.create_rss_mb} | ${r.start_ms} | ${r.idle_rss_mb} (${r.idle_open_dbs ?? "?"}) | ${r.touched_rss_mb} (${r.touched_open_dbs ?? "?"}) | ${r.kb_per_touched_corp} |`);
+  console.log("\n| corporations | RSS creating them MB | exec→first 200 ms | start-up sweeps: CPU ms, ended at ms, peak RSS MB | idle RSS MB (open dbs) | idle anonymous + files MB | RSS after one request each MB (open dbs) | KB per touched corporation |");
+  console.log("|---|---|---|---|---|---|---|---|");
+  for (const r of rows) console.log(`| ${r.corps} | ${r.create_rss_mb} | ${r.start_ms} | ${r.sweeps_cpu_ms}, ${r.sweeps_end_ms}, ${r.start_peak_rss_mb} | ${r.idle_rss_mb} (${r.idle_open_dbs ?? "?"}) | ${r.idle_anon_mb} + ${r.idle_file_mb} | ${r.touched_rss_mb} (${r.touched_open_dbs ?? "?"}) | ${r.kb_per_touched_corp} |`);
   const at = (n: number) => rows.find((r) => r.corps === n);
   const verdict = (what: string, value: number | undefined, max: number, unit: string) =>
     value === undefined ? null : console.log(`target ${what} ≤ ${max} ${unit}: ${value} ${unit} — ${value <= max ? "met" : "MISSED"}`);
