@@ -69,6 +69,8 @@ const TEXTS = {
   "jobs.name.metric-scheduler": ["Metric collection", "Coleta de métricas"],
   "jobs.name.housekeeping": ["Housekeeping", "Limpeza e manutenção"],
   "jobs.name.scheduled-backup": ["Scheduled backup", "Backup agendado"],
+  "jobs.name.person-views": ["Person search answers kept", "Respostas da busca de pessoas guardadas"],
+  "jobs.name.contract-bodies": ["Contract answers kept", "Respostas de contratos guardadas"],
   "jobs.name.fair-use": ["Fair use and trust unblocks", "Uso justo e desbloqueios em confiança"],
   "doctor.intro": [
     "The checks of corpadmin doctor on this installation: files, disk, backups, webhooks, NAS, outbound policy, FreeRADIUS's reach and every database.",

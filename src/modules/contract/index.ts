@@ -35,8 +35,11 @@ import {
   setContractItemsIn,
   setContractStatusIn,
   updateContractIn,
+  contractBodiesJob,
   contractClassificationHolders,
   contractsUseCity,
+  CONTRACT_BODIES_EVERY_MS,
+  CONTRACT_BODIES_JOB,
   personIsParty,
   productOnContractItems,
 } from "./service";
@@ -50,6 +53,7 @@ export function contractModule(ctx: AppContext) {
   ctx.usedBy.person.push(personIsParty);
   ctx.usedBy.product.push(productOnContractItems);
   ctx.classificationHolders.push(contractClassificationHolders(ctx));
+  ctx.jobs.add(contractBodiesJob((pass) => ctx.jobs.track(CONTRACT_BODIES_JOB, pass)), { schedule: `every ${CONTRACT_BODIES_EVERY_MS / 1000} s`, everyMs: CONTRACT_BODIES_EVERY_MS });
   const key = (guard: "platform.contract") => ({ guard, key: true });
   // The answer is the contract view built field by field from the schema's type (as GET
   // /api/contract/{id}), so Elysia's response check and normalisation are skipped (checkedJson:

@@ -9,6 +9,7 @@ import ipaddr from "ipaddr.js";
 import type { AppContext, ClassificationHolders, ContractChange, ContractNetwork, ContractNetworkHook } from "../../core/context";
 import type { Principal } from "../../core/principal";
 import type { TenantDoor, TenantWriteScope } from "../../core/store";
+import type { Job } from "../../core/jobs";
 import { readStamp, stampHolds } from "../../db/change-stamp";
 import type { TenantDb } from "../../db/sqlite";
 import { contractConfigs, contractFlags, contractItems, contracts } from "../../db/tenant/schema";
@@ -295,7 +296,29 @@ export function sweepContractBodies(now = Date.now()): void {
     bodiesChars -= kept.text.length;
   }
 }
-setInterval(() => sweepContractBodies(), BODIES_IDLE_MS / 2).unref();
+
+/** The sweep's job (contractModule registers it: started with the app, stopped at close). */
+export const CONTRACT_BODIES_JOB = "contract-bodies";
+export const CONTRACT_BODIES_EVERY_MS = BODIES_IDLE_MS / 2;
+export function contractBodiesJob(track: (pass: () => Promise<unknown>) => Promise<unknown>): Job {
+  let timer: ReturnType<typeof setInterval> | null = null;
+  const sweep = async () => sweepContractBodies();
+  return {
+    name: CONTRACT_BODIES_JOB,
+    start() {
+      // An idle app's sweeps record nothing: a pass is tracked only when bodies are held.
+      timer = setInterval(() => {
+        if (bodies.size) track(sweep).catch(() => {});
+      }, CONTRACT_BODIES_EVERY_MS);
+      timer.unref?.();
+    },
+    stop() {
+      if (timer) clearInterval(timer);
+      timer = null;
+    },
+    runOnce: sweep,
+  };
+}
 
 /** The keys of the bodies kept now (tests). */
 export function keptContractBodies(): string[] {

@@ -8,7 +8,7 @@ import { ADMIN, addUser, makeApp, makePeerApp, startAndLogin, tempDir, type Test
 import { TEST_BACKEND } from "../../support/backend";
 import { waitFor } from "../../support/wait";
 
-const JOBS = ["audit-retention", "fair-use", "housekeeping", "metric-scheduler", "nas-health", "person-views", "scheduled-backup", "socket-hub", "webhook-dispatcher"];
+const JOBS = ["audit-retention", "contract-bodies", "fair-use", "housekeeping", "metric-scheduler", "nas-health", "person-views", "scheduled-backup", "socket-hub", "webhook-dispatcher"];
 const ENV = { CORPADMIN_BACKUP_CRON: "0 3 * * *" };
 
 interface JobView {
