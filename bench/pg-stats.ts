@@ -311,27 +311,32 @@ export class PgBackground {
   }
 
   /**
-   * Waits until this database's sessions have run no statement for three looks in a row, 100 ms
-   * apart (`maxMs` at most): the app's writes it put off until after a load (the QR scans'
-   * recorder, the dispatcher's outcomes) are done. Seconds waited (0 when idle at once) and the
-   * statements seen meanwhile.
+   * Waits until the app is idle for a second (`maxMs` at most): four looks in a row, 250 ms apart,
+   * where this database's sessions run no statement, the WAL has not moved and the app's process
+   * (`appCpuUs`, its CPU so far) used under a tenth of a core. Then the writes the app put off until
+   * after a load (the QR scans' recorder, the dispatcher's outcomes) are done. Seconds waited (0
+   * when idle at once) and the statements seen meanwhile.
    */
-  async untilSessionsIdle(maxMs = 60_000): Promise<{ seconds: number; statements: Record<string, number> }> {
+  async untilIdle(appCpuUs: () => number, maxMs = 60_000): Promise<{ seconds: number; statements: Record<string, number> }> {
     const t0 = performance.now();
     const statements = new Map<string, number>();
+    const position = async () => String((await this.su.unsafe("SELECT pg_current_wal_insert_lsn()::text AS lsn"))[0].lsn);
+    let lsn = await position();
+    let cpu = appCpuUs();
     let quiet = 0;
-    let busySince: number | null = null;
-    while (quiet < 3 && performance.now() - t0 < maxMs) {
+    let busy = false;
+    while (quiet < 4 && performance.now() - t0 < maxMs) {
+      await Bun.sleep(250);
       const now = (await this.activity()).statements;
-      if (now.length) {
-        quiet = 0;
-        busySince ??= t0;
-        for (const q of now) statements.set(q, (statements.get(q) ?? 0) + 1);
-      } else quiet++;
-      await Bun.sleep(100);
+      const [lsn1, cpu1] = [await position(), appCpuUs()];
+      const still = now.length === 0 && lsn1 === lsn && cpu1 - cpu < 25_000;
+      for (const q of now) statements.set(q, (statements.get(q) ?? 0) + 1);
+      [lsn, cpu] = [lsn1, cpu1];
+      if (still) quiet++;
+      else [quiet, busy] = [0, true];
     }
-    const seconds = busySince === null ? 0 : Math.round((performance.now() - t0 - 300) / 100) / 10;
-    return { seconds: Math.max(0, seconds), statements: Object.fromEntries([...statements].sort((a, b) => b[1] - a[1]).slice(0, 4)) };
+    const seconds = busy ? Math.max(0, Math.round((performance.now() - t0 - 1000) / 100) / 10) : 0;
+    return { seconds, statements: Object.fromEntries([...statements].sort((a, b) => b[1] - a[1]).slice(0, 4)) };
   }
 
   /** autovacuum's workers under way, and the first words of the statements this database's sessions (not this one) are running. */

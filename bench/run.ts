@@ -321,7 +321,8 @@ async function runWrk(base: string, script: string, seconds = SECONDS, connectio
  * to PostgreSQL's background. The sittings before measured metric values at 250 µs of PostgreSQL
  * each where alone they cost 51, and accounting records at 1,073 against 151. So before each
  * cluster row (and the webhook drain) the bench waits until
- * 1. the app's sessions have run no statement for 0.3 s (PgBackground.untilSessionsIdle);
+ * 1. the app is idle for a second: no statement of its sessions, no WAL, under a tenth of a core
+ *    of its own CPU (PgBackground.untilIdle);
  * 2. the webhook dispatcher is idle: no event undispatched, no delivery pending (60 s at most);
  * 3. no autovacuum worker is under way (120 s at most);
  * 4. no table is due for autovacuum: a table past autovacuum's own thresholds
@@ -345,7 +346,7 @@ interface Settled {
   ran: string[];
   background: BackgroundReport;
 }
-async function settle(bg: PgBackground): Promise<Settled> {
+async function settle(bg: PgBackground, appCpuUs: () => number): Promise<Settled> {
   const watching = await bg.watch();
   const t0 = performance.now();
   const waited: string[] = [];
@@ -367,7 +368,7 @@ async function settle(bg: PgBackground): Promise<Settled> {
     }
     if (first) waited.push(first);
   };
-  const busy = await bg.untilSessionsIdle();
+  const busy = await bg.untilIdle(appCpuUs);
   if (busy.seconds) waited.push(`the app's sessions busy ${busy.seconds} s: ${Object.entries(busy.statements).map(([q, n]) => `${n}× ${q}`).join(" | ")}`);
   await until(async () => {
     const [q] = await bg.rows(`SELECT (SELECT count(*) FROM events WHERE dispatched_at IS NULL)::int AS events, (SELECT count(*) FROM webhook_deliveries WHERE status = 'pending')::int AS deliveries`);
@@ -517,7 +518,7 @@ async function runMode(mode: Mode, shared: Shared, pg: TestPostgres | null): Pro
     const measure = async (name: string, script: string, expected = true, note?: string, target?: Target, options: { warmup?: number; terms?: number; connections?: number } = {}): Promise<Row | null> => {
       if (!wanted(name)) return null;
       if (mode === "cluster") target = CLUSTER_TARGETS[name];
-      const settled = pgBackground && SETTLE ? await settle(pgBackground) : undefined;
+      const settled = pgBackground && SETTLE ? await settle(pgBackground, () => cpuUs(server.pid)) : undefined;
       if (settled) console.log(`[${mode}] before ${name}: settled in ${settledLine(settled)}`);
       await sampleCeiling();
       // CPU per request over the measured run only (not its warm-up): the server's, and in
@@ -526,15 +527,15 @@ async function runMode(mode: Mode, shared: Shared, pg: TestPostgres | null): Pro
       let db0 = 0;
       // Started with the measured run (set in the callback below).
       const watching: { run: ReturnType<PgBackground["watch"]> | null } = { run: null };
-      // Cluster mode: the row's CPU runs on until the app's sessions are idle (see settle).
-      let deferred: Awaited<ReturnType<PgBackground["untilSessionsIdle"]>> | null = null;
+      // Cluster mode: the row's CPU runs on until the app is idle again (see settle).
+      let deferred: Awaited<ReturnType<PgBackground["untilIdle"]>> | null = null;
       const r = await alone(server.pid, async () => {
         const r = await runWrk(base, script, SECONDS, options.connections ?? CONNECTIONS, options.warmup, () => {
           cpu0 = cpuUs(server.pid);
           db0 = pg ? childrenCpuUs(pg.pid) : 0;
           watching.run = pgBackground?.watch() ?? null;
         });
-        if (pgBackground && SETTLE) deferred = await pgBackground.untilSessionsIdle();
+        if (pgBackground && SETTLE) deferred = await pgBackground.untilIdle(() => cpuUs(server.pid));
         return r;
       });
       const cpu = cpuUs(server.pid) - cpu0;
@@ -570,7 +571,7 @@ async function runMode(mode: Mode, shared: Shared, pg: TestPostgres | null): Pro
       const putOff = deferred as { seconds: number; statements: Record<string, number> } | null;
       if (putOff?.seconds) {
         row.deferred_s = putOff.seconds;
-        console.log(`[${mode}]   the app's sessions ran on ${putOff.seconds} s after the load (its deferred writes; in the row's CPU): ${Object.entries(putOff.statements).map(([q, n]) => `${n}× ${q}`).join(" | ")}`);
+        console.log(`[${mode}]   the app ran on ${putOff.seconds} s after the load (its deferred writes; in the row's CPU): ${Object.entries(putOff.statements).map(([q, n]) => `${n}× ${q}`).join(" | ")}`);
       }
       return row;
     };
@@ -701,7 +702,7 @@ async function runMode(mode: Mode, shared: Shared, pg: TestPostgres | null): Pro
       // out meanwhile), then the receiver answers and the backlog is timed from that moment to its
       // last delivery, with the CPU it took (server, and PostgreSQL's processes).
       if (pgBackground && SETTLE) {
-        const settled = await settle(pgBackground);
+        const settled = await settle(pgBackground, () => cpuUs(server.pid));
         extra.webhook_pg_settled = settled;
         console.log(`[${mode}] before the webhook backlog: settled in ${settledLine(settled)}`);
       }
