@@ -294,7 +294,7 @@ export class PgBackground {
   private async snapshot(): Promise<BackgroundSnapshot> {
     const tables = await this.su.unsafe("SELECT relname, autovacuum_count, autoanalyze_count, vacuum_count, analyze_count FROM pg_stat_user_tables");
     const [c] = await this.su.unsafe("SELECT checkpoints_timed::int8 AS timed, checkpoints_req::int8 AS requested, buffers_checkpoint::int8 AS buffers FROM pg_stat_bgwriter");
-    const [w] = await this.su.unsafe("SELECT wal_bytes::int8 AS bytes, wal_fpi::int8 AS fpi, pg_current_wal_insert_lsn()::text AS lsn FROM pg_stat_wal");
+    const [w] = await this.su.unsafe("SELECT wal_bytes::int8 AS bytes, wal_fpi::int8 AS fpi, pg_current_wal_flush_lsn()::text AS lsn FROM pg_stat_wal");
     return {
       at: performance.now(),
       tables: new Map(tables.map((t: Record<string, unknown>) => [String(t.relname), [t.autovacuum_count, t.autoanalyze_count, t.vacuum_count, t.analyze_count].map(Number)])),
@@ -308,6 +308,35 @@ export class PgBackground {
   /** autovacuum's workers under way: "VACUUM ANALYZE persons", with the database when not this one. */
   async autovacuumRunning(): Promise<string[]> {
     return (await this.activity()).autovacuum;
+  }
+
+  /**
+   * Waits until the app is idle for a second (`maxMs` at most): four looks in a row, 250 ms apart,
+   * where this database's sessions run no statement, the WAL has not moved and the app's process
+   * (`appCpuUs`, its CPU so far) used under a tenth of a core. Then the writes the app put off until
+   * after a load (the QR scans' recorder, the dispatcher's outcomes) are done. Seconds waited (0
+   * when idle at once) and the statements seen meanwhile.
+   */
+  async untilIdle(appCpuUs: () => number, maxMs = 60_000): Promise<{ seconds: number; statements: Record<string, number> }> {
+    const t0 = performance.now();
+    const statements = new Map<string, number>();
+    const position = async () => String((await this.su.unsafe("SELECT pg_current_wal_insert_lsn()::text AS lsn"))[0].lsn);
+    let lsn = await position();
+    let cpu = appCpuUs();
+    let quiet = 0;
+    let busy = false;
+    while (quiet < 4 && performance.now() - t0 < maxMs) {
+      await Bun.sleep(250);
+      const now = (await this.activity()).statements;
+      const [lsn1, cpu1] = [await position(), appCpuUs()];
+      const still = now.length === 0 && lsn1 === lsn && cpu1 - cpu < 25_000;
+      for (const q of now) statements.set(q, (statements.get(q) ?? 0) + 1);
+      [lsn, cpu] = [lsn1, cpu1];
+      if (still) quiet++;
+      else [quiet, busy] = [0, true];
+    }
+    const seconds = busy ? Math.max(0, Math.round((performance.now() - t0 - 1000) / 100) / 10) : 0;
+    return { seconds, statements: Object.fromEntries([...statements].sort((a, b) => b[1] - a[1]).slice(0, 4)) };
   }
 
   /** autovacuum's workers under way, and the first words of the statements this database's sessions (not this one) are running. */
@@ -354,7 +383,7 @@ export class PgBackground {
         await sample();
         const end = await this.snapshot();
         const walKinds = this.walinspect
-          ? await this.su.unsafe("SELECT resource_manager AS kind, combined_size::int8 AS bytes FROM pg_get_wal_stats($1::pg_lsn, $2::pg_lsn, false) WHERE combined_size > 0 ORDER BY combined_size DESC LIMIT 4", [start.wal.lsn, end.wal.lsn]).catch(() => [])
+          ? await this.su.unsafe(`SELECT "resource_manager/record_type" AS kind, combined_size::int8 AS bytes FROM pg_get_wal_stats($1::pg_lsn, $2::pg_lsn, false) WHERE combined_size > 0 ORDER BY combined_size DESC LIMIT 4`, [start.wal.lsn, end.wal.lsn]).catch(() => [])
           : [];
         const report = this.report(start, end, seen, autovacuum);
         report.wal_mb_by_kind = Object.fromEntries(walKinds.map((k: { kind: string; bytes: unknown }) => [k.kind, Math.round(Number(k.bytes) / 1e5) / 10]));

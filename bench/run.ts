@@ -48,9 +48,10 @@ type PeerRow = { server: string; rps: number; p50_ms: number; p99_ms: number; by
 type Target = { ratio?: number; rps?: number; p99_ms?: number };
 /**
  * Cluster mode: `pg_background`, what PostgreSQL's processes did while the row was measured
- * (bench/pg-stats.ts PgBackground); `pg_settled`, the wait before it (settle).
+ * (bench/pg-stats.ts PgBackground); `pg_settled`, the wait before it; `deferred_s`, how long the
+ * app's sessions ran on after the load (both: settle).
  */
-type Row = { mode: Mode; path: string; rps: number; cpu_us: number | null; db_cpu_us: number | null; p50_ms: number; p99_ms: number; ratio: number | null; rss_mb: number; rss_anon_mb?: number; rss_file_mb?: number; errors: number; ok: boolean; note?: string; target?: Target; target_met?: boolean; pg_background?: BackgroundReport; pg_settled?: Settled };
+type Row = { mode: Mode; path: string; rps: number; cpu_us: number | null; db_cpu_us: number | null; p50_ms: number; p99_ms: number; ratio: number | null; rss_mb: number; rss_anon_mb?: number; rss_file_mb?: number; errors: number; ok: boolean; note?: string; target?: Target; target_met?: boolean; pg_background?: BackgroundReport; pg_settled?: Settled; deferred_s?: number };
 /** Issue 21: search in milliseconds, at 10,000 and at 100,000 persons. */
 const SEARCH_TARGET: Target = { ratio: 0.1, p99_ms: 10 };
 /** Issue 21's other rows: durable writes per second, the redirect and authorize near the ceiling. */
@@ -320,15 +321,22 @@ async function runWrk(base: string, script: string, seconds = SECONDS, connectio
  * to PostgreSQL's background. The sittings before measured metric values at 250 µs of PostgreSQL
  * each where alone they cost 51, and accounting records at 1,073 against 151. So before each
  * cluster row (and the webhook drain) the bench waits until
- * 1. the webhook dispatcher is idle: no event undispatched, no delivery pending (60 s at most);
- * 2. no autovacuum worker is under way (120 s at most);
- * 3. no table is due for autovacuum: a table past autovacuum's own thresholds
+ * 1. the app is idle for a second: no statement of its sessions, no WAL, under a tenth of a core
+ *    of its own CPU (PgBackground.untilIdle);
+ * 2. the webhook dispatcher is idle: no event undispatched, no delivery pending (60 s at most);
+ * 3. no autovacuum worker is under way (120 s at most);
+ * 4. no table is due for autovacuum: a table past autovacuum's own thresholds
  *    (PgBackground.dueTables) is vacuumed or analyzed here, as autovacuum would at its next look
  *    (autovacuum_naptime, 1 min), which would otherwise fall inside a later row.
  * The wait is printed with what it held, its time and the server's CPU by process: that work is
  * the product's cost (an operator's server pays it), shown apart from the rows'. Checkpoints are
  * not waited for (they come every checkpoint_timeout whatever runs): each row's own line says
- * whether one ran. BENCH_SETTLE=0: rows back to back, as before.
+ * whether one ran. And a row's own writes that the app puts off until after the load (the QR
+ * scans' recorder hands its rows to PostgreSQL in batches, one at a time: after the redirect row
+ * at 23,000 scans a second its backlog was written during the metric row, 34 MB of WAL at 1,800
+ * µs of PostgreSQL per metric value) are the row's: its CPU is read once the app's sessions are
+ * idle after the load (step 1), and the time they ran on is printed with it.
+ * BENCH_SETTLE=0: rows back to back, as before.
  */
 const SETTLE = process.env.BENCH_SETTLE !== "0";
 interface Settled {
@@ -338,7 +346,7 @@ interface Settled {
   ran: string[];
   background: BackgroundReport;
 }
-async function settle(bg: PgBackground): Promise<Settled> {
+async function settle(bg: PgBackground, appCpuUs: () => number): Promise<Settled> {
   const watching = await bg.watch();
   const t0 = performance.now();
   const waited: string[] = [];
@@ -360,6 +368,8 @@ async function settle(bg: PgBackground): Promise<Settled> {
     }
     if (first) waited.push(first);
   };
+  const busy = await bg.untilIdle(appCpuUs);
+  if (busy.seconds) waited.push(`the app's sessions busy ${busy.seconds} s: ${Object.entries(busy.statements).map(([q, n]) => `${n}× ${q}`).join(" | ")}`);
   await until(async () => {
     const [q] = await bg.rows(`SELECT (SELECT count(*) FROM events WHERE dispatched_at IS NULL)::int AS events, (SELECT count(*) FROM webhook_deliveries WHERE status = 'pending')::int AS deliveries`);
     return q.events || q.deliveries ? `dispatcher: ${q.events} events undispatched, ${q.deliveries} deliveries pending` : null;
@@ -508,7 +518,7 @@ async function runMode(mode: Mode, shared: Shared, pg: TestPostgres | null): Pro
     const measure = async (name: string, script: string, expected = true, note?: string, target?: Target, options: { warmup?: number; terms?: number; connections?: number } = {}): Promise<Row | null> => {
       if (!wanted(name)) return null;
       if (mode === "cluster") target = CLUSTER_TARGETS[name];
-      const settled = pgBackground && SETTLE ? await settle(pgBackground) : undefined;
+      const settled = pgBackground && SETTLE ? await settle(pgBackground, () => cpuUs(server.pid)) : undefined;
       if (settled) console.log(`[${mode}] before ${name}: settled in ${settledLine(settled)}`);
       await sampleCeiling();
       // CPU per request over the measured run only (not its warm-up): the server's, and in
@@ -517,13 +527,17 @@ async function runMode(mode: Mode, shared: Shared, pg: TestPostgres | null): Pro
       let db0 = 0;
       // Started with the measured run (set in the callback below).
       const watching: { run: ReturnType<PgBackground["watch"]> | null } = { run: null };
-      const r = await alone(server.pid, () =>
-        runWrk(base, script, SECONDS, options.connections ?? CONNECTIONS, options.warmup, () => {
+      // Cluster mode: the row's CPU runs on until the app is idle again (see settle).
+      let deferred: Awaited<ReturnType<PgBackground["untilIdle"]>> | null = null;
+      const r = await alone(server.pid, async () => {
+        const r = await runWrk(base, script, SECONDS, options.connections ?? CONNECTIONS, options.warmup, () => {
           cpu0 = cpuUs(server.pid);
           db0 = pg ? childrenCpuUs(pg.pid) : 0;
           watching.run = pgBackground?.watch() ?? null;
-        }),
-      );
+        });
+        if (pgBackground && SETTLE) deferred = await pgBackground.untilIdle(() => cpuUs(server.pid));
+        return r;
+      });
       const cpu = cpuUs(server.pid) - cpu0;
       const dbCpu = mode === "cluster" ? childrenCpuUs(pg!.pid) - db0 : null;
       const pgBg = watching.run ? await (await watching.run).stop() : undefined;
@@ -554,6 +568,11 @@ async function runMode(mode: Mode, shared: Shared, pg: TestPostgres | null): Pro
       const cpuText = `CPU ${row.cpu_us} µs/req${row.db_cpu_us !== null ? ` + PostgreSQL ${row.db_cpu_us} µs/req` : ""}`;
       console.log(`[${mode}] ${name}: ${row.rps} req/s, p99 ${row.p99_ms} ms, ${cpuText}, RSS ${row.rss_mb} MB (anonymous ${row.rss_anon_mb}, files ${row.rss_file_mb}), errors ${row.errors} (ceiling sample before it: ${ceilingSamples.at(-1)} req/s)${note ? `; ${note}` : ""}`);
       if (pgBg) console.log(`[${mode}]   PostgreSQL during the row: ${backgroundLine(pgBg)}`);
+      const putOff = deferred as { seconds: number; statements: Record<string, number> } | null;
+      if (putOff?.seconds) {
+        row.deferred_s = putOff.seconds;
+        console.log(`[${mode}]   the app ran on ${putOff.seconds} s after the load (its deferred writes; in the row's CPU): ${Object.entries(putOff.statements).map(([q, n]) => `${n}× ${q}`).join(" | ")}`);
+      }
       return row;
     };
 
@@ -683,7 +702,7 @@ async function runMode(mode: Mode, shared: Shared, pg: TestPostgres | null): Pro
       // out meanwhile), then the receiver answers and the backlog is timed from that moment to its
       // last delivery, with the CPU it took (server, and PostgreSQL's processes).
       if (pgBackground && SETTLE) {
-        const settled = await settle(pgBackground);
+        const settled = await settle(pgBackground, () => cpuUs(server.pid));
         extra.webhook_pg_settled = settled;
         console.log(`[${mode}] before the webhook backlog: settled in ${settledLine(settled)}`);
       }
