@@ -159,6 +159,21 @@ describe("usage from accounting", () => {
     expect(q.body.items.map((r: any) => r.contract_id)).toEqual([a.id]);
     const filtered = await t.req("GET", `/api/isp/usage?from=2026-05-01&to=2026-05-31&number=${encodeURIComponent(b.number)}`, { token: admin.token });
     expect(filtered.body.items.map((r: any) => r.contract_id)).toEqual([b.id]);
+    // Ranked by the database: a filter on a sum or the id, a sort by id, a page past the last row.
+    const period = "/api/isp/usage?from=2026-05-01&to=2026-05-31";
+    const bySum = await t.req("GET", `${period}&total_bytes=1000`, { token: admin.token });
+    expect(bySum.body).toMatchObject({ total: 1, items: [{ contract_id: b.id, number: b.number, username: b.username, total_bytes: 1000 }] });
+    expect(Object.keys(bySum.body.items[0])).toEqual(["contract_id", "number", "username", "customer_name", "input_bytes", "output_bytes", "total_bytes"]);
+    expect((await t.req("GET", `${period}&contract_id=${a.id}&input_bytes=10`, { token: admin.token })).body.items.map((r: any) => r.contract_id)).toEqual([a.id]);
+    expect((await t.req("GET", `${period}&input_bytes=11`, { token: admin.token })).body).toMatchObject({ items: [], total: 0 });
+    const byId = await t.req("GET", `${period}&sort=-contract_id`, { token: admin.token });
+    expect(byId.body.items.map((r: any) => r.contract_id)).toEqual([a.id, b.id].sort().reverse());
+    expect((await t.req("GET", `${period}&limit=1&page=3`, { token: admin.token })).body).toMatchObject({ items: [], total: 2, page: 3 });
+    // Ranges that are not one whole month: grouped from the months and days they span.
+    for (const range of ["from=2026-04-01&to=2026-05-31", "from=2026-05-02&to=2026-06-10"]) {
+      const ranked = await t.req("GET", `/api/isp/usage?${range}&limit=1`, { token: admin.token });
+      expect(ranked.body).toMatchObject({ total: 2, items: [{ contract_id: b.id, total_bytes: 1000 }] });
+    }
     const csv = await t.req("GET", "/api/isp/usage?from=2026-05-01&to=2026-05-31&format=csv", { token: admin.token });
     expect(csv.status, csv.text).toBe(200);
     expect(csv.text.split("\r\n")[0]).toBe("contract_id,number,username,customer_name,input_bytes,output_bytes,total_bytes");
