@@ -88,7 +88,7 @@ export async function markDispatchedThrough(db: TenantDb, seq: number, at: strin
   await db.$client.query("UPDATE events SET dispatched_at = ?1 WHERE dispatched_at IS NULL AND seq <= ?2").run(at, seq);
 }
 
-/** markDispatched for many events in one statement (PostgreSQL: one round trip). */
+/** Marks the events of `seqs` fanned out in one statement (PostgreSQL: one round trip, the rows the caller holds). */
 export async function markManyDispatched(db: TenantDb, seqs: number[], at: string): Promise<void> {
   // `dispatched_at IS NULL` (true of every one: the caller holds them) puts the planner on the
   // index of undispatched events; on `seq IN (...)` alone PostgreSQL hashed the list and scanned

@@ -472,7 +472,7 @@ export async function dueTargets(db: TenantDb, now: string): Promise<Target[]> {
  * (SQLite: one process sends; the dispatcher's in-flight set keeps a row from being sent twice):
  * of the first `limit` due rows, up to `room` that `wanted` accepts (those not in flight). Their
  * payloads are read once they are taken: a pass under load meets every row still in flight or
- * answered again, and read each one's payload (≈ 50 µs a launched delivery on the main thread).
+ * answered again, and read each one's payload (≈ 25 µs each on the main thread under load).
  */
 export async function dueDeliveries(db: TenantDb, webhookId: string, now: string, limit: number, room: number, wanted: (id: string) => boolean): Promise<Due[]> {
   const rows = await clientOf(db)
