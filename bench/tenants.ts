@@ -23,7 +23,7 @@ const ADMIN = { name: "Bench Admin", email: "bench@example.com", login: "bench",
 const SETTLE_MS = Number(process.env.BENCH_TENANT_SETTLE_MS ?? 5000);
 const SAMPLE_MS = 250;
 const QUIET_CPU_MS = 10;
-const QUIET_SAMPLES = 4;
+const QUIET_SAMPLES = 8;
 const MAX_SETTLE_MS = 60_000;
 
 export interface TenantFigures {

@@ -85,7 +85,7 @@ interface JobState {
 const SETTING = "job:";
 /**
  * The start-up collection (startAll): once no pass has run for QUIET_MS after the jobs started,
- * one full garbage collection, looked for every QUIET_MS / 2.
+ * one full garbage collection, looked for every QUIET_MS / 4.
  */
 const QUIET_MS = 1_000;
 const PERSIST_EVERY_MS = 60_000;
@@ -329,7 +329,7 @@ export class Jobs {
       clearInterval(this.quietTimer!);
       this.quietTimer = null;
       Bun.gc(true);
-    }, QUIET_MS / 2);
+    }, QUIET_MS / 4);
     (this.quietTimer as { unref?: () => void }).unref?.();
   }
 

@@ -44,20 +44,80 @@ const samePassword = (a: string, b: string) => timingSafeEqual(digest(a), digest
 type Decision = { nas: RadiusNas | null } & ({ refusal: Error & { radiusReason?: string }; nasId: string | null } | { reply: RlmMap; password: string; nasId: string });
 
 /**
- * One bound for all corporations (entries of older stamps included); past it the cache starts
- * over. A few hundred bytes an entry: a few MB at most; the bench's 5,000 users fit.
+ * Values kept per corporation for its current state stamp only: once a write moves the stamp,
+ * what was kept under the older one is never read again, so it goes at the first value kept under
+ * the new one (kept by key over every stamp, dead entries stayed until the bound, at most 20,000
+ * of ≈ 1 kB). All corporations share a bound in estimated bytes; past it, the corporations kept
+ * longest ago are dropped first, then the one being kept starts over.
  */
-const DECISIONS_MAX = 20_000;
-const decisions = new Map<string, Decision>();
-const decisionKey = (stamp: number, query: Static<typeof AuthorizeQuery>) => `${stamp} ${query.nas_ip}\n${query.username}`;
+class StampedCache<V> {
+  private corps = new Map<string, { stamp: number; values: Map<string, V>; bytes: number }>();
+  private bytes = 0;
 
-/** Accounting's lookups (the NAS, the user name's contract, the layout's interval), per state stamp. */
-const recordLookups = new Map<string, { nas: RadiusNas; contractId: string | null; interim: number | null }>();
+  constructor(
+    private maxBytes: number,
+    /** Estimated heap bytes of one entry. */
+    private sizeOf: (key: string, value: V) => number,
+  ) {}
 
-function keepDecision(key: string, decision: Decision): void {
-  if (decisions.size >= DECISIONS_MAX) decisions.clear();
-  decisions.set(key, decision);
+  get(corpId: string, stamp: number, key: string): V | undefined {
+    const kept = this.corps.get(corpId);
+    return kept?.stamp === stamp ? kept.values.get(key) : undefined;
+  }
+
+  set(corpId: string, stamp: number, key: string, value: V): void {
+    let kept = this.corps.get(corpId);
+    // Read before a newer stamp was kept: already out of date.
+    if (kept && kept.stamp > stamp) return;
+    if (!kept || kept.stamp !== stamp) {
+      if (kept) this.drop(corpId);
+      kept = { stamp, values: new Map(), bytes: 0 };
+      this.corps.set(corpId, kept);
+    }
+    const size = this.sizeOf(key, value);
+    for (const id of this.corps.keys()) {
+      if (this.bytes + size <= this.maxBytes || id === corpId) break;
+      this.drop(id);
+    }
+    if (this.bytes + size > this.maxBytes) {
+      this.bytes -= kept.bytes;
+      kept.values.clear();
+      kept.bytes = 0;
+    }
+    if (kept.values.has(key)) return;
+    kept.values.set(key, value);
+    kept.bytes += size;
+    this.bytes += size;
+  }
+
+  private drop(corpId: string): void {
+    const kept = this.corps.get(corpId);
+    if (!kept) return;
+    this.corps.delete(corpId);
+    this.bytes -= kept.bytes;
+  }
 }
+
+/** Two bytes a character, and what an object and its properties cost around them (a rough, generous figure). */
+const textBytes = (s: string) => 2 * s.length;
+const OBJECT_BYTES = 64;
+
+function decisionBytes(key: string, d: Decision): number {
+  let n = 4 * OBJECT_BYTES + textBytes(key);
+  // A refusal is an Error with its stack text.
+  if ("refusal" in d) return n + 1_024;
+  n += textBytes(d.password);
+  for (const [name, a] of Object.entries(d.reply)) n += OBJECT_BYTES + textBytes(name) + textBytes(a.op) + (Array.isArray(a.value) ? a.value.reduce((t, v) => t + OBJECT_BYTES + textBytes(v), 0) : textBytes(a.value));
+  return n;
+}
+
+/** The bench's 5,000 users take ≈ 4 MB. */
+const decisions = new StampedCache<Decision>(8 * 1024 * 1024, decisionBytes);
+const decisionKey = (query: Static<typeof AuthorizeQuery>) => `${query.nas_ip}\n${query.username}`;
+
+type RecordLookup = { nas: RadiusNas; contractId: string | null; interim: number | null };
+/** Accounting's lookups (the NAS, the user name's contract, the layout's interval), per state stamp. */
+const recordLookups = new StampedCache<RecordLookup>(4 * 1024 * 1024, (key) => 3 * OBJECT_BYTES + textBytes(key) + 80);
 
 /**
  * The reply attributes for an Access-Request, or a 401 (reject) / 404 (unknown user) carrying the
@@ -66,17 +126,18 @@ function keepDecision(key: string, decision: Decision): void {
 export async function authorize(caller: RadiusCaller, query: Static<typeof AuthorizeQuery>, attempts: AttemptLog): Promise<RlmMap> {
   // Where the door knows its stamp without reading (PostgreSQL), a kept decision needs no read.
   const stamp = caller.tenant.stateStampNow?.();
-  const kept = stamp === undefined ? undefined : decisions.get(decisionKey(stamp, query));
+  const corpId = caller.corp.id;
+  const kept = stamp === undefined ? undefined : decisions.get(corpId, stamp, decisionKey(query));
   // One read: its statements share one snapshot (SQLite: one WAL read lock, src/db/door.ts).
-  const decision = kept ?? (await caller.tenant.read((db) => decide(db, query)));
+  const decision = kept ?? (await caller.tenant.read((db) => decide(db, corpId, query)));
   return answer(decision, caller, query, attempts);
 }
 
 /** The decision, read in `db` (or found kept under the read's stamp); kept when it may be. */
-async function decide(db: TenantDb, query: Static<typeof AuthorizeQuery>): Promise<Decision> {
+async function decide(db: TenantDb, corpId: string, query: Static<typeof AuthorizeQuery>): Promise<Decision> {
   const stamp = readStateStamp(db);
-  const key = stamp === null ? null : decisionKey(stamp, query);
-  const kept = key === null ? undefined : decisions.get(key);
+  const key = decisionKey(query);
+  const kept = stamp === null ? undefined : decisions.get(corpId, stamp, key);
   if (kept) return kept;
   const snap = radiusSnapshot(db);
   const nas = await nasAt(db, snap, query.nas_ip);
@@ -115,7 +176,7 @@ async function decide(db: TenantDb, query: Static<typeof AuthorizeQuery>): Promi
     decision = { nas, nasId: nas?.id ?? null, refusal };
   }
   // PostgreSQL: a decision read while a write ended may predate it; answered, not kept.
-  if (key !== null && keep && stateStampHolds(db, stamp!)) keepDecision(key, decision);
+  if (stamp !== null && keep && stateStampHolds(db, stamp)) decisions.set(corpId, stamp, key, decision);
   return decision;
 }
 
@@ -182,18 +243,19 @@ export async function account(caller: RadiusCaller, body: AccountingBody, change
   // What a record needs read (its NAS, its contract, the layout's interval), kept per state stamp
   // as authorize's decisions are: while nothing but records and logs are written, none is read.
   const stamp = caller.tenant.stateStampNow?.();
-  const keyOf = (stamp: number) => `${stamp} ${record.nasIp}\n${record.username}`;
-  let known = stamp === undefined ? undefined : recordLookups.get(keyOf(stamp));
+  const corpId = caller.corp.id;
+  const key = `${record.nasIp}\n${record.username}`;
+  let known = stamp === undefined ? undefined : recordLookups.get(corpId, stamp, key);
   if (!known) {
     known = await caller.tenant.read(async (db) => {
+      // SQLite: found under the stamp the read sees.
+      const readAt = readStateStamp(db);
+      const kept = readAt === null ? undefined : recordLookups.get(corpId, readAt, key);
+      if (kept) return kept;
       const snap = radiusSnapshot(db);
       const nas = await radiusNas(caller, db, snap, record.nasIp);
       const found = { nas, contractId: await contractIdByUsername(db, record.username), interim: await layoutInterimInterval(snap, db, nas.layout_id) };
-      const readAt = readStateStamp(db);
-      if (readAt !== null && stateStampHolds(db, readAt)) {
-        if (recordLookups.size >= DECISIONS_MAX) recordLookups.clear();
-        recordLookups.set(keyOf(readAt), found);
-      }
+      if (readAt !== null && stateStampHolds(db, readAt)) recordLookups.set(corpId, readAt, key, found);
       return found;
     });
   }
