@@ -5,8 +5,8 @@
 // statically (backup.ts loads pg-backup.ts only to check an archive).
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { yieldToRequests } from "../../lib/yield";
 
-const yieldToRequests = () => new Promise((r) => setImmediate(r));
 
 export const MANIFEST = "manifest.json";
 export const BACKUP_FORMAT = 1;

@@ -43,6 +43,7 @@ import {
   type Manifest,
   type ManifestFile,
 } from "./backup-manifest";
+import { yieldToRequests } from "../../lib/yield";
 
 const integrity = (path: string): string => checkDatabaseFile(path, "full").join("; ");
 
@@ -97,7 +98,6 @@ function checkCopy(source: string, target: string): void {
   if (check !== "ok") throw new BackupError(`integrity check of the copy of ${source} failed: ${check}`);
 }
 
-const yieldToRequests = () => new Promise((r) => setImmediate(r));
 
 
 /**

@@ -46,6 +46,7 @@ import { pruneMetricValues } from "../metric/service";
 import { pruneQrAccesses } from "../qrcode/analytics-service";
 import { prunePasswordResetKeys } from "../user/service";
 import { pendingSourceEventIds, pruneWebhookDeliveries } from "../webhook/service";
+import { yieldToRequests } from "../../lib/yield";
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -184,7 +185,6 @@ function tenantPrunes(now: number, { eventDays, accountingDays, radiusAttemptDay
   return out;
 }
 
-const yieldToRequests = () => new Promise<void>((r) => setImmediate(r));
 
 class Stopped extends Error {}
 
