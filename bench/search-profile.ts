@@ -4,7 +4,8 @@
 //   read       a door read whose callback does nothing (the read transaction alone)
 //   read+pk    a door read of one person by primary key (the transaction and one statement)
 //   service    listPersons (person/service.ts) from a kept match set: the page's rows, their cities, the views
-//   request    GET /api/person?q=…&limit=50 through app.handle (routing, the guard, the JSON text)
+//   request    GET /api/person?q=…&limit=50 through app.handle (routing, the guard, the JSON text;
+//              after the warm-up a kept page: no statement, person/kept-views.ts)
 // The persons are the bench's: contractBody's customers written straight into the corporation's
 // rows, over 5 cities below 100,000 persons (the 10,000 contracts' customers) and one at
 // 100,000 (the bench's search corporation); LEAKPROOF declared, ANALYZEd. STATS=1: the server
