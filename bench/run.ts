@@ -369,7 +369,7 @@ async function settle(bg: PgBackground, appCpuUs: () => number): Promise<Settled
     if (first) waited.push(first);
   };
   const busy = await bg.untilIdle(appCpuUs);
-  if (busy.seconds) waited.push(`the app's sessions busy ${busy.seconds} s: ${Object.entries(busy.statements).map(([q, n]) => `${n}× ${q}`).join(" | ")}`);
+  if (busy.seconds) waited.push(`the app busy ${busy.seconds} s${statementsText(busy.statements)}`);
   await until(async () => {
     const [q] = await bg.rows(`SELECT (SELECT count(*) FROM events WHERE dispatched_at IS NULL)::int AS events, (SELECT count(*) FROM webhook_deliveries WHERE status = 'pending')::int AS deliveries`);
     return q.events || q.deliveries ? `dispatcher: ${q.events} events undispatched, ${q.deliveries} deliveries pending` : null;
@@ -389,6 +389,11 @@ async function settle(bg: PgBackground, appCpuUs: () => number): Promise<Settled
   }
   const background = await watching.stop();
   return { seconds: Math.round((performance.now() - t0) / 100) / 10, waited, ran, background };
+}
+/** ": 26× INSERT ... | 1× COMMIT", or nothing when no statement was seen. */
+function statementsText(seen: Record<string, number>): string {
+  const list = Object.entries(seen);
+  return list.length ? `: ${list.map(([q, n]) => `${n}× ${q}`).join(" | ")}` : "";
 }
 function settledLine(s: Settled): string {
   const held = [...s.waited, ...(s.ran.length ? [`due for autovacuum, run here: ${s.ran.join(", ")}`] : [])];
@@ -571,7 +576,7 @@ async function runMode(mode: Mode, shared: Shared, pg: TestPostgres | null): Pro
       const putOff = deferred as { seconds: number; statements: Record<string, number> } | null;
       if (putOff?.seconds) {
         row.deferred_s = putOff.seconds;
-        console.log(`[${mode}]   the app ran on ${putOff.seconds} s after the load (its deferred writes; in the row's CPU): ${Object.entries(putOff.statements).map(([q, n]) => `${n}× ${q}`).join(" | ")}`);
+        console.log(`[${mode}]   the app ran on ${putOff.seconds} s after the load (its deferred work; in the row's CPU)${statementsText(putOff.statements)}`);
       }
       return row;
     };
