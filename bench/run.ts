@@ -331,11 +331,11 @@ async function runWrk(base: string, script: string, seconds = SECONDS, connectio
  * The wait is printed with what it held, its time and the server's CPU by process: that work is
  * the product's cost (an operator's server pays it), shown apart from the rows'. Checkpoints are
  * not waited for (they come every checkpoint_timeout whatever runs): each row's own line says
- * whether one ran. And a row's own writes that the app puts off until after the load (the QR
- * scans' recorder hands its rows to PostgreSQL in batches, one at a time: after the redirect row
- * at 23,000 scans a second its backlog was written during the metric row, 34 MB of WAL at 1,800
- * µs of PostgreSQL per metric value) are the row's: its CPU is read once the app's sessions are
- * idle after the load (step 1), and the time they ran on is printed with it.
+ * whether one ran. And what a row's load left the app to do after it (the QR scans' recorder
+ * hands its rows to PostgreSQL in batches, one at a time, more slowly than the redirect row takes
+ * them: its backlog was written during the metric row, 34 MB of WAL at 1,800 µs of PostgreSQL per
+ * metric value) is the row's: its CPU is read once the app is idle after the load (step 1), and
+ * the time it ran on is printed with it (docs/architecture.md, "Cluster rows in a full bench sitting").
  * BENCH_SETTLE=0: rows back to back, as before.
  */
 const SETTLE = process.env.BENCH_SETTLE !== "0";
@@ -461,9 +461,10 @@ async function runMode(mode: Mode, shared: Shared, pg: TestPostgres | null): Pro
   let peer: { proc: Bun.Subprocess; dir: string } | null = null;
   // Cluster mode: the superuser's view of the bench database, for what PostgreSQL's background
   // does around and during each row.
-  const pgBackground = superuserUrl ? await PgBackground.open(superuserUrl, pg!.pid) : null;
+  let pgBackground: PgBackground | null = null;
   const extra: Record<string, unknown> = {};
   try {
+    if (superuserUrl) pgBackground = await PgBackground.open(superuserUrl, pg!.pid);
     const json = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
       const res = await fetch(base + path, { method, headers: { "content-type": "application/json", ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
       const text = await res.text();
