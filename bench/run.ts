@@ -331,11 +331,11 @@ async function runWrk(base: string, script: string, seconds = SECONDS, connectio
  * The wait is printed with what it held, its time and the server's CPU by process: that work is
  * the product's cost (an operator's server pays it), shown apart from the rows'. Checkpoints are
  * not waited for (they come every checkpoint_timeout whatever runs): each row's own line says
- * whether one ran. And a row's own writes that the app puts off until after the load (the QR
- * scans' recorder hands its rows to PostgreSQL in batches, one at a time: after the redirect row
- * at 23,000 scans a second its backlog was written during the metric row, 34 MB of WAL at 1,800
- * µs of PostgreSQL per metric value) are the row's: its CPU is read once the app's sessions are
- * idle after the load (step 1), and the time they ran on is printed with it.
+ * whether one ran. And what a row's load left the app to do after it (the QR scans' recorder
+ * hands its rows to PostgreSQL in batches, one at a time, more slowly than the redirect row takes
+ * them: its backlog was written during the metric row, 34 MB of WAL at 1,800 µs of PostgreSQL per
+ * metric value) is the row's: its CPU is read once the app is idle after the load (step 1), and
+ * the time it ran on is printed with it (docs/architecture.md, "Cluster rows in a full bench sitting").
  * BENCH_SETTLE=0: rows back to back, as before.
  */
 const SETTLE = process.env.BENCH_SETTLE !== "0";
@@ -369,7 +369,7 @@ async function settle(bg: PgBackground, appCpuUs: () => number): Promise<Settled
     if (first) waited.push(first);
   };
   const busy = await bg.untilIdle(appCpuUs);
-  if (busy.seconds) waited.push(`the app's sessions busy ${busy.seconds} s: ${Object.entries(busy.statements).map(([q, n]) => `${n}× ${q}`).join(" | ")}`);
+  if (busy.seconds) waited.push(`the app busy ${busy.seconds} s${statementsText(busy.statements)}`);
   await until(async () => {
     const [q] = await bg.rows(`SELECT (SELECT count(*) FROM events WHERE dispatched_at IS NULL)::int AS events, (SELECT count(*) FROM webhook_deliveries WHERE status = 'pending')::int AS deliveries`);
     return q.events || q.deliveries ? `dispatcher: ${q.events} events undispatched, ${q.deliveries} deliveries pending` : null;
@@ -389,6 +389,11 @@ async function settle(bg: PgBackground, appCpuUs: () => number): Promise<Settled
   }
   const background = await watching.stop();
   return { seconds: Math.round((performance.now() - t0) / 100) / 10, waited, ran, background };
+}
+/** ": 26× INSERT ... | 1× COMMIT", or nothing when no statement was seen. */
+function statementsText(seen: Record<string, number>): string {
+  const list = Object.entries(seen);
+  return list.length ? `: ${list.map(([q, n]) => `${n}× ${q}`).join(" | ")}` : "";
 }
 function settledLine(s: Settled): string {
   const held = [...s.waited, ...(s.ran.length ? [`due for autovacuum, run here: ${s.ran.join(", ")}`] : [])];
@@ -456,9 +461,10 @@ async function runMode(mode: Mode, shared: Shared, pg: TestPostgres | null): Pro
   let peer: { proc: Bun.Subprocess; dir: string } | null = null;
   // Cluster mode: the superuser's view of the bench database, for what PostgreSQL's background
   // does around and during each row.
-  const pgBackground = superuserUrl ? await PgBackground.open(superuserUrl, pg!.pid) : null;
+  let pgBackground: PgBackground | null = null;
   const extra: Record<string, unknown> = {};
   try {
+    if (superuserUrl) pgBackground = await PgBackground.open(superuserUrl, pg!.pid);
     const json = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
       const res = await fetch(base + path, { method, headers: { "content-type": "application/json", ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
       const text = await res.text();
@@ -571,7 +577,7 @@ async function runMode(mode: Mode, shared: Shared, pg: TestPostgres | null): Pro
       const putOff = deferred as { seconds: number; statements: Record<string, number> } | null;
       if (putOff?.seconds) {
         row.deferred_s = putOff.seconds;
-        console.log(`[${mode}]   the app ran on ${putOff.seconds} s after the load (its deferred writes; in the row's CPU): ${Object.entries(putOff.statements).map(([q, n]) => `${n}× ${q}`).join(" | ")}`);
+        console.log(`[${mode}]   the app ran on ${putOff.seconds} s after the load (its deferred work; in the row's CPU)${statementsText(putOff.statements)}`);
       }
       return row;
     };
