@@ -26,15 +26,13 @@ const TX_ROWS = 2_000;
  * answered, and its backlog held the corporation's writer lock against its other writes for
  * seconds after the crowd (docs/architecture.md, "Cluster rows in a full bench sitting").
  */
-const STORE_SCANS = `WITH x AS (
-  SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS qrcode_id, json_extract(value, '$[2]') AS at,
-    json_extract(value, '$[3]') AS ip, json_extract(value, '$[4]') AS user_agent, json_extract(value, '$[5]') AS referer,
-    json_extract(value, '$[6]') AS bot, json_extract(value, '$[7]') AS visitor
-  FROM json_each(?1)
-), stored AS (
+// The list goes as text and is cast in the statement: a parameter PostgreSQL infers as json would
+// be sent JSON-encoded by the client, a string holding the list.
+const STORE_SCANS = `WITH stored AS (
   INSERT INTO qr_accesses (id, qrcode_id, at, ip, user_agent, referer, bot, visitor)
-  SELECT x.id, x.qrcode_id, x.at, x.ip, x.user_agent, x.referer, CAST(x.bot AS boolean), CAST(x.visitor AS bigint)
-  FROM x JOIN qr_codes c ON c.id = x.qrcode_id
+  SELECT x.id, x.qrcode_id, x.at, x.ip, x.user_agent, x.referer, x.bot, x.visitor
+  FROM json_to_recordset(CAST(CAST(?1 AS text) AS json)) AS x(id text, qrcode_id text, at text, ip text, user_agent text, referer text, bot boolean, visitor bigint)
+  JOIN qr_codes c ON c.id = x.qrcode_id
   RETURNING qrcode_id
 )
 UPDATE qr_codes SET scans = scans + a.n FROM (SELECT qrcode_id, count(*) AS n FROM stored GROUP BY qrcode_id) AS a WHERE qr_codes.id = a.qrcode_id`;
@@ -62,7 +60,7 @@ async function writeRows(tx: TenantDb, rows: AccessRow[], recheck: boolean): Pro
     todo = todo.filter((r) => !stored.has(r[0]));
     if (!todo.length) return;
   }
-  const list = todo.map((r) => [r[0], r[1], r[2], r[3], r[4], r[5], r[6] === 1, r[6] ? null : visitorKey(r[3], r[4])]);
+  const list = todo.map((r) => ({ id: r[0], qrcode_id: r[1], at: r[2], ip: r[3], user_agent: r[4], referer: r[5], bot: r[6] === 1, visitor: r[6] ? null : visitorKey(r[3], r[4]) }));
   await q.query(STORE_SCANS).run(JSON.stringify(list));
 }
 
