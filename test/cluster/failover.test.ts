@@ -23,7 +23,7 @@ beforeAll(async () => {
   } finally {
     await sql.close();
   }
-}, 150_000);
+}, 300_000);
 afterAll(async () => {
   await cluster?.stop();
 });

@@ -77,7 +77,7 @@ beforeAll(async () => {
   // Both at once: the second waits on the migration's advisory lock, then finds nothing pending.
   const env = { CORPADMIN_EGRESS_ALLOW: "127.0.0.0/8", CORPADMIN_AUTH_RATE_LIMIT: "100000", CORPADMIN_LEASE_GRACE_MS: String(LEASE_GRACE_MS) };
   nodes.push(...(await Promise.all(["app1", "app2"].map((name) => startAppNode(name, { databaseUrl: cluster.appUrl, secrets, env })))));
-}, 180_000);
+}, 330_000);
 
 afterAll(async () => {
   for (const ws of sockets) ws?.ws.close();
