@@ -182,6 +182,13 @@ test("jobs: every job with schedule, last run and next run; Run now starts one a
   await settle(phone);
   await shot(phone, "ops-jobs-phone");
   await phone.context().close();
+  // The cards' labels at phone width, in Portuguese and dark.
+  const ptPhone = await newPage({ phone: true, lang: "pt-BR", dark: true });
+  await ptPhone.goto(`${server.base}/console/jobs`);
+  await settle(ptPhone);
+  await portugueseOnly(ptPhone, "/jobs");
+  await shot(ptPhone, "ops-jobs-pt-BR-phone-dark");
+  await ptPhone.context().close();
 }, 120_000);
 
 test("doctor: each check with its status, what was found and what to do; run again", async () => {
