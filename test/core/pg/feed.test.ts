@@ -129,6 +129,8 @@ describe("core/pg/feed: the cross-node change feed", () => {
       ).rejects.toThrow("refused");
       await doorsA.tenant("corp-a").write((tx) => publishChanges(tx, "contract-view", keys));
       await until(() => heard.length === keys.length, 15_000);
+      // The raw listener is a connection of its own: PostgreSQL delivers to it on its own time.
+      await until(() => payloads.some((p) => p.includes("key-299")), 15_000);
       await Bun.sleep(100);
       expect(heard).toEqual(keys.map((k) => `changed ${k}`));
       expect(payloads.length).toBeGreaterThanOrEqual(2);
@@ -139,6 +141,7 @@ describe("core/pg/feed: the cross-node change feed", () => {
       await doorsA.tenant("corp-a").write((tx) => publishChanges(tx, "contract-view", ["single"]));
       await until(() => heard.length === 1, 15_000);
       expect(heard).toEqual(["changed single"]);
+      await until(() => payloads.some((p) => p.includes("single")), 15_000);
       expect(payloads.at(-1)).toBe("\ncontract-view\nsingle");
     } finally {
       await sub.unlisten();
