@@ -273,11 +273,14 @@ const BODIES_MAX_CHARS = 16 * 1024 * 1024;
  * grace's end) and when it was last answered. A body not answered for BODIES_IDLE_MS is dropped (a
  * sweep every half of it): once the stamp moved (any write of the corporation on SQLite) its texts
  * are never read again, and were held until the bound was reached (measured: the bench's 5,000
- * bodies, ≈ 15 MB, held through every later row; docs/architecture.md "Memory under load").
+ * bodies, ≈ 15 MB, held through every later row; docs/architecture.md "Memory under load"). Ten
+ * seconds, not a minute: what is live is doubled by the heap's next growth (JavaScriptCore grows
+ * it to about twice what a full collection kept), so 15 MB kept idle read ≈ 30 MB more RSS in
+ * the rows after, while a body read again later costs one read.
  */
 const bodies = new Map<string, { text: string; until: number; usedAt: number }>();
 let bodiesChars = 0;
-const BODIES_IDLE_MS = 60_000;
+const BODIES_IDLE_MS = 10_000;
 
 function keptBody(key: string): string | undefined {
   const kept = bodies.get(key);

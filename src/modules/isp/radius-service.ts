@@ -62,7 +62,19 @@ class StampedCache<V> {
 
   get(corpId: string, stamp: number, key: string): V | undefined {
     const kept = this.corps.get(corpId);
-    return kept?.stamp === stamp ? kept.values.get(key) : undefined;
+    if (kept?.stamp === stamp) return kept.values.get(key);
+    this.retire(corpId, stamp);
+    return undefined;
+  }
+
+  /**
+   * Drops what was kept for the corporation under a stamp older than `stamp`: never read again,
+   * it was held (live, so doubled in the heap's next growth) until the next `set` of that
+   * corporation, i.e. authorize's decisions through every accounting record that followed.
+   */
+  retire(corpId: string, stamp: number): void {
+    const kept = this.corps.get(corpId);
+    if (kept && kept.stamp < stamp) this.drop(corpId);
   }
 
   set(corpId: string, stamp: number, key: string, value: V): void {
@@ -88,6 +100,11 @@ class StampedCache<V> {
     kept.values.set(key, value);
     kept.bytes += size;
     this.bytes += size;
+  }
+
+  /** Estimated bytes held for the corporation (tests). */
+  heldFor(corpId: string): number {
+    return this.corps.get(corpId)?.bytes ?? 0;
   }
 
   private drop(corpId: string): void {
@@ -119,6 +136,11 @@ type RecordLookup = { nas: RadiusNas; contractId: string | null; interim: number
 /** Accounting's lookups (the NAS, the user name's contract, the layout's interval), per state stamp. */
 const recordLookups = new StampedCache<RecordLookup>(4 * 1024 * 1024, (key) => 3 * OBJECT_BYTES + textBytes(key) + 80);
 
+/** Estimated bytes of authorize's decisions and accounting's lookups kept for a corporation (tests). */
+export function keptRadiusBytes(corpId: string): { decisions: number; lookups: number } {
+  return { decisions: decisions.heldFor(corpId), lookups: recordLookups.heldFor(corpId) };
+}
+
 /**
  * The reply attributes for an Access-Request, or a 401 (reject) / 404 (unknown user) carrying the
  * attempt log's reason; every answer with a reason is logged as an attempt.
@@ -139,6 +161,7 @@ async function decide(db: TenantDb, corpId: string, query: Static<typeof Authori
   const key = decisionKey(query);
   const kept = stamp === null ? undefined : decisions.get(corpId, stamp, key);
   if (kept) return kept;
+  if (stamp !== null) recordLookups.retire(corpId, stamp);
   const snap = radiusSnapshot(db);
   const nas = await nasAt(db, snap, query.nas_ip);
   let decision: Decision;
@@ -252,6 +275,9 @@ export async function account(caller: RadiusCaller, body: AccountingBody, change
       const readAt = readStateStamp(db);
       const kept = readAt === null ? undefined : recordLookups.get(corpId, readAt, key);
       if (kept) return kept;
+      // The state moved since authorize kept its decisions (on SQLite every record's commit
+      // moves it): they are never read again.
+      if (readAt !== null) decisions.retire(corpId, readAt);
       const snap = radiusSnapshot(db);
       const nas = await radiusNas(caller, db, snap, record.nasIp);
       const found = { nas, contractId: await contractIdByUsername(db, record.username), interim: await layoutInterimInterval(snap, db, nas.layout_id) };

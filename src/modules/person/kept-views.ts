@@ -9,15 +9,20 @@ import type { Job } from "../../core/jobs";
 
 /** The job's name (GET /api/system/jobs) and how often it sweeps. */
 export const PERSON_VIEWS_JOB = "person-views";
-const SWEEP_MS = 30_000;
-/** A text not answered for this long is dropped by the next sweep. */
-const IDLE_MS = 60_000;
+const SWEEP_MS = 5_000;
+/**
+ * A text not answered for this long is dropped by the next sweep. Short, as the contract bodies'
+ * (contract/service.ts BODIES_IDLE_MS): what is live is doubled by the heap's next growth, and a
+ * text read again later costs only its view.
+ */
+const IDLE_MS = 10_000;
 /**
  * Characters held at most (one byte each for Latin-1 text, two beyond it), the oldest kept first
- * out: a view of the bench's persons is ≈ 450 characters, so ≈ 9,000 views, with the map's own
- * entries ≈ 4–5 MB.
+ * out: a view of the bench's persons is ≈ 450 characters, so ≈ 2,300 views (46 pages of 50), with
+ * the map's own entries ≈ 1.3 MB. 4 M characters (≈ 5 MB, filled by the bench's terms never
+ * repeated, whose views are seldom read again) read ≈ 10 MB more RSS in the rows after.
  */
-const MAX_CHARS = 4 * 1024 * 1024;
+const MAX_CHARS = 1024 * 1024;
 
 interface KeptView {
   stamp: number;

@@ -94,23 +94,24 @@ describe("GET /api/person?q=: kept views follow every change", () => {
 });
 
 describe("kept person views: bounds", () => {
-  testSourceOnly("a text of another stamp is a miss; one not read for a minute is swept; the oldest go first past the bound", () => {
+  testSourceOnly("a text of another stamp is a miss; one not read for 10 s is swept; the oldest go first past the bound", () => {
     let now = 0;
     const views = new PersonViews(() => now);
     views.set(1, "a", '{"id":"a"}');
     expect(views.get(1, "a")).toBe('{"id":"a"}');
     expect(views.get(2, "a")).toBeUndefined();
-    now = 30_000;
+    now = 5_000;
     views.set(1, "b", '{"id":"b"}');
-    now = 61_000;
+    now = 11_000;
     expect(views.sweep()).toBe(true);
     expect(views.get(1, "a")).toBeUndefined();
     expect(views.get(1, "b")).toBe('{"id":"b"}');
-    // 4 M characters at most: a fifth text of 1 M characters pushes the oldest out.
-    const big = "x".repeat(1024 * 1024);
+    // 1 M characters at most: four texts of 256 k characters push the oldest out.
+    const big = "x".repeat(256 * 1024);
     for (const id of ["c", "d", "e", "f"]) views.set(1, id, big);
     expect(views.get(1, "b")).toBeUndefined();
-    expect(views.size.chars).toBeLessThanOrEqual(4 * 1024 * 1024);
+    expect(views.get(1, "c")).toBe(big);
+    expect(views.size.chars).toBeLessThanOrEqual(1024 * 1024);
     views.clear();
     expect(views.size).toEqual({ views: 0, chars: 0 });
   });
