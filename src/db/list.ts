@@ -242,8 +242,7 @@ export function wordMatch(text: string, sqlite: boolean): (c: SQLiteColumn) => S
  * search (person/service.ts personIdsByText).
  */
 export function wordCondition(spec: ListSpec, word: SearchWord, match: (c: SQLiteColumn) => SQL, joined = false): SQL | undefined {
-  // A match only interpolates its column (wordMatch): the joined text takes the column's place.
-  const conds: (SQL | undefined)[] = joined && spec.q.length > 1 ? [match(joinedText(spec.q) as unknown as SQLiteColumn)] : spec.q.map(match);
+  const conds: (SQL | undefined)[] = joined && spec.q.length > 1 ? [joinedMatch(word.text, joinedText(spec.q))] : spec.q.map(match);
   if (word.digits) for (const c of spec.digits ?? []) conds.push(sql`${digitsOf(c)} LIKE ${`%${word.digits}%`}`);
   for (const more of spec.qMore ?? []) conds.push(more(match, word));
   return or(...conds);
@@ -260,6 +259,17 @@ export function wordCondition(spec: ListSpec, word: SearchWord, match: (c: SQLit
  */
 function joinedText(columns: SQLiteColumn[]): SQL {
   return sql`concat_ws(chr(10), ${sql.join(columns, sql`, `)})`;
+}
+
+/**
+ * PostgreSQL: one word on the joined text (joinedText), folding as wordMatch does, but with the
+ * fold (a PL/pgSQL call a row) only where the text is not ASCII: unaccent's rules (PostgreSQL's
+ * unaccent.rules) each map one character beyond ASCII, so an ASCII text is its own fold.
+ */
+function joinedMatch(text: string, joined: SQL): SQL {
+  if (text.includes("\0")) return sql`1 = 0`;
+  const pattern = sql`corpadmin_unaccent(${`%${text.replace(/[\\%_]/g, "\\$&")}%`})`;
+  return sql`(CASE WHEN octet_length(${joined}) = char_length(${joined}) THEN ${joined} LIKE ${pattern} ELSE corpadmin_unaccent(${joined}) LIKE ${pattern} END)`;
 }
 
 /** Shortest word (in code points) a trigram index can answer: shorter ones match nothing there. */
