@@ -6,6 +6,9 @@
 //   service    listPersons (person/service.ts) from a kept match set: the page's rows, their cities, the views
 //   request    GET /api/person?q=…&limit=50 through app.handle (routing, the guard, the JSON text;
 //              after the warm-up a kept page: no statement, person/kept-views.ts)
+//   novel      listPersons over terms never searched before (the bench's "terms never repeated":
+//              3–8 character pieces of the persons' names, each sent once): every call a match
+//              set's load (db/list.ts pgMatchSet) and the page
 // The persons are the bench's: contractBody's customers written straight into the corporation's
 // rows, over 5 cities below 100,000 persons (the 10,000 contracts' customers) and one at
 // 100,000 (the bench's search corporation); LEAKPROOF declared, ANALYZEd. STATS=1: the server
@@ -71,7 +74,7 @@ async function step(name: string, call: (k: number) => Promise<unknown>, stats =
   const m = await measured(pg, null, () => Promise.all(Array.from({ length: IN_FLIGHT }, async () => { while (next < ROUNDS) await call(next++); })));
   console.log(`${name.padEnd(8)} app ${String(Math.round(m.appUs / ROUNDS)).padStart(5)} µs  PostgreSQL ${String(Math.round(m.pgUs / ROUNDS)).padStart(5)} µs  ${Math.round(ROUNDS / (m.wallMs / 1000))}/s`);
   if (stats) {
-    const rows = (await statsOf.statements(undefined, 110)).sort((a, b) => b.calls - a.calls).slice(0, 12);
+    const rows = (await statsOf.statements(undefined, Number(process.env.QUERY_CHARS ?? 110))).sort((a, b) => b.calls - a.calls).slice(0, 12);
     for (const r of rows) console.log(`   ${(r.calls / ROUNDS).toFixed(2)} calls/request  exec ${((r.exec * 1000) / r.calls).toFixed(0).padStart(4)} µs/call  ${r.query}`);
   }
 }
@@ -100,6 +103,29 @@ await step("read", () => door.read(async () => null));
 await step("read+pk", () => door.read((tx) => tx.$client.query("SELECT id FROM persons WHERE id = ?1").get(oneId)));
 await step("service", (k) => listPersons(door, { q: NAMES[k % NAMES.length], limit: 50 }));
 await step("request", page, STATS);
+// Terms no call repeats (as bench/run.ts searchTerms): the warm-up's and the measured calls' alike.
+const novel = (() => {
+  const seen = new Set<string>();
+  for (let i = 0; i < PERSONS; i++) {
+    const name = contractBody(i).customer.name.toLowerCase();
+    for (let len = 3; len <= 8; len++) {
+      for (let at = 0; at + len <= name.length; at++) {
+        const term = name.slice(at, at + len);
+        if (term.trim() === term) seen.add(term);
+      }
+    }
+  }
+  const terms = [...seen];
+  let x = 12345;
+  for (let i = terms.length - 1; i > 0; i--) {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    const j = x % (i + 1);
+    [terms[i], terms[j]] = [terms[j]!, terms[i]!];
+  }
+  return terms;
+})();
+let novelAt = 0;
+await step("novel", () => listPersons(door, { q: novel[novelAt++ % novel.length]!, limit: 50 }), STATS);
 // What the app keeps of the persons' views (person/kept-views.ts) after the steps: their memory.
 const kept = t.ctx.jobs.get<ReturnType<typeof personViewsJob>>(PERSON_VIEWS_JOB)?.views.size;
 if (kept) console.log(`kept person views: ${kept.views}, ${(kept.chars / 1e6).toFixed(2)} M characters`);

@@ -241,11 +241,35 @@ export function wordMatch(text: string, sqlite: boolean): (c: SQLiteColumn) => S
  * digits, and what `qMore` adds. Exported so that an owner can offer its rows to another table's
  * search (person/service.ts personIdsByText).
  */
-export function wordCondition(spec: ListSpec, word: SearchWord, match: (c: SQLiteColumn) => SQL): SQL | undefined {
-  const conds: (SQL | undefined)[] = spec.q.map(match);
+export function wordCondition(spec: ListSpec, word: SearchWord, match: (c: SQLiteColumn) => SQL, joined = false): SQL | undefined {
+  const conds: (SQL | undefined)[] = joined && spec.q.length > 1 ? [joinedMatch(word.text, joinedText(spec.q))] : spec.q.map(match);
   if (word.digits) for (const c of spec.digits ?? []) conds.push(sql`${digitsOf(c)} LIKE ${`%${word.digits}%`}`);
   for (const more of spec.qMore ?? []) conds.push(more(match, word));
   return or(...conds);
+}
+
+/**
+ * PostgreSQL: a row's searched columns as one text, a line break between them (NULLs left out),
+ * for a word no trigram index can answer. A word holds no white space and its pattern no
+ * unescaped wildcard, and the fold changes no line break, so it matches this text exactly when it
+ * matches one of the columns, as the condition per column does: one fold and one ILIKE a row
+ * rather than one per column (each fold a PL/pgSQL call, ≈ 2 µs). And no index holds the
+ * expression, so the planner never asks a trigram index for a pattern with no trigram: a generic
+ * plan (the same statement for every term) did, and such a scan returns every row of the index.
+ */
+function joinedText(columns: SQLiteColumn[]): SQL {
+  return sql`concat_ws(chr(10), ${sql.join(columns, sql`, `)})`;
+}
+
+/**
+ * PostgreSQL: one word on the joined text (joinedText), folding as wordMatch does, but with the
+ * fold (a PL/pgSQL call a row) only where the text is not ASCII: unaccent's rules (PostgreSQL's
+ * unaccent.rules) each map one character beyond ASCII, so an ASCII text is its own fold.
+ */
+function joinedMatch(text: string, joined: SQL): SQL {
+  if (text.includes("\0")) return sql`1 = 0`;
+  const pattern = sql`corpadmin_unaccent(${`%${text.replace(/[\\%_]/g, "\\$&")}%`})`;
+  return sql`(CASE WHEN octet_length(${joined}) = char_length(${joined}) THEN ${joined} LIKE ${pattern} ELSE corpadmin_unaccent(${joined}) LIKE ${pattern} END)`;
 }
 
 /** Shortest word (in code points) a trigram index can answer: shorter ones match nothing there. */
@@ -334,7 +358,8 @@ function clauses(table: SQLiteTable, spec: ListSpec, params: ListParams, where: 
   const search = indexSearch(spec, table, words);
   const onlySearch = !!search && !search.rest.length && conds.every((c) => c === undefined);
   if (search) conds.push(matchCondition(table, search, probe));
-  for (const w of search ? search.rest : words) conds.push(wordCondition(spec, w, wordMatch(w.text, sqlite)));
+  // PostgreSQL: a word too short for a trigram is compared with the columns joined (joinedText).
+  for (const w of search ? search.rest : words) conds.push(wordCondition(spec, w, wordMatch(w.text, sqlite), !sqlite && [...w.text].length < TRIGRAM));
   const sortText = params.sort ?? spec.defaultSort ?? "id";
   const descending = sortText.startsWith("-");
   const sortField = descending ? sortText.slice(1) : sortText;
