@@ -22,7 +22,7 @@ self.onmessage = (event: MessageEvent<CheckpointRequest>) => {
       const row = db.query(mode === "TRUNCATE" ? "PRAGMA wal_checkpoint(TRUNCATE)" : "PRAGMA wal_checkpoint(PASSIVE)").get() as { busy: number; log: number; checkpointed: number };
       done = { id, ok: true, busy: row.busy, log: row.log, checkpointed: row.checkpointed };
     } finally {
-      db.close();
+      db.close(true);
     }
   } catch (err) {
     done = { id, ok: false, error: String(err) };

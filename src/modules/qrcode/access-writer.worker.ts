@@ -41,7 +41,7 @@ function close(path: string): void {
   const c = conns.get(path);
   if (!c) return;
   conns.delete(path);
-  c.db.close();
+  c.db.close(true);
 }
 
 /** The open connection to `path`, if it is still the file there; otherwise a new one (throws when the file is gone). */
