@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 import { contractBody } from "../test/support/contract-body";
+import { searchTerms } from "./search-terms";
 import { startPostgres, type TestPostgres } from "../test/support/postgres";
 import { LEAKPROOF_SQL } from "../src/db/pg/migrate";
 import { seedPeer } from "./peers/seed";
@@ -655,7 +656,7 @@ async function runMode(mode: Mode, shared: Shared, pg: TestPostgres | null): Pro
         const size = persons.toLocaleString("en");
         await measure(`GET /api/person?q= (${size} persons)`, search(corpAuth), true, undefined, SEARCH_TARGET);
         // Right after the row above, on a warm server: no warm-up run, which would spend terms.
-        const terms = searchTerms(persons);
+        const terms = encodedSearchTerms(persons);
         await measure(`GET /api/person?q= (${size} persons, terms never repeated)`, wrkTermsScript("/api/person?limit=50&q=", terms, corpAuth, [200]), true, undefined, SEARCH_TARGET, { warmup: 0, terms: terms.length });
         if (mode === "cluster") searched.push({ id: corp.id, auth: corpAuth });
       }
@@ -990,34 +991,9 @@ async function main() {
   }
 }
 
-/**
- * The distinct 3-8 character substrings of the names seedPersons gives `count` persons (no
- * leading or trailing space), URL-encoded, in a fixed shuffled order, at most MAX_TERMS: search
- * terms that hit from one person ("a 1234") to every eighth ("silva"), none sent twice in a run.
- * (3-5 characters give only 12,486 terms over 10,000 persons: a few seconds of requests.)
- */
+/** At most this many never-repeated terms a row (bench/search-terms.ts), URL-encoded. */
 const MAX_TERMS = 200_000;
-function searchTerms(count: number): string[] {
-  const seen = new Set<string>();
-  for (let i = 0; i < count; i++) {
-    const name = contractBody(i).customer.name.toLowerCase();
-    for (let len = 3; len <= 8; len++) {
-      for (let at = 0; at + len <= name.length; at++) {
-        const term = name.slice(at, at + len);
-        if (term.trim() === term) seen.add(term);
-      }
-    }
-  }
-  const terms = [...seen].map(encodeURIComponent);
-  // Fisher-Yates with a fixed linear congruential sequence: the same order in every run.
-  let x = 12345;
-  for (let i = terms.length - 1; i > 0; i--) {
-    x = (x * 1103515245 + 12345) % 2147483648;
-    const j = x % (i + 1);
-    [terms[i], terms[j]] = [terms[j]!, terms[i]!];
-  }
-  return terms.slice(0, MAX_TERMS);
-}
+const encodedSearchTerms = (count: number) => searchTerms(count).slice(0, MAX_TERMS).map(encodeURIComponent);
 
 /**
  * Gives a corporation `count` persons, the upsert's customers (test/support/contract-body.ts:

@@ -17,6 +17,7 @@
 import { SQL } from "bun";
 import { makeApp, startAndLogin } from "../test/support/helpers";
 import { contractBody } from "../test/support/contract-body";
+import { searchTerms } from "./search-terms";
 import { LEAKPROOF_SQL } from "../src/db/pg/migrate";
 import { listPersons } from "../src/modules/person/service";
 import { PERSON_VIEWS_JOB, type personViewsJob } from "../src/modules/person/kept-views";
@@ -103,27 +104,8 @@ await step("read", () => door.read(async () => null));
 await step("read+pk", () => door.read((tx) => tx.$client.query("SELECT id FROM persons WHERE id = ?1").get(oneId)));
 await step("service", (k) => listPersons(door, { q: NAMES[k % NAMES.length], limit: 50 }));
 await step("request", page, STATS);
-// Terms no call repeats (as bench/run.ts searchTerms): the warm-up's and the measured calls' alike.
-const novel = (() => {
-  const seen = new Set<string>();
-  for (let i = 0; i < PERSONS; i++) {
-    const name = contractBody(i).customer.name.toLowerCase();
-    for (let len = 3; len <= 8; len++) {
-      for (let at = 0; at + len <= name.length; at++) {
-        const term = name.slice(at, at + len);
-        if (term.trim() === term) seen.add(term);
-      }
-    }
-  }
-  const terms = [...seen];
-  let x = 12345;
-  for (let i = terms.length - 1; i > 0; i--) {
-    x = (x * 1103515245 + 12345) % 2147483648;
-    const j = x % (i + 1);
-    [terms[i], terms[j]] = [terms[j]!, terms[i]!];
-  }
-  return terms;
-})();
+// Terms no call repeats (bench/search-terms.ts, as the bench's "terms never repeated" rows).
+const novel = searchTerms(PERSONS);
 let novelAt = 0;
 await step("novel", () => listPersons(door, { q: novel[novelAt++ % novel.length]!, limit: 50 }), STATS);
 // What the app keeps of the persons' views (person/kept-views.ts) after the steps: their memory.
