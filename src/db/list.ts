@@ -210,6 +210,9 @@ const ASCII = /^[\x00-\x7f]*$/;
 /** Any character beyond ASCII (as a GLOB); a value without one is compared by LIKE alone. */
 const NON_ASCII = "*[^\x01-\x7f]*";
 
+/** A LIKE pattern finding `w` anywhere, its wildcards and backslashes escaped. */
+const likeAnywhere = (w: string) => `%${w.replace(/[\\%_]/g, "\\$&")}%`;
+
 /**
  * The condition of one word on one column, for a scan, folding case and accents as the indexes
  * do. LIKE (ASCII case folding, less than a tenth of the folding GLOB's time) with the word's
@@ -217,7 +220,6 @@ const NON_ASCII = "*[^\x01-\x7f]*";
  * holding other characters. A word that is not ASCII once stripped is the GLOB's alone.
  */
 export function wordMatch(text: string, sqlite: boolean): (c: SQLiteColumn) => SQL {
-  const like = (w: string) => `%${w.replace(/[\\%_]/g, "\\$&")}%`;
   // PostgreSQL has no GLOB: ILIKE (as LIKE is translated there) over both sides without their
   // accents, which folds case and diacritics as the SQLite indexes' search does. The fold is
   // corpadmin_unaccent (immutable), the expression pg_trgm's GIN indexes hold where they exist
@@ -226,13 +228,13 @@ export function wordMatch(text: string, sqlite: boolean): (c: SQLiteColumn) => S
   // would keep it from being leakproof, which row-level security needs to use an index.
   // Its text holds no NUL (PostgreSQL refuses one in a parameter): such a q matches nothing.
   if (!sqlite) {
-    const pattern = like(text);
+    const pattern = likeAnywhere(text);
     return text.includes("\0") ? () => sql`1 = 0` : (c) => sql`corpadmin_unaccent(${c}) LIKE corpadmin_unaccent(${pattern})`;
   }
   const glob = foldingGlob(text);
   const bare = text.normalize("NFD").replace(/\p{M}/gu, "");
   if (!ASCII.test(bare)) return (c) => sql`${c} GLOB ${glob}`;
-  const pattern = like(bare);
+  const pattern = likeAnywhere(bare);
   return (c) => sql`(${c} LIKE ${pattern} ESCAPE '\\' OR (${c} GLOB ${NON_ASCII} AND ${c} GLOB ${glob}))`;
 }
 
@@ -268,7 +270,7 @@ function joinedText(columns: SQLiteColumn[]): SQL {
  */
 function joinedMatch(text: string, joined: SQL): SQL {
   if (text.includes("\0")) return sql`1 = 0`;
-  const pattern = sql`corpadmin_unaccent(${`%${text.replace(/[\\%_]/g, "\\$&")}%`})`;
+  const pattern = sql`corpadmin_unaccent(${likeAnywhere(text)})`;
   return sql`(CASE WHEN octet_length(${joined}) = char_length(${joined}) THEN ${joined} LIKE ${pattern} ELSE corpadmin_unaccent(${joined}) LIKE ${pattern} END)`;
 }
 
